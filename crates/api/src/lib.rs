@@ -1,0 +1,6 @@
+//! Elasticsearch semantics on top of the engine: the Query DSL, aggregations, search
+//! execution and the document and index APIs. Requests arrive here already routed and with
+//! their JSON bodies parsed; responses leave as `serde_json::Value` in Elasticsearch's shapes.
+
+pub mod aggs;
+pub mod query;

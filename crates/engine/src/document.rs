@@ -1,0 +1,443 @@
+//! Turns a JSON `_source` into a tantivy document under a mapping, or into the dynamic
+//! mapping update that must be applied first.
+
+use crate::error::{EsError, EsResult};
+use crate::mapping::{infer_dynamic, Dynamic, FieldDef, FieldType, Mapping, Storage};
+use crate::schema::MetaFields;
+use lode_dates::Tz;
+use serde_json::{Map, Value};
+use std::net::{IpAddr, Ipv6Addr};
+use tantivy::schema::Schema;
+use tantivy::TantivyDocument;
+
+/// The outcome of parsing one document.
+pub enum Parsed {
+    Doc(Box<TantivyDocument>),
+    /// New fields were found: merge this `mappings` JSON and parse again.
+    MappingUpdate(Value),
+}
+
+fn parse_error(reason: String) -> EsError {
+    EsError::bad_request("mapper_parsing_exception", reason)
+}
+
+pub struct DocParser<'a> {
+    pub mapping: &'a Mapping,
+    pub schema: &'a Schema,
+    pub meta: MetaFields,
+}
+
+struct Walk<'a> {
+    p: &'a DocParser<'a>,
+    id: &'a str,
+    doc: TantivyDocument,
+    field_names: Vec<String>,
+    update: Map<String, Value>,
+}
+
+impl<'a> DocParser<'a> {
+    /// Parses `source` (a JSON object) for document `id`.
+    pub fn parse(&self, id: &str, source: &Value) -> EsResult<Parsed> {
+        let obj = source.as_object().ok_or_else(|| {
+            parse_error("failed to parse, document is empty".to_string())
+        })?;
+        let mut w = Walk {
+            p: self,
+            id,
+            doc: TantivyDocument::default(),
+            field_names: Vec::new(),
+            update: Map::new(),
+        };
+        w.object("", obj)?;
+        if !w.update.is_empty() {
+            return Ok(Parsed::MappingUpdate(serde_json::json!({ "properties": Value::Object(w.update) })));
+        }
+        let mut names = std::mem::take(&mut w.field_names);
+        names.sort_unstable();
+        names.dedup();
+        for n in names {
+            w.doc.add_text(self.meta.field_names, n);
+        }
+        Ok(Parsed::Doc(Box::new(w.doc)))
+    }
+}
+
+impl Walk<'_> {
+    fn object(&mut self, prefix: &str, obj: &Map<String, Value>) -> EsResult<()> {
+        for (k, v) in obj {
+            if k.is_empty() {
+                return Err(parse_error(format!(
+                    "field name cannot be an empty string"
+                )));
+            }
+            let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            if prefix.is_empty() && k.starts_with('_') && is_metadata_field(k) {
+                return Err(parse_error(format!(
+                    "Field [{k}] is a metadata field and cannot be added inside a document. Use the index API request parameters."
+                )));
+            }
+            self.value(&path, v)?;
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, path: &str, v: &Value) -> EsResult<()> {
+        if let Some(obj) = self.p.mapping.objects.get(path) {
+            if !obj.enabled {
+                return Ok(());
+            }
+            return match v {
+                Value::Object(m) => self.object(path, m),
+                Value::Array(items) => {
+                    for item in items {
+                        self.value(path, item)?;
+                    }
+                    Ok(())
+                }
+                Value::Null => Ok(()),
+                other => Err(parse_error(format!(
+                    "object mapping for [{path}] tried to parse field [{path}] as object, but found a concrete value"
+                ))
+                .with("preview", other.to_string())),
+            };
+        }
+        if let Some(def) = self.p.mapping.fields.get(path).cloned() {
+            return match v {
+                Value::Array(items) => {
+                    for item in items {
+                        if item.is_array() || (item.is_object() && def.ty != FieldType::Flattened) {
+                            self.leaf(&def, item)?;
+                        } else {
+                            self.leaf(&def, item)?;
+                        }
+                    }
+                    Ok(())
+                }
+                _ => self.leaf(&def, v),
+            };
+        }
+        // An unmapped path: dynamic mapping decides.
+        let parent = match path.rfind('.') {
+            Some(i) => &path[..i],
+            None => "",
+        };
+        match self.p.mapping.dynamic_for(parent) {
+            Dynamic::False | Dynamic::Runtime => Ok(()),
+            Dynamic::Strict => Err(EsError::bad_request(
+                "strict_dynamic_mapping_exception",
+                format!(
+                    "[1:2] mapping set to strict, dynamic introduction of [{}] within [{}] is not allowed",
+                    path.rsplit('.').next().unwrap_or(path),
+                    if parent.is_empty() { "_doc" } else { parent }
+                ),
+            )),
+            Dynamic::True => {
+                if let Value::Object(m) = v {
+                    // Map the object, and its children in the same update.
+                    let mut props = Map::new();
+                    self.dynamic_children(path, m, &mut props)?;
+                    insert_path(&mut self.update, path, serde_json::json!({ "properties": props }));
+                } else if let Some(def) = infer_dynamic(self.p.mapping, v) {
+                    insert_path(&mut self.update, path, def);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn dynamic_children(&mut self, _path: &str, m: &Map<String, Value>, props: &mut Map<String, Value>) -> EsResult<()> {
+        for (k, v) in m {
+            if let Value::Object(inner) = v {
+                let mut sub = Map::new();
+                self.dynamic_children(k, inner, &mut sub)?;
+                props.insert(k.clone(), serde_json::json!({ "properties": sub }));
+            } else if let Some(def) = infer_dynamic(self.p.mapping, v) {
+                props.insert(k.clone(), def);
+            }
+        }
+        Ok(())
+    }
+
+    fn leaf(&mut self, def: &FieldDef, v: &Value) -> EsResult<()> {
+        let v = match v {
+            Value::Null => match &def.null_value {
+                Some(nv) => nv,
+                None => return Ok(()),
+            },
+            other => other,
+        };
+        if def.ty == FieldType::Flattened {
+            return self.flattened(def, v);
+        }
+        if matches!(v, Value::Object(_)) {
+            return Err(parse_error(format!(
+                "failed to parse field [{}] of type [{}] in document with id '{}'. Preview of field's value: '{}'",
+                def.path,
+                def.ty.name(),
+                self.id,
+                v
+            )));
+        }
+        if let Value::Array(items) = v {
+            for item in items {
+                self.leaf(def, item)?;
+            }
+            return Ok(());
+        }
+        match self.index_value(def, v) {
+            Ok(()) => {}
+            Err(e) if def.ignore_malformed => {
+                let _ = e;
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        }
+        if def.parent.is_none() {
+            let sub_fields = def.multi_fields.clone();
+            for sub in sub_fields {
+                if let Some(sub_def) = self.p.mapping.fields.get(&sub).cloned() {
+                    self.leaf(&sub_def, v)?;
+                }
+            }
+            for target in def.copy_to.clone() {
+                if let Some(t) = self.p.mapping.fields.get(&target).cloned() {
+                    self.leaf(&t, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn flattened(&mut self, def: &FieldDef, v: &Value) -> EsResult<()> {
+        match v {
+            Value::Object(m) => {
+                for val in m.values() {
+                    self.flattened(def, val)?;
+                }
+                Ok(())
+            }
+            Value::Array(a) => {
+                for val in a {
+                    self.flattened(def, val)?;
+                }
+                Ok(())
+            }
+            Value::Null => Ok(()),
+            other => self.index_value(def, &Value::String(scalar_string(other))),
+        }
+    }
+
+    fn bad_value(&self, def: &FieldDef, v: &Value, detail: &str) -> EsError {
+        let preview = scalar_string(v);
+        let mut e = parse_error(format!(
+            "failed to parse field [{}] of type [{}] in document with id '{}'. Preview of field's value: '{}'",
+            def.path,
+            def.ty.name(),
+            self.id,
+            preview
+        ));
+        if !detail.is_empty() {
+            e = e.caused_by(EsError::illegal_argument(detail.to_string()));
+        }
+        e
+    }
+
+    fn index_value(&mut self, def: &FieldDef, v: &Value) -> EsResult<()> {
+        let field = match self.p.schema.get_field(&def.path) {
+            Ok(f) => f,
+            Err(_) => {
+                if def.storage() == Storage::None {
+                    return Ok(());
+                }
+                return Err(EsError::internal(format!("field [{}] missing from schema", def.path)));
+            }
+        };
+        match def.storage() {
+            Storage::Text => {
+                let s = scalar_string(v);
+                self.doc.add_text(field, s);
+            }
+            Storage::Keyword => {
+                let s = scalar_string(v);
+                if let Some(limit) = def.ignore_above {
+                    if s.chars().count() > limit {
+                        return Ok(());
+                    }
+                }
+                self.doc.add_text(field, s);
+            }
+            Storage::I64 => {
+                let n = if def.ty.is_date() {
+                    def.date_format.parse_json(v, &Tz::utc()).map_err(|e| {
+                        self.bad_value(def, v, &format!("failed to parse date field [{}] with format [{}]", scalar_string(v), def.date_format.spec()))
+                            .caused_by(EsError::illegal_argument(e.reason))
+                    })?
+                } else {
+                    parse_integer(def, v).map_err(|d| self.bad_value(def, v, &d))?
+                };
+                self.doc.add_i64(field, n);
+            }
+            Storage::F64 => {
+                let x = parse_float(def, v).map_err(|d| self.bad_value(def, v, &d))?;
+                self.doc.add_f64(field, x);
+            }
+            Storage::Bool => {
+                let b = match v {
+                    Value::Bool(b) => *b,
+                    Value::String(s) if s == "true" => true,
+                    Value::String(s) if s == "false" || s.is_empty() => false,
+                    _ => {
+                        return Err(self.bad_value(
+                            def,
+                            v,
+                            &format!("Failed to parse value [{}] as only [true] or [false] are allowed.", scalar_string(v)),
+                        ))
+                    }
+                };
+                self.doc.add_bool(field, b);
+            }
+            Storage::Ip => {
+                let s = scalar_string(v);
+                let ip: IpAddr = s
+                    .parse()
+                    .map_err(|_| self.bad_value(def, v, &format!("'{s}' is not an IP string literal.")))?;
+                self.doc.add_ip_addr(field, to_v6(ip));
+            }
+            Storage::None => return Ok(()),
+        }
+        let name_path = def.path.clone();
+        self.field_names.push(name_path);
+        Ok(())
+    }
+}
+
+pub fn to_v6(ip: IpAddr) -> Ipv6Addr {
+    match ip {
+        IpAddr::V4(v4) => v4.to_ipv6_mapped(),
+        IpAddr::V6(v6) => v6,
+    }
+}
+
+fn is_metadata_field(k: &str) -> bool {
+    matches!(
+        k,
+        "_id" | "_index" | "_source" | "_routing" | "_seq_no" | "_version" | "_primary_term" | "_field_names" | "_ignored" | "_doc_count" | "_tier" | "_data_stream_timestamp"
+    )
+}
+
+/// The string form ES indexes for a scalar: strings as they are, numbers and booleans as text.
+pub fn scalar_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "null".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
+    let (min, max): (i64, i64) = match def.ty {
+        FieldType::Integer => (i32::MIN as i64, i32::MAX as i64),
+        FieldType::Short => (i16::MIN as i64, i16::MAX as i64),
+        FieldType::Byte => (i8::MIN as i64, i8::MAX as i64),
+        FieldType::UnsignedLong => (0, i64::MAX),
+        _ => (i64::MIN, i64::MAX),
+    };
+    let out_of_range = |s: &str| {
+        format!(
+            "Value [{s}] is out of range for {}",
+            match def.ty {
+                FieldType::Integer => "an integer",
+                FieldType::Short => "a short",
+                FieldType::Byte => "a byte",
+                _ => "a long",
+            }
+        )
+    };
+    let n: i64 = match v {
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i
+            } else if let Some(f) = n.as_f64() {
+                if !def.coerce && f.fract() != 0.0 {
+                    return Err(format!("Value [{f}] has a decimal part"));
+                }
+                if f < min as f64 || f > max as f64 {
+                    return Err(out_of_range(&n.to_string()));
+                }
+                f.trunc() as i64
+            } else {
+                return Err(out_of_range(&n.to_string()));
+            }
+        }
+        Value::String(s) if def.coerce => {
+            let t = s.trim();
+            if let Ok(i) = t.parse::<i64>() {
+                i
+            } else if let Ok(f) = t.parse::<f64>() {
+                if f < min as f64 || f > max as f64 {
+                    return Err(out_of_range(t));
+                }
+                f.trunc() as i64
+            } else {
+                return Err(format!("For input string: \"{s}\""));
+            }
+        }
+        Value::Bool(_) | Value::String(_) => return Err(format!("Current token ({}) not numeric", scalar_string(v))),
+        _ => return Err("not a number".into()),
+    };
+    if n < min || n > max {
+        return Err(out_of_range(&n.to_string()));
+    }
+    Ok(n)
+}
+
+fn parse_float(def: &FieldDef, v: &Value) -> Result<f64, String> {
+    let x = match v {
+        Value::Number(n) => n.as_f64().ok_or("not a number")?,
+        Value::String(s) if def.coerce => s
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| format!("For input string: \"{s}\""))?,
+        _ => return Err(format!("Current token ({}) not numeric", scalar_string(v))),
+    };
+    if !x.is_finite() {
+        return Err(format!("[{}] supports only finite values, but got [{x}]", def.ty.name()));
+    }
+    // Keep the precision of the declared type, as Lucene stores it.
+    Ok(match def.ty {
+        FieldType::Float => x as f32 as f64,
+        FieldType::HalfFloat => half_round(x),
+        FieldType::ScaledFloat => (x * def.scaling_factor).round() / def.scaling_factor,
+        _ => x,
+    })
+}
+
+/// Rounds to the nearest IEEE half-precision value (what a `half_float` field keeps).
+fn half_round(x: f64) -> f64 {
+    let f = x as f32;
+    if f == 0.0 || !f.is_finite() {
+        return f as f64;
+    }
+    let exp = f.abs().log2().floor().clamp(-14.0, 15.0);
+    let ulp = 2f32.powf(exp - 10.0);
+    ((f / ulp).round() * ulp) as f64
+}
+
+/// Inserts a dynamic definition at a dotted path inside a `properties` map.
+fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
+    let mut parts = path.split('.').peekable();
+    let mut cur = props;
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            cur.entry(part.to_string()).or_insert(def);
+            return;
+        }
+        let entry = cur
+            .entry(part.to_string())
+            .or_insert_with(|| serde_json::json!({"properties": {}}));
+        if entry.get("properties").is_none() {
+            entry.as_object_mut().unwrap().insert("properties".into(), Value::Object(Map::new()));
+        }
+        cur = entry.get_mut("properties").unwrap().as_object_mut().unwrap();
+    }
+}

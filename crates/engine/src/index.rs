@@ -1,0 +1,707 @@
+//! An index: its settings, mapping (with the tantivy schema derived from it), analyzers and
+//! shards, persisted under `path.data/indices/<uuid>/`.
+
+use crate::document::{DocParser, Parsed};
+use crate::error::{EsError, EsResult};
+use crate::mapping::{self, Mapping};
+use crate::schema::{self, MetaFields};
+use crate::settings::{self, Durability, FlatSettings, IndexConfig};
+use crate::shard::{Shard, VersionReq, WriteResult};
+use crate::translog::OpKind;
+use lode_analysis::AnalysisRegistry;
+use parking_lot::{Mutex, RwLock};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tantivy::schema::Schema;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::TantivyDocument;
+
+/// The mapping and the schema compiled from it, swapped together.
+pub struct MappingState {
+    pub mapping: Arc<Mapping>,
+    pub schema: Schema,
+}
+
+pub struct IndexService {
+    pub name: String,
+    pub uuid: String,
+    pub creation_date: i64,
+    path: PathBuf,
+    pub analysis: AnalysisRegistry,
+    settings: RwLock<FlatSettings>,
+    config: RwLock<IndexConfig>,
+    mapping: RwLock<Arc<MappingState>>,
+    shards: RwLock<Vec<Arc<Shard>>>,
+    closed: AtomicBool,
+    state_lock: Mutex<()>,
+    /// Bumped whenever searchable data may have changed (request-cache invalidation).
+    pub data_version: AtomicU64,
+    last_refresh: Mutex<Instant>,
+}
+
+/// Where an acknowledged write landed, so the caller can wait for durability/visibility.
+#[derive(Debug, Clone)]
+pub struct DocWrite {
+    pub id: String,
+    pub shard: usize,
+    pub result: WriteResult,
+}
+
+fn state_path(path: &Path) -> PathBuf {
+    path.join("_state.json")
+}
+
+impl IndexService {
+    /// Creates a new index on disk.
+    pub fn create(
+        dir: &Path,
+        name: &str,
+        settings_json: &Value,
+        mappings_json: &Value,
+    ) -> EsResult<IndexService> {
+        let mut flat = settings::flatten(settings_json)?;
+        validate_settings_keys(&flat)?;
+        let config = IndexConfig::from_flat(&flat)?;
+        flat.entry("index.number_of_shards".into())
+            .or_insert_with(|| json!(config.number_of_shards.to_string()));
+        flat.entry("index.number_of_replicas".into())
+            .or_insert_with(|| json!(config.number_of_replicas.to_string()));
+        let uuid = new_uuid();
+        let creation_date = now_millis();
+        flat.insert("index.uuid".into(), json!(uuid));
+        flat.insert("index.creation_date".into(), json!(creation_date.to_string()));
+        flat.insert("index.provided_name".into(), json!(name));
+        flat.insert("index.version.created".into(), json!("8500003"));
+        let analysis = build_analysis(&flat)?;
+        let mappings_json = unwrap_type(mappings_json);
+        let mapping = mapping::compile(&mappings_json, &analysis)?;
+        let mapping_json = mapping::merge(&json!({}), &mappings_json)?;
+        let mapping = Mapping { json: mapping_json, ..mapping };
+        let path = dir.join(&uuid);
+        std::fs::create_dir_all(&path)?;
+        let svc = IndexService::assemble(path, name.to_string(), uuid, creation_date, flat, config, analysis, mapping, None)?;
+        svc.persist()?;
+        Ok(svc)
+    }
+
+    /// Opens an index from its directory (recovering each shard's translog).
+    pub fn open(path: &Path) -> EsResult<IndexService> {
+        let raw = std::fs::read(state_path(path))?;
+        let state: Value = serde_json::from_slice(&raw)
+            .map_err(|e| EsError::internal(format!("corrupt index state in {}: {e}", path.display())))?;
+        let flat: FlatSettings = serde_json::from_value(state["settings"].clone())
+            .map_err(|e| EsError::internal(e.to_string()))?;
+        let config = IndexConfig::from_flat(&flat)?;
+        let analysis = build_analysis(&flat)?;
+        let m = mapping::compile(&state["mappings"], &analysis)?;
+        let mapping = Mapping { json: state["mappings"].clone(), ..m };
+        let schema: Option<Schema> = serde_json::from_value(state["schema"].clone()).ok();
+        let svc = IndexService::assemble(
+            path.to_path_buf(),
+            state["name"].as_str().unwrap_or_default().to_string(),
+            state["uuid"].as_str().unwrap_or_default().to_string(),
+            state["creation_date"].as_i64().unwrap_or(0),
+            flat,
+            config,
+            analysis,
+            mapping,
+            schema,
+        )?;
+        if state["state"] == "close" {
+            svc.closed.store(true, Ordering::SeqCst);
+            svc.shards.write().clear();
+        }
+        Ok(svc)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        path: PathBuf,
+        name: String,
+        uuid: String,
+        creation_date: i64,
+        flat: FlatSettings,
+        config: IndexConfig,
+        analysis: AnalysisRegistry,
+        mapping: Mapping,
+        schema: Option<Schema>,
+    ) -> EsResult<IndexService> {
+        let schema = schema::extend(schema.as_ref(), &mapping);
+        let svc = IndexService {
+            name,
+            uuid,
+            creation_date,
+            path,
+            analysis,
+            settings: RwLock::new(flat),
+            config: RwLock::new(config),
+            mapping: RwLock::new(Arc::new(MappingState {
+                mapping: Arc::new(mapping),
+                schema,
+            })),
+            shards: RwLock::new(Vec::new()),
+            closed: AtomicBool::new(false),
+            state_lock: Mutex::new(()),
+            data_version: AtomicU64::new(0),
+            last_refresh: Mutex::new(Instant::now()),
+        };
+        svc.open_shards()?;
+        Ok(svc)
+    }
+
+    fn open_shards(&self) -> EsResult<()> {
+        let config = self.config();
+        let state = self.mapping_state();
+        let tokenizers = self.tokenizer_registrar(&state.mapping);
+        let mut shards = Vec::new();
+        for i in 0..config.number_of_shards {
+            let (shard, pending) = Shard::open(
+                &self.path.join(i.to_string()),
+                i,
+                &state.schema,
+                &tokenizers,
+                &config,
+                config.number_of_shards,
+            )?;
+            if !pending.is_empty() {
+                let parser = DocParser {
+                    mapping: &state.mapping,
+                    schema: &state.schema,
+                    meta: MetaFields::of(&state.schema),
+                };
+                let mut ops = Vec::with_capacity(pending.len());
+                for op in pending {
+                    let doc = if op.kind == OpKind::Index {
+                        let parsed = serde_json::from_slice::<Value>(&op.source)
+                            .ok()
+                            .and_then(|src| parser.parse(&op.id, &src).ok());
+                        match parsed {
+                            Some(Parsed::Doc(d)) => Some(*d),
+                            _ => {
+                                tracing::warn!(index = %self.name, id = %op.id, "translog operation no longer parses; skipped");
+                                continue;
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    ops.push((op, doc));
+                }
+                let n = shard.replay(ops)?;
+                tracing::info!(index = %self.name, shard = i, operations = n, "recovered operations from translog");
+            }
+            shards.push(Arc::new(shard));
+        }
+        *self.shards.write() = shards;
+        Ok(())
+    }
+
+    /// Registers the index's analyzers and keyword normalizers with a tantivy index.
+    fn tokenizer_registrar(&self, mapping: &Mapping) -> impl Fn(&tantivy::Index) {
+        let analysis = self.analysis.clone();
+        let normalizers: Vec<String> = mapping
+            .fields
+            .values()
+            .filter_map(|f| f.normalizer.clone())
+            .collect();
+        move |index: &tantivy::Index| {
+            for name in analysis.analyzer_names() {
+                if let Ok(a) = analysis.analyzer(&name) {
+                    index.tokenizers().register(&name, TextAnalyzer::from(a));
+                }
+            }
+            for n in &normalizers {
+                if let Ok(a) = analysis.normalizer(n) {
+                    let tn = mapping::normalizer_tokenizer_name(n);
+                    index.tokenizers().register(&tn, TextAnalyzer::from(a.clone()));
+                    index.fast_field_tokenizer().register(&tn, TextAnalyzer::from(a));
+                }
+            }
+        }
+    }
+
+    fn persist(&self) -> EsResult<()> {
+        let state = self.mapping_state();
+        let body = json!({
+            "name": self.name,
+            "uuid": self.uuid,
+            "creation_date": self.creation_date,
+            "state": if self.is_closed() { "close" } else { "open" },
+            "settings": *self.settings.read(),
+            "mappings": state.mapping.json,
+            "schema": serde_json::to_value(&state.schema).map_err(|e| EsError::internal(e.to_string()))?,
+        });
+        let tmp = self.path.join("_state.json.tmp");
+        {
+            use std::io::Write;
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(serde_json::to_vec_pretty(&body).unwrap().as_slice())?;
+            f.sync_all()?;
+        }
+        std::fs::rename(&tmp, state_path(&self.path))?;
+        std::fs::File::open(&self.path)?.sync_all()?;
+        Ok(())
+    }
+
+    pub fn config(&self) -> IndexConfig {
+        self.config.read().clone()
+    }
+
+    pub fn settings(&self) -> FlatSettings {
+        self.settings.read().clone()
+    }
+
+    pub fn mapping_state(&self) -> Arc<MappingState> {
+        self.mapping.read().clone()
+    }
+
+    pub fn mapping(&self) -> Arc<Mapping> {
+        self.mapping.read().mapping.clone()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    pub fn shards(&self) -> EsResult<Vec<Arc<Shard>>> {
+        if self.is_closed() {
+            return Err(EsError::index_closed(&self.name, &self.uuid));
+        }
+        Ok(self.shards.read().clone())
+    }
+
+    pub fn num_shards(&self) -> usize {
+        self.config.read().number_of_shards
+    }
+
+    /// The shard a document id (or explicit routing value) lives on.
+    pub fn shard_for(&self, id: &str, routing: Option<&str>) -> usize {
+        let key = routing.unwrap_or(id);
+        (murmur3_32(key.as_bytes()) as usize) % self.num_shards()
+    }
+
+    /// Merges a mapping update (PUT _mapping or dynamic), growing the schema of every shard.
+    pub fn update_mapping(&self, update: &Value) -> EsResult<()> {
+        let _one = self.state_lock.lock();
+        let update = unwrap_type(update);
+        let current = self.mapping_state();
+        let merged_json = mapping::merge(&current.mapping.json, &update)?;
+        if merged_json == current.mapping.json {
+            return Ok(());
+        }
+        let compiled = mapping::compile(&merged_json, &self.analysis)?;
+        let compiled = Mapping { json: merged_json, ..compiled };
+        let mut guard = self.mapping.write();
+        let schema = if schema::needs_extension(&guard.schema, &compiled) {
+            let schema = schema::extend(Some(&guard.schema), &compiled);
+            let registrar = self.tokenizer_registrar(&compiled);
+            let n = self.num_shards();
+            for shard in self.shards.read().iter() {
+                shard.extend_schema(&schema, &registrar, n)?;
+            }
+            schema
+        } else {
+            guard.schema.clone()
+        };
+        *guard = Arc::new(MappingState {
+            mapping: Arc::new(compiled),
+            schema,
+        });
+        drop(guard);
+        self.persist()?;
+        self.data_version.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Parses `source` and indexes it, applying a dynamic mapping update first when needed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn index_doc(
+        &self,
+        id: Option<&str>,
+        source: &Value,
+        raw: Arc<[u8]>,
+        routing: Option<&str>,
+        req: VersionReq,
+        create_only: bool,
+    ) -> EsResult<DocWrite> {
+        let (id, auto_id) = match id {
+            Some(i) => (i.to_string(), false),
+            None => (new_doc_id(), true),
+        };
+        validate_id(&id)?;
+        let shard_id = self.shard_for(&id, routing);
+        loop {
+            let guard = self.mapping.read();
+            let state = guard.clone();
+            let parser = DocParser {
+                mapping: &state.mapping,
+                schema: &state.schema,
+                meta: MetaFields::of(&state.schema),
+            };
+            match parser.parse(&id, source)? {
+                Parsed::Doc(doc) => {
+                    let shards = self.shards()?;
+                    let shard = &shards[shard_id];
+                    let result = shard.index(&id, raw, *doc, routing, req, create_only, auto_id, &self.name, &self.uuid);
+                    drop(guard);
+                    if result.is_err() {
+                        shard.stats.index_failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return Ok(DocWrite {
+                        id,
+                        shard: shard_id,
+                        result: result?,
+                    });
+                }
+                Parsed::MappingUpdate(update) => {
+                    drop(guard);
+                    self.update_mapping(&update)?;
+                }
+            }
+        }
+    }
+
+    /// Parses a document without indexing it (validation for update-by-query and friends).
+    pub fn parse_only(&self, id: &str, source: &Value) -> EsResult<Option<TantivyDocument>> {
+        let state = self.mapping_state();
+        let parser = DocParser {
+            mapping: &state.mapping,
+            schema: &state.schema,
+            meta: MetaFields::of(&state.schema),
+        };
+        Ok(match parser.parse(id, source)? {
+            Parsed::Doc(d) => Some(*d),
+            Parsed::MappingUpdate(_) => None,
+        })
+    }
+
+    pub fn delete_doc(&self, id: &str, routing: Option<&str>, req: VersionReq) -> EsResult<DocWrite> {
+        let shard_id = self.shard_for(id, routing);
+        let shards = self.shards()?;
+        let result = shards[shard_id].delete(id, req, &self.name, &self.uuid)?;
+        Ok(DocWrite {
+            id: id.to_string(),
+            shard: shard_id,
+            result,
+        })
+    }
+
+    pub fn get_doc(&self, id: &str, routing: Option<&str>, realtime: bool) -> EsResult<Option<crate::shard::StoredDoc>> {
+        let shards = self.shards()?;
+        shards[self.shard_for(id, routing)].get(id, realtime)
+    }
+
+    /// Waits for a write to be durable (durability `request`).
+    pub fn ensure_durable(&self, shard: usize, loc: crate::translog::Location) -> EsResult<()> {
+        if self.config.read().durability == Durability::Request {
+            self.shards()?[shard].sync_translog(loc)?;
+        }
+        Ok(())
+    }
+
+    pub fn refresh(&self) -> EsResult<()> {
+        let mut changed = false;
+        for s in self.shards()? {
+            changed |= s.refresh(false)?;
+            s.stats.external_refresh_total.fetch_add(1, Ordering::Relaxed);
+        }
+        if changed {
+            self.data_version.fetch_add(1, Ordering::Relaxed);
+        }
+        *self.last_refresh.lock() = Instant::now();
+        Ok(())
+    }
+
+    /// `refresh=wait_for`: returns once the write with `seq_no` on `shard` is searchable.
+    pub fn wait_for_refresh(&self, shard: usize, seq_no: u64) -> EsResult<()> {
+        let periodic = self.config.read().refresh_interval.is_some();
+        self.shards()?[shard].wait_for_refresh(seq_no, periodic)?;
+        self.data_version.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub fn flush(&self) -> EsResult<()> {
+        for s in self.shards()? {
+            s.flush()?;
+        }
+        self.data_version.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub fn force_merge(&self, max_num_segments: Option<usize>, only_expunge_deletes: bool, flush: bool) -> EsResult<()> {
+        for s in self.shards()? {
+            s.force_merge(max_num_segments, only_expunge_deletes)?;
+            if flush {
+                s.flush()?;
+            }
+        }
+        self.data_version.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Periodic work: scheduled refresh, async translog sync, size-triggered flush.
+    pub fn maintain(&self) {
+        if self.is_closed() {
+            return;
+        }
+        let config = self.config();
+        let Ok(shards) = self.shards() else { return };
+        if let Some(interval) = config.refresh_interval {
+            let due = self.last_refresh.lock().elapsed() >= interval;
+            if due {
+                let mut changed = false;
+                for s in &shards {
+                    match s.refresh(false) {
+                        Ok(c) => changed |= c,
+                        Err(e) => tracing::warn!(index = %self.name, error = %e, "scheduled refresh failed"),
+                    }
+                }
+                if changed {
+                    self.data_version.fetch_add(1, Ordering::Relaxed);
+                }
+                *self.last_refresh.lock() = Instant::now();
+            }
+        }
+        for s in &shards {
+            if config.durability == Durability::Async {
+                if let Err(e) = s.sync_translog_if_due(config.sync_interval) {
+                    tracing::warn!(index = %self.name, error = %e, "translog sync failed");
+                }
+            }
+            if s.translog_size() >= config.flush_threshold_size {
+                if let Err(e) = s.flush() {
+                    tracing::warn!(index = %self.name, error = %e, "threshold flush failed");
+                }
+            }
+        }
+    }
+
+    /// Applies `PUT _settings` (dynamic settings, or closed-only ones on a closed index).
+    pub fn update_settings(&self, body: &Value) -> EsResult<()> {
+        let _one = self.state_lock.lock();
+        let update = settings::flatten(body)?;
+        let closed = self.is_closed();
+        for k in update.keys() {
+            let k = k.as_str();
+            let dynamic = settings::DYNAMIC_SETTINGS.contains(&k);
+            let closed_ok = closed && (settings::CLOSED_ONLY_SETTINGS.contains(&k) || k.starts_with("index.analysis."));
+            if !dynamic && !closed_ok {
+                if k == "index.number_of_shards" || k.starts_with("index.analysis.") || settings::CLOSED_ONLY_SETTINGS.contains(&k) || is_known_static(k) {
+                    return Err(EsError::illegal_argument(format!(
+                        "Can't update non dynamic settings [[{k}]] for open indices [[{}/{}]]",
+                        self.name, self.uuid
+                    )));
+                }
+                return Err(EsError::illegal_argument(format!(
+                    "unknown setting [{k}] please check that any required plugins are installed, or check the breaking changes documentation for removed settings"
+                )));
+            }
+        }
+        let mut flat = self.settings();
+        for (k, v) in update {
+            if v.is_null() {
+                flat.remove(&k);
+            } else {
+                flat.insert(k, v);
+            }
+        }
+        let config = IndexConfig::from_flat(&flat)?;
+        *self.settings.write() = flat;
+        *self.config.write() = config;
+        self.persist()
+    }
+
+    pub fn close(&self) -> EsResult<()> {
+        let _one = self.state_lock.lock();
+        if self.is_closed() {
+            return Ok(());
+        }
+        for s in self.shards()? {
+            s.flush()?;
+        }
+        self.closed.store(true, Ordering::SeqCst);
+        self.shards.write().clear();
+        self.persist()
+    }
+
+    pub fn open_index(&self) -> EsResult<()> {
+        let _one = self.state_lock.lock();
+        if !self.is_closed() {
+            return Ok(());
+        }
+        self.open_shards()?;
+        self.closed.store(false, Ordering::SeqCst);
+        self.persist()
+    }
+
+    /// Flushes every shard (clean shutdown).
+    pub fn shutdown(&self) {
+        if let Ok(shards) = self.shards() {
+            for s in shards {
+                if let Err(e) = s.flush() {
+                    tracing::warn!(index = %self.name, error = %e, "flush on shutdown failed");
+                }
+            }
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn is_known_static(k: &str) -> bool {
+    matches!(k, "index.uuid" | "index.creation_date" | "index.provided_name" | "index.version.created" | "index.routing_partition_size" | "index.number_of_routing_shards")
+}
+
+const KNOWN_PREFIXES: &[&str] = &[
+    "index.number_of_shards",
+    "index.number_of_replicas",
+    "index.refresh_interval",
+    "index.max_result_window",
+    "index.translog.",
+    "index.requests.cache.enable",
+    "index.codec",
+    "index.analysis.",
+    "index.auto_expand_replicas",
+    "index.max_terms_count",
+    "index.search.",
+    "index.blocks.",
+    "index.mapping.",
+    "index.routing.",
+    "index.max_",
+    "index.gc_deletes",
+    "index.priority",
+    "index.hidden",
+    "index.sort.",
+    "index.merge.",
+    "index.query.",
+    "index.similarity.",
+    "index.shard.",
+    "index.write.",
+    "index.number_of_routing_shards",
+    "index.routing_partition_size",
+    "index.soft_deletes.",
+    "index.default_pipeline",
+    "index.final_pipeline",
+    "index.lifecycle.",
+    "index.unassigned.",
+    "index.store.",
+    "index.indexing.",
+    "index.format",
+    "index.load_fixed_bitset_filters_eagerly",
+    "index.flush_after_merge",
+    "index.version.",
+    "index.uuid",
+    "index.creation_date",
+    "index.provided_name",
+    "index.highlight.",
+    "index.allocation.",
+    "index.warmer.",
+];
+
+fn validate_settings_keys(flat: &FlatSettings) -> EsResult<()> {
+    for k in flat.keys() {
+        if !KNOWN_PREFIXES.iter().any(|p| k == p || (p.ends_with('.') && k.starts_with(p)) || (p.ends_with('_') && k.starts_with(p))) {
+            return Err(EsError::illegal_argument(format!(
+                "unknown setting [{k}] please check that any required plugins are installed, or check the breaking changes documentation for removed settings"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn build_analysis(flat: &FlatSettings) -> EsResult<AnalysisRegistry> {
+    let nested = settings::nest(flat);
+    let analysis = nested.get("index").and_then(|i| i.get("analysis"));
+    AnalysisRegistry::new(analysis).map_err(|e| EsError::new(400, e.kind, e.reason))
+}
+
+/// Accepts `{"_doc": {"properties": ..}}` as older clients send it.
+fn unwrap_type(mappings: &Value) -> Value {
+    if let Value::Object(m) = mappings {
+        if m.len() == 1 {
+            if let Some(inner) = m.get("_doc") {
+                if inner.is_object() {
+                    return inner.clone();
+                }
+            }
+        }
+    }
+    if mappings.is_null() {
+        return json!({});
+    }
+    mappings.clone()
+}
+
+pub fn validate_id(id: &str) -> EsResult<()> {
+    if id.is_empty() {
+        return Err(EsError::illegal_argument("if _id is specified it must not be empty"));
+    }
+    if id.len() > 512 {
+        return Err(EsError::illegal_argument(format!(
+            "id [{id}] is too long, must be no longer than 512 bytes but was: {}",
+            id.len()
+        )));
+    }
+    Ok(())
+}
+
+pub fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A 22-character URL-safe id, like Elasticsearch's time-based UUIDs.
+pub fn new_uuid() -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(uuid::Uuid::new_v4().as_bytes())
+}
+
+/// Auto-generated document ids: time-prefixed so that they sort roughly by creation.
+pub fn new_doc_id() -> String {
+    use base64::Engine;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut bytes = [0u8; 15];
+    let t = now_millis() as u64;
+    bytes[..6].copy_from_slice(&t.to_be_bytes()[2..]);
+    let c = COUNTER.fetch_add(1, Ordering::Relaxed);
+    bytes[6..9].copy_from_slice(&c.to_be_bytes()[5..]);
+    let r: [u8; 6] = rand::random();
+    bytes[9..].copy_from_slice(&r);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// MurmurHash3 x86 32-bit (seed 0), the hash Elasticsearch routes with.
+pub fn murmur3_32(data: &[u8]) -> u32 {
+    let (c1, c2) = (0xcc9e2d51u32, 0x1b873593u32);
+    let mut h = 0u32;
+    let chunks = data.chunks_exact(4);
+    let tail = chunks.remainder();
+    for c in chunks {
+        let mut k = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        k = k.wrapping_mul(c1).rotate_left(15).wrapping_mul(c2);
+        h ^= k;
+        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe6546b64);
+    }
+    let mut k = 0u32;
+    for (i, b) in tail.iter().enumerate() {
+        k |= (*b as u32) << (8 * i);
+    }
+    if !tail.is_empty() {
+        k = k.wrapping_mul(c1).rotate_left(15).wrapping_mul(c2);
+        h ^= k;
+    }
+    h ^= data.len() as u32;
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85ebca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2ae35);
+    h ^= h >> 16;
+    h
+}

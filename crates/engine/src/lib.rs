@@ -1,0 +1,27 @@
+//! Lode's storage engine: indices made of shards, each shard a tantivy index plus a translog.
+//!
+//! - `mapping` / `schema` / `document`: Elasticsearch mappings, the tantivy schema derived from
+//!   them, and the conversion of `_source` JSON into tantivy documents.
+//! - `shard`: the write path (versions, seq_no, translog, live version map), refresh, flush,
+//!   merges and segment statistics.
+//! - `translog`: the checksummed write-ahead log with group-commit fsync.
+//! - `directory`: a tantivy directory that defers fsync to flush time.
+//! - `index` / `node`: index lifecycle, settings, persistence and name resolution.
+//!
+//! Nothing here parses HTTP or renders Elasticsearch JSON responses; that is `lode-http` and
+//! `lode-api`. Errors are `EsError`, which already knows its Elasticsearch type and status.
+
+pub mod directory;
+pub mod document;
+pub mod error;
+pub mod index;
+pub mod mapping;
+pub mod node;
+pub mod schema;
+pub mod settings;
+pub mod shard;
+pub mod translog;
+
+pub use error::{EsError, EsResult};
+pub use index::IndexService;
+pub use node::Node;

@@ -1,0 +1,328 @@
+//! Mappings: the Elasticsearch JSON is the source of truth (so `GET _mapping` shows what the
+//! user gave), compiled into a lookup of leaf fields (multi-fields included) by dotted path.
+//!
+//! Every leaf field becomes one tantivy field named by its path. tantivy's schema is fixed per
+//! index, so a mapping update appends fields to the schema (see `crate::schema`): field ids of
+//! existing fields never move, and older segments simply have no data for newer fields.
+
+mod dynamic;
+mod parse;
+
+pub use dynamic::infer_dynamic;
+pub use parse::{compile, merge};
+
+use lode_dates::DateFormat;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Text,
+    Keyword,
+    Long,
+    Integer,
+    Short,
+    Byte,
+    UnsignedLong,
+    Double,
+    Float,
+    HalfFloat,
+    ScaledFloat,
+    Boolean,
+    Date,
+    DateNanos,
+    Ip,
+    Binary,
+    Object,
+    Nested,
+    Flattened,
+}
+
+impl FieldType {
+    pub fn parse(s: &str) -> Option<FieldType> {
+        Some(match s {
+            "text" | "match_only_text" => FieldType::Text,
+            "keyword" | "constant_keyword" | "wildcard" => FieldType::Keyword,
+            "long" => FieldType::Long,
+            "integer" => FieldType::Integer,
+            "short" => FieldType::Short,
+            "byte" => FieldType::Byte,
+            "unsigned_long" => FieldType::UnsignedLong,
+            "double" => FieldType::Double,
+            "float" => FieldType::Float,
+            "half_float" => FieldType::HalfFloat,
+            "scaled_float" => FieldType::ScaledFloat,
+            "boolean" => FieldType::Boolean,
+            "date" => FieldType::Date,
+            "date_nanos" => FieldType::DateNanos,
+            "ip" => FieldType::Ip,
+            "binary" => FieldType::Binary,
+            "object" => FieldType::Object,
+            "nested" => FieldType::Nested,
+            "flattened" => FieldType::Flattened,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldType::Text => "text",
+            FieldType::Keyword => "keyword",
+            FieldType::Long => "long",
+            FieldType::Integer => "integer",
+            FieldType::Short => "short",
+            FieldType::Byte => "byte",
+            FieldType::UnsignedLong => "unsigned_long",
+            FieldType::Double => "double",
+            FieldType::Float => "float",
+            FieldType::HalfFloat => "half_float",
+            FieldType::ScaledFloat => "scaled_float",
+            FieldType::Boolean => "boolean",
+            FieldType::Date => "date",
+            FieldType::DateNanos => "date_nanos",
+            FieldType::Ip => "ip",
+            FieldType::Binary => "binary",
+            FieldType::Object => "object",
+            FieldType::Nested => "nested",
+            FieldType::Flattened => "flattened",
+        }
+    }
+
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            FieldType::Long | FieldType::Integer | FieldType::Short | FieldType::Byte | FieldType::UnsignedLong
+        )
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            FieldType::Double | FieldType::Float | FieldType::HalfFloat | FieldType::ScaledFloat
+        )
+    }
+
+    pub fn is_numeric(self) -> bool {
+        self.is_integer() || self.is_float()
+    }
+
+    pub fn is_date(self) -> bool {
+        matches!(self, FieldType::Date | FieldType::DateNanos)
+    }
+
+    /// Whether this type holds values itself (rather than child fields).
+    pub fn is_leaf(self) -> bool {
+        !matches!(self, FieldType::Object | FieldType::Nested)
+    }
+
+    /// How the value is kept in tantivy.
+    pub fn storage(self) -> Storage {
+        match self {
+            FieldType::Text => Storage::Text,
+            FieldType::Keyword | FieldType::Flattened => Storage::Keyword,
+            t if t.is_integer() => Storage::I64,
+            t if t.is_float() => Storage::F64,
+            t if t.is_date() => Storage::I64,
+            FieldType::Boolean => Storage::Bool,
+            FieldType::Ip => Storage::Ip,
+            _ => Storage::None,
+        }
+    }
+}
+
+/// The tantivy representation of a leaf field's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// Analyzed text with positions (BM25).
+    Text,
+    /// Untokenized string, a fast string column for sorts and aggregations.
+    Keyword,
+    /// Integers and dates (epoch milliseconds).
+    I64,
+    F64,
+    Bool,
+    Ip,
+    /// Kept in `_source` only (binary, disabled objects).
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dynamic {
+    True,
+    False,
+    Strict,
+    Runtime,
+}
+
+impl Dynamic {
+    pub fn parse(v: &Value) -> Option<Dynamic> {
+        match v {
+            Value::Bool(true) => Some(Dynamic::True),
+            Value::Bool(false) => Some(Dynamic::False),
+            Value::String(s) => match s.as_str() {
+                "true" => Some(Dynamic::True),
+                "false" => Some(Dynamic::False),
+                "strict" => Some(Dynamic::Strict),
+                "runtime" => Some(Dynamic::Runtime),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// One leaf field (a multi-field is a leaf of its own, e.g. `userName.analyzed`).
+#[derive(Debug, Clone)]
+pub struct FieldDef {
+    pub path: String,
+    pub ty: FieldType,
+    pub index: bool,
+    pub doc_values: bool,
+    pub store: bool,
+    pub analyzer: String,
+    pub search_analyzer: String,
+    pub search_quote_analyzer: String,
+    pub normalizer: Option<String>,
+    pub ignore_above: Option<usize>,
+    pub null_value: Option<Value>,
+    pub date_format: DateFormat,
+    pub scaling_factor: f64,
+    pub coerce: bool,
+    pub ignore_malformed: bool,
+    /// Paths of this field's multi-fields.
+    pub multi_fields: Vec<String>,
+    /// Set when this is a multi-field: the path of the field whose value it indexes.
+    pub parent: Option<String>,
+    pub copy_to: Vec<String>,
+}
+
+impl FieldDef {
+    pub fn storage(&self) -> Storage {
+        self.ty.storage()
+    }
+
+    /// The tokenizer name registered in tantivy for this field (text analyzers and keyword
+    /// normalizers share the index's tokenizer manager).
+    pub fn tokenizer_name(&self) -> String {
+        match self.ty.storage() {
+            Storage::Text => self.analyzer.clone(),
+            _ => match &self.normalizer {
+                Some(n) => normalizer_tokenizer_name(n),
+                None => "raw".to_string(),
+            },
+        }
+    }
+}
+
+pub fn normalizer_tokenizer_name(normalizer: &str) -> String {
+    format!("normalizer:{normalizer}")
+}
+
+/// An object (or nested) field: its own `dynamic` setting governs unknown children.
+#[derive(Debug, Clone)]
+pub struct ObjectDef {
+    pub path: String,
+    pub dynamic: Option<Dynamic>,
+    pub enabled: bool,
+    pub nested: bool,
+}
+
+/// A compiled mapping.
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    /// The `mappings` JSON as `GET _mapping` returns it.
+    pub json: Value,
+    pub fields: BTreeMap<String, Arc<FieldDef>>,
+    pub objects: BTreeMap<String, ObjectDef>,
+    pub dynamic: Dynamic,
+    pub source_enabled: bool,
+    pub date_detection: bool,
+    pub numeric_detection: bool,
+    pub dynamic_date_formats: Vec<DateFormat>,
+}
+
+impl Mapping {
+    pub fn empty() -> Mapping {
+        compile(&serde_json::json!({}), &lode_analysis::AnalysisRegistry::new(None).unwrap())
+            .expect("empty mapping compiles")
+    }
+
+    pub fn field(&self, path: &str) -> Option<&Arc<FieldDef>> {
+        self.fields.get(path)
+    }
+
+    /// The `dynamic` setting that applies to a new child of `parent_path` ("" = root),
+    /// inherited from the nearest enclosing object that sets it.
+    pub fn dynamic_for(&self, parent_path: &str) -> Dynamic {
+        let mut p = parent_path;
+        loop {
+            if p.is_empty() {
+                return self.dynamic;
+            }
+            if let Some(o) = self.objects.get(p) {
+                if let Some(d) = o.dynamic {
+                    return d;
+                }
+            }
+            p = match p.rfind('.') {
+                Some(i) => &p[..i],
+                None => "",
+            };
+        }
+    }
+
+    /// Field paths matching a pattern with `*` wildcards (as `fields` in multi_match,
+    /// `docvalue_fields` and `_source` filtering use them).
+    pub fn matching_fields(&self, pattern: &str) -> Vec<Arc<FieldDef>> {
+        if !pattern.contains('*') {
+            return self.fields.get(pattern).cloned().into_iter().collect();
+        }
+        self.fields
+            .values()
+            .filter(|f| wildcard_match(pattern, &f.path))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Simple `*` glob matching as Elasticsearch uses for field and index patterns.
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let (mut star, mut mark) = (None, 0usize);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == t[ti] || p[pi] == '?') && p[pi] != '*' {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            pi += 1;
+            mark = ti;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wildcard_match;
+
+    #[test]
+    fn wildcards() {
+        assert!(wildcard_match("user*", "userName.analyzed"));
+        assert!(wildcard_match("*.analyzed", "userName.analyzed"));
+        assert!(!wildcard_match("acct", "acctId"));
+        assert!(wildcard_match("*", "x"));
+    }
+}

@@ -1,0 +1,530 @@
+//! Compiles and merges mapping JSON, with Elasticsearch's validation errors.
+
+use super::{Dynamic, FieldDef, FieldType, Mapping, ObjectDef};
+use crate::error::{EsError, EsResult};
+use lode_analysis::AnalysisRegistry;
+use lode_dates::DateFormat;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+fn mapper_parsing(reason: impl Into<String>) -> EsError {
+    EsError::bad_request("mapper_parsing_exception", reason)
+}
+
+const ROOT_KEYS: &[&str] = &[
+    "properties",
+    "dynamic",
+    "_source",
+    "date_detection",
+    "numeric_detection",
+    "dynamic_date_formats",
+    "dynamic_templates",
+    "_meta",
+    "_routing",
+    "_field_names",
+    "enabled",
+    "runtime",
+    "_doc_count",
+    "subobjects",
+];
+
+/// Compiles `mappings` JSON (already unwrapped from any `_doc` type level) into a `Mapping`.
+pub fn compile(json: &Value, analysis: &AnalysisRegistry) -> EsResult<Mapping> {
+    let root = match json {
+        Value::Object(m) => m,
+        Value::Null => &Map::new(),
+        _ => return Err(mapper_parsing("Root mapping definition must be an object")),
+    };
+    let unknown: Vec<String> = root
+        .iter()
+        .filter(|(k, _)| !ROOT_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| format!("{k} : {}", render_scalar(v)))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(mapper_parsing(format!(
+            "Root mapping definition has unsupported parameters:  [{}]",
+            unknown.join("] [")
+        )));
+    }
+    let dynamic = match root.get("dynamic") {
+        None => Dynamic::True,
+        Some(v) => Dynamic::parse(v).ok_or_else(|| {
+            mapper_parsing(format!("Could not convert [dynamic] to boolean or strict: {v}"))
+        })?,
+    };
+    let source_enabled = root
+        .get("_source")
+        .and_then(|s| s.get("enabled"))
+        .map(|v| v.as_bool() != Some(false) && v.as_str() != Some("false"))
+        .unwrap_or(true);
+    let date_detection = root.get("date_detection").map(as_bool).unwrap_or(true);
+    let numeric_detection = root.get("numeric_detection").map(as_bool).unwrap_or(false);
+    let dynamic_date_formats = match root.get("dynamic_date_formats") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str())
+            .map(|s| DateFormat::parse(s).map_err(|e| mapper_parsing(e.reason)))
+            .collect::<EsResult<Vec<_>>>()?,
+        _ => vec![
+            DateFormat::parse("strict_date_optional_time").expect("builtin format"),
+            DateFormat::parse("yyyy/MM/dd HH:mm:ss||yyyy/MM/dd").expect("builtin format"),
+        ],
+    };
+    let mut mapping = Mapping {
+        json: json.clone(),
+        fields: BTreeMap::new(),
+        objects: BTreeMap::new(),
+        dynamic,
+        source_enabled,
+        date_detection,
+        numeric_detection,
+        dynamic_date_formats,
+    };
+    if let Some(props) = root.get("properties") {
+        let props = props
+            .as_object()
+            .ok_or_else(|| mapper_parsing("Expected map for property [properties] on field [_doc]"))?;
+        compile_properties("", props, analysis, &mut mapping)?;
+    }
+    Ok(mapping)
+}
+
+fn as_bool(v: &Value) -> bool {
+    v.as_bool().unwrap_or_else(|| v.as_str() == Some("true"))
+}
+
+fn render_scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn compile_properties(
+    prefix: &str,
+    props: &Map<String, Value>,
+    analysis: &AnalysisRegistry,
+    mapping: &mut Mapping,
+) -> EsResult<()> {
+    for (name, def) in props {
+        if name.is_empty() {
+            return Err(mapper_parsing("field name cannot be an empty string"));
+        }
+        let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        let def = def.as_object().ok_or_else(|| {
+            mapper_parsing(format!("Expected map for property [fields] on field [{name}] but got a class java.lang.String"))
+        })?;
+        compile_field(&path, def, None, analysis, mapping)?;
+    }
+    Ok(())
+}
+
+const COMMON_PARAMS: &[&str] = &["type", "meta", "copy_to", "store", "fields", "similarity"];
+
+fn allowed_params(ty: FieldType) -> &'static [&'static str] {
+    match ty {
+        FieldType::Text => &[
+            "analyzer",
+            "search_analyzer",
+            "search_quote_analyzer",
+            "index",
+            "index_options",
+            "index_phrases",
+            "index_prefixes",
+            "norms",
+            "position_increment_gap",
+            "term_vector",
+            "fielddata",
+            "fielddata_frequency_filter",
+            "eager_global_ordinals",
+        ],
+        FieldType::Keyword | FieldType::Flattened => &[
+            "ignore_above",
+            "null_value",
+            "index",
+            "doc_values",
+            "normalizer",
+            "index_options",
+            "norms",
+            "eager_global_ordinals",
+            "split_queries_on_whitespace",
+            "value",
+            "depth_limit",
+            "time_series_dimension",
+        ],
+        t if t.is_numeric() => &[
+            "null_value",
+            "index",
+            "doc_values",
+            "coerce",
+            "ignore_malformed",
+            "scaling_factor",
+            "time_series_metric",
+            "time_series_dimension",
+        ],
+        t if t.is_date() => &[
+            "format",
+            "locale",
+            "null_value",
+            "index",
+            "doc_values",
+            "ignore_malformed",
+            "print_format",
+        ],
+        FieldType::Boolean | FieldType::Ip => &["null_value", "index", "doc_values", "ignore_malformed"],
+        FieldType::Binary => &["doc_values"],
+        _ => &[],
+    }
+}
+
+fn compile_field(
+    path: &str,
+    def: &Map<String, Value>,
+    parent: Option<&str>,
+    analysis: &AnalysisRegistry,
+    mapping: &mut Mapping,
+) -> EsResult<()> {
+    let short = path.rsplit('.').next().unwrap_or(path);
+    let ty = match def.get("type") {
+        None => {
+            if def.contains_key("properties") || parent.is_none() {
+                FieldType::Object
+            } else {
+                return Err(mapper_parsing(format!("No type specified for field [{short}]")));
+            }
+        }
+        Some(Value::String(t)) => FieldType::parse(t).ok_or_else(|| {
+            mapper_parsing(format!("No handler for type [{t}] declared on field [{short}]"))
+        })?,
+        Some(other) => {
+            return Err(mapper_parsing(format!(
+                "No handler for type [{other}] declared on field [{short}]"
+            )))
+        }
+    };
+    if !ty.is_leaf() {
+        if parent.is_some() {
+            return Err(mapper_parsing(format!(
+                "Type [{}] cannot be used in multi field",
+                ty.name()
+            )));
+        }
+        let unknown: Vec<String> = def
+            .iter()
+            .filter(|(k, _)| !["type", "properties", "dynamic", "enabled", "include_in_parent", "include_in_root", "subobjects"].contains(&k.as_str()))
+            .map(|(k, v)| format!("{k} : {}", render_scalar(v)))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(mapper_parsing(format!(
+                "Mapping definition for [{short}] has unsupported parameters:  [{}]",
+                unknown.join("] [")
+            )));
+        }
+        let dynamic = match def.get("dynamic") {
+            None => None,
+            Some(v) => Some(Dynamic::parse(v).ok_or_else(|| {
+                mapper_parsing(format!("Could not convert [{short}.dynamic] to boolean"))
+            })?),
+        };
+        let enabled = def.get("enabled").map(as_bool).unwrap_or(true);
+        mapping.objects.insert(
+            path.to_string(),
+            ObjectDef {
+                path: path.to_string(),
+                dynamic,
+                enabled,
+                nested: ty == FieldType::Nested,
+            },
+        );
+        if enabled {
+            if let Some(props) = def.get("properties") {
+                let props = props.as_object().ok_or_else(|| {
+                    mapper_parsing(format!("Expected map for property [properties] on field [{short}]"))
+                })?;
+                compile_properties(path, props, analysis, mapping)?;
+            }
+        }
+        return Ok(());
+    }
+
+    let allowed = allowed_params(ty);
+    let unknown: Vec<String> = def
+        .iter()
+        .filter(|(k, _)| !COMMON_PARAMS.contains(&k.as_str()) && !allowed.contains(&k.as_str()))
+        .map(|(k, v)| format!("{k} : {}", render_scalar(v)))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(mapper_parsing(format!(
+            "Mapping definition for [{short}] has unsupported parameters:  [{}]",
+            unknown.join("] [")
+        )));
+    }
+    let bool_param = |k: &str, default: bool| -> EsResult<bool> {
+        match def.get(k) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(Value::String(s)) if s == "true" => Ok(true),
+            Some(Value::String(s)) if s == "false" => Ok(false),
+            Some(v) => Err(mapper_parsing(format!(
+                "Failed to parse mapping: Cannot parse value [{}] as only [true] or [false] are allowed.",
+                render_scalar(v)
+            ))),
+        }
+    };
+    let index = bool_param("index", true)?;
+    let doc_values = ty != FieldType::Text && bool_param("doc_values", ty != FieldType::Binary)?;
+    let store = bool_param("store", false)?;
+    let text_analyzer = |k: &str| -> EsResult<Option<String>> {
+        match def.get(k) {
+            None => Ok(None),
+            Some(Value::String(a)) => {
+                analysis
+                    .analyzer(a)
+                    .map_err(|_| mapper_parsing(format!("analyzer [{a}] has not been configured in mappings")))?;
+                Ok(Some(a.clone()))
+            }
+            Some(v) => Err(mapper_parsing(format!("analyzer [{v}] has not been configured in mappings"))),
+        }
+    };
+    let analyzer = text_analyzer("analyzer")?.unwrap_or_else(|| "standard".to_string());
+    let search_analyzer = text_analyzer("search_analyzer")?.unwrap_or_else(|| analyzer.clone());
+    let search_quote_analyzer =
+        text_analyzer("search_quote_analyzer")?.unwrap_or_else(|| search_analyzer.clone());
+    let normalizer = match def.get("normalizer") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(n)) => {
+            analysis
+                .normalizer(n)
+                .map_err(|_| mapper_parsing(format!("normalizer [{n}] not found for field [{short}]")))?;
+            Some(n.clone())
+        }
+        Some(v) => return Err(mapper_parsing(format!("normalizer [{v}] not found for field [{short}]"))),
+    };
+    let ignore_above = match def.get("ignore_above") {
+        None => None,
+        Some(v) => Some(
+            v.as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                .ok_or_else(|| mapper_parsing(format!("Failed to parse mapping: [ignore_above] must be a number: {v}")))?
+                as usize,
+        ),
+    };
+    let date_format = match def.get("format") {
+        Some(Value::String(f)) if ty.is_date() => DateFormat::parse(f).map_err(|e| {
+            mapper_parsing(format!("Failed to parse mapping: Invalid format: [{f}]: {}", e.reason))
+        })?,
+        _ => DateFormat::default_es(),
+    };
+    let scaling_factor = match def.get("scaling_factor") {
+        Some(v) => v
+            .as_f64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            .ok_or_else(|| mapper_parsing("Failed to parse mapping: [scaling_factor] must be a number"))?,
+        None if ty == FieldType::ScaledFloat => {
+            return Err(mapper_parsing(format!("Field [scaling_factor] is required for field [{short}]")))
+        }
+        None => 1.0,
+    };
+    let copy_to = match def.get("copy_to") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        _ => vec![],
+    };
+    let mut multi_fields = Vec::new();
+    if let Some(fields) = def.get("fields") {
+        let fields = fields
+            .as_object()
+            .ok_or_else(|| mapper_parsing(format!("Expected map for property [fields] on field [{short}]")))?;
+        for (sub, sub_def) in fields {
+            let sub_path = format!("{path}.{sub}");
+            let sub_def = sub_def
+                .as_object()
+                .ok_or_else(|| mapper_parsing(format!("Expected map for property [fields] on field [{sub}]")))?;
+            compile_field(&sub_path, sub_def, Some(path), analysis, mapping)?;
+            multi_fields.push(sub_path);
+        }
+    }
+    mapping.fields.insert(
+        path.to_string(),
+        Arc::new(FieldDef {
+            path: path.to_string(),
+            ty,
+            index,
+            doc_values,
+            store,
+            analyzer,
+            search_analyzer,
+            search_quote_analyzer,
+            normalizer,
+            ignore_above,
+            null_value: def.get("null_value").filter(|v| !v.is_null()).cloned(),
+            date_format,
+            scaling_factor,
+            coerce: bool_param("coerce", true)?,
+            ignore_malformed: bool_param("ignore_malformed", false)?,
+            multi_fields,
+            parent: parent.map(str::to_string),
+            copy_to,
+        }),
+    );
+    Ok(())
+}
+
+/// Merges a `PUT _mapping` body (or a dynamic update) into existing mapping JSON.
+/// New fields are added; an existing field may gain multi-fields or change updatable
+/// parameters; a type change is refused as Elasticsearch refuses it.
+pub fn merge(existing: &Value, update: &Value) -> EsResult<Value> {
+    let mut out = existing.clone();
+    if !out.is_object() {
+        out = Value::Object(Map::new());
+    }
+    let upd = update
+        .as_object()
+        .ok_or_else(|| mapper_parsing("Root mapping definition must be an object"))?;
+    let out_obj = out.as_object_mut().unwrap();
+    for (k, v) in upd {
+        if k == "properties" {
+            let target = out_obj
+                .entry("properties")
+                .or_insert_with(|| Value::Object(Map::new()));
+            merge_properties("", target, v)?;
+        } else {
+            out_obj.insert(k.clone(), v.clone());
+        }
+    }
+    sort_properties(&mut out);
+    Ok(out)
+}
+
+fn merge_properties(prefix: &str, target: &mut Value, update: &Value) -> EsResult<()> {
+    let upd = update
+        .as_object()
+        .ok_or_else(|| mapper_parsing("Expected map for property [properties]"))?;
+    let tgt = target.as_object_mut().unwrap();
+    for (name, def) in upd {
+        let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        match tgt.get_mut(name) {
+            None => {
+                tgt.insert(name.clone(), def.clone());
+            }
+            Some(existing) => merge_field(&path, existing, def)?,
+        }
+    }
+    Ok(())
+}
+
+fn type_of(def: &Value) -> &str {
+    match def.get("type").and_then(|t| t.as_str()) {
+        Some(t) => t,
+        None => "object",
+    }
+}
+
+fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()> {
+    let (old_ty, new_ty) = (type_of(existing).to_string(), type_of(update).to_string());
+    if old_ty != new_ty {
+        return Err(EsError::illegal_argument(format!(
+            "mapper [{path}] cannot be changed from type [{old_ty}] to [{new_ty}]"
+        )));
+    }
+    let upd = update
+        .as_object()
+        .ok_or_else(|| mapper_parsing(format!("Expected map for property [{path}]")))?;
+    let ex = existing.as_object_mut().unwrap();
+    for (k, v) in upd {
+        match k.as_str() {
+            "properties" => {
+                let target = ex.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+                merge_properties(path, target, v)?;
+            }
+            "fields" => {
+                let target = ex.entry("fields").or_insert_with(|| Value::Object(Map::new()));
+                let tgt = target.as_object_mut().unwrap();
+                for (sub, sub_def) in v.as_object().into_iter().flatten() {
+                    match tgt.get_mut(sub) {
+                        None => {
+                            tgt.insert(sub.clone(), sub_def.clone());
+                        }
+                        Some(old) => merge_field(&format!("{path}.{sub}"), old, sub_def)?,
+                    }
+                }
+            }
+            "type" => {}
+            "ignore_above" | "dynamic" | "meta" | "search_analyzer" | "search_quote_analyzer" | "enabled"
+                if k != "enabled" || ex.get(k) == Some(v) =>
+            {
+                ex.insert(k.clone(), v.clone());
+            }
+            _ => match ex.get(k) {
+                Some(old) if old == v => {}
+                old => {
+                    let render = |x: Option<&Value>| x.map(render_scalar).unwrap_or_else(|| "null".into());
+                    return Err(EsError::illegal_argument(format!(
+                        "Mapper for [{path}] conflicts with existing mapper:\n\tCannot update parameter [{k}] from [{}] to [{}]",
+                        render(old),
+                        render(Some(v))
+                    )));
+                }
+            },
+        }
+    }
+    Ok(())
+}
+
+/// Elasticsearch renders properties sorted by name.
+fn sort_properties(v: &mut Value) {
+    if let Value::Object(m) = v {
+        for key in ["properties", "fields"] {
+            if let Some(Value::Object(props)) = m.get_mut(key) {
+                let mut entries: Vec<(String, Value)> = std::mem::take(props).into_iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                for (k, mut def) in entries {
+                    sort_properties(&mut def);
+                    props.insert(k, def);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reg() -> AnalysisRegistry {
+        AnalysisRegistry::new(None).unwrap()
+    }
+
+    #[test]
+    fn compiles_the_accounts_mapping() {
+        let m = compile(
+            &json!({"properties":{"userName":{"type":"keyword","fields":{"analyzed":{"type":"text","analyzer":"standard"}}},
+                   "createdTime":{"type":"date","format":"epoch_millis"},"obj":{"properties":{"a":{"type":"long"}}}}}),
+            &reg(),
+        )
+        .unwrap();
+        assert_eq!(m.fields["userName"].ty, FieldType::Keyword);
+        assert_eq!(m.fields["userName.analyzed"].parent.as_deref(), Some("userName"));
+        assert_eq!(m.fields["obj.a"].ty, FieldType::Long);
+        assert!(m.objects.contains_key("obj"));
+    }
+
+    #[test]
+    fn rejects_bad_definitions() {
+        let e = compile(&json!({"properties":{"a":{"type":"nope"}}}), &reg()).unwrap_err();
+        assert_eq!(e.kind, "mapper_parsing_exception");
+        let e = compile(&json!({"properties":{"data":{"type":"keyword","analyzer":"standard"}}}), &reg()).unwrap_err();
+        assert_eq!(e.reason, "Mapping definition for [data] has unsupported parameters:  [analyzer : standard]");
+    }
+
+    #[test]
+    fn merge_adds_and_refuses_type_changes() {
+        let base = json!({"properties":{"a":{"type":"long"}}});
+        let merged = merge(&base, &json!({"properties":{"b":{"type":"keyword"}}})).unwrap();
+        assert_eq!(merged["properties"]["b"]["type"], "keyword");
+        let e = merge(&base, &json!({"properties":{"a":{"type":"text"}}})).unwrap_err();
+        assert_eq!(e.kind, "illegal_argument_exception");
+    }
+}

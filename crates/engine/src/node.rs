@@ -1,0 +1,244 @@
+//! The node: every index under `path.data`, index name resolution, and the background
+//! maintenance loop (scheduled refresh, async translog sync, threshold flush).
+
+use crate::error::{EsError, EsResult};
+use crate::index::{new_uuid, IndexService};
+use crate::mapping::wildcard_match;
+use parking_lot::{Mutex, RwLock};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct Node {
+    pub data: PathBuf,
+    pub cluster_uuid: String,
+    indices: RwLock<BTreeMap<String, Arc<IndexService>>>,
+    create_lock: Mutex<()>,
+    stopping: AtomicBool,
+}
+
+/// How index expressions resolve (`expand_wildcards`, `ignore_unavailable`, `allow_no_indices`).
+#[derive(Debug, Clone, Copy)]
+pub struct ResolveOptions {
+    pub ignore_unavailable: bool,
+    pub allow_no_indices: bool,
+    pub open: bool,
+    pub closed: bool,
+}
+
+impl Default for ResolveOptions {
+    fn default() -> Self {
+        ResolveOptions {
+            ignore_unavailable: false,
+            allow_no_indices: true,
+            open: true,
+            closed: false,
+        }
+    }
+}
+
+impl Node {
+    pub fn open(data: &Path) -> EsResult<Arc<Node>> {
+        let indices_dir = data.join("indices");
+        std::fs::create_dir_all(&indices_dir)?;
+        let node_state = data.join("node.json");
+        let cluster_uuid = match std::fs::read(&node_state)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| v["cluster_uuid"].as_str().map(str::to_string))
+        {
+            Some(u) => u,
+            None => {
+                let u = new_uuid();
+                std::fs::write(&node_state, serde_json::json!({ "cluster_uuid": u }).to_string())?;
+                u
+            }
+        };
+        let mut indices = BTreeMap::new();
+        for entry in std::fs::read_dir(&indices_dir)? {
+            let entry = entry?;
+            let p = entry.path();
+            if !p.join("_state.json").exists() {
+                continue;
+            }
+            match IndexService::open(&p) {
+                Ok(svc) => {
+                    indices.insert(svc.name.clone(), Arc::new(svc));
+                }
+                Err(e) => tracing::error!(path = %p.display(), error = %e, "could not open index"),
+            }
+        }
+        Ok(Arc::new(Node {
+            data: data.to_path_buf(),
+            cluster_uuid,
+            indices: RwLock::new(indices),
+            create_lock: Mutex::new(()),
+            stopping: AtomicBool::new(false),
+        }))
+    }
+
+    /// Starts the maintenance thread.
+    pub fn start_background(self: &Arc<Self>) {
+        let node = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("lode-maintenance".into())
+            .spawn(move || loop {
+                std::thread::sleep(Duration::from_millis(50));
+                let Some(n) = node.upgrade() else { return };
+                if n.stopping.load(Ordering::SeqCst) {
+                    return;
+                }
+                for idx in n.all() {
+                    idx.maintain();
+                }
+            })
+            .expect("spawn maintenance thread");
+    }
+
+    pub fn all(&self) -> Vec<Arc<IndexService>> {
+        self.indices.read().values().cloned().collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<IndexService>> {
+        self.indices.read().get(name).cloned()
+    }
+
+    pub fn index(&self, name: &str) -> EsResult<Arc<IndexService>> {
+        self.get(name).ok_or_else(|| EsError::index_not_found(name))
+    }
+
+    pub fn create_index(&self, name: &str, settings: &Value, mappings: &Value) -> EsResult<Arc<IndexService>> {
+        validate_index_name(name)?;
+        let _one = self.create_lock.lock();
+        if let Some(existing) = self.get(name) {
+            return Err(EsError::bad_request(
+                "resource_already_exists_exception",
+                format!("index [{}/{}] already exists", name, existing.uuid),
+            )
+            .with("index_uuid", existing.uuid.clone())
+            .with("index", name));
+        }
+        let svc = Arc::new(IndexService::create(&self.data.join("indices"), name, settings, mappings)?);
+        self.indices.write().insert(name.to_string(), svc.clone());
+        Ok(svc)
+    }
+
+    /// The index a write goes to, created with defaults and dynamic mapping when missing.
+    pub fn index_for_write(&self, name: &str) -> EsResult<Arc<IndexService>> {
+        if let Some(i) = self.get(name) {
+            return Ok(i);
+        }
+        match self.create_index(name, &Value::Null, &Value::Null) {
+            Ok(i) => Ok(i),
+            Err(e) if e.kind == "resource_already_exists_exception" => self.index(name),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn delete_index(&self, name: &str) -> EsResult<()> {
+        let _one = self.create_lock.lock();
+        let svc = self
+            .indices
+            .write()
+            .remove(name)
+            .ok_or_else(|| EsError::index_not_found(name))?;
+        let path = svc.path().to_path_buf();
+        drop(svc);
+        // Open files may linger until searchers drop; removing the directory is still safe on Unix.
+        std::fs::remove_dir_all(&path)?;
+        Ok(())
+    }
+
+    /// Resolves an index expression: comma lists, `*` wildcards, `_all`, `-exclusions`.
+    pub fn resolve(&self, expr: &str, opts: ResolveOptions) -> EsResult<Vec<Arc<IndexService>>> {
+        let expr = expr.trim();
+        let parts: Vec<&str> = if expr.is_empty() || expr == "_all" {
+            vec!["*"]
+        } else {
+            expr.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
+        };
+        let indices = self.indices.read();
+        let mut out: Vec<String> = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            if let Some(excl) = part.strip_prefix('-').filter(|_| i > 0) {
+                out.retain(|n| !wildcard_match(excl, n));
+                continue;
+            }
+            if part.contains('*') {
+                for (name, svc) in indices.iter() {
+                    if name.starts_with('.') && !part.starts_with('.') {
+                        continue;
+                    }
+                    let closed = svc.is_closed();
+                    if wildcard_match(part, name) && ((closed && opts.closed) || (!closed && opts.open)) && !out.contains(name) {
+                        out.push(name.clone());
+                    }
+                }
+            } else if *part == "_all" {
+                for (name, svc) in indices.iter() {
+                    if !out.contains(name) && (!svc.is_closed() || opts.closed) {
+                        out.push(name.clone());
+                    }
+                }
+            } else {
+                match indices.get(*part) {
+                    Some(svc) => {
+                        if svc.is_closed() && !opts.closed && opts.ignore_unavailable {
+                            continue;
+                        }
+                        if !out.contains(&part.to_string()) {
+                            out.push(part.to_string());
+                        }
+                    }
+                    None if opts.ignore_unavailable => {}
+                    None => return Err(EsError::index_not_found(part)),
+                }
+            }
+        }
+        if out.is_empty() && !opts.allow_no_indices {
+            return Err(EsError::index_not_found(expr));
+        }
+        Ok(out.iter().filter_map(|n| indices.get(n).cloned()).collect())
+    }
+
+    /// Flushes everything (SIGTERM / SIGINT).
+    pub fn shutdown(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        for idx in self.all() {
+            idx.shutdown();
+        }
+    }
+}
+
+/// Elasticsearch's index name rules.
+pub fn validate_index_name(name: &str) -> EsResult<()> {
+    let invalid = |why: &str| {
+        Err(EsError::bad_request("invalid_index_name_exception", format!("Invalid index name [{name}], {why}"))
+            .with("index_uuid", "_na_")
+            .with("index", name))
+    };
+    if name.is_empty() {
+        return invalid("must not be empty");
+    }
+    if name.to_lowercase() != name {
+        return invalid("must be lowercase");
+    }
+    if name == "." || name == ".." {
+        return invalid("must not be '.' or '..'");
+    }
+    if name.starts_with('_') || name.starts_with('-') || name.starts_with('+') {
+        return invalid("must not start with '_', '-', or '+'");
+    }
+    for c in ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':'] {
+        if name.contains(c) {
+            return invalid("must not contain the following characters [ , \", *, \\, <, |, ,, >, /, ?]");
+        }
+    }
+    if name.len() > 255 {
+        return invalid("index name is too long, (256 > 255)");
+    }
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! The tantivy schema of a shard: a few metadata fields plus one field per mapped leaf,
+//! named by its dotted path. Schemas only ever grow: `extend` keeps every existing field at
+//! its id, so segments written before a mapping update stay readable.
+
+use crate::mapping::{FieldDef, Mapping, Storage};
+use tantivy::schema::{
+    Field, FieldEntry, IndexRecordOption, IpAddrOptions, NumericOptions, Schema, SchemaBuilder,
+    TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+};
+
+pub const ID: &str = "_id";
+pub const SOURCE: &str = "_source";
+pub const SEQ_NO: &str = "_seq_no";
+pub const VERSION: &str = "_version";
+pub const FIELD_NAMES: &str = "_field_names";
+pub const ROUTING: &str = "_routing";
+
+/// Handles to the metadata fields every shard schema has.
+#[derive(Debug, Clone, Copy)]
+pub struct MetaFields {
+    pub id: Field,
+    pub source: Field,
+    pub seq_no: Field,
+    pub version: Field,
+    pub field_names: Field,
+    pub routing: Field,
+}
+
+impl MetaFields {
+    pub fn of(schema: &Schema) -> MetaFields {
+        let f = |n: &str| schema.get_field(n).expect("metadata field present");
+        MetaFields {
+            id: f(ID),
+            source: f(SOURCE),
+            seq_no: f(SEQ_NO),
+            version: f(VERSION),
+            field_names: f(FIELD_NAMES),
+            routing: f(ROUTING),
+        }
+    }
+}
+
+fn base_builder() -> SchemaBuilder {
+    let mut b = Schema::builder();
+    b.add_text_field(ID, STRING | STORED | FAST);
+    b.add_bytes_field(SOURCE, STORED);
+    b.add_u64_field(SEQ_NO, INDEXED | FAST | STORED);
+    b.add_u64_field(VERSION, FAST | STORED);
+    b.add_text_field(FIELD_NAMES, STRING);
+    b.add_text_field(ROUTING, STRING | STORED);
+    b
+}
+
+/// The schema for `mapping`, keeping `previous` fields (if any) at their ids.
+pub fn extend(previous: Option<&Schema>, mapping: &Mapping) -> Schema {
+    let mut b = match previous {
+        None => base_builder(),
+        Some(prev) => {
+            let mut b = Schema::builder();
+            for (_, entry) in prev.fields() {
+                b.add_field(entry.clone());
+            }
+            b
+        }
+    };
+    let existing: std::collections::HashSet<String> = previous
+        .map(|p| p.fields().map(|(_, e)| e.name().to_string()).collect())
+        .unwrap_or_default();
+    for def in mapping.fields.values() {
+        if existing.contains(&def.path) {
+            continue;
+        }
+        if let Some(entry) = field_entry(def) {
+            b.add_field(entry);
+        }
+    }
+    b.build()
+}
+
+/// Whether `mapping` has leaf fields that `schema` lacks.
+pub fn needs_extension(schema: &Schema, mapping: &Mapping) -> bool {
+    mapping
+        .fields
+        .values()
+        .any(|d| d.storage() != Storage::None && schema.get_field(&d.path).is_err())
+}
+
+fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
+    let name = def.path.clone();
+    Some(match def.storage() {
+        Storage::Text => {
+            let mut opts = TextOptions::default();
+            if def.index {
+                opts = opts.set_indexing_options(
+                    TextFieldIndexing::default()
+                        .set_tokenizer(&def.tokenizer_name())
+                        .set_index_option(IndexRecordOption::WithFreqsAndPositions)
+                        .set_fieldnorms(true),
+                );
+            }
+            FieldEntry::new_text(name, opts)
+        }
+        Storage::Keyword => {
+            let tokenizer = def.tokenizer_name();
+            let mut opts = TextOptions::default();
+            if def.index {
+                opts = opts.set_indexing_options(
+                    TextFieldIndexing::default()
+                        .set_tokenizer(&tokenizer)
+                        .set_index_option(IndexRecordOption::Basic)
+                        .set_fieldnorms(false),
+                );
+            }
+            if def.doc_values {
+                opts = opts.set_fast(&tokenizer);
+            }
+            FieldEntry::new_text(name, opts)
+        }
+        Storage::I64 | Storage::F64 | Storage::Bool => {
+            let mut opts = NumericOptions::default();
+            if def.index {
+                opts = opts.set_indexed();
+            }
+            if def.doc_values {
+                opts = opts.set_fast();
+            }
+            match def.storage() {
+                Storage::I64 => FieldEntry::new_i64(name, opts),
+                Storage::F64 => FieldEntry::new_f64(name, opts),
+                _ => FieldEntry::new_bool(name, opts),
+            }
+        }
+        Storage::Ip => {
+            let mut opts = IpAddrOptions::default();
+            if def.index {
+                opts = opts.set_indexed();
+            }
+            if def.doc_values {
+                opts = opts.set_fast();
+            }
+            FieldEntry::new_ip_addr(name, opts)
+        }
+        Storage::None => return None,
+    })
+}

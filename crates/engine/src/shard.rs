@@ -1,0 +1,917 @@
+//! A shard: one tantivy index, its translog, and the live version map that gives realtime GET
+//! and version checks for operations not yet refreshed.
+//!
+//! Write path (under the shard's write lock, so seq_no order = translog order = index order):
+//! version check → assign seq_no → append to translog → tantivy add/delete → live version map.
+//! The caller then waits for durability (`sync_translog`) outside the lock.
+
+use crate::directory::LazySyncDirectory;
+use crate::error::{EsError, EsResult};
+use crate::schema::{self, MetaFields};
+use crate::settings::{Codec, IndexConfig};
+use crate::translog::{Location, OpKind, Translog, TranslogOp, TranslogStats};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tantivy::index::SegmentId;
+use tantivy::indexer::{LogMergePolicy, MergeCandidate, MergePolicy};
+use tantivy::schema::{IndexRecordOption, Schema, Value as _};
+use tantivy::store::{Compressor, ZstdCompressor};
+use tantivy::{
+    DocAddress, DocSet, Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, Searcher,
+    SegmentMeta, TantivyDocument, Term, TERMINATED,
+};
+
+pub const PRIMARY_TERM: u64 = 1;
+/// How long a delete's version is remembered (`index.gc_deletes`).
+const GC_DELETES: Duration = Duration::from_secs(60);
+/// Unrefreshed operations kept for realtime GET before an internal refresh is forced.
+const MAX_LIVE_ENTRIES: usize = 250_000;
+
+/// How a write's version is checked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VersionReq {
+    Internal,
+    IfSeqNo { seq_no: u64, primary_term: u64 },
+    External(u64),
+    ExternalGte(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOutcome {
+    Created,
+    Updated,
+    Deleted,
+    NotFound,
+    Noop,
+}
+
+impl WriteOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteOutcome::Created => "created",
+            WriteOutcome::Updated => "updated",
+            WriteOutcome::Deleted => "deleted",
+            WriteOutcome::NotFound => "not_found",
+            WriteOutcome::Noop => "noop",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WriteResult {
+    pub seq_no: u64,
+    pub version: u64,
+    pub outcome: WriteOutcome,
+    pub location: Location,
+}
+
+/// A document as GET returns it.
+#[derive(Debug, Clone)]
+pub struct StoredDoc {
+    pub seq_no: u64,
+    pub version: u64,
+    pub source: Arc<[u8]>,
+    pub routing: Option<String>,
+}
+
+#[derive(Clone)]
+struct LiveEntry {
+    seq_no: u64,
+    version: u64,
+    /// `None` for a delete (a tombstone).
+    source: Option<Arc<[u8]>>,
+    routing: Option<String>,
+    at: Instant,
+}
+
+/// The current state of a document id, for version checks.
+#[derive(Debug, Clone, Copy)]
+struct Current {
+    seq_no: u64,
+    version: u64,
+    exists: bool,
+    /// Whether a tantivy document for this id may exist (so it must be deleted first).
+    in_index: bool,
+}
+
+/// Counters reported by `_stats`.
+#[derive(Default)]
+pub struct ShardStats {
+    pub index_total: AtomicU64,
+    pub index_time_nanos: AtomicU64,
+    pub index_failed: AtomicU64,
+    pub delete_total: AtomicU64,
+    pub delete_time_nanos: AtomicU64,
+    pub noop_update_total: AtomicU64,
+    pub get_total: AtomicU64,
+    pub get_time_nanos: AtomicU64,
+    pub get_exists: AtomicU64,
+    pub get_missing: AtomicU64,
+    pub query_total: AtomicU64,
+    pub query_time_nanos: AtomicU64,
+    pub fetch_total: AtomicU64,
+    pub fetch_time_nanos: AtomicU64,
+    pub scroll_total: AtomicU64,
+    pub refresh_total: AtomicU64,
+    pub refresh_time_nanos: AtomicU64,
+    pub external_refresh_total: AtomicU64,
+    pub flush_total: AtomicU64,
+    pub flush_time_nanos: AtomicU64,
+    pub merge_total: Arc<AtomicU64>,
+    pub merge_docs: Arc<AtomicU64>,
+    pub merge_time_nanos: AtomicU64,
+}
+
+pub fn add_elapsed(counter: &AtomicU64, since: Instant) {
+    counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
+
+/// The background merge policy: tantivy's log-structured policy, counting the merges it starts.
+#[derive(Debug)]
+struct CountingMergePolicy {
+    inner: LogMergePolicy,
+    merges: Arc<AtomicU64>,
+    docs: Arc<AtomicU64>,
+}
+
+impl MergePolicy for CountingMergePolicy {
+    fn compute_merge_candidates(&self, segments: &[SegmentMeta]) -> Vec<MergeCandidate> {
+        let c = self.inner.compute_merge_candidates(segments);
+        for cand in &c {
+            self.merges.fetch_add(1, Ordering::Relaxed);
+            let docs: u64 = segments
+                .iter()
+                .filter(|s| cand.0.contains(&s.id()))
+                .map(|s| s.num_docs() as u64)
+                .sum();
+            self.docs.fetch_add(docs, Ordering::Relaxed);
+        }
+        c
+    }
+}
+
+struct Engine {
+    index: Index,
+    reader: IndexReader,
+    schema: Schema,
+    meta: MetaFields,
+}
+
+struct WriteState {
+    /// `None` only while the schema is being extended.
+    writer: Option<IndexWriter>,
+    next_seq_no: u64,
+    ops_since_refresh: u64,
+}
+
+/// A searcher pinned to one point in time, with the schema it was opened with.
+#[derive(Clone)]
+pub struct ShardSearcher {
+    pub shard_id: usize,
+    pub searcher: Searcher,
+    pub schema: Schema,
+    pub meta: MetaFields,
+}
+
+/// One segment as `_segments` reports it.
+#[derive(Debug, Clone)]
+pub struct SegmentInfo {
+    pub name: String,
+    pub generation: u64,
+    pub num_docs: u64,
+    pub deleted_docs: u64,
+    pub size_in_bytes: u64,
+    pub committed: bool,
+    pub search: bool,
+}
+
+pub struct Shard {
+    pub id: usize,
+    path: PathBuf,
+    dir: LazySyncDirectory,
+    engine: RwLock<Engine>,
+    write: Mutex<WriteState>,
+    translog: Translog,
+    live: Mutex<HashMap<String, LiveEntry>>,
+    refreshed: Mutex<u64>,
+    refreshed_cv: Condvar,
+    flush_lock: Mutex<()>,
+    flushed_segments: Mutex<HashSet<SegmentId>>,
+    generations: Mutex<HashMap<SegmentId, u64>>,
+    max_seq_no: AtomicU64,
+    pub stats: ShardStats,
+    last_write: Mutex<Instant>,
+    codec: Codec,
+}
+
+fn tantivy_settings(codec: Codec) -> IndexSettings {
+    match codec {
+        Codec::Default => IndexSettings {
+            docstore_compression: Compressor::Lz4,
+            ..IndexSettings::default()
+        },
+        Codec::BestCompression => IndexSettings {
+            docstore_compression: Compressor::Zstd(ZstdCompressor {
+                compression_level: Some(3),
+            }),
+            docstore_blocksize: 240 * 1024,
+            ..IndexSettings::default()
+        },
+    }
+}
+
+/// Operations recovered from the translog that the caller must parse and replay.
+pub type PendingReplay = Vec<TranslogOp>;
+
+impl WriteState {
+    fn writer(&self) -> &IndexWriter {
+        self.writer.as_ref().expect("index writer is open")
+    }
+
+    fn writer_mut(&mut self) -> &mut IndexWriter {
+        self.writer.as_mut().expect("index writer is open")
+    }
+}
+
+impl Shard {
+    /// Opens (or creates) shard `id` in `path`. Returns the operations the translog holds
+    /// beyond the last flush; the caller parses them and passes them to `replay`.
+    pub fn open(
+        path: &Path,
+        id: usize,
+        schema: &Schema,
+        tokenizers: &dyn Fn(&Index),
+        config: &IndexConfig,
+        num_shards: usize,
+    ) -> EsResult<(Shard, PendingReplay)> {
+        let index_path = path.join("index");
+        let dir = LazySyncDirectory::open(&index_path)?;
+        let index = if Index::exists(&dir).unwrap_or(false) {
+            let existing = Index::open(dir.clone())?;
+            if existing.schema() != *schema || existing.settings().docstore_compression != tantivy_settings(config.codec).docstore_compression {
+                drop(existing);
+                rewrite_meta(&dir, schema, config.codec)?;
+            }
+            Index::open(dir.clone())?
+        } else {
+            Index::builder()
+                .schema(schema.clone())
+                .settings(tantivy_settings(config.codec))
+                .open_or_create(dir.clone())?
+        };
+        tokenizers(&index);
+        let stats = ShardStats::default();
+        let (writer, reader) = open_writer_reader(&index, &stats, num_shards)?;
+        let committed_max = committed_max_seq_no(&index);
+        let (translog, recovered) = Translog::open(&path.join("translog"))?;
+        if recovered.truncated_bytes > 0 {
+            tracing::warn!(shard = id, bytes = recovered.truncated_bytes, "translog had a torn or corrupted tail; truncated it");
+        }
+        let flushed: HashSet<SegmentId> = index.searchable_segment_ids()?.into_iter().collect();
+        let next = committed_max.map(|m| m + 1).unwrap_or(0);
+        let shard = Shard {
+            id,
+            path: path.to_path_buf(),
+            dir,
+            engine: RwLock::new(Engine {
+                meta: MetaFields::of(schema),
+                schema: schema.clone(),
+                index,
+                reader,
+            }),
+            write: Mutex::new(WriteState {
+                writer: Some(writer),
+                next_seq_no: next,
+                ops_since_refresh: 0,
+            }),
+            translog,
+            live: Mutex::new(HashMap::new()),
+            refreshed: Mutex::new(next),
+            refreshed_cv: Condvar::new(),
+            flush_lock: Mutex::new(()),
+            flushed_segments: Mutex::new(flushed),
+            generations: Mutex::new(HashMap::new()),
+            max_seq_no: AtomicU64::new(next),
+            stats,
+            last_write: Mutex::new(Instant::now()),
+            codec: config.codec,
+        };
+        Ok((shard, recovered.ops))
+    }
+
+    /// Re-applies recovered operations (with their parsed documents), then flushes so the
+    /// translog starts empty. Idempotent: each operation sets the id's final state.
+    pub fn replay(&self, ops: Vec<(TranslogOp, Option<TantivyDocument>)>) -> EsResult<usize> {
+        let n = ops.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        {
+            let w = self.write.lock();
+            let meta = self.engine.read().meta;
+            let mut max_seq = w.next_seq_no;
+            for (op, doc) in ops {
+                w.writer().delete_term(Term::from_field_text(meta.id, &op.id));
+                if let (OpKind::Index, Some(mut doc)) = (op.kind, doc) {
+                    add_meta(&mut doc, meta, &op.id, &op.source, op.seq_no, op.version, op.routing.as_deref());
+                    w.writer().add_document(doc)?;
+                }
+                max_seq = max_seq.max(op.seq_no + 1);
+            }
+            drop(w);
+            let mut w = self.write.lock();
+            w.next_seq_no = max_seq;
+            w.ops_since_refresh += n as u64;
+        }
+        self.refresh(false)?;
+        self.flush()?;
+        Ok(n)
+    }
+
+    pub fn searcher(&self) -> ShardSearcher {
+        let e = self.engine.read();
+        ShardSearcher {
+            shard_id: self.id,
+            searcher: e.reader.searcher(),
+            schema: e.schema.clone(),
+            meta: e.meta,
+        }
+    }
+
+    fn current(&self, id: &str, live: &HashMap<String, LiveEntry>) -> EsResult<Option<Current>> {
+        if let Some(e) = live.get(id) {
+            return Ok(Some(Current {
+                seq_no: e.seq_no,
+                version: e.version,
+                exists: e.source.is_some(),
+                in_index: e.source.is_some(),
+            }));
+        }
+        let s = self.searcher();
+        Ok(lookup(&s, id)?.map(|(_, seq_no, version)| Current {
+            seq_no,
+            version,
+            exists: true,
+            in_index: true,
+        }))
+    }
+
+    /// Indexes one document. `doc` holds the mapped fields; metadata fields are added here.
+    #[allow(clippy::too_many_arguments)]
+    pub fn index(
+        &self,
+        id: &str,
+        source: Arc<[u8]>,
+        mut doc: TantivyDocument,
+        routing: Option<&str>,
+        req: VersionReq,
+        create_only: bool,
+        auto_id: bool,
+        index_name: &str,
+        uuid: &str,
+    ) -> EsResult<WriteResult> {
+        let started = Instant::now();
+        let mut w = self.write.lock();
+        let mut live = self.live.lock();
+        let current = if auto_id { None } else { self.current(id, &live)? };
+        let existing = current.filter(|c| c.exists);
+        if create_only {
+            if let Some(c) = existing {
+                return Err(EsError::version_conflict(
+                    index_name,
+                    uuid,
+                    self.id,
+                    id,
+                    format!("version conflict, document already exists (current version [{}])", c.version),
+                ));
+            }
+        }
+        let version = check_version(req, existing, current, id, index_name, uuid, self.id)?;
+        let seq_no = w.next_seq_no;
+        let meta = self.engine.read().meta;
+        let op = TranslogOp {
+            kind: OpKind::Index,
+            seq_no,
+            version,
+            id: id.to_string(),
+            routing: routing.map(str::to_string),
+            source: source.to_vec(),
+        };
+        let location = self.translog.append(&op)?;
+        w.next_seq_no += 1;
+        add_meta(&mut doc, meta, id, &source, seq_no, version, routing);
+        if current.map(|c| c.in_index).unwrap_or(false) {
+            w.writer().delete_term(Term::from_field_text(meta.id, id));
+        }
+        w.writer().add_document(doc)?;
+        w.ops_since_refresh += 1;
+        live.insert(
+            id.to_string(),
+            LiveEntry {
+                seq_no,
+                version,
+                source: Some(source),
+                routing: routing.map(str::to_string),
+                at: Instant::now(),
+            },
+        );
+        let live_len = live.len();
+        drop(live);
+        drop(w);
+        self.max_seq_no.fetch_max(seq_no + 1, Ordering::Relaxed);
+        *self.last_write.lock() = Instant::now();
+        self.stats.index_total.fetch_add(1, Ordering::Relaxed);
+        add_elapsed(&self.stats.index_time_nanos, started);
+        if live_len > MAX_LIVE_ENTRIES {
+            self.refresh(false)?;
+        }
+        Ok(WriteResult {
+            seq_no,
+            version,
+            outcome: if existing.is_some() { WriteOutcome::Updated } else { WriteOutcome::Created },
+            location,
+        })
+    }
+
+    /// Deletes a document; a missing one still takes a seq_no and answers `not_found`.
+    pub fn delete(&self, id: &str, req: VersionReq, index_name: &str, uuid: &str) -> EsResult<WriteResult> {
+        let started = Instant::now();
+        let mut w = self.write.lock();
+        let mut live = self.live.lock();
+        let current = self.current(id, &live)?;
+        let existing = current.filter(|c| c.exists);
+        if let (VersionReq::IfSeqNo { seq_no, primary_term }, None) = (req, existing) {
+            return Err(EsError::version_conflict(
+                index_name,
+                uuid,
+                self.id,
+                id,
+                format!("version conflict, required seqNo [{seq_no}], primary term [{primary_term}] but no document was found"),
+            ));
+        }
+        let version = check_version(req, existing, current, id, index_name, uuid, self.id)?;
+        let seq_no = w.next_seq_no;
+        let meta = self.engine.read().meta;
+        let op = TranslogOp {
+            kind: OpKind::Delete,
+            seq_no,
+            version,
+            id: id.to_string(),
+            routing: None,
+            source: Vec::new(),
+        };
+        let location = self.translog.append(&op)?;
+        w.next_seq_no += 1;
+        if current.map(|c| c.in_index).unwrap_or(false) {
+            w.writer().delete_term(Term::from_field_text(meta.id, id));
+            w.ops_since_refresh += 1;
+        }
+        live.insert(
+            id.to_string(),
+            LiveEntry {
+                seq_no,
+                version,
+                source: None,
+                routing: None,
+                at: Instant::now(),
+            },
+        );
+        drop(live);
+        drop(w);
+        self.max_seq_no.fetch_max(seq_no + 1, Ordering::Relaxed);
+        *self.last_write.lock() = Instant::now();
+        self.stats.delete_total.fetch_add(1, Ordering::Relaxed);
+        add_elapsed(&self.stats.delete_time_nanos, started);
+        Ok(WriteResult {
+            seq_no,
+            version,
+            outcome: if existing.is_some() { WriteOutcome::Deleted } else { WriteOutcome::NotFound },
+            location,
+        })
+    }
+
+    /// Waits until the translog holds `loc` durably (durability `request`).
+    pub fn sync_translog(&self, loc: Location) -> EsResult<()> {
+        Ok(self.translog.sync_to(loc)?)
+    }
+
+    /// Fsyncs the translog if it has unsynced operations (durability `async`).
+    pub fn sync_translog_if_due(&self, interval: Duration) -> EsResult<()> {
+        if self.translog.since_last_sync() >= interval {
+            self.translog.sync()?;
+        }
+        Ok(())
+    }
+
+    pub fn translog_stats(&self) -> TranslogStats {
+        self.translog.stats()
+    }
+
+    pub fn translog_size(&self) -> u64 {
+        self.translog.uncommitted_bytes()
+    }
+
+    /// Realtime (or, with `realtime = false`, searchable) GET by id.
+    pub fn get(&self, id: &str, realtime: bool) -> EsResult<Option<StoredDoc>> {
+        let started = Instant::now();
+        let out = self.get_inner(id, realtime);
+        self.stats.get_total.fetch_add(1, Ordering::Relaxed);
+        add_elapsed(&self.stats.get_time_nanos, started);
+        match &out {
+            Ok(Some(_)) => self.stats.get_exists.fetch_add(1, Ordering::Relaxed),
+            _ => self.stats.get_missing.fetch_add(1, Ordering::Relaxed),
+        };
+        out
+    }
+
+    fn get_inner(&self, id: &str, realtime: bool) -> EsResult<Option<StoredDoc>> {
+        if realtime {
+            if let Some(e) = self.live.lock().get(id) {
+                return Ok(e.source.clone().map(|source| StoredDoc {
+                    seq_no: e.seq_no,
+                    version: e.version,
+                    source,
+                    routing: e.routing.clone(),
+                }));
+            }
+        }
+        let s = self.searcher();
+        let Some((addr, seq_no, version)) = lookup(&s, id)? else {
+            return Ok(None);
+        };
+        let doc: TantivyDocument = s.searcher.doc(addr)?;
+        Ok(Some(StoredDoc {
+            seq_no,
+            version,
+            source: stored_source(&doc, s.meta).into(),
+            routing: doc
+                .get_first(s.meta.routing)
+                .and_then(|v| v.as_str().map(str::to_string)),
+        }))
+    }
+
+    /// Makes every operation so far searchable (a tantivy commit without fsync).
+    /// Returns whether anything changed.
+    pub fn refresh(&self, force: bool) -> EsResult<bool> {
+        let started = Instant::now();
+        let mut w = self.write.lock();
+        if w.ops_since_refresh == 0 && !force {
+            return Ok(false);
+        }
+        let refreshed_to = w.next_seq_no;
+        let payload = serde_json::json!({ "max_seq_no": refreshed_to as i64 - 1 }).to_string();
+        let mut prepared = w.writer_mut().prepare_commit()?;
+        prepared.set_payload(&payload);
+        prepared.commit()?;
+        w.ops_since_refresh = 0;
+        self.engine.read().reader.reload()?;
+        {
+            let mut live = self.live.lock();
+            live.retain(|_, e| {
+                e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES)
+            });
+        }
+        drop(w);
+        *self.refreshed.lock() = refreshed_to;
+        self.refreshed_cv.notify_all();
+        self.stats.refresh_total.fetch_add(1, Ordering::Relaxed);
+        add_elapsed(&self.stats.refresh_time_nanos, started);
+        Ok(true)
+    }
+
+    /// Blocks until an operation with `seq_no` is searchable (`refresh=wait_for`), refreshing
+    /// itself when periodic refresh is off.
+    pub fn wait_for_refresh(&self, seq_no: u64, periodic: bool) -> EsResult<()> {
+        if !periodic {
+            self.refresh(false)?;
+            return Ok(());
+        }
+        let mut r = self.refreshed.lock();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while *r <= seq_no {
+            if self.refreshed_cv.wait_until(&mut r, deadline).timed_out() {
+                drop(r);
+                self.refresh(false)?;
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    pub fn has_pending_refresh(&self) -> bool {
+        self.write.lock().ops_since_refresh > 0
+    }
+
+    /// Makes all indexed data durable and trims the translog (Elasticsearch's flush).
+    pub fn flush(&self) -> EsResult<()> {
+        let _one = self.flush_lock.lock();
+        let started = Instant::now();
+        // Commit under the write lock, with the translog rolled at the same point, so the
+        // older generations hold exactly the operations in this commit.
+        let new_gen = {
+            let mut w = self.write.lock();
+            let refreshed_to = w.next_seq_no;
+            let payload = serde_json::json!({ "max_seq_no": refreshed_to as i64 - 1 }).to_string();
+            let mut prepared = w.writer_mut().prepare_commit()?;
+            prepared.set_payload(&payload);
+            prepared.commit()?;
+            let had_ops = w.ops_since_refresh > 0;
+            w.ops_since_refresh = 0;
+            let g = self.translog.roll()?;
+            if had_ops {
+                self.engine.read().reader.reload()?;
+                let mut live = self.live.lock();
+                live.retain(|_, e| e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES));
+                drop(live);
+                *self.refreshed.lock() = refreshed_to;
+                self.refreshed_cv.notify_all();
+            }
+            g
+        };
+        self.dir.sync_all()?;
+        self.translog.trim_below(new_gen)?;
+        let ids = self.engine.read().index.searchable_segment_ids()?;
+        *self.flushed_segments.lock() = ids.into_iter().collect();
+        self.stats.flush_total.fetch_add(1, Ordering::Relaxed);
+        add_elapsed(&self.stats.flush_time_nanos, started);
+        Ok(())
+    }
+
+    /// Merges segments down to `max_num_segments` (or only rewrites segments with deletes),
+    /// blocking until done.
+    pub fn force_merge(&self, max_num_segments: Option<usize>, only_expunge_deletes: bool) -> EsResult<()> {
+        let started = Instant::now();
+        self.refresh(false)?;
+        let metas = self.engine.read().index.searchable_segment_metas()?;
+        let mut groups: Vec<Vec<SegmentId>> = Vec::new();
+        if only_expunge_deletes {
+            for m in metas.iter().filter(|m| m.num_deleted_docs() > 0) {
+                groups.push(vec![m.id()]);
+            }
+        } else {
+            let target = max_num_segments.unwrap_or(1).max(1);
+            let mut sorted = metas.clone();
+            sorted.sort_by_key(|m| m.num_docs());
+            if sorted.len() > target {
+                let take = sorted.len() - target + 1;
+                groups.push(sorted.iter().take(take).map(|m| m.id()).collect());
+            } else if target == 1 && sorted.len() == 1 && sorted[0].num_deleted_docs() > 0 {
+                groups.push(vec![sorted[0].id()]);
+            }
+        }
+        for g in groups {
+            let fut = {
+                let mut w = self.write.lock();
+                w.writer_mut().merge(&g)
+            };
+            fut.wait()?;
+            self.stats.merge_total.fetch_add(1, Ordering::Relaxed);
+        }
+        add_elapsed(&self.stats.merge_time_nanos, started);
+        self.engine.read().reader.reload()?;
+        Ok(())
+    }
+
+    /// Swaps in a grown schema (after a mapping update). Pending operations are committed
+    /// first; the writer and reader are reopened on the new schema.
+    pub fn extend_schema(&self, schema: &Schema, tokenizers: &dyn Fn(&Index), num_shards: usize) -> EsResult<()> {
+        let mut w = self.write.lock();
+        let mut e = self.engine.write();
+        if e.schema == *schema {
+            return Ok(());
+        }
+        w.writer_mut().commit()?;
+        // The writer must be gone (merges finished) before meta.json changes under it.
+        if let Some(old) = w.writer.take() {
+            old.wait_merging_threads()?;
+        }
+        rewrite_meta(&self.dir, schema, self.codec)?;
+        let index = Index::open(self.dir.clone())?;
+        tokenizers(&index);
+        let (writer, reader) = open_writer_reader(&index, &self.stats, num_shards)?;
+        w.writer = Some(writer);
+        *e = Engine {
+            meta: MetaFields::of(schema),
+            schema: schema.clone(),
+            index,
+            reader,
+        };
+        Ok(())
+    }
+
+    pub fn segments(&self) -> EsResult<Vec<SegmentInfo>> {
+        let e = self.engine.read();
+        let searcher = e.reader.searcher();
+        let flushed = self.flushed_segments.lock().clone();
+        let mut gens = self.generations.lock();
+        let mut next_gen = gens.values().copied().max().map(|g| g + 1).unwrap_or(0);
+        let sizes = segment_file_sizes(&self.path.join("index"));
+        let mut out = Vec::new();
+        let mut metas = e.index.searchable_segment_metas()?;
+        let searchable: HashSet<SegmentId> = searcher.segment_readers().iter().map(|r| r.segment_id()).collect();
+        metas.sort_by_key(|m| m.id().uuid_string());
+        for m in metas {
+            let g = *gens.entry(m.id()).or_insert_with(|| {
+                next_gen += 1;
+                next_gen - 1
+            });
+            out.push(SegmentInfo {
+                name: format!("_{}", radix36(g)),
+                generation: g,
+                num_docs: m.num_docs() as u64,
+                deleted_docs: m.num_deleted_docs() as u64,
+                size_in_bytes: sizes.get(&m.id().uuid_string()).copied().unwrap_or(0),
+                committed: flushed.contains(&m.id()),
+                search: searchable.contains(&m.id()),
+            });
+        }
+        out.sort_by_key(|s| s.generation);
+        Ok(out)
+    }
+
+    pub fn codec(&self) -> Codec {
+        self.codec
+    }
+
+    pub fn store_size(&self) -> u64 {
+        self.dir.size_in_bytes()
+    }
+
+    pub fn max_seq_no(&self) -> i64 {
+        self.max_seq_no.load(Ordering::Relaxed) as i64 - 1
+    }
+
+    pub fn idle_for(&self) -> Duration {
+        self.last_write.lock().elapsed()
+    }
+
+    pub fn doc_counts(&self) -> (u64, u64) {
+        let s = self.engine.read().reader.searcher();
+        let docs = s.segment_readers().iter().map(|r| r.num_docs() as u64).sum();
+        let deleted = s.segment_readers().iter().map(|r| r.num_deleted_docs() as u64).sum();
+        (docs, deleted)
+    }
+}
+
+fn radix36(mut n: u64) -> String {
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    if n == 0 {
+        return "0".into();
+    }
+    let mut s = Vec::new();
+    while n > 0 {
+        s.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+    }
+    s.reverse();
+    String::from_utf8(s).unwrap()
+}
+
+fn segment_file_sizes(dir: &Path) -> HashMap<String, u64> {
+    let mut out = HashMap::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if let Some((stem, _)) = name.split_once('.') {
+                if stem.len() == 32 {
+                    *out.entry(stem.to_string()).or_insert(0) += e.metadata().map(|m| m.len()).unwrap_or(0);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn open_writer_reader(index: &Index, stats: &ShardStats, num_shards: usize) -> EsResult<(IndexWriter, IndexReader)> {
+    let threads = if num_shards == 1 { 2 } else { 1 };
+    let writer: IndexWriter = index.writer_with_num_threads(threads, 192 * 1024 * 1024)?;
+    writer.set_merge_policy(Box::new(CountingMergePolicy {
+        inner: LogMergePolicy::default(),
+        merges: stats.merge_total.clone(),
+        docs: stats.merge_docs.clone(),
+    }));
+    let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+    Ok((writer, reader))
+}
+
+/// Rewrites meta.json with a new schema and doc-store codec (segments are untouched: fields
+/// only ever get appended, so existing segments stay valid).
+fn rewrite_meta(dir: &LazySyncDirectory, schema: &Schema, codec: Codec) -> EsResult<()> {
+    use tantivy::directory::Directory;
+    let bytes = dir
+        .atomic_read(Path::new("meta.json"))
+        .map_err(|e| EsError::internal(format!("cannot read index metadata: {e}")))?;
+    let mut meta: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| EsError::internal(format!("corrupt index metadata: {e}")))?;
+    meta["schema"] = serde_json::to_value(schema).map_err(|e| EsError::internal(e.to_string()))?;
+    let settings = tantivy_settings(codec);
+    meta["index_settings"]["docstore_compression"] =
+        serde_json::to_value(&settings.docstore_compression).map_err(|e| EsError::internal(e.to_string()))?;
+    meta["index_settings"]["docstore_blocksize"] = serde_json::json!(settings.docstore_blocksize);
+    let out = serde_json::to_vec_pretty(&meta).map_err(|e| EsError::internal(e.to_string()))?;
+    dir.atomic_write(Path::new("meta.json"), &out)?;
+    dir.sync_all()?;
+    Ok(())
+}
+
+fn committed_max_seq_no(index: &Index) -> Option<u64> {
+    let metas = index.load_metas().ok()?;
+    let payload = metas.payload?;
+    let v: serde_json::Value = serde_json::from_str(&payload).ok()?;
+    let m = v.get("max_seq_no")?.as_i64()?;
+    if m < 0 {
+        None
+    } else {
+        Some(m as u64)
+    }
+}
+
+fn add_meta(
+    doc: &mut TantivyDocument,
+    meta: MetaFields,
+    id: &str,
+    source: &[u8],
+    seq_no: u64,
+    version: u64,
+    routing: Option<&str>,
+) {
+    doc.add_text(meta.id, id);
+    doc.add_bytes(meta.source, source);
+    doc.add_u64(meta.seq_no, seq_no);
+    doc.add_u64(meta.version, version);
+    if let Some(r) = routing {
+        doc.add_text(meta.routing, r);
+    }
+}
+
+pub fn stored_source(doc: &TantivyDocument, meta: MetaFields) -> Vec<u8> {
+    doc.get_first(meta.source)
+        .and_then(|v| v.as_bytes().map(|b| b.to_vec()))
+        .unwrap_or_default()
+}
+
+/// Finds the live document for `id` in a searcher: (address, seq_no, version).
+pub fn lookup(s: &ShardSearcher, id: &str) -> EsResult<Option<(DocAddress, u64, u64)>> {
+    let term = Term::from_field_text(s.meta.id, id);
+    for (ord, seg) in s.searcher.segment_readers().iter().enumerate() {
+        let inv = seg.inverted_index(s.meta.id)?;
+        let Some(mut postings) = inv.read_postings(&term, IndexRecordOption::Basic)? else {
+            continue;
+        };
+        let mut doc = postings.doc();
+        while doc != TERMINATED {
+            if !seg.is_deleted(doc) {
+                let ff = seg.fast_fields();
+                let seq = ff.u64(schema::SEQ_NO)?.first(doc).unwrap_or(0);
+                let ver = ff.u64(schema::VERSION)?.first(doc).unwrap_or(1);
+                return Ok(Some((DocAddress::new(ord as u32, doc), seq, ver)));
+            }
+            doc = postings.advance();
+        }
+    }
+    Ok(None)
+}
+
+/// Applies Elasticsearch's version rules; returns the new version.
+fn check_version(
+    req: VersionReq,
+    existing: Option<Current>,
+    any: Option<Current>,
+    id: &str,
+    index_name: &str,
+    uuid: &str,
+    shard: usize,
+) -> EsResult<u64> {
+    let conflict = |reason: String| EsError::version_conflict(index_name, uuid, shard, id, reason);
+    match req {
+        VersionReq::Internal => Ok(any.map(|c| c.version + 1).unwrap_or(1)),
+        VersionReq::IfSeqNo { seq_no, primary_term } => match existing {
+            None => Err(conflict(format!(
+                "version conflict, required seqNo [{seq_no}], primary term [{primary_term}] but no document was found"
+            ))),
+            Some(c) if c.seq_no != seq_no || primary_term != PRIMARY_TERM => Err(conflict(format!(
+                "version conflict, required seqNo [{seq_no}], primary term [{primary_term}]. current document has seqNo [{}] and primary term [{PRIMARY_TERM}]",
+                c.seq_no
+            ))),
+            Some(c) => Ok(c.version + 1),
+        },
+        VersionReq::External(v) => match any {
+            Some(c) if c.version >= v => Err(conflict(format!(
+                "version conflict, current version [{}] is higher or equal to the one provided [{v}]",
+                c.version
+            ))),
+            _ => Ok(v),
+        },
+        VersionReq::ExternalGte(v) => match any {
+            Some(c) if c.version > v => Err(conflict(format!(
+                "version conflict, current version [{}] is higher than the one provided [{v}]",
+                c.version
+            ))),
+            _ => Ok(v),
+        },
+    }
+}

@@ -1,0 +1,273 @@
+"""Bucket aggregations on non-date keys: terms (size, order, min_doc_count,
+missing, include/exclude), histogram, range, filter, filters."""
+
+import math
+import re
+
+import pytest
+
+import oracle
+
+
+def aggs(es, aggs, query=None, index="accounts", **extra):
+    body = {"size": 0, "aggs": aggs, **extra}
+    if query is not None:
+        body["query"] = query
+    return es.search(index=index, body=body).body["aggregations"]
+
+
+def buckets_kc(agg):
+    return [(b["key"], b["doc_count"]) for b in agg["buckets"]]
+
+
+# ---------------------------------------------------------------------------
+# terms
+# ---------------------------------------------------------------------------
+
+def test_terms_size_and_other_count(es, accounts, corpus):
+    agg = aggs(es, {"t": {"terms": {"field": "balanceTypeName", "size": 5}}})["t"]
+    counts = oracle.counts_by(corpus.values("balanceTypeName"))
+    order = oracle.terms_order_default(counts)
+    assert buckets_kc(agg) == order[:5]
+    assert agg["sum_other_doc_count"] == sum(c for _, c in order[5:])
+    assert agg["doc_count_error_upper_bound"] == 0
+
+
+def test_terms_default_size_is_10(es, accounts, corpus):
+    agg = aggs(es, {"t": {"terms": {"field": "balanceTypeName"}}})["t"]
+    order = oracle.terms_order_default(oracle.counts_by(corpus.values("balanceTypeName")))
+    assert buckets_kc(agg) == order[:10]
+
+
+def test_terms_order_key_asc_desc(es, accounts, corpus):
+    a = aggs(es, {"asc": {"terms": {"field": "acctType", "order": {"_key": "asc"}}},
+                  "desc": {"terms": {"field": "acctType", "order": {"_key": "desc"}}}})
+    counts = oracle.counts_by(corpus.values("acctType"))
+    assert buckets_kc(a["asc"]) == sorted(counts.items())
+    assert buckets_kc(a["desc"]) == sorted(counts.items(), reverse=True)
+
+
+def test_terms_order_count_asc(es, accounts, corpus):
+    agg = aggs(es, {"t": {"terms": {"field": "balanceTypeName", "size": 7, "order": {"_count": "asc"}}}})["t"]
+    counts = oracle.counts_by(corpus.values("balanceTypeName"))
+    exp = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]))
+    assert buckets_kc(agg) == exp[:7]
+
+
+def test_terms_order_by_sub_aggregation(es, accounts, corpus):
+    agg = aggs(es, {"t": {"terms": {"field": "balanceTypeName", "size": 4, "order": {"bal": "desc"}},
+                          "aggs": {"bal": {"sum": {"field": "balance"}}}}})["t"]
+    sums = {}
+    for d in (d for _, d in corpus.docs):
+        sums.setdefault(d["balanceTypeName"], []).append(d["balance"])
+    exp = sorted(sums, key=lambda k: -oracle.fsum(sums[k]))[:4]
+    assert [b["key"] for b in agg["buckets"]] == exp
+    for b in agg["buckets"]:
+        assert b["doc_count"] == len(sums[b["key"]])
+        oracle.assert_float(b["bal"]["value"], oracle.fsum(sums[b["key"]]), b["key"],
+                            scale=oracle.fsum(abs(v) for v in sums[b["key"]]))
+
+
+def test_terms_numeric_field(es, accounts, corpus):
+    agg = aggs(es, {"t": {"terms": {"field": "status"}}})["t"]
+    counts = oracle.counts_by(corpus.values("status"))
+    assert buckets_kc(agg) == oracle.terms_order_default(counts)
+    for b in agg["buckets"]:
+        assert isinstance(b["key"], int)
+        assert "key_as_string" not in b
+
+
+def test_terms_min_doc_count_zero(es, accounts, corpus):
+    """min_doc_count 0 also returns terms of the index that match no document."""
+    agg = aggs(es, {"t": {"terms": {"field": "acctType", "min_doc_count": 0, "size": 10}}},
+               {"term": {"acctId": "A00000000000"}})["t"]
+    all_types = set(corpus.values("acctType"))
+    matched = oracle.counts_by(corpus.values("acctType", lambda d: d["acctId"] == "A00000000000"))
+    exp = oracle.terms_order_default({k: matched.get(k, 0) for k in all_types})
+    assert buckets_kc(agg) == exp
+
+
+def test_terms_min_doc_count_filters_small_buckets(es, accounts, corpus):
+    counts = oracle.counts_by(corpus.values("balanceTypeName"))
+    threshold = sorted(counts.values())[10]
+    agg = aggs(es, {"t": {"terms": {"field": "balanceTypeName", "size": 50, "min_doc_count": threshold}}})["t"]
+    exp = [(k, c) for k, c in oracle.terms_order_default(counts) if c >= threshold]
+    assert buckets_kc(agg) == exp
+
+
+def test_terms_include_exclude_regex(es, accounts, corpus):
+    agg = aggs(es, {"t": {"terms": {"field": "balanceTypeName", "size": 50,
+                                    "include": "转账.*|退款.*", "exclude": ".*冲正"}}})["t"]
+    counts = oracle.counts_by(corpus.values("balanceTypeName"))
+    keep = {k: c for k, c in counts.items()
+            if re.fullmatch("转账.*|退款.*", k) and not re.fullmatch(".*冲正", k)}
+    assert set(keep) == {"转账转入", "转账转出", "退款"}
+    assert buckets_kc(agg) == oracle.terms_order_default(keep)
+
+
+def test_terms_include_exclude_exact_values(es, accounts, corpus):
+    agg = aggs(es, {"t": {"terms": {"field": "acctType", "include": ["BASIC", "CREDIT", "ESCROW"],
+                                    "exclude": ["CREDIT"]}}})["t"]
+    counts = oracle.counts_by(corpus.values("acctType"))
+    assert buckets_kc(agg) == oracle.terms_order_default({k: counts[k] for k in ("BASIC", "ESCROW")})
+
+
+def test_terms_missing(es, sparse):
+    name, docs = sparse
+    agg = aggs(es, {"t": {"terms": {"field": "tags", "missing": "none", "size": 10}}}, index=name)["t"]
+    counts = {}
+    for _, d in docs:
+        for t in set(d.get("tags", ["none"])):
+            counts[t] = counts.get(t, 0) + 1
+    assert buckets_kc(agg) == oracle.terms_order_default(counts)
+
+
+def test_terms_on_multi_valued_field(es, sparse):
+    name, docs = sparse
+    agg = aggs(es, {"t": {"terms": {"field": "tags"}}}, index=name)["t"]
+    counts = {}
+    for _, d in docs:
+        for t in set(d.get("tags", [])):
+            counts[t] = counts.get(t, 0) + 1
+    assert buckets_kc(agg) == oracle.terms_order_default(counts)
+
+
+# ---------------------------------------------------------------------------
+# histogram
+# ---------------------------------------------------------------------------
+
+def hist_expected(values, interval, offset=0.0, min_doc_count=0, bounds=None):
+    counts = oracle.counts_by(math.floor((v - offset) / interval) * interval + offset for v in values)
+    if min_doc_count > 0:
+        return sorted((k, c) for k, c in counts.items() if c >= min_doc_count)
+    lo, hi = min(counts), max(counts)
+    if bounds:
+        lo = min(lo, math.floor((bounds[0] - offset) / interval) * interval + offset)
+        hi = max(hi, math.floor((bounds[1] - offset) / interval) * interval + offset)
+    out = []
+    k = lo
+    while k <= hi + 1e-9:
+        out.append((k, counts.get(k, 0)))
+        k += interval
+    return out
+
+
+def test_histogram_fills_empty_buckets(es, accounts, corpus):
+    q = {"range": {"balance": {"gte": 10000, "lt": 60000}}}
+    agg = aggs(es, {"h": {"histogram": {"field": "balance", "interval": 2500}}}, q)["h"]
+    vals = corpus.values("balance", lambda d: 10000 <= d["balance"] < 60000)
+    assert buckets_kc(agg) == hist_expected(vals, 2500)
+
+
+def test_histogram_min_doc_count_and_offset(es, accounts, corpus):
+    q = {"range": {"balance": {"gte": -2000, "lt": 3000}}}
+    agg = aggs(es, {"h": {"histogram": {"field": "balance", "interval": 1000, "offset": 250,
+                                        "min_doc_count": 1}}}, q)["h"]
+    vals = corpus.values("balance", lambda d: -2000 <= d["balance"] < 3000)
+    assert buckets_kc(agg) == hist_expected(vals, 1000, offset=250, min_doc_count=1)
+
+
+def test_histogram_extended_bounds(es, accounts, corpus):
+    q = {"term": {"acctId": "A00000000000"}}
+    agg = aggs(es, {"h": {"histogram": {"field": "status", "interval": 1, "min_doc_count": 0,
+                                        "extended_bounds": {"min": 0, "max": 5}}}}, q)["h"]
+    vals = corpus.values("status", lambda d: d["acctId"] == "A00000000000")
+    counts = oracle.counts_by(float(v) for v in vals)
+    assert buckets_kc(agg) == [(float(k), counts.get(float(k), 0)) for k in range(0, 6)]
+
+
+def test_histogram_with_sub_stats(es, accounts, corpus):
+    agg = aggs(es, {"h": {"histogram": {"field": "status", "interval": 2},
+                          "aggs": {"s": {"stats": {"field": "balance"}}}}})["h"]
+    assert [b["key"] for b in agg["buckets"]] == [0.0, 2.0]
+    for b in agg["buckets"]:
+        vals = corpus.values("balance", lambda d: d["status"] // 2 * 2 == b["key"])
+        exp = oracle.stats(vals)
+        assert b["doc_count"] == b["s"]["count"] == exp["count"]
+        oracle.assert_float(b["s"]["sum"], exp["sum"], "sum", scale=exp["scale"])
+        assert b["s"]["min"] == exp["min"] and b["s"]["max"] == exp["max"]
+
+
+# ---------------------------------------------------------------------------
+# range
+# ---------------------------------------------------------------------------
+
+def test_range_agg_default_keys(es, accounts, corpus):
+    ranges = [{"to": 0}, {"from": 0, "to": 1000}, {"from": 1000, "to": 10000}, {"from": 10000}]
+    agg = aggs(es, {"r": {"range": {"field": "balance", "ranges": ranges}}})["r"]
+    vals = corpus.values("balance")
+    exp = [
+        {"key": "*-0.0", "to": 0.0, "doc_count": sum(1 for v in vals if v < 0)},
+        {"key": "0.0-1000.0", "from": 0.0, "to": 1000.0, "doc_count": sum(1 for v in vals if 0 <= v < 1000)},
+        {"key": "1000.0-10000.0", "from": 1000.0, "to": 10000.0,
+         "doc_count": sum(1 for v in vals if 1000 <= v < 10000)},
+        {"key": "10000.0-*", "from": 10000.0, "doc_count": sum(1 for v in vals if v >= 10000)},
+    ]
+    assert agg["buckets"] == exp
+
+
+def test_range_agg_custom_keys_keyed_and_sub_agg(es, accounts, corpus):
+    ranges = [{"key": "low", "to": 1}, {"key": "mid", "from": 1, "to": 3}, {"key": "high", "from": 3}]
+    agg = aggs(es, {"r": {"range": {"field": "status", "ranges": ranges, "keyed": True},
+                          "aggs": {"avg": {"avg": {"field": "balance"}}}}})["r"]
+    assert list(agg["buckets"]) == ["low", "mid", "high"]
+    preds = {"low": lambda d: d["status"] < 1, "mid": lambda d: 1 <= d["status"] < 3,
+             "high": lambda d: d["status"] >= 3}
+    for k, p in preds.items():
+        vals = corpus.values("balance", p)
+        b = agg["buckets"][k]
+        assert b["doc_count"] == len(vals)
+        oracle.assert_float(b["avg"]["value"], oracle.fsum(vals) / len(vals), k,
+                            scale=oracle.fsum(abs(v) for v in vals) / len(vals))
+
+
+def test_range_agg_overlapping_ranges(es, accounts, corpus):
+    ranges = [{"from": 0, "to": 500}, {"from": 100, "to": 200}, {"from": 100, "to": 5000}]
+    agg = aggs(es, {"r": {"range": {"field": "balance", "ranges": ranges}}})["r"]
+    vals = corpus.values("balance")
+    got = [(b.get("from"), b.get("to"), b["doc_count"]) for b in agg["buckets"]]
+    exp = [(float(r["from"]), float(r["to"]), sum(1 for v in vals if r["from"] <= v < r["to"])) for r in ranges]
+    assert got == exp
+
+
+# ---------------------------------------------------------------------------
+# filter, filters
+# ---------------------------------------------------------------------------
+
+def test_filter_agg(es, accounts, corpus):
+    agg = aggs(es, {"f": {"filter": {"range": {"balance": {"lt": 0}}},
+                          "aggs": {"n": {"value_count": {"field": "balance"}},
+                                   "t": {"terms": {"field": "acctType", "size": 3}}}}},
+               {"term": {"status": 0}})["f"]
+    p = lambda d: d["status"] == 0 and d["balance"] < 0
+    n = corpus.count(p)
+    assert agg["doc_count"] == n and agg["n"]["value"] == n
+    assert buckets_kc(agg["t"]) == oracle.terms_order_default(oracle.counts_by(corpus.values("acctType", p)))[:3]
+
+
+def test_filters_agg_keyed_with_other_bucket(es, accounts, corpus):
+    agg = aggs(es, {"f": {"filters": {"other_bucket": True, "filters": {
+        "negative": {"range": {"balance": {"lt": 0}}},
+        "basic": {"term": {"acctType": "BASIC"}},
+        "refund": {"match": {"remark": "refund"}},
+    }}}})["f"]
+    b = agg["buckets"]
+    neg = lambda d: d["balance"] < 0
+    basic = lambda d: d["acctType"] == "BASIC"
+    refund = lambda d: "refund" in oracle.analyze(d["remark"])
+    assert b["negative"]["doc_count"] == corpus.count(neg)
+    assert b["basic"]["doc_count"] == corpus.count(basic)
+    assert b["refund"]["doc_count"] == corpus.count(refund)
+    assert b["_other_"]["doc_count"] == corpus.count(lambda d: not (neg(d) or basic(d) or refund(d)))
+
+
+def test_filters_agg_anonymous_list(es, accounts, corpus):
+    agg = aggs(es, {"f": {"filters": {"filters": [
+        {"term": {"status": 2}}, {"terms": {"acctType": ["VIRTUAL", "ESCROW"]}}]},
+        "aggs": {"s": {"sum": {"field": "balance"}}}}})["f"]
+    preds = [lambda d: d["status"] == 2, lambda d: d["acctType"] in ("VIRTUAL", "ESCROW")]
+    assert isinstance(agg["buckets"], list) and len(agg["buckets"]) == 2
+    for b, p in zip(agg["buckets"], preds):
+        vals = corpus.values("balance", p)
+        assert b["doc_count"] == len(vals)
+        oracle.assert_float(b["s"]["value"], oracle.fsum(vals), "sum", scale=oracle.fsum(abs(v) for v in vals))

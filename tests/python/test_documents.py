@@ -1,0 +1,124 @@
+"""Read APIs on the loaded corpus: get, exists, get_source, _mget, _count,
+_source filtering."""
+
+import pytest
+from elasticsearch import NotFoundError
+
+import oracle
+
+
+def test_get(es, accounts, corpus):
+    resp = es.get(index="accounts", id="12345").body
+    assert resp["_index"] == "accounts"
+    assert resp["_id"] == "12345"
+    assert resp["found"] is True
+    assert resp["_version"] == 1
+    assert isinstance(resp["_seq_no"], int) and resp["_primary_term"] == 1
+    assert resp["_source"] == corpus.by_id["12345"]
+
+
+def test_get_source_filtering(es, accounts, corpus):
+    d = corpus.by_id["777"]
+    resp = es.get(index="accounts", id="777", source_includes=["acctId", "bal*"]).body
+    assert resp["_source"] == {"acctId": d["acctId"], "balance": d["balance"], "balanceTypeName": d["balanceTypeName"]}
+    resp = es.get(index="accounts", id="777", source_excludes=["remark", "user*"]).body
+    assert resp["_source"] == {k: v for k, v in d.items() if k != "remark" and not k.startswith("user")}
+    resp = es.get(index="accounts", id="777", source=False).body
+    assert "_source" not in resp and resp["found"] is True
+
+
+def test_get_missing(es, accounts):
+    with pytest.raises(NotFoundError) as ei:
+        es.get(index="accounts", id="no-such-id")
+    assert ei.value.body == {"_index": "accounts", "_id": "no-such-id", "found": False}
+
+
+def test_get_missing_index(es):
+    with pytest.raises(NotFoundError) as ei:
+        es.get(index="no-such-index", id="1")
+    err = ei.value.body["error"]
+    assert err["type"] == "index_not_found_exception"
+    assert err["index"] == "no-such-index"
+    assert err["reason"] == "no such index [no-such-index]"
+
+
+def test_exists(es, accounts):
+    assert es.exists(index="accounts", id="1").body is True
+    assert es.exists(index="accounts", id="0").body is False
+    assert es.exists(index="accounts", id="1", source_includes="acctId").body is True
+    assert es.indices.exists(index="accounts").body is True
+    assert es.indices.exists(index="no-such-index").body is False
+
+
+def test_get_source(es, accounts, corpus):
+    assert es.get_source(index="accounts", id="20000").body == corpus.by_id["20000"]
+    with pytest.raises(NotFoundError):
+        es.get_source(index="accounts", id="20001x")
+
+
+def test_mget(es, accounts, corpus):
+    ids = ["3", "9999", "missing", "20000"]
+    resp = es.mget(index="accounts", ids=ids).body
+    assert [d["_id"] for d in resp["docs"]] == ids
+    for d in resp["docs"]:
+        assert d["_index"] == "accounts"
+        if d["_id"] in corpus.by_id:
+            assert d["found"] is True and d["_source"] == corpus.by_id[d["_id"]]
+            assert d["_version"] == 1
+        else:
+            assert d == {"_index": "accounts", "_id": "missing", "found": False}
+
+
+def test_mget_docs_form_with_source_filter(es, accounts, corpus):
+    resp = es.mget(docs=[{"_index": "accounts", "_id": "5", "_source": ["status"]},
+                         {"_index": "accounts", "_id": "6"},
+                         {"_index": "no-such-index", "_id": "1"}]).body
+    a, b, c = resp["docs"]
+    assert a["_source"] == {"status": corpus.by_id["5"]["status"]}
+    assert b["_source"] == corpus.by_id["6"]
+    assert c["_index"] == "no-such-index" and c["error"]["type"] == "index_not_found_exception"
+
+
+def test_count(es, accounts, corpus):
+    assert es.count(index="accounts").body["count"] == corpus.n
+    resp = es.count(index="accounts", query={"range": {"balance": {"gte": 1000}}}).body
+    assert resp["count"] == corpus.count(lambda d: d["balance"] >= 1000)
+    assert resp["_shards"]["total"] == 1 and resp["_shards"]["successful"] == 1 and resp["_shards"]["failed"] == 0
+    assert es.count(index="accounts", q="acctType:BASIC").body["count"] == \
+        corpus.count(lambda d: d["acctType"] == "BASIC")
+
+
+def test_count_missing_index(es):
+    with pytest.raises(NotFoundError) as ei:
+        es.count(index="no-such-index")
+    assert ei.value.body["error"]["type"] == "index_not_found_exception"
+
+
+def test_search_source_filtering(es, accounts, corpus):
+    resp = es.search(index="accounts", body={"size": 3, "sort": ["createdTime"],
+                                             "_source": {"includes": ["acct*"], "excludes": ["acctType"]}}).body
+    for h in resp["hits"]["hits"]:
+        assert h["_source"] == {"acctId": corpus.by_id[h["_id"]]["acctId"]}
+    resp = es.search(index="accounts", body={"size": 3, "_source": False}).body
+    assert all("_source" not in h for h in resp["hits"]["hits"])
+    resp = es.search(index="accounts", body={"size": 2, "_source": "balance"}).body
+    assert all(set(h["_source"]) == {"balance"} for h in resp["hits"]["hits"])
+
+
+def test_search_response_shape(es, accounts):
+    resp = es.search(index="accounts", body={"size": 1}).body
+    assert isinstance(resp["took"], int)
+    assert resp["timed_out"] is False
+    assert resp["_shards"] == {"total": 1, "successful": 1, "skipped": 0, "failed": 0}
+    assert set(resp["hits"]) == {"total", "max_score", "hits"}
+    h = resp["hits"]["hits"][0]
+    assert h["_index"] == "accounts" and h["_score"] == 1.0
+
+
+def test_search_missing_index(es):
+    with pytest.raises(NotFoundError) as ei:
+        es.search(index="no-such-index", body={"query": {"match_all": {}}})
+    assert ei.value.body["error"]["type"] == "index_not_found_exception"
+    # a wildcard that matches nothing is not an error
+    resp = es.search(index="no-such-index*", body={"query": {"match_all": {}}}).body
+    assert resp["hits"]["total"] == {"value": 0, "relation": "eq"}

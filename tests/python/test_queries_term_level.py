@@ -1,0 +1,120 @@
+"""Term-level queries: term, terms, range (numbers, keywords), ids, exists,
+prefix, wildcard, regexp, constant_score."""
+
+import fnmatch
+import re
+
+import pytest
+
+import oracle
+
+
+def total(es, query, index="accounts"):
+    resp = es.search(index=index, body={"size": 0, "track_total_hits": True, "query": query}).body
+    assert resp["hits"]["total"]["relation"] == "eq"
+    return resp["hits"]["total"]["value"]
+
+
+def ids(es, query, index="accounts", size=10000):
+    resp = es.search(index=index, body={"size": size, "_source": False, "query": query}).body
+    return sorted(h["_id"] for h in resp["hits"]["hits"])
+
+
+CASES = [
+    ("term keyword", {"term": {"acctType": "ESCROW"}}, lambda d: d["acctType"] == "ESCROW"),
+    ("term keyword object form", {"term": {"acctType": {"value": "VIRTUAL", "boost": 2.0}}},
+     lambda d: d["acctType"] == "VIRTUAL"),
+    ("term keyword is case-sensitive", {"term": {"acctType": "escrow"}}, lambda d: False),
+    ("term cjk keyword", {"term": {"balanceTypeName": "红包"}}, lambda d: d["balanceTypeName"] == "红包"),
+    ("term integer", {"term": {"status": 2}}, lambda d: d["status"] == 2),
+    ("term integer given as string", {"term": {"status": "3"}}, lambda d: d["status"] == 3),
+    ("term double", {"term": {"balance": 0}}, lambda d: d["balance"] == 0),
+    ("term on text matches one token", {"term": {"remark": "refund"}},
+     lambda d: "refund" in oracle.analyze(d["remark"])),
+    ("term on text is not analyzed", {"term": {"remark": "Refund"}}, lambda d: False),
+    ("term on cjk text sub-field", {"term": {"userName.analyzed": "江"}},
+     lambda d: "江" in d["userName"]),
+    ("terms keyword", {"terms": {"balanceTypeName": ["消费", "罚款", "nope"]}},
+     lambda d: d["balanceTypeName"] in ("消费", "罚款")),
+    ("terms integer", {"terms": {"status": [1, 3]}}, lambda d: d["status"] in (1, 3)),
+    ("range double", {"range": {"balance": {"gt": -100.5, "lte": 100.25}}},
+     lambda d: -100.5 < d["balance"] <= 100.25),
+    ("range double open", {"range": {"balance": {"gte": 100000}}}, lambda d: d["balance"] >= 100000),
+    ("range integer with fractional bounds", {"range": {"status": {"gt": 0.5, "lt": 2.5}}},
+     lambda d: 0.5 < d["status"] < 2.5),
+    ("range keyword", {"range": {"acctId": {"gte": "A00000100000", "lt": "A00000100500"}}},
+     lambda d: "A00000100000" <= d["acctId"] < "A00000100500"),
+    ("exists on every doc", {"exists": {"field": "balance"}}, lambda d: True),
+    ("exists unmapped", {"exists": {"field": "nope"}}, lambda d: False),
+    ("prefix keyword", {"prefix": {"acctId": "A000001999"}}, lambda d: d["acctId"].startswith("A000001999")),
+    ("prefix on text tokens", {"prefix": {"remark": "ref"}},
+     lambda d: any(t.startswith("ref") for t in oracle.analyze(d["remark"]))),
+    ("wildcard", {"wildcard": {"acctId": {"value": "A0000000*7"}}},
+     lambda d: fnmatch.fnmatchcase(d["acctId"], "A0000000*7")),
+    ("wildcard question mark", {"wildcard": {"acctId": "A0000012?00?"}},
+     lambda d: fnmatch.fnmatchcase(d["acctId"], "A0000012?00?")),
+    ("wildcard cjk", {"wildcard": {"userName": "*千米*"}}, lambda d: "千米" in d["userName"]),
+    ("regexp", {"regexp": {"acctId": "A000001[0-4][0-9]{2}00"}},
+     lambda d: re.fullmatch("A000001[0-4][0-9]{2}00", d["acctId"]) is not None),
+    ("regexp alternation", {"regexp": {"acctType": {"value": "CRED.*|ESC.+"}}},
+     lambda d: d["acctType"] in ("CREDIT", "ESCROW")),
+    ("match_all", {"match_all": {}}, lambda d: True),
+    ("match_none", {"match_none": {}}, lambda d: False),
+]
+
+
+@pytest.mark.parametrize("name,query,pred", CASES, ids=[c[0] for c in CASES])
+def test_term_level_counts(es, accounts, corpus, name, query, pred):
+    assert total(es, query) == corpus.count(pred)
+
+
+ID_CASES = [c for c in CASES if c[0] in (
+    "wildcard", "regexp", "prefix keyword", "range keyword", "wildcard question mark")]
+
+
+@pytest.mark.parametrize("name,query,pred", ID_CASES, ids=[c[0] for c in ID_CASES])
+def test_term_level_ids(es, accounts, corpus, name, query, pred):
+    exp = sorted(corpus.ids(pred))
+    assert 0 < len(exp) < 10000
+    assert ids(es, query) == exp
+
+
+def test_ids_query(es, accounts, corpus):
+    want = ["1", "17", "19999", "20000", "999999", "abc"]
+    assert ids(es, {"ids": {"values": want}}) == sorted(i for i in want if i in corpus.by_id)
+
+
+def test_exists_and_missing_on_sparse(es, sparse):
+    name, docs = sparse
+    for field in ("score", "price", "tags", "day", "note"):
+        exp = sorted(i for i, d in docs if field in d)
+        assert ids(es, {"exists": {"field": field}}, index=name) == exp
+        not_exp = sorted(i for i, d in docs if field not in d)
+        assert ids(es, {"bool": {"must_not": [{"exists": {"field": field}}]}}, index=name) == not_exp
+
+
+def test_terms_on_multi_valued(es, sparse):
+    name, docs = sparse
+    exp = sorted(i for i, d in docs if {"red", "black"} & set(d.get("tags", [])))
+    assert ids(es, {"terms": {"tags": ["red", "black"]}}, index=name) == exp
+
+
+def test_constant_score(es, accounts, corpus):
+    resp = es.search(index="accounts", body={"size": 20, "query": {
+        "constant_score": {"filter": {"term": {"balanceTypeName": "罚款"}}, "boost": 2.5}}}).body
+    n = corpus.count(lambda d: d["balanceTypeName"] == "罚款")
+    assert resp["hits"]["total"] == {"value": n, "relation": "eq"}
+    assert resp["hits"]["max_score"] == 2.5
+    assert all(h["_score"] == 2.5 for h in resp["hits"]["hits"])
+
+
+def test_filter_context_scores_zero(es, accounts):
+    resp = es.search(index="accounts", body={"size": 3, "query": {"bool": {"filter": {"term": {"status": 1}}}}}).body
+    assert resp["hits"]["max_score"] == 0.0
+    assert all(h["_score"] == 0.0 for h in resp["hits"]["hits"])
+
+
+def test_term_query_score_is_positive_and_equal(es, accounts):
+    resp = es.search(index="accounts", body={"size": 10, "query": {"term": {"acctType": "ESCROW"}}}).body
+    scores = {h["_score"] for h in resp["hits"]["hits"]}
+    assert len(scores) == 1 and scores.pop() > 0
