@@ -74,7 +74,15 @@ fn main() {
         let tokens: Vec<Value> = analyzer
             .analyze(&unescape(text))
             .into_iter()
-            .map(|t| json!([t.token, t.start_offset, t.end_offset, t.token_type, t.position]))
+            .map(|t| {
+                json!([
+                    t.token,
+                    t.start_offset,
+                    t.end_offset,
+                    t.token_type,
+                    t.position
+                ])
+            })
             .collect();
         writeln!(out, "{}", serde_json::to_string(&tokens).unwrap()).unwrap();
     }

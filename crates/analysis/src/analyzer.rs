@@ -58,7 +58,8 @@ impl Chain {
             text.len()
         } else {
             if s.maps.len() < self.char_filters.len() {
-                s.maps.resize_with(self.char_filters.len(), OffsetMap::default);
+                s.maps
+                    .resize_with(self.char_filters.len(), OffsetMap::default);
             }
             let mut current = std::mem::take(&mut s.filtered);
             let mut next = std::mem::take(&mut s.filtered_next);
@@ -83,11 +84,21 @@ impl Chain {
         }
         if !self.char_filters.is_empty() {
             let maps = &s.maps[..self.char_filters.len()];
+            // Safety net: offsets must be char boundaries of `text`, in order.
+            let clamp = |mut x: usize| {
+                x = x.min(text.len());
+                while !text.is_char_boundary(x) {
+                    x -= 1;
+                }
+                x
+            };
             for t in s.toks.as_mut_slice() {
                 for map in maps.iter().rev() {
                     t.start = map.correct(t.start);
                     t.end = map.correct(t.end);
                 }
+                t.start = clamp(t.start);
+                t.end = clamp(t.end).max(t.start);
             }
         }
     }
@@ -111,7 +122,9 @@ impl Clone for Analyzer {
 
 impl fmt::Debug for Analyzer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Analyzer").field("chain", &self.chain).finish()
+        f.debug_struct("Analyzer")
+            .field("chain", &self.chain)
+            .finish()
     }
 }
 
@@ -188,7 +201,11 @@ struct Utf16Offsets<'a> {
 
 impl<'a> Utf16Offsets<'a> {
     fn new(text: &'a str) -> Self {
-        Utf16Offsets { text, byte: 0, unit: 0 }
+        Utf16Offsets {
+            text,
+            byte: 0,
+            unit: 0,
+        }
     }
 
     fn convert(&mut self, byte: usize) -> usize {
@@ -196,7 +213,10 @@ impl<'a> Utf16Offsets<'a> {
             self.byte = 0;
             self.unit = 0;
         }
-        self.unit += self.text[self.byte..byte].chars().map(char::len_utf16).sum::<usize>();
+        self.unit += self.text[self.byte..byte]
+            .chars()
+            .map(char::len_utf16)
+            .sum::<usize>();
         self.byte = byte;
         self.unit
     }

@@ -21,6 +21,9 @@
 //! in UTF-16 units like ES) and implements tantivy's `Tokenizer` trait (byte offsets, ES
 //! positions) so the engine can wrap it in `tantivy::tokenizer::TextAnalyzer`.
 //! Errors are [`AnalysisError`]s carrying the ES error type and message.
+//!
+//! Parity is checked against Lucene 9.12 itself (the analysis library inside Elasticsearch
+//! 8.x) with the development tools in `tools/` (see `tools/README.md`).
 
 mod analyzer;
 mod char_filters;
@@ -35,3 +38,6 @@ mod unicode;
 pub use analyzer::{AnalyzedToken, Analyzer, AnalyzerTokenStream, DEFAULT_POSITION_INCREMENT_GAP};
 pub use error::AnalysisError;
 pub use registry::AnalysisRegistry;
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,9 @@ use crate::analyzer::{Analyzer, Chain, DEFAULT_POSITION_INCREMENT_GAP};
 use crate::char_filters::{CharFilter, HtmlStrip, MappingTable};
 use crate::error::{illegal, AnalysisError};
 use crate::filters::{StopWords, TokenFilter};
-use crate::settings::{as_object, expand_dotted, get_bool, get_list, get_str, get_usize, reject_path, Obj};
+use crate::settings::{
+    as_object, expand_dotted, get_bool, get_list, get_str, get_usize, reject_path, Obj,
+};
 use crate::tokenizer::{chars, standard, CharGroup, NGramTokenizer, TokenChars, Tokenizer};
 
 /// Built-in analyzers, also usable as `type` of a configured analyzer.
@@ -48,7 +50,9 @@ impl AnalysisRegistry {
         let no_params = Map::new();
         for name in BUILTIN_ANALYZERS {
             let chain = builtin_analyzer(name, name, &no_params)?;
-            inner.analyzers.insert(name.to_string(), Analyzer::new(chain));
+            inner
+                .analyzers
+                .insert(name.to_string(), Analyzer::new(chain));
         }
         inner.normalizers.insert(
             "lowercase".to_string(),
@@ -65,7 +69,9 @@ impl AnalysisRegistry {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(o)) => o,
             Some(other) => {
-                return Err(illegal(format!("analysis settings must be an object, got [{other}]")))
+                return Err(illegal(format!(
+                    "analysis settings must be an object, got [{other}]"
+                )))
             }
         };
 
@@ -103,7 +109,9 @@ impl AnalysisRegistry {
             let chain = inner.normalizer_from_def(name, def)?;
             inner.normalizers.insert(name.clone(), Analyzer::new(chain));
         }
-        Ok(AnalysisRegistry { inner: Arc::new(inner) })
+        Ok(AnalysisRegistry {
+            inner: Arc::new(inner),
+        })
     }
 
     /// The analyzer registered under `name` (custom definitions shadow built-ins).
@@ -112,7 +120,9 @@ impl AnalysisRegistry {
     pub fn analyzer(&self, name: &str) -> Result<Analyzer, AnalysisError> {
         let analyzers = &self.inner.analyzers;
         let found = match name {
-            "default" => analyzers.get("default").or_else(|| analyzers.get("standard")),
+            "default" => analyzers
+                .get("default")
+                .or_else(|| analyzers.get("standard")),
             "default_search" => analyzers
                 .get("default_search")
                 .or_else(|| analyzers.get("default"))
@@ -160,10 +170,15 @@ impl AnalysisRegistry {
                 .ok_or_else(|| illegal(format!("failed to find tokenizer under [{name}]")))?,
             Value::Object(obj) => {
                 let ty = anonymous_type("tokenizer", obj)?;
-                tokenizer_from_def(ty, obj)?
-                    .ok_or_else(|| illegal(format!("failed to find global tokenizer under [{ty}]")))?
+                tokenizer_from_def(ty, obj)?.ok_or_else(|| {
+                    illegal(format!("failed to find global tokenizer under [{ty}]"))
+                })?
             }
-            other => return Err(illegal(format!("tokenizer must be a name or an object, got [{other}]"))),
+            other => {
+                return Err(illegal(format!(
+                    "tokenizer must be a name or an object, got [{other}]"
+                )))
+            }
         };
         let filters = filters
             .iter()
@@ -173,10 +188,13 @@ impl AnalysisRegistry {
                     .ok_or_else(|| illegal(format!("failed to find filter under [{name}]"))),
                 Value::Object(obj) => {
                     let ty = anonymous_type("filter", obj)?;
-                    filter_from_def(ty, obj)?
-                        .ok_or_else(|| illegal(format!("failed to find global filter under [{ty}]")))
+                    filter_from_def(ty, obj)?.ok_or_else(|| {
+                        illegal(format!("failed to find global filter under [{ty}]"))
+                    })
                 }
-                other => Err(illegal(format!("filter must be a name or an object, got [{other}]"))),
+                other => Err(illegal(format!(
+                    "filter must be a name or an object, got [{other}]"
+                ))),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let char_filters = char_filters
@@ -191,7 +209,9 @@ impl AnalysisRegistry {
                         illegal(format!("failed to find global char_filter under [{ty}]"))
                     })
                 }
-                other => Err(illegal(format!("char_filter must be a name or an object, got [{other}]"))),
+                other => Err(illegal(format!(
+                    "char_filter must be a name or an object, got [{other}]"
+                ))),
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Analyzer::new(Chain {
@@ -205,11 +225,16 @@ impl AnalysisRegistry {
 }
 
 /// Entries of one section (`analyzer`, `filter`, ...) of the analysis settings.
-fn section<'a>(settings: &'a Obj, key: &str) -> Result<Vec<(&'a String, &'a Value)>, AnalysisError> {
+fn section<'a>(
+    settings: &'a Obj,
+    key: &str,
+) -> Result<Vec<(&'a String, &'a Value)>, AnalysisError> {
     match settings.get(key) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Object(o)) => Ok(o.iter().collect()),
-        Some(other) => Err(illegal(format!("analysis [{key}] settings must be an object, got [{other}]"))),
+        Some(other) => Err(illegal(format!(
+            "analysis [{key}] settings must be an object, got [{other}]"
+        ))),
     }
 }
 
@@ -262,13 +287,17 @@ impl Inner {
             ))),
             Some("custom") => self.custom_analyzer(name, obj),
             Some(ty) if BUILTIN_ANALYZERS.contains(&ty) => builtin_analyzer(ty, name, obj),
-            Some(ty) => Err(illegal(format!("Unknown analyzer type [{ty}] for [{name}]"))),
+            Some(ty) => Err(illegal(format!(
+                "Unknown analyzer type [{ty}] for [{name}]"
+            ))),
         }
     }
 
     fn custom_analyzer(&self, name: &str, obj: &Obj) -> Result<Chain, AnalysisError> {
         let tokenizer_name = get_str(obj, "tokenizer").ok_or_else(|| {
-            illegal(format!("Custom Analyzer [{name}] must be configured with a tokenizer"))
+            illegal(format!(
+                "Custom Analyzer [{name}] must be configured with a tokenizer"
+            ))
         })?;
         let tokenizer = self.tokenizer(tokenizer_name).ok_or_else(|| {
             illegal(format!(
@@ -289,7 +318,9 @@ impl Inner {
             .iter()
             .map(|f| {
                 self.filter(f).ok_or_else(|| {
-                    illegal(format!("Custom Analyzer [{name}] failed to find filter under name [{f}]"))
+                    illegal(format!(
+                        "Custom Analyzer [{name}] failed to find filter under name [{f}]"
+                    ))
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -310,10 +341,16 @@ impl Inner {
         let obj = as_object("normalizer", name, def)?;
         match get_str(obj, "type") {
             None | Some("custom") => {}
-            Some(ty) => return Err(illegal(format!("Unknown normalizer type [{ty}] for [{name}]"))),
+            Some(ty) => {
+                return Err(illegal(format!(
+                    "Unknown normalizer type [{ty}] for [{name}]"
+                )))
+            }
         }
         if obj.contains_key("tokenizer") {
-            return Err(illegal(format!("Custom normalizer [{name}] cannot configure a tokenizer")));
+            return Err(illegal(format!(
+                "Custom normalizer [{name}] cannot configure a tokenizer"
+            )));
         }
         let char_filters = get_list(obj, "char_filter")?
             .iter()
@@ -335,10 +372,14 @@ impl Inner {
             .iter()
             .map(|f| {
                 let found = self.filter(f).ok_or_else(|| {
-                    illegal(format!("Custom normalizer [{name}] failed to find filter under name [{f}]"))
+                    illegal(format!(
+                        "Custom normalizer [{name}] failed to find filter under name [{f}]"
+                    ))
                 })?;
                 if !found.allowed_in_normalizer() {
-                    return Err(illegal(format!("Custom normalizer [{name}] may not use filter [{f}]")));
+                    return Err(illegal(format!(
+                        "Custom normalizer [{name}] may not use filter [{f}]"
+                    )));
                 }
                 Ok(found.for_normalizer())
             })
@@ -375,19 +416,35 @@ fn builtin_analyzer(kind: &str, name: &str, params: &Obj) -> Result<Chain, Analy
             let max = max_token_length(params, standard::DEFAULT_MAX_TOKEN_LENGTH)?;
             let mut filters = vec![TokenFilter::Lowercase];
             filters.extend(stop(&[])?);
-            chain(Tokenizer::Standard { max_token_length: max }, filters)
+            chain(
+                Tokenizer::Standard {
+                    max_token_length: max,
+                },
+                filters,
+            )
         }
         "simple" => chain(Tokenizer::Letter { lowercase: true }, Vec::new()),
         "whitespace" => {
             let max = max_token_length(params, chars::DEFAULT_MAX_WORD_LEN)?;
-            chain(Tokenizer::Whitespace { max_token_length: max }, Vec::new())
+            chain(
+                Tokenizer::Whitespace {
+                    max_token_length: max,
+                },
+                Vec::new(),
+            )
         }
         "keyword" => chain(Tokenizer::Keyword, Vec::new()),
         "stop" => chain(
             Tokenizer::Letter { lowercase: true },
-            stop(&crate::filters::stopwords::ENGLISH_STOP_WORDS)?.into_iter().collect(),
+            stop(&crate::filters::stopwords::ENGLISH_STOP_WORDS)?
+                .into_iter()
+                .collect(),
         ),
-        other => return Err(illegal(format!("Unknown analyzer type [{other}] for [{name}]"))),
+        other => {
+            return Err(illegal(format!(
+                "Unknown analyzer type [{other}] for [{name}]"
+            )))
+        }
     })
 }
 
@@ -397,7 +454,9 @@ fn max_token_length(params: &Obj, default: usize) -> Result<usize, AnalysisError
         return Err(illegal("maxTokenLength must be greater than zero"));
     }
     if max > MAX_TOKEN_LENGTH_LIMIT {
-        return Err(illegal(format!("maxTokenLength may not exceed {MAX_TOKEN_LENGTH_LIMIT}")));
+        return Err(illegal(format!(
+            "maxTokenLength may not exceed {MAX_TOKEN_LENGTH_LIMIT}"
+        )));
     }
     Ok(max)
 }
@@ -450,7 +509,9 @@ fn char_group(p: &Obj) -> Result<CharGroup, AnalysisError> {
         let mut chars = entry.chars();
         match (chars.next(), chars.next()) {
             (None, _) => {
-                return Err(illegal("[tokenize_on_chars] cannot contain empty characters"));
+                return Err(illegal(
+                    "[tokenize_on_chars] cannot contain empty characters",
+                ));
             }
             (Some(c), None) => group.chars.push(c),
             (Some('\\'), Some(_)) => group.chars.push(parse_escaped_char(&entry)?),
@@ -548,7 +609,9 @@ fn filter_from_def(ty: &str, p: &Obj) -> Result<Option<TokenFilter>, AnalysisErr
             let min = get_usize(p, "min", 0)?;
             let max = get_usize(p, "max", i32::MAX as usize)?;
             if min > max {
-                return Err(illegal("maximum length must not be greater than minimum length"));
+                return Err(illegal(
+                    "maximum length must not be greater than minimum length",
+                ));
             }
             TokenFilter::Length { min, max }
         }
@@ -567,7 +630,9 @@ fn filter_from_def(ty: &str, p: &Obj) -> Result<Option<TokenFilter>, AnalysisErr
         "ngram" | "edge_ngram" => {
             let (min_gram, max_gram) = gram_sizes(p)?;
             if ty == "edge_ngram" && get_str(p, "side").is_some_and(|s| s != "front") {
-                return Err(illegal("edge_ngram side [back] is not supported; use the reverse filter"));
+                return Err(illegal(
+                    "edge_ngram side [back] is not supported; use the reverse filter",
+                ));
             }
             TokenFilter::NGram {
                 min_gram,
@@ -591,15 +656,14 @@ fn char_filter_from_def(ty: &str, p: &Obj) -> Result<Option<CharFilter>, Analysi
         }),
         "mapping" => {
             reject_path(p, "mappings_path")?;
-            let rules = match p.get("mappings") {
-                Some(Value::Array(rules)) => rules.clone(),
-                Some(Value::String(rule)) => vec![Value::String(rule.clone())],
-                _ => {
-                    return Err(illegal(
+            let rules =
+                match p.get("mappings") {
+                    Some(Value::Array(rules)) => rules.clone(),
+                    Some(Value::String(rule)) => vec![Value::String(rule.clone())],
+                    _ => return Err(illegal(
                         "mapping requires either `mappings` or `mappings_path` to be configured",
-                    ))
-                }
-            };
+                    )),
+                };
             CharFilter::Mapping(Arc::new(MappingTable::parse(&rules)?))
         }
         _ => return Ok(None),

@@ -27,16 +27,31 @@ pub(crate) fn expand_dotted(value: &Value) -> Value {
             }
             target = entry.as_object_mut().expect("just made an object");
         }
-        match (target.get_mut(last), v) {
-            (Some(Value::Object(existing)), Value::Object(new)) => {
-                existing.extend(new);
-            }
-            (_, v) => {
+        match target.get_mut(last) {
+            Some(existing) => merge(existing, v),
+            None => {
                 target.insert(last.to_string(), v);
             }
         }
     }
     Value::Object(out)
+}
+
+/// Deep-merges `new` into `existing` (objects merge key by key; anything else replaces).
+fn merge(existing: &mut Value, new: Value) {
+    match (existing, new) {
+        (Value::Object(old), Value::Object(new)) => {
+            for (key, value) in new {
+                match old.get_mut(&key) {
+                    Some(slot) => merge(slot, value),
+                    None => {
+                        old.insert(key, value);
+                    }
+                }
+            }
+        }
+        (slot, new) => *slot = new,
+    }
 }
 
 /// The object of a component definition, or an error naming it.
@@ -45,9 +60,11 @@ pub(crate) fn as_object<'a>(
     name: &str,
     value: &'a Value,
 ) -> Result<&'a Obj, AnalysisError> {
-    value
-        .as_object()
-        .ok_or_else(|| illegal(format!("{component} [{name}] must be an object, got [{value}]")))
+    value.as_object().ok_or_else(|| {
+        illegal(format!(
+            "{component} [{name}] must be an object, got [{value}]"
+        ))
+    })
 }
 
 /// A setting value as a string, as Elasticsearch flattens settings.
@@ -70,7 +87,9 @@ pub(crate) fn get_usize(obj: &Obj, key: &str, default: usize) -> Result<usize, A
         Some(v) => {
             let s = scalar_string(v).unwrap_or_else(|| v.to_string());
             s.trim().parse::<usize>().map_err(|_| {
-                illegal(format!("Failed to parse int setting [{key}] with value [{s}]"))
+                illegal(format!(
+                    "Failed to parse int setting [{key}] with value [{s}]"
+                ))
             })
         }
     }

@@ -26,12 +26,18 @@ pub(crate) fn is_digit(c: char) -> bool {
 /// non-breaking ones (U+00A0, U+2007, U+202F), plus U+0009..U+000D and U+001C..U+001F.
 #[inline]
 pub(crate) fn is_java_whitespace(c: char) -> bool {
-    match c {
-        '\u{9}'..='\u{d}' | '\u{1c}'..='\u{20}' => true,
-        '\u{1680}' | '\u{2000}'..='\u{2006}' | '\u{2008}'..='\u{200a}' => true,
-        '\u{2028}' | '\u{2029}' | '\u{205f}' | '\u{3000}' => true,
-        _ => false,
-    }
+    matches!(
+        c,
+        '\u{9}'..='\u{d}'
+            | '\u{1c}'..='\u{20}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{2006}'
+            | '\u{2008}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{205f}'
+            | '\u{3000}'
+    )
 }
 
 /// Java's `Character.toLowerCase(int)` (simple, context-free case mapping).
@@ -39,6 +45,9 @@ pub(crate) fn is_java_whitespace(c: char) -> bool {
 pub(crate) fn to_lower(c: char) -> char {
     if c.is_ascii() {
         return c.to_ascii_lowercase();
+    }
+    if is_caseless_cjk(c) {
+        return c;
     }
     // Rust's full mapping only differs from the simple one for U+0130 ("i̇"), whose simple
     // lowercase is a plain 'i': taking the first char gives exactly that.
@@ -51,6 +60,9 @@ pub(crate) fn to_upper(c: char) -> char {
     if c.is_ascii() {
         return c.to_ascii_uppercase();
     }
+    if is_caseless_cjk(c) {
+        return c;
+    }
     let mut it = c.to_uppercase();
     let first = it.next().unwrap_or(c);
     if it.next().is_none() {
@@ -59,6 +71,13 @@ pub(crate) fn to_upper(c: char) -> char {
     // Multi-char full mappings (ß → SS, ŉ → ʼN, ...): Java keeps the simple mapping, which
     // exists only for the Greek letters with ypogegrammeni/prosgegrammeni.
     simple_upper_of_special(c).unwrap_or(c)
+}
+
+/// CJK radicals, symbols, kana, ideographs, Yi and Hangul: large blocks without case
+/// mappings (or combining marks), checked first to keep CJK text on a fast path.
+#[inline]
+fn is_caseless_cjk(c: char) -> bool {
+    matches!(c as u32, 0x2E80..=0xA4CF | 0xAC00..=0xD7FF)
 }
 
 /// Simple uppercase mappings of characters whose full uppercase mapping has several chars.
@@ -194,6 +213,14 @@ pub(crate) fn is_regional_indicator(c: char) -> bool {
 pub(crate) fn is_extend(c: char) -> bool {
     if c.is_ascii() {
         return false;
+    }
+    // Fast path for ideographs, kana and Hangul syllables (none of which is a mark).
+    if matches!(c as u32, 0x3041..=0x3096 | 0x30A0..=0x30FF | 0x3400..=0x9FFF | 0xAC00..=0xD7A3) {
+        return false;
+    }
+    if matches!(c, '\u{1F3FB}'..='\u{1F3FF}') {
+        // Emoji skin tone modifiers are Word_Break=Extend.
+        return true;
     }
     matches!(
         c.general_category(),

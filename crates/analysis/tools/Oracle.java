@@ -24,7 +24,7 @@ public class Oracle {
   }
   static String esc(String s) {
     StringBuilder b = new StringBuilder();
-    for (char c : s.toCharArray()) { if (c=='"'||c=='\\') b.append('\\').append(c); else if (c < 0x20) b.append(String.format("\\u%04x",(int)c)); else b.append(c);} return b.toString();
+    for (char c : s.toCharArray()) { if (c=='"'||c=='\\') b.append('\\').append(c); else if (c=='\n') b.append("\\n"); else if (c=='\t') b.append("\\t"); else if (c=='\r') b.append("\\r"); else if (c=='\b') b.append("\\b"); else if (c=='\f') b.append("\\f"); else if (c < 0x20 || c == 0x7f) b.append(String.format("\\u%04x",(int)c)); else b.append(c);} return b.toString();
   }
   public static void main(String[] a) throws Exception {
     BufferedReader r = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

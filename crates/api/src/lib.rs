@@ -3,4 +3,14 @@
 //! their JSON bodies parsed; responses leave as `serde_json::Value` in Elasticsearch's shapes.
 
 pub mod aggs;
+pub mod cat;
+pub mod cluster;
+pub mod stats;
+pub mod docs;
+pub mod docvalues;
+pub mod indices;
+pub mod search;
+pub mod script;
+pub mod rest;
+pub mod source;
 pub mod query;

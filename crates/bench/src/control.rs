@@ -33,7 +33,9 @@ impl Counters {
     /// `self - before`, per counter (saturating).
     pub fn delta(&self, before: &Counters) -> Counters {
         Counters {
-            search_query_total: self.search_query_total.saturating_sub(before.search_query_total),
+            search_query_total: self
+                .search_query_total
+                .saturating_sub(before.search_query_total),
             indexing_index_total: self
                 .indexing_index_total
                 .saturating_sub(before.indexing_index_total),
@@ -47,6 +49,9 @@ impl Counters {
 pub struct NodeReading {
     /// `process.cpu.total_in_millis`.
     pub cpu_total_ms: Option<u64>,
+    /// `process.timestamp`: when the server took its process reading (Elasticsearch and
+    /// OpenSearch cache it for up to a second), epoch ms, the largest over nodes.
+    pub process_timestamp_ms: Option<u64>,
     /// `process.mem.resident_in_bytes` (reported by Lode; Elasticsearch and OpenSearch do not
     /// report the resident set size).
     pub rss_bytes: Option<u64>,
@@ -80,6 +85,10 @@ impl NodeReading {
         let nodes = v.get("nodes")?.as_object()?;
         let r = NodeReading {
             cpu_total_ms: sum_nodes(nodes, "/process/cpu/total_in_millis"),
+            process_timestamp_ms: nodes
+                .values()
+                .filter_map(|n| n.pointer("/process/timestamp").and_then(Value::as_u64))
+                .max(),
             rss_bytes: sum_nodes(nodes, "/process/mem/resident_in_bytes"),
             heap_used_bytes: sum_nodes(nodes, "/jvm/mem/heap_used_in_bytes"),
             store_bytes: sum_nodes(nodes, "/indices/store/size_in_bytes"),
@@ -240,6 +249,7 @@ mod tests {
                   "jvm": {"mem": {"heap_used_in_bytes": 7}}}
         }});
         let r = NodeReading::from_json(&v).unwrap();
+        assert_eq!(r.process_timestamp_ms, None);
         assert_eq!(r.cpu_total_ms, Some(150));
         assert_eq!(r.rss_bytes, Some(10));
         assert_eq!(r.heap_used_bytes, Some(7));

@@ -175,7 +175,9 @@ mod tests {
             record(&mut h, Duration::from_micros(i * i));
         }
         let d = distribution(&h);
-        assert!(d.windows(2).all(|w| w[0][0] < w[1][0] && w[0][1] <= w[1][1]));
+        assert!(d
+            .windows(2)
+            .all(|w| w[0][0] < w[1][0] && w[0][1] <= w[1][1]));
         assert_eq!(d.last().unwrap()[0], 100.0);
         assert!((d.last().unwrap()[1] - 1000.0).abs() < 1.0);
     }

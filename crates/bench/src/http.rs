@@ -301,7 +301,10 @@ mod tests {
     #[test]
     fn parses_urls() {
         let t = Target::parse("http://127.0.0.1:9200/").unwrap();
-        assert_eq!((t.host.as_str(), t.port, t.prefix.as_str()), ("127.0.0.1", 9200, ""));
+        assert_eq!(
+            (t.host.as_str(), t.port, t.prefix.as_str()),
+            ("127.0.0.1", 9200, "")
+        );
         assert!(t.is_loopback());
         let t = Target::parse("http://elastic:secret@localhost:9201/es").unwrap();
         assert_eq!(t.port, 9201);

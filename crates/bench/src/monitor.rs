@@ -66,6 +66,27 @@ impl Snapshot {
     }
 }
 
+/// Server CPU in percent of one core between two readings: over the server's own reading
+/// times where it reports them (its process figures may be up to a second old), else over
+/// `wall`. `None` when the reading did not change.
+pub fn server_cpu_percent(
+    before: &NodeReading,
+    after: &NodeReading,
+    wall: Duration,
+) -> Option<f64> {
+    let (b, a) = (before.cpu_total_ms?, after.cpu_total_ms?);
+    let span = match (before.process_timestamp_ms, after.process_timestamp_ms) {
+        (Some(x), Some(y)) if y > x => Duration::from_millis(y - x),
+        (Some(x), Some(y)) if y == x => return None,
+        _ => wall,
+    };
+    Some(cpu_percent(
+        Duration::from_millis(b),
+        Duration::from_millis(a),
+        span,
+    ))
+}
+
 /// CPU use in percent of one core between two cumulative CPU times.
 pub fn cpu_percent(cpu_before: Duration, cpu_after: Duration, wall: Duration) -> f64 {
     if wall.is_zero() {
@@ -98,7 +119,7 @@ impl ServerMonitor {
         let (stop, mut stopped) = watch::channel(false);
         let handle = tokio::spawn(async move {
             let mut samples: Vec<ResourceSample> = Vec::new();
-            let mut prev: Option<(Instant, u64)> = None;
+            let mut prev: Option<(Instant, NodeReading)> = None;
             let mut ticker = tokio::time::interval(interval);
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
@@ -114,16 +135,11 @@ impl ServerMonitor {
                     continue;
                 };
                 let now = Instant::now();
-                let cpu_pct = match (prev, reading.cpu_total_ms) {
-                    (Some((t, before)), Some(after)) => Some(cpu_percent(
-                        Duration::from_millis(before),
-                        Duration::from_millis(after),
-                        now - t,
-                    )),
-                    _ => None,
-                };
-                if let Some(c) = reading.cpu_total_ms {
-                    prev = Some((now, c));
+                let cpu_pct = prev
+                    .as_ref()
+                    .and_then(|(t, before)| server_cpu_percent(before, &reading, now - *t));
+                if cpu_pct.is_some() || prev.is_none() {
+                    prev = Some((now, reading.clone()));
                 }
                 samples.push(ResourceSample {
                     t: now.saturating_duration_since(origin).as_secs_f64(),
@@ -215,7 +231,30 @@ mod tests {
             Duration::from_secs(1),
         );
         assert!((p - 150.0).abs() < 1e-9);
-        assert_eq!(cpu_percent(Duration::ZERO, Duration::ZERO, Duration::ZERO), 0.0);
+        assert_eq!(
+            cpu_percent(Duration::ZERO, Duration::ZERO, Duration::ZERO),
+            0.0
+        );
+    }
+
+    #[test]
+    fn server_cpu_uses_the_server_reading_times() {
+        let r = |cpu, ts| NodeReading {
+            cpu_total_ms: Some(cpu),
+            process_timestamp_ms: ts,
+            ..NodeReading::default()
+        };
+        let wall = Duration::from_secs(10);
+        let p = server_cpu_percent(&r(1000, Some(5000)), &r(2000, Some(7000)), wall);
+        assert_eq!(p, Some(50.0));
+        assert_eq!(
+            server_cpu_percent(&r(1000, Some(5000)), &r(1000, Some(5000)), wall),
+            None
+        );
+        assert_eq!(
+            server_cpu_percent(&r(0, None), &r(5000, None), wall),
+            Some(50.0)
+        );
     }
 
     #[test]

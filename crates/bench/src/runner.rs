@@ -232,7 +232,10 @@ async fn worker(
             let now = Instant::now();
             if due > now {
                 tokio::time::sleep_until(due.into()).await;
-                record(&mut timer_lag, Instant::now().saturating_duration_since(due));
+                record(
+                    &mut timer_lag,
+                    Instant::now().saturating_duration_since(due),
+                );
             } else if now - due > DROP_AFTER {
                 let outcome = Err(HttpError::NotSent);
                 recorder.record(
@@ -273,5 +276,20 @@ async fn worker(
         timer_lag,
         late_sends,
         connection: conn,
+    }
+}
+
+impl PhaseResult {
+    /// Appends the kinds of a phase that ran side by side with this one (same start), e.g.
+    /// writes next to searches.
+    pub fn combine(mut self, other: PhaseResult) -> PhaseResult {
+        self.recorder.kinds.extend(other.recorder.kinds);
+        self.kinds.extend(other.kinds);
+        self.elapsed = self.elapsed.max(other.elapsed);
+        self.timer_lag.add(&other.timer_lag).expect("same bounds");
+        self.late_sends += other.late_sends;
+        self.connects += other.connects;
+        self.connections.extend(other.connections);
+        self
     }
 }

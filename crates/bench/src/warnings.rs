@@ -7,6 +7,8 @@ use crate::report::Report;
 const CLIENT_CPU_SHARE: f64 = 0.85;
 /// Runtime lag p99 above this (ms) means the client's runtime could not keep up.
 const RUNTIME_LAG_MS: f64 = 5.0;
+/// Lag percentiles need this many samples before they are trusted (one second of probing).
+const MIN_SAMPLES: u64 = 100;
 /// Client + server CPU above this share of the machine (loopback only).
 const MACHINE_SHARE: f64 = 0.90;
 
@@ -31,7 +33,10 @@ pub fn warnings(report: &Report, loopback: &[bool]) -> Vec<String> {
                 ));
             }
             let server_cpu = ph.server.as_ref().and_then(|s| s.cpu_pct);
-            if let (Some(srv), true) = (server_cpu, loopback.get(ph.target).copied().unwrap_or(false)) {
+            if let (Some(srv), true) = (
+                server_cpu,
+                loopback.get(ph.target).copied().unwrap_or(false),
+            ) {
                 let machine = 100.0 * c.cores as f64;
                 if cpu + srv >= MACHINE_SHARE * machine && cpu >= 0.2 * machine {
                     w.push(format!(
@@ -43,7 +48,8 @@ pub fn warnings(report: &Report, loopback: &[bool]) -> Vec<String> {
             }
         }
         if let Some(lag) = ph.timer_lag_p99_ms {
-            if lag > RUNTIME_LAG_MS {
+            let samples: u64 = ph.kinds.iter().map(|k| k.requests).sum();
+            if lag > RUNTIME_LAG_MS && samples >= MIN_SAMPLES {
                 w.push(format!(
                     "{label}idle connections woke up {lag:.1} ms late (p99) for their scheduled requests: \
                      the client could not keep the schedule"
@@ -79,7 +85,9 @@ pub fn warnings(report: &Report, loopback: &[bool]) -> Vec<String> {
         }
         let errors: u64 = ph.kinds.iter().map(|k| k.errors).sum::<u64>() - not_sent;
         if errors > 0 {
-            w.push(format!("{label}{errors} of {sent} requests got no response"));
+            w.push(format!(
+                "{label}{errors} of {sent} requests got no response"
+            ));
         }
         let non2xx: u64 = ph.kinds.iter().map(|k| k.non_2xx).sum();
         if non2xx > 0 {
@@ -92,10 +100,10 @@ pub fn warnings(report: &Report, loopback: &[bool]) -> Vec<String> {
             w.push(format!("{label}{items} bulk items failed"));
         }
     }
-    if c.runtime_lag_p99_ms > RUNTIME_LAG_MS {
+    if c.runtime_lag_p99_ms > RUNTIME_LAG_MS && c.runtime_lag_samples >= MIN_SAMPLES {
         w.push(format!(
-            "the client's runtime was overloaded (a 10 ms timer fired {:.1} ms late at p99): latencies \
-             include client-side delay",
+            "the client's timers fired {:.1} ms late at p99 (its threads did not get a CPU in time: the client \
+             is overloaded or competes with the server for this machine's cores): latencies include client-side delay",
             c.runtime_lag_p99_ms
         ));
     }

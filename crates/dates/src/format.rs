@@ -5,6 +5,7 @@ use std::fmt::{self, Write};
 
 use crate::epoch;
 use crate::error::DateError;
+use crate::iso_fast::{self, Fast};
 use crate::named::{self, EpochUnit, Named};
 use crate::pattern;
 use crate::token_parse::parse_all;
@@ -32,6 +33,8 @@ enum Single {
         /// Tried in order; the first whose fields resolve wins.
         parsers: Vec<Vec<Tok>>,
         printer: Vec<Tok>,
+        /// Try the hand-written `strict_date_optional_time` parser first.
+        fast_iso: bool,
     },
 }
 
@@ -39,13 +42,22 @@ impl Single {
     fn compile(part: &str) -> Result<Single, DateError> {
         Ok(match named::lookup(part) {
             Some(Named::Epoch(unit)) => Single::Epoch(unit),
-            Some(Named::Tokens { parsers, printer }) => Single::Tokens { parsers, printer },
+            Some(Named::Tokens {
+                parsers,
+                printer,
+                fast_iso,
+            }) => Single::Tokens {
+                parsers,
+                printer,
+                fast_iso,
+            },
             None => {
                 let toks = pattern::compile(part)
                     .map_err(|msg| DateError::new(format!("Invalid format: [{part}]: {msg}")))?;
                 Single::Tokens {
                     parsers: vec![toks.clone()],
                     printer: toks,
+                    fast_iso: false,
                 }
             }
         })
@@ -55,9 +67,20 @@ impl Single {
     fn parse(&self, input: &str, tz: &Tz, round_up: bool) -> Option<Millis> {
         match self {
             Single::Epoch(unit) => epoch::parse(input, *unit, round_up),
-            Single::Tokens { parsers, .. } => parsers
-                .iter()
-                .find_map(|toks| parse_all(toks, input)?.resolve(tz, round_up)),
+            Single::Tokens {
+                parsers, fast_iso, ..
+            } => {
+                if *fast_iso {
+                    match iso_fast::classify(input) {
+                        Fast::Parsed(parsed) => return parsed.resolve(tz, round_up),
+                        Fast::Rejected => return None,
+                        Fast::Unknown => {}
+                    }
+                }
+                parsers
+                    .iter()
+                    .find_map(|toks| parse_all(toks, input)?.resolve(tz, round_up))
+            }
         }
     }
 
@@ -132,7 +155,8 @@ impl DateFormat {
     /// Parses a JSON value: strings as dates; numbers through their string
     /// form (so `epoch_millis` accepts them and `yyyy-MM-dd` rejects them,
     /// while a four-digit number is a year for `strict_date_optional_time`,
-    /// as in ES).
+    /// as in ES). `null`, booleans, arrays and objects are errors; skipping
+    /// `null` (or applying `null_value`) is up to the caller.
     pub fn parse_json(&self, v: &serde_json::Value, tz: &Tz) -> Result<Millis, DateError> {
         match v {
             serde_json::Value::String(s) => self.parse_millis(s, tz),

@@ -14,6 +14,19 @@
 //! * [`parse_time_value`] — ES time values (`30s`, `1d`, `500ms`).
 //!
 //! All instants are [`Millis`]: milliseconds since the Unix epoch, UTC.
+//!
+//! ```
+//! use lode_dates::{calendar_floor, parse_date_math, CalendarUnit, DateFormat, Tz};
+//!
+//! let format = DateFormat::default_es();
+//! let tz = Tz::parse("+08:00").unwrap();
+//! let ms = format.parse_millis("2021-12-27", &tz).unwrap();
+//! assert_eq!(ms, 1_640_534_400_000);
+//! assert_eq!(format.format_millis(ms, &tz), "2021-12-27T00:00:00.000+08:00");
+//! assert_eq!(calendar_floor(ms + 5_000, CalendarUnit::Day, &tz), ms);
+//! let end = parse_date_math("2021-12-27||/d", 0, &format, &tz, true).unwrap();
+//! assert_eq!(end, ms + 86_400_000 - 1);
+//! ```
 
 mod calendar;
 mod civil;
@@ -21,6 +34,7 @@ mod epoch;
 mod error;
 mod fields;
 mod format;
+mod iso_fast;
 mod math;
 mod named;
 mod pattern;

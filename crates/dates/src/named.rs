@@ -2,7 +2,7 @@
 //! built after ES's `DateFormatters` definitions.
 
 use crate::tokens::build::{frac, lit, num, opt, year, zone};
-use crate::tokens::{link_adjacent, Field, Sign, Tok};
+use crate::tokens::{finish, Field, Sign, Tok};
 
 /// Which epoch a format counts in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +18,8 @@ pub(crate) enum Named {
     Tokens {
         parsers: Vec<Vec<Tok>>,
         printer: Vec<Tok>,
+        /// `strict_date_optional_time`: try `iso_fast` first.
+        fast_iso: bool,
     },
 }
 
@@ -93,6 +95,7 @@ fn one(parser: Vec<Tok>, printer: Vec<Tok>) -> Named {
     Named::Tokens {
         parsers: vec![parser],
         printer,
+        fast_iso: false,
     }
 }
 
@@ -116,7 +119,11 @@ fn strict_date_optional_time() -> Named {
         strict_year_month_day(),
         vec![opt(vec![t(), time, opt(vec![zone()])])],
     ]);
-    one(parser, date_optional_time_printer())
+    Named::Tokens {
+        parsers: vec![parser],
+        printer: date_optional_time_printer(),
+        fast_iso: true,
+    }
 }
 
 fn strict_date_optional_time_nanos() -> Named {
@@ -369,6 +376,7 @@ pub(crate) fn lookup(name: &str) -> Option<Named> {
                 ],
             ],
             printer: ymd(),
+            fast_iso: false,
         },
         "strict_year_month_day" => one(strict_year_month_day(), ymd()),
         "year_month" => Named::Tokens {
@@ -377,6 +385,7 @@ pub(crate) fn lookup(name: &str) -> Option<Named> {
                 vec![year(1, 10, Sign::Normal), lit("-"), n12(Month)],
             ],
             printer: vec![y4(), lit("-"), n2(Month)],
+            fast_iso: false,
         },
         "strict_year_month" => {
             let toks = vec![y4(), lit("-"), n2(Month)];
@@ -390,10 +399,15 @@ pub(crate) fn lookup(name: &str) -> Option<Named> {
         Named::Tokens {
             mut parsers,
             mut printer,
+            fast_iso,
         } => {
-            parsers.iter_mut().for_each(|p| link_adjacent(p));
-            link_adjacent(&mut printer);
-            Named::Tokens { parsers, printer }
+            parsers.iter_mut().for_each(|p| finish(p));
+            finish(&mut printer);
+            Named::Tokens {
+                parsers,
+                printer,
+                fast_iso,
+            }
         }
         epoch => epoch,
     })

@@ -2,7 +2,7 @@
 //! into tokens.
 
 use crate::tokens::build::{num, year};
-use crate::tokens::{link_adjacent, Field, OffsetStyle, Sign, Tok};
+use crate::tokens::{finish, Field, OffsetStyle, Sign, Tok};
 
 /// Compiles a pattern; the error is the `java.time` style message.
 pub(crate) fn compile(pattern: &str) -> Result<Vec<Tok>, String> {
@@ -89,7 +89,7 @@ pub(crate) fn compile(pattern: &str) -> Result<Vec<Tok>, String> {
         );
     }
     let mut toks = stack.pop().expect("stack never empty");
-    link_adjacent(&mut toks);
+    finish(&mut toks);
     Ok(toks)
 }
 
@@ -219,10 +219,11 @@ mod tests {
     fn compiles_literals_and_fields() {
         let toks = compile("yyyy-MM-dd'T'HH:mm").unwrap();
         assert_eq!(toks.len(), 9);
-        assert_eq!(toks[1], lit("-"));
-        assert_eq!(toks[5], lit("T"));
+        assert_eq!(toks[1], Tok::Char(b'-'));
+        assert_eq!(toks[5], Tok::Char(b'T'));
         assert_eq!(compile("'o''clock'").unwrap(), vec![lit("o'clock")]);
-        assert_eq!(compile("HH''mm").unwrap()[1], lit("'"));
+        assert_eq!(compile("HH''mm").unwrap()[1], Tok::Char(b'\''));
+        assert_eq!(compile("HH 'h'").unwrap()[1], lit(" h"));
     }
 
     #[test]

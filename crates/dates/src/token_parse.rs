@@ -3,7 +3,7 @@
 
 use std::str::FromStr;
 
-use crate::fields::{Parsed, ParsedZone};
+use crate::fields::{Parsed, ParsedZone, Slot};
 use crate::tokens::{Field, Sign, Tok};
 
 pub(crate) const MONTHS: [&str; 12] = [
@@ -48,6 +48,7 @@ fn parse_seq(toks: &[Tok], s: &[u8], mut pos: usize, p: &mut Parsed) -> Option<u
 
 fn parse_tok(tok: &Tok, s: &[u8], pos: usize, p: &mut Parsed) -> Option<usize> {
     match tok {
+        Tok::Char(byte) => (s.get(pos) == Some(byte)).then_some(pos + 1),
         Tok::Lit(text) => s[pos..]
             .starts_with(text.as_bytes())
             .then_some(pos + text.len()),
@@ -63,7 +64,7 @@ fn parse_tok(tok: &Tok, s: &[u8], pos: usize, p: &mut Parsed) -> Option<usize> {
             if s.get(pos + 2).is_some_and(u8::is_ascii_digit) {
                 return None;
             }
-            p.year = Some(2000 + v as i64);
+            p.set_year(2000 + v as i64);
             Some(pos + 2)
         }
         Tok::Fraction { min, max, .. } => {
@@ -78,17 +79,17 @@ fn parse_tok(tok: &Tok, s: &[u8], pos: usize, p: &mut Parsed) -> Option<usize> {
             for _ in run..9 {
                 nanos *= 10;
             }
-            p.nanos = Some(nanos);
+            p.set(Slot::Nanos, nanos);
             Some(pos + run)
         }
         Tok::MonthName { .. } => {
             let (idx, len) = match_name(s, pos, &MONTHS)?;
-            p.month = Some(idx as u32 + 1);
+            p.set(Slot::Month, idx as u32 + 1);
             Some(pos + len)
         }
         Tok::DayName { .. } => {
             let (idx, len) = match_name(s, pos, &DAYS)?;
-            p.weekday = Some(idx as u32 + 1);
+            p.set(Slot::Weekday, idx as u32 + 1);
             Some(pos + len)
         }
         Tok::AmPm => {
@@ -100,25 +101,25 @@ fn parse_tok(tok: &Tok, s: &[u8], pos: usize, p: &mut Parsed) -> Option<usize> {
             } else {
                 return None;
             };
-            p.pm = Some(pm);
+            p.set(Slot::Pm, pm as u32);
             Some(pos + 2)
         }
         Tok::Offset { zone_ids, .. } => {
             let (zone, end) = parse_zone(s, pos, *zone_ids)?;
-            p.zone = Some(zone);
+            p.set_zone(zone);
             Some(end)
         }
         Tok::ZoneId | Tok::ZoneName => {
             let (zone, end) = parse_zone(s, pos, true)?;
-            p.zone = Some(zone);
+            p.set_zone(zone);
             Some(end)
         }
         Tok::Optional(inner) => {
-            let saved = *p;
+            let mark = p.mark();
             match parse_seq(inner, s, pos, p) {
                 Some(end) => Some(end),
                 None => {
-                    *p = saved;
+                    p.reset(mark);
                     Some(pos)
                 }
             }
@@ -194,26 +195,25 @@ fn parse_num(
     let end = i + take;
     if field == Field::Year {
         let v = value as i64;
-        p.year = Some(if minus { -v } else { v });
+        p.set_year(if minus { -v } else { v });
         return Some(end);
     }
     if minus {
         return None;
     }
-    let v = u32::try_from(value).ok()?;
     let slot = match field {
         Field::Year => unreachable!("handled above"),
-        Field::Month => &mut p.month,
-        Field::Day => &mut p.day,
-        Field::DayOfYear => &mut p.day_of_year,
-        Field::Hour => &mut p.hour,
-        Field::ClockHour => &mut p.clock_hour,
-        Field::HourOfAmPm => &mut p.hour_of_ampm,
-        Field::ClockHourOfAmPm => &mut p.clock_hour_of_ampm,
-        Field::Minute => &mut p.minute,
-        Field::Second => &mut p.second,
+        Field::Month => Slot::Month,
+        Field::Day => Slot::Day,
+        Field::DayOfYear => Slot::DayOfYear,
+        Field::Hour => Slot::Hour,
+        Field::ClockHour => Slot::ClockHour,
+        Field::HourOfAmPm => Slot::HourOfAmPm,
+        Field::ClockHourOfAmPm => Slot::ClockHourOfAmPm,
+        Field::Minute => Slot::Minute,
+        Field::Second => Slot::Second,
     };
-    *slot = Some(v);
+    p.set(slot, u32::try_from(value).ok()?);
     Some(end)
 }
 
@@ -296,7 +296,7 @@ fn parse_zone_id(s: &[u8], pos: usize) -> Option<(ParsedZone, usize)> {
 mod tests {
     use super::*;
     use crate::tokens::build::*;
-    use crate::tokens::link_adjacent;
+    use crate::tokens::finish;
 
     #[test]
     fn offsets_in_every_style() {
@@ -343,18 +343,21 @@ mod tests {
             num(Field::Month, 2, 2),
             num(Field::Day, 2, 2),
         ];
-        link_adjacent(&mut toks);
+        finish(&mut toks);
         let p = parse_all(&toks, "20211227").unwrap();
-        assert_eq!((p.year, p.month, p.day), (Some(2021), Some(12), Some(27)));
+        assert_eq!(
+            (p.year(), p.get(Slot::Month), p.get(Slot::Day)),
+            (Some(2021), Some(12), Some(27))
+        );
         assert!(parse_all(&toks, "2021127").is_none());
     }
 
     #[test]
     fn exceeds_pad_sign_rules() {
         let toks = vec![year(4, 10, Sign::ExceedsPad)];
-        assert_eq!(parse_all(&toks, "2021").unwrap().year, Some(2021));
-        assert_eq!(parse_all(&toks, "+12021").unwrap().year, Some(12021));
-        assert_eq!(parse_all(&toks, "-0044").unwrap().year, Some(-44));
+        assert_eq!(parse_all(&toks, "2021").unwrap().year(), Some(2021));
+        assert_eq!(parse_all(&toks, "+12021").unwrap().year(), Some(12021));
+        assert_eq!(parse_all(&toks, "-0044").unwrap().year(), Some(-44));
         assert!(parse_all(&toks, "12021").is_none());
         assert!(parse_all(&toks, "+2021").is_none());
         assert!(parse_all(&toks, "202").is_none());
@@ -368,17 +371,23 @@ mod tests {
             lit(":x"),
         ];
         let p = parse_all(&toks, "10:x").unwrap();
-        assert_eq!((p.hour, p.minute), (Some(10), None));
+        assert_eq!((p.get(Slot::Hour), p.get(Slot::Minute)), (Some(10), None));
         let p = parse_all(&toks, "10:30:x").unwrap();
-        assert_eq!((p.hour, p.minute), (Some(10), Some(30)));
+        assert_eq!(
+            (p.get(Slot::Hour), p.get(Slot::Minute)),
+            (Some(10), Some(30))
+        );
     }
 
     #[test]
     fn fractions_scale_to_nanos() {
         let toks = vec![frac(1, 9)];
-        assert_eq!(parse_all(&toks, "5").unwrap().nanos, Some(500_000_000));
         assert_eq!(
-            parse_all(&toks, "123456789").unwrap().nanos,
+            parse_all(&toks, "5").unwrap().get(Slot::Nanos),
+            Some(500_000_000)
+        );
+        assert_eq!(
+            parse_all(&toks, "123456789").unwrap().get(Slot::Nanos),
             Some(123_456_789)
         );
         assert!(parse_all(&toks, "1234567890").is_none());
@@ -393,9 +402,15 @@ mod tests {
             Tok::MonthName { full: false },
         ];
         let p = parse_all(&toks, "Mon Dec").unwrap();
-        assert_eq!((p.weekday, p.month), (Some(1), Some(12)));
+        assert_eq!(
+            (p.get(Slot::Weekday), p.get(Slot::Month)),
+            (Some(1), Some(12))
+        );
         let p = parse_all(&toks, "monday DECEMBER").unwrap();
-        assert_eq!((p.weekday, p.month), (Some(1), Some(12)));
+        assert_eq!(
+            (p.get(Slot::Weekday), p.get(Slot::Month)),
+            (Some(1), Some(12))
+        );
         assert!(parse_all(&toks, "Mo Dec").is_none());
     }
 }

@@ -41,6 +41,7 @@ fn print_tok(tok: &Tok, at: &Instant<'_>, out: &mut String) {
     let l = &at.local;
     match tok {
         Tok::Lit(text) => out.push_str(text),
+        Tok::Char(byte) => out.push(char::from(*byte)),
         Tok::Num {
             field, min, sign, ..
         } => {
@@ -62,9 +63,7 @@ fn print_tok(tok: &Tok, at: &Instant<'_>, out: &mut String) {
             };
             print_number(value, *min as usize, *sign, out);
         }
-        Tok::YearTwoDigits => {
-            let _ = write!(out, "{:02}", l.year.rem_euclid(100));
-        }
+        Tok::YearTwoDigits => push_padded(l.year.rem_euclid(100) as u64, 2, out),
         Tok::Fraction { width, .. } => {
             let mut nanos = l.milli * 1_000_000;
             for _ in 0..(*width).min(9) {
@@ -105,7 +104,26 @@ fn print_number(value: i64, min: usize, sign: Sign, out: &mut String) {
     } else if sign == Sign::ExceedsPad && abs >= 10u64.saturating_pow(min as u32) {
         out.push('+');
     }
-    let _ = write!(out, "{abs:0min$}");
+    push_padded(abs, min, out);
+}
+
+/// Appends `value` in decimal, left-padded with zeros to `width` digits.
+fn push_padded(value: u64, width: usize, out: &mut String) {
+    let mut buf = [b'0'; 20];
+    let mut i = buf.len();
+    let mut v = value;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let start = i.min(buf.len().saturating_sub(width));
+    for &b in &buf[start..] {
+        out.push(char::from(b));
+    }
 }
 
 fn print_offset(secs: i32, style: OffsetStyle, out: &mut String) {
@@ -121,19 +139,19 @@ fn print_offset(secs: i32, style: OffsetStyle, out: &mut String) {
     let abs = secs.unsigned_abs();
     let (h, m, s) = (abs / 3600, abs / 60 % 60, abs % 60);
     out.push(if secs < 0 { '-' } else { '+' });
-    let _ = write!(out, "{h:02}");
+    push_padded(h.into(), 2, out);
     if style.minutes_if_nonzero && m == 0 && s == 0 {
         return;
     }
     if style.colon {
         out.push(':');
     }
-    let _ = write!(out, "{m:02}");
+    push_padded(m.into(), 2, out);
     if s != 0 {
         if style.colon {
             out.push(':');
         }
-        let _ = write!(out, "{s:02}");
+        push_padded(s.into(), 2, out);
     }
 }
 
@@ -182,6 +200,8 @@ mod tests {
         print_number(2021, 4, Sign::ExceedsPad, &mut out);
         print_number(12021, 4, Sign::ExceedsPad, &mut out);
         print_number(-44, 4, Sign::ExceedsPad, &mut out);
-        assert_eq!(out, "072021+12021-0044");
+        print_number(0, 1, Sign::Normal, &mut out);
+        print_number(i64::MIN, 1, Sign::Normal, &mut out);
+        assert_eq!(out, "072021+12021-00440-9223372036854775808");
     }
 }

@@ -59,6 +59,8 @@ impl OffsetStyle {
 pub(crate) enum Tok {
     /// Text that must appear verbatim (case-sensitive).
     Lit(String),
+    /// A one-byte literal (`-`, `:`, `T`): the common case, without `memcmp`.
+    Char(u8),
     /// A number of `min..=max` digits. `reserve` counts the digits that the
     /// following adjacent fixed-width fields need (`yyyyMMdd`).
     Num {
@@ -101,9 +103,18 @@ impl Tok {
     }
 }
 
-/// Sets `reserve` on variable-width numbers that are directly followed by
-/// fixed-width numbers, so that `yyyyMMdd` leaves four digits for `MMdd`.
-pub(crate) fn link_adjacent(toks: &mut [Tok]) {
+/// Final pass over compiled tokens: turns one-byte literals into
+/// [`Tok::Char`] and sets `reserve` on variable-width numbers that are
+/// directly followed by fixed-width numbers, so that `yyyyMMdd` leaves four
+/// digits for `MMdd`.
+pub(crate) fn finish(toks: &mut [Tok]) {
+    for tok in toks.iter_mut() {
+        if let Tok::Lit(text) = tok {
+            if let &[byte] = text.as_bytes() {
+                *tok = Tok::Char(byte);
+            }
+        }
+    }
     for i in 0..toks.len() {
         let following: u32 = toks[i + 1..]
             .iter()
@@ -114,7 +125,7 @@ pub(crate) fn link_adjacent(toks: &mut [Tok]) {
             Tok::Num {
                 min, max, reserve, ..
             } if min != max => *reserve = following.min(u8::MAX as u32) as u8,
-            Tok::Optional(inner) => link_adjacent(inner),
+            Tok::Optional(inner) => finish(inner),
             _ => {}
         }
     }
@@ -179,8 +190,9 @@ mod tests {
             lit("T"),
             num(Field::Hour, 1, 2),
         ];
-        link_adjacent(&mut toks);
+        finish(&mut toks);
         assert!(matches!(toks[0], Tok::Num { reserve: 4, .. }));
         assert!(matches!(toks[4], Tok::Num { reserve: 0, .. }));
+        assert_eq!(toks[3], Tok::Char(b'T'));
     }
 }

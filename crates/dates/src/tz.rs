@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{FixedOffset, Offset, TimeZone};
+use chrono::{FixedOffset, LocalResult, Offset, TimeZone};
 
 use crate::civil::{MS_PER_DAY, MS_PER_SECOND};
 use crate::error::DateError;
@@ -91,21 +91,7 @@ impl Tz {
     pub fn from_local_preferring(&self, local: i64, preferred: Option<i64>) -> Millis {
         match self {
             Tz::Fixed(o) => local - o.local_minus_utc() as i64 * MS_PER_SECOND,
-            Tz::Named(tz) => {
-                // Offsets never exceed ±18h, so the offsets a day before and
-                // after bracket any single transition near `local`.
-                let before = named_offset_millis(tz, local - MS_PER_DAY);
-                let after = named_offset_millis(tz, local + MS_PER_DAY);
-                let before_ok = named_offset_millis(tz, local - before) == before;
-                let after_ok = named_offset_millis(tz, local - after) == after;
-                match (before_ok, after_ok) {
-                    (true, true) if preferred == Some(after) => local - after,
-                    (true, _) => local - before,
-                    (false, true) => local - after,
-                    // Gap: read the local time with the offset before the gap.
-                    (false, false) => local - before,
-                }
-            }
+            Tz::Named(tz) => named_from_local(tz, local, preferred),
         }
     }
 }
@@ -134,6 +120,28 @@ impl fmt::Display for Tz {
 
 fn fixed_seconds(secs: i32) -> Tz {
     Tz::Fixed(FixedOffset::east_opt(secs).expect("offset validated to ±18h"))
+}
+
+fn named_from_local(tz: &chrono_tz::Tz, local: i64, preferred: Option<i64>) -> Millis {
+    let Some(naive) = chrono::DateTime::from_timestamp_millis(local).map(|d| d.naive_utc()) else {
+        return local;
+    };
+    let offset_of = |dt: &chrono::DateTime<chrono_tz::Tz>| {
+        dt.offset().fix().local_minus_utc() as i64 * MS_PER_SECOND
+    };
+    match tz.from_local_datetime(&naive) {
+        LocalResult::Single(dt) => local - offset_of(&dt),
+        LocalResult::Ambiguous(earliest, latest) => {
+            if preferred == Some(offset_of(&latest)) {
+                local - offset_of(&latest)
+            } else {
+                local - offset_of(&earliest)
+            }
+        }
+        // A gap: read the local time with the offset in force before it.
+        // Offsets never exceed ±18h, so a day earlier is before the gap.
+        LocalResult::None => local - named_offset_millis(tz, local - MS_PER_DAY),
+    }
 }
 
 fn named_offset_millis(tz: &chrono_tz::Tz, utc: Millis) -> i64 {

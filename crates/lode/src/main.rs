@@ -1,1 +1,83 @@
-fn main() {}
+//! `lode`: one binary. `lode serve` runs an Elasticsearch-compatible node; `lode bench` is
+//! the built-in benchmark suite.
+
+mod config;
+
+use clap::{Parser, Subcommand};
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "lode", version, about = "An Elasticsearch-compatible search engine on tantivy")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start a node (settings as Elasticsearch names them: -E http.port=9200 -E path.data=./data).
+    Serve {
+        /// A setting, `name=value` (repeatable), as `elasticsearch -E` takes it.
+        #[arg(short = 'E', value_name = "SETTING=VALUE")]
+        settings: Vec<String>,
+        /// An optional YAML settings file (default: ./lode.yml when present).
+        #[arg(long)]
+        config: Option<std::path::PathBuf>,
+    },
+    /// Benchmark any Elasticsearch-compatible URL.
+    Bench(lode_bench::BenchArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { settings, config } => serve(settings, config),
+        Command::Bench(args) => lode_bench::run(args),
+    }
+}
+
+fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> anyhow::Result<()> {
+    let cfg = config::Settings::load(config_file.as_deref(), &overrides)?;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LODE_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&cfg.log_level));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let node = lode_engine::Node::open(&cfg.path_data).map_err(|e| anyhow::anyhow!("cannot open data path {}: {e}", cfg.path_data.display()))?;
+    node.start_background();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind((cfg.network_host.as_str(), cfg.http_port)).await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(lode_http::AppState {
+            node: node.clone(),
+            info: lode_api::cluster::NodeInfo {
+                node_name: cfg.node_name.clone(),
+                cluster_name: cfg.cluster_name.clone(),
+                http_address: addr.to_string(),
+                started: std::time::Instant::now(),
+            },
+            max_content_length: cfg.max_content_length,
+        });
+        let app = lode_http::app(state);
+        println!(
+            "lode ready: http://{addr} (node {}, cluster {}, data {})",
+            cfg.node_name,
+            cfg.cluster_name,
+            cfg.path_data.display()
+        );
+        use std::io::Write;
+        std::io::stdout().flush().ok();
+        axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+        tracing::info!("shutting down: flushing indices");
+        let n = node.clone();
+        tokio::task::spawn_blocking(move || n.shutdown()).await?;
+        anyhow::Ok(())
+    })
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        _ = term.recv() => {},
+    }
+}

@@ -1,6 +1,7 @@
 //! The `html_strip` char filter, modelled on Lucene's `HTMLStripCharFilter`:
-//! - tags are removed; block-level tags (`<p>`, `<div>`, `<br>`, `<li>`, `<td>`, ...) and
-//!   whole `<script>`/`<style>` elements become a newline;
+//! - inline tags (`<b>`, `<a>`, `<span>`, `<img>`, ...) are removed; every other tag
+//!   (`<p>`, `<div>`, `<br>`, unknown ones, ...) and whole `<script>`/`<style>` elements
+//!   become a newline;
 //! - comments, processing instructions and `<!DOCTYPE ...>` are removed; CDATA content is kept;
 //! - HTML 4 named entities, `&apos;` and numeric references are decoded;
 //! - tags listed in `escaped_tags` are left as they are.
@@ -8,14 +9,12 @@
 use super::html_entities::ENTITIES;
 use super::OffsetMap;
 
-/// Lucene's list of block-level elements, replaced by a newline.
-const BLOCK_LEVEL: [&str; 37] = [
-    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset",
-    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
-    "hgroup", "hr", "li", "noscript", "ol", "output", "p", "pre", "section", "table", "tbody",
-    "td", "tfoot", "th", "thead", "tr",
+/// Lucene's inline elements: their tags are removed without a trace.
+const INLINE: [&str; 31] = [
+    "a", "abbr", "acronym", "b", "basefont", "bdo", "big", "cite", "code", "dfn", "em", "font",
+    "i", "img", "input", "kbd", "label", "q", "s", "samp", "select", "small", "span", "strike",
+    "strong", "sub", "sup", "textarea", "tt", "u", "var",
 ];
-const BLOCK_LEVEL_EXTRA: [&str; 2] = ["ul", "video"];
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HtmlStrip {
@@ -23,8 +22,8 @@ pub(crate) struct HtmlStrip {
     pub escaped_tags: Vec<String>,
 }
 
-fn is_block_level(name: &str) -> bool {
-    BLOCK_LEVEL.contains(&name) || BLOCK_LEVEL_EXTRA.contains(&name)
+fn is_inline(name: &str) -> bool {
+    INLINE.contains(&name)
 }
 
 fn find_ci(haystack: &str, from: usize, needle: &str) -> Option<usize> {
@@ -67,40 +66,57 @@ impl HtmlStrip {
             }
             // '<'
             if rest.starts_with("<!--") {
-                let end = input[i + 4..].find("-->").map_or(input.len(), |p| i + 4 + p + 3);
+                let end = input[i + 4..]
+                    .find("-->")
+                    .map_or(input.len(), |p| i + 4 + p + 3);
                 replace(out, map, "", end);
                 i = end;
             } else if rest.starts_with("<![CDATA[") {
                 map.add(out.len(), i + 9);
-                let content_end = input[i + 9..].find("]]>").map_or(input.len(), |p| i + 9 + p);
+                let content_end = input[i + 9..]
+                    .find("]]>")
+                    .map_or(input.len(), |p| i + 9 + p);
                 out.push_str(&input[i + 9..content_end]);
                 let end = (content_end + 3).min(input.len());
                 replace(out, map, "", end);
                 i = end;
             } else if rest.starts_with("<?") {
-                let end = input[i + 2..].find("?>").map_or(input.len(), |p| i + 2 + p + 2);
+                let end = input[i + 2..]
+                    .find("?>")
+                    .map_or(input.len(), |p| i + 2 + p + 2);
                 replace(out, map, "", end);
                 i = end;
             } else if rest.starts_with("<!") {
-                let end = input[i + 2..].find('>').map_or(input.len(), |p| i + 2 + p + 1);
+                let end = input[i + 2..]
+                    .find('>')
+                    .map_or(input.len(), |p| i + 2 + p + 1);
                 replace(out, map, "", end);
                 i = end;
             } else if let Some(tag) = parse_tag(input, i) {
                 let name = tag.name.to_ascii_lowercase();
-                if self.escaped_tags.iter().any(|t| *t == name) {
+                if self.escaped_tags.contains(&name) {
                     out.push_str(&input[i..tag.end]);
                 } else if !tag.closing && (name == "script" || name == "style") {
                     let close = format!("</{name}");
                     let end = find_ci(input, tag.end, &close)
                         .map(|p| input[p..].find('>').map_or(input.len(), |q| p + q + 1))
                         .unwrap_or(input.len());
-                    replace(out, map, "\n", end);
+                    // An unterminated script/style swallows the rest of the input.
+                    let with = if end == input.len() && !input.ends_with('>') {
+                        ""
+                    } else {
+                        "\n"
+                    };
+                    replace(out, map, with, end);
                     i = end;
                     continue;
-                } else if is_block_level(&name) {
-                    replace(out, map, "\n", tag.end);
-                } else {
+                } else if tag.end == input.len() && !tag.terminated {
+                    // `<name` cut off by the end of input is dropped.
                     replace(out, map, "", tag.end);
+                } else if is_inline(&name) {
+                    replace(out, map, "", tag.end);
+                } else {
+                    replace(out, map, "\n", tag.end);
                 }
                 i = tag.end;
             } else {
@@ -114,47 +130,96 @@ impl HtmlStrip {
 struct Tag<'a> {
     name: &'a str,
     closing: bool,
-    /// Byte offset just after the tag (after `>`, or the end of input if unterminated).
+    /// Whether the tag ends with `>` (otherwise it is a bare `<name` at the end of input).
+    terminated: bool,
+    /// Byte offset just after the tag.
     end: usize,
 }
 
-/// Parses `<name ...>` / `</name>` at `start`; `None` when this `<` does not open a tag.
+/// Parses `<name attr=value ...>` / `</name>` at `start`; `None` when this `<` does not
+/// open a well-formed tag (it is then kept as text, as Lucene does).
 fn parse_tag(input: &str, start: usize) -> Option<Tag<'_>> {
     let bytes = input.as_bytes();
+    let at = |j: usize| bytes.get(j).copied();
+    let is_space = |b: u8| b.is_ascii_whitespace();
     let mut j = start + 1;
-    let closing = bytes.get(j) == Some(&b'/');
+    let closing = at(j) == Some(b'/');
     if closing {
         j += 1;
     }
-    while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+    while at(j).is_some_and(is_space) {
         j += 1;
     }
-    if !bytes.get(j).is_some_and(u8::is_ascii_alphabetic) {
+    if !at(j).is_some_and(|b| b.is_ascii_alphabetic()) {
         return None;
     }
     let name_start = j;
-    while j < bytes.len()
-        && (bytes[j].is_ascii_alphanumeric() || matches!(bytes[j], b':' | b'_' | b'-' | b'.'))
+    while at(j).is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'_' | b'-' | b'.'))
     {
         j += 1;
     }
     let name = &input[name_start..j];
-    // Attributes: skip to the closing '>' outside quotes.
-    let mut quote = None;
-    while j < bytes.len() {
-        let b = bytes[j];
-        match quote {
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None if b == b'"' || b == b'\'' => quote = Some(b),
-            None if b == b'>' => {
-                return Some(Tag { name, closing, end: j + 1 });
-            }
-            None => {}
+    let done = |end: usize| {
+        Some(Tag {
+            name,
+            closing,
+            terminated: true,
+            end,
+        })
+    };
+    match at(j) {
+        None => {
+            return Some(Tag {
+                name,
+                closing,
+                terminated: false,
+                end: input.len(),
+            })
         }
-        j += 1;
+        Some(b'>') => return done(j + 1),
+        Some(b'/') if at(j + 1) == Some(b'>') => return done(j + 2),
+        Some(b) if is_space(b) => {}
+        Some(_) => return None,
     }
-    Some(Tag { name, closing, end: input.len() })
+    // Attributes.
+    loop {
+        while at(j).is_some_and(is_space) {
+            j += 1;
+        }
+        match at(j)? {
+            b'>' => return done(j + 1),
+            b'/' if at(j + 1) == Some(b'>') => return done(j + 2),
+            b'/' | b'=' | b'"' | b'\'' | b'<' => return None,
+            _ => {}
+        }
+        while at(j).is_some_and(|b| !is_space(b) && !matches!(b, b'>' | b'/' | b'=' | b'<')) {
+            j += 1;
+        }
+        let mut k = j;
+        while at(k).is_some_and(is_space) {
+            k += 1;
+        }
+        if at(k) != Some(b'=') {
+            continue;
+        }
+        k += 1;
+        while at(k).is_some_and(is_space) {
+            k += 1;
+        }
+        match at(k)? {
+            q @ (b'"' | b'\'') => {
+                let close = input[k + 1..].find(q as char)?;
+                j = k + 1 + close + 1;
+            }
+            b'>' => return None,
+            _ => {
+                j = k;
+                while at(j).is_some_and(|b| !is_space(b) && b != b'>') {
+                    j += 1;
+                }
+            }
+        }
+    }
 }
 
 /// Decodes `&name;`, `&#123;` or `&#x7B;` at the start of `s`: (char, byte length).
@@ -168,11 +233,22 @@ fn decode_entity(s: &str) -> Option<(char, usize)> {
         };
         char::from_u32(code)?
     } else {
-        let i = ENTITIES.binary_search_by(|(name, _)| (*name).cmp(body)).ok()?;
-        match ENTITIES[i].1 {
-            // Lucene decodes `&nbsp;` to a plain space.
-            '\u{a0}' => ' ',
-            c => c,
+        match body {
+            // The only upper-case spellings Lucene accepts.
+            "AMP" => '&',
+            "COPY" => '\u{a9}',
+            "GT" => '>',
+            "LT" => '<',
+            "QUOT" => '"',
+            "REG" => '\u{ae}',
+            // Lucene decodes `&nbsp;` (but not `&#160;`) to a plain space.
+            "nbsp" => ' ',
+            _ => {
+                let i = ENTITIES
+                    .binary_search_by(|(name, _)| (*name).cmp(body))
+                    .ok()?;
+                ENTITIES[i].1
+            }
         }
     };
     Some((c, semi + 1))
@@ -192,7 +268,10 @@ mod tests {
     #[test]
     fn strips_like_lucene() {
         // Expected values produced by Lucene 9.12's HTMLStripCharFilter.
-        assert_eq!(strip("<p>I&apos;m so <b>happy</b>!</p>"), "\nI'm so happy!\n");
+        assert_eq!(
+            strip("<p>I&apos;m so <b>happy</b>!</p>"),
+            "\nI'm so happy!\n"
+        );
         assert_eq!(
             strip("<div>x</div><span>y</span><li>z</li><h1>t</h1><td>u</td><table>v</table>"),
             "\nx\ny\nz\n\nt\n\nu\n\nv\n"
@@ -202,14 +281,29 @@ mod tests {
             "ab\nc\nd & <e>  f AB é &bogus; "
         );
         assert_eq!(strip("a < b and c > d, 1<2"), "a  d, 1<2");
-        assert_eq!(strip("<![CDATA[cd<x>]]> e<?pi x?>f<!DOCTYPE html>g"), "cd<x> efg");
+        assert_eq!(strip("a < p and c > d"), "a \n d");
+        assert_eq!(strip("x<unknown-tag a=1>y</unknown-tag>z"), "x\ny\nz");
+        assert_eq!(
+            strip("5 < 6 and 7 > 3, x<y, a <b c"),
+            "5 < 6 and 7 > 3, x<y, a <b c"
+        );
+        assert_eq!(
+            strip("&AMP; &Amp; &amp &lt &nbsp;x&#160;y"),
+            "& &Amp; &amp &lt  x\u{a0}y"
+        );
+        assert_eq!(
+            strip("<![CDATA[cd<x>]]> e<?pi x?>f<!DOCTYPE html>g"),
+            "cd<x> efg"
+        );
     }
 
     #[test]
     fn escaped_tags_are_kept() {
         let mut out = String::new();
         let mut map = OffsetMap::default();
-        let h = HtmlStrip { escaped_tags: vec!["b".into()] };
+        let h = HtmlStrip {
+            escaped_tags: vec!["b".into()],
+        };
         h.apply("<p>I'm so <b>happy</b>!</p>", &mut out, &mut map);
         assert_eq!(out, "\nI'm so <b>happy</b>!\n");
     }

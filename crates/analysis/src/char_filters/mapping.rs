@@ -33,7 +33,7 @@ impl MappingTable {
             let rules = table.by_first.entry(first).or_default();
             rules.retain(|(k, _)| *k != key);
             rules.push((key, value));
-            rules.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+            rules.sort_by_key(|rule| std::cmp::Reverse(rule.0.len()));
         }
         Ok(table)
     }
@@ -42,13 +42,21 @@ impl MappingTable {
         let mut i = 0;
         while let Some(c) = input[i..].chars().next() {
             let hit = self.by_first.get(&c).and_then(|rules| {
-                rules.iter().find(|(k, _)| input[i..].starts_with(k.as_str()))
+                rules
+                    .iter()
+                    .find(|(k, _)| input[i..].starts_with(k.as_str()))
             });
             match hit {
                 Some((key, value)) => {
+                    let out_start = out.len();
                     out.push_str(value);
                     i += key.len();
-                    if key.len() != value.len() {
+                    if key != value {
+                        // Offsets inside the replacement map to the end of the key, so a
+                        // token never starts or ends in the middle of the original text.
+                        for (b, _) in value.char_indices().skip(1) {
+                            map.add(out_start + b, i);
+                        }
                         map.add(out.len(), i);
                     }
                 }
@@ -100,13 +108,29 @@ mod tests {
 
     #[test]
     fn longest_key_wins_and_offsets_map_back() {
-        let table = MappingTable::parse(&[json!("ph => f"), json!("p => b"), json!(":) => _happy_")]).unwrap();
+        let table =
+            MappingTable::parse(&[json!("ph => f"), json!("p => b"), json!(":) => _happy_")])
+                .unwrap();
         let mut out = String::new();
         let mut map = OffsetMap::default();
         table.apply("phone pop :)", &mut out, &mut map);
         assert_eq!(out, "fone bob _happy_");
         assert_eq!(map.correct(1), 2); // after "f" = after "ph"
         assert_eq!(map.correct(4), 5);
+    }
+
+    #[test]
+    fn longer_and_multibyte_replacements_map_inside_to_key_end() {
+        let table = MappingTable::parse(&[json!("& => and or"), json!("ü => ue")]).unwrap();
+        let mut out = String::new();
+        let mut map = OffsetMap::default();
+        table.apply("x&yü", &mut out, &mut map);
+        assert_eq!(out, "xand oryue");
+        assert_eq!(map.correct(1), 1); // start of "and"
+        assert_eq!(map.correct(4), 2); // inside the replacement: end of "&"
+        assert_eq!(map.correct(8), 3); // "y" ends at 3
+        assert_eq!(map.correct(9), 5); // inside "ue": end of "ü" (2 bytes)
+        assert_eq!(map.correct(10), 5);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Char filters rewrite the text before tokenization and record how to map offsets in the
 //! rewritten text back to the original (Lucene's `BaseCharFilter` offset corrections).
 
+#[rustfmt::skip]
 mod html_entities;
 mod html_strip;
 mod mapping;

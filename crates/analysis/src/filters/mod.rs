@@ -19,16 +19,33 @@ pub(crate) use stopwords::StopWords;
 pub(crate) enum TokenFilter {
     Lowercase,
     Uppercase,
-    AsciiFolding { preserve_original: bool },
-    Stop { words: Arc<StopWords>, remove_trailing: bool },
+    AsciiFolding {
+        preserve_original: bool,
+    },
+    Stop {
+        words: Arc<StopWords>,
+        remove_trailing: bool,
+    },
     /// Keeps tokens whose UTF-16 length is within `min..=max`.
-    Length { min: usize, max: usize },
+    Length {
+        min: usize,
+        max: usize,
+    },
     Trim,
-    Unique { only_on_same_position: bool },
+    Unique {
+        only_on_same_position: bool,
+    },
     /// Cuts tokens to `length` UTF-16 units.
-    Truncate { length: usize },
+    Truncate {
+        length: usize,
+    },
     Reverse,
-    NGram { min_gram: usize, max_gram: usize, preserve_original: bool, edge: bool },
+    NGram {
+        min_gram: usize,
+        max_gram: usize,
+        preserve_original: bool,
+        edge: bool,
+    },
 }
 
 /// Reusable buffers a filter may need.
@@ -55,7 +72,9 @@ impl TokenFilter {
     /// The form used inside a normalizer, which must emit exactly one token.
     pub(crate) fn for_normalizer(&self) -> TokenFilter {
         match self {
-            TokenFilter::AsciiFolding { .. } => TokenFilter::AsciiFolding { preserve_original: false },
+            TokenFilter::AsciiFolding { .. } => TokenFilter::AsciiFolding {
+                preserve_original: false,
+            },
             other => other.clone(),
         }
     }
@@ -67,7 +86,7 @@ impl TokenFilter {
                     if t.text.is_ascii() {
                         t.text.make_ascii_lowercase();
                     } else {
-                        rewrite(t, scratch.text, |src, dst| push_lower(src, dst));
+                        rewrite(t, scratch.text, push_lower);
                     }
                 }
             }
@@ -76,11 +95,13 @@ impl TokenFilter {
                     if t.text.is_ascii() {
                         t.text.make_ascii_uppercase();
                     } else {
-                        rewrite(t, scratch.text, |src, dst| push_upper(src, dst));
+                        rewrite(t, scratch.text, push_upper);
                     }
                 }
             }
-            TokenFilter::AsciiFolding { preserve_original: false } => {
+            TokenFilter::AsciiFolding {
+                preserve_original: false,
+            } => {
                 for t in toks.as_mut_slice() {
                     if !t.text.is_ascii() {
                         rewrite(t, scratch.text, |src, dst| {
@@ -89,7 +110,9 @@ impl TokenFilter {
                     }
                 }
             }
-            TokenFilter::AsciiFolding { preserve_original: true } => {
+            TokenFilter::AsciiFolding {
+                preserve_original: true,
+            } => {
                 if toks.as_slice().iter().all(|t| t.text.is_ascii()) {
                     return;
                 }
@@ -108,12 +131,18 @@ impl TokenFilter {
                 }
                 std::mem::swap(toks, out);
             }
-            TokenFilter::Stop { words, remove_trailing } => {
+            TokenFilter::Stop {
+                words,
+                remove_trailing,
+            } => {
                 if words.is_empty() {
                     return;
                 }
                 let keep_last = !remove_trailing
-                    && toks.as_slice().last().is_some_and(|t| t.end >= scratch.input_len);
+                    && toks
+                        .as_slice()
+                        .last()
+                        .is_some_and(|t| t.end >= scratch.input_len);
                 let last = toks.len().wrapping_sub(1);
                 let mut index = 0;
                 let text = &mut *scratch.text;
@@ -139,7 +168,9 @@ impl TokenFilter {
                     }
                 }
             }
-            TokenFilter::Unique { only_on_same_position } => {
+            TokenFilter::Unique {
+                only_on_same_position,
+            } => {
                 let mut seen: HashSet<String> = HashSet::new();
                 toks.retain(false, |t| {
                     if *only_on_same_position && t.pos_inc > 0 {
@@ -166,9 +197,19 @@ impl TokenFilter {
                     rewrite(t, scratch.text, |src, dst| dst.extend(src.chars().rev()));
                 }
             }
-            TokenFilter::NGram { min_gram, max_gram, preserve_original, edge } => {
-                ngrams(toks, scratch.spare, *min_gram, *max_gram, *preserve_original, *edge)
-            }
+            TokenFilter::NGram {
+                min_gram,
+                max_gram,
+                preserve_original,
+                edge,
+            } => ngrams(
+                toks,
+                scratch.spare,
+                *min_gram,
+                *max_gram,
+                *preserve_original,
+                *edge,
+            ),
         }
     }
 }
@@ -222,7 +263,8 @@ fn ngrams(
                     break;
                 }
                 let slot = out.next_slot();
-                slot.text.push_str(&t.text[bounds[from]..bounds[from + len]]);
+                slot.text
+                    .push_str(&t.text[bounds[from]..bounds[from + len]]);
                 slot.start = t.start;
                 slot.end = t.end;
                 slot.kind = t.kind;

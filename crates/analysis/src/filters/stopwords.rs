@@ -17,12 +17,42 @@ pub(crate) const ENGLISH_STOP_WORDS: [&str; 33] = [
 /// Named lists Elasticsearch knows but Lode does not ship; naming one is an error rather
 /// than a silently different result.
 const UNSUPPORTED_NAMED_LISTS: [&str; 36] = [
-    "_arabic_", "_armenian_", "_basque_", "_bengali_", "_brazilian_", "_bulgarian_",
-    "_catalan_", "_cjk_", "_czech_", "_danish_", "_dutch_", "_estonian_", "_finnish_",
-    "_french_", "_galician_", "_german_", "_greek_", "_hindi_", "_hungarian_", "_indonesian_",
-    "_irish_", "_italian_", "_latvian_", "_lithuanian_", "_norwegian_", "_persian_",
-    "_portuguese_", "_romanian_", "_russian_", "_serbian_", "_sorani_", "_spanish_",
-    "_swedish_", "_thai_", "_turkish_", "_ukrainian_",
+    "_arabic_",
+    "_armenian_",
+    "_basque_",
+    "_bengali_",
+    "_brazilian_",
+    "_bulgarian_",
+    "_catalan_",
+    "_cjk_",
+    "_czech_",
+    "_danish_",
+    "_dutch_",
+    "_estonian_",
+    "_finnish_",
+    "_french_",
+    "_galician_",
+    "_german_",
+    "_greek_",
+    "_hindi_",
+    "_hungarian_",
+    "_indonesian_",
+    "_irish_",
+    "_italian_",
+    "_latvian_",
+    "_lithuanian_",
+    "_norwegian_",
+    "_persian_",
+    "_portuguese_",
+    "_romanian_",
+    "_russian_",
+    "_serbian_",
+    "_sorani_",
+    "_spanish_",
+    "_swedish_",
+    "_thai_",
+    "_turkish_",
+    "_ukrainian_",
 ];
 
 /// A stop word set; with `ignore_case` the words are stored lowercased.
@@ -33,7 +63,10 @@ pub(crate) struct StopWords {
 }
 
 impl StopWords {
-    pub(crate) fn from_words<'a>(words: impl IntoIterator<Item = &'a str>, ignore_case: bool) -> Self {
+    pub(crate) fn from_words<'a>(
+        words: impl IntoIterator<Item = &'a str>,
+        ignore_case: bool,
+    ) -> Self {
         let words = words
             .into_iter()
             .map(|w| {
@@ -57,7 +90,9 @@ impl StopWords {
         ignore_case: bool,
     ) -> Result<Self, AnalysisError> {
         let entries: Vec<&str> = match value {
-            None | Some(Value::Null) => return Ok(Self::from_words(default.iter().copied(), ignore_case)),
+            None | Some(Value::Null) => {
+                return Ok(Self::from_words(default.iter().copied(), ignore_case))
+            }
             Some(Value::String(s)) if s == "_none_" => return Ok(Self::default()),
             Some(Value::String(s)) => vec![s.as_str()],
             Some(Value::Array(items)) => items

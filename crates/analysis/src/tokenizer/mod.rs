@@ -22,7 +22,10 @@ pub(crate) enum Tokenizer {
     /// The whole input as one token (`keyword`).
     Keyword,
     /// Splits on configured character classes (`char_group`).
-    CharGroup { group: CharGroup, max_token_length: usize },
+    CharGroup {
+        group: CharGroup,
+        max_token_length: usize,
+    },
     /// `ngram` / `edge_ngram`.
     NGram(NGramTokenizer),
 }
@@ -33,14 +36,25 @@ impl Tokenizer {
             Tokenizer::Standard { max_token_length } => {
                 standard::tokenize(text, *max_token_length, out)
             }
-            Tokenizer::Letter { lowercase } => {
-                chars::tokenize(text, chars::DEFAULT_MAX_WORD_LEN, *lowercase, is_letter, out)
-            }
-            Tokenizer::Whitespace { max_token_length } => {
-                chars::tokenize(text, *max_token_length, false, |c| !is_java_whitespace(c), out)
-            }
+            Tokenizer::Letter { lowercase } => chars::tokenize(
+                text,
+                chars::DEFAULT_MAX_WORD_LEN,
+                *lowercase,
+                is_letter,
+                out,
+            ),
+            Tokenizer::Whitespace { max_token_length } => chars::tokenize(
+                text,
+                *max_token_length,
+                false,
+                |c| !is_java_whitespace(c),
+                out,
+            ),
             Tokenizer::Keyword => out.push(text, 0, text.len(), 1, TokenType::Word),
-            Tokenizer::CharGroup { group, max_token_length } => chars::tokenize(
+            Tokenizer::CharGroup {
+                group,
+                max_token_length,
+            } => chars::tokenize(
                 text,
                 *max_token_length,
                 false,

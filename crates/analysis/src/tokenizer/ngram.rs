@@ -61,7 +61,14 @@ impl NGramTokenizer {
         }
     }
 
-    fn grams(&self, text: &str, start: usize, end: usize, bounds: &mut Vec<usize>, out: &mut TokList) {
+    fn grams(
+        &self,
+        text: &str,
+        start: usize,
+        end: usize,
+        bounds: &mut Vec<usize>,
+        out: &mut TokList,
+    ) {
         bounds.clear();
         bounds.extend(text[start..end].char_indices().map(|(i, _)| start + i));
         bounds.push(end);

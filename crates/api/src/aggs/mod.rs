@@ -1,1 +1,102 @@
-//! Aggregations.
+//! Aggregations: Elasticsearch's `aggs` on top of tantivy's aggregation module.
+//!
+//! # Overview
+//!
+//! A search's `aggs` go through the same pipeline as the rest of a search:
+//!
+//! 1. **Parse** ([`parse_aggs`], `request`): the JSON becomes a typed tree ([`AggsRequest`]),
+//!    with Elasticsearch's parse-time validation and messages. No mapping, no tantivy.
+//! 2. **Plan** (`plan`): per index, the tree is resolved against the mapping (field types,
+//!    formats, date math, text/doc-values errors) and translated into a tantivy aggregation
+//!    request. What tantivy lacks is *translated*, not re-implemented: computed columns
+//!    (`sources`) map documents to bucket indices for `filter(s)`, `missing`, `range`/
+//!    `date_range` and calendar `date_histogram` buckets (`rounding`), and tantivy's own
+//!    `range`/`histogram` machinery runs over them, sub-aggregations included.
+//! 3. **Execute** (`exec`): each shard is collected with a `DistributedAggregationCollector`
+//!    and cut to `shard_size`; the shards merge with `merge_fruits` and become final results.
+//!    `global` runs its own collection over all documents; `top_hits` re-queries its bucket
+//!    (`top_hits`).
+//! 4. **Render** (`render`): the final results become Elasticsearch's response objects,
+//!    completing Elasticsearch's reduce (compound bucket orders, `size` cuts with
+//!    `sum_other_doc_count`, terms error bounds, `key_as_string`, keyed buckets, typed keys,
+//!    `search.max_buckets`).
+//!
+//! Field names are tantivy field names: the dotted Elasticsearch path of each mapped leaf.
+
+mod dsl;
+mod exec;
+mod format;
+mod plan;
+mod render;
+mod request;
+mod rounding;
+mod sources;
+mod top_hits;
+
+#[cfg(test)]
+mod tests;
+
+pub use request::{parse_aggs, AggsRequest, DEFAULT_MAX_BUCKETS};
+
+use crate::query::QueryContext;
+use exec::Exec;
+use lode_engine::shard::ShardSearcher;
+use lode_engine::EsResult;
+use plan::Plan;
+use render::{Renderer, Scope};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Runs the aggregations over the matching documents of every shard of one index and returns the
+/// ES `aggregations` response object. `query` is the planned search query (already a tantivy query),
+/// `ctx` gives mapping/schema/analysis/now (see crates/api/src/query/mod.rs QueryContext).
+pub fn run_aggs(
+    req: &AggsRequest,
+    ctx: &QueryContext,
+    shards: &[ShardSearcher],
+    query: &dyn tantivy::query::Query,
+    typed_keys: bool,
+) -> EsResult<Value> {
+    run_aggs_for_index(req, ctx, "", shards, query, typed_keys)
+}
+
+/// [`run_aggs`], naming the index in `top_hits` hits (`_index`).
+pub fn run_aggs_for_index(
+    req: &AggsRequest,
+    ctx: &QueryContext,
+    index_name: &str,
+    shards: &[ShardSearcher],
+    query: &dyn tantivy::query::Query,
+    typed_keys: bool,
+) -> EsResult<Value> {
+    let plan = Plan::new(req, ctx)?;
+    let mut exec = Exec {
+        ctx,
+        index_name,
+        shards,
+        query,
+        plan: &plan,
+        max_buckets: req.max_buckets,
+        terms_info: HashMap::new(),
+    };
+    let results = exec.collect_main()?;
+    let mut renderer = Renderer {
+        exec: &exec,
+        typed_keys,
+        max_buckets: req.max_buckets,
+        buckets: 0,
+    };
+    let out = renderer.render_level(&plan.roots, &results, &Scope::default(), true)?;
+    Ok(Value::Object(out))
+}
+
+/// Milliseconds of a fixed-length calendar unit, for composite `date_histogram` sources.
+pub(crate) fn composite_calendar_millis(unit: lode_dates::CalendarUnit) -> Option<f64> {
+    use lode_dates::CalendarUnit::*;
+    match unit {
+        Minute => Some(rounding::MS_PER_MINUTE as f64),
+        Hour => Some(rounding::MS_PER_HOUR as f64),
+        Day => Some(rounding::MS_PER_DAY as f64),
+        _ => None,
+    }
+}

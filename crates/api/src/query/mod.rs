@@ -1,5 +1,48 @@
 //! The Query DSL: `parse` turns Elasticsearch query JSON into a typed `Query` (no tantivy
 //! types), `plan` turns a `Query` into a tantivy query against one index's mapping.
+//!
+//! - `parse`: JSON → [`Query`], with Elasticsearch's parsing errors.
+//! - `query_string`: the `query_string` (Lucene classic) and `simple_query_string` syntaxes,
+//!   parsed into trees that `plan` expands over the mapping.
+//! - `plan`: [`Query`] → `Box<dyn tantivy::query::Query>` ([`build_query`]): field
+//!   resolution, analysis, value conversion, date math, ES scoring and bool semantics.
+//! - `msm`, `values`, `patterns`, `boosting`: `minimum_should_match`, value conversion,
+//!   wildcard/regexp translation, and the `boosting` query tantivy lacks.
+//! - `stats`: [`FieldStatistics`], BM25 statistics per field as Lucene computes them; search
+//!   with it (`Searcher::search_with_statistics_provider`) for Elasticsearch's scores.
+//!
+//! Supported queries: match_all, match_none, term, terms, range, match, match_phrase,
+//! match_phrase_prefix, match_bool_prefix, multi_match (all types; cross_fields without
+//! blended IDF), combined_fields, bool, ids, exists, prefix, wildcard, regexp, fuzzy,
+//! constant_score, dis_max, boosting, query_string, simple_query_string, nested (on the
+//! flattened fields) and wrapper.
+
+// `EsError` is the workspace-wide error type; its size is a deliberate trade-off.
+#![allow(clippy::result_large_err)]
+
+mod boosting;
+mod function_score;
+mod msm;
+mod parse;
+mod patterns;
+mod plan;
+mod query_string;
+mod stats;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+pub use msm::min_should_match;
+pub use parse::{
+    parse_fuzziness, parse_query, BoostMode, DecayShape, FunctionKind, FunctionScoreQuery, Modifier, ScoreFunction,
+    ScoreMode, BoolQuery, FieldBoost, Fuzziness, FuzzyQuery, MatchQuery,
+    MultiMatchQuery, MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery,
+    RangeQuery, TermQuery, TermsLookup, TermsQuery, ZeroTerms,
+};
+pub use plan::{build_filter, build_query};
+pub use query_string::{Occur, QsNode, QsTerm};
+pub use stats::FieldStatistics;
 
 use lode_analysis::AnalysisRegistry;
 use lode_engine::mapping::Mapping;
@@ -15,4 +58,73 @@ pub struct QueryContext<'a> {
     /// "now" for date math, fixed once per request.
     pub now_millis: i64,
     pub max_terms_count: usize,
+}
+
+/// Whether `q` matches every document (scores aside): `match_all`, and compounds that only
+/// wrap match-all clauses (an empty `bool`, a `bool` of match-all must/filter clauses,
+/// `constant_score` of match-all).
+pub fn is_match_all(q: &Query) -> bool {
+    match q {
+        Query::MatchAll { .. } => true,
+        Query::ConstantScore { filter, .. } => is_match_all(filter),
+        Query::Bool(b) => {
+            b.must_not.is_empty()
+                && b.minimum_should_match.is_none()
+                && b.must.iter().chain(&b.filter).all(is_match_all)
+                && (b.should.is_empty()
+                    || !b.must.is_empty()
+                    || !b.filter.is_empty()
+                    || b.should.iter().any(is_match_all))
+        }
+        Query::Nested { query, .. } => is_match_all(query),
+        Query::QueryString(qs) | Query::SimpleQueryString(qs) => {
+            matches!(qs.tree, QsNode::MatchAll { .. })
+        }
+        _ => false,
+    }
+}
+
+/// Whether `q` uses date math relative to `now`, or is otherwise not repeatable (an unseeded
+/// `random_score`): such results must not be cached across requests. Conservative: any
+/// range bound or query-string range mentioning `now` counts.
+pub fn uses_now(q: &Query) -> bool {
+    let mentions_now = |v: &Option<serde_json::Value>| {
+        v.as_ref()
+            .and_then(|v| v.as_str())
+            .is_some_and(|s| s.contains("now"))
+    };
+    match q {
+        Query::Range(r) => mentions_now(&r.from) || mentions_now(&r.to),
+        Query::Term(t) => t.value.as_str().is_some_and(|s| s.starts_with("now")),
+        Query::Terms(t) => t
+            .values
+            .iter()
+            .any(|v| v.as_str().is_some_and(|s| s.starts_with("now"))),
+        Query::Match(m) | Query::MatchBoolPrefix(m) => {
+            m.query.as_str().is_some_and(|s| s.starts_with("now"))
+        }
+        Query::Bool(b) => b
+            .must
+            .iter()
+            .chain(&b.filter)
+            .chain(&b.should)
+            .chain(&b.must_not)
+            .any(uses_now),
+        Query::ConstantScore { filter, .. } => uses_now(filter),
+        Query::DisMax { queries, .. } => queries.iter().any(uses_now),
+        Query::Boosting {
+            positive, negative, ..
+        } => uses_now(positive) || uses_now(negative),
+        Query::Nested { query, .. } => uses_now(query),
+        Query::FunctionScore(f) => {
+            uses_now(&f.query)
+                || f.functions.iter().any(|func| {
+                    func.filter.as_ref().is_some_and(uses_now)
+                        || matches!(&func.kind, FunctionKind::Decay { origin: None, .. })
+                        || matches!(&func.kind, FunctionKind::RandomScore { seed: None })
+                })
+        }
+        Query::QueryString(qs) | Query::SimpleQueryString(qs) => qs.tree.uses_now(),
+        _ => false,
+    }
 }

@@ -19,7 +19,11 @@ pre{background:#f7f7f7;padding:8px;font-size:12px;overflow:auto}.muted{color:#77
 
 fn target_label(report: &Report, i: usize) -> String {
     let t = &report.targets[i];
-    let who = t.server.clone().unwrap_or_else(|| t.url.clone());
+    let host = t.url.split("://").nth(1).unwrap_or(&t.url);
+    let who = match &t.server {
+        Some(s) => format!("{s} @ {host}"),
+        None => host.to_string(),
+    };
     if report.targets.len() > 1 {
         format!("{} {}", ["A", "B"].get(i).unwrap_or(&"?"), who)
     } else {
@@ -64,8 +68,7 @@ fn summary_table(report: &Report) -> String {
                 "<td>{}</td><td>{}</td><td>{}</td></tr>",
                 cpu.map_or("-".into(), |c| format!("{c:.0}%")),
                 mem.unwrap_or_else(|| "-".into()),
-                ph.client_cpu_pct
-                    .map_or("-".into(), |c| format!("{c:.0}%"))
+                ph.client_cpu_pct.map_or("-".into(), |c| format!("{c:.0}%"))
             );
         }
     }
@@ -81,7 +84,9 @@ fn comparison_table(report: &Report) -> String {
         "<h2>B relative to A</h2><p class=muted>Requests/s above 1 and latency below 1: B is faster.</p>\
          <table><tr><th>query</th><th>req/s B/A</th><th>mean</th>",
     );
-    let keys = ["p50", "p66", "p75", "p80", "p90", "p95", "p98", "p99", "p99_9", "p100"];
+    let keys = [
+        "p50", "p66", "p75", "p80", "p90", "p95", "p98", "p99", "p99_9", "p100",
+    ];
     for p in PERCENTILES {
         let _ = write!(s, "<th>{p}%</th>");
     }
@@ -134,6 +139,14 @@ fn group_charts(report: &Report, phases: &[&PhaseReport]) -> String {
     let mut rate = Vec::new();
     let mut markers = Vec::new();
     let mut color = 0;
+    let span = phases
+        .iter()
+        .map(|p| {
+            let w = p.kinds.iter().map(|k| k.windows.len()).max().unwrap_or(0);
+            p.elapsed_s.max(w as f64 * crate::WINDOW.as_secs_f64())
+        })
+        .fold(1.0, f64::max);
+    let x_range = Some((0.0, span));
     for ph in phases {
         let many = ph.kinds.len() > 1;
         for k in &ph.kinds {
@@ -184,6 +197,7 @@ fn group_charts(report: &Report, phases: &[&PhaseReport]) -> String {
             x_scale: XScale::Percentile,
             series: dist,
             markers: vec![],
+            x_range: None,
         }
         .render(),
     );
@@ -195,6 +209,7 @@ fn group_charts(report: &Report, phases: &[&PhaseReport]) -> String {
             x_scale: XScale::Linear,
             series: over_time,
             markers: markers.clone(),
+            x_range,
         }
         .render(),
     );
@@ -206,10 +221,11 @@ fn group_charts(report: &Report, phases: &[&PhaseReport]) -> String {
             x_scale: XScale::Linear,
             series: rate,
             markers: markers.clone(),
+            x_range,
         }
         .render(),
     );
-    if let Some(c) = resource_chart(report, phases, markers) {
+    if let Some(c) = resource_chart(report, phases, markers, x_range) {
         s.push_str(&c);
     }
     s.push_str("</div>");
@@ -220,17 +236,22 @@ fn resource_chart(
     report: &Report,
     phases: &[&PhaseReport],
     markers: Vec<(f64, String)>,
+    x_range: Option<(f64, f64)>,
 ) -> Option<String> {
     let mut series = Vec::new();
     let mut mem = Vec::new();
     for (i, ph) in phases.iter().enumerate() {
-        let (t0, t1) = (ph.start_s, ph.start_s + ph.elapsed_s + 1.0);
+        let (t0, t1) = (ph.start_s, ph.start_s + ph.elapsed_s + 0.5);
         let label = if report.targets.len() > 1 {
             format!("{} ", target_label(report, ph.target))
         } else {
             String::new()
         };
-        let samples = report.resources.get(ph.target).map(Vec::as_slice).unwrap_or(&[]);
+        let samples = report
+            .resources
+            .get(ph.target)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let inside: Vec<_> = samples.iter().filter(|s| s.t >= t0 && s.t <= t1).collect();
         let cpu: Vec<(f64, f64)> = inside
             .iter()
@@ -292,6 +313,7 @@ fn resource_chart(
         x_scale: XScale::Linear,
         series,
         markers: markers.clone(),
+        x_range,
     }
     .render();
     if !mem.is_empty() {
@@ -303,6 +325,7 @@ fn resource_chart(
                 x_scale: XScale::Linear,
                 series: mem,
                 markers,
+                x_range,
             }
             .render(),
         );

@@ -44,6 +44,9 @@ pub struct Report {
     pub resources: Vec<Vec<ResourceSample>>,
     /// Warnings about the validity of the figures.
     pub warnings: Vec<String>,
+    /// Command-specific results, e.g. `count_after` for writes.
+    #[serde(default)]
+    pub extra: BTreeMap<String, serde_json::Value>,
 }
 
 /// A target server.
@@ -207,6 +210,9 @@ pub struct ClientReport {
     pub runtime_lag_p99_ms: f64,
     /// Largest runtime lag (ms).
     pub runtime_lag_max_ms: f64,
+    /// Runtime lag samples (one per 10 ms).
+    #[serde(default)]
+    pub runtime_lag_samples: u64,
     /// (seconds since start, CPU % of one core) once a second.
     pub cpu_samples: Vec<(f64, f64)>,
 }
@@ -268,7 +274,10 @@ pub fn compare(name: &str, phases: &[PhaseReport], a: usize, b: usize) -> Compar
     let mut latency = BTreeMap::new();
     latency.insert("mean".to_string(), ratio(lb.mean, la.mean));
     for ((p, va), (_, vb)) in la.table().iter().zip(lb.table().iter()) {
-        latency.insert(format!("p{}", p.to_string().replace('.', "_")), ratio(*vb, *va));
+        latency.insert(
+            format!("p{}", p.to_string().replace('.', "_")),
+            ratio(*vb, *va),
+        );
     }
     ComparisonRow {
         name: name.to_string(),
@@ -412,12 +421,8 @@ fn server_usage(b: &Snapshot, a: &Snapshot, wall: std::time::Duration) -> Option
     if counters.is_none() && nb.is_none() && na.is_none() {
         return None;
     }
-    let cpu_pct = match (nb.and_then(|n| n.cpu_total_ms), na.and_then(|n| n.cpu_total_ms)) {
-        (Some(x), Some(y)) => Some(cpu_percent(
-            std::time::Duration::from_millis(x),
-            std::time::Duration::from_millis(y),
-            wall,
-        )),
+    let cpu_pct = match (nb, na) {
+        (Some(x), Some(y)) => crate::monitor::server_cpu_percent(x, y, wall),
         _ => None,
     };
     let max = |f: fn(&crate::control::NodeReading) -> Option<u64>| {
@@ -466,10 +471,163 @@ impl PhaseReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control::{Counters, NodeReading};
+    use crate::http::{HttpError, Response};
+    use crate::recorder::{Recorder, Sample};
+    use std::time::Duration;
+
+    /// A phase of 300 requests over 3 s: 2xx, 404s and timeouts, in two kinds.
+    fn synthetic() -> (PhaseResult, Vec<KindInfo>, Snapshot, Snapshot) {
+        let t0 = Instant::now();
+        let mut rec = Recorder::new(2, t0, crate::WINDOW);
+        for i in 0..300u64 {
+            let start = t0 + Duration::from_millis(i * 10);
+            let outcome = match i % 10 {
+                0 => Ok(Response {
+                    status: 404,
+                    body: bytes::Bytes::from_static(b"{}"),
+                }),
+                9 if i % 20 == 9 => Err(HttpError::Timeout),
+                _ => Ok(Response {
+                    status: 200,
+                    body: bytes::Bytes::from_static(b"{\"hits\":{}}"),
+                }),
+            };
+            rec.record(
+                (i % 2) as usize,
+                &Sample {
+                    start,
+                    sent: start,
+                    end: start + Duration::from_micros(500 + i * 7),
+                    outcome: &outcome,
+                    bytes_out: 10,
+                    docs: 0,
+                    bulk: false,
+                },
+            );
+        }
+        let result = PhaseResult {
+            recorder: rec,
+            kinds: vec!["a".into(), "b".into()],
+            started: t0,
+            elapsed: Duration::from_secs(3),
+            timer_lag: crate::histogram::new_histogram(),
+            late_sends: 0,
+            connects: 4,
+            connections: Vec::new(),
+        };
+        let kinds = vec![
+            KindInfo {
+                name: "a".into(),
+                method: "POST".into(),
+                path: "/i/_search".into(),
+            },
+            KindInfo {
+                name: "b".into(),
+                method: "GET".into(),
+                path: "/i/_doc/1".into(),
+            },
+        ];
+        let node = |cpu, ts| NodeReading {
+            cpu_total_ms: Some(cpu),
+            process_timestamp_ms: Some(ts),
+            heap_used_bytes: Some(100),
+            ..NodeReading::default()
+        };
+        let before = Snapshot {
+            at: t0,
+            counters: Some(Counters::default()),
+            node: Some(node(1000, 10_000)),
+            client_cpu: Some(Duration::from_millis(100)),
+        };
+        let after = Snapshot {
+            at: t0 + Duration::from_secs(3),
+            counters: Some(Counters {
+                search_query_total: 135,
+                indexing_index_total: 0,
+                get_total: 150,
+            }),
+            node: Some(node(4000, 13_000)),
+            client_cpu: Some(Duration::from_millis(400)),
+        };
+        (result, kinds, before, after)
+    }
+
+    #[test]
+    fn phase_report_is_consistent_and_round_trips_through_json() {
+        let (result, kinds, before, after) = synthetic();
+        let p = phase_report(PhaseInput {
+            name: "x".into(),
+            target: 0,
+            result: &result,
+            kinds: &kinds,
+            rate: None,
+            concurrency: 4,
+            keep_alive: true,
+            warmup_requests: 7,
+            before: &before,
+            after: &after,
+            run_origin: result.started,
+            events: vec![],
+        });
+        let total: u64 = p.kinds.iter().map(|k| k.requests).sum();
+        assert_eq!(total, 300);
+        for k in &p.kinds {
+            assert_eq!(k.requests, k.ok + k.non_2xx + k.errors);
+            assert_eq!(k.latency_ms.count, k.ok + k.non_2xx);
+            assert_eq!(k.windows.len(), 3);
+            assert_eq!(
+                k.windows.iter().map(|w| w.requests).sum::<u64>(),
+                k.latency_ms.count
+            );
+            assert_eq!(k.statuses.values().sum::<u64>(), k.latency_ms.count);
+            assert!((k.requests_per_sec * 3.0 - (k.ok + k.non_2xx) as f64).abs() < 1e-9);
+            assert!(k.service_ms.is_none());
+        }
+        // Kind "a" (even i): 404 on every 10th, never a timeout.
+        assert_eq!((p.kinds[0].non_2xx, p.kinds[0].errors), (15, 0));
+        assert_eq!((p.kinds[1].errors, p.kinds[1].non_2xx), (15, 0));
+        assert_eq!(p.ok_for("_search"), 135);
+        let server = p.server.as_ref().unwrap();
+        assert_eq!(server.counters.unwrap().search_query_total, 135);
+        assert!((server.cpu_pct.unwrap() - 100.0).abs() < 1e-9);
+        assert!((p.client_cpu_pct.unwrap() - 10.0).abs() < 1e-6);
+
+        let report = Report {
+            tool: "lode bench".into(),
+            version: "0".into(),
+            command: "search".into(),
+            started_at: "now".into(),
+            targets: vec![TargetInfo {
+                url: "http://x".into(),
+                server: None,
+            }],
+            settings: serde_json::json!({}),
+            phases: vec![p.clone(), p],
+            comparison: vec![],
+            client: ClientReport::default(),
+            resources: vec![],
+            warnings: vec![],
+            extra: BTreeMap::new(),
+        };
+        let json = serde_json::to_string(&report).unwrap();
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        let row = compare("x", &back.phases, 0, 1);
+        assert_eq!(row.requests_per_sec, Some(1.0));
+        assert_eq!(row.latency["p99_9"], Some(1.0));
+        let text = text::render(&back);
+        assert!(text.contains("Complete requests:      135") || text.contains("requests"));
+        let page = html::render(&back);
+        assert!(page.contains("<svg") && !page.contains("<script"));
+    }
 
     #[test]
     fn endpoints() {
-        assert_eq!(endpoint("POST", "/accounts/_search?request_cache=false"), "_search");
+        assert_eq!(
+            endpoint("POST", "/accounts/_search?request_cache=false"),
+            "_search"
+        );
         assert_eq!(endpoint("GET", "/accounts/_doc/5"), "GET _doc");
         assert_eq!(endpoint("POST", "/books/_doc"), "POST _doc");
         assert_eq!(endpoint("POST", "/_bulk"), "_bulk");

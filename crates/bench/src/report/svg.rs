@@ -39,6 +39,8 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// Vertical markers (x, label), linear scale only.
     pub markers: Vec<(f64, String)>,
+    /// Fixed x range (linear scale), e.g. the phase duration, so charts of a phase align.
+    pub x_range: Option<(f64, f64)>,
 }
 
 /// Colors for series, in order.
@@ -47,7 +49,7 @@ pub const PALETTE: [&str; 10] = [
     "#bcbd22", "#17becf",
 ];
 
-const W: f64 = 720.0;
+const W: f64 = 680.0;
 const H: f64 = 300.0;
 const ML: f64 = 64.0;
 const MR: f64 = 16.0;
@@ -123,7 +125,7 @@ impl Chart {
         if pts.is_empty() {
             let _ = write!(
                 s,
-                r#"<text x="{}" y="{}" fill="#888">no data</text></svg>"#,
+                r##"<text x="{}" y="{}" fill="#888">no data</text></svg>"##,
                 W / 2.0 - 20.0,
                 H / 2.0
             );
@@ -141,6 +143,7 @@ impl Chart {
             XScale::Percentile => pct_x(x, cap),
         };
         let (mut x0, mut x1) = match self.x_scale {
+            XScale::Linear if self.x_range.is_some() => self.x_range.expect("checked"),
             XScale::Linear => {
                 let lo = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
                 let hi = pts.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
@@ -343,6 +346,7 @@ mod tests {
                 dashed: false,
             }],
             markers: vec![],
+            x_range: None,
         };
         let s = c.render();
         assert!(s.starts_with("<svg") && s.ends_with("</svg>"));

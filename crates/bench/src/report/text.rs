@@ -69,11 +69,22 @@ fn pct_label(p: f64) -> String {
 
 fn ab_block(out: &mut String, report: &Report, phase: &PhaseReport, k: &KindReport) {
     let t = &report.targets[phase.target];
-    let _ = writeln!(out, "Server:                 {}", t.server.as_deref().unwrap_or("?"));
+    let _ = writeln!(
+        out,
+        "Server:                 {}",
+        t.server.as_deref().unwrap_or("?")
+    );
     let _ = writeln!(out, "URL:                    {}", t.url);
-    let _ = writeln!(out, "Request:                {} {}  ({})", k.method, k.path, k.name);
+    let _ = writeln!(
+        out,
+        "Request:                {} {}  ({})",
+        k.method, k.path, k.name
+    );
     let mode = match phase.rate {
-        Some(r) => format!("open loop at {r} req/s, at most {} in flight", phase.concurrency),
+        Some(r) => format!(
+            "open loop at {r} req/s, at most {} in flight",
+            phase.concurrency
+        ),
         None => format!("closed loop, {} connections", phase.concurrency),
     };
     let ka = if phase.keep_alive {
@@ -82,7 +93,11 @@ fn ab_block(out: &mut String, report: &Report, phase: &PhaseReport, k: &KindRepo
         "new connection per request"
     };
     let _ = writeln!(out, "Concurrency Level:      {mode}, {ka}");
-    let _ = writeln!(out, "Time taken for tests:   {:.3} seconds", phase.elapsed_s);
+    let _ = writeln!(
+        out,
+        "Time taken for tests:   {:.3} seconds",
+        phase.elapsed_s
+    );
     let _ = writeln!(out, "Complete requests:      {}", k.ok + k.non_2xx);
     let _ = writeln!(out, "Failed requests:        {}", k.errors);
     for (kind, n) in &k.error_kinds {
@@ -97,9 +112,24 @@ fn ab_block(out: &mut String, report: &Report, phase: &PhaseReport, k: &KindRepo
         );
     }
     if phase.warmup_requests > 0 {
-        let _ = writeln!(out, "Warm-up requests:       {} (not counted)", phase.warmup_requests);
+        let _ = writeln!(
+            out,
+            "Warm-up requests:       {} (not counted)",
+            phase.warmup_requests
+        );
     }
-    let _ = writeln!(out, "Requests per second:    {:.2} [#/sec] (mean)", k.requests_per_sec);
+    if phase.rate.is_some() && phase.late_sends > 0 {
+        let _ = writeln!(
+            out,
+            "Late sends:             {} (waited for a free connection; counted in the latency)",
+            phase.late_sends
+        );
+    }
+    let _ = writeln!(
+        out,
+        "Requests per second:    {:.2} [#/sec] (mean)",
+        k.requests_per_sec
+    );
     if k.requests_per_sec > 0.0 {
         let _ = writeln!(
             out,
@@ -249,7 +279,12 @@ fn windows(out: &mut String, phase: &PhaseReport) {
         head.push("max".into());
     }
     let mut rows = vec![head];
-    let n = phase.kinds.iter().map(|k| k.windows.len()).max().unwrap_or(0);
+    let n = phase
+        .kinds
+        .iter()
+        .map(|k| k.windows.len())
+        .max()
+        .unwrap_or(0);
     for i in 0..n {
         let mut row = vec![format!("{i}")];
         for k in &phase.kinds {

@@ -35,6 +35,8 @@ pub struct AccountsModel {
     accounts: Vec<Account>,
     /// Account number at each popularity rank.
     rank_to_account: Vec<u32>,
+    /// Popularity rank of each account.
+    account_rank: Vec<u32>,
     /// Cumulative probability by rank; the last entry is 1.
     rank_cum: Vec<f64>,
     type_tbl: Vec<u8>,
@@ -112,7 +114,7 @@ impl AccountsModel {
                 let a = *rng.choose(BRAND2);
                 let mut b = *rng.choose(BRAND2);
                 while b == a {
-                    b = rng.choose(BRAND2);
+                    b = *rng.choose(BRAND2);
                 }
                 format!("{a}{b}")
             };
@@ -136,7 +138,10 @@ impl AccountsModel {
         let mut perm: Vec<u32> = (0..n as u32).collect();
         rng.shuffle(&mut perm);
         let r0 = ACCOUNT0_RANK.min(n - 1);
-        let i0 = perm.iter().position(|&a| a == 0).expect("account 0 present");
+        let i0 = perm
+            .iter()
+            .position(|&a| a == 0)
+            .expect("account 0 present");
         perm.swap(i0, r0);
         let mut c = 0.0;
         let mut rank_cum: Vec<f64> = rank_weights(n)
@@ -165,10 +170,15 @@ impl AccountsModel {
             .map(|i| format!("{}T", (d0 + chrono::Days::new(i as u64)).format("%Y-%m-%d")))
             .collect();
 
+        let mut account_rank = vec![0u32; n];
+        for (rank, &a) in perm.iter().enumerate() {
+            account_rank[a as usize] = rank as u32;
+        }
         AccountsModel {
             seed,
             accounts,
             rank_to_account: perm,
+            account_rank,
             rank_cum,
             type_tbl: quantize(&type_w, 10),
             status_tbl: quantize(&status_w, 6),
@@ -199,11 +209,7 @@ impl AccountsModel {
 
     /// Probability that a document belongs to account `number`.
     pub fn weight(&self, number: u32) -> f64 {
-        let rank = self
-            .rank_to_account
-            .iter()
-            .position(|&a| a == number)
-            .expect("account exists");
+        let rank = self.account_rank[number as usize] as usize;
         let lo = if rank == 0 {
             0.0
         } else {
@@ -296,7 +302,11 @@ impl AccountsModel {
     /// and the source line, both newline-terminated.
     pub fn write_bulk(&self, doc: &AccountDoc, index: &str, with_id: bool, out: &mut String) {
         if with_id {
-            let _ = writeln!(out, "{{\"index\":{{\"_index\":\"{index}\",\"_id\":\"{}\"}}}}", doc.id);
+            let _ = writeln!(
+                out,
+                "{{\"index\":{{\"_index\":\"{index}\",\"_id\":\"{}\"}}}}",
+                doc.id
+            );
         } else {
             let _ = writeln!(out, "{{\"index\":{{\"_index\":\"{index}\"}}}}");
         }
@@ -463,7 +473,11 @@ impl CorpusStats {
         let pct = |x: u64| 100.0 * x as f64 / n;
         let mut s = String::new();
         let _ = writeln!(s, "docs                                  {}", self.docs);
-        let _ = writeln!(s, "distinct acctId                       {}", self.distinct_accounts());
+        let _ = writeln!(
+            s,
+            "distinct acctId                       {}",
+            self.distinct_accounts()
+        );
         let _ = writeln!(s, "acctId == A00000000000                {}", self.account0);
         let _ = writeln!(
             s,
@@ -477,7 +491,11 @@ impl CorpusStats {
             self.since_2020,
             pct(self.since_2020)
         );
-        let _ = writeln!(s, "createdTime in last 5 days            {}", self.last_5_days);
+        let _ = writeln!(
+            s,
+            "createdTime in last 5 days            {}",
+            self.last_5_days
+        );
         let _ = writeln!(
             s,
             "balance < 0                           {} ({:.2}%)",
@@ -528,7 +546,11 @@ mod tests {
         let n = 400_000;
         let (model, s) = corpus(n);
         // Half of the documents on/after 2020-01-01.
-        assert!((share(s.since_2020, n) - 0.5).abs() < 0.005, "{}", s.since_2020);
+        assert!(
+            (share(s.since_2020, n) - 0.5).abs() < 0.005,
+            "{}",
+            s.since_2020
+        );
         // balance: 6 % negative, 1 % exactly zero, positive median ~2,000.
         assert!((share(s.negative, n) - 0.06).abs() < 0.003);
         assert!((share(s.zero, n) - 0.01).abs() < 0.001);
@@ -542,7 +564,12 @@ mod tests {
             assert!((got - want).abs() < 0.006, "status {st}: {got}");
         }
         // balanceTypeName: 消费 18.6 %, 充值 14.5 %, 货款结算 11.3 %, 罚款 0.1 %.
-        for (name, want) in [("消费", 0.186), ("充值", 0.145), ("货款结算", 0.113), ("罚款", 0.001)] {
+        for (name, want) in [
+            ("消费", 0.186),
+            ("充值", 0.145),
+            ("货款结算", 0.113),
+            ("罚款", 0.001),
+        ] {
             let i = BALANCE_TYPES.iter().position(|(t, _)| *t == name).unwrap();
             let got = share(s.balance_types[i], n);
             assert!((got - want).abs() < 0.004, "{name}: {got}");
@@ -569,7 +596,10 @@ mod tests {
             .map(|a| 1.0 - (1.0 - model.weight(a)).powf(n as f64))
             .sum();
         let distinct = s.distinct_accounts() as f64;
-        assert!((distinct - expected_distinct).abs() < 400.0, "{distinct} vs {expected_distinct}");
+        assert!(
+            (distinct - expected_distinct).abs() < 400.0,
+            "{distinct} vs {expected_distinct}"
+        );
         // The most popular accounts: ~1,350 docs per 1.12M docs (rank 0 weight).
         let top = *s.per_account.iter().max().unwrap() as f64 * 1_120_000.0 / n as f64;
         assert!((1200.0..1500.0).contains(&top), "top {top}");
@@ -577,10 +607,16 @@ mod tests {
         let mut w: Vec<f64> = (0..model.len() as u32).map(|a| model.weight(a)).collect();
         w.sort_by(f64::total_cmp);
         let median_docs = w[w.len() / 2] * 1_120_000.0;
-        assert!((3.0..5.0).contains(&median_docs), "median account {median_docs}");
+        assert!(
+            (3.0..5.0).contains(&median_docs),
+            "median account {median_docs}"
+        );
         // With the default corpus size, ~3 % of accounts have no document (194,637 seen).
         let distinct_default: f64 = w.iter().map(|w| 1.0 - (1.0 - w).powf(1_120_000.0)).sum();
-        assert!((distinct_default - 194_637.0).abs() < 500.0, "{distinct_default}");
+        assert!(
+            (distinct_default - 194_637.0).abs() < 500.0,
+            "{distinct_default}"
+        );
     }
 
     #[test]
@@ -611,7 +647,12 @@ mod tests {
         for pair in lines.chunks(2) {
             let _action: serde_json::Value = serde_json::from_str(pair[0]).unwrap();
             let src: serde_json::Value = serde_json::from_str(pair[1]).unwrap();
-            let keys: Vec<&str> = src.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+            let keys: Vec<&str> = src
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str())
+                .collect();
             assert_eq!(
                 keys,
                 [
@@ -631,7 +672,10 @@ mod tests {
             // createdTimeStr and createdTime are the same instant.
             let s = src["createdTimeStr"].as_str().unwrap();
             let parsed = chrono::DateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.3f%z").unwrap();
-            assert_eq!(parsed.timestamp_millis(), src["createdTime"].as_i64().unwrap());
+            assert_eq!(
+                parsed.timestamp_millis(),
+                src["createdTime"].as_i64().unwrap()
+            );
             assert!(src["balance"].is_number());
             assert!((0..=3).contains(&src["status"].as_i64().unwrap()));
         }

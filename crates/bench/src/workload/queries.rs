@@ -9,20 +9,76 @@ use std::path::Path;
 
 /// The built-in suite, in the order of `shared/bench/README.md`: (name, file text).
 const BUILTIN: &[(&str, &str, &str)] = &[
-    ("term", "json", include_str!("../../workload/queries/term.json")),
-    ("range", "json", include_str!("../../workload/queries/range.json")),
-    ("match", "json", include_str!("../../workload/queries/match.json")),
-    ("metric", "json", include_str!("../../workload/queries/metric.json")),
-    ("bucket", "json", include_str!("../../workload/queries/bucket.json")),
-    ("sum", "json", include_str!("../../workload/queries/sum.json")),
-    ("trend", "json", include_str!("../../workload/queries/trend.json")),
-    ("group", "json", include_str!("../../workload/queries/group.json")),
-    ("page-1", "json", include_str!("../../workload/queries/page-1.json")),
-    ("page-10", "json", include_str!("../../workload/queries/page-10.json")),
-    ("page-100", "json", include_str!("../../workload/queries/page-100.json")),
-    ("page-1000", "json", include_str!("../../workload/queries/page-1000.json")),
-    ("detail", "get", include_str!("../../workload/queries/detail.get")),
-    ("ids_range", "json", include_str!("../../workload/queries/ids_range.json")),
+    (
+        "term",
+        "json",
+        include_str!("../../workload/queries/term.json"),
+    ),
+    (
+        "range",
+        "json",
+        include_str!("../../workload/queries/range.json"),
+    ),
+    (
+        "match",
+        "json",
+        include_str!("../../workload/queries/match.json"),
+    ),
+    (
+        "metric",
+        "json",
+        include_str!("../../workload/queries/metric.json"),
+    ),
+    (
+        "bucket",
+        "json",
+        include_str!("../../workload/queries/bucket.json"),
+    ),
+    (
+        "sum",
+        "json",
+        include_str!("../../workload/queries/sum.json"),
+    ),
+    (
+        "trend",
+        "json",
+        include_str!("../../workload/queries/trend.json"),
+    ),
+    (
+        "group",
+        "json",
+        include_str!("../../workload/queries/group.json"),
+    ),
+    (
+        "page-1",
+        "json",
+        include_str!("../../workload/queries/page-1.json"),
+    ),
+    (
+        "page-10",
+        "json",
+        include_str!("../../workload/queries/page-10.json"),
+    ),
+    (
+        "page-100",
+        "json",
+        include_str!("../../workload/queries/page-100.json"),
+    ),
+    (
+        "page-1000",
+        "json",
+        include_str!("../../workload/queries/page-1000.json"),
+    ),
+    (
+        "detail",
+        "get",
+        include_str!("../../workload/queries/detail.get"),
+    ),
+    (
+        "ids_range",
+        "json",
+        include_str!("../../workload/queries/ids_range.json"),
+    ),
 ];
 
 /// The reference index body (settings + mappings) of the accounts workload.
@@ -184,7 +240,10 @@ mod tests {
         assert_eq!(detail.path, "/accounts/_doc/560000");
         let other = builtin_suite("acc2");
         assert_eq!(other[0].path, "/acc2/_search");
-        assert_eq!(other.iter().find(|q| q.name == "detail").unwrap().path, "/acc2/_doc/560000");
+        assert_eq!(
+            other.iter().find(|q| q.name == "detail").unwrap().path,
+            "/acc2/_doc/560000"
+        );
         serde_json::from_str::<serde_json::Value>(ACCOUNTS_MAPPING).unwrap();
         serde_json::from_str::<serde_json::Value>(BOOKS_DOC).unwrap();
     }
@@ -199,7 +258,11 @@ mod tests {
         }
         for (name, ext, text) in BUILTIN {
             let f = shared.join("queries").join(format!("{name}.{ext}"));
-            assert_eq!(std::fs::read_to_string(&f).unwrap().trim(), text.trim(), "{name}");
+            assert_eq!(
+                std::fs::read_to_string(&f).unwrap().trim(),
+                text.trim(),
+                "{name}"
+            );
         }
         let m = std::fs::read_to_string(shared.join("mapping-accounts.json")).unwrap();
         assert_eq!(m.trim(), ACCOUNTS_MAPPING.trim());

@@ -226,8 +226,13 @@ mod tests {
         let v = variation();
         let mut rng = Rng::new(5);
         let n = 100_000;
-        let hits = (0..n).filter(|_| v.acct_id(&mut rng) == "A00000000000").count();
+        let hits = (0..n)
+            .filter(|_| v.acct_id(&mut rng) == "A00000000000")
+            .count();
         let want = v.model.weight(0) * n as f64;
-        assert!((hits as f64 - want).abs() < 5.0 * want.sqrt(), "{hits} vs {want}");
+        assert!(
+            (hits as f64 - want).abs() < 5.0 * want.sqrt(),
+            "{hits} vs {want}"
+        );
     }
 }

@@ -1,0 +1,973 @@
+//! Planning: the typed request against one index's mapping becomes
+//! - a tantivy aggregation request (built as tantivy's ES-like JSON and deserialized), per
+//!   execution [`Stage`],
+//! - the computed columns ([`SourceSpec`]) that stand in for what tantivy lacks, and
+//! - for every node, what rendering needs to know (formats, keys, bucket definitions).
+//!
+//! Field names are tantivy field names already (the dotted ES path).
+
+use super::dsl::build_dsl;
+use super::format::ValueFormat;
+use super::request::*;
+use super::rounding::{DateRounding, IndexedRounding};
+use crate::query::QueryContext;
+use lode_dates::{parse_date_math, DateFormat, Tz};
+use lode_engine::mapping::{FieldDef, FieldType, Storage};
+use lode_engine::{EsError, EsResult};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use tantivy::query::{AllQuery, BooleanQuery, ExistsQuery, Occur, Query};
+
+/// Terms sizes that stand for "everything" (kept far from `u32::MAX`: tantivy multiplies).
+pub(crate) const ALL: u64 = 100_000_000;
+
+/// Which tantivy request to build: the shard collection keeps every term (Elasticsearch
+/// collects whole shards exactly), the shard prune cuts terms to `shard_size`, and the final
+/// conversion keeps every merged bucket so that rendering can order and cut them the way
+/// Elasticsearch does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    Collect,
+    ShardPrune,
+    Final,
+}
+
+/// A resolved field: `def` is `None` when the field is unmapped (or absent from the schema).
+#[derive(Clone)]
+pub(crate) struct FieldRef {
+    pub name: String,
+    pub def: Option<Arc<FieldDef>>,
+}
+
+impl FieldRef {
+    pub fn storage(&self) -> Option<Storage> {
+        self.def.as_ref().map(|d| d.storage())
+    }
+
+    pub fn is_date(&self) -> bool {
+        self.def.as_ref().is_some_and(|d| d.ty.is_date())
+    }
+
+    fn ty(&self) -> Option<FieldType> {
+        self.def.as_ref().map(|d| d.ty)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// Any field with doc values (terms, value_count, cardinality, missing).
+    Any,
+    /// Numbers and dates (numeric metrics, histogram, range).
+    Numeric,
+}
+
+fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> EsResult<FieldRef> {
+    let Some(def) = ctx.mapping.field(name) else {
+        return Ok(FieldRef {
+            name: name.to_string(),
+            def: None,
+        });
+    };
+    let ty = def.ty.name();
+    match def.storage() {
+        Storage::Text => {
+            return Err(EsError::illegal_argument(format!(
+                "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."
+            )))
+        }
+        Storage::None => {
+            return Err(EsError::illegal_argument(format!(
+                "Field [{name}] of type [{ty}] is not supported for aggregation [{agg_type}]"
+            )))
+        }
+        _ => {}
+    }
+    if !def.doc_values {
+        return Err(EsError::illegal_argument(format!(
+            "Can't load fielddata on [{name}] because fielddata is unsupported on fields of type [{ty}]. Use doc values instead."
+        )));
+    }
+    if need == Need::Numeric && !matches!(def.storage(), Storage::I64 | Storage::F64) {
+        return Err(EsError::illegal_argument(format!(
+            "Field [{name}] of type [{ty}] is not supported for aggregation [{agg_type}]"
+        )));
+    }
+    let def = ctx.schema.get_field(name).is_ok().then(|| def.clone());
+    Ok(FieldRef {
+        name: name.to_string(),
+        def,
+    })
+}
+
+/// The planned aggregation tree of one index.
+pub(crate) struct Plan<'r> {
+    pub roots: Vec<PlanNode<'r>>,
+    pub sources: Vec<SourceSpec>,
+}
+
+pub(crate) struct PlanNode<'r> {
+    pub req: &'r AggNode,
+    pub op: Op,
+    pub subs: Vec<PlanNode<'r>>,
+}
+
+/// A computed column, registered under [`source_name`].
+pub(crate) enum SourceSpec {
+    /// Bucket `i` matches `queries[i]`; with `other`, bucket `n` matches none.
+    Filters { queries: Vec<Box<dyn Query>>, other: bool },
+    Ranges {
+        field: String,
+        column: super::sources::NumericColumn,
+        ranges: Vec<(f64, f64)>,
+        missing: Option<f64>,
+    },
+    Dates { field: String, rounding: IndexedRounding },
+}
+
+pub(crate) fn source_name(i: usize) -> String {
+    format!("__lode_agg_source_{i}")
+}
+
+/// The `terms` key type, as typed keys name it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TermsKind {
+    String,
+    Long,
+    Double,
+    Bool,
+}
+
+pub(crate) struct TermsOp {
+    pub field: FieldRef,
+    pub kind: TermsKind,
+    pub shard_size: usize,
+    pub format: ValueFormat,
+    /// Exact-value include/exclude on numeric fields (tantivy filters strings only).
+    pub numeric_include: Option<Vec<f64>>,
+    pub numeric_exclude: Option<Vec<f64>>,
+    tantivy_missing: Option<Value>,
+    tantivy_include: Option<Value>,
+    tantivy_exclude: Option<Value>,
+}
+
+pub(crate) struct DateHistogramOp {
+    pub field: FieldRef,
+    pub rounding: DateRounding,
+    pub source: Option<usize>,
+    pub format: ValueFormat,
+    extended_bounds: Option<(Option<i64>, Option<i64>)>,
+    hard_bounds: Option<(Option<i64>, Option<i64>)>,
+}
+
+pub(crate) struct RangeBucketDef {
+    pub key: String,
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+}
+
+pub(crate) struct RangeOp {
+    pub field: FieldRef,
+    pub source: usize,
+    pub ranges: Vec<RangeBucketDef>,
+    pub format: ValueFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FiltersStyle {
+    /// `filter` and `missing`: one bucket rendered as the aggregation itself.
+    Single,
+    Keyed,
+    Anonymous,
+    /// Named filters with `keyed: false`: an array of buckets with keys.
+    NamedList,
+}
+
+pub(crate) struct FiltersOp {
+    pub source: usize,
+    pub names: Vec<String>,
+    pub other: Option<String>,
+    pub style: FiltersStyle,
+}
+
+pub(crate) struct MetricOp {
+    pub field: FieldRef,
+    pub format: ValueFormat,
+}
+
+pub(crate) struct CompositeOp {
+    pub formats: Vec<ValueFormat>,
+}
+
+pub(crate) enum Op {
+    Terms(TermsOp),
+    Histogram { format: ValueFormat },
+    DateHistogram(DateHistogramOp),
+    Range(RangeOp),
+    Filters(FiltersOp),
+    Global,
+    Composite(CompositeOp),
+    Metric(MetricOp),
+    Percentiles(MetricOp),
+    TopHits,
+}
+
+impl<'r> Plan<'r> {
+    pub fn new(req: &'r AggsRequest, ctx: &QueryContext) -> EsResult<Plan<'r>> {
+        let mut sources = Vec::new();
+        let roots = plan_level(&req.aggs, ctx, &mut sources, true)?;
+        Ok(Plan { roots, sources })
+    }
+}
+
+fn plan_level<'r>(
+    nodes: &'r [AggNode],
+    ctx: &QueryContext,
+    sources: &mut Vec<SourceSpec>,
+    top: bool,
+) -> EsResult<Vec<PlanNode<'r>>> {
+    nodes.iter().map(|n| plan_node(n, ctx, sources, top)).collect()
+}
+
+fn plan_node<'r>(
+    node: &'r AggNode,
+    ctx: &QueryContext,
+    sources: &mut Vec<SourceSpec>,
+    top: bool,
+) -> EsResult<PlanNode<'r>> {
+    let ty = node.kind.type_name();
+    let op = match &node.kind {
+        AggKind::Terms(t) => Op::Terms(plan_terms(node, t, ctx)?),
+        AggKind::Histogram(h) => {
+            resolve_field(ctx, &h.field, ty, Need::Numeric)?;
+            let format = match &h.format {
+                Some(f) => ValueFormat::decimal(f)?,
+                None => ValueFormat::Raw,
+            };
+            Op::Histogram { format }
+        }
+        AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources)?),
+        AggKind::Range(r) => Op::Range(plan_range(r, ty, ctx, sources)?),
+        AggKind::Filter(q) => {
+            sources.push(SourceSpec::Filters {
+                queries: vec![build_dsl(q, ctx)?],
+                other: false,
+            });
+            Op::Filters(FiltersOp {
+                source: sources.len() - 1,
+                names: vec![node.name.clone()],
+                other: None,
+                style: FiltersStyle::Single,
+            })
+        }
+        AggKind::Filters(f) => {
+            let queries = f.filters.iter().map(|(_, q)| build_dsl(q, ctx)).collect::<EsResult<Vec<_>>>()?;
+            sources.push(SourceSpec::Filters {
+                queries,
+                other: f.other_bucket.is_some(),
+            });
+            let named = f.filters.iter().enumerate().any(|(i, (n, _))| *n != i.to_string());
+            Op::Filters(FiltersOp {
+                source: sources.len() - 1,
+                names: f.filters.iter().map(|(n, _)| n.clone()).collect(),
+                other: f.other_bucket.clone(),
+                style: if f.keyed {
+                    FiltersStyle::Keyed
+                } else if named {
+                    FiltersStyle::NamedList
+                } else {
+                    FiltersStyle::Anonymous
+                },
+            })
+        }
+        AggKind::Missing { field } => {
+            let f = resolve_field(ctx, field, ty, Need::Any)?;
+            let query: Box<dyn Query> = match f.def {
+                None => Box::new(AllQuery),
+                Some(_) => Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
+                    (Occur::MustNot, Box::new(ExistsQuery::new(f.name.clone(), false))),
+                ])),
+            };
+            sources.push(SourceSpec::Filters {
+                queries: vec![query],
+                other: false,
+            });
+            Op::Filters(FiltersOp {
+                source: sources.len() - 1,
+                names: vec![node.name.clone()],
+                other: None,
+                style: FiltersStyle::Single,
+            })
+        }
+        AggKind::Global => {
+            if !top {
+                return Err(EsError::new(
+                    400,
+                    "aggregation_initialization_exception",
+                    format!(
+                        "Aggregation [{}] of type [global] cannot be a sub-aggregation",
+                        node.name
+                    ),
+                ));
+            }
+            Op::Global
+        }
+        AggKind::Composite(c) => {
+            if !top {
+                return Err(EsError::illegal_argument(format!(
+                    "[composite] aggregation cannot be used with a parent aggregation of type: [{}]",
+                    "unknown"
+                )));
+            }
+            let mut formats = Vec::new();
+            for s in &c.sources {
+                let need = match s.kind {
+                    CompositeSourceKind::Terms { .. } => Need::Any,
+                    _ => Need::Numeric,
+                };
+                let f = resolve_field(ctx, &s.field, "composite", need)?;
+                if let CompositeSourceKind::DateHistogram { interval, time_zone, .. } = &s.kind {
+                    let fixed_len = match interval {
+                        DateInterval::Fixed(_) => true,
+                        DateInterval::Calendar(u) => super::composite_calendar_millis(*u).is_some(),
+                    };
+                    if !fixed_len || !time_zone.is_utc() {
+                        return Err(EsError::illegal_argument(format!(
+                            "composite date_histogram source [{}] supports fixed intervals and minute, hour and day calendar intervals in UTC only",
+                            s.name
+                        )));
+                    }
+                }
+                formats.push(match &s.kind {
+                    CompositeSourceKind::DateHistogram { time_zone, format, .. } => {
+                        date_format(&f, format.as_deref(), time_zone)?
+                    }
+                    _ if f.is_date() => date_format(&f, None, &Tz::utc())?,
+                    _ => ValueFormat::Raw,
+                });
+            }
+            Op::Composite(CompositeOp { formats })
+        }
+        AggKind::Metric(m) => {
+            let need = if m.kind.is_numeric() { Need::Numeric } else { Need::Any };
+            let field = resolve_field(ctx, &m.field, ty, need)?;
+            let format = metric_format(&field, m.format.as_deref())?;
+            Op::Metric(MetricOp { field, format })
+        }
+        AggKind::Percentiles(p) => {
+            let field = resolve_field(ctx, &p.field, ty, Need::Numeric)?;
+            let format = metric_format(&field, p.format.as_deref())?;
+            Op::Percentiles(MetricOp { field, format })
+        }
+        AggKind::TopHits(_) => Op::TopHits,
+    };
+    let subs = plan_level(&node.subs, ctx, sources, false)?;
+    validate_order(node, &subs)?;
+    Ok(PlanNode { req: node, op, subs })
+}
+
+/// The format of a date field (or of `format` if given), in `tz`.
+pub(crate) fn date_format(field: &FieldRef, format: Option<&str>, tz: &Tz) -> EsResult<ValueFormat> {
+    match format {
+        Some(f) => ValueFormat::date(f, tz),
+        None => Ok(ValueFormat::Date(
+            field
+                .def
+                .as_ref()
+                .filter(|d| d.ty.is_date())
+                .map(|d| d.date_format.clone())
+                .unwrap_or_else(DateFormat::default_es),
+            tz.clone(),
+        )),
+    }
+}
+
+fn metric_format(field: &FieldRef, format: Option<&str>) -> EsResult<ValueFormat> {
+    if field.is_date() {
+        return date_format(field, format, &Tz::utc());
+    }
+    match format {
+        Some(f) => ValueFormat::decimal(f),
+        None => Ok(ValueFormat::Raw),
+    }
+}
+
+fn validate_order(node: &AggNode, subs: &[PlanNode]) -> EsResult<()> {
+    let orders = match &node.kind {
+        AggKind::Terms(t) => &t.order,
+        AggKind::Histogram(h) => &h.order,
+        AggKind::DateHistogram(d) => &d.order,
+        _ => return Ok(()),
+    };
+    for o in orders {
+        let OrderKey::Path { agg, metric } = &o.key else { continue };
+        let invalid = |why: &str| {
+            Err(EsError::new(
+                400,
+                "aggregation_execution_exception",
+                format!("Invalid aggregation order path [{}]. {why}", path_string(agg, metric)),
+            ))
+        };
+        let Some(sub) = subs.iter().find(|s| s.req.name == *agg) else {
+            return invalid(&format!("Unknown aggregation [{agg}]"));
+        };
+        match (&sub.op, metric) {
+            (Op::Metric(_), None) => {
+                if let AggKind::Metric(m) = &sub.req.kind {
+                    if matches!(m.kind, MetricKind::Stats | MetricKind::ExtendedStats) {
+                        return invalid("When ordering on a multi-value metrics aggregation a metric name must be specified.");
+                    }
+                }
+            }
+            (Op::Metric(_), Some(name)) => {
+                let ok = match &sub.req.kind {
+                    AggKind::Metric(m) => match m.kind {
+                        MetricKind::Stats => ["count", "min", "max", "avg", "sum"].contains(&name.as_str()),
+                        MetricKind::ExtendedStats => [
+                            "count", "min", "max", "avg", "sum", "sum_of_squares", "variance",
+                            "std_deviation",
+                        ]
+                        .contains(&name.as_str()),
+                        _ => name == "value",
+                    },
+                    _ => false,
+                };
+                if !ok {
+                    return invalid(&format!("Unknown metric name [{name}] on multi-value metrics aggregation [{agg}]"));
+                }
+            }
+            _ => return invalid("Buckets can only be sorted on a sub-aggregator path that is built out of zero or more single-bucket aggregations within the path and a final single-bucket or a metrics aggregation at the path end."),
+        }
+    }
+    Ok(())
+}
+
+fn path_string(agg: &str, metric: &Option<String>) -> String {
+    match metric {
+        Some(m) => format!("{agg}.{m}"),
+        None => agg.to_string(),
+    }
+}
+
+fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<TermsOp> {
+    let field = resolve_field(ctx, &t.field, "terms", Need::Any)?;
+    let kind = match field.storage() {
+        Some(Storage::I64) => TermsKind::Long,
+        Some(Storage::F64) => TermsKind::Double,
+        Some(Storage::Bool) => TermsKind::Bool,
+        _ => TermsKind::String,
+    };
+    let format = if field.is_date() {
+        date_format(&field, t.format.as_deref(), &Tz::utc())?
+    } else {
+        match (&t.format, kind) {
+            (Some(f), TermsKind::Long | TermsKind::Double) => ValueFormat::decimal(f)?,
+            _ => ValueFormat::Raw,
+        }
+    };
+    let shard_size = t
+        .shard_size
+        .unwrap_or(((t.size as f64) * 1.5 + 10.0) as usize)
+        .max(t.size);
+    let tantivy_missing = match &t.missing {
+        None => None,
+        Some(m) => Some(match kind {
+            TermsKind::String => Value::String(match m {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+            TermsKind::Long if field.is_date() => {
+                let def = field.def.as_ref().expect("mapped");
+                let ms = def.date_format.parse_json(m, &Tz::utc()).map_err(|e| {
+                    EsError::illegal_argument(format!("failed to parse [missing] of [{}]: {}", node.name, e.reason))
+                })?;
+                json!(ms)
+            }
+            TermsKind::Long | TermsKind::Double => json!(number(m).ok_or_else(|| {
+                EsError::illegal_argument(format!("For input string: \"{}\"", scalar(m)))
+            })?),
+            TermsKind::Bool => {
+                return Err(EsError::illegal_argument(
+                    "[missing] is not supported by terms aggregations on boolean fields",
+                ))
+            }
+        }),
+    };
+    let mut op = TermsOp {
+        field,
+        kind,
+        shard_size,
+        format,
+        numeric_include: None,
+        numeric_exclude: None,
+        tantivy_missing,
+        tantivy_include: None,
+        tantivy_exclude: None,
+    };
+    for (filter, is_include) in [(&t.include, true), (&t.exclude, false)] {
+        let Some(filter) = filter else { continue };
+        match (kind, filter) {
+            (TermsKind::String, IncludeExclude::Regex(r)) => {
+                regex::Regex::new(r).map_err(|e| {
+                    EsError::illegal_argument(format!("Invalid regular expression [{r}]: {e}"))
+                })?;
+                let v = Some(Value::String(r.clone()));
+                if is_include { op.tantivy_include = v } else { op.tantivy_exclude = v }
+            }
+            (TermsKind::String, IncludeExclude::Values(vals)) => {
+                let v = Some(Value::Array(vals.iter().map(|x| Value::String(scalar(x))).collect()));
+                if is_include { op.tantivy_include = v } else { op.tantivy_exclude = v }
+            }
+            (_, IncludeExclude::Values(vals)) => {
+                let nums = vals
+                    .iter()
+                    .map(|x| {
+                        if op.field.is_date() {
+                            let def = op.field.def.as_ref().expect("mapped");
+                            def.date_format.parse_json(x, &Tz::utc()).map(|v| v as f64).ok()
+                        } else if kind == TermsKind::Bool {
+                            match x {
+                                Value::Bool(b) => Some(*b as u8 as f64),
+                                Value::String(s) if s == "true" => Some(1.0),
+                                Value::String(s) if s == "false" => Some(0.0),
+                                other => number(other),
+                            }
+                        } else {
+                            number(x)
+                        }
+                        .ok_or_else(|| EsError::illegal_argument(format!("For input string: \"{}\"", scalar(x))))
+                    })
+                    .collect::<EsResult<Vec<f64>>>()?;
+                if is_include { op.numeric_include = Some(nums) } else { op.numeric_exclude = Some(nums) }
+            }
+            (_, IncludeExclude::Regex(_)) => {
+                return Err(EsError::new(
+                    400,
+                    "aggregation_execution_exception",
+                    format!(
+                        "Aggregation [{}] cannot support regular expression style include/exclude settings as they can only be applied to string fields. Use an array of numeric values for include/exclude clauses used to filter numeric fields",
+                        node.name
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(op)
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A date bound (number, date string or date math) in milliseconds.
+fn date_bound(v: &Value, format: &DateFormat, tz: &Tz, now: i64, what: &str) -> EsResult<i64> {
+    match v {
+        Value::Number(n) => Ok(n.as_f64().unwrap_or(0.0) as i64),
+        Value::String(s) => parse_date_math(s, now, format, tz, false).map_err(|e| {
+            EsError::new(400, "parse_exception", format!("failed to parse date field [{s}] with format [{}]: [{}]", format.spec(), e.reason))
+                .caused_by(EsError::illegal_argument(format!("failed to parse {what}")))
+        }),
+        other => Err(EsError::x_content_parse(format!("[{what}] unsupported value [{other}]"))),
+    }
+}
+
+fn plan_date_histogram(
+    d: &DateHistogramReq,
+    ctx: &QueryContext,
+    sources: &mut Vec<SourceSpec>,
+) -> EsResult<DateHistogramOp> {
+    let field = resolve_field(ctx, &d.field, "date_histogram", Need::Numeric)?;
+    if field.storage() == Some(Storage::F64) {
+        return Err(EsError::illegal_argument(format!(
+            "Field [{}] of type [{}] is not supported for aggregation [date_histogram]",
+            field.name,
+            field.ty().map(FieldType::name).unwrap_or("unknown")
+        )));
+    }
+    let tz = &d.time_zone;
+    let rounding = match d.interval {
+        DateInterval::Calendar(unit) => DateRounding::calendar(unit, tz, d.offset),
+        DateInterval::Fixed(ms) => DateRounding::fixed(ms, tz, d.offset),
+    };
+    let format = date_format(&field, d.format.as_deref(), tz)?;
+    let parse_format = match &format {
+        ValueFormat::Date(f, _) => f.clone(),
+        _ => DateFormat::default_es(),
+    };
+    let bounds = |b: &Option<(Option<Value>, Option<Value>)>, what: &str| -> EsResult<Option<(Option<i64>, Option<i64>)>> {
+        let Some((min, max)) = b else { return Ok(None) };
+        let min = min.as_ref().map(|v| date_bound(v, &parse_format, tz, ctx.now_millis, what)).transpose()?;
+        let max = max.as_ref().map(|v| date_bound(v, &parse_format, tz, ctx.now_millis, what)).transpose()?;
+        if let (Some(a), Some(b)) = (min, max) {
+            if a > b {
+                return Err(EsError::illegal_argument(format!(
+                    "[{what}.min][{a}] cannot be greater than [{what}.max][{b}]."
+                )));
+            }
+        }
+        Ok(Some((min, max)))
+    };
+    let extended_bounds = bounds(&d.extended_bounds, "extended_bounds")?;
+    let hard_bounds = bounds(&d.hard_bounds, "hard_bounds")?;
+    let source = match &rounding {
+        DateRounding::Indexed(ix) => {
+            sources.push(SourceSpec::Dates {
+                field: field.name.clone(),
+                rounding: ix.clone(),
+            });
+            Some(sources.len() - 1)
+        }
+        DateRounding::Native { .. } => None,
+    };
+    Ok(DateHistogramOp {
+        field,
+        rounding,
+        source,
+        format,
+        extended_bounds,
+        hard_bounds,
+    })
+}
+
+fn plan_range(r: &RangeReq, ty: &str, ctx: &QueryContext, sources: &mut Vec<SourceSpec>) -> EsResult<RangeOp> {
+    let field = resolve_field(ctx, &r.field, ty, Need::Numeric)?;
+    let tz = r.time_zone.clone().unwrap_or_else(Tz::utc);
+    let dates = r.is_date || field.is_date();
+    let format = if dates {
+        date_format(&field, r.format.as_deref(), &tz)?
+    } else {
+        match &r.format {
+            Some(f) => ValueFormat::decimal(f)?,
+            None => ValueFormat::Raw,
+        }
+    };
+    let parse_format = match &format {
+        ValueFormat::Date(f, _) => f.clone(),
+        _ => DateFormat::default_es(),
+    };
+    let bound = |v: &Option<Value>, what: &str| -> EsResult<Option<f64>> {
+        match v {
+            None => Ok(None),
+            Some(v) if dates => Ok(Some(date_bound(v, &parse_format, &tz, ctx.now_millis, what)? as f64)),
+            Some(v) => number(v)
+                .map(Some)
+                .ok_or_else(|| EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))),
+        }
+    };
+    let mut defs = Vec::new();
+    for spec in &r.ranges {
+        let from = bound(&spec.from, "from")?;
+        let to = bound(&spec.to, "to")?;
+        let key = match &spec.key {
+            Some(k) => k.clone(),
+            None => {
+                let side = |b: Option<f64>| match b {
+                    None => "*".to_string(),
+                    Some(x) => format.format(x).unwrap_or_else(|| java_double(x)),
+                };
+                format!("{}-{}", side(from), side(to))
+            }
+        };
+        defs.push(RangeBucketDef { key, from, to });
+    }
+    // Elasticsearch orders range buckets by `from`, then `to`.
+    defs.sort_by(|a, b| {
+        let lo = |x: Option<f64>| x.unwrap_or(f64::NEG_INFINITY);
+        let hi = |x: Option<f64>| x.unwrap_or(f64::INFINITY);
+        lo(a.from).total_cmp(&lo(b.from)).then(hi(a.to).total_cmp(&hi(b.to)))
+    });
+    let missing = match &r.missing {
+        None => None,
+        Some(v) if dates => Some(date_bound(v, &parse_format, &tz, ctx.now_millis, "missing")? as f64),
+        Some(v) => Some(number(v).ok_or_else(|| EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v))))?),
+    };
+    sources.push(SourceSpec::Ranges {
+        field: field.name.clone(),
+        column: match field.storage() {
+            Some(Storage::F64) => super::sources::NumericColumn::F64,
+            _ => super::sources::NumericColumn::I64,
+        },
+        ranges: defs
+            .iter()
+            .map(|d| (d.from.unwrap_or(f64::NEG_INFINITY), d.to.unwrap_or(f64::INFINITY)))
+            .collect(),
+        missing,
+    });
+    Ok(RangeOp {
+        field,
+        source: sources.len() - 1,
+        ranges: defs,
+        format,
+    })
+}
+
+/// A double as Java's `Double.toString` prints it (`100.0`, `1.0E7`).
+pub(crate) fn java_double(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    let a = x.abs();
+    if a == 0.0 || (1e-3..1e7).contains(&a) {
+        let s = format!("{x}");
+        return if s.contains('.') { s } else { format!("{s}.0") };
+    }
+    let s = format!("{x:e}");
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let mantissa = if mantissa.contains('.') { mantissa.to_string() } else { format!("{mantissa}.0") };
+    format!("{mantissa}E{exp}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tantivy request
+
+impl Plan<'_> {
+    /// The tantivy request for the main (query-scoped) collection.
+    pub fn tantivy_request(&self, stage: Stage) -> EsResult<tantivy::aggregation::agg_req::Aggregations> {
+        to_aggregations(tantivy_level(&self.roots, stage))
+    }
+
+    /// The tantivy request for a `global` aggregation's sub-aggregations.
+    pub fn global_request(
+        node: &PlanNode,
+        stage: Stage,
+    ) -> EsResult<tantivy::aggregation::agg_req::Aggregations> {
+        to_aggregations(tantivy_level(&node.subs, stage))
+    }
+}
+
+fn to_aggregations(v: Map<String, Value>) -> EsResult<tantivy::aggregation::agg_req::Aggregations> {
+    serde_json::from_value(Value::Object(v))
+        .map_err(|e| EsError::internal(format!("failed to build the aggregation request: {e}")))
+}
+
+fn tantivy_level(nodes: &[PlanNode], stage: Stage) -> Map<String, Value> {
+    let mut out = Map::new();
+    for n in nodes {
+        if let Some(body) = tantivy_node(n, stage) {
+            let mut agg = Map::new();
+            let (ty, def) = body;
+            agg.insert(ty.to_string(), def);
+            let subs = tantivy_level(&n.subs, stage);
+            if !subs.is_empty() {
+                agg.insert("aggs".into(), Value::Object(subs));
+            }
+            out.insert(n.req.name.clone(), Value::Object(agg));
+        }
+    }
+    out
+}
+
+fn unit_ranges(n: usize) -> Value {
+    Value::Array((0..n).map(|i| json!({"from": i as f64, "to": (i + 1) as f64})).collect())
+}
+
+fn tantivy_order(order: &BucketOrder) -> Value {
+    let target = match &order.key {
+        OrderKey::Count => "_count".to_string(),
+        OrderKey::Key => "_key".to_string(),
+        OrderKey::Path { agg, metric } => path_string(agg, metric),
+    };
+    json!({ target: if order.asc { "asc" } else { "desc" } })
+}
+
+fn bounds_json(b: Option<(Option<f64>, Option<f64>)>, extended: bool) -> Option<Value> {
+    let (min, max) = b?;
+    // One-sided bounds leave the other side to the data.
+    let (lo, hi) = if extended {
+        (min.unwrap_or(f64::MAX), max.unwrap_or(f64::MIN))
+    } else {
+        (min.unwrap_or(f64::MIN), max.unwrap_or(f64::MAX))
+    };
+    Some(json!({"min": lo, "max": hi}))
+}
+
+fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
+    let src = |i: usize| Value::String(source_name(i));
+    Some(match (&n.req.kind, &n.op) {
+        (AggKind::Terms(t), Op::Terms(op)) => {
+            let (size, segment_size) = match stage {
+                Stage::Collect | Stage::Final => (ALL, ALL),
+                Stage::ShardPrune if op.numeric_include.is_some() || op.numeric_exclude.is_some() => (ALL, ALL),
+                Stage::ShardPrune => (t.size as u64, op.shard_size as u64),
+            };
+            let mut body = json!({
+                "field": op.field.name,
+                "size": size,
+                "segment_size": segment_size,
+                "show_term_doc_count_error": true,
+                "min_doc_count": t.min_doc_count,
+                "order": tantivy_order(&t.order[0]),
+            });
+            let o = body.as_object_mut().expect("object");
+            if let Some(m) = &op.tantivy_missing {
+                o.insert("missing".into(), m.clone());
+            }
+            if let Some(i) = &op.tantivy_include {
+                o.insert("include".into(), i.clone());
+            }
+            if let Some(e) = &op.tantivy_exclude {
+                o.insert("exclude".into(), e.clone());
+            }
+            ("terms", body)
+        }
+        (AggKind::Histogram(h), Op::Histogram { .. }) => {
+            let extended = if h.min_doc_count == 0 {
+                clip(h.extended_bounds, h.hard_bounds)
+            } else {
+                None
+            };
+            let mut body = json!({
+                "field": h.field,
+                "interval": h.interval,
+                "offset": h.offset,
+                "min_doc_count": h.min_doc_count,
+            });
+            let o = body.as_object_mut().expect("object");
+            if let Some(b) = bounds_json(extended, true) {
+                o.insert("extended_bounds".into(), b);
+            }
+            if let Some(b) = bounds_json(h.hard_bounds, false) {
+                o.insert("hard_bounds".into(), b);
+            }
+            ("histogram", body)
+        }
+        (AggKind::DateHistogram(d), Op::DateHistogram(op)) => {
+            let to_f = |b: Option<(Option<i64>, Option<i64>)>| b.map(|(a, c)| (a.map(|x| x as f64), c.map(|x| x as f64)));
+            let (field, interval, offset, ext, hard) = match (&op.rounding, op.source) {
+                (DateRounding::Native { interval, offset }, _) => (
+                    Value::String(op.field.name.clone()),
+                    *interval as f64,
+                    *offset as f64,
+                    to_f(op.extended_bounds),
+                    to_f(op.hard_bounds),
+                ),
+                (DateRounding::Indexed(ix), Some(s)) => {
+                    let index = |b: Option<(Option<i64>, Option<i64>)>| {
+                        b.map(|(lo, hi)| (lo.map(|t| ix.bucket_of(t).0 as f64), hi.map(|t| ix.bucket_of(t).0 as f64)))
+                    };
+                    (src(s), 1.0, 0.0, index(op.extended_bounds), index(op.hard_bounds))
+                }
+                (DateRounding::Indexed(_), None) => unreachable!("indexed roundings have a source"),
+            };
+            let extended = if d.min_doc_count == 0 { clip(ext, hard) } else { None };
+            let mut body = json!({
+                "field": field,
+                "interval": interval,
+                "offset": offset,
+                "min_doc_count": d.min_doc_count,
+            });
+            let o = body.as_object_mut().expect("object");
+            if let Some(b) = bounds_json(extended, true) {
+                o.insert("extended_bounds".into(), b);
+            }
+            if let Some(b) = bounds_json(hard, false) {
+                o.insert("hard_bounds".into(), b);
+            }
+            ("histogram", body)
+        }
+        (AggKind::Range(_), Op::Range(op)) => (
+            "range",
+            json!({"field": src(op.source), "ranges": unit_ranges(op.ranges.len())}),
+        ),
+        (_, Op::Filters(op)) => (
+            "range",
+            json!({
+                "field": src(op.source),
+                "ranges": unit_ranges(op.names.len() + op.other.is_some() as usize),
+            }),
+        ),
+        (AggKind::Composite(c), Op::Composite(_)) => {
+            let sources: Vec<Value> = c
+                .sources
+                .iter()
+                .map(|s| {
+                    let order = if s.asc { "asc" } else { "desc" };
+                    let body = match &s.kind {
+                        CompositeSourceKind::Terms { missing_bucket } => json!({"terms": {
+                            "field": s.field, "order": order, "missing_bucket": missing_bucket,
+                        }}),
+                        CompositeSourceKind::Histogram { interval } => json!({"histogram": {
+                            "field": s.field, "order": order, "interval": interval,
+                        }}),
+                        CompositeSourceKind::DateHistogram { interval, .. } => {
+                            let ms = match interval {
+                                DateInterval::Fixed(ms) => *ms as f64,
+                                DateInterval::Calendar(u) => super::composite_calendar_millis(*u).unwrap_or(1.0),
+                            };
+                            json!({"histogram": {"field": s.field, "order": order, "interval": ms}})
+                        }
+                    };
+                    json!({ s.name.clone(): body })
+                })
+                .collect();
+            let mut body = json!({"sources": sources, "size": c.size});
+            if let Some(after) = &c.after {
+                body.as_object_mut().expect("object").insert("after".into(), Value::Object(after.clone()));
+            }
+            ("composite", body)
+        }
+        (AggKind::Metric(m), Op::Metric(op)) => {
+            let mut body = json!({"field": op.field.name});
+            if let Some(missing) = metric_missing(m.missing.as_ref(), &op.field) {
+                body.as_object_mut().expect("object").insert("missing".into(), missing);
+            }
+            if m.kind == MetricKind::ExtendedStats {
+                body.as_object_mut().expect("object").insert("sigma".into(), json!(m.sigma));
+            }
+            (m.kind.name(), body)
+        }
+        (AggKind::Percentiles(p), Op::Percentiles(op)) => {
+            let mut body = json!({"field": p.field, "percents": p.percents, "keyed": false});
+            if let Some(missing) = metric_missing(p.missing.as_ref(), &op.field) {
+                body.as_object_mut().expect("object").insert("missing".into(), missing);
+            }
+            ("percentiles", body)
+        }
+        _ => return None,
+    })
+}
+
+/// A metric's `missing` as tantivy takes it: a number (dates parsed with the field's format).
+fn metric_missing(missing: Option<&Value>, field: &FieldRef) -> Option<Value> {
+    let m = missing?;
+    if field.is_date() {
+        if let (Value::String(s), Some(def)) = (m, &field.def) {
+            return def.date_format.parse_millis(s, &Tz::utc()).ok().map(|ms| json!(ms as f64));
+        }
+    }
+    match m {
+        Value::Bool(b) => Some(json!(*b as u8 as f64)),
+        other => number(other).map(|x| json!(x)),
+    }
+}
+
+/// Extended bounds never reach outside hard bounds.
+fn clip(
+    ext: Option<(Option<f64>, Option<f64>)>,
+    hard: Option<(Option<f64>, Option<f64>)>,
+) -> Option<(Option<f64>, Option<f64>)> {
+    let (mut lo, mut hi) = ext?;
+    if let Some((hlo, hhi)) = hard {
+        if let (Some(l), Some(h)) = (lo, hlo) {
+            lo = Some(l.max(h));
+        }
+        if let (Some(l), Some(h)) = (hi, hhi) {
+            hi = Some(l.min(h));
+        }
+    }
+    Some((lo, hi))
+}

@@ -1,0 +1,838 @@
+//! Rendering: tantivy's final results, walked together with the plan, become Elasticsearch's
+//! response objects. This is also where Elasticsearch's final reduce happens for the parts
+//! tantivy does differently: bucket orders (compound, with NaN last), the `size` cut and
+//! `sum_other_doc_count`, terms error bounds across shards, `key_as_string`, keyed buckets, and
+//! the `search.max_buckets` check.
+
+use super::exec::{Exec, TermsShardInfo};
+use super::format::ValueFormat;
+use super::plan::{
+    java_double, source_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode, TermsKind, TermsOp,
+};
+use super::request::{AggKind, BucketOrder, MetricKind, OrderKey, TermsReq};
+use super::rounding::DateRounding;
+use super::top_hits;
+use lode_engine::{EsError, EsResult};
+use serde_json::{json, Map, Value};
+use std::cmp::Ordering;
+use tantivy::aggregation::agg_result::{
+    AggregationResult, AggregationResults, BucketEntries, BucketEntry, BucketResult, CompositeKey,
+    MetricResult,
+};
+use tantivy::aggregation::Key;
+
+/// The bucket a sub-aggregation runs in, for `top_hits` (which re-queries its bucket).
+#[derive(Clone)]
+pub(crate) enum Constraint {
+    /// A `terms` bucket.
+    Term { field: FieldRef, key: Key },
+    /// `[from, to)` on a numeric or date field (histogram buckets, ranges).
+    Range { field: FieldRef, from: Option<f64>, to: Option<f64> },
+    /// Bucket `bucket` of the filters source `source` (`bucket == n` is the other bucket).
+    Filter { source: usize, bucket: usize },
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct Scope {
+    pub constraints: Vec<Constraint>,
+    /// Inside a `global` aggregation: the search query does not apply.
+    pub global: bool,
+}
+
+impl Scope {
+    fn with(&self, c: Constraint) -> Scope {
+        let mut s = self.clone();
+        s.constraints.push(c);
+        s
+    }
+}
+
+pub(crate) struct Renderer<'a> {
+    pub exec: &'a Exec<'a>,
+    pub typed_keys: bool,
+    pub max_buckets: usize,
+    pub buckets: usize,
+}
+
+fn empty_results() -> AggregationResults {
+    AggregationResults::default()
+}
+
+impl Renderer<'_> {
+    fn count_buckets(&mut self, n: usize) -> EsResult<()> {
+        self.buckets += n;
+        if self.buckets > self.max_buckets {
+            return Err(too_many_buckets(self.max_buckets));
+        }
+        Ok(())
+    }
+
+    pub fn render_level(
+        &mut self,
+        nodes: &[PlanNode],
+        results: &AggregationResults,
+        scope: &Scope,
+        top: bool,
+    ) -> EsResult<Map<String, Value>> {
+        let mut out = Map::new();
+        for node in nodes {
+            let key = if self.typed_keys {
+                format!("{}#{}", typed_name(node), node.req.name)
+            } else {
+                node.req.name.clone()
+            };
+            let mut obj = Map::new();
+            if let Some(meta) = &node.req.meta {
+                obj.insert("meta".into(), meta.clone());
+            }
+            self.render_node(node, results.0.get(&node.req.name), scope, top, &mut obj)?;
+            out.insert(key, Value::Object(obj));
+        }
+        Ok(out)
+    }
+
+    fn render_node(
+        &mut self,
+        node: &PlanNode,
+        result: Option<&AggregationResult>,
+        scope: &Scope,
+        top: bool,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let missing = || EsError::internal(format!("no result for aggregation [{}]", node.req.name));
+        match &node.op {
+            Op::Global => {
+                let (results, doc_count) = self.exec.collect_global(node)?;
+                obj.insert("doc_count".into(), json!(doc_count));
+                let scope = Scope {
+                    constraints: Vec::new(),
+                    global: true,
+                };
+                let subs = self.render_level(&node.subs, &results, &scope, false)?;
+                obj.extend(subs);
+            }
+            Op::TopHits => {
+                let AggKind::TopHits(req) = &node.req.kind else { unreachable!() };
+                let hits = top_hits::render(self.exec, req, scope)?;
+                obj.insert("hits".into(), hits);
+            }
+            Op::Metric(op) => {
+                let Some(AggregationResult::MetricResult(m)) = result else { return Err(missing()) };
+                let AggKind::Metric(req) = &node.req.kind else { unreachable!() };
+                render_metric(req.kind, req.sigma, m, &op.format, obj);
+            }
+            Op::Percentiles(op) => {
+                let Some(AggregationResult::MetricResult(MetricResult::Percentiles(p))) = result else {
+                    return Err(missing());
+                };
+                let AggKind::Percentiles(req) = &node.req.kind else { unreachable!() };
+                render_percentiles(req.keyed, &req.percents, p, &op.format, obj);
+            }
+            _ => {
+                let Some(AggregationResult::BucketResult(b)) = result else { return Err(missing()) };
+                self.render_buckets(node, b, scope, top, obj)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn render_buckets(
+        &mut self,
+        node: &PlanNode,
+        result: &BucketResult,
+        scope: &Scope,
+        top: bool,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        match (&node.req.kind, &node.op, result) {
+            (AggKind::Terms(req), Op::Terms(op), BucketResult::Terms { buckets, sum_other_doc_count, doc_count_error_upper_bound }) => {
+                let info = if top { self.exec.terms_info.get(&node.req.name) } else { None };
+                self.render_terms(node, req, op, buckets, *sum_other_doc_count, *doc_count_error_upper_bound, info, scope, obj)
+            }
+            (AggKind::Histogram(h), Op::Histogram { format }, BucketResult::Histogram { buckets }) => {
+                let entries = entries_vec(buckets);
+                let mut out = Vec::with_capacity(entries.len());
+                for b in entries {
+                    let x = key_f64(&b.key);
+                    let key_as_string = format.format(x);
+                    let scope = scope.with(Constraint::Range {
+                        field: FieldRef { name: h.field.clone(), def: self.exec.ctx.mapping.field(&h.field).cloned() },
+                        from: Some(x),
+                        to: Some(x + h.interval),
+                    });
+                    out.push(self.histogram_bucket(node, b, json!(x), key_as_string, &scope)?);
+                }
+                self.finish_histogram(node, &h.order, out, h.keyed, obj)
+            }
+            (AggKind::DateHistogram(d), Op::DateHistogram(op), BucketResult::Histogram { buckets }) => {
+                let entries = entries_vec(buckets);
+                let mut out: Vec<RenderedBucket> = Vec::with_capacity(entries.len());
+                for b in entries {
+                    let x = key_f64(&b.key);
+                    let (key, next) = match &op.rounding {
+                        DateRounding::Native { interval, .. } => (x as i64, x as i64 + interval),
+                        DateRounding::Indexed(ix) => (ix.key_of(x as i64), ix.key_of(x as i64 + 1)),
+                    };
+                    // A wall-clock bucket that DST skipped has the next bucket's key.
+                    if b.doc_count == 0 && out.last().is_some_and(|p| p.key == json!(key)) {
+                        continue;
+                    }
+                    let scope = scope.with(Constraint::Range {
+                        field: op.field.clone(),
+                        from: Some(key as f64),
+                        to: Some(next as f64),
+                    });
+                    let rendered = self.histogram_bucket(node, b, json!(key), op.format.format(key as f64), &scope)?;
+                    if b.doc_count == 0 && out.last().is_some_and(|p| p.key == rendered.key) {
+                        continue;
+                    }
+                    out.push(rendered);
+                }
+                out.dedup_by(|later, earlier| later.key == earlier.key && later.doc_count == 0);
+                self.finish_histogram(node, &d.order, out, d.keyed, obj)
+            }
+            (AggKind::Range(r), Op::Range(op), BucketResult::Range { buckets }) => {
+                let entries: Vec<_> = buckets.iter().collect();
+                let mut list = Vec::new();
+                let mut keyed = Map::new();
+                self.count_buckets(op.ranges.len())?;
+                for (i, def) in op.ranges.iter().enumerate() {
+                    let entry = entries.iter().find(|e| e.from == Some(i as f64));
+                    let doc_count = entry.map(|e| e.doc_count).unwrap_or(0);
+                    let mut b = Map::new();
+                    if !r.keyed {
+                        b.insert("key".into(), json!(def.key));
+                    }
+                    for (name, bound) in [("from", def.from), ("to", def.to)] {
+                        if let Some(x) = bound {
+                            b.insert(name.into(), json!(x));
+                            if let Some(s) = op.format.format(x) {
+                                b.insert(format!("{name}_as_string"), json!(s));
+                            }
+                        }
+                    }
+                    b.insert("doc_count".into(), json!(doc_count));
+                    let scope = scope.with(Constraint::Range {
+                        field: op.field.clone(),
+                        from: def.from,
+                        to: def.to,
+                    });
+                    let empty = empty_results();
+                    let subs = entry.map(|e| &e.sub_aggregation).unwrap_or(&empty);
+                    b.extend(self.render_level(&node.subs, subs, &scope, false)?);
+                    if r.keyed {
+                        keyed.insert(def.key.clone(), Value::Object(b));
+                    } else {
+                        list.push(Value::Object(b));
+                    }
+                }
+                obj.insert("buckets".into(), if r.keyed { Value::Object(keyed) } else { Value::Array(list) });
+                Ok(())
+            }
+            (_, Op::Filters(op), BucketResult::Range { buckets }) => self.render_filters(node, op, buckets, scope, obj),
+            (AggKind::Composite(c), Op::Composite(op), BucketResult::Composite { buckets, .. }) => {
+                self.count_buckets(buckets.len())?;
+                let mut list = Vec::with_capacity(buckets.len());
+                let mut last_key = None;
+                for b in buckets {
+                    let mut key = Map::new();
+                    for (s, format) in c.sources.iter().zip(&op.formats) {
+                        let v = b.key.get(&s.name).unwrap_or(&CompositeKey::Null);
+                        key.insert(s.name.clone(), composite_value(v, format, matches!(s.kind, super::request::CompositeSourceKind::DateHistogram { .. })));
+                    }
+                    let mut o = Map::new();
+                    o.insert("key".into(), Value::Object(key.clone()));
+                    o.insert("doc_count".into(), json!(b.doc_count));
+                    o.extend(self.render_level(&node.subs, &b.sub_aggregation, scope, false)?);
+                    list.push(Value::Object(o));
+                    last_key = Some(key);
+                }
+                if let Some(k) = last_key {
+                    obj.insert("after_key".into(), Value::Object(k));
+                }
+                obj.insert("buckets".into(), Value::Array(list));
+                Ok(())
+            }
+            _ => Err(EsError::internal(format!(
+                "unexpected result shape for aggregation [{}]",
+                node.req.name
+            ))),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn render_terms(
+        &mut self,
+        node: &PlanNode,
+        req: &TermsReq,
+        op: &TermsOp,
+        buckets: &[BucketEntry],
+        sum_other: u64,
+        tantivy_error: Option<u64>,
+        info: Option<&Vec<TermsShardInfo>>,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let shards = self.exec.shards.len();
+        let mut kept: Vec<&BucketEntry> = buckets
+            .iter()
+            .filter(|b| {
+                let x = key_f64(&b.key);
+                op.numeric_include.as_ref().is_none_or(|inc| inc.contains(&x))
+                    && op.numeric_exclude.as_ref().is_none_or(|exc| !exc.contains(&x))
+            })
+            .collect();
+        sort_buckets(&mut kept, &req.order, |b| (b.doc_count, &b.key, &b.sub_aggregation));
+        let mut other = sum_other;
+        if kept.len() > req.size {
+            other += kept[req.size..].iter().map(|b| b.doc_count).sum::<u64>();
+            kept.truncate(req.size);
+        }
+        // Elasticsearch: no error with a single shard; otherwise the sum of each shard's error.
+        let shard_errors: Option<Vec<i64>> = info.map(|v| v.iter().map(|s| s.error).collect());
+        let total_error: i64 = if shards <= 1 {
+            0
+        } else if let Some(errs) = &shard_errors {
+            if errs.contains(&-1) { -1 } else { errs.iter().sum() }
+        } else {
+            tantivy_error.map(|e| e as i64).unwrap_or(0)
+        };
+        self.count_buckets(kept.len())?;
+        let mut list = Vec::with_capacity(kept.len());
+        for b in kept {
+            let mut o = Map::new();
+            let (key, key_as_string) = terms_key(op, &b.key);
+            o.insert("key".into(), key);
+            if let Some(s) = key_as_string {
+                o.insert("key_as_string".into(), json!(s));
+            }
+            o.insert("doc_count".into(), json!(b.doc_count));
+            if req.show_term_doc_count_error {
+                let e = match (&shard_errors, info) {
+                    _ if shards <= 1 => 0,
+                    (Some(errs), Some(info)) => {
+                        let id = key_id(&b.key);
+                        let missing_from: Vec<i64> = info
+                            .iter()
+                            .zip(errs)
+                            .filter(|(s, _)| !s.keys.contains(&id))
+                            .map(|(_, e)| *e)
+                            .collect();
+                        if missing_from.contains(&-1) { -1 } else { missing_from.iter().sum() }
+                    }
+                    _ => total_error,
+                };
+                o.insert("doc_count_error_upper_bound".into(), json!(e));
+            }
+            let scope = scope.with(Constraint::Term {
+                field: op.field.clone(),
+                key: b.key.clone(),
+            });
+            o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
+            list.push(Value::Object(o));
+        }
+        obj.insert("doc_count_error_upper_bound".into(), json!(total_error));
+        obj.insert("sum_other_doc_count".into(), json!(other));
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
+    fn histogram_bucket(
+        &mut self,
+        node: &PlanNode,
+        b: &BucketEntry,
+        key: Value,
+        key_as_string: Option<String>,
+        scope: &Scope,
+    ) -> EsResult<RenderedBucket> {
+        let subs = self.render_level(&node.subs, &b.sub_aggregation, scope, false)?;
+        Ok(RenderedBucket {
+            key,
+            key_as_string,
+            doc_count: b.doc_count,
+            subs,
+            sort_metrics: b.sub_aggregation.clone(),
+        })
+    }
+
+    fn finish_histogram(
+        &mut self,
+        node: &PlanNode,
+        order: &[BucketOrder],
+        mut buckets: Vec<RenderedBucket>,
+        keyed: bool,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        self.count_buckets(buckets.len())?;
+        let default_order = order.len() == 1 && order[0] == BucketOrder { key: OrderKey::Key, asc: true };
+        if !default_order {
+            let mut refs: Vec<&RenderedBucket> = buckets.iter().collect();
+            let keys: Vec<Key> = refs.iter().map(|b| Key::F64(b.key.as_f64().unwrap_or(0.0))).collect();
+            let mut idx: Vec<usize> = (0..refs.len()).collect();
+            let mut order = order.to_vec();
+            if !order.iter().any(|o| o.key == OrderKey::Key) {
+                order.push(BucketOrder { key: OrderKey::Key, asc: true });
+            }
+            idx.sort_by(|&a, &b| {
+                compare(&order, (refs[a].doc_count, &keys[a], &refs[a].sort_metrics), (refs[b].doc_count, &keys[b], &refs[b].sort_metrics))
+            });
+            refs = idx.iter().map(|&i| refs[i]).collect();
+            let sorted: Vec<RenderedBucket> = refs.into_iter().cloned().collect();
+            buckets = sorted;
+        }
+        let _ = node;
+        if keyed {
+            let mut m = Map::new();
+            for b in buckets {
+                let name = b.key_as_string.clone().unwrap_or_else(|| match &b.key {
+                    Value::Number(n) if n.is_f64() => java_double(n.as_f64().unwrap_or(0.0)),
+                    other => other.to_string(),
+                });
+                m.insert(name, Value::Object(b.into_json()));
+            }
+            obj.insert("buckets".into(), Value::Object(m));
+        } else {
+            obj.insert("buckets".into(), Value::Array(buckets.into_iter().map(|b| Value::Object(b.into_json())).collect()));
+        }
+        Ok(())
+    }
+
+    fn render_filters(
+        &mut self,
+        node: &PlanNode,
+        op: &FiltersOp,
+        buckets: &BucketEntries<tantivy::aggregation::agg_result::RangeBucketEntry>,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let entries: Vec<_> = buckets.iter().collect();
+        let n = op.names.len() + op.other.is_some() as usize;
+        let empty = empty_results();
+        let mut rendered = Vec::with_capacity(n);
+        for i in 0..n {
+            let entry = entries.iter().find(|e| e.from == Some(i as f64));
+            let doc_count = entry.map(|e| e.doc_count).unwrap_or(0);
+            let scope = scope.with(Constraint::Filter { source: op.source, bucket: i });
+            let subs = self.render_level(&node.subs, entry.map(|e| &e.sub_aggregation).unwrap_or(&empty), &scope, false)?;
+            let name = if i < op.names.len() { op.names[i].clone() } else { op.other.clone().unwrap_or_default() };
+            rendered.push((name, doc_count, subs));
+        }
+        if op.style == FiltersStyle::Single {
+            let (_, doc_count, subs) = rendered.pop().expect("one bucket");
+            obj.insert("doc_count".into(), json!(doc_count));
+            obj.extend(subs);
+            return Ok(());
+        }
+        self.count_buckets(n)?;
+        let _ = source_name;
+        if op.style == FiltersStyle::Keyed {
+            let mut m = Map::new();
+            for (name, doc_count, subs) in rendered {
+                let mut b = Map::new();
+                b.insert("doc_count".into(), json!(doc_count));
+                b.extend(subs);
+                m.insert(name, Value::Object(b));
+            }
+            obj.insert("buckets".into(), Value::Object(m));
+        } else {
+            let named = op.style == FiltersStyle::NamedList;
+            let list = rendered
+                .into_iter()
+                .map(|(name, doc_count, subs)| {
+                    let mut b = Map::new();
+                    if named {
+                        b.insert("key".into(), json!(name));
+                    }
+                    b.insert("doc_count".into(), json!(doc_count));
+                    b.extend(subs);
+                    Value::Object(b)
+                })
+                .collect();
+            obj.insert("buckets".into(), Value::Array(list));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone)]
+struct RenderedBucket {
+    key: Value,
+    key_as_string: Option<String>,
+    doc_count: u64,
+    subs: Map<String, Value>,
+    sort_metrics: AggregationResults,
+}
+
+impl RenderedBucket {
+    fn into_json(self) -> Map<String, Value> {
+        let mut o = Map::new();
+        if let Some(s) = self.key_as_string {
+            o.insert("key_as_string".into(), json!(s));
+        }
+        o.insert("key".into(), self.key);
+        o.insert("doc_count".into(), json!(self.doc_count));
+        o.extend(self.subs);
+        o
+    }
+}
+
+pub(crate) fn too_many_buckets(max: usize) -> EsError {
+    EsError::bad_request(
+        "too_many_buckets_exception",
+        format!(
+            "Trying to create too many buckets. Must be less than or equal to: [{max}] but this number of buckets was exceeded. This limit can be set by changing the [search.max_buckets] cluster level setting."
+        ),
+    )
+    .with("max_buckets", max)
+}
+
+fn entries_vec(b: &BucketEntries<BucketEntry>) -> Vec<&BucketEntry> {
+    b.iter().collect()
+}
+
+fn typed_name(node: &PlanNode) -> &'static str {
+    match &node.op {
+        Op::Terms(op) => match op.kind {
+            TermsKind::String => "sterms",
+            TermsKind::Long | TermsKind::Bool => "lterms",
+            TermsKind::Double => "dterms",
+        },
+        Op::Percentiles(_) => "tdigest_percentiles",
+        _ => node.req.kind.type_name(),
+    }
+}
+
+pub(crate) fn key_f64(k: &Key) -> f64 {
+    match k {
+        Key::F64(x) => *x,
+        Key::I64(x) => *x as f64,
+        Key::U64(x) => *x as f64,
+        Key::Str(s) => s.parse().unwrap_or(f64::NAN),
+    }
+}
+
+/// A stable identity for a bucket key across shards.
+pub(crate) fn key_id(k: &Key) -> String {
+    match k {
+        Key::Str(s) => format!("s{s}"),
+        other => format!("n{}", key_f64(other)),
+    }
+}
+
+fn terms_key(op: &TermsOp, k: &Key) -> (Value, Option<String>) {
+    match op.kind {
+        TermsKind::String => (
+            match k {
+                Key::Str(s) => json!(s),
+                other => json!(key_f64(other).to_string()),
+            },
+            None,
+        ),
+        TermsKind::Bool => {
+            let x = key_f64(k);
+            (json!(x as i64), Some(if x != 0.0 { "true" } else { "false" }.to_string()))
+        }
+        TermsKind::Long => {
+            let v = match k {
+                Key::I64(x) => json!(*x),
+                Key::U64(x) => json!(*x),
+                Key::F64(x) if x.fract() == 0.0 => json!(*x as i64),
+                Key::F64(x) => json!(*x),
+                Key::Str(s) => json!(s),
+            };
+            (v, op.format.format(key_f64(k)))
+        }
+        TermsKind::Double => {
+            let x = key_f64(k);
+            (json!(x), op.format.format(x))
+        }
+    }
+}
+
+fn composite_value(v: &CompositeKey, format: &ValueFormat, date: bool) -> Value {
+    let num = match v {
+        CompositeKey::Null => return Value::Null,
+        CompositeKey::Str(s) => return json!(s),
+        CompositeKey::Bool(b) => return json!(b),
+        CompositeKey::I64(x) => *x as f64,
+        CompositeKey::U64(x) => *x as f64,
+        CompositeKey::F64(x) => *x,
+    };
+    if let (ValueFormat::Date(..), true) = (format, date) {
+        return json!(num as i64);
+    }
+    match v {
+        CompositeKey::I64(x) => json!(x),
+        CompositeKey::U64(x) => json!(x),
+        _ if matches!(format, ValueFormat::Date(..)) => json!(num as i64),
+        _ => json!(num),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ordering
+
+type SortView<'a> = (u64, &'a Key, &'a AggregationResults);
+
+fn sort_buckets<T>(items: &mut [T], order: &[BucketOrder], view: impl Fn(&T) -> SortView<'_>) {
+    items.sort_by(|a, b| compare(order, view(a), view(b)));
+}
+
+fn cmp_key(a: &Key, b: &Key) -> Ordering {
+    match (a, b) {
+        (Key::Str(x), Key::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Key::Str(_), _) => Ordering::Greater,
+        (_, Key::Str(_)) => Ordering::Less,
+        (x, y) => key_f64(x).total_cmp(&key_f64(y)),
+    }
+}
+
+fn compare(order: &[BucketOrder], a: SortView, b: SortView) -> Ordering {
+    for o in order {
+        let c = match &o.key {
+            OrderKey::Count => {
+                let c = a.0.cmp(&b.0);
+                if o.asc { c } else { c.reverse() }
+            }
+            OrderKey::Key => {
+                let c = cmp_key(a.1, b.1);
+                if o.asc { c } else { c.reverse() }
+            }
+            OrderKey::Path { agg, metric } => {
+                let va = metric_value(a.2, agg, metric.as_deref());
+                let vb = metric_value(b.2, agg, metric.as_deref());
+                // NaN (an empty avg, min...) sorts last in either direction.
+                match (va.filter(|v| !v.is_nan()), vb.filter(|v| !v.is_nan())) {
+                    (None, None) => Ordering::Equal,
+                    (None, Some(_)) => Ordering::Greater,
+                    (Some(_), None) => Ordering::Less,
+                    (Some(x), Some(y)) => {
+                        let c = x.total_cmp(&y);
+                        if o.asc { c } else { c.reverse() }
+                    }
+                }
+            }
+        };
+        if c != Ordering::Equal {
+            return c;
+        }
+    }
+    Ordering::Equal
+}
+
+/// The value of a metric sub-aggregation, as an order path addresses it.
+fn metric_value(subs: &AggregationResults, agg: &str, metric: Option<&str>) -> Option<f64> {
+    let Some(AggregationResult::MetricResult(m)) = subs.0.get(agg) else { return None };
+    match m {
+        MetricResult::Average(v) | MetricResult::Max(v) | MetricResult::Min(v) | MetricResult::Cardinality(v) => v.value,
+        MetricResult::Sum(v) | MetricResult::Count(v) => Some(v.value.unwrap_or(0.0)),
+        MetricResult::Stats(s) => match metric? {
+            "count" => Some(s.count as f64),
+            "min" => s.min,
+            "max" => s.max,
+            "avg" => s.avg,
+            "sum" => Some(s.sum),
+            _ => None,
+        },
+        MetricResult::ExtendedStats(s) => {
+            let x = ExtStats::of(s.count, s.sum, s.min, s.max, s.sum_of_squares, 2.0);
+            match metric? {
+                "count" => Some(s.count as f64),
+                "min" => s.min,
+                "max" => s.max,
+                "avg" => s.avg,
+                "sum" => Some(s.sum),
+                "sum_of_squares" => s.sum_of_squares,
+                "variance" => x.map(|x| x.variance),
+                "std_deviation" => x.map(|x| x.variance.sqrt()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics
+
+fn num_or_null(v: Option<f64>) -> Value {
+    match v {
+        Some(x) if x.is_finite() => json!(x),
+        _ => Value::Null,
+    }
+}
+
+fn with_string(obj: &mut Map<String, Value>, name: &str, value: Option<f64>, format: &ValueFormat) {
+    obj.insert(name.to_string(), num_or_null(value));
+    if let Some(s) = value.filter(|v| v.is_finite()).and_then(|v| format.format(v)) {
+        obj.insert(format!("{name}_as_string"), json!(s));
+    }
+}
+
+struct ExtStats {
+    variance: f64,
+    variance_sampling: f64,
+}
+
+impl ExtStats {
+    /// Elasticsearch's formulas (`InternalExtendedStats`), from count, sum and sum of squares.
+    fn of(count: u64, sum: f64, _min: Option<f64>, _max: Option<f64>, sum_of_squares: Option<f64>, _sigma: f64) -> Option<ExtStats> {
+        if count == 0 {
+            return None;
+        }
+        let n = count as f64;
+        let sq = sum_of_squares?;
+        let population = ((sq - sum * sum / n) / n).max(0.0);
+        let sampling = if count > 1 { ((sq - sum * sum / n) / (n - 1.0)).max(0.0) } else { f64::INFINITY };
+        Some(ExtStats {
+            variance: population,
+            variance_sampling: sampling,
+        })
+    }
+}
+
+fn render_metric(kind: MetricKind, sigma: f64, m: &MetricResult, format: &ValueFormat, obj: &mut Map<String, Value>) {
+    match (kind, m) {
+        (MetricKind::ValueCount | MetricKind::Cardinality, MetricResult::Count(v) | MetricResult::Cardinality(v)) => {
+            obj.insert("value".into(), json!(v.value.unwrap_or(0.0) as u64));
+        }
+        (MetricKind::Sum, MetricResult::Sum(v)) => {
+            with_string(obj, "value", Some(v.value.unwrap_or(0.0)), format);
+        }
+        (_, MetricResult::Average(v) | MetricResult::Min(v) | MetricResult::Max(v)) => {
+            with_string(obj, "value", v.value, format);
+        }
+        (_, MetricResult::Stats(s)) => {
+            render_stats(s.count, s.min, s.max, s.avg, s.sum, format, obj);
+        }
+        (_, MetricResult::ExtendedStats(s)) => {
+            render_stats(s.count, s.min, s.max, s.avg, s.sum, format, obj);
+            let names = [
+                "sum_of_squares",
+                "variance",
+                "variance_population",
+                "variance_sampling",
+                "std_deviation",
+                "std_deviation_population",
+                "std_deviation_sampling",
+            ];
+            let bounds = ["upper", "lower", "upper_population", "lower_population", "upper_sampling", "lower_sampling"];
+            match ExtStats::of(s.count, s.sum, s.min, s.max, s.sum_of_squares, sigma) {
+                None => {
+                    for n in names {
+                        obj.insert(n.into(), Value::Null);
+                    }
+                    obj.insert("std_deviation_bounds".into(), Value::Object(bounds.iter().map(|b| (b.to_string(), Value::Null)).collect()));
+                }
+                Some(x) => {
+                    let avg = s.sum / s.count as f64;
+                    let sd = x.variance.sqrt();
+                    let sd_s = x.variance_sampling.sqrt();
+                    let values = [
+                        s.sum_of_squares.unwrap_or(0.0),
+                        x.variance,
+                        x.variance,
+                        x.variance_sampling,
+                        sd,
+                        sd,
+                        sd_s,
+                    ];
+                    for (n, v) in names.iter().zip(values) {
+                        obj.insert(n.to_string(), num_or_null(Some(v)));
+                    }
+                    let bound_values = [
+                        avg + sigma * sd,
+                        avg - sigma * sd,
+                        avg + sigma * sd,
+                        avg - sigma * sd,
+                        avg + sigma * sd_s,
+                        avg - sigma * sd_s,
+                    ];
+                    let b: Map<String, Value> = bounds.iter().zip(bound_values).map(|(k, v)| (k.to_string(), num_or_null(Some(v)))).collect();
+                    obj.insert("std_deviation_bounds".into(), Value::Object(b));
+                    if !format.is_raw() {
+                        for (n, v) in names.iter().zip(values) {
+                            if let Some(s) = format.format(v) {
+                                obj.insert(format!("{n}_as_string"), json!(s));
+                            }
+                        }
+                        let b: Map<String, Value> = bounds
+                            .iter()
+                            .zip(bound_values)
+                            .filter_map(|(k, v)| format.format(v).map(|s| (k.to_string(), json!(s))))
+                            .collect();
+                        obj.insert("std_deviation_bounds_as_string".into(), Value::Object(b));
+                    }
+                }
+            }
+        }
+        (_, other) => {
+            let v = match other {
+                MetricResult::Count(v) | MetricResult::Cardinality(v) | MetricResult::Sum(v) => v.value,
+                _ => None,
+            };
+            with_string(obj, "value", v, format);
+        }
+    }
+}
+
+fn render_stats(count: u64, min: Option<f64>, max: Option<f64>, avg: Option<f64>, sum: f64, format: &ValueFormat, obj: &mut Map<String, Value>) {
+    obj.insert("count".into(), json!(count));
+    let has = count > 0;
+    obj.insert("min".into(), num_or_null(min.filter(|_| has)));
+    obj.insert("max".into(), num_or_null(max.filter(|_| has)));
+    obj.insert("avg".into(), num_or_null(avg.filter(|_| has)));
+    obj.insert("sum".into(), json!(sum));
+    if has && !format.is_raw() {
+        for (n, v) in [("min", min), ("max", max), ("avg", avg), ("sum", Some(sum))] {
+            if let Some(s) = v.and_then(|v| format.format(v)) {
+                obj.insert(format!("{n}_as_string"), json!(s));
+            }
+        }
+    }
+}
+
+fn render_percentiles(
+    keyed: bool,
+    percents: &[f64],
+    p: &tantivy::aggregation::metric::PercentilesMetricResult,
+    format: &ValueFormat,
+    obj: &mut Map<String, Value>,
+) {
+    use tantivy::aggregation::metric::PercentileValues;
+    let values: Vec<(f64, f64)> = match &p.values {
+        PercentileValues::Vec(v) => v.iter().map(|e| (e.key, e.value)).collect(),
+        PercentileValues::HashMap(m) => percents
+            .iter()
+            .map(|k| (*k, m.get(&k.to_string()).copied().unwrap_or(f64::NAN)))
+            .collect(),
+    };
+    let value_of = |k: f64| values.iter().find(|(p, _)| *p == k).map(|(_, v)| *v).filter(|v| v.is_finite());
+    if keyed {
+        let mut m = Map::new();
+        for &k in percents {
+            let v = value_of(k);
+            let name = java_double(k);
+            m.insert(name.clone(), num_or_null(v));
+            if let Some(s) = v.and_then(|v| format.format(v)) {
+                m.insert(format!("{name}_as_string"), json!(s));
+            }
+        }
+        obj.insert("values".into(), Value::Object(m));
+    } else {
+        let list = percents
+            .iter()
+            .map(|&k| {
+                let v = value_of(k);
+                let mut e = Map::new();
+                e.insert("key".into(), json!(k));
+                e.insert("value".into(), num_or_null(v));
+                if let Some(s) = v.and_then(|v| format.format(v)) {
+                    e.insert("value_as_string".into(), json!(s));
+                }
+                Value::Object(e)
+            })
+            .collect();
+        obj.insert("values".into(), Value::Array(list));
+    }
+}

@@ -1,0 +1,1345 @@
+//! Parsing: the `aggs` JSON of a search body into a typed tree, validated the way
+//! Elasticsearch validates it at parse time. Nothing here looks at a mapping or at tantivy;
+//! field resolution happens when the tree is planned against one index.
+
+use super::dsl::{parse_dsl, DslQuery};
+use crate::source::SourceFilter;
+use lode_dates::{parse_time_value, CalendarUnit, Tz};
+use lode_engine::{EsError, EsResult};
+use serde_json::{Map, Value};
+
+/// Elasticsearch's `search.max_buckets` default.
+pub const DEFAULT_MAX_BUCKETS: usize = 65_536;
+
+/// Parsed and validated `aggs`/`aggregations` request for one search over some indices.
+pub struct AggsRequest {
+    pub(crate) aggs: Vec<AggNode>,
+    pub(crate) max_buckets: usize,
+}
+
+impl AggsRequest {
+    /// Overrides `search.max_buckets` (default 65536) for this request.
+    pub fn set_max_buckets(&mut self, max_buckets: usize) {
+        self.max_buckets = max_buckets;
+    }
+
+    /// Whether there is nothing to aggregate.
+    pub fn is_empty(&self) -> bool {
+        self.aggs.is_empty()
+    }
+}
+
+impl std::fmt::Debug for AggsRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.aggs.iter().map(|a| a.name.as_str()).collect();
+        f.debug_struct("AggsRequest").field("aggs", &names).finish()
+    }
+}
+
+/// One named aggregation with its sub-aggregations.
+pub(crate) struct AggNode {
+    pub name: String,
+    pub kind: AggKind,
+    pub subs: Vec<AggNode>,
+    pub meta: Option<Value>,
+}
+
+pub(crate) enum AggKind {
+    Terms(TermsReq),
+    Histogram(HistogramReq),
+    DateHistogram(DateHistogramReq),
+    Range(RangeReq),
+    Filter(Box<DslQuery>),
+    Filters(FiltersReq),
+    Global,
+    Missing { field: String },
+    Composite(CompositeReq),
+    Metric(MetricReq),
+    Percentiles(PercentilesReq),
+    TopHits(TopHitsReq),
+}
+
+impl AggKind {
+    /// The aggregation type as written in the request.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            AggKind::Terms(_) => "terms",
+            AggKind::Histogram(_) => "histogram",
+            AggKind::DateHistogram(_) => "date_histogram",
+            AggKind::Range(r) if r.is_date => "date_range",
+            AggKind::Range(_) => "range",
+            AggKind::Filter(_) => "filter",
+            AggKind::Filters(_) => "filters",
+            AggKind::Global => "global",
+            AggKind::Missing { .. } => "missing",
+            AggKind::Composite(_) => "composite",
+            AggKind::Metric(m) => m.kind.name(),
+            AggKind::Percentiles(_) => "percentiles",
+            AggKind::TopHits(_) => "top_hits",
+        }
+    }
+
+    fn accepts_sub_aggs(&self) -> bool {
+        !matches!(self, AggKind::Metric(_) | AggKind::Percentiles(_) | AggKind::TopHits(_))
+    }
+}
+
+/// One criterion of a bucket `order`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BucketOrder {
+    pub key: OrderKey,
+    pub asc: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum OrderKey {
+    Count,
+    Key,
+    /// A sub-aggregation: `agg` or `agg.metric`.
+    Path { agg: String, metric: Option<String> },
+}
+
+pub(crate) enum IncludeExclude {
+    Regex(String),
+    Values(Vec<Value>),
+}
+
+pub(crate) struct TermsReq {
+    pub field: String,
+    pub size: usize,
+    pub shard_size: Option<usize>,
+    pub min_doc_count: u64,
+    pub order: Vec<BucketOrder>,
+    pub missing: Option<Value>,
+    pub include: Option<IncludeExclude>,
+    pub exclude: Option<IncludeExclude>,
+    pub show_term_doc_count_error: bool,
+    pub format: Option<String>,
+}
+
+pub(crate) struct HistogramReq {
+    pub field: String,
+    pub interval: f64,
+    pub offset: f64,
+    pub min_doc_count: u64,
+    pub extended_bounds: Option<(Option<f64>, Option<f64>)>,
+    pub hard_bounds: Option<(Option<f64>, Option<f64>)>,
+    pub keyed: bool,
+    pub order: Vec<BucketOrder>,
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum DateInterval {
+    Calendar(CalendarUnit),
+    Fixed(i64),
+}
+
+pub(crate) struct DateHistogramReq {
+    pub field: String,
+    pub interval: DateInterval,
+    pub time_zone: Tz,
+    pub offset: i64,
+    pub format: Option<String>,
+    pub min_doc_count: u64,
+    /// Bounds as given (numbers, date strings or date math), resolved against the field.
+    pub extended_bounds: Option<(Option<Value>, Option<Value>)>,
+    pub hard_bounds: Option<(Option<Value>, Option<Value>)>,
+    pub keyed: bool,
+    pub order: Vec<BucketOrder>,
+}
+
+pub(crate) struct RangeSpec {
+    pub key: Option<String>,
+    pub from: Option<Value>,
+    pub to: Option<Value>,
+}
+
+pub(crate) struct RangeReq {
+    pub field: String,
+    pub ranges: Vec<RangeSpec>,
+    pub keyed: bool,
+    pub format: Option<String>,
+    pub time_zone: Option<Tz>,
+    pub missing: Option<Value>,
+    /// `date_range` rather than `range`.
+    pub is_date: bool,
+}
+
+pub(crate) struct FiltersReq {
+    pub filters: Vec<(String, DslQuery)>,
+    /// The named (object) form, rendered as an object of buckets unless `keyed: false`.
+    pub keyed: bool,
+    pub other_bucket: Option<String>,
+}
+
+pub(crate) enum CompositeSourceKind {
+    Terms { missing_bucket: bool },
+    Histogram { interval: f64 },
+    DateHistogram { interval: DateInterval, time_zone: Tz, format: Option<String> },
+}
+
+pub(crate) struct CompositeSource {
+    pub name: String,
+    pub field: String,
+    pub asc: bool,
+    pub kind: CompositeSourceKind,
+}
+
+pub(crate) struct CompositeReq {
+    pub sources: Vec<CompositeSource>,
+    pub size: usize,
+    pub after: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MetricKind {
+    Avg,
+    Sum,
+    Min,
+    Max,
+    ValueCount,
+    Stats,
+    ExtendedStats,
+    Cardinality,
+}
+
+impl MetricKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricKind::Avg => "avg",
+            MetricKind::Sum => "sum",
+            MetricKind::Min => "min",
+            MetricKind::Max => "max",
+            MetricKind::ValueCount => "value_count",
+            MetricKind::Stats => "stats",
+            MetricKind::ExtendedStats => "extended_stats",
+            MetricKind::Cardinality => "cardinality",
+        }
+    }
+
+    /// Whether the metric needs numeric values (rather than any value).
+    pub fn is_numeric(self) -> bool {
+        !matches!(self, MetricKind::ValueCount | MetricKind::Cardinality)
+    }
+}
+
+pub(crate) struct MetricReq {
+    pub kind: MetricKind,
+    pub field: String,
+    pub missing: Option<Value>,
+    pub format: Option<String>,
+    pub sigma: f64,
+}
+
+pub(crate) struct PercentilesReq {
+    pub field: String,
+    pub percents: Vec<f64>,
+    pub keyed: bool,
+    pub missing: Option<Value>,
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct SortSpec {
+    /// A field path, `_score` or `_doc`.
+    pub field: String,
+    pub desc: bool,
+}
+
+pub(crate) struct TopHitsReq {
+    pub from: usize,
+    pub size: usize,
+    pub sort: Vec<SortSpec>,
+    pub source: SourceFilter,
+    pub track_scores: bool,
+    pub version: bool,
+    pub seq_no_primary_term: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+pub fn parse_aggs(aggs: &Value) -> EsResult<AggsRequest> {
+    Ok(AggsRequest {
+        aggs: parse_level(aggs, 0)?,
+        max_buckets: DEFAULT_MAX_BUCKETS,
+    })
+}
+
+const MAX_DEPTH: usize = 100;
+
+fn parse_level(v: &Value, depth: usize) -> EsResult<Vec<AggNode>> {
+    let obj = match v {
+        Value::Object(o) => o,
+        other => {
+            return Err(EsError::parsing(format!(
+                "Expected [START_OBJECT] under [aggregations], but got a [{}]",
+                token_name(other)
+            )))
+        }
+    };
+    if depth > MAX_DEPTH {
+        return Err(EsError::parsing(format!(
+            "The nested depth of the aggregations exceeds the maximum nested depth for aggregations of [{MAX_DEPTH}] set in [search.max_nested_depth]"
+        )));
+    }
+    obj.iter().map(|(name, def)| parse_named(name, def, depth)).collect()
+}
+
+fn parse_named(name: &str, def: &Value, depth: usize) -> EsResult<AggNode> {
+    if name.contains(['[', ']', '>']) {
+        return Err(EsError::parsing(format!(
+            "Invalid aggregation name [{name}]. Aggregation names can contain any character except '[', ']', and '>'"
+        )));
+    }
+    let obj = def.as_object().ok_or_else(|| {
+        EsError::parsing(format!(
+            "Expected [START_OBJECT] under [{name}], but got a [{}] in [{name}]",
+            token_name(def)
+        ))
+    })?;
+    let mut kind: Option<(String, AggKind)> = None;
+    let mut subs: Option<Vec<AggNode>> = None;
+    let mut meta = None;
+    for (key, body) in obj {
+        match key.as_str() {
+            "meta" => {
+                if !body.is_object() {
+                    return Err(EsError::parsing(format!(
+                        "Expected [START_OBJECT] under [meta], but got a [{}] in [{name}]",
+                        token_name(body)
+                    )));
+                }
+                meta = Some(body.clone());
+            }
+            "aggs" | "aggregations" => {
+                if subs.is_some() {
+                    return Err(EsError::parsing(format!(
+                        "Found two sub aggregation definitions under [{name}]"
+                    )));
+                }
+                subs = Some(parse_level(body, depth + 1)?);
+            }
+            ty => {
+                if let Some((prev, _)) = &kind {
+                    return Err(EsError::parsing(format!(
+                        "Found two aggregation type definitions in [{name}]: [{prev}] and [{ty}]"
+                    )));
+                }
+                let parsed = parse_kind(name, ty, body)?;
+                kind = Some((ty.to_string(), parsed));
+            }
+        }
+    }
+    let (ty, kind) = kind.ok_or_else(|| {
+        EsError::parsing(format!("Missing definition for aggregation [{name}]"))
+    })?;
+    let subs = subs.unwrap_or_default();
+    if !subs.is_empty() && !kind.accepts_sub_aggs() {
+        return Err(EsError::new(
+            400,
+            "aggregation_initialization_exception",
+            format!("Aggregator [{name}] of type [{ty}] cannot accept sub-aggregations"),
+        ));
+    }
+    Ok(AggNode {
+        name: name.to_string(),
+        kind,
+        subs,
+        meta,
+    })
+}
+
+fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
+    let unsupported = || {
+        EsError::illegal_argument(format!("aggregation type [{ty}] is not supported"))
+    };
+    let obj = || -> EsResult<&Map<String, Value>> {
+        body.as_object().ok_or_else(|| {
+            EsError::parsing(format!(
+                "Expected [START_OBJECT] under [{ty}], but got a [{}] in [{name}]",
+                token_name(body)
+            ))
+        })
+    };
+    Ok(match ty {
+        "terms" => AggKind::Terms(parse_terms(name, obj()?)?),
+        "histogram" => AggKind::Histogram(parse_histogram(name, obj()?)?),
+        "date_histogram" => AggKind::DateHistogram(parse_date_histogram(name, obj()?)?),
+        "range" => AggKind::Range(parse_range(name, ty, obj()?, false)?),
+        "date_range" => AggKind::Range(parse_range(name, ty, obj()?, true)?),
+        "filter" => AggKind::Filter(Box::new(parse_dsl(body)?)),
+        "filters" => AggKind::Filters(parse_filters(name, obj()?)?),
+        "global" => {
+            expect_fields(ty, obj()?, &[])?;
+            AggKind::Global
+        }
+        "missing" => {
+            let o = obj()?;
+            expect_fields(ty, o, &["field"])?;
+            AggKind::Missing { field: required_field(o)? }
+        }
+        "composite" => AggKind::Composite(parse_composite(name, obj()?)?),
+        "avg" | "sum" | "min" | "max" | "value_count" | "stats" | "extended_stats"
+        | "cardinality" => AggKind::Metric(parse_metric(ty, obj()?)?),
+        "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
+        "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
+        "significant_terms" | "significant_text" | "rare_terms" | "multi_terms" | "nested"
+        | "reverse_nested" | "sampler" | "diversified_sampler" | "ip_range" | "geo_distance"
+        | "geohash_grid" | "geotile_grid" | "geo_bounds" | "geo_centroid" | "adjacency_matrix"
+        | "auto_date_histogram" | "variable_width_histogram" | "percentile_ranks"
+        | "median_absolute_deviation" | "weighted_avg" | "scripted_metric" | "string_stats"
+        | "boxplot" | "t_test" | "top_metrics" | "matrix_stats" | "rate" | "bucket_sort"
+        | "bucket_selector" | "bucket_script" | "derivative" | "cumulative_sum"
+        | "avg_bucket" | "sum_bucket" | "min_bucket" | "max_bucket" | "stats_bucket"
+        | "extended_stats_bucket" | "percentiles_bucket" | "moving_fn" | "serial_diff"
+        | "random_sampler" | "children" | "parent" | "categorize_text" | "frequent_items"
+        | "time_series" => return Err(unsupported()),
+        other => {
+            return Err(EsError::parsing(format!("Unknown aggregation type [{other}]"))
+                .caused_by(EsError::new(
+                    400,
+                    "named_object_not_found_exception",
+                    format!("unknown field [{other}]"),
+                )))
+        }
+    })
+}
+
+fn token_name(v: &Value) -> &'static str {
+    match v {
+        Value::Object(_) => "START_OBJECT",
+        Value::Array(_) => "START_ARRAY",
+        Value::String(_) => "VALUE_STRING",
+        Value::Number(_) => "VALUE_NUMBER",
+        Value::Bool(_) => "VALUE_BOOLEAN",
+        Value::Null => "VALUE_NULL",
+    }
+}
+
+fn unknown_field(ty: &str, key: &str) -> EsError {
+    EsError::x_content_parse(format!("[{ty}] unknown field [{key}]"))
+}
+
+fn expect_fields(ty: &str, obj: &Map<String, Value>, allowed: &[&str]) -> EsResult<()> {
+    match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) if k == "script" => Err(EsError::illegal_argument(format!(
+            "[script] is not supported in [{ty}] aggregations"
+        ))),
+        Some(k) => Err(unknown_field(ty, k)),
+        None => Ok(()),
+    }
+}
+
+fn required_field(obj: &Map<String, Value>) -> EsResult<String> {
+    match obj.get("field") {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(EsError::x_content_parse(format!(
+            "[field] must be a string but was [{}]",
+            token_name(other)
+        ))),
+        None => Err(EsError::illegal_argument(
+            "Required one of fields [field, script], but none were specified. ",
+        )),
+    }
+}
+
+fn num(ty: &str, key: &str, v: &Value) -> EsResult<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        EsError::x_content_parse(format!(
+            "[{ty}] failed to parse field [{key}]"
+        ))
+        .caused_by(EsError::illegal_argument(format!(
+            "[{key}] doesn't support values of type: {}",
+            token_name(v)
+        )))
+    })
+}
+
+fn int(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
+    let x = num(ty, key, v)?;
+    if x.fract() != 0.0 {
+        return Err(EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]"))
+            .caused_by(EsError::illegal_argument(format!("Value [{x}] has a decimal part"))));
+    }
+    Ok(x as i64)
+}
+
+fn boolean(ty: &str, key: &str, v: &Value) -> EsResult<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s == "true" => Ok(true),
+        Value::String(s) if s == "false" => Ok(false),
+        _ => Err(EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]"))),
+    }
+}
+
+fn string(ty: &str, key: &str, v: &Value) -> EsResult<String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        _ => Err(EsError::x_content_parse(format!(
+            "[{ty}] {key} doesn't support values of type: {}",
+            token_name(v)
+        ))),
+    }
+}
+
+fn parse_order(ty: &str, v: &Value) -> EsResult<Vec<BucketOrder>> {
+    let items: Vec<&Value> = match v {
+        Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let o = item.as_object().ok_or_else(|| {
+            EsError::parsing(format!("Order expected to be an object, but got [{}]", token_name(item)))
+        })?;
+        for (k, dir) in o {
+            let asc = match dir.as_str().map(|s| s.to_ascii_lowercase()) {
+                Some(d) if d == "asc" => true,
+                Some(d) if d == "desc" => false,
+                _ => {
+                    return Err(EsError::parsing(format!(
+                        "Unknown order direction [{}] in [{ty}]",
+                        dir.as_str().unwrap_or(&dir.to_string())
+                    )))
+                }
+            };
+            let key = match k.as_str() {
+                "_count" => OrderKey::Count,
+                "_key" | "_term" | "_time" => OrderKey::Key,
+                path => {
+                    if path.contains('>') || path.contains('[') {
+                        return Err(EsError::illegal_argument(format!(
+                            "Invalid aggregation order path [{path}]: multi-level paths are not supported"
+                        )));
+                    }
+                    match path.split_once('.') {
+                        Some((agg, metric)) => OrderKey::Path {
+                            agg: agg.to_string(),
+                            metric: Some(metric.to_string()),
+                        },
+                        None => OrderKey::Path {
+                            agg: path.to_string(),
+                            metric: None,
+                        },
+                    }
+                }
+            };
+            out.push(BucketOrder { key, asc });
+        }
+    }
+    Ok(out)
+}
+
+fn parse_include_exclude(ty: &str, key: &str, v: &Value) -> EsResult<IncludeExclude> {
+    match v {
+        Value::String(s) => Ok(IncludeExclude::Regex(s.clone())),
+        Value::Array(a) => Ok(IncludeExclude::Values(a.clone())),
+        Value::Object(o) if o.contains_key("partition") => Err(EsError::illegal_argument(format!(
+            "[{key}] partitions are not supported in [{ty}]"
+        ))),
+        other => Err(EsError::x_content_parse(format!(
+            "[{ty}] {key} doesn't support values of type: {}",
+            token_name(other)
+        ))),
+    }
+}
+
+fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
+    const TY: &str = "terms";
+    expect_fields(
+        TY,
+        o,
+        &[
+            "field",
+            "size",
+            "shard_size",
+            "min_doc_count",
+            "shard_min_doc_count",
+            "order",
+            "missing",
+            "include",
+            "exclude",
+            "execution_hint",
+            "collect_mode",
+            "show_term_doc_count_error",
+            "format",
+            "value_type",
+        ],
+    )?;
+    let mut r = TermsReq {
+        field: required_field(o)?,
+        size: 10,
+        shard_size: None,
+        min_doc_count: 1,
+        order: vec![BucketOrder {
+            key: OrderKey::Count,
+            asc: false,
+        }],
+        missing: None,
+        include: None,
+        exclude: None,
+        show_term_doc_count_error: false,
+        format: None,
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "size" => {
+                let n = int(TY, k, v)?;
+                if n <= 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[size] must be greater than 0. Found [{n}] in [{name}]"
+                    )));
+                }
+                r.size = n as usize;
+            }
+            "shard_size" => {
+                let n = int(TY, k, v)?;
+                if n == 0 || n < -1 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[shardSize] must be greater than 0. Found [{n}] in [{name}]"
+                    )));
+                }
+                r.shard_size = (n > 0).then_some(n as usize);
+            }
+            "min_doc_count" => {
+                let n = int(TY, k, v)?;
+                if n < 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{name}]"
+                    )));
+                }
+                r.min_doc_count = n as u64;
+            }
+            "order" => r.order = parse_order(TY, v)?,
+            "missing" => r.missing = Some(v.clone()),
+            "include" => r.include = Some(parse_include_exclude(TY, k, v)?),
+            "exclude" => r.exclude = Some(parse_include_exclude(TY, k, v)?),
+            "show_term_doc_count_error" => r.show_term_doc_count_error = boolean(TY, k, v)?,
+            "format" => r.format = Some(string(TY, k, v)?),
+            _ => {}
+        }
+    }
+    // Every order ends with the key as tie-breaker, as Elasticsearch's compound orders do.
+    if !r.order.iter().any(|o| o.key == OrderKey::Key) {
+        r.order.push(BucketOrder {
+            key: OrderKey::Key,
+            asc: true,
+        });
+    }
+    Ok(r)
+}
+
+fn parse_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<Value>, Option<Value>)> {
+    let o = v.as_object().ok_or_else(|| {
+        EsError::x_content_parse(format!("[{ty}] {key} doesn't support values of type: {}", token_name(v)))
+    })?;
+    let mut min = None;
+    let mut max = None;
+    for (k, b) in o {
+        match k.as_str() {
+            "min" => min = (!b.is_null()).then(|| b.clone()),
+            "max" => max = (!b.is_null()).then(|| b.clone()),
+            other => return Err(unknown_field(key, other)),
+        }
+    }
+    Ok((min, max))
+}
+
+fn numeric_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<f64>, Option<f64>)> {
+    let (min, max) = parse_bounds(ty, key, v)?;
+    let min = min.map(|m| num(key, "min", &m)).transpose()?;
+    let max = max.map(|m| num(key, "max", &m)).transpose()?;
+    if let (Some(a), Some(b)) = (min, max) {
+        if a > b {
+            return Err(EsError::illegal_argument(format!(
+                "[{key}.min][{a}] cannot be greater than [{key}.max][{b}]."
+            )));
+        }
+    }
+    Ok((min, max))
+}
+
+fn parse_histogram(name: &str, o: &Map<String, Value>) -> EsResult<HistogramReq> {
+    const TY: &str = "histogram";
+    expect_fields(
+        TY,
+        o,
+        &[
+            "field",
+            "interval",
+            "offset",
+            "min_doc_count",
+            "extended_bounds",
+            "hard_bounds",
+            "keyed",
+            "order",
+            "format",
+            "missing",
+        ],
+    )?;
+    let field = required_field(o)?;
+    let interval = match o.get("interval") {
+        Some(v) => num(TY, "interval", v)?,
+        None => {
+            return Err(EsError::illegal_argument(format!(
+                "[interval] must be >0 for histogram aggregation [{name}]"
+            )))
+        }
+    };
+    if interval <= 0.0 || !interval.is_finite() {
+        return Err(EsError::illegal_argument(format!(
+            "[interval] must be >0 for histogram aggregation [{name}]"
+        )));
+    }
+    let mut r = HistogramReq {
+        field,
+        interval,
+        offset: 0.0,
+        min_doc_count: 0,
+        extended_bounds: None,
+        hard_bounds: None,
+        keyed: false,
+        order: vec![BucketOrder {
+            key: OrderKey::Key,
+            asc: true,
+        }],
+        format: None,
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "offset" => r.offset = num(TY, k, v)?,
+            "min_doc_count" => {
+                let n = int(TY, k, v)?;
+                if n < 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{name}]"
+                    )));
+                }
+                r.min_doc_count = n as u64;
+            }
+            "extended_bounds" => r.extended_bounds = Some(numeric_bounds(TY, k, v)?),
+            "hard_bounds" => r.hard_bounds = Some(numeric_bounds(TY, k, v)?),
+            "keyed" => r.keyed = boolean(TY, k, v)?,
+            "order" => r.order = parse_order(TY, v)?,
+            "format" => r.format = Some(string(TY, k, v)?),
+            "missing" => {
+                return Err(EsError::illegal_argument(
+                    "[missing] is not supported in [histogram] aggregations",
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+/// Parses an offset such as `+6h`, `-1d` or a number of milliseconds.
+fn parse_offset(v: &Value) -> EsResult<i64> {
+    match v {
+        Value::Number(n) => Ok(n.as_f64().unwrap_or(0.0) as i64),
+        Value::String(s) => {
+            let s = s.trim();
+            let (neg, rest) = match s.strip_prefix('-') {
+                Some(r) => (true, r),
+                None => (false, s.strip_prefix('+').unwrap_or(s)),
+            };
+            let ms = parse_time_value(rest).map_err(|e| EsError::illegal_argument(e.reason))?;
+            Ok(if neg { -ms } else { ms })
+        }
+        other => Err(EsError::x_content_parse(format!(
+            "[date_histogram] offset doesn't support values of type: {}",
+            token_name(other)
+        ))),
+    }
+}
+
+fn parse_time_zone(v: &Value) -> EsResult<Tz> {
+    let s = v
+        .as_str()
+        .ok_or_else(|| EsError::x_content_parse("[time_zone] must be a string"))?;
+    Tz::parse(s).map_err(|e| EsError::illegal_argument(e.reason))
+}
+
+pub(crate) fn parse_calendar(s: &str) -> EsResult<CalendarUnit> {
+    CalendarUnit::parse(s).ok_or_else(|| {
+        EsError::illegal_argument(format!(
+            "The supplied interval [{s}] could not be parsed as a calendar interval."
+        ))
+    })
+}
+
+pub(crate) fn parse_fixed(s: &str) -> EsResult<i64> {
+    let ms = lode_dates::parse_time_value_setting(s, "date_histogram.fixedInterval")
+        .map_err(|e| EsError::illegal_argument(e.reason))?;
+    if ms <= 0 {
+        return Err(EsError::illegal_argument(format!(
+            "The supplied interval [{s}] could not be parsed as a fixed interval."
+        )));
+    }
+    Ok(ms)
+}
+
+fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHistogramReq> {
+    const TY: &str = "date_histogram";
+    expect_fields(
+        TY,
+        o,
+        &[
+            "field",
+            "calendar_interval",
+            "fixed_interval",
+            "interval",
+            "time_zone",
+            "offset",
+            "format",
+            "min_doc_count",
+            "extended_bounds",
+            "hard_bounds",
+            "keyed",
+            "order",
+            "missing",
+        ],
+    )?;
+    let field = required_field(o)?;
+    let calendar = o.get("calendar_interval").map(|v| string(TY, "calendar_interval", v)).transpose()?;
+    let fixed = o.get("fixed_interval").map(|v| string(TY, "fixed_interval", v)).transpose()?;
+    let legacy = o.get("interval").map(|v| string(TY, "interval", v)).transpose()?;
+    let interval = match (calendar, fixed, legacy) {
+        (Some(_), Some(_), _) => {
+            return Err(EsError::illegal_argument(
+                "Cannot use [fixed_interval] with [calendar_interval] configuration option.",
+            ))
+        }
+        (Some(_), None, Some(_)) | (None, Some(_), Some(_)) => {
+            return Err(EsError::illegal_argument(
+                "Cannot use [interval] with [fixed_interval] or [calendar_interval] configuration options.",
+            ))
+        }
+        (Some(c), None, None) => DateInterval::Calendar(parse_calendar(&c)?),
+        (None, Some(f), None) => DateInterval::Fixed(parse_fixed(&f)?),
+        (None, None, Some(l)) => match CalendarUnit::parse(&l) {
+            Some(unit) => DateInterval::Calendar(unit),
+            None => DateInterval::Fixed(parse_fixed(&l)?),
+        },
+        (None, None, None) => {
+            return Err(EsError::illegal_argument(
+                "Invalid interval specified, must be non-null and non-empty",
+            ))
+        }
+    };
+    let mut r = DateHistogramReq {
+        field,
+        interval,
+        time_zone: Tz::utc(),
+        offset: 0,
+        format: None,
+        min_doc_count: 0,
+        extended_bounds: None,
+        hard_bounds: None,
+        keyed: false,
+        order: vec![BucketOrder {
+            key: OrderKey::Key,
+            asc: true,
+        }],
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "time_zone" => r.time_zone = parse_time_zone(v)?,
+            "offset" => r.offset = parse_offset(v)?,
+            "format" => r.format = Some(string(TY, k, v)?),
+            "min_doc_count" => {
+                let n = int(TY, k, v)?;
+                if n < 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{name}]"
+                    )));
+                }
+                r.min_doc_count = n as u64;
+            }
+            "extended_bounds" => r.extended_bounds = Some(parse_bounds(TY, k, v)?),
+            "hard_bounds" => r.hard_bounds = Some(parse_bounds(TY, k, v)?),
+            "keyed" => r.keyed = boolean(TY, k, v)?,
+            "order" => r.order = parse_order(TY, v)?,
+            "missing" => {
+                return Err(EsError::illegal_argument(
+                    "[missing] is not supported in [date_histogram] aggregations",
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+fn parse_range(name: &str, ty: &str, o: &Map<String, Value>, is_date: bool) -> EsResult<RangeReq> {
+    expect_fields(ty, o, &["field", "ranges", "keyed", "format", "time_zone", "missing"])?;
+    let field = required_field(o)?;
+    let ranges_json = match o.get("ranges") {
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[{ty}] ranges doesn't support values of type: {}",
+                token_name(other)
+            )))
+        }
+        None => {
+            return Err(EsError::illegal_argument(format!(
+                "No [ranges] specified for the [{name}] aggregation"
+            )))
+        }
+    };
+    if ranges_json.is_empty() {
+        return Err(EsError::illegal_argument(format!(
+            "No [ranges] specified for the [{name}] aggregation"
+        )));
+    }
+    let mut ranges = Vec::new();
+    for r in ranges_json {
+        let ro = r
+            .as_object()
+            .ok_or_else(|| EsError::x_content_parse(format!("[{ty}] range must be an object")))?;
+        let mut spec = RangeSpec {
+            key: None,
+            from: None,
+            to: None,
+        };
+        for (k, v) in ro {
+            match k.as_str() {
+                "key" => spec.key = Some(string(ty, k, v)?),
+                "from" => spec.from = (!v.is_null()).then(|| v.clone()),
+                "to" => spec.to = (!v.is_null()).then(|| v.clone()),
+                other => return Err(unknown_field("range", other)),
+            }
+        }
+        if !is_date {
+            for b in [&spec.from, &spec.to].into_iter().flatten() {
+                num(ty, "from", b)?;
+            }
+        }
+        ranges.push(spec);
+    }
+    let mut r = RangeReq {
+        field,
+        ranges,
+        keyed: false,
+        format: None,
+        time_zone: None,
+        missing: None,
+        is_date,
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "keyed" => r.keyed = boolean(ty, k, v)?,
+            "format" => r.format = Some(string(ty, k, v)?),
+            "time_zone" => r.time_zone = Some(parse_time_zone(v)?),
+            "missing" => r.missing = Some(v.clone()),
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
+    const TY: &str = "filters";
+    expect_fields(TY, o, &["filters", "other_bucket", "other_bucket_key", "keyed"])?;
+    let (filters, named) = match o.get("filters") {
+        Some(Value::Object(m)) => (
+            m.iter()
+                .map(|(k, q)| Ok((k.clone(), parse_dsl(q)?)))
+                .collect::<EsResult<Vec<_>>>()?,
+            true,
+        ),
+        Some(Value::Array(a)) => (
+            a.iter()
+                .enumerate()
+                .map(|(i, q)| Ok((i.to_string(), parse_dsl(q)?)))
+                .collect::<EsResult<Vec<_>>>()?,
+            false,
+        ),
+        Some(other) => {
+            return Err(EsError::parsing(format!(
+                "Unknown token {} in [{name}].",
+                token_name(other)
+            )))
+        }
+        None => {
+            return Err(EsError::illegal_argument(format!(
+                "[filters] cannot be null in [{name}]"
+            )))
+        }
+    };
+    let other_key = o.get("other_bucket_key").map(|v| string(TY, "other_bucket_key", v)).transpose()?;
+    let other = match o.get("other_bucket") {
+        Some(v) => boolean(TY, "other_bucket", v)?,
+        None => other_key.is_some(),
+    };
+    let keyed = match o.get("keyed") {
+        Some(v) => boolean(TY, "keyed", v)? && named,
+        None => named,
+    };
+    Ok(FiltersReq {
+        filters,
+        keyed,
+        other_bucket: other.then(|| other_key.unwrap_or_else(|| "_other_".to_string())),
+    })
+}
+
+fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq> {
+    const TY: &str = "composite";
+    expect_fields(TY, o, &["sources", "size", "after"])?;
+    let sources_json = match o.get("sources") {
+        Some(Value::Array(a)) if !a.is_empty() => a,
+        _ => {
+            return Err(EsError::illegal_argument(format!(
+                "Composite [sources] cannot be null or empty"
+            )))
+        }
+    };
+    let mut sources = Vec::new();
+    for s in sources_json {
+        let so = s
+            .as_object()
+            .filter(|m| m.len() == 1)
+            .ok_or_else(|| EsError::parsing(format!("[{name}] each source must be an object with one name")))?;
+        let (src_name, def) = so.iter().next().expect("one entry");
+        let def = def
+            .as_object()
+            .filter(|m| m.len() == 1)
+            .ok_or_else(|| EsError::parsing(format!("Unknown source type in [{src_name}]")))?;
+        let (kind_name, body) = def.iter().next().expect("one entry");
+        let body = body
+            .as_object()
+            .ok_or_else(|| EsError::parsing(format!("Unknown source type in [{src_name}]")))?;
+        let field = required_field(body)?;
+        let asc = match body.get("order").and_then(Value::as_str) {
+            None | Some("asc") => true,
+            Some("desc") => false,
+            Some(other) => {
+                return Err(EsError::illegal_argument(format!("Unknown order [{other}]")))
+            }
+        };
+        let missing_bucket = match body.get("missing_bucket") {
+            Some(v) => boolean(kind_name, "missing_bucket", v)?,
+            None => false,
+        };
+        let kind = match kind_name.as_str() {
+            "terms" => {
+                expect_fields(kind_name, body, &["field", "order", "missing_bucket", "missing_order"])?;
+                CompositeSourceKind::Terms { missing_bucket }
+            }
+            "histogram" => {
+                expect_fields(kind_name, body, &["field", "order", "interval", "missing_bucket"])?;
+                let interval = num(kind_name, "interval", body.get("interval").unwrap_or(&Value::Null))?;
+                if interval <= 0.0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[interval] must be greater than 0 for [{src_name}]"
+                    )));
+                }
+                CompositeSourceKind::Histogram { interval }
+            }
+            "date_histogram" => {
+                expect_fields(
+                    kind_name,
+                    body,
+                    &["field", "order", "calendar_interval", "fixed_interval", "interval", "time_zone", "format", "missing_bucket"],
+                )?;
+                let interval = if let Some(c) = body.get("calendar_interval") {
+                    DateInterval::Calendar(parse_calendar(&string(kind_name, "calendar_interval", c)?)?)
+                } else if let Some(f) = body.get("fixed_interval") {
+                    DateInterval::Fixed(parse_fixed(&string(kind_name, "fixed_interval", f)?)?)
+                } else if let Some(l) = body.get("interval") {
+                    let l = string(kind_name, "interval", l)?;
+                    match CalendarUnit::parse(&l) {
+                        Some(u) => DateInterval::Calendar(u),
+                        None => DateInterval::Fixed(parse_fixed(&l)?),
+                    }
+                } else {
+                    return Err(EsError::illegal_argument(
+                        "Invalid interval specified, must be non-null and non-empty",
+                    ));
+                };
+                let time_zone = match body.get("time_zone") {
+                    Some(v) => parse_time_zone(v)?,
+                    None => Tz::utc(),
+                };
+                let format = body.get("format").map(|v| string(kind_name, "format", v)).transpose()?;
+                CompositeSourceKind::DateHistogram { interval, time_zone, format }
+            }
+            other => {
+                return Err(EsError::parsing(format!(
+                    "Unknown source type [{other}] in [{src_name}]"
+                )))
+            }
+        };
+        if missing_bucket && !matches!(kind, CompositeSourceKind::Terms { .. }) {
+            return Err(EsError::illegal_argument(format!(
+                "[missing_bucket] is only supported on terms sources in [{src_name}]"
+            )));
+        }
+        sources.push(CompositeSource {
+            name: src_name.clone(),
+            field,
+            asc,
+            kind,
+        });
+    }
+    let size = match o.get("size") {
+        Some(v) => {
+            let n = int(TY, "size", v)?;
+            if n <= 0 {
+                return Err(EsError::illegal_argument(format!(
+                    "[size] must be greater than 0. Found [{n}] in [{name}]"
+                )));
+            }
+            n as usize
+        }
+        None => 10,
+    };
+    let after = match o.get("after") {
+        Some(Value::Object(m)) => Some(m.clone()),
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[composite] after doesn't support values of type: {}",
+                token_name(other)
+            )))
+        }
+        None => None,
+    };
+    Ok(CompositeReq { sources, size, after })
+}
+
+fn parse_metric(ty: &str, o: &Map<String, Value>) -> EsResult<MetricReq> {
+    let kind = match ty {
+        "avg" => MetricKind::Avg,
+        "sum" => MetricKind::Sum,
+        "min" => MetricKind::Min,
+        "max" => MetricKind::Max,
+        "value_count" => MetricKind::ValueCount,
+        "stats" => MetricKind::Stats,
+        "extended_stats" => MetricKind::ExtendedStats,
+        _ => MetricKind::Cardinality,
+    };
+    let mut allowed = vec!["field", "missing", "format", "value_type"];
+    match kind {
+        MetricKind::ExtendedStats => allowed.push("sigma"),
+        MetricKind::Cardinality => allowed.extend(["precision_threshold", "rehash", "execution_hint"]),
+        _ => {}
+    }
+    expect_fields(ty, o, &allowed)?;
+    let mut r = MetricReq {
+        kind,
+        field: required_field(o)?,
+        missing: None,
+        format: None,
+        sigma: 2.0,
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "missing" => r.missing = Some(v.clone()),
+            "format" => r.format = Some(string(ty, k, v)?),
+            "sigma" => {
+                r.sigma = num(ty, k, v)?;
+                if r.sigma < 0.0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[sigma] must be greater than or equal to 0. Found [{}] in [{ty}]",
+                        r.sigma
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<PercentilesReq> {
+    const TY: &str = "percentiles";
+    expect_fields(TY, o, &["field", "percents", "keyed", "missing", "format", "tdigest", "hdr", "value_type"])?;
+    let mut r = PercentilesReq {
+        field: required_field(o)?,
+        percents: vec![1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0],
+        keyed: true,
+        missing: None,
+        format: None,
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "percents" => {
+                let a = match v {
+                    Value::Array(a) => a.clone(),
+                    other => vec![other.clone()],
+                };
+                let mut p = Vec::new();
+                for x in &a {
+                    let x = num(TY, k, x)?;
+                    if !(0.0..=100.0).contains(&x) {
+                        return Err(EsError::illegal_argument(format!(
+                            "percent must be in [0,100], got [{x:?}]: [{name}]"
+                        )));
+                    }
+                    p.push(x);
+                }
+                if p.is_empty() {
+                    return Err(EsError::illegal_argument(format!(
+                        "[percents] must not be empty: [{name}]"
+                    )));
+                }
+                p.sort_by(f64::total_cmp);
+                p.dedup();
+                r.percents = p;
+            }
+            "keyed" => r.keyed = boolean(TY, k, v)?,
+            "missing" => r.missing = Some(v.clone()),
+            "format" => r.format = Some(string(TY, k, v)?),
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+fn parse_sort(v: &Value) -> EsResult<Vec<SortSpec>> {
+    let items: Vec<&Value> = match v {
+        Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            Value::String(f) => out.push(SortSpec {
+                desc: f == "_score",
+                field: f.clone(),
+            }),
+            Value::Object(m) => {
+                for (f, spec) in m {
+                    let dir = match spec {
+                        Value::String(s) => Some(s.as_str()),
+                        Value::Object(o) => o.get("order").and_then(Value::as_str),
+                        _ => None,
+                    };
+                    let desc = match dir {
+                        Some("desc") => true,
+                        Some("asc") => false,
+                        None => f == "_score",
+                        Some(other) => {
+                            return Err(EsError::illegal_argument(format!(
+                                "Unknown order direction [{other}]"
+                            )))
+                        }
+                    };
+                    out.push(SortSpec {
+                        field: f.clone(),
+                        desc,
+                    });
+                }
+            }
+            other => {
+                return Err(EsError::parsing(format!(
+                    "[sort] doesn't support values of type: {}",
+                    token_name(other)
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
+    const TY: &str = "top_hits";
+    expect_fields(
+        TY,
+        o,
+        &["from", "size", "sort", "_source", "track_scores", "version", "seq_no_primary_term", "explain", "stored_fields", "docvalue_fields", "highlight"],
+    )?;
+    let mut r = TopHitsReq {
+        from: 0,
+        size: 3,
+        sort: Vec::new(),
+        source: SourceFilter::all(),
+        track_scores: false,
+        version: false,
+        seq_no_primary_term: false,
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "from" => {
+                let n = int(TY, k, v)?;
+                if n < 0 {
+                    return Err(EsError::illegal_argument(format!("[from] must be greater than or equal to 0. Found [{n}]")));
+                }
+                r.from = n as usize;
+            }
+            "size" => {
+                let n = int(TY, k, v)?;
+                if n < 0 {
+                    return Err(EsError::illegal_argument(format!("[size] must be greater than or equal to 0. Found [{n}]")));
+                }
+                r.size = n as usize;
+            }
+            "sort" => r.sort = parse_sort(v)?,
+            "_source" => r.source = SourceFilter::from_json(Some(v)),
+            "track_scores" => r.track_scores = boolean(TY, k, v)?,
+            "version" => r.version = boolean(TY, k, v)?,
+            "seq_no_primary_term" => r.seq_no_primary_term = boolean(TY, k, v)?,
+            _ => {}
+        }
+    }
+    if r.from + r.size > 100 {
+        return Err(EsError::illegal_argument(format!(
+            "Top hits result window is too large, the top hits aggregator [{TY}]'s from + size must be less than or equal to: [100] but was [{}]. This limit can be set by changing the [index.max_inner_result_window] index level setting.",
+            r.from + r.size
+        )));
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(v: Value) -> EsError {
+        parse_aggs(&v).err().expect("an error")
+    }
+
+    #[test]
+    fn parse_errors_read_like_elasticsearch() {
+        let e = err(json!({"a": {"foo": {}}}));
+        assert_eq!((e.status, e.kind.as_str()), (400, "parsing_exception"));
+        assert_eq!(e.reason, "Unknown aggregation type [foo]");
+        let e = err(json!({"a": {}}));
+        assert_eq!(e.reason, "Missing definition for aggregation [a]");
+        let e = err(json!({"a": {"terms": {"field": "x"}, "avg": {"field": "y"}}}));
+        assert_eq!(e.reason, "Found two aggregation type definitions in [a]: [terms] and [avg]");
+        let e = err(json!({"a": {"terms": {}}}));
+        assert_eq!(e.kind, "illegal_argument_exception");
+        let e = err(json!({"a": {"terms": {"field": "x", "size": -1}}}));
+        assert_eq!(e.reason, "[size] must be greater than 0. Found [-1] in [a]");
+        let e = err(json!({"a": {"date_histogram": {"field": "d", "fixed_interval": "1d", "calendar_interval": "1d"}}}));
+        assert_eq!(e.reason, "Cannot use [fixed_interval] with [calendar_interval] configuration option.");
+        let e = err(json!({"a": {"terms": {"field": "x", "foo": 1}}}));
+        assert_eq!((e.kind.as_str(), e.reason.as_str()), ("x_content_parse_exception", "[terms] unknown field [foo]"));
+        let e = err(json!({"a": {"avg": {"field": "x"}, "aggs": {"b": {"sum": {"field": "y"}}}}}));
+        assert_eq!(e.kind, "aggregation_initialization_exception");
+        let e = err(json!({"a>b": {"avg": {"field": "x"}}}));
+        assert!(e.reason.starts_with("Invalid aggregation name [a>b]"));
+        let e = err(json!({"a": {"date_histogram": {"field": "d", "calendar_interval": "2d"}}}));
+        assert_eq!(e.reason, "The supplied interval [2d] could not be parsed as a calendar interval.");
+    }
+
+    #[test]
+    fn terms_orders_get_a_key_tie_breaker() {
+        let r = parse_aggs(&json!({"t": {"terms": {"field": "x", "order": {"_count": "asc"}}}})).unwrap();
+        let AggKind::Terms(t) = &r.aggs[0].kind else { panic!() };
+        assert_eq!(t.order.len(), 2);
+        assert_eq!(t.order[1], BucketOrder { key: OrderKey::Key, asc: true });
+    }
+}

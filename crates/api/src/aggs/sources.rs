@@ -1,0 +1,292 @@
+//! Computed columns that let tantivy's bucket machinery run the aggregations it lacks.
+//!
+//! Each source maps a document to the *indices* of the buckets it falls in; tantivy then runs a
+//! `range` (one unit range per bucket) or a `histogram` (interval 1) over those indices, with
+//! the sub-aggregations, merging and limits it already has.
+//!
+//! - [`FilterSource`]: `filter`, `filters` (with the other bucket) and `missing`: bucket `i`
+//!   holds the documents matching query `i`, from a per-segment bit set.
+//! - [`RangeSource`]: `range` and `date_range`, where ranges may overlap and a document with
+//!   several values counts once per range, as in Elasticsearch.
+//! - [`DateIndexSource`]: `date_histogram` buckets of variable width (months, DST days).
+
+use super::rounding::IndexedRounding;
+use std::sync::Arc;
+use tantivy::aggregation::{ValueSource, ValueSourceProvider};
+use tantivy::columnar::{Cardinality, Column, ColumnType, RowId};
+use tantivy::query::Weight;
+use tantivy::{BitSet, DocId, DocSet, SegmentReader, TERMINATED};
+
+// ---------------------------------------------------------------------------------------------
+// Filters
+
+/// Bucket `i` = documents matching weight `i`; with `other`, bucket `n` = documents matching
+/// none of them.
+pub(crate) struct FilterProvider {
+    pub weights: Vec<Box<dyn Weight>>,
+    pub other: bool,
+}
+
+impl ValueSourceProvider for FilterProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        let max_doc = reader.max_doc();
+        let mut sets = Vec::with_capacity(self.weights.len());
+        for weight in &self.weights {
+            let mut set = BitSet::with_max_value(max_doc.max(1));
+            let mut scorer = weight.scorer(reader, 1.0)?;
+            let mut doc = scorer.doc();
+            while doc != TERMINATED {
+                set.insert(doc);
+                doc = scorer.advance();
+            }
+            sets.push(set);
+        }
+        Ok(Some(Box::new(FilterSource {
+            sets: Arc::new(sets),
+            other: self.other,
+        })))
+    }
+}
+
+#[derive(Clone)]
+struct FilterSource {
+    sets: Arc<Vec<BitSet>>,
+    other: bool,
+}
+
+impl std::fmt::Debug for FilterSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilterSource").field("filters", &self.sets.len()).finish()
+    }
+}
+
+impl ValueSource for FilterSource {
+    fn column_type(&self) -> ColumnType {
+        ColumnType::U64
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        values.clear();
+        docids.clear();
+        for &doc in docs {
+            let mut matched = false;
+            for (i, set) in self.sets.iter().enumerate() {
+                if set.contains(doc) {
+                    values.push(i as u64);
+                    docids.push(doc);
+                    matched = true;
+                }
+            }
+            if self.other && !matched {
+                values.push(self.sets.len() as u64);
+                docids.push(doc);
+            }
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranges
+
+/// How a field's values are read for ranges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NumericColumn {
+    I64,
+    F64,
+}
+
+/// Bucket `i` = documents with a value in `ranges[i]` (`[from, to)`).
+pub(crate) struct RangeProvider {
+    pub field: String,
+    pub column: NumericColumn,
+    pub ranges: Vec<(f64, f64)>,
+    pub missing: Option<f64>,
+}
+
+impl ValueSourceProvider for RangeProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        let fast = reader.fast_fields();
+        let column = match self.column {
+            NumericColumn::I64 => fast.column_opt::<i64>(&self.field)?.map(AnyColumn::I64),
+            NumericColumn::F64 => fast.column_opt::<f64>(&self.field)?.map(AnyColumn::F64),
+        };
+        Ok(Some(Box::new(RangeSource {
+            column,
+            ranges: Arc::new(self.ranges.clone()),
+            missing: self.missing,
+            scratch: Vec::new(),
+        })))
+    }
+}
+
+#[derive(Clone)]
+enum AnyColumn {
+    I64(Column<i64>),
+    F64(Column<f64>),
+}
+
+impl AnyColumn {
+    fn values_into(&self, doc: DocId, out: &mut Vec<f64>) {
+        out.clear();
+        match self {
+            AnyColumn::I64(c) => out.extend(c.values_for_doc(doc).map(|v| v as f64)),
+            AnyColumn::F64(c) => out.extend(c.values_for_doc(doc)),
+        }
+    }
+}
+
+struct RangeSource {
+    column: Option<AnyColumn>,
+    ranges: Arc<Vec<(f64, f64)>>,
+    missing: Option<f64>,
+    scratch: Vec<f64>,
+}
+
+impl std::fmt::Debug for RangeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RangeSource").field("ranges", &self.ranges).finish()
+    }
+}
+
+impl ValueSource for RangeSource {
+    fn column_type(&self) -> ColumnType {
+        ColumnType::U64
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        values.clear();
+        docids.clear();
+        for &doc in docs {
+            match &self.column {
+                Some(c) => c.values_into(doc, &mut self.scratch),
+                None => self.scratch.clear(),
+            }
+            if self.scratch.is_empty() {
+                if let Some(m) = self.missing {
+                    self.scratch.push(m);
+                }
+            }
+            for (i, (from, to)) in self.ranges.iter().enumerate() {
+                if self.scratch.iter().any(|v| v >= from && v < to) {
+                    values.push(i as u64);
+                    docids.push(doc);
+                }
+            }
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Date buckets of variable width
+
+/// The bucket index of every value of an `i64` millisecond column.
+pub(crate) struct DateIndexProvider {
+    pub field: String,
+    pub rounding: IndexedRounding,
+}
+
+impl ValueSourceProvider for DateIndexProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        let Some(column) = reader.fast_fields().column_opt::<i64>(&self.field)? else {
+            return Ok(None);
+        };
+        Ok(Some(Box::new(DateIndexSource {
+            column,
+            rounding: self.rounding.clone(),
+            cached: (1, 0, 0),
+        })))
+    }
+}
+
+struct DateIndexSource {
+    column: Column<i64>,
+    rounding: IndexedRounding,
+    /// The last bucket seen: `(index, start, end)`; values are often close together.
+    cached: (i64, i64, i64),
+}
+
+impl std::fmt::Debug for DateIndexSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DateIndexSource").field("rounding", &self.rounding).finish()
+    }
+}
+
+impl DateIndexSource {
+    #[inline]
+    fn index_of(&mut self, t: i64) -> i64 {
+        let (index, start, end) = self.cached;
+        if t >= start && t < end {
+            return index;
+        }
+        self.cached = self.rounding.bucket_of(t);
+        self.cached.0
+    }
+}
+
+impl ValueSource for DateIndexSource {
+    fn column_type(&self) -> ColumnType {
+        ColumnType::I64
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        values.clear();
+        docids.clear();
+        let column = self.column.clone();
+        for &doc in docs {
+            let first = values.len();
+            for v in column.values_for_doc(doc) {
+                let index = tantivy::i64_to_u64(self.index_of(v));
+                // A document counts once per bucket.
+                if !values[first..].contains(&index) {
+                    values.push(index);
+                    docids.push(doc);
+                }
+            }
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}

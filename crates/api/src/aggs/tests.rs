@@ -1,0 +1,1 @@
+//! Tests: small in-RAM indices built through the engine code path.

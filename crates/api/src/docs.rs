@@ -1,0 +1,699 @@
+//! Document APIs: index, create, get, `_source`, exists, delete, update, `_mget`, `_bulk`.
+
+use crate::rest::{parse_json, RestRequest, RestResponse};
+use crate::source::SourceFilter;
+use lode_engine::index::{DocWrite, IndexService};
+use lode_engine::shard::{VersionReq, WriteOutcome, PRIMARY_TERM};
+use lode_engine::{EsError, EsResult, Node};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What `refresh=` asks for after a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefreshPolicy {
+    None,
+    Immediate,
+    WaitFor,
+}
+
+impl RefreshPolicy {
+    pub fn from_request(req: &RestRequest) -> EsResult<RefreshPolicy> {
+        match req.param("refresh") {
+            None | Some("false") => Ok(RefreshPolicy::None),
+            Some("") | Some("true") => Ok(RefreshPolicy::Immediate),
+            Some("wait_for") => Ok(RefreshPolicy::WaitFor),
+            Some(v) => Err(EsError::illegal_argument(format!("Unknown value for refresh: [{v}]."))),
+        }
+    }
+}
+
+/// Parses `version`/`version_type`/`if_seq_no`/`if_primary_term` from params or a bulk action.
+fn version_req(
+    version: Option<i64>,
+    version_type: Option<&str>,
+    if_seq_no: Option<i64>,
+    if_primary_term: Option<i64>,
+) -> EsResult<VersionReq> {
+    let validation = |msg: &str| {
+        EsError::bad_request("action_request_validation_exception", format!("Validation Failed: 1: {msg};"))
+    };
+    match (if_seq_no, if_primary_term) {
+        (Some(s), Some(t)) => {
+            if s < 0 {
+                return Err(validation("ifSeqNo is unsupported"));
+            }
+            if version.is_some() {
+                return Err(validation("compare and write operations can not use versioning"));
+            }
+            return Ok(VersionReq::IfSeqNo {
+                seq_no: s as u64,
+                primary_term: t.max(0) as u64,
+            });
+        }
+        (Some(_), None) => return Err(validation("ifSeqNo is set, but primary term is [0]")),
+        (None, Some(_)) => return Err(validation("ifSeqNo is unassigned, but primary term is [1]")),
+        (None, None) => {}
+    }
+    match (version, version_type.unwrap_or("internal")) {
+        (None, "internal") => Ok(VersionReq::Internal),
+        (Some(_), "internal") => Err(validation(
+            "internal versioning can not be used for optimistic concurrency control. Please use `if_seq_no` and `if_primary_term` instead",
+        )),
+        (Some(v), "external") if v >= 0 => Ok(VersionReq::External(v as u64)),
+        (Some(v), "external_gte") if v >= 0 => Ok(VersionReq::ExternalGte(v as u64)),
+        (None, "external") | (None, "external_gte") => Err(validation("an external version is required")),
+        (_, "force") => Err(validation("version type [force] may no longer be used")),
+        (Some(_), "external") | (Some(_), "external_gte") => Err(validation("illegal version value [-1] for version type [EXTERNAL]")),
+        (_, other) => Err(EsError::illegal_argument(format!("No version type match [{other}]"))),
+    }
+}
+
+fn write_shards(index: &IndexService) -> Value {
+    let replicas = index.config().number_of_replicas;
+    json!({"total": 1 + replicas, "successful": 1, "failed": 0})
+}
+
+/// The per-document response body of a write.
+pub fn write_body(index: &IndexService, w: &DocWrite) -> Value {
+    json!({
+        "_index": index.name,
+        "_id": w.id,
+        "_version": w.result.version,
+        "result": w.result.outcome.as_str(),
+        "_shards": write_shards(index),
+        "_seq_no": w.result.seq_no,
+        "_primary_term": PRIMARY_TERM,
+    })
+}
+
+fn status_of(outcome: WriteOutcome) -> u16 {
+    match outcome {
+        WriteOutcome::Created => 201,
+        WriteOutcome::NotFound => 404,
+        _ => 200,
+    }
+}
+
+/// Waits for durability and applies the refresh policy for one write.
+fn finish_write(index: &IndexService, w: &DocWrite, refresh: RefreshPolicy) -> EsResult<bool> {
+    index.ensure_durable(w.shard, w.result.location)?;
+    match refresh {
+        RefreshPolicy::None => Ok(false),
+        RefreshPolicy::Immediate => {
+            index.shards()?[w.shard].refresh(false)?;
+            index.data_version.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(true)
+        }
+        RefreshPolicy::WaitFor => {
+            index.wait_for_refresh(w.shard, w.result.seq_no)?;
+            Ok(false)
+        }
+    }
+}
+
+fn routing(req: &RestRequest) -> Option<&str> {
+    req.param("routing").filter(|r| !r.is_empty())
+}
+
+/// `PUT|POST /{index}/_doc/{id}`, `POST /{index}/_doc`, `PUT|POST /{index}/_create/{id}`.
+pub fn index(node: &Node, index_name: &str, id: Option<&str>, create_path: bool, req: &RestRequest) -> EsResult<RestResponse> {
+    let source = req.required_body()?;
+    if !source.is_object() {
+        return Err(EsError::bad_request("mapper_parsing_exception", "failed to parse, document is empty"));
+    }
+    let create_only = create_path
+        || match req.param("op_type") {
+            None | Some("index") => false,
+            Some("create") => true,
+            Some(o) => return Err(EsError::illegal_argument(format!("opType must be 'create' or 'index', found: [{o}]"))),
+        };
+    if create_only && id.is_none() && create_path {
+        return Err(EsError::illegal_argument("an id must be provided if version type or value are set"));
+    }
+    let vreq = version_req(
+        req.i64_param("version")?,
+        req.param("version_type"),
+        req.i64_param("if_seq_no")?,
+        req.i64_param("if_primary_term")?,
+    )?;
+    let refresh = RefreshPolicy::from_request(req)?;
+    let index = node.index_for_write(index_name)?;
+    let raw: Arc<[u8]> = Arc::from(req.body.as_slice());
+    let w = index.index_doc(id, &source, raw, routing(req), vreq, create_only)?;
+    let forced = finish_write(&index, &w, refresh)?;
+    let mut body = write_body(&index, &w);
+    if forced {
+        body["forced_refresh"] = json!(true);
+    }
+    Ok(RestResponse::json(status_of(w.result.outcome), body))
+}
+
+/// `DELETE /{index}/_doc/{id}`.
+pub fn delete(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let vreq = version_req(
+        req.i64_param("version")?,
+        req.param("version_type"),
+        req.i64_param("if_seq_no")?,
+        req.i64_param("if_primary_term")?,
+    )?;
+    let refresh = RefreshPolicy::from_request(req)?;
+    let index = node.index(index_name)?;
+    let w = index.delete_doc(id, routing(req), vreq)?;
+    let forced = finish_write(&index, &w, refresh)?;
+    let mut body = write_body(&index, &w);
+    if forced {
+        body["forced_refresh"] = json!(true);
+    }
+    Ok(RestResponse::json(status_of(w.result.outcome), body))
+}
+
+fn source_filter(req: &RestRequest) -> SourceFilter {
+    SourceFilter::from_params(
+        req.param("_source"),
+        req.param("_source_includes").or(req.param("_source_include")),
+        req.param("_source_excludes").or(req.param("_source_exclude")),
+    )
+}
+
+/// The GET body of one document (`found` true or false).
+fn get_body(index: &IndexService, id: &str, routing: Option<&str>, realtime: bool, filter: &SourceFilter, version: Option<i64>) -> EsResult<(bool, Value)> {
+    let doc = index.get_doc(id, routing, realtime)?;
+    let doc = match (doc, version) {
+        (Some(d), Some(v)) if d.version as i64 != v => {
+            return Err(EsError::version_conflict(
+                &index.name,
+                &index.uuid,
+                index.shard_for(id, routing),
+                id,
+                format!("version conflict, current version [{}] is different than the one provided [{v}]", d.version),
+            ))
+        }
+        (d, _) => d,
+    };
+    let Some(doc) = doc else {
+        return Ok((false, json!({"_index": index.name, "_id": id, "found": false})));
+    };
+    let mut body = json!({
+        "_index": index.name,
+        "_id": id,
+        "_version": doc.version,
+        "_seq_no": doc.seq_no,
+        "_primary_term": PRIMARY_TERM,
+    });
+    if let Some(r) = &doc.routing {
+        body["_routing"] = json!(r);
+    }
+    body["found"] = json!(true);
+    if filter.fetch {
+        let src = parse_json(&doc.source)?;
+        if let Some(s) = filter.apply(&src) {
+            body["_source"] = s;
+        }
+    }
+    Ok((true, body))
+}
+
+/// `GET|HEAD /{index}/_doc/{id}`.
+pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let index = node.index(index_name)?;
+    let realtime = req.bool_param("realtime", true)?;
+    if req.bool_param("refresh", false)? {
+        index.refresh()?;
+    }
+    let mut filter = source_filter(req);
+    if req.param("stored_fields").is_some() && req.param("_source").is_none() {
+        filter.fetch = false;
+    }
+    let (found, body) = get_body(&index, id, routing(req), realtime, &filter, req.i64_param("version")?)?;
+    Ok(RestResponse::json(if found { 200 } else { 404 }, body))
+}
+
+/// `GET /{index}/_source/{id}`.
+pub fn get_source(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let index = node.index(index_name)?;
+    let realtime = req.bool_param("realtime", true)?;
+    let filter = source_filter(req);
+    match index.get_doc(id, routing(req), realtime)? {
+        Some(doc) => {
+            let src = parse_json(&doc.source)?;
+            Ok(RestResponse::ok(filter.apply(&src).unwrap_or(json!({}))))
+        }
+        None => Err(EsError::new(404, "resource_not_found_exception", format!("Document not found [{index_name}]/[{id}]"))),
+    }
+}
+
+/// `POST /_mget`, `POST /{index}/_mget`.
+pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+    let body = req.required_body()?;
+    let realtime = req.bool_param("realtime", true)?;
+    if req.bool_param("refresh", false)? {
+        if let Some(i) = default_index {
+            node.index(i)?.refresh()?;
+        }
+    }
+    let default_filter = source_filter(req);
+    let mut specs: Vec<(Option<String>, String, Option<String>, SourceFilter)> = Vec::new();
+    if let Some(docs) = body.get("docs") {
+        let docs = docs.as_array().ok_or_else(|| EsError::parsing("docs array element should include an object"))?;
+        for d in docs {
+            let id = match d.get("_id") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: id is missing for doc 0;")),
+            };
+            let index = d.get("_index").and_then(|v| v.as_str()).map(str::to_string).or(default_index.map(str::to_string));
+            let filter = match d.get("_source") {
+                Some(s) => SourceFilter::from_json(Some(s)),
+                None => default_filter.clone(),
+            };
+            let routing = d.get("routing").or(d.get("_routing")).and_then(|v| v.as_str()).map(str::to_string);
+            specs.push((index, id, routing, filter));
+        }
+    } else if let Some(ids) = body.get("ids") {
+        let ids = ids.as_array().ok_or_else(|| EsError::parsing("ids must be an array"))?;
+        for id in ids {
+            let id = match id {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            specs.push((default_index.map(str::to_string), id, None, default_filter.clone()));
+        }
+    } else {
+        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: no documents to get;"));
+    }
+    if specs.is_empty() {
+        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: no documents to get;"));
+    }
+    let mut out = Vec::new();
+    for (index, id, routing, filter) in specs {
+        let Some(index_name) = index else {
+            return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: index is missing for doc 0;"));
+        };
+        let item = match node.index(&index_name).and_then(|i| get_body(&i, &id, routing.as_deref(), realtime, &filter, None)) {
+            Ok((_, b)) => b,
+            Err(e) => json!({"_index": index_name, "_id": id, "error": e.to_error_json()}),
+        };
+        out.push(item);
+    }
+    Ok(RestResponse::ok(json!({ "docs": out })))
+}
+
+/// Deep-merges `patch` into `target` as a partial update does.
+pub fn merge_doc(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                match t.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => merge_doc(existing, v),
+                    _ => {
+                        t.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
+/// Outcome of an update: the write (if one happened) and the resulting source.
+struct UpdateOutcome {
+    write: Option<DocWrite>,
+    noop: Option<(u64, u64)>,
+    source: Value,
+}
+
+fn apply_update(index: &IndexService, id: &str, routing: Option<&str>, body: &Value, retry_on_conflict: usize) -> EsResult<UpdateOutcome> {
+    let obj = body.as_object().ok_or_else(|| EsError::parsing("request body must be an object"))?;
+    for k in obj.keys() {
+        if !matches!(k.as_str(), "doc" | "upsert" | "doc_as_upsert" | "detect_noop" | "script" | "scripted_upsert" | "_source" | "lang" | "params") {
+            return Err(EsError::x_content_parse(format!("[1:2] [UpdateRequest] unknown field [{k}]")));
+        }
+    }
+    let doc = obj.get("doc");
+    let script = obj.get("script");
+    if doc.is_none() && script.is_none() {
+        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: script or doc is missing;"));
+    }
+    if doc.is_some() && script.is_some() {
+        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: can't provide both script and doc;"));
+    }
+    let detect_noop = obj.get("detect_noop").and_then(|v| v.as_bool()).unwrap_or(true);
+    let doc_as_upsert = obj.get("doc_as_upsert").and_then(|v| v.as_bool()).unwrap_or(false);
+    let mut attempt = 0;
+    loop {
+        let current = index.get_doc(id, routing, true)?;
+        let result = match current {
+            None => {
+                let new_source = if let Some(up) = obj.get("upsert") {
+                    if let (Some(s), true) = (script, obj.get("scripted_upsert").and_then(|v| v.as_bool()).unwrap_or(false)) {
+                        let mut src = up.clone();
+                        crate::script::apply_update_script(s, &mut src)?;
+                        src
+                    } else {
+                        up.clone()
+                    }
+                } else if doc_as_upsert {
+                    doc.cloned().unwrap_or(json!({}))
+                } else {
+                    return Err(EsError::new(404, "document_missing_exception", format!("[{id}]: document missing"))
+                        .with("index_uuid", index.uuid.clone())
+                        .with("shard", index.shard_for(id, routing).to_string())
+                        .with("index", index.name.clone()));
+                };
+                let raw: Arc<[u8]> = serde_json::to_vec(&new_source).unwrap().into();
+                index
+                    .index_doc(Some(id), &new_source, raw, routing, VersionReq::Internal, true)
+                    .map(|w| UpdateOutcome { write: Some(w), noop: None, source: new_source })
+            }
+            Some(cur) => {
+                let old: Value = parse_json(&cur.source)?;
+                let mut new_source = old.clone();
+                if let Some(d) = doc {
+                    merge_doc(&mut new_source, d);
+                } else if let Some(s) = script {
+                    match crate::script::apply_update_script(s, &mut new_source)? {
+                        crate::script::ScriptOp::Noop => {
+                            return Ok(UpdateOutcome { write: None, noop: Some((cur.seq_no, cur.version)), source: old });
+                        }
+                        crate::script::ScriptOp::Delete => {
+                            let w = index.delete_doc(id, routing, VersionReq::IfSeqNo { seq_no: cur.seq_no, primary_term: PRIMARY_TERM })?;
+                            return Ok(UpdateOutcome { write: Some(w), noop: None, source: old });
+                        }
+                        crate::script::ScriptOp::Index => {}
+                    }
+                }
+                if detect_noop && new_source == old {
+                    return Ok(UpdateOutcome { write: None, noop: Some((cur.seq_no, cur.version)), source: old });
+                }
+                let raw: Arc<[u8]> = serde_json::to_vec(&new_source).unwrap().into();
+                index
+                    .index_doc(
+                        Some(id),
+                        &new_source,
+                        raw,
+                        routing.or(cur.routing.as_deref()),
+                        VersionReq::IfSeqNo { seq_no: cur.seq_no, primary_term: PRIMARY_TERM },
+                        false,
+                    )
+                    .map(|w| UpdateOutcome { write: Some(w), noop: None, source: new_source })
+            }
+        };
+        match result {
+            Err(e) if e.status == 409 && attempt < retry_on_conflict => attempt += 1,
+            other => return other,
+        }
+    }
+}
+
+fn update_body(index: &IndexService, id: &str, out: &UpdateOutcome, req_source: Option<&Value>) -> (u16, Value) {
+    let (status, mut body) = match (&out.write, out.noop) {
+        (Some(w), _) => {
+            let mut b = write_body(index, w);
+            if w.result.outcome == WriteOutcome::Created {
+                (201, b)
+            } else {
+                if w.result.outcome == WriteOutcome::Deleted {
+                    b["result"] = json!("deleted");
+                }
+                (200, b)
+            }
+        }
+        (None, Some((seq_no, version))) => (
+            200,
+            json!({
+                "_index": index.name, "_id": id, "_version": version, "result": "noop",
+                "_shards": {"total": 0, "successful": 0, "failed": 0},
+                "_seq_no": seq_no, "_primary_term": PRIMARY_TERM,
+            }),
+        ),
+        _ => (200, json!({})),
+    };
+    if let Some(spec) = req_source {
+        let f = SourceFilter::from_json(Some(spec));
+        if f.fetch {
+            let mut get = json!({"found": true});
+            if let Some(s) = f.apply(&out.source) {
+                get["_source"] = s;
+            }
+            if let Some(w) = &out.write {
+                get["_seq_no"] = json!(w.result.seq_no);
+                get["_primary_term"] = json!(PRIMARY_TERM);
+            }
+            body["get"] = get;
+        }
+    }
+    (status, body)
+}
+
+/// `POST /{index}/_update/{id}`.
+pub fn update(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let body = req.required_body()?;
+    let refresh = RefreshPolicy::from_request(req)?;
+    let retry = req.usize_param("retry_on_conflict")?.unwrap_or(0);
+    let index = if body.get("upsert").is_some() || body.get("doc_as_upsert").and_then(|v| v.as_bool()) == Some(true) {
+        node.index_for_write(index_name)?
+    } else {
+        node.index(index_name)?
+    };
+    if let (Some(s), Some(t)) = (req.i64_param("if_seq_no")?, req.i64_param("if_primary_term")?) {
+        let cur = index.get_doc(id, routing(req), true)?;
+        match cur {
+            Some(c) if c.seq_no as i64 == s && t as u64 == PRIMARY_TERM => {}
+            Some(c) => {
+                return Err(EsError::version_conflict(&index.name, &index.uuid, index.shard_for(id, routing(req)), id, format!(
+                    "version conflict, required seqNo [{s}], primary term [{t}]. current document has seqNo [{}] and primary term [{PRIMARY_TERM}]", c.seq_no)))
+            }
+            None => {
+                return Err(EsError::new(404, "document_missing_exception", format!("[{id}]: document missing"))
+                    .with("index_uuid", index.uuid.clone()).with("shard", "0").with("index", index.name.clone()))
+            }
+        }
+    }
+    let out = apply_update(&index, id, routing(req), &body, retry)?;
+    let mut forced = false;
+    if let Some(w) = &out.write {
+        forced = finish_write(&index, w, refresh)?;
+    }
+    let src_spec = body.get("_source").cloned().or_else(|| req.param("_source").map(|s| if s == "true" { json!(true) } else { json!(s) }));
+    let (status, mut resp) = update_body(&index, id, &out, src_spec.as_ref());
+    if forced {
+        resp["forced_refresh"] = json!(true);
+    }
+    Ok(RestResponse::json(status, resp))
+}
+
+/// One line pair of a `_bulk` body.
+struct BulkItem {
+    action: String,
+    index: Option<String>,
+    id: Option<String>,
+    routing: Option<String>,
+    meta: Map<String, Value>,
+    source: Option<(usize, usize)>,
+}
+
+/// `POST /_bulk`, `POST /{index}/_bulk`.
+pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+    let started = Instant::now();
+    let refresh = RefreshPolicy::from_request(req)?;
+    let default_routing = routing(req).map(str::to_string);
+    let body = &req.body;
+    if !req.has_body() {
+        return Err(EsError::bad_request("parse_exception", "request body is required"));
+    }
+    // Split lines without copying.
+    let mut lines: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    for (i, b) in body.iter().enumerate() {
+        if *b == b'\n' {
+            lines.push((start, i));
+            start = i + 1;
+        }
+    }
+    if start < body.len() {
+        lines.push((start, body.len()));
+    }
+    let lines: Vec<(usize, usize)> = lines
+        .into_iter()
+        .filter(|(s, e)| body[*s..*e].iter().any(|c| !c.is_ascii_whitespace()))
+        .collect();
+    let mut items = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let (s, e) = lines[i];
+        let action_v = parse_json(&body[s..e])?;
+        let obj = action_v.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
+            EsError::illegal_argument(format!("Malformed action/metadata line [{}], expected START_OBJECT or END_OBJECT but found [VALUE_STRING]", i + 1))
+        })?;
+        let (action, meta) = obj.iter().next().unwrap();
+        let meta = meta.as_object().cloned().ok_or_else(|| {
+            EsError::illegal_argument(format!("Malformed action/metadata line [{}], expected START_OBJECT but found [VALUE_STRING]", i + 1))
+        })?;
+        if !matches!(action.as_str(), "index" | "create" | "update" | "delete") {
+            return Err(EsError::illegal_argument(format!(
+                "Malformed action/metadata line [{}], expected field [create], [delete], [index] or [update] but found [{action}]",
+                i + 1
+            )));
+        }
+        let id = meta.get("_id").and_then(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        });
+        let idx = meta.get("_index").and_then(|v| v.as_str()).map(str::to_string).or(default_index.map(str::to_string));
+        let routing = meta
+            .get("routing")
+            .or(meta.get("_routing"))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+            .or(default_routing.clone());
+        let source = if action == "delete" {
+            None
+        } else {
+            i += 1;
+            if i >= lines.len() {
+                return Err(EsError::illegal_argument("The bulk request must be terminated by a newline [\\n]"));
+            }
+            Some(lines[i])
+        };
+        items.push(BulkItem {
+            action: action.clone(),
+            index: idx,
+            id,
+            routing,
+            meta,
+            source,
+        });
+        i += 1;
+    }
+    let mut results = Vec::with_capacity(items.len());
+    let mut errors = false;
+    // (index name, shard) → furthest translog location, and the highest seq_no, to sync once per shard.
+    let mut touched: HashMap<(String, usize), (u64, u64)> = HashMap::new();
+    let mut services: HashMap<String, Arc<IndexService>> = HashMap::new();
+    for item in &items {
+        let r = bulk_item(node, item, body, &mut services);
+        let (status, mut out) = match r {
+            Ok((status, out, w)) => {
+                if let Some(w) = w {
+                    let e = touched.entry((item.index.clone().unwrap_or_default(), w.shard)).or_insert((0, 0));
+                    e.0 = e.0.max(w.result.location);
+                    e.1 = e.1.max(w.result.seq_no);
+                }
+                (status, out)
+            }
+            Err(e) => {
+                errors = true;
+                let mut o = json!({
+                    "_index": item.index.clone().unwrap_or_default(),
+                    "_id": item.id.clone(),
+                    "status": e.status,
+                    "error": e.to_cause_json(),
+                });
+                if item.id.is_none() {
+                    o["_id"] = Value::Null;
+                }
+                (e.status, o)
+            }
+        };
+        out["status"] = json!(status);
+        let mut wrapper = Map::new();
+        wrapper.insert(item.action.clone(), out);
+        results.push(Value::Object(wrapper));
+    }
+    for ((name, shard), (loc, seq_no)) in &touched {
+        if let Some(idx) = services.get(name) {
+            idx.ensure_durable(*shard, *loc)?;
+            match refresh {
+                RefreshPolicy::None => {}
+                RefreshPolicy::Immediate => {
+                    idx.shards()?[*shard].refresh(false)?;
+                    idx.data_version.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                RefreshPolicy::WaitFor => idx.wait_for_refresh(*shard, *seq_no)?,
+            }
+        }
+    }
+    if refresh == RefreshPolicy::Immediate {
+        for r in results.iter_mut() {
+            if let Some(o) = r.as_object_mut().and_then(|m| m.values_mut().next()) {
+                if o.get("error").is_none() && o.get("result").is_some() {
+                    o["forced_refresh"] = json!(true);
+                }
+            }
+        }
+    }
+    Ok(RestResponse::ok(json!({
+        "errors": errors,
+        "took": started.elapsed().as_millis() as u64,
+        "items": results,
+    })))
+}
+
+fn bulk_item(
+    node: &Node,
+    item: &BulkItem,
+    body: &[u8],
+    services: &mut HashMap<String, Arc<IndexService>>,
+) -> EsResult<(u16, Value, Option<DocWrite>)> {
+    let index_name = item.index.as_deref().ok_or_else(|| {
+        EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: index is missing;")
+    })?;
+    let index = match services.get(index_name) {
+        Some(i) => i.clone(),
+        None => {
+            let i = if item.action == "delete" || item.action == "update" {
+                match node.get(index_name) {
+                    Some(i) => i,
+                    None if item.action == "update" => node.index_for_write(index_name)?,
+                    None => return Err(EsError::index_not_found(index_name)),
+                }
+            } else {
+                node.index_for_write(index_name)?
+            };
+            services.insert(index_name.to_string(), i.clone());
+            i
+        }
+    };
+    let num = |k: &str| item.meta.get(k).and_then(|v| v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok())));
+    let vreq = version_req(num("version"), item.meta.get("version_type").and_then(|v| v.as_str()), num("if_seq_no"), num("if_primary_term"))?;
+    let routing = item.routing.as_deref();
+    match item.action.as_str() {
+        "index" | "create" => {
+            let (s, e) = item.source.unwrap();
+            let raw = &body[s..e];
+            let source = parse_json(raw).map_err(|err| {
+                EsError::bad_request("mapper_parsing_exception", "failed to parse").caused_by(err)
+            })?;
+            if !source.is_object() {
+                return Err(EsError::bad_request("mapper_parsing_exception", "failed to parse, document is empty"));
+            }
+            let create_only = item.action == "create"
+                || item.meta.get("op_type").and_then(|v| v.as_str()) == Some("create");
+            let w = index.index_doc(item.id.as_deref(), &source, Arc::from(raw), routing, vreq, create_only)?;
+            let out = write_body(&index, &w);
+            Ok((status_of(w.result.outcome), out, Some(w)))
+        }
+        "delete" => {
+            let id = item.id.as_deref().ok_or_else(|| {
+                EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: id is missing;")
+            })?;
+            let w = index.delete_doc(id, routing, vreq)?;
+            let out = write_body(&index, &w);
+            Ok((status_of(w.result.outcome), out, Some(w)))
+        }
+        _ => {
+            let id = item.id.as_deref().ok_or_else(|| {
+                EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: id is missing;")
+            })?;
+            let (s, e) = item.source.unwrap();
+            let upd = parse_json(&body[s..e])?;
+            let retry = item.meta.get("retry_on_conflict").and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+            let out = apply_update(&index, id, routing, &upd, retry)?;
+            let (status, b) = update_body(&index, id, &out, upd.get("_source"));
+            Ok((status, b, out.write))
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! Index APIs: create, delete, exists, get, mappings, settings, refresh, flush, force merge,
+//! open/close, `_analyze`, and the by-query APIs.
+
+use crate::rest::{list_param, shards_header, RestRequest, RestResponse};
+use lode_engine::index::IndexService;
+use lode_engine::node::ResolveOptions;
+use lode_engine::settings::{self, FlatSettings};
+use lode_engine::shard::{VersionReq, PRIMARY_TERM};
+use lode_engine::{EsError, EsResult, Node};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn opts(req: &RestRequest, default_closed: bool) -> EsResult<ResolveOptions> {
+    let mut o = ResolveOptions {
+        ignore_unavailable: req.bool_param("ignore_unavailable", false)?,
+        allow_no_indices: req.bool_param("allow_no_indices", true)?,
+        open: true,
+        closed: default_closed,
+    };
+    if let Some(ew) = req.param("expand_wildcards") {
+        o.open = ew.contains("open") || ew.contains("all");
+        o.closed = ew.contains("closed") || ew.contains("all");
+        if ew == "none" {
+            o.open = false;
+            o.closed = false;
+        }
+    }
+    Ok(o)
+}
+
+/// Resolves an index expression; a bare wildcard that matches nothing is an error only when
+/// `allow_no_indices=false`.
+pub fn resolve(node: &Node, expr: &str, req: &RestRequest, closed: bool) -> EsResult<Vec<Arc<IndexService>>> {
+    node.resolve(expr, opts(req, closed)?)
+}
+
+/// `PUT /{index}`.
+pub fn create(node: &Node, name: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let body = req.json_body()?.unwrap_or(json!({}));
+    let obj = body.as_object().ok_or_else(|| EsError::parsing("index body must be an object"))?;
+    for k in obj.keys() {
+        if !matches!(k.as_str(), "settings" | "mappings" | "aliases") {
+            return Err(EsError::parsing(format!("unknown key [{k}] for create index")));
+        }
+    }
+    let settings = obj.get("settings").cloned().unwrap_or(Value::Null);
+    let mappings = obj.get("mappings").cloned().unwrap_or(Value::Null);
+    node.create_index(name, &settings, &mappings)?;
+    Ok(RestResponse::ok(json!({"acknowledged": true, "shards_acknowledged": true, "index": name})))
+}
+
+/// `DELETE /{index}` (comma lists and wildcards).
+pub fn delete(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    if expr == "_all" || expr == "*" {
+        // ES refuses wildcard deletes only with action.destructive_requires_name; allow it.
+    }
+    let mut o = opts(req, true)?;
+    o.closed = true;
+    let list = node.resolve(expr, o)?;
+    for i in list {
+        node.delete_index(&i.name)?;
+    }
+    Ok(RestResponse::ok(json!({"acknowledged": true})))
+}
+
+/// `HEAD /{index}`.
+pub fn exists(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let mut o = opts(req, true)?;
+    o.allow_no_indices = req.bool_param("allow_no_indices", false)?;
+    match node.resolve(expr, o) {
+        Ok(list) if !list.is_empty() => Ok(RestResponse::empty(200)),
+        _ => Ok(RestResponse::empty(404)),
+    }
+}
+
+fn settings_json(index: &IndexService, flat_settings: bool, include_defaults: bool) -> Value {
+    let flat = index.settings();
+    let mut v = if flat_settings {
+        json!(flat)
+    } else {
+        settings::nest(&flat)
+    };
+    if include_defaults {
+        let mut defaults = FlatSettings::new();
+        for (k, d) in [
+            ("index.refresh_interval", "1s"),
+            ("index.max_result_window", "10000"),
+            ("index.translog.durability", "REQUEST"),
+            ("index.translog.sync_interval", "5s"),
+            ("index.translog.flush_threshold_size", "512mb"),
+            ("index.codec", "default"),
+            ("index.requests.cache.enable", "true"),
+            ("index.max_terms_count", "65536"),
+            ("index.number_of_replicas", "1"),
+        ] {
+            if !flat.contains_key(k) {
+                defaults.insert(k.to_string(), json!(d));
+            }
+        }
+        let d = if flat_settings { json!(defaults) } else { settings::nest(&defaults) };
+        v = json!({"settings": v, "defaults": d});
+        return v;
+    }
+    json!({ "settings": v })
+}
+
+/// `GET /{index}`.
+pub fn get(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let list = resolve(node, expr, req, true)?;
+    if list.is_empty() && !expr.contains('*') && expr != "_all" {
+        return Err(EsError::index_not_found(expr));
+    }
+    let flat = req.bool_param("flat_settings", false)?;
+    let mut out = Map::new();
+    for i in list {
+        let s = settings_json(&i, flat, req.bool_param("include_defaults", false)?);
+        let mut entry = json!({"aliases": {}, "mappings": i.mapping().json, "settings": s["settings"]});
+        if let Some(d) = s.get("defaults") {
+            entry["defaults"] = d.clone();
+        }
+        out.insert(i.name.clone(), entry);
+    }
+    Ok(RestResponse::ok(Value::Object(out)))
+}
+
+/// `GET /{index}/_mapping`, `GET /_mapping`.
+pub fn get_mapping(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let list = resolve(node, expr, req, true)?;
+    let mut out = Map::new();
+    for i in list {
+        out.insert(i.name.clone(), json!({"mappings": i.mapping().json}));
+    }
+    Ok(RestResponse::ok(Value::Object(out)))
+}
+
+/// `PUT /{index}/_mapping`.
+pub fn put_mapping(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let body = req.required_body()?;
+    let list = resolve(node, expr, req, false)?;
+    if list.is_empty() {
+        return Err(EsError::index_not_found(expr));
+    }
+    for i in list {
+        i.update_mapping(&body)?;
+    }
+    Ok(RestResponse::ok(json!({"acknowledged": true})))
+}
+
+/// `GET /{index}/_settings[/{name}]`.
+pub fn get_settings(node: &Node, expr: &str, name: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+    let list = resolve(node, expr, req, true)?;
+    let flat = req.bool_param("flat_settings", false)?;
+    let include_defaults = req.bool_param("include_defaults", false)?;
+    let names = list_param(name);
+    let mut out = Map::new();
+    for i in list {
+        let mut s = settings_json(&i, true, include_defaults);
+        if !names.is_empty() {
+            for part in ["settings", "defaults"] {
+                if let Some(Value::Object(m)) = s.get_mut(part) {
+                    m.retain(|k, _| names.iter().any(|n| lode_engine::mapping::wildcard_match(n, k)));
+                }
+            }
+        }
+        if !flat {
+            for part in ["settings", "defaults"] {
+                if let Some(v) = s.get(part).cloned() {
+                    let f: FlatSettings = serde_json::from_value(v).unwrap_or_default();
+                    s[part] = settings::nest(&f);
+                }
+            }
+        }
+        out.insert(i.name.clone(), s);
+    }
+    Ok(RestResponse::ok(Value::Object(out)))
+}
+
+/// `PUT /{index}/_settings`, `PUT /_settings`.
+pub fn put_settings(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let body = req.required_body()?;
+    let body = match body.get("settings") {
+        Some(s) if body.as_object().map(|o| o.len() == 1).unwrap_or(false) => s.clone(),
+        _ => body,
+    };
+    let list = resolve(node, expr, req, true)?;
+    if list.is_empty() && !(expr.contains('*') || expr == "_all" || expr.is_empty()) {
+        return Err(EsError::index_not_found(expr));
+    }
+    for i in list {
+        i.update_settings(&body)?;
+    }
+    Ok(RestResponse::ok(json!({"acknowledged": true})))
+}
+
+fn broadcast(list: &[Arc<IndexService>], f: impl Fn(&IndexService) -> EsResult<()>) -> EsResult<Value> {
+    let mut shards = 0;
+    for i in list {
+        f(i)?;
+        shards += i.num_shards();
+    }
+    Ok(json!({"_shards": shards_header(shards)}))
+}
+
+/// `POST /{index}/_refresh`.
+pub fn refresh(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let list = resolve(node, expr, req, false)?;
+    Ok(RestResponse::ok(broadcast(&list, |i| i.refresh())?))
+}
+
+/// `POST /{index}/_flush`.
+pub fn flush(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let list = resolve(node, expr, req, false)?;
+    Ok(RestResponse::ok(broadcast(&list, |i| i.flush())?))
+}
+
+/// `POST /{index}/_forcemerge`.
+pub fn forcemerge(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let list = resolve(node, expr, req, false)?;
+    let max = req.usize_param("max_num_segments")?;
+    let expunge = req.bool_param("only_expunge_deletes", false)?;
+    if expunge && max.is_some() {
+        return Err(EsError::bad_request(
+            "action_request_validation_exception",
+            "Validation Failed: 1: cannot set only_expunge_deletes and max_num_segments at the same time, those two parameters are mutually exclusive;",
+        ));
+    }
+    let flush = req.bool_param("flush", true)?;
+    Ok(RestResponse::ok(broadcast(&list, |i| i.force_merge(max, expunge, flush))?))
+}
+
+/// `POST /{index}/_close`.
+pub fn close(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let list = resolve(node, expr, req, false)?;
+    let mut indices = Map::new();
+    for i in &list {
+        i.close()?;
+        indices.insert(i.name.clone(), json!({"closed": true}));
+    }
+    Ok(RestResponse::ok(json!({"acknowledged": true, "shards_acknowledged": true, "indices": indices})))
+}
+
+/// `POST /{index}/_open`.
+pub fn open(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let mut o = opts(req, true)?;
+    o.closed = true;
+    let list = node.resolve(expr, o)?;
+    for i in &list {
+        i.open_index()?;
+    }
+    Ok(RestResponse::ok(json!({"acknowledged": true, "shards_acknowledged": true})))
+}
+
+/// `POST /_analyze`, `/{index}/_analyze`.
+pub fn analyze(node: &Node, index: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+    let body = req.required_body()?;
+    let registry = match index {
+        Some(i) => node.index(i)?.analysis.clone(),
+        None => lode_analysis::AnalysisRegistry::new(None).map_err(|e| EsError::new(400, e.kind, e.reason))?,
+    };
+    let texts: Vec<String> = match body.get("text") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect(),
+        _ => return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: text is missing;")),
+    };
+    let to_err = |e: lode_analysis::AnalysisError| EsError::new(400, e.kind, e.reason);
+    let analyzer = if let Some(field) = body.get("field").and_then(|f| f.as_str()) {
+        let idx = node.index(index.ok_or_else(|| EsError::illegal_argument("analyze with field requires an index"))?)?;
+        let mapping = idx.mapping();
+        match mapping.field(field) {
+            Some(def) if def.storage() == lode_engine::mapping::Storage::Text => registry.analyzer(&def.analyzer).map_err(to_err)?,
+            Some(def) => match &def.normalizer {
+                Some(n) => registry.normalizer(n).map_err(to_err)?,
+                None => registry.build_custom(&json!("keyword"), &[], &[]).map_err(to_err)?,
+            },
+            None => registry.analyzer("standard").map_err(to_err)?,
+        }
+    } else if let Some(a) = body.get("analyzer").and_then(|a| a.as_str()) {
+        registry.analyzer(a).map_err(to_err)?
+    } else if body.get("tokenizer").is_some() || body.get("filter").is_some() || body.get("char_filter").is_some() {
+        let tokenizer = body.get("tokenizer").cloned().unwrap_or(json!("keyword"));
+        let arr = |k: &str| body.get(k).and_then(|v| v.as_array()).cloned().unwrap_or_default();
+        registry.build_custom(&tokenizer, &arr("filter"), &arr("char_filter")).map_err(to_err)?
+    } else if let Some(n) = body.get("normalizer").and_then(|a| a.as_str()) {
+        registry.normalizer(n).map_err(to_err)?
+    } else {
+        registry.analyzer("standard").map_err(to_err)?
+    };
+    let mut tokens = Vec::new();
+    let mut pos_base = 0usize;
+    let mut offset_base = 0usize;
+    for (ti, text) in texts.iter().enumerate() {
+        let toks = analyzer.analyze(text);
+        let mut last_pos = 0;
+        for t in &toks {
+            tokens.push(json!({
+                "token": t.token,
+                "start_offset": t.start_offset + offset_base,
+                "end_offset": t.end_offset + offset_base,
+                "type": t.token_type,
+                "position": t.position + pos_base,
+            }));
+            last_pos = t.position + pos_base;
+        }
+        if ti + 1 < texts.len() {
+            pos_base = if toks.is_empty() { pos_base } else { last_pos + 101 };
+            offset_base += text.encode_utf16().count() + 1;
+        }
+    }
+    Ok(RestResponse::ok(json!({ "tokens": tokens })))
+}
+
+fn by_query_body(started: Instant, total: usize, done_key: &str, done: usize, conflicts: usize, noops: usize, failures: Vec<Value>) -> Value {
+    let mut v = json!({
+        "took": started.elapsed().as_millis() as u64,
+        "timed_out": false,
+        "total": total,
+        done_key: done,
+        "batches": if total == 0 { 0 } else { total.div_ceil(1000) },
+        "version_conflicts": conflicts,
+        "noops": noops,
+        "retries": {"bulk": 0, "search": 0},
+        "throttled_millis": 0,
+        "requests_per_second": -1.0,
+        "throttled_until_millis": 0,
+        "failures": failures,
+    });
+    if done_key == "deleted" {
+        v["updated"] = json!(0);
+    }
+    v
+}
+
+/// `POST /{index}/_delete_by_query`.
+pub fn delete_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let started = Instant::now();
+    let body = req.required_body()?;
+    let proceed = req.param("conflicts") == Some("proceed") || body.get("conflicts").and_then(|v| v.as_str()) == Some("proceed");
+    let list = crate::search::targets(node, expr, req)?;
+    let max_docs = req.usize_param("max_docs")?.or(body.get("max_docs").and_then(|v| v.as_u64()).map(|v| v as usize));
+    let (mut total, mut deleted, mut conflicts) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for idx in &list {
+        let ids = crate::search::matching_ids(idx, body.get("query"))?;
+        for (id, routing, seq_no) in ids {
+            if max_docs.map(|m| total >= m).unwrap_or(false) {
+                break;
+            }
+            total += 1;
+            match idx.delete_doc(&id, routing.as_deref(), VersionReq::IfSeqNo { seq_no, primary_term: PRIMARY_TERM }) {
+                Ok(w) => {
+                    idx.ensure_durable(w.shard, w.result.location)?;
+                    deleted += 1;
+                }
+                Err(e) if e.status == 409 => {
+                    conflicts += 1;
+                    if !proceed {
+                        failures.push(json!({"index": idx.name, "id": id, "cause": e.to_cause_json(), "status": 409}));
+                        break;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if req.bool_param("refresh", false)? {
+            idx.refresh()?;
+        }
+    }
+    let status = if failures.is_empty() { 200 } else { 409 };
+    Ok(RestResponse::json(status, by_query_body(started, total, "deleted", deleted, conflicts, 0, failures)))
+}
+
+/// `POST /{index}/_update_by_query` (re-indexes matches, optionally through a script).
+pub fn update_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let started = Instant::now();
+    let body = req.json_body()?.unwrap_or(json!({}));
+    let proceed = req.param("conflicts") == Some("proceed") || body.get("conflicts").and_then(|v| v.as_str()) == Some("proceed");
+    let list = crate::search::targets(node, expr, req)?;
+    let (mut total, mut updated, mut conflicts, mut noops) = (0, 0, 0, 0);
+    let mut failures = Vec::new();
+    for idx in &list {
+        let ids = crate::search::matching_ids(idx, body.get("query"))?;
+        for (id, routing, seq_no) in ids {
+            total += 1;
+            let Some(doc) = idx.get_doc(&id, routing.as_deref(), false)? else { continue };
+            let mut src: Value = crate::rest::parse_json(&doc.source)?;
+            if let Some(script) = body.get("script") {
+                match crate::script::apply_update_script(script, &mut src)? {
+                    crate::script::ScriptOp::Noop => {
+                        noops += 1;
+                        continue;
+                    }
+                    crate::script::ScriptOp::Delete => {
+                        let _ = idx.delete_doc(&id, routing.as_deref(), VersionReq::IfSeqNo { seq_no, primary_term: PRIMARY_TERM });
+                        continue;
+                    }
+                    crate::script::ScriptOp::Index => {}
+                }
+            }
+            let raw: Arc<[u8]> = serde_json::to_vec(&src).unwrap().into();
+            match idx.index_doc(Some(&id), &src, raw, routing.as_deref(), VersionReq::IfSeqNo { seq_no, primary_term: PRIMARY_TERM }, false) {
+                Ok(w) => {
+                    idx.ensure_durable(w.shard, w.result.location)?;
+                    updated += 1;
+                }
+                Err(e) if e.status == 409 => {
+                    conflicts += 1;
+                    if !proceed {
+                        failures.push(json!({"index": idx.name, "id": id, "cause": e.to_cause_json(), "status": 409}));
+                        break;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if req.bool_param("refresh", false)? {
+            idx.refresh()?;
+        }
+    }
+    let status = if failures.is_empty() { 200 } else { 409 };
+    let mut v = by_query_body(started, total, "updated", updated, conflicts, noops, failures);
+    v["deleted"] = json!(0);
+    Ok(RestResponse::json(status, v))
+}

@@ -1,0 +1,2242 @@
+//! Elasticsearch query JSON → [`Query`], a typed AST with no tantivy types inside.
+//!
+//! Parsing validates structure only (shapes, known keys, enums) and reports Elasticsearch's
+//! own messages. Anything that needs the mapping (field types, analyzers, value conversion)
+//! happens in `plan`.
+
+use super::query_string::{self, QsNode};
+use base64::Engine as _;
+use lode_engine::{EsError, EsResult};
+use serde_json::{Map, Value};
+
+/// A parsed query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Query {
+    MatchAll {
+        boost: f32,
+    },
+    MatchNone,
+    Term(TermQuery),
+    Terms(TermsQuery),
+    Range(RangeQuery),
+    Match(MatchQuery),
+    /// `match_bool_prefix`: like `match`, the last term a prefix.
+    MatchBoolPrefix(MatchQuery),
+    MatchPhrase(PhraseQuery),
+    MatchPhrasePrefix(PhraseQuery),
+    MultiMatch(MultiMatchQuery),
+    Bool(BoolQuery),
+    Ids {
+        values: Vec<String>,
+        boost: f32,
+    },
+    Exists {
+        field: String,
+        boost: f32,
+    },
+    Prefix(PatternQuery),
+    Wildcard(PatternQuery),
+    /// Lucene regular expression syntax (`flags` are accepted and ignored).
+    Regexp(PatternQuery),
+    Fuzzy(FuzzyQuery),
+    ConstantScore {
+        filter: Box<Query>,
+        boost: f32,
+    },
+    DisMax {
+        queries: Vec<Query>,
+        tie_breaker: f32,
+        boost: f32,
+    },
+    Boosting {
+        positive: Box<Query>,
+        negative: Box<Query>,
+        negative_boost: f32,
+        boost: f32,
+    },
+    QueryString(QueryStringQuery),
+    SimpleQueryString(QueryStringQuery),
+    FunctionScore(FunctionScoreQuery),
+    /// Lode flattens nested objects into their parent document, so the inner query runs on
+    /// the flattened `path.*` fields (cross-object matches are possible, unlike in ES).
+    Nested {
+        path: String,
+        query: Box<Query>,
+        ignore_unmapped: bool,
+        boost: f32,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermQuery {
+    pub field: String,
+    /// A JSON scalar (string, number or boolean).
+    pub value: Value,
+    pub case_insensitive: bool,
+    pub boost: f32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermsQuery {
+    pub field: String,
+    pub values: Vec<Value>,
+    /// A terms lookup (`{"index":..,"id":..,"path":..}`); it must be resolved into `values`
+    /// by the caller before planning.
+    pub lookup: Option<TermsLookup>,
+    pub boost: f32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermsLookup {
+    pub index: String,
+    pub id: String,
+    pub path: String,
+    pub routing: Option<String>,
+}
+
+/// A `range` query, bounds already normalized from `gt`/`gte`/`lt`/`lte`/`from`/`to`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeQuery {
+    pub field: String,
+    pub from: Option<Value>,
+    pub to: Option<Value>,
+    pub include_lower: bool,
+    pub include_upper: bool,
+    pub format: Option<String>,
+    pub time_zone: Option<String>,
+    pub boost: f32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operator {
+    Or,
+    And,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZeroTerms {
+    None,
+    All,
+}
+
+/// Edit distance for fuzzy matching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fuzziness {
+    /// `AUTO[:low,high]`: 0 edits below `low` characters, 1 below `high`, else 2.
+    Auto {
+        low: usize,
+        high: usize,
+    },
+    Edits(u8),
+}
+
+impl Fuzziness {
+    pub const AUTO: Fuzziness = Fuzziness::Auto { low: 3, high: 6 };
+
+    /// The edit distance for a term of `term` (counted in characters).
+    pub fn distance(&self, term: &str) -> u8 {
+        match *self {
+            Fuzziness::Edits(n) => n.min(2),
+            Fuzziness::Auto { low, high } => {
+                let len = term.chars().count();
+                if len < low {
+                    0
+                } else if len < high {
+                    1
+                } else {
+                    2
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchQuery {
+    pub field: String,
+    /// A string, number or boolean.
+    pub query: Value,
+    pub operator: Operator,
+    pub minimum_should_match: Option<String>,
+    pub fuzziness: Option<Fuzziness>,
+    pub prefix_length: u32,
+    pub max_expansions: u32,
+    pub fuzzy_transpositions: bool,
+    pub analyzer: Option<String>,
+    pub lenient: bool,
+    pub zero_terms_query: ZeroTerms,
+    pub boost: f32,
+}
+
+impl MatchQuery {
+    pub fn new(field: impl Into<String>, query: Value) -> MatchQuery {
+        MatchQuery {
+            field: field.into(),
+            query,
+            operator: Operator::Or,
+            minimum_should_match: None,
+            fuzziness: None,
+            prefix_length: 0,
+            max_expansions: 50,
+            fuzzy_transpositions: true,
+            analyzer: None,
+            lenient: false,
+            zero_terms_query: ZeroTerms::None,
+            boost: 1.0,
+        }
+    }
+}
+
+/// `match_phrase` and `match_phrase_prefix`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhraseQuery {
+    pub field: String,
+    pub query: Value,
+    pub slop: u32,
+    pub analyzer: Option<String>,
+    pub zero_terms_query: ZeroTerms,
+    /// Only for `match_phrase_prefix`.
+    pub max_expansions: u32,
+    pub boost: f32,
+}
+
+impl PhraseQuery {
+    pub fn new(field: impl Into<String>, query: Value) -> PhraseQuery {
+        PhraseQuery {
+            field: field.into(),
+            query,
+            slop: 0,
+            analyzer: None,
+            zero_terms_query: ZeroTerms::None,
+            max_expansions: 50,
+            boost: 1.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MultiMatchType {
+    BestFields,
+    MostFields,
+    CrossFields,
+    Phrase,
+    PhrasePrefix,
+    BoolPrefix,
+}
+
+impl MultiMatchType {
+    fn parse(s: &str) -> Option<MultiMatchType> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "best_fields" | "boolean" | "bestfields" => MultiMatchType::BestFields,
+            "most_fields" | "mostfields" => MultiMatchType::MostFields,
+            "cross_fields" | "crossfields" => MultiMatchType::CrossFields,
+            "phrase" => MultiMatchType::Phrase,
+            "phrase_prefix" | "phraseprefix" => MultiMatchType::PhrasePrefix,
+            "bool_prefix" | "boolprefix" => MultiMatchType::BoolPrefix,
+            _ => return None,
+        })
+    }
+}
+
+/// A field pattern (`title`, `user.*`) with its `^boost`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldBoost {
+    pub pattern: String,
+    pub boost: f32,
+}
+
+impl FieldBoost {
+    /// Parses `name^2.5` (a malformed boost is kept as part of the name, as ES does).
+    pub fn parse(s: &str) -> FieldBoost {
+        if let Some((name, b)) = s.rsplit_once('^') {
+            if let Ok(boost) = b.parse::<f32>() {
+                return FieldBoost {
+                    pattern: name.to_string(),
+                    boost,
+                };
+            }
+        }
+        FieldBoost {
+            pattern: s.to_string(),
+            boost: 1.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultiMatchQuery {
+    pub query: Value,
+    /// Empty: the index default (`*`, all fields, lenient).
+    pub fields: Vec<FieldBoost>,
+    pub kind: MultiMatchType,
+    pub operator: Operator,
+    pub minimum_should_match: Option<String>,
+    pub tie_breaker: Option<f32>,
+    pub fuzziness: Option<Fuzziness>,
+    pub prefix_length: u32,
+    pub max_expansions: u32,
+    pub fuzzy_transpositions: bool,
+    pub analyzer: Option<String>,
+    pub slop: u32,
+    pub lenient: bool,
+    pub zero_terms_query: ZeroTerms,
+    pub boost: f32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoolQuery {
+    pub must: Vec<Query>,
+    pub filter: Vec<Query>,
+    pub should: Vec<Query>,
+    pub must_not: Vec<Query>,
+    pub minimum_should_match: Option<String>,
+    pub boost: f32,
+}
+
+/// `prefix`, `wildcard` and `regexp`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternQuery {
+    pub field: String,
+    pub value: String,
+    pub case_insensitive: bool,
+    pub boost: f32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuzzyQuery {
+    pub field: String,
+    pub value: Value,
+    pub fuzziness: Fuzziness,
+    pub prefix_length: u32,
+    pub max_expansions: u32,
+    pub transpositions: bool,
+    pub boost: f32,
+}
+
+/// `function_score`: the inner query's score combined with per-document functions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionScoreQuery {
+    pub query: Box<Query>,
+    pub functions: Vec<ScoreFunction>,
+    pub score_mode: ScoreMode,
+    pub boost_mode: BoostMode,
+    pub max_boost: f32,
+    pub min_score: Option<f32>,
+    pub boost: f32,
+}
+
+/// One function: it applies to documents matching `filter` (all when absent).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoreFunction {
+    pub filter: Option<Query>,
+    /// Multiplies the function's value (a function of only a weight yields the weight).
+    pub weight: Option<f32>,
+    pub kind: FunctionKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FunctionKind {
+    Weight,
+    FieldValueFactor {
+        field: String,
+        factor: f32,
+        modifier: Modifier,
+        missing: Option<f64>,
+    },
+    RandomScore {
+        seed: Option<i64>,
+    },
+    Decay {
+        shape: DecayShape,
+        field: String,
+        origin: Option<Value>,
+        scale: Value,
+        offset: Option<Value>,
+        decay: f64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Modifier {
+    None,
+    Log,
+    Log1p,
+    Log2p,
+    Ln,
+    Ln1p,
+    Ln2p,
+    Square,
+    Sqrt,
+    Reciprocal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecayShape {
+    Gauss,
+    Exp,
+    Linear,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScoreMode {
+    Multiply,
+    Sum,
+    Avg,
+    First,
+    Max,
+    Min,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoostMode {
+    Multiply,
+    Replace,
+    Sum,
+    Avg,
+    Max,
+    Min,
+}
+
+/// `query_string` and `simple_query_string`: the options plus the parsed query text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryStringQuery {
+    pub query: String,
+    pub tree: QsNode,
+    pub default_field: Option<String>,
+    pub fields: Vec<FieldBoost>,
+    pub default_operator: Operator,
+    pub analyzer: Option<String>,
+    pub quote_analyzer: Option<String>,
+    pub allow_leading_wildcard: bool,
+    pub lenient: Option<bool>,
+    pub fuzziness: Fuzziness,
+    pub fuzzy_transpositions: bool,
+    pub phrase_slop: u32,
+    pub minimum_should_match: Option<String>,
+    pub tie_breaker: Option<f32>,
+    pub kind: MultiMatchType,
+    pub time_zone: Option<String>,
+    pub boost: f32,
+}
+
+/// Parses one query object such as `{"match":{"title":"quick"}}`.
+pub fn parse_query(v: &Value) -> EsResult<Query> {
+    let obj = match v {
+        Value::Object(o) => o,
+        _ => {
+            return Err(EsError::parsing(
+                "[_na] query malformed, must start with start_object",
+            ))
+        }
+    };
+    let mut it = obj.iter();
+    let (name, body) = match it.next() {
+        Some(e) => e,
+        None => {
+            return Err(EsError::illegal_argument(
+                "query malformed, empty clause found",
+            ));
+        }
+    };
+    if it.next().is_some() {
+        return Err(EsError::parsing(format!(
+            "[{name}] malformed query, expected [END_OBJECT] but found [FIELD_NAME]"
+        )));
+    }
+    let body = match body {
+        Value::Object(b) => b,
+        _ => {
+            return Err(EsError::parsing(format!(
+                "[{name}] query malformed, no start_object after query name"
+            )))
+        }
+    };
+    match name.as_str() {
+        "match_all" => parse_match_all(body),
+        "match_none" => parse_match_none(body),
+        "term" => parse_term(body),
+        "terms" => parse_terms(body),
+        "range" => parse_range(body),
+        "match" => Ok(Query::Match(parse_match(body, "match")?)),
+        "match_bool_prefix" => Ok(Query::MatchBoolPrefix(parse_match(
+            body,
+            "match_bool_prefix",
+        )?)),
+        "match_phrase" => Ok(Query::MatchPhrase(parse_phrase(body, "match_phrase")?)),
+        "match_phrase_prefix" => Ok(Query::MatchPhrasePrefix(parse_phrase(
+            body,
+            "match_phrase_prefix",
+        )?)),
+        "multi_match" => parse_multi_match(body),
+        "combined_fields" => parse_combined_fields(body),
+        "bool" => parse_bool(body),
+        "ids" => parse_ids(body),
+        "exists" => parse_exists(body),
+        "prefix" => Ok(Query::Prefix(parse_pattern(body, "prefix")?)),
+        "wildcard" => Ok(Query::Wildcard(parse_pattern(body, "wildcard")?)),
+        "regexp" => Ok(Query::Regexp(parse_pattern(body, "regexp")?)),
+        "fuzzy" => parse_fuzzy(body),
+        "constant_score" => parse_constant_score(body),
+        "dis_max" => parse_dis_max(body),
+        "boosting" => parse_boosting(body),
+        "query_string" => parse_query_string(body),
+        "simple_query_string" => parse_simple_query_string(body),
+        "nested" => parse_nested(body),
+        "wrapper" => parse_wrapper(body),
+        "function_score" => parse_function_score(body),
+        other if UNSUPPORTED.contains(&other) => Err(EsError::parsing(format!(
+            "[{other}] query is not supported by Lode"
+        ))),
+        other => Err(EsError::parsing(format!("unknown query [{other}]"))),
+    }
+}
+
+/// Elasticsearch queries Lode knows of but does not implement.
+const UNSUPPORTED: &[&str] = &[
+    "script_score",
+    "script",
+    "more_like_this",
+    "terms_set",
+    "intervals",
+    "span_term",
+    "span_multi",
+    "span_near",
+    "span_or",
+    "span_not",
+    "span_first",
+    "span_containing",
+    "span_within",
+    "field_masking_span",
+    "geo_bounding_box",
+    "geo_distance",
+    "geo_polygon",
+    "geo_shape",
+    "shape",
+    "has_child",
+    "has_parent",
+    "parent_id",
+    "percolate",
+    "distance_feature",
+    "rank_feature",
+    "pinned",
+    "knn",
+    "sparse_vector",
+    "text_expansion",
+    "weighted_tokens",
+    "semantic",
+    "rule",
+];
+
+// ----------------------------------------------------------------------------------------------
+// Small helpers
+
+fn unsupported_key(query: &str, key: &str) -> EsError {
+    EsError::parsing(format!("[{query}] query does not support [{key}]"))
+}
+
+fn multiple_fields(query: &str, first: &str, second: &str) -> EsError {
+    EsError::parsing(format!(
+        "[{query}] query doesn't support multiple fields, found [{first}] and [{second}]"
+    ))
+}
+
+fn field_value_error(query: &str, key: &str) -> EsError {
+    EsError::x_content_parse(format!("[{query}] failed to parse field [{key}]"))
+}
+
+fn as_f32(query: &str, key: &str, v: &Value) -> EsResult<f32> {
+    match v {
+        Value::Number(n) => n.as_f64().map(|f| f as f32),
+        Value::String(s) => s.trim().parse::<f32>().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| field_value_error(query, key))
+}
+
+fn as_u32(query: &str, key: &str, v: &Value) -> EsResult<u32> {
+    match v {
+        Value::Number(n) => n.as_u64().and_then(|u| u32::try_from(u).ok()),
+        Value::String(s) => s.trim().parse::<u32>().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| field_value_error(query, key))
+}
+
+fn as_bool(query: &str, key: &str, v: &Value) -> EsResult<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) if s == "true" => Some(true),
+        Value::String(s) if s == "false" => Some(false),
+        _ => None,
+    }
+    .ok_or_else(|| field_value_error(query, key))
+}
+
+fn as_string(query: &str, key: &str, v: &Value) -> EsResult<String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::Bool(b) => Ok(b.to_string()),
+        _ => Err(field_value_error(query, key)),
+    }
+}
+
+/// `minimum_should_match` may be a number or a string.
+fn as_msm(query: &str, v: &Value) -> EsResult<Option<String>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => Ok(Some(n.to_string())),
+        Value::String(s) => Ok(Some(s.clone())),
+        _ => Err(field_value_error(query, "minimum_should_match")),
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
+}
+
+pub(crate) fn parse_operator(v: &Value) -> EsResult<Operator> {
+    let s = match v {
+        Value::String(s) => s.as_str(),
+        other => {
+            return Err(EsError::illegal_argument(format!(
+                "operator needs to be either [OR, AND], but not [{other}]"
+            )))
+        }
+    };
+    match s.to_ascii_lowercase().as_str() {
+        "or" => Ok(Operator::Or),
+        "and" => Ok(Operator::And),
+        _ => Err(EsError::illegal_argument(format!(
+            "operator needs to be either [OR, AND], but not [{s}]"
+        ))),
+    }
+}
+
+fn parse_zero_terms(v: &Value) -> EsResult<ZeroTerms> {
+    let s = v.as_str().unwrap_or_default();
+    match s.to_ascii_lowercase().as_str() {
+        "none" => Ok(ZeroTerms::None),
+        "all" => Ok(ZeroTerms::All),
+        _ => Err(EsError::parsing(format!(
+            "Unsupported zero_terms_query value [{}]",
+            scalar_text(v)
+        ))),
+    }
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `fuzziness`: `AUTO`, `AUTO:low,high`, or an edit count (0, 1, 2; as a number or string).
+pub fn parse_fuzziness(v: &Value) -> EsResult<Fuzziness> {
+    let invalid =
+        || EsError::illegal_argument(format!("Invalid fuzziness value: {}", scalar_text(v)));
+    match v {
+        Value::Number(n) => {
+            let f = n.as_f64().ok_or_else(invalid)?;
+            if f < 0.0 {
+                return Err(invalid());
+            }
+            Ok(Fuzziness::Edits(f.min(2.0) as u8))
+        }
+        Value::String(s) => {
+            let t = s.trim();
+            if t.eq_ignore_ascii_case("auto") {
+                return Ok(Fuzziness::AUTO);
+            }
+            if t.len() >= 5 && t[..5].eq_ignore_ascii_case("auto:") {
+                let (lo, hi) = t[5..].split_once(',').ok_or_else(invalid)?;
+                let low: usize = lo.trim().parse().map_err(|_| invalid())?;
+                let high: usize = hi.trim().parse().map_err(|_| invalid())?;
+                if low > high {
+                    return Err(invalid());
+                }
+                return Ok(Fuzziness::Auto { low, high });
+            }
+            let f: f64 = t.parse().map_err(|_| invalid())?;
+            if f < 0.0 {
+                return Err(invalid());
+            }
+            Ok(Fuzziness::Edits(f.min(2.0) as u8))
+        }
+        _ => Err(invalid()),
+    }
+}
+
+/// The single `field: value-or-object` entry of term-level and full-text leaf queries.
+fn single_field<'a>(query: &str, body: &'a Map<String, Value>) -> EsResult<(&'a str, &'a Value)> {
+    let mut it = body.iter();
+    let (field, v) = it.next().ok_or_else(|| {
+        EsError::illegal_argument(format!("[{query}] query requires a field name"))
+    })?;
+    if let Some((second, _)) = it.next() {
+        return Err(multiple_fields(query, field, second));
+    }
+    if field.is_empty() {
+        return Err(EsError::illegal_argument("field name is null or empty"));
+    }
+    Ok((field, v))
+}
+
+// ----------------------------------------------------------------------------------------------
+// Individual queries
+
+fn parse_match_all(body: &Map<String, Value>) -> EsResult<Query> {
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "boost" => boost = as_f32("match_all", k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key("match_all", k)),
+        }
+    }
+    Ok(Query::MatchAll { boost })
+}
+
+fn parse_match_none(body: &Map<String, Value>) -> EsResult<Query> {
+    for (k, _) in body {
+        match k.as_str() {
+            "boost" | "_name" => {}
+            _ => return Err(unsupported_key("match_none", k)),
+        }
+    }
+    Ok(Query::MatchNone)
+}
+
+fn parse_term(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "term";
+    let (field, spec) = single_field(Q, body)?;
+    let mut q = TermQuery {
+        field: field.to_string(),
+        value: Value::Null,
+        case_insensitive: false,
+        boost: 1.0,
+    };
+    match spec {
+        Value::Object(o) => {
+            for (k, v) in o {
+                match k.as_str() {
+                    "value" => {
+                        if v.is_array() || v.is_object() {
+                            return Err(EsError::parsing(format!(
+                                "[{Q}] query does not support array of values"
+                            )));
+                        }
+                        q.value = v.clone();
+                    }
+                    "boost" => q.boost = as_f32(Q, k, v)?,
+                    "case_insensitive" => q.case_insensitive = as_bool(Q, k, v)?,
+                    "_name" => {}
+                    _ => return Err(unsupported_key(Q, k)),
+                }
+            }
+        }
+        Value::Array(_) => {
+            return Err(EsError::parsing(format!(
+                "[{Q}] query does not support array of values"
+            )))
+        }
+        v => q.value = v.clone(),
+    }
+    if q.value.is_null() {
+        return Err(EsError::illegal_argument("value cannot be null"));
+    }
+    Ok(Query::Term(q))
+}
+
+fn parse_terms(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "terms";
+    let mut boost = 1.0;
+    let mut field: Option<(String, &Value)> = None;
+    for (k, v) in body {
+        match (k.as_str(), v) {
+            ("boost", _) => boost = as_f32(Q, k, v)?,
+            ("_name", _) => {}
+            (_, Value::Array(_) | Value::Object(_)) => {
+                if field.is_some() {
+                    return Err(EsError::parsing(format!(
+                        "[{Q}] query does not support multiple fields"
+                    )));
+                }
+                field = Some((k.clone(), v));
+            }
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let (field, spec) = field.ok_or_else(|| {
+        EsError::parsing(format!(
+            "[{Q}] query requires a field name, followed by array of terms or a document lookup specification"
+        ))
+    })?;
+    let mut q = TermsQuery {
+        field,
+        values: Vec::new(),
+        lookup: None,
+        boost,
+    };
+    match spec {
+        Value::Array(items) => {
+            for item in items {
+                if item.is_null() {
+                    return Err(EsError::illegal_argument(
+                        "No value specified for terms query",
+                    ));
+                }
+                if !is_scalar(item) {
+                    return Err(EsError::parsing(format!(
+                        "[{Q}] query does not support [{}]",
+                        q.field
+                    )));
+                }
+                q.values.push(item.clone());
+            }
+        }
+        Value::Object(o) => {
+            let text = |k: &str| o.get(k).map(scalar_text);
+            let (index, id, path) = match (text("index"), text("id"), text("path")) {
+                (Some(i), Some(d), Some(p)) => (i, d, p),
+                _ => {
+                    return Err(EsError::parsing(format!(
+                        "[{Q}] query lookup element requires specifying the index, id and path"
+                    )))
+                }
+            };
+            q.lookup = Some(TermsLookup {
+                index,
+                id,
+                path,
+                routing: text("routing"),
+            });
+        }
+        _ => unreachable!("checked above"),
+    }
+    Ok(Query::Terms(q))
+}
+
+fn parse_range(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "range";
+    let (field, spec) = single_field(Q, body)?;
+    let spec = match spec {
+        Value::Object(o) => o,
+        _ => return Err(unsupported_key(Q, field)),
+    };
+    let mut q = RangeQuery {
+        field: field.to_string(),
+        from: None,
+        to: None,
+        include_lower: true,
+        include_upper: true,
+        format: None,
+        time_zone: None,
+        boost: 1.0,
+    };
+    let bound = |v: &Value, key: &str| -> EsResult<Option<Value>> {
+        match v {
+            Value::Null => Ok(None),
+            v if is_scalar(v) => Ok(Some(v.clone())),
+            _ => Err(field_value_error(Q, key)),
+        }
+    };
+    for (k, v) in spec {
+        match k.as_str() {
+            "from" => q.from = bound(v, k)?,
+            "to" => q.to = bound(v, k)?,
+            "include_lower" => q.include_lower = as_bool(Q, k, v)?,
+            "include_upper" => q.include_upper = as_bool(Q, k, v)?,
+            "gt" => {
+                q.from = bound(v, k)?;
+                q.include_lower = false;
+            }
+            "gte" => {
+                q.from = bound(v, k)?;
+                q.include_lower = true;
+            }
+            "lt" => {
+                q.to = bound(v, k)?;
+                q.include_upper = false;
+            }
+            "lte" => {
+                q.to = bound(v, k)?;
+                q.include_upper = true;
+            }
+            "format" => q.format = Some(as_string(Q, k, v)?),
+            "time_zone" => q.time_zone = Some(as_string(Q, k, v)?),
+            "relation" => {
+                let r = as_string(Q, k, v)?;
+                if !matches!(
+                    r.to_ascii_lowercase().as_str(),
+                    "intersects" | "contains" | "within"
+                ) {
+                    return Err(EsError::parsing(format!(
+                        "[{Q}] query does not support relation [{r}]"
+                    )));
+                }
+            }
+            "boost" => q.boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    Ok(Query::Range(q))
+}
+
+fn parse_match(body: &Map<String, Value>, name: &str) -> EsResult<MatchQuery> {
+    let (field, spec) = single_field(name, body)?;
+    let mut q = MatchQuery::new(field, Value::Null);
+    match spec {
+        Value::Object(o) => {
+            for (k, v) in o {
+                match k.as_str() {
+                    "query" => q.query = v.clone(),
+                    "operator" => q.operator = parse_operator(v)?,
+                    "minimum_should_match" => q.minimum_should_match = as_msm(name, v)?,
+                    "fuzziness" => q.fuzziness = Some(parse_fuzziness(v)?),
+                    "prefix_length" => q.prefix_length = as_u32(name, k, v)?,
+                    "max_expansions" => q.max_expansions = as_u32(name, k, v)?,
+                    "fuzzy_transpositions" => q.fuzzy_transpositions = as_bool(name, k, v)?,
+                    "analyzer" => q.analyzer = Some(as_string(name, k, v)?),
+                    "lenient" => q.lenient = as_bool(name, k, v)?,
+                    "zero_terms_query" => q.zero_terms_query = parse_zero_terms(v)?,
+                    "boost" => q.boost = as_f32(name, k, v)?,
+                    "fuzzy_rewrite" | "auto_generate_synonyms_phrase_query" | "_name" => {}
+                    _ => return Err(unsupported_key(name, k)),
+                }
+            }
+        }
+        v => q.query = v.clone(),
+    }
+    if !is_scalar(&q.query) {
+        return Err(if q.query.is_null() {
+            EsError::illegal_argument(format!("[{name}] requires query value"))
+        } else {
+            EsError::parsing(format!(
+                "[{name}] unknown token [START_{}] after [query]",
+                token_kind(&q.query)
+            ))
+        });
+    }
+    Ok(q)
+}
+
+fn token_kind(v: &Value) -> &'static str {
+    if v.is_array() {
+        "ARRAY"
+    } else {
+        "OBJECT"
+    }
+}
+
+fn parse_phrase(body: &Map<String, Value>, name: &str) -> EsResult<PhraseQuery> {
+    let (field, spec) = single_field(name, body)?;
+    let mut q = PhraseQuery::new(field, Value::Null);
+    match spec {
+        Value::Object(o) => {
+            for (k, v) in o {
+                match k.as_str() {
+                    "query" => q.query = v.clone(),
+                    "slop" => q.slop = as_u32(name, k, v)?,
+                    "analyzer" => q.analyzer = Some(as_string(name, k, v)?),
+                    "zero_terms_query" => q.zero_terms_query = parse_zero_terms(v)?,
+                    "max_expansions" if name == "match_phrase_prefix" => {
+                        q.max_expansions = as_u32(name, k, v)?
+                    }
+                    "boost" => q.boost = as_f32(name, k, v)?,
+                    "_name" => {}
+                    _ => return Err(unsupported_key(name, k)),
+                }
+            }
+        }
+        v => q.query = v.clone(),
+    }
+    if !is_scalar(&q.query) {
+        return Err(if q.query.is_null() {
+            EsError::illegal_argument(format!("[{name}] requires query value"))
+        } else {
+            EsError::parsing(format!(
+                "[{name}] unknown token [START_{}] after [query]",
+                token_kind(&q.query)
+            ))
+        });
+    }
+    Ok(q)
+}
+
+fn parse_fields(query: &str, v: &Value) -> EsResult<Vec<FieldBoost>> {
+    match v {
+        Value::String(s) => Ok(vec![FieldBoost::parse(s)]),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => Ok(FieldBoost::parse(s)),
+                _ => Err(EsError::parsing(format!(
+                    "[{query}] query does not support [fields]"
+                ))),
+            })
+            .collect(),
+        _ => Err(EsError::parsing(format!(
+            "[{query}] query does not support [fields]"
+        ))),
+    }
+}
+
+fn parse_multi_match(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "multi_match";
+    let mut q = MultiMatchQuery {
+        query: Value::Null,
+        fields: Vec::new(),
+        kind: MultiMatchType::BestFields,
+        operator: Operator::Or,
+        minimum_should_match: None,
+        tie_breaker: None,
+        fuzziness: None,
+        prefix_length: 0,
+        max_expansions: 50,
+        fuzzy_transpositions: true,
+        analyzer: None,
+        slop: 0,
+        lenient: false,
+        zero_terms_query: ZeroTerms::None,
+        boost: 1.0,
+    };
+    let mut slop_set = false;
+    for (k, v) in body {
+        match k.as_str() {
+            "query" => q.query = v.clone(),
+            "fields" => q.fields = parse_fields(Q, v)?,
+            "type" => {
+                let s = as_string(Q, k, v)?;
+                q.kind = MultiMatchType::parse(&s).ok_or_else(|| {
+                    EsError::bad_request(
+                        "parse_exception",
+                        format!("failed to parse [{Q}] query type [{s}]. unknown type."),
+                    )
+                })?;
+            }
+            "operator" => q.operator = parse_operator(v)?,
+            "minimum_should_match" => q.minimum_should_match = as_msm(Q, v)?,
+            "tie_breaker" => q.tie_breaker = Some(as_f32(Q, k, v)?),
+            "fuzziness" => q.fuzziness = Some(parse_fuzziness(v)?),
+            "prefix_length" => q.prefix_length = as_u32(Q, k, v)?,
+            "max_expansions" => q.max_expansions = as_u32(Q, k, v)?,
+            "fuzzy_transpositions" => q.fuzzy_transpositions = as_bool(Q, k, v)?,
+            "analyzer" => q.analyzer = Some(as_string(Q, k, v)?),
+            "slop" => {
+                q.slop = as_u32(Q, k, v)?;
+                slop_set = true;
+            }
+            "lenient" => q.lenient = as_bool(Q, k, v)?,
+            "zero_terms_query" => q.zero_terms_query = parse_zero_terms(v)?,
+            "boost" => q.boost = as_f32(Q, k, v)?,
+            "fuzzy_rewrite" | "auto_generate_synonyms_phrase_query" | "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    if q.query.is_null() {
+        return Err(EsError::illegal_argument(format!(
+            "[{Q}] requires query value"
+        )));
+    }
+    if !is_scalar(&q.query) {
+        return Err(EsError::parsing(format!(
+            "[{Q}] unknown token [START_{}] after [query]",
+            token_kind(&q.query)
+        )));
+    }
+    if q.fuzziness.is_some()
+        && matches!(
+            q.kind,
+            MultiMatchType::CrossFields | MultiMatchType::Phrase | MultiMatchType::PhrasePrefix
+        )
+    {
+        return Err(EsError::parsing(format!(
+            "Fuzziness not allowed for type [{}]",
+            multi_match_type_name(q.kind)
+        )));
+    }
+    if slop_set && matches!(q.kind, MultiMatchType::BoolPrefix) {
+        return Err(EsError::parsing("slop not allowed for type [bool_prefix]"));
+    }
+    Ok(Query::MultiMatch(q))
+}
+
+fn multi_match_type_name(t: MultiMatchType) -> &'static str {
+    match t {
+        MultiMatchType::BestFields => "best_fields",
+        MultiMatchType::MostFields => "most_fields",
+        MultiMatchType::CrossFields => "cross_fields",
+        MultiMatchType::Phrase => "phrase",
+        MultiMatchType::PhrasePrefix => "phrase_prefix",
+        MultiMatchType::BoolPrefix => "bool_prefix",
+    }
+}
+
+/// `combined_fields` is planned as a `cross_fields` multi_match (term-centric over the fields).
+fn parse_combined_fields(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "combined_fields";
+    let mut query = Value::Null;
+    let mut fields = Vec::new();
+    let mut operator = Operator::Or;
+    let mut msm = None;
+    let mut zero = ZeroTerms::None;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "query" => query = v.clone(),
+            "fields" => fields = parse_fields(Q, v)?,
+            "operator" => operator = parse_operator(v)?,
+            "minimum_should_match" => msm = as_msm(Q, v)?,
+            "zero_terms_query" => zero = parse_zero_terms(v)?,
+            "boost" => boost = as_f32(Q, k, v)?,
+            "auto_generate_synonyms_phrase_query" | "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    if !is_scalar(&query) {
+        return Err(EsError::illegal_argument(format!(
+            "[{Q}] requires query value"
+        )));
+    }
+    if fields.is_empty() {
+        return Err(EsError::illegal_argument(format!(
+            "[{Q}] requires field list"
+        )));
+    }
+    Ok(Query::MultiMatch(MultiMatchQuery {
+        query,
+        fields,
+        kind: MultiMatchType::CrossFields,
+        operator,
+        minimum_should_match: msm,
+        tie_breaker: Some(0.0),
+        fuzziness: None,
+        prefix_length: 0,
+        max_expansions: 50,
+        fuzzy_transpositions: true,
+        analyzer: None,
+        slop: 0,
+        lenient: false,
+        zero_terms_query: zero,
+        boost,
+    }))
+}
+
+fn parse_clauses(v: &Value) -> EsResult<Vec<Query>> {
+    match v {
+        Value::Array(items) => items.iter().map(parse_query).collect(),
+        Value::Object(_) => Ok(vec![parse_query(v)?]),
+        _ => Err(EsError::parsing(
+            "[_na] query malformed, must start with start_object",
+        )),
+    }
+}
+
+fn parse_bool(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "bool";
+    let mut q = BoolQuery {
+        must: Vec::new(),
+        filter: Vec::new(),
+        should: Vec::new(),
+        must_not: Vec::new(),
+        minimum_should_match: None,
+        boost: 1.0,
+    };
+    for (k, v) in body {
+        match k.as_str() {
+            "must" => q.must.extend(parse_clauses(v)?),
+            "filter" => q.filter.extend(parse_clauses(v)?),
+            "should" => q.should.extend(parse_clauses(v)?),
+            "must_not" | "mustNot" => q.must_not.extend(parse_clauses(v)?),
+            "minimum_should_match" => q.minimum_should_match = as_msm(Q, v)?,
+            "boost" => q.boost = as_f32(Q, k, v)?,
+            "adjust_pure_negative" => {
+                as_bool(Q, k, v)?;
+            }
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    Ok(Query::Bool(q))
+}
+
+fn parse_ids(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "ids";
+    let mut values = Vec::new();
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "values" => match v {
+                Value::Array(items) => {
+                    for i in items {
+                        match i {
+                            Value::String(s) => values.push(s.clone()),
+                            Value::Number(n) => values.push(n.to_string()),
+                            _ => {
+                                return Err(EsError::parsing(format!(
+                                    "[{Q}] failed to parse field [values]"
+                                )))
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    return Err(EsError::parsing(format!(
+                        "[{Q}] failed to parse field [values]"
+                    )))
+                }
+            },
+            "boost" => boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    Ok(Query::Ids { values, boost })
+}
+
+fn parse_exists(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "exists";
+    let mut field = None;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "field" => field = Some(as_string(Q, k, v)?),
+            "boost" => boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let field =
+        field.ok_or_else(|| EsError::parsing(format!("[{Q}] must be provided with a [field]")))?;
+    Ok(Query::Exists { field, boost })
+}
+
+fn parse_pattern(body: &Map<String, Value>, name: &str) -> EsResult<PatternQuery> {
+    let (field, spec) = single_field(name, body)?;
+    let mut q = PatternQuery {
+        field: field.to_string(),
+        value: String::new(),
+        case_insensitive: false,
+        boost: 1.0,
+    };
+    let mut value = None;
+    match spec {
+        Value::Object(o) => {
+            for (k, v) in o {
+                match (name, k.as_str()) {
+                    (_, "value") | ("wildcard", "wildcard") => value = Some(as_string(name, k, v)?),
+                    (_, "boost") => q.boost = as_f32(name, k, v)?,
+                    (_, "case_insensitive") => q.case_insensitive = as_bool(name, k, v)?,
+                    (_, "rewrite" | "_name")
+                    | ("regexp", "flags" | "flags_value" | "max_determinized_states") => {}
+                    _ => return Err(unsupported_key(name, k)),
+                }
+            }
+        }
+        v if is_scalar(v) => value = Some(scalar_text(v)),
+        _ => {
+            return Err(EsError::parsing(format!(
+                "[{name}] query does not support array of values"
+            )))
+        }
+    }
+    q.value = value.ok_or_else(|| EsError::illegal_argument("value cannot be null"))?;
+    Ok(q)
+}
+
+fn parse_fuzzy(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "fuzzy";
+    let (field, spec) = single_field(Q, body)?;
+    let mut q = FuzzyQuery {
+        field: field.to_string(),
+        value: Value::Null,
+        fuzziness: Fuzziness::AUTO,
+        prefix_length: 0,
+        max_expansions: 50,
+        transpositions: true,
+        boost: 1.0,
+    };
+    match spec {
+        Value::Object(o) => {
+            for (k, v) in o {
+                match k.as_str() {
+                    "value" => q.value = v.clone(),
+                    "fuzziness" => q.fuzziness = parse_fuzziness(v)?,
+                    "prefix_length" => q.prefix_length = as_u32(Q, k, v)?,
+                    "max_expansions" => q.max_expansions = as_u32(Q, k, v)?,
+                    "transpositions" => q.transpositions = as_bool(Q, k, v)?,
+                    "boost" => q.boost = as_f32(Q, k, v)?,
+                    "rewrite" | "_name" => {}
+                    _ => return Err(unsupported_key(Q, k)),
+                }
+            }
+        }
+        v => q.value = v.clone(),
+    }
+    if !is_scalar(&q.value) {
+        return Err(EsError::illegal_argument("query value cannot be null"));
+    }
+    Ok(Query::Fuzzy(q))
+}
+
+fn parse_constant_score(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "constant_score";
+    let mut filter = None;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "filter" => {
+                if !v.is_object() {
+                    return Err(unsupported_key(Q, k));
+                }
+                filter = Some(parse_query(v)?);
+            }
+            "boost" => boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let filter =
+        filter.ok_or_else(|| EsError::parsing(format!("[{Q}] requires a 'filter' element")))?;
+    Ok(Query::ConstantScore {
+        filter: Box::new(filter),
+        boost,
+    })
+}
+
+fn parse_dis_max(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "dis_max";
+    let mut queries = Vec::new();
+    let mut tie_breaker = 0.0;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "queries" => queries = parse_clauses(v)?,
+            "tie_breaker" => tie_breaker = as_f32(Q, k, v)?,
+            "boost" => boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    if queries.is_empty() {
+        return Err(EsError::parsing(format!(
+            "[{Q}] requires 'queries' field with at least one clause"
+        )));
+    }
+    Ok(Query::DisMax {
+        queries,
+        tie_breaker,
+        boost,
+    })
+}
+
+fn parse_boosting(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "boosting";
+    let mut positive = None;
+    let mut negative = None;
+    let mut negative_boost = -1.0f32;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "positive" => positive = Some(parse_query(v)?),
+            "negative" => negative = Some(parse_query(v)?),
+            "negative_boost" => negative_boost = as_f32(Q, k, v)?,
+            "boost" => boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let positive = positive
+        .ok_or_else(|| EsError::parsing(format!("[{Q}] query requires 'positive' query")))?;
+    let negative = negative
+        .ok_or_else(|| EsError::parsing(format!("[{Q}] query requires 'negative' query")))?;
+    if negative_boost < 0.0 {
+        return Err(EsError::parsing(format!(
+            "[{Q}] query requires 'negative_boost' to be set to be a positive value'"
+        )));
+    }
+    Ok(Query::Boosting {
+        positive: Box::new(positive),
+        negative: Box::new(negative),
+        negative_boost,
+        boost,
+    })
+}
+
+fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "nested";
+    let mut path = None;
+    let mut query = None;
+    let mut ignore_unmapped = false;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "path" => path = Some(as_string(Q, k, v)?),
+            "query" => query = Some(parse_query(v)?),
+            "ignore_unmapped" => ignore_unmapped = as_bool(Q, k, v)?,
+            "score_mode" => {
+                let m = as_string(Q, k, v)?;
+                if !matches!(m.as_str(), "avg" | "sum" | "min" | "max" | "none") {
+                    return Err(EsError::illegal_argument(format!(
+                        "No enum constant org.apache.lucene.search.join.ScoreMode.{}",
+                        m.to_ascii_uppercase()
+                    )));
+                }
+            }
+            "boost" => boost = as_f32(Q, k, v)?,
+            "inner_hits" | "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let query = query.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'query' field")))?;
+    let path = path.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'path' field")))?;
+    Ok(Query::Nested {
+        path,
+        query: Box::new(query),
+        ignore_unmapped,
+        boost,
+    })
+}
+
+fn parse_wrapper(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "wrapper";
+    let mut source = None;
+    for (k, v) in body {
+        match k.as_str() {
+            "query" => source = Some(as_string(Q, k, v)?),
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let source = source.ok_or_else(|| EsError::parsing(format!("[{Q}] query text missing")))?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(source.trim())
+        .map_err(|e| {
+            EsError::illegal_argument(format!("[{Q}] query is not base64 encoded: {e}"))
+        })?;
+    let json: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| EsError::parsing(format!("[{Q}] query malformed: {e}")))?;
+    parse_query(&json)
+}
+
+fn parse_function_score(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "function_score";
+    let mut q = FunctionScoreQuery {
+        query: Box::new(Query::MatchAll { boost: 1.0 }),
+        functions: Vec::new(),
+        score_mode: ScoreMode::Multiply,
+        boost_mode: BoostMode::Multiply,
+        max_boost: f32::MAX,
+        min_score: None,
+        boost: 1.0,
+    };
+    let mut single: Option<ScoreFunction> = None;
+    let mut single_weight = None;
+    let mut array_seen = false;
+    for (k, v) in body {
+        match k.as_str() {
+            "query" => q.query = Box::new(parse_query(v)?),
+            "boost" => q.boost = as_f32(Q, k, v)?,
+            "max_boost" => q.max_boost = as_f32(Q, k, v)?,
+            "min_score" => q.min_score = Some(as_f32(Q, k, v)?),
+            "score_mode" => {
+                let m = as_string(Q, k, v)?;
+                q.score_mode = match m.as_str() {
+                    "multiply" => ScoreMode::Multiply,
+                    "sum" => ScoreMode::Sum,
+                    "avg" => ScoreMode::Avg,
+                    "first" => ScoreMode::First,
+                    "max" => ScoreMode::Max,
+                    "min" => ScoreMode::Min,
+                    _ => return Err(EsError::illegal_argument(format!("illegal score_mode [{m}]"))),
+                };
+            }
+            "boost_mode" => {
+                let m = as_string(Q, k, v)?;
+                q.boost_mode = match m.as_str() {
+                    "multiply" => BoostMode::Multiply,
+                    "replace" => BoostMode::Replace,
+                    "sum" => BoostMode::Sum,
+                    "avg" => BoostMode::Avg,
+                    "max" => BoostMode::Max,
+                    "min" => BoostMode::Min,
+                    _ => return Err(EsError::illegal_argument(format!("illegal boost_mode [{m}]"))),
+                };
+            }
+            "functions" => {
+                if single.is_some() {
+                    return Err(EsError::parsing(format!(
+                        "failed to parse [{Q}] query. already found function [{}], now encountering [functions].",
+                        "single"
+                    )));
+                }
+                array_seen = true;
+                let items = v
+                    .as_array()
+                    .ok_or_else(|| EsError::parsing(format!("failed to parse [{Q}] query. [functions] must be an array")))?;
+                for item in items {
+                    q.functions.push(parse_score_function(item)?);
+                }
+            }
+            "weight" => single_weight = Some(as_f32(Q, k, v)?),
+            "_name" => {}
+            name => {
+                if array_seen {
+                    return Err(EsError::parsing(format!(
+                        "failed to parse [{Q}] query. already found [functions] array, now encountering [{name}]."
+                    )));
+                }
+                single = Some(ScoreFunction {
+                    filter: None,
+                    weight: None,
+                    kind: parse_function_kind(name, v)?,
+                });
+            }
+        }
+    }
+    match (single, single_weight) {
+        (Some(mut f), w) => {
+            f.weight = w;
+            q.functions.push(f);
+        }
+        (None, Some(w)) => q.functions.push(ScoreFunction {
+            filter: None,
+            weight: Some(w),
+            kind: FunctionKind::Weight,
+        }),
+        (None, None) => {}
+    }
+    Ok(Query::FunctionScore(q))
+}
+
+fn parse_score_function(v: &Value) -> EsResult<ScoreFunction> {
+    const Q: &str = "function_score";
+    let obj = v
+        .as_object()
+        .ok_or_else(|| EsError::parsing(format!("failed to parse [{Q}] query. malformed query, expected a [START_OBJECT]")))?;
+    let mut f = ScoreFunction {
+        filter: None,
+        weight: None,
+        kind: FunctionKind::Weight,
+    };
+    let mut kind_seen = false;
+    for (k, v) in obj {
+        match k.as_str() {
+            "filter" => f.filter = Some(parse_query(v)?),
+            "weight" => f.weight = Some(as_f32(Q, k, v)?),
+            name => {
+                if kind_seen {
+                    return Err(EsError::parsing(format!(
+                        "failed to parse function_score functions. already found [{}], now encountering [{name}].",
+                        function_name(&f.kind)
+                    )));
+                }
+                kind_seen = true;
+                f.kind = parse_function_kind(name, v)?;
+            }
+        }
+    }
+    if !kind_seen && f.weight.is_none() {
+        return Err(EsError::parsing(format!(
+            "failed to parse [{Q}] query. function has neither a score function nor a weight"
+        )));
+    }
+    Ok(f)
+}
+
+fn function_name(k: &FunctionKind) -> &'static str {
+    match k {
+        FunctionKind::Weight => "weight",
+        FunctionKind::FieldValueFactor { .. } => "field_value_factor",
+        FunctionKind::RandomScore { .. } => "random_score",
+        FunctionKind::Decay { shape: DecayShape::Gauss, .. } => "gauss",
+        FunctionKind::Decay { shape: DecayShape::Exp, .. } => "exp",
+        FunctionKind::Decay { shape: DecayShape::Linear, .. } => "linear",
+    }
+}
+
+fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
+    let obj = v.as_object();
+    match name {
+        "field_value_factor" => {
+            const Q: &str = "field_value_factor";
+            let obj = obj.ok_or_else(|| EsError::parsing(format!("[{Q}] must be an object")))?;
+            let mut field = None;
+            let mut factor = 1.0;
+            let mut modifier = Modifier::None;
+            let mut missing = None;
+            for (k, v) in obj {
+                match k.as_str() {
+                    "field" => field = Some(as_string(Q, k, v)?),
+                    "factor" => factor = as_f32(Q, k, v)?,
+                    "missing" => missing = Some(as_f32(Q, k, v)? as f64),
+                    "modifier" => {
+                        let m = as_string(Q, k, v)?;
+                        modifier = match m.to_ascii_lowercase().as_str() {
+                            "none" => Modifier::None,
+                            "log" => Modifier::Log,
+                            "log1p" => Modifier::Log1p,
+                            "log2p" => Modifier::Log2p,
+                            "ln" => Modifier::Ln,
+                            "ln1p" => Modifier::Ln1p,
+                            "ln2p" => Modifier::Ln2p,
+                            "square" => Modifier::Square,
+                            "sqrt" => Modifier::Sqrt,
+                            "reciprocal" => Modifier::Reciprocal,
+                            _ => return Err(EsError::illegal_argument(format!("Illegal modifier [{m}]"))),
+                        };
+                    }
+                    _ => return Err(EsError::parsing(format!("{Q} query does not support [{k}]"))),
+                }
+            }
+            let field = field.ok_or_else(|| EsError::parsing(format!("[{Q}] required field 'field' missing")))?;
+            Ok(FunctionKind::FieldValueFactor {
+                field,
+                factor,
+                modifier,
+                missing,
+            })
+        }
+        "random_score" => {
+            const Q: &str = "random_score";
+            let mut seed = None;
+            for (k, v) in obj.into_iter().flatten() {
+                match k.as_str() {
+                    "seed" => {
+                        seed = Some(match v {
+                            Value::Number(n) => n.as_i64().unwrap_or_else(|| n.as_f64().unwrap_or(0.0) as i64),
+                            Value::String(s) => s.parse::<i64>().unwrap_or_else(|_| {
+                                s.bytes().fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(b as i64))
+                            }),
+                            _ => return Err(field_value_error(Q, k)),
+                        })
+                    }
+                    "field" => {}
+                    _ => return Err(EsError::parsing(format!("{Q} query does not support [{k}]"))),
+                }
+            }
+            Ok(FunctionKind::RandomScore { seed })
+        }
+        "gauss" | "exp" | "linear" => {
+            let shape = match name {
+                "gauss" => DecayShape::Gauss,
+                "exp" => DecayShape::Exp,
+                _ => DecayShape::Linear,
+            };
+            let obj = obj.ok_or_else(|| EsError::parsing(format!("[{name}] must be an object")))?;
+            let mut field_spec = None;
+            for (k, v) in obj {
+                match (k.as_str(), v) {
+                    ("multi_value_mode", _) => {}
+                    (_, Value::Object(spec)) => field_spec = Some((k.clone(), spec)),
+                    _ => return Err(EsError::parsing(format!("[{name}] query does not support [{k}]"))),
+                }
+            }
+            let (field, spec) = field_spec.ok_or_else(|| EsError::parsing(format!("[{name}] requires a field")))?;
+            let mut origin = None;
+            let mut scale = None;
+            let mut offset = None;
+            let mut decay = 0.5;
+            for (k, v) in spec {
+                match k.as_str() {
+                    "origin" => origin = Some(v.clone()),
+                    "scale" => scale = Some(v.clone()),
+                    "offset" => offset = Some(v.clone()),
+                    "decay" => decay = as_f32(name, k, v)? as f64,
+                    _ => return Err(EsError::parsing(format!("[{name}] query does not support [{k}]"))),
+                }
+            }
+            let scale = scale.ok_or_else(|| EsError::parsing(format!("[{name}] must have a scale")))?;
+            if !(decay > 0.0 && decay < 1.0) {
+                return Err(EsError::illegal_argument(format!(
+                    "decay must be in the range [0..1] (exclusive), but was [{decay}]"
+                )));
+            }
+            Ok(FunctionKind::Decay {
+                shape,
+                field,
+                origin,
+                scale,
+                offset,
+                decay,
+            })
+        }
+        "script_score" => Err(EsError::parsing("[script_score] functions are not supported by Lode")),
+        other => Err(EsError::parsing(format!("function_score query does not support [{other}]"))),
+    }
+}
+
+fn qs_defaults(query: String, tree: QsNode) -> QueryStringQuery {
+    QueryStringQuery {
+        query,
+        tree,
+        default_field: None,
+        fields: Vec::new(),
+        default_operator: Operator::Or,
+        analyzer: None,
+        quote_analyzer: None,
+        allow_leading_wildcard: true,
+        lenient: None,
+        fuzziness: Fuzziness::AUTO,
+        fuzzy_transpositions: true,
+        phrase_slop: 0,
+        minimum_should_match: None,
+        tie_breaker: None,
+        kind: MultiMatchType::BestFields,
+        time_zone: None,
+        boost: 1.0,
+    }
+}
+
+fn parse_query_string(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "query_string";
+    let mut q = qs_defaults(String::new(), QsNode::MatchAll { boost: 1.0 });
+    let mut text = None;
+    for (k, v) in body {
+        match k.as_str() {
+            "query" => text = Some(as_string(Q, k, v)?),
+            "default_field" => q.default_field = Some(as_string(Q, k, v)?),
+            "fields" => q.fields = parse_fields(Q, v)?,
+            "default_operator" => q.default_operator = parse_operator(v)?,
+            "analyzer" => q.analyzer = Some(as_string(Q, k, v)?),
+            "quote_analyzer" => q.quote_analyzer = Some(as_string(Q, k, v)?),
+            "allow_leading_wildcard" => q.allow_leading_wildcard = as_bool(Q, k, v)?,
+            "lenient" => q.lenient = Some(as_bool(Q, k, v)?),
+            "fuzziness" => q.fuzziness = parse_fuzziness(v)?,
+            "fuzzy_transpositions" => q.fuzzy_transpositions = as_bool(Q, k, v)?,
+            "phrase_slop" => q.phrase_slop = as_u32(Q, k, v)?,
+            "minimum_should_match" => q.minimum_should_match = as_msm(Q, v)?,
+            "tie_breaker" => q.tie_breaker = Some(as_f32(Q, k, v)?),
+            "type" => {
+                let s = as_string(Q, k, v)?;
+                q.kind = MultiMatchType::parse(&s).ok_or_else(|| {
+                    EsError::bad_request(
+                        "parse_exception",
+                        format!("failed to parse [multi_match] query type [{s}]. unknown type."),
+                    )
+                })?;
+            }
+            "time_zone" => q.time_zone = Some(as_string(Q, k, v)?),
+            "boost" => q.boost = as_f32(Q, k, v)?,
+            "enable_position_increments"
+            | "fuzzy_max_expansions"
+            | "fuzzy_prefix_length"
+            | "fuzzy_rewrite"
+            | "analyze_wildcard"
+            | "auto_generate_synonyms_phrase_query"
+            | "max_determinized_states"
+            | "quote_field_suffix"
+            | "rewrite"
+            | "escape"
+            | "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let text =
+        text.ok_or_else(|| EsError::parsing(format!("[{Q}] must be provided with a [query]")))?;
+    q.tree = query_string::parse_classic(&text, q.default_operator).map_err(|e| {
+        EsError::bad_request(
+            "query_shard_exception",
+            format!("Failed to parse query [{text}]"),
+        )
+        .caused_by(EsError::bad_request(
+            "parse_exception",
+            format!("Cannot parse '{text}': {e}"),
+        ))
+    })?;
+    if !q.allow_leading_wildcard && q.tree.has_leading_wildcard() {
+        return Err(EsError::bad_request(
+            "query_shard_exception",
+            format!("Failed to parse query [{text}]"),
+        )
+        .caused_by(EsError::bad_request(
+            "parse_exception",
+            format!(
+                "Cannot parse '{text}': '*' or '?' not allowed as first character in WildcardQuery"
+            ),
+        )));
+    }
+    q.query = text;
+    Ok(Query::QueryString(q))
+}
+
+fn parse_simple_query_string(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "simple_query_string";
+    let mut q = qs_defaults(String::new(), QsNode::MatchAll { boost: 1.0 });
+    q.kind = MultiMatchType::MostFields;
+    let mut text = None;
+    for (k, v) in body {
+        match k.as_str() {
+            "query" => text = Some(as_string(Q, k, v)?),
+            "fields" => q.fields = parse_fields(Q, v)?,
+            "default_operator" => q.default_operator = parse_operator(v)?,
+            "analyzer" => q.analyzer = Some(as_string(Q, k, v)?),
+            "lenient" => q.lenient = Some(as_bool(Q, k, v)?),
+            "fuzzy_transpositions" => q.fuzzy_transpositions = as_bool(Q, k, v)?,
+            "minimum_should_match" => q.minimum_should_match = as_msm(Q, v)?,
+            "boost" => q.boost = as_f32(Q, k, v)?,
+            "flags"
+            | "fuzzy_max_expansions"
+            | "fuzzy_prefix_length"
+            | "quote_field_suffix"
+            | "analyze_wildcard"
+            | "auto_generate_synonyms_phrase_query"
+            | "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let text = text.ok_or_else(|| EsError::parsing(format!("[{Q}] query text missing")))?;
+    q.tree = query_string::parse_simple(&text, q.default_operator);
+    q.query = text;
+    Ok(Query::SimpleQueryString(q))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn p(v: Value) -> Query {
+        parse_query(&v).unwrap_or_else(|e| panic!("{v}: {e}"))
+    }
+
+    fn err(v: Value) -> EsError {
+        parse_query(&v).expect_err(&v.to_string())
+    }
+
+    #[test]
+    fn envelope_errors() {
+        let e = err(json!({"foo": {}}));
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("parsing_exception", "unknown query [foo]")
+        );
+        let e = err(json!({"term": "x"}));
+        assert_eq!(
+            e.reason,
+            "[term] query malformed, no start_object after query name"
+        );
+        assert_eq!(e.status, 400);
+        let e = err(json!({"term": {"a": "b"}, "match": {"a": "b"}}));
+        assert_eq!(
+            e.reason,
+            "[term] malformed query, expected [END_OBJECT] but found [FIELD_NAME]"
+        );
+        let e = err(json!({}));
+        assert_eq!(e.kind, "illegal_argument_exception");
+        let e = err(json!("match_all"));
+        assert_eq!(
+            e.reason,
+            "[_na] query malformed, must start with start_object"
+        );
+        let e = err(json!({"span_term": {"a": "b"}}));
+        assert_eq!(e.kind, "parsing_exception");
+        assert!(e.reason.contains("not supported"), "{}", e.reason);
+    }
+
+    #[test]
+    fn match_all_and_none() {
+        assert_eq!(p(json!({"match_all": {}})), Query::MatchAll { boost: 1.0 });
+        assert_eq!(
+            p(json!({"match_all": {"boost": 2}})),
+            Query::MatchAll { boost: 2.0 }
+        );
+        assert_eq!(p(json!({"match_none": {}})), Query::MatchNone);
+        assert_eq!(
+            err(json!({"match_all": {"x": 1}})).reason,
+            "[match_all] query does not support [x]"
+        );
+    }
+
+    #[test]
+    fn term_forms() {
+        let Query::Term(t) = p(json!({"term": {"user": "kimchy"}})) else {
+            panic!()
+        };
+        assert_eq!(
+            (t.field.as_str(), &t.value, t.boost),
+            ("user", &json!("kimchy"), 1.0)
+        );
+        let Query::Term(t) =
+            p(json!({"term": {"age": {"value": 5, "boost": 2.0, "case_insensitive": true}}}))
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (t.value, t.boost, t.case_insensitive),
+            (json!(5), 2.0, true)
+        );
+        assert_eq!(
+            err(json!({"term": {"a": "x", "b": "y"}})).reason,
+            "[term] query doesn't support multiple fields, found [a] and [b]"
+        );
+        assert_eq!(
+            err(json!({"term": {"a": {"value": "x", "foo": 1}}})).reason,
+            "[term] query does not support [foo]"
+        );
+        assert_eq!(
+            err(json!({"term": {"a": ["x"]}})).reason,
+            "[term] query does not support array of values"
+        );
+        assert_eq!(
+            err(json!({"term": {"a": {"boost": 1}}})).reason,
+            "value cannot be null"
+        );
+    }
+
+    #[test]
+    fn terms_forms() {
+        let Query::Terms(t) = p(json!({"terms": {"tags": ["a", 1, true], "boost": 3}})) else {
+            panic!()
+        };
+        assert_eq!(t.values, vec![json!("a"), json!(1), json!(true)]);
+        assert_eq!(t.boost, 3.0);
+        let Query::Terms(t) = p(json!({"terms": {"tags": {"index": "i", "id": "1", "path": "p"}}}))
+        else {
+            panic!()
+        };
+        assert_eq!(t.lookup.unwrap().path, "p");
+        assert_eq!(
+            err(json!({"terms": {"a": ["x"], "b": ["y"]}})).reason,
+            "[terms] query does not support multiple fields"
+        );
+        assert_eq!(
+            err(json!({"terms": {"a": "x"}})).reason,
+            "[terms] query does not support [a]"
+        );
+        assert_eq!(
+            err(json!({"terms": {"a": [null]}})).reason,
+            "No value specified for terms query"
+        );
+        assert!(err(json!({"terms": {}}))
+            .reason
+            .starts_with("[terms] query requires a field name"));
+    }
+
+    #[test]
+    fn range_forms() {
+        let Query::Range(r) = p(json!({"range": {"age": {"gte": 10, "lt": 20, "boost": 2}}}))
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (r.from, r.to, r.include_lower, r.include_upper),
+            (Some(json!(10)), Some(json!(20)), true, false)
+        );
+        let Query::Range(r) =
+            p(json!({"range": {"age": {"from": 1, "to": null, "include_lower": false}}}))
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (r.from, r.to, r.include_lower, r.include_upper),
+            (Some(json!(1)), None, false, true)
+        );
+        let Query::Range(r) =
+            p(json!({"range": {"d": {"gt": "now-1d/d", "format": "yyyy", "time_zone": "+01:00"}}}))
+        else {
+            panic!()
+        };
+        assert_eq!(r.format.as_deref(), Some("yyyy"));
+        assert_eq!(r.time_zone.as_deref(), Some("+01:00"));
+        assert_eq!(
+            err(json!({"range": {"a": {"gte": 1, "foo": 2}}})).reason,
+            "[range] query does not support [foo]"
+        );
+        assert_eq!(
+            err(json!({"range": {"a": 5}})).reason,
+            "[range] query does not support [a]"
+        );
+        assert!(err(json!({"range": {"a": {}, "b": {}}}))
+            .reason
+            .contains("multiple fields"));
+    }
+
+    #[test]
+    fn match_forms() {
+        let Query::Match(m) = p(json!({"match": {"title": "quick fox"}})) else {
+            panic!()
+        };
+        assert_eq!((m.operator, m.query), (Operator::Or, json!("quick fox")));
+        let Query::Match(m) = p(
+            json!({"match": {"title": {"query": 12, "operator": "AND", "minimum_should_match": 2,
+            "fuzziness": "AUTO", "zero_terms_query": "all", "lenient": true}}}),
+        ) else {
+            panic!()
+        };
+        assert_eq!(m.operator, Operator::And);
+        assert_eq!(m.minimum_should_match.as_deref(), Some("2"));
+        assert_eq!(m.fuzziness, Some(Fuzziness::AUTO));
+        assert_eq!(m.zero_terms_query, ZeroTerms::All);
+        assert!(m.lenient);
+        assert_eq!(
+            err(json!({"match": {"t": {"query": "x", "type": "phrase"}}})).reason,
+            "[match] query does not support [type]"
+        );
+        assert_eq!(
+            err(json!({"match": {"t": {"query": "x", "zero_terms_query": "some"}}})).reason,
+            "Unsupported zero_terms_query value [some]"
+        );
+        assert_eq!(
+            err(json!({"match": {"t": {"query": "x", "operator": "xor"}}})).reason,
+            "operator needs to be either [OR, AND], but not [xor]"
+        );
+        assert_eq!(
+            err(json!({"match": {"t": {"operator": "or"}}})).kind,
+            "illegal_argument_exception"
+        );
+        assert!(matches!(
+            p(json!({"match_bool_prefix": {"t": "qu"}})),
+            Query::MatchBoolPrefix(_)
+        ));
+    }
+
+    #[test]
+    fn fuzziness_forms() {
+        assert_eq!(parse_fuzziness(&json!("AUTO")).unwrap(), Fuzziness::AUTO);
+        assert_eq!(
+            parse_fuzziness(&json!("auto:2,5")).unwrap(),
+            Fuzziness::Auto { low: 2, high: 5 }
+        );
+        assert_eq!(parse_fuzziness(&json!(1)).unwrap(), Fuzziness::Edits(1));
+        assert_eq!(parse_fuzziness(&json!("2")).unwrap(), Fuzziness::Edits(2));
+        assert_eq!(parse_fuzziness(&json!(5)).unwrap(), Fuzziness::Edits(2));
+        assert!(parse_fuzziness(&json!("lots")).is_err());
+        assert_eq!(Fuzziness::AUTO.distance("ab"), 0);
+        assert_eq!(Fuzziness::AUTO.distance("abc"), 1);
+        assert_eq!(Fuzziness::AUTO.distance("abcdef"), 2);
+        assert_eq!(Fuzziness::AUTO.distance("江苏千"), 1);
+    }
+
+    #[test]
+    fn phrase_forms() {
+        let Query::MatchPhrase(m) = p(json!({"match_phrase": {"t": {"query": "a b", "slop": 2}}}))
+        else {
+            panic!()
+        };
+        assert_eq!(m.slop, 2);
+        let Query::MatchPhrasePrefix(m) =
+            p(json!({"match_phrase_prefix": {"t": {"query": "a b", "max_expansions": 5}}}))
+        else {
+            panic!()
+        };
+        assert_eq!(m.max_expansions, 5);
+        assert_eq!(
+            err(json!({"match_phrase": {"t": {"query": "a", "max_expansions": 5}}})).reason,
+            "[match_phrase] query does not support [max_expansions]"
+        );
+    }
+
+    #[test]
+    fn multi_match_forms() {
+        let Query::MultiMatch(m) = p(
+            json!({"multi_match": {"query": "x", "fields": ["title^2", "body", "user.*"],
+            "type": "most_fields", "tie_breaker": 0.3}}),
+        ) else {
+            panic!()
+        };
+        assert_eq!(
+            m.fields[0],
+            FieldBoost {
+                pattern: "title".into(),
+                boost: 2.0
+            }
+        );
+        assert_eq!(m.fields[2].pattern, "user.*");
+        assert_eq!(m.kind, MultiMatchType::MostFields);
+        assert_eq!(m.tie_breaker, Some(0.3));
+        let e = err(json!({"multi_match": {"query": "x", "type": "nope"}}));
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            (
+                "parse_exception",
+                "failed to parse [multi_match] query type [nope]. unknown type."
+            )
+        );
+        assert_eq!(
+            err(json!({"multi_match": {"query": "x", "type": "cross_fields", "fuzziness": 1}}))
+                .reason,
+            "Fuzziness not allowed for type [cross_fields]"
+        );
+        assert!(matches!(
+            p(json!({"combined_fields": {"query": "x", "fields": ["a", "b"]}})),
+            Query::MultiMatch(MultiMatchQuery {
+                kind: MultiMatchType::CrossFields,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn bool_forms() {
+        let Query::Bool(b) = p(json!({"bool": {
+            "must": {"match_all": {}},
+            "filter": [{"term": {"a": 1}}, {"term": {"b": 2}}],
+            "should": [],
+            "must_not": {"exists": {"field": "c"}},
+            "minimum_should_match": "75%",
+            "boost": 2}}))
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                b.must.len(),
+                b.filter.len(),
+                b.should.len(),
+                b.must_not.len()
+            ),
+            (1, 2, 0, 1)
+        );
+        assert_eq!(b.minimum_should_match.as_deref(), Some("75%"));
+        assert_eq!(
+            err(json!({"bool": {"shoud": []}})).reason,
+            "[bool] query does not support [shoud]"
+        );
+        assert_eq!(
+            err(json!({"bool": {"must": [{"nope": {}}]}})).reason,
+            "unknown query [nope]"
+        );
+    }
+
+    #[test]
+    fn ids_exists_patterns_fuzzy() {
+        assert_eq!(
+            p(json!({"ids": {"values": ["1", 2]}})),
+            Query::Ids {
+                values: vec!["1".into(), "2".into()],
+                boost: 1.0
+            }
+        );
+        assert_eq!(
+            p(json!({"exists": {"field": "a"}})),
+            Query::Exists {
+                field: "a".into(),
+                boost: 1.0
+            }
+        );
+        assert_eq!(
+            err(json!({"exists": {}})).reason,
+            "[exists] must be provided with a [field]"
+        );
+        let Query::Prefix(q) =
+            p(json!({"prefix": {"user": {"value": "ki", "case_insensitive": true}}}))
+        else {
+            panic!()
+        };
+        assert_eq!((q.value.as_str(), q.case_insensitive), ("ki", true));
+        let Query::Wildcard(q) = p(json!({"wildcard": {"user": {"wildcard": "ki*y"}}})) else {
+            panic!()
+        };
+        assert_eq!(q.value, "ki*y");
+        let Query::Regexp(q) = p(json!({"regexp": {"user": {"value": "k.*y", "flags": "ALL"}}}))
+        else {
+            panic!()
+        };
+        assert_eq!(q.value, "k.*y");
+        assert_eq!(
+            err(json!({"prefix": {"user": {"flags": "ALL", "value": "a"}}})).reason,
+            "[prefix] query does not support [flags]"
+        );
+        let Query::Fuzzy(q) = p(json!({"fuzzy": {"user": {"value": "ki", "fuzziness": 2}}})) else {
+            panic!()
+        };
+        assert_eq!(q.fuzziness, Fuzziness::Edits(2));
+        let Query::Fuzzy(q) = p(json!({"fuzzy": {"user": "kimchy"}})) else {
+            panic!()
+        };
+        assert_eq!(q.fuzziness, Fuzziness::AUTO);
+    }
+
+    #[test]
+    fn compound_forms() {
+        assert!(
+            matches!(p(json!({"constant_score": {"filter": {"match_all": {}}, "boost": 3}})), Query::ConstantScore { boost, .. } if boost == 3.0)
+        );
+        assert_eq!(
+            err(json!({"constant_score": {}})).reason,
+            "[constant_score] requires a 'filter' element"
+        );
+        assert!(
+            matches!(p(json!({"dis_max": {"queries": [{"match_all": {}}], "tie_breaker": 0.7}})), Query::DisMax { tie_breaker, .. } if (tie_breaker - 0.7).abs() < 1e-6)
+        );
+        assert_eq!(
+            err(json!({"dis_max": {"queries": []}})).reason,
+            "[dis_max] requires 'queries' field with at least one clause"
+        );
+        assert!(matches!(
+            p(
+                json!({"boosting": {"positive": {"match_all": {}}, "negative": {"match_none": {}}, "negative_boost": 0.5}})
+            ),
+            Query::Boosting { .. }
+        ));
+        assert_eq!(
+            err(
+                json!({"boosting": {"positive": {"match_all": {}}, "negative": {"match_none": {}}}})
+            )
+            .reason,
+            "[boosting] query requires 'negative_boost' to be set to be a positive value'"
+        );
+        assert_eq!(
+            err(json!({"boosting": {"negative": {"match_all": {}}}})).reason,
+            "[boosting] query requires 'positive' query"
+        );
+        assert!(matches!(
+            p(json!({"nested": {"path": "a", "query": {"match_all": {}}, "score_mode": "max"}})),
+            Query::Nested { .. }
+        ));
+        assert_eq!(
+            err(json!({"nested": {"query": {"match_all": {}}}})).reason,
+            "[nested] requires 'path' field"
+        );
+        assert_eq!(
+            err(json!({"nested": {"path": "a"}})).reason,
+            "[nested] requires 'query' field"
+        );
+    }
+
+    #[test]
+    fn query_string_forms() {
+        let Query::QueryString(q) = p(
+            json!({"query_string": {"query": "title:quick AND fox", "default_operator": "and",
+            "fields": ["a^2"], "phrase_slop": 1}}),
+        ) else {
+            panic!()
+        };
+        assert_eq!(q.default_operator, Operator::And);
+        assert_eq!(q.fields[0].boost, 2.0);
+        assert!(matches!(q.tree, QsNode::Bool { .. }));
+        assert_eq!(
+            err(json!({"query_string": {}})).reason,
+            "[query_string] must be provided with a [query]"
+        );
+        let e = err(json!({"query_string": {"query": "foo AND"}}));
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("query_shard_exception", "Failed to parse query [foo AND]")
+        );
+        let e = err(json!({"query_string": {"query": "*foo", "allow_leading_wildcard": false}}));
+        assert_eq!(e.kind, "query_shard_exception");
+        let Query::SimpleQueryString(q) =
+            p(json!({"simple_query_string": {"query": "a +b", "flags": "ALL"}}))
+        else {
+            panic!()
+        };
+        assert_eq!(q.query, "a +b");
+        assert_eq!(
+            err(json!({"simple_query_string": {}})).reason,
+            "[simple_query_string] query text missing"
+        );
+    }
+
+    #[test]
+    fn wrapper_decodes() {
+        let enc = base64::engine::general_purpose::STANDARD.encode(br#"{"term":{"a":"b"}}"#);
+        assert!(matches!(
+            p(json!({"wrapper": {"query": enc}})),
+            Query::Term(_)
+        ));
+    }
+}

@@ -1,0 +1,1648 @@
+//! [`Query`] → tantivy query, against one index's mapping.
+//!
+//! - Every leaf resolves its field through the mapping: unmapped fields match nothing (as in
+//!   ES); `_id` and `_routing` are raw strings; `index: false` fields with doc values are
+//!   searched through their fast column where tantivy can (exact values and ranges).
+//! - Scoring follows ES: `term`/`match`/phrase leaves score with BM25 (scaled by 1/(1+k1),
+//!   because tantivy keeps the (k1+1) numerator that Lucene dropped, so scores come out on
+//!   Lucene's scale); term-level queries on non-text fields, `terms`, `range`, `exists`,
+//!   `ids`, `prefix`, `wildcard` and `regexp` score a constant `boost`.
+//! - Filter context (`bool.filter`, `must_not`, `constant_score`) plans with scoring off:
+//!   cheaper postings (no frequencies) and a zero score contribution.
+
+use super::boosting::BoostingQuery;
+use super::msm::min_should_match;
+use super::parse::{
+    BoolQuery, FieldBoost, Fuzziness, FuzzyQuery, MatchQuery, MultiMatchQuery, MultiMatchType,
+    Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery, RangeQuery, TermQuery,
+    TermsQuery, ZeroTerms,
+};
+use super::patterns::{
+    literal_regex, lucene_to_regex, wildcard_literal, wildcard_prefix, wildcard_to_regex,
+};
+use super::query_string::{Occur, QsNode, QsTerm};
+use super::values::{self, scalar_string, FloatBound};
+use super::QueryContext;
+use lode_analysis::AnalysisError;
+use lode_dates::{parse_date_math, DateFormat, Tz};
+use lode_engine::mapping::{FieldDef, Storage};
+use lode_engine::{EsError, EsResult};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::net::Ipv6Addr;
+use std::ops::Bound;
+use tantivy::query::{
+    self as tq, AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery,
+    EmptyQuery, FastFieldRangeQuery, FuzzyTermQuery, InvertedIndexRangeQuery, PhrasePrefixQuery,
+    PhraseQuery as TPhraseQuery, RangeQuery as TRangeQuery, RegexQuery, TermQuery as TTermQuery,
+    TermSetQuery,
+};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::Term;
+
+type Q = Box<dyn tq::Query>;
+
+/// Lucene's BM25 is tantivy's divided by (1 + k1), k1 = 1.2.
+const BM25_TO_LUCENE: f32 = 1.0 / 2.2;
+
+/// Plans `q` in query (scoring) context.
+pub fn build_query(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>> {
+    Planner { ctx }.build(q, true)
+}
+
+/// Plans `q` in filter context (`post_filter`, filter aggregations, counting): same
+/// matches, constant scores, cheaper postings.
+pub fn build_filter(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>> {
+    Planner { ctx }.build(q, false)
+}
+
+// ----------------------------------------------------------------------------------------------
+// Small constructors
+
+fn none() -> Q {
+    Box::new(EmptyQuery)
+}
+
+fn all() -> Q {
+    Box::new(AllQuery)
+}
+
+fn boosted(q: Q, boost: f32) -> Q {
+    if boost == 1.0 {
+        q
+    } else {
+        Box::new(BoostQuery::new(q, boost))
+    }
+}
+
+/// A constant `boost` score when scoring, the bare matcher otherwise.
+fn constant(q: Q, boost: f32, score: bool) -> Q {
+    if score {
+        Box::new(ConstScoreQuery::new(q, boost))
+    } else {
+        q
+    }
+}
+
+fn bm25(q: Q, boost: f32, score: bool) -> Q {
+    if score {
+        Box::new(BoostQuery::new(q, boost * BM25_TO_LUCENE))
+    } else {
+        q
+    }
+}
+
+fn term_query(term: Term, option: IndexRecordOption) -> Q {
+    Box::new(TTermQuery::new(term, option))
+}
+
+/// Matches any of `terms` (all on one field): a term query for one, a term set otherwise.
+fn term_set(mut terms: Vec<Term>) -> Q {
+    match terms.len() {
+        0 => none(),
+        1 => term_query(terms.pop().expect("one term"), IndexRecordOption::Basic),
+        _ => Box::new(TermSetQuery::new(terms)),
+    }
+}
+
+fn union(mut queries: Vec<Q>) -> Q {
+    match queries.len() {
+        0 => none(),
+        1 => queries.pop().expect("one query"),
+        _ => Box::new(BooleanQuery::with_minimum_required_clauses(
+            queries
+                .into_iter()
+                .map(|q| (tq::Occur::Should, q))
+                .collect(),
+            1,
+        )),
+    }
+}
+
+fn sum(queries: Vec<Q>) -> Q {
+    union(queries)
+}
+
+fn dis_max(mut queries: Vec<Q>, tie_breaker: f32, score: bool) -> Q {
+    if queries.len() == 1 {
+        return queries.pop().expect("one query");
+    }
+    if !score {
+        return union(queries);
+    }
+    Box::new(DisjunctionMaxQuery::with_tie_breaker(queries, tie_breaker))
+}
+
+fn range_inclusive(lo: Term, hi: Term) -> Q {
+    Box::new(TRangeQuery::new(Bound::Included(lo), Bound::Included(hi)))
+}
+
+/// The smallest byte string greater than every string starting with `prefix`.
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// ES's `index.max_regex_length` default (the setting is not in `QueryContext`).
+const MAX_REGEX_LENGTH: usize = 1000;
+
+fn check_regex_length(regex: &str) -> EsResult<()> {
+    let len = regex.chars().count();
+    if len > MAX_REGEX_LENGTH {
+        return Err(EsError::illegal_argument(format!(
+            "The length of regex [{len}] used in the Regexp Query request has exceeded the allowed maximum of \
+             [{MAX_REGEX_LENGTH}]. This maximum can be set by changing the [index.max_regex_length] index level \
+             setting."
+        )));
+    }
+    Ok(())
+}
+
+/// A `query_shard_exception` as ES raises it directly.
+fn shard_exception(reason: impl Into<String>) -> EsError {
+    EsError::bad_request("query_shard_exception", reason)
+}
+
+/// A conversion failure, which ES reports as `failed to create query: ...`.
+fn shard_error(reason: impl std::fmt::Display) -> EsError {
+    EsError::bad_request(
+        "query_shard_exception",
+        format!("failed to create query: {reason}"),
+    )
+}
+
+fn analysis_error(e: AnalysisError) -> EsError {
+    EsError::new(400, e.kind, e.reason)
+}
+
+// ----------------------------------------------------------------------------------------------
+
+/// Where a query's field lives.
+enum Target<'a> {
+    Field(Field, &'a FieldDef),
+    /// `_id`, `_routing`: raw indexed strings.
+    Meta(Field),
+    Missing,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MatchKind {
+    Boolean,
+    BoolPrefix,
+}
+
+impl MatchKind {
+    fn name(self) -> &'static str {
+        match self {
+            MatchKind::Boolean => "match",
+            MatchKind::BoolPrefix => "match_bool_prefix",
+        }
+    }
+}
+
+/// Options a query string passes down to its leaves.
+struct QsOptions<'q> {
+    qs: &'q QueryStringQuery,
+    defaults: Vec<FieldBoost>,
+    lenient: bool,
+    simple: bool,
+}
+
+struct Planner<'c, 'a> {
+    ctx: &'c QueryContext<'a>,
+}
+
+impl<'c, 'a> Planner<'c, 'a> {
+    fn build(&self, q: &Query, score: bool) -> EsResult<Q> {
+        Ok(match q {
+            Query::MatchAll { boost } => {
+                if score {
+                    boosted(all(), *boost)
+                } else {
+                    all()
+                }
+            }
+            Query::MatchNone => none(),
+            Query::Term(t) => self.term(t, score)?,
+            Query::Terms(t) => self.terms(t, score)?,
+            Query::Range(r) => self.range(r, score)?,
+            Query::Match(m) => self.match_query(m, score, MatchKind::Boolean)?,
+            Query::MatchBoolPrefix(m) => self.match_query(m, score, MatchKind::BoolPrefix)?,
+            Query::MatchPhrase(p) => self.phrase(p, score, false, false)?,
+            Query::MatchPhrasePrefix(p) => self.phrase(p, score, true, false)?,
+            Query::MultiMatch(m) => self.multi_match(m, score)?,
+            Query::Bool(b) => self.bool_query(b, score)?,
+            Query::Ids { values, boost } => self.ids(values, *boost, score),
+            Query::Exists { field, boost } => self.exists(field, *boost, score)?,
+            Query::Prefix(p) => self.prefix(p, score)?,
+            Query::Wildcard(p) => self.wildcard(p, score)?,
+            Query::Regexp(p) => self.regexp(p, score)?,
+            Query::Fuzzy(f) => self.fuzzy(f, score)?,
+            Query::ConstantScore { filter, boost } => {
+                constant(self.build(filter, false)?, *boost, score)
+            }
+            Query::DisMax {
+                queries,
+                tie_breaker,
+                boost,
+            } => {
+                let qs = queries
+                    .iter()
+                    .map(|q| self.build(q, score))
+                    .collect::<EsResult<Vec<_>>>()?;
+                boosted(dis_max(qs, *tie_breaker, score), *boost)
+            }
+            Query::Boosting {
+                positive,
+                negative,
+                negative_boost,
+                boost,
+            } => {
+                let pos = self.build(positive, score)?;
+                if !score {
+                    pos
+                } else {
+                    let neg = self.build(negative, false)?;
+                    boosted(
+                        Box::new(BoostingQuery::new(pos, neg, *negative_boost)),
+                        *boost,
+                    )
+                }
+            }
+            Query::QueryString(qs) => self.query_string(qs, score, false)?,
+            Query::SimpleQueryString(qs) => self.query_string(qs, score, true)?,
+            Query::Nested {
+                path,
+                query,
+                ignore_unmapped,
+                boost,
+            } => match self.ctx.mapping.objects.get(path.as_str()) {
+                Some(o) if o.nested => boosted(self.build(query, score)?, *boost),
+                Some(_) => {
+                    return Err(shard_exception(format!(
+                        "[nested] nested object under path [{path}] is not of nested type"
+                    )))
+                }
+                None if *ignore_unmapped => none(),
+                None => {
+                    return Err(shard_exception(format!(
+                        "[nested] failed to find nested object under path [{path}]"
+                    )))
+                }
+            },
+        })
+    }
+
+    fn resolve(&self, path: &str) -> Target<'a> {
+        let meta = &self.ctx.meta;
+        match path {
+            "_id" => return Target::Meta(meta.id),
+            "_routing" => return Target::Meta(meta.routing),
+            _ => {}
+        }
+        let mapping: &'a lode_engine::mapping::Mapping = self.ctx.mapping;
+        match mapping.fields.get(path) {
+            Some(def) if def.storage() != Storage::None => match self.ctx.schema.get_field(path) {
+                Ok(f) => Target::Field(f, def),
+                Err(_) => Target::Missing,
+            },
+            _ => Target::Missing,
+        }
+    }
+
+    fn normalize(&self, def: &FieldDef, s: &str) -> EsResult<String> {
+        match &def.normalizer {
+            Some(n) => Ok(self
+                .ctx
+                .analysis
+                .normalizer(n)
+                .map_err(analysis_error)?
+                .normalize(s)),
+            None => Ok(s.to_string()),
+        }
+    }
+
+    /// The analyzer to use: an explicit `analyzer` parameter must exist (ES checks it before
+    /// anything else), otherwise the field's.
+    fn search_analyzer<'x>(
+        &self,
+        query: &str,
+        explicit: Option<&'x str>,
+        field_default: &'x str,
+    ) -> EsResult<&'x str> {
+        match explicit {
+            Some(name) => {
+                if self.ctx.analysis.analyzer(name).is_err() {
+                    return Err(shard_exception(format!(
+                        "[{query}] analyzer [{name}] not found"
+                    )));
+                }
+                Ok(name)
+            }
+            None => Ok(field_default),
+        }
+    }
+
+    /// The analyzed tokens of `text`, grouped by position (same-position tokens together).
+    fn analyze(&self, analyzer: &str, text: &str) -> EsResult<Vec<(usize, Vec<String>)>> {
+        let a = self
+            .ctx
+            .analysis
+            .analyzer(analyzer)
+            .map_err(analysis_error)?;
+        let mut by_pos: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for t in a.analyze(text) {
+            let slot = by_pos.entry(t.position).or_default();
+            if !slot.contains(&t.token) {
+                slot.push(t.token);
+            }
+        }
+        Ok(by_pos.into_iter().collect())
+    }
+
+    fn date_millis(
+        &self,
+        v: &Value,
+        format: &DateFormat,
+        tz: &Tz,
+        round_up: bool,
+    ) -> EsResult<i64> {
+        let s = match v {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            other => other.to_string(),
+        };
+        parse_date_math(&s, self.ctx.now_millis, format, tz, round_up)
+            .map_err(|e| EsError::bad_request("parse_exception", e.reason))
+    }
+
+    /// Ok(none) when lenient, the ES error otherwise.
+    fn value_error(&self, e: EsError, lenient: bool) -> EsResult<Q> {
+        if lenient {
+            Ok(none())
+        } else {
+            Err(e)
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Term-level
+
+    fn term(&self, t: &TermQuery, score: bool) -> EsResult<Q> {
+        let target = self.resolve(&t.field);
+        if t.case_insensitive {
+            let field = match &target {
+                Target::Meta(f) => Some((*f, None)),
+                Target::Field(f, d)
+                    if matches!(d.storage(), Storage::Text | Storage::Keyword) && d.index =>
+                {
+                    Some((*f, Some(*d)))
+                }
+                _ => None,
+            };
+            if let Some((field, def)) = field {
+                let s = scalar_string(&t.value);
+                let s = match def {
+                    Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &s)?,
+                    _ => s,
+                };
+                let q = self.regex_query(&literal_regex(&s, true, false), field)?;
+                return Ok(constant(q, t.boost, score));
+            }
+        }
+        self.exact(&target, &t.value, t.boost, score, false)
+    }
+
+    /// Documents whose field holds exactly `v`.
+    fn exact(
+        &self,
+        target: &Target,
+        v: &Value,
+        boost: f32,
+        score: bool,
+        lenient: bool,
+    ) -> EsResult<Q> {
+        let (field, def) = match target {
+            Target::Missing => return Ok(none()),
+            Target::Meta(f) => {
+                let term = Term::from_field_text(*f, &scalar_string(v));
+                return Ok(constant(
+                    term_query(term, IndexRecordOption::Basic),
+                    boost,
+                    score,
+                ));
+            }
+            Target::Field(f, d) => (*f, *d),
+        };
+        if !def.index && !def.doc_values {
+            return Ok(none());
+        }
+        let point = |term: Term| -> Q {
+            let q = if def.index {
+                term_query(term, IndexRecordOption::Basic)
+            } else {
+                range_inclusive(term.clone(), term)
+            };
+            constant(q, boost, score)
+        };
+        Ok(match def.storage() {
+            Storage::Text => {
+                if !def.index {
+                    return Ok(none());
+                }
+                let term = Term::from_field_text(field, &scalar_string(v));
+                if score {
+                    bm25(term_query(term, IndexRecordOption::WithFreqs), boost, score)
+                } else {
+                    term_query(term, IndexRecordOption::Basic)
+                }
+            }
+            Storage::Keyword => {
+                let term = Term::from_field_text(field, &self.normalize(def, &scalar_string(v))?);
+                if def.index {
+                    bm25(term_query(term, IndexRecordOption::Basic), boost, score)
+                } else {
+                    point(term)
+                }
+            }
+            Storage::I64 if def.ty.is_date() => {
+                let tz = Tz::utc();
+                let lo = match self.date_millis(v, &def.date_format, &tz, false) {
+                    Ok(ms) => ms,
+                    Err(e) => return self.value_error(e, lenient),
+                };
+                let hi = self.date_millis(v, &def.date_format, &tz, true)?;
+                constant(
+                    range_inclusive(
+                        Term::from_field_i64(field, lo),
+                        Term::from_field_i64(field, hi),
+                    ),
+                    boost,
+                    score,
+                )
+            }
+            Storage::I64 => match values::int_term(def.ty, v) {
+                Ok(Some(n)) => point(Term::from_field_i64(field, n)),
+                Ok(None) => none(),
+                Err(e) => return self.value_error(shard_error(e), lenient),
+            },
+            Storage::F64 => match values::float_value(def, v) {
+                Ok(x) => point(Term::from_field_f64(field, x)),
+                Err(e) => return self.value_error(shard_error(e), lenient),
+            },
+            Storage::Bool if !def.index => none(),
+            Storage::Bool => match values::bool_value(v) {
+                Ok(b) => point(Term::from_field_bool(field, b)),
+                Err(e) => return self.value_error(shard_error(e), lenient),
+            },
+            Storage::Ip => {
+                let s = scalar_string(v);
+                if s.contains('/') {
+                    match values::cidr_range(&s) {
+                        Ok((lo, hi)) => constant(
+                            range_inclusive(
+                                Term::from_field_ip_addr(field, lo),
+                                Term::from_field_ip_addr(field, hi),
+                            ),
+                            boost,
+                            score,
+                        ),
+                        Err(e) => return self.value_error(shard_error(e), lenient),
+                    }
+                } else {
+                    match values::ip_value(&s) {
+                        Ok(ip) => point(Term::from_field_ip_addr(field, ip)),
+                        Err(e) => return self.value_error(shard_error(e), lenient),
+                    }
+                }
+            }
+            Storage::None => none(),
+        })
+    }
+
+    fn terms(&self, t: &TermsQuery, score: bool) -> EsResult<Q> {
+        if let Some(l) = &t.lookup {
+            return Err(EsError::illegal_argument(format!(
+                "terms lookup ([{}] of document [{}] in index [{}]) is not supported; pass the terms as an array",
+                l.path, l.id, l.index
+            )));
+        }
+        if t.values.len() > self.ctx.max_terms_count {
+            return Err(EsError::illegal_argument(format!(
+                "The number of terms [{}] used in the Terms Query request has exceeded the allowed maximum of [{}]. \
+                 This maximum can be set by changing the [index.max_terms_count] index level setting.",
+                t.values.len(),
+                self.ctx.max_terms_count
+            )));
+        }
+        let target = self.resolve(&t.field);
+        let (field, def) = match &target {
+            Target::Missing => return Ok(none()),
+            Target::Meta(f) => {
+                let terms = t
+                    .values
+                    .iter()
+                    .map(|v| Term::from_field_text(*f, &scalar_string(v)))
+                    .collect();
+                return Ok(constant(term_set(terms), t.boost, score));
+            }
+            Target::Field(f, d) => (*f, *d),
+        };
+        let per_value = || -> EsResult<Q> {
+            let qs = t
+                .values
+                .iter()
+                .map(|v| self.exact(&target, v, 1.0, false, false))
+                .collect::<EsResult<Vec<_>>>()?;
+            Ok(constant(union(qs), t.boost, score))
+        };
+        if !def.index {
+            return if def.doc_values {
+                per_value()
+            } else {
+                Ok(none())
+            };
+        }
+        let mut terms = Vec::with_capacity(t.values.len());
+        for v in &t.values {
+            match def.storage() {
+                Storage::Text => terms.push(Term::from_field_text(field, &scalar_string(v))),
+                Storage::Keyword => terms.push(Term::from_field_text(
+                    field,
+                    &self.normalize(def, &scalar_string(v))?,
+                )),
+                Storage::I64 if def.ty.is_date() => return per_value(),
+                Storage::I64 => {
+                    if let Some(n) = values::int_term(def.ty, v).map_err(shard_error)? {
+                        terms.push(Term::from_field_i64(field, n));
+                    }
+                }
+                Storage::F64 => terms.push(Term::from_field_f64(
+                    field,
+                    values::float_value(def, v).map_err(shard_error)?,
+                )),
+                Storage::Bool => terms.push(Term::from_field_bool(
+                    field,
+                    values::bool_value(v).map_err(shard_error)?,
+                )),
+                Storage::Ip => {
+                    let s = scalar_string(v);
+                    if s.contains('/') {
+                        return per_value();
+                    }
+                    terms.push(Term::from_field_ip_addr(
+                        field,
+                        values::ip_value(&s).map_err(shard_error)?,
+                    ));
+                }
+                Storage::None => {}
+            }
+        }
+        Ok(constant(term_set(terms), t.boost, score))
+    }
+
+    fn range(&self, r: &RangeQuery, score: bool) -> EsResult<Q> {
+        let target = self.resolve(&r.field);
+        let (field, def) = match target {
+            Target::Missing => return Ok(none()),
+            Target::Meta(f) => {
+                let lo = r
+                    .from
+                    .as_ref()
+                    .map(|v| Term::from_field_text(f, &scalar_string(v)));
+                let hi =
+                    r.to.as_ref()
+                        .map(|v| Term::from_field_text(f, &scalar_string(v)));
+                let q = self.term_range(
+                    lo,
+                    r.include_lower,
+                    hi,
+                    r.include_upper,
+                    Term::from_field_text(f, ""),
+                );
+                return Ok(constant(q, r.boost, score));
+            }
+            Target::Field(f, d) => (f, d),
+        };
+        if !def.index && !def.doc_values {
+            return Ok(none());
+        }
+        let q = match def.storage() {
+            Storage::Text | Storage::Keyword => {
+                if def.storage() == Storage::Text && !def.index {
+                    return Ok(none());
+                }
+                let text = |v: &Value| -> EsResult<Term> {
+                    let s = scalar_string(v);
+                    let s = if def.storage() == Storage::Keyword {
+                        self.normalize(def, &s)?
+                    } else {
+                        s
+                    };
+                    Ok(Term::from_field_text(field, &s))
+                };
+                let lo = r.from.as_ref().map(text).transpose()?;
+                let hi = r.to.as_ref().map(text).transpose()?;
+                self.term_range(
+                    lo,
+                    r.include_lower,
+                    hi,
+                    r.include_upper,
+                    Term::from_field_text(field, ""),
+                )
+            }
+            Storage::I64 if def.ty.is_date() => {
+                let format = match &r.format {
+                    Some(f) => {
+                        DateFormat::parse(f).map_err(|e| EsError::illegal_argument(e.reason))?
+                    }
+                    None => def.date_format.clone(),
+                };
+                let tz = match &r.time_zone {
+                    Some(z) => Tz::parse(z).map_err(|e| EsError::illegal_argument(e.reason))?,
+                    None => Tz::utc(),
+                };
+                // gt and lte round up, gte and lt round down (ES date math rounding).
+                let lo = match &r.from {
+                    None => i64::MIN,
+                    Some(v) => {
+                        let ms = self.date_millis(v, &format, &tz, !r.include_lower)?;
+                        if r.include_lower {
+                            ms
+                        } else {
+                            match ms.checked_add(1) {
+                                Some(x) => x,
+                                None => return Ok(none()),
+                            }
+                        }
+                    }
+                };
+                let hi = match &r.to {
+                    None => i64::MAX,
+                    Some(v) => {
+                        let ms = self.date_millis(v, &format, &tz, r.include_upper)?;
+                        if r.include_upper {
+                            ms
+                        } else {
+                            match ms.checked_sub(1) {
+                                Some(x) => x,
+                                None => return Ok(none()),
+                            }
+                        }
+                    }
+                };
+                if lo > hi {
+                    return Ok(none());
+                }
+                range_inclusive(
+                    Term::from_field_i64(field, lo),
+                    Term::from_field_i64(field, hi),
+                )
+            }
+            Storage::I64 => {
+                match values::int_range(
+                    def.ty,
+                    r.from.as_ref(),
+                    r.include_lower,
+                    r.to.as_ref(),
+                    r.include_upper,
+                )
+                .map_err(shard_error)?
+                {
+                    Some((lo, hi)) => range_inclusive(
+                        Term::from_field_i64(field, lo),
+                        Term::from_field_i64(field, hi),
+                    ),
+                    None => return Ok(none()),
+                }
+            }
+            Storage::F64 => {
+                let to_bound = |b: FloatBound| match b {
+                    FloatBound::Included(x) => Bound::Included(Term::from_field_f64(field, x)),
+                    FloatBound::Excluded(x) => Bound::Excluded(Term::from_field_f64(field, x)),
+                };
+                let lo = match &r.from {
+                    Some(v) => to_bound(
+                        values::float_bound(def, v, r.include_lower, true).map_err(shard_error)?,
+                    ),
+                    None => Bound::Included(Term::from_field_f64(field, f64::NEG_INFINITY)),
+                };
+                let hi = match &r.to {
+                    Some(v) => to_bound(
+                        values::float_bound(def, v, r.include_upper, false).map_err(shard_error)?,
+                    ),
+                    None => Bound::Unbounded,
+                };
+                Box::new(TRangeQuery::new(lo, hi))
+            }
+            Storage::Bool => {
+                // tantivy has no boolean range: enumerate false < true within the bounds.
+                if !def.index {
+                    return Ok(none());
+                }
+                let b = |v: &Value| values::bool_value(v).map_err(shard_error);
+                let lo = r.from.as_ref().map(b).transpose()?;
+                let hi = r.to.as_ref().map(b).transpose()?;
+                let within = |x: bool| {
+                    let (x, lo, hi) = (u8::from(x), lo.map(u8::from), hi.map(u8::from));
+                    lo.is_none_or(|l| if r.include_lower { x >= l } else { x > l })
+                        && hi.is_none_or(|h| if r.include_upper { x <= h } else { x < h })
+                };
+                term_set(
+                    [false, true]
+                        .into_iter()
+                        .filter(|x| within(*x))
+                        .map(|x| Term::from_field_bool(field, x))
+                        .collect(),
+                )
+            }
+            Storage::Ip => {
+                let ip = |v: &Value| {
+                    values::ip_value(&scalar_string(v))
+                        .map(|ip| Term::from_field_ip_addr(field, ip))
+                        .map_err(shard_error)
+                };
+                let lo = r.from.as_ref().map(ip).transpose()?;
+                let hi = r.to.as_ref().map(ip).transpose()?;
+                self.term_range(
+                    lo,
+                    r.include_lower,
+                    hi,
+                    r.include_upper,
+                    Term::from_field_ip_addr(field, Ipv6Addr::UNSPECIFIED),
+                )
+            }
+            Storage::None => return Ok(none()),
+        };
+        Ok(constant(q, r.boost, score))
+    }
+
+    /// A range over terms; an open lower end starts at `min` so that only documents with a
+    /// value match (tantivy treats a fully open range as "all documents").
+    fn term_range(
+        &self,
+        lo: Option<Term>,
+        include_lower: bool,
+        hi: Option<Term>,
+        include_upper: bool,
+        min: Term,
+    ) -> Q {
+        let lo = match lo {
+            Some(t) if include_lower => Bound::Included(t),
+            Some(t) => Bound::Excluded(t),
+            None => Bound::Included(min),
+        };
+        let hi = match hi {
+            Some(t) if include_upper => Bound::Included(t),
+            Some(t) => Bound::Excluded(t),
+            None => Bound::Unbounded,
+        };
+        Box::new(TRangeQuery::new(lo, hi))
+    }
+
+    fn ids(&self, values: &[String], boost: f32, score: bool) -> Q {
+        let f = self.ctx.meta.id;
+        let terms = values.iter().map(|v| Term::from_field_text(f, v)).collect();
+        constant(term_set(terms), boost, score)
+    }
+
+    /// Through `_field_names`, which lists every leaf path that had a value; an object path
+    /// matches when any field below it does.
+    fn exists(&self, field: &str, boost: f32, score: bool) -> EsResult<Q> {
+        let mapping = self.ctx.mapping;
+        let names: Vec<&str> = if matches!(
+            field,
+            "_id" | "_index" | "_seq_no" | "_version" | "_primary_term"
+        ) {
+            return Ok(constant(all(), boost, score));
+        } else if field == "_routing" {
+            let f = self.ctx.meta.routing;
+            return Ok(constant(
+                self.term_range(None, true, None, true, Term::from_field_text(f, "")),
+                boost,
+                score,
+            ));
+        } else if field == "_source" {
+            return Err(shard_exception("The _source field is not searchable"));
+        } else if field.contains('*') {
+            let mut names: Vec<&str> = mapping
+                .fields
+                .keys()
+                .filter(|p| lode_engine::mapping::wildcard_match(field, p))
+                .map(String::as_str)
+                .collect();
+            for obj in mapping
+                .objects
+                .keys()
+                .filter(|p| lode_engine::mapping::wildcard_match(field, p))
+            {
+                let prefix = format!("{obj}.");
+                names.extend(
+                    mapping
+                        .fields
+                        .keys()
+                        .filter(|p| p.starts_with(&prefix))
+                        .map(String::as_str),
+                );
+            }
+            names
+        } else if mapping.fields.contains_key(field) {
+            vec![field]
+        } else if mapping.objects.contains_key(field) {
+            let prefix = format!("{field}.");
+            mapping
+                .fields
+                .keys()
+                .filter(|p| p.starts_with(&prefix))
+                .map(String::as_str)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let f = self.ctx.meta.field_names;
+        let terms = names
+            .into_iter()
+            .map(|n| Term::from_field_text(f, n))
+            .collect();
+        Ok(constant(term_set(terms), boost, score))
+    }
+
+    /// The field of a string-typed query (`prefix`, `wildcard`, `regexp`, `fuzzy`), or the
+    /// ES error for other types; `Ok(None)` when it can only match nothing.
+    fn string_target(
+        &self,
+        target: &Target<'a>,
+        query: &str,
+        field: &str,
+    ) -> EsResult<Option<(Field, Option<&'a FieldDef>)>> {
+        match target {
+            Target::Missing => Ok(None),
+            Target::Meta(f) => Ok(Some((*f, None))),
+            Target::Field(f, def) => match def.storage() {
+                Storage::Text | Storage::Keyword => Ok(Some((*f, Some(*def)))),
+                _ => Err(shard_error(format!(
+                    "Can only use {query} queries on keyword{} fields - not on [{field}] which is of type [{}]",
+                    match query {
+                        "regexp" | "fuzzy" => " and text",
+                        _ => ", text and wildcard",
+                    },
+                    def.ty.name()
+                ))),
+            },
+        }
+    }
+
+    fn regex_query(&self, pattern: &str, field: Field) -> EsResult<Q> {
+        let q = RegexQuery::from_pattern(pattern, field)
+            .map_err(|e| shard_error(format!("invalid regular expression: {e}")))?;
+        Ok(Box::new(q))
+    }
+
+    /// Terms starting with `prefix`: a term-dictionary range `[prefix, prefix_end)`.
+    fn prefix_range(&self, field: Field, prefix: &str, fast_only: bool) -> Q {
+        let lo = Bound::Included(Term::from_field_text(field, prefix));
+        let hi = match prefix_end(prefix.as_bytes()) {
+            Some(end) if !prefix.is_empty() => Bound::Excluded(Term::from_field_bytes(field, &end)),
+            _ => Bound::Unbounded,
+        };
+        if fast_only {
+            Box::new(FastFieldRangeQuery::new(lo, hi))
+        } else {
+            Box::new(InvertedIndexRangeQuery::new(lo, hi))
+        }
+    }
+
+    fn prefix(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
+        let target = self.resolve(&p.field);
+        let Some((field, def)) = self.string_target(&target, "prefix", &p.field)? else {
+            return Ok(none());
+        };
+        let value = match def {
+            Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &p.value)?,
+            _ => p.value.clone(),
+        };
+        let q = match def {
+            Some(d) if !d.index => {
+                if d.storage() == Storage::Keyword && d.doc_values && !p.case_insensitive {
+                    self.prefix_range(field, &value, true)
+                } else {
+                    none()
+                }
+            }
+            _ if p.case_insensitive => {
+                self.regex_query(&literal_regex(&value, true, true), field)?
+            }
+            _ => self.prefix_range(field, &value, false),
+        };
+        Ok(constant(q, p.boost, score))
+    }
+
+    fn wildcard(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
+        let target = self.resolve(&p.field);
+        let Some((field, def)) = self.string_target(&target, "wildcard", &p.field)? else {
+            return Ok(none());
+        };
+        if def.is_some_and(|d| !d.index) {
+            return Ok(none());
+        }
+        let value = match def {
+            Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &p.value)?,
+            _ => p.value.clone(),
+        };
+        let q = if p.case_insensitive {
+            self.regex_query(&wildcard_to_regex(&value, true), field)?
+        } else if let Some(lit) = wildcard_literal(&value) {
+            term_query(Term::from_field_text(field, &lit), IndexRecordOption::Basic)
+        } else if let Some(prefix) = wildcard_prefix(&value) {
+            self.prefix_range(field, &prefix, false)
+        } else {
+            self.regex_query(&wildcard_to_regex(&value, false), field)?
+        };
+        Ok(constant(q, p.boost, score))
+    }
+
+    fn regexp(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
+        check_regex_length(&p.value)?;
+        let target = self.resolve(&p.field);
+        let Some((field, def)) = self.string_target(&target, "regexp", &p.field)? else {
+            return Ok(none());
+        };
+        if def.is_some_and(|d| !d.index) {
+            return Ok(none());
+        }
+        let re = lucene_to_regex(&p.value, p.case_insensitive).map_err(shard_error)?;
+        Ok(constant(self.regex_query(&re, field)?, p.boost, score))
+    }
+
+    /// Terms within an edit distance. tantivy's automaton scorer is constant, so when
+    /// scoring, an exact-term BM25 clause is added to rank exact matches above near ones.
+    fn fuzzy_term(&self, term: Term, distance: u8, transpositions: bool, score: bool) -> Q {
+        let fuzzy: Q = Box::new(FuzzyTermQuery::new(term.clone(), distance, transpositions));
+        if !score {
+            return fuzzy;
+        }
+        union(vec![
+            bm25(term_query(term, IndexRecordOption::WithFreqs), 1.0, true),
+            constant(fuzzy, 1.0, true),
+        ])
+    }
+
+    fn fuzzy(&self, f: &FuzzyQuery, score: bool) -> EsResult<Q> {
+        let target = self.resolve(&f.field);
+        let Some((field, def)) = self.string_target(&target, "fuzzy", &f.field)? else {
+            return Ok(none());
+        };
+        if def.is_some_and(|d| !d.index) {
+            return Ok(none());
+        }
+        let s = scalar_string(&f.value);
+        let s = match def {
+            Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &s)?,
+            _ => s,
+        };
+        let distance = f.fuzziness.distance(&s);
+        let term = Term::from_field_text(field, &s);
+        let q = if distance == 0 {
+            bm25(term_query(term, IndexRecordOption::WithFreqs), 1.0, score)
+        } else {
+            self.fuzzy_term(term, distance, f.transpositions, score)
+        };
+        Ok(boosted(q, f.boost))
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Full text
+
+    /// One analyzed position: its token (or same-position tokens, any of which may match).
+    fn position_query(
+        &self,
+        field: Field,
+        tokens: &[String],
+        fuzziness: Option<Fuzziness>,
+        transpositions: bool,
+        score: bool,
+    ) -> Q {
+        let qs = tokens
+            .iter()
+            .map(|tok| {
+                let term = Term::from_field_text(field, tok);
+                match fuzziness.map(|f| f.distance(tok)) {
+                    Some(d) if d > 0 => self.fuzzy_term(term, d, transpositions, score),
+                    _ if score => bm25(term_query(term, IndexRecordOption::WithFreqs), 1.0, true),
+                    _ => term_query(term, IndexRecordOption::Basic),
+                }
+            })
+            .collect();
+        union(qs)
+    }
+
+    /// Combines per-position clauses the way `match` does: all required with `and`,
+    /// otherwise `minimum_should_match` of them (at least one).
+    fn combine_positions(
+        &self,
+        mut clauses: Vec<Q>,
+        operator: Operator,
+        msm: Option<&str>,
+        boost: f32,
+    ) -> EsResult<Q> {
+        if clauses.len() == 1 {
+            return Ok(boosted(clauses.pop().expect("one clause"), boost));
+        }
+        let n = clauses.len();
+        let q: Q = match operator {
+            Operator::And => Box::new(BooleanQuery::with_minimum_required_clauses(
+                clauses.into_iter().map(|c| (tq::Occur::Must, c)).collect(),
+                0,
+            )),
+            Operator::Or => {
+                let min = match msm {
+                    Some(spec) => min_should_match(n, spec).map_err(shard_error)?,
+                    None => 1,
+                };
+                if min > n {
+                    return Ok(none());
+                }
+                Box::new(BooleanQuery::with_minimum_required_clauses(
+                    clauses
+                        .into_iter()
+                        .map(|c| (tq::Occur::Should, c))
+                        .collect(),
+                    min.max(1),
+                ))
+            }
+        };
+        Ok(boosted(q, boost))
+    }
+
+    fn zero_terms(zero: ZeroTerms, boost: f32, score: bool) -> Q {
+        match zero {
+            ZeroTerms::None => none(),
+            ZeroTerms::All => {
+                if score {
+                    boosted(all(), boost)
+                } else {
+                    all()
+                }
+            }
+        }
+    }
+
+    fn match_query(&self, m: &MatchQuery, score: bool, kind: MatchKind) -> EsResult<Q> {
+        let target = self.resolve(&m.field);
+        let (field, def) = match &target {
+            Target::Missing => return Ok(none()),
+            Target::Meta(_) => return self.exact(&target, &m.query, m.boost, score, m.lenient),
+            Target::Field(f, d) => (*f, *d),
+        };
+        if def.storage() != Storage::Text {
+            if def.storage() == Storage::Keyword && def.index {
+                let s = self.normalize(def, &scalar_string(&m.query))?;
+                if kind == MatchKind::BoolPrefix {
+                    return Ok(constant(
+                        self.prefix_range(field, &s, false),
+                        m.boost,
+                        score,
+                    ));
+                }
+                if let Some(fz) = m.fuzziness {
+                    let d = fz.distance(&s);
+                    if d > 0 {
+                        let q = self.fuzzy_term(
+                            Term::from_field_text(field, &s),
+                            d,
+                            m.fuzzy_transpositions,
+                            score,
+                        );
+                        return Ok(boosted(q, m.boost));
+                    }
+                }
+            }
+            return self.exact(&target, &m.query, m.boost, score, m.lenient);
+        }
+        if !def.index {
+            return Ok(none());
+        }
+        let analyzer =
+            self.search_analyzer(kind.name(), m.analyzer.as_deref(), &def.search_analyzer)?;
+        let positions = self.analyze(analyzer, &scalar_string(&m.query))?;
+        if positions.is_empty() {
+            return Ok(Self::zero_terms(m.zero_terms_query, m.boost, score));
+        }
+        let n = positions.len();
+        let clauses = positions
+            .iter()
+            .enumerate()
+            .map(|(i, (_, toks))| {
+                if kind == MatchKind::BoolPrefix && i + 1 == n {
+                    let prefixes = toks
+                        .iter()
+                        .map(|t| self.prefix_range(field, t, false))
+                        .collect();
+                    constant(union(prefixes), 1.0, score)
+                } else {
+                    self.position_query(field, toks, m.fuzziness, m.fuzzy_transpositions, score)
+                }
+            })
+            .collect();
+        self.combine_positions(
+            clauses,
+            m.operator,
+            m.minimum_should_match.as_deref(),
+            m.boost,
+        )
+    }
+
+    fn phrase(&self, p: &PhraseQuery, score: bool, prefix: bool, lenient: bool) -> EsResult<Q> {
+        let target = self.resolve(&p.field);
+        let (field, def) = match &target {
+            Target::Missing => return Ok(none()),
+            Target::Meta(_) => return self.exact(&target, &p.query, p.boost, score, lenient),
+            Target::Field(f, d) => (*f, *d),
+        };
+        if def.storage() != Storage::Text {
+            if prefix && def.storage() == Storage::Keyword && def.index {
+                let s = self.normalize(def, &scalar_string(&p.query))?;
+                return Ok(constant(
+                    self.prefix_range(field, &s, false),
+                    p.boost,
+                    score,
+                ));
+            }
+            return self.exact(&target, &p.query, p.boost, score, lenient);
+        }
+        if !def.index {
+            return Ok(none());
+        }
+        let name = if prefix {
+            "match_phrase_prefix"
+        } else {
+            "match_phrase"
+        };
+        let analyzer =
+            self.search_analyzer(name, p.analyzer.as_deref(), &def.search_quote_analyzer)?;
+        let positions = self.analyze(analyzer, &scalar_string(&p.query))?;
+        if positions.is_empty() {
+            return Ok(Self::zero_terms(p.zero_terms_query, p.boost, score));
+        }
+        let first = positions[0].0;
+        if positions.len() == 1 {
+            let toks = &positions[0].1;
+            return Ok(if prefix {
+                let prefixes = toks
+                    .iter()
+                    .map(|t| self.prefix_range(field, t, false))
+                    .collect();
+                constant(union(prefixes), p.boost, score)
+            } else {
+                boosted(
+                    self.position_query(field, toks, None, false, score),
+                    p.boost,
+                )
+            });
+        }
+        // Phrases take the first token of each position.
+        let terms: Vec<(usize, Term)> = positions
+            .iter()
+            .map(|(pos, toks)| (pos - first, Term::from_field_text(field, &toks[0])))
+            .collect();
+        let q: Q = if prefix {
+            let mut q = PhrasePrefixQuery::new_with_offset(terms);
+            q.set_max_expansions(p.max_expansions.max(1));
+            Box::new(q)
+        } else {
+            Box::new(TPhraseQuery::new_with_offset_and_slop(terms, p.slop))
+        };
+        Ok(bm25(q, p.boost, score))
+    }
+
+    /// `fields` patterns → concrete field paths with boosts; the flag tells whether the
+    /// all-fields default (`*`) was used, which makes queries lenient as in ES.
+    fn expand_fields(&self, patterns: &[FieldBoost]) -> (Vec<(String, f32)>, bool) {
+        let default = [FieldBoost {
+            pattern: "*".to_string(),
+            boost: 1.0,
+        }];
+        let patterns = if patterns.is_empty() {
+            &default[..]
+        } else {
+            patterns
+        };
+        let mut out: Vec<(String, f32)> = Vec::new();
+        let mut all_fields = false;
+        for fb in patterns {
+            if fb.pattern.contains('*') {
+                all_fields |= fb.pattern == "*";
+                for def in self.ctx.mapping.matching_fields(&fb.pattern) {
+                    if def.storage() != Storage::None
+                        && (def.index || def.doc_values)
+                        && !out.iter().any(|(p, _)| *p == def.path)
+                    {
+                        out.push((def.path.clone(), fb.boost));
+                    }
+                }
+            } else if !out.iter().any(|(p, _)| *p == fb.pattern) {
+                out.push((fb.pattern.clone(), fb.boost));
+            }
+        }
+        (out, all_fields)
+    }
+
+    fn multi_match(&self, m: &MultiMatchQuery, score: bool) -> EsResult<Q> {
+        let (fields, all_fields) = self.expand_fields(&m.fields);
+        let lenient = m.lenient || all_fields;
+        if fields.is_empty() {
+            return Ok(none());
+        }
+        if m.kind == MultiMatchType::CrossFields {
+            return self.cross_fields(m, &fields, lenient, score);
+        }
+        let mut queries = Vec::with_capacity(fields.len());
+        for (path, fboost) in &fields {
+            let q = match m.kind {
+                MultiMatchType::Phrase | MultiMatchType::PhrasePrefix => {
+                    let p = PhraseQuery {
+                        field: path.clone(),
+                        query: m.query.clone(),
+                        slop: m.slop,
+                        analyzer: m.analyzer.clone(),
+                        zero_terms_query: m.zero_terms_query,
+                        max_expansions: m.max_expansions,
+                        boost: *fboost,
+                    };
+                    self.phrase(&p, score, m.kind == MultiMatchType::PhrasePrefix, lenient)
+                }
+                _ => {
+                    let mq = MatchQuery {
+                        field: path.clone(),
+                        query: m.query.clone(),
+                        operator: m.operator,
+                        minimum_should_match: m.minimum_should_match.clone(),
+                        fuzziness: m.fuzziness,
+                        prefix_length: m.prefix_length,
+                        max_expansions: m.max_expansions,
+                        fuzzy_transpositions: m.fuzzy_transpositions,
+                        analyzer: m.analyzer.clone(),
+                        lenient,
+                        zero_terms_query: m.zero_terms_query,
+                        boost: *fboost,
+                    };
+                    let kind = if m.kind == MultiMatchType::BoolPrefix {
+                        MatchKind::BoolPrefix
+                    } else {
+                        MatchKind::Boolean
+                    };
+                    self.match_query(&mq, score, kind)
+                }
+            };
+            match q {
+                Ok(q) => queries.push(q),
+                Err(_) if lenient => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let combined = match m.kind {
+            MultiMatchType::MostFields | MultiMatchType::BoolPrefix => sum(queries),
+            _ => dis_max(queries, m.tie_breaker.unwrap_or(0.0), score),
+        };
+        Ok(boosted(combined, m.boost))
+    }
+
+    /// Term-centric matching: each query term may match in any of the fields (fields that
+    /// share a search analyzer form one group; the term's per-field scores combine with
+    /// dis_max). Unlike ES, IDFs are not blended across fields.
+    fn cross_fields(
+        &self,
+        m: &MultiMatchQuery,
+        fields: &[(String, f32)],
+        lenient: bool,
+        score: bool,
+    ) -> EsResult<Q> {
+        let mut groups: BTreeMap<String, Vec<(Field, f32)>> = BTreeMap::new();
+        let mut others: Vec<(String, f32)> = Vec::new();
+        for (path, boost) in fields {
+            match self.resolve(path) {
+                Target::Field(f, def) if def.storage() == Storage::Text => {
+                    if def.index {
+                        let analyzer = m
+                            .analyzer
+                            .clone()
+                            .unwrap_or_else(|| def.search_analyzer.clone());
+                        groups.entry(analyzer).or_default().push((f, *boost));
+                    }
+                }
+                Target::Missing => {}
+                _ => others.push((path.clone(), *boost)),
+            }
+        }
+        let tie = m.tie_breaker.unwrap_or(0.0);
+        let text = scalar_string(&m.query);
+        let mut parts = Vec::new();
+        for (analyzer, group) in &groups {
+            let positions = self.analyze(analyzer, &text)?;
+            if positions.is_empty() {
+                continue;
+            }
+            let clauses = positions
+                .iter()
+                .map(|(_, toks)| {
+                    let per_token = toks
+                        .iter()
+                        .map(|tok| {
+                            let per_field = group
+                                .iter()
+                                .map(|(f, b)| {
+                                    let term = Term::from_field_text(*f, tok);
+                                    match m.fuzziness.map(|fz| fz.distance(tok)) {
+                                        Some(d) if d > 0 => boosted(
+                                            self.fuzzy_term(term, d, m.fuzzy_transpositions, score),
+                                            *b,
+                                        ),
+                                        _ if score => bm25(
+                                            term_query(term, IndexRecordOption::WithFreqs),
+                                            *b,
+                                            true,
+                                        ),
+                                        _ => term_query(term, IndexRecordOption::Basic),
+                                    }
+                                })
+                                .collect();
+                            dis_max(per_field, tie, score)
+                        })
+                        .collect();
+                    union(per_token)
+                })
+                .collect();
+            parts.push(self.combine_positions(
+                clauses,
+                m.operator,
+                m.minimum_should_match.as_deref(),
+                1.0,
+            )?);
+        }
+        for (path, boost) in &others {
+            let target = self.resolve(path);
+            match self.exact(&target, &m.query, *boost, score, lenient) {
+                Ok(q) => parts.push(q),
+                Err(_) if lenient => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if parts.is_empty() {
+            return Ok(Self::zero_terms(m.zero_terms_query, m.boost, score));
+        }
+        Ok(boosted(dis_max(parts, tie, score), m.boost))
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Compound
+
+    fn bool_query(&self, b: &BoolQuery, score: bool) -> EsResult<Q> {
+        let must = b
+            .must
+            .iter()
+            .map(|q| self.build(q, score))
+            .collect::<EsResult<Vec<_>>>()?;
+        let filter = b
+            .filter
+            .iter()
+            .map(|q| self.build(q, false))
+            .collect::<EsResult<Vec<_>>>()?;
+        let should = b
+            .should
+            .iter()
+            .map(|q| self.build(q, score))
+            .collect::<EsResult<Vec<_>>>()?;
+        let must_not = b
+            .must_not
+            .iter()
+            .map(|q| self.build(q, false))
+            .collect::<EsResult<Vec<_>>>()?;
+        self.combine_bool(
+            must,
+            filter,
+            should,
+            must_not,
+            b.minimum_should_match.as_deref(),
+            b.boost,
+            score,
+        )
+    }
+
+    /// ES bool semantics: without must/filter at least one should must match, otherwise
+    /// should clauses only add score (unless `minimum_should_match`); filter and must_not do
+    /// not score; a bool of only must_not matches every other document (score 0); an empty
+    /// bool matches everything (score 1).
+    #[allow(clippy::too_many_arguments)]
+    fn combine_bool(
+        &self,
+        mut must: Vec<Q>,
+        mut filter: Vec<Q>,
+        should: Vec<Q>,
+        must_not: Vec<Q>,
+        msm: Option<&str>,
+        boost: f32,
+        score: bool,
+    ) -> EsResult<Q> {
+        let n_should = should.len();
+        let min = match msm {
+            Some(spec) => min_should_match(n_should, spec).map_err(shard_error)?,
+            None => usize::from(must.is_empty() && filter.is_empty() && n_should > 0),
+        };
+        if min > n_should {
+            return Ok(none());
+        }
+        if must.is_empty() && filter.is_empty() && should.is_empty() {
+            if must_not.is_empty() {
+                return Ok(if score { boosted(all(), boost) } else { all() });
+            }
+            filter.push(all());
+        }
+        // Single-clause shortcuts.
+        if must_not.is_empty() && should.is_empty() {
+            if must.len() == 1 && filter.is_empty() {
+                return Ok(boosted(must.pop().expect("one clause"), boost));
+            }
+            if must.is_empty() && filter.len() == 1 {
+                return Ok(constant(filter.pop().expect("one clause"), 0.0, score));
+            }
+        }
+        let mut clauses: Vec<(tq::Occur, Q)> =
+            Vec::with_capacity(must.len() + filter.len() + n_should + must_not.len());
+        clauses.extend(must.into_iter().map(|q| (tq::Occur::Must, q)));
+        clauses.extend(
+            filter
+                .into_iter()
+                .map(|q| (tq::Occur::Must, constant(q, 0.0, score))),
+        );
+        clauses.extend(should.into_iter().map(|q| (tq::Occur::Should, q)));
+        clauses.extend(must_not.into_iter().map(|q| (tq::Occur::MustNot, q)));
+        let q: Q = Box::new(BooleanQuery::with_minimum_required_clauses(clauses, min));
+        Ok(if score { boosted(q, boost) } else { q })
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Query strings
+
+    fn query_string(&self, qs: &QueryStringQuery, score: bool, simple: bool) -> EsResult<Q> {
+        let defaults: Vec<FieldBoost> = if !qs.fields.is_empty() {
+            qs.fields.clone()
+        } else if let Some(df) = &qs.default_field {
+            vec![FieldBoost::parse(df)]
+        } else {
+            vec![FieldBoost {
+                pattern: "*".to_string(),
+                boost: 1.0,
+            }]
+        };
+        let all_fields = defaults.iter().any(|f| f.pattern == "*");
+        let opts = QsOptions {
+            qs,
+            defaults,
+            lenient: qs.lenient.unwrap_or(all_fields),
+            simple,
+        };
+        let msm = qs.minimum_should_match.as_deref();
+        let q = self.qs_node(&qs.tree, None, &opts, score, msm)?;
+        Ok(boosted(q, qs.boost))
+    }
+
+    fn qs_node(
+        &self,
+        node: &QsNode,
+        scope: Option<&str>,
+        o: &QsOptions,
+        score: bool,
+        msm: Option<&str>,
+    ) -> EsResult<Q> {
+        match node {
+            QsNode::MatchNone => Ok(none()),
+            QsNode::MatchAll { boost } => Ok(if score { boosted(all(), *boost) } else { all() }),
+            QsNode::Scoped { field, node } => self.qs_node(node, Some(field), o, score, msm),
+            QsNode::Bool { clauses, boost } => {
+                let (mut must, mut should, mut must_not) = (Vec::new(), Vec::new(), Vec::new());
+                for (occur, child) in clauses {
+                    match occur {
+                        Occur::Must => must.push(self.qs_node(child, scope, o, score, None)?),
+                        Occur::Should => should.push(self.qs_node(child, scope, o, score, None)?),
+                        Occur::MustNot => {
+                            must_not.push(self.qs_node(child, scope, o, false, None)?)
+                        }
+                    }
+                }
+                self.combine_bool(must, Vec::new(), should, must_not, msm, *boost, score)
+            }
+            QsNode::Leaf { field, term, boost } => {
+                let patterns: Vec<FieldBoost> = match field.as_deref().or(scope) {
+                    Some(f) => vec![FieldBoost::parse(f)],
+                    None => o.defaults.clone(),
+                };
+                if matches!(term, QsTerm::Exists) && patterns.iter().any(|p| p.pattern == "*") {
+                    return Ok(if score { boosted(all(), *boost) } else { all() });
+                }
+                if let QsTerm::Regex(r) = term {
+                    check_regex_length(r)?;
+                }
+                let (fields, all_fields) = self.expand_fields(&patterns);
+                let lenient = o.lenient || all_fields;
+                let mut queries = Vec::with_capacity(fields.len());
+                for (path, fboost) in &fields {
+                    match self.qs_leaf(path, term, o, lenient, score, msm) {
+                        Ok(q) => queries.push(boosted(q, *fboost)),
+                        Err(_) if lenient => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                let combined = if o.simple || o.qs.kind == MultiMatchType::MostFields {
+                    sum(queries)
+                } else {
+                    dis_max(queries, o.qs.tie_breaker.unwrap_or(0.0), score)
+                };
+                Ok(boosted(combined, *boost))
+            }
+        }
+    }
+
+    fn qs_leaf(
+        &self,
+        path: &str,
+        term: &QsTerm,
+        o: &QsOptions,
+        lenient: bool,
+        score: bool,
+        msm: Option<&str>,
+    ) -> EsResult<Q> {
+        let qs = o.qs;
+        let is_text =
+            matches!(self.resolve(path), Target::Field(_, d) if d.storage() == Storage::Text);
+        // Multi-term queries on text fields see the analyzer's normalization (lowercasing).
+        let normalize = |s: &str| {
+            if is_text {
+                s.to_lowercase()
+            } else {
+                s.to_string()
+            }
+        };
+        let pattern = |value: String| PatternQuery {
+            field: path.to_string(),
+            value,
+            case_insensitive: false,
+            boost: 1.0,
+        };
+        match term {
+            QsTerm::Term(text) => {
+                let mut m = MatchQuery::new(path, Value::String(text.clone()));
+                m.operator = qs.default_operator;
+                m.minimum_should_match = msm.map(str::to_string);
+                m.analyzer = qs.analyzer.clone();
+                m.lenient = lenient;
+                self.match_query(&m, score, MatchKind::Boolean)
+            }
+            QsTerm::Phrase { text, slop } => {
+                let mut p = PhraseQuery::new(path, Value::String(text.clone()));
+                p.slop = slop.unwrap_or(qs.phrase_slop);
+                p.analyzer = qs.quote_analyzer.clone().or_else(|| qs.analyzer.clone());
+                self.phrase(&p, score, false, lenient)
+            }
+            QsTerm::Prefix(p) => self.prefix(&pattern(normalize(p)), score),
+            QsTerm::Wildcard(p) => self.wildcard(&pattern(normalize(p)), score),
+            QsTerm::Regex(r) => self.regexp(&pattern(r.clone()), score),
+            QsTerm::Fuzzy { text, fuzziness } => {
+                let f = FuzzyQuery {
+                    field: path.to_string(),
+                    value: Value::String(normalize(text)),
+                    fuzziness: fuzziness.unwrap_or(qs.fuzziness),
+                    prefix_length: 0,
+                    max_expansions: 50,
+                    transpositions: qs.fuzzy_transpositions,
+                    boost: 1.0,
+                };
+                self.fuzzy(&f, score)
+            }
+            QsTerm::Range {
+                from,
+                to,
+                include_lower,
+                include_upper,
+            } => {
+                let r = RangeQuery {
+                    field: path.to_string(),
+                    from: from.clone().map(Value::String),
+                    to: to.clone().map(Value::String),
+                    include_lower: *include_lower,
+                    include_upper: *include_upper,
+                    format: None,
+                    time_zone: qs.time_zone.clone(),
+                    boost: 1.0,
+                };
+                self.range(&r, score)
+            }
+            QsTerm::Exists => self.exists(path, 1.0, score),
+        }
+    }
+}

@@ -1,0 +1,1205 @@
+//! Plan tests: a small in-RAM index built through the engine's own mapping, schema and
+//! document code, queried with ES JSON; expected hits follow Elasticsearch semantics.
+
+use super::{build_query, is_match_all, parse_query, uses_now, FieldStatistics, QueryContext};
+use lode_analysis::AnalysisRegistry;
+use lode_engine::document::{DocParser, Parsed};
+use lode_engine::mapping::{self, Mapping};
+use lode_engine::schema::{self, MetaFields};
+use lode_engine::{EsError, EsResult};
+use serde_json::{json, Value};
+use tantivy::collector::TopDocs;
+use tantivy::schema::{Schema, Value as _};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, IndexReader, IndexWriter, TantivyDocument};
+
+struct TestIndex {
+    mapping: Mapping,
+    schema: Schema,
+    analysis: AnalysisRegistry,
+    reader: IndexReader,
+    meta: MetaFields,
+    max_terms_count: usize,
+}
+
+/// 2020-06-01T00:00:00Z, the fixed "now" of these tests.
+const NOW: i64 = 1_590_969_600_000;
+
+impl TestIndex {
+    fn new(mapping_json: Value, docs: &[(&str, Value)]) -> TestIndex {
+        let analysis = AnalysisRegistry::new(None).unwrap();
+        let mapping = mapping::compile(&mapping_json, &analysis).unwrap();
+        let schema = schema::extend(None, &mapping);
+        let index = Index::create_in_ram(schema.clone());
+        for name in analysis.analyzer_names() {
+            index
+                .tokenizers()
+                .register(&name, TextAnalyzer::from(analysis.analyzer(&name).unwrap()));
+        }
+        for f in mapping.fields.values() {
+            if let Some(n) = &f.normalizer {
+                let a = analysis.normalizer(n).unwrap();
+                let tn = mapping::normalizer_tokenizer_name(n);
+                index
+                    .tokenizers()
+                    .register(&tn, TextAnalyzer::from(a.clone()));
+                index
+                    .fast_field_tokenizer()
+                    .register(&tn, TextAnalyzer::from(a));
+            }
+        }
+        let meta = MetaFields::of(&schema);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta,
+        };
+        let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        for (id, src) in docs {
+            match parser.parse(id, src).unwrap() {
+                Parsed::Doc(mut d) => {
+                    d.add_text(meta.id, id);
+                    writer.add_document(*d).unwrap();
+                }
+                Parsed::MappingUpdate(u) => panic!("test doc {id} needs a mapping update: {u}"),
+            }
+        }
+        writer.commit().unwrap();
+        let reader = index.reader().unwrap();
+        reader.reload().unwrap();
+        TestIndex {
+            mapping,
+            schema,
+            analysis,
+            reader,
+            meta,
+            max_terms_count: 65_536,
+        }
+    }
+
+    fn ctx(&self) -> QueryContext<'_> {
+        QueryContext {
+            mapping: &self.mapping,
+            schema: &self.schema,
+            meta: self.meta,
+            analysis: &self.analysis,
+            now_millis: NOW,
+            max_terms_count: self.max_terms_count,
+        }
+    }
+
+    fn run(&self, q: &Value) -> EsResult<Vec<(String, f32)>> {
+        let parsed = parse_query(q)?;
+        let query = build_query(&parsed, &self.ctx())?;
+        let searcher = self.reader.searcher();
+        let stats = FieldStatistics::new(&searcher, &self.meta);
+        let top = searcher
+            .search_with_statistics_provider(
+                &*query,
+                &TopDocs::with_limit(100).order_by_score(),
+                &stats,
+            )
+            .map_err(EsError::from)?;
+        Ok(top
+            .into_iter()
+            .map(|(score, addr)| {
+                let doc: TantivyDocument = searcher.doc(addr).unwrap();
+                let id = doc
+                    .get_first(self.meta.id)
+                    .and_then(|v| v.as_str())
+                    .unwrap()
+                    .to_string();
+                (id, score)
+            })
+            .collect())
+    }
+
+    /// Matching ids, sorted.
+    fn ids(&self, q: Value) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .run(&q)
+            .unwrap_or_else(|e| panic!("{q}: {e}"))
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    fn scores(&self, q: Value) -> Vec<(String, f32)> {
+        self.run(&q).unwrap_or_else(|e| panic!("{q}: {e}"))
+    }
+
+    fn score_of(&self, q: Value, id: &str) -> f32 {
+        self.scores(q)
+            .into_iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, s)| s)
+            .expect("doc matches")
+    }
+
+    fn err(&self, q: Value) -> EsError {
+        self.run(&q).expect_err(&q.to_string())
+    }
+}
+
+fn ids(list: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+fn fixture() -> TestIndex {
+    TestIndex::new(
+        json!({"properties": {
+            "title": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+            "body": {"type": "text"},
+            "tag": {"type": "keyword"},
+            "tag_lc": {"type": "keyword", "normalizer": "lowercase"},
+            "age": {"type": "integer"},
+            "price": {"type": "float"},
+            "ratio": {"type": "scaled_float", "scaling_factor": 100},
+            "active": {"type": "boolean"},
+            "ip": {"type": "ip"},
+            "date": {"type": "date"},
+            "day": {"type": "date", "format": "yyyy-MM-dd"},
+            "hidden_num": {"type": "long", "index": false},
+            "hidden_kw": {"type": "keyword", "index": false},
+            "user": {"properties": {"name": {"type": "keyword"}, "age": {"type": "integer"}}},
+            "comments": {"type": "nested", "properties": {"author": {"type": "keyword"}, "text": {"type": "text"}}},
+            "cjk": {"type": "text"}
+        }}),
+        &[
+            (
+                "1",
+                json!({"title": "The quick brown fox", "body": "jumps over the lazy dog", "tag": "animal",
+                       "tag_lc": "Animal", "age": 5, "price": 1.1, "ratio": 0.5, "active": true,
+                       "ip": "192.168.1.10", "date": "2020-01-01T10:00:00Z", "day": "2020-01-01",
+                       "hidden_num": 10, "hidden_kw": "secret", "user": {"name": "kimchy", "age": 30},
+                       "comments": [{"author": "a1", "text": "nice fox"}], "cjk": "江苏省"}),
+            ),
+            (
+                "2",
+                json!({"title": "Quick brown dogs", "body": "the quick dog barks", "tag": "pet", "tag_lc": "PET",
+                       "age": 10, "price": 2.5, "active": false, "ip": "10.0.0.1",
+                       "date": "2020-01-02T00:00:00Z", "day": "2020-01-15", "hidden_num": 20,
+                       "user": {"name": "Bob"}, "cjk": "千米"}),
+            ),
+            (
+                "3",
+                json!({"title": "Lazy cats sleep", "body": "cats are not dogs", "tag": ["animal", "pet"],
+                       "age": 15, "price": 3.0, "active": true, "ip": "2001:db8::1",
+                       "date": "2020-02-01T00:00:00Z", "cjk": "北京"}),
+            ),
+            (
+                "4",
+                json!({"title": "A fox in the garden", "tag": "plant", "age": 20, "date": "2021-06-15T12:00:00Z"}),
+            ),
+            ("5", json!({"body": "lonely"})),
+            ("6", json!({"title": "quick quick quick", "tag": "Animal"})),
+        ],
+    )
+}
+
+#[test]
+fn match_all_none_and_unknown_fields() {
+    let ix = fixture();
+    assert_eq!(
+        ix.ids(json!({"match_all": {}})),
+        ids(&["1", "2", "3", "4", "5", "6"])
+    );
+    assert_eq!(ix.ids(json!({"match_none": {}})), ids(&[]));
+    assert_eq!(ix.ids(json!({"term": {"nope": "x"}})), ids(&[]));
+    assert_eq!(ix.ids(json!({"match": {"nope": "x"}})), ids(&[]));
+    assert_eq!(ix.ids(json!({"range": {"nope": {"gte": 1}}})), ids(&[]));
+    assert_eq!(
+        ix.ids(json!({"term": {"user": "kimchy"}})),
+        ids(&[]),
+        "an object path is not a field"
+    );
+    let s = ix.scores(json!({"match_all": {"boost": 2.5}}));
+    assert!(s.iter().all(|(_, sc)| (*sc - 2.5).abs() < 1e-6));
+}
+
+#[test]
+fn term_queries() {
+    let ix = fixture();
+    assert_eq!(ix.ids(json!({"term": {"tag": "animal"}})), ids(&["1", "3"]));
+    assert_eq!(ix.ids(json!({"term": {"tag": "Animal"}})), ids(&["6"]));
+    assert_eq!(
+        ix.ids(json!({"term": {"tag_lc": "ANIMAL"}})),
+        ids(&["1"]),
+        "keyword normalizer applies to the query"
+    );
+    assert_eq!(
+        ix.ids(json!({"term": {"title": "quick"}})),
+        ids(&["1", "2", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"term": {"title": "Quick"}})),
+        ids(&[]),
+        "term queries are not analyzed"
+    );
+    assert_eq!(
+        ix.ids(json!({"term": {"title.raw": "Quick brown dogs"}})),
+        ids(&["2"])
+    );
+    assert_eq!(ix.ids(json!({"term": {"age": 10}})), ids(&["2"]));
+    assert_eq!(ix.ids(json!({"term": {"age": "10"}})), ids(&["2"]));
+    assert_eq!(ix.ids(json!({"term": {"age": 10.5}})), ids(&[]));
+    assert_eq!(ix.ids(json!({"term": {"age": 3_000_000_000i64}})), ids(&[]));
+    assert_eq!(
+        ix.ids(json!({"term": {"price": 1.1}})),
+        ids(&["1"]),
+        "float precision"
+    );
+    assert_eq!(ix.ids(json!({"term": {"ratio": 0.5}})), ids(&["1"]));
+    assert_eq!(ix.ids(json!({"term": {"active": true}})), ids(&["1", "3"]));
+    assert_eq!(ix.ids(json!({"term": {"active": "false"}})), ids(&["2"]));
+    assert_eq!(ix.ids(json!({"term": {"ip": "192.168.1.10"}})), ids(&["1"]));
+    assert_eq!(
+        ix.ids(json!({"term": {"ip": "192.168.0.0/16"}})),
+        ids(&["1"])
+    );
+    assert_eq!(ix.ids(json!({"term": {"ip": "10.0.0.0/8"}})), ids(&["2"]));
+    assert_eq!(
+        ix.ids(json!({"term": {"ip": "2001:db8::/32"}})),
+        ids(&["3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"term": {"date": "2020-01-01"}})),
+        ids(&["1"]),
+        "a date term covers its whole day"
+    );
+    assert_eq!(
+        ix.ids(json!({"term": {"date": "2020-01-02T00:00:00Z"}})),
+        ids(&["2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"term": {"date": 1577923200000i64}})),
+        ids(&["2"]),
+        "epoch millis"
+    );
+    assert_eq!(ix.ids(json!({"term": {"_id": "3"}})), ids(&["3"]));
+    assert_eq!(
+        ix.ids(json!({"term": {"user.name": "kimchy"}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"term": {"tag": {"value": "ANIMAL", "case_insensitive": true}}})),
+        ids(&["1", "3", "6"])
+    );
+    // index:false fields with doc values are searched through the fast column.
+    assert_eq!(ix.ids(json!({"term": {"hidden_num": 20}})), ids(&["2"]));
+    assert_eq!(
+        ix.ids(json!({"term": {"hidden_kw": "secret"}})),
+        ids(&["1"])
+    );
+
+    let e = ix.err(json!({"term": {"age": "abc"}}));
+    assert_eq!(e.kind, "query_shard_exception");
+    assert_eq!(
+        e.reason,
+        "failed to create query: For input string: \"abc\""
+    );
+    assert_eq!(
+        ix.err(json!({"term": {"ip": "nope"}})).kind,
+        "query_shard_exception"
+    );
+    assert_eq!(
+        ix.err(json!({"term": {"date": "yesterday"}})).kind,
+        "parse_exception"
+    );
+    assert_eq!(
+        ix.err(json!({"term": {"active": "yes"}})).kind,
+        "query_shard_exception"
+    );
+}
+
+#[test]
+fn terms_queries() {
+    let ix = fixture();
+    assert_eq!(
+        ix.ids(json!({"terms": {"tag": ["plant", "pet"]}})),
+        ids(&["2", "3", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"terms": {"tag_lc": ["pet", "ANIMAL"]}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"terms": {"age": [5, "20", 99, 1.5]}})),
+        ids(&["1", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"terms": {"_id": ["1", "5", "x"]}})),
+        ids(&["1", "5"])
+    );
+    assert_eq!(
+        ix.ids(json!({"terms": {"date": ["2020-01-01", "2020-02-01T00:00:00Z"]}})),
+        ids(&["1", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"terms": {"ip": ["10.0.0.1", "192.168.0.0/16"]}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"terms": {"hidden_num": [10, 20]}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"terms": {"title": ["fox", "Quick"]}})),
+        ids(&["1", "4"])
+    );
+    assert_eq!(ix.ids(json!({"terms": {"tag": []}})), ids(&[]));
+    // Constant score.
+    let s = ix.scores(json!({"terms": {"tag": ["pet"], "boost": 3}}));
+    assert!(s.iter().all(|(_, sc)| (*sc - 3.0).abs() < 1e-6), "{s:?}");
+
+    let mut small = fixture();
+    small.max_terms_count = 2;
+    let e = small.err(json!({"terms": {"tag": ["a", "b", "c"]}}));
+    assert_eq!(e.kind, "illegal_argument_exception");
+    assert_eq!(
+        e.reason,
+        "The number of terms [3] used in the Terms Query request has exceeded the allowed maximum of [2]. \
+         This maximum can be set by changing the [index.max_terms_count] index level setting."
+    );
+    let e = ix.err(json!({"terms": {"tag": {"index": "i", "id": "1", "path": "tags"}}}));
+    assert_eq!(e.kind, "illegal_argument_exception");
+}
+
+#[test]
+fn numeric_and_keyword_ranges() {
+    let ix = fixture();
+    assert_eq!(
+        ix.ids(json!({"range": {"age": {"gte": 10, "lt": 20}}})),
+        ids(&["2", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"age": {"gt": 5, "lte": 15}}})),
+        ids(&["2", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"age": {"from": 5, "to": 10, "include_upper": false}}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"age": {"gt": 4.5, "lt": "10.5"}}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"age": {}}})),
+        ids(&["1", "2", "3", "4"]),
+        "an open range needs a value"
+    );
+    assert_eq!(ix.ids(json!({"range": {"age": {"gte": 30}}})), ids(&[]));
+    assert_eq!(
+        ix.ids(json!({"range": {"user.age": {"gte": 30}}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"price": {"gte": 2.5}}})),
+        ids(&["2", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"price": {"lte": 1.1}}})),
+        ids(&["1"]),
+        "bounds use the float's precision"
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"price": {"gt": 1.1, "lt": 3}}})),
+        ids(&["2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"ratio": {"gte": 0.5}}})),
+        ids(&["1"])
+    );
+    assert_eq!(ix.ids(json!({"range": {"ratio": {"gt": 0.5}}})), ids(&[]));
+    assert_eq!(
+        ix.ids(json!({"range": {"tag": {"gte": "b", "lt": "q"}}})),
+        ids(&["2", "3", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"tag": {"gt": "pet"}}})),
+        ids(&["4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"ip": {"gte": "10.0.0.0", "lte": "10.255.255.255"}}})),
+        ids(&["2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"active": {"gte": true}}})),
+        ids(&["1", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"hidden_num": {"gte": 15}}})),
+        ids(&["2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"range": {"_id": {"gte": "2", "lte": "3"}}})),
+        ids(&["2", "3"])
+    );
+    let s = ix.scores(json!({"range": {"age": {"gte": 10, "boost": 2}}}));
+    assert!(s.iter().all(|(_, sc)| (*sc - 2.0).abs() < 1e-6), "{s:?}");
+    assert_eq!(
+        ix.err(json!({"range": {"age": {"gte": "ten"}}})).kind,
+        "query_shard_exception"
+    );
+}
+
+#[test]
+fn date_ranges() {
+    let ix = fixture();
+    let r = |body: Value| ix.ids(json!({"range": {"date": body}}));
+    assert_eq!(
+        r(json!({"gte": "2020-01-01", "lt": "2020-02-01"})),
+        ids(&["1", "2"])
+    );
+    // gt rounds up: after the whole of 2020-01-01; lte rounds up: through its end.
+    assert_eq!(r(json!({"gt": "2020-01-01"})), ids(&["2", "3", "4"]));
+    assert_eq!(r(json!({"lte": "2020-01-01"})), ids(&["1"]));
+    assert_eq!(
+        r(json!({"gte": "2020-01-02||-1d/d", "lte": "2020-01-01||/d"})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        r(json!({"gt": "2020-01-01T10:00:00Z||/M"})),
+        ids(&["3", "4"])
+    );
+    // time_zone applies to dates without an offset.
+    assert_eq!(
+        r(json!({"gte": "2020-01-01T11:00:00", "time_zone": "+02:00", "lt": "2020-01-02"})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        r(json!({"gte": "2020-01-01T11:00:00", "lt": "2020-01-02"})),
+        ids(&[])
+    );
+    // format overrides the field's.
+    assert_eq!(
+        r(json!({"gte": "01/2020", "lt": "02/2020", "format": "MM/yyyy"})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(r(json!({"gte": 1577923200000i64})), ids(&["2", "3", "4"]));
+    // now = 2020-06-01.
+    assert_eq!(
+        r(json!({"gte": "now-1y", "lt": "now/d"})),
+        ids(&["1", "2", "3"])
+    );
+    assert_eq!(r(json!({"gt": "now"})), ids(&["4"]));
+    assert_eq!(
+        ix.ids(json!({"range": {"day": {"gte": "2020-01-10"}}})),
+        ids(&["2"])
+    );
+    assert_eq!(
+        ix.err(json!({"range": {"date": {"gte": "garbage"}}})).kind,
+        "parse_exception"
+    );
+    assert!(uses_now(
+        &parse_query(&json!({"bool": {"filter": {"range": {"date": {"gte": "now-1d"}}}}})).unwrap()
+    ));
+    assert!(!uses_now(
+        &parse_query(&json!({"range": {"date": {"gte": "2020-01-01"}}})).unwrap()
+    ));
+}
+
+#[test]
+fn match_queries() {
+    let ix = fixture();
+    assert_eq!(
+        ix.ids(json!({"match": {"title": "quick fox"}})),
+        ids(&["1", "2", "4", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"title": {"query": "quick fox", "operator": "and"}}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"title": {"query": "quick fox", "minimum_should_match": "100%"}}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"title": {"query": "the fox garden", "minimum_should_match": 2}}})),
+        ids(&["1", "4"])
+    );
+    assert_eq!(
+        ix.ids(
+            json!({"match": {"title": {"query": "the fox garden", "minimum_should_match": "-1"}}})
+        ),
+        ids(&["1", "4"])
+    );
+    assert_eq!(ix.ids(json!({"match": {"title": {"query": "the fox garden", "minimum_should_match": "3<90%"}}})), ids(&["4"]));
+    assert_eq!(
+        ix.ids(json!({"match": {"title": {"query": "quick fox", "minimum_should_match": 3}}})),
+        ids(&[])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"title": "QUICK!"}})),
+        ids(&["1", "2", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"tag": "animal"}})),
+        ids(&["1", "3"]),
+        "not analyzed on keyword"
+    );
+    assert_eq!(ix.ids(json!({"match": {"tag_lc": "PeT"}})), ids(&["2"]));
+    assert_eq!(ix.ids(json!({"match": {"age": "10"}})), ids(&["2"]));
+    assert_eq!(ix.ids(json!({"match": {"age": 15}})), ids(&["3"]));
+    assert_eq!(ix.ids(json!({"match": {"active": true}})), ids(&["1", "3"]));
+    assert_eq!(
+        ix.ids(json!({"match": {"age": {"query": "abc", "lenient": true}}})),
+        ids(&[])
+    );
+    assert_eq!(
+        ix.err(json!({"match": {"age": "abc"}})).kind,
+        "query_shard_exception"
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"title": {"query": "quikc", "fuzziness": "AUTO"}}})),
+        ids(&["1", "2", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"title": {"query": "quikc", "fuzziness": 0}}})),
+        ids(&[])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"tag": {"query": "anmal", "fuzziness": 1}}})),
+        ids(&["1", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"title": {"query": "the", "analyzer": "stop"}}})),
+        ids(&[])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"title": {"query": "the", "analyzer": "stop", "zero_terms_query": "all"}}})).len(),
+        6
+    );
+    assert_eq!(ix.ids(json!({"match": {"_id": "4"}})), ids(&["4"]));
+    assert_eq!(
+        ix.ids(json!({"match_bool_prefix": {"title": "fox qu"}})),
+        ids(&["1", "2", "4", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_bool_prefix": {"title": {"query": "brown qu", "operator": "and"}}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.err(json!({"match": {"title": {"query": "x", "analyzer": "nope"}}}))
+            .reason,
+        "[match] analyzer [nope] not found"
+    );
+}
+
+#[test]
+fn cjk_match_uses_unigrams() {
+    let ix = fixture();
+    // The standard analyzer emits one token per Han character: 江 苏 千 米.
+    assert_eq!(
+        ix.ids(json!({"match": {"cjk": "江苏千米"}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match": {"cjk": {"query": "江苏千米", "operator": "and"}}})),
+        ids(&[])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase": {"cjk": "江苏"}})),
+        ids(&["1"])
+    );
+    assert_eq!(ix.ids(json!({"match_phrase": {"cjk": "苏江"}})), ids(&[]));
+    assert_eq!(
+        ix.ids(json!({"query_string": {"query": "江苏千米", "default_field": "cjk"}})),
+        ids(&["1", "2"])
+    );
+}
+
+#[test]
+fn phrase_queries() {
+    let ix = fixture();
+    assert_eq!(
+        ix.ids(json!({"match_phrase": {"title": "quick brown"}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase": {"title": "brown quick"}})),
+        ids(&[])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase": {"title": {"query": "brown quick", "slop": 2}}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase": {"title": "quick fox"}})),
+        ids(&[])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase": {"title": {"query": "quick fox", "slop": 1}}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase": {"title": "fox"}})),
+        ids(&["1", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase": {"title.raw": "Lazy cats sleep"}})),
+        ids(&["3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase_prefix": {"title": "quick br"}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase_prefix": {"title": "la"}})),
+        ids(&["3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase_prefix": {"tag": "pl"}})),
+        ids(&["4"])
+    );
+}
+
+#[test]
+fn multi_match_queries() {
+    let ix = fixture();
+    let mm = |body: Value| ix.ids(json!({"multi_match": body}));
+    assert_eq!(
+        mm(json!({"query": "fox", "fields": ["title", "body"]})),
+        ids(&["1", "4"])
+    );
+    assert_eq!(
+        mm(json!({"query": "dog", "fields": ["title", "body"]})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        mm(json!({"query": "fox", "fields": ["tit*"]})),
+        ids(&["1", "4"])
+    );
+    assert_eq!(
+        mm(json!({"query": "fox"})),
+        ids(&["1", "4"]),
+        "all fields, lenient"
+    );
+    assert_eq!(
+        mm(json!({"query": "10", "fields": ["age", "title"]})),
+        ids(&["2"])
+    );
+    assert_eq!(
+        mm(json!({"query": "quick brown", "type": "phrase", "fields": ["title", "body"]})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        mm(json!({"query": "quick br", "type": "phrase_prefix", "fields": ["title", "body"]})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        mm(
+            json!({"query": "quick dog", "type": "most_fields", "operator": "and", "fields": ["title", "body"]})
+        ),
+        ids(&["2"])
+    );
+    assert_eq!(
+        mm(
+            json!({"query": "quick dog", "type": "cross_fields", "operator": "and", "fields": ["title", "body"]})
+        ),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        mm(json!({"query": "fox la", "type": "bool_prefix", "fields": ["title", "body"]})),
+        ids(&["1", "3", "4"])
+    );
+    assert_eq!(ix.ids(json!({"combined_fields": {"query": "quick dog", "operator": "and", "fields": ["title", "body"]}})), ids(&["1", "2"]));
+    assert_eq!(
+        ix.err(json!({"multi_match": {"query": "abc", "fields": ["age"]}}))
+            .kind,
+        "query_shard_exception"
+    );
+    assert_eq!(
+        mm(json!({"query": "abc", "fields": ["age", "title"], "lenient": true})),
+        ids(&[])
+    );
+
+    // best_fields takes the best field's score (plus tie_breaker × the others).
+    let title = ix.score_of(json!({"match": {"title": "fox"}}), "1");
+    let comments = ix.score_of(json!({"match": {"comments.text": "fox"}}), "1");
+    let best = ix.score_of(
+        json!({"multi_match": {"query": "fox", "fields": ["title", "comments.text"]}}),
+        "1",
+    );
+    assert!(
+        (best - title.max(comments)).abs() < 1e-5,
+        "{best} vs {title}/{comments}"
+    );
+    let tie = ix.score_of(json!({"multi_match": {"query": "fox", "fields": ["title", "comments.text"], "tie_breaker": 0.5}}), "1");
+    assert!((tie - (title.max(comments) + 0.5 * title.min(comments))).abs() < 1e-5);
+    let most = ix.score_of(json!({"multi_match": {"query": "fox", "type": "most_fields", "fields": ["title", "comments.text"]}}), "1");
+    assert!((most - (title + comments)).abs() < 1e-5);
+    let boosted = ix.score_of(
+        json!({"multi_match": {"query": "fox", "fields": ["title^3"]}}),
+        "1",
+    );
+    assert!((boosted - 3.0 * title).abs() < 1e-5);
+}
+
+#[test]
+fn bool_queries() {
+    let ix = fixture();
+    let b = |body: Value| ix.ids(json!({"bool": body}));
+    assert_eq!(
+        b(json!({"must": {"match": {"title": "quick"}}, "filter": {"term": {"tag": "animal"}}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        b(json!({"must_not": {"term": {"tag": "animal"}}})),
+        ids(&["2", "4", "5", "6"])
+    );
+    assert_eq!(
+        b(json!({"should": [{"term": {"tag": "pet"}}, {"term": {"tag": "plant"}}]})),
+        ids(&["2", "3", "4"])
+    );
+    assert_eq!(
+        b(json!({"must": {"match": {"title": "quick"}}, "should": {"term": {"tag": "plant"}}})),
+        ids(&["1", "2", "6"])
+    );
+    assert_eq!(
+        b(
+            json!({"must": {"match": {"title": "quick"}}, "should": {"term": {"tag": "pet"}}, "minimum_should_match": 1})
+        ),
+        ids(&["2"])
+    );
+    assert_eq!(
+        b(json!({"filter": {"match": {"title": "quick"}}, "should": {"term": {"tag": "pet"}}})),
+        ids(&["1", "2", "6"])
+    );
+    assert_eq!(
+        b(
+            json!({"should": [{"term": {"tag": "animal"}}, {"term": {"tag": "pet"}}, {"range": {"age": {"gte": 15}}}],
+                 "minimum_should_match": 2})
+        ),
+        ids(&["3"])
+    );
+    assert_eq!(
+        b(
+            json!({"should": [{"term": {"tag": "animal"}}, {"term": {"tag": "pet"}}, {"range": {"age": {"gte": 15}}}],
+                 "minimum_should_match": "-50%"})
+        ),
+        ids(&["3"]),
+        "-50% of 3 truncates to -1: two clauses required"
+    );
+    assert_eq!(
+        b(
+            json!({"should": [{"term": {"tag": "animal"}}, {"term": {"tag": "pet"}}, {"range": {"age": {"gte": 15}}}],
+                 "minimum_should_match": "-67%"})
+        ),
+        ids(&["1", "2", "3", "4"])
+    );
+    assert_eq!(
+        b(json!({"must": {"match_all": {}}, "minimum_should_match": 1})),
+        ids(&[])
+    );
+    assert_eq!(b(json!({})).len(), 6);
+    assert_eq!(b(json!({"must": [], "filter": []})).len(), 6);
+    assert_eq!(
+        b(
+            json!({"must": [{"match": {"title": "quick"}}, {"range": {"age": {"gte": 6}}}], "must_not": [{"term": {"_id": "6"}}]})
+        ),
+        ids(&["2"])
+    );
+    assert_eq!(
+        b(
+            json!({"filter": [{"bool": {"should": [{"term": {"tag": "pet"}}, {"term": {"tag": "plant"}}]}}]})
+        ),
+        ids(&["2", "3", "4"])
+    );
+
+    // Filter and must_not do not score; a pure must_not bool scores 0; an empty bool 1.
+    for (_, s) in ix.scores(json!({"bool": {"filter": {"term": {"tag": "pet"}}}})) {
+        assert_eq!(s, 0.0);
+    }
+    for (_, s) in ix.scores(json!({"bool": {"must_not": {"term": {"tag": "pet"}}}})) {
+        assert_eq!(s, 0.0);
+    }
+    for (_, s) in ix.scores(json!({"bool": {}})) {
+        assert_eq!(s, 1.0);
+    }
+    let must = ix.score_of(json!({"match": {"title": "quick"}}), "2");
+    let with_filter = ix.score_of(
+        json!({"bool": {"must": {"match": {"title": "quick"}}, "filter": {"term": {"tag": "pet"}}, "boost": 2}}),
+        "2",
+    );
+    assert!(
+        (with_filter - 2.0 * must).abs() < 1e-5,
+        "{with_filter} vs {must}"
+    );
+    let with_should = ix.score_of(
+        json!({"bool": {"must": {"match": {"title": "quick"}}, "should": {"constant_score": {"filter": {"term": {"tag": "pet"}}, "boost": 3}}}}),
+        "2",
+    );
+    assert!((with_should - (must + 3.0)).abs() < 1e-5);
+}
+
+#[test]
+fn ids_exists_and_multi_term_queries() {
+    let ix = fixture();
+    assert_eq!(
+        ix.ids(json!({"ids": {"values": ["1", "4", "nope"]}})),
+        ids(&["1", "4"])
+    );
+    assert_eq!(ix.ids(json!({"ids": {"values": []}})), ids(&[]));
+    assert_eq!(
+        ix.ids(json!({"exists": {"field": "title"}})),
+        ids(&["1", "2", "3", "4", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"exists": {"field": "ip"}})),
+        ids(&["1", "2", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"exists": {"field": "user"}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"exists": {"field": "user.*"}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"exists": {"field": "comments"}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"exists": {"field": "title.raw"}})),
+        ids(&["1", "2", "3", "4", "6"])
+    );
+    assert_eq!(ix.ids(json!({"exists": {"field": "nope"}})), ids(&[]));
+    assert_eq!(ix.ids(json!({"exists": {"field": "_id"}})).len(), 6);
+    assert_eq!(ix.ids(json!({"exists": {"field": "_index"}})).len(), 6);
+    assert_eq!(ix.ids(json!({"exists": {"field": "_seq_no"}})).len(), 6);
+    assert_eq!(ix.ids(json!({"exists": {"field": "_routing"}})), ids(&[]));
+    assert_eq!(
+        ix.err(json!({"exists": {"field": "_source"}})).kind,
+        "query_shard_exception"
+    );
+    assert_eq!(
+        ix.ids(json!({"bool": {"must_not": {"exists": {"field": "age"}}}})),
+        ids(&["5", "6"])
+    );
+
+    assert_eq!(
+        ix.ids(json!({"prefix": {"title": "qu"}})),
+        ids(&["1", "2", "6"])
+    );
+    assert_eq!(ix.ids(json!({"prefix": {"tag_lc": "ANI"}})), ids(&["1"]));
+    assert_eq!(
+        ix.ids(json!({"prefix": {"tag": {"value": "ANI", "case_insensitive": true}}})),
+        ids(&["1", "3", "6"])
+    );
+    assert_eq!(ix.ids(json!({"prefix": {"hidden_kw": "sec"}})), ids(&["1"]));
+    assert_eq!(ix.ids(json!({"prefix": {"_id": "4"}})), ids(&["4"]));
+    let e = ix.err(json!({"prefix": {"age": "1"}}));
+    assert_eq!(e.kind, "query_shard_exception");
+    assert!(e.reason.contains("Can only use prefix queries on keyword, text and wildcard fields - not on [age] which is of type [integer]"), "{}", e.reason);
+
+    assert_eq!(
+        ix.ids(json!({"wildcard": {"title": "q*k"}})),
+        ids(&["1", "2", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"wildcard": {"tag": "p?t"}})),
+        ids(&["2", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"wildcard": {"tag": "*an*"}})),
+        ids(&["1", "3", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"wildcard": {"tag": "pet"}})),
+        ids(&["2", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"wildcard": {"tag": {"value": "AN*", "case_insensitive": true}}})),
+        ids(&["1", "3", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"wildcard": {"title.raw": "The quick*"}})),
+        ids(&["1"])
+    );
+
+    assert_eq!(
+        ix.ids(json!({"regexp": {"tag": "p.*"}})),
+        ids(&["2", "3", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"regexp": {"tag": "an[a-z]+al"}})),
+        ids(&["1", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"regexp": {"tag": {"value": "ANIMAL", "case_insensitive": true}}})),
+        ids(&["1", "3", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"regexp": {"title": "qu.c?k"}})),
+        ids(&["1", "2", "6"])
+    );
+    assert_eq!(
+        ix.err(json!({"regexp": {"age": "1.*"}})).kind,
+        "query_shard_exception"
+    );
+    let long = "a".repeat(1110);
+    let e = ix.err(json!({"regexp": {"nope": long}}));
+    assert_eq!(
+        e.reason,
+        "The length of regex [1110] used in the Regexp Query request has exceeded the allowed maximum of [1000]. \
+         This maximum can be set by changing the [index.max_regex_length] index level setting."
+    );
+    let e = ix.err(json!({"query_string": {"query": format!("/{long}/")}}));
+    assert!(
+        e.reason.starts_with("The length of regex [1110]"),
+        "{}",
+        e.reason
+    );
+
+    assert_eq!(ix.ids(json!({"fuzzy": {"tag": "animl"}})), ids(&["1", "3"]));
+    assert_eq!(
+        ix.ids(json!({"fuzzy": {"title": {"value": "quack", "fuzziness": 1}}})),
+        ids(&["1", "2", "6"])
+    );
+    assert_eq!(
+        ix.ids(json!({"fuzzy": {"title": {"value": "qk", "fuzziness": "AUTO"}}})),
+        ids(&[])
+    );
+    // Exact matches outrank fuzzy ones.
+    let s = ix.scores(json!({"fuzzy": {"tag": "pet"}}));
+    assert_eq!(s.len(), 2);
+    let s = ix.scores(json!({"match": {"title": {"query": "fix", "fuzziness": 1}}}));
+    assert_eq!(
+        s.iter().map(|(i, _)| i.as_str()).collect::<Vec<_>>().len(),
+        2
+    );
+}
+
+#[test]
+fn compound_queries() {
+    let ix = fixture();
+    let s =
+        ix.scores(json!({"constant_score": {"filter": {"match": {"title": "quick"}}, "boost": 2}}));
+    assert_eq!(s.len(), 3);
+    assert!(s.iter().all(|(_, sc)| (*sc - 2.0).abs() < 1e-6));
+    assert_eq!(
+        ix.ids(
+            json!({"dis_max": {"queries": [{"term": {"tag": "pet"}}, {"match": {"title": "fox"}}]}})
+        ),
+        ids(&["1", "2", "3", "4"])
+    );
+    let plain = ix.scores(json!({"match": {"title": "quick"}}));
+    let boosted = ix.scores(
+        json!({"boosting": {"positive": {"match": {"title": "quick"}},
+        "negative": {"term": {"tag": "pet"}}, "negative_boost": 0.5}}),
+    );
+    assert_eq!(boosted.len(), plain.len());
+    for (id, s) in &plain {
+        let b = boosted.iter().find(|(i, _)| i == id).unwrap().1;
+        let expected = if id == "2" { s * 0.5 } else { *s };
+        assert!((b - expected).abs() < 1e-5, "{id}: {b} vs {expected}");
+    }
+    assert_eq!(
+        ix.ids(
+            json!({"nested": {"path": "comments", "query": {"match": {"comments.text": "fox"}}}})
+        ),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.err(json!({"nested": {"path": "user", "query": {"match_all": {}}}}))
+            .kind,
+        "query_shard_exception"
+    );
+    assert_eq!(
+        ix.err(json!({"nested": {"path": "nope", "query": {"match_all": {}}}}))
+            .kind,
+        "query_shard_exception"
+    );
+    assert_eq!(
+        ix.ids(
+            json!({"nested": {"path": "nope", "query": {"match_all": {}}, "ignore_unmapped": true}})
+        ),
+        ids(&[])
+    );
+}
+
+#[test]
+fn query_strings() {
+    let ix = fixture();
+    let qs = |q: &str| ix.ids(json!({"query_string": {"query": q}}));
+    let qs_title =
+        |q: &str| ix.ids(json!({"query_string": {"query": q, "default_field": "title"}}));
+    assert_eq!(qs("title:quick AND tag:pet"), ids(&["2"]));
+    assert_eq!(qs("title:(quick fox)"), ids(&["1", "2", "4", "6"]));
+    assert_eq!(qs("age:>=10"), ids(&["2", "3", "4"]));
+    assert_eq!(qs("age:[5 TO 10]"), ids(&["1", "2"]));
+    assert_eq!(qs("age:{5 TO 15]"), ids(&["2", "3"]));
+    assert_eq!(qs("date:[2020-01-01 TO 2020-01-31]"), ids(&["1", "2"]));
+    assert_eq!(qs("_exists_:ip"), ids(&["1", "2", "3"]));
+    assert_eq!(qs("tit*:fox"), ids(&["1", "4"]));
+    assert_eq!(qs("fox"), ids(&["1", "4"]), "all fields by default");
+    assert_eq!(qs("*"), ids(&["1", "2", "3", "4", "5", "6"]));
+    assert_eq!(qs("*:*"), ids(&["1", "2", "3", "4", "5", "6"]));
+    assert_eq!(qs("ip:*"), ids(&["1", "2", "3"]));
+    assert_eq!(qs_title("quick -fox"), ids(&["2", "6"]));
+    assert_eq!(qs_title("NOT fox"), ids(&["2", "3", "5", "6"]));
+    assert_eq!(qs_title("+quick +brown"), ids(&["1", "2"]));
+    assert_eq!(qs_title("qu*"), ids(&["1", "2", "6"]));
+    assert_eq!(qs_title("Qu?ck"), ids(&["1", "2", "6"]));
+    assert_eq!(qs_title("\"quick brown\""), ids(&["1", "2"]));
+    assert_eq!(qs_title("\"brown quick\"~2"), ids(&["1", "2"]));
+    assert_eq!(qs_title("quikc~"), ids(&["1", "2", "6"]));
+    assert_eq!(qs_title("/qu.*k/"), ids(&["1", "2", "6"]));
+    assert_eq!(qs_title("(quick AND dogs) OR garden"), ids(&["2", "4"]));
+    assert_eq!(qs_title(""), ids(&[]));
+    assert_eq!(
+        ix.ids(json!({"query_string": {"query": "quick fox", "default_field": "title", "default_operator": "AND"}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"query_string": {"query": "quick garden fox", "default_field": "title", "minimum_should_match": 2}})),
+        ids(&["1", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"query_string": {"query": "fox dog", "fields": ["title", "body"]}})),
+        ids(&["1", "2", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"query_string": {"query": "age:abc", "lenient": true}})),
+        ids(&[])
+    );
+    assert_eq!(
+        ix.err(json!({"query_string": {"query": "age:abc", "lenient": false}}))
+            .kind,
+        "query_shard_exception"
+    );
+    assert_eq!(
+        ix.err(json!({"query_string": {"query": "title:(quick"}}))
+            .kind,
+        "query_shard_exception"
+    );
+    let boosted = ix.score_of(json!({"query_string": {"query": "title:fox^2"}}), "1");
+    let plain = ix.score_of(json!({"match": {"title": "fox"}}), "1");
+    assert!((boosted - 2.0 * plain).abs() < 1e-5);
+}
+
+#[test]
+fn simple_query_strings() {
+    let ix = fixture();
+    let sqs = |q: &str| ix.ids(json!({"simple_query_string": {"query": q, "fields": ["title"]}}));
+    assert_eq!(sqs("quick +fox"), ids(&["1"]));
+    assert_eq!(sqs("-fox"), ids(&["2", "3", "5", "6"]));
+    assert_eq!(sqs("qu*"), ids(&["1", "2", "6"]));
+    assert_eq!(sqs("\"quick brown\""), ids(&["1", "2"]));
+    assert_eq!(sqs("quikc~1"), ids(&["1", "2", "6"]));
+    assert_eq!(sqs("(lazy | garden) + cats"), ids(&["3"]));
+    assert_eq!(
+        sqs("quick (fox"),
+        ids(&["1", "2", "4", "6"]),
+        "unbalanced syntax is ignored"
+    );
+    assert_eq!(
+        ix.ids(json!({"simple_query_string": {"query": "fox | dog", "fields": ["title", "body"]}})),
+        ids(&["1", "2", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"simple_query_string": {"query": "fox"}})),
+        ids(&["1", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"simple_query_string": {"query": "quick fox", "fields": ["title"], "default_operator": "and"}})),
+        ids(&["1"])
+    );
+}
+
+#[test]
+fn bm25_scores_are_on_lucene_scale() {
+    // Every document has the field, so tantivy's statistics equal Lucene's.
+    let ix = TestIndex::new(
+        json!({"properties": {"t": {"type": "text"}}}),
+        &[
+            ("1", json!({"t": "the quick brown fox"})),
+            ("2", json!({"t": "quick brown dogs"})),
+            ("3", json!({"t": "lazy cats sleep"})),
+            ("4", json!({"t": "a fox in the garden"})),
+            ("5", json!({"t": "quick quick quick"})),
+        ],
+    );
+    // ES: idf = ln(1 + (N - n + 0.5) / (n + 0.5)), score = idf · tf / (tf + k1 · (1 - b + b · dl / avgdl)).
+    let es = |n: f32, tf: f32, dl: f32| {
+        let idf = (1.0 + (5.0 - n + 0.5) / (n + 0.5)).ln();
+        let avgdl = 18.0 / 5.0;
+        idf * tf / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
+    };
+    let s1 = ix.score_of(json!({"match": {"t": "fox"}}), "1");
+    assert!(
+        (s1 - es(2.0, 1.0, 4.0)).abs() < 1e-3,
+        "{s1} vs {}",
+        es(2.0, 1.0, 4.0)
+    );
+    let s4 = ix.score_of(json!({"match": {"t": "fox"}}), "4");
+    assert!(
+        (s4 - es(2.0, 1.0, 5.0)).abs() < 1e-3,
+        "{s4} vs {}",
+        es(2.0, 1.0, 5.0)
+    );
+    let s5 = ix.score_of(json!({"term": {"t": "quick"}}), "5");
+    assert!(
+        (s5 - es(3.0, 3.0, 3.0)).abs() < 1e-3,
+        "{s5} vs {}",
+        es(3.0, 3.0, 3.0)
+    );
+    let both = ix.score_of(json!({"match": {"t": "quick fox"}}), "1");
+    assert!((both - (es(2.0, 1.0, 4.0) + es(3.0, 1.0, 4.0))).abs() < 1e-3);
+}
+
+#[test]
+fn match_all_detection() {
+    let p = |v: Value| parse_query(&v).unwrap();
+    assert!(is_match_all(&p(json!({"match_all": {}}))));
+    assert!(is_match_all(&p(json!({"bool": {}}))));
+    assert!(is_match_all(&p(
+        json!({"bool": {"filter": {"match_all": {}}}})
+    )));
+    assert!(is_match_all(&p(
+        json!({"constant_score": {"filter": {"match_all": {}}}})
+    )));
+    assert!(is_match_all(&p(json!({"query_string": {"query": "*:*"}}))));
+    assert!(!is_match_all(&p(
+        json!({"bool": {"must_not": {"match_all": {}}}})
+    )));
+    assert!(!is_match_all(&p(
+        json!({"bool": {"should": {"term": {"a": "b"}}}})
+    )));
+    assert!(!is_match_all(&p(json!({"term": {"a": "b"}}))));
+}
+
+#[test]
+fn bm25_uses_the_fields_document_count() {
+    // Document 5 has no title: Lucene's docCount for `title` is 5, not 6.
+    let ix = fixture();
+    // Title lengths: 4, 3, 3, 5, (none), 3 → avgdl 18 / 5.
+    let es = |n: f32, tf: f32, dl: f32| {
+        let idf = (1.0 + (5.0 - n + 0.5) / (n + 0.5)).ln();
+        idf * tf / (tf + 1.2 * (0.25 + 0.75 * dl / (18.0 / 5.0)))
+    };
+    let s = ix.score_of(json!({"match": {"title": "fox"}}), "1");
+    assert!(
+        (s - es(2.0, 1.0, 4.0)).abs() < 1e-3,
+        "{s} vs {}",
+        es(2.0, 1.0, 4.0)
+    );
+    let s = ix.score_of(json!({"match": {"title": "quick"}}), "6");
+    assert!(
+        (s - es(3.0, 3.0, 3.0)).abs() < 1e-3,
+        "{s} vs {}",
+        es(3.0, 3.0, 3.0)
+    );
+    // Keyword fields (no norms): tag has values in 5 documents, 6 values in all.
+    let kw = ix.score_of(json!({"term": {"tag": "plant"}}), "4");
+    let idf = (1.0f32 + (5.0 - 1.0 + 0.5) / 1.5).ln();
+    let expected = idf / (1.0 + 1.2 * (0.25 + 0.75 / (6.0 / 5.0)));
+    assert!((kw - expected).abs() < 1e-3, "{kw} vs {expected}");
+}

@@ -1,0 +1,159 @@
+//! The request and response types every API handler speaks: a routed REST request with its
+//! path and query parameters and raw body, and a response of status plus JSON or text.
+
+use lode_engine::{EsError, EsResult};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Put,
+    Delete,
+}
+
+#[derive(Debug)]
+pub struct RestRequest {
+    pub method: Method,
+    pub path: String,
+    /// Query-string parameters.
+    pub params: BTreeMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+#[derive(Debug)]
+pub enum RestBody {
+    Json(Value),
+    Text(String),
+    Empty,
+}
+
+#[derive(Debug)]
+pub struct RestResponse {
+    pub status: u16,
+    pub body: RestBody,
+}
+
+impl RestResponse {
+    pub fn ok(v: Value) -> RestResponse {
+        RestResponse {
+            status: 200,
+            body: RestBody::Json(v),
+        }
+    }
+
+    pub fn json(status: u16, v: Value) -> RestResponse {
+        RestResponse {
+            status,
+            body: RestBody::Json(v),
+        }
+    }
+
+    pub fn text(status: u16, t: String) -> RestResponse {
+        RestResponse {
+            status,
+            body: RestBody::Text(t),
+        }
+    }
+
+    pub fn empty(status: u16) -> RestResponse {
+        RestResponse {
+            status,
+            body: RestBody::Empty,
+        }
+    }
+
+    pub fn error(e: &EsError) -> RestResponse {
+        RestResponse::json(e.status, e.to_response_json())
+    }
+}
+
+impl RestRequest {
+    pub fn param(&self, k: &str) -> Option<&str> {
+        self.params.get(k).map(String::as_str)
+    }
+
+    pub fn has(&self, k: &str) -> bool {
+        self.params.contains_key(k)
+    }
+
+    /// A boolean parameter: absent → default; present with no value or "true" → true.
+    pub fn bool_param(&self, k: &str, default: bool) -> EsResult<bool> {
+        match self.param(k) {
+            None => Ok(default),
+            Some("") | Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            Some(v) => Err(EsError::illegal_argument(format!(
+                "Failed to parse value [{v}] as only [true] or [false] are allowed."
+            ))),
+        }
+    }
+
+    pub fn usize_param(&self, k: &str) -> EsResult<Option<usize>> {
+        match self.param(k) {
+            None => Ok(None),
+            Some(v) => v.parse::<usize>().map(Some).map_err(|_| {
+                EsError::illegal_argument(format!("Failed to parse int parameter [{k}] with value [{v}]"))
+            }),
+        }
+    }
+
+    pub fn i64_param(&self, k: &str) -> EsResult<Option<i64>> {
+        match self.param(k) {
+            None => Ok(None),
+            Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
+                EsError::illegal_argument(format!("Failed to parse long parameter [{k}] with value [{v}]"))
+            }),
+        }
+    }
+
+    pub fn has_body(&self) -> bool {
+        self.body.iter().any(|b| !b.is_ascii_whitespace())
+    }
+
+    /// The body as JSON, `None` when empty.
+    pub fn json_body(&self) -> EsResult<Option<Value>> {
+        if !self.has_body() {
+            return Ok(None);
+        }
+        parse_json(&self.body).map(Some)
+    }
+
+    /// The body as JSON, failing as ES does when it is required.
+    pub fn required_body(&self) -> EsResult<Value> {
+        self.json_body()?.ok_or_else(|| {
+            EsError::bad_request("parse_exception", "request body is required")
+        })
+    }
+}
+
+/// Parses JSON, answering malformed input with Elasticsearch's parse error.
+pub fn parse_json(bytes: &[u8]) -> EsResult<Value> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        EsError::x_content_parse(format!("[{}:{}] {}", e.line(), e.column(), json_error_text(&e)))
+            .caused_by(EsError::bad_request("json_parse_exception", json_error_text(&e)))
+    })
+}
+
+fn json_error_text(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.find(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Comma-separated list parameter.
+pub fn list_param(v: Option<&str>) -> Vec<String> {
+    v.map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
+        .unwrap_or_default()
+}
+
+/// `_shards` header for a request that touched `n` shards successfully.
+pub fn shards_header(total: usize) -> Value {
+    serde_json::json!({"total": total, "successful": total, "failed": 0})
+}
+
+pub type Params = BTreeMap<String, String>;

@@ -1,0 +1,872 @@
+//! Search: `_search`, `_count`, `_msearch`, scroll. The request reads top to bottom:
+//! parse the body → plan the query per index → collect on every shard in parallel → merge
+//! hits, totals and aggregations → fetch `_source` → render Elasticsearch's JSON.
+
+pub mod sort;
+
+use crate::aggs::{self, AggsRequest};
+use crate::query::{self, QueryContext};
+use crate::rest::{RestRequest, RestResponse};
+use crate::source::SourceFilter;
+use lode_engine::index::{now_millis, IndexService};
+use lode_engine::node::ResolveOptions;
+use lode_engine::schema::MetaFields;
+use lode_engine::shard::{add_elapsed, stored_source, ShardSearcher, PRIMARY_TERM};
+use lode_engine::{EsError, EsResult, Node};
+use parking_lot::Mutex;
+use serde_json::{json, Map, Value};
+use sort::{SortKey, SortKind, SortValue, SortedHit};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::schema::Value as _;
+use tantivy::{DocAddress, TantivyDocument};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TrackTotal {
+    Exact,
+    UpTo(u64),
+    Off,
+}
+
+/// A parsed search body (index independent).
+pub struct SearchRequest {
+    pub query: Option<query::Query>,
+    pub post_filter: Option<query::Query>,
+    pub from: usize,
+    pub size: usize,
+    pub sort: Option<Value>,
+    pub source: SourceFilter,
+    pub track_total: TrackTotal,
+    pub track_scores: bool,
+    pub search_after: Option<Vec<Value>>,
+    pub aggs: Option<AggsRequest>,
+    pub docvalue_fields: Vec<(String, Option<String>)>,
+    pub fields: Vec<String>,
+    pub stored_fields_none: bool,
+    pub version: bool,
+    pub seq_no_primary_term: bool,
+    pub min_score: Option<f32>,
+    pub terminate_after: Option<usize>,
+    pub rest_total_hits_as_int: bool,
+    pub typed_keys: bool,
+}
+
+const KNOWN_KEYS: &[&str] = &[
+    "query", "from", "size", "sort", "_source", "track_total_hits", "track_scores", "search_after", "aggs",
+    "aggregations", "docvalue_fields", "stored_fields", "version", "seq_no_primary_term", "min_score",
+    "terminate_after", "timeout", "highlight", "explain", "post_filter", "fields", "script_fields", "profile",
+    "indices_boost", "rescore", "suggest", "collapse", "pit", "runtime_mappings", "stats", "ext", "slice",
+    "_source_includes", "_source_excludes",
+];
+
+fn as_usize(v: &Value, name: &str) -> EsResult<usize> {
+    let n = v
+        .as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        .ok_or_else(|| EsError::x_content_parse(format!("[1:2] [{name}] failed to parse field: {v}")))?;
+    if n < 0 {
+        return Err(EsError::illegal_argument(format!("[{name}] parameter cannot be negative, found [{n}]")));
+    }
+    Ok(n as usize)
+}
+
+impl SearchRequest {
+    pub fn parse(body: Option<&Value>, req: &RestRequest) -> EsResult<SearchRequest> {
+        let empty = Map::new();
+        let b = match body {
+            Some(Value::Object(m)) => m,
+            Some(Value::Null) | None => &empty,
+            Some(_) => return Err(EsError::parsing("Expected [START_OBJECT] but found [VALUE_STRING]")),
+        };
+        for k in b.keys() {
+            if !KNOWN_KEYS.contains(&k.as_str()) {
+                return Err(EsError::parsing(format!("Unknown key for a START_OBJECT in [{k}].")));
+            }
+        }
+        let mut query = match b.get("query") {
+            Some(q) => Some(query::parse_query(q)?),
+            None => None,
+        };
+        if let Some(q) = req.param("q") {
+            let mut qs = json!({"query_string": {"query": q}});
+            if let Some(df) = req.param("df") {
+                qs["query_string"]["default_field"] = json!(df);
+            }
+            if let Some(op) = req.param("default_operator") {
+                qs["query_string"]["default_operator"] = json!(op);
+            }
+            if let Some(a) = req.param("analyzer") {
+                qs["query_string"]["analyzer"] = json!(a);
+            }
+            query = Some(query::parse_query(&qs)?);
+        }
+        let from = match req.param("from") {
+            Some(f) => as_usize(&json!(f), "from")?,
+            None => b.get("from").map(|v| as_usize(v, "from")).transpose()?.unwrap_or(0),
+        };
+        let size = match req.param("size") {
+            Some(s) => as_usize(&json!(s), "size")?,
+            None => b.get("size").map(|v| as_usize(v, "size")).transpose()?.unwrap_or(10),
+        };
+        let sort = match req.param("sort") {
+            Some(s) => Some(Value::Array(crate::rest::list_param(Some(s)).into_iter().map(Value::String).collect())),
+            None => b.get("sort").cloned(),
+        };
+        let mut source = if req.has("_source") || req.has("_source_includes") || req.has("_source_excludes") {
+            SourceFilter::from_params(req.param("_source"), req.param("_source_includes"), req.param("_source_excludes"))
+        } else {
+            SourceFilter::from_json(b.get("_source"))
+        };
+        let track_total = match req.param("track_total_hits").map(|s| json!(s)).or_else(|| b.get("track_total_hits").cloned()) {
+            None => TrackTotal::UpTo(10_000),
+            Some(Value::Bool(true)) => TrackTotal::Exact,
+            Some(Value::Bool(false)) => TrackTotal::Off,
+            Some(Value::String(s)) if s == "true" => TrackTotal::Exact,
+            Some(Value::String(s)) if s == "false" => TrackTotal::Off,
+            Some(v) => match v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok())) {
+                Some(n) if n >= 0 => TrackTotal::UpTo(n as u64),
+                Some(-1) => TrackTotal::Exact,
+                _ => {
+                    return Err(EsError::illegal_argument(format!(
+                        "[track_total_hits] parameter must be positive or equals to -1, got {v}"
+                    )))
+                }
+            },
+        };
+        let rest_total_hits_as_int = req.bool_param("rest_total_hits_as_int", false)?;
+        let track_total = if rest_total_hits_as_int && track_total == TrackTotal::UpTo(10_000) {
+            TrackTotal::Exact
+        } else {
+            track_total
+        };
+        let search_after = match b.get("search_after") {
+            Some(Value::Array(a)) => Some(a.clone()),
+            Some(_) => return Err(EsError::parsing("[search_after] must be an array")),
+            None => None,
+        };
+        let aggs = match b.get("aggs").or(b.get("aggregations")) {
+            Some(a) => Some(aggs::parse_aggs(a)?),
+            None => None,
+        };
+        let docvalue_fields = match b.get("docvalue_fields").or(b.get("fields").filter(|_| false)) {
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok((s.clone(), None)),
+                    Value::Object(o) => Ok((
+                        o.get("field").and_then(|f| f.as_str()).unwrap_or_default().to_string(),
+                        o.get("format").and_then(|f| f.as_str()).map(str::to_string),
+                    )),
+                    _ => Err(EsError::parsing("[docvalue_fields] must be strings or objects")),
+                })
+                .collect::<EsResult<Vec<_>>>()?,
+            _ => Vec::new(),
+        };
+        let fields = match b.get("fields") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Object(o) => o.get("field").and_then(|f| f.as_str()).map(str::to_string),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let stored = req.param("stored_fields").map(|s| json!(s)).or_else(|| b.get("stored_fields").cloned());
+        let stored_fields_none = matches!(&stored, Some(Value::String(s)) if s == "_none_");
+        if stored.is_some() && b.get("_source").is_none() && !req.has("_source") {
+            source.fetch = false;
+        }
+        let bool_opt = |k: &str| -> EsResult<bool> {
+            if req.has(k) {
+                return req.bool_param(k, false);
+            }
+            Ok(b.get(k).and_then(|v| v.as_bool()).unwrap_or(false))
+        };
+        Ok(SearchRequest {
+            query,
+            post_filter: b.get("post_filter").map(query::parse_query).transpose()?,
+            from,
+            size,
+            sort,
+            source,
+            track_total,
+            track_scores: bool_opt("track_scores")?,
+            search_after,
+            aggs,
+            docvalue_fields,
+            fields,
+            stored_fields_none,
+            version: bool_opt("version")?,
+            seq_no_primary_term: bool_opt("seq_no_primary_term")?,
+            min_score: b.get("min_score").and_then(|v| v.as_f64()).map(|f| f as f32),
+            terminate_after: req
+                .usize_param("terminate_after")?
+                .or(b.get("terminate_after").and_then(|v| v.as_u64()).map(|v| v as usize))
+                .filter(|n| *n > 0),
+            rest_total_hits_as_int,
+            typed_keys: req.bool_param("typed_keys", false)?,
+        })
+    }
+}
+
+/// One hit before fetch.
+struct Candidate {
+    index: usize,
+    shard: usize,
+    addr: DocAddress,
+    score: Option<f32>,
+    sort: Option<Vec<SortValue>>,
+}
+
+/// The results of the query phase over all indices.
+struct QueryPhase {
+    total: u64,
+    max_score: Option<f32>,
+    hits: Vec<Candidate>,
+    aggs: Option<Value>,
+    keys: Option<Vec<SortKey>>,
+    shards: usize,
+}
+
+/// Per-index searchers pinned for the fetch phase (and for scrolls).
+struct Target {
+    index: Arc<IndexService>,
+    searchers: Vec<ShardSearcher>,
+}
+
+fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
+    let mut o = ResolveOptions {
+        ignore_unavailable: req.bool_param("ignore_unavailable", false)?,
+        allow_no_indices: req.bool_param("allow_no_indices", true)?,
+        ..Default::default()
+    };
+    if let Some(ew) = req.param("expand_wildcards") {
+        o.open = ew.contains("open") || ew.contains("all");
+        o.closed = ew.contains("closed") || ew.contains("all");
+    }
+    Ok(o)
+}
+
+pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Arc<IndexService>>> {
+    let list = node.resolve(indices, resolve_opts(req)?)?;
+    for i in &list {
+        if i.is_closed() {
+            return Err(EsError::index_closed(&i.name, &i.uuid));
+        }
+    }
+    Ok(list)
+}
+
+fn context<'a>(index: &'a IndexService, state: &'a lode_engine::index::MappingState, now: i64) -> QueryContext<'a> {
+    QueryContext {
+        mapping: &state.mapping,
+        schema: &state.schema,
+        meta: MetaFields::of(&state.schema),
+        analysis: &index.analysis,
+        now_millis: now,
+        max_terms_count: index.config().max_terms_count,
+    }
+}
+
+fn search_phase_error(e: EsError) -> EsError {
+    if e.status >= 500 || e.kind == "search_phase_execution_exception" {
+        return e;
+    }
+    let mut outer = EsError::new(e.status, "search_phase_execution_exception", "all shards failed");
+    outer.extra.insert("phase".into(), json!("query"));
+    outer.extra.insert("grouped".into(), json!(true));
+    outer.extra.insert(
+        "failed_shards".into(),
+        json!([{"shard": 0, "index": e.extra.get("index").cloned().unwrap_or(Value::Null), "node": "lode", "reason": e.to_cause_json()}]),
+    );
+    outer.root_cause = Some(Box::new(e.clone()));
+    outer.caused_by = Some(Box::new(e));
+    outer
+}
+
+/// Runs the query phase: every shard of every target index, in parallel.
+fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64) -> EsResult<QueryPhase> {
+    let mut all_hits: Vec<Candidate> = Vec::new();
+    let mut total = 0u64;
+    let mut max_score: Option<f32> = None;
+    let mut aggs_out: Option<Value> = None;
+    let mut shards = 0;
+    let mut keys_out: Option<Vec<SortKey>> = None;
+    for (ti, t) in targets.iter().enumerate() {
+        let state = t.index.mapping_state();
+        let ctx = context(&t.index, &state, now);
+        let mut q: Box<dyn tantivy::query::Query> = match &sreq.query {
+            Some(q) => query::build_query(q, &ctx)?,
+            None => Box::new(tantivy::query::AllQuery),
+        };
+        if let Some(pf) = &sreq.post_filter {
+            let f = query::build_query(pf, &ctx)?;
+            q = Box::new(tantivy::query::BooleanQuery::new(vec![
+                (tantivy::query::Occur::Must, q),
+                (tantivy::query::Occur::Must, Box::new(tantivy::query::ConstScoreQuery::new(f, 0.0))),
+            ]));
+        }
+        let keys = match &sreq.sort {
+            Some(s) => Some(sort::parse_sort(s, &state.mapping)?),
+            None => None,
+        };
+        let score_only = keys.as_ref().map(|k| k.len() == 1 && k[0].kind == SortKind::Score && k[0].desc).unwrap_or(true)
+            && sreq.search_after.is_none()
+            && sreq.min_score.is_none();
+        let after = match (&sreq.search_after, &keys) {
+            (Some(a), Some(k)) => {
+                if a.len() != k.len() {
+                    return Err(EsError::illegal_argument(format!(
+                        "search_after has {} value(s) but sort has {}.",
+                        a.len(),
+                        k.len()
+                    )));
+                }
+                Some(a.iter().zip(k).map(|(v, key)| SortValue::from_json(v, key)).collect::<EsResult<Vec<_>>>()?)
+            }
+            (Some(_), None) => return Err(EsError::illegal_argument("Sort must contain at least one field.")),
+            _ => None,
+        };
+        let results: Vec<EsResult<(u64, Vec<Candidate>)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = t
+                .searchers
+                .iter()
+                .map(|s| {
+                    let q = q.box_clone();
+                    let keys = keys.clone();
+                    let after = after.clone();
+                    scope.spawn(move || -> EsResult<(u64, Vec<Candidate>)> {
+                        let started = Instant::now();
+                        let shard_stats = &t.index.shards()?[s.shard_id].stats;
+                        let searcher = &s.searcher;
+                        let (count, cands) = if score_only {
+                            if limit == 0 {
+                                let c = searcher.search(&*q, &Count)?;
+                                (c as u64, Vec::new())
+                            } else {
+                                let (c, top) = searcher.search(&*q, &(Count, TopDocs::with_limit(limit).order_by_score()))?;
+                                (
+                                    c as u64,
+                                    top.into_iter()
+                                        .map(|(score, addr)| Candidate { index: ti, shard: s.shard_id, addr, score: Some(score), sort: None })
+                                        .collect(),
+                                )
+                            }
+                        } else {
+                            let keys = keys.clone().unwrap_or_else(|| vec![SortKey { kind: SortKind::Score, desc: true, missing_first: false, missing_value: None }]);
+                            let coll = sort::FieldSortCollector { keys: keys.clone(), limit, after, shard_id: s.shard_id };
+                            let (c, hits) = searcher.search(&*q, &(Count, coll))?;
+                            let with_score = keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
+                            let hits: Vec<SortedHit> = match sreq.min_score {
+                                Some(m) => hits.into_iter().filter(|h| h.score >= m).collect(),
+                                None => hits,
+                            };
+                            (
+                                c as u64,
+                                hits.into_iter()
+                                    .map(|h| Candidate { index: ti, shard: s.shard_id, addr: h.addr, score: if with_score { Some(h.score) } else { None }, sort: Some(h.values) })
+                                    .collect(),
+                            )
+                        };
+                        shard_stats.query_total.fetch_add(1, Ordering::Relaxed);
+                        add_elapsed(&shard_stats.query_time_nanos, started);
+                        Ok((count, cands))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(EsError::internal("shard search panicked")))).collect()
+        });
+        for r in results {
+            let (c, cands) = r?;
+            total += c;
+            for cand in &cands {
+                if let Some(s) = cand.score {
+                    max_score = Some(max_score.map_or(s, |m: f32| m.max(s)));
+                }
+            }
+            all_hits.extend(cands);
+        }
+        shards += t.searchers.len();
+        if keys_out.is_none() {
+            keys_out = keys;
+        }
+    }
+    // Aggregations run once over the shards of every index (fields are named by path, so
+    // indices with compatible mappings aggregate together as in Elasticsearch).
+    if let (Some(a), Some(first)) = (&sreq.aggs, targets.first()) {
+        let state = first.index.mapping_state();
+        let ctx = context(&first.index, &state, now);
+        let q: Box<dyn tantivy::query::Query> = match &sreq.query {
+            Some(q) => query::build_query(q, &ctx)?,
+            None => Box::new(tantivy::query::AllQuery),
+        };
+        let searchers: Vec<ShardSearcher> = targets.iter().flat_map(|t| t.searchers.iter().cloned()).collect();
+        aggs_out = Some(aggs::run_aggs(a, &ctx, &searchers, &*q, sreq.typed_keys)?);
+    }
+    // Merge across shards and indices.
+    match &keys_out {
+        None => all_hits.sort_by(|a, b| {
+            b.score
+                .partial_cmp(&a.score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.index.cmp(&b.index))
+                .then(a.shard.cmp(&b.shard))
+                .then(a.addr.segment_ord.cmp(&b.addr.segment_ord))
+                .then(a.addr.doc_id.cmp(&b.addr.doc_id))
+        }),
+        Some(keys) => all_hits.sort_by(|a, b| {
+            let (x, y) = (a.sort.as_deref().unwrap_or(&[]), b.sort.as_deref().unwrap_or(&[]));
+            sort::cmp_rows(x, y, keys)
+                .then(b.score.partial_cmp(&a.score).unwrap_or(std::cmp::Ordering::Equal))
+                .then(a.index.cmp(&b.index))
+                .then(a.shard.cmp(&b.shard))
+                .then(a.addr.segment_ord.cmp(&b.addr.segment_ord))
+                .then(a.addr.doc_id.cmp(&b.addr.doc_id))
+        }),
+    }
+    all_hits.truncate(limit);
+    if keys_out.as_ref().map(|k| !(k.len() == 1 && k[0].kind == SortKind::Score)).unwrap_or(false) && !sreq.track_scores {
+        max_score = None;
+    }
+    Ok(QueryPhase {
+        total,
+        max_score,
+        hits: all_hits,
+        aggs: aggs_out,
+        keys: keys_out,
+        shards,
+    })
+}
+
+fn render_total(total: u64, track: TrackTotal, as_int: bool) -> Option<Value> {
+    let (value, relation) = match track {
+        TrackTotal::Off => return None,
+        TrackTotal::Exact => (total, "eq"),
+        TrackTotal::UpTo(n) if total > n => (n, "gte"),
+        TrackTotal::UpTo(_) => (total, "eq"),
+    };
+    Some(if as_int { json!(value) } else { json!({"value": value, "relation": relation}) })
+}
+
+/// Loads and renders the hits.
+fn fetch_phase(targets: &[Target], hits: &[Candidate], sreq: &SearchRequest, keys: Option<&[SortKey]>) -> EsResult<Vec<Value>> {
+    let mut out = Vec::with_capacity(hits.len());
+    for h in hits {
+        let t = &targets[h.index];
+        let s = &t.searchers.iter().find(|s| s.shard_id == h.shard).expect("shard searcher");
+        let started = Instant::now();
+        let doc: TantivyDocument = s.searcher.doc(h.addr)?;
+        let id = doc.get_first(s.meta.id).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let mut hit = Map::new();
+        hit.insert("_index".into(), json!(t.index.name));
+        if !sreq.stored_fields_none {
+            hit.insert("_id".into(), json!(id));
+        }
+        hit.insert("_score".into(), h.score.map(|s| json!(s)).unwrap_or(Value::Null));
+        if let Some(r) = doc.get_first(s.meta.routing).and_then(|v| v.as_str()) {
+            hit.insert("_routing".into(), json!(r));
+        }
+        if sreq.version || sreq.seq_no_primary_term {
+            let seg = s.searcher.segment_reader(h.addr.segment_ord);
+            let ff = seg.fast_fields();
+            if sreq.version {
+                let v = ff.u64(lode_engine::schema::VERSION)?.first(h.addr.doc_id).unwrap_or(1);
+                hit.insert("_version".into(), json!(v));
+            }
+            if sreq.seq_no_primary_term {
+                let v = ff.u64(lode_engine::schema::SEQ_NO)?.first(h.addr.doc_id).unwrap_or(0);
+                hit.insert("_seq_no".into(), json!(v));
+                hit.insert("_primary_term".into(), json!(PRIMARY_TERM));
+            }
+        }
+        let needs_source = sreq.source.fetch || !sreq.fields.is_empty();
+        let source: Option<Value> = if needs_source {
+            let bytes = stored_source(&doc, s.meta);
+            Some(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        } else {
+            None
+        };
+        if let (true, Some(src)) = (sreq.source.fetch, &source) {
+            if let Some(f) = sreq.source.apply(src) {
+                hit.insert("_source".into(), f);
+            }
+        }
+        let mut fields = Map::new();
+        if !sreq.docvalue_fields.is_empty() {
+            let mapping = t.index.mapping();
+            for (pattern, format) in &sreq.docvalue_fields {
+                for def in mapping.matching_fields(pattern) {
+                    let vals = crate::docvalues::read(&s.searcher, h.addr, &def, format.as_deref())?;
+                    if !vals.is_empty() {
+                        fields.insert(def.path.clone(), Value::Array(vals));
+                    }
+                }
+            }
+        }
+        if let (false, Some(src)) = (sreq.fields.is_empty(), &source) {
+            let mapping = t.index.mapping();
+            for pattern in &sreq.fields {
+                for def in mapping.matching_fields(pattern) {
+                    let vals = crate::docvalues::from_source(src, &def);
+                    if !vals.is_empty() {
+                        fields.insert(def.path.clone(), Value::Array(vals));
+                    }
+                }
+            }
+        }
+        if !fields.is_empty() {
+            hit.insert("fields".into(), Value::Object(fields));
+        }
+        if let (Some(vals), Some(keys)) = (&h.sort, keys) {
+            hit.insert("sort".into(), Value::Array(vals.iter().zip(keys).map(|(v, k)| v.to_json(k)).collect()));
+        }
+        if let Ok(shards) = t.index.shards() {
+            let st = &shards[h.shard].stats;
+            st.fetch_total.fetch_add(1, Ordering::Relaxed);
+            add_elapsed(&st.fetch_time_nanos, started);
+        }
+        out.push(Value::Object(hit));
+    }
+    Ok(out)
+}
+
+fn pin(indices: Vec<Arc<IndexService>>) -> EsResult<Vec<Target>> {
+    indices
+        .into_iter()
+        .map(|index| {
+            let searchers = index.shards()?.iter().map(|s| s.searcher()).collect();
+            Ok(Target { index, searchers })
+        })
+        .collect()
+}
+
+/// Executes one search over resolved indices and renders the response.
+fn execute(indices: Vec<Arc<IndexService>>, sreq: &SearchRequest, scroll: Option<Duration>) -> EsResult<Value> {
+    let started = Instant::now();
+    let now = now_millis();
+    for i in &indices {
+        let max = i.config().max_result_window;
+        if scroll.is_none() && sreq.from + sreq.size > max {
+            return Err(search_phase_error(EsError::illegal_argument(format!(
+                "Result window is too large, from + size must be less than or equal to: [{max}] but was [{}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.",
+                sreq.from + sreq.size
+            )).with("index", i.name.clone())));
+        }
+        if sreq.search_after.is_some() && sreq.from > 0 {
+            return Err(search_phase_error(EsError::illegal_argument(
+                "`from` parameter must be set to 0 when `search_after` is used.",
+            )));
+        }
+    }
+    let targets = pin(indices)?;
+    let limit = match scroll {
+        Some(_) => usize::MAX / 4,
+        None => sreq.from + sreq.size,
+    };
+    let qp = query_phase(&targets, sreq, if scroll.is_some() { 1 << 30 } else { limit }, now).map_err(search_phase_error)?;
+    let keys = qp.keys.clone();
+    let (page, rest): (Vec<Candidate>, Vec<Candidate>) = {
+        let mut hits = qp.hits;
+        let from = if scroll.is_some() { 0 } else { sreq.from.min(hits.len()) };
+        let mut page: Vec<Candidate> = hits.drain(..from.min(hits.len())).collect();
+        page.clear();
+        let take = sreq.size.min(hits.len());
+        let page_hits: Vec<Candidate> = hits.drain(..take).collect();
+        (page_hits, hits)
+    };
+    let rendered = fetch_phase(&targets, &page, sreq, keys.as_deref())?;
+    let mut hits = Map::new();
+    if let Some(t) = render_total(qp.total, sreq.track_total, sreq.rest_total_hits_as_int) {
+        hits.insert("total".into(), t);
+    }
+    hits.insert("max_score".into(), qp.max_score.map(|s| json!(s)).unwrap_or(Value::Null));
+    hits.insert("hits".into(), Value::Array(rendered));
+    let mut body = Map::new();
+    if let Some(ttl) = scroll {
+        let id = scroll_store().insert(ScrollCtx {
+            targets,
+            remaining: rest,
+            size: sreq.size,
+            keys: keys.clone(),
+            total: qp.total,
+            track: sreq.track_total,
+            source: sreq.source.clone(),
+            version: sreq.version,
+            seq_no_primary_term: sreq.seq_no_primary_term,
+            expires: Instant::now() + ttl,
+            as_int: sreq.rest_total_hits_as_int,
+        });
+        body.insert("_scroll_id".into(), json!(id));
+    }
+    body.insert("took".into(), json!(started.elapsed().as_millis() as u64));
+    body.insert("timed_out".into(), json!(false));
+    body.insert("_shards".into(), json!({"total": qp.shards, "successful": qp.shards, "skipped": 0, "failed": 0}));
+    body.insert("hits".into(), Value::Object(hits));
+    if let Some(a) = qp.aggs {
+        body.insert("aggregations".into(), a);
+    }
+    Ok(Value::Object(body))
+}
+
+fn parse_keep_alive(s: &str) -> EsResult<Duration> {
+    let ms = lode_dates::parse_time_value(s).map_err(|_| {
+        EsError::illegal_argument(format!("failed to parse setting [scroll] with value [{s}] as a time value: unit is missing or unrecognized"))
+    })?;
+    Ok(Duration::from_millis(ms.max(0) as u64))
+}
+
+/// `GET|POST /{index}/_search`, `/_search`.
+pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let body = req.json_body()?;
+    let sreq = SearchRequest::parse(body.as_ref(), req)?;
+    let scroll = req.param("scroll").map(parse_keep_alive).transpose()?;
+    if scroll.is_some() && sreq.search_after.is_some() {
+        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: using [search_after] is not allowed in a scroll context;"));
+    }
+    let list = targets(node, indices, req)?;
+    Ok(RestResponse::ok(execute(list, &sreq, scroll)?))
+}
+
+/// `GET|POST /{index}/_count`.
+pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let body = req.json_body()?;
+    if let Some(Value::Object(m)) = &body {
+        for k in m.keys() {
+            if k != "query" {
+                return Err(EsError::parsing(format!("request does not support [{k}]")));
+            }
+        }
+    }
+    let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
+    sreq.size = 0;
+    sreq.track_total = TrackTotal::Exact;
+    let list = targets(node, indices, req)?;
+    let targets = pin(list)?;
+    let qp = query_phase(&targets, &sreq, 0, now_millis()).map_err(search_phase_error)?;
+    Ok(RestResponse::ok(json!({
+        "count": qp.total,
+        "_shards": {"total": qp.shards, "successful": qp.shards, "skipped": 0, "failed": 0},
+    })))
+}
+
+/// `POST /_msearch`, `/{index}/_msearch`.
+pub fn msearch(node: &Node, default_indices: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+    let started = Instant::now();
+    let text = std::str::from_utf8(&req.body).map_err(|_| EsError::parsing("msearch body is not UTF-8"))?;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut responses = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let header: Value = crate::rest::parse_json(str::as_bytes(lines[i]))?;
+        let body: Value = match lines.get(i + 1) {
+            Some(l) => crate::rest::parse_json(str::as_bytes(l))?,
+            None => return Err(EsError::parsing("msearch body must be pairs of header and body lines")),
+        };
+        i += 2;
+        let indices = match header.get("index") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(","),
+            _ => default_indices.unwrap_or("_all").to_string(),
+        };
+        let mut sub = RestRequest {
+            method: crate::rest::Method::Post,
+            path: String::new(),
+            params: req.params.clone(),
+            body: Vec::new(),
+        };
+        for k in ["ignore_unavailable", "allow_no_indices", "expand_wildcards", "search_type", "request_cache", "routing", "preference"] {
+            if let Some(v) = header.get(k) {
+                sub.params.insert(k.to_string(), match v {
+                    Value::String(s) => s.clone(),
+                    o => o.to_string(),
+                });
+            }
+        }
+        let result = SearchRequest::parse(Some(&body), &sub)
+            .and_then(|sreq| targets(node, &indices, &sub).and_then(|list| execute(list, &sreq, None)));
+        responses.push(match result {
+            Ok(mut v) => {
+                v["status"] = json!(200);
+                v
+            }
+            Err(e) => json!({"error": e.to_error_json(), "status": e.status}),
+        });
+    }
+    Ok(RestResponse::ok(json!({"took": started.elapsed().as_millis() as u64, "responses": responses})))
+}
+
+struct ScrollCtx {
+    targets: Vec<Target>,
+    remaining: Vec<Candidate>,
+    size: usize,
+    keys: Option<Vec<SortKey>>,
+    total: u64,
+    track: TrackTotal,
+    source: SourceFilter,
+    version: bool,
+    seq_no_primary_term: bool,
+    expires: Instant,
+    as_int: bool,
+}
+
+struct ScrollStore {
+    map: Mutex<HashMap<String, ScrollCtx>>,
+}
+
+fn scroll_store() -> &'static ScrollStore {
+    static STORE: OnceLock<ScrollStore> = OnceLock::new();
+    STORE.get_or_init(|| ScrollStore { map: Mutex::new(HashMap::new()) })
+}
+
+impl ScrollStore {
+    fn insert(&self, ctx: ScrollCtx) -> String {
+        let id = lode_engine::index::new_uuid() + &lode_engine::index::new_uuid();
+        let mut m = self.map.lock();
+        let now = Instant::now();
+        m.retain(|_, c| c.expires > now);
+        m.insert(id.clone(), ctx);
+        id
+    }
+}
+
+fn scroll_missing(id: &str) -> EsError {
+    let inner = EsError::new(404, "search_context_missing_exception", format!("No search context found for id [{id}]"));
+    let mut outer = EsError::new(404, "search_phase_execution_exception", "all shards failed");
+    outer.root_cause = Some(Box::new(inner.clone()));
+    outer.caused_by = Some(Box::new(inner));
+    outer
+}
+
+/// `GET|POST /_search/scroll`.
+pub fn scroll(req: &RestRequest, path_id: Option<&str>) -> EsResult<RestResponse> {
+    let body = req.json_body()?;
+    let id = path_id
+        .map(str::to_string)
+        .or_else(|| req.param("scroll_id").map(str::to_string))
+        .or_else(|| body.as_ref().and_then(|b| b.get("scroll_id")).and_then(|v| v.as_str()).map(str::to_string))
+        .ok_or_else(|| EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: scrollId is missing;"))?;
+    let keep = req
+        .param("scroll")
+        .map(str::to_string)
+        .or_else(|| body.as_ref().and_then(|b| b.get("scroll")).and_then(|v| v.as_str()).map(str::to_string))
+        .map(|s| parse_keep_alive(&s))
+        .transpose()?;
+    let started = Instant::now();
+    let store = scroll_store();
+    let mut map = store.map.lock();
+    let ctx = match map.get_mut(&id) {
+        Some(c) if c.expires > Instant::now() => c,
+        _ => {
+            map.remove(&id);
+            return Err(scroll_missing(&id));
+        }
+    };
+    if let Some(k) = keep {
+        ctx.expires = Instant::now() + k;
+    }
+    let take = ctx.size.min(ctx.remaining.len());
+    let page: Vec<Candidate> = ctx.remaining.drain(..take).collect();
+    let sreq = SearchRequest {
+        query: None,
+        post_filter: None,
+        from: 0,
+        size: ctx.size,
+        sort: None,
+        source: ctx.source.clone(),
+        track_total: ctx.track,
+        track_scores: false,
+        search_after: None,
+        aggs: None,
+        docvalue_fields: vec![],
+        fields: vec![],
+        stored_fields_none: false,
+        version: ctx.version,
+        seq_no_primary_term: ctx.seq_no_primary_term,
+        min_score: None,
+        terminate_after: None,
+        rest_total_hits_as_int: ctx.as_int || req.bool_param("rest_total_hits_as_int", false)?,
+        typed_keys: false,
+    };
+    let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
+    for t in &ctx.targets {
+        if let Ok(shards) = t.index.shards() {
+            for s in shards {
+                s.stats.scroll_total.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    let shards: usize = ctx.targets.iter().map(|t| t.searchers.len()).sum();
+    let mut hits = Map::new();
+    if let Some(t) = render_total(ctx.total, ctx.track, sreq.rest_total_hits_as_int) {
+        hits.insert("total".into(), t);
+    }
+    hits.insert("max_score".into(), Value::Null);
+    hits.insert("hits".into(), Value::Array(rendered));
+    Ok(RestResponse::ok(json!({
+        "_scroll_id": id,
+        "took": started.elapsed().as_millis() as u64,
+        "timed_out": false,
+        "_shards": {"total": shards, "successful": shards, "skipped": 0, "failed": 0},
+        "hits": hits,
+    })))
+}
+
+/// `DELETE /_search/scroll`.
+pub fn clear_scroll(req: &RestRequest, path_ids: Option<&str>) -> EsResult<RestResponse> {
+    let body = req.json_body()?;
+    let mut ids: Vec<String> = crate::rest::list_param(path_ids);
+    if let Some(b) = &body {
+        match b.get("scroll_id") {
+            Some(Value::String(s)) => ids.push(s.clone()),
+            Some(Value::Array(a)) => ids.extend(a.iter().filter_map(|v| v.as_str().map(str::to_string))),
+            _ => {}
+        }
+    }
+    if let Some(p) = req.param("scroll_id") {
+        ids.extend(crate::rest::list_param(Some(p)));
+    }
+    let mut map = scroll_store().map.lock();
+    let mut freed = 0;
+    if ids.iter().any(|i| i == "_all") {
+        freed = map.len();
+        map.clear();
+    } else {
+        for id in &ids {
+            if map.remove(id).is_some() {
+                freed += 1;
+            }
+        }
+    }
+    let status = if freed == 0 && !ids.is_empty() { 404 } else { 200 };
+    Ok(RestResponse::json(status, json!({"succeeded": true, "num_freed": freed})))
+}
+
+/// The ids (and seq_no) of every document a query matches in one index, for by-query APIs.
+pub fn matching_ids(index: &IndexService, query: Option<&Value>) -> EsResult<Vec<(String, Option<String>, u64)>> {
+    let state = index.mapping_state();
+    let ctx = context(index, &state, now_millis());
+    let q: Box<dyn tantivy::query::Query> = match query {
+        Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
+        None => Box::new(tantivy::query::AllQuery),
+    };
+    let mut out = Vec::new();
+    for shard in index.shards()? {
+        let s = shard.searcher();
+        let docs = s.searcher.search(&*q, &tantivy::collector::DocSetCollector)?;
+        let mut docs: Vec<DocAddress> = docs.into_iter().collect();
+        docs.sort();
+        for addr in docs {
+            let d: TantivyDocument = s.searcher.doc(addr)?;
+            let id = d.get_first(s.meta.id).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let routing = d.get_first(s.meta.routing).and_then(|v| v.as_str().map(str::to_string));
+            let seq = d.get_first(s.meta.seq_no).and_then(|v| v.as_u64()).unwrap_or(0);
+            out.push((id, routing, seq));
+        }
+    }
+    Ok(out)
+}

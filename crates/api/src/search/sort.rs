@@ -1,0 +1,401 @@
+//! Sorting hits by fields: parsing ES `sort`, and a tantivy collector that keeps the top
+//! `from + size` documents by a multi-key sort read from fast fields (with `missing`,
+//! `search_after` and a stable tie-break on shard and doc id).
+
+use lode_engine::mapping::{Mapping, Storage};
+use lode_engine::{EsError, EsResult};
+use serde_json::{json, Value};
+use std::cmp::Ordering;
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::{Column, StrColumn};
+use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SortKind {
+    Score,
+    Doc,
+    /// A fast-field sort on a mapped field.
+    Field { name: String, storage: Storage, is_date: bool },
+    /// A field this index does not map (`unmapped_type`): every doc is missing.
+    Unmapped,
+}
+
+#[derive(Debug, Clone)]
+pub struct SortKey {
+    pub kind: SortKind,
+    pub desc: bool,
+    pub missing_first: bool,
+    /// A `missing` value that replaces absent values.
+    pub missing_value: Option<SortValue>,
+}
+
+/// One sort value of a hit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SortValue {
+    Missing,
+    I64(i64),
+    F64(f64),
+    Str(String),
+    /// A term ordinal within one segment (resolved to `Str` at harvest).
+    Ord(u64),
+}
+
+impl SortValue {
+    pub fn to_json(&self, key: &SortKey) -> Value {
+        match self {
+            SortValue::Missing => match &key.kind {
+                SortKind::Field { storage: Storage::F64, .. } => {
+                    json!(if key.missing_first != key.desc { f64::NEG_INFINITY } else { f64::INFINITY }.to_string().replace("inf", "Infinity"))
+                }
+                SortKind::Field { storage: Storage::Keyword, .. } => Value::Null,
+                _ => json!(if key.missing_first != key.desc { i64::MIN } else { i64::MAX }),
+            },
+            SortValue::I64(i) => json!(i),
+            SortValue::F64(f) => json!(f),
+            SortValue::Str(s) => json!(s),
+            SortValue::Ord(o) => json!(o),
+        }
+    }
+
+    /// Parses a `search_after` value against a key.
+    pub fn from_json(v: &Value, key: &SortKey) -> EsResult<SortValue> {
+        Ok(match (&key.kind, v) {
+            (_, Value::Null) => SortValue::Missing,
+            (SortKind::Score, v) => SortValue::F64(v.as_f64().ok_or_else(|| bad_after(v))?),
+            (SortKind::Doc, v) => SortValue::I64(v.as_i64().ok_or_else(|| bad_after(v))?),
+            (SortKind::Field { storage: Storage::F64, .. }, v) => {
+                SortValue::F64(v.as_f64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).ok_or_else(|| bad_after(v))?)
+            }
+            (SortKind::Field { storage: Storage::Keyword, .. }, Value::String(s)) => SortValue::Str(s.clone()),
+            (SortKind::Field { storage: Storage::Keyword, .. }, v) => SortValue::Str(v.to_string()),
+            (SortKind::Field { storage: Storage::Bool, .. }, Value::Bool(b)) => SortValue::I64(*b as i64),
+            (_, v) => {
+                if let Some(i) = v.as_i64() {
+                    SortValue::I64(i)
+                } else if let Some(f) = v.as_f64() {
+                    SortValue::I64(f as i64)
+                } else if let Some(i) = v.as_str().and_then(|s| s.parse::<i64>().ok()) {
+                    SortValue::I64(i)
+                } else {
+                    return Err(bad_after(v));
+                }
+            }
+        })
+    }
+}
+
+fn bad_after(v: &Value) -> EsError {
+    EsError::illegal_argument(format!("Failed to parse search_after value for field: [{v}]"))
+}
+
+fn cmp_values(a: &SortValue, b: &SortValue, key: &SortKey) -> Ordering {
+    use SortValue::*;
+    let missing = |is_a_missing: bool| {
+        // missing sorts last by default regardless of direction
+        let a_first = key.missing_first;
+        if is_a_missing == a_first {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        }
+    };
+    let natural = match (a, b) {
+        (Missing, Missing) => return Ordering::Equal,
+        (Missing, _) => return missing(true),
+        (_, Missing) => return missing(false),
+        (I64(x), I64(y)) => x.cmp(y),
+        (F64(x), F64(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+        (I64(x), F64(y)) => (*x as f64).partial_cmp(y).unwrap_or(Ordering::Equal),
+        (F64(x), I64(y)) => x.partial_cmp(&(*y as f64)).unwrap_or(Ordering::Equal),
+        (Str(x), Str(y)) => x.cmp(y),
+        (Ord(x), Ord(y)) => x.cmp(y),
+        _ => Ordering::Equal,
+    };
+    if key.desc {
+        natural.reverse()
+    } else {
+        natural
+    }
+}
+
+/// Compares two sort-value rows under the keys (`Less` = comes first).
+pub fn cmp_rows(a: &[SortValue], b: &[SortValue], keys: &[SortKey]) -> Ordering {
+    for ((x, y), k) in a.iter().zip(b.iter()).zip(keys) {
+        let o = cmp_values(x, y, k);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// Parses ES `sort` into keys for one index's mapping.
+pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
+    let items: Vec<Value> = match v {
+        Value::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    };
+    let mut keys = Vec::new();
+    for item in items {
+        let (field, opts) = match &item {
+            Value::String(s) => {
+                // "field:desc" form from the URL
+                match s.split_once(':') {
+                    Some((f, o)) => (f.to_string(), json!({ "order": o })),
+                    None => (s.clone(), json!({})),
+                }
+            }
+            Value::Object(o) if o.len() == 1 => {
+                let (f, spec) = o.iter().next().unwrap();
+                match spec {
+                    Value::String(order) => (f.clone(), json!({ "order": order })),
+                    Value::Object(_) => (f.clone(), spec.clone()),
+                    _ => return Err(EsError::parsing(format!("[sort] unexpected value for [{f}]"))),
+                }
+            }
+            _ => return Err(EsError::parsing("[sort] malformed sort specification")),
+        };
+        let order = opts.get("order").and_then(|o| o.as_str()).map(|s| s.to_lowercase());
+        let desc = match order.as_deref() {
+            Some("desc") => true,
+            Some("asc") => false,
+            None => field == "_score",
+            Some(o) => return Err(EsError::illegal_argument(format!("Unknown SortOrder [{o}]"))),
+        };
+        let missing = opts.get("missing");
+        let missing_first = matches!(missing.and_then(|m| m.as_str()), Some("_first"));
+        let kind = match field.as_str() {
+            "_score" => SortKind::Score,
+            "_doc" | "_shard_doc" => SortKind::Doc,
+            _ => match mapping.field(&field) {
+                Some(def) => {
+                    let storage = def.storage();
+                    if storage == Storage::Text {
+                        return Err(EsError::illegal_argument(format!(
+                            "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{field}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."
+                        )));
+                    }
+                    if !def.doc_values {
+                        return Err(EsError::illegal_argument(format!(
+                            "Can't load fielddata on [{field}] because fielddata is unsupported on fields of type [{}]. Use doc values instead.",
+                            def.ty.name()
+                        )));
+                    }
+                    SortKind::Field {
+                        name: field.clone(),
+                        storage,
+                        is_date: def.ty.is_date(),
+                    }
+                }
+                None => {
+                    if opts.get("unmapped_type").is_some() {
+                        SortKind::Unmapped
+                    } else {
+                        return Err(EsError::bad_request(
+                            "query_shard_exception",
+                            format!("No mapping found for [{field}] in order to sort on"),
+                        ));
+                    }
+                }
+            },
+        };
+        let mut key = SortKey {
+            kind,
+            desc,
+            missing_first,
+            missing_value: None,
+        };
+        if let Some(m) = missing.filter(|m| m.as_str().map(|s| !s.starts_with('_')).unwrap_or(true)) {
+            key.missing_value = Some(SortValue::from_json(m, &key)?);
+        }
+        keys.push(key);
+    }
+    Ok(keys)
+}
+
+/// A hit found by the collector.
+#[derive(Debug, Clone)]
+pub struct SortedHit {
+    pub values: Vec<SortValue>,
+    pub score: Score,
+    pub addr: DocAddress,
+}
+
+pub struct FieldSortCollector {
+    pub keys: Vec<SortKey>,
+    pub limit: usize,
+    pub after: Option<Vec<SortValue>>,
+    pub shard_id: usize,
+}
+
+enum ColumnReader {
+    I64(Option<Column<i64>>),
+    F64(Option<Column<f64>>),
+    Bool(Option<Column<bool>>),
+    Str(Option<StrColumn>),
+    Score,
+    Doc,
+    None,
+}
+
+pub struct FieldSortSegment {
+    keys: Vec<SortKey>,
+    columns: Vec<ColumnReader>,
+    limit: usize,
+    after: Option<Vec<SortValue>>,
+    segment_ord: SegmentOrdinal,
+    shard_id: usize,
+    buf: Vec<SortedHit>,
+    has_str: bool,
+}
+
+impl Collector for FieldSortCollector {
+    type Fruit = Vec<SortedHit>;
+    type Child = FieldSortSegment;
+
+    fn for_segment(&self, segment_ord: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<FieldSortSegment> {
+        let ff = reader.fast_fields();
+        let mut columns = Vec::new();
+        let mut has_str = false;
+        for k in &self.keys {
+            columns.push(match &k.kind {
+                SortKind::Score => ColumnReader::Score,
+                SortKind::Doc => ColumnReader::Doc,
+                SortKind::Unmapped => ColumnReader::None,
+                SortKind::Field { name, storage, .. } => match storage {
+                    Storage::I64 => ColumnReader::I64(ff.column_opt::<i64>(name)?),
+                    Storage::F64 => ColumnReader::F64(ff.column_opt::<f64>(name)?),
+                    Storage::Bool => ColumnReader::Bool(ff.column_opt::<bool>(name)?),
+                    Storage::Keyword => {
+                        has_str = true;
+                        ColumnReader::Str(ff.str(name)?)
+                    }
+                    _ => ColumnReader::None,
+                },
+            });
+        }
+        Ok(FieldSortSegment {
+            keys: self.keys.clone(),
+            columns,
+            limit: self.limit,
+            after: self.after.clone(),
+            segment_ord,
+            shard_id: self.shard_id,
+            buf: Vec::new(),
+            has_str,
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        self.keys.iter().any(|k| k.kind == SortKind::Score)
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<SortedHit>>) -> tantivy::Result<Vec<SortedHit>> {
+        let mut all: Vec<SortedHit> = fruits.into_iter().flatten().collect();
+        sort_hits(&mut all, &self.keys);
+        all.truncate(self.limit);
+        Ok(all)
+    }
+}
+
+/// Sorts hits by their values, ties by shard, segment and doc id.
+pub fn sort_hits(hits: &mut [SortedHit], keys: &[SortKey]) {
+    hits.sort_by(|a, b| {
+        cmp_rows(&a.values, &b.values, keys)
+            .then(a.addr.segment_ord.cmp(&b.addr.segment_ord))
+            .then(a.addr.doc_id.cmp(&b.addr.doc_id))
+    });
+}
+
+impl FieldSortSegment {
+    fn values(&self, doc: DocId, score: Score, resolve_strings: bool) -> Vec<SortValue> {
+        let mut out = Vec::with_capacity(self.columns.len());
+        for (c, k) in self.columns.iter().zip(&self.keys) {
+            let v = match c {
+                ColumnReader::Score => SortValue::F64(score as f64),
+                ColumnReader::Doc => SortValue::I64(((self.shard_id as i64) << 48) | ((self.segment_ord as i64) << 32) | doc as i64),
+                ColumnReader::I64(Some(col)) => pick(col.values_for_doc(doc), k.desc).map(SortValue::I64).unwrap_or(SortValue::Missing),
+                ColumnReader::F64(Some(col)) => pick_f(col.values_for_doc(doc), k.desc).map(SortValue::F64).unwrap_or(SortValue::Missing),
+                ColumnReader::Bool(Some(col)) => pick(col.values_for_doc(doc).map(|b| b as i64), k.desc).map(SortValue::I64).unwrap_or(SortValue::Missing),
+                ColumnReader::Str(Some(col)) => match pick(col.term_ords(doc), k.desc) {
+                    Some(ord) if resolve_strings => {
+                        let mut s = String::new();
+                        let _ = col.ord_to_str(ord, &mut s);
+                        SortValue::Str(s)
+                    }
+                    Some(ord) => SortValue::Ord(ord),
+                    None => SortValue::Missing,
+                },
+                _ => SortValue::Missing,
+            };
+            let v = match (v, &k.missing_value) {
+                (SortValue::Missing, Some(m)) => m.clone(),
+                (v, _) => v,
+            };
+            out.push(v);
+        }
+        out
+    }
+
+    fn compact(&mut self) {
+        let keys = &self.keys;
+        self.buf.sort_by(|a, b| cmp_rows(&a.values, &b.values, keys).then(a.addr.doc_id.cmp(&b.addr.doc_id)));
+        self.buf.truncate(self.limit);
+    }
+}
+
+fn pick<T: Ord>(it: impl Iterator<Item = T>, desc: bool) -> Option<T> {
+    if desc {
+        it.max()
+    } else {
+        it.min()
+    }
+}
+
+fn pick_f(it: impl Iterator<Item = f64>, desc: bool) -> Option<f64> {
+    it.fold(None, |acc: Option<f64>, x| match acc {
+        None => Some(x),
+        Some(a) => Some(if (x > a) == desc { x } else { a }),
+    })
+}
+
+impl SegmentCollector for FieldSortSegment {
+    type Fruit = Vec<SortedHit>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if self.limit == 0 {
+            return;
+        }
+        if let Some(after) = &self.after {
+            let full = self.values(doc, score, true);
+            if cmp_rows(&full, after, &self.keys) != Ordering::Greater {
+                return;
+            }
+        }
+        let values = self.values(doc, score, false);
+        self.buf.push(SortedHit {
+            values,
+            score,
+            addr: DocAddress::new(self.segment_ord, doc),
+        });
+        if self.buf.len() >= self.limit.saturating_mul(2).max(1024) {
+            self.compact();
+        }
+    }
+
+    fn harvest(mut self) -> Vec<SortedHit> {
+        self.compact();
+        if self.has_str {
+            for hit in &mut self.buf {
+                for (v, c) in hit.values.iter_mut().zip(&self.columns) {
+                    if let (SortValue::Ord(o), ColumnReader::Str(Some(col))) = (&*v, c) {
+                        let mut s = String::new();
+                        let _ = col.ord_to_str(*o, &mut s);
+                        *v = SortValue::Str(s);
+                    }
+                }
+            }
+        }
+        self.buf
+    }
+}

@@ -1,0 +1,186 @@
+//! `_source` filtering (`_source: false`, includes/excludes with wildcards), as GET, search
+//! and top_hits apply it.
+
+use lode_engine::mapping::wildcard_match;
+use serde_json::{Map, Value};
+
+/// What part of `_source` a response carries.
+#[derive(Debug, Clone, Default)]
+pub struct SourceFilter {
+    pub fetch: bool,
+    pub includes: Vec<String>,
+    pub excludes: Vec<String>,
+}
+
+impl SourceFilter {
+    pub fn all() -> SourceFilter {
+        SourceFilter {
+            fetch: true,
+            ..Default::default()
+        }
+    }
+
+    /// From a search body's `_source` value: bool, string, array, or {includes, excludes}.
+    pub fn from_json(v: Option<&Value>) -> SourceFilter {
+        match v {
+            None => SourceFilter::all(),
+            Some(Value::Bool(b)) => SourceFilter {
+                fetch: *b,
+                ..Default::default()
+            },
+            Some(Value::String(s)) => SourceFilter {
+                fetch: true,
+                includes: vec![s.clone()],
+                excludes: vec![],
+            },
+            Some(Value::Array(a)) => SourceFilter {
+                fetch: true,
+                includes: strings(a),
+                excludes: vec![],
+            },
+            Some(Value::Object(o)) => {
+                let get = |k: &str, alt: &str| match o.get(k).or_else(|| o.get(alt)) {
+                    Some(Value::String(s)) => vec![s.clone()],
+                    Some(Value::Array(a)) => strings(a),
+                    _ => vec![],
+                };
+                SourceFilter {
+                    fetch: true,
+                    includes: get("includes", "include"),
+                    excludes: get("excludes", "exclude"),
+                }
+            }
+            Some(_) => SourceFilter::all(),
+        }
+    }
+
+    /// From URL parameters `_source`, `_source_includes`, `_source_excludes`.
+    pub fn from_params(source: Option<&str>, includes: Option<&str>, excludes: Option<&str>) -> SourceFilter {
+        let split = |s: Option<&str>| crate::rest::list_param(s);
+        let mut f = match source {
+            Some("false") => SourceFilter::default(),
+            Some("true") | Some("") | None => SourceFilter::all(),
+            Some(list) => SourceFilter {
+                fetch: true,
+                includes: split(Some(list)),
+                excludes: vec![],
+            },
+        };
+        if includes.is_some() || excludes.is_some() {
+            f.fetch = true;
+            f.includes.extend(split(includes));
+            f.excludes.extend(split(excludes));
+        }
+        f
+    }
+
+    pub fn is_identity(&self) -> bool {
+        self.fetch && self.includes.is_empty() && self.excludes.is_empty()
+    }
+
+    /// Applies the filter; `None` when no `_source` should be returned.
+    pub fn apply(&self, source: &Value) -> Option<Value> {
+        if !self.fetch {
+            return None;
+        }
+        if self.is_identity() {
+            return Some(source.clone());
+        }
+        Some(filter_value(source, "", &self.includes, &self.excludes))
+    }
+}
+
+fn strings(a: &[Value]) -> Vec<String> {
+    a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()
+}
+
+fn included(path: &str, includes: &[String]) -> bool {
+    includes.is_empty()
+        || includes.iter().any(|p| wildcard_match(p, path) || wildcard_match(&format!("{p}.*"), path))
+}
+
+/// Whether some include pattern could match a descendant of `path`.
+fn may_include_child(path: &str, includes: &[String]) -> bool {
+    includes.is_empty()
+        || includes.iter().any(|p| {
+            p.starts_with(&format!("{path}.")) || p.starts_with('*') || {
+                let prefix = p.split('*').next().unwrap_or("");
+                prefix.len() <= path.len() + 1 && format!("{path}.").starts_with(prefix) && p.contains('*')
+            }
+        })
+}
+
+fn excluded(path: &str, excludes: &[String]) -> bool {
+    excludes
+        .iter()
+        .any(|p| wildcard_match(p, path) || wildcard_match(&format!("{p}.*"), path))
+}
+
+fn filter_value(v: &Value, path: &str, includes: &[String], excludes: &[String]) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut out = Map::new();
+            for (k, child) in m {
+                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                if excluded(&p, excludes) {
+                    continue;
+                }
+                if included(&p, includes) {
+                    out.insert(k.clone(), filter_value(child, &p, &[], excludes));
+                } else if may_include_child(&p, includes) {
+                    match child {
+                        Value::Object(_) | Value::Array(_) => {
+                            let f = filter_value(child, &p, includes, excludes);
+                            let empty = match &f {
+                                Value::Object(o) => o.is_empty(),
+                                Value::Array(a) => a.is_empty(),
+                                _ => false,
+                            };
+                            if !empty {
+                                out.insert(k.clone(), f);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::Object(_) => {
+                        let f = filter_value(i, path, includes, excludes);
+                        if f.as_object().map(|o| o.is_empty()).unwrap_or(false) {
+                            None
+                        } else {
+                            Some(f)
+                        }
+                    }
+                    other => Some(other.clone()),
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn includes_and_excludes() {
+        let src = json!({"a":1,"b":{"c":2,"d":3},"e":[{"f":1,"g":2}]});
+        let f = SourceFilter::from_json(Some(&json!({"includes":["b.*","e.f"],"excludes":["b.d"]})));
+        assert_eq!(f.apply(&src).unwrap(), json!({"b":{"c":2},"e":[{"f":1}]}));
+        let f = SourceFilter::from_json(Some(&json!("a")));
+        assert_eq!(f.apply(&src).unwrap(), json!({"a":1}));
+        let f = SourceFilter::from_json(Some(&json!(false)));
+        assert!(f.apply(&src).is_none());
+        let f = SourceFilter::from_json(Some(&json!(["b"])));
+        assert_eq!(f.apply(&src).unwrap(), json!({"b":{"c":2,"d":3}}));
+    }
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test: Rust unit and integration tests, the Python client suite against a real
+# `lode serve`, and the REST conformance suite (../shared/compat) with a pass-rate floor.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --workspace --all-targets
+cargo test --workspace -- --test-threads=2
+LODE_BIN="$PWD/target/debug/lode" scripts/test-python.sh
+LODE_BIN="$PWD/target/debug/lode" scripts/compat.sh
