@@ -27,4 +27,4 @@ if [[ -z "${LODE_URL:-}" && ! -x "$LODE_BIN" ]]; then
   echo "test-python: $LODE_BIN not found or not executable (build it first: cargo build)" >&2
   exit 2
 fi
-exec "$VENV/bin/python" -m pytest -q tests/python "$@"
+exec "$VENV/bin/python" -m pytest -q -rxX tests/python "$@"

@@ -4,16 +4,20 @@ Environment:
   LODE_BIN   server binary (default <repo>/target/debug/lode); it is never built here.
   LODE_URL   use an already running server at this URL instead of starting one.
   LODE_DOCS  number of generated documents (default 20000, minimum 20000).
+
+If the server dies during a test, that test is reported as the one that
+crashed it, the server is restarted on the same port with a fresh data
+directory, the session indices (`accounts`, `sparse`) are reloaded, and the
+run goes on (at most MAX_RESTARTS times).  The terminal summary lists every
+crash with the tail of the server's stderr.
 """
 
 import collections
 import json
 import os
-import pathlib
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -21,36 +25,47 @@ import pytest
 from elasticsearch import Elasticsearch
 
 import oracle
-
-from oracle import GEN, MAPPING, QUERIES, REPO
+from oracle import GEN, MAPPING, REPO
 
 N_DOCS = max(20000, int(os.environ.get("LODE_DOCS", "20000")))
 URL_RE = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+:\d+")
 STARTUP_TIMEOUT = 60
+MAX_RESTARTS = 5
 
-_server = {}
+_state = {"server": None, "reloaders": {}, "crashes": []}
 
 
 class LodeServer:
-    def __init__(self, binary, data_dir):
+    """One `lode serve` process; restartable on the same port."""
+
+    def __init__(self, binary, base_dir):
         self.binary = binary
-        self.data_dir = data_dir
-        self.stdout_tail = collections.deque(maxlen=200)
-        self.stderr_path = os.path.join(data_dir, "..", "lode-stderr.log")
+        self.base_dir = base_dir
+        self.generation = 0
+        self.port = 0
         self.url = None
         self.proc = None
+        self.stderr_fh = None
 
     def start(self):
+        self.generation += 1
+        self.data_dir = os.path.join(self.base_dir, "data-%d" % self.generation)
+        os.makedirs(self.data_dir, exist_ok=True)
+        self.stderr_path = os.path.join(self.base_dir, "stderr-%d.log" % self.generation)
         self.stderr_fh = open(self.stderr_path, "wb")
-        self.cmd = cmd = [self.binary, "serve", "-E", "http.port=0", "-E", "path.data=%s" % self.data_dir]
+        self.stdout_tail = collections.deque(maxlen=200)
+        self.url = None
+        self.cmd = cmd = [self.binary, "serve", "-E", "http.port=%d" % self.port,
+                          "-E", "path.data=%s" % self.data_dir]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr_fh,
                                      stdin=subprocess.DEVNULL)
         found = threading.Event()
+        proc, tail = self.proc, self.stdout_tail
 
         def drain():
-            for raw in iter(self.proc.stdout.readline, b""):
+            for raw in iter(proc.stdout.readline, b""):
                 line = raw.decode("utf-8", "replace").rstrip("\n")
-                self.stdout_tail.append(line)
+                tail.append(line)
                 if self.url is None:
                     m = URL_RE.search(line)
                     if m:
@@ -72,6 +87,10 @@ class LodeServer:
                    else "did not print its URL within %ds" % STARTUP_TIMEOUT)
             raise RuntimeError("lode %s: %s\n--- stdout tail\n%s\n--- stderr tail\n%s"
                                % (why, " ".join(self.cmd), "\n".join(self.stdout_tail), self.stderr_tail()))
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
 
     def stderr_tail(self, lines=60):
         try:
@@ -88,8 +107,9 @@ class LodeServer:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 pass
-        if getattr(self, "stderr_fh", None):
+        if self.stderr_fh:
             self.stderr_fh.close()
+            self.stderr_fh = None
 
 
 @pytest.fixture(scope="session")
@@ -103,14 +123,12 @@ def lode_url(tmp_path_factory):
         binary = str((REPO / binary).resolve()) if (REPO / binary).exists() else os.path.abspath(binary)
     if not os.path.exists(binary):
         pytest.exit("LODE_BIN %s does not exist: build it first (cargo build)" % binary, returncode=2)
-    data = tmp_path_factory.mktemp("lode") / "data"
-    data.mkdir()
-    server = LodeServer(binary, str(data))
+    server = LodeServer(binary, str(tmp_path_factory.mktemp("lode")))
     try:
         server.start()
     except RuntimeError as e:
         pytest.exit(str(e), returncode=3)
-    _server["server"] = server
+    _state["server"] = server
     try:
         yield server.url
     finally:
@@ -119,33 +137,57 @@ def lode_url(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def es(lode_url):
-    return Elasticsearch(lode_url, request_timeout=60)
+    # no retries: a request that kills the server must fail the test that sent it
+    return Elasticsearch(lode_url, request_timeout=60, max_retries=0)
+
+
+def _recover(nodeid):
+    server = _state["server"]
+    if server is None or server.alive():
+        return
+    _state["crashes"].append((nodeid, server.proc.returncode, server.stderr_tail(40)))
+    if len(_state["crashes"]) > MAX_RESTARTS:
+        pytest.exit("lode crashed %d times; giving up" % len(_state["crashes"]), returncode=3)
+    server.stop()
+    try:
+        server.start()
+    except RuntimeError as e:
+        pytest.exit("lode could not be restarted after a crash: %s" % e, returncode=3)
+    for reload in _state["reloaders"].values():
+        reload()
+
+
+@pytest.fixture(autouse=True)
+def _server_watch(request):
+    """Attribute a server crash to the test that caused it, then restart."""
+    _recover("(before) " + request.node.nodeid)
+    yield
+    server = _state["server"]
+    if server is not None and not server.alive():
+        time.sleep(0.2)
+        _recover(request.node.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    server = _server.get("server")
+    server = _state["server"]
+    for nodeid, rc, tail in _state["crashes"]:
+        terminalreporter.write_sep("=", "lode crashed (exit code %r) during %s" % (rc, nodeid))
+        terminalreporter.write_line(tail)
     if server is None:
         return
-    if exitstatus != 0 or terminalreporter.stats.get("failed") or terminalreporter.stats.get("error"):
+    if terminalreporter.stats.get("failed") or terminalreporter.stats.get("error"):
         terminalreporter.write_sep("-", "lode stderr (tail)")
         terminalreporter.write_line(server.stderr_tail())
-        if server.proc is not None and server.proc.returncode not in (None, -9):
-            terminalreporter.write_line("lode exited with code %r" % server.proc.returncode)
 
 
 # ---------------------------------------------------------------------------
 # The accounts corpus
 # ---------------------------------------------------------------------------
 
-def _generate():
-    out = subprocess.run([sys.executable, str(GEN), "--docs", str(N_DOCS), "--out", "-", "-q"],
-                         check=True, stdout=subprocess.PIPE).stdout
-    return out
-
-
 @pytest.fixture(scope="session")
 def corpus_ndjson():
-    return _generate()
+    return subprocess.run([sys.executable, str(GEN), "--docs", str(N_DOCS), "--out", "-", "-q"],
+                          check=True, stdout=subprocess.PIPE).stdout
 
 
 @pytest.fixture(scope="session")
@@ -154,8 +196,7 @@ def corpus(corpus_ndjson):
     return oracle.Corpus(oracle.parse_ndjson(corpus_ndjson.decode("utf-8")))
 
 
-@pytest.fixture(scope="session")
-def accounts(es, corpus, corpus_ndjson):
+def load_accounts(es, corpus_ndjson):
     """Create `accounts` from mapping-accounts.json, bulk-load the corpus, refresh."""
     body = json.loads(MAPPING.read_text())
     if es.indices.exists(index="accounts"):
@@ -168,15 +209,13 @@ def accounts(es, corpus, corpus_ndjson):
         assert resp["errors"] is False, [i for i in resp["items"] if "error" in next(iter(i.values()))][:3]
         assert len(resp["items"]) == len(lines[k:k + chunk]) // 2
     es.indices.refresh(index="accounts")
-    return "accounts"
 
 
 @pytest.fixture(scope="session")
-def seed_queries():
-    out = {}
-    for p in sorted(QUERIES.iterdir()):
-        out[p.name] = p.read_text()
-    return out
+def accounts(es, corpus_ndjson):
+    load_accounts(es, corpus_ndjson)
+    _state["reloaders"]["accounts"] = lambda: load_accounts(es, corpus_ndjson)
+    return "accounts"
 
 
 def make_index(es, name, body, docs):
@@ -198,5 +237,21 @@ def make_index(es, name, body, docs):
 def sparse(es):
     docs = oracle.sparse_docs()
     name = make_index(es, "sparse", oracle.SPARSE_MAPPING, docs)
+    _state["reloaders"]["sparse"] = lambda: make_index(es, "sparse", oracle.SPARSE_MAPPING, docs)
     yield name, docs
     es.indices.delete(index=name, ignore_unavailable=True)
+
+
+def _known_failures():
+    path = os.path.join(os.path.dirname(__file__), "known_failures.txt")
+    with open(path, encoding="utf-8") as fh:
+        return {ln.strip() for ln in fh if ln.strip() and not ln.startswith("#")}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks the tests listed in known_failures.txt (Lode gaps vs Elasticsearch) as xfail."""
+    known = _known_failures()
+    for item in items:
+        nodeid = item.nodeid if item.nodeid.startswith("tests/") else "tests/python/" + item.nodeid
+        if nodeid in known or item.nodeid in known:
+            item.add_marker(pytest.mark.xfail(reason="known Lode gap, see known_failures.txt", strict=False))

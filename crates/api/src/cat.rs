@@ -126,7 +126,13 @@ fn one_decimal(v: f64) -> String {
 
 /// `ByteSizeValue#toString`: `225b`, `4.5kb`, `1.2gb`.
 fn human_bytes(b: u64) -> String {
-    const UNITS: [(u64, &str); 5] = [(1 << 50, "pb"), (1 << 40, "tb"), (1 << 30, "gb"), (1 << 20, "mb"), (1 << 10, "kb")];
+    const UNITS: [(u64, &str); 5] = [
+        (1 << 50, "pb"),
+        (1 << 40, "tb"),
+        (1 << 30, "gb"),
+        (1 << 20, "mb"),
+        (1 << 10, "kb"),
+    ];
     for (size, suffix) in UNITS {
         if b >= size {
             return format!("{}{suffix}", one_decimal(b as f64 / size as f64));
@@ -137,7 +143,12 @@ fn human_bytes(b: u64) -> String {
 
 /// `TimeValue#toString` of a millisecond value: `0s`, `17ms`, `1.2s`, `3.5m`.
 fn human_time(t: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "m"), (1_000, "s")];
+    const UNITS: [(u64, &str); 4] = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1_000, "s"),
+    ];
     if t == 0 {
         return "0s".into();
     }
@@ -162,7 +173,10 @@ struct Table {
 
 impl Table {
     fn new(cols: Vec<Column>) -> Table {
-        Table { cols, rows: Vec::new() }
+        Table {
+            cols,
+            rows: Vec::new(),
+        }
     }
 
     fn push(&mut self, row: Vec<Cell>) {
@@ -172,10 +186,11 @@ impl Table {
 
     /// Finds a column by name, then by alias.
     fn find(&self, key: &str) -> Option<usize> {
-        self.cols
-            .iter()
-            .position(|c| c.name == key)
-            .or_else(|| self.cols.iter().position(|c| c.aliases.split(',').any(|a| a == key)))
+        self.cols.iter().position(|c| c.name == key).or_else(|| {
+            self.cols
+                .iter()
+                .position(|c| c.aliases.split(',').any(|a| a == key))
+        })
     }
 }
 
@@ -192,13 +207,20 @@ fn display_columns(t: &Table, req: &RestRequest) -> EsResult<Vec<Display>> {
             for want in h.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 if want.contains('*') {
                     for (i, c) in t.cols.iter().enumerate() {
-                        let hit = wildcard_match(want, c.name) || c.aliases.split(',').any(|a| wildcard_match(want, a));
+                        let hit = wildcard_match(want, c.name)
+                            || c.aliases.split(',').any(|a| wildcard_match(want, a));
                         if hit && !out.iter().any(|d| d.col == i) {
-                            out.push(Display { col: i, header: c.name.to_string() });
+                            out.push(Display {
+                                col: i,
+                                header: c.name.to_string(),
+                            });
                         }
                     }
                 } else if let Some(i) = t.find(want) {
-                    out.push(Display { col: i, header: want.to_string() });
+                    out.push(Display {
+                        col: i,
+                        header: want.to_string(),
+                    });
                 }
             }
         }
@@ -206,7 +228,10 @@ fn display_columns(t: &Table, req: &RestRequest) -> EsResult<Vec<Display>> {
             let ts = req.bool_param("ts", true)?;
             for (i, c) in t.cols.iter().enumerate() {
                 if c.default && (ts || !matches!(c.name, "epoch" | "timestamp")) {
-                    out.push(Display { col: i, header: c.name.to_string() });
+                    out.push(Display {
+                        col: i,
+                        header: c.name.to_string(),
+                    });
                 }
             }
         }
@@ -252,7 +277,10 @@ fn help_text(t: &Table) -> String {
     let w1 = t.cols.iter().map(|c| c.aliases.len()).max().unwrap_or(0);
     let mut out = String::new();
     for c in &t.cols {
-        out.push_str(&format!("{:<w0$} | {:<w1$} | {}\n", c.name, c.aliases, c.desc));
+        out.push_str(&format!(
+            "{:<w0$} | {:<w1$} | {}\n",
+            c.name, c.aliases, c.desc
+        ));
     }
     out
 }
@@ -283,7 +311,12 @@ fn respond(t: Table, req: &RestRequest) -> EsResult<RestResponse> {
     let order = row_order(&t, req)?;
     let rendered: Vec<Vec<Option<String>>> = order
         .iter()
-        .map(|&r| shown.iter().map(|d| t.rows[r][d.col].render(&params)).collect())
+        .map(|&r| {
+            shown
+                .iter()
+                .map(|d| t.rows[r][d.col].render(&params))
+                .collect()
+        })
         .collect();
     match req.param("format").map(str::to_ascii_lowercase).as_deref() {
         Some("json") => {
@@ -292,7 +325,10 @@ fn respond(t: Table, req: &RestRequest) -> EsResult<RestResponse> {
                 .map(|row| {
                     let mut m = Map::new();
                     for (d, v) in shown.iter().zip(row) {
-                        m.insert(d.header.clone(), v.clone().map(Value::String).unwrap_or(Value::Null));
+                        m.insert(
+                            d.header.clone(),
+                            v.clone().map(Value::String).unwrap_or(Value::Null),
+                        );
                     }
                     Value::Object(m)
                 })
@@ -311,7 +347,10 @@ fn respond(t: Table, req: &RestRequest) -> EsResult<RestResponse> {
                         Some(s) => serde_json::to_string(s).unwrap_or_default(),
                         None => "null".into(),
                     };
-                    out.push_str(&format!("{}: {v}\n", serde_json::to_string(&d.header).unwrap_or_default()));
+                    out.push_str(&format!(
+                        "{}: {v}\n",
+                        serde_json::to_string(&d.header).unwrap_or_default()
+                    ));
                 }
             }
             Ok(RestResponse::text(200, out))
@@ -331,7 +370,13 @@ fn respond(t: Table, req: &RestRequest) -> EsResult<RestResponse> {
             let last = shown.len().saturating_sub(1);
             let mut line = |cells: Vec<Option<&str>>| {
                 for (i, (d, v)) in shown.iter().zip(cells).enumerate() {
-                    pad(&mut out, v.unwrap_or(""), widths[i], t.cols[d.col].right, i == last);
+                    pad(
+                        &mut out,
+                        v.unwrap_or(""),
+                        widths[i],
+                        t.cols[d.col].right,
+                        i == last,
+                    );
                     if i != last {
                         out.push(' ');
                     }
@@ -346,7 +391,9 @@ fn respond(t: Table, req: &RestRequest) -> EsResult<RestResponse> {
             }
             Ok(RestResponse::text(200, out))
         }
-        Some(other) => Err(EsError::illegal_argument(format!("Unsupported format [{other}]"))),
+        Some(other) => Err(EsError::illegal_argument(format!(
+            "Unsupported format [{other}]"
+        ))),
     }
 }
 
@@ -426,7 +473,10 @@ fn exists_ms(n: &Numbers) -> u64 {
 }
 
 fn stat_columns() -> Vec<Column> {
-    STAT_COLUMNS.iter().map(|(name, aliases, _, _, desc)| col(name, aliases, "rh", desc)).collect()
+    STAT_COLUMNS
+        .iter()
+        .map(|(name, aliases, _, _, desc)| col(name, aliases, "rh", desc))
+        .collect()
 }
 
 fn stat_cells(n: Option<&Numbers>) -> Vec<Cell> {
@@ -456,7 +506,12 @@ fn epoch_cells() -> Vec<Cell> {
     let day = secs.rem_euclid(86_400);
     vec![
         Cell::i(secs),
-        Cell::s(format!("{:02}:{:02}:{:02}", day / 3600, day / 60 % 60, day % 60)),
+        Cell::s(format!(
+            "{:02}:{:02}:{:02}",
+            day / 3600,
+            day / 60 % 60,
+            day % 60
+        )),
     ]
 }
 
@@ -488,10 +543,18 @@ fn iso_date(millis: i64) -> String {
 // Endpoints
 // ---------------------------------------------------------------------------------------------
 
-const ENDPOINTS: &[&str] = &["aliases", "count", "health", "indices", "nodes", "segments", "shards"];
+const ENDPOINTS: &[&str] = &[
+    "aliases", "count", "health", "indices", "nodes", "segments", "shards",
+];
 
 /// `GET /_cat/{what}[/{target}]`.
-pub fn cat(node: &Node, info: &NodeInfo, what: &str, target: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn cat(
+    node: &Node,
+    info: &NodeInfo,
+    what: &str,
+    target: Option<&str>,
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
     let target = target.filter(|t| !t.trim().is_empty());
     let table = match what {
         "" => {
@@ -499,7 +562,10 @@ pub fn cat(node: &Node, info: &NodeInfo, what: &str, target: Option<&str>, req: 
             for e in ENDPOINTS {
                 s.push_str(&format!("/_cat/{e}\n"));
                 if !matches!(*e, "health" | "nodes") {
-                    s.push_str(&format!("/_cat/{e}/{{{}}}\n", if *e == "aliases" { "alias" } else { "index" }));
+                    s.push_str(&format!(
+                        "/_cat/{e}/{{{}}}\n",
+                        if *e == "aliases" { "alias" } else { "index" }
+                    ));
                 }
             }
             return Ok(RestResponse::text(200, s));
@@ -525,25 +591,56 @@ fn indices(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Tab
     let health_filter = req.param("health").map(Health::parse).transpose()?;
     let expand = Expand::from_request(req, Expand::OPEN_CLOSED)?;
     let (ignore_unavailable, allow_no_indices) = cluster::lenience(req, false, true)?;
-    let mut list = cluster::resolve_indices(node, target, expand, ignore_unavailable, allow_no_indices)?;
+    let mut list =
+        cluster::resolve_indices(node, target, expand, ignore_unavailable, allow_no_indices)?;
     list.sort_by(|a, b| a.name.cmp(&b.name));
     let mut cols = vec![
         col("health", "h", "", "current health status"),
         col("status", "s", "", "open/close status"),
         col("index", "i,idx", "", "index name"),
         col("uuid", "id,uuid", "", "index uuid"),
-        col("pri", "p,shards.primary,shardsPrimary", "r", "number of primary shards"),
-        col("rep", "r,shards.replica,shardsReplica", "r", "number of replica shards"),
+        col(
+            "pri",
+            "p,shards.primary,shardsPrimary",
+            "r",
+            "number of primary shards",
+        ),
+        col(
+            "rep",
+            "r,shards.replica,shardsReplica",
+            "r",
+            "number of replica shards",
+        ),
         col("docs.count", "dc,docsCount", "r", "available docs"),
         col("docs.deleted", "dd,docsDeleted", "r", "deleted docs"),
-        col("creation.date", "cd", "h", "index creation date (millisecond value)"),
-        col("creation.date.string", "cds", "h", "index creation date (as string)"),
-        col("store.size", "ss,storeSize", "r", "store size of primaries & replicas"),
+        col(
+            "creation.date",
+            "cd",
+            "h",
+            "index creation date (millisecond value)",
+        ),
+        col(
+            "creation.date.string",
+            "cds",
+            "h",
+            "index creation date (as string)",
+        ),
+        col(
+            "store.size",
+            "ss,storeSize",
+            "r",
+            "store size of primaries & replicas",
+        ),
         col("pri.store.size", "", "r", "store size of primaries"),
         col("dataset.size", "", "rh", "total size of dataset"),
     ];
     cols.extend(stat_columns());
-    cols.push(col("memory.total", "tm,memoryTotal", "rh", "total used memory"));
+    cols.push(col(
+        "memory.total",
+        "tm,memoryTotal",
+        "rh",
+        "total used memory",
+    ));
     let mut t = Table::new(cols);
     let opts = StatsOptions::default();
     for idx in list {
@@ -589,16 +686,66 @@ fn health(node: &Node, info: &NodeInfo, _req: &RestRequest) -> EsResult<Table> {
         col("cluster", "cl", "", "cluster name"),
         col("status", "st", "", "health status"),
         col("node.total", "nt,nodeTotal", "r", "total number of nodes"),
-        col("node.data", "nd,nodeData", "r", "number of nodes that can store data"),
-        col("shards", "t,sh,shards.total,shardsTotal", "r", "total number of shards"),
-        col("pri", "p,shards.primary,shardsPrimary", "r", "number of primary shards"),
-        col("relo", "r,shards.relocating,shardsRelocating", "r", "number of relocating nodes"),
-        col("init", "i,shards.initializing,shardsInitializing", "r", "number of initializing nodes"),
-        col("unassign", "u,shards.unassigned,shardsUnassigned", "r", "number of unassigned shards"),
-        col("unassign.pri", "up,shards.unassigned.primary,shardsUnassignedPrimary", "r", "number of unassigned primary shards"),
-        col("pending_tasks", "pt,pendingTasks", "r", "number of pending tasks"),
-        col("max_task_wait_time", "mtwt,maxTaskWaitTime", "r", "wait time of longest task pending"),
-        col("active_shards_percent", "asp,activeShardsPercent", "r", "active number of shards in percent"),
+        col(
+            "node.data",
+            "nd,nodeData",
+            "r",
+            "number of nodes that can store data",
+        ),
+        col(
+            "shards",
+            "t,sh,shards.total,shardsTotal",
+            "r",
+            "total number of shards",
+        ),
+        col(
+            "pri",
+            "p,shards.primary,shardsPrimary",
+            "r",
+            "number of primary shards",
+        ),
+        col(
+            "relo",
+            "r,shards.relocating,shardsRelocating",
+            "r",
+            "number of relocating nodes",
+        ),
+        col(
+            "init",
+            "i,shards.initializing,shardsInitializing",
+            "r",
+            "number of initializing nodes",
+        ),
+        col(
+            "unassign",
+            "u,shards.unassigned,shardsUnassigned",
+            "r",
+            "number of unassigned shards",
+        ),
+        col(
+            "unassign.pri",
+            "up,shards.unassigned.primary,shardsUnassignedPrimary",
+            "r",
+            "number of unassigned primary shards",
+        ),
+        col(
+            "pending_tasks",
+            "pt,pendingTasks",
+            "r",
+            "number of pending tasks",
+        ),
+        col(
+            "max_task_wait_time",
+            "mtwt,maxTaskWaitTime",
+            "r",
+            "wait time of longest task pending",
+        ),
+        col(
+            "active_shards_percent",
+            "asp,activeShardsPercent",
+            "r",
+            "active number of shards in percent",
+        ),
     ]);
     let mut t = Table::new(cols);
     let mut row = epoch_cells();
@@ -625,7 +772,8 @@ fn health(node: &Node, info: &NodeInfo, _req: &RestRequest) -> EsResult<Table> {
 fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table> {
     let expand = Expand::from_request(req, Expand::OPEN)?;
     let (ignore_unavailable, allow_no_indices) = cluster::lenience(req, false, true)?;
-    let list = cluster::resolve_indices(node, target, expand, ignore_unavailable, allow_no_indices)?;
+    let list =
+        cluster::resolve_indices(node, target, expand, ignore_unavailable, allow_no_indices)?;
     let mut total = 0u64;
     for idx in &list {
         for s in idx.shards()? {
@@ -633,7 +781,12 @@ fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table
         }
     }
     let mut cols = epoch_columns();
-    cols.push(col("count", "dc,docs.count,docsCount", "", "the document count"));
+    cols.push(col(
+        "count",
+        "dc,docs.count,docsCount",
+        "",
+        "the document count",
+    ));
     let mut t = Table::new(cols);
     let mut row = epoch_cells();
     row.push(Cell::i(total));
@@ -641,7 +794,12 @@ fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table
     Ok(t)
 }
 
-fn shards(node: &Node, info: &NodeInfo, target: Option<&str>, _req: &RestRequest) -> EsResult<Table> {
+fn shards(
+    node: &Node,
+    info: &NodeInfo,
+    target: Option<&str>,
+    _req: &RestRequest,
+) -> EsResult<Table> {
     let mut list = cluster::resolve_indices(node, target, Expand::ALL, false, true)?;
     list.sort_by(|a, b| a.name.cmp(&b.name));
     let mut cols = vec![
@@ -650,23 +808,53 @@ fn shards(node: &Node, info: &NodeInfo, target: Option<&str>, _req: &RestRequest
         col("prirep", "p,pr,primaryOrReplica", "r", "primary or replica"),
         col("state", "st", "", "shard state"),
         col("docs", "d,dc", "r", "number of docs in shard"),
-        col("store", "sto", "r", "store size of shard (how much disk it uses)"),
+        col(
+            "store",
+            "sto",
+            "r",
+            "store size of shard (how much disk it uses)",
+        ),
         col("dataset", "", "rh", "total size of dataset"),
         col("ip", "", "", "ip of node where it lives"),
         col("id", "", "h", "unique id of node where it lives"),
         col("node", "n", "", "name of node where it lives"),
         col("sync_id", "", "h", "sync id"),
-        col("unassigned.reason", "ur", "h", "reason shard became unassigned"),
-        col("unassigned.at", "ua", "h", "time shard became unassigned (UTC)"),
+        col(
+            "unassigned.reason",
+            "ur",
+            "h",
+            "reason shard became unassigned",
+        ),
+        col(
+            "unassigned.at",
+            "ua",
+            "h",
+            "time shard became unassigned (UTC)",
+        ),
         col("unassigned.for", "uf", "h", "time has been unassigned"),
-        col("unassigned.details", "ud", "h", "additional details as to why the shard became unassigned"),
+        col(
+            "unassigned.details",
+            "ud",
+            "h",
+            "additional details as to why the shard became unassigned",
+        ),
         col("recoverysource.type", "rs", "h", "recovery source type"),
     ];
     cols.extend(stat_columns());
     cols.extend([
         col("seq_no.max", "sqm,maxSeqNo", "rh", "max sequence number"),
-        col("seq_no.local_checkpoint", "sql,localCheckpoint", "rh", "local checkpoint"),
-        col("seq_no.global_checkpoint", "sqg,globalCheckpoint", "rh", "global checkpoint"),
+        col(
+            "seq_no.local_checkpoint",
+            "sql,localCheckpoint",
+            "rh",
+            "local checkpoint",
+        ),
+        col(
+            "seq_no.global_checkpoint",
+            "sqg,globalCheckpoint",
+            "rh",
+            "global checkpoint",
+        ),
         col("path.data", "pd,dataPath", "h", "shard data path"),
         col("path.state", "ps,statsPath", "h", "shard state path"),
     ]);
@@ -679,7 +867,10 @@ fn shards(node: &Node, info: &NodeInfo, target: Option<&str>, _req: &RestRequest
         let numbers: Vec<Option<Numbers>> = if idx.is_closed() {
             vec![None; h.shards]
         } else {
-            stats::index_shard_numbers(&idx, &opts).into_iter().map(Some).collect()
+            stats::index_shard_numbers(&idx, &opts)
+                .into_iter()
+                .map(Some)
+                .collect()
         };
         for (s, n) in numbers.iter().enumerate().take(h.shards) {
             let n = n.as_ref();
@@ -704,7 +895,13 @@ fn shards(node: &Node, info: &NodeInfo, target: Option<&str>, _req: &RestRequest
             ];
             row.extend(stat_cells(n));
             let seq = n.map(|n| Cell::i(n.max_seq_no)).unwrap_or(Cell::Null);
-            row.extend([seq.clone(), seq.clone(), seq, Cell::s(path.clone()), Cell::s(path)]);
+            row.extend([
+                seq.clone(),
+                seq.clone(),
+                seq,
+                Cell::s(path.clone()),
+                Cell::s(path),
+            ]);
             t.push(row);
             let unassigned_for = (now_millis() - idx.creation_date).max(0) as u64;
             for _ in 0..h.replicas {
@@ -735,9 +932,20 @@ fn shards(node: &Node, info: &NodeInfo, target: Option<&str>, _req: &RestRequest
     Ok(t)
 }
 
-fn segments(node: &Node, info: &NodeInfo, target: Option<&str>, req: &RestRequest) -> EsResult<Table> {
+fn segments(
+    node: &Node,
+    info: &NodeInfo,
+    target: Option<&str>,
+    req: &RestRequest,
+) -> EsResult<Table> {
     let (ignore_unavailable, allow_no_indices) = cluster::lenience(req, false, true)?;
-    let mut list = cluster::resolve_indices(node, target, Expand::OPEN, ignore_unavailable, allow_no_indices)?;
+    let mut list = cluster::resolve_indices(
+        node,
+        target,
+        Expand::OPEN,
+        ignore_unavailable,
+        allow_no_indices,
+    )?;
     if let Some(c) = list.iter().find(|i| i.is_closed()) {
         if !ignore_unavailable {
             return Err(EsError::index_closed(&c.name, &c.uuid));
@@ -753,8 +961,18 @@ fn segments(node: &Node, info: &NodeInfo, target: Option<&str>, req: &RestReques
         col("id", "", "h", "unique id of node where it lives"),
         col("segment", "seg", "", "segment name"),
         col("generation", "g,gen", "r", "segment generation"),
-        col("docs.count", "dc,docsCount", "r", "number of docs in segment"),
-        col("docs.deleted", "dd,docsDeleted", "r", "number of deleted docs in segment"),
+        col(
+            "docs.count",
+            "dc,docsCount",
+            "r",
+            "number of docs in segment",
+        ),
+        col(
+            "docs.deleted",
+            "dd,docsDeleted",
+            "r",
+            "number of deleted docs in segment",
+        ),
         col("size", "si", "r", "segment size in bytes"),
         col("size.memory", "sm", "r", "segment memory in bytes"),
         col("committed", "ic,isCommitted", "r", "is segment committed"),
@@ -803,23 +1021,68 @@ fn nodes(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<Table> {
         col("build", "b", "h", "es build hash"),
         col("disk.total", "dt,diskTotal", "rh", "total disk space"),
         col("disk.used", "du,diskUsed", "rh", "used disk space"),
-        col("disk.avail", "d,da,disk,diskAvail", "rh", "available disk space"),
-        col("disk.used_percent", "dup,diskUsedPercent", "rh", "used disk space percentage"),
-        col("heap.current", "hc,heapCurrent", "rh", "used heap (process resident memory)"),
-        col("heap.percent", "hp,heapPercent", "r", "used heap ratio (resident memory of total memory)"),
+        col(
+            "disk.avail",
+            "d,da,disk,diskAvail",
+            "rh",
+            "available disk space",
+        ),
+        col(
+            "disk.used_percent",
+            "dup,diskUsedPercent",
+            "rh",
+            "used disk space percentage",
+        ),
+        col(
+            "heap.current",
+            "hc,heapCurrent",
+            "rh",
+            "used heap (process resident memory)",
+        ),
+        col(
+            "heap.percent",
+            "hp,heapPercent",
+            "r",
+            "used heap ratio (resident memory of total memory)",
+        ),
         col("heap.max", "hm,heapMax", "rh", "max heap (total memory)"),
         col("ram.current", "rc,ramCurrent", "rh", "used machine memory"),
-        col("ram.percent", "rp,ramPercent", "r", "used machine memory ratio"),
+        col(
+            "ram.percent",
+            "rp,ramPercent",
+            "r",
+            "used machine memory ratio",
+        ),
         col("ram.max", "rm,ramMax", "rh", "total machine memory"),
-        col("file_desc.current", "fdc,fileDescriptorCurrent", "rh", "used file descriptors"),
-        col("file_desc.percent", "fdp,fileDescriptorPercent", "rh", "used file descriptor ratio"),
-        col("file_desc.max", "fdm,fileDescriptorMax", "rh", "max file descriptors"),
+        col(
+            "file_desc.current",
+            "fdc,fileDescriptorCurrent",
+            "rh",
+            "used file descriptors",
+        ),
+        col(
+            "file_desc.percent",
+            "fdp,fileDescriptorPercent",
+            "rh",
+            "used file descriptor ratio",
+        ),
+        col(
+            "file_desc.max",
+            "fdm,fileDescriptorMax",
+            "rh",
+            "max file descriptors",
+        ),
         col("cpu", "", "r", "recent cpu usage"),
         col("load_1m", "l", "r", "1m load avg"),
         col("load_5m", "", "r", "5m load avg"),
         col("load_15m", "", "r", "15m load avg"),
         col("uptime", "u", "rh", "node uptime"),
-        col("node.role", "r,role,nodeRole", "", "m:master eligible node, d:data node, i:ingest node, -:coordinating node only"),
+        col(
+            "node.role",
+            "r,role,nodeRole",
+            "",
+            "m:master eligible node, d:data node, i:ingest node, -:coordinating node only",
+        ),
         col("master", "m", "", "*:current master"),
         col("name", "n", "", "node name"),
     ]);
@@ -827,7 +1090,13 @@ fn nodes(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<Table> {
     let p = cluster::probe_process(info.started);
     let os = cluster::probe_os();
     let fs = cluster::probe_fs(&node.data);
-    let pct = |part: u64, whole: u64| if whole == 0 { 0 } else { (part * 100 + whole / 2) / whole };
+    let pct = |part: u64, whole: u64| {
+        if whole == 0 {
+            0
+        } else {
+            (part * 100 + whole / 2) / whole
+        }
+    };
     let ram_used = os.mem_total.saturating_sub(os.mem_free);
     let disk_used = fs.total.saturating_sub(fs.available);
     let load = |i: usize| match os.load {
@@ -835,7 +1104,11 @@ fn nodes(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<Table> {
         None => Cell::Null,
     };
     t.push(vec![
-        Cell::s(if full_id { id.clone() } else { id.chars().take(4).collect() }),
+        Cell::s(if full_id {
+            id.clone()
+        } else {
+            id.chars().take(4).collect()
+        }),
         Cell::i(p.pid),
         Cell::s(info.publish_host()),
         Cell::i(9300),
@@ -847,8 +1120,19 @@ fn nodes(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<Table> {
         Cell::Bytes(disk_used),
         Cell::Bytes(fs.available),
         Cell::Num(
-            if fs.total == 0 { 0.0 } else { disk_used as f64 * 100.0 / fs.total as f64 },
-            format!("{:.2}", if fs.total == 0 { 0.0 } else { disk_used as f64 * 100.0 / fs.total as f64 }),
+            if fs.total == 0 {
+                0.0
+            } else {
+                disk_used as f64 * 100.0 / fs.total as f64
+            },
+            format!(
+                "{:.2}",
+                if fs.total == 0 {
+                    0.0
+                } else {
+                    disk_used as f64 * 100.0 / fs.total as f64
+                }
+            ),
         ),
         Cell::Bytes(p.resident_bytes),
         Cell::i(pct(p.resident_bytes, os.mem_total)),
@@ -897,7 +1181,10 @@ mod tests {
         RestRequest {
             method: Method::Get,
             path: path.to_string(),
-            params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             body: Vec::new(),
         }
     }
@@ -926,14 +1213,31 @@ mod tests {
     }
 
     fn run(node: &Node, what: &str, target: Option<&str>, params: &[(&str, &str)]) -> String {
-        text(cat(node, &info(), what, target, &request(&format!("/_cat/{what}"), params)).unwrap())
+        text(
+            cat(
+                node,
+                &info(),
+                what,
+                target,
+                &request(&format!("/_cat/{what}"), params),
+            )
+            .unwrap(),
+        )
     }
 
     fn add_docs(idx: &IndexService, n: usize) {
         for i in 0..n {
             let src = json!({"test": i});
             let raw: Arc<[u8]> = serde_json::to_vec(&src).unwrap().into();
-            idx.index_doc(Some(&i.to_string()), &src, raw, None, VersionReq::Internal, false).unwrap();
+            idx.index_doc(
+                Some(&i.to_string()),
+                &src,
+                raw,
+                None,
+                VersionReq::Internal,
+                false,
+            )
+            .unwrap();
         }
         idx.refresh().unwrap();
     }
@@ -965,24 +1269,58 @@ mod tests {
 
     #[test]
     fn table_alignment_headers_and_sorting() {
-        let mut t = Table::new(vec![col("name", "n", "", "d"), col("num", "x", "r", "d"), col("size", "", "r", "d")]);
+        let mut t = Table::new(vec![
+            col("name", "n", "", "d"),
+            col("num", "x", "r", "d"),
+            col("size", "", "r", "d"),
+        ]);
         t.push(vec![Cell::s("a"), Cell::i(5), Cell::Bytes(2048)]);
         t.push(vec![Cell::s("bbb"), Cell::i(10), Cell::Bytes(7)]);
-        let render = |t: Table, p: &[(&str, &str)]| text(respond(t, &request("/_cat/x", p)).unwrap());
-        let clone = |t: &Table| Table { cols: t.cols.clone(), rows: t.rows.clone() };
+        let render =
+            |t: Table, p: &[(&str, &str)]| text(respond(t, &request("/_cat/x", p)).unwrap());
+        let clone = |t: &Table| Table {
+            cols: t.cols.clone(),
+            rows: t.rows.clone(),
+        };
         assert_eq!(render(clone(&t), &[]), "a    5 2kb\nbbb 10  7b\n");
-        assert_eq!(render(clone(&t), &[("v", "true")]), "name num size\na      5  2kb\nbbb   10   7b\n");
-        assert_eq!(render(clone(&t), &[("h", "x,name"), ("v", "")]), " x name\n 5 a\n10 bbb\n");
-        assert_eq!(render(clone(&t), &[("s", "size"), ("h", "name")]), "bbb\na\n");
-        assert_eq!(render(clone(&t), &[("s", "num:desc"), ("h", "name")]), "bbb\na\n");
-        assert_eq!(render(clone(&t), &[("bytes", "b"), ("h", "size")]), "2048\n   7\n");
+        assert_eq!(
+            render(clone(&t), &[("v", "true")]),
+            "name num size\na      5  2kb\nbbb   10   7b\n"
+        );
+        assert_eq!(
+            render(clone(&t), &[("h", "x,name"), ("v", "")]),
+            " x name\n 5 a\n10 bbb\n"
+        );
+        assert_eq!(
+            render(clone(&t), &[("s", "size"), ("h", "name")]),
+            "bbb\na\n"
+        );
+        assert_eq!(
+            render(clone(&t), &[("s", "num:desc"), ("h", "name")]),
+            "bbb\na\n"
+        );
+        assert_eq!(
+            render(clone(&t), &[("bytes", "b"), ("h", "size")]),
+            "2048\n   7\n"
+        );
         assert_eq!(render(clone(&t), &[("h", "n*")]), "a    5\nbbb 10\n");
-        let err = respond(clone(&t), &request("/_cat/x", &[("s", "nope")])).err().unwrap();
+        let err = respond(clone(&t), &request("/_cat/x", &[("s", "nope")]))
+            .err()
+            .unwrap();
         assert_eq!(err.reason, "Unable to sort by unknown sort key `nope`");
         let help = render(clone(&t), &[("help", "true")]);
         assert_eq!(help, "name | n | d\nnum  | x | d\nsize |   | d\n");
-        let j = json_body(respond(clone(&t), &request("/_cat/x", &[("format", "json"), ("bytes", "kb")])).unwrap());
-        assert_eq!(j, json!([{"name": "a", "num": "5", "size": "2"}, {"name": "bbb", "num": "10", "size": "0"}]));
+        let j = json_body(
+            respond(
+                clone(&t),
+                &request("/_cat/x", &[("format", "json"), ("bytes", "kb")]),
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            j,
+            json!([{"name": "a", "num": "5", "size": "2"}, {"name": "bbb", "num": "10", "size": "0"}])
+        );
         let y = render(t, &[("format", "yaml"), ("h", "name")]);
         assert_eq!(y, "---\n- \"name\": \"a\"\n- \"name\": \"bbb\"\n");
     }
@@ -999,24 +1337,78 @@ mod tests {
         assert_eq!(&f[4..8], &["1", "0", "0", "0"]);
         assert!(f[8].ends_with('b') && f[9].ends_with('b'));
         assert_eq!(f.len(), 10);
-        assert_eq!(run(&node, "indices", Some("ba*"), &[("h", "i")]), "bar\nbaz\n");
-        assert_eq!(run(&node, "indices", None, &[("h", "index,docs.count"), ("s", "docs.count:desc")]), "baz 12\nbar  1\nfoo  0\n");
+        assert_eq!(
+            run(&node, "indices", Some("ba*"), &[("h", "i")]),
+            "bar\nbaz\n"
+        );
+        assert_eq!(
+            run(
+                &node,
+                "indices",
+                None,
+                &[("h", "index,docs.count"), ("s", "docs.count:desc")]
+            ),
+            "baz 12\nbar  1\nfoo  0\n"
+        );
         node.index("bar").unwrap().close().unwrap();
         assert_eq!(
-            run(&node, "indices", None, &[("h", "status,index"), ("s", "status,index:desc")]),
+            run(
+                &node,
+                "indices",
+                None,
+                &[("h", "status,index"), ("s", "status,index:desc")]
+            ),
             "close bar\nopen  foo\nopen  baz\n"
         );
         let closed = run(&node, "indices", Some("bar"), &[]);
         assert!(closed.starts_with("green close bar "), "{closed}");
         let cd = run(&node, "indices", Some("foo"), &[("h", "i,cd,cds")]);
         assert!(cd.trim_end().ends_with('Z'), "{cd}");
-        node.create_index("rep", &json!({"number_of_replicas": 1}), &Value::Null).unwrap();
-        assert_eq!(run(&node, "indices", None, &[("health", "yellow"), ("h", "index")]), "rep\n");
-        assert!(cat(&node, &info(), "indices", None, &request("/_cat/indices", &[("health", "bad")])).is_err());
-        assert_eq!(cat(&node, &info(), "indices", Some("nope"), &request("/_cat/indices/nope", &[])).unwrap_err().status, 404);
-        node.create_index("hid", &json!({"index": {"hidden": true}, "number_of_replicas": 0}), &Value::Null).unwrap();
+        node.create_index("rep", &json!({"number_of_replicas": 1}), &Value::Null)
+            .unwrap();
+        assert_eq!(
+            run(
+                &node,
+                "indices",
+                None,
+                &[("health", "yellow"), ("h", "index")]
+            ),
+            "rep\n"
+        );
+        assert!(cat(
+            &node,
+            &info(),
+            "indices",
+            None,
+            &request("/_cat/indices", &[("health", "bad")])
+        )
+        .is_err());
+        assert_eq!(
+            cat(
+                &node,
+                &info(),
+                "indices",
+                Some("nope"),
+                &request("/_cat/indices/nope", &[])
+            )
+            .unwrap_err()
+            .status,
+            404
+        );
+        node.create_index(
+            "hid",
+            &json!({"index": {"hidden": true}, "number_of_replicas": 0}),
+            &Value::Null,
+        )
+        .unwrap();
         assert!(!run(&node, "indices", None, &[("h", "i")]).contains("hid"));
-        assert!(run(&node, "indices", None, &[("h", "i"), ("expand_wildcards", "all")]).contains("hid"));
+        assert!(run(
+            &node,
+            "indices",
+            None,
+            &[("h", "i"), ("expand_wildcards", "all")]
+        )
+        .contains("hid"));
     }
 
     #[test]
@@ -1028,20 +1420,67 @@ mod tests {
         assert_eq!(f[2], "13");
         assert_eq!(f[1].len(), 8);
         assert_eq!(run(&node, "count", Some("bar"), &[("h", "count")]), "1\n");
-        let count_json = json_body(cat(&node, &info(), "count", Some("baz"), &request("/_cat/count/baz", &[("format", "json")])).unwrap());
+        let count_json = json_body(
+            cat(
+                &node,
+                &info(),
+                "count",
+                Some("baz"),
+                &request("/_cat/count/baz", &[("format", "json")]),
+            )
+            .unwrap(),
+        );
         assert_eq!(count_json[0]["count"], "12");
 
         let health = run(&node, "health", None, &[("ts", "false")]);
         let f: Vec<&str> = health.split_whitespace().collect();
-        assert_eq!(f, vec!["lode", "green", "1", "1", "3", "3", "0", "0", "0", "0", "0", "-", "100.0%"]);
+        assert_eq!(
+            f,
+            vec!["lode", "green", "1", "1", "3", "3", "0", "0", "0", "0", "0", "-", "100.0%"]
+        );
 
-        node.create_index("rep", &json!({"number_of_shards": 2, "number_of_replicas": 1}), &Value::Null).unwrap();
+        node.create_index(
+            "rep",
+            &json!({"number_of_shards": 2, "number_of_replicas": 1}),
+            &Value::Null,
+        )
+        .unwrap();
         let shards = run(&node, "shards", Some("rep"), &[]);
         let lines: Vec<&str> = shards.lines().collect();
         assert_eq!(lines.len(), 4);
-        assert!(lines[0].starts_with("rep 0 p STARTED 0 ") && lines[0].ends_with(" 127.0.0.1 lode-1"), "{shards}");
+        let f: Vec<&str> = lines[0].split_whitespace().collect();
+        assert_eq!(f.len(), 8, "{shards}");
+        assert_eq!(
+            (f[..5].to_vec(), f[6], f[7]),
+            (vec!["rep", "0", "p", "STARTED", "0"], "127.0.0.1", "lode-1")
+        );
         assert_eq!(lines[1].trim_end(), "rep 0 r UNASSIGNED");
-        assert_eq!(run(&node, "shards", None, &[("h", "index,docs"), ("s", "docs"), ("index", "x")]).lines().next_back(), Some("baz   12"));
+        assert!(
+            lines[1].len() > lines[1].trim_end().len(),
+            "null cells are still padded"
+        );
+        assert_eq!(
+            run(
+                &node,
+                "shards",
+                Some("ba*,foo"),
+                &[("h", "index,docs"), ("s", "docs")]
+            ),
+            "foo  0\nbar  1\nbaz 12\n"
+        );
+        // Unassigned replicas have no docs: nulls sort last (first when descending).
+        assert_eq!(
+            run(&node, "shards", None, &[("h", "p,d"), ("s", "docs")])
+                .lines()
+                .last(),
+            Some("r")
+        );
+        assert_eq!(
+            run(&node, "shards", None, &[("h", "p,d"), ("s", "docs:desc")])
+                .lines()
+                .next(),
+            Some("r")
+        );
 
         let segs = run(&node, "segments", Some("bar"), &[]);
         let f: Vec<&str> = segs.split_whitespace().collect();
@@ -1049,10 +1488,24 @@ mod tests {
         assert_eq!(&f[4..8], &["_0", "0", "1", "0"]);
         assert_eq!(&f[9..], &["0", "false", "true", "9.11.1", "false"]);
         let help = run(&node, "segments", None, &[("help", "")]);
-        let names: Vec<&str> = help.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
+        let names: Vec<&str> = help
+            .lines()
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
         assert_eq!(names[..5], ["index", "shard", "prirep", "ip", "id"]);
         node.index("bar").unwrap().close().unwrap();
-        assert_eq!(cat(&node, &info(), "segments", Some("bar"), &request("/_cat/segments/bar", &[])).unwrap_err().status, 400);
+        assert_eq!(
+            cat(
+                &node,
+                &info(),
+                "segments",
+                Some("bar"),
+                &request("/_cat/segments/bar", &[])
+            )
+            .unwrap_err()
+            .status,
+            400
+        );
         assert_eq!(run(&node, "segments", Some("ba*"), &[("h", "i")]), "baz\n");
     }
 
@@ -1064,10 +1517,32 @@ mod tests {
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 2);
         let head: Vec<&str> = lines[0].split_whitespace().collect();
-        assert_eq!(head, vec!["ip", "heap.percent", "ram.percent", "cpu", "load_1m", "load_5m", "load_15m", "node.role", "master", "name"]);
-        assert!(lines[1].starts_with("127.0.0.1 ") && lines[1].ends_with(" * lode-1"), "{out}");
+        assert_eq!(
+            head,
+            vec![
+                "ip",
+                "heap.percent",
+                "ram.percent",
+                "cpu",
+                "load_1m",
+                "load_5m",
+                "load_15m",
+                "node.role",
+                "master",
+                "name"
+            ]
+        );
+        let f: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(f.len(), 10, "{out}");
+        assert_eq!(
+            (f[0], f[7], f[8], f[9]),
+            ("127.0.0.1", "cdfhimrsw", "*", "lode-1")
+        );
         assert_eq!(run(&node, "aliases", None, &[]), "");
-        assert_eq!(run(&node, "aliases", None, &[("v", "true")]), "alias index filter routing.index routing.search is_write_index\n");
+        assert_eq!(
+            run(&node, "aliases", None, &[("v", "true")]),
+            "alias index filter routing.index routing.search is_write_index\n"
+        );
         assert_eq!(run(&node, "indices", None, &[]), "");
         assert!(cat(&node, &info(), "nope", None, &request("/_cat/nope", &[])).is_err());
     }

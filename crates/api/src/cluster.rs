@@ -129,16 +129,32 @@ pub(crate) struct Expand {
 }
 
 impl Expand {
-    pub const OPEN: Expand = Expand { open: true, closed: false, hidden: false };
-    pub const OPEN_CLOSED: Expand = Expand { open: true, closed: true, hidden: false };
-    pub const ALL: Expand = Expand { open: true, closed: true, hidden: true };
+    pub const OPEN: Expand = Expand {
+        open: true,
+        closed: false,
+        hidden: false,
+    };
+    pub const OPEN_CLOSED: Expand = Expand {
+        open: true,
+        closed: true,
+        hidden: false,
+    };
+    pub const ALL: Expand = Expand {
+        open: true,
+        closed: true,
+        hidden: true,
+    };
 
     /// Reads `expand_wildcards`, falling back to `default`.
     pub fn from_request(req: &RestRequest, default: Expand) -> EsResult<Expand> {
         let Some(v) = req.param("expand_wildcards") else {
             return Ok(default);
         };
-        let mut e = Expand { open: false, closed: false, hidden: false };
+        let mut e = Expand {
+            open: false,
+            closed: false,
+            hidden: false,
+        };
         for part in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             match part.to_ascii_lowercase().as_str() {
                 "open" => e.open = true,
@@ -171,7 +187,9 @@ fn concrete_names(expr: &str) -> Vec<&str> {
     expr.split(',')
         .map(str::trim)
         .enumerate()
-        .filter(|(i, p)| !p.is_empty() && !p.contains('*') && *p != "_all" && !(*i > 0 && p.starts_with('-')))
+        .filter(|(i, p)| {
+            !p.is_empty() && !p.contains('*') && *p != "_all" && !(*i > 0 && p.starts_with('-'))
+        })
         .map(|(_, p)| p)
         .collect()
 }
@@ -187,7 +205,10 @@ pub(crate) fn resolve_indices(
     ignore_unavailable: bool,
     allow_no_indices: bool,
 ) -> EsResult<Vec<Arc<IndexService>>> {
-    let expr = expr.map(str::trim).filter(|e| !e.is_empty()).unwrap_or("_all");
+    let expr = expr
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .unwrap_or("_all");
     let opts = ResolveOptions {
         ignore_unavailable,
         allow_no_indices: true,
@@ -205,7 +226,11 @@ pub(crate) fn resolve_indices(
                 if n > 0 && p.starts_with('-') {
                     return false;
                 }
-                *p == i.name || (p.contains('*') && p.starts_with('.') && i.name.starts_with('.') && wildcard_match(p, &i.name))
+                *p == i.name
+                    || (p.contains('*')
+                        && p.starts_with('.')
+                        && i.name.starts_with('.')
+                        && wildcard_match(p, &i.name))
             })
         });
     }
@@ -216,7 +241,11 @@ pub(crate) fn resolve_indices(
 }
 
 /// `ignore_unavailable` / `allow_no_indices` from the request.
-pub(crate) fn lenience(req: &RestRequest, ignore_default: bool, allow_no_default: bool) -> EsResult<(bool, bool)> {
+pub(crate) fn lenience(
+    req: &RestRequest,
+    ignore_default: bool,
+    allow_no_default: bool,
+) -> EsResult<(bool, bool)> {
     Ok((
         req.bool_param("ignore_unavailable", ignore_default)?,
         req.bool_param("allow_no_indices", allow_no_default)?,
@@ -248,7 +277,9 @@ impl Health {
             "green" => Ok(Health::Green),
             "yellow" => Ok(Health::Yellow),
             "red" => Ok(Health::Red),
-            _ => Err(EsError::illegal_argument(format!("unknown cluster health status [{s}]"))),
+            _ => Err(EsError::illegal_argument(format!(
+                "unknown cluster health status [{s}]"
+            ))),
         }
     }
 }
@@ -257,7 +288,10 @@ impl Health {
 /// (`0-1`, `0-all`) expands to `min(upper, nodes - 1)` but never below its lower bound.
 pub(crate) fn effective_replicas(idx: &IndexService) -> usize {
     let settings = idx.settings();
-    if let Some(range) = settings.get("index.auto_expand_replicas").and_then(|v| v.as_str()) {
+    if let Some(range) = settings
+        .get("index.auto_expand_replicas")
+        .and_then(|v| v.as_str())
+    {
         if let Some((lo, _hi)) = range.split_once('-') {
             if let Ok(lo) = lo.trim().parse::<usize>() {
                 // One data node: nodes - 1 = 0 replicas can be placed.
@@ -287,7 +321,11 @@ pub(crate) fn index_health(idx: &IndexService) -> IndexHealth {
     let unassigned = shards * replicas;
     IndexHealth {
         name: idx.name.clone(),
-        status: if unassigned > 0 { Health::Yellow } else { Health::Green },
+        status: if unassigned > 0 {
+            Health::Yellow
+        } else {
+            Health::Green
+        },
         shards,
         replicas,
         active_primary: shards,
@@ -319,13 +357,27 @@ impl ClusterHealth {
     }
 }
 
-pub(crate) fn cluster_health(node: &Node, expr: Option<&str>, expand: Expand) -> EsResult<ClusterHealth> {
+pub(crate) fn cluster_health(
+    node: &Node,
+    expr: Option<&str>,
+    expand: Expand,
+) -> EsResult<ClusterHealth> {
     let list = resolve_indices(node, expr, expand, true, true)?;
     let missing: Vec<String> = expr
-        .map(|e| concrete_names(e).into_iter().filter(|n| node.get(n).is_none()).map(str::to_string).collect())
+        .map(|e| {
+            concrete_names(e)
+                .into_iter()
+                .filter(|n| node.get(n).is_none())
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     let indices: Vec<IndexHealth> = list.iter().map(|i| index_health(i)).collect();
-    let mut status = indices.iter().map(|i| i.status).max().unwrap_or(Health::Green);
+    let mut status = indices
+        .iter()
+        .map(|i| i.status)
+        .max()
+        .unwrap_or(Health::Green);
     if !missing.is_empty() {
         status = Health::Red;
     }
@@ -363,7 +415,11 @@ impl NodesCheck {
                 EsError::illegal_argument(format!("failed to parse [wait_for_nodes] value [{s}]"))
             })
         };
-        let inner = |t: &str, prefix: &str| t.strip_prefix(prefix).and_then(|r| r.strip_suffix(')')).map(str::to_string);
+        let inner = |t: &str, prefix: &str| {
+            t.strip_prefix(prefix)
+                .and_then(|r| r.strip_suffix(')'))
+                .map(str::to_string)
+        };
         if let Some(r) = s.strip_prefix(">=") {
             return Ok(NodesCheck::Ge(num(r)?));
         }
@@ -431,7 +487,12 @@ fn parse_timeout(req: &RestRequest, key: &str, default: Duration) -> EsResult<Du
 }
 
 /// `GET /_cluster/health[/{index}]`.
-pub fn health(node: &Node, info: &NodeInfo, indices: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn health(
+    node: &Node,
+    info: &NodeInfo,
+    indices: Option<&str>,
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
     let level = match req.param("level").unwrap_or("cluster").to_ascii_lowercase().as_str() {
         "cluster" => Level::Cluster,
         "indices" => Level::Indices,
@@ -444,19 +505,37 @@ pub fn health(node: &Node, info: &NodeInfo, indices: Option<&str>, req: &RestReq
         }
     };
     let waits = Waits {
-        status: req.param("wait_for_status").filter(|s| !s.is_empty()).map(Health::parse).transpose()?,
-        nodes: req.param("wait_for_nodes").filter(|s| !s.is_empty()).map(NodesCheck::parse).transpose()?,
+        status: req
+            .param("wait_for_status")
+            .filter(|s| !s.is_empty())
+            .map(Health::parse)
+            .transpose()?,
+        nodes: req
+            .param("wait_for_nodes")
+            .filter(|s| !s.is_empty())
+            .map(NodesCheck::parse)
+            .transpose()?,
         active_shards: match req.param("wait_for_active_shards") {
             None | Some("") => None,
             Some(v) if v.eq_ignore_ascii_case("all") => Some(ActiveShards::All),
-            Some(v) => Some(ActiveShards::Count(v.trim().parse::<usize>().map_err(|_| {
-                EsError::illegal_argument(format!("failed to parse value [{v}] for [wait_for_active_shards]"))
-            })?)),
+            Some(v) => Some(ActiveShards::Count(v.trim().parse::<usize>().map_err(
+                |_| {
+                    EsError::illegal_argument(format!(
+                        "failed to parse value [{v}] for [wait_for_active_shards]"
+                    ))
+                },
+            )?)),
         },
     };
     if let Some(ev) = req.param("wait_for_events") {
-        if !matches!(ev.to_ascii_lowercase().as_str(), "immediate" | "urgent" | "high" | "normal" | "low" | "languid") {
-            return Err(EsError::illegal_argument(format!("No enum constant org.elasticsearch.common.Priority.{}", ev.to_uppercase())));
+        if !matches!(
+            ev.to_ascii_lowercase().as_str(),
+            "immediate" | "urgent" | "high" | "normal" | "low" | "languid"
+        ) {
+            return Err(EsError::illegal_argument(format!(
+                "No enum constant org.elasticsearch.common.Priority.{}",
+                ev.to_uppercase()
+            )));
         }
     }
     // Nothing ever relocates or initializes on one node.
@@ -519,7 +598,10 @@ fn health_json(info: &NodeInfo, h: &ClusterHealth, level: Level, timed_out: bool
     m.insert("number_of_pending_tasks".into(), json!(0));
     m.insert("number_of_in_flight_fetch".into(), json!(0));
     m.insert("task_max_waiting_in_queue_millis".into(), json!(0));
-    m.insert("active_shards_percent_as_number".into(), json!(h.active_percent()));
+    m.insert(
+        "active_shards_percent_as_number".into(),
+        json!(h.active_percent()),
+    );
     if level != Level::Cluster {
         let mut indices = Map::new();
         for i in &h.indices {
@@ -604,7 +686,6 @@ pub(crate) struct OsProbe {
     pub swap_free: u64,
     pub load: Option<[f64; 3]>,
     pub cpu_percent: u64,
-    pub processors: usize,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -621,7 +702,9 @@ static PROCESS_CPU: parking_lot::Mutex<Option<(Instant, u64)>> = parking_lot::Mu
 static OS_CPU: parking_lot::Mutex<Option<(u64, u64)>> = parking_lot::Mutex::new(None);
 
 fn processors() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 pub(crate) fn probe_process(started: Instant) -> ProcessProbe {
@@ -631,15 +714,27 @@ pub(crate) fn probe_process(started: Instant) -> ProcessProbe {
         .map(|i| stat[i + 1..].split_whitespace().collect())
         .unwrap_or_default();
     // Fields after the command name, 0-based from field 3 (`state`) of proc(5).
-    let f = |n: usize| fields.get(n - 3).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let f = |n: usize| {
+        fields
+            .get(n - 3)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     let cpu_ms = (f(14) + f(15)) * 1000 / CLK_TCK;
     let status = read("/proc/self/status");
     let max_fds = read("/proc/self/limits")
         .lines()
         .find(|l| l.starts_with("Max open files"))
-        .and_then(|l| l["Max open files".len()..].split_whitespace().next().and_then(|v| v.parse().ok()))
+        .and_then(|l| {
+            l["Max open files".len()..]
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+        })
         .unwrap_or(0);
-    let open_fds = std::fs::read_dir("/proc/self/fd").map(|d| d.count() as u64).unwrap_or(0);
+    let open_fds = std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.count() as u64)
+        .unwrap_or(0);
     let now = Instant::now();
     let cpu_percent = {
         let mut prev = PROCESS_CPU.lock();
@@ -674,7 +769,11 @@ pub(crate) fn probe_os() -> OsProbe {
         .unwrap_or(0);
     let load = {
         let l = read("/proc/loadavg");
-        let v: Vec<f64> = l.split_whitespace().take(3).filter_map(|x| x.parse().ok()).collect();
+        let v: Vec<f64> = l
+            .split_whitespace()
+            .take(3)
+            .filter_map(|x| x.parse().ok())
+            .collect();
         (v.len() == 3).then(|| [v[0], v[1], v[2]])
     };
     let cpu_percent = {
@@ -683,7 +782,12 @@ pub(crate) fn probe_os() -> OsProbe {
             .lines()
             .next()
             .filter(|l| l.starts_with("cpu "))
-            .map(|l| l.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect())
+            .map(|l| {
+                l.split_whitespace()
+                    .skip(1)
+                    .filter_map(|x| x.parse().ok())
+                    .collect()
+            })
             .unwrap_or_default();
         if nums.len() >= 4 {
             let total: u64 = nums.iter().take(8).sum();
@@ -709,7 +813,6 @@ pub(crate) fn probe_os() -> OsProbe {
         swap_free: kb_field(&meminfo, "SwapFree").unwrap_or(0),
         load,
         cpu_percent,
-        processors: processors(),
     }
 }
 
@@ -719,7 +822,11 @@ pub(crate) fn probe_fs(path: &std::path::Path) -> FsProbe {
         path: path.display().to_string(),
         ..FsProbe::default()
     };
-    let Ok(res) = std::process::Command::new("df").arg("-Pk").arg(path).output() else {
+    let Ok(res) = std::process::Command::new("df")
+        .arg("-Pk")
+        .arg(path)
+        .output()
+    else {
         return out;
     };
     let text = String::from_utf8_lossy(&res.stdout);
@@ -791,8 +898,10 @@ const NODE_INFO_METRICS: &[&str] = &[
 /// Whether a `_nodes/{node_id}` filter selects this node.
 fn node_matches(filter: &str, id: &str, info: &NodeInfo) -> bool {
     filter.split(',').map(str::trim).any(|f| {
-        matches!(f, "_local" | "_all" | "_master" | "*" | "master:true" | "data:true" | "ingest:true")
-            || f == id
+        matches!(
+            f,
+            "_local" | "_all" | "_master" | "*" | "master:true" | "data:true" | "ingest:true"
+        ) || f == id
             || wildcard_match(f, &info.node_name)
             || f == info.publish_host()
             || f == info.node_name
@@ -804,7 +913,11 @@ fn metric_list(raw: Option<&str>, allowed: &[&str], req: &RestRequest) -> EsResu
     if list.is_empty() {
         return Ok(vec!["_all".into()]);
     }
-    let bad: Vec<String> = list.iter().filter(|m| !allowed.contains(&m.as_str())).cloned().collect();
+    let bad: Vec<String> = list
+        .iter()
+        .filter(|m| !allowed.contains(&m.as_str()))
+        .cloned()
+        .collect();
     if !bad.is_empty() {
         return Err(unrecognized(req, &bad, allowed, "metric"));
     }
@@ -819,7 +932,12 @@ fn metric_list(raw: Option<&str>, allowed: &[&str], req: &RestRequest) -> EsResu
 }
 
 /// Elasticsearch's "contains unrecognized metric: [x] -> did you mean [y]?" error.
-pub(crate) fn unrecognized(req: &RestRequest, invalid: &[String], candidates: &[&str], what: &str) -> EsError {
+pub(crate) fn unrecognized(
+    req: &RestRequest,
+    invalid: &[String],
+    candidates: &[&str],
+    what: &str,
+) -> EsError {
     let mut msg = format!(
         "request [{}] contains unrecognized {}{}: ",
         req.path,
@@ -836,7 +954,11 @@ pub(crate) fn unrecognized(req: &RestRequest, invalid: &[String], candidates: &[
             .map(|c| (similarity(bad, c), *c))
             .filter(|(s, _)| *s > 0.5)
             .collect();
-        scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(b.1)));
+        scored.sort_by(|a, b| {
+            b.0.partial_cmp(&a.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.1.cmp(b.1))
+        });
         match scored.len() {
             0 => {}
             1 => msg.push_str(&format!(" -> did you mean [{}]?", scored[0].1)),
@@ -931,9 +1053,20 @@ fn os_name_version() -> (String, String, String) {
     let version = read("/proc/sys/kernel/osrelease").trim().to_string();
     let pretty = read("/etc/os-release")
         .lines()
-        .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
+        .find_map(|l| {
+            l.strip_prefix("PRETTY_NAME=")
+                .map(|v| v.trim_matches('"').to_string())
+        })
         .unwrap_or_else(|| name.clone());
-    (if name.is_empty() { "Linux".into() } else { name }, pretty, version)
+    (
+        if name.is_empty() {
+            "Linux".into()
+        } else {
+            name
+        },
+        pretty,
+        version,
+    )
 }
 
 fn java_arch() -> &'static str {
@@ -1002,7 +1135,12 @@ fn node_info_json(node: &Node, info: &NodeInfo, metrics: &[String]) -> Value {
     Value::Object(m)
 }
 
-fn node_stats_json(node: &Node, info: &NodeInfo, metrics: &[String], req: &RestRequest) -> EsResult<Value> {
+fn node_stats_json(
+    node: &Node,
+    info: &NodeInfo,
+    metrics: &[String],
+    req: &RestRequest,
+) -> EsResult<Value> {
     let now = now_millis();
     let mut m = Map::new();
     m.insert("timestamp".into(), json!(now));
@@ -1012,15 +1150,25 @@ fn node_stats_json(node: &Node, info: &NodeInfo, metrics: &[String], req: &RestR
     m.insert("roles".into(), json!(ROLES));
     m.insert("attributes".into(), json!({}));
     if wants(metrics, "indices") {
-        let open: Vec<Arc<IndexService>> = node.all().into_iter().filter(|i| !i.is_closed()).collect();
+        let open: Vec<Arc<IndexService>> =
+            node.all().into_iter().filter(|i| !i.is_closed()).collect();
         let opts = crate::stats::StatsOptions::from_request(req)?;
         let total = crate::stats::aggregate_indices(&open, &opts);
-        m.insert("indices".into(), crate::stats::render_stats(&total, &crate::stats::all_metrics(), &opts));
+        m.insert(
+            "indices".into(),
+            crate::stats::render_stats(&total, &crate::stats::all_metrics(), &opts),
+        );
     }
     if wants(metrics, "os") {
         let os = probe_os();
         let used = os.mem_total.saturating_sub(os.mem_free);
-        let pct = |part: u64, whole: u64| if whole == 0 { 0 } else { (part * 100 + whole / 2) / whole };
+        let pct = |part: u64, whole: u64| {
+            if whole == 0 {
+                0
+            } else {
+                (part * 100 + whole / 2) / whole
+            }
+        };
         let mut cpu = Map::new();
         cpu.insert("percent".into(), json!(os.cpu_percent));
         if let Some([a, b, c]) = os.load {
@@ -1100,7 +1248,10 @@ mod tests {
         RestRequest {
             method: Method::Get,
             path: path.to_string(),
-            params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
             body: Vec::new(),
         }
     }
@@ -1141,9 +1292,25 @@ mod tests {
         assert_eq!(r.status, 200);
         assert_eq!(body(&r)["status"], "green");
         assert_eq!(body(&r)["active_shards_percent_as_number"], json!(100.0));
-        node.create_index("a", &json!({"number_of_shards": 2, "number_of_replicas": 0}), &Value::Null).unwrap();
-        node.create_index("b", &json!({"number_of_shards": 1, "number_of_replicas": 1}), &Value::Null).unwrap();
-        let r = health(&node, &i, None, &request("/_cluster/health", &[("level", "shards")])).unwrap();
+        node.create_index(
+            "a",
+            &json!({"number_of_shards": 2, "number_of_replicas": 0}),
+            &Value::Null,
+        )
+        .unwrap();
+        node.create_index(
+            "b",
+            &json!({"number_of_shards": 1, "number_of_replicas": 1}),
+            &Value::Null,
+        )
+        .unwrap();
+        let r = health(
+            &node,
+            &i,
+            None,
+            &request("/_cluster/health", &[("level", "shards")]),
+        )
+        .unwrap();
         let b = body(&r);
         assert_eq!(b["status"], "yellow");
         assert_eq!(b["active_shards"], 3);
@@ -1151,22 +1318,64 @@ mod tests {
         assert_eq!(b["active_shards_percent_as_number"], json!(75.0));
         assert_eq!(b["indices"]["a"]["status"], "green");
         assert_eq!(b["indices"]["b"]["shards"]["0"]["unassigned_shards"], 1);
-        let r = health(&node, &i, Some("a"), &request("/_cluster/health/a", &[("wait_for_status", "green")])).unwrap();
+        let r = health(
+            &node,
+            &i,
+            Some("a"),
+            &request("/_cluster/health/a", &[("wait_for_status", "green")]),
+        )
+        .unwrap();
         assert_eq!(r.status, 200);
         assert!(body(&r).get("indices").is_none());
         // yellow can't become green: times out with 408.
-        let r = health(&node, &i, None, &request("/_cluster/health", &[("wait_for_status", "green"), ("timeout", "10ms")])).unwrap();
+        let r = health(
+            &node,
+            &i,
+            None,
+            &request(
+                "/_cluster/health",
+                &[("wait_for_status", "green"), ("timeout", "10ms")],
+            ),
+        )
+        .unwrap();
         assert_eq!(r.status, 408);
         assert_eq!(body(&r)["timed_out"], true);
         // A missing index is red and waits for the index to appear.
-        let r = health(&node, &i, Some("nope"), &request("/_cluster/health/nope", &[("timeout", "10ms")])).unwrap();
+        let r = health(
+            &node,
+            &i,
+            Some("nope"),
+            &request("/_cluster/health/nope", &[("timeout", "10ms")]),
+        )
+        .unwrap();
         assert_eq!(r.status, 408);
         assert_eq!(body(&r)["status"], "red");
-        let r = health(&node, &i, None, &request("/_cluster/health", &[("wait_for_nodes", "10"), ("timeout", "1ms")])).unwrap();
+        let r = health(
+            &node,
+            &i,
+            None,
+            &request(
+                "/_cluster/health",
+                &[("wait_for_nodes", "10"), ("timeout", "1ms")],
+            ),
+        )
+        .unwrap();
         assert_eq!(r.status, 408);
-        let r = health(&node, &i, None, &request("/_cluster/health", &[("wait_for_nodes", ">=1")])).unwrap();
+        let r = health(
+            &node,
+            &i,
+            None,
+            &request("/_cluster/health", &[("wait_for_nodes", ">=1")]),
+        )
+        .unwrap();
         assert_eq!(r.status, 200);
-        assert!(health(&node, &i, None, &request("/_cluster/health", &[("level", "nope")])).is_err());
+        assert!(health(
+            &node,
+            &i,
+            None,
+            &request("/_cluster/health", &[("level", "nope")])
+        )
+        .is_err());
     }
 
     #[test]
@@ -1174,11 +1383,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::open(dir.path()).unwrap();
         let i = node_info();
-        node.create_index("index-1", &json!({"number_of_shards": 1, "number_of_replicas": 0}), &Value::Null).unwrap();
-        node.create_index("index-2", &json!({"number_of_shards": 2, "number_of_replicas": 0}), &Value::Null).unwrap();
+        node.create_index(
+            "index-1",
+            &json!({"number_of_shards": 1, "number_of_replicas": 0}),
+            &Value::Null,
+        )
+        .unwrap();
+        node.create_index(
+            "index-2",
+            &json!({"number_of_shards": 2, "number_of_replicas": 0}),
+            &Value::Null,
+        )
+        .unwrap();
         node.index("index-2").unwrap().close().unwrap();
         let h = |ew: &str| {
-            let r = health(&node, &i, Some("index-*"), &request("/_cluster/health/index-*", &[("level", "indices"), ("expand_wildcards", ew)])).unwrap();
+            let r = health(
+                &node,
+                &i,
+                Some("index-*"),
+                &request(
+                    "/_cluster/health/index-*",
+                    &[("level", "indices"), ("expand_wildcards", ew)],
+                ),
+            )
+            .unwrap();
             body(&r).clone()
         };
         let b = h("open");
@@ -1195,16 +1423,27 @@ mod tests {
     fn hidden_indices_need_expansion() {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::open(dir.path()).unwrap();
-        node.create_index("visible", &Value::Null, &Value::Null).unwrap();
-        node.create_index("hid", &json!({"index": {"hidden": true}}), &Value::Null).unwrap();
-        node.create_index(".dot", &json!({"index": {"hidden": true}}), &Value::Null).unwrap();
+        node.create_index("visible", &Value::Null, &Value::Null)
+            .unwrap();
+        node.create_index("hid", &json!({"index": {"hidden": true}}), &Value::Null)
+            .unwrap();
+        node.create_index(".dot", &json!({"index": {"hidden": true}}), &Value::Null)
+            .unwrap();
         let names = |expr: Option<&str>, e: Expand| -> Vec<String> {
-            resolve_indices(&node, expr, e, false, true).unwrap().iter().map(|i| i.name.clone()).collect()
+            resolve_indices(&node, expr, e, false, true)
+                .unwrap()
+                .iter()
+                .map(|i| i.name.clone())
+                .collect()
         };
         assert_eq!(names(None, Expand::OPEN), vec!["visible"]);
         assert_eq!(names(Some("hid"), Expand::OPEN), vec!["hid"]);
         assert_eq!(names(Some(".*"), Expand::OPEN), vec![".dot"]);
-        assert_eq!(names(None, Expand::ALL).len(), 2, "`*` skips dot-prefixed names");
+        assert_eq!(
+            names(None, Expand::ALL).len(),
+            2,
+            "`*` skips dot-prefixed names"
+        );
         assert!(resolve_indices(&node, Some("nope"), Expand::OPEN, false, true).is_err());
         assert!(resolve_indices(&node, Some("nope*"), Expand::OPEN, false, false).is_err());
     }

@@ -24,7 +24,9 @@ impl RefreshPolicy {
             None | Some("false") => Ok(RefreshPolicy::None),
             Some("") | Some("true") => Ok(RefreshPolicy::Immediate),
             Some("wait_for") => Ok(RefreshPolicy::WaitFor),
-            Some(v) => Err(EsError::illegal_argument(format!("Unknown value for refresh: [{v}]."))),
+            Some(v) => Err(EsError::illegal_argument(format!(
+                "Unknown value for refresh: [{v}]."
+            ))),
         }
     }
 }
@@ -37,7 +39,10 @@ fn version_req(
     if_primary_term: Option<i64>,
 ) -> EsResult<VersionReq> {
     let validation = |msg: &str| {
-        EsError::bad_request("action_request_validation_exception", format!("Validation Failed: 1: {msg};"))
+        EsError::bad_request(
+            "action_request_validation_exception",
+            format!("Validation Failed: 1: {msg};"),
+        )
     };
     match (if_seq_no, if_primary_term) {
         (Some(s), Some(t)) => {
@@ -45,7 +50,9 @@ fn version_req(
                 return Err(validation("ifSeqNo is unsupported"));
             }
             if version.is_some() {
-                return Err(validation("compare and write operations can not use versioning"));
+                return Err(validation(
+                    "compare and write operations can not use versioning",
+                ));
             }
             return Ok(VersionReq::IfSeqNo {
                 seq_no: s as u64,
@@ -53,7 +60,9 @@ fn version_req(
             });
         }
         (Some(_), None) => return Err(validation("ifSeqNo is set, but primary term is [0]")),
-        (None, Some(_)) => return Err(validation("ifSeqNo is unassigned, but primary term is [1]")),
+        (None, Some(_)) => {
+            return Err(validation("ifSeqNo is unassigned, but primary term is [1]"))
+        }
         (None, None) => {}
     }
     match (version, version_type.unwrap_or("internal")) {
@@ -103,7 +112,9 @@ fn finish_write(index: &IndexService, w: &DocWrite, refresh: RefreshPolicy) -> E
         RefreshPolicy::None => Ok(false),
         RefreshPolicy::Immediate => {
             index.shards()?[w.shard].refresh(false)?;
-            index.data_version.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            index
+                .data_version
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok(true)
         }
         RefreshPolicy::WaitFor => {
@@ -118,19 +129,34 @@ fn routing(req: &RestRequest) -> Option<&str> {
 }
 
 /// `PUT|POST /{index}/_doc/{id}`, `POST /{index}/_doc`, `PUT|POST /{index}/_create/{id}`.
-pub fn index(node: &Node, index_name: &str, id: Option<&str>, create_path: bool, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn index(
+    node: &Node,
+    index_name: &str,
+    id: Option<&str>,
+    create_path: bool,
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
     let source = req.required_body()?;
     if !source.is_object() {
-        return Err(EsError::bad_request("mapper_parsing_exception", "failed to parse, document is empty"));
+        return Err(EsError::bad_request(
+            "mapper_parsing_exception",
+            "failed to parse, document is empty",
+        ));
     }
     let create_only = create_path
         || match req.param("op_type") {
             None | Some("index") => false,
             Some("create") => true,
-            Some(o) => return Err(EsError::illegal_argument(format!("opType must be 'create' or 'index', found: [{o}]"))),
+            Some(o) => {
+                return Err(EsError::illegal_argument(format!(
+                    "opType must be 'create' or 'index', found: [{o}]"
+                )))
+            }
         };
     if create_only && id.is_none() && create_path {
-        return Err(EsError::illegal_argument("an id must be provided if version type or value are set"));
+        return Err(EsError::illegal_argument(
+            "an id must be provided if version type or value are set",
+        ));
     }
     let vreq = version_req(
         req.i64_param("version")?,
@@ -151,7 +177,12 @@ pub fn index(node: &Node, index_name: &str, id: Option<&str>, create_path: bool,
 }
 
 /// `DELETE /{index}/_doc/{id}`.
-pub fn delete(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn delete(
+    node: &Node,
+    index_name: &str,
+    id: &str,
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
     let vreq = version_req(
         req.i64_param("version")?,
         req.param("version_type"),
@@ -172,28 +203,41 @@ pub fn delete(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsR
 fn source_filter(req: &RestRequest) -> SourceFilter {
     SourceFilter::from_params(
         req.param("_source"),
-        req.param("_source_includes").or(req.param("_source_include")),
-        req.param("_source_excludes").or(req.param("_source_exclude")),
+        req.param("_source_includes")
+            .or(req.param("_source_include")),
+        req.param("_source_excludes")
+            .or(req.param("_source_exclude")),
     )
 }
 
 /// The GET body of one document (`found` true or false).
-fn get_body(index: &IndexService, id: &str, routing: Option<&str>, realtime: bool, filter: &SourceFilter, version: Option<i64>) -> EsResult<(bool, Value)> {
+fn get_body(
+    index: &IndexService,
+    id: &str,
+    routing: Option<&str>,
+    realtime: bool,
+    filter: &SourceFilter,
+    version: Option<i64>,
+) -> EsResult<(bool, Value)> {
     let doc = index.get_doc(id, routing, realtime)?;
     let doc = match (doc, version) {
-        (Some(d), Some(v)) if d.version as i64 != v => {
-            return Err(EsError::version_conflict(
-                &index.name,
-                &index.uuid,
-                index.shard_for(id, routing),
-                id,
-                format!("version conflict, current version [{}] is different than the one provided [{v}]", d.version),
-            ))
-        }
+        (Some(d), Some(v)) if d.version as i64 != v => return Err(EsError::version_conflict(
+            &index.name,
+            &index.uuid,
+            index.shard_for(id, routing),
+            id,
+            format!(
+                "version conflict, current version [{}] is different than the one provided [{v}]",
+                d.version
+            ),
+        )),
         (d, _) => d,
     };
     let Some(doc) = doc else {
-        return Ok((false, json!({"_index": index.name, "_id": id, "found": false})));
+        return Ok((
+            false,
+            json!({"_index": index.name, "_id": id, "found": false}),
+        ));
     };
     let mut body = json!({
         "_index": index.name,
@@ -226,12 +270,24 @@ pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResu
     if req.param("stored_fields").is_some() && req.param("_source").is_none() {
         filter.fetch = false;
     }
-    let (found, body) = get_body(&index, id, routing(req), realtime, &filter, req.i64_param("version")?)?;
+    let (found, body) = get_body(
+        &index,
+        id,
+        routing(req),
+        realtime,
+        &filter,
+        req.i64_param("version")?,
+    )?;
     Ok(RestResponse::json(if found { 200 } else { 404 }, body))
 }
 
 /// `GET /{index}/_source/{id}`.
-pub fn get_source(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn get_source(
+    node: &Node,
+    index_name: &str,
+    id: &str,
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
     let index = node.index(index_name)?;
     let realtime = req.bool_param("realtime", true)?;
     let filter = source_filter(req);
@@ -240,7 +296,11 @@ pub fn get_source(node: &Node, index_name: &str, id: &str, req: &RestRequest) ->
             let src = parse_json(&doc.source)?;
             Ok(RestResponse::ok(filter.apply(&src).unwrap_or(json!({}))))
         }
-        None => Err(EsError::new(404, "resource_not_found_exception", format!("Document not found [{index_name}]/[{id}]"))),
+        None => Err(EsError::new(
+            404,
+            "resource_not_found_exception",
+            format!("Document not found [{index_name}]/[{id}]"),
+        )),
     }
 }
 
@@ -256,42 +316,76 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
     let default_filter = source_filter(req);
     let mut specs: Vec<(Option<String>, String, Option<String>, SourceFilter)> = Vec::new();
     if let Some(docs) = body.get("docs") {
-        let docs = docs.as_array().ok_or_else(|| EsError::parsing("docs array element should include an object"))?;
+        let docs = docs
+            .as_array()
+            .ok_or_else(|| EsError::parsing("docs array element should include an object"))?;
         for d in docs {
             let id = match d.get("_id") {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Number(n)) => n.to_string(),
-                _ => return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: id is missing for doc 0;")),
+                _ => {
+                    return Err(EsError::bad_request(
+                        "action_request_validation_exception",
+                        "Validation Failed: 1: id is missing for doc 0;",
+                    ))
+                }
             };
-            let index = d.get("_index").and_then(|v| v.as_str()).map(str::to_string).or(default_index.map(str::to_string));
+            let index = d
+                .get("_index")
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+                .or(default_index.map(str::to_string));
             let filter = match d.get("_source") {
                 Some(s) => SourceFilter::from_json(Some(s)),
                 None => default_filter.clone(),
             };
-            let routing = d.get("routing").or(d.get("_routing")).and_then(|v| v.as_str()).map(str::to_string);
+            let routing = d
+                .get("routing")
+                .or(d.get("_routing"))
+                .and_then(|v| v.as_str())
+                .map(str::to_string);
             specs.push((index, id, routing, filter));
         }
     } else if let Some(ids) = body.get("ids") {
-        let ids = ids.as_array().ok_or_else(|| EsError::parsing("ids must be an array"))?;
+        let ids = ids
+            .as_array()
+            .ok_or_else(|| EsError::parsing("ids must be an array"))?;
         for id in ids {
             let id = match id {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            specs.push((default_index.map(str::to_string), id, None, default_filter.clone()));
+            specs.push((
+                default_index.map(str::to_string),
+                id,
+                None,
+                default_filter.clone(),
+            ));
         }
     } else {
-        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: no documents to get;"));
+        return Err(EsError::bad_request(
+            "action_request_validation_exception",
+            "Validation Failed: 1: no documents to get;",
+        ));
     }
     if specs.is_empty() {
-        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: no documents to get;"));
+        return Err(EsError::bad_request(
+            "action_request_validation_exception",
+            "Validation Failed: 1: no documents to get;",
+        ));
     }
     let mut out = Vec::new();
     for (index, id, routing, filter) in specs {
         let Some(index_name) = index else {
-            return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: index is missing for doc 0;"));
+            return Err(EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: index is missing for doc 0;",
+            ));
         };
-        let item = match node.index(&index_name).and_then(|i| get_body(&i, &id, routing.as_deref(), realtime, &filter, None)) {
+        let item = match node
+            .index(&index_name)
+            .and_then(|i| get_body(&i, &id, routing.as_deref(), realtime, &filter, None))
+        {
             Ok((_, b)) => b,
             Err(e) => json!({"_index": index_name, "_id": id, "error": e.to_error_json()}),
         };
@@ -306,7 +400,9 @@ pub fn merge_doc(target: &mut Value, patch: &Value) {
         (Value::Object(t), Value::Object(p)) => {
             for (k, v) in p {
                 match t.get_mut(k) {
-                    Some(existing) if existing.is_object() && v.is_object() => merge_doc(existing, v),
+                    Some(existing) if existing.is_object() && v.is_object() => {
+                        merge_doc(existing, v)
+                    }
                     _ => {
                         t.insert(k.clone(), v.clone());
                     }
@@ -324,30 +420,68 @@ struct UpdateOutcome {
     source: Value,
 }
 
-fn apply_update(index: &IndexService, id: &str, routing: Option<&str>, body: &Value, retry_on_conflict: usize) -> EsResult<UpdateOutcome> {
-    let obj = body.as_object().ok_or_else(|| EsError::parsing("request body must be an object"))?;
+fn apply_update(
+    index: &IndexService,
+    id: &str,
+    routing: Option<&str>,
+    body: &Value,
+    retry_on_conflict: usize,
+) -> EsResult<UpdateOutcome> {
+    let obj = body
+        .as_object()
+        .ok_or_else(|| EsError::parsing("request body must be an object"))?;
     for k in obj.keys() {
-        if !matches!(k.as_str(), "doc" | "upsert" | "doc_as_upsert" | "detect_noop" | "script" | "scripted_upsert" | "_source" | "lang" | "params") {
-            return Err(EsError::x_content_parse(format!("[1:2] [UpdateRequest] unknown field [{k}]")));
+        if !matches!(
+            k.as_str(),
+            "doc"
+                | "upsert"
+                | "doc_as_upsert"
+                | "detect_noop"
+                | "script"
+                | "scripted_upsert"
+                | "_source"
+                | "lang"
+                | "params"
+        ) {
+            return Err(EsError::x_content_parse(format!(
+                "[1:2] [UpdateRequest] unknown field [{k}]"
+            )));
         }
     }
     let doc = obj.get("doc");
     let script = obj.get("script");
     if doc.is_none() && script.is_none() {
-        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: script or doc is missing;"));
+        return Err(EsError::bad_request(
+            "action_request_validation_exception",
+            "Validation Failed: 1: script or doc is missing;",
+        ));
     }
     if doc.is_some() && script.is_some() {
-        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: can't provide both script and doc;"));
+        return Err(EsError::bad_request(
+            "action_request_validation_exception",
+            "Validation Failed: 1: can't provide both script and doc;",
+        ));
     }
-    let detect_noop = obj.get("detect_noop").and_then(|v| v.as_bool()).unwrap_or(true);
-    let doc_as_upsert = obj.get("doc_as_upsert").and_then(|v| v.as_bool()).unwrap_or(false);
+    let detect_noop = obj
+        .get("detect_noop")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true);
+    let doc_as_upsert = obj
+        .get("doc_as_upsert")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
     let mut attempt = 0;
     loop {
         let current = index.get_doc(id, routing, true)?;
         let result = match current {
             None => {
                 let new_source = if let Some(up) = obj.get("upsert") {
-                    if let (Some(s), true) = (script, obj.get("scripted_upsert").and_then(|v| v.as_bool()).unwrap_or(false)) {
+                    if let (Some(s), true) = (
+                        script,
+                        obj.get("scripted_upsert")
+                            .and_then(|v| v.as_bool())
+                            .unwrap_or(false),
+                    ) {
                         let mut src = up.clone();
                         crate::script::apply_update_script(s, &mut src)?;
                         src
@@ -357,15 +491,30 @@ fn apply_update(index: &IndexService, id: &str, routing: Option<&str>, body: &Va
                 } else if doc_as_upsert {
                     doc.cloned().unwrap_or(json!({}))
                 } else {
-                    return Err(EsError::new(404, "document_missing_exception", format!("[{id}]: document missing"))
-                        .with("index_uuid", index.uuid.clone())
-                        .with("shard", index.shard_for(id, routing).to_string())
-                        .with("index", index.name.clone()));
+                    return Err(EsError::new(
+                        404,
+                        "document_missing_exception",
+                        format!("[{id}]: document missing"),
+                    )
+                    .with("index_uuid", index.uuid.clone())
+                    .with("shard", index.shard_for(id, routing).to_string())
+                    .with("index", index.name.clone()));
                 };
                 let raw: Arc<[u8]> = serde_json::to_vec(&new_source).unwrap().into();
                 index
-                    .index_doc(Some(id), &new_source, raw, routing, VersionReq::Internal, true)
-                    .map(|w| UpdateOutcome { write: Some(w), noop: None, source: new_source })
+                    .index_doc(
+                        Some(id),
+                        &new_source,
+                        raw,
+                        routing,
+                        VersionReq::Internal,
+                        true,
+                    )
+                    .map(|w| UpdateOutcome {
+                        write: Some(w),
+                        noop: None,
+                        source: new_source,
+                    })
             }
             Some(cur) => {
                 let old: Value = parse_json(&cur.source)?;
@@ -375,17 +524,36 @@ fn apply_update(index: &IndexService, id: &str, routing: Option<&str>, body: &Va
                 } else if let Some(s) = script {
                     match crate::script::apply_update_script(s, &mut new_source)? {
                         crate::script::ScriptOp::Noop => {
-                            return Ok(UpdateOutcome { write: None, noop: Some((cur.seq_no, cur.version)), source: old });
+                            return Ok(UpdateOutcome {
+                                write: None,
+                                noop: Some((cur.seq_no, cur.version)),
+                                source: old,
+                            });
                         }
                         crate::script::ScriptOp::Delete => {
-                            let w = index.delete_doc(id, routing, VersionReq::IfSeqNo { seq_no: cur.seq_no, primary_term: PRIMARY_TERM })?;
-                            return Ok(UpdateOutcome { write: Some(w), noop: None, source: old });
+                            let w = index.delete_doc(
+                                id,
+                                routing,
+                                VersionReq::IfSeqNo {
+                                    seq_no: cur.seq_no,
+                                    primary_term: PRIMARY_TERM,
+                                },
+                            )?;
+                            return Ok(UpdateOutcome {
+                                write: Some(w),
+                                noop: None,
+                                source: old,
+                            });
                         }
                         crate::script::ScriptOp::Index => {}
                     }
                 }
                 if detect_noop && new_source == old {
-                    return Ok(UpdateOutcome { write: None, noop: Some((cur.seq_no, cur.version)), source: old });
+                    return Ok(UpdateOutcome {
+                        write: None,
+                        noop: Some((cur.seq_no, cur.version)),
+                        source: old,
+                    });
                 }
                 let raw: Arc<[u8]> = serde_json::to_vec(&new_source).unwrap().into();
                 index
@@ -394,10 +562,17 @@ fn apply_update(index: &IndexService, id: &str, routing: Option<&str>, body: &Va
                         &new_source,
                         raw,
                         routing.or(cur.routing.as_deref()),
-                        VersionReq::IfSeqNo { seq_no: cur.seq_no, primary_term: PRIMARY_TERM },
+                        VersionReq::IfSeqNo {
+                            seq_no: cur.seq_no,
+                            primary_term: PRIMARY_TERM,
+                        },
                         false,
                     )
-                    .map(|w| UpdateOutcome { write: Some(w), noop: None, source: new_source })
+                    .map(|w| UpdateOutcome {
+                        write: Some(w),
+                        noop: None,
+                        source: new_source,
+                    })
             }
         };
         match result {
@@ -407,7 +582,12 @@ fn apply_update(index: &IndexService, id: &str, routing: Option<&str>, body: &Va
     }
 }
 
-fn update_body(index: &IndexService, id: &str, out: &UpdateOutcome, req_source: Option<&Value>) -> (u16, Value) {
+fn update_body(
+    index: &IndexService,
+    id: &str,
+    out: &UpdateOutcome,
+    req_source: Option<&Value>,
+) -> (u16, Value) {
     let (status, mut body) = match (&out.write, out.noop) {
         (Some(w), _) => {
             let mut b = write_body(index, w);
@@ -448,16 +628,26 @@ fn update_body(index: &IndexService, id: &str, out: &UpdateOutcome, req_source: 
 }
 
 /// `POST /{index}/_update/{id}`.
-pub fn update(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn update(
+    node: &Node,
+    index_name: &str,
+    id: &str,
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
     let body = req.required_body()?;
     let refresh = RefreshPolicy::from_request(req)?;
     let retry = req.usize_param("retry_on_conflict")?.unwrap_or(0);
-    let index = if body.get("upsert").is_some() || body.get("doc_as_upsert").and_then(|v| v.as_bool()) == Some(true) {
+    let index = if body.get("upsert").is_some()
+        || body.get("doc_as_upsert").and_then(|v| v.as_bool()) == Some(true)
+    {
         node.index_for_write(index_name)?
     } else {
         node.index(index_name)?
     };
-    if let (Some(s), Some(t)) = (req.i64_param("if_seq_no")?, req.i64_param("if_primary_term")?) {
+    if let (Some(s), Some(t)) = (
+        req.i64_param("if_seq_no")?,
+        req.i64_param("if_primary_term")?,
+    ) {
         let cur = index.get_doc(id, routing(req), true)?;
         match cur {
             Some(c) if c.seq_no as i64 == s && t as u64 == PRIMARY_TERM => {}
@@ -476,7 +666,10 @@ pub fn update(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsR
     if let Some(w) = &out.write {
         forced = finish_write(&index, w, refresh)?;
     }
-    let src_spec = body.get("_source").cloned().or_else(|| req.param("_source").map(|s| if s == "true" { json!(true) } else { json!(s) }));
+    let src_spec = body.get("_source").cloned().or_else(|| {
+        req.param("_source")
+            .map(|s| if s == "true" { json!(true) } else { json!(s) })
+    });
     let (status, mut resp) = update_body(&index, id, &out, src_spec.as_ref());
     if forced {
         resp["forced_refresh"] = json!(true);
@@ -501,7 +694,10 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
     let default_routing = routing(req).map(str::to_string);
     let body = &req.body;
     if !req.has_body() {
-        return Err(EsError::bad_request("parse_exception", "request body is required"));
+        return Err(EsError::bad_request(
+            "parse_exception",
+            "request body is required",
+        ));
     }
     // Split lines without copying.
     let mut lines: Vec<(usize, usize)> = Vec::new();
@@ -542,7 +738,11 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             Value::Number(n) => Some(n.to_string()),
             _ => None,
         });
-        let idx = meta.get("_index").and_then(|v| v.as_str()).map(str::to_string).or(default_index.map(str::to_string));
+        let idx = meta
+            .get("_index")
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+            .or(default_index.map(str::to_string));
         let routing = meta
             .get("routing")
             .or(meta.get("_routing"))
@@ -554,7 +754,9 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
         } else {
             i += 1;
             if i >= lines.len() {
-                return Err(EsError::illegal_argument("The bulk request must be terminated by a newline [\\n]"));
+                return Err(EsError::illegal_argument(
+                    "The bulk request must be terminated by a newline [\\n]",
+                ));
             }
             Some(lines[i])
         };
@@ -578,7 +780,9 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
         let (status, mut out) = match r {
             Ok((status, out, w)) => {
                 if let Some(w) = w {
-                    let e = touched.entry((item.index.clone().unwrap_or_default(), w.shard)).or_insert((0, 0));
+                    let e = touched
+                        .entry((item.index.clone().unwrap_or_default(), w.shard))
+                        .or_insert((0, 0));
                     e.0 = e.0.max(w.result.location);
                     e.1 = e.1.max(w.result.seq_no);
                 }
@@ -610,7 +814,8 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
                 RefreshPolicy::None => {}
                 RefreshPolicy::Immediate => {
                     idx.shards()?[*shard].refresh(false)?;
-                    idx.data_version.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    idx.data_version
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
                 RefreshPolicy::WaitFor => idx.wait_for_refresh(*shard, *seq_no)?,
             }
@@ -639,7 +844,10 @@ fn bulk_item(
     services: &mut HashMap<String, Arc<IndexService>>,
 ) -> EsResult<(u16, Value, Option<DocWrite>)> {
     let index_name = item.index.as_deref().ok_or_else(|| {
-        EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: index is missing;")
+        EsError::bad_request(
+            "action_request_validation_exception",
+            "Validation Failed: 1: index is missing;",
+        )
     })?;
     let index = match services.get(index_name) {
         Some(i) => i.clone(),
@@ -657,8 +865,18 @@ fn bulk_item(
             i
         }
     };
-    let num = |k: &str| item.meta.get(k).and_then(|v| v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok())));
-    let vreq = version_req(num("version"), item.meta.get("version_type").and_then(|v| v.as_str()), num("if_seq_no"), num("if_primary_term"))?;
+    let num = |k: &str| {
+        item.meta.get(k).and_then(|v| {
+            v.as_i64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
+    };
+    let vreq = version_req(
+        num("version"),
+        item.meta.get("version_type").and_then(|v| v.as_str()),
+        num("if_seq_no"),
+        num("if_primary_term"),
+    )?;
     let routing = item.routing.as_deref();
     match item.action.as_str() {
         "index" | "create" => {
@@ -668,17 +886,30 @@ fn bulk_item(
                 EsError::bad_request("mapper_parsing_exception", "failed to parse").caused_by(err)
             })?;
             if !source.is_object() {
-                return Err(EsError::bad_request("mapper_parsing_exception", "failed to parse, document is empty"));
+                return Err(EsError::bad_request(
+                    "mapper_parsing_exception",
+                    "failed to parse, document is empty",
+                ));
             }
             let create_only = item.action == "create"
                 || item.meta.get("op_type").and_then(|v| v.as_str()) == Some("create");
-            let w = index.index_doc(item.id.as_deref(), &source, Arc::from(raw), routing, vreq, create_only)?;
+            let w = index.index_doc(
+                item.id.as_deref(),
+                &source,
+                Arc::from(raw),
+                routing,
+                vreq,
+                create_only,
+            )?;
             let out = write_body(&index, &w);
             Ok((status_of(w.result.outcome), out, Some(w)))
         }
         "delete" => {
             let id = item.id.as_deref().ok_or_else(|| {
-                EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: id is missing;")
+                EsError::bad_request(
+                    "action_request_validation_exception",
+                    "Validation Failed: 1: id is missing;",
+                )
             })?;
             let w = index.delete_doc(id, routing, vreq)?;
             let out = write_body(&index, &w);
@@ -686,11 +917,18 @@ fn bulk_item(
         }
         _ => {
             let id = item.id.as_deref().ok_or_else(|| {
-                EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: id is missing;")
+                EsError::bad_request(
+                    "action_request_validation_exception",
+                    "Validation Failed: 1: id is missing;",
+                )
             })?;
             let (s, e) = item.source.unwrap();
             let upd = parse_json(&body[s..e])?;
-            let retry = item.meta.get("retry_on_conflict").and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+            let retry = item
+                .meta
+                .get("retry_on_conflict")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0) as usize;
             let out = apply_update(&index, id, routing, &upd, retry)?;
             let (status, b) = update_body(&index, id, &out, upd.get("_source"));
             Ok((status, b, out.write))

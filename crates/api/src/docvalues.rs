@@ -8,7 +8,12 @@ use serde_json::{json, Value};
 use tantivy::{DocAddress, Searcher};
 
 /// Values of one field of one document, read from its fast column.
-pub fn read(searcher: &Searcher, addr: DocAddress, def: &FieldDef, format: Option<&str>) -> EsResult<Vec<Value>> {
+pub fn read(
+    searcher: &Searcher,
+    addr: DocAddress,
+    def: &FieldDef,
+    format: Option<&str>,
+) -> EsResult<Vec<Value>> {
     let seg = searcher.segment_reader(addr.segment_ord);
     let ff = seg.fast_fields();
     let doc = addr.doc_id;
@@ -20,8 +25,15 @@ pub fn read(searcher: &Searcher, addr: DocAddress, def: &FieldDef, format: Optio
                 for v in col.values_for_doc(doc) {
                     out.push(if def.ty.is_date() {
                         let fmt = match format {
-                            Some(f) if f != "epoch_millis" => DateFormat::parse(f).unwrap_or_else(|_| def.date_format.clone()),
-                            Some(_) => return Ok(col.values_for_doc(doc).map(|v| json!(v.to_string())).collect()),
+                            Some(f) if f != "epoch_millis" => {
+                                DateFormat::parse(f).unwrap_or_else(|_| def.date_format.clone())
+                            }
+                            Some(_) => {
+                                return Ok(col
+                                    .values_for_doc(doc)
+                                    .map(|v| json!(v.to_string()))
+                                    .collect())
+                            }
                             None => def.date_format.clone(),
                         };
                         json!(fmt.format_millis(v, &Tz::utc()))

@@ -31,23 +31,34 @@ fn opts(req: &RestRequest, default_closed: bool) -> EsResult<ResolveOptions> {
 
 /// Resolves an index expression; a bare wildcard that matches nothing is an error only when
 /// `allow_no_indices=false`.
-pub fn resolve(node: &Node, expr: &str, req: &RestRequest, closed: bool) -> EsResult<Vec<Arc<IndexService>>> {
+pub fn resolve(
+    node: &Node,
+    expr: &str,
+    req: &RestRequest,
+    closed: bool,
+) -> EsResult<Vec<Arc<IndexService>>> {
     node.resolve(expr, opts(req, closed)?)
 }
 
 /// `PUT /{index}`.
 pub fn create(node: &Node, name: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let body = req.json_body()?.unwrap_or(json!({}));
-    let obj = body.as_object().ok_or_else(|| EsError::parsing("index body must be an object"))?;
+    let obj = body
+        .as_object()
+        .ok_or_else(|| EsError::parsing("index body must be an object"))?;
     for k in obj.keys() {
         if !matches!(k.as_str(), "settings" | "mappings" | "aliases") {
-            return Err(EsError::parsing(format!("unknown key [{k}] for create index")));
+            return Err(EsError::parsing(format!(
+                "unknown key [{k}] for create index"
+            )));
         }
     }
     let settings = obj.get("settings").cloned().unwrap_or(Value::Null);
     let mappings = obj.get("mappings").cloned().unwrap_or(Value::Null);
     node.create_index(name, &settings, &mappings)?;
-    Ok(RestResponse::ok(json!({"acknowledged": true, "shards_acknowledged": true, "index": name})))
+    Ok(RestResponse::ok(
+        json!({"acknowledged": true, "shards_acknowledged": true, "index": name}),
+    ))
 }
 
 /// `DELETE /{index}` (comma lists and wildcards).
@@ -98,7 +109,11 @@ fn settings_json(index: &IndexService, flat_settings: bool, include_defaults: bo
                 defaults.insert(k.to_string(), json!(d));
             }
         }
-        let d = if flat_settings { json!(defaults) } else { settings::nest(&defaults) };
+        let d = if flat_settings {
+            json!(defaults)
+        } else {
+            settings::nest(&defaults)
+        };
         v = json!({"settings": v, "defaults": d});
         return v;
     }
@@ -115,7 +130,8 @@ pub fn get(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse>
     let mut out = Map::new();
     for i in list {
         let s = settings_json(&i, flat, req.bool_param("include_defaults", false)?);
-        let mut entry = json!({"aliases": {}, "mappings": i.mapping().json, "settings": s["settings"]});
+        let mut entry =
+            json!({"aliases": {}, "mappings": i.mapping().json, "settings": s["settings"]});
         if let Some(d) = s.get("defaults") {
             entry["defaults"] = d.clone();
         }
@@ -148,7 +164,12 @@ pub fn put_mapping(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestR
 }
 
 /// `GET /{index}/_settings[/{name}]`.
-pub fn get_settings(node: &Node, expr: &str, name: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn get_settings(
+    node: &Node,
+    expr: &str,
+    name: Option<&str>,
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
     let list = resolve(node, expr, req, true)?;
     let flat = req.bool_param("flat_settings", false)?;
     let include_defaults = req.bool_param("include_defaults", false)?;
@@ -159,7 +180,11 @@ pub fn get_settings(node: &Node, expr: &str, name: Option<&str>, req: &RestReque
         if !names.is_empty() {
             for part in ["settings", "defaults"] {
                 if let Some(Value::Object(m)) = s.get_mut(part) {
-                    m.retain(|k, _| names.iter().any(|n| lode_engine::mapping::wildcard_match(n, k)));
+                    m.retain(|k, _| {
+                        names
+                            .iter()
+                            .any(|n| lode_engine::mapping::wildcard_match(n, k))
+                    });
                 }
             }
         }
@@ -193,7 +218,10 @@ pub fn put_settings(node: &Node, expr: &str, req: &RestRequest) -> EsResult<Rest
     Ok(RestResponse::ok(json!({"acknowledged": true})))
 }
 
-fn broadcast(list: &[Arc<IndexService>], f: impl Fn(&IndexService) -> EsResult<()>) -> EsResult<Value> {
+fn broadcast(
+    list: &[Arc<IndexService>],
+    f: impl Fn(&IndexService) -> EsResult<()>,
+) -> EsResult<Value> {
     let mut shards = 0;
     for i in list {
         f(i)?;
@@ -226,7 +254,9 @@ pub fn forcemerge(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRe
         ));
     }
     let flush = req.bool_param("flush", true)?;
-    Ok(RestResponse::ok(broadcast(&list, |i| i.force_merge(max, expunge, flush))?))
+    Ok(RestResponse::ok(broadcast(&list, |i| {
+        i.force_merge(max, expunge, flush)
+    })?))
 }
 
 /// `POST /{index}/_close`.
@@ -237,7 +267,9 @@ pub fn close(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRespons
         i.close()?;
         indices.insert(i.name.clone(), json!({"closed": true}));
     }
-    Ok(RestResponse::ok(json!({"acknowledged": true, "shards_acknowledged": true, "indices": indices})))
+    Ok(RestResponse::ok(
+        json!({"acknowledged": true, "shards_acknowledged": true, "indices": indices}),
+    ))
 }
 
 /// `POST /{index}/_open`.
@@ -248,7 +280,9 @@ pub fn open(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse
     for i in &list {
         i.open_index()?;
     }
-    Ok(RestResponse::ok(json!({"acknowledged": true, "shards_acknowledged": true})))
+    Ok(RestResponse::ok(
+        json!({"acknowledged": true, "shards_acknowledged": true}),
+    ))
 }
 
 /// `POST /_analyze`, `/{index}/_analyze`.
@@ -256,31 +290,61 @@ pub fn analyze(node: &Node, index: Option<&str>, req: &RestRequest) -> EsResult<
     let body = req.required_body()?;
     let registry = match index {
         Some(i) => node.index(i)?.analysis.clone(),
-        None => lode_analysis::AnalysisRegistry::new(None).map_err(|e| EsError::new(400, e.kind, e.reason))?,
+        None => lode_analysis::AnalysisRegistry::new(None)
+            .map_err(|e| EsError::new(400, e.kind, e.reason))?,
     };
     let texts: Vec<String> = match body.get("text") {
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect(),
-        _ => return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: text is missing;")),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .collect(),
+        _ => {
+            return Err(EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: text is missing;",
+            ))
+        }
     };
     let to_err = |e: lode_analysis::AnalysisError| EsError::new(400, e.kind, e.reason);
     let analyzer = if let Some(field) = body.get("field").and_then(|f| f.as_str()) {
-        let idx = node.index(index.ok_or_else(|| EsError::illegal_argument("analyze with field requires an index"))?)?;
+        let idx = node
+            .index(index.ok_or_else(|| {
+                EsError::illegal_argument("analyze with field requires an index")
+            })?)?;
         let mapping = idx.mapping();
         match mapping.field(field) {
-            Some(def) if def.storage() == lode_engine::mapping::Storage::Text => registry.analyzer(&def.analyzer).map_err(to_err)?,
+            Some(def) if def.storage() == lode_engine::mapping::Storage::Text => {
+                registry.analyzer(&def.analyzer).map_err(to_err)?
+            }
             Some(def) => match &def.normalizer {
                 Some(n) => registry.normalizer(n).map_err(to_err)?,
-                None => registry.build_custom(&json!("keyword"), &[], &[]).map_err(to_err)?,
+                None => registry
+                    .build_custom(&json!("keyword"), &[], &[])
+                    .map_err(to_err)?,
             },
             None => registry.analyzer("standard").map_err(to_err)?,
         }
     } else if let Some(a) = body.get("analyzer").and_then(|a| a.as_str()) {
         registry.analyzer(a).map_err(to_err)?
-    } else if body.get("tokenizer").is_some() || body.get("filter").is_some() || body.get("char_filter").is_some() {
+    } else if body.get("tokenizer").is_some()
+        || body.get("filter").is_some()
+        || body.get("char_filter").is_some()
+    {
         let tokenizer = body.get("tokenizer").cloned().unwrap_or(json!("keyword"));
-        let arr = |k: &str| body.get(k).and_then(|v| v.as_array()).cloned().unwrap_or_default();
-        registry.build_custom(&tokenizer, &arr("filter"), &arr("char_filter")).map_err(to_err)?
+        let arr = |k: &str| {
+            body.get(k)
+                .and_then(|v| v.as_array())
+                .cloned()
+                .unwrap_or_default()
+        };
+        registry
+            .build_custom(&tokenizer, &arr("filter"), &arr("char_filter"))
+            .map_err(to_err)?
     } else if let Some(n) = body.get("normalizer").and_then(|a| a.as_str()) {
         registry.normalizer(n).map_err(to_err)?
     } else {
@@ -303,14 +367,26 @@ pub fn analyze(node: &Node, index: Option<&str>, req: &RestRequest) -> EsResult<
             last_pos = t.position + pos_base;
         }
         if ti + 1 < texts.len() {
-            pos_base = if toks.is_empty() { pos_base } else { last_pos + 101 };
+            pos_base = if toks.is_empty() {
+                pos_base
+            } else {
+                last_pos + 101
+            };
             offset_base += text.encode_utf16().count() + 1;
         }
     }
     Ok(RestResponse::ok(json!({ "tokens": tokens })))
 }
 
-fn by_query_body(started: Instant, total: usize, done_key: &str, done: usize, conflicts: usize, noops: usize, failures: Vec<Value>) -> Value {
+fn by_query_body(
+    started: Instant,
+    total: usize,
+    done_key: &str,
+    done: usize,
+    conflicts: usize,
+    noops: usize,
+    failures: Vec<Value>,
+) -> Value {
     let mut v = json!({
         "took": started.elapsed().as_millis() as u64,
         "timed_out": false,
@@ -335,9 +411,13 @@ fn by_query_body(started: Instant, total: usize, done_key: &str, done: usize, co
 pub fn delete_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let started = Instant::now();
     let body = req.required_body()?;
-    let proceed = req.param("conflicts") == Some("proceed") || body.get("conflicts").and_then(|v| v.as_str()) == Some("proceed");
+    let proceed = req.param("conflicts") == Some("proceed")
+        || body.get("conflicts").and_then(|v| v.as_str()) == Some("proceed");
     let list = crate::search::targets(node, expr, req)?;
-    let max_docs = req.usize_param("max_docs")?.or(body.get("max_docs").and_then(|v| v.as_u64()).map(|v| v as usize));
+    let max_docs = req.usize_param("max_docs")?.or(body
+        .get("max_docs")
+        .and_then(|v| v.as_u64())
+        .map(|v| v as usize));
     let (mut total, mut deleted, mut conflicts) = (0, 0, 0);
     let mut failures = Vec::new();
     for idx in &list {
@@ -347,7 +427,14 @@ pub fn delete_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<R
                 break;
             }
             total += 1;
-            match idx.delete_doc(&id, routing.as_deref(), VersionReq::IfSeqNo { seq_no, primary_term: PRIMARY_TERM }) {
+            match idx.delete_doc(
+                &id,
+                routing.as_deref(),
+                VersionReq::IfSeqNo {
+                    seq_no,
+                    primary_term: PRIMARY_TERM,
+                },
+            ) {
                 Ok(w) => {
                     idx.ensure_durable(w.shard, w.result.location)?;
                     deleted += 1;
@@ -367,14 +454,18 @@ pub fn delete_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<R
         }
     }
     let status = if failures.is_empty() { 200 } else { 409 };
-    Ok(RestResponse::json(status, by_query_body(started, total, "deleted", deleted, conflicts, 0, failures)))
+    Ok(RestResponse::json(
+        status,
+        by_query_body(started, total, "deleted", deleted, conflicts, 0, failures),
+    ))
 }
 
 /// `POST /{index}/_update_by_query` (re-indexes matches, optionally through a script).
 pub fn update_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let started = Instant::now();
     let body = req.json_body()?.unwrap_or(json!({}));
-    let proceed = req.param("conflicts") == Some("proceed") || body.get("conflicts").and_then(|v| v.as_str()) == Some("proceed");
+    let proceed = req.param("conflicts") == Some("proceed")
+        || body.get("conflicts").and_then(|v| v.as_str()) == Some("proceed");
     let list = crate::search::targets(node, expr, req)?;
     let (mut total, mut updated, mut conflicts, mut noops) = (0, 0, 0, 0);
     let mut failures = Vec::new();
@@ -382,7 +473,9 @@ pub fn update_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<R
         let ids = crate::search::matching_ids(idx, body.get("query"))?;
         for (id, routing, seq_no) in ids {
             total += 1;
-            let Some(doc) = idx.get_doc(&id, routing.as_deref(), false)? else { continue };
+            let Some(doc) = idx.get_doc(&id, routing.as_deref(), false)? else {
+                continue;
+            };
             let mut src: Value = crate::rest::parse_json(&doc.source)?;
             if let Some(script) = body.get("script") {
                 match crate::script::apply_update_script(script, &mut src)? {
@@ -391,14 +484,31 @@ pub fn update_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<R
                         continue;
                     }
                     crate::script::ScriptOp::Delete => {
-                        let _ = idx.delete_doc(&id, routing.as_deref(), VersionReq::IfSeqNo { seq_no, primary_term: PRIMARY_TERM });
+                        let _ = idx.delete_doc(
+                            &id,
+                            routing.as_deref(),
+                            VersionReq::IfSeqNo {
+                                seq_no,
+                                primary_term: PRIMARY_TERM,
+                            },
+                        );
                         continue;
                     }
                     crate::script::ScriptOp::Index => {}
                 }
             }
             let raw: Arc<[u8]> = serde_json::to_vec(&src).unwrap().into();
-            match idx.index_doc(Some(&id), &src, raw, routing.as_deref(), VersionReq::IfSeqNo { seq_no, primary_term: PRIMARY_TERM }, false) {
+            match idx.index_doc(
+                Some(&id),
+                &src,
+                raw,
+                routing.as_deref(),
+                VersionReq::IfSeqNo {
+                    seq_no,
+                    primary_term: PRIMARY_TERM,
+                },
+                false,
+            ) {
                 Ok(w) => {
                     idx.ensure_durable(w.shard, w.result.location)?;
                     updated += 1;
@@ -418,7 +528,9 @@ pub fn update_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<R
         }
     }
     let status = if failures.is_empty() { 200 } else { 409 };
-    let mut v = by_query_body(started, total, "updated", updated, conflicts, noops, failures);
+    let mut v = by_query_body(
+        started, total, "updated", updated, conflicts, noops, failures,
+    );
     v["deleted"] = json!(0);
     Ok(RestResponse::json(status, v))
 }

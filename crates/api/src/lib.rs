@@ -5,12 +5,12 @@
 pub mod aggs;
 pub mod cat;
 pub mod cluster;
-pub mod stats;
 pub mod docs;
 pub mod docvalues;
 pub mod indices;
-pub mod search;
-pub mod script;
-pub mod rest;
-pub mod source;
 pub mod query;
+pub mod rest;
+pub mod script;
+pub mod search;
+pub mod source;
+pub mod stats;

@@ -95,7 +95,9 @@ impl RestRequest {
         match self.param(k) {
             None => Ok(None),
             Some(v) => v.parse::<usize>().map(Some).map_err(|_| {
-                EsError::illegal_argument(format!("Failed to parse int parameter [{k}] with value [{v}]"))
+                EsError::illegal_argument(format!(
+                    "Failed to parse int parameter [{k}] with value [{v}]"
+                ))
             }),
         }
     }
@@ -104,7 +106,9 @@ impl RestRequest {
         match self.param(k) {
             None => Ok(None),
             Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
-                EsError::illegal_argument(format!("Failed to parse long parameter [{k}] with value [{v}]"))
+                EsError::illegal_argument(format!(
+                    "Failed to parse long parameter [{k}] with value [{v}]"
+                ))
             }),
         }
     }
@@ -123,17 +127,24 @@ impl RestRequest {
 
     /// The body as JSON, failing as ES does when it is required.
     pub fn required_body(&self) -> EsResult<Value> {
-        self.json_body()?.ok_or_else(|| {
-            EsError::bad_request("parse_exception", "request body is required")
-        })
+        self.json_body()?
+            .ok_or_else(|| EsError::bad_request("parse_exception", "request body is required"))
     }
 }
 
 /// Parses JSON, answering malformed input with Elasticsearch's parse error.
 pub fn parse_json(bytes: &[u8]) -> EsResult<Value> {
     serde_json::from_slice(bytes).map_err(|e| {
-        EsError::x_content_parse(format!("[{}:{}] {}", e.line(), e.column(), json_error_text(&e)))
-            .caused_by(EsError::bad_request("json_parse_exception", json_error_text(&e)))
+        EsError::x_content_parse(format!(
+            "[{}:{}] {}",
+            e.line(),
+            e.column(),
+            json_error_text(&e)
+        ))
+        .caused_by(EsError::bad_request(
+            "json_parse_exception",
+            json_error_text(&e),
+        ))
     })
 }
 
@@ -147,8 +158,13 @@ fn json_error_text(e: &serde_json::Error) -> String {
 
 /// Comma-separated list parameter.
 pub fn list_param(v: Option<&str>) -> Vec<String> {
-    v.map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
-        .unwrap_or_default()
+    v.map(|s| {
+        s.split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// `_shards` header for a request that touched `n` shards successfully.

@@ -15,7 +15,10 @@ pub enum ScriptOp {
 
 fn script_error(src: &str, why: &str) -> EsError {
     EsError::bad_request("script_exception", format!("compile error: {why}"))
-        .with("script_stack", Value::Array(vec![Value::String(src.to_string())]))
+        .with(
+            "script_stack",
+            Value::Array(vec![Value::String(src.to_string())]),
+        )
         .with("script", src.to_string())
         .with("lang", "painless")
 }
@@ -25,8 +28,15 @@ pub fn apply_update_script(script: &Value, source: &mut Value) -> EsResult<Scrip
     let (src, params) = match script {
         Value::String(s) => (s.clone(), Map::new()),
         Value::Object(o) => (
-            o.get("source").or(o.get("inline")).and_then(|v| v.as_str()).unwrap_or("").to_string(),
-            o.get("params").and_then(|p| p.as_object()).cloned().unwrap_or_default(),
+            o.get("source")
+                .or(o.get("inline"))
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string(),
+            o.get("params")
+                .and_then(|p| p.as_object())
+                .cloned()
+                .unwrap_or_default(),
         ),
         _ => return Err(script_error("", "script must be a string or an object")),
     };
@@ -37,7 +47,12 @@ pub fn apply_update_script(script: &Value, source: &mut Value) -> EsResult<Scrip
             continue;
         }
         if let Some(rest) = stmt.strip_prefix("ctx.op") {
-            let v = eval(rest.trim().trim_start_matches('=').trim(), source, &params, &src)?;
+            let v = eval(
+                rest.trim().trim_start_matches('=').trim(),
+                source,
+                &params,
+                &src,
+            )?;
             op = match v.as_str() {
                 Some("noop") | Some("none") => ScriptOp::Noop,
                 Some("delete") => ScriptOp::Delete,
@@ -46,16 +61,23 @@ pub fn apply_update_script(script: &Value, source: &mut Value) -> EsResult<Scrip
             continue;
         }
         let Some(rest) = stmt.strip_prefix("ctx._source") else {
-            return Err(script_error(&src, &format!("unsupported statement [{stmt}]")));
+            return Err(script_error(
+                &src,
+                &format!("unsupported statement [{stmt}]"),
+            ));
         };
-        if let Some(arg) = rest.strip_prefix(".remove(").and_then(|r| r.strip_suffix(')')) {
+        if let Some(arg) = rest
+            .strip_prefix(".remove(")
+            .and_then(|r| r.strip_suffix(')'))
+        {
             let key = eval(arg, source, &params, &src)?;
             if let (Some(k), Some(o)) = (key.as_str(), source.as_object_mut()) {
                 o.remove(k);
             }
             continue;
         }
-        let (path, operator, rhs) = split_assignment(rest).ok_or_else(|| script_error(&src, &format!("unsupported statement [{stmt}]")))?;
+        let (path, operator, rhs) = split_assignment(rest)
+            .ok_or_else(|| script_error(&src, &format!("unsupported statement [{stmt}]")))?;
         let path: Vec<String> = parse_path(path);
         let current = get_path(source, &path).cloned().unwrap_or(Value::Null);
         let value = match operator {
@@ -103,7 +125,11 @@ fn split_assignment(rest: &str) -> Option<(&str, &'static str, &str)> {
     }
     for op in ["+=", "-="] {
         if let Some(i) = rest.find(op) {
-            return Some((&rest[..i], if op == "+=" { "+=" } else { "-=" }, &rest[i + 2..]));
+            return Some((
+                &rest[..i],
+                if op == "+=" { "+=" } else { "-=" },
+                &rest[i + 2..],
+            ));
         }
     }
     let i = rest.find('=')?;
@@ -121,7 +147,12 @@ fn parse_path(p: &str) -> Vec<String> {
             rest = &r[end..];
         } else if let Some(r) = rest.strip_prefix('[') {
             let end = r.find(']').unwrap_or(r.len());
-            out.push(r[..end].trim().trim_matches(|c| c == '\'' || c == '"').to_string());
+            out.push(
+                r[..end]
+                    .trim()
+                    .trim_matches(|c| c == '\'' || c == '"')
+                    .to_string(),
+            );
             rest = r.get(end + 1..).unwrap_or("");
         } else {
             break;
@@ -149,7 +180,9 @@ fn set_path(v: &mut Value, path: &[String], value: Value) {
             obj.insert(p.clone(), value);
             return;
         }
-        cur = obj.entry(p.clone()).or_insert_with(|| Value::Object(Map::new()));
+        cur = obj
+            .entry(p.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
     }
 }
 
@@ -182,14 +215,20 @@ fn eval(expr: &str, source: &Value, params: &Map<String, Value>, src: &str) -> E
             return Ok(arith(&l, &r, op.trim().chars().next().unwrap()));
         }
     }
-    if (e.starts_with('\'') && e.ends_with('\'') || e.starts_with('"') && e.ends_with('"')) && e.len() >= 2 {
+    if (e.starts_with('\'') && e.ends_with('\'') || e.starts_with('"') && e.ends_with('"'))
+        && e.len() >= 2
+    {
         return Ok(Value::String(e[1..e.len() - 1].to_string()));
     }
     if let Some(p) = e.strip_prefix("params") {
-        return Ok(get_path(&Value::Object(params.clone()), &parse_path(p)).cloned().unwrap_or(Value::Null));
+        return Ok(get_path(&Value::Object(params.clone()), &parse_path(p))
+            .cloned()
+            .unwrap_or(Value::Null));
     }
     if let Some(p) = e.strip_prefix("ctx._source") {
-        return Ok(get_path(source, &parse_path(p)).cloned().unwrap_or(Value::Null));
+        return Ok(get_path(source, &parse_path(p))
+            .cloned()
+            .unwrap_or(Value::Null));
     }
     match e {
         "true" => return Ok(Value::Bool(true)),
@@ -217,9 +256,16 @@ mod tests {
         let op = apply_update_script(&json!({"source": "ctx._source.count += params.n; ctx._source.x = 'y'", "params": {"n": 4}}), &mut doc).unwrap();
         assert_eq!(op, ScriptOp::Index);
         assert_eq!(doc, json!({"count": 5, "tags": "a", "x": "y"}));
-        apply_update_script(&json!("ctx._source.remove('tags'); ctx._source.count++"), &mut doc).unwrap();
+        apply_update_script(
+            &json!("ctx._source.remove('tags'); ctx._source.count++"),
+            &mut doc,
+        )
+        .unwrap();
         assert_eq!(doc, json!({"count": 6, "x": "y"}));
-        assert_eq!(apply_update_script(&json!("ctx.op = 'delete'"), &mut doc).unwrap(), ScriptOp::Delete);
+        assert_eq!(
+            apply_update_script(&json!("ctx.op = 'delete'"), &mut doc).unwrap(),
+            ScriptOp::Delete
+        );
         assert!(apply_update_script(&json!("for (x in y) {}"), &mut doc).is_err());
     }
 }

@@ -55,7 +55,11 @@ impl SourceFilter {
     }
 
     /// From URL parameters `_source`, `_source_includes`, `_source_excludes`.
-    pub fn from_params(source: Option<&str>, includes: Option<&str>, excludes: Option<&str>) -> SourceFilter {
+    pub fn from_params(
+        source: Option<&str>,
+        includes: Option<&str>,
+        excludes: Option<&str>,
+    ) -> SourceFilter {
         let split = |s: Option<&str>| crate::rest::list_param(s);
         let mut f = match source {
             Some("false") => SourceFilter::default(),
@@ -91,12 +95,16 @@ impl SourceFilter {
 }
 
 fn strings(a: &[Value]) -> Vec<String> {
-    a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()
+    a.iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
 }
 
 fn included(path: &str, includes: &[String]) -> bool {
     includes.is_empty()
-        || includes.iter().any(|p| wildcard_match(p, path) || wildcard_match(&format!("{p}.*"), path))
+        || includes
+            .iter()
+            .any(|p| wildcard_match(p, path) || wildcard_match(&format!("{p}.*"), path))
 }
 
 /// Whether some include pattern could match a descendant of `path`.
@@ -105,7 +113,9 @@ fn may_include_child(path: &str, includes: &[String]) -> bool {
         || includes.iter().any(|p| {
             p.starts_with(&format!("{path}.")) || p.starts_with('*') || {
                 let prefix = p.split('*').next().unwrap_or("");
-                prefix.len() <= path.len() + 1 && format!("{path}.").starts_with(prefix) && p.contains('*')
+                prefix.len() <= path.len() + 1
+                    && format!("{path}.").starts_with(prefix)
+                    && p.contains('*')
             }
         })
 }
@@ -121,7 +131,11 @@ fn filter_value(v: &Value, path: &str, includes: &[String], excludes: &[String])
         Value::Object(m) => {
             let mut out = Map::new();
             for (k, child) in m {
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 if excluded(&p, excludes) {
                     continue;
                 }
@@ -174,7 +188,8 @@ mod tests {
     #[test]
     fn includes_and_excludes() {
         let src = json!({"a":1,"b":{"c":2,"d":3},"e":[{"f":1,"g":2}]});
-        let f = SourceFilter::from_json(Some(&json!({"includes":["b.*","e.f"],"excludes":["b.d"]})));
+        let f =
+            SourceFilter::from_json(Some(&json!({"includes":["b.*","e.f"],"excludes":["b.d"]})));
         assert_eq!(f.apply(&src).unwrap(), json!({"b":{"c":2},"e":[{"f":1}]}));
         let f = SourceFilter::from_json(Some(&json!("a")));
         assert_eq!(f.apply(&src).unwrap(), json!({"a":1}));

@@ -100,10 +100,9 @@ impl Directory for LazySyncDirectory {
                     OpenWriteError::wrap_io_error(e, path.to_path_buf())
                 }
             })?;
-        Ok(BufWriter::new(Box::new(UnsyncedFile(BufWriter::with_capacity(
-            64 * 1024,
-            file,
-        )))))
+        Ok(BufWriter::new(Box::new(UnsyncedFile(
+            BufWriter::with_capacity(64 * 1024, file),
+        ))))
     }
 
     fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
@@ -114,7 +113,9 @@ impl Directory for LazySyncDirectory {
         let full = self.root.join(path);
         let tmp = self.root.join(format!(
             ".{}.tmp",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("atomic")
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("atomic")
         ));
         {
             let mut f = File::create(&tmp)?;

@@ -38,9 +38,9 @@ struct Walk<'a> {
 impl<'a> DocParser<'a> {
     /// Parses `source` (a JSON object) for document `id`.
     pub fn parse(&self, id: &str, source: &Value) -> EsResult<Parsed> {
-        let obj = source.as_object().ok_or_else(|| {
-            parse_error("failed to parse, document is empty".to_string())
-        })?;
+        let obj = source
+            .as_object()
+            .ok_or_else(|| parse_error("failed to parse, document is empty".to_string()))?;
         let mut w = Walk {
             p: self,
             id,
@@ -50,7 +50,9 @@ impl<'a> DocParser<'a> {
         };
         w.object("", obj)?;
         if !w.update.is_empty() {
-            return Ok(Parsed::MappingUpdate(serde_json::json!({ "properties": Value::Object(w.update) })));
+            return Ok(Parsed::MappingUpdate(
+                serde_json::json!({ "properties": Value::Object(w.update) }),
+            ));
         }
         let mut names = std::mem::take(&mut w.field_names);
         names.sort_unstable();
@@ -66,11 +68,13 @@ impl Walk<'_> {
     fn object(&mut self, prefix: &str, obj: &Map<String, Value>) -> EsResult<()> {
         for (k, v) in obj {
             if k.is_empty() {
-                return Err(parse_error(format!(
-                    "field name cannot be an empty string"
-                )));
+                return Err(parse_error(format!("field name cannot be an empty string")));
             }
-            let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
             if prefix.is_empty() && k.starts_with('_') && is_metadata_field(k) {
                 return Err(parse_error(format!(
                     "Field [{k}] is a metadata field and cannot be added inside a document. Use the index API request parameters."
@@ -145,7 +149,12 @@ impl Walk<'_> {
         }
     }
 
-    fn dynamic_children(&mut self, _path: &str, m: &Map<String, Value>, props: &mut Map<String, Value>) -> EsResult<()> {
+    fn dynamic_children(
+        &mut self,
+        _path: &str,
+        m: &Map<String, Value>,
+        props: &mut Map<String, Value>,
+    ) -> EsResult<()> {
         for (k, v) in m {
             if let Value::Object(inner) = v {
                 let mut sub = Map::new();
@@ -249,7 +258,10 @@ impl Walk<'_> {
                 if def.storage() == Storage::None {
                     return Ok(());
                 }
-                return Err(EsError::internal(format!("field [{}] missing from schema", def.path)));
+                return Err(EsError::internal(format!(
+                    "field [{}] missing from schema",
+                    def.path
+                )));
             }
         };
         match def.storage() {
@@ -269,8 +281,16 @@ impl Walk<'_> {
             Storage::I64 => {
                 let n = if def.ty.is_date() {
                     def.date_format.parse_json(v, &Tz::utc()).map_err(|e| {
-                        self.bad_value(def, v, &format!("failed to parse date field [{}] with format [{}]", scalar_string(v), def.date_format.spec()))
-                            .caused_by(EsError::illegal_argument(e.reason))
+                        self.bad_value(
+                            def,
+                            v,
+                            &format!(
+                                "failed to parse date field [{}] with format [{}]",
+                                scalar_string(v),
+                                def.date_format.spec()
+                            ),
+                        )
+                        .caused_by(EsError::illegal_argument(e.reason))
                     })?
                 } else {
                     parse_integer(def, v).map_err(|d| self.bad_value(def, v, &d))?
@@ -282,25 +302,27 @@ impl Walk<'_> {
                 self.doc.add_f64(field, x);
             }
             Storage::Bool => {
-                let b = match v {
-                    Value::Bool(b) => *b,
-                    Value::String(s) if s == "true" => true,
-                    Value::String(s) if s == "false" || s.is_empty() => false,
-                    _ => {
-                        return Err(self.bad_value(
+                let b =
+                    match v {
+                        Value::Bool(b) => *b,
+                        Value::String(s) if s == "true" => true,
+                        Value::String(s) if s == "false" || s.is_empty() => false,
+                        _ => return Err(self.bad_value(
                             def,
                             v,
-                            &format!("Failed to parse value [{}] as only [true] or [false] are allowed.", scalar_string(v)),
-                        ))
-                    }
-                };
+                            &format!(
+                                "Failed to parse value [{}] as only [true] or [false] are allowed.",
+                                scalar_string(v)
+                            ),
+                        )),
+                    };
                 self.doc.add_bool(field, b);
             }
             Storage::Ip => {
                 let s = scalar_string(v);
-                let ip: IpAddr = s
-                    .parse()
-                    .map_err(|_| self.bad_value(def, v, &format!("'{s}' is not an IP string literal.")))?;
+                let ip: IpAddr = s.parse().map_err(|_| {
+                    self.bad_value(def, v, &format!("'{s}' is not an IP string literal."))
+                })?;
                 self.doc.add_ip_addr(field, to_v6(ip));
             }
             Storage::None => return Ok(()),
@@ -321,7 +343,18 @@ pub fn to_v6(ip: IpAddr) -> Ipv6Addr {
 fn is_metadata_field(k: &str) -> bool {
     matches!(
         k,
-        "_id" | "_index" | "_source" | "_routing" | "_seq_no" | "_version" | "_primary_term" | "_field_names" | "_ignored" | "_doc_count" | "_tier" | "_data_stream_timestamp"
+        "_id"
+            | "_index"
+            | "_source"
+            | "_routing"
+            | "_seq_no"
+            | "_version"
+            | "_primary_term"
+            | "_field_names"
+            | "_ignored"
+            | "_doc_count"
+            | "_tier"
+            | "_data_stream_timestamp"
     )
 }
 
@@ -382,7 +415,9 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
                 return Err(format!("For input string: \"{s}\""));
             }
         }
-        Value::Bool(_) | Value::String(_) => return Err(format!("Current token ({}) not numeric", scalar_string(v))),
+        Value::Bool(_) | Value::String(_) => {
+            return Err(format!("Current token ({}) not numeric", scalar_string(v)))
+        }
         _ => return Err("not a number".into()),
     };
     if n < min || n > max {
@@ -401,7 +436,10 @@ fn parse_float(def: &FieldDef, v: &Value) -> Result<f64, String> {
         _ => return Err(format!("Current token ({}) not numeric", scalar_string(v))),
     };
     if !x.is_finite() {
-        return Err(format!("[{}] supports only finite values, but got [{x}]", def.ty.name()));
+        return Err(format!(
+            "[{}] supports only finite values, but got [{x}]",
+            def.ty.name()
+        ));
     }
     // Keep the precision of the declared type, as Lucene stores it.
     Ok(match def.ty {
@@ -436,8 +474,15 @@ fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
             .entry(part.to_string())
             .or_insert_with(|| serde_json::json!({"properties": {}}));
         if entry.get("properties").is_none() {
-            entry.as_object_mut().unwrap().insert("properties".into(), Value::Object(Map::new()));
+            entry
+                .as_object_mut()
+                .unwrap()
+                .insert("properties".into(), Value::Object(Map::new()));
         }
-        cur = entry.get_mut("properties").unwrap().as_object_mut().unwrap();
+        cur = entry
+            .get_mut("properties")
+            .unwrap()
+            .as_object_mut()
+            .unwrap();
     }
 }

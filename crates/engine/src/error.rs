@@ -52,11 +52,15 @@ impl EsError {
     }
 
     pub fn index_not_found(index: &str) -> EsError {
-        EsError::new(404, "index_not_found_exception", "no such index [".to_string() + index + "]")
-            .with("resource.type", "index_or_alias")
-            .with("resource.id", index)
-            .with("index_uuid", "_na_")
-            .with("index", index)
+        EsError::new(
+            404,
+            "index_not_found_exception",
+            "no such index [".to_string() + index + "]",
+        )
+        .with("resource.type", "index_or_alias")
+        .with("resource.id", index)
+        .with("index_uuid", "_na_")
+        .with("index", index)
     }
 
     pub fn index_closed(index: &str, uuid: &str) -> EsError {
@@ -65,11 +69,21 @@ impl EsError {
             .with("index", index)
     }
 
-    pub fn version_conflict(index: &str, uuid: &str, shard: usize, id: &str, reason: String) -> EsError {
-        EsError::new(409, "version_conflict_engine_exception", format!("[{id}]: {reason}"))
-            .with("index_uuid", uuid)
-            .with("shard", shard.to_string())
-            .with("index", index)
+    pub fn version_conflict(
+        index: &str,
+        uuid: &str,
+        shard: usize,
+        id: &str,
+        reason: String,
+    ) -> EsError {
+        EsError::new(
+            409,
+            "version_conflict_engine_exception",
+            format!("[{id}]: {reason}"),
+        )
+        .with("index_uuid", uuid)
+        .with("shard", shard.to_string())
+        .with("index", index)
     }
 
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> EsError {

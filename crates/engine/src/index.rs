@@ -72,17 +72,33 @@ impl IndexService {
         let uuid = new_uuid();
         let creation_date = now_millis();
         flat.insert("index.uuid".into(), json!(uuid));
-        flat.insert("index.creation_date".into(), json!(creation_date.to_string()));
+        flat.insert(
+            "index.creation_date".into(),
+            json!(creation_date.to_string()),
+        );
         flat.insert("index.provided_name".into(), json!(name));
         flat.insert("index.version.created".into(), json!("8500003"));
         let analysis = build_analysis(&flat)?;
         let mappings_json = unwrap_type(mappings_json);
         let mapping = mapping::compile(&mappings_json, &analysis)?;
         let mapping_json = mapping::merge(&json!({}), &mappings_json)?;
-        let mapping = Mapping { json: mapping_json, ..mapping };
+        let mapping = Mapping {
+            json: mapping_json,
+            ..mapping
+        };
         let path = dir.join(&uuid);
         std::fs::create_dir_all(&path)?;
-        let svc = IndexService::assemble(path, name.to_string(), uuid, creation_date, flat, config, analysis, mapping, None)?;
+        let svc = IndexService::assemble(
+            path,
+            name.to_string(),
+            uuid,
+            creation_date,
+            flat,
+            config,
+            analysis,
+            mapping,
+            None,
+        )?;
         svc.persist()?;
         Ok(svc)
     }
@@ -90,14 +106,18 @@ impl IndexService {
     /// Opens an index from its directory (recovering each shard's translog).
     pub fn open(path: &Path) -> EsResult<IndexService> {
         let raw = std::fs::read(state_path(path))?;
-        let state: Value = serde_json::from_slice(&raw)
-            .map_err(|e| EsError::internal(format!("corrupt index state in {}: {e}", path.display())))?;
+        let state: Value = serde_json::from_slice(&raw).map_err(|e| {
+            EsError::internal(format!("corrupt index state in {}: {e}", path.display()))
+        })?;
         let flat: FlatSettings = serde_json::from_value(state["settings"].clone())
             .map_err(|e| EsError::internal(e.to_string()))?;
         let config = IndexConfig::from_flat(&flat)?;
         let analysis = build_analysis(&flat)?;
         let m = mapping::compile(&state["mappings"], &analysis)?;
-        let mapping = Mapping { json: state["mappings"].clone(), ..m };
+        let mapping = Mapping {
+            json: state["mappings"].clone(),
+            ..m
+        };
         let schema: Option<Schema> = serde_json::from_value(state["schema"].clone()).ok();
         let svc = IndexService::assemble(
             path.to_path_buf(),
@@ -216,8 +236,12 @@ impl IndexService {
             for n in &normalizers {
                 if let Ok(a) = analysis.normalizer(n) {
                     let tn = mapping::normalizer_tokenizer_name(n);
-                    index.tokenizers().register(&tn, TextAnalyzer::from(a.clone()));
-                    index.fast_field_tokenizer().register(&tn, TextAnalyzer::from(a));
+                    index
+                        .tokenizers()
+                        .register(&tn, TextAnalyzer::from(a.clone()));
+                    index
+                        .fast_field_tokenizer()
+                        .register(&tn, TextAnalyzer::from(a));
                 }
             }
         }
@@ -293,7 +317,10 @@ impl IndexService {
             return Ok(());
         }
         let compiled = mapping::compile(&merged_json, &self.analysis)?;
-        let compiled = Mapping { json: merged_json, ..compiled };
+        let compiled = Mapping {
+            json: merged_json,
+            ..compiled
+        };
         let mut guard = self.mapping.write();
         let schema = if schema::needs_extension(&guard.schema, &compiled) {
             let schema = schema::extend(Some(&guard.schema), &compiled);
@@ -345,7 +372,17 @@ impl IndexService {
                 Parsed::Doc(doc) => {
                     let shards = self.shards()?;
                     let shard = &shards[shard_id];
-                    let result = shard.index(&id, raw, *doc, routing, req, create_only, auto_id, &self.name, &self.uuid);
+                    let result = shard.index(
+                        &id,
+                        raw,
+                        *doc,
+                        routing,
+                        req,
+                        create_only,
+                        auto_id,
+                        &self.name,
+                        &self.uuid,
+                    );
                     drop(guard);
                     if result.is_err() {
                         shard.stats.index_failed.fetch_add(1, Ordering::Relaxed);
@@ -378,7 +415,12 @@ impl IndexService {
         })
     }
 
-    pub fn delete_doc(&self, id: &str, routing: Option<&str>, req: VersionReq) -> EsResult<DocWrite> {
+    pub fn delete_doc(
+        &self,
+        id: &str,
+        routing: Option<&str>,
+        req: VersionReq,
+    ) -> EsResult<DocWrite> {
         let shard_id = self.shard_for(id, routing);
         let shards = self.shards()?;
         let result = shards[shard_id].delete(id, req, &self.name, &self.uuid)?;
@@ -389,7 +431,12 @@ impl IndexService {
         })
     }
 
-    pub fn get_doc(&self, id: &str, routing: Option<&str>, realtime: bool) -> EsResult<Option<crate::shard::StoredDoc>> {
+    pub fn get_doc(
+        &self,
+        id: &str,
+        routing: Option<&str>,
+        realtime: bool,
+    ) -> EsResult<Option<crate::shard::StoredDoc>> {
         let shards = self.shards()?;
         shards[self.shard_for(id, routing)].get(id, realtime)
     }
@@ -406,7 +453,9 @@ impl IndexService {
         let mut changed = false;
         for s in self.shards()? {
             changed |= s.refresh(false)?;
-            s.stats.external_refresh_total.fetch_add(1, Ordering::Relaxed);
+            s.stats
+                .external_refresh_total
+                .fetch_add(1, Ordering::Relaxed);
         }
         if changed {
             self.data_version.fetch_add(1, Ordering::Relaxed);
@@ -431,7 +480,12 @@ impl IndexService {
         Ok(())
     }
 
-    pub fn force_merge(&self, max_num_segments: Option<usize>, only_expunge_deletes: bool, flush: bool) -> EsResult<()> {
+    pub fn force_merge(
+        &self,
+        max_num_segments: Option<usize>,
+        only_expunge_deletes: bool,
+        flush: bool,
+    ) -> EsResult<()> {
         for s in self.shards()? {
             s.force_merge(max_num_segments, only_expunge_deletes)?;
             if flush {
@@ -456,7 +510,9 @@ impl IndexService {
                 for s in &shards {
                     match s.refresh(false) {
                         Ok(c) => changed |= c,
-                        Err(e) => tracing::warn!(index = %self.name, error = %e, "scheduled refresh failed"),
+                        Err(e) => {
+                            tracing::warn!(index = %self.name, error = %e, "scheduled refresh failed")
+                        }
                     }
                 }
                 if changed {
@@ -487,9 +543,15 @@ impl IndexService {
         for k in update.keys() {
             let k = k.as_str();
             let dynamic = settings::DYNAMIC_SETTINGS.contains(&k);
-            let closed_ok = closed && (settings::CLOSED_ONLY_SETTINGS.contains(&k) || k.starts_with("index.analysis."));
+            let closed_ok = closed
+                && (settings::CLOSED_ONLY_SETTINGS.contains(&k)
+                    || k.starts_with("index.analysis."));
             if !dynamic && !closed_ok {
-                if k == "index.number_of_shards" || k.starts_with("index.analysis.") || settings::CLOSED_ONLY_SETTINGS.contains(&k) || is_known_static(k) {
+                if k == "index.number_of_shards"
+                    || k.starts_with("index.analysis.")
+                    || settings::CLOSED_ONLY_SETTINGS.contains(&k)
+                    || is_known_static(k)
+                {
                     return Err(EsError::illegal_argument(format!(
                         "Can't update non dynamic settings [[{k}]] for open indices [[{}/{}]]",
                         self.name, self.uuid
@@ -554,7 +616,15 @@ impl IndexService {
 }
 
 fn is_known_static(k: &str) -> bool {
-    matches!(k, "index.uuid" | "index.creation_date" | "index.provided_name" | "index.version.created" | "index.routing_partition_size" | "index.number_of_routing_shards")
+    matches!(
+        k,
+        "index.uuid"
+            | "index.creation_date"
+            | "index.provided_name"
+            | "index.version.created"
+            | "index.routing_partition_size"
+            | "index.number_of_routing_shards"
+    )
 }
 
 const KNOWN_PREFIXES: &[&str] = &[
@@ -605,7 +675,11 @@ const KNOWN_PREFIXES: &[&str] = &[
 
 fn validate_settings_keys(flat: &FlatSettings) -> EsResult<()> {
     for k in flat.keys() {
-        if !KNOWN_PREFIXES.iter().any(|p| k == p || (p.ends_with('.') && k.starts_with(p)) || (p.ends_with('_') && k.starts_with(p))) {
+        if !KNOWN_PREFIXES.iter().any(|p| {
+            k == p
+                || (p.ends_with('.') && k.starts_with(p))
+                || (p.ends_with('_') && k.starts_with(p))
+        }) {
             return Err(EsError::illegal_argument(format!(
                 "unknown setting [{k}] please check that any required plugins are installed, or check the breaking changes documentation for removed settings"
             )));
@@ -639,7 +713,9 @@ fn unwrap_type(mappings: &Value) -> Value {
 
 pub fn validate_id(id: &str) -> EsResult<()> {
     if id.is_empty() {
-        return Err(EsError::illegal_argument("if _id is specified it must not be empty"));
+        return Err(EsError::illegal_argument(
+            "if _id is specified it must not be empty",
+        ));
     }
     if id.len() > 512 {
         return Err(EsError::illegal_argument(format!(

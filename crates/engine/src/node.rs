@@ -53,7 +53,10 @@ impl Node {
             Some(u) => u,
             None => {
                 let u = new_uuid();
-                std::fs::write(&node_state, serde_json::json!({ "cluster_uuid": u }).to_string())?;
+                std::fs::write(
+                    &node_state,
+                    serde_json::json!({ "cluster_uuid": u }).to_string(),
+                )?;
                 u
             }
         };
@@ -110,7 +113,12 @@ impl Node {
         self.get(name).ok_or_else(|| EsError::index_not_found(name))
     }
 
-    pub fn create_index(&self, name: &str, settings: &Value, mappings: &Value) -> EsResult<Arc<IndexService>> {
+    pub fn create_index(
+        &self,
+        name: &str,
+        settings: &Value,
+        mappings: &Value,
+    ) -> EsResult<Arc<IndexService>> {
         validate_index_name(name)?;
         let _one = self.create_lock.lock();
         if let Some(existing) = self.get(name) {
@@ -121,7 +129,12 @@ impl Node {
             .with("index_uuid", existing.uuid.clone())
             .with("index", name));
         }
-        let svc = Arc::new(IndexService::create(&self.data.join("indices"), name, settings, mappings)?);
+        let svc = Arc::new(IndexService::create(
+            &self.data.join("indices"),
+            name,
+            settings,
+            mappings,
+        )?);
         self.indices.write().insert(name.to_string(), svc.clone());
         Ok(svc)
     }
@@ -147,8 +160,16 @@ impl Node {
             .ok_or_else(|| EsError::index_not_found(name))?;
         let path = svc.path().to_path_buf();
         drop(svc);
-        // Open files may linger until searchers drop; removing the directory is still safe on Unix.
-        std::fs::remove_dir_all(&path)?;
+        // Background merges of the dropped shards may still be finishing their files: retry.
+        let mut last = Ok(());
+        for _ in 0..50 {
+            last = std::fs::remove_dir_all(&path);
+            if last.is_ok() || !path.exists() {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        last?;
         Ok(())
     }
 
@@ -158,7 +179,10 @@ impl Node {
         let parts: Vec<&str> = if expr.is_empty() || expr == "_all" {
             vec!["*"]
         } else {
-            expr.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
+            expr.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect()
         };
         let indices = self.indices.read();
         let mut out: Vec<String> = Vec::new();
@@ -173,7 +197,10 @@ impl Node {
                         continue;
                     }
                     let closed = svc.is_closed();
-                    if wildcard_match(part, name) && ((closed && opts.closed) || (!closed && opts.open)) && !out.contains(name) {
+                    if wildcard_match(part, name)
+                        && ((closed && opts.closed) || (!closed && opts.open))
+                        && !out.contains(name)
+                    {
                         out.push(name.clone());
                     }
                 }
@@ -216,9 +243,12 @@ impl Node {
 /// Elasticsearch's index name rules.
 pub fn validate_index_name(name: &str) -> EsResult<()> {
     let invalid = |why: &str| {
-        Err(EsError::bad_request("invalid_index_name_exception", format!("Invalid index name [{name}], {why}"))
-            .with("index_uuid", "_na_")
-            .with("index", name))
+        Err(EsError::bad_request(
+            "invalid_index_name_exception",
+            format!("Invalid index name [{name}], {why}"),
+        )
+        .with("index_uuid", "_na_")
+        .with("index", name))
     };
     if name.is_empty() {
         return invalid("must not be empty");
@@ -234,7 +264,9 @@ pub fn validate_index_name(name: &str) -> EsResult<()> {
     }
     for c in ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':'] {
         if name.contains(c) {
-            return invalid("must not contain the following characters [ , \", *, \\, <, |, ,, >, /, ?]");
+            return invalid(
+                "must not contain the following characters [ , \", *, \\, <, |, ,, >, /, ?]",
+            );
         }
     }
     if name.len() > 255 {

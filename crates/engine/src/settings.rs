@@ -19,7 +19,11 @@ pub fn flatten(settings: &Value) -> EsResult<FlatSettings> {
     }
     let mut normalized = FlatSettings::new();
     for (k, v) in out {
-        let key = if k.starts_with("index.") { k } else { format!("index.{k}") };
+        let key = if k.starts_with("index.") {
+            k
+        } else {
+            format!("index.{k}")
+        };
         normalized.insert(key, v);
     }
     Ok(normalized)
@@ -27,7 +31,11 @@ pub fn flatten(settings: &Value) -> EsResult<FlatSettings> {
 
 fn flatten_into(prefix: &str, m: &Map<String, Value>, out: &mut FlatSettings) {
     for (k, v) in m {
-        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
         match v {
             Value::Object(inner) => flatten_into(&key, inner, out),
             Value::Array(items) => {
@@ -129,7 +137,8 @@ pub struct IndexConfig {
 impl IndexConfig {
     pub fn from_flat(flat: &FlatSettings) -> EsResult<IndexConfig> {
         let s = |k: &str| flat.get(k).and_then(|v| v.as_str().map(str::to_string));
-        let number_of_shards = parse_usize(s("index.number_of_shards"), 1, "index.number_of_shards")?;
+        let number_of_shards =
+            parse_usize(s("index.number_of_shards"), 1, "index.number_of_shards")?;
         if number_of_shards == 0 || number_of_shards > 1024 {
             return Err(EsError::illegal_argument(format!(
                 "Failed to parse value [{number_of_shards}] for setting [index.number_of_shards] must be >= 1"
@@ -149,8 +158,11 @@ impl IndexConfig {
                 }
             }
         };
-        let max_result_window =
-            parse_usize(s("index.max_result_window"), 10_000, "index.max_result_window")?;
+        let max_result_window = parse_usize(
+            s("index.max_result_window"),
+            10_000,
+            "index.max_result_window",
+        )?;
         let durability = match s("index.translog.durability").as_deref() {
             None => Durability::Request,
             Some(v) if v.eq_ignore_ascii_case("request") => Durability::Request,
@@ -187,8 +199,13 @@ impl IndexConfig {
                 )))
             }
         };
-        let requests_cache_enable = parse_bool(s("index.requests.cache.enable"), true, "index.requests.cache.enable")?;
-        let max_terms_count = parse_usize(s("index.max_terms_count"), 65_536, "index.max_terms_count")?;
+        let requests_cache_enable = parse_bool(
+            s("index.requests.cache.enable"),
+            true,
+            "index.requests.cache.enable",
+        )?;
+        let max_terms_count =
+            parse_usize(s("index.max_terms_count"), 65_536, "index.max_terms_count")?;
         Ok(IndexConfig {
             number_of_shards,
             number_of_replicas,
@@ -239,10 +256,17 @@ pub fn parse_time(v: &str, key: &str) -> EsResult<i64> {
 /// Byte sizes such as `512mb`, `1gb`, `100b`.
 pub fn parse_bytes(v: &str, key: &str) -> EsResult<u64> {
     let t = v.trim().to_ascii_lowercase();
-    let (num, mult) = [("pb", 1u64 << 50), ("tb", 1 << 40), ("gb", 1 << 30), ("mb", 1 << 20), ("kb", 1 << 10), ("b", 1)]
-        .iter()
-        .find_map(|(suffix, m)| t.strip_suffix(suffix).map(|n| (n.trim().to_string(), *m)))
-        .unwrap_or((t.clone(), 0));
+    let (num, mult) = [
+        ("pb", 1u64 << 50),
+        ("tb", 1 << 40),
+        ("gb", 1 << 30),
+        ("mb", 1 << 20),
+        ("kb", 1 << 10),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suffix, m)| t.strip_suffix(suffix).map(|n| (n.trim().to_string(), *m)))
+    .unwrap_or((t.clone(), 0));
     if mult == 0 {
         return Err(EsError::illegal_argument(format!(
             "failed to parse setting [{key}] with value [{v}] as a size in bytes: unit is missing or unrecognized"
@@ -262,10 +286,15 @@ mod tests {
     #[test]
     fn flatten_accepts_every_form() {
         let a = flatten(&json!({"index":{"number_of_shards":2,"analysis":{"analyzer":{"a":{"filter":["lowercase"]}}}}})).unwrap();
-        let b = flatten(&json!({"number_of_shards":"2","analysis.analyzer.a.filter":["lowercase"]})).unwrap();
+        let b =
+            flatten(&json!({"number_of_shards":"2","analysis.analyzer.a.filter":["lowercase"]}))
+                .unwrap();
         assert_eq!(a, b);
         assert_eq!(a["index.number_of_shards"], json!("2"));
-        assert_eq!(nest(&a)["index"]["analysis"]["analyzer"]["a"]["filter"], json!(["lowercase"]));
+        assert_eq!(
+            nest(&a)["index"]["analysis"]["analyzer"]["a"]["filter"],
+            json!(["lowercase"])
+        );
     }
 
     #[test]

@@ -252,7 +252,10 @@ impl Shard {
         let dir = LazySyncDirectory::open(&index_path)?;
         let index = if Index::exists(&dir).unwrap_or(false) {
             let existing = Index::open(dir.clone())?;
-            if existing.schema() != *schema || existing.settings().docstore_compression != tantivy_settings(config.codec).docstore_compression {
+            if existing.schema() != *schema
+                || existing.settings().docstore_compression
+                    != tantivy_settings(config.codec).docstore_compression
+            {
                 drop(existing);
                 rewrite_meta(&dir, schema, config.codec)?;
             }
@@ -269,7 +272,11 @@ impl Shard {
         let committed_max = committed_max_seq_no(&index);
         let (translog, recovered) = Translog::open(&path.join("translog"))?;
         if recovered.truncated_bytes > 0 {
-            tracing::warn!(shard = id, bytes = recovered.truncated_bytes, "translog had a torn or corrupted tail; truncated it");
+            tracing::warn!(
+                shard = id,
+                bytes = recovered.truncated_bytes,
+                "translog had a torn or corrupted tail; truncated it"
+            );
         }
         let flushed: HashSet<SegmentId> = index.searchable_segment_ids()?.into_iter().collect();
         let next = committed_max.map(|m| m + 1).unwrap_or(0);
@@ -315,9 +322,18 @@ impl Shard {
             let meta = self.engine.read().meta;
             let mut max_seq = w.next_seq_no;
             for (op, doc) in ops {
-                w.writer().delete_term(Term::from_field_text(meta.id, &op.id));
+                w.writer()
+                    .delete_term(Term::from_field_text(meta.id, &op.id));
                 if let (OpKind::Index, Some(mut doc)) = (op.kind, doc) {
-                    add_meta(&mut doc, meta, &op.id, &op.source, op.seq_no, op.version, op.routing.as_deref());
+                    add_meta(
+                        &mut doc,
+                        meta,
+                        &op.id,
+                        &op.source,
+                        op.seq_no,
+                        op.version,
+                        op.routing.as_deref(),
+                    );
                     w.writer().add_document(doc)?;
                 }
                 max_seq = max_seq.max(op.seq_no + 1);
@@ -377,7 +393,11 @@ impl Shard {
         let started = Instant::now();
         let mut w = self.write.lock();
         let mut live = self.live.lock();
-        let current = if auto_id { None } else { self.current(id, &live)? };
+        let current = if auto_id {
+            None
+        } else {
+            self.current(id, &live)?
+        };
         let existing = current.filter(|c| c.exists);
         if create_only {
             if let Some(c) = existing {
@@ -386,7 +406,10 @@ impl Shard {
                     uuid,
                     self.id,
                     id,
-                    format!("version conflict, document already exists (current version [{}])", c.version),
+                    format!(
+                        "version conflict, document already exists (current version [{}])",
+                        c.version
+                    ),
                 ));
             }
         }
@@ -432,19 +455,36 @@ impl Shard {
         Ok(WriteResult {
             seq_no,
             version,
-            outcome: if existing.is_some() { WriteOutcome::Updated } else { WriteOutcome::Created },
+            outcome: if existing.is_some() {
+                WriteOutcome::Updated
+            } else {
+                WriteOutcome::Created
+            },
             location,
         })
     }
 
     /// Deletes a document; a missing one still takes a seq_no and answers `not_found`.
-    pub fn delete(&self, id: &str, req: VersionReq, index_name: &str, uuid: &str) -> EsResult<WriteResult> {
+    pub fn delete(
+        &self,
+        id: &str,
+        req: VersionReq,
+        index_name: &str,
+        uuid: &str,
+    ) -> EsResult<WriteResult> {
         let started = Instant::now();
         let mut w = self.write.lock();
         let mut live = self.live.lock();
         let current = self.current(id, &live)?;
         let existing = current.filter(|c| c.exists);
-        if let (VersionReq::IfSeqNo { seq_no, primary_term }, None) = (req, existing) {
+        if let (
+            VersionReq::IfSeqNo {
+                seq_no,
+                primary_term,
+            },
+            None,
+        ) = (req, existing)
+        {
             return Err(EsError::version_conflict(
                 index_name,
                 uuid,
@@ -489,7 +529,11 @@ impl Shard {
         Ok(WriteResult {
             seq_no,
             version,
-            outcome: if existing.is_some() { WriteOutcome::Deleted } else { WriteOutcome::NotFound },
+            outcome: if existing.is_some() {
+                WriteOutcome::Deleted
+            } else {
+                WriteOutcome::NotFound
+            },
             location,
         })
     }
@@ -625,7 +669,9 @@ impl Shard {
             if had_ops {
                 self.engine.read().reader.reload()?;
                 let mut live = self.live.lock();
-                live.retain(|_, e| e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES));
+                live.retain(|_, e| {
+                    e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES)
+                });
                 drop(live);
                 *self.refreshed.lock() = refreshed_to;
                 self.refreshed_cv.notify_all();
@@ -643,7 +689,11 @@ impl Shard {
 
     /// Merges segments down to `max_num_segments` (or only rewrites segments with deletes),
     /// blocking until done.
-    pub fn force_merge(&self, max_num_segments: Option<usize>, only_expunge_deletes: bool) -> EsResult<()> {
+    pub fn force_merge(
+        &self,
+        max_num_segments: Option<usize>,
+        only_expunge_deletes: bool,
+    ) -> EsResult<()> {
         let started = Instant::now();
         self.refresh(false)?;
         let metas = self.engine.read().index.searchable_segment_metas()?;
@@ -678,7 +728,12 @@ impl Shard {
 
     /// Swaps in a grown schema (after a mapping update). Pending operations are committed
     /// first; the writer and reader are reopened on the new schema.
-    pub fn extend_schema(&self, schema: &Schema, tokenizers: &dyn Fn(&Index), num_shards: usize) -> EsResult<()> {
+    pub fn extend_schema(
+        &self,
+        schema: &Schema,
+        tokenizers: &dyn Fn(&Index),
+        num_shards: usize,
+    ) -> EsResult<()> {
         let mut w = self.write.lock();
         let mut e = self.engine.write();
         if e.schema == *schema {
@@ -712,7 +767,11 @@ impl Shard {
         let sizes = segment_file_sizes(&self.path.join("index"));
         let mut out = Vec::new();
         let mut metas = e.index.searchable_segment_metas()?;
-        let searchable: HashSet<SegmentId> = searcher.segment_readers().iter().map(|r| r.segment_id()).collect();
+        let searchable: HashSet<SegmentId> = searcher
+            .segment_readers()
+            .iter()
+            .map(|r| r.segment_id())
+            .collect();
         metas.sort_by_key(|m| m.id().uuid_string());
         for m in metas {
             let g = *gens.entry(m.id()).or_insert_with(|| {
@@ -751,8 +810,16 @@ impl Shard {
 
     pub fn doc_counts(&self) -> (u64, u64) {
         let s = self.engine.read().reader.searcher();
-        let docs = s.segment_readers().iter().map(|r| r.num_docs() as u64).sum();
-        let deleted = s.segment_readers().iter().map(|r| r.num_deleted_docs() as u64).sum();
+        let docs = s
+            .segment_readers()
+            .iter()
+            .map(|r| r.num_docs() as u64)
+            .sum();
+        let deleted = s
+            .segment_readers()
+            .iter()
+            .map(|r| r.num_deleted_docs() as u64)
+            .sum();
         (docs, deleted)
     }
 }
@@ -778,7 +845,8 @@ fn segment_file_sizes(dir: &Path) -> HashMap<String, u64> {
             let name = e.file_name().to_string_lossy().to_string();
             if let Some((stem, _)) = name.split_once('.') {
                 if stem.len() == 32 {
-                    *out.entry(stem.to_string()).or_insert(0) += e.metadata().map(|m| m.len()).unwrap_or(0);
+                    *out.entry(stem.to_string()).or_insert(0) +=
+                        e.metadata().map(|m| m.len()).unwrap_or(0);
                 }
             }
         }
@@ -786,7 +854,11 @@ fn segment_file_sizes(dir: &Path) -> HashMap<String, u64> {
     out
 }
 
-fn open_writer_reader(index: &Index, stats: &ShardStats, num_shards: usize) -> EsResult<(IndexWriter, IndexReader)> {
+fn open_writer_reader(
+    index: &Index,
+    stats: &ShardStats,
+    num_shards: usize,
+) -> EsResult<(IndexWriter, IndexReader)> {
     let threads = if num_shards == 1 { 2 } else { 1 };
     let writer: IndexWriter = index.writer_with_num_threads(threads, 192 * 1024 * 1024)?;
     writer.set_merge_policy(Box::new(CountingMergePolicy {
@@ -794,7 +866,10 @@ fn open_writer_reader(index: &Index, stats: &ShardStats, num_shards: usize) -> E
         merges: stats.merge_total.clone(),
         docs: stats.merge_docs.clone(),
     }));
-    let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+    let reader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()?;
     Ok((writer, reader))
 }
 
@@ -810,7 +885,8 @@ fn rewrite_meta(dir: &LazySyncDirectory, schema: &Schema, codec: Codec) -> EsRes
     meta["schema"] = serde_json::to_value(schema).map_err(|e| EsError::internal(e.to_string()))?;
     let settings = tantivy_settings(codec);
     meta["index_settings"]["docstore_compression"] =
-        serde_json::to_value(&settings.docstore_compression).map_err(|e| EsError::internal(e.to_string()))?;
+        serde_json::to_value(&settings.docstore_compression)
+            .map_err(|e| EsError::internal(e.to_string()))?;
     meta["index_settings"]["docstore_blocksize"] = serde_json::json!(settings.docstore_blocksize);
     let out = serde_json::to_vec_pretty(&meta).map_err(|e| EsError::internal(e.to_string()))?;
     dir.atomic_write(Path::new("meta.json"), &out)?;

@@ -166,7 +166,12 @@ impl Translog {
             let _ = fs::remove_file(gen_path(dir, g));
         }
         // New operations always go to a fresh generation: recovery replays and then flushes.
-        let generation = gens.last().copied().unwrap_or(0).max(min_gen.saturating_sub(1)) + 1;
+        let generation = gens
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .max(min_gen.saturating_sub(1))
+            + 1;
         let writer = open_writer(dir, generation)?;
         let uncommitted_bytes: u64 = gens
             .iter()
@@ -388,7 +393,11 @@ fn write_checkpoint(dir: &Path, min_generation: u64) -> io::Result<()> {
     let tmp = dir.join("translog.ckp.tmp");
     {
         let mut f = File::create(&tmp)?;
-        f.write_all(serde_json::json!({ "min_generation": min_generation }).to_string().as_bytes())?;
+        f.write_all(
+            serde_json::json!({ "min_generation": min_generation })
+                .to_string()
+                .as_bytes(),
+        )?;
         f.sync_all()?;
     }
     fs::rename(&tmp, dir.join(CHECKPOINT))?;
@@ -422,10 +431,19 @@ mod tests {
             }
         }
         // Tear the last record in half.
-        let g = list_generations(dir.path()).unwrap().into_iter().max().unwrap();
+        let g = list_generations(dir.path())
+            .unwrap()
+            .into_iter()
+            .max()
+            .unwrap();
         let p = gen_path(dir.path(), g);
         let len = fs::metadata(&p).unwrap().len();
-        OpenOptions::new().write(true).open(&p).unwrap().set_len(len - 3).unwrap();
+        OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(len - 3)
+            .unwrap();
         let (tl, rec) = Translog::open(dir.path()).unwrap();
         assert_eq!(rec.ops.len(), 4);
         assert_eq!(rec.ops[3], op(3));
@@ -448,7 +466,11 @@ mod tests {
             }
             tl.sync().unwrap();
         }
-        let g = list_generations(dir.path()).unwrap().into_iter().max().unwrap();
+        let g = list_generations(dir.path())
+            .unwrap()
+            .into_iter()
+            .max()
+            .unwrap();
         let p = gen_path(dir.path(), g);
         let mut bytes = fs::read(&p).unwrap();
         let last = bytes.len() - 2;

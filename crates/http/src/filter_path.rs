@@ -4,7 +4,11 @@
 use serde_json::{Map, Value};
 
 pub fn apply(v: &Value, spec: &str) -> Value {
-    let (excl, incl): (Vec<&str>, Vec<&str>) = spec.split(',').map(str::trim).filter(|s| !s.is_empty()).partition(|s| s.starts_with('-'));
+    let (excl, incl): (Vec<&str>, Vec<&str>) = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .partition(|s| s.starts_with('-'));
     let mut out = if incl.is_empty() {
         v.clone()
     } else {
@@ -105,9 +109,18 @@ mod tests {
     #[test]
     fn filters() {
         let v = json!({"took":1,"hits":{"total":{"value":3},"hits":[{"_id":"1","_source":{"a":1}},{"_id":"2"}]}});
-        assert_eq!(apply(&v, "hits.hits._id"), json!({"hits":{"hits":[{"_id":"1"},{"_id":"2"}]}}));
-        assert_eq!(apply(&v, "took,hits.total.value"), json!({"took":1,"hits":{"total":{"value":3}}}));
-        assert_eq!(apply(&v, "**._id"), json!({"hits":{"hits":[{"_id":"1"},{"_id":"2"}]}}));
+        assert_eq!(
+            apply(&v, "hits.hits._id"),
+            json!({"hits":{"hits":[{"_id":"1"},{"_id":"2"}]}})
+        );
+        assert_eq!(
+            apply(&v, "took,hits.total.value"),
+            json!({"took":1,"hits":{"total":{"value":3}}})
+        );
+        assert_eq!(
+            apply(&v, "**._id"),
+            json!({"hits":{"hits":[{"_id":"1"},{"_id":"2"}]}})
+        );
         assert_eq!(apply(&v, "-hits"), json!({"took":1}));
     }
 }

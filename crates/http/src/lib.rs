@@ -55,7 +55,15 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         HttpMethod::PUT => Method::Put,
         HttpMethod::DELETE => Method::Delete,
         _ => {
-            let e = EsError::new(405, "method_not_allowed", format!("Incorrect HTTP method for uri [{}] and method [{}]", req.uri().path(), req.method()));
+            let e = EsError::new(
+                405,
+                "method_not_allowed",
+                format!(
+                    "Incorrect HTTP method for uri [{}] and method [{}]",
+                    req.uri().path(),
+                    req.method()
+                ),
+            );
             return render(&RestResponse::error(&e), &BTreeMap::new(), false);
         }
     };
@@ -64,11 +72,19 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     let headers = req.headers().clone();
     if let Some(ct) = headers.get("content-type").and_then(|v| v.to_str().ok()) {
         if !acceptable_content_type(ct) {
-            let e = EsError::new(406, "media_type_header_exception", format!("Content-Type header [{ct}] is not supported"));
+            let e = EsError::new(
+                406,
+                "media_type_header_exception",
+                format!("Content-Type header [{ct}] is not supported"),
+            );
             return render(&error_response(&e), &params, method == Method::Head);
         }
     }
-    if let Some(len) = headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok()) {
+    if let Some(len) = headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+    {
         if len > state.max_content_length {
             return too_large(len, state.max_content_length, &params);
         }
@@ -76,9 +92,19 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     let limited = http_body_util::Limited::new(req.into_body(), state.max_content_length);
     let body = match limited.collect().await {
         Ok(b) => b.to_bytes().to_vec(),
-        Err(_) => return too_large(state.max_content_length + 1, state.max_content_length, &params),
+        Err(_) => {
+            return too_large(
+                state.max_content_length + 1,
+                state.max_content_length,
+                &params,
+            )
+        }
     };
-    let segs: Vec<String> = path.split('/').filter(|s| !s.is_empty()).map(decode).collect();
+    let segs: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(decode)
+        .collect();
     let is_head = method == Method::Head;
     let rest = RestRequest {
         method,
@@ -88,11 +114,15 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     };
     let st = state.clone();
     let result = tokio::task::spawn_blocking(move || {
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| routes::route(&st.node, &st.info, &segs, &rest)));
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            routes::route(&st.node, &st.info, &segs, &rest)
+        }));
         match out {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => error_response(&e),
-            Err(_) => error_response(&EsError::internal("internal error while handling the request")),
+            Err(_) => error_response(&EsError::internal(
+                "internal error while handling the request",
+            )),
         }
     })
     .await
@@ -109,7 +139,12 @@ fn too_large(len: usize, max: usize, params: &BTreeMap<String, String>) -> Respo
 }
 
 fn acceptable_content_type(ct: &str) -> bool {
-    let base = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     matches!(
         base.as_str(),
         "application/json"
@@ -130,7 +165,10 @@ fn acceptable_content_type(ct: &str) -> bool {
 fn render(r: &RestResponse, params: &BTreeMap<String, String>, head: bool) -> Response<Body> {
     let pretty = params.get("pretty").map(|v| v != "false").unwrap_or(false);
     let mut headers = HeaderMap::new();
-    headers.insert("x-elastic-product", HeaderValue::from_static("Elasticsearch"));
+    headers.insert(
+        "x-elastic-product",
+        HeaderValue::from_static("Elasticsearch"),
+    );
     let body: Vec<u8> = match &r.body {
         RestBody::Json(v) => {
             headers.insert("content-type", HeaderValue::from_static("application/json"));
@@ -149,16 +187,24 @@ fn render(r: &RestResponse, params: &BTreeMap<String, String>, head: bool) -> Re
             out
         }
         RestBody::Text(t) => {
-            headers.insert("content-type", HeaderValue::from_static("text/plain; charset=UTF-8"));
+            headers.insert(
+                "content-type",
+                HeaderValue::from_static("text/plain; charset=UTF-8"),
+            );
             t.clone().into_bytes()
         }
         RestBody::Empty => Vec::new(),
     };
     let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let len = body.len();
-    let mut resp = Response::new(if head { Body::empty() } else { Body::from(body) });
+    let mut resp = Response::new(if head {
+        Body::empty()
+    } else {
+        Body::from(body)
+    });
     *resp.status_mut() = status;
     *resp.headers_mut() = headers;
-    resp.headers_mut().insert("content-length", HeaderValue::from(len));
+    resp.headers_mut()
+        .insert("content-length", HeaderValue::from(len));
     resp
 }

@@ -13,8 +13,7 @@ fn method_not_allowed(req: &RestRequest, allowed: &str) -> EsError {
         "method_not_allowed",
         format!(
             "Incorrect HTTP method for uri [{}] and method [{:?}], allowed: [{allowed}]",
-            req.path,
-            req.method
+            req.path, req.method
         )
         .replace("Get", "GET")
         .replace("Post", "POST")
@@ -25,7 +24,12 @@ fn method_not_allowed(req: &RestRequest, allowed: &str) -> EsError {
 }
 
 /// Dispatches one request. `segs` are the percent-decoded path segments.
-pub fn route(node: &Node, info: &NodeInfo, segs: &[String], req: &RestRequest) -> EsResult<RestResponse> {
+pub fn route(
+    node: &Node,
+    info: &NodeInfo,
+    segs: &[String],
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     let m = req.method;
     match (m, s.as_slice()) {
@@ -33,8 +37,12 @@ pub fn route(node: &Node, info: &NodeInfo, segs: &[String], req: &RestRequest) -
         // Cluster and node level.
         (Get, ["_cluster", "health"]) => cluster::health(node, info, None, req),
         (Get, ["_cluster", "health", idx]) => cluster::health(node, info, Some(idx), req),
-        (Get, ["_nodes", "stats"]) | (Get, ["_nodes", _, "stats"]) => cluster::nodes_stats(node, info, req),
-        (Get, ["_nodes", "stats", _]) | (Get, ["_nodes", _, "stats", _]) => cluster::nodes_stats(node, info, req),
+        (Get, ["_nodes", "stats"]) | (Get, ["_nodes", _, "stats"]) => {
+            cluster::nodes_stats(node, info, req)
+        }
+        (Get, ["_nodes", "stats", _]) | (Get, ["_nodes", _, "stats", _]) => {
+            cluster::nodes_stats(node, info, req)
+        }
         (Get, ["_nodes"]) | (Get, ["_nodes", _]) => cluster::nodes_stats(node, info, req),
         (Get, ["_cat", what]) => cat::cat(node, info, what, None, req),
         (Get, ["_cat", what, target]) => cat::cat(node, info, what, Some(target), req),
@@ -94,11 +102,16 @@ pub fn route(node: &Node, info: &NodeInfo, segs: &[String], req: &RestRequest) -
         (Get | Head, [idx, "_source", id]) => docs::get_source(node, idx, id, req),
         (Post, [idx, "_update", id]) => docs::update(node, idx, id, req),
         (_, [idx, "_doc"]) if !idx.starts_with('_') => Err(method_not_allowed(req, "POST")),
-        (_, [idx, "_doc", _]) if !idx.starts_with('_') => Err(method_not_allowed(req, "HEAD, DELETE, POST, GET, PUT")),
+        (_, [idx, "_doc", _]) if !idx.starts_with('_') => {
+            Err(method_not_allowed(req, "HEAD, DELETE, POST, GET, PUT"))
+        }
         (_, [_]) => Err(method_not_allowed(req, "HEAD, DELETE, PUT, GET")),
         _ => Err(EsError::bad_request(
             "illegal_argument_exception",
-            format!("request [{}] contains unrecognized parameters or path", req.path),
+            format!(
+                "request [{}] contains unrecognized parameters or path",
+                req.path
+            ),
         )
         .with("status", 400)),
     }

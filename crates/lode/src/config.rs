@@ -19,8 +19,15 @@ fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, 
     match v {
         serde_yaml::Value::Mapping(m) => {
             for (k, val) in m {
-                let k = k.as_str().map(str::to_string).unwrap_or_else(|| format!("{k:?}"));
-                let key = if prefix.is_empty() { k } else { format!("{prefix}.{k}") };
+                let k = k
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("{k:?}"));
+                let key = if prefix.is_empty() {
+                    k
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 flatten_yaml(&key, val, out);
             }
         }
@@ -39,7 +46,12 @@ fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, 
 
 fn parse_size(s: &str) -> anyhow::Result<usize> {
     let t = s.trim().to_ascii_lowercase();
-    for (suffix, m) in [("gb", 1usize << 30), ("mb", 1 << 20), ("kb", 1 << 10), ("b", 1)] {
+    for (suffix, m) in [
+        ("gb", 1usize << 30),
+        ("mb", 1 << 20),
+        ("kb", 1 << 10),
+        ("b", 1),
+    ] {
         if let Some(n) = t.strip_suffix(suffix) {
             return Ok((n.trim().parse::<f64>().context("size")? * m as f64) as usize);
         }
@@ -51,10 +63,14 @@ impl Settings {
     pub fn load(file: Option<&Path>, overrides: &[String]) -> anyhow::Result<Settings> {
         let mut map = BTreeMap::new();
         let default_file = PathBuf::from("lode.yml");
-        let file = file.map(Path::to_path_buf).or_else(|| default_file.exists().then_some(default_file));
+        let file = file
+            .map(Path::to_path_buf)
+            .or_else(|| default_file.exists().then_some(default_file));
         if let Some(f) = file {
-            let text = std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
-            let y: serde_yaml::Value = serde_yaml::from_str(&text).with_context(|| format!("parsing {}", f.display()))?;
+            let text =
+                std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
+            let y: serde_yaml::Value =
+                serde_yaml::from_str(&text).with_context(|| format!("parsing {}", f.display()))?;
             flatten_yaml("", &y, &mut map);
         }
         for o in overrides {
@@ -64,26 +80,55 @@ impl Settings {
             map.insert(k.trim().to_string(), v.trim().to_string());
         }
         let known = [
-            "network.host", "http.port", "path.data", "cluster.name", "node.name", "http.max_content_length",
-            "logger.level", "log.level", "logger.root",
+            "network.host",
+            "http.port",
+            "path.data",
+            "cluster.name",
+            "node.name",
+            "http.max_content_length",
+            "logger.level",
+            "log.level",
+            "logger.root",
         ];
         for k in map.keys() {
             if !known.contains(&k.as_str()) {
                 bail!("unknown setting [{k}]");
             }
         }
-        let host = map.get("network.host").cloned().unwrap_or_else(|| "127.0.0.1".into());
+        let host = map
+            .get("network.host")
+            .cloned()
+            .unwrap_or_else(|| "127.0.0.1".into());
         let host = match host.as_str() {
             "_local_" | "localhost" => "127.0.0.1".to_string(),
             h => h.to_string(),
         };
         Ok(Settings {
             network_host: host,
-            http_port: map.get("http.port").map(|p| p.parse()).transpose().context("http.port")?.unwrap_or(9200),
-            path_data: PathBuf::from(map.get("path.data").cloned().unwrap_or_else(|| "./data".into())),
-            cluster_name: map.get("cluster.name").cloned().unwrap_or_else(|| "lode".into()),
-            node_name: map.get("node.name").cloned().unwrap_or_else(|| "lode-node".into()),
-            max_content_length: map.get("http.max_content_length").map(|s| parse_size(s)).transpose()?.unwrap_or(100 << 20),
+            http_port: map
+                .get("http.port")
+                .map(|p| p.parse())
+                .transpose()
+                .context("http.port")?
+                .unwrap_or(9200),
+            path_data: PathBuf::from(
+                map.get("path.data")
+                    .cloned()
+                    .unwrap_or_else(|| "./data".into()),
+            ),
+            cluster_name: map
+                .get("cluster.name")
+                .cloned()
+                .unwrap_or_else(|| "lode".into()),
+            node_name: map
+                .get("node.name")
+                .cloned()
+                .unwrap_or_else(|| "lode-node".into()),
+            max_content_length: map
+                .get("http.max_content_length")
+                .map(|s| parse_size(s))
+                .transpose()?
+                .unwrap_or(100 << 20),
             log_level: map
                 .get("logger.level")
                 .or(map.get("log.level"))

@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(name = "lode", version, about = "An Elasticsearch-compatible search engine on tantivy")]
+#[command(
+    name = "lode",
+    version,
+    about = "An Elasticsearch-compatible search engine on tantivy"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -38,13 +42,21 @@ fn main() -> anyhow::Result<()> {
 
 fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> anyhow::Result<()> {
     let cfg = config::Settings::load(config_file.as_deref(), &overrides)?;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LODE_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&cfg.log_level));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
-    let node = lode_engine::Node::open(&cfg.path_data).map_err(|e| anyhow::anyhow!("cannot open data path {}: {e}", cfg.path_data.display()))?;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LODE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&cfg.log_level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let node = lode_engine::Node::open(&cfg.path_data)
+        .map_err(|e| anyhow::anyhow!("cannot open data path {}: {e}", cfg.path_data.display()))?;
     node.start_background();
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind((cfg.network_host.as_str(), cfg.http_port)).await?;
+        let listener =
+            tokio::net::TcpListener::bind((cfg.network_host.as_str(), cfg.http_port)).await?;
         let addr = listener.local_addr()?;
         let state = Arc::new(lode_http::AppState {
             node: node.clone(),
@@ -65,7 +77,9 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
         );
         use std::io::Write;
         std::io::stdout().flush().ok();
-        axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown_signal())
+            .await?;
         tracing::info!("shutting down: flushing indices");
         let n = node.clone();
         tokio::task::spawn_blocking(move || n.shutdown()).await?;

@@ -14,11 +14,12 @@ use std::sync::Arc;
 use tantivy::aggregation::agg_req::Aggregations;
 use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::aggregation::intermediate_agg_result::{
-    IntermediateAggregationResult, IntermediateAggregationResults, IntermediateBucketResult, PruneMode,
+    IntermediateAggregationResult, IntermediateAggregationResults, IntermediateBucketResult,
+    PruneMode,
 };
 use tantivy::aggregation::{
-    AggContextParams, AggregationError, AggregationLimitsGuard, DistributedAggregationCollector, Key,
-    ValueSourceProvider, ValueSourceRegistry,
+    AggContextParams, AggregationError, AggregationLimitsGuard, DistributedAggregationCollector,
+    Key, ValueSourceProvider, ValueSourceRegistry,
 };
 use tantivy::query::{AllQuery, EnableScoring, Query};
 use tantivy::tokenizer::TokenizerManager;
@@ -31,13 +32,25 @@ pub(crate) struct TermsShardInfo {
     pub error: i64,
 }
 
-/// Everything a search's aggregations run against, for one index.
-pub(crate) struct Exec<'a> {
-    pub ctx: &'a QueryContext<'a>,
+/// One index a search aggregates over.
+pub struct AggTarget<'a> {
+    /// The index name, as `top_hits` hits report it in `_index`.
     pub index_name: &'a str,
+    pub ctx: &'a QueryContext<'a>,
     pub shards: &'a [ShardSearcher],
+    /// The search query, planned for this index.
     pub query: &'a dyn Query,
-    pub plan: &'a Plan<'a>,
+}
+
+/// An index with the aggregations planned against its mapping.
+pub(crate) struct PlannedTarget<'a> {
+    pub target: &'a AggTarget<'a>,
+    pub plan: Plan<'a>,
+}
+
+/// Everything a search's aggregations run against: one or more indices.
+pub(crate) struct Exec<'a> {
+    pub targets: Vec<PlannedTarget<'a>>,
     pub max_buckets: usize,
     pub terms_info: HashMap<String, Vec<TermsShardInfo>>,
 }
@@ -49,20 +62,50 @@ struct Requests {
     fin: Aggregations,
 }
 
+impl Requests {
+    fn for_nodes(nodes: &[PlanNode]) -> EsResult<Requests> {
+        Ok(Requests {
+            collect: Plan::request_for(nodes, Stage::Collect)?,
+            prune: Plan::request_for(nodes, Stage::ShardPrune)?,
+            fin: Plan::request_for(nodes, Stage::Final)?,
+        })
+    }
+}
+
 fn limits() -> AggregationLimitsGuard {
     AggregationLimitsGuard::new(None, Some(u32::MAX))
 }
 
+/// Which nodes one collection runs, in every target's plan.
+#[derive(Clone, Copy)]
+enum Nodes {
+    Roots,
+    /// The sub-aggregations of the `global` aggregation at this root position.
+    GlobalSubs(usize),
+}
+
+fn select<'p, 'r>(plan: &'p Plan<'r>, nodes: Nodes) -> &'p [PlanNode<'r>] {
+    match nodes {
+        Nodes::Roots => &plan.roots,
+        Nodes::GlobalSubs(i) => &plan.roots[i].subs,
+    }
+}
+
 impl<'a> Exec<'a> {
+    /// The plan rendering follows (every target's plan has the same shape).
+    pub fn plan(&self) -> &Plan<'a> {
+        &self.targets[0].plan
+    }
+
+    /// All shards of all targets.
+    pub fn shard_count(&self) -> usize {
+        self.targets.iter().map(|t| t.target.shards.len()).sum()
+    }
+
     /// Runs the main collection: the search query's documents on every shard.
     pub fn collect_main(&mut self) -> EsResult<AggregationResults> {
-        let reqs = Requests {
-            collect: self.plan.tantivy_request(Stage::Collect)?,
-            prune: self.plan.tantivy_request(Stage::ShardPrune)?,
-            fin: self.plan.tantivy_request(Stage::Final)?,
-        };
         let top_terms: Vec<(&str, usize, Option<bool>)> = self
-            .plan
+            .plan()
             .roots
             .iter()
             .filter_map(|n| match &n.op {
@@ -71,20 +114,30 @@ impl<'a> Exec<'a> {
             })
             .collect();
         let mut info: HashMap<String, Vec<TermsShardInfo>> = HashMap::new();
-        let results = self.collect(&reqs, self.query, |res| {
+        let results = self.collect(Nodes::Roots, |res| {
             for &(name, shard_size, mode) in &top_terms {
-                let Some(IntermediateAggregationResult::Bucket(IntermediateBucketResult::Terms { buckets })) = res.get(name) else {
+                let Some(IntermediateAggregationResult::Bucket(IntermediateBucketResult::Terms {
+                    buckets,
+                })) = res.get(name)
+                else {
                     continue;
                 };
                 let entries = buckets.entries();
                 let error = match mode {
                     _ if entries.is_empty() || entries.len() < shard_size => 0,
                     None => 0,
-                    Some(true) => entries.iter().map(|(_, e)| e.doc_count).min().unwrap_or(0) as i64,
+                    Some(true) => {
+                        entries.iter().map(|(_, e)| e.doc_count).min().unwrap_or(0) as i64
+                    }
                     Some(false) => -1,
                 };
-                let keys = entries.iter().map(|(k, _)| key_id(&Key::from(k.clone()))).collect();
-                info.entry(name.to_string()).or_default().push(TermsShardInfo { keys, error });
+                let keys = entries
+                    .iter()
+                    .map(|(k, _)| key_id(&Key::from(k.clone())))
+                    .collect();
+                info.entry(name.to_string())
+                    .or_default()
+                    .push(TermsShardInfo { keys, error });
             }
         })?;
         self.terms_info = info;
@@ -93,49 +146,74 @@ impl<'a> Exec<'a> {
 
     /// Runs a `global` aggregation's sub-aggregations over every document of every shard.
     pub fn collect_global(&self, node: &PlanNode) -> EsResult<(AggregationResults, u64)> {
-        let reqs = Requests {
-            collect: Plan::global_request(node, Stage::Collect)?,
-            prune: Plan::global_request(node, Stage::ShardPrune)?,
-            fin: Plan::global_request(node, Stage::Final)?,
-        };
-        let doc_count = self.shards.iter().map(|s| s.searcher.num_docs()).sum();
-        let results = self.collect(&reqs, &AllQuery, |_| {})?;
+        let position = self
+            .plan()
+            .roots
+            .iter()
+            .position(|n| std::ptr::eq(n, node))
+            .ok_or_else(|| EsError::internal("global aggregations are top-level"))?;
+        let doc_count = self
+            .targets
+            .iter()
+            .flat_map(|t| t.target.shards.iter())
+            .map(|s| s.searcher.num_docs())
+            .sum();
+        let results = self.collect(Nodes::GlobalSubs(position), |_| {})?;
         Ok((results, doc_count))
     }
 
     fn collect(
         &self,
-        reqs: &Requests,
-        query: &dyn Query,
+        nodes: Nodes,
         mut on_shard: impl FnMut(&IntermediateAggregationResults),
     ) -> EsResult<AggregationResults> {
-        if reqs.collect.is_empty() {
+        let fin = Plan::request_for(select(self.plan(), nodes), Stage::Final)?;
+        if fin.is_empty() {
             return Ok(AggregationResults::default());
         }
         let mut merged: Option<IntermediateAggregationResults> = None;
-        for shard in self.shards {
-            let registry = self.registry_for(shard)?;
-            let params = AggContextParams::new(limits(), TokenizerManager::default())
-                .with_value_sources(Arc::new(registry));
-            let collector = DistributedAggregationCollector::from_aggs(reqs.collect.clone(), params);
-            let mut res = shard.searcher.search(query, &collector).map_err(|e| self.error(e))?;
-            res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
-                .map_err(|e| self.error(e))?;
-            on_shard(&res);
-            match &mut merged {
-                None => merged = Some(res),
-                Some(m) => m.merge_fruits(res).map_err(|e| self.error(e))?,
+        for t in &self.targets {
+            // Each index collects with its own plan (its own field types and computed columns).
+            let reqs = Requests::for_nodes(select(&t.plan, nodes))?;
+            let query: &dyn Query = match nodes {
+                Nodes::Roots => t.target.query,
+                Nodes::GlobalSubs(_) => &AllQuery,
+            };
+            for shard in t.target.shards {
+                let registry = self.registry_for(&t.plan, shard)?;
+                let params = AggContextParams::new(limits(), TokenizerManager::default())
+                    .with_value_sources(Arc::new(registry));
+                let collector =
+                    DistributedAggregationCollector::from_aggs(reqs.collect.clone(), params);
+                let mut res = shard
+                    .searcher
+                    .search(query, &collector)
+                    .map_err(|e| self.error(e))?;
+                res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
+                    .map_err(|e| self.error(e))?;
+                on_shard(&res);
+                match &mut merged {
+                    None => merged = Some(res),
+                    Some(m) => m.merge_fruits(res).map_err(|e| self.error(e))?,
+                }
             }
         }
         merged
             .unwrap_or_default()
-            .into_final_result(reqs.fin.clone(), limits())
+            .into_final_result(fin, limits())
             .map_err(|e| self.error(e))
     }
 
-    fn registry_for(&self, shard: &ShardSearcher) -> EsResult<ValueSourceRegistry> {
+    /// Final results of `nodes` over no documents (empty buckets, null metrics).
+    pub fn empty_results(&self, nodes: &[PlanNode]) -> EsResult<AggregationResults> {
+        IntermediateAggregationResults::default()
+            .into_final_result(Plan::request_for(nodes, Stage::Final)?, limits())
+            .map_err(|e| self.error(e))
+    }
+
+    fn registry_for(&self, plan: &Plan, shard: &ShardSearcher) -> EsResult<ValueSourceRegistry> {
         let mut registry = ValueSourceRegistry::default();
-        for (i, spec) in self.plan.sources.iter().enumerate() {
+        for (i, spec) in plan.sources.iter().enumerate() {
             let provider: Arc<dyn ValueSourceProvider> = match spec {
                 SourceSpec::Filters { queries, other } => {
                     let scoring = EnableScoring::disabled_from_searcher(&shard.searcher);
@@ -186,7 +264,9 @@ impl<'a> Exec<'a> {
 /// How a terms aggregation's shard error is computed: `Some(true)` for `_count` descending,
 /// `None` for key orders (no error), `Some(false)` for anything else (unbounded).
 fn terms_error_mode(n: &PlanNode) -> Option<bool> {
-    let super::request::AggKind::Terms(t) = &n.req.kind else { return None };
+    let super::request::AggKind::Terms(t) = &n.req.kind else {
+        return None;
+    };
     match &t.order[0].key {
         super::request::OrderKey::Key => None,
         super::request::OrderKey::Count => Some(!t.order[0].asc),

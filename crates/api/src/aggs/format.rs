@@ -37,7 +37,9 @@ impl ValueFormat {
     pub fn date(spec: &str, tz: &Tz) -> Result<ValueFormat, EsError> {
         DateFormat::parse(spec)
             .map(|f| ValueFormat::Date(f, tz.clone()))
-            .map_err(|e| EsError::illegal_argument(format!("Invalid format: [{spec}]: {}", e.reason)))
+            .map_err(|e| {
+                EsError::illegal_argument(format!("Invalid format: [{spec}]: {}", e.reason))
+            })
     }
 }
 
@@ -211,7 +213,10 @@ fn round_half_even(v: f64, digits: usize) -> String {
     let first = rest.as_bytes()[0] - b'0';
     let beyond = rest[1..].bytes().any(|b| b != b'0');
     let last_odd = if digits == 0 {
-        int.as_bytes().last().map(|b| (b - b'0') % 2 == 1).unwrap_or(false)
+        int.as_bytes()
+            .last()
+            .map(|b| (b - b'0') % 2 == 1)
+            .unwrap_or(false)
     } else {
         (keep.as_bytes()[digits - 1] - b'0') % 2 == 1
     };

@@ -23,6 +23,9 @@
 //!
 //! Field names are tantivy field names: the dotted Elasticsearch path of each mapped leaf.
 
+// `EsError` is the workspace-wide error type; its size is a deliberate trade-off.
+#![allow(clippy::result_large_err)]
+
 mod dsl;
 mod exec;
 mod format;
@@ -36,10 +39,11 @@ mod top_hits;
 #[cfg(test)]
 mod tests;
 
+pub use exec::AggTarget;
 pub use request::{parse_aggs, AggsRequest, DEFAULT_MAX_BUCKETS};
 
 use crate::query::QueryContext;
-use exec::Exec;
+use exec::{Exec, PlannedTarget};
 use lode_engine::shard::ShardSearcher;
 use lode_engine::EsResult;
 use plan::Plan;
@@ -69,13 +73,38 @@ pub fn run_aggs_for_index(
     query: &dyn tantivy::query::Query,
     typed_keys: bool,
 ) -> EsResult<Value> {
-    let plan = Plan::new(req, ctx)?;
-    let mut exec = Exec {
-        ctx,
+    let target = AggTarget {
         index_name,
+        ctx,
         shards,
         query,
-        plan: &plan,
+    };
+    run_aggs_multi(req, std::slice::from_ref(&target), typed_keys)
+}
+
+/// Runs the aggregations over several indices at once, each planned against its own mapping
+/// (its own context and query): shard results of all indices merge before the final reduce,
+/// exactly as Elasticsearch reduces the shards of a multi-index search. Rendering follows the
+/// first index's mapping (formats, key types). No targets: an empty object.
+pub fn run_aggs_multi(
+    req: &AggsRequest,
+    targets: &[AggTarget],
+    typed_keys: bool,
+) -> EsResult<Value> {
+    if targets.is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    let planned = targets
+        .iter()
+        .map(|t| {
+            Ok(PlannedTarget {
+                target: t,
+                plan: Plan::new(req, t.ctx)?,
+            })
+        })
+        .collect::<EsResult<Vec<_>>>()?;
+    let mut exec = Exec {
+        targets: planned,
         max_buckets: req.max_buckets,
         terms_info: HashMap::new(),
     };
@@ -86,7 +115,7 @@ pub fn run_aggs_for_index(
         max_buckets: req.max_buckets,
         buckets: 0,
     };
-    let out = renderer.render_level(&plan.roots, &results, &Scope::default(), true)?;
+    let out = renderer.render_level(&exec.plan().roots, &results, &Scope::default(), true)?;
     Ok(Value::Object(out))
 }
 

@@ -114,14 +114,20 @@ pub(crate) struct PlanNode<'r> {
 /// A computed column, registered under [`source_name`].
 pub(crate) enum SourceSpec {
     /// Bucket `i` matches `queries[i]`; with `other`, bucket `n` matches none.
-    Filters { queries: Vec<Box<dyn Query>>, other: bool },
+    Filters {
+        queries: Vec<Box<dyn Query>>,
+        other: bool,
+    },
     Ranges {
         field: String,
         column: super::sources::NumericColumn,
         ranges: Vec<(f64, f64)>,
         missing: Option<f64>,
     },
-    Dates { field: String, rounding: IndexedRounding },
+    Dates {
+        field: String,
+        rounding: IndexedRounding,
+    },
 }
 
 pub(crate) fn source_name(i: usize) -> String {
@@ -196,6 +202,7 @@ pub(crate) struct MetricOp {
 
 pub(crate) struct CompositeOp {
     pub formats: Vec<ValueFormat>,
+    pub fields: Vec<FieldRef>,
 }
 
 pub(crate) enum Op {
@@ -225,7 +232,10 @@ fn plan_level<'r>(
     sources: &mut Vec<SourceSpec>,
     top: bool,
 ) -> EsResult<Vec<PlanNode<'r>>> {
-    nodes.iter().map(|n| plan_node(n, ctx, sources, top)).collect()
+    nodes
+        .iter()
+        .map(|n| plan_node(n, ctx, sources, top))
+        .collect()
 }
 
 fn plan_node<'r>(
@@ -260,12 +270,20 @@ fn plan_node<'r>(
             })
         }
         AggKind::Filters(f) => {
-            let queries = f.filters.iter().map(|(_, q)| build_dsl(q, ctx)).collect::<EsResult<Vec<_>>>()?;
+            let queries = f
+                .filters
+                .iter()
+                .map(|(_, q)| build_dsl(q, ctx))
+                .collect::<EsResult<Vec<_>>>()?;
             sources.push(SourceSpec::Filters {
                 queries,
                 other: f.other_bucket.is_some(),
             });
-            let named = f.filters.iter().enumerate().any(|(i, (n, _))| *n != i.to_string());
+            let named = f
+                .filters
+                .iter()
+                .enumerate()
+                .any(|(i, (n, _))| *n != i.to_string());
             Op::Filters(FiltersOp {
                 source: sources.len() - 1,
                 names: f.filters.iter().map(|(n, _)| n.clone()).collect(),
@@ -285,7 +303,10 @@ fn plan_node<'r>(
                 None => Box::new(AllQuery),
                 Some(_) => Box::new(BooleanQuery::new(vec![
                     (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
-                    (Occur::MustNot, Box::new(ExistsQuery::new(f.name.clone(), false))),
+                    (
+                        Occur::MustNot,
+                        Box::new(ExistsQuery::new(f.name.clone(), false)),
+                    ),
                 ])),
             };
             sources.push(SourceSpec::Filters {
@@ -320,13 +341,19 @@ fn plan_node<'r>(
                 )));
             }
             let mut formats = Vec::new();
+            let mut fields = Vec::new();
             for s in &c.sources {
                 let need = match s.kind {
                     CompositeSourceKind::Terms { .. } => Need::Any,
                     _ => Need::Numeric,
                 };
                 let f = resolve_field(ctx, &s.field, "composite", need)?;
-                if let CompositeSourceKind::DateHistogram { interval, time_zone, .. } = &s.kind {
+                if let CompositeSourceKind::DateHistogram {
+                    interval,
+                    time_zone,
+                    ..
+                } = &s.kind
+                {
                     let fixed_len = match interval {
                         DateInterval::Fixed(_) => true,
                         DateInterval::Calendar(u) => super::composite_calendar_millis(*u).is_some(),
@@ -339,17 +366,22 @@ fn plan_node<'r>(
                     }
                 }
                 formats.push(match &s.kind {
-                    CompositeSourceKind::DateHistogram { time_zone, format, .. } => {
-                        date_format(&f, format.as_deref(), time_zone)?
-                    }
+                    CompositeSourceKind::DateHistogram {
+                        time_zone, format, ..
+                    } => date_format(&f, format.as_deref(), time_zone)?,
                     _ if f.is_date() => date_format(&f, None, &Tz::utc())?,
                     _ => ValueFormat::Raw,
                 });
+                fields.push(f);
             }
-            Op::Composite(CompositeOp { formats })
+            Op::Composite(CompositeOp { formats, fields })
         }
         AggKind::Metric(m) => {
-            let need = if m.kind.is_numeric() { Need::Numeric } else { Need::Any };
+            let need = if m.kind.is_numeric() {
+                Need::Numeric
+            } else {
+                Need::Any
+            };
             let field = resolve_field(ctx, &m.field, ty, need)?;
             let format = metric_format(&field, m.format.as_deref())?;
             Op::Metric(MetricOp { field, format })
@@ -363,11 +395,19 @@ fn plan_node<'r>(
     };
     let subs = plan_level(&node.subs, ctx, sources, false)?;
     validate_order(node, &subs)?;
-    Ok(PlanNode { req: node, op, subs })
+    Ok(PlanNode {
+        req: node,
+        op,
+        subs,
+    })
 }
 
 /// The format of a date field (or of `format` if given), in `tz`.
-pub(crate) fn date_format(field: &FieldRef, format: Option<&str>, tz: &Tz) -> EsResult<ValueFormat> {
+pub(crate) fn date_format(
+    field: &FieldRef,
+    format: Option<&str>,
+    tz: &Tz,
+) -> EsResult<ValueFormat> {
     match format {
         Some(f) => ValueFormat::date(f, tz),
         None => Ok(ValueFormat::Date(
@@ -400,12 +440,17 @@ fn validate_order(node: &AggNode, subs: &[PlanNode]) -> EsResult<()> {
         _ => return Ok(()),
     };
     for o in orders {
-        let OrderKey::Path { agg, metric } = &o.key else { continue };
+        let OrderKey::Path { agg, metric } = &o.key else {
+            continue;
+        };
         let invalid = |why: &str| {
             Err(EsError::new(
                 400,
                 "aggregation_execution_exception",
-                format!("Invalid aggregation order path [{}]. {why}", path_string(agg, metric)),
+                format!(
+                    "Invalid aggregation order path [{}]. {why}",
+                    path_string(agg, metric)
+                ),
             ))
         };
         let Some(sub) = subs.iter().find(|s| s.req.name == *agg) else {
@@ -479,7 +524,10 @@ fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<Term
             TermsKind::Long if field.is_date() => {
                 let def = field.def.as_ref().expect("mapped");
                 let ms = def.date_format.parse_json(m, &Tz::utc()).map_err(|e| {
-                    EsError::illegal_argument(format!("failed to parse [missing] of [{}]: {}", node.name, e.reason))
+                    EsError::illegal_argument(format!(
+                        "failed to parse [missing] of [{}]: {}",
+                        node.name, e.reason
+                    ))
                 })?;
                 json!(ms)
             }
@@ -575,10 +623,20 @@ fn date_bound(v: &Value, format: &DateFormat, tz: &Tz, now: i64, what: &str) -> 
     match v {
         Value::Number(n) => Ok(n.as_f64().unwrap_or(0.0) as i64),
         Value::String(s) => parse_date_math(s, now, format, tz, false).map_err(|e| {
-            EsError::new(400, "parse_exception", format!("failed to parse date field [{s}] with format [{}]: [{}]", format.spec(), e.reason))
-                .caused_by(EsError::illegal_argument(format!("failed to parse {what}")))
+            EsError::new(
+                400,
+                "parse_exception",
+                format!(
+                    "failed to parse date field [{s}] with format [{}]: [{}]",
+                    format.spec(),
+                    e.reason
+                ),
+            )
+            .caused_by(EsError::illegal_argument(format!("failed to parse {what}")))
         }),
-        other => Err(EsError::x_content_parse(format!("[{what}] unsupported value [{other}]"))),
+        other => Err(EsError::x_content_parse(format!(
+            "[{what}] unsupported value [{other}]"
+        ))),
     }
 }
 
@@ -605,10 +663,18 @@ fn plan_date_histogram(
         ValueFormat::Date(f, _) => f.clone(),
         _ => DateFormat::default_es(),
     };
-    let bounds = |b: &Option<(Option<Value>, Option<Value>)>, what: &str| -> EsResult<Option<(Option<i64>, Option<i64>)>> {
+    let bounds = |b: &Option<(Option<Value>, Option<Value>)>,
+                  what: &str|
+     -> EsResult<Option<(Option<i64>, Option<i64>)>> {
         let Some((min, max)) = b else { return Ok(None) };
-        let min = min.as_ref().map(|v| date_bound(v, &parse_format, tz, ctx.now_millis, what)).transpose()?;
-        let max = max.as_ref().map(|v| date_bound(v, &parse_format, tz, ctx.now_millis, what)).transpose()?;
+        let min = min
+            .as_ref()
+            .map(|v| date_bound(v, &parse_format, tz, ctx.now_millis, what))
+            .transpose()?;
+        let max = max
+            .as_ref()
+            .map(|v| date_bound(v, &parse_format, tz, ctx.now_millis, what))
+            .transpose()?;
         if let (Some(a), Some(b)) = (min, max) {
             if a > b {
                 return Err(EsError::illegal_argument(format!(
@@ -640,7 +706,12 @@ fn plan_date_histogram(
     })
 }
 
-fn plan_range(r: &RangeReq, ty: &str, ctx: &QueryContext, sources: &mut Vec<SourceSpec>) -> EsResult<RangeOp> {
+fn plan_range(
+    r: &RangeReq,
+    ty: &str,
+    ctx: &QueryContext,
+    sources: &mut Vec<SourceSpec>,
+) -> EsResult<RangeOp> {
     let field = resolve_field(ctx, &r.field, ty, Need::Numeric)?;
     let tz = r.time_zone.clone().unwrap_or_else(Tz::utc);
     let dates = r.is_date || field.is_date();
@@ -659,10 +730,12 @@ fn plan_range(r: &RangeReq, ty: &str, ctx: &QueryContext, sources: &mut Vec<Sour
     let bound = |v: &Option<Value>, what: &str| -> EsResult<Option<f64>> {
         match v {
             None => Ok(None),
-            Some(v) if dates => Ok(Some(date_bound(v, &parse_format, &tz, ctx.now_millis, what)? as f64)),
-            Some(v) => number(v)
-                .map(Some)
-                .ok_or_else(|| EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))),
+            Some(v) if dates => Ok(Some(
+                date_bound(v, &parse_format, &tz, ctx.now_millis, what)? as f64,
+            )),
+            Some(v) => number(v).map(Some).ok_or_else(|| {
+                EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))
+            }),
         }
     };
     let mut defs = Vec::new();
@@ -685,12 +758,18 @@ fn plan_range(r: &RangeReq, ty: &str, ctx: &QueryContext, sources: &mut Vec<Sour
     defs.sort_by(|a, b| {
         let lo = |x: Option<f64>| x.unwrap_or(f64::NEG_INFINITY);
         let hi = |x: Option<f64>| x.unwrap_or(f64::INFINITY);
-        lo(a.from).total_cmp(&lo(b.from)).then(hi(a.to).total_cmp(&hi(b.to)))
+        lo(a.from)
+            .total_cmp(&lo(b.from))
+            .then(hi(a.to).total_cmp(&hi(b.to)))
     });
     let missing = match &r.missing {
         None => None,
-        Some(v) if dates => Some(date_bound(v, &parse_format, &tz, ctx.now_millis, "missing")? as f64),
-        Some(v) => Some(number(v).ok_or_else(|| EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v))))?),
+        Some(v) if dates => {
+            Some(date_bound(v, &parse_format, &tz, ctx.now_millis, "missing")? as f64)
+        }
+        Some(v) => Some(number(v).ok_or_else(|| {
+            EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))
+        })?),
     };
     sources.push(SourceSpec::Ranges {
         field: field.name.clone(),
@@ -700,7 +779,12 @@ fn plan_range(r: &RangeReq, ty: &str, ctx: &QueryContext, sources: &mut Vec<Sour
         },
         ranges: defs
             .iter()
-            .map(|d| (d.from.unwrap_or(f64::NEG_INFINITY), d.to.unwrap_or(f64::INFINITY)))
+            .map(|d| {
+                (
+                    d.from.unwrap_or(f64::NEG_INFINITY),
+                    d.to.unwrap_or(f64::INFINITY),
+                )
+            })
             .collect(),
         missing,
     });
@@ -718,7 +802,11 @@ pub(crate) fn java_double(x: f64) -> String {
         return "NaN".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let a = x.abs();
     if a == 0.0 || (1e-3..1e7).contains(&a) {
@@ -727,7 +815,11 @@ pub(crate) fn java_double(x: f64) -> String {
     }
     let s = format!("{x:e}");
     let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let mantissa = if mantissa.contains('.') { mantissa.to_string() } else { format!("{mantissa}.0") };
+    let mantissa = if mantissa.contains('.') {
+        mantissa.to_string()
+    } else {
+        format!("{mantissa}.0")
+    };
     format!("{mantissa}E{exp}")
 }
 
@@ -736,16 +828,20 @@ pub(crate) fn java_double(x: f64) -> String {
 
 impl Plan<'_> {
     /// The tantivy request for the main (query-scoped) collection.
-    pub fn tantivy_request(&self, stage: Stage) -> EsResult<tantivy::aggregation::agg_req::Aggregations> {
+    pub fn tantivy_request(
+        &self,
+        stage: Stage,
+    ) -> EsResult<tantivy::aggregation::agg_req::Aggregations> {
         to_aggregations(tantivy_level(&self.roots, stage))
     }
 
-    /// The tantivy request for a `global` aggregation's sub-aggregations.
-    pub fn global_request(
-        node: &PlanNode,
+    /// The tantivy request for some nodes (a `global` aggregation's sub-aggregations, or the
+    /// sub-aggregations of a bucket tantivy did not report).
+    pub fn request_for(
+        nodes: &[PlanNode],
         stage: Stage,
     ) -> EsResult<tantivy::aggregation::agg_req::Aggregations> {
-        to_aggregations(tantivy_level(&node.subs, stage))
+        to_aggregations(tantivy_level(nodes, stage))
     }
 }
 
@@ -771,8 +867,13 @@ fn tantivy_level(nodes: &[PlanNode], stage: Stage) -> Map<String, Value> {
     out
 }
 
+/// One unit range per bucket, over the 1-based bucket numbers the sources emit.
 fn unit_ranges(n: usize) -> Value {
-    Value::Array((0..n).map(|i| json!({"from": i as f64, "to": (i + 1) as f64})).collect())
+    Value::Array(
+        (1..=n)
+            .map(|i| json!({"from": i as f64, "to": (i + 1) as f64}))
+            .collect(),
+    )
 }
 
 fn tantivy_order(order: &BucketOrder) -> Value {
@@ -801,7 +902,11 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
         (AggKind::Terms(t), Op::Terms(op)) => {
             let (size, segment_size) = match stage {
                 Stage::Collect | Stage::Final => (ALL, ALL),
-                Stage::ShardPrune if op.numeric_include.is_some() || op.numeric_exclude.is_some() => (ALL, ALL),
+                Stage::ShardPrune
+                    if op.numeric_include.is_some() || op.numeric_exclude.is_some() =>
+                {
+                    (ALL, ALL)
+                }
                 Stage::ShardPrune => (t.size as u64, op.shard_size as u64),
             };
             let mut body = json!({
@@ -846,7 +951,9 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             ("histogram", body)
         }
         (AggKind::DateHistogram(d), Op::DateHistogram(op)) => {
-            let to_f = |b: Option<(Option<i64>, Option<i64>)>| b.map(|(a, c)| (a.map(|x| x as f64), c.map(|x| x as f64)));
+            let to_f = |b: Option<(Option<i64>, Option<i64>)>| {
+                b.map(|(a, c)| (a.map(|x| x as f64), c.map(|x| x as f64)))
+            };
             let (field, interval, offset, ext, hard) = match (&op.rounding, op.source) {
                 (DateRounding::Native { interval, offset }, _) => (
                     Value::String(op.field.name.clone()),
@@ -857,13 +964,28 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 ),
                 (DateRounding::Indexed(ix), Some(s)) => {
                     let index = |b: Option<(Option<i64>, Option<i64>)>| {
-                        b.map(|(lo, hi)| (lo.map(|t| ix.bucket_of(t).0 as f64), hi.map(|t| ix.bucket_of(t).0 as f64)))
+                        b.map(|(lo, hi)| {
+                            (
+                                lo.map(|t| ix.bucket_of(t).0 as f64),
+                                hi.map(|t| ix.bucket_of(t).0 as f64),
+                            )
+                        })
                     };
-                    (src(s), 1.0, 0.0, index(op.extended_bounds), index(op.hard_bounds))
+                    (
+                        src(s),
+                        1.0,
+                        0.0,
+                        index(op.extended_bounds),
+                        index(op.hard_bounds),
+                    )
                 }
                 (DateRounding::Indexed(_), None) => unreachable!("indexed roundings have a source"),
             };
-            let extended = if d.min_doc_count == 0 { clip(ext, hard) } else { None };
+            let extended = if d.min_doc_count == 0 {
+                clip(ext, hard)
+            } else {
+                None
+            };
             let mut body = json!({
                 "field": field,
                 "interval": interval,
@@ -890,7 +1012,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 "ranges": unit_ranges(op.names.len() + op.other.is_some() as usize),
             }),
         ),
-        (AggKind::Composite(c), Op::Composite(_)) => {
+        (AggKind::Composite(c), Op::Composite(op)) => {
             let sources: Vec<Value> = c
                 .sources
                 .iter()
@@ -906,7 +1028,9 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                         CompositeSourceKind::DateHistogram { interval, .. } => {
                             let ms = match interval {
                                 DateInterval::Fixed(ms) => *ms as f64,
-                                DateInterval::Calendar(u) => super::composite_calendar_millis(*u).unwrap_or(1.0),
+                                DateInterval::Calendar(u) => {
+                                    super::composite_calendar_millis(*u).unwrap_or(1.0)
+                                }
                             };
                             json!({"histogram": {"field": s.field, "order": order, "interval": ms}})
                         }
@@ -916,24 +1040,40 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 .collect();
             let mut body = json!({"sources": sources, "size": c.size});
             if let Some(after) = &c.after {
-                body.as_object_mut().expect("object").insert("after".into(), Value::Object(after.clone()));
+                let after: Map<String, Value> = c
+                    .sources
+                    .iter()
+                    .zip(&op.fields)
+                    .filter_map(|(s, f)| {
+                        Some((s.name.clone(), after_key(after.get(&s.name)?, &s.kind, f)))
+                    })
+                    .collect();
+                body.as_object_mut()
+                    .expect("object")
+                    .insert("after".into(), Value::Object(after));
             }
             ("composite", body)
         }
         (AggKind::Metric(m), Op::Metric(op)) => {
             let mut body = json!({"field": op.field.name});
             if let Some(missing) = metric_missing(m.missing.as_ref(), &op.field) {
-                body.as_object_mut().expect("object").insert("missing".into(), missing);
+                body.as_object_mut()
+                    .expect("object")
+                    .insert("missing".into(), missing);
             }
             if m.kind == MetricKind::ExtendedStats {
-                body.as_object_mut().expect("object").insert("sigma".into(), json!(m.sigma));
+                body.as_object_mut()
+                    .expect("object")
+                    .insert("sigma".into(), json!(m.sigma));
             }
             (m.kind.name(), body)
         }
         (AggKind::Percentiles(p), Op::Percentiles(op)) => {
             let mut body = json!({"field": p.field, "percents": p.percents, "keyed": false});
             if let Some(missing) = metric_missing(p.missing.as_ref(), &op.field) {
-                body.as_object_mut().expect("object").insert("missing".into(), missing);
+                body.as_object_mut()
+                    .expect("object")
+                    .insert("missing".into(), missing);
             }
             ("percentiles", body)
         }
@@ -941,12 +1081,37 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
     })
 }
 
+/// An Elasticsearch `after` value as tantivy's typed after key (`"<type>:<value>"`).
+fn after_key(v: &Value, kind: &CompositeSourceKind, field: &FieldRef) -> Value {
+    let text = scalar(v);
+    let typed = match (v, kind, field.storage()) {
+        (Value::Null, _, _) => "null:".to_string(),
+        (_, CompositeSourceKind::Terms { .. }, Some(Storage::I64)) => {
+            format!("i64:{}", number(v).unwrap_or(0.0) as i64)
+        }
+        (_, CompositeSourceKind::Terms { .. }, Some(Storage::F64)) => {
+            format!("f64:{}", number(v).unwrap_or(0.0))
+        }
+        (_, CompositeSourceKind::Terms { .. }, Some(Storage::Bool)) => {
+            format!("bool:{}", text == "true" || text == "1")
+        }
+        (_, CompositeSourceKind::Terms { .. }, Some(Storage::Ip)) => format!("ip:{text}"),
+        (_, CompositeSourceKind::Terms { .. }, _) => format!("str:{text}"),
+        _ => format!("f64:{}", number(v).unwrap_or(0.0)),
+    };
+    Value::String(typed)
+}
+
 /// A metric's `missing` as tantivy takes it: a number (dates parsed with the field's format).
 fn metric_missing(missing: Option<&Value>, field: &FieldRef) -> Option<Value> {
     let m = missing?;
     if field.is_date() {
         if let (Value::String(s), Some(def)) = (m, &field.def) {
-            return def.date_format.parse_millis(s, &Tz::utc()).ok().map(|ms| json!(ms as f64));
+            return def
+                .date_format
+                .parse_millis(s, &Tz::utc())
+                .ok()
+                .map(|ms| json!(ms as f64));
         }
     }
     match m {

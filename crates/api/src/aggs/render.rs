@@ -27,7 +27,11 @@ pub(crate) enum Constraint {
     /// A `terms` bucket.
     Term { field: FieldRef, key: Key },
     /// `[from, to)` on a numeric or date field (histogram buckets, ranges).
-    Range { field: FieldRef, from: Option<f64>, to: Option<f64> },
+    Range {
+        field: FieldRef,
+        from: Option<f64>,
+        to: Option<f64>,
+    },
     /// Bucket `bucket` of the filters source `source` (`bucket == n` is the other bucket).
     Filter { source: usize, bucket: usize },
 }
@@ -85,7 +89,16 @@ impl Renderer<'_> {
             if let Some(meta) = &node.req.meta {
                 obj.insert("meta".into(), meta.clone());
             }
-            self.render_node(node, results.0.get(&node.req.name), scope, top, &mut obj)?;
+            let result = match results.0.get(&node.req.name) {
+                Some(r) => Some(r.clone()),
+                None if matches!(node.op, Op::Global | Op::TopHits) => None,
+                None => self
+                    .exec
+                    .empty_results(std::slice::from_ref(node))?
+                    .0
+                    .remove(&node.req.name),
+            };
+            self.render_node(node, result.as_ref(), scope, top, &mut obj)?;
             out.insert(key, Value::Object(obj));
         }
         Ok(out)
@@ -99,7 +112,8 @@ impl Renderer<'_> {
         top: bool,
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
-        let missing = || EsError::internal(format!("no result for aggregation [{}]", node.req.name));
+        let missing =
+            || EsError::internal(format!("no result for aggregation [{}]", node.req.name));
         match &node.op {
             Op::Global => {
                 let (results, doc_count) = self.exec.collect_global(node)?;
@@ -112,24 +126,35 @@ impl Renderer<'_> {
                 obj.extend(subs);
             }
             Op::TopHits => {
-                let AggKind::TopHits(req) = &node.req.kind else { unreachable!() };
+                let AggKind::TopHits(req) = &node.req.kind else {
+                    unreachable!()
+                };
                 let hits = top_hits::render(self.exec, req, scope)?;
                 obj.insert("hits".into(), hits);
             }
             Op::Metric(op) => {
-                let Some(AggregationResult::MetricResult(m)) = result else { return Err(missing()) };
-                let AggKind::Metric(req) = &node.req.kind else { unreachable!() };
+                let Some(AggregationResult::MetricResult(m)) = result else {
+                    return Err(missing());
+                };
+                let AggKind::Metric(req) = &node.req.kind else {
+                    unreachable!()
+                };
                 render_metric(req.kind, req.sigma, m, &op.format, obj);
             }
             Op::Percentiles(op) => {
-                let Some(AggregationResult::MetricResult(MetricResult::Percentiles(p))) = result else {
+                let Some(AggregationResult::MetricResult(MetricResult::Percentiles(p))) = result
+                else {
                     return Err(missing());
                 };
-                let AggKind::Percentiles(req) = &node.req.kind else { unreachable!() };
+                let AggKind::Percentiles(req) = &node.req.kind else {
+                    unreachable!()
+                };
                 render_percentiles(req.keyed, &req.percents, p, &op.format, obj);
             }
             _ => {
-                let Some(AggregationResult::BucketResult(b)) = result else { return Err(missing()) };
+                let Some(AggregationResult::BucketResult(b)) = result else {
+                    return Err(missing());
+                };
                 self.render_buckets(node, b, scope, top, obj)?;
             }
         }
@@ -145,18 +170,52 @@ impl Renderer<'_> {
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
         match (&node.req.kind, &node.op, result) {
-            (AggKind::Terms(req), Op::Terms(op), BucketResult::Terms { buckets, sum_other_doc_count, doc_count_error_upper_bound }) => {
-                let info = if top { self.exec.terms_info.get(&node.req.name) } else { None };
-                self.render_terms(node, req, op, buckets, *sum_other_doc_count, *doc_count_error_upper_bound, info, scope, obj)
+            (
+                AggKind::Terms(req),
+                Op::Terms(op),
+                BucketResult::Terms {
+                    buckets,
+                    sum_other_doc_count,
+                    doc_count_error_upper_bound,
+                },
+            ) => {
+                let info = if top {
+                    self.exec.terms_info.get(&node.req.name)
+                } else {
+                    None
+                };
+                self.render_terms(
+                    node,
+                    req,
+                    op,
+                    buckets,
+                    *sum_other_doc_count,
+                    *doc_count_error_upper_bound,
+                    info,
+                    scope,
+                    obj,
+                )
             }
-            (AggKind::Histogram(h), Op::Histogram { format }, BucketResult::Histogram { buckets }) => {
+            (
+                AggKind::Histogram(h),
+                Op::Histogram { format },
+                BucketResult::Histogram { buckets },
+            ) => {
                 let entries = entries_vec(buckets);
                 let mut out = Vec::with_capacity(entries.len());
                 for b in entries {
                     let x = key_f64(&b.key);
                     let key_as_string = format.format(x);
                     let scope = scope.with(Constraint::Range {
-                        field: FieldRef { name: h.field.clone(), def: self.exec.ctx.mapping.field(&h.field).cloned() },
+                        field: FieldRef {
+                            name: h.field.clone(),
+                            def: self.exec.targets[0]
+                                .target
+                                .ctx
+                                .mapping
+                                .field(&h.field)
+                                .cloned(),
+                        },
                         from: Some(x),
                         to: Some(x + h.interval),
                     });
@@ -164,7 +223,11 @@ impl Renderer<'_> {
                 }
                 self.finish_histogram(node, &h.order, out, h.keyed, obj)
             }
-            (AggKind::DateHistogram(d), Op::DateHistogram(op), BucketResult::Histogram { buckets }) => {
+            (
+                AggKind::DateHistogram(d),
+                Op::DateHistogram(op),
+                BucketResult::Histogram { buckets },
+            ) => {
                 let entries = entries_vec(buckets);
                 let mut out: Vec<RenderedBucket> = Vec::with_capacity(entries.len());
                 for b in entries {
@@ -182,7 +245,13 @@ impl Renderer<'_> {
                         from: Some(key as f64),
                         to: Some(next as f64),
                     });
-                    let rendered = self.histogram_bucket(node, b, json!(key), op.format.format(key as f64), &scope)?;
+                    let rendered = self.histogram_bucket(
+                        node,
+                        b,
+                        json!(key),
+                        op.format.format(key as f64),
+                        &scope,
+                    )?;
                     if b.doc_count == 0 && out.last().is_some_and(|p| p.key == rendered.key) {
                         continue;
                     }
@@ -197,7 +266,7 @@ impl Renderer<'_> {
                 let mut keyed = Map::new();
                 self.count_buckets(op.ranges.len())?;
                 for (i, def) in op.ranges.iter().enumerate() {
-                    let entry = entries.iter().find(|e| e.from == Some(i as f64));
+                    let entry = entries.iter().find(|e| e.from == Some((i + 1) as f64));
                     let doc_count = entry.map(|e| e.doc_count).unwrap_or(0);
                     let mut b = Map::new();
                     if !r.keyed {
@@ -226,10 +295,19 @@ impl Renderer<'_> {
                         list.push(Value::Object(b));
                     }
                 }
-                obj.insert("buckets".into(), if r.keyed { Value::Object(keyed) } else { Value::Array(list) });
+                obj.insert(
+                    "buckets".into(),
+                    if r.keyed {
+                        Value::Object(keyed)
+                    } else {
+                        Value::Array(list)
+                    },
+                );
                 Ok(())
             }
-            (_, Op::Filters(op), BucketResult::Range { buckets }) => self.render_filters(node, op, buckets, scope, obj),
+            (_, Op::Filters(op), BucketResult::Range { buckets }) => {
+                self.render_filters(node, op, buckets, scope, obj)
+            }
             (AggKind::Composite(c), Op::Composite(op), BucketResult::Composite { buckets, .. }) => {
                 self.count_buckets(buckets.len())?;
                 let mut list = Vec::with_capacity(buckets.len());
@@ -238,7 +316,17 @@ impl Renderer<'_> {
                     let mut key = Map::new();
                     for (s, format) in c.sources.iter().zip(&op.formats) {
                         let v = b.key.get(&s.name).unwrap_or(&CompositeKey::Null);
-                        key.insert(s.name.clone(), composite_value(v, format, matches!(s.kind, super::request::CompositeSourceKind::DateHistogram { .. })));
+                        key.insert(
+                            s.name.clone(),
+                            composite_value(
+                                v,
+                                format,
+                                matches!(
+                                    s.kind,
+                                    super::request::CompositeSourceKind::DateHistogram { .. }
+                                ),
+                            ),
+                        );
                     }
                     let mut o = Map::new();
                     o.insert("key".into(), Value::Object(key.clone()));
@@ -273,16 +361,23 @@ impl Renderer<'_> {
         scope: &Scope,
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
-        let shards = self.exec.shards.len();
+        let shards = self.exec.shard_count();
         let mut kept: Vec<&BucketEntry> = buckets
             .iter()
             .filter(|b| {
                 let x = key_f64(&b.key);
-                op.numeric_include.as_ref().is_none_or(|inc| inc.contains(&x))
-                    && op.numeric_exclude.as_ref().is_none_or(|exc| !exc.contains(&x))
+                op.numeric_include
+                    .as_ref()
+                    .is_none_or(|inc| inc.contains(&x))
+                    && op
+                        .numeric_exclude
+                        .as_ref()
+                        .is_none_or(|exc| !exc.contains(&x))
             })
             .collect();
-        sort_buckets(&mut kept, &req.order, |b| (b.doc_count, &b.key, &b.sub_aggregation));
+        sort_buckets(&mut kept, &req.order, |b| {
+            (b.doc_count, &b.key, &b.sub_aggregation)
+        });
         let mut other = sum_other;
         if kept.len() > req.size {
             other += kept[req.size..].iter().map(|b| b.doc_count).sum::<u64>();
@@ -293,7 +388,11 @@ impl Renderer<'_> {
         let total_error: i64 = if shards <= 1 {
             0
         } else if let Some(errs) = &shard_errors {
-            if errs.contains(&-1) { -1 } else { errs.iter().sum() }
+            if errs.contains(&-1) {
+                -1
+            } else {
+                errs.iter().sum()
+            }
         } else {
             tantivy_error.map(|e| e as i64).unwrap_or(0)
         };
@@ -318,7 +417,11 @@ impl Renderer<'_> {
                             .filter(|(s, _)| !s.keys.contains(&id))
                             .map(|(_, e)| *e)
                             .collect();
-                        if missing_from.contains(&-1) { -1 } else { missing_from.iter().sum() }
+                        if missing_from.contains(&-1) {
+                            -1
+                        } else {
+                            missing_from.iter().sum()
+                        }
                     }
                     _ => total_error,
                 };
@@ -364,17 +467,32 @@ impl Renderer<'_> {
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
         self.count_buckets(buckets.len())?;
-        let default_order = order.len() == 1 && order[0] == BucketOrder { key: OrderKey::Key, asc: true };
+        let default_order = order.len() == 1
+            && order[0]
+                == BucketOrder {
+                    key: OrderKey::Key,
+                    asc: true,
+                };
         if !default_order {
             let mut refs: Vec<&RenderedBucket> = buckets.iter().collect();
-            let keys: Vec<Key> = refs.iter().map(|b| Key::F64(b.key.as_f64().unwrap_or(0.0))).collect();
+            let keys: Vec<Key> = refs
+                .iter()
+                .map(|b| Key::F64(b.key.as_f64().unwrap_or(0.0)))
+                .collect();
             let mut idx: Vec<usize> = (0..refs.len()).collect();
             let mut order = order.to_vec();
             if !order.iter().any(|o| o.key == OrderKey::Key) {
-                order.push(BucketOrder { key: OrderKey::Key, asc: true });
+                order.push(BucketOrder {
+                    key: OrderKey::Key,
+                    asc: true,
+                });
             }
             idx.sort_by(|&a, &b| {
-                compare(&order, (refs[a].doc_count, &keys[a], &refs[a].sort_metrics), (refs[b].doc_count, &keys[b], &refs[b].sort_metrics))
+                compare(
+                    &order,
+                    (refs[a].doc_count, &keys[a], &refs[a].sort_metrics),
+                    (refs[b].doc_count, &keys[b], &refs[b].sort_metrics),
+                )
             });
             refs = idx.iter().map(|&i| refs[i]).collect();
             let sorted: Vec<RenderedBucket> = refs.into_iter().cloned().collect();
@@ -392,7 +510,15 @@ impl Renderer<'_> {
             }
             obj.insert("buckets".into(), Value::Object(m));
         } else {
-            obj.insert("buckets".into(), Value::Array(buckets.into_iter().map(|b| Value::Object(b.into_json())).collect()));
+            obj.insert(
+                "buckets".into(),
+                Value::Array(
+                    buckets
+                        .into_iter()
+                        .map(|b| Value::Object(b.into_json()))
+                        .collect(),
+                ),
+            );
         }
         Ok(())
     }
@@ -410,11 +536,23 @@ impl Renderer<'_> {
         let empty = empty_results();
         let mut rendered = Vec::with_capacity(n);
         for i in 0..n {
-            let entry = entries.iter().find(|e| e.from == Some(i as f64));
+            let entry = entries.iter().find(|e| e.from == Some((i + 1) as f64));
             let doc_count = entry.map(|e| e.doc_count).unwrap_or(0);
-            let scope = scope.with(Constraint::Filter { source: op.source, bucket: i });
-            let subs = self.render_level(&node.subs, entry.map(|e| &e.sub_aggregation).unwrap_or(&empty), &scope, false)?;
-            let name = if i < op.names.len() { op.names[i].clone() } else { op.other.clone().unwrap_or_default() };
+            let scope = scope.with(Constraint::Filter {
+                source: op.source,
+                bucket: i,
+            });
+            let subs = self.render_level(
+                &node.subs,
+                entry.map(|e| &e.sub_aggregation).unwrap_or(&empty),
+                &scope,
+                false,
+            )?;
+            let name = if i < op.names.len() {
+                op.names[i].clone()
+            } else {
+                op.other.clone().unwrap_or_default()
+            };
             rendered.push((name, doc_count, subs));
         }
         if op.style == FiltersStyle::Single {
@@ -530,7 +668,10 @@ fn terms_key(op: &TermsOp, k: &Key) -> (Value, Option<String>) {
         ),
         TermsKind::Bool => {
             let x = key_f64(k);
-            (json!(x as i64), Some(if x != 0.0 { "true" } else { "false" }.to_string()))
+            (
+                json!(x as i64),
+                Some(if x != 0.0 { "true" } else { "false" }.to_string()),
+            )
         }
         TermsKind::Long => {
             let v = match k {
@@ -592,11 +733,19 @@ fn compare(order: &[BucketOrder], a: SortView, b: SortView) -> Ordering {
         let c = match &o.key {
             OrderKey::Count => {
                 let c = a.0.cmp(&b.0);
-                if o.asc { c } else { c.reverse() }
+                if o.asc {
+                    c
+                } else {
+                    c.reverse()
+                }
             }
             OrderKey::Key => {
                 let c = cmp_key(a.1, b.1);
-                if o.asc { c } else { c.reverse() }
+                if o.asc {
+                    c
+                } else {
+                    c.reverse()
+                }
             }
             OrderKey::Path { agg, metric } => {
                 let va = metric_value(a.2, agg, metric.as_deref());
@@ -608,7 +757,11 @@ fn compare(order: &[BucketOrder], a: SortView, b: SortView) -> Ordering {
                     (Some(_), None) => Ordering::Less,
                     (Some(x), Some(y)) => {
                         let c = x.total_cmp(&y);
-                        if o.asc { c } else { c.reverse() }
+                        if o.asc {
+                            c
+                        } else {
+                            c.reverse()
+                        }
                     }
                 }
             }
@@ -622,9 +775,14 @@ fn compare(order: &[BucketOrder], a: SortView, b: SortView) -> Ordering {
 
 /// The value of a metric sub-aggregation, as an order path addresses it.
 fn metric_value(subs: &AggregationResults, agg: &str, metric: Option<&str>) -> Option<f64> {
-    let Some(AggregationResult::MetricResult(m)) = subs.0.get(agg) else { return None };
+    let Some(AggregationResult::MetricResult(m)) = subs.0.get(agg) else {
+        return None;
+    };
     match m {
-        MetricResult::Average(v) | MetricResult::Max(v) | MetricResult::Min(v) | MetricResult::Cardinality(v) => v.value,
+        MetricResult::Average(v)
+        | MetricResult::Max(v)
+        | MetricResult::Min(v)
+        | MetricResult::Cardinality(v) => v.value,
         MetricResult::Sum(v) | MetricResult::Count(v) => Some(v.value.unwrap_or(0.0)),
         MetricResult::Stats(s) => match metric? {
             "count" => Some(s.count as f64),
@@ -664,7 +822,10 @@ fn num_or_null(v: Option<f64>) -> Value {
 
 fn with_string(obj: &mut Map<String, Value>, name: &str, value: Option<f64>, format: &ValueFormat) {
     obj.insert(name.to_string(), num_or_null(value));
-    if let Some(s) = value.filter(|v| v.is_finite()).and_then(|v| format.format(v)) {
+    if let Some(s) = value
+        .filter(|v| v.is_finite())
+        .and_then(|v| format.format(v))
+    {
         obj.insert(format!("{name}_as_string"), json!(s));
     }
 }
@@ -676,14 +837,25 @@ struct ExtStats {
 
 impl ExtStats {
     /// Elasticsearch's formulas (`InternalExtendedStats`), from count, sum and sum of squares.
-    fn of(count: u64, sum: f64, _min: Option<f64>, _max: Option<f64>, sum_of_squares: Option<f64>, _sigma: f64) -> Option<ExtStats> {
+    fn of(
+        count: u64,
+        sum: f64,
+        _min: Option<f64>,
+        _max: Option<f64>,
+        sum_of_squares: Option<f64>,
+        _sigma: f64,
+    ) -> Option<ExtStats> {
         if count == 0 {
             return None;
         }
         let n = count as f64;
         let sq = sum_of_squares?;
         let population = ((sq - sum * sum / n) / n).max(0.0);
-        let sampling = if count > 1 { ((sq - sum * sum / n) / (n - 1.0)).max(0.0) } else { f64::INFINITY };
+        let sampling = if count > 1 {
+            ((sq - sum * sum / n) / (n - 1.0)).max(0.0)
+        } else {
+            f64::INFINITY
+        };
         Some(ExtStats {
             variance: population,
             variance_sampling: sampling,
@@ -691,9 +863,18 @@ impl ExtStats {
     }
 }
 
-fn render_metric(kind: MetricKind, sigma: f64, m: &MetricResult, format: &ValueFormat, obj: &mut Map<String, Value>) {
+fn render_metric(
+    kind: MetricKind,
+    sigma: f64,
+    m: &MetricResult,
+    format: &ValueFormat,
+    obj: &mut Map<String, Value>,
+) {
     match (kind, m) {
-        (MetricKind::ValueCount | MetricKind::Cardinality, MetricResult::Count(v) | MetricResult::Cardinality(v)) => {
+        (
+            MetricKind::ValueCount | MetricKind::Cardinality,
+            MetricResult::Count(v) | MetricResult::Cardinality(v),
+        ) => {
             obj.insert("value".into(), json!(v.value.unwrap_or(0.0) as u64));
         }
         (MetricKind::Sum, MetricResult::Sum(v)) => {
@@ -716,13 +897,28 @@ fn render_metric(kind: MetricKind, sigma: f64, m: &MetricResult, format: &ValueF
                 "std_deviation_population",
                 "std_deviation_sampling",
             ];
-            let bounds = ["upper", "lower", "upper_population", "lower_population", "upper_sampling", "lower_sampling"];
+            let bounds = [
+                "upper",
+                "lower",
+                "upper_population",
+                "lower_population",
+                "upper_sampling",
+                "lower_sampling",
+            ];
             match ExtStats::of(s.count, s.sum, s.min, s.max, s.sum_of_squares, sigma) {
                 None => {
                     for n in names {
                         obj.insert(n.into(), Value::Null);
                     }
-                    obj.insert("std_deviation_bounds".into(), Value::Object(bounds.iter().map(|b| (b.to_string(), Value::Null)).collect()));
+                    obj.insert(
+                        "std_deviation_bounds".into(),
+                        Value::Object(
+                            bounds
+                                .iter()
+                                .map(|b| (b.to_string(), Value::Null))
+                                .collect(),
+                        ),
+                    );
                 }
                 Some(x) => {
                     let avg = s.sum / s.count as f64;
@@ -748,7 +944,11 @@ fn render_metric(kind: MetricKind, sigma: f64, m: &MetricResult, format: &ValueF
                         avg + sigma * sd_s,
                         avg - sigma * sd_s,
                     ];
-                    let b: Map<String, Value> = bounds.iter().zip(bound_values).map(|(k, v)| (k.to_string(), num_or_null(Some(v)))).collect();
+                    let b: Map<String, Value> = bounds
+                        .iter()
+                        .zip(bound_values)
+                        .map(|(k, v)| (k.to_string(), num_or_null(Some(v))))
+                        .collect();
                     obj.insert("std_deviation_bounds".into(), Value::Object(b));
                     if !format.is_raw() {
                         for (n, v) in names.iter().zip(values) {
@@ -759,7 +959,9 @@ fn render_metric(kind: MetricKind, sigma: f64, m: &MetricResult, format: &ValueF
                         let b: Map<String, Value> = bounds
                             .iter()
                             .zip(bound_values)
-                            .filter_map(|(k, v)| format.format(v).map(|s| (k.to_string(), json!(s))))
+                            .filter_map(|(k, v)| {
+                                format.format(v).map(|s| (k.to_string(), json!(s)))
+                            })
                             .collect();
                         obj.insert("std_deviation_bounds_as_string".into(), Value::Object(b));
                     }
@@ -768,7 +970,9 @@ fn render_metric(kind: MetricKind, sigma: f64, m: &MetricResult, format: &ValueF
         }
         (_, other) => {
             let v = match other {
-                MetricResult::Count(v) | MetricResult::Cardinality(v) | MetricResult::Sum(v) => v.value,
+                MetricResult::Count(v) | MetricResult::Cardinality(v) | MetricResult::Sum(v) => {
+                    v.value
+                }
                 _ => None,
             };
             with_string(obj, "value", v, format);
@@ -776,7 +980,15 @@ fn render_metric(kind: MetricKind, sigma: f64, m: &MetricResult, format: &ValueF
     }
 }
 
-fn render_stats(count: u64, min: Option<f64>, max: Option<f64>, avg: Option<f64>, sum: f64, format: &ValueFormat, obj: &mut Map<String, Value>) {
+fn render_stats(
+    count: u64,
+    min: Option<f64>,
+    max: Option<f64>,
+    avg: Option<f64>,
+    sum: f64,
+    format: &ValueFormat,
+    obj: &mut Map<String, Value>,
+) {
     obj.insert("count".into(), json!(count));
     let has = count > 0;
     obj.insert("min".into(), num_or_null(min.filter(|_| has)));
@@ -807,7 +1019,13 @@ fn render_percentiles(
             .map(|k| (*k, m.get(&k.to_string()).copied().unwrap_or(f64::NAN)))
             .collect(),
     };
-    let value_of = |k: f64| values.iter().find(|(p, _)| *p == k).map(|(_, v)| *v).filter(|v| v.is_finite());
+    let value_of = |k: f64| {
+        values
+            .iter()
+            .find(|(p, _)| *p == k)
+            .map(|(_, v)| *v)
+            .filter(|v| v.is_finite())
+    };
     if keyed {
         let mut m = Map::new();
         for &k in percents {

@@ -80,7 +80,10 @@ impl AggKind {
     }
 
     fn accepts_sub_aggs(&self) -> bool {
-        !matches!(self, AggKind::Metric(_) | AggKind::Percentiles(_) | AggKind::TopHits(_))
+        !matches!(
+            self,
+            AggKind::Metric(_) | AggKind::Percentiles(_) | AggKind::TopHits(_)
+        )
     }
 }
 
@@ -96,7 +99,10 @@ pub(crate) enum OrderKey {
     Count,
     Key,
     /// A sub-aggregation: `agg` or `agg.metric`.
-    Path { agg: String, metric: Option<String> },
+    Path {
+        agg: String,
+        metric: Option<String>,
+    },
 }
 
 pub(crate) enum IncludeExclude {
@@ -174,9 +180,17 @@ pub(crate) struct FiltersReq {
 }
 
 pub(crate) enum CompositeSourceKind {
-    Terms { missing_bucket: bool },
-    Histogram { interval: f64 },
-    DateHistogram { interval: DateInterval, time_zone: Tz, format: Option<String> },
+    Terms {
+        missing_bucket: bool,
+    },
+    Histogram {
+        interval: f64,
+    },
+    DateHistogram {
+        interval: DateInterval,
+        time_zone: Tz,
+        format: Option<String>,
+    },
 }
 
 pub(crate) struct CompositeSource {
@@ -284,7 +298,9 @@ fn parse_level(v: &Value, depth: usize) -> EsResult<Vec<AggNode>> {
             "The nested depth of the aggregations exceeds the maximum nested depth for aggregations of [{MAX_DEPTH}] set in [search.max_nested_depth]"
         )));
     }
-    obj.iter().map(|(name, def)| parse_named(name, def, depth)).collect()
+    obj.iter()
+        .map(|(name, def)| parse_named(name, def, depth))
+        .collect()
 }
 
 fn parse_named(name: &str, def: &Value, depth: usize) -> EsResult<AggNode> {
@@ -332,9 +348,8 @@ fn parse_named(name: &str, def: &Value, depth: usize) -> EsResult<AggNode> {
             }
         }
     }
-    let (ty, kind) = kind.ok_or_else(|| {
-        EsError::parsing(format!("Missing definition for aggregation [{name}]"))
-    })?;
+    let (ty, kind) = kind
+        .ok_or_else(|| EsError::parsing(format!("Missing definition for aggregation [{name}]")))?;
     let subs = subs.unwrap_or_default();
     if !subs.is_empty() && !kind.accepts_sub_aggs() {
         return Err(EsError::new(
@@ -352,9 +367,8 @@ fn parse_named(name: &str, def: &Value, depth: usize) -> EsResult<AggNode> {
 }
 
 fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
-    let unsupported = || {
-        EsError::illegal_argument(format!("aggregation type [{ty}] is not supported"))
-    };
+    let unsupported =
+        || EsError::illegal_argument(format!("aggregation type [{ty}] is not supported"));
     let obj = || -> EsResult<&Map<String, Value>> {
         body.as_object().ok_or_else(|| {
             EsError::parsing(format!(
@@ -378,31 +392,72 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "missing" => {
             let o = obj()?;
             expect_fields(ty, o, &["field"])?;
-            AggKind::Missing { field: required_field(o)? }
+            AggKind::Missing {
+                field: required_field(o)?,
+            }
         }
         "composite" => AggKind::Composite(parse_composite(name, obj()?)?),
         "avg" | "sum" | "min" | "max" | "value_count" | "stats" | "extended_stats"
         | "cardinality" => AggKind::Metric(parse_metric(ty, obj()?)?),
         "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
-        "significant_terms" | "significant_text" | "rare_terms" | "multi_terms" | "nested"
-        | "reverse_nested" | "sampler" | "diversified_sampler" | "ip_range" | "geo_distance"
-        | "geohash_grid" | "geotile_grid" | "geo_bounds" | "geo_centroid" | "adjacency_matrix"
-        | "auto_date_histogram" | "variable_width_histogram" | "percentile_ranks"
-        | "median_absolute_deviation" | "weighted_avg" | "scripted_metric" | "string_stats"
-        | "boxplot" | "t_test" | "top_metrics" | "matrix_stats" | "rate" | "bucket_sort"
-        | "bucket_selector" | "bucket_script" | "derivative" | "cumulative_sum"
-        | "avg_bucket" | "sum_bucket" | "min_bucket" | "max_bucket" | "stats_bucket"
-        | "extended_stats_bucket" | "percentiles_bucket" | "moving_fn" | "serial_diff"
-        | "random_sampler" | "children" | "parent" | "categorize_text" | "frequent_items"
+        "significant_terms"
+        | "significant_text"
+        | "rare_terms"
+        | "multi_terms"
+        | "nested"
+        | "reverse_nested"
+        | "sampler"
+        | "diversified_sampler"
+        | "ip_range"
+        | "geo_distance"
+        | "geohash_grid"
+        | "geotile_grid"
+        | "geo_bounds"
+        | "geo_centroid"
+        | "adjacency_matrix"
+        | "auto_date_histogram"
+        | "variable_width_histogram"
+        | "percentile_ranks"
+        | "median_absolute_deviation"
+        | "weighted_avg"
+        | "scripted_metric"
+        | "string_stats"
+        | "boxplot"
+        | "t_test"
+        | "top_metrics"
+        | "matrix_stats"
+        | "rate"
+        | "bucket_sort"
+        | "bucket_selector"
+        | "bucket_script"
+        | "derivative"
+        | "cumulative_sum"
+        | "avg_bucket"
+        | "sum_bucket"
+        | "min_bucket"
+        | "max_bucket"
+        | "stats_bucket"
+        | "extended_stats_bucket"
+        | "percentiles_bucket"
+        | "moving_fn"
+        | "serial_diff"
+        | "random_sampler"
+        | "children"
+        | "parent"
+        | "categorize_text"
+        | "frequent_items"
         | "time_series" => return Err(unsupported()),
         other => {
-            return Err(EsError::parsing(format!("Unknown aggregation type [{other}]"))
-                .caused_by(EsError::new(
-                    400,
-                    "named_object_not_found_exception",
-                    format!("unknown field [{other}]"),
-                )))
+            return Err(
+                EsError::parsing(format!("Unknown aggregation type [{other}]")).caused_by(
+                    EsError::new(
+                        400,
+                        "named_object_not_found_exception",
+                        format!("unknown field [{other}]"),
+                    ),
+                ),
+            )
         }
     })
 }
@@ -452,21 +507,23 @@ fn num(ty: &str, key: &str, v: &Value) -> EsResult<f64> {
         _ => None,
     }
     .ok_or_else(|| {
-        EsError::x_content_parse(format!(
-            "[{ty}] failed to parse field [{key}]"
-        ))
-        .caused_by(EsError::illegal_argument(format!(
-            "[{key}] doesn't support values of type: {}",
-            token_name(v)
-        )))
+        EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(
+            EsError::illegal_argument(format!(
+                "[{key}] doesn't support values of type: {}",
+                token_name(v)
+            )),
+        )
     })
 }
 
 fn int(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
     let x = num(ty, key, v)?;
     if x.fract() != 0.0 {
-        return Err(EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]"))
-            .caused_by(EsError::illegal_argument(format!("Value [{x}] has a decimal part"))));
+        return Err(
+            EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(
+                EsError::illegal_argument(format!("Value [{x}] has a decimal part")),
+            ),
+        );
     }
     Ok(x as i64)
 }
@@ -476,7 +533,9 @@ fn boolean(ty: &str, key: &str, v: &Value) -> EsResult<bool> {
         Value::Bool(b) => Ok(*b),
         Value::String(s) if s == "true" => Ok(true),
         Value::String(s) if s == "false" => Ok(false),
-        _ => Err(EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]"))),
+        _ => Err(EsError::x_content_parse(format!(
+            "[{ty}] failed to parse field [{key}]"
+        ))),
     }
 }
 
@@ -499,7 +558,10 @@ fn parse_order(ty: &str, v: &Value) -> EsResult<Vec<BucketOrder>> {
     let mut out = Vec::new();
     for item in items {
         let o = item.as_object().ok_or_else(|| {
-            EsError::parsing(format!("Order expected to be an object, but got [{}]", token_name(item)))
+            EsError::parsing(format!(
+                "Order expected to be an object, but got [{}]",
+                token_name(item)
+            ))
         })?;
         for (k, dir) in o {
             let asc = match dir.as_str().map(|s| s.to_ascii_lowercase()) {
@@ -640,7 +702,10 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
 
 fn parse_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<Value>, Option<Value>)> {
     let o = v.as_object().ok_or_else(|| {
-        EsError::x_content_parse(format!("[{ty}] {key} doesn't support values of type: {}", token_name(v)))
+        EsError::x_content_parse(format!(
+            "[{ty}] {key} doesn't support values of type: {}",
+            token_name(v)
+        ))
     })?;
     let mut min = None;
     let mut max = None;
@@ -810,9 +875,18 @@ fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHist
         ],
     )?;
     let field = required_field(o)?;
-    let calendar = o.get("calendar_interval").map(|v| string(TY, "calendar_interval", v)).transpose()?;
-    let fixed = o.get("fixed_interval").map(|v| string(TY, "fixed_interval", v)).transpose()?;
-    let legacy = o.get("interval").map(|v| string(TY, "interval", v)).transpose()?;
+    let calendar = o
+        .get("calendar_interval")
+        .map(|v| string(TY, "calendar_interval", v))
+        .transpose()?;
+    let fixed = o
+        .get("fixed_interval")
+        .map(|v| string(TY, "fixed_interval", v))
+        .transpose()?;
+    let legacy = o
+        .get("interval")
+        .map(|v| string(TY, "interval", v))
+        .transpose()?;
     let interval = match (calendar, fixed, legacy) {
         (Some(_), Some(_), _) => {
             return Err(EsError::illegal_argument(
@@ -881,7 +955,11 @@ fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHist
 }
 
 fn parse_range(name: &str, ty: &str, o: &Map<String, Value>, is_date: bool) -> EsResult<RangeReq> {
-    expect_fields(ty, o, &["field", "ranges", "keyed", "format", "time_zone", "missing"])?;
+    expect_fields(
+        ty,
+        o,
+        &["field", "ranges", "keyed", "format", "time_zone", "missing"],
+    )?;
     let field = required_field(o)?;
     let ranges_json = match o.get("ranges") {
         Some(Value::Array(a)) => a,
@@ -950,7 +1028,11 @@ fn parse_range(name: &str, ty: &str, o: &Map<String, Value>, is_date: bool) -> E
 
 fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
     const TY: &str = "filters";
-    expect_fields(TY, o, &["filters", "other_bucket", "other_bucket_key", "keyed"])?;
+    expect_fields(
+        TY,
+        o,
+        &["filters", "other_bucket", "other_bucket_key", "keyed"],
+    )?;
     let (filters, named) = match o.get("filters") {
         Some(Value::Object(m)) => (
             m.iter()
@@ -977,7 +1059,10 @@ fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
             )))
         }
     };
-    let other_key = o.get("other_bucket_key").map(|v| string(TY, "other_bucket_key", v)).transpose()?;
+    let other_key = o
+        .get("other_bucket_key")
+        .map(|v| string(TY, "other_bucket_key", v))
+        .transpose()?;
     let other = match o.get("other_bucket") {
         Some(v) => boolean(TY, "other_bucket", v)?,
         None => other_key.is_some(),
@@ -999,17 +1084,18 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
     let sources_json = match o.get("sources") {
         Some(Value::Array(a)) if !a.is_empty() => a,
         _ => {
-            return Err(EsError::illegal_argument(format!(
-                "Composite [sources] cannot be null or empty"
-            )))
+            return Err(EsError::illegal_argument(
+                "Composite [sources] cannot be null or empty",
+            ))
         }
     };
     let mut sources = Vec::new();
     for s in sources_json {
-        let so = s
-            .as_object()
-            .filter(|m| m.len() == 1)
-            .ok_or_else(|| EsError::parsing(format!("[{name}] each source must be an object with one name")))?;
+        let so = s.as_object().filter(|m| m.len() == 1).ok_or_else(|| {
+            EsError::parsing(format!(
+                "[{name}] each source must be an object with one name"
+            ))
+        })?;
         let (src_name, def) = so.iter().next().expect("one entry");
         let def = def
             .as_object()
@@ -1024,7 +1110,9 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             None | Some("asc") => true,
             Some("desc") => false,
             Some(other) => {
-                return Err(EsError::illegal_argument(format!("Unknown order [{other}]")))
+                return Err(EsError::illegal_argument(format!(
+                    "Unknown order [{other}]"
+                )))
             }
         };
         let missing_bucket = match body.get("missing_bucket") {
@@ -1033,12 +1121,24 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
         };
         let kind = match kind_name.as_str() {
             "terms" => {
-                expect_fields(kind_name, body, &["field", "order", "missing_bucket", "missing_order"])?;
+                expect_fields(
+                    kind_name,
+                    body,
+                    &["field", "order", "missing_bucket", "missing_order"],
+                )?;
                 CompositeSourceKind::Terms { missing_bucket }
             }
             "histogram" => {
-                expect_fields(kind_name, body, &["field", "order", "interval", "missing_bucket"])?;
-                let interval = num(kind_name, "interval", body.get("interval").unwrap_or(&Value::Null))?;
+                expect_fields(
+                    kind_name,
+                    body,
+                    &["field", "order", "interval", "missing_bucket"],
+                )?;
+                let interval = num(
+                    kind_name,
+                    "interval",
+                    body.get("interval").unwrap_or(&Value::Null),
+                )?;
                 if interval <= 0.0 {
                     return Err(EsError::illegal_argument(format!(
                         "[interval] must be greater than 0 for [{src_name}]"
@@ -1050,10 +1150,23 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                 expect_fields(
                     kind_name,
                     body,
-                    &["field", "order", "calendar_interval", "fixed_interval", "interval", "time_zone", "format", "missing_bucket"],
+                    &[
+                        "field",
+                        "order",
+                        "calendar_interval",
+                        "fixed_interval",
+                        "interval",
+                        "time_zone",
+                        "format",
+                        "missing_bucket",
+                    ],
                 )?;
                 let interval = if let Some(c) = body.get("calendar_interval") {
-                    DateInterval::Calendar(parse_calendar(&string(kind_name, "calendar_interval", c)?)?)
+                    DateInterval::Calendar(parse_calendar(&string(
+                        kind_name,
+                        "calendar_interval",
+                        c,
+                    )?)?)
                 } else if let Some(f) = body.get("fixed_interval") {
                     DateInterval::Fixed(parse_fixed(&string(kind_name, "fixed_interval", f)?)?)
                 } else if let Some(l) = body.get("interval") {
@@ -1071,8 +1184,15 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                     Some(v) => parse_time_zone(v)?,
                     None => Tz::utc(),
                 };
-                let format = body.get("format").map(|v| string(kind_name, "format", v)).transpose()?;
-                CompositeSourceKind::DateHistogram { interval, time_zone, format }
+                let format = body
+                    .get("format")
+                    .map(|v| string(kind_name, "format", v))
+                    .transpose()?;
+                CompositeSourceKind::DateHistogram {
+                    interval,
+                    time_zone,
+                    format,
+                }
             }
             other => {
                 return Err(EsError::parsing(format!(
@@ -1114,7 +1234,11 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
         }
         None => None,
     };
-    Ok(CompositeReq { sources, size, after })
+    Ok(CompositeReq {
+        sources,
+        size,
+        after,
+    })
 }
 
 fn parse_metric(ty: &str, o: &Map<String, Value>) -> EsResult<MetricReq> {
@@ -1131,7 +1255,9 @@ fn parse_metric(ty: &str, o: &Map<String, Value>) -> EsResult<MetricReq> {
     let mut allowed = vec!["field", "missing", "format", "value_type"];
     match kind {
         MetricKind::ExtendedStats => allowed.push("sigma"),
-        MetricKind::Cardinality => allowed.extend(["precision_threshold", "rehash", "execution_hint"]),
+        MetricKind::Cardinality => {
+            allowed.extend(["precision_threshold", "rehash", "execution_hint"])
+        }
         _ => {}
     }
     expect_fields(ty, o, &allowed)?;
@@ -1163,7 +1289,20 @@ fn parse_metric(ty: &str, o: &Map<String, Value>) -> EsResult<MetricReq> {
 
 fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<PercentilesReq> {
     const TY: &str = "percentiles";
-    expect_fields(TY, o, &["field", "percents", "keyed", "missing", "format", "tdigest", "hdr", "value_type"])?;
+    expect_fields(
+        TY,
+        o,
+        &[
+            "field",
+            "percents",
+            "keyed",
+            "missing",
+            "format",
+            "tdigest",
+            "hdr",
+            "value_type",
+        ],
+    )?;
     let mut r = PercentilesReq {
         field: required_field(o)?,
         percents: vec![1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0],
@@ -1257,7 +1396,19 @@ fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
     expect_fields(
         TY,
         o,
-        &["from", "size", "sort", "_source", "track_scores", "version", "seq_no_primary_term", "explain", "stored_fields", "docvalue_fields", "highlight"],
+        &[
+            "from",
+            "size",
+            "sort",
+            "_source",
+            "track_scores",
+            "version",
+            "seq_no_primary_term",
+            "explain",
+            "stored_fields",
+            "docvalue_fields",
+            "highlight",
+        ],
     )?;
     let mut r = TopHitsReq {
         from: 0,
@@ -1273,14 +1424,18 @@ fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
             "from" => {
                 let n = int(TY, k, v)?;
                 if n < 0 {
-                    return Err(EsError::illegal_argument(format!("[from] must be greater than or equal to 0. Found [{n}]")));
+                    return Err(EsError::illegal_argument(format!(
+                        "[from] must be greater than or equal to 0. Found [{n}]"
+                    )));
                 }
                 r.from = n as usize;
             }
             "size" => {
                 let n = int(TY, k, v)?;
                 if n < 0 {
-                    return Err(EsError::illegal_argument(format!("[size] must be greater than or equal to 0. Found [{n}]")));
+                    return Err(EsError::illegal_argument(format!(
+                        "[size] must be greater than or equal to 0. Found [{n}]"
+                    )));
                 }
                 r.size = n as usize;
             }
@@ -1307,7 +1462,7 @@ mod tests {
     use serde_json::json;
 
     fn err(v: Value) -> EsError {
-        parse_aggs(&v).err().expect("an error")
+        parse_aggs(&v).expect_err("an error")
     }
 
     #[test]
@@ -1318,28 +1473,51 @@ mod tests {
         let e = err(json!({"a": {}}));
         assert_eq!(e.reason, "Missing definition for aggregation [a]");
         let e = err(json!({"a": {"terms": {"field": "x"}, "avg": {"field": "y"}}}));
-        assert_eq!(e.reason, "Found two aggregation type definitions in [a]: [terms] and [avg]");
+        assert_eq!(
+            e.reason,
+            "Found two aggregation type definitions in [a]: [terms] and [avg]"
+        );
         let e = err(json!({"a": {"terms": {}}}));
         assert_eq!(e.kind, "illegal_argument_exception");
         let e = err(json!({"a": {"terms": {"field": "x", "size": -1}}}));
         assert_eq!(e.reason, "[size] must be greater than 0. Found [-1] in [a]");
-        let e = err(json!({"a": {"date_histogram": {"field": "d", "fixed_interval": "1d", "calendar_interval": "1d"}}}));
-        assert_eq!(e.reason, "Cannot use [fixed_interval] with [calendar_interval] configuration option.");
+        let e = err(
+            json!({"a": {"date_histogram": {"field": "d", "fixed_interval": "1d", "calendar_interval": "1d"}}}),
+        );
+        assert_eq!(
+            e.reason,
+            "Cannot use [fixed_interval] with [calendar_interval] configuration option."
+        );
         let e = err(json!({"a": {"terms": {"field": "x", "foo": 1}}}));
-        assert_eq!((e.kind.as_str(), e.reason.as_str()), ("x_content_parse_exception", "[terms] unknown field [foo]"));
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("x_content_parse_exception", "[terms] unknown field [foo]")
+        );
         let e = err(json!({"a": {"avg": {"field": "x"}, "aggs": {"b": {"sum": {"field": "y"}}}}}));
         assert_eq!(e.kind, "aggregation_initialization_exception");
         let e = err(json!({"a>b": {"avg": {"field": "x"}}}));
         assert!(e.reason.starts_with("Invalid aggregation name [a>b]"));
         let e = err(json!({"a": {"date_histogram": {"field": "d", "calendar_interval": "2d"}}}));
-        assert_eq!(e.reason, "The supplied interval [2d] could not be parsed as a calendar interval.");
+        assert_eq!(
+            e.reason,
+            "The supplied interval [2d] could not be parsed as a calendar interval."
+        );
     }
 
     #[test]
     fn terms_orders_get_a_key_tie_breaker() {
-        let r = parse_aggs(&json!({"t": {"terms": {"field": "x", "order": {"_count": "asc"}}}})).unwrap();
-        let AggKind::Terms(t) = &r.aggs[0].kind else { panic!() };
+        let r = parse_aggs(&json!({"t": {"terms": {"field": "x", "order": {"_count": "asc"}}}}))
+            .unwrap();
+        let AggKind::Terms(t) = &r.aggs[0].kind else {
+            panic!()
+        };
         assert_eq!(t.order.len(), 2);
-        assert_eq!(t.order[1], BucketOrder { key: OrderKey::Key, asc: true });
+        assert_eq!(
+            t.order[1],
+            BucketOrder {
+                key: OrderKey::Key,
+                asc: true
+            }
+        );
     }
 }

@@ -95,6 +95,7 @@ impl DateRounding {
     }
 
     /// The key of the bucket containing `t`.
+    #[cfg(test)]
     pub fn round(&self, t: Millis) -> Millis {
         match self {
             DateRounding::Native { interval, offset } => {
@@ -105,6 +106,7 @@ impl DateRounding {
     }
 
     /// The key of the bucket after the one with key `key`.
+    #[cfg(test)]
     pub fn next_key(&self, key: Millis) -> Millis {
         match self {
             DateRounding::Native { interval, .. } => key + interval,
@@ -158,7 +160,11 @@ impl IndexedRounding {
             IndexedUnit::Calendar(unit) => {
                 let local_day = match unit {
                     CalendarUnit::Minute | CalendarUnit::Hour => {
-                        let len = if unit == CalendarUnit::Minute { MS_PER_MINUTE } else { MS_PER_HOUR };
+                        let len = if unit == CalendarUnit::Minute {
+                            MS_PER_MINUTE
+                        } else {
+                            MS_PER_HOUR
+                        };
                         // Bucket starts sit at `-offset` modulo the unit (see `calendar_floor`).
                         let base = index * len;
                         let phase = (-self.tz.offset_millis_at(base)).rem_euclid(len);
@@ -169,9 +175,11 @@ impl IndexedRounding {
                     CalendarUnit::Month => {
                         days_from_civil(index.div_euclid(12), (index.rem_euclid(12) + 1) as u32, 1)
                     }
-                    CalendarUnit::Quarter => {
-                        days_from_civil(index.div_euclid(4), (index.rem_euclid(4) * 3 + 1) as u32, 1)
-                    }
+                    CalendarUnit::Quarter => days_from_civil(
+                        index.div_euclid(4),
+                        (index.rem_euclid(4) * 3 + 1) as u32,
+                        1,
+                    ),
                     CalendarUnit::Year => days_from_civil(index, 1, 1),
                 };
                 self.tz.from_local(local_day * MS_PER_DAY)
@@ -217,7 +225,18 @@ mod tests {
 
     #[test]
     fn civil_round_trip() {
-        for z in [-800_000i64, -1, 0, 1, 59, 60, 365, 10_957, 19_000, 2_932_896] {
+        for z in [
+            -800_000i64,
+            -1,
+            0,
+            1,
+            59,
+            60,
+            365,
+            10_957,
+            19_000,
+            2_932_896,
+        ] {
             let (y, m, d) = civil_from_days(z);
             assert_eq!(days_from_civil(y, m, d), z);
         }
@@ -248,7 +267,9 @@ mod tests {
     fn months_in_new_york() {
         let tz = Tz::parse("America/New_York").unwrap();
         let r = DateRounding::calendar(CalendarUnit::Month, &tz, 0);
-        let DateRounding::Indexed(ix) = &r else { panic!("months are indexed") };
+        let DateRounding::Indexed(ix) = &r else {
+            panic!("months are indexed")
+        };
         // 2016-03-15T12:00Z is in March (EDT starts 03-13); March 1st is EST (-05:00).
         let t = utc(2016, 3, 15) + 12 * MS_PER_HOUR;
         let (index, start, end) = ix.bucket_of(t);
@@ -286,7 +307,10 @@ mod tests {
         let tz = Tz::parse("+05:30").unwrap();
         let r = DateRounding::fixed(MS_PER_HOUR, &tz, 0);
         // Hours in +05:30 start at half past in UTC.
-        assert_eq!(r.round(utc(2020, 1, 1) + 10 * MS_PER_MINUTE), utc(2020, 1, 1) - 30 * MS_PER_MINUTE);
+        assert_eq!(
+            r.round(utc(2020, 1, 1) + 10 * MS_PER_MINUTE),
+            utc(2020, 1, 1) - 30 * MS_PER_MINUTE
+        );
         let tz = Tz::parse("America/Phoenix").unwrap();
         let r = DateRounding::fixed(1, &tz, 0);
         assert_eq!(r.round(12345), 12345);

@@ -1,6 +1,7 @@
 //! Computed columns that let tantivy's bucket machinery run the aggregations it lacks.
 //!
-//! Each source maps a document to the *indices* of the buckets it falls in; tantivy then runs a
+//! Each source maps a document to the *indices* of the buckets it falls in (from 1 for the
+//! fixed bucket lists: tantivy's `range` treats a bound of 0 as unbounded); tantivy then runs a
 //! `range` (one unit range per bucket) or a `histogram` (interval 1) over those indices, with
 //! the sub-aggregations, merging and limits it already has.
 //!
@@ -60,7 +61,9 @@ struct FilterSource {
 
 impl std::fmt::Debug for FilterSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FilterSource").field("filters", &self.sets.len()).finish()
+        f.debug_struct("FilterSource")
+            .field("filters", &self.sets.len())
+            .finish()
     }
 }
 
@@ -82,13 +85,13 @@ impl ValueSource for FilterSource {
             let mut matched = false;
             for (i, set) in self.sets.iter().enumerate() {
                 if set.contains(doc) {
-                    values.push(i as u64);
+                    values.push(i as u64 + 1);
                     docids.push(doc);
                     matched = true;
                 }
             }
             if self.other && !matched {
-                values.push(self.sets.len() as u64);
+                values.push(self.sets.len() as u64 + 1);
                 docids.push(doc);
             }
         }
@@ -163,7 +166,9 @@ struct RangeSource {
 
 impl std::fmt::Debug for RangeSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RangeSource").field("ranges", &self.ranges).finish()
+        f.debug_struct("RangeSource")
+            .field("ranges", &self.ranges)
+            .finish()
     }
 }
 
@@ -193,7 +198,7 @@ impl ValueSource for RangeSource {
             }
             for (i, (from, to)) in self.ranges.iter().enumerate() {
                 if self.scratch.iter().any(|v| v >= from && v < to) {
-                    values.push(i as u64);
+                    values.push(i as u64 + 1);
                     docids.push(doc);
                 }
             }
@@ -241,7 +246,9 @@ struct DateIndexSource {
 
 impl std::fmt::Debug for DateIndexSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DateIndexSource").field("rounding", &self.rounding).finish()
+        f.debug_struct("DateIndexSource")
+            .field("rounding", &self.rounding)
+            .finish()
     }
 }
 

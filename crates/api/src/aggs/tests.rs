@@ -1,1 +1,1192 @@
-//! Tests: small in-RAM indices built through the engine code path.
+//! Aggregation tests: small in-RAM indices built through the engine's own mapping, schema and
+//! document code, aggregated with ES JSON; every expectation is computed independently from
+//! the same generated documents.
+
+use super::{parse_aggs, run_aggs, run_aggs_for_index};
+use crate::query::{build_query, parse_query, QueryContext};
+use lode_analysis::AnalysisRegistry;
+use lode_dates::{calendar_floor, calendar_next, CalendarUnit, DateFormat, Tz};
+use lode_engine::document::{DocParser, Parsed};
+use lode_engine::mapping::{self, Mapping};
+use lode_engine::schema::{self, MetaFields};
+use lode_engine::shard::ShardSearcher;
+use lode_engine::{EsError, EsResult};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use tantivy::schema::Schema;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, IndexWriter};
+
+/// 2022-01-10T00:00:00Z, the fixed "now" of these tests.
+const NOW: i64 = 1_641_772_800_000;
+/// 2021-12-27T00:00:00+08:00, the start of the reference `trend` query.
+const TREND_FROM: i64 = 1_640_534_400_000;
+const TREND_TO: i64 = 1_640_966_400_000;
+const DAY: i64 = 86_400_000;
+
+const TYPES: [&str; 6] = ["活期", "定期", "信用", "储蓄", "理财", "基金"];
+
+fn mapping_json() -> Value {
+    json!({"properties": {
+        "acctId": {"type": "keyword"},
+        "acctType": {"type": "keyword"},
+        "balanceTypeName": {"type": "keyword"},
+        "balance": {"type": "double"},
+        "status": {"type": "integer"},
+        "createdTime": {"type": "date", "format": "epoch_millis"},
+        "created": {"type": "date"},
+        "tags": {"type": "keyword"},
+        "active": {"type": "boolean"},
+        "remark": {"type": "text"},
+        "nodv": {"type": "long", "doc_values": false}
+    }})
+}
+
+/// A small deterministic generator (no external state, same documents on every run).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        ((self.next() << 31) ^ self.next()) % n
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Doc {
+    id: String,
+    acct_type: &'static str,
+    balance_type: String,
+    balance: Option<f64>,
+    status: i64,
+    created: i64,
+    tags: Vec<String>,
+    active: bool,
+}
+
+impl Doc {
+    fn source(&self) -> Value {
+        let mut v = json!({
+            "acctId": format!("A{:011}", self.id.parse::<u64>().unwrap() % 37),
+            "acctType": self.acct_type,
+            "balanceTypeName": self.balance_type,
+            "status": self.status,
+            "createdTime": self.created,
+            "created": DateFormat::default_es().format_millis(self.created, &Tz::utc()),
+            "tags": self.tags,
+            "active": self.active,
+            "remark": "note",
+            "nodv": 1
+        });
+        if let Some(b) = self.balance {
+            v["balance"] = json!(b);
+        }
+        v
+    }
+}
+
+fn docs(n: usize) -> Vec<Doc> {
+    let mut r = Lcg(42);
+    (0..n)
+        .map(|i| {
+            // Skewed type distribution, 30 balance types, two decimals of money.
+            let t = (r.below(6) * r.below(6) / 5) as usize;
+            let balance =
+                (r.below(5) != 0).then(|| (r.below(10_000_000) as f64) / 100.0 - 20_000.0);
+            let tags = (0..r.below(3))
+                .map(|_| format!("t{}", r.below(5)))
+                .collect();
+            Doc {
+                id: (i + 1).to_string(),
+                acct_type: TYPES[t],
+                balance_type: format!("类型{:02}", r.below(30)),
+                balance,
+                status: r.below(4) as i64,
+                created: TREND_FROM - 3 * DAY + r.below(12 * DAY as u64) as i64,
+                tags,
+                active: r.below(3) == 0,
+            }
+        })
+        .collect()
+}
+
+struct TestIndex {
+    mapping: Mapping,
+    schema: Schema,
+    analysis: AnalysisRegistry,
+    meta: MetaFields,
+    shards: Vec<ShardSearcher>,
+}
+
+impl TestIndex {
+    /// One tantivy index per shard; each shard's documents are split in `segments` commits.
+    fn new(shards: &[&[Doc]], segments: usize) -> TestIndex {
+        let analysis = AnalysisRegistry::new(None).unwrap();
+        let mapping = mapping::compile(&mapping_json(), &analysis).unwrap();
+        let schema = schema::extend(None, &mapping);
+        let meta = MetaFields::of(&schema);
+        let mut searchers = Vec::new();
+        for (shard_id, docs) in shards.iter().enumerate() {
+            let index = Index::create_in_ram(schema.clone());
+            for name in analysis.analyzer_names() {
+                index
+                    .tokenizers()
+                    .register(&name, TextAnalyzer::from(analysis.analyzer(&name).unwrap()));
+            }
+            let parser = DocParser {
+                mapping: &mapping,
+                schema: &schema,
+                meta,
+            };
+            let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+            let per_segment = docs.len().div_ceil(segments.max(1)).max(1);
+            for chunk in docs.chunks(per_segment) {
+                for d in chunk {
+                    let source = d.source();
+                    match parser.parse(&d.id, &source).unwrap() {
+                        Parsed::Doc(mut doc) => {
+                            doc.add_text(meta.id, &d.id);
+                            doc.add_bytes(
+                                meta.source,
+                                serde_json::to_vec(&source).unwrap().as_slice(),
+                            );
+                            writer.add_document(*doc).unwrap();
+                        }
+                        Parsed::MappingUpdate(u) => {
+                            panic!("doc {} needs a mapping update: {u}", d.id)
+                        }
+                    }
+                }
+                writer.commit().unwrap();
+            }
+            let reader = index.reader().unwrap();
+            reader.reload().unwrap();
+            searchers.push(ShardSearcher {
+                shard_id,
+                searcher: reader.searcher(),
+                schema: schema.clone(),
+                meta,
+            });
+        }
+        TestIndex {
+            mapping,
+            schema,
+            analysis,
+            meta,
+            shards: searchers,
+        }
+    }
+
+    fn ctx(&self) -> QueryContext<'_> {
+        QueryContext {
+            mapping: &self.mapping,
+            schema: &self.schema,
+            meta: self.meta,
+            analysis: &self.analysis,
+            now_millis: NOW,
+            max_terms_count: 65_536,
+        }
+    }
+
+    fn run_with(&self, query: Option<Value>, aggs: Value, typed: bool) -> EsResult<Value> {
+        let req = parse_aggs(&aggs)?;
+        let ctx = self.ctx();
+        let q = match query {
+            Some(q) => build_query(&parse_query(&q)?, &ctx)?,
+            None => Box::new(tantivy::query::AllQuery) as Box<dyn tantivy::query::Query>,
+        };
+        run_aggs_for_index(&req, &ctx, "test", &self.shards, &*q, typed)
+    }
+
+    fn run(&self, aggs: Value) -> Value {
+        self.run_with(None, aggs, false).unwrap()
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || ((a - b).abs() <= 1e-9 * a.abs().max(b.abs()))
+}
+
+fn assert_close(actual: &Value, expected: f64, what: &str) {
+    let a = actual
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: not a number: {actual}"));
+    assert!(close(a, expected), "{what}: {a} != {expected}");
+}
+
+/// Expected terms buckets: counts per key, ordered by count desc then key asc.
+fn expected_terms<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<(String, u64)> {
+    let mut m: BTreeMap<String, u64> = BTreeMap::new();
+    for k in keys {
+        *m.entry(k.to_string()).or_default() += 1;
+    }
+    let mut v: Vec<_> = m.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
+fn bucket_pairs(agg: &Value) -> Vec<(String, u64)> {
+    agg["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let k = match &b["key"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k, b["doc_count"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference workload shapes
+
+#[test]
+fn bucket_terms_balance_type_name() {
+    let all = docs(600);
+    let ix = TestIndex::new(&[&all], 3);
+    let out = ix.run(json!({"typeName": {"terms": {"field": "balanceTypeName", "size": 50}}}));
+    let agg = &out["typeName"];
+    let expected = expected_terms(all.iter().map(|d| d.balance_type.as_str()));
+    assert_eq!(expected.len(), 30);
+    assert_eq!(bucket_pairs(agg), expected);
+    assert_eq!(agg["sum_other_doc_count"], json!(0));
+    assert_eq!(agg["doc_count_error_upper_bound"], json!(0));
+}
+
+#[test]
+fn group_terms_with_sum() {
+    let all = docs(500);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(
+        json!({"by_acct_type": {"terms": {"field": "acctType", "size": 10},
+        "aggs": {"total_balance": {"sum": {"field": "balance"}}}}}),
+    );
+    let agg = &out["by_acct_type"];
+    let expected = expected_terms(all.iter().map(|d| d.acct_type));
+    assert_eq!(bucket_pairs(agg), expected);
+    for b in agg["buckets"].as_array().unwrap() {
+        let key = b["key"].as_str().unwrap();
+        let sum: f64 = all
+            .iter()
+            .filter(|d| d.acct_type == key)
+            .filter_map(|d| d.balance)
+            .sum();
+        assert_close(&b["total_balance"]["value"], sum, key);
+    }
+}
+
+#[test]
+fn extended_stats_balance() {
+    let all = docs(400);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"balance_stats": {"extended_stats": {"field": "balance"}}}));
+    let s = &out["balance_stats"];
+    let v: Vec<f64> = all.iter().filter_map(|d| d.balance).collect();
+    let n = v.len() as f64;
+    let sum: f64 = v.iter().sum();
+    let sq: f64 = v.iter().map(|x| x * x).sum();
+    let avg = sum / n;
+    let var = (sq - sum * sum / n) / n;
+    let var_s = (sq - sum * sum / n) / (n - 1.0);
+    assert_eq!(s["count"], json!(v.len()));
+    assert_close(&s["min"], v.iter().cloned().fold(f64::MAX, f64::min), "min");
+    assert_close(&s["max"], v.iter().cloned().fold(f64::MIN, f64::max), "max");
+    assert_close(&s["avg"], avg, "avg");
+    assert_close(&s["sum"], sum, "sum");
+    assert_close(&s["sum_of_squares"], sq, "sum_of_squares");
+    assert_close(&s["variance"], var, "variance");
+    assert_close(&s["variance_population"], var, "variance_population");
+    assert_close(&s["variance_sampling"], var_s, "variance_sampling");
+    assert_close(&s["std_deviation"], var.sqrt(), "std_deviation");
+    assert_close(
+        &s["std_deviation_sampling"],
+        var_s.sqrt(),
+        "std_deviation_sampling",
+    );
+    assert_close(
+        &s["std_deviation_bounds"]["upper"],
+        avg + 2.0 * var.sqrt(),
+        "upper",
+    );
+    assert_close(
+        &s["std_deviation_bounds"]["lower"],
+        avg - 2.0 * var.sqrt(),
+        "lower",
+    );
+    assert_close(
+        &s["std_deviation_bounds"]["upper_sampling"],
+        avg + 2.0 * var_s.sqrt(),
+        "upper_sampling",
+    );
+    let keys: Vec<&str> = s.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "count",
+            "min",
+            "max",
+            "avg",
+            "sum",
+            "sum_of_squares",
+            "variance",
+            "variance_population",
+            "variance_sampling",
+            "std_deviation",
+            "std_deviation_population",
+            "std_deviation_sampling",
+            "std_deviation_bounds"
+        ]
+    );
+}
+
+fn trend_aggs() -> Value {
+    json!({"per_day": {"date_histogram": {"field": "createdTime", "calendar_interval": "1d",
+        "time_zone": "+08:00", "min_doc_count": 0, "format": "yyyy-MM-dd"}}})
+}
+
+fn trend_query() -> Value {
+    json!({"bool": {"filter": [{"range": {"createdTime": {"gte": TREND_FROM, "lt": TREND_TO}}}]}})
+}
+
+/// Expected day buckets in +08:00 from the first to the last matching day, empty days included.
+fn expected_days(all: &[Doc]) -> Vec<(String, i64, u64)> {
+    let off = 8 * 3_600_000;
+    let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
+    for d in all
+        .iter()
+        .filter(|d| d.created >= TREND_FROM && d.created < TREND_TO)
+    {
+        let day = (d.created + off).div_euclid(DAY) * DAY - off;
+        *counts.entry(day).or_default() += 1;
+    }
+    let (first, last) = (
+        *counts.keys().next().unwrap(),
+        *counts.keys().last().unwrap(),
+    );
+    let fmt = DateFormat::parse("yyyy-MM-dd").unwrap();
+    let tz = Tz::parse("+08:00").unwrap();
+    (0..=(last - first) / DAY)
+        .map(|i| {
+            let k = first + i * DAY;
+            (
+                fmt.format_millis(k, &tz),
+                k,
+                counts.get(&k).copied().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+fn day_buckets(agg: &Value) -> Vec<(String, i64, u64)> {
+    agg["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["key_as_string"].as_str().unwrap().to_string(),
+                b["key"].as_i64().unwrap(),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn trend_date_histogram_days_in_plus_eight() {
+    // Sparse documents so that some days in the range are empty.
+    let all: Vec<Doc> = docs(300)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, d)| i % 7 == 0 || d.status == 0)
+        .map(|(_, d)| d)
+        .collect();
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix
+        .run_with(Some(trend_query()), trend_aggs(), false)
+        .unwrap();
+    let got = day_buckets(&out["per_day"]);
+    assert_eq!(got, expected_days(&all));
+    assert_eq!(got[0].0, "2021-12-27");
+    assert_eq!(got[0].1, TREND_FROM);
+}
+
+#[test]
+fn trend_fills_empty_days() {
+    let mut all = docs(40);
+    // Only the first and the fourth day have documents.
+    for (i, d) in all.iter_mut().enumerate() {
+        d.created = TREND_FROM + if i % 2 == 0 { 3_600_000 } else { 3 * DAY + 5 };
+    }
+    let ix = TestIndex::new(&[&all], 1);
+    let out = ix
+        .run_with(Some(trend_query()), trend_aggs(), false)
+        .unwrap();
+    let got = day_buckets(&out["per_day"]);
+    assert_eq!(
+        got.iter().map(|b| b.2).collect::<Vec<_>>(),
+        vec![20, 0, 0, 20]
+    );
+    assert_eq!(got[3].0, "2021-12-30");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shards
+
+#[test]
+fn two_shards_equal_one_index() {
+    let all = docs(700);
+    let one = TestIndex::new(&[&all], 2);
+    let (a, b) = all.split_at(300);
+    let two = TestIndex::new(&[a, b], 2);
+    for aggs in [
+        json!({"t": {"terms": {"field": "balanceTypeName", "size": 50}}}),
+        json!({"g": {"terms": {"field": "acctType", "size": 10}, "aggs": {"s": {"sum": {"field": "balance"}}}}}),
+        json!({"total": {"sum": {"field": "balance"}}}),
+    ] {
+        let x = one.run(aggs.clone());
+        let y = two.run(aggs);
+        assert_json_close(&x, &y, "");
+    }
+    let x = one
+        .run_with(Some(trend_query()), trend_aggs(), false)
+        .unwrap();
+    let y = two
+        .run_with(Some(trend_query()), trend_aggs(), false)
+        .unwrap();
+    assert_eq!(x, y);
+}
+
+fn assert_json_close(a: &Value, b: &Value, path: &str) {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            assert!(
+                close(x.as_f64().unwrap(), y.as_f64().unwrap()),
+                "{path}: {x} != {y}"
+            )
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            assert_eq!(
+                x.keys().collect::<Vec<_>>(),
+                y.keys().collect::<Vec<_>>(),
+                "{path}"
+            );
+            for (k, v) in x {
+                assert_json_close(v, &y[k], &format!("{path}.{k}"));
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{path}");
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                assert_json_close(v, w, &format!("{path}[{i}]"));
+            }
+        }
+        _ => assert_eq!(a, b, "{path}"),
+    }
+}
+
+#[test]
+fn terms_across_shards_count_errors_and_others() {
+    let all = docs(900);
+    let shards: Vec<Vec<Doc>> = (0..3)
+        .map(|s| {
+            all.iter()
+                .filter(|d| d.id.parse::<usize>().unwrap() % 3 == s)
+                .cloned()
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[Doc]> = shards.iter().map(|v| v.as_slice()).collect();
+    let ix = TestIndex::new(&refs, 1);
+    // shard_size 3 < 30 terms per shard: each shard reports its 3rd count as its error.
+    let out = ix.run(
+        json!({"t": {"terms": {"field": "balanceTypeName", "size": 2, "shard_size": 3,
+        "show_term_doc_count_error": true}}}),
+    );
+    let agg = &out["t"];
+    let mut shard_tops: Vec<Vec<(String, u64)>> = Vec::new();
+    for s in &shards {
+        shard_tops.push(
+            expected_terms(s.iter().map(|d| d.balance_type.as_str()))
+                .into_iter()
+                .take(3)
+                .collect(),
+        );
+    }
+    let error: u64 = shard_tops.iter().map(|t| t[2].1).sum();
+    assert_eq!(agg["doc_count_error_upper_bound"], json!(error));
+    // Merge the shard tops like Elasticsearch, then cut to 2.
+    let mut merged: BTreeMap<String, u64> = BTreeMap::new();
+    for t in &shard_tops {
+        for (k, c) in t {
+            *merged.entry(k.clone()).or_default() += c;
+        }
+    }
+    let mut m: Vec<_> = merged.into_iter().collect();
+    m.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    assert_eq!(bucket_pairs(agg), m[..2].to_vec());
+    let returned: u64 = m[..2].iter().map(|x| x.1).sum();
+    assert_eq!(
+        agg["sum_other_doc_count"],
+        json!(all.len() as u64 - returned)
+    );
+    for b in agg["buckets"].as_array().unwrap() {
+        let key = b["key"].as_str().unwrap();
+        let missing: u64 = shard_tops
+            .iter()
+            .filter(|t| !t.iter().any(|(k, _)| k == key))
+            .map(|t| t[2].1)
+            .sum();
+        assert_eq!(b["doc_count_error_upper_bound"], json!(missing), "{key}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Terms options
+
+#[test]
+fn terms_size_order_and_min_doc_count() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let expected = expected_terms(all.iter().map(|d| d.balance_type.as_str()));
+    let out = ix.run(json!({"t": {"terms": {"field": "balanceTypeName", "size": 5}}}));
+    assert_eq!(bucket_pairs(&out["t"]), expected[..5].to_vec());
+    let rest: u64 = expected[5..].iter().map(|x| x.1).sum();
+    assert_eq!(out["t"]["sum_other_doc_count"], json!(rest));
+
+    let out = ix.run(
+        json!({"t": {"terms": {"field": "balanceTypeName", "size": 3, "order": {"_key": "desc"}}}}),
+    );
+    let mut by_key = expected.clone();
+    by_key.sort_by(|a, b| b.0.cmp(&a.0));
+    assert_eq!(bucket_pairs(&out["t"]), by_key[..3].to_vec());
+
+    let out = ix.run(
+        json!({"t": {"terms": {"field": "balanceTypeName", "size": 50, "min_doc_count": 12}}}),
+    );
+    let filtered: Vec<_> = expected.iter().filter(|x| x.1 >= 12).cloned().collect();
+    assert_eq!(bucket_pairs(&out["t"]), filtered);
+
+    // Order by a sub-aggregation.
+    let out = ix.run(
+        json!({"t": {"terms": {"field": "acctType", "order": {"m": "asc"}},
+        "aggs": {"m": {"max": {"field": "balance"}}}}}),
+    );
+    let mut maxes: Vec<(String, f64)> = TYPES
+        .iter()
+        .filter_map(|t| {
+            let m = all
+                .iter()
+                .filter(|d| d.acct_type == *t)
+                .filter_map(|d| d.balance)
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))?;
+            Some((t.to_string(), m))
+        })
+        .collect();
+    maxes.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let got: Vec<String> = out["t"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(got, maxes.iter().map(|x| x.0.clone()).collect::<Vec<_>>());
+}
+
+#[test]
+fn terms_on_numbers_booleans_dates_and_multi_values() {
+    let all = docs(200);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({
+        "s": {"terms": {"field": "status"}},
+        "b": {"terms": {"field": "active"}},
+        "tags": {"terms": {"field": "tags"}},
+        "inc": {"terms": {"field": "balanceTypeName", "include": "类型0.*", "size": 50}},
+        "exc": {"terms": {"field": "status", "exclude": [0, 1]}},
+    }));
+    let st = expected_terms(all.iter().map(|d| match d.status {
+        0 => "0",
+        1 => "1",
+        2 => "2",
+        _ => "3",
+    }));
+    assert_eq!(bucket_pairs(&out["s"]), st);
+    assert!(out["s"]["buckets"][0]["key"].is_i64());
+    let trues = all.iter().filter(|d| d.active).count() as u64;
+    let bools: Vec<(String, u64)> = out["b"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["key_as_string"].as_str().unwrap().to_string(),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(bools.contains(&("true".to_string(), trues)));
+    assert!(bools.contains(&("false".to_string(), all.len() as u64 - trues)));
+    assert_eq!(
+        out["b"]["buckets"][0]["key"],
+        json!(if trues * 2 > all.len() as u64 { 1 } else { 0 })
+    );
+    // A document counts once per distinct value.
+    let mut tags: Vec<String> = Vec::new();
+    for d in &all {
+        let mut t = d.tags.clone();
+        t.sort();
+        t.dedup();
+        tags.extend(t);
+    }
+    let tags_expected = expected_terms(tags.iter().map(String::as_str));
+    assert_eq!(bucket_pairs(&out["tags"]), tags_expected);
+    let inc = expected_terms(
+        all.iter()
+            .map(|d| d.balance_type.as_str())
+            .filter(|k| k.starts_with("类型0")),
+    );
+    assert_eq!(bucket_pairs(&out["inc"]), inc);
+    let exc: Vec<_> = st
+        .iter()
+        .filter(|x| x.0 != "0" && x.0 != "1")
+        .cloned()
+        .collect();
+    assert_eq!(bucket_pairs(&out["exc"]), exc);
+
+    // Dates: keys are millis with key_as_string in the field's format.
+    let mut few = docs(10);
+    for (i, d) in few.iter_mut().enumerate() {
+        d.created = TREND_FROM + (i as i64 % 3) * DAY;
+    }
+    let ix = TestIndex::new(&[&few], 1);
+    let out = ix.run(json!({"d": {"terms": {"field": "created", "order": {"_key": "asc"}}}}));
+    let b = &out["d"]["buckets"][0];
+    assert_eq!(b["key"], json!(TREND_FROM));
+    assert_eq!(b["key_as_string"], json!("2021-12-26T16:00:00.000Z"));
+    assert_eq!(b["doc_count"], json!(4));
+}
+
+#[test]
+fn terms_missing_and_unmapped() {
+    let all = docs(100);
+    let ix = TestIndex::new(&[&all], 1);
+    let out = ix.run(json!({
+        "u": {"terms": {"field": "nope"}},
+        "um": {"terms": {"field": "nope", "missing": "N/A"}},
+        "avg": {"avg": {"field": "nope"}},
+        "sum": {"sum": {"field": "nope"}},
+        "min": {"min": {"field": "nope"}},
+        "vc": {"value_count": {"field": "nope"}},
+        "st": {"stats": {"field": "nope"}},
+    }));
+    assert_eq!(
+        out["u"],
+        json!({"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": []})
+    );
+    assert_eq!(bucket_pairs(&out["um"]), vec![("N/A".to_string(), 100)]);
+    assert_eq!(out["avg"], json!({"value": null}));
+    assert_eq!(out["sum"], json!({"value": 0.0}));
+    assert_eq!(out["min"], json!({"value": null}));
+    assert_eq!(out["vc"], json!({"value": 0}));
+    assert_eq!(
+        out["st"],
+        json!({"count": 0, "min": null, "max": null, "avg": null, "sum": 0.0})
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics
+
+#[test]
+fn single_value_metrics() {
+    let all = docs(250);
+    let ix = TestIndex::new(&[&all], 3);
+    let out = ix.run(json!({
+        "avg": {"avg": {"field": "balance"}},
+        "min_t": {"min": {"field": "createdTime"}},
+        "max_c": {"max": {"field": "created"}},
+        "vc": {"value_count": {"field": "balance"}},
+        "card": {"cardinality": {"field": "balanceTypeName"}},
+        "st": {"stats": {"field": "status"}},
+        "missing": {"sum": {"field": "balance", "missing": 1000}},
+    }));
+    let v: Vec<f64> = all.iter().filter_map(|d| d.balance).collect();
+    assert_close(
+        &out["avg"]["value"],
+        v.iter().sum::<f64>() / v.len() as f64,
+        "avg",
+    );
+    let min_t = all.iter().map(|d| d.created).min().unwrap();
+    assert_close(&out["min_t"]["value"], min_t as f64, "min");
+    assert_eq!(out["min_t"]["value_as_string"], json!(min_t.to_string()));
+    let max_c = all.iter().map(|d| d.created).max().unwrap();
+    assert_eq!(
+        out["max_c"]["value_as_string"],
+        json!(DateFormat::default_es().format_millis(max_c, &Tz::utc()))
+    );
+    assert_eq!(out["vc"]["value"], json!(v.len()));
+    assert_eq!(out["card"]["value"], json!(30));
+    let s: i64 = all.iter().map(|d| d.status).sum();
+    assert_eq!(out["st"]["count"], json!(all.len()));
+    assert_close(&out["st"]["sum"], s as f64, "stats sum");
+    assert_close(&out["st"]["avg"], s as f64 / all.len() as f64, "stats avg");
+    let with_missing = v.iter().sum::<f64>() + 1000.0 * (all.len() - v.len()) as f64;
+    assert_close(&out["missing"]["value"], with_missing, "sum with missing");
+}
+
+#[test]
+fn percentiles_keys_and_values() {
+    let all = docs(500);
+    let ix = TestIndex::new(&[&all], 1);
+    let out = ix.run(json!({
+        "p": {"percentiles": {"field": "status"}},
+        "q": {"percentiles": {"field": "balance", "percents": [50, 99.9], "keyed": false}},
+    }));
+    let keys: Vec<&str> = out["p"]["values"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["1.0", "5.0", "25.0", "50.0", "75.0", "95.0", "99.0"]);
+    assert_close(&out["p"]["values"]["1.0"], 0.0, "p1");
+    let mut v: Vec<f64> = all.iter().filter_map(|d| d.balance).collect();
+    v.sort_by(f64::total_cmp);
+    let median = v[v.len() / 2];
+    let got = out["q"]["values"][0]["value"].as_f64().unwrap();
+    assert_eq!(out["q"]["values"][0]["key"], json!(50.0));
+    assert_eq!(out["q"]["values"][1]["key"], json!(99.9));
+    // DDSketch: ~1% relative accuracy (ES uses TDigest, see the module docs).
+    assert!(
+        (got - median).abs() <= 0.02 * median.abs() + 100.0,
+        "{got} vs {median}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Histograms
+
+#[test]
+fn histogram_with_empty_buckets_and_bounds() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"h": {"histogram": {"field": "status", "interval": 2}},
+        "e": {"histogram": {"field": "status", "interval": 1, "extended_bounds": {"min": -2, "max": 5}}},
+        "k": {"histogram": {"field": "balance", "interval": 25000, "keyed": true, "min_doc_count": 1}}}));
+    let lo = all.iter().filter(|d| d.status < 2).count() as u64;
+    assert_eq!(
+        out["h"]["buckets"],
+        json!([{"key": 0.0, "doc_count": lo}, {"key": 2.0, "doc_count": all.len() as u64 - lo}])
+    );
+    let e = out["e"]["buckets"].as_array().unwrap();
+    assert_eq!(e.len(), 8);
+    assert_eq!(e[0], json!({"key": -2.0, "doc_count": 0}));
+    assert_eq!(e[7], json!({"key": 5.0, "doc_count": 0}));
+    let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
+    for b in all.iter().filter_map(|d| d.balance) {
+        *counts.entry((b / 25000.0).floor() as i64).or_default() += 1;
+    }
+    let k = out["k"]["buckets"].as_object().unwrap();
+    assert_eq!(k.len(), counts.len());
+    for (slot, n) in counts {
+        let name = format!("{:.1}", slot as f64 * 25000.0);
+        assert_eq!(k[&name]["doc_count"], json!(n), "{name}");
+    }
+}
+
+#[test]
+fn date_histogram_months_in_new_york_and_weeks() {
+    let mut all = docs(120);
+    let mut r = Lcg(7);
+    for d in all.iter_mut() {
+        // 2015-10 .. 2016-06, crossing both DST changes.
+        d.created = 1_443_657_600_000 + r.below(270 * DAY as u64) as i64;
+    }
+    let ix = TestIndex::new(&[&all], 2);
+    let tz = Tz::parse("America/New_York").unwrap();
+    for (interval, unit) in [
+        ("month", CalendarUnit::Month),
+        ("1w", CalendarUnit::Week),
+        ("day", CalendarUnit::Day),
+        ("quarter", CalendarUnit::Quarter),
+    ] {
+        let out = ix.run(
+            json!({"h": {"date_histogram": {"field": "createdTime", "calendar_interval": interval,
+            "time_zone": "America/New_York", "format": "yyyy-MM-dd'T'HH:mm:ssXXX"}}}),
+        );
+        let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
+        for d in &all {
+            *counts
+                .entry(calendar_floor(d.created, unit, &tz))
+                .or_default() += 1;
+        }
+        let mut expected = Vec::new();
+        let mut k = *counts.keys().next().unwrap();
+        let last = *counts.keys().last().unwrap();
+        while k <= last {
+            expected.push((k, counts.get(&k).copied().unwrap_or(0)));
+            k = calendar_next(k, unit, &tz);
+        }
+        let got: Vec<(i64, u64)> = out["h"]["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| (b["key"].as_i64().unwrap(), b["doc_count"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(got, expected, "{interval}");
+        if unit == CalendarUnit::Month {
+            assert_eq!(
+                out["h"]["buckets"][0]["key_as_string"],
+                json!("2015-10-01T00:00:00-04:00")
+            );
+            assert_eq!(
+                out["h"]["buckets"][2]["key_as_string"],
+                json!("2015-12-01T00:00:00-05:00")
+            );
+        }
+    }
+}
+
+#[test]
+fn date_histogram_fixed_offset_and_extended_bounds() {
+    let mut all = docs(30);
+    for (i, d) in all.iter_mut().enumerate() {
+        d.created = TREND_FROM + (i as i64 % 3) * 3_600_000;
+    }
+    let ix = TestIndex::new(&[&all], 1);
+    let out = ix.run(
+        json!({"h": {"date_histogram": {"field": "createdTime", "fixed_interval": "2h",
+        "offset": "+1h", "min_doc_count": 0,
+        "extended_bounds": {"min": "1640527200000", "max": "now-13d/d"}}}}),
+    );
+    let b = out["h"]["buckets"].as_array().unwrap();
+    // Buckets start at odd UTC hours: 15:00Z the day before covers the 16:00Z documents.
+    let first = TREND_FROM - 3_600_000 - 2 * 3_600_000;
+    assert_eq!(b[0]["key"], json!(first));
+    assert_eq!(b[0]["doc_count"], json!(0));
+    assert_eq!(b[1]["key"], json!(first + 7_200_000));
+    assert_eq!(b[1]["doc_count"], json!(10));
+    assert_eq!(b[2]["doc_count"], json!(20));
+    // now-13d/d = 2021-12-28T00:00:00Z: the last bucket starts at 2021-12-27T23:00Z.
+    assert_eq!(b.last().unwrap()["key"], json!(1_640_646_000_000i64));
+    assert_eq!(b[0]["key_as_string"], json!(first.to_string()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranges, filters, missing, global
+
+#[test]
+fn ranges_and_date_ranges() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({
+        "r": {"range": {"field": "balance", "ranges": [{"to": 0}, {"from": 0, "to": 50000}, {"from": 25000}]},
+            "aggs": {"a": {"avg": {"field": "balance"}}}},
+        "k": {"range": {"field": "status", "keyed": true, "ranges": [{"key": "low", "to": 2}, {"key": "high", "from": 2}]}},
+        "d": {"date_range": {"field": "created", "format": "yyyy-MM-dd", "ranges": [{"from": "2021-12-27", "to": "now-12d/d"}]}},
+    }));
+    let vals: Vec<f64> = all.iter().filter_map(|d| d.balance).collect();
+    let count = |lo: f64, hi: f64| vals.iter().filter(|v| **v >= lo && **v < hi).count() as u64;
+    let r = out["r"]["buckets"].as_array().unwrap();
+    assert_eq!(r[0]["key"], json!("*-0.0"));
+    assert_eq!(r[0]["to"], json!(0.0));
+    assert!(r[0].get("from").is_none());
+    assert_eq!(r[0]["doc_count"], json!(count(f64::NEG_INFINITY, 0.0)));
+    assert_eq!(r[1]["key"], json!("0.0-50000.0"));
+    assert_eq!(r[1]["doc_count"], json!(count(0.0, 50000.0)));
+    assert_eq!(r[2]["key"], json!("25000.0-*"));
+    assert_eq!(r[2]["doc_count"], json!(count(25000.0, f64::INFINITY)));
+    let in_r1: Vec<f64> = vals
+        .iter()
+        .cloned()
+        .filter(|v| *v >= 0.0 && *v < 50000.0)
+        .collect();
+    assert_close(
+        &r[1]["a"]["value"],
+        in_r1.iter().sum::<f64>() / in_r1.len() as f64,
+        "range avg",
+    );
+    let low = all.iter().filter(|d| d.status < 2).count() as u64;
+    assert_eq!(
+        out["k"]["buckets"]["low"],
+        json!({"to": 2.0, "doc_count": low})
+    );
+    assert_eq!(
+        out["k"]["buckets"]["high"],
+        json!({"from": 2.0, "doc_count": all.len() as u64 - low})
+    );
+    let d = &out["d"]["buckets"][0];
+    let from = 1_640_563_200_000i64; // 2021-12-27T00:00Z
+    let to = 1_640_736_000_000i64; // now-12d/d = 2021-12-29T00:00Z
+    assert_eq!(d["key"], json!("2021-12-27-2021-12-29"));
+    assert_eq!(d["from_as_string"], json!("2021-12-27"));
+    assert_eq!(d["from"], json!(from as f64));
+    let n = all
+        .iter()
+        .filter(|x| x.created >= from && x.created < to)
+        .count() as u64;
+    assert_eq!(d["doc_count"], json!(n));
+}
+
+#[test]
+fn filter_filters_missing_and_global() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix
+        .run_with(
+            Some(json!({"term": {"status": 1}})),
+            json!({
+                "f": {"filter": {"term": {"acctType": "活期"}}, "aggs": {"s": {"stats": {"field": "balance"}}}},
+                "fs": {"filters": {"filters": {"a": {"term": {"acctType": "定期"}}, "b": {"range": {"balance": {"gte": 0}}}}, "other_bucket_key": "rest"}},
+                "anon": {"filters": {"filters": [{"term": {"active": true}}, {"match_all": {}}]}},
+                "m": {"missing": {"field": "balance"}},
+                "g": {"global": {}, "aggs": {"all_types": {"terms": {"field": "acctType"}}}},
+            }),
+            false,
+        )
+        .unwrap();
+    let q: Vec<&Doc> = all.iter().filter(|d| d.status == 1).collect();
+    let f: Vec<&&Doc> = q.iter().filter(|d| d.acct_type == "活期").collect();
+    assert_eq!(out["f"]["doc_count"], json!(f.len()));
+    let s: f64 = f.iter().filter_map(|d| d.balance).sum();
+    assert_close(&out["f"]["s"]["sum"], s, "filter stats sum");
+    let a = q.iter().filter(|d| d.acct_type == "定期").count();
+    let b = q
+        .iter()
+        .filter(|d| d.balance.is_some_and(|x| x >= 0.0))
+        .count();
+    let rest = q
+        .iter()
+        .filter(|d| d.acct_type != "定期" && !d.balance.is_some_and(|x| x >= 0.0))
+        .count();
+    assert_eq!(
+        out["fs"]["buckets"],
+        json!({"a": {"doc_count": a}, "b": {"doc_count": b}, "rest": {"doc_count": rest}})
+    );
+    let act = q.iter().filter(|d| d.active).count();
+    assert_eq!(
+        out["anon"]["buckets"],
+        json!([{"doc_count": act}, {"doc_count": q.len()}])
+    );
+    assert_eq!(
+        out["m"]["doc_count"],
+        json!(q.iter().filter(|d| d.balance.is_none()).count())
+    );
+    assert_eq!(out["g"]["doc_count"], json!(all.len()));
+    assert_eq!(
+        bucket_pairs(&out["g"]["all_types"]),
+        expected_terms(all.iter().map(|d| d.acct_type))
+    );
+}
+
+#[test]
+fn nested_bucket_aggregations() {
+    let all = docs(400);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"h": {"date_histogram": {"field": "createdTime", "calendar_interval": "day", "time_zone": "+08:00"},
+        "aggs": {"t": {"terms": {"field": "acctType", "size": 2}}}}}));
+    let tz_off = 8 * 3_600_000;
+    for b in out["h"]["buckets"].as_array().unwrap() {
+        let k = b["key"].as_i64().unwrap();
+        let in_day: Vec<&Doc> = all
+            .iter()
+            .filter(|d| (d.created + tz_off).div_euclid(DAY) * DAY - tz_off == k)
+            .collect();
+        assert_eq!(b["doc_count"], json!(in_day.len()));
+        let exp = expected_terms(in_day.iter().map(|d| d.acct_type));
+        let n = exp.len().min(2);
+        assert_eq!(bucket_pairs(&b["t"]), exp[..n].to_vec());
+        let other: u64 = exp[n..].iter().map(|x| x.1).sum();
+        assert_eq!(b["t"]["sum_other_doc_count"], json!(other));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// top_hits, composite, typed keys
+
+#[test]
+fn top_hits_per_bucket() {
+    let all = docs(120);
+    let ix = TestIndex::new(&[&all[..60], &all[60..]], 2);
+    let out = ix.run(json!({"t": {"terms": {"field": "acctType", "size": 2},
+        "aggs": {"top": {"top_hits": {"size": 2, "sort": [{"balance": {"order": "desc"}}], "_source": ["balance", "acctType"]}}}}}));
+    for b in out["t"]["buckets"].as_array().unwrap() {
+        let key = b["key"].as_str().unwrap();
+        let mut ds: Vec<&Doc> = all
+            .iter()
+            .filter(|d| d.acct_type == key && d.balance.is_some())
+            .collect();
+        ds.sort_by(|x, y| y.balance.unwrap().total_cmp(&x.balance.unwrap()));
+        let hits = &b["top"]["hits"];
+        assert_eq!(
+            hits["total"],
+            json!({"value": b["doc_count"], "relation": "eq"})
+        );
+        let got: Vec<&str> = hits["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            ds[..2].iter().map(|d| d.id.as_str()).collect::<Vec<_>>()
+        );
+        let h0 = &hits["hits"][0];
+        assert_eq!(h0["_index"], json!("test"));
+        assert_eq!(
+            h0["_source"],
+            json!({"acctType": key, "balance": ds[0].balance.unwrap()})
+        );
+        assert_eq!(h0["sort"], json!([ds[0].balance.unwrap()]));
+        assert_eq!(h0["_score"], Value::Null);
+    }
+}
+
+#[test]
+fn composite_pages() {
+    let all = docs(200);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"c": {"composite": {"size": 4, "sources": [{"type": {"terms": {"field": "acctType"}}}, {"st": {"terms": {"field": "status"}}}]}}}));
+    let mut combos: BTreeMap<(String, i64), u64> = BTreeMap::new();
+    for d in &all {
+        *combos
+            .entry((d.acct_type.to_string(), d.status))
+            .or_default() += 1;
+    }
+    let expected: Vec<_> = combos.iter().take(4).collect();
+    let got = out["c"]["buckets"].as_array().unwrap();
+    assert_eq!(got.len(), 4);
+    for (b, ((t, s), n)) in got.iter().zip(expected) {
+        assert_eq!(b["key"], json!({"type": t, "st": s}));
+        assert_eq!(b["doc_count"], json!(n));
+    }
+    let after = out["c"]["after_key"].clone();
+    assert_eq!(after, got[3]["key"]);
+    let next = ix.run(json!({"c": {"composite": {"size": 4, "after": after, "sources": [{"type": {"terms": {"field": "acctType"}}}, {"st": {"terms": {"field": "status"}}}]}}}));
+    let (k, n) = combos.iter().nth(4).unwrap();
+    assert_eq!(
+        next["c"]["buckets"][0]["key"],
+        json!({"type": k.0, "st": k.1})
+    );
+    assert_eq!(next["c"]["buckets"][0]["doc_count"], json!(n));
+}
+
+#[test]
+fn typed_keys_and_meta() {
+    let all = docs(50);
+    let ix = TestIndex::new(&[&all], 1);
+    let out = ix
+        .run_with(
+            None,
+            json!({
+                "a": {"terms": {"field": "acctType"}},
+                "b": {"terms": {"field": "status"}},
+                "c": {"terms": {"field": "balance"}},
+                "d": {"date_histogram": {"field": "created", "calendar_interval": "year"}, "meta": {"x": 1}},
+                "e": {"percentiles": {"field": "balance"}},
+                "f": {"filter": {"match_all": {}}, "aggs": {"g": {"avg": {"field": "balance"}}}},
+                "h": {"extended_stats": {"field": "balance"}},
+                "i": {"top_hits": {"size": 1}},
+            }),
+            true,
+        )
+        .unwrap();
+    let keys: Vec<&str> = out
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "sterms#a",
+            "lterms#b",
+            "dterms#c",
+            "date_histogram#d",
+            "tdigest_percentiles#e",
+            "filter#f",
+            "extended_stats#h",
+            "top_hits#i"
+        ]
+    );
+    assert!(out["filter#f"]["avg#g"]["value"].is_f64());
+    assert_eq!(out["date_histogram#d"]["meta"], json!({"x": 1}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+fn error_of(ix: &TestIndex, aggs: Value) -> EsError {
+    ix.run_with(None, aggs, false).expect_err("an error")
+}
+
+#[test]
+fn field_type_errors() {
+    let ix = TestIndex::new(&[&docs(10)], 1);
+    let e = error_of(&ix, json!({"t": {"terms": {"field": "remark"}}}));
+    assert_eq!(
+        (e.status, e.kind.as_str()),
+        (400, "illegal_argument_exception")
+    );
+    assert!(
+        e.reason
+            .starts_with("Text fields are not optimised for operations"),
+        "{}",
+        e.reason
+    );
+    assert!(e.reason.contains("set fielddata=true on [remark]"));
+    let e = error_of(&ix, json!({"t": {"sum": {"field": "nodv"}}}));
+    assert_eq!(e.reason, "Can't load fielddata on [nodv] because fielddata is unsupported on fields of type [long]. Use doc values instead.");
+    let e = error_of(&ix, json!({"t": {"avg": {"field": "acctType"}}}));
+    assert_eq!(
+        e.reason,
+        "Field [acctType] of type [keyword] is not supported for aggregation [avg]"
+    );
+    let e = error_of(
+        &ix,
+        json!({"t": {"terms": {"field": "acctType", "order": {"nope": "asc"}}}}),
+    );
+    assert_eq!(e.status, 400);
+}
+
+#[test]
+fn too_many_buckets() {
+    let ix = TestIndex::new(&[&docs(100)], 1);
+    let mut req =
+        parse_aggs(&json!({"t": {"terms": {"field": "balanceTypeName", "size": 50}}})).unwrap();
+    req.set_max_buckets(10);
+    let ctx = ix.ctx();
+    let e = run_aggs(&req, &ctx, &ix.shards, &tantivy::query::AllQuery, false).unwrap_err();
+    assert_eq!(
+        (e.status, e.kind.as_str()),
+        (400, "too_many_buckets_exception")
+    );
+    assert_eq!(e.extra["max_buckets"], json!(10));
+    assert!(e
+        .reason
+        .starts_with("Trying to create too many buckets. Must be less than or equal to: [10]"));
+}
+
+#[test]
+fn every_compat_shape_parses() {
+    // Shapes from the conformance suite that must at least parse.
+    for v in [
+        json!({"histo": {"histogram": {"field": "number", "interval": 50, "format": "Value is ##0.0"}}}),
+        json!({"histo": {"date_histogram": {"field": "date", "calendar_interval": "month", "order": {"_time": "desc"}}}}),
+        json!({"r": {"date_range": {"field": "date", "ranges": [{"to": "now"}]}}}),
+    ] {
+        parse_aggs(&v).unwrap();
+    }
+    let _unused: HashMap<(), ()> = HashMap::new();
+}

@@ -35,10 +35,10 @@ mod tests;
 
 pub use msm::min_should_match;
 pub use parse::{
-    parse_fuzziness, parse_query, BoostMode, DecayShape, FunctionKind, FunctionScoreQuery, Modifier, ScoreFunction,
-    ScoreMode, BoolQuery, FieldBoost, Fuzziness, FuzzyQuery, MatchQuery,
-    MultiMatchQuery, MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery,
-    RangeQuery, TermQuery, TermsLookup, TermsQuery, ZeroTerms,
+    parse_fuzziness, parse_query, BoolQuery, BoostMode, DecayShape, FieldBoost, FunctionKind,
+    FunctionScoreQuery, Fuzziness, FuzzyQuery, MatchQuery, Modifier, MultiMatchQuery,
+    MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery, RangeQuery,
+    ScoreFunction, ScoreMode, TermQuery, TermsLookup, TermsQuery, ZeroTerms,
 };
 pub use plan::{build_filter, build_query};
 pub use query_string::{Occur, QsNode, QsTerm};

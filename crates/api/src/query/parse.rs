@@ -334,6 +334,8 @@ pub struct ScoreFunction {
     pub kind: FunctionKind,
 }
 
+// Built once per request; boxing the decay variant would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum FunctionKind {
     Weight,
@@ -545,12 +547,18 @@ fn field_value_error(query: &str, key: &str) -> EsError {
 }
 
 fn as_f32(query: &str, key: &str, v: &Value) -> EsResult<f32> {
-    match v {
+    let f = match v {
         Value::Number(n) => n.as_f64().map(|f| f as f32),
         Value::String(s) => s.trim().parse::<f32>().ok(),
         _ => None,
     }
-    .ok_or_else(|| field_value_error(query, key))
+    .ok_or_else(|| field_value_error(query, key))?;
+    if key == "boost" && f < 0.0 {
+        return Err(EsError::illegal_argument(
+            "negative [boost] are not allowed.",
+        ));
+    }
+    Ok(f)
 }
 
 fn as_u32(query: &str, key: &str, v: &Value) -> EsResult<u32> {
@@ -1450,7 +1458,11 @@ fn parse_function_score(body: &Map<String, Value>) -> EsResult<Query> {
                     "first" => ScoreMode::First,
                     "max" => ScoreMode::Max,
                     "min" => ScoreMode::Min,
-                    _ => return Err(EsError::illegal_argument(format!("illegal score_mode [{m}]"))),
+                    _ => {
+                        return Err(EsError::illegal_argument(format!(
+                            "illegal score_mode [{m}]"
+                        )))
+                    }
                 };
             }
             "boost_mode" => {
@@ -1462,7 +1474,11 @@ fn parse_function_score(body: &Map<String, Value>) -> EsResult<Query> {
                     "avg" => BoostMode::Avg,
                     "max" => BoostMode::Max,
                     "min" => BoostMode::Min,
-                    _ => return Err(EsError::illegal_argument(format!("illegal boost_mode [{m}]"))),
+                    _ => {
+                        return Err(EsError::illegal_argument(format!(
+                            "illegal boost_mode [{m}]"
+                        )))
+                    }
                 };
             }
             "functions" => {
@@ -1473,9 +1489,11 @@ fn parse_function_score(body: &Map<String, Value>) -> EsResult<Query> {
                     )));
                 }
                 array_seen = true;
-                let items = v
-                    .as_array()
-                    .ok_or_else(|| EsError::parsing(format!("failed to parse [{Q}] query. [functions] must be an array")))?;
+                let items = v.as_array().ok_or_else(|| {
+                    EsError::parsing(format!(
+                        "failed to parse [{Q}] query. [functions] must be an array"
+                    ))
+                })?;
                 for item in items {
                     q.functions.push(parse_score_function(item)?);
                 }
@@ -1513,9 +1531,11 @@ fn parse_function_score(body: &Map<String, Value>) -> EsResult<Query> {
 
 fn parse_score_function(v: &Value) -> EsResult<ScoreFunction> {
     const Q: &str = "function_score";
-    let obj = v
-        .as_object()
-        .ok_or_else(|| EsError::parsing(format!("failed to parse [{Q}] query. malformed query, expected a [START_OBJECT]")))?;
+    let obj = v.as_object().ok_or_else(|| {
+        EsError::parsing(format!(
+            "failed to parse [{Q}] query. malformed query, expected a [START_OBJECT]"
+        ))
+    })?;
     let mut f = ScoreFunction {
         filter: None,
         weight: None,
@@ -1551,9 +1571,18 @@ fn function_name(k: &FunctionKind) -> &'static str {
         FunctionKind::Weight => "weight",
         FunctionKind::FieldValueFactor { .. } => "field_value_factor",
         FunctionKind::RandomScore { .. } => "random_score",
-        FunctionKind::Decay { shape: DecayShape::Gauss, .. } => "gauss",
-        FunctionKind::Decay { shape: DecayShape::Exp, .. } => "exp",
-        FunctionKind::Decay { shape: DecayShape::Linear, .. } => "linear",
+        FunctionKind::Decay {
+            shape: DecayShape::Gauss,
+            ..
+        } => "gauss",
+        FunctionKind::Decay {
+            shape: DecayShape::Exp,
+            ..
+        } => "exp",
+        FunctionKind::Decay {
+            shape: DecayShape::Linear,
+            ..
+        } => "linear",
     }
 }
 
@@ -1585,13 +1614,22 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                             "square" => Modifier::Square,
                             "sqrt" => Modifier::Sqrt,
                             "reciprocal" => Modifier::Reciprocal,
-                            _ => return Err(EsError::illegal_argument(format!("Illegal modifier [{m}]"))),
+                            _ => {
+                                return Err(EsError::illegal_argument(format!(
+                                    "Illegal modifier [{m}]"
+                                )))
+                            }
                         };
                     }
-                    _ => return Err(EsError::parsing(format!("{Q} query does not support [{k}]"))),
+                    _ => {
+                        return Err(EsError::parsing(format!(
+                            "{Q} query does not support [{k}]"
+                        )))
+                    }
                 }
             }
-            let field = field.ok_or_else(|| EsError::parsing(format!("[{Q}] required field 'field' missing")))?;
+            let field = field
+                .ok_or_else(|| EsError::parsing(format!("[{Q}] required field 'field' missing")))?;
             Ok(FunctionKind::FieldValueFactor {
                 field,
                 factor,
@@ -1606,15 +1644,22 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                 match k.as_str() {
                     "seed" => {
                         seed = Some(match v {
-                            Value::Number(n) => n.as_i64().unwrap_or_else(|| n.as_f64().unwrap_or(0.0) as i64),
+                            Value::Number(n) => n
+                                .as_i64()
+                                .unwrap_or_else(|| n.as_f64().unwrap_or(0.0) as i64),
                             Value::String(s) => s.parse::<i64>().unwrap_or_else(|_| {
-                                s.bytes().fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(b as i64))
+                                s.bytes()
+                                    .fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(b as i64))
                             }),
                             _ => return Err(field_value_error(Q, k)),
                         })
                     }
                     "field" => {}
-                    _ => return Err(EsError::parsing(format!("{Q} query does not support [{k}]"))),
+                    _ => {
+                        return Err(EsError::parsing(format!(
+                            "{Q} query does not support [{k}]"
+                        )))
+                    }
                 }
             }
             Ok(FunctionKind::RandomScore { seed })
@@ -1631,10 +1676,15 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                 match (k.as_str(), v) {
                     ("multi_value_mode", _) => {}
                     (_, Value::Object(spec)) => field_spec = Some((k.clone(), spec)),
-                    _ => return Err(EsError::parsing(format!("[{name}] query does not support [{k}]"))),
+                    _ => {
+                        return Err(EsError::parsing(format!(
+                            "[{name}] query does not support [{k}]"
+                        )))
+                    }
                 }
             }
-            let (field, spec) = field_spec.ok_or_else(|| EsError::parsing(format!("[{name}] requires a field")))?;
+            let (field, spec) =
+                field_spec.ok_or_else(|| EsError::parsing(format!("[{name}] requires a field")))?;
             let mut origin = None;
             let mut scale = None;
             let mut offset = None;
@@ -1645,10 +1695,15 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                     "scale" => scale = Some(v.clone()),
                     "offset" => offset = Some(v.clone()),
                     "decay" => decay = as_f32(name, k, v)? as f64,
-                    _ => return Err(EsError::parsing(format!("[{name}] query does not support [{k}]"))),
+                    _ => {
+                        return Err(EsError::parsing(format!(
+                            "[{name}] query does not support [{k}]"
+                        )))
+                    }
                 }
             }
-            let scale = scale.ok_or_else(|| EsError::parsing(format!("[{name}] must have a scale")))?;
+            let scale =
+                scale.ok_or_else(|| EsError::parsing(format!("[{name}] must have a scale")))?;
             if !(decay > 0.0 && decay < 1.0) {
                 return Err(EsError::illegal_argument(format!(
                     "decay must be in the range [0..1] (exclusive), but was [{decay}]"
@@ -1663,8 +1718,12 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                 decay,
             })
         }
-        "script_score" => Err(EsError::parsing("[script_score] functions are not supported by Lode")),
-        other => Err(EsError::parsing(format!("function_score query does not support [{other}]"))),
+        "script_score" => Err(EsError::parsing(
+            "[script_score] functions are not supported by Lode",
+        )),
+        other => Err(EsError::parsing(format!(
+            "function_score query does not support [{other}]"
+        ))),
     }
 }
 
@@ -1844,6 +1903,10 @@ mod tests {
             Query::MatchAll { boost: 2.0 }
         );
         assert_eq!(p(json!({"match_none": {}})), Query::MatchNone);
+        assert_eq!(
+            err(json!({"match_all": {"boost": -1}})).reason,
+            "negative [boost] are not allowed."
+        );
         assert_eq!(
             err(json!({"match_all": {"x": 1}})).reason,
             "[match_all] query does not support [x]"
@@ -2228,6 +2291,65 @@ mod tests {
         assert_eq!(
             err(json!({"simple_query_string": {}})).reason,
             "[simple_query_string] query text missing"
+        );
+    }
+
+    #[test]
+    fn function_score_forms() {
+        let Query::FunctionScore(f) = p(
+            json!({"function_score": {"query": {"match_all": {}}, "weight": 2,
+            "boost_mode": "sum", "score_mode": "max", "max_boost": 10, "min_score": 1}}),
+        ) else {
+            panic!()
+        };
+        assert_eq!(
+            f.functions,
+            vec![ScoreFunction {
+                filter: None,
+                weight: Some(2.0),
+                kind: FunctionKind::Weight
+            }]
+        );
+        assert_eq!(
+            (f.boost_mode, f.score_mode, f.max_boost, f.min_score),
+            (BoostMode::Sum, ScoreMode::Max, 10.0, Some(1.0))
+        );
+        let Query::FunctionScore(f) = p(json!({"function_score": {"functions": [
+            {"filter": {"term": {"a": "b"}}, "weight": 3},
+            {"field_value_factor": {"field": "likes", "modifier": "log1p", "missing": 1}},
+            {"gauss": {"date": {"origin": "now", "scale": "10d"}}, "weight": 2},
+            {"random_score": {"seed": 7, "field": "_seq_no"}}]}}))
+        else {
+            panic!()
+        };
+        assert_eq!(f.functions.len(), 4);
+        assert!(
+            matches!(f.functions[1].kind, FunctionKind::FieldValueFactor { modifier: Modifier::Log1p, missing: Some(m), .. } if m == 1.0)
+        );
+        assert!(
+            matches!(&f.functions[2].kind, FunctionKind::Decay { shape: DecayShape::Gauss, decay, .. } if *decay == 0.5)
+        );
+        assert_eq!(
+            f.functions[3].kind,
+            FunctionKind::RandomScore { seed: Some(7) }
+        );
+        assert!(
+            err(json!({"function_score": {"script_score": {"script": "1"}}}))
+                .reason
+                .contains("not supported")
+        );
+        assert_eq!(
+            err(json!({"function_score": {"boost_mode": "nope"}})).reason,
+            "illegal boost_mode [nope]"
+        );
+        assert_eq!(
+            err(json!({"function_score": {"functions": [{"filter": {"match_all": {}}}]}})).kind,
+            "parsing_exception"
+        );
+        assert_eq!(
+            err(json!({"function_score": {"gauss": {"d": {"origin": 1, "scale": 2, "decay": 2}}}}))
+                .kind,
+            "illegal_argument_exception"
         );
     }
 

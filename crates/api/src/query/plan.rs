@@ -11,11 +11,14 @@
 //!   cheaper postings (no frequencies) and a zero score contribution.
 
 use super::boosting::BoostingQuery;
+use super::function_score::{
+    Compiled, FunctionScoreQuery as FunctionScoreQueryImpl, NumericField, PlannedFunction,
+};
 use super::msm::min_should_match;
 use super::parse::{
-    BoolQuery, FieldBoost, Fuzziness, FuzzyQuery, MatchQuery, MultiMatchQuery, MultiMatchType,
-    Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery, RangeQuery, TermQuery,
-    TermsQuery, ZeroTerms,
+    BoolQuery, FieldBoost, FunctionKind, FunctionScoreQuery, Fuzziness, FuzzyQuery, MatchQuery,
+    MultiMatchQuery, MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery,
+    RangeQuery, TermQuery, TermsQuery, ZeroTerms,
 };
 use super::patterns::{
     literal_regex, lucene_to_regex, wildcard_literal, wildcard_prefix, wildcard_to_regex,
@@ -24,7 +27,7 @@ use super::query_string::{Occur, QsNode, QsTerm};
 use super::values::{self, scalar_string, FloatBound};
 use super::QueryContext;
 use lode_analysis::AnalysisError;
-use lode_dates::{parse_date_math, DateFormat, Tz};
+use lode_dates::{parse_date_math, parse_time_value, DateFormat, Tz};
 use lode_engine::mapping::{FieldDef, Storage};
 use lode_engine::{EsError, EsResult};
 use serde_json::Value;
@@ -124,8 +127,8 @@ fn sum(queries: Vec<Q>) -> Q {
 }
 
 fn dis_max(mut queries: Vec<Q>, tie_breaker: f32, score: bool) -> Q {
-    if queries.len() == 1 {
-        return queries.pop().expect("one query");
+    if queries.len() <= 1 {
+        return queries.pop().unwrap_or_else(none);
     }
     if !score {
         return union(queries);
@@ -275,6 +278,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     )
                 }
             }
+            Query::FunctionScore(f) => self.function_score(f, score)?,
             Query::QueryString(qs) => self.query_string(qs, score, false)?,
             Query::SimpleQueryString(qs) => self.query_string(qs, score, true)?,
             Query::Nested {
@@ -1484,6 +1488,167 @@ impl<'c, 'a> Planner<'c, 'a> {
         clauses.extend(must_not.into_iter().map(|q| (tq::Occur::MustNot, q)));
         let q: Q = Box::new(BooleanQuery::with_minimum_required_clauses(clauses, min));
         Ok(if score { boosted(q, boost) } else { q })
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // function_score
+
+    fn function_score(&self, f: &FunctionScoreQuery, score: bool) -> EsResult<Q> {
+        if !score && f.min_score.is_none() {
+            return self.build(&f.query, false);
+        }
+        let query = self.build(&f.query, true)?;
+        let functions = f
+            .functions
+            .iter()
+            .map(|func| {
+                Ok(PlannedFunction {
+                    filter: func
+                        .filter
+                        .as_ref()
+                        .map(|q| self.build(q, false))
+                        .transpose()?,
+                    weight: func.weight.unwrap_or(1.0),
+                    kind: self.compile_function(&func.kind)?,
+                })
+            })
+            .collect::<EsResult<Vec<_>>>()?;
+        let q: Q = Box::new(FunctionScoreQueryImpl {
+            query,
+            functions,
+            score_mode: f.score_mode,
+            boost_mode: f.boost_mode,
+            max_boost: f.max_boost,
+            min_score: f.min_score,
+        });
+        Ok(if score { boosted(q, f.boost) } else { q })
+    }
+
+    /// The numeric fast field a function reads; `Ok(None)` when unmapped.
+    fn numeric_field(
+        &self,
+        name: &str,
+        function: &str,
+    ) -> EsResult<Option<(NumericField, &'a FieldDef)>> {
+        match self.resolve(name) {
+            Target::Field(_, def) if matches!(def.storage(), Storage::I64 | Storage::F64) => {
+                if !def.doc_values {
+                    return Err(shard_exception(format!(
+                        "[{function}] can only be used on fields with doc values, but [{name}] has none"
+                    )));
+                }
+                Ok(Some((
+                    NumericField {
+                        name: def.path.clone(),
+                        float: def.storage() == Storage::F64,
+                    },
+                    def,
+                )))
+            }
+            Target::Field(_, def) => Err(shard_exception(format!(
+                "field [{name}] is of type [{}], but only numeric types are supported.",
+                def.ty.name()
+            ))),
+            Target::Meta(_) => Err(shard_exception(format!(
+                "field [{name}] is a metadata field; only numeric fields are supported."
+            ))),
+            Target::Missing => Ok(None),
+        }
+    }
+
+    fn compile_function(&self, kind: &FunctionKind) -> EsResult<Compiled> {
+        Ok(match kind {
+            FunctionKind::Weight => Compiled::Const,
+            FunctionKind::RandomScore { seed } => Compiled::Random {
+                seed: match seed {
+                    Some(s) => *s as u64,
+                    None => rand::random::<u64>(),
+                },
+            },
+            FunctionKind::FieldValueFactor {
+                field,
+                factor,
+                modifier,
+                missing,
+            } => {
+                let resolved = self.numeric_field(field, "field_value_factor")?;
+                if resolved.is_none() && missing.is_none() {
+                    return Err(shard_exception(format!(
+                        "Unable to find a field mapper for field [{field}]. No 'missing' value defined."
+                    )));
+                }
+                Compiled::FieldValueFactor {
+                    field: resolved.map(|(f, _)| f),
+                    factor: f64::from(*factor),
+                    modifier: *modifier,
+                    missing: *missing,
+                }
+            }
+            FunctionKind::Decay {
+                shape,
+                field,
+                origin,
+                scale,
+                offset,
+                decay,
+            } => {
+                let (numeric, def) =
+                    self.numeric_field(field, "decay function")?
+                        .ok_or_else(|| {
+                            EsError::bad_request(
+                                "parse_exception",
+                                format!("unknown field [{field}]"),
+                            )
+                        })?;
+                let (origin, scale, offset) = if def.ty.is_date() {
+                    let origin = match origin {
+                        Some(v) => self.date_millis(v, &def.date_format, &Tz::utc(), false)?,
+                        None => self.ctx.now_millis,
+                    };
+                    let duration = |v: &Value| -> EsResult<f64> {
+                        match v {
+                            Value::Number(n) => Ok(n.as_f64().unwrap_or(0.0)),
+                            other => parse_time_value(&scalar_string(other))
+                                .map(|ms| ms as f64)
+                                .map_err(|e| EsError::bad_request("parse_exception", e.reason)),
+                        }
+                    };
+                    (
+                        origin as f64,
+                        duration(scale)?,
+                        offset.as_ref().map(duration).transpose()?.unwrap_or(0.0),
+                    )
+                } else {
+                    let number = |v: &Value| -> EsResult<f64> {
+                        match values::parse_num(v).map_err(shard_error)? {
+                            values::Num::Int(i) => Ok(i as f64),
+                            values::Num::Float(x) => Ok(x),
+                        }
+                    };
+                    let origin = origin.as_ref().ok_or_else(|| {
+                        EsError::parsing(format!("[{field}] decay function requires an origin"))
+                    })?;
+                    (
+                        number(origin)?,
+                        number(scale)?,
+                        offset.as_ref().map(number).transpose()?.unwrap_or(0.0),
+                    )
+                };
+                if scale <= 0.0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[scale] must be greater than 0 for decay function on [{field}]"
+                    )));
+                }
+                Compiled::Decay {
+                    field: numeric,
+                    shape: *shape,
+                    origin,
+                    scale,
+                    offset,
+                    decay: *decay,
+                }
+            }
+        })
     }
 
     // ------------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ impl Bm25StatisticsProvider for FieldStatistics<'_> {
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        let id = self.last_field.load(Ordering::Relaxed);
+        let id = self.last_field.swap(NO_FIELD, Ordering::Relaxed);
         if id != NO_FIELD {
             let name = self
                 .searcher

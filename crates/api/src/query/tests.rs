@@ -1203,3 +1203,135 @@ fn bm25_uses_the_fields_document_count() {
     let expected = idf / (1.0 + 1.2 * (0.25 + 0.75 / (6.0 / 5.0)));
     assert!((kw - expected).abs() < 1e-3, "{kw} vs {expected}");
 }
+
+#[test]
+fn function_score_queries() {
+    let ix = fixture();
+    let scores = |q: Value| -> Vec<(String, f32)> {
+        let mut s = ix.scores(json!({ "function_score": q }));
+        s.sort_by(|a, b| a.0.cmp(&b.0));
+        s
+    };
+    let close = |a: f32, b: f32| (a - b).abs() < 1e-4;
+
+    // A filtered weight; documents no function applies to keep factor 1.
+    let s = scores(
+        json!({"functions": [{"filter": {"term": {"tag": "pet"}}, "weight": 3}], "boost_mode": "replace"}),
+    );
+    assert_eq!(s.len(), 6);
+    for (id, sc) in &s {
+        assert!(
+            close(*sc, if id == "2" || id == "3" { 3.0 } else { 1.0 }),
+            "{id}: {sc}"
+        );
+    }
+    // field_value_factor, multiplied into the query score by default.
+    let s = scores(
+        json!({"query": {"constant_score": {"filter": {"exists": {"field": "age"}}, "boost": 2}},
+        "field_value_factor": {"field": "age", "factor": 0.5}}),
+    );
+    let by_id: std::collections::HashMap<_, _> = s.into_iter().collect();
+    assert!(
+        close(by_id["1"], 2.0 * 2.5) && close(by_id["4"], 2.0 * 10.0),
+        "{by_id:?}"
+    );
+    let s = scores(
+        json!({"field_value_factor": {"field": "age", "modifier": "ln1p", "missing": 1}, "boost_mode": "replace"}),
+    );
+    let by_id: std::collections::HashMap<_, _> = s.into_iter().collect();
+    assert!(
+        close(by_id["2"], 11f32.ln()) && close(by_id["5"], 2f32.ln()),
+        "{by_id:?}"
+    );
+    // Decay: the score is `decay` at `scale` from the origin (+ offset).
+    for shape in ["gauss", "exp", "linear"] {
+        let s = scores(
+            json!({"functions": [{ shape: {"age": {"origin": 10, "scale": 5, "decay": 0.5}}}], "boost_mode": "replace"}),
+        );
+        let by_id: std::collections::HashMap<_, _> = s.into_iter().collect();
+        assert!(
+            close(by_id["2"], 1.0) && close(by_id["1"], 0.5) && close(by_id["3"], 0.5),
+            "{shape}: {by_id:?}"
+        );
+        assert!(close(by_id["5"], 1.0), "missing values do not decay");
+    }
+    let s = scores(
+        json!({"gauss": {"date": {"origin": "2020-01-01T10:00:00Z", "scale": "14h", "decay": 0.5}}, "boost_mode": "replace"}),
+    );
+    let by_id: std::collections::HashMap<_, _> = s.into_iter().collect();
+    assert!(
+        close(by_id["1"], 1.0) && close(by_id["2"], 0.5),
+        "{by_id:?}"
+    );
+    // score_mode, max_boost, min_score.
+    let funcs = json!([{"filter": {"term": {"tag": "pet"}}, "weight": 2}, {"filter": {"term": {"tag": "animal"}}, "weight": 5}]);
+    let s = scores(json!({"functions": funcs, "score_mode": "sum", "boost_mode": "replace"}));
+    assert!(close(s.iter().find(|(i, _)| i == "3").unwrap().1, 7.0));
+    let s = scores(
+        json!({"functions": funcs, "score_mode": "max", "boost_mode": "replace", "max_boost": 4}),
+    );
+    assert!(close(s.iter().find(|(i, _)| i == "3").unwrap().1, 4.0));
+    let s = scores(json!({"functions": funcs, "score_mode": "avg", "boost_mode": "replace"}));
+    assert!(
+        close(s.iter().find(|(i, _)| i == "3").unwrap().1, 7.0 / 7.0 * 1.0),
+        "{s:?}"
+    );
+    let s = scores(json!({"functions": funcs, "score_mode": "first", "boost_mode": "sum"}));
+    assert!(close(
+        s.iter().find(|(i, _)| i == "3").unwrap().1,
+        1.0 + 2.0
+    ));
+    let min = json!({"field_value_factor": {"field": "age", "factor": 2}, "boost_mode": "replace", "min_score": 15});
+    assert_eq!(
+        ix.ids(json!({"function_score": min.clone()})),
+        ids(&["2", "3", "4"])
+    );
+    assert_eq!(
+        ix.ids(json!({"bool": {"filter": {"function_score": min}}})),
+        ids(&["2", "3", "4"])
+    );
+    // random_score with a seed is repeatable and in [0, 1).
+    let a = scores(json!({"random_score": {"seed": 42}, "boost_mode": "replace"}));
+    let b = scores(json!({"random_score": {"seed": 42}, "boost_mode": "replace"}));
+    assert_eq!(a, b);
+    assert!(a.iter().all(|(_, s)| (0.0..1.0).contains(s)));
+    // The query's own boost applies on top.
+    let s = scores(json!({"query": {"term": {"_id": "1"}}, "weight": 2, "boost": 3}));
+    assert!(close(s[0].1, 6.0), "{s:?}");
+
+    assert_eq!(
+        ix.err(json!({"function_score": {"field_value_factor": {"field": "nope"}}}))
+            .kind,
+        "query_shard_exception"
+    );
+    assert_eq!(
+        ix.err(json!({"function_score": {"field_value_factor": {"field": "tag"}}}))
+            .kind,
+        "query_shard_exception"
+    );
+    assert!(uses_now(
+        &parse_query(&json!({"function_score": {"random_score": {}}})).unwrap()
+    ));
+}
+
+#[test]
+fn filter_context_matches_the_same_documents() {
+    let ix = fixture();
+    let queries = [
+        json!({"bool": {"should": [{"match": {"title": "quick fox"}}, {"range": {"age": {"gte": 15}}}],
+                        "must_not": {"term": {"_id": "4"}}}}),
+        json!({"multi_match": {"query": "fox dog", "fields": ["title", "body"], "type": "cross_fields"}}),
+        json!({"query_string": {"query": "title:qu* OR tag:plant OR nomatch*:x"}}),
+        json!({"boosting": {"positive": {"match": {"title": "quick"}}, "negative": {"term": {"tag": "pet"}}, "negative_boost": 0.1}}),
+        json!({"dis_max": {"queries": [{"term": {"tag": "pet"}}, {"fuzzy": {"title": "fix"}}]}}),
+    ];
+    let searcher = ix.reader.searcher();
+    for q in queries {
+        let parsed = parse_query(&q).unwrap();
+        let filter = super::build_filter(&parsed, &ix.ctx()).unwrap();
+        let n = searcher
+            .search(&*filter, &tantivy::collector::Count)
+            .unwrap();
+        assert_eq!(n, ix.ids(q.clone()).len(), "{q}");
+    }
+}

@@ -55,20 +55,53 @@ pub struct SearchRequest {
 }
 
 const KNOWN_KEYS: &[&str] = &[
-    "query", "from", "size", "sort", "_source", "track_total_hits", "track_scores", "search_after", "aggs",
-    "aggregations", "docvalue_fields", "stored_fields", "version", "seq_no_primary_term", "min_score",
-    "terminate_after", "timeout", "highlight", "explain", "post_filter", "fields", "script_fields", "profile",
-    "indices_boost", "rescore", "suggest", "collapse", "pit", "runtime_mappings", "stats", "ext", "slice",
-    "_source_includes", "_source_excludes",
+    "query",
+    "from",
+    "size",
+    "sort",
+    "_source",
+    "track_total_hits",
+    "track_scores",
+    "search_after",
+    "aggs",
+    "aggregations",
+    "docvalue_fields",
+    "stored_fields",
+    "version",
+    "seq_no_primary_term",
+    "min_score",
+    "terminate_after",
+    "timeout",
+    "highlight",
+    "explain",
+    "post_filter",
+    "fields",
+    "script_fields",
+    "profile",
+    "indices_boost",
+    "rescore",
+    "suggest",
+    "collapse",
+    "pit",
+    "runtime_mappings",
+    "stats",
+    "ext",
+    "slice",
+    "_source_includes",
+    "_source_excludes",
 ];
 
 fn as_usize(v: &Value, name: &str) -> EsResult<usize> {
     let n = v
         .as_i64()
         .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-        .ok_or_else(|| EsError::x_content_parse(format!("[1:2] [{name}] failed to parse field: {v}")))?;
+        .ok_or_else(|| {
+            EsError::x_content_parse(format!("[1:2] [{name}] failed to parse field: {v}"))
+        })?;
     if n < 0 {
-        return Err(EsError::illegal_argument(format!("[{name}] parameter cannot be negative, found [{n}]")));
+        return Err(EsError::illegal_argument(format!(
+            "[{name}] parameter cannot be negative, found [{n}]"
+        )));
     }
     Ok(n as usize)
 }
@@ -79,11 +112,17 @@ impl SearchRequest {
         let b = match body {
             Some(Value::Object(m)) => m,
             Some(Value::Null) | None => &empty,
-            Some(_) => return Err(EsError::parsing("Expected [START_OBJECT] but found [VALUE_STRING]")),
+            Some(_) => {
+                return Err(EsError::parsing(
+                    "Expected [START_OBJECT] but found [VALUE_STRING]",
+                ))
+            }
         };
         for k in b.keys() {
             if !KNOWN_KEYS.contains(&k.as_str()) {
-                return Err(EsError::parsing(format!("Unknown key for a START_OBJECT in [{k}].")));
+                return Err(EsError::parsing(format!(
+                    "Unknown key for a START_OBJECT in [{k}]."
+                )));
             }
         }
         let mut query = match b.get("query") {
@@ -105,28 +144,53 @@ impl SearchRequest {
         }
         let from = match req.param("from") {
             Some(f) => as_usize(&json!(f), "from")?,
-            None => b.get("from").map(|v| as_usize(v, "from")).transpose()?.unwrap_or(0),
+            None => b
+                .get("from")
+                .map(|v| as_usize(v, "from"))
+                .transpose()?
+                .unwrap_or(0),
         };
         let size = match req.param("size") {
             Some(s) => as_usize(&json!(s), "size")?,
-            None => b.get("size").map(|v| as_usize(v, "size")).transpose()?.unwrap_or(10),
+            None => b
+                .get("size")
+                .map(|v| as_usize(v, "size"))
+                .transpose()?
+                .unwrap_or(10),
         };
         let sort = match req.param("sort") {
-            Some(s) => Some(Value::Array(crate::rest::list_param(Some(s)).into_iter().map(Value::String).collect())),
+            Some(s) => Some(Value::Array(
+                crate::rest::list_param(Some(s))
+                    .into_iter()
+                    .map(Value::String)
+                    .collect(),
+            )),
             None => b.get("sort").cloned(),
         };
-        let mut source = if req.has("_source") || req.has("_source_includes") || req.has("_source_excludes") {
-            SourceFilter::from_params(req.param("_source"), req.param("_source_includes"), req.param("_source_excludes"))
-        } else {
-            SourceFilter::from_json(b.get("_source"))
-        };
-        let track_total = match req.param("track_total_hits").map(|s| json!(s)).or_else(|| b.get("track_total_hits").cloned()) {
+        let mut source =
+            if req.has("_source") || req.has("_source_includes") || req.has("_source_excludes") {
+                SourceFilter::from_params(
+                    req.param("_source"),
+                    req.param("_source_includes"),
+                    req.param("_source_excludes"),
+                )
+            } else {
+                SourceFilter::from_json(b.get("_source"))
+            };
+        let track_total = match req
+            .param("track_total_hits")
+            .map(|s| json!(s))
+            .or_else(|| b.get("track_total_hits").cloned())
+        {
             None => TrackTotal::UpTo(10_000),
             Some(Value::Bool(true)) => TrackTotal::Exact,
             Some(Value::Bool(false)) => TrackTotal::Off,
             Some(Value::String(s)) if s == "true" => TrackTotal::Exact,
             Some(Value::String(s)) if s == "false" => TrackTotal::Off,
-            Some(v) => match v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok())) {
+            Some(v) => match v
+                .as_i64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            {
                 Some(n) if n >= 0 => TrackTotal::UpTo(n as u64),
                 Some(-1) => TrackTotal::Exact,
                 _ => {
@@ -151,16 +215,24 @@ impl SearchRequest {
             Some(a) => Some(aggs::parse_aggs(a)?),
             None => None,
         };
-        let docvalue_fields = match b.get("docvalue_fields").or(b.get("fields").filter(|_| false)) {
+        let docvalue_fields = match b
+            .get("docvalue_fields")
+            .or(b.get("fields").filter(|_| false))
+        {
             Some(Value::Array(a)) => a
                 .iter()
                 .map(|v| match v {
                     Value::String(s) => Ok((s.clone(), None)),
                     Value::Object(o) => Ok((
-                        o.get("field").and_then(|f| f.as_str()).unwrap_or_default().to_string(),
+                        o.get("field")
+                            .and_then(|f| f.as_str())
+                            .unwrap_or_default()
+                            .to_string(),
                         o.get("format").and_then(|f| f.as_str()).map(str::to_string),
                     )),
-                    _ => Err(EsError::parsing("[docvalue_fields] must be strings or objects")),
+                    _ => Err(EsError::parsing(
+                        "[docvalue_fields] must be strings or objects",
+                    )),
                 })
                 .collect::<EsResult<Vec<_>>>()?,
             _ => Vec::new(),
@@ -176,7 +248,10 @@ impl SearchRequest {
                 .collect(),
             _ => Vec::new(),
         };
-        let stored = req.param("stored_fields").map(|s| json!(s)).or_else(|| b.get("stored_fields").cloned());
+        let stored = req
+            .param("stored_fields")
+            .map(|s| json!(s))
+            .or_else(|| b.get("stored_fields").cloned());
         let stored_fields_none = matches!(&stored, Some(Value::String(s)) if s == "_none_");
         if stored.is_some() && b.get("_source").is_none() && !req.has("_source") {
             source.fetch = false;
@@ -203,10 +278,16 @@ impl SearchRequest {
             stored_fields_none,
             version: bool_opt("version")?,
             seq_no_primary_term: bool_opt("seq_no_primary_term")?,
-            min_score: b.get("min_score").and_then(|v| v.as_f64()).map(|f| f as f32),
+            min_score: b
+                .get("min_score")
+                .and_then(|v| v.as_f64())
+                .map(|f| f as f32),
             terminate_after: req
                 .usize_param("terminate_after")?
-                .or(b.get("terminate_after").and_then(|v| v.as_u64()).map(|v| v as usize))
+                .or(b
+                    .get("terminate_after")
+                    .and_then(|v| v.as_u64())
+                    .map(|v| v as usize))
                 .filter(|n| *n > 0),
             rest_total_hits_as_int,
             typed_keys: req.bool_param("typed_keys", false)?,
@@ -262,7 +343,11 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Ar
     Ok(list)
 }
 
-fn context<'a>(index: &'a IndexService, state: &'a lode_engine::index::MappingState, now: i64) -> QueryContext<'a> {
+fn context<'a>(
+    index: &'a IndexService,
+    state: &'a lode_engine::index::MappingState,
+    now: i64,
+) -> QueryContext<'a> {
     QueryContext {
         mapping: &state.mapping,
         schema: &state.schema,
@@ -277,7 +362,11 @@ fn search_phase_error(e: EsError) -> EsError {
     if e.status >= 500 || e.kind == "search_phase_execution_exception" {
         return e;
     }
-    let mut outer = EsError::new(e.status, "search_phase_execution_exception", "all shards failed");
+    let mut outer = EsError::new(
+        e.status,
+        "search_phase_execution_exception",
+        "all shards failed",
+    );
     outer.extra.insert("phase".into(), json!("query"));
     outer.extra.insert("grouped".into(), json!(true));
     outer.extra.insert(
@@ -290,7 +379,12 @@ fn search_phase_error(e: EsError) -> EsError {
 }
 
 /// Runs the query phase: every shard of every target index, in parallel.
-fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64) -> EsResult<QueryPhase> {
+fn query_phase(
+    targets: &[Target],
+    sreq: &SearchRequest,
+    limit: usize,
+    now: i64,
+) -> EsResult<QueryPhase> {
     let mut all_hits: Vec<Candidate> = Vec::new();
     let mut total = 0u64;
     let mut max_score: Option<f32> = None;
@@ -308,14 +402,20 @@ fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64)
             let f = query::build_query(pf, &ctx)?;
             q = Box::new(tantivy::query::BooleanQuery::new(vec![
                 (tantivy::query::Occur::Must, q),
-                (tantivy::query::Occur::Must, Box::new(tantivy::query::ConstScoreQuery::new(f, 0.0))),
+                (
+                    tantivy::query::Occur::Must,
+                    Box::new(tantivy::query::ConstScoreQuery::new(f, 0.0)),
+                ),
             ]));
         }
         let keys = match &sreq.sort {
             Some(s) => Some(sort::parse_sort(s, &state.mapping)?),
             None => None,
         };
-        let score_only = keys.as_ref().map(|k| k.len() == 1 && k[0].kind == SortKind::Score && k[0].desc).unwrap_or(true)
+        let score_only = keys
+            .as_ref()
+            .map(|k| k.len() == 1 && k[0].kind == SortKind::Score && k[0].desc)
+            .unwrap_or(true)
             && sreq.search_after.is_none()
             && sreq.min_score.is_none();
         let after = match (&sreq.search_after, &keys) {
@@ -327,9 +427,18 @@ fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64)
                         k.len()
                     )));
                 }
-                Some(a.iter().zip(k).map(|(v, key)| SortValue::from_json(v, key)).collect::<EsResult<Vec<_>>>()?)
+                Some(
+                    a.iter()
+                        .zip(k)
+                        .map(|(v, key)| SortValue::from_json(v, key))
+                        .collect::<EsResult<Vec<_>>>()?,
+                )
             }
-            (Some(_), None) => return Err(EsError::illegal_argument("Sort must contain at least one field.")),
+            (Some(_), None) => {
+                return Err(EsError::illegal_argument(
+                    "Sort must contain at least one field.",
+                ))
+            }
             _ => None,
         };
         let results: Vec<EsResult<(u64, Vec<Candidate>)>> = std::thread::scope(|scope| {
@@ -344,24 +453,48 @@ fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64)
                         let started = Instant::now();
                         let shard_stats = &t.index.shards()?[s.shard_id].stats;
                         let searcher = &s.searcher;
+                        // Never reserve more slots than the shard has documents (scrolls ask for all).
+                        let limit = limit.min(searcher.num_docs() as usize);
                         let (count, cands) = if score_only {
                             if limit == 0 {
                                 let c = searcher.search(&*q, &Count)?;
                                 (c as u64, Vec::new())
                             } else {
-                                let (c, top) = searcher.search(&*q, &(Count, TopDocs::with_limit(limit).order_by_score()))?;
+                                let (c, top) = searcher.search(
+                                    &*q,
+                                    &(Count, TopDocs::with_limit(limit).order_by_score()),
+                                )?;
                                 (
                                     c as u64,
                                     top.into_iter()
-                                        .map(|(score, addr)| Candidate { index: ti, shard: s.shard_id, addr, score: Some(score), sort: None })
+                                        .map(|(score, addr)| Candidate {
+                                            index: ti,
+                                            shard: s.shard_id,
+                                            addr,
+                                            score: Some(score),
+                                            sort: None,
+                                        })
                                         .collect(),
                                 )
                             }
                         } else {
-                            let keys = keys.clone().unwrap_or_else(|| vec![SortKey { kind: SortKind::Score, desc: true, missing_first: false, missing_value: None }]);
-                            let coll = sort::FieldSortCollector { keys: keys.clone(), limit, after, shard_id: s.shard_id };
+                            let keys = keys.clone().unwrap_or_else(|| {
+                                vec![SortKey {
+                                    kind: SortKind::Score,
+                                    desc: true,
+                                    missing_first: false,
+                                    missing_value: None,
+                                }]
+                            });
+                            let coll = sort::FieldSortCollector {
+                                keys: keys.clone(),
+                                limit,
+                                after,
+                                shard_id: s.shard_id,
+                            };
                             let (c, hits) = searcher.search(&*q, &(Count, coll))?;
-                            let with_score = keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
+                            let with_score =
+                                keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
                             let hits: Vec<SortedHit> = match sreq.min_score {
                                 Some(m) => hits.into_iter().filter(|h| h.score >= m).collect(),
                                 None => hits,
@@ -369,7 +502,13 @@ fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64)
                             (
                                 c as u64,
                                 hits.into_iter()
-                                    .map(|h| Candidate { index: ti, shard: s.shard_id, addr: h.addr, score: if with_score { Some(h.score) } else { None }, sort: Some(h.values) })
+                                    .map(|h| Candidate {
+                                        index: ti,
+                                        shard: s.shard_id,
+                                        addr: h.addr,
+                                        score: if with_score { Some(h.score) } else { None },
+                                        sort: Some(h.values),
+                                    })
                                     .collect(),
                             )
                         };
@@ -379,7 +518,13 @@ fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64)
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(EsError::internal("shard search panicked")))).collect()
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(EsError::internal("shard search panicked")))
+                })
+                .collect()
         });
         for r in results {
             let (c, cands) = r?;
@@ -405,7 +550,10 @@ fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64)
             Some(q) => query::build_query(q, &ctx)?,
             None => Box::new(tantivy::query::AllQuery),
         };
-        let searchers: Vec<ShardSearcher> = targets.iter().flat_map(|t| t.searchers.iter().cloned()).collect();
+        let searchers: Vec<ShardSearcher> = targets
+            .iter()
+            .flat_map(|t| t.searchers.iter().cloned())
+            .collect();
         aggs_out = Some(aggs::run_aggs(a, &ctx, &searchers, &*q, sreq.typed_keys)?);
     }
     // Merge across shards and indices.
@@ -420,9 +568,16 @@ fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64)
                 .then(a.addr.doc_id.cmp(&b.addr.doc_id))
         }),
         Some(keys) => all_hits.sort_by(|a, b| {
-            let (x, y) = (a.sort.as_deref().unwrap_or(&[]), b.sort.as_deref().unwrap_or(&[]));
+            let (x, y) = (
+                a.sort.as_deref().unwrap_or(&[]),
+                b.sort.as_deref().unwrap_or(&[]),
+            );
             sort::cmp_rows(x, y, keys)
-                .then(b.score.partial_cmp(&a.score).unwrap_or(std::cmp::Ordering::Equal))
+                .then(
+                    b.score
+                        .partial_cmp(&a.score)
+                        .unwrap_or(std::cmp::Ordering::Equal),
+                )
                 .then(a.index.cmp(&b.index))
                 .then(a.shard.cmp(&b.shard))
                 .then(a.addr.segment_ord.cmp(&b.addr.segment_ord))
@@ -430,7 +585,12 @@ fn query_phase(targets: &[Target], sreq: &SearchRequest, limit: usize, now: i64)
         }),
     }
     all_hits.truncate(limit);
-    if keys_out.as_ref().map(|k| !(k.len() == 1 && k[0].kind == SortKind::Score)).unwrap_or(false) && !sreq.track_scores {
+    if keys_out
+        .as_ref()
+        .map(|k| !(k.len() == 1 && k[0].kind == SortKind::Score))
+        .unwrap_or(false)
+        && !sreq.track_scores
+    {
         max_score = None;
     }
     Ok(QueryPhase {
@@ -450,24 +610,43 @@ fn render_total(total: u64, track: TrackTotal, as_int: bool) -> Option<Value> {
         TrackTotal::UpTo(n) if total > n => (n, "gte"),
         TrackTotal::UpTo(_) => (total, "eq"),
     };
-    Some(if as_int { json!(value) } else { json!({"value": value, "relation": relation}) })
+    Some(if as_int {
+        json!(value)
+    } else {
+        json!({"value": value, "relation": relation})
+    })
 }
 
 /// Loads and renders the hits.
-fn fetch_phase(targets: &[Target], hits: &[Candidate], sreq: &SearchRequest, keys: Option<&[SortKey]>) -> EsResult<Vec<Value>> {
+fn fetch_phase(
+    targets: &[Target],
+    hits: &[Candidate],
+    sreq: &SearchRequest,
+    keys: Option<&[SortKey]>,
+) -> EsResult<Vec<Value>> {
     let mut out = Vec::with_capacity(hits.len());
     for h in hits {
         let t = &targets[h.index];
-        let s = &t.searchers.iter().find(|s| s.shard_id == h.shard).expect("shard searcher");
+        let s = &t
+            .searchers
+            .iter()
+            .find(|s| s.shard_id == h.shard)
+            .expect("shard searcher");
         let started = Instant::now();
         let doc: TantivyDocument = s.searcher.doc(h.addr)?;
-        let id = doc.get_first(s.meta.id).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let id = doc
+            .get_first(s.meta.id)
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
         let mut hit = Map::new();
         hit.insert("_index".into(), json!(t.index.name));
         if !sreq.stored_fields_none {
             hit.insert("_id".into(), json!(id));
         }
-        hit.insert("_score".into(), h.score.map(|s| json!(s)).unwrap_or(Value::Null));
+        hit.insert(
+            "_score".into(),
+            h.score.map(|s| json!(s)).unwrap_or(Value::Null),
+        );
         if let Some(r) = doc.get_first(s.meta.routing).and_then(|v| v.as_str()) {
             hit.insert("_routing".into(), json!(r));
         }
@@ -475,11 +654,17 @@ fn fetch_phase(targets: &[Target], hits: &[Candidate], sreq: &SearchRequest, key
             let seg = s.searcher.segment_reader(h.addr.segment_ord);
             let ff = seg.fast_fields();
             if sreq.version {
-                let v = ff.u64(lode_engine::schema::VERSION)?.first(h.addr.doc_id).unwrap_or(1);
+                let v = ff
+                    .u64(lode_engine::schema::VERSION)?
+                    .first(h.addr.doc_id)
+                    .unwrap_or(1);
                 hit.insert("_version".into(), json!(v));
             }
             if sreq.seq_no_primary_term {
-                let v = ff.u64(lode_engine::schema::SEQ_NO)?.first(h.addr.doc_id).unwrap_or(0);
+                let v = ff
+                    .u64(lode_engine::schema::SEQ_NO)?
+                    .first(h.addr.doc_id)
+                    .unwrap_or(0);
                 hit.insert("_seq_no".into(), json!(v));
                 hit.insert("_primary_term".into(), json!(PRIMARY_TERM));
             }
@@ -501,7 +686,8 @@ fn fetch_phase(targets: &[Target], hits: &[Candidate], sreq: &SearchRequest, key
             let mapping = t.index.mapping();
             for (pattern, format) in &sreq.docvalue_fields {
                 for def in mapping.matching_fields(pattern) {
-                    let vals = crate::docvalues::read(&s.searcher, h.addr, &def, format.as_deref())?;
+                    let vals =
+                        crate::docvalues::read(&s.searcher, h.addr, &def, format.as_deref())?;
                     if !vals.is_empty() {
                         fields.insert(def.path.clone(), Value::Array(vals));
                     }
@@ -523,7 +709,10 @@ fn fetch_phase(targets: &[Target], hits: &[Candidate], sreq: &SearchRequest, key
             hit.insert("fields".into(), Value::Object(fields));
         }
         if let (Some(vals), Some(keys)) = (&h.sort, keys) {
-            hit.insert("sort".into(), Value::Array(vals.iter().zip(keys).map(|(v, k)| v.to_json(k)).collect()));
+            hit.insert(
+                "sort".into(),
+                Value::Array(vals.iter().zip(keys).map(|(v, k)| v.to_json(k)).collect()),
+            );
         }
         if let Ok(shards) = t.index.shards() {
             let st = &shards[h.shard].stats;
@@ -546,7 +735,11 @@ fn pin(indices: Vec<Arc<IndexService>>) -> EsResult<Vec<Target>> {
 }
 
 /// Executes one search over resolved indices and renders the response.
-fn execute(indices: Vec<Arc<IndexService>>, sreq: &SearchRequest, scroll: Option<Duration>) -> EsResult<Value> {
+fn execute(
+    indices: Vec<Arc<IndexService>>,
+    sreq: &SearchRequest,
+    scroll: Option<Duration>,
+) -> EsResult<Value> {
     let started = Instant::now();
     let now = now_millis();
     for i in &indices {
@@ -568,11 +761,21 @@ fn execute(indices: Vec<Arc<IndexService>>, sreq: &SearchRequest, scroll: Option
         Some(_) => usize::MAX / 4,
         None => sreq.from + sreq.size,
     };
-    let qp = query_phase(&targets, sreq, if scroll.is_some() { 1 << 30 } else { limit }, now).map_err(search_phase_error)?;
+    let qp = query_phase(
+        &targets,
+        sreq,
+        if scroll.is_some() { 1 << 30 } else { limit },
+        now,
+    )
+    .map_err(search_phase_error)?;
     let keys = qp.keys.clone();
     let (page, rest): (Vec<Candidate>, Vec<Candidate>) = {
         let mut hits = qp.hits;
-        let from = if scroll.is_some() { 0 } else { sreq.from.min(hits.len()) };
+        let from = if scroll.is_some() {
+            0
+        } else {
+            sreq.from.min(hits.len())
+        };
         let mut page: Vec<Candidate> = hits.drain(..from.min(hits.len())).collect();
         page.clear();
         let take = sreq.size.min(hits.len());
@@ -584,7 +787,10 @@ fn execute(indices: Vec<Arc<IndexService>>, sreq: &SearchRequest, scroll: Option
     if let Some(t) = render_total(qp.total, sreq.track_total, sreq.rest_total_hits_as_int) {
         hits.insert("total".into(), t);
     }
-    hits.insert("max_score".into(), qp.max_score.map(|s| json!(s)).unwrap_or(Value::Null));
+    hits.insert(
+        "max_score".into(),
+        qp.max_score.map(|s| json!(s)).unwrap_or(Value::Null),
+    );
     hits.insert("hits".into(), Value::Array(rendered));
     let mut body = Map::new();
     if let Some(ttl) = scroll {
@@ -605,7 +811,10 @@ fn execute(indices: Vec<Arc<IndexService>>, sreq: &SearchRequest, scroll: Option
     }
     body.insert("took".into(), json!(started.elapsed().as_millis() as u64));
     body.insert("timed_out".into(), json!(false));
-    body.insert("_shards".into(), json!({"total": qp.shards, "successful": qp.shards, "skipped": 0, "failed": 0}));
+    body.insert(
+        "_shards".into(),
+        json!({"total": qp.shards, "successful": qp.shards, "skipped": 0, "failed": 0}),
+    );
     body.insert("hits".into(), Value::Object(hits));
     if let Some(a) = qp.aggs {
         body.insert("aggregations".into(), a);
@@ -626,7 +835,10 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
     let sreq = SearchRequest::parse(body.as_ref(), req)?;
     let scroll = req.param("scroll").map(parse_keep_alive).transpose()?;
     if scroll.is_some() && sreq.search_after.is_some() {
-        return Err(EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: using [search_after] is not allowed in a scroll context;"));
+        return Err(EsError::bad_request(
+            "action_request_validation_exception",
+            "Validation Failed: 1: using [search_after] is not allowed in a scroll context;",
+        ));
     }
     let list = targets(node, indices, req)?;
     Ok(RestResponse::ok(execute(list, &sreq, scroll)?))
@@ -655,9 +867,14 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
 }
 
 /// `POST /_msearch`, `/{index}/_msearch`.
-pub fn msearch(node: &Node, default_indices: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn msearch(
+    node: &Node,
+    default_indices: Option<&str>,
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
     let started = Instant::now();
-    let text = std::str::from_utf8(&req.body).map_err(|_| EsError::parsing("msearch body is not UTF-8"))?;
+    let text = std::str::from_utf8(&req.body)
+        .map_err(|_| EsError::parsing("msearch body is not UTF-8"))?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut responses = Vec::new();
     let mut i = 0;
@@ -665,12 +882,20 @@ pub fn msearch(node: &Node, default_indices: Option<&str>, req: &RestRequest) ->
         let header: Value = crate::rest::parse_json(str::as_bytes(lines[i]))?;
         let body: Value = match lines.get(i + 1) {
             Some(l) => crate::rest::parse_json(str::as_bytes(l))?,
-            None => return Err(EsError::parsing("msearch body must be pairs of header and body lines")),
+            None => {
+                return Err(EsError::parsing(
+                    "msearch body must be pairs of header and body lines",
+                ))
+            }
         };
         i += 2;
         let indices = match header.get("index") {
             Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(","),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
             _ => default_indices.unwrap_or("_all").to_string(),
         };
         let mut sub = RestRequest {
@@ -679,16 +904,28 @@ pub fn msearch(node: &Node, default_indices: Option<&str>, req: &RestRequest) ->
             params: req.params.clone(),
             body: Vec::new(),
         };
-        for k in ["ignore_unavailable", "allow_no_indices", "expand_wildcards", "search_type", "request_cache", "routing", "preference"] {
+        for k in [
+            "ignore_unavailable",
+            "allow_no_indices",
+            "expand_wildcards",
+            "search_type",
+            "request_cache",
+            "routing",
+            "preference",
+        ] {
             if let Some(v) = header.get(k) {
-                sub.params.insert(k.to_string(), match v {
-                    Value::String(s) => s.clone(),
-                    o => o.to_string(),
-                });
+                sub.params.insert(
+                    k.to_string(),
+                    match v {
+                        Value::String(s) => s.clone(),
+                        o => o.to_string(),
+                    },
+                );
             }
         }
-        let result = SearchRequest::parse(Some(&body), &sub)
-            .and_then(|sreq| targets(node, &indices, &sub).and_then(|list| execute(list, &sreq, None)));
+        let result = SearchRequest::parse(Some(&body), &sub).and_then(|sreq| {
+            targets(node, &indices, &sub).and_then(|list| execute(list, &sreq, None))
+        });
         responses.push(match result {
             Ok(mut v) => {
                 v["status"] = json!(200);
@@ -697,7 +934,9 @@ pub fn msearch(node: &Node, default_indices: Option<&str>, req: &RestRequest) ->
             Err(e) => json!({"error": e.to_error_json(), "status": e.status}),
         });
     }
-    Ok(RestResponse::ok(json!({"took": started.elapsed().as_millis() as u64, "responses": responses})))
+    Ok(RestResponse::ok(
+        json!({"took": started.elapsed().as_millis() as u64, "responses": responses}),
+    ))
 }
 
 struct ScrollCtx {
@@ -720,7 +959,9 @@ struct ScrollStore {
 
 fn scroll_store() -> &'static ScrollStore {
     static STORE: OnceLock<ScrollStore> = OnceLock::new();
-    STORE.get_or_init(|| ScrollStore { map: Mutex::new(HashMap::new()) })
+    STORE.get_or_init(|| ScrollStore {
+        map: Mutex::new(HashMap::new()),
+    })
 }
 
 impl ScrollStore {
@@ -735,7 +976,11 @@ impl ScrollStore {
 }
 
 fn scroll_missing(id: &str) -> EsError {
-    let inner = EsError::new(404, "search_context_missing_exception", format!("No search context found for id [{id}]"));
+    let inner = EsError::new(
+        404,
+        "search_context_missing_exception",
+        format!("No search context found for id [{id}]"),
+    );
     let mut outer = EsError::new(404, "search_phase_execution_exception", "all shards failed");
     outer.root_cause = Some(Box::new(inner.clone()));
     outer.caused_by = Some(Box::new(inner));
@@ -748,12 +993,27 @@ pub fn scroll(req: &RestRequest, path_id: Option<&str>) -> EsResult<RestResponse
     let id = path_id
         .map(str::to_string)
         .or_else(|| req.param("scroll_id").map(str::to_string))
-        .or_else(|| body.as_ref().and_then(|b| b.get("scroll_id")).and_then(|v| v.as_str()).map(str::to_string))
-        .ok_or_else(|| EsError::bad_request("action_request_validation_exception", "Validation Failed: 1: scrollId is missing;"))?;
+        .or_else(|| {
+            body.as_ref()
+                .and_then(|b| b.get("scroll_id"))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        })
+        .ok_or_else(|| {
+            EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: scrollId is missing;",
+            )
+        })?;
     let keep = req
         .param("scroll")
         .map(str::to_string)
-        .or_else(|| body.as_ref().and_then(|b| b.get("scroll")).and_then(|v| v.as_str()).map(str::to_string))
+        .or_else(|| {
+            body.as_ref()
+                .and_then(|b| b.get("scroll"))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        })
         .map(|s| parse_keep_alive(&s))
         .transpose()?;
     let started = Instant::now();
@@ -823,7 +1083,9 @@ pub fn clear_scroll(req: &RestRequest, path_ids: Option<&str>) -> EsResult<RestR
     if let Some(b) = &body {
         match b.get("scroll_id") {
             Some(Value::String(s)) => ids.push(s.clone()),
-            Some(Value::Array(a)) => ids.extend(a.iter().filter_map(|v| v.as_str().map(str::to_string))),
+            Some(Value::Array(a)) => {
+                ids.extend(a.iter().filter_map(|v| v.as_str().map(str::to_string)))
+            }
             _ => {}
         }
     }
@@ -842,12 +1104,22 @@ pub fn clear_scroll(req: &RestRequest, path_ids: Option<&str>) -> EsResult<RestR
             }
         }
     }
-    let status = if freed == 0 && !ids.is_empty() { 404 } else { 200 };
-    Ok(RestResponse::json(status, json!({"succeeded": true, "num_freed": freed})))
+    let status = if freed == 0 && !ids.is_empty() {
+        404
+    } else {
+        200
+    };
+    Ok(RestResponse::json(
+        status,
+        json!({"succeeded": true, "num_freed": freed}),
+    ))
 }
 
 /// The ids (and seq_no) of every document a query matches in one index, for by-query APIs.
-pub fn matching_ids(index: &IndexService, query: Option<&Value>) -> EsResult<Vec<(String, Option<String>, u64)>> {
+pub fn matching_ids(
+    index: &IndexService,
+    query: Option<&Value>,
+) -> EsResult<Vec<(String, Option<String>, u64)>> {
     let state = index.mapping_state();
     let ctx = context(index, &state, now_millis());
     let q: Box<dyn tantivy::query::Query> = match query {
@@ -857,14 +1129,24 @@ pub fn matching_ids(index: &IndexService, query: Option<&Value>) -> EsResult<Vec
     let mut out = Vec::new();
     for shard in index.shards()? {
         let s = shard.searcher();
-        let docs = s.searcher.search(&*q, &tantivy::collector::DocSetCollector)?;
+        let docs = s
+            .searcher
+            .search(&*q, &tantivy::collector::DocSetCollector)?;
         let mut docs: Vec<DocAddress> = docs.into_iter().collect();
         docs.sort();
         for addr in docs {
             let d: TantivyDocument = s.searcher.doc(addr)?;
-            let id = d.get_first(s.meta.id).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            let routing = d.get_first(s.meta.routing).and_then(|v| v.as_str().map(str::to_string));
-            let seq = d.get_first(s.meta.seq_no).and_then(|v| v.as_u64()).unwrap_or(0);
+            let id = d
+                .get_first(s.meta.id)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let routing = d
+                .get_first(s.meta.routing)
+                .and_then(|v| v.as_str().map(str::to_string));
+            let seq = d
+                .get_first(s.meta.seq_no)
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0);
             out.push((id, routing, seq));
         }
     }

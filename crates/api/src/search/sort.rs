@@ -15,7 +15,11 @@ pub enum SortKind {
     Score,
     Doc,
     /// A fast-field sort on a mapped field.
-    Field { name: String, storage: Storage, is_date: bool },
+    Field {
+        name: String,
+        storage: Storage,
+        is_date: bool,
+    },
     /// A field this index does not map (`unmapped_type`): every doc is missing.
     Unmapped,
 }
@@ -44,11 +48,27 @@ impl SortValue {
     pub fn to_json(&self, key: &SortKey) -> Value {
         match self {
             SortValue::Missing => match &key.kind {
-                SortKind::Field { storage: Storage::F64, .. } => {
-                    json!(if key.missing_first != key.desc { f64::NEG_INFINITY } else { f64::INFINITY }.to_string().replace("inf", "Infinity"))
+                SortKind::Field {
+                    storage: Storage::F64,
+                    ..
+                } => {
+                    json!(if key.missing_first != key.desc {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    }
+                    .to_string()
+                    .replace("inf", "Infinity"))
                 }
-                SortKind::Field { storage: Storage::Keyword, .. } => Value::Null,
-                _ => json!(if key.missing_first != key.desc { i64::MIN } else { i64::MAX }),
+                SortKind::Field {
+                    storage: Storage::Keyword,
+                    ..
+                } => Value::Null,
+                _ => json!(if key.missing_first != key.desc {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }),
             },
             SortValue::I64(i) => json!(i),
             SortValue::F64(f) => json!(f),
@@ -63,12 +83,38 @@ impl SortValue {
             (_, Value::Null) => SortValue::Missing,
             (SortKind::Score, v) => SortValue::F64(v.as_f64().ok_or_else(|| bad_after(v))?),
             (SortKind::Doc, v) => SortValue::I64(v.as_i64().ok_or_else(|| bad_after(v))?),
-            (SortKind::Field { storage: Storage::F64, .. }, v) => {
-                SortValue::F64(v.as_f64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).ok_or_else(|| bad_after(v))?)
-            }
-            (SortKind::Field { storage: Storage::Keyword, .. }, Value::String(s)) => SortValue::Str(s.clone()),
-            (SortKind::Field { storage: Storage::Keyword, .. }, v) => SortValue::Str(v.to_string()),
-            (SortKind::Field { storage: Storage::Bool, .. }, Value::Bool(b)) => SortValue::I64(*b as i64),
+            (
+                SortKind::Field {
+                    storage: Storage::F64,
+                    ..
+                },
+                v,
+            ) => SortValue::F64(
+                v.as_f64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                    .ok_or_else(|| bad_after(v))?,
+            ),
+            (
+                SortKind::Field {
+                    storage: Storage::Keyword,
+                    ..
+                },
+                Value::String(s),
+            ) => SortValue::Str(s.clone()),
+            (
+                SortKind::Field {
+                    storage: Storage::Keyword,
+                    ..
+                },
+                v,
+            ) => SortValue::Str(v.to_string()),
+            (
+                SortKind::Field {
+                    storage: Storage::Bool,
+                    ..
+                },
+                Value::Bool(b),
+            ) => SortValue::I64(*b as i64),
             (_, v) => {
                 if let Some(i) = v.as_i64() {
                     SortValue::I64(i)
@@ -85,7 +131,9 @@ impl SortValue {
 }
 
 fn bad_after(v: &Value) -> EsError {
-    EsError::illegal_argument(format!("Failed to parse search_after value for field: [{v}]"))
+    EsError::illegal_argument(format!(
+        "Failed to parse search_after value for field: [{v}]"
+    ))
 }
 
 fn cmp_values(a: &SortValue, b: &SortValue, key: &SortKey) -> Ordering {
@@ -150,17 +198,28 @@ pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
                 match spec {
                     Value::String(order) => (f.clone(), json!({ "order": order })),
                     Value::Object(_) => (f.clone(), spec.clone()),
-                    _ => return Err(EsError::parsing(format!("[sort] unexpected value for [{f}]"))),
+                    _ => {
+                        return Err(EsError::parsing(format!(
+                            "[sort] unexpected value for [{f}]"
+                        )))
+                    }
                 }
             }
             _ => return Err(EsError::parsing("[sort] malformed sort specification")),
         };
-        let order = opts.get("order").and_then(|o| o.as_str()).map(|s| s.to_lowercase());
+        let order = opts
+            .get("order")
+            .and_then(|o| o.as_str())
+            .map(|s| s.to_lowercase());
         let desc = match order.as_deref() {
             Some("desc") => true,
             Some("asc") => false,
             None => field == "_score",
-            Some(o) => return Err(EsError::illegal_argument(format!("Unknown SortOrder [{o}]"))),
+            Some(o) => {
+                return Err(EsError::illegal_argument(format!(
+                    "Unknown SortOrder [{o}]"
+                )))
+            }
         };
         let missing = opts.get("missing");
         let missing_first = matches!(missing.and_then(|m| m.as_str()), Some("_first"));
@@ -205,7 +264,8 @@ pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
             missing_first,
             missing_value: None,
         };
-        if let Some(m) = missing.filter(|m| m.as_str().map(|s| !s.starts_with('_')).unwrap_or(true)) {
+        if let Some(m) = missing.filter(|m| m.as_str().map(|s| !s.starts_with('_')).unwrap_or(true))
+        {
             key.missing_value = Some(SortValue::from_json(m, &key)?);
         }
         keys.push(key);
@@ -253,7 +313,11 @@ impl Collector for FieldSortCollector {
     type Fruit = Vec<SortedHit>;
     type Child = FieldSortSegment;
 
-    fn for_segment(&self, segment_ord: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<FieldSortSegment> {
+    fn for_segment(
+        &self,
+        segment_ord: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<FieldSortSegment> {
         let ff = reader.fast_fields();
         let mut columns = Vec::new();
         let mut has_str = false;
@@ -313,10 +377,20 @@ impl FieldSortSegment {
         for (c, k) in self.columns.iter().zip(&self.keys) {
             let v = match c {
                 ColumnReader::Score => SortValue::F64(score as f64),
-                ColumnReader::Doc => SortValue::I64(((self.shard_id as i64) << 48) | ((self.segment_ord as i64) << 32) | doc as i64),
-                ColumnReader::I64(Some(col)) => pick(col.values_for_doc(doc), k.desc).map(SortValue::I64).unwrap_or(SortValue::Missing),
-                ColumnReader::F64(Some(col)) => pick_f(col.values_for_doc(doc), k.desc).map(SortValue::F64).unwrap_or(SortValue::Missing),
-                ColumnReader::Bool(Some(col)) => pick(col.values_for_doc(doc).map(|b| b as i64), k.desc).map(SortValue::I64).unwrap_or(SortValue::Missing),
+                ColumnReader::Doc => SortValue::I64(
+                    ((self.shard_id as i64) << 48) | ((self.segment_ord as i64) << 32) | doc as i64,
+                ),
+                ColumnReader::I64(Some(col)) => pick(col.values_for_doc(doc), k.desc)
+                    .map(SortValue::I64)
+                    .unwrap_or(SortValue::Missing),
+                ColumnReader::F64(Some(col)) => pick_f(col.values_for_doc(doc), k.desc)
+                    .map(SortValue::F64)
+                    .unwrap_or(SortValue::Missing),
+                ColumnReader::Bool(Some(col)) => {
+                    pick(col.values_for_doc(doc).map(|b| b as i64), k.desc)
+                        .map(SortValue::I64)
+                        .unwrap_or(SortValue::Missing)
+                }
                 ColumnReader::Str(Some(col)) => match pick(col.term_ords(doc), k.desc) {
                     Some(ord) if resolve_strings => {
                         let mut s = String::new();
@@ -339,7 +413,9 @@ impl FieldSortSegment {
 
     fn compact(&mut self) {
         let keys = &self.keys;
-        self.buf.sort_by(|a, b| cmp_rows(&a.values, &b.values, keys).then(a.addr.doc_id.cmp(&b.addr.doc_id)));
+        self.buf.sort_by(|a, b| {
+            cmp_rows(&a.values, &b.values, keys).then(a.addr.doc_id.cmp(&b.addr.doc_id))
+        });
         self.buf.truncate(self.limit);
     }
 }

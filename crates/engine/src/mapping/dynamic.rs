@@ -39,7 +39,9 @@ pub fn infer_dynamic(mapping: &Mapping, value: &Value) -> Option<Value> {
                     return Some(json!({"type": "float"}));
                 }
             }
-            Some(json!({"type": "text", "fields": {"keyword": {"type": "keyword", "ignore_above": 256}}}))
+            Some(
+                json!({"type": "text", "fields": {"keyword": {"type": "keyword", "ignore_above": 256}}}),
+            )
         }
         Value::Array(items) => items.iter().find_map(|v| infer_dynamic(mapping, v)),
         Value::Object(_) => Some(json!({"properties": {}})),

@@ -92,7 +92,11 @@ impl FieldType {
     pub fn is_integer(self) -> bool {
         matches!(
             self,
-            FieldType::Long | FieldType::Integer | FieldType::Short | FieldType::Byte | FieldType::UnsignedLong
+            FieldType::Long
+                | FieldType::Integer
+                | FieldType::Short
+                | FieldType::Byte
+                | FieldType::UnsignedLong
         )
     }
 
@@ -244,8 +248,11 @@ pub struct Mapping {
 
 impl Mapping {
     pub fn empty() -> Mapping {
-        compile(&serde_json::json!({}), &lode_analysis::AnalysisRegistry::new(None).unwrap())
-            .expect("empty mapping compiles")
+        compile(
+            &serde_json::json!({}),
+            &lode_analysis::AnalysisRegistry::new(None).unwrap(),
+        )
+        .expect("empty mapping compiles")
     }
 
     pub fn field(&self, path: &str) -> Option<&Arc<FieldDef>> {

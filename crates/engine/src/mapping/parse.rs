@@ -50,7 +50,9 @@ pub fn compile(json: &Value, analysis: &AnalysisRegistry) -> EsResult<Mapping> {
     let dynamic = match root.get("dynamic") {
         None => Dynamic::True,
         Some(v) => Dynamic::parse(v).ok_or_else(|| {
-            mapper_parsing(format!("Could not convert [dynamic] to boolean or strict: {v}"))
+            mapper_parsing(format!(
+                "Could not convert [dynamic] to boolean or strict: {v}"
+            ))
         })?,
     };
     let source_enabled = root
@@ -82,9 +84,9 @@ pub fn compile(json: &Value, analysis: &AnalysisRegistry) -> EsResult<Mapping> {
         dynamic_date_formats,
     };
     if let Some(props) = root.get("properties") {
-        let props = props
-            .as_object()
-            .ok_or_else(|| mapper_parsing("Expected map for property [properties] on field [_doc]"))?;
+        let props = props.as_object().ok_or_else(|| {
+            mapper_parsing("Expected map for property [properties] on field [_doc]")
+        })?;
         compile_properties("", props, analysis, &mut mapping)?;
     }
     Ok(mapping)
@@ -111,7 +113,11 @@ fn compile_properties(
         if name.is_empty() {
             return Err(mapper_parsing("field name cannot be an empty string"));
         }
-        let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
         let def = def.as_object().ok_or_else(|| {
             mapper_parsing(format!("Expected map for property [fields] on field [{name}] but got a class java.lang.String"))
         })?;
@@ -172,7 +178,9 @@ fn allowed_params(ty: FieldType) -> &'static [&'static str] {
             "ignore_malformed",
             "print_format",
         ],
-        FieldType::Boolean | FieldType::Ip => &["null_value", "index", "doc_values", "ignore_malformed"],
+        FieldType::Boolean | FieldType::Ip => {
+            &["null_value", "index", "doc_values", "ignore_malformed"]
+        }
         FieldType::Binary => &["doc_values"],
         _ => &[],
     }
@@ -191,11 +199,15 @@ fn compile_field(
             if def.contains_key("properties") || parent.is_none() {
                 FieldType::Object
             } else {
-                return Err(mapper_parsing(format!("No type specified for field [{short}]")));
+                return Err(mapper_parsing(format!(
+                    "No type specified for field [{short}]"
+                )));
             }
         }
         Some(Value::String(t)) => FieldType::parse(t).ok_or_else(|| {
-            mapper_parsing(format!("No handler for type [{t}] declared on field [{short}]"))
+            mapper_parsing(format!(
+                "No handler for type [{t}] declared on field [{short}]"
+            ))
         })?,
         Some(other) => {
             return Err(mapper_parsing(format!(
@@ -212,7 +224,18 @@ fn compile_field(
         }
         let unknown: Vec<String> = def
             .iter()
-            .filter(|(k, _)| !["type", "properties", "dynamic", "enabled", "include_in_parent", "include_in_root", "subobjects"].contains(&k.as_str()))
+            .filter(|(k, _)| {
+                ![
+                    "type",
+                    "properties",
+                    "dynamic",
+                    "enabled",
+                    "include_in_parent",
+                    "include_in_root",
+                    "subobjects",
+                ]
+                .contains(&k.as_str())
+            })
             .map(|(k, v)| format!("{k} : {}", render_scalar(v)))
             .collect();
         if !unknown.is_empty() {
@@ -240,7 +263,9 @@ fn compile_field(
         if enabled {
             if let Some(props) = def.get("properties") {
                 let props = props.as_object().ok_or_else(|| {
-                    mapper_parsing(format!("Expected map for property [properties] on field [{short}]"))
+                    mapper_parsing(format!(
+                        "Expected map for property [properties] on field [{short}]"
+                    ))
                 })?;
                 compile_properties(path, props, analysis, mapping)?;
             }
@@ -279,12 +304,16 @@ fn compile_field(
         match def.get(k) {
             None => Ok(None),
             Some(Value::String(a)) => {
-                analysis
-                    .analyzer(a)
-                    .map_err(|_| mapper_parsing(format!("analyzer [{a}] has not been configured in mappings")))?;
+                analysis.analyzer(a).map_err(|_| {
+                    mapper_parsing(format!(
+                        "analyzer [{a}] has not been configured in mappings"
+                    ))
+                })?;
                 Ok(Some(a.clone()))
             }
-            Some(v) => Err(mapper_parsing(format!("analyzer [{v}] has not been configured in mappings"))),
+            Some(v) => Err(mapper_parsing(format!(
+                "analyzer [{v}] has not been configured in mappings"
+            ))),
         }
     };
     let analyzer = text_analyzer("analyzer")?.unwrap_or_else(|| "standard".to_string());
@@ -294,25 +323,35 @@ fn compile_field(
     let normalizer = match def.get("normalizer") {
         None | Some(Value::Null) => None,
         Some(Value::String(n)) => {
-            analysis
-                .normalizer(n)
-                .map_err(|_| mapper_parsing(format!("normalizer [{n}] not found for field [{short}]")))?;
+            analysis.normalizer(n).map_err(|_| {
+                mapper_parsing(format!("normalizer [{n}] not found for field [{short}]"))
+            })?;
             Some(n.clone())
         }
-        Some(v) => return Err(mapper_parsing(format!("normalizer [{v}] not found for field [{short}]"))),
+        Some(v) => {
+            return Err(mapper_parsing(format!(
+                "normalizer [{v}] not found for field [{short}]"
+            )))
+        }
     };
     let ignore_above = match def.get("ignore_above") {
         None => None,
         Some(v) => Some(
             v.as_u64()
                 .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-                .ok_or_else(|| mapper_parsing(format!("Failed to parse mapping: [ignore_above] must be a number: {v}")))?
-                as usize,
+                .ok_or_else(|| {
+                    mapper_parsing(format!(
+                        "Failed to parse mapping: [ignore_above] must be a number: {v}"
+                    ))
+                })? as usize,
         ),
     };
     let date_format = match def.get("format") {
         Some(Value::String(f)) if ty.is_date() => DateFormat::parse(f).map_err(|e| {
-            mapper_parsing(format!("Failed to parse mapping: Invalid format: [{f}]: {}", e.reason))
+            mapper_parsing(format!(
+                "Failed to parse mapping: Invalid format: [{f}]: {}",
+                e.reason
+            ))
         })?,
         _ => DateFormat::default_es(),
     };
@@ -320,27 +359,38 @@ fn compile_field(
         Some(v) => v
             .as_f64()
             .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-            .ok_or_else(|| mapper_parsing("Failed to parse mapping: [scaling_factor] must be a number"))?,
+            .ok_or_else(|| {
+                mapper_parsing("Failed to parse mapping: [scaling_factor] must be a number")
+            })?,
         None if ty == FieldType::ScaledFloat => {
-            return Err(mapper_parsing(format!("Field [scaling_factor] is required for field [{short}]")))
+            return Err(mapper_parsing(format!(
+                "Field [scaling_factor] is required for field [{short}]"
+            )))
         }
         None => 1.0,
     };
     let copy_to = match def.get("copy_to") {
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
         _ => vec![],
     };
     let mut multi_fields = Vec::new();
     if let Some(fields) = def.get("fields") {
-        let fields = fields
-            .as_object()
-            .ok_or_else(|| mapper_parsing(format!("Expected map for property [fields] on field [{short}]")))?;
+        let fields = fields.as_object().ok_or_else(|| {
+            mapper_parsing(format!(
+                "Expected map for property [fields] on field [{short}]"
+            ))
+        })?;
         for (sub, sub_def) in fields {
             let sub_path = format!("{path}.{sub}");
-            let sub_def = sub_def
-                .as_object()
-                .ok_or_else(|| mapper_parsing(format!("Expected map for property [fields] on field [{sub}]")))?;
+            let sub_def = sub_def.as_object().ok_or_else(|| {
+                mapper_parsing(format!(
+                    "Expected map for property [fields] on field [{sub}]"
+                ))
+            })?;
             compile_field(&sub_path, sub_def, Some(path), analysis, mapping)?;
             multi_fields.push(sub_path);
         }
@@ -403,7 +453,11 @@ fn merge_properties(prefix: &str, target: &mut Value, update: &Value) -> EsResul
         .ok_or_else(|| mapper_parsing("Expected map for property [properties]"))?;
     let tgt = target.as_object_mut().unwrap();
     for (name, def) in upd {
-        let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
         match tgt.get_mut(name) {
             None => {
                 tgt.insert(name.clone(), def.clone());
@@ -435,11 +489,15 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
     for (k, v) in upd {
         match k.as_str() {
             "properties" => {
-                let target = ex.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+                let target = ex
+                    .entry("properties")
+                    .or_insert_with(|| Value::Object(Map::new()));
                 merge_properties(path, target, v)?;
             }
             "fields" => {
-                let target = ex.entry("fields").or_insert_with(|| Value::Object(Map::new()));
+                let target = ex
+                    .entry("fields")
+                    .or_insert_with(|| Value::Object(Map::new()));
                 let tgt = target.as_object_mut().unwrap();
                 for (sub, sub_def) in v.as_object().into_iter().flatten() {
                     match tgt.get_mut(sub) {
@@ -451,7 +509,12 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                 }
             }
             "type" => {}
-            "ignore_above" | "dynamic" | "meta" | "search_analyzer" | "search_quote_analyzer" | "enabled"
+            "ignore_above"
+            | "dynamic"
+            | "meta"
+            | "search_analyzer"
+            | "search_quote_analyzer"
+            | "enabled"
                 if k != "enabled" || ex.get(k) == Some(v) =>
             {
                 ex.insert(k.clone(), v.clone());
@@ -459,7 +522,8 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
             _ => match ex.get(k) {
                 Some(old) if old == v => {}
                 old => {
-                    let render = |x: Option<&Value>| x.map(render_scalar).unwrap_or_else(|| "null".into());
+                    let render =
+                        |x: Option<&Value>| x.map(render_scalar).unwrap_or_else(|| "null".into());
                     return Err(EsError::illegal_argument(format!(
                         "Mapper for [{path}] conflicts with existing mapper:\n\tCannot update parameter [{k}] from [{}] to [{}]",
                         render(old),
@@ -506,7 +570,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.fields["userName"].ty, FieldType::Keyword);
-        assert_eq!(m.fields["userName.analyzed"].parent.as_deref(), Some("userName"));
+        assert_eq!(
+            m.fields["userName.analyzed"].parent.as_deref(),
+            Some("userName")
+        );
         assert_eq!(m.fields["obj.a"].ty, FieldType::Long);
         assert!(m.objects.contains_key("obj"));
     }
@@ -515,8 +582,15 @@ mod tests {
     fn rejects_bad_definitions() {
         let e = compile(&json!({"properties":{"a":{"type":"nope"}}}), &reg()).unwrap_err();
         assert_eq!(e.kind, "mapper_parsing_exception");
-        let e = compile(&json!({"properties":{"data":{"type":"keyword","analyzer":"standard"}}}), &reg()).unwrap_err();
-        assert_eq!(e.reason, "Mapping definition for [data] has unsupported parameters:  [analyzer : standard]");
+        let e = compile(
+            &json!({"properties":{"data":{"type":"keyword","analyzer":"standard"}}}),
+            &reg(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Mapping definition for [data] has unsupported parameters:  [analyzer : standard]"
+        );
     }
 
     #[test]
