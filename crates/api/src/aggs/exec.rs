@@ -55,11 +55,10 @@ pub(crate) struct Exec<'a> {
     pub terms_info: HashMap<String, Vec<TermsShardInfo>>,
 }
 
-/// The three stage requests of one collection.
+/// The per-shard requests of one collection (the final one is shared by all indices).
 struct Requests {
     collect: Aggregations,
     prune: Aggregations,
-    fin: Aggregations,
 }
 
 impl Requests {
@@ -67,7 +66,6 @@ impl Requests {
         Ok(Requests {
             collect: Plan::request_for(nodes, Stage::Collect)?,
             prune: Plan::request_for(nodes, Stage::ShardPrune)?,
-            fin: Plan::request_for(nodes, Stage::Final)?,
         })
     }
 }

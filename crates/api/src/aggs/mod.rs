@@ -94,12 +94,13 @@ pub fn run_aggs_multi(
     if targets.is_empty() {
         return Ok(Value::Object(Default::default()));
     }
+    check_sizes(&req.aggs, req.max_buckets)?;
     let planned = targets
         .iter()
         .map(|t| {
             Ok(PlannedTarget {
                 target: t,
-                plan: Plan::new(req, t.ctx)?,
+                plan: Plan::new(req, t.ctx, t.index_name)?,
             })
         })
         .collect::<EsResult<Vec<_>>>()?;
@@ -117,6 +118,19 @@ pub fn run_aggs_multi(
     };
     let out = renderer.render_level(&exec.plan().roots, &results, &Scope::default(), true)?;
     Ok(Value::Object(out))
+}
+
+/// Requests that ask for more buckets than `search.max_buckets` up front fail before collecting.
+fn check_sizes(nodes: &[request::AggNode], max_buckets: usize) -> EsResult<()> {
+    for n in nodes {
+        if let request::AggKind::Composite(c) = &n.kind {
+            if c.size > max_buckets {
+                return Err(render::too_many_buckets(max_buckets));
+            }
+        }
+        check_sizes(&n.subs, max_buckets)?;
+    }
+    Ok(())
 }
 
 /// Milliseconds of a fixed-length calendar unit, for composite `date_histogram` sources.

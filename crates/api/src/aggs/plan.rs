@@ -201,7 +201,8 @@ pub(crate) struct MetricOp {
 }
 
 pub(crate) struct CompositeOp {
-    pub formats: Vec<ValueFormat>,
+    /// Per source: the `format` that turns keys into strings (dates, when explicitly given).
+    pub formats: Vec<Option<ValueFormat>>,
     pub fields: Vec<FieldRef>,
 }
 
@@ -219,22 +220,39 @@ pub(crate) enum Op {
 }
 
 impl<'r> Plan<'r> {
-    pub fn new(req: &'r AggsRequest, ctx: &QueryContext) -> EsResult<Plan<'r>> {
+    /// Plans `req` against the index `index_name` described by `ctx`.
+    pub fn new(req: &'r AggsRequest, ctx: &QueryContext, index_name: &str) -> EsResult<Plan<'r>> {
         let mut sources = Vec::new();
-        let roots = plan_level(&req.aggs, ctx, &mut sources, true)?;
+        let mut roots = plan_level(&req.aggs, ctx, &mut sources, None)?;
+        bind_index_name(&mut roots, index_name);
         Ok(Plan { roots, sources })
     }
 }
 
+/// `terms` on `_index`: every document of this index has the index name, which is the
+/// `missing` value of a field no document has (so buckets merge across indices by name).
+fn bind_index_name(nodes: &mut [PlanNode], index_name: &str) {
+    for n in nodes {
+        if let Op::Terms(op) = &mut n.op {
+            if op.field.name == "_index" && op.field.def.is_none() {
+                op.field.name = "__lode_no_such_field".to_string();
+                op.tantivy_missing = Some(Value::String(index_name.to_string()));
+            }
+        }
+        bind_index_name(&mut n.subs, index_name);
+    }
+}
+
+/// Plans sibling aggregations; `parent` is the type of the enclosing aggregation, if any.
 fn plan_level<'r>(
     nodes: &'r [AggNode],
     ctx: &QueryContext,
     sources: &mut Vec<SourceSpec>,
-    top: bool,
+    parent: Option<&'static str>,
 ) -> EsResult<Vec<PlanNode<'r>>> {
     nodes
         .iter()
-        .map(|n| plan_node(n, ctx, sources, top))
+        .map(|n| plan_node(n, ctx, sources, parent))
         .collect()
 }
 
@@ -242,14 +260,15 @@ fn plan_node<'r>(
     node: &'r AggNode,
     ctx: &QueryContext,
     sources: &mut Vec<SourceSpec>,
-    top: bool,
+    parent: Option<&'static str>,
 ) -> EsResult<PlanNode<'r>> {
     let ty = node.kind.type_name();
     let op = match &node.kind {
         AggKind::Terms(t) => Op::Terms(plan_terms(node, t, ctx)?),
         AggKind::Histogram(h) => {
-            resolve_field(ctx, &h.field, ty, Need::Numeric)?;
+            let field = resolve_field(ctx, &h.field, ty, Need::Numeric)?;
             let format = match &h.format {
+                _ if field.is_date() => date_format(&field, h.format.as_deref(), &Tz::utc())?,
                 Some(f) => ValueFormat::decimal(f)?,
                 None => ValueFormat::Raw,
             };
@@ -320,8 +339,28 @@ fn plan_node<'r>(
                 style: FiltersStyle::Single,
             })
         }
+        AggKind::Nested { path } => {
+            let prefix = format!("{path}.");
+            let clauses: Vec<(Occur, Box<dyn Query>)> = ctx
+                .mapping
+                .fields
+                .values()
+                .filter(|f| f.path.starts_with(&prefix) && ctx.schema.get_field(&f.path).is_ok())
+                .map(|f| {
+                    let q: Box<dyn Query> = Box::new(ExistsQuery::new(f.path.clone(), false));
+                    (Occur::Should, q)
+                })
+                .collect();
+            let query: Box<dyn Query> = if clauses.is_empty() {
+                Box::new(tantivy::query::EmptyQuery)
+            } else {
+                Box::new(BooleanQuery::new(clauses))
+            };
+            single_filter(node, query, sources)
+        }
+        AggKind::ReverseNested => single_filter(node, Box::new(AllQuery), sources),
         AggKind::Global => {
-            if !top {
+            if parent.is_some() {
                 return Err(EsError::new(
                     400,
                     "aggregation_initialization_exception",
@@ -334,10 +373,9 @@ fn plan_node<'r>(
             Op::Global
         }
         AggKind::Composite(c) => {
-            if !top {
+            if let Some(parent) = parent {
                 return Err(EsError::illegal_argument(format!(
-                    "[composite] aggregation cannot be used with a parent aggregation of type: [{}]",
-                    "unknown"
+                    "[composite] aggregation cannot be used with a parent aggregation of type: [{parent}]"
                 )));
             }
             let mut formats = Vec::new();
@@ -367,10 +405,11 @@ fn plan_node<'r>(
                 }
                 formats.push(match &s.kind {
                     CompositeSourceKind::DateHistogram {
-                        time_zone, format, ..
-                    } => date_format(&f, format.as_deref(), time_zone)?,
-                    _ if f.is_date() => date_format(&f, None, &Tz::utc())?,
-                    _ => ValueFormat::Raw,
+                        time_zone,
+                        format: Some(format),
+                        ..
+                    } => Some(date_format(&f, Some(format), time_zone)?),
+                    _ => None,
                 });
                 fields.push(f);
             }
@@ -393,12 +432,26 @@ fn plan_node<'r>(
         }
         AggKind::TopHits(_) => Op::TopHits,
     };
-    let subs = plan_level(&node.subs, ctx, sources, false)?;
+    let subs = plan_level(&node.subs, ctx, sources, Some(ty))?;
     validate_order(node, &subs)?;
     Ok(PlanNode {
         req: node,
         op,
         subs,
+    })
+}
+
+/// A one-bucket aggregation over the documents matching `query`.
+fn single_filter(node: &AggNode, query: Box<dyn Query>, sources: &mut Vec<SourceSpec>) -> Op {
+    sources.push(SourceSpec::Filters {
+        queries: vec![query],
+        other: false,
+    });
+    Op::Filters(FiltersOp {
+        source: sources.len() - 1,
+        names: vec![node.name.clone()],
+        other: None,
+        style: FiltersStyle::Single,
     })
 }
 
@@ -457,6 +510,9 @@ fn validate_order(node: &AggNode, subs: &[PlanNode]) -> EsResult<()> {
             return invalid(&format!("Unknown aggregation [{agg}]"));
         };
         match (&sub.op, metric) {
+            (Op::Filters(f), None) if f.style == FiltersStyle::Single => {}
+            (Op::Filters(f), Some(m))
+                if f.style == FiltersStyle::Single && (m == "doc_count" || m == "_count") => {}
             (Op::Metric(_), None) => {
                 if let AggKind::Metric(m) = &sub.req.kind {
                     if matches!(m.kind, MetricKind::Stats | MetricKind::ExtendedStats) {
@@ -622,22 +678,47 @@ fn scalar(v: &Value) -> String {
 fn date_bound(v: &Value, format: &DateFormat, tz: &Tz, now: i64, what: &str) -> EsResult<i64> {
     match v {
         Value::Number(n) => Ok(n.as_f64().unwrap_or(0.0) as i64),
-        Value::String(s) => parse_date_math(s, now, format, tz, false).map_err(|e| {
-            EsError::new(
-                400,
-                "parse_exception",
-                format!(
-                    "failed to parse date field [{s}] with format [{}]: [{}]",
-                    format.spec(),
-                    e.reason
-                ),
-            )
-            .caused_by(EsError::illegal_argument(format!("failed to parse {what}")))
-        }),
+        Value::String(s) => date_math(s, format, tz, now, what),
         other => Err(EsError::x_content_parse(format!(
             "[{what}] unsupported value [{other}]"
         ))),
     }
+}
+
+/// A `date_range` bound: numbers go through the format too (`1000` is 1000 seconds for an
+/// `epoch_second` field), as Elasticsearch parses them.
+fn date_range_bound(
+    v: &Value,
+    format: &DateFormat,
+    tz: &Tz,
+    now: i64,
+    what: &str,
+) -> EsResult<i64> {
+    match v {
+        Value::Number(n) => {
+            let text = match n.as_i64() {
+                Some(i) => i.to_string(),
+                None => (n.as_f64().unwrap_or(0.0) as i64).to_string(),
+            };
+            date_math(&text, format, tz, now, what)
+        }
+        other => date_bound(other, format, tz, now, what),
+    }
+}
+
+fn date_math(s: &str, format: &DateFormat, tz: &Tz, now: i64, what: &str) -> EsResult<i64> {
+    parse_date_math(s, now, format, tz, false).map_err(|e| {
+        EsError::new(
+            400,
+            "parse_exception",
+            format!(
+                "failed to parse date field [{s}] with format [{}]: [{}]",
+                format.spec(),
+                e.reason
+            ),
+        )
+        .caused_by(EsError::illegal_argument(format!("failed to parse {what}")))
+    })
 }
 
 fn plan_date_histogram(
@@ -730,9 +811,11 @@ fn plan_range(
     let bound = |v: &Option<Value>, what: &str| -> EsResult<Option<f64>> {
         match v {
             None => Ok(None),
-            Some(v) if dates => Ok(Some(
-                date_bound(v, &parse_format, &tz, ctx.now_millis, what)? as f64,
-            )),
+            Some(v) if dates => {
+                Ok(Some(
+                    date_range_bound(v, &parse_format, &tz, ctx.now_millis, what)? as f64,
+                ))
+            }
             Some(v) => number(v).map(Some).ok_or_else(|| {
                 EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))
             }),
@@ -765,7 +848,7 @@ fn plan_range(
     let missing = match &r.missing {
         None => None,
         Some(v) if dates => {
-            Some(date_bound(v, &parse_format, &tz, ctx.now_millis, "missing")? as f64)
+            Some(date_range_bound(v, &parse_format, &tz, ctx.now_millis, "missing")? as f64)
         }
         Some(v) => Some(number(v).ok_or_else(|| {
             EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))
@@ -827,16 +910,8 @@ pub(crate) fn java_double(x: f64) -> String {
 // The tantivy request
 
 impl Plan<'_> {
-    /// The tantivy request for the main (query-scoped) collection.
-    pub fn tantivy_request(
-        &self,
-        stage: Stage,
-    ) -> EsResult<tantivy::aggregation::agg_req::Aggregations> {
-        to_aggregations(tantivy_level(&self.roots, stage))
-    }
-
-    /// The tantivy request for some nodes (a `global` aggregation's sub-aggregations, or the
-    /// sub-aggregations of a bucket tantivy did not report).
+    /// The tantivy request for `nodes` at `stage` (the roots, a `global` aggregation's
+    /// sub-aggregations, or a node tantivy did not report in an empty bucket).
     pub fn request_for(
         nodes: &[PlanNode],
         stage: Stage,
@@ -900,10 +975,25 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
     let src = |i: usize| Value::String(source_name(i));
     Some(match (&n.req.kind, &n.op) {
         (AggKind::Terms(t), Op::Terms(op)) => {
+            let orders_by_bucket = match &t.order[0].key {
+                OrderKey::Path { agg, .. } => n
+                    .subs
+                    .iter()
+                    .any(|s| s.req.name == *agg && !matches!(s.op, Op::Metric(_))),
+                _ => false,
+            };
+            let order = if orders_by_bucket {
+                // tantivy orders by metrics only: nothing is cut, rendering orders.
+                json!({"_count": "desc"})
+            } else {
+                tantivy_order(&t.order[0])
+            };
             let (size, segment_size) = match stage {
                 Stage::Collect | Stage::Final => (ALL, ALL),
                 Stage::ShardPrune
-                    if op.numeric_include.is_some() || op.numeric_exclude.is_some() =>
+                    if orders_by_bucket
+                        || op.numeric_include.is_some()
+                        || op.numeric_exclude.is_some() =>
                 {
                     (ALL, ALL)
                 }
@@ -915,7 +1005,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 "segment_size": segment_size,
                 "show_term_doc_count_error": true,
                 "min_doc_count": t.min_doc_count,
-                "order": tantivy_order(&t.order[0]),
+                "order": order,
             });
             let o = body.as_object_mut().expect("object");
             if let Some(m) = &op.tantivy_missing {
@@ -1044,8 +1134,10 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                     .sources
                     .iter()
                     .zip(&op.fields)
-                    .filter_map(|(s, f)| {
-                        Some((s.name.clone(), after_key(after.get(&s.name)?, &s.kind, f)))
+                    .zip(&op.formats)
+                    .filter_map(|((s, f), format)| {
+                        let v = after.get(&s.name)?;
+                        Some((s.name.clone(), after_key(v, &s.kind, f, format.as_ref())))
                     })
                     .collect();
                 body.as_object_mut()
@@ -1082,7 +1174,17 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
 }
 
 /// An Elasticsearch `after` value as tantivy's typed after key (`"<type>:<value>"`).
-fn after_key(v: &Value, kind: &CompositeSourceKind, field: &FieldRef) -> Value {
+fn after_key(
+    v: &Value,
+    kind: &CompositeSourceKind,
+    field: &FieldRef,
+    format: Option<&ValueFormat>,
+) -> Value {
+    if let (Value::String(text), Some(ValueFormat::Date(f, tz))) = (v, format) {
+        if let Ok(ms) = f.parse_millis(text, tz) {
+            return Value::String(format!("f64:{}", ms as f64));
+        }
+    }
     let text = scalar(v);
     let typed = match (v, kind, field.storage()) {
         (Value::Null, _, _) => "null:".to_string(),

@@ -7,11 +7,12 @@
 use super::exec::{Exec, TermsShardInfo};
 use super::format::ValueFormat;
 use super::plan::{
-    java_double, source_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode, TermsKind, TermsOp,
+    java_double, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode, TermsKind, TermsOp,
 };
-use super::request::{AggKind, BucketOrder, MetricKind, OrderKey, TermsReq};
+use super::request::{AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, TermsReq};
 use super::rounding::DateRounding;
 use super::top_hits;
+use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
 use serde_json::{json, Map, Value};
 use std::cmp::Ordering;
@@ -58,7 +59,7 @@ pub(crate) struct Renderer<'a> {
     pub buckets: usize,
 }
 
-fn empty_results() -> AggregationResults {
+fn no_results() -> AggregationResults {
     AggregationResults::default()
 }
 
@@ -89,16 +90,21 @@ impl Renderer<'_> {
             if let Some(meta) = &node.req.meta {
                 obj.insert("meta".into(), meta.clone());
             }
+            // tantivy leaves out what an absent bucket would have held: render it empty.
+            let empty;
             let result = match results.0.get(&node.req.name) {
-                Some(r) => Some(r.clone()),
+                Some(r) => Some(r),
                 None if matches!(node.op, Op::Global | Op::TopHits) => None,
-                None => self
-                    .exec
-                    .empty_results(std::slice::from_ref(node))?
-                    .0
-                    .remove(&node.req.name),
+                None => {
+                    empty = self
+                        .exec
+                        .empty_results(std::slice::from_ref(node))?
+                        .0
+                        .remove(&node.req.name);
+                    empty.as_ref()
+                }
             };
-            self.render_node(node, result.as_ref(), scope, top, &mut obj)?;
+            self.render_node(node, result, scope, top, &mut obj)?;
             out.insert(key, Value::Object(obj));
         }
         Ok(out)
@@ -219,9 +225,16 @@ impl Renderer<'_> {
                         from: Some(x),
                         to: Some(x + h.interval),
                     });
-                    out.push(self.histogram_bucket(node, b, json!(x), key_as_string, &scope)?);
+                    out.push(self.histogram_bucket(
+                        node,
+                        &h.order,
+                        b,
+                        json!(x),
+                        key_as_string,
+                        &scope,
+                    )?);
                 }
-                self.finish_histogram(node, &h.order, out, h.keyed, obj)
+                self.finish_histogram(&h.order, out, h.keyed, obj)
             }
             (
                 AggKind::DateHistogram(d),
@@ -247,6 +260,7 @@ impl Renderer<'_> {
                     });
                     let rendered = self.histogram_bucket(
                         node,
+                        &d.order,
                         b,
                         json!(key),
                         op.format.format(key as f64),
@@ -258,7 +272,7 @@ impl Renderer<'_> {
                     out.push(rendered);
                 }
                 out.dedup_by(|later, earlier| later.key == earlier.key && later.doc_count == 0);
-                self.finish_histogram(node, &d.order, out, d.keyed, obj)
+                self.finish_histogram(&d.order, out, d.keyed, obj)
             }
             (AggKind::Range(r), Op::Range(op), BucketResult::Range { buckets }) => {
                 let entries: Vec<_> = buckets.iter().collect();
@@ -286,7 +300,7 @@ impl Renderer<'_> {
                         from: def.from,
                         to: def.to,
                     });
-                    let empty = empty_results();
+                    let empty = no_results();
                     let subs = entry.map(|e| &e.sub_aggregation).unwrap_or(&empty);
                     b.extend(self.render_level(&node.subs, subs, &scope, false)?);
                     if r.keyed {
@@ -314,18 +328,13 @@ impl Renderer<'_> {
                 let mut last_key = None;
                 for b in buckets {
                     let mut key = Map::new();
-                    for (s, format) in c.sources.iter().zip(&op.formats) {
+                    for ((s, format), field) in c.sources.iter().zip(&op.formats).zip(&op.fields) {
                         let v = b.key.get(&s.name).unwrap_or(&CompositeKey::Null);
+                        let integral = field.storage() == Some(Storage::I64)
+                            && !matches!(s.kind, CompositeSourceKind::Histogram { .. });
                         key.insert(
                             s.name.clone(),
-                            composite_value(
-                                v,
-                                format,
-                                matches!(
-                                    s.kind,
-                                    super::request::CompositeSourceKind::DateHistogram { .. }
-                                ),
-                            ),
+                            composite_value(v, format.as_ref(), integral),
                         );
                     }
                     let mut o = Map::new();
@@ -362,7 +371,7 @@ impl Renderer<'_> {
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
         let shards = self.exec.shard_count();
-        let mut kept: Vec<&BucketEntry> = buckets
+        let kept: Vec<&BucketEntry> = buckets
             .iter()
             .filter(|b| {
                 let x = key_f64(&b.key);
@@ -375,9 +384,15 @@ impl Renderer<'_> {
                         .is_none_or(|exc| !exc.contains(&x))
             })
             .collect();
-        sort_buckets(&mut kept, &req.order, |b| {
-            (b.doc_count, &b.key, &b.sub_aggregation)
-        });
+        let mut keyed: Vec<(SortKey, &BucketEntry)> = kept
+            .into_iter()
+            .map(|b| {
+                let k = SortKey::new(&req.order, b.doc_count, b.key.clone(), &b.sub_aggregation);
+                (k, b)
+            })
+            .collect();
+        keyed.sort_by(|a, b| compare(&req.order, &a.0, &b.0));
+        let mut kept: Vec<&BucketEntry> = keyed.into_iter().map(|(_, b)| b).collect();
         let mut other = sum_other;
         if kept.len() > req.size {
             other += kept[req.size..].iter().map(|b| b.doc_count).sum::<u64>();
@@ -440,46 +455,37 @@ impl Renderer<'_> {
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn histogram_bucket(
         &mut self,
         node: &PlanNode,
+        order: &[BucketOrder],
         b: &BucketEntry,
         key: Value,
         key_as_string: Option<String>,
         scope: &Scope,
     ) -> EsResult<RenderedBucket> {
         let subs = self.render_level(&node.subs, &b.sub_aggregation, scope, false)?;
+        let sort_key = Key::F64(key.as_f64().unwrap_or(0.0));
         Ok(RenderedBucket {
             key,
             key_as_string,
             doc_count: b.doc_count,
             subs,
-            sort_metrics: b.sub_aggregation.clone(),
+            sort: SortKey::new(order, b.doc_count, sort_key, &b.sub_aggregation),
         })
     }
 
     fn finish_histogram(
         &mut self,
-        node: &PlanNode,
         order: &[BucketOrder],
         mut buckets: Vec<RenderedBucket>,
         keyed: bool,
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
         self.count_buckets(buckets.len())?;
-        let default_order = order.len() == 1
-            && order[0]
-                == BucketOrder {
-                    key: OrderKey::Key,
-                    asc: true,
-                };
+        let default_order = order.len() == 1 && order[0].key == OrderKey::Key && order[0].asc;
         if !default_order {
-            let mut refs: Vec<&RenderedBucket> = buckets.iter().collect();
-            let keys: Vec<Key> = refs
-                .iter()
-                .map(|b| Key::F64(b.key.as_f64().unwrap_or(0.0)))
-                .collect();
-            let mut idx: Vec<usize> = (0..refs.len()).collect();
             let mut order = order.to_vec();
             if !order.iter().any(|o| o.key == OrderKey::Key) {
                 order.push(BucketOrder {
@@ -487,18 +493,8 @@ impl Renderer<'_> {
                     asc: true,
                 });
             }
-            idx.sort_by(|&a, &b| {
-                compare(
-                    &order,
-                    (refs[a].doc_count, &keys[a], &refs[a].sort_metrics),
-                    (refs[b].doc_count, &keys[b], &refs[b].sort_metrics),
-                )
-            });
-            refs = idx.iter().map(|&i| refs[i]).collect();
-            let sorted: Vec<RenderedBucket> = refs.into_iter().cloned().collect();
-            buckets = sorted;
+            buckets.sort_by(|a, b| compare(&order, &a.sort, &b.sort));
         }
-        let _ = node;
         if keyed {
             let mut m = Map::new();
             for b in buckets {
@@ -533,7 +529,7 @@ impl Renderer<'_> {
     ) -> EsResult<()> {
         let entries: Vec<_> = buckets.iter().collect();
         let n = op.names.len() + op.other.is_some() as usize;
-        let empty = empty_results();
+        let empty = no_results();
         let mut rendered = Vec::with_capacity(n);
         for i in 0..n {
             let entry = entries.iter().find(|e| e.from == Some((i + 1) as f64));
@@ -562,7 +558,6 @@ impl Renderer<'_> {
             return Ok(());
         }
         self.count_buckets(n)?;
-        let _ = source_name;
         if op.style == FiltersStyle::Keyed {
             let mut m = Map::new();
             for (name, doc_count, subs) in rendered {
@@ -592,13 +587,12 @@ impl Renderer<'_> {
     }
 }
 
-#[derive(Clone)]
 struct RenderedBucket {
     key: Value,
     key_as_string: Option<String>,
     doc_count: u64,
     subs: Map<String, Value>,
-    sort_metrics: AggregationResults,
+    sort: SortKey,
 }
 
 impl RenderedBucket {
@@ -690,33 +684,54 @@ fn terms_key(op: &TermsOp, k: &Key) -> (Value, Option<String>) {
     }
 }
 
-fn composite_value(v: &CompositeKey, format: &ValueFormat, date: bool) -> Value {
+/// A composite key value: formatted when the source has a `format`, an integer for integer
+/// and date fields (tantivy's histogram sources key by `f64`).
+fn composite_value(v: &CompositeKey, format: Option<&ValueFormat>, integral: bool) -> Value {
     let num = match v {
         CompositeKey::Null => return Value::Null,
         CompositeKey::Str(s) => return json!(s),
         CompositeKey::Bool(b) => return json!(b),
-        CompositeKey::I64(x) => *x as f64,
-        CompositeKey::U64(x) => *x as f64,
+        CompositeKey::I64(x) => return json!(x),
+        CompositeKey::U64(x) => return json!(x),
         CompositeKey::F64(x) => *x,
     };
-    if let (ValueFormat::Date(..), true) = (format, date) {
-        return json!(num as i64);
+    if let Some(s) = format.and_then(|f| f.format(num)) {
+        return json!(s);
     }
-    match v {
-        CompositeKey::I64(x) => json!(x),
-        CompositeKey::U64(x) => json!(x),
-        _ if matches!(format, ValueFormat::Date(..)) => json!(num as i64),
-        _ => json!(num),
+    if integral {
+        json!(num as i64)
+    } else {
+        json!(num)
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Ordering
 
-type SortView<'a> = (u64, &'a Key, &'a AggregationResults);
+/// What a bucket order looks at: the count, the key, and the value of each sub-aggregation
+/// path of the order (in order of appearance).
+#[derive(Clone)]
+struct SortKey {
+    doc_count: u64,
+    key: Key,
+    metrics: Vec<Option<f64>>,
+}
 
-fn sort_buckets<T>(items: &mut [T], order: &[BucketOrder], view: impl Fn(&T) -> SortView<'_>) {
-    items.sort_by(|a, b| compare(order, view(a), view(b)));
+impl SortKey {
+    fn new(order: &[BucketOrder], doc_count: u64, key: Key, subs: &AggregationResults) -> SortKey {
+        let metrics = order
+            .iter()
+            .filter_map(|o| match &o.key {
+                OrderKey::Path { agg, metric } => Some(metric_value(subs, agg, metric.as_deref())),
+                _ => None,
+            })
+            .collect();
+        SortKey {
+            doc_count,
+            key,
+            metrics,
+        }
+    }
 }
 
 fn cmp_key(a: &Key, b: &Key) -> Ordering {
@@ -728,41 +743,23 @@ fn cmp_key(a: &Key, b: &Key) -> Ordering {
     }
 }
 
-fn compare(order: &[BucketOrder], a: SortView, b: SortView) -> Ordering {
+/// Elasticsearch's compound bucket order; `order` ends with a key tie-breaker.
+fn compare(order: &[BucketOrder], a: &SortKey, b: &SortKey) -> Ordering {
+    let mut path = 0;
     for o in order {
+        let dir = |c: Ordering| if o.asc { c } else { c.reverse() };
         let c = match &o.key {
-            OrderKey::Count => {
-                let c = a.0.cmp(&b.0);
-                if o.asc {
-                    c
-                } else {
-                    c.reverse()
-                }
-            }
-            OrderKey::Key => {
-                let c = cmp_key(a.1, b.1);
-                if o.asc {
-                    c
-                } else {
-                    c.reverse()
-                }
-            }
-            OrderKey::Path { agg, metric } => {
-                let va = metric_value(a.2, agg, metric.as_deref());
-                let vb = metric_value(b.2, agg, metric.as_deref());
+            OrderKey::Count => dir(a.doc_count.cmp(&b.doc_count)),
+            OrderKey::Key => dir(cmp_key(&a.key, &b.key)),
+            OrderKey::Path { .. } => {
+                let (va, vb) = (a.metrics[path], b.metrics[path]);
+                path += 1;
                 // NaN (an empty avg, min...) sorts last in either direction.
                 match (va.filter(|v| !v.is_nan()), vb.filter(|v| !v.is_nan())) {
                     (None, None) => Ordering::Equal,
                     (None, Some(_)) => Ordering::Greater,
                     (Some(_), None) => Ordering::Less,
-                    (Some(x), Some(y)) => {
-                        let c = x.total_cmp(&y);
-                        if o.asc {
-                            c
-                        } else {
-                            c.reverse()
-                        }
-                    }
+                    (Some(x), Some(y)) => dir(x.total_cmp(&y)),
                 }
             }
         };
@@ -775,8 +772,19 @@ fn compare(order: &[BucketOrder], a: SortView, b: SortView) -> Ordering {
 
 /// The value of a metric sub-aggregation, as an order path addresses it.
 fn metric_value(subs: &AggregationResults, agg: &str, metric: Option<&str>) -> Option<f64> {
-    let Some(AggregationResult::MetricResult(m)) = subs.0.get(agg) else {
-        return None;
+    let m = match subs.0.get(agg)? {
+        AggregationResult::MetricResult(m) => m,
+        // A single-bucket aggregation (`filter`, `missing`): its document count.
+        AggregationResult::BucketResult(BucketResult::Range { buckets }) => {
+            return Some(
+                buckets
+                    .iter()
+                    .find(|e| e.from == Some(1.0))
+                    .map(|e| e.doc_count as f64)
+                    .unwrap_or(0.0),
+            )
+        }
+        AggregationResult::BucketResult(_) => return None,
     };
     match m {
         MetricResult::Average(v)
@@ -793,7 +801,7 @@ fn metric_value(subs: &AggregationResults, agg: &str, metric: Option<&str>) -> O
             _ => None,
         },
         MetricResult::ExtendedStats(s) => {
-            let x = ExtStats::of(s.count, s.sum, s.min, s.max, s.sum_of_squares, 2.0);
+            let x = ExtStats::of(s.count, s.sum, s.sum_of_squares);
             match metric? {
                 "count" => Some(s.count as f64),
                 "min" => s.min,
@@ -820,6 +828,19 @@ fn num_or_null(v: Option<f64>) -> Value {
     }
 }
 
+/// A double as Elasticsearch writes it: non-finite values as strings.
+fn double(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else if v.is_nan() {
+        json!("NaN")
+    } else if v > 0.0 {
+        json!("Infinity")
+    } else {
+        json!("-Infinity")
+    }
+}
+
 fn with_string(obj: &mut Map<String, Value>, name: &str, value: Option<f64>, format: &ValueFormat) {
     obj.insert(name.to_string(), num_or_null(value));
     if let Some(s) = value
@@ -837,25 +858,16 @@ struct ExtStats {
 
 impl ExtStats {
     /// Elasticsearch's formulas (`InternalExtendedStats`), from count, sum and sum of squares.
-    fn of(
-        count: u64,
-        sum: f64,
-        _min: Option<f64>,
-        _max: Option<f64>,
-        sum_of_squares: Option<f64>,
-        _sigma: f64,
-    ) -> Option<ExtStats> {
+    fn of(count: u64, sum: f64, sum_of_squares: Option<f64>) -> Option<ExtStats> {
         if count == 0 {
             return None;
         }
         let n = count as f64;
         let sq = sum_of_squares?;
         let population = ((sq - sum * sum / n) / n).max(0.0);
-        let sampling = if count > 1 {
-            ((sq - sum * sum / n) / (n - 1.0)).max(0.0)
-        } else {
-            f64::INFINITY
-        };
+        // One value: 0/0, which Elasticsearch reports as "NaN".
+        let sampling = (sq - sum * sum / n) / (n - 1.0);
+        let sampling = if sampling < 0.0 { 0.0 } else { sampling };
         Some(ExtStats {
             variance: population,
             variance_sampling: sampling,
@@ -905,7 +917,7 @@ fn render_metric(
                 "upper_sampling",
                 "lower_sampling",
             ];
-            match ExtStats::of(s.count, s.sum, s.min, s.max, s.sum_of_squares, sigma) {
+            match ExtStats::of(s.count, s.sum, s.sum_of_squares) {
                 None => {
                     for n in names {
                         obj.insert(n.into(), Value::Null);
@@ -934,7 +946,7 @@ fn render_metric(
                         sd_s,
                     ];
                     for (n, v) in names.iter().zip(values) {
-                        obj.insert(n.to_string(), num_or_null(Some(v)));
+                        obj.insert(n.to_string(), double(v));
                     }
                     let bound_values = [
                         avg + sigma * sd,
@@ -947,7 +959,7 @@ fn render_metric(
                     let b: Map<String, Value> = bounds
                         .iter()
                         .zip(bound_values)
-                        .map(|(k, v)| (k.to_string(), num_or_null(Some(v))))
+                        .map(|(k, v)| (k.to_string(), double(v)))
                         .collect();
                     obj.insert("std_deviation_bounds".into(), Value::Object(b));
                     if !format.is_raw() {

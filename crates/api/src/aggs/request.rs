@@ -52,7 +52,16 @@ pub(crate) enum AggKind {
     Filter(Box<DslQuery>),
     Filters(FiltersReq),
     Global,
-    Missing { field: String },
+    Missing {
+        field: String,
+    },
+    /// `nested`: documents are stored flattened, so this is the parent documents that have
+    /// values under `path` (sub-aggregations see parent documents).
+    Nested {
+        path: String,
+    },
+    /// `reverse_nested`: back to the parent documents, i.e. every document of the bucket.
+    ReverseNested,
     Composite(CompositeReq),
     Metric(MetricReq),
     Percentiles(PercentilesReq),
@@ -72,6 +81,8 @@ impl AggKind {
             AggKind::Filters(_) => "filters",
             AggKind::Global => "global",
             AggKind::Missing { .. } => "missing",
+            AggKind::Nested { .. } => "nested",
+            AggKind::ReverseNested => "reverse_nested",
             AggKind::Composite(_) => "composite",
             AggKind::Metric(m) => m.kind.name(),
             AggKind::Percentiles(_) => "percentiles",
@@ -396,6 +407,22 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
                 field: required_field(o)?,
             }
         }
+        "nested" => {
+            let o = obj()?;
+            expect_fields(ty, o, &["path"])?;
+            match o.get("path") {
+                Some(Value::String(p)) => AggKind::Nested { path: p.clone() },
+                _ => {
+                    return Err(EsError::parsing(format!(
+                        "[nested] requires 'path' field in [{name}]"
+                    )))
+                }
+            }
+        }
+        "reverse_nested" => {
+            expect_fields(ty, obj()?, &["path"])?;
+            AggKind::ReverseNested
+        }
         "composite" => AggKind::Composite(parse_composite(name, obj()?)?),
         "avg" | "sum" | "min" | "max" | "value_count" | "stats" | "extended_stats"
         | "cardinality" => AggKind::Metric(parse_metric(ty, obj()?)?),
@@ -405,8 +432,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "significant_text"
         | "rare_terms"
         | "multi_terms"
-        | "nested"
-        | "reverse_nested"
         | "sampler"
         | "diversified_sampler"
         | "ip_range"
@@ -1158,6 +1183,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                         "interval",
                         "time_zone",
                         "format",
+                        "offset",
                         "missing_bucket",
                     ],
                 )?;
@@ -1184,6 +1210,14 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                     Some(v) => parse_time_zone(v)?,
                     None => Tz::utc(),
                 };
+                if body
+                    .get("offset")
+                    .is_some_and(|o| parse_offset(o).ok() != Some(0))
+                {
+                    return Err(EsError::illegal_argument(format!(
+                        "[offset] is not supported in composite date_histogram source [{src_name}]"
+                    )));
+                }
                 let format = body
                     .get("format")
                     .map(|v| string(kind_name, "format", v))

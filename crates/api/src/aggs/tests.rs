@@ -2,7 +2,7 @@
 //! document code, aggregated with ES JSON; every expectation is computed independently from
 //! the same generated documents.
 
-use super::{parse_aggs, run_aggs, run_aggs_for_index};
+use super::{parse_aggs, run_aggs, run_aggs_for_index, run_aggs_multi, AggTarget};
 use crate::query::{build_query, parse_query, QueryContext};
 use lode_analysis::AnalysisRegistry;
 use lode_dates::{calendar_floor, calendar_next, CalendarUnit, DateFormat, Tz};
@@ -1189,4 +1189,301 @@ fn every_compat_shape_parses() {
         parse_aggs(&v).unwrap();
     }
     let _unused: HashMap<(), ()> = HashMap::new();
+}
+
+#[test]
+fn computed_buckets_nested_under_terms() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all[..140], &all[140..]], 2);
+    let out = ix.run(json!({"t": {"terms": {"field": "acctType"}, "aggs": {
+        "fs": {"filters": {"filters": {"pos": {"range": {"balance": {"gte": 0}}}, "neg": {"range": {"balance": {"lt": 0}}}}}},
+        "r": {"range": {"field": "status", "ranges": [{"to": 2}, {"from": 2}]}},
+        "m": {"date_histogram": {"field": "created", "calendar_interval": "month"}},
+        "miss": {"missing": {"field": "balance"}}
+    }}}));
+    for b in out["t"]["buckets"].as_array().unwrap() {
+        let key = b["key"].as_str().unwrap();
+        let ds: Vec<&Doc> = all.iter().filter(|d| d.acct_type == key).collect();
+        let pos = ds
+            .iter()
+            .filter(|d| d.balance.is_some_and(|x| x >= 0.0))
+            .count();
+        let neg = ds
+            .iter()
+            .filter(|d| d.balance.is_some_and(|x| x < 0.0))
+            .count();
+        assert_eq!(
+            b["fs"]["buckets"],
+            json!({"pos": {"doc_count": pos}, "neg": {"doc_count": neg}}),
+            "{key}"
+        );
+        let low = ds.iter().filter(|d| d.status < 2).count();
+        assert_eq!(b["r"]["buckets"][0]["doc_count"], json!(low));
+        assert_eq!(b["r"]["buckets"][1]["doc_count"], json!(ds.len() - low));
+        let months: u64 = b["m"]["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["doc_count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(months as usize, ds.len());
+        assert_eq!(
+            b["miss"]["doc_count"],
+            json!(ds.iter().filter(|d| d.balance.is_none()).count())
+        );
+    }
+}
+
+#[test]
+fn several_indices_in_one_call() {
+    let all = docs(200);
+    let a = TestIndex::new(&[&all[..80]], 1);
+    let b = TestIndex::new(&[&all[80..130], &all[130..]], 1);
+    let (ca, cb) = (a.ctx(), b.ctx());
+    let targets = [
+        AggTarget {
+            index_name: "a",
+            ctx: &ca,
+            shards: &a.shards,
+            query: &tantivy::query::AllQuery,
+        },
+        AggTarget {
+            index_name: "b",
+            ctx: &cb,
+            shards: &b.shards,
+            query: &tantivy::query::AllQuery,
+        },
+    ];
+    let req = parse_aggs(
+        &json!({"t": {"terms": {"field": "acctType", "size": 3}, "aggs": {
+        "top": {"top_hits": {"size": 1, "sort": [{"created": "asc"}], "_source": false}}}}}),
+    )
+    .unwrap();
+    let out = run_aggs_multi(&req, &targets, false).unwrap();
+    let expected = expected_terms(all.iter().map(|d| d.acct_type));
+    assert_eq!(bucket_pairs(&out["t"]), expected[..3].to_vec());
+    for bucket in out["t"]["buckets"].as_array().unwrap() {
+        let key = bucket["key"].as_str().unwrap();
+        let (i, first) = all
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.acct_type == key)
+            .min_by_key(|(_, d)| d.created)
+            .unwrap();
+        let hit = &bucket["top"]["hits"]["hits"][0];
+        assert_eq!(hit["_id"], json!(first.id));
+        assert_eq!(hit["_index"], json!(if i < 80 { "a" } else { "b" }));
+        assert_eq!(hit["sort"], json!([first.created]));
+        assert!(hit.get("_source").is_none());
+    }
+}
+
+#[test]
+fn conformance_formats() {
+    let mut few = docs(4);
+    for (i, d) in few.iter_mut().enumerate() {
+        d.status = [1, 51, 101, 151][i];
+        d.created = 1_451_606_400_000; // 2016-01-01T00:00:00Z
+    }
+    let ix = TestIndex::new(&[&few], 1);
+    let out = ix.run(json!({
+        "histo": {"histogram": {"field": "status", "interval": 50, "format": "Value is ##0.0"}},
+        "plain": {"histogram": {"field": "status", "interval": 50}},
+        "phx": {"date_histogram": {"field": "created", "fixed_interval": "1ms", "time_zone": "America/Phoenix"}},
+        "es": {"extended_stats": {"field": "status"}},
+    }));
+    let keys: Vec<&str> = out["histo"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key_as_string"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "Value is 0.0",
+            "Value is 50.0",
+            "Value is 100.0",
+            "Value is 150.0"
+        ]
+    );
+    assert!(out["plain"]["buckets"][0].get("key_as_string").is_none());
+    assert_eq!(
+        out["phx"]["buckets"],
+        json!([{"key_as_string": "2015-12-31T17:00:00.000-07:00", "key": 1_451_606_400_000i64, "doc_count": 4}])
+    );
+    // The conformance suite's exact figures.
+    assert_eq!(out["es"]["sum_of_squares"], json!(35604.0));
+    assert_eq!(out["es"]["std_deviation"], json!(55.90169943749474));
+    assert_eq!(
+        out["es"]["std_deviation_bounds"]["upper"],
+        json!(187.80339887498948)
+    );
+    assert_eq!(
+        out["es"]["std_deviation_bounds"]["lower"],
+        json!(-35.80339887498948)
+    );
+}
+
+/// Times the reference workload shapes against tantivy's own aggregation collector on the
+/// same index: `cargo test --release -p lode-api aggs::tests::perf -- --ignored --nocapture`
+/// (`LODE_AGGS_PERF_DOCS` documents, 200000 by default).
+#[test]
+#[ignore]
+fn perf_reference_workload() {
+    use std::time::Instant;
+    let n: usize = std::env::var("LODE_AGGS_PERF_DOCS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200_000);
+    let all = docs(n);
+    let started = Instant::now();
+    let ix = TestIndex::new(&[&all], 4);
+    eprintln!("indexed {n} docs in {:?}", started.elapsed());
+    let cases = [
+        (
+            "bucket",
+            None,
+            json!({"typeName": {"terms": {"field": "balanceTypeName", "size": 50}}}),
+        ),
+        (
+            "group",
+            None,
+            json!({"by_acct_type": {"terms": {"field": "acctType", "size": 10}, "aggs": {"total_balance": {"sum": {"field": "balance"}}}}}),
+        ),
+        (
+            "metric",
+            None,
+            json!({"balance_stats": {"extended_stats": {"field": "balance"}}}),
+        ),
+        ("trend", Some(trend_query()), trend_aggs()),
+    ];
+    for (name, query, aggs) in cases {
+        let ctx = ix.ctx();
+        let q = match &query {
+            Some(q) => build_query(&parse_query(q).unwrap(), &ctx).unwrap(),
+            None => Box::new(tantivy::query::AllQuery) as Box<dyn tantivy::query::Query>,
+        };
+        let req = parse_aggs(&aggs).unwrap();
+        let mut best = std::time::Duration::MAX;
+        for _ in 0..5 {
+            let t = Instant::now();
+            run_aggs(&req, &ctx, &ix.shards, &*q, false).unwrap();
+            best = best.min(t.elapsed());
+        }
+        // tantivy alone, with the request as tantivy takes it (fixed interval for the trend).
+        let raw = match name {
+            "trend" => {
+                json!({"per_day": {"histogram": {"field": "createdTime", "interval": 86_400_000.0, "offset": 57_600_000.0, "min_doc_count": 0}}})
+            }
+            _ => aggs.clone(),
+        };
+        let raw: tantivy::aggregation::agg_req::Aggregations = serde_json::from_value(raw).unwrap();
+        let mut raw_best = std::time::Duration::MAX;
+        for _ in 0..5 {
+            let c = tantivy::aggregation::AggregationCollector::from_aggs(
+                raw.clone(),
+                Default::default(),
+            );
+            let t = Instant::now();
+            ix.shards[0].searcher.search(&*q, &c).unwrap();
+            raw_best = raw_best.min(t.elapsed());
+        }
+        eprintln!("{name:>7}: lode {best:?}  tantivy {raw_best:?}");
+    }
+}
+
+#[test]
+fn terms_ordered_by_a_filter_and_epoch_second_ranges() {
+    let all = docs(200);
+    let ix = TestIndex::new(&[&all[..90], &all[90..]], 1);
+    let out = ix.run(
+        json!({"t": {"terms": {"field": "acctType", "order": {"high.doc_count": "desc"}},
+        "aggs": {"high": {"filter": {"range": {"status": {"gte": 2}}}}}}}),
+    );
+    let mut expected: Vec<(String, usize)> = TYPES
+        .iter()
+        .map(|t| {
+            (
+                t.to_string(),
+                all.iter()
+                    .filter(|d| d.acct_type == *t && d.status >= 2)
+                    .count(),
+            )
+        })
+        .filter(|(t, _)| all.iter().any(|d| d.acct_type == t))
+        .collect();
+    expected.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let got: Vec<(String, usize)> = out["t"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["key"].as_str().unwrap().to_string(),
+                b["high"]["doc_count"].as_u64().unwrap() as usize,
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    // Numbers in date_range go through the field's format (epoch_millis here).
+    let out = ix.run(json!({"d": {"date_range": {"field": "createdTime", "ranges": [{"from": TREND_FROM, "to": TREND_TO}]}}}));
+    let b = &out["d"]["buckets"][0];
+    assert_eq!(b["key"], json!(format!("{TREND_FROM}-{TREND_TO}")));
+    assert_eq!(b["from"], json!(TREND_FROM as f64));
+    let n = all
+        .iter()
+        .filter(|d| d.created >= TREND_FROM && d.created < TREND_TO)
+        .count();
+    assert_eq!(b["doc_count"], json!(n));
+}
+
+#[test]
+fn composite_dates_formats_and_limits() {
+    let mut all = docs(30);
+    for (i, d) in all.iter_mut().enumerate() {
+        d.created = TREND_FROM + (i as i64 % 3) * DAY;
+    }
+    let ix = TestIndex::new(&[&all], 1);
+    let src = json!([{"day": {"date_histogram": {"field": "created", "calendar_interval": "1d", "format": "yyyy-MM-dd"}}}]);
+    let out = ix.run(json!({"c": {"composite": {"size": 2, "sources": src}}}));
+    // TREND_FROM is 2021-12-26T16:00Z: UTC days 12-26, 12-27, 12-28.
+    assert_eq!(
+        out["c"]["buckets"],
+        json!([{"key": {"day": "2021-12-26"}, "doc_count": 10}, {"key": {"day": "2021-12-27"}, "doc_count": 10}])
+    );
+    assert_eq!(out["c"]["after_key"], json!({"day": "2021-12-27"}));
+    let next = ix.run(
+        json!({"c": {"composite": {"size": 2, "sources": src, "after": {"day": "2021-12-27"}}}}),
+    );
+    assert_eq!(
+        next["c"]["buckets"],
+        json!([{"key": {"day": "2021-12-28"}, "doc_count": 10}])
+    );
+    let plain = ix.run(json!({"c": {"composite": {"sources": [{"t": {"date_histogram": {"field": "created", "fixed_interval": "1d"}}}]}}}));
+    assert_eq!(
+        plain["c"]["buckets"][0]["key"]["t"],
+        json!(TREND_FROM - 16 * 3_600_000)
+    );
+
+    let e = error_of(
+        &ix,
+        json!({"c": {"composite": {"size": 1_000_000_000, "sources": src}}}),
+    );
+    assert_eq!(e.kind, "too_many_buckets_exception");
+    let e = error_of(
+        &ix,
+        json!({"t": {"terms": {"field": "acctType"}, "aggs": {"c": {"composite": {"sources": src}}}}}),
+    );
+    assert_eq!(
+        e.reason,
+        "[composite] aggregation cannot be used with a parent aggregation of type: [terms]"
+    );
+    let out = ix.run(json!({"n": {"nested": {"path": "nothing"}, "aggs": {"s": {"sum": {"field": "balance"}}}},
+        "r": {"terms": {"field": "acctType", "size": 1}, "aggs": {"back": {"reverse_nested": {}}}}}));
+    assert_eq!(out["n"], json!({"doc_count": 0, "s": {"value": 0.0}}));
+    assert_eq!(
+        out["r"]["buckets"][0]["back"]["doc_count"],
+        out["r"]["buckets"][0]["doc_count"]
+    );
 }
