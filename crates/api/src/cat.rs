@@ -1,6 +1,8 @@
 //! The `_cat` APIs: Elasticsearch's text tables (`v`, `h`, `s`, `help`, `bytes`, `time`, `ts`,
 //! `format=json|yaml`) over indices, health, count, shards, segments, nodes and aliases.
 
+#![allow(clippy::result_large_err)] // EsError is the project-wide error type (engine).
+
 use crate::cluster::{self, Expand, Health, NodeInfo};
 use crate::rest::{RestRequest, RestResponse};
 use crate::stats::{self, ms, Numbers, StatsOptions};
@@ -465,11 +467,9 @@ const STAT_COLUMNS: &[(&str, &str, Kind, Extract, &str)] = &[
 ];
 
 fn exists_ms(n: &Numbers) -> u64 {
-    if n.get_total == 0 {
-        0
-    } else {
-        ms(n.get_time_ns) * n.get_exists / n.get_total
-    }
+    (ms(n.get_time_ns) * n.get_exists)
+        .checked_div(n.get_total)
+        .unwrap_or(0)
 }
 
 fn stat_columns() -> Vec<Column> {
@@ -1090,13 +1090,7 @@ fn nodes(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<Table> {
     let p = cluster::probe_process(info.started);
     let os = cluster::probe_os();
     let fs = cluster::probe_fs(&node.data);
-    let pct = |part: u64, whole: u64| {
-        if whole == 0 {
-            0
-        } else {
-            (part * 100 + whole / 2) / whole
-        }
-    };
+    let pct = |part: u64, whole: u64| (part * 100 + whole / 2).checked_div(whole).unwrap_or(0);
     let ram_used = os.mem_total.saturating_sub(os.mem_free);
     let disk_used = fs.total.saturating_sub(fs.available);
     let load = |i: usize| match os.load {
@@ -1472,13 +1466,15 @@ mod tests {
         assert_eq!(
             run(&node, "shards", None, &[("h", "p,d"), ("s", "docs")])
                 .lines()
-                .last(),
+                .last()
+                .map(str::trim_end),
             Some("r")
         );
         assert_eq!(
             run(&node, "shards", None, &[("h", "p,d"), ("s", "docs:desc")])
                 .lines()
-                .next(),
+                .next()
+                .map(str::trim_end),
             Some("r")
         );
 
@@ -1506,7 +1502,12 @@ mod tests {
             .status,
             400
         );
-        assert_eq!(run(&node, "segments", Some("ba*"), &[("h", "i")]), "baz\n");
+        // One line per segment (the writer may have produced several), none for closed `bar`.
+        let segs = run(&node, "segments", Some("ba*"), &[("h", "i")]);
+        assert!(
+            !segs.is_empty() && segs.lines().all(|l| l == "baz"),
+            "{segs}"
+        );
     }
 
     #[test]

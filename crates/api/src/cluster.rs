@@ -4,6 +4,8 @@
 //! Also home of what `cat` and `stats` share: index resolution with `expand_wildcards`
 //! (including hidden indices), per-index health, the node's id and the `/proc` probes.
 
+#![allow(clippy::result_large_err)] // EsError is the project-wide error type (engine).
+
 use crate::rest::{RestRequest, RestResponse};
 use lode_engine::index::{now_millis, IndexService};
 use lode_engine::mapping::wildcard_match;
@@ -188,7 +190,8 @@ fn concrete_names(expr: &str) -> Vec<&str> {
         .map(str::trim)
         .enumerate()
         .filter(|(i, p)| {
-            !p.is_empty() && !p.contains('*') && *p != "_all" && !(*i > 0 && p.starts_with('-'))
+            let exclusion = *i > 0 && p.starts_with('-');
+            !(p.is_empty() || p.contains('*') || *p == "_all" || exclusion)
         })
         .map(|(_, p)| p)
         .collect()
@@ -797,11 +800,9 @@ pub(crate) fn probe_os() -> OsProbe {
             *prev = Some((total, idle));
             let dt = total.saturating_sub(pt);
             let di = idle.saturating_sub(pi);
-            if dt == 0 {
-                0
-            } else {
-                (dt.saturating_sub(di) * 100 / dt).min(100)
-            }
+            (dt.saturating_sub(di) * 100)
+                .checked_div(dt)
+                .map_or(0, |p| p.min(100))
         } else {
             0
         }
@@ -843,11 +844,11 @@ pub(crate) fn probe_fs(path: &std::path::Path) -> FsProbe {
     if !out.mount.is_empty() {
         out.fs_type = read("/proc/self/mounts")
             .lines()
-            .filter_map(|l| {
+            .rev()
+            .find_map(|l| {
                 let c: Vec<&str> = l.split_whitespace().collect();
                 (c.len() >= 3 && c[1] == out.mount).then(|| c[2].to_string())
             })
-            .last()
             .unwrap_or_default();
     }
     out
@@ -1162,13 +1163,7 @@ fn node_stats_json(
     if wants(metrics, "os") {
         let os = probe_os();
         let used = os.mem_total.saturating_sub(os.mem_free);
-        let pct = |part: u64, whole: u64| {
-            if whole == 0 {
-                0
-            } else {
-                (part * 100 + whole / 2) / whole
-            }
-        };
+        let pct = |part: u64, whole: u64| (part * 100 + whole / 2).checked_div(whole).unwrap_or(0);
         let mut cpu = Map::new();
         cpu.insert("percent".into(), json!(os.cpu_percent));
         if let Some([a, b, c]) = os.load {

@@ -5,6 +5,8 @@
 //! started and no replica is, so `total` equals `primaries` and `_shards.total` counts the
 //! unassigned replicas too, as Elasticsearch does.
 
+#![allow(clippy::result_large_err)] // EsError is the project-wide error type (engine).
+
 use crate::cluster::{self, Expand};
 use crate::rest::{list_param, RestRequest, RestResponse};
 use lode_engine::index::IndexService;
@@ -148,12 +150,9 @@ impl Numbers {
 
     /// Refresh time attributed to externally requested refreshes (not timed separately).
     pub fn external_refresh_ms(&self) -> u64 {
-        if self.refresh_total == 0 {
-            0
-        } else {
-            ms(self.refresh_time_ns) * self.external_refresh_total.min(self.refresh_total)
-                / self.refresh_total
-        }
+        (ms(self.refresh_time_ns) * self.external_refresh_total.min(self.refresh_total))
+            .checked_div(self.refresh_total)
+            .unwrap_or(0)
     }
 }
 
