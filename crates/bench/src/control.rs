@@ -145,7 +145,7 @@ impl Control {
         Ok(v)
     }
 
-    /// `GET /`: e.g. `opensearch 2.19.1`, `lode 0.1.0`, `elasticsearch 8.15.0`.
+    /// `GET /`: distribution, version and node name, e.g. `opensearch 2.19.1 (node-1)`.
     pub async fn server_name(&self) -> Option<String> {
         let (status, v) = self.call(Method::GET, "/", None, None).await.ok()?;
         if status != 200 {
@@ -156,7 +156,10 @@ impl Control {
             .pointer("/version/distribution")
             .and_then(Value::as_str)
             .unwrap_or("elasticsearch");
-        Some(format!("{dist} {version}"))
+        match v.get("name").and_then(Value::as_str) {
+            Some(node) => Some(format!("{dist} {version} ({node})")),
+            None => Some(format!("{dist} {version}")),
+        }
     }
 
     /// Operation counters of all indices.

@@ -129,11 +129,11 @@ impl Slots {
     }
 }
 
-struct WorkerOut {
+/// What the workers of a phase record into, behind one mutex.
+struct Tally {
     recorder: Recorder,
     timer_lag: Histogram<u64>,
     late_sends: u64,
-    connection: Connection,
 }
 
 /// Creates `n` connection slots to `target`.
@@ -167,27 +167,34 @@ pub async fn run_phase(
         },
     });
     let connects_before: u64 = conns.iter().map(|c| c.connects).sum();
+    let tally = Arc::new(Mutex::new(Tally {
+        recorder: Recorder::new(kinds.len(), start, cfg.window),
+        timer_lag: new_histogram(),
+        late_sends: 0,
+    }));
     let mut handles = Vec::with_capacity(conns.len());
     for (w, conn) in conns.into_iter().enumerate() {
         let source = source.clone();
         let slots = slots.clone();
         let cfg = cfg.clone();
-        let n_kinds = kinds.len();
+        let tally = tally.clone();
         handles.push(tokio::spawn(async move {
-            worker(w as u64, source, slots, conn, cfg, start, n_kinds).await
+            worker(w as u64, source, slots, conn, cfg, start, tally).await
         }));
     }
-    let mut recorder = Recorder::new(kinds.len(), start, cfg.window);
-    let mut timer_lag = new_histogram();
-    let mut late_sends = 0;
     let mut connections = Vec::with_capacity(handles.len());
     for h in handles {
-        let out = h.await.expect("worker task panicked");
-        recorder.merge(&out.recorder);
-        timer_lag.add(&out.timer_lag).expect("same bounds");
-        late_sends += out.late_sends;
-        connections.push(out.connection);
+        connections.push(h.await.expect("worker task panicked"));
     }
+    let Tally {
+        recorder,
+        timer_lag,
+        late_sends,
+    } = Arc::try_unwrap(tally)
+        .ok()
+        .expect("workers finished")
+        .into_inner()
+        .expect("tally lock");
     let end = recorder
         .kinds
         .iter()
@@ -214,12 +221,10 @@ async fn worker(
     mut conn: Connection,
     cfg: PhaseConfig,
     start: Instant,
-    n_kinds: usize,
-) -> WorkerOut {
+    tally: Arc<Mutex<Tally>>,
+) -> Connection {
     let mut rng = Rng::new(cfg.seed ^ (id + 1).wrapping_mul(0xA24B_AED4_963E_E407));
-    let mut recorder = Recorder::new(n_kinds, start, cfg.window);
-    let mut timer_lag = new_histogram();
-    let mut late_sends = 0;
+    let lock = || tally.lock().expect("tally lock");
     if Instant::now() < start {
         tokio::time::sleep_until(start.into()).await;
     }
@@ -232,51 +237,40 @@ async fn worker(
             let now = Instant::now();
             if due > now {
                 tokio::time::sleep_until(due.into()).await;
-                record(
-                    &mut timer_lag,
-                    Instant::now().saturating_duration_since(due),
-                );
+                let lag = Instant::now().saturating_duration_since(due);
+                record(&mut lock().timer_lag, lag);
             } else if now - due > DROP_AFTER {
                 let outcome = Err(HttpError::NotSent);
-                recorder.record(
-                    planned.kind,
-                    &Sample {
-                        start: due,
-                        sent: now,
-                        end: now,
-                        outcome: &outcome,
-                        bytes_out: 0,
-                        docs: 0,
-                        bulk: false,
-                    },
-                );
+                let sample = Sample {
+                    start: due,
+                    sent: now,
+                    end: now,
+                    outcome: &outcome,
+                    bytes_out: 0,
+                    docs: 0,
+                    bulk: false,
+                };
+                lock().recorder.record(planned.kind, &sample);
                 continue;
             } else if now - due > Duration::from_millis(1) {
-                late_sends += 1;
+                lock().late_sends += 1;
             }
         }
         let sent = Instant::now();
         let outcome = conn.send_timeout(&planned.request, cfg.timeout).await;
         let end = Instant::now();
-        recorder.record(
-            planned.kind,
-            &Sample {
-                start: due.unwrap_or(sent),
-                sent,
-                end,
-                outcome: &outcome,
-                bytes_out: planned.request.body.len() as u64,
-                docs: planned.docs,
-                bulk: planned.bulk,
-            },
-        );
+        let sample = Sample {
+            start: due.unwrap_or(sent),
+            sent,
+            end,
+            outcome: &outcome,
+            bytes_out: planned.request.body.len() as u64,
+            docs: planned.docs,
+            bulk: planned.bulk,
+        };
+        lock().recorder.record(planned.kind, &sample);
     }
-    WorkerOut {
-        recorder,
-        timer_lag,
-        late_sends,
-        connection: conn,
-    }
+    conn
 }
 
 impl PhaseResult {

@@ -126,9 +126,10 @@ fn groups(report: &Report) -> Vec<(String, Vec<&PhaseReport>)> {
 }
 
 fn series_label(report: &Report, ph: &PhaseReport, kind: &str, many_kinds: bool) -> String {
+    let ab = ["A", "B"].get(ph.target).unwrap_or(&"?");
     match (report.targets.len() > 1, many_kinds) {
-        (true, true) => format!("{} {kind}", target_label(report, ph.target)),
-        (true, false) => target_label(report, ph.target),
+        (true, true) => format!("{ab} {kind}"),
+        (true, false) => ab.to_string(),
         _ => kind.to_string(),
     }
 }
@@ -241,9 +242,9 @@ fn resource_chart(
     let mut series = Vec::new();
     let mut mem = Vec::new();
     for (i, ph) in phases.iter().enumerate() {
-        let (t0, t1) = (ph.start_s, ph.start_s + ph.elapsed_s + 0.5);
+        let (t0, t1) = (ph.start_s, ph.start_s + ph.elapsed_s.max(1.0));
         let label = if report.targets.len() > 1 {
-            format!("{} ", target_label(report, ph.target))
+            format!("{} ", ["A", "B"].get(ph.target).unwrap_or(&"?"))
         } else {
             String::new()
         };
@@ -303,7 +304,8 @@ fn resource_chart(
             });
         }
     }
-    if series.is_empty() && mem.is_empty() {
+    let activity = activity_chart(report, phases, &markers, x_range);
+    if series.is_empty() && mem.is_empty() && activity.is_none() {
         return None;
     }
     let mut s = Chart {
@@ -316,6 +318,9 @@ fn resource_chart(
         x_range,
     }
     .render();
+    if let Some(a) = activity {
+        s.push_str(&a);
+    }
     if !mem.is_empty() {
         s.push_str(
             &Chart {
@@ -331,6 +336,66 @@ fn resource_chart(
         );
     }
     Some(s)
+}
+
+/// Refreshes and merges per second and the segment count, for phases that write.
+fn activity_chart(
+    report: &Report,
+    phases: &[&PhaseReport],
+    markers: &[(f64, String)],
+    x_range: Option<(f64, f64)>,
+) -> Option<String> {
+    let writes = phases.iter().any(|p| {
+        p.kinds
+            .iter()
+            .any(|k| k.docs > 0 || k.method != "GET" && !k.endpoint.contains("_search"))
+    });
+    if !writes {
+        return None;
+    }
+    let mut series = Vec::new();
+    for (i, ph) in phases.iter().enumerate() {
+        let n = ph.kinds.iter().map(|k| k.windows.len()).max().unwrap_or(0);
+        let samples = report
+            .resources
+            .get(ph.target)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let w = super::server_windows(samples, ph, n);
+        let mid = |j: usize| j as f64 + 0.5;
+        let pick = |f: fn(&super::ServerWindow) -> Option<u64>| -> Vec<(f64, f64)> {
+            w.iter()
+                .enumerate()
+                .filter_map(|(j, x)| f(x).map(|v| (mid(j), v as f64)))
+                .collect()
+        };
+        for (name, pts, dashed) in [
+            ("refreshes/s", pick(|x| x.refreshes), false),
+            ("merges/s", pick(|x| x.merges), true),
+            ("segments", pick(|x| x.segments), false),
+        ] {
+            if !pts.is_empty() {
+                series.push(Series {
+                    name: name.into(),
+                    color: PALETTE[(3 * i + series.len()) % PALETTE.len()].into(),
+                    points: pts,
+                    dashed,
+                });
+            }
+        }
+    }
+    (!series.is_empty()).then(|| {
+        Chart {
+            title: "Server refreshes, merges and segments".into(),
+            x_label: "seconds since phase start".into(),
+            y_label: "count".into(),
+            x_scale: XScale::Linear,
+            series,
+            markers: markers.to_vec(),
+            x_range,
+        }
+        .render()
+    })
 }
 
 /// The whole HTML page.

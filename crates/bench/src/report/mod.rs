@@ -250,8 +250,7 @@ pub fn endpoint(method: &str, path: &str) -> String {
     let path = path.split('?').next().unwrap_or("");
     let seg = path
         .split('/')
-        .filter(|s| s.starts_with('_'))
-        .next_back()
+        .rfind(|s| s.starts_with('_'))
         .map(str::to_string);
     match seg.as_deref() {
         Some("_doc" | "_create" | "_update" | "_source") => {
@@ -468,6 +467,60 @@ impl PhaseReport {
     }
 }
 
+/// Server activity in one window of a phase, from the once-a-second `_nodes/stats` samples.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerWindow {
+    /// Refreshes completed in the window.
+    pub refreshes: Option<u64>,
+    /// Merges completed in the window.
+    pub merges: Option<u64>,
+    /// Segment count at the end of the window.
+    pub segments: Option<u64>,
+    /// Server CPU, % of one core.
+    pub cpu_pct: Option<f64>,
+}
+
+/// Server activity per window of `phase` (`n` windows): each sample's change since the previous
+/// sample is put in the window the sample falls in.
+pub fn server_windows(
+    samples: &[ResourceSample],
+    phase: &PhaseReport,
+    n: usize,
+) -> Vec<ServerWindow> {
+    let mut out = vec![ServerWindow::default(); n];
+    let w = crate::WINDOW.as_secs_f64();
+    for pair in samples.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        let rel = b.t - phase.start_s;
+        if rel < 0.0 {
+            continue;
+        }
+        let i = (rel / w) as usize;
+        let Some(slot) = out.get_mut(i) else {
+            continue;
+        };
+        let delta = |x: Option<u64>, y: Option<u64>| match (x, y) {
+            (Some(x), Some(y)) => Some(y.saturating_sub(x)),
+            _ => None,
+        };
+        let add = |acc: Option<u64>, d: Option<u64>| match (acc, d) {
+            (Some(a), Some(d)) => Some(a + d),
+            (a, d) => a.or(d),
+        };
+        slot.refreshes = add(
+            slot.refreshes,
+            delta(a.reading.refresh_total, b.reading.refresh_total),
+        );
+        slot.merges = add(
+            slot.merges,
+            delta(a.reading.merges_total, b.reading.merges_total),
+        );
+        slot.segments = b.reading.segments.or(slot.segments);
+        slot.cpu_pct = b.cpu_pct.or(slot.cpu_pct);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,7 +529,8 @@ mod tests {
     use crate::recorder::{Recorder, Sample};
     use std::time::Duration;
 
-    /// A phase of 300 requests over 3 s: 2xx, 404s and timeouts, in two kinds.
+    /// A phase of 300 requests over 3 s in two kinds: kind "a" has 120 2xx and 30 404s, kind
+    /// "b" 135 2xx and 15 timeouts.
     fn synthetic() -> (PhaseResult, Vec<KindInfo>, Snapshot, Snapshot) {
         let t0 = Instant::now();
         let mut rec = Recorder::new(2, t0, crate::WINDOW);
@@ -543,7 +597,7 @@ mod tests {
         let after = Snapshot {
             at: t0 + Duration::from_secs(3),
             counters: Some(Counters {
-                search_query_total: 135,
+                search_query_total: 120,
                 indexing_index_total: 0,
                 get_total: 150,
             }),
@@ -584,12 +638,12 @@ mod tests {
             assert!((k.requests_per_sec * 3.0 - (k.ok + k.non_2xx) as f64).abs() < 1e-9);
             assert!(k.service_ms.is_none());
         }
-        // Kind "a" (even i): 404 on every 10th, never a timeout.
-        assert_eq!((p.kinds[0].non_2xx, p.kinds[0].errors), (15, 0));
+        // Kind "a" (even i) gets every 404 (i % 10 == 0), kind "b" (odd i) every timeout.
+        assert_eq!((p.kinds[0].non_2xx, p.kinds[0].errors), (30, 0));
         assert_eq!((p.kinds[1].errors, p.kinds[1].non_2xx), (15, 0));
-        assert_eq!(p.ok_for("_search"), 135);
+        assert_eq!(p.ok_for("_search"), 120);
         let server = p.server.as_ref().unwrap();
-        assert_eq!(server.counters.unwrap().search_query_total, 135);
+        assert_eq!(server.counters.unwrap().search_query_total, 120);
         assert!((server.cpu_pct.unwrap() - 100.0).abs() < 1e-9);
         assert!((p.client_cpu_pct.unwrap() - 10.0).abs() < 1e-6);
 
@@ -616,10 +670,56 @@ mod tests {
         let row = compare("x", &back.phases, 0, 1);
         assert_eq!(row.requests_per_sec, Some(1.0));
         assert_eq!(row.latency["p99_9"], Some(1.0));
-        let text = text::render(&back);
-        assert!(text.contains("Complete requests:      135") || text.contains("requests"));
+        let single = Report {
+            phases: vec![back.phases[0].clone()],
+            ..back.clone()
+        };
+        let text = text::render(&single);
+        assert!(text.contains("Complete requests:      150"), "{text}");
+        assert!(text.contains("Non-2xx responses:      30"));
         let page = html::render(&back);
         assert!(page.contains("<svg") && !page.contains("<script"));
+    }
+
+    #[test]
+    fn server_activity_per_window() {
+        let sample = |t: f64, refresh: u64, segments: u64| ResourceSample {
+            t,
+            cpu_pct: Some(50.0),
+            reading: NodeReading {
+                refresh_total: Some(refresh),
+                segments: Some(segments),
+                ..NodeReading::default()
+            },
+        };
+        let samples = [
+            sample(9.9, 10, 5),
+            sample(10.5, 12, 6),
+            sample(11.5, 13, 7),
+            sample(12.5, 20, 1),
+            sample(14.5, 30, 2),
+        ];
+        let (result, kinds, before, after) = synthetic();
+        let mut p = phase_report(PhaseInput {
+            name: "x".into(),
+            target: 0,
+            result: &result,
+            kinds: &kinds,
+            rate: None,
+            concurrency: 1,
+            keep_alive: true,
+            warmup_requests: 0,
+            before: &before,
+            after: &after,
+            run_origin: result.started,
+            events: vec![],
+        });
+        p.start_s = 10.0;
+        let w = server_windows(&samples, &p, 3);
+        let refreshes: Vec<Option<u64>> = w.iter().map(|w| w.refreshes).collect();
+        assert_eq!(refreshes, [Some(2), Some(1), Some(7)]);
+        assert_eq!(w[2].segments, Some(1));
+        assert_eq!(w[0].cpu_pct, Some(50.0));
     }
 
     #[test]

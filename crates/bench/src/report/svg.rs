@@ -49,10 +49,10 @@ pub const PALETTE: [&str; 10] = [
     "#bcbd22", "#17becf",
 ];
 
-const W: f64 = 680.0;
+const W: f64 = 720.0;
 const H: f64 = 300.0;
 const ML: f64 = 64.0;
-const MR: f64 = 16.0;
+const MR: f64 = 150.0;
 const MT: f64 = 28.0;
 const MB: f64 = 44.0;
 
@@ -82,6 +82,17 @@ pub fn nice_step(span: f64, target: f64) -> f64 {
         10.0
     };
     m * mag
+}
+
+/// At most `n` characters, with an ellipsis when cut.
+fn shorten(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
 }
 
 const P_MAX_X: f64 = 6.0;
@@ -137,7 +148,7 @@ impl Chart {
             .filter(|p| p.0 < 100.0)
             .map(|p| pct_x(p.0, 0.0))
             .fold(0.0f64, f64::max);
-        let cap = (finite_max_pct + 0.5).min(P_MAX_X).max(2.0);
+        let cap = (finite_max_pct + 0.5).clamp(2.0, P_MAX_X);
         let tx = |x: f64| match self.x_scale {
             XScale::Linear => x,
             XScale::Percentile => pct_x(x, cap),
@@ -241,19 +252,28 @@ impl Chart {
         );
         // Markers.
         if self.x_scale == XScale::Linear {
-            for (mx, label) in &self.markers {
+            for (i, (mx, label)) in self.markers.iter().enumerate() {
                 let px = sxr(*mx);
+                let ly = MT + 12.0 + 12.0 * (i % 4) as f64;
                 let _ = write!(
                     s,
                     r##"<line x1="{px:.1}" y1="{MT}" x2="{px:.1}" y2="{:.1}" stroke="#555" stroke-dasharray="2,3"/><text x="{:.1}" y="{:.1}" fill="#555">{}</text>"##,
                     MT + ph,
                     px + 3.0,
-                    MT + 12.0,
+                    ly,
                     esc(label)
                 );
             }
         }
-        // Lines.
+        // Lines, clipped to the plot area.
+        static CLIP_IDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let clip = CLIP_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _ = write!(
+            s,
+            r#"<clipPath id="plot{clip}"><rect x="{ML}" y="{:.1}" width="{pw:.1}" height="{:.1}"/></clipPath><g clip-path="url(#plot{clip})">"#,
+            MT - 2.0,
+            ph + 4.0
+        );
         for ser in &self.series {
             if ser.points.is_empty() {
                 continue;
@@ -286,10 +306,11 @@ impl Chart {
                 );
             }
         }
+        s.push_str("</g>");
         // Legend.
-        let mut ly = MT + 12.0;
+        let mut ly = MT + 8.0;
         for ser in &self.series {
-            let lx = ML + 10.0;
+            let lx = W - MR + 8.0;
             let dash = if ser.dashed {
                 r#" stroke-dasharray="6,4""#
             } else {
@@ -297,13 +318,14 @@ impl Chart {
             };
             let _ = write!(
                 s,
-                r##"<line x1="{lx:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}" fill="#222">{}</text>"##,
+                r##"<line x1="{lx:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}" fill="#222">{}<title>{}</title></text>"##,
                 ly - 4.0,
                 lx + 18.0,
                 ly - 4.0,
                 esc(&ser.color),
                 lx + 22.0,
                 ly,
+                esc(&shorten(&ser.name, 20)),
                 esc(&ser.name)
             );
             ly += 14.0;
@@ -323,6 +345,12 @@ mod tests {
         assert_eq!(nice_step(1.0, 5.0), 0.2);
         assert_eq!(nice_step(730.0, 5.0), 200.0);
         assert_eq!(nice_step(0.0, 5.0), 1.0);
+    }
+
+    #[test]
+    fn legend_names_are_shortened() {
+        assert_eq!(shorten("ids_range p99", 20), "ids_range p99");
+        assert_eq!(shorten("abcdefghij", 5), "abcd…");
     }
 
     #[test]

@@ -270,7 +270,7 @@ fn comparison(report: &Report) -> String {
     table(&rows)
 }
 
-fn windows(out: &mut String, phase: &PhaseReport) {
+fn windows(out: &mut String, report: &Report, phase: &PhaseReport) {
     let mut head = vec!["t (s)".to_string()];
     for k in &phase.kinds {
         head.push(format!("{} n", k.name));
@@ -278,14 +278,29 @@ fn windows(out: &mut String, phase: &PhaseReport) {
         head.push("p99".into());
         head.push("max".into());
     }
-    let mut rows = vec![head];
     let n = phase
         .kinds
         .iter()
         .map(|k| k.windows.len())
         .max()
         .unwrap_or(0);
-    for i in 0..n {
+    let samples = report
+        .resources
+        .get(phase.target)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let server = super::server_windows(samples, phase, n);
+    let has_server = server
+        .iter()
+        .any(|w| w.refreshes.is_some() || w.cpu_pct.is_some());
+    if has_server {
+        for h in ["srv CPU", "refreshes", "merges", "segments"] {
+            head.push(h.into());
+        }
+    }
+    let mut rows = vec![head];
+    let opt = |x: Option<u64>| x.map_or("-".to_string(), |x| x.to_string());
+    for (i, srv) in server.iter().enumerate() {
         let mut row = vec![format!("{i}")];
         for k in &phase.kinds {
             match k.windows.get(i) {
@@ -297,6 +312,13 @@ fn windows(out: &mut String, phase: &PhaseReport) {
                 }
                 None => row.extend(["-", "-", "-", "-"].map(String::from)),
             }
+        }
+        if has_server {
+            let w = srv;
+            row.push(w.cpu_pct.map_or("-".into(), |c| format!("{c:.0}%")));
+            row.push(opt(w.refreshes));
+            row.push(opt(w.merges));
+            row.push(opt(w.segments));
         }
         rows.push(row);
     }
@@ -351,7 +373,7 @@ pub fn render(report: &Report) -> String {
     if matches!(report.command.as_str(), "mixed") {
         for ph in &report.phases {
             let _ = writeln!(out, "\nLatency over time (one-second windows, ms):");
-            windows(&mut out, ph);
+            windows(&mut out, report, ph);
         }
     }
     if !report.comparison.is_empty() {
