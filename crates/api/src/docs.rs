@@ -221,16 +221,18 @@ fn get_body(
 ) -> EsResult<(bool, Value)> {
     let doc = index.get_doc(id, routing, realtime)?;
     let doc = match (doc, version) {
-        (Some(d), Some(v)) if d.version as i64 != v => return Err(EsError::version_conflict(
-            &index.name,
-            &index.uuid,
-            index.shard_for(id, routing),
-            id,
-            format!(
+        (Some(d), Some(v)) if d.version as i64 != v => {
+            return Err(EsError::version_conflict(
+                &index.name,
+                &index.uuid,
+                index.shard_for(id, routing),
+                id,
+                format!(
                 "version conflict, current version [{}] is different than the one provided [{v}]",
                 d.version
             ),
-        )),
+            ))
+        }
         (d, _) => d,
     };
     let Some(doc) = doc else {

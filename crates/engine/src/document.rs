@@ -302,20 +302,21 @@ impl Walk<'_> {
                 self.doc.add_f64(field, x);
             }
             Storage::Bool => {
-                let b =
-                    match v {
-                        Value::Bool(b) => *b,
-                        Value::String(s) if s == "true" => true,
-                        Value::String(s) if s == "false" || s.is_empty() => false,
-                        _ => return Err(self.bad_value(
+                let b = match v {
+                    Value::Bool(b) => *b,
+                    Value::String(s) if s == "true" => true,
+                    Value::String(s) if s == "false" || s.is_empty() => false,
+                    _ => {
+                        return Err(self.bad_value(
                             def,
                             v,
                             &format!(
                                 "Failed to parse value [{}] as only [true] or [false] are allowed.",
                                 scalar_string(v)
                             ),
-                        )),
-                    };
+                        ))
+                    }
+                };
                 self.doc.add_bool(field, b);
             }
             Storage::Ip => {

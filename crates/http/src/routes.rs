@@ -102,9 +102,6 @@ pub fn route(
         (Get | Head, [idx, "_source", id]) => docs::get_source(node, idx, id, req),
         (Post, [idx, "_update", id]) => docs::update(node, idx, id, req),
         (_, [idx, "_doc"]) if !idx.starts_with('_') => Err(method_not_allowed(req, "POST")),
-        (_, [idx, "_doc", _]) if !idx.starts_with('_') => {
-            Err(method_not_allowed(req, "HEAD, DELETE, POST, GET, PUT"))
-        }
         (_, [_]) => Err(method_not_allowed(req, "HEAD, DELETE, PUT, GET")),
         _ => Err(EsError::bad_request(
             "illegal_argument_exception",
