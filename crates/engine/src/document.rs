@@ -178,6 +178,11 @@ impl Walk<'_> {
         if def.ty == FieldType::Flattened {
             return self.flattened(def, v);
         }
+        if def.storage() == Storage::None {
+            // Kept in `_source` only (binary, geo, range...), but `exists` still finds it.
+            self.field_names.push(def.path.clone());
+            return Ok(());
+        }
         if matches!(v, Value::Object(_)) {
             return Err(parse_error(format!(
                 "failed to parse field [{}] of type [{}] in document with id '{}'. Preview of field's value: '{}'",

@@ -37,7 +37,35 @@ pub enum FieldType {
     Object,
     Nested,
     Flattened,
+    /// Types Lode accepts and keeps in `_source` (and for `exists`) but does not index yet.
+    SourceOnly(&'static str),
 }
+
+/// Elasticsearch types that are accepted as `SourceOnly` (see docs/compatibility.md).
+const SOURCE_ONLY_TYPES: &[&str] = &[
+    "geo_point",
+    "geo_shape",
+    "point",
+    "shape",
+    "completion",
+    "search_as_you_type",
+    "token_count",
+    "integer_range",
+    "long_range",
+    "float_range",
+    "double_range",
+    "date_range",
+    "ip_range",
+    "percolator",
+    "rank_feature",
+    "rank_features",
+    "dense_vector",
+    "sparse_vector",
+    "histogram",
+    "alias",
+    "version",
+    "murmur3",
+];
 
 impl FieldType {
     pub fn parse(s: &str) -> Option<FieldType> {
@@ -61,7 +89,7 @@ impl FieldType {
             "object" => FieldType::Object,
             "nested" => FieldType::Nested,
             "flattened" => FieldType::Flattened,
-            _ => return None,
+            other => FieldType::SourceOnly(SOURCE_ONLY_TYPES.iter().find(|t| **t == other)?),
         })
     }
 
@@ -86,6 +114,7 @@ impl FieldType {
             FieldType::Object => "object",
             FieldType::Nested => "nested",
             FieldType::Flattened => "flattened",
+            FieldType::SourceOnly(name) => name,
         }
     }
 

@@ -274,9 +274,12 @@ fn compile_field(
     }
 
     let allowed = allowed_params(ty);
+    let source_only = matches!(ty, FieldType::SourceOnly(_));
     let unknown: Vec<String> = def
         .iter()
-        .filter(|(k, _)| !COMMON_PARAMS.contains(&k.as_str()) && !allowed.contains(&k.as_str()))
+        .filter(|(k, _)| {
+            !source_only && !COMMON_PARAMS.contains(&k.as_str()) && !allowed.contains(&k.as_str())
+        })
         .map(|(k, v)| format!("{k} : {}", render_scalar(v)))
         .collect();
     if !unknown.is_empty() {
