@@ -68,7 +68,9 @@ impl Walk<'_> {
     fn object(&mut self, prefix: &str, obj: &Map<String, Value>) -> EsResult<()> {
         for (k, v) in obj {
             if k.is_empty() {
-                return Err(parse_error(format!("field name cannot be an empty string")));
+                return Err(parse_error(
+                    "field name cannot be an empty string".to_string(),
+                ));
             }
             let path = if prefix.is_empty() {
                 k.clone()
@@ -109,11 +111,7 @@ impl Walk<'_> {
             return match v {
                 Value::Array(items) => {
                     for item in items {
-                        if item.is_array() || (item.is_object() && def.ty != FieldType::Flattened) {
-                            self.leaf(&def, item)?;
-                        } else {
-                            self.leaf(&def, item)?;
-                        }
+                        self.leaf(&def, item)?;
                     }
                     Ok(())
                 }

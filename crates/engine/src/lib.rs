@@ -11,6 +11,10 @@
 //! Nothing here parses HTTP or renders Elasticsearch JSON responses; that is `lode-http` and
 //! `lode-api`. Errors are `EsError`, which already knows its Elasticsearch type and status.
 
+// `EsError` carries Elasticsearch's error details (extras, causes) by value; errors are the
+// rare path, so the size of `Result<_, EsError>` is not worth boxing every error for.
+#![allow(clippy::result_large_err)]
+
 pub mod directory;
 pub mod document;
 pub mod error;

@@ -885,7 +885,7 @@ fn rewrite_meta(dir: &LazySyncDirectory, schema: &Schema, codec: Codec) -> EsRes
     meta["schema"] = serde_json::to_value(schema).map_err(|e| EsError::internal(e.to_string()))?;
     let settings = tantivy_settings(codec);
     meta["index_settings"]["docstore_compression"] =
-        serde_json::to_value(&settings.docstore_compression)
+        serde_json::to_value(settings.docstore_compression)
             .map_err(|e| EsError::internal(e.to_string()))?;
     meta["index_settings"]["docstore_blocksize"] = serde_json::json!(settings.docstore_blocksize);
     let out = serde_json::to_vec_pretty(&meta).map_err(|e| EsError::internal(e.to_string()))?;

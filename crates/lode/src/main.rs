@@ -29,14 +29,14 @@ enum Command {
         config: Option<std::path::PathBuf>,
     },
     /// Benchmark any Elasticsearch-compatible URL.
-    Bench(lode_bench::BenchArgs),
+    Bench(Box<lode_bench::BenchArgs>),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve { settings, config } => serve(settings, config),
-        Command::Bench(args) => lode_bench::run(args),
+        Command::Bench(args) => lode_bench::run(*args),
     }
 }
 
