@@ -606,25 +606,36 @@ impl Shard {
         if w.ops_since_refresh == 0 && !force {
             return Ok(false);
         }
+        let refreshed_to = self.commit(&mut w)?;
+        self.publish(refreshed_to)?;
+        drop(w);
+        self.stats.refresh_total.fetch_add(1, Ordering::Relaxed);
+        add_elapsed(&self.stats.refresh_time_nanos, started);
+        Ok(true)
+    }
+
+    /// A tantivy commit of everything written so far (no fsync: see `LazySyncDirectory`).
+    /// Returns the first seq_no not covered by the commit.
+    fn commit(&self, w: &mut WriteState) -> EsResult<u64> {
         let refreshed_to = w.next_seq_no;
         let payload = serde_json::json!({ "max_seq_no": refreshed_to as i64 - 1 }).to_string();
         let mut prepared = w.writer_mut().prepare_commit()?;
         prepared.set_payload(&payload);
         prepared.commit()?;
         w.ops_since_refresh = 0;
+        Ok(refreshed_to)
+    }
+
+    /// Makes a commit searchable: reloads the reader, forgets live-map entries the searcher
+    /// now answers (keeping recent delete tombstones for versioning), wakes `wait_for` callers.
+    fn publish(&self, refreshed_to: u64) -> EsResult<()> {
         self.engine.read().reader.reload()?;
-        {
-            let mut live = self.live.lock();
-            live.retain(|_, e| {
-                e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES)
-            });
-        }
-        drop(w);
+        self.live.lock().retain(|_, e| {
+            e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES)
+        });
         *self.refreshed.lock() = refreshed_to;
         self.refreshed_cv.notify_all();
-        self.stats.refresh_total.fetch_add(1, Ordering::Relaxed);
-        add_elapsed(&self.stats.refresh_time_nanos, started);
-        Ok(true)
+        Ok(())
     }
 
     /// Blocks until an operation with `seq_no` is searchable (`refresh=wait_for`), refreshing
@@ -658,23 +669,11 @@ impl Shard {
         // older generations hold exactly the operations in this commit.
         let new_gen = {
             let mut w = self.write.lock();
-            let refreshed_to = w.next_seq_no;
-            let payload = serde_json::json!({ "max_seq_no": refreshed_to as i64 - 1 }).to_string();
-            let mut prepared = w.writer_mut().prepare_commit()?;
-            prepared.set_payload(&payload);
-            prepared.commit()?;
             let had_ops = w.ops_since_refresh > 0;
-            w.ops_since_refresh = 0;
+            let refreshed_to = self.commit(&mut w)?;
             let g = self.translog.roll()?;
             if had_ops {
-                self.engine.read().reader.reload()?;
-                let mut live = self.live.lock();
-                live.retain(|_, e| {
-                    e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES)
-                });
-                drop(live);
-                *self.refreshed.lock() = refreshed_to;
-                self.refreshed_cv.notify_all();
+                self.publish(refreshed_to)?;
             }
             g
         };

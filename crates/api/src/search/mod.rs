@@ -776,8 +776,7 @@ fn execute(
         } else {
             sreq.from.min(hits.len())
         };
-        let mut page: Vec<Candidate> = hits.drain(..from.min(hits.len())).collect();
-        page.clear();
+        hits.drain(..from);
         let take = sreq.size.min(hits.len());
         let page_hits: Vec<Candidate> = hits.drain(..take).collect();
         (page_hits, hits)
