@@ -176,14 +176,6 @@ impl Expand {
     }
 }
 
-pub(crate) fn is_hidden(idx: &IndexService) -> bool {
-    idx.settings()
-        .get("index.hidden")
-        .and_then(|v| v.as_str())
-        .map(|s| s.eq_ignore_ascii_case("true"))
-        .unwrap_or(false)
-}
-
 /// The names of an expression that are concrete (no wildcard, no exclusion, not `_all`).
 fn concrete_names(expr: &str) -> Vec<&str> {
     expr.split(',')
@@ -217,26 +209,9 @@ pub(crate) fn resolve_indices(
         allow_no_indices: true,
         open: expand.open,
         closed: expand.closed,
+        hidden: expand.hidden,
     };
-    let parts: Vec<&str> = expr.split(',').map(str::trim).collect();
-    let mut out = node.resolve(expr, opts)?;
-    if !expand.hidden {
-        out.retain(|i| {
-            if !is_hidden(i) {
-                return true;
-            }
-            parts.iter().enumerate().any(|(n, p)| {
-                if n > 0 && p.starts_with('-') {
-                    return false;
-                }
-                *p == i.name
-                    || (p.contains('*')
-                        && p.starts_with('.')
-                        && i.name.starts_with('.')
-                        && wildcard_match(p, &i.name))
-            })
-        });
-    }
+    let out = node.resolve(expr, opts)?;
     if out.is_empty() && !allow_no_indices {
         return Err(EsError::index_not_found(expr));
     }
@@ -473,7 +448,7 @@ struct Waits {
     active_shards: Option<ActiveShards>,
 }
 
-fn parse_timeout(req: &RestRequest, key: &str, default: Duration) -> EsResult<Duration> {
+pub(crate) fn parse_timeout(req: &RestRequest, key: &str, default: Duration) -> EsResult<Duration> {
     match req.param(key) {
         None => Ok(default),
         Some(v) if v.trim() == "-1" => Ok(Duration::from_secs(365 * 24 * 3600)),

@@ -252,7 +252,7 @@ fn get_body(
         body["_routing"] = json!(r);
     }
     body["found"] = json!(true);
-    if filter.fetch {
+    if filter.fetch && !doc.source.is_empty() {
         let src = parse_json(&doc.source)?;
         if let Some(s) = filter.apply(&src) {
             body["_source"] = s;
@@ -294,6 +294,11 @@ pub fn get_source(
     let realtime = req.bool_param("realtime", true)?;
     let filter = source_filter(req);
     match index.get_doc(id, routing(req), realtime)? {
+        Some(doc) if doc.source.is_empty() => Err(EsError::new(
+            404,
+            "resource_not_found_exception",
+            format!("Source not found [{index_name}]/[{id}]"),
+        )),
         Some(doc) => {
             let src = parse_json(&doc.source)?;
             Ok(RestResponse::ok(filter.apply(&src).unwrap_or(json!({}))))
@@ -518,6 +523,10 @@ fn apply_update(
                         source: new_source,
                     })
             }
+            Some(cur) if cur.source.is_empty() => Err(EsError::bad_request(
+                "document_source_missing_exception",
+                format!("[{id}]: document source missing"),
+            )),
             Some(cur) => {
                 let old: Value = parse_json(&cur.source)?;
                 let mut new_source = old.clone();

@@ -5,11 +5,9 @@ use crate::rest::{list_param, shards_header, RestRequest, RestResponse};
 use lode_engine::index::IndexService;
 use lode_engine::node::ResolveOptions;
 use lode_engine::settings::{self, FlatSettings};
-use lode_engine::shard::{VersionReq, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-use std::time::Instant;
 
 fn opts(req: &RestRequest, default_closed: bool) -> EsResult<ResolveOptions> {
     let mut o = ResolveOptions {
@@ -17,14 +15,10 @@ fn opts(req: &RestRequest, default_closed: bool) -> EsResult<ResolveOptions> {
         allow_no_indices: req.bool_param("allow_no_indices", true)?,
         open: true,
         closed: default_closed,
+        hidden: false,
     };
     if let Some(ew) = req.param("expand_wildcards") {
-        o.open = ew.contains("open") || ew.contains("all");
-        o.closed = ew.contains("closed") || ew.contains("all");
-        if ew == "none" {
-            o.open = false;
-            o.closed = false;
-        }
+        o = o.expand_wildcards(ew)?;
     }
     Ok(o)
 }
@@ -243,7 +237,7 @@ pub fn flush(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRespons
 }
 
 /// `POST /{index}/_forcemerge`.
-pub fn forcemerge(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn forcemerge(node: &Arc<Node>, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let list = resolve(node, expr, req, false)?;
     let max = req.usize_param("max_num_segments")?;
     let expunge = req.bool_param("only_expunge_deletes", false)?;
@@ -254,6 +248,29 @@ pub fn forcemerge(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRe
         ));
     }
     let flush = req.bool_param("flush", true)?;
+    if !req.bool_param("wait_for_completion", true)? {
+        let names: Vec<&str> = list.iter().map(|i| i.name.as_str()).collect();
+        let task = crate::tasks::register(
+            "indices:admin/forcemerge",
+            format!(
+                "Force-merge indices [{}], maxSegments[{}], onlyExpungeDeletes[{expunge}], flush[{flush}]",
+                names.join(", "),
+                max.map_or(-1, |m| m as i64)
+            ),
+            f64::INFINITY,
+        );
+        let (node2, task2) = (node.clone(), task.clone());
+        std::thread::Builder::new()
+            .name(format!("lode-task-{}", task.id))
+            .spawn(move || {
+                let outcome = broadcast(&list, |i| i.force_merge(max, expunge, flush))
+                    .map_err(|e| e.to_error_json());
+                crate::tasks::finish(&node2, &task2, outcome, true);
+            })
+            .map_err(|e| EsError::internal(format!("could not start task: {e}")))?;
+        let id = format!("{}:{}", crate::cluster::node_id(node), task.id);
+        return Ok(RestResponse::ok(json!({ "task": id })));
+    }
     Ok(RestResponse::ok(broadcast(&list, |i| {
         i.force_merge(max, expunge, flush)
     })?))
@@ -376,161 +393,4 @@ pub fn analyze(node: &Node, index: Option<&str>, req: &RestRequest) -> EsResult<
         }
     }
     Ok(RestResponse::ok(json!({ "tokens": tokens })))
-}
-
-fn by_query_body(
-    started: Instant,
-    total: usize,
-    done_key: &str,
-    done: usize,
-    conflicts: usize,
-    noops: usize,
-    failures: Vec<Value>,
-) -> Value {
-    let mut v = json!({
-        "took": started.elapsed().as_millis() as u64,
-        "timed_out": false,
-        "total": total,
-        done_key: done,
-        "batches": if total == 0 { 0 } else { total.div_ceil(1000) },
-        "version_conflicts": conflicts,
-        "noops": noops,
-        "retries": {"bulk": 0, "search": 0},
-        "throttled_millis": 0,
-        "requests_per_second": -1.0,
-        "throttled_until_millis": 0,
-        "failures": failures,
-    });
-    if done_key == "deleted" {
-        v["updated"] = json!(0);
-    }
-    v
-}
-
-/// `POST /{index}/_delete_by_query`.
-pub fn delete_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
-    let started = Instant::now();
-    let body = req.required_body()?;
-    let proceed = req.param("conflicts") == Some("proceed")
-        || body.get("conflicts").and_then(|v| v.as_str()) == Some("proceed");
-    let list = crate::search::targets(node, expr, req)?;
-    let max_docs = req.usize_param("max_docs")?.or(body
-        .get("max_docs")
-        .and_then(|v| v.as_u64())
-        .map(|v| v as usize));
-    let (mut total, mut deleted, mut conflicts) = (0, 0, 0);
-    let mut failures = Vec::new();
-    for idx in &list {
-        let ids = crate::search::matching_ids(idx, body.get("query"))?;
-        for (id, routing, seq_no) in ids {
-            if max_docs.map(|m| total >= m).unwrap_or(false) {
-                break;
-            }
-            total += 1;
-            match idx.delete_doc(
-                &id,
-                routing.as_deref(),
-                VersionReq::IfSeqNo {
-                    seq_no,
-                    primary_term: PRIMARY_TERM,
-                },
-            ) {
-                Ok(w) => {
-                    idx.ensure_durable(w.shard, w.result.location)?;
-                    deleted += 1;
-                }
-                Err(e) if e.status == 409 => {
-                    conflicts += 1;
-                    if !proceed {
-                        failures.push(json!({"index": idx.name, "id": id, "cause": e.to_cause_json(), "status": 409}));
-                        break;
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        if req.bool_param("refresh", false)? {
-            idx.refresh()?;
-        }
-    }
-    let status = if failures.is_empty() { 200 } else { 409 };
-    Ok(RestResponse::json(
-        status,
-        by_query_body(started, total, "deleted", deleted, conflicts, 0, failures),
-    ))
-}
-
-/// `POST /{index}/_update_by_query` (re-indexes matches, optionally through a script).
-pub fn update_by_query(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
-    let started = Instant::now();
-    let body = req.json_body()?.unwrap_or(json!({}));
-    let proceed = req.param("conflicts") == Some("proceed")
-        || body.get("conflicts").and_then(|v| v.as_str()) == Some("proceed");
-    let list = crate::search::targets(node, expr, req)?;
-    let (mut total, mut updated, mut conflicts, mut noops) = (0, 0, 0, 0);
-    let mut failures = Vec::new();
-    for idx in &list {
-        let ids = crate::search::matching_ids(idx, body.get("query"))?;
-        for (id, routing, seq_no) in ids {
-            total += 1;
-            let Some(doc) = idx.get_doc(&id, routing.as_deref(), false)? else {
-                continue;
-            };
-            let mut src: Value = crate::rest::parse_json(&doc.source)?;
-            if let Some(script) = body.get("script") {
-                match crate::script::apply_update_script(script, &mut src)? {
-                    crate::script::ScriptOp::Noop => {
-                        noops += 1;
-                        continue;
-                    }
-                    crate::script::ScriptOp::Delete => {
-                        let _ = idx.delete_doc(
-                            &id,
-                            routing.as_deref(),
-                            VersionReq::IfSeqNo {
-                                seq_no,
-                                primary_term: PRIMARY_TERM,
-                            },
-                        );
-                        continue;
-                    }
-                    crate::script::ScriptOp::Index => {}
-                }
-            }
-            let raw: Arc<[u8]> = serde_json::to_vec(&src).unwrap().into();
-            match idx.index_doc(
-                Some(&id),
-                &src,
-                raw,
-                routing.as_deref(),
-                VersionReq::IfSeqNo {
-                    seq_no,
-                    primary_term: PRIMARY_TERM,
-                },
-                false,
-            ) {
-                Ok(w) => {
-                    idx.ensure_durable(w.shard, w.result.location)?;
-                    updated += 1;
-                }
-                Err(e) if e.status == 409 => {
-                    conflicts += 1;
-                    if !proceed {
-                        failures.push(json!({"index": idx.name, "id": id, "cause": e.to_cause_json(), "status": 409}));
-                        break;
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        if req.bool_param("refresh", false)? {
-            idx.refresh()?;
-        }
-    }
-    let status = if failures.is_empty() { 200 } else { 409 };
-    let mut v = by_query_body(
-        started, total, "updated", updated, conflicts, noops, failures,
-    );
-    v["deleted"] = json!(0);
-    Ok(RestResponse::json(status, v))
 }

@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod aggs;
+pub mod by_query;
 pub mod cat;
 pub mod cluster;
 pub mod docs;
@@ -18,3 +19,4 @@ pub mod script;
 pub mod search;
 pub mod source;
 pub mod stats;
+pub mod tasks;

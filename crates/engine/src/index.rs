@@ -186,6 +186,7 @@ impl IndexService {
                 &config,
                 config.number_of_shards,
             )?;
+            shard.set_store_source(state.mapping.source_enabled);
             if !pending.is_empty() {
                 let parser = DocParser {
                     mapping: &state.mapping,
@@ -272,6 +273,18 @@ impl IndexService {
 
     pub fn config(&self) -> IndexConfig {
         self.config.read().clone()
+    }
+
+    /// `index.hidden`: wildcards skip the index unless `expand_wildcards` includes `hidden`.
+    pub fn is_hidden(&self) -> bool {
+        self.settings
+            .read()
+            .get("index.hidden")
+            .map(|v| match v {
+                serde_json::Value::Bool(b) => *b,
+                v => v.as_str().is_some_and(|s| s.eq_ignore_ascii_case("true")),
+            })
+            .unwrap_or(false)
     }
 
     pub fn settings(&self) -> FlatSettings {

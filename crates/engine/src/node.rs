@@ -27,6 +27,8 @@ pub struct ResolveOptions {
     pub allow_no_indices: bool,
     pub open: bool,
     pub closed: bool,
+    /// Whether wildcards also match hidden indices (`index.hidden: true`).
+    pub hidden: bool,
 }
 
 impl Default for ResolveOptions {
@@ -36,7 +38,48 @@ impl Default for ResolveOptions {
             allow_no_indices: true,
             open: true,
             closed: false,
+            hidden: false,
         }
+    }
+}
+
+impl ResolveOptions {
+    /// Applies an `expand_wildcards` value (`open`, `closed`, `hidden`, `all`, `none`).
+    pub fn expand_wildcards(mut self, v: &str) -> EsResult<ResolveOptions> {
+        self.open = false;
+        self.closed = false;
+        self.hidden = false;
+        for part in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match part.to_ascii_lowercase().as_str() {
+                "open" => self.open = true,
+                "closed" => self.closed = true,
+                "hidden" => self.hidden = true,
+                "all" => (self.open, self.closed, self.hidden) = (true, true, true),
+                "none" => {}
+                other => {
+                    return Err(EsError::illegal_argument(format!(
+                        "No enum constant org.elasticsearch.action.support.IndicesOptions.WildcardStates.{}",
+                        other.to_uppercase()
+                    )))
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    /// Whether a wildcard `pattern` may expand to `svc`: hidden indices only with `hidden`, or
+    /// for a pattern that itself starts with a dot when the hidden index's name does (ES rules).
+    fn expands_to(&self, pattern: &str, svc: &IndexService) -> bool {
+        let closed = svc.is_closed();
+        if !((closed && self.closed) || (!closed && self.open)) {
+            return false;
+        }
+        let hidden = svc.is_hidden();
+        let dotted = svc.name.starts_with('.');
+        if dotted && !pattern.starts_with('.') && !self.hidden {
+            return false;
+        }
+        !hidden || self.hidden || (dotted && pattern.starts_with('.'))
     }
 }
 
@@ -191,22 +234,13 @@ impl Node {
                 out.retain(|n| !wildcard_match(excl, n));
                 continue;
             }
-            if part.contains('*') {
+            if part.contains('*') || *part == "_all" {
+                let pattern = if *part == "_all" { "*" } else { part };
                 for (name, svc) in indices.iter() {
-                    if name.starts_with('.') && !part.starts_with('.') {
-                        continue;
-                    }
-                    let closed = svc.is_closed();
-                    if wildcard_match(part, name)
-                        && ((closed && opts.closed) || (!closed && opts.open))
+                    if wildcard_match(pattern, name)
+                        && opts.expands_to(pattern, svc)
                         && !out.contains(name)
                     {
-                        out.push(name.clone());
-                    }
-                }
-            } else if *part == "_all" {
-                for (name, svc) in indices.iter() {
-                    if !out.contains(name) && (!svc.is_closed() || opts.closed) {
                         out.push(name.clone());
                     }
                 }

@@ -13,7 +13,7 @@ use crate::translog::{Location, OpKind, Translog, TranslogOp, TranslogStats};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tantivy::index::SegmentId;
@@ -206,6 +206,9 @@ pub struct Shard {
     pub stats: ShardStats,
     last_write: Mutex<Instant>,
     codec: Codec,
+    /// `_source.enabled`: when false the source is kept only in the translog (for recovery),
+    /// never in the index, as Elasticsearch does.
+    store_source: AtomicBool,
 }
 
 fn tantivy_settings(codec: Codec) -> IndexSettings {
@@ -306,6 +309,7 @@ impl Shard {
             stats,
             last_write: Mutex::new(Instant::now()),
             codec: config.codec,
+            store_source: AtomicBool::new(true),
         };
         Ok((shard, recovered.ops))
     }
@@ -329,7 +333,7 @@ impl Shard {
                         &mut doc,
                         meta,
                         &op.id,
-                        &op.source,
+                        self.stored(&op.source),
                         op.seq_no,
                         op.version,
                         op.routing.as_deref(),
@@ -426,7 +430,15 @@ impl Shard {
         };
         let location = self.translog.append(&op)?;
         w.next_seq_no += 1;
-        add_meta(&mut doc, meta, id, &source, seq_no, version, routing);
+        add_meta(
+            &mut doc,
+            meta,
+            id,
+            self.stored(&source),
+            seq_no,
+            version,
+            routing,
+        );
         if current.map(|c| c.in_index).unwrap_or(false) {
             w.writer().delete_term(Term::from_field_text(meta.id, id));
         }
@@ -437,7 +449,10 @@ impl Shard {
             LiveEntry {
                 seq_no,
                 version,
-                source: Some(source),
+                source: Some(match self.stored(&source) {
+                    Some(_) => source,
+                    None => Arc::from(&[][..]),
+                }),
                 routing: routing.map(str::to_string),
                 at: Instant::now(),
             },
@@ -560,6 +575,14 @@ impl Shard {
     }
 
     /// Realtime (or, with `realtime = false`, searchable) GET by id.
+    pub fn set_store_source(&self, enabled: bool) {
+        self.store_source.store(enabled, Ordering::Relaxed);
+    }
+
+    fn stored<'a>(&self, source: &'a [u8]) -> Option<&'a [u8]> {
+        self.store_source.load(Ordering::Relaxed).then_some(source)
+    }
+
     pub fn get(&self, id: &str, realtime: bool) -> EsResult<Option<StoredDoc>> {
         let started = Instant::now();
         let out = self.get_inner(id, realtime);
@@ -909,13 +932,15 @@ fn add_meta(
     doc: &mut TantivyDocument,
     meta: MetaFields,
     id: &str,
-    source: &[u8],
+    source: Option<&[u8]>,
     seq_no: u64,
     version: u64,
     routing: Option<&str>,
 ) {
     doc.add_text(meta.id, id);
-    doc.add_bytes(meta.source, source);
+    if let Some(source) = source {
+        doc.add_bytes(meta.source, source);
+    }
     doc.add_u64(meta.seq_no, seq_no);
     doc.add_u64(meta.version, version);
     if let Some(r) = routing {

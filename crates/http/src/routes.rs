@@ -2,8 +2,9 @@
 
 use lode_api::cluster::NodeInfo;
 use lode_api::rest::{Method, RestRequest, RestResponse};
-use lode_api::{cat, cluster, docs, indices, search, stats};
+use lode_api::{by_query, cat, cluster, docs, indices, search, stats, tasks};
 use lode_engine::{EsError, EsResult, Node};
+use std::sync::Arc;
 
 use Method::*;
 
@@ -25,7 +26,7 @@ fn method_not_allowed(req: &RestRequest, allowed: &str) -> EsError {
 
 /// Dispatches one request. `segs` are the percent-decoded path segments.
 pub fn route(
-    node: &Node,
+    node: &Arc<Node>,
     info: &NodeInfo,
     segs: &[String],
     req: &RestRequest,
@@ -46,6 +47,14 @@ pub fn route(
         (Get, ["_nodes"]) | (Get, ["_nodes", _]) => cluster::nodes_stats(node, info, req),
         (Get, ["_cat", what]) => cat::cat(node, info, what, None, req),
         (Get, ["_cat", what, target]) => cat::cat(node, info, what, Some(target), req),
+        (Get, ["_tasks"]) => tasks::list(node, req),
+        (Get, ["_tasks", id]) => tasks::get(node, id, req),
+        (Post, ["_tasks", id, "_cancel"]) => tasks::cancel(node, id),
+        (Post, ["_delete_by_query" | "_update_by_query" | "_reindex", id, "_rethrottle"]) => {
+            tasks::rethrottle(node, id, req)
+        }
+        (Post, ["_delete_by_query"]) => by_query::run(node, by_query::Kind::Delete, "_all", req),
+        (Post, ["_update_by_query"]) => by_query::run(node, by_query::Kind::Update, "_all", req),
         (Get, ["_stats"]) => stats::index_stats(node, None, None, req),
         (Get, ["_stats", metric]) => stats::index_stats(node, None, Some(metric), req),
         (Get, ["_segments"]) => stats::segments(node, None, req),
@@ -89,8 +98,8 @@ pub fn route(
         (Get | Post, [idx, "_search"]) => search::search(node, idx, req),
         (Get | Post, [idx, "_count"]) => search::count(node, idx, req),
         (Get | Post, [idx, "_msearch"]) => search::msearch(node, Some(idx), req),
-        (Post, [idx, "_delete_by_query"]) => indices::delete_by_query(node, idx, req),
-        (Post, [idx, "_update_by_query"]) => indices::update_by_query(node, idx, req),
+        (Post, [idx, "_delete_by_query"]) => by_query::run(node, by_query::Kind::Delete, idx, req),
+        (Post, [idx, "_update_by_query"]) => by_query::run(node, by_query::Kind::Update, idx, req),
         (Post | Put, [idx, "_bulk"]) => docs::bulk(node, Some(idx), req),
         (Get | Post, [idx, "_mget"]) => docs::mget(node, Some(idx), req),
         // Documents.

@@ -327,8 +327,7 @@ fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
         ..Default::default()
     };
     if let Some(ew) = req.param("expand_wildcards") {
-        o.open = ew.contains("open") || ew.contains("all");
-        o.closed = ew.contains("closed") || ew.contains("all");
+        o = o.expand_wildcards(ew)?;
     }
     Ok(o)
 }
@@ -672,7 +671,8 @@ fn fetch_phase(
         let needs_source = sreq.source.fetch || !sreq.fields.is_empty();
         let source: Option<Value> = if needs_source {
             let bytes = stored_source(&doc, s.meta);
-            Some(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+            // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
+            (!bytes.is_empty()).then(|| serde_json::from_slice(&bytes).unwrap_or(Value::Null))
         } else {
             None
         };

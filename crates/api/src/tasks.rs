@@ -1,0 +1,299 @@
+//! The node's task manager: long-running requests (`_delete_by_query`, `_update_by_query`,
+//! `_forcemerge` with `wait_for_completion=false`) run as tasks that `GET /_tasks` lists,
+//! `GET /_tasks/{id}` waits on, `_rethrottle` re-paces and `_cancel` stops.
+//!
+//! As in Elasticsearch, a task started with `wait_for_completion=false` stores its outcome in the
+//! hidden `.tasks` index when it ends, so `GET /_tasks/{id}` answers after the task has left the
+//! registry and across restarts.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use lode_engine::shard::VersionReq;
+use lode_engine::{EsError, EsResult, Node};
+use serde_json::{json, Value};
+
+use crate::rest::{RestRequest, RestResponse};
+
+const TASKS_INDEX: &str = ".tasks";
+
+/// One running task. Workers update `status` as they go and poll `cancelled` between batches.
+pub struct Task {
+    pub id: u64,
+    pub action: &'static str,
+    pub description: String,
+    start_millis: u64,
+    started: Instant,
+    status: Mutex<Value>,
+    pub cancelled: AtomicBool,
+    throttle: Mutex<f64>,
+    wake: Condvar,
+    outcome: Mutex<Option<Result<Value, Value>>>,
+    done: Condvar,
+}
+
+impl Task {
+    pub fn set_status(&self, status: Value) {
+        *self.status.lock().unwrap() = status;
+    }
+
+    /// Requests per second; `f64::INFINITY` when unthrottled (`-1` on the wire).
+    pub fn requests_per_second(&self) -> f64 {
+        *self.throttle.lock().unwrap()
+    }
+
+    /// Sleeps until `docs` operations started at `batch_start` are within the throttle, waking
+    /// early when rethrottled or cancelled. Returns the time spent waiting.
+    pub fn throttle(&self, docs: usize, batch_start: Instant) -> Duration {
+        let waited_from = Instant::now();
+        let mut rps = self.throttle.lock().unwrap();
+        loop {
+            if self.cancelled.load(Ordering::Relaxed) || !rps.is_finite() || docs == 0 {
+                break;
+            }
+            let deadline = batch_start + Duration::from_secs_f64((docs as f64 / *rps).min(1e9));
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            rps = self.wake.wait_timeout(rps, deadline - now).unwrap().0;
+        }
+        waited_from.elapsed()
+    }
+
+    fn info_json(&self, node_id: &str) -> Value {
+        json!({
+            "node": node_id,
+            "id": self.id,
+            "type": "transport",
+            "action": self.action,
+            "status": self.status.lock().unwrap().clone(),
+            "description": self.description,
+            "start_time_in_millis": self.start_millis,
+            "running_time_in_nanos": self.started.elapsed().as_nanos() as u64,
+            "cancellable": true,
+            "cancelled": self.cancelled.load(Ordering::Relaxed),
+            "headers": {},
+        })
+    }
+}
+
+#[derive(Default)]
+struct Registry {
+    next: AtomicU64,
+    running: Mutex<BTreeMap<u64, Arc<Task>>>,
+}
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(Registry::default)
+}
+
+/// Registers a task; it leaves the registry when `finish` is called.
+pub fn register(action: &'static str, description: String, requests_per_second: f64) -> Arc<Task> {
+    let reg = registry();
+    let id = reg.next.fetch_add(1, Ordering::Relaxed) + 1;
+    let task = Arc::new(Task {
+        id,
+        action,
+        description,
+        start_millis: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+        started: Instant::now(),
+        status: Mutex::new(json!({})),
+        cancelled: AtomicBool::new(false),
+        throttle: Mutex::new(requests_per_second),
+        wake: Condvar::new(),
+        outcome: Mutex::new(None),
+        done: Condvar::new(),
+    });
+    reg.running.lock().unwrap().insert(id, task.clone());
+    task
+}
+
+/// Ends a task; with `store`, persists `{completed, task, response|error}` into `.tasks`.
+pub fn finish(node: &Node, task: &Arc<Task>, outcome: Result<Value, Value>, store: bool) {
+    if store {
+        let node_id = crate::cluster::node_id(node);
+        let mut doc = json!({"completed": true, "task": task.info_json(&node_id)});
+        match &outcome {
+            Ok(v) => doc["response"] = v.clone(),
+            Err(e) => doc["error"] = e.clone(),
+        }
+        if let Err(e) = store_result(node, &format!("{node_id}:{}", task.id), &doc) {
+            tracing::warn!(task = task.id, error = %e.reason, "could not store task result");
+        }
+    }
+    *task.outcome.lock().unwrap() = Some(outcome);
+    task.done.notify_all();
+    registry().running.lock().unwrap().remove(&task.id);
+}
+
+fn store_result(node: &Node, id: &str, doc: &Value) -> EsResult<()> {
+    let index = match node.get(TASKS_INDEX) {
+        Some(i) => i,
+        None => {
+            let settings =
+                json!({"index": {"number_of_shards": 1, "number_of_replicas": 0, "hidden": true}});
+            let mappings = json!({"dynamic": false, "properties": {
+                    "completed": {"type": "boolean"},
+                    "task": {"properties": {
+                        "action": {"type": "keyword"},
+                        "node": {"type": "keyword"},
+                        "id": {"type": "long"},
+                        "type": {"type": "keyword"},
+                        "start_time_in_millis": {"type": "long"},
+                        "running_time_in_nanos": {"type": "long"},
+                        "cancellable": {"type": "boolean"},
+                        "description": {"type": "text"},
+                    }},
+            }});
+            match node.create_index(TASKS_INDEX, &settings, &mappings) {
+                Ok(i) => i,
+                Err(e) if e.kind == "resource_already_exists_exception" => {
+                    node.index(TASKS_INDEX)?
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    let raw: Arc<[u8]> = serde_json::to_vec(doc).unwrap_or_default().into();
+    let w = index.index_doc(Some(id), doc, raw, None, VersionReq::Internal, false)?;
+    index.ensure_durable(w.shard, w.result.location)?;
+    // Searchable at once, so a client that saw the task finish also finds its result.
+    index.refresh()
+}
+
+fn parse_task_id(node: &Node, id: &str) -> EsResult<u64> {
+    let bad = || EsError::illegal_argument(format!("malformed task id {id}"));
+    let (node_part, num) = id.split_once(':').ok_or_else(bad)?;
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    if node_part != crate::cluster::node_id(node) {
+        return Err(task_missing(id));
+    }
+    Ok(n)
+}
+
+fn task_missing(id: &str) -> EsError {
+    EsError::new(
+        404,
+        "resource_not_found_exception",
+        format!("task [{id}] isn't running and hasn't stored its results"),
+    )
+}
+
+fn running(n: u64) -> Option<Arc<Task>> {
+    registry().running.lock().unwrap().get(&n).cloned()
+}
+
+/// `GET /_tasks/{task_id}` (`wait_for_completion`, `timeout`).
+pub fn get(node: &Node, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let n = parse_task_id(node, id)?;
+    let node_id = crate::cluster::node_id(node);
+    if let Some(task) = running(n) {
+        if !req.bool_param("wait_for_completion", false)? {
+            return Ok(RestResponse::ok(
+                json!({"completed": false, "task": task.info_json(&node_id)}),
+            ));
+        }
+        let timeout = crate::cluster::parse_timeout(req, "timeout", Duration::from_secs(30))?;
+        let guard = task.outcome.lock().unwrap();
+        let (guard, waited) = task
+            .done
+            .wait_timeout_while(guard, timeout, |o| o.is_none())
+            .unwrap();
+        if waited.timed_out() {
+            return Err(EsError::new(
+                408,
+                "elasticsearch_timeout_exception",
+                format!("Timed out waiting for completion of task [{id}]"),
+            ));
+        }
+        drop(guard);
+    }
+    // Finished: the stored result is the answer (as in Elasticsearch, whose task manager forgets
+    // tasks that end and answers from the `.tasks` index).
+    let stored = node
+        .get(TASKS_INDEX)
+        .map(|i| i.get_doc(id, None, true))
+        .transpose()?
+        .flatten();
+    match stored {
+        Some(doc) => Ok(RestResponse::ok(crate::rest::parse_json(&doc.source)?)),
+        None => Err(task_missing(id)),
+    }
+}
+
+/// `GET /_tasks` (`actions` filter, `detailed`).
+pub fn list(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
+    let node_id = crate::cluster::node_id(node);
+    let actions = crate::rest::list_param(req.param("actions"));
+    let detailed = req.bool_param("detailed", false)?;
+    let mut tasks = serde_json::Map::new();
+    for task in registry().running.lock().unwrap().values() {
+        if !actions.is_empty()
+            && !actions
+                .iter()
+                .any(|p| lode_engine::mapping::wildcard_match(p, task.action))
+        {
+            continue;
+        }
+        let mut info = task.info_json(&node_id);
+        if !detailed {
+            info.as_object_mut().map(|o| o.remove("status"));
+            info.as_object_mut().map(|o| o.remove("description"));
+        }
+        tasks.insert(format!("{node_id}:{}", task.id), info);
+    }
+    Ok(RestResponse::ok(json!({
+        "nodes": {
+            node_id.clone(): {
+                "name": node_id,
+                "roles": ["data", "ingest", "master"],
+                "tasks": tasks,
+            }
+        }
+    })))
+}
+
+/// `POST /_tasks/{task_id}/_cancel`.
+pub fn cancel(node: &Node, id: &str) -> EsResult<RestResponse> {
+    let n = parse_task_id(node, id)?;
+    let task = running(n).ok_or_else(|| task_missing(id))?;
+    task.cancelled.store(true, Ordering::Relaxed);
+    task.wake.notify_all();
+    node_tasks_response(node, &task)
+}
+
+/// `POST /_delete_by_query/{task_id}/_rethrottle` (and `_update_by_query`, `_reindex`).
+pub fn rethrottle(node: &Node, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let rps = crate::by_query::requests_per_second(req.param("requests_per_second"))?.ok_or_else(
+        || {
+            EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: requests_per_second must be set;",
+            )
+        },
+    )?;
+    let n = parse_task_id(node, id)?;
+    let task = running(n).ok_or_else(|| task_missing(id))?;
+    *task.throttle.lock().unwrap() = rps;
+    task.wake.notify_all();
+    node_tasks_response(node, &task)
+}
+
+fn node_tasks_response(node: &Node, task: &Task) -> EsResult<RestResponse> {
+    let node_id = crate::cluster::node_id(node);
+    Ok(RestResponse::ok(json!({
+        "nodes": {
+            node_id.clone(): {
+                "name": node_id,
+                "tasks": { format!("{node_id}:{}", task.id): task.info_json(&node_id) },
+            }
+        }
+    })))
+}
