@@ -93,6 +93,7 @@ pub(crate) struct Numbers {
     pub max_seq_no: i64,
     /// Segment file bytes by file extension (`include_segment_file_sizes`).
     pub file_sizes: BTreeMap<String, u64>,
+    pub search_groups: BTreeMap<String, lode_engine::shard::GroupStats>,
 }
 
 impl Numbers {
@@ -135,6 +136,13 @@ impl Numbers {
         for (k, v) in &o.file_sizes {
             *self.file_sizes.entry(k.clone()).or_insert(0) += v;
         }
+        for (k, g) in &o.search_groups {
+            let e = self.search_groups.entry(k.clone()).or_default();
+            e.query_total += g.query_total;
+            e.query_time_nanos += g.query_time_nanos;
+            e.fetch_total += g.fetch_total;
+            e.fetch_time_nanos += g.fetch_time_nanos;
+        }
     }
 
     /// Time split by outcome: the engine times GETs as a whole, so the time is apportioned by
@@ -165,6 +173,8 @@ pub(crate) fn ms(nanos: u64) -> u64 {
 pub(crate) struct StatsOptions {
     pub file_sizes: bool,
     pub unloaded_segments: bool,
+    /// `groups`: the search stats groups to report (wildcards allowed).
+    pub groups: Vec<String>,
 }
 
 impl StatsOptions {
@@ -172,6 +182,7 @@ impl StatsOptions {
         Ok(StatsOptions {
             file_sizes: req.bool_param("include_segment_file_sizes", false)?,
             unloaded_segments: req.bool_param("include_unloaded_segments", false)?,
+            groups: crate::rest::list_param(req.param("groups")),
         })
     }
 }
@@ -219,6 +230,7 @@ pub(crate) fn shard_numbers(shard: &Shard, shard_dir: &Path, opts: &StatsOptions
         translog_age: t.earliest_last_modified_age,
         max_seq_no: shard.max_seq_no(),
         file_sizes: BTreeMap::new(),
+        search_groups: s.search_groups.lock().clone(),
     };
     if opts.file_sizes {
         n.file_sizes = segment_file_sizes(&shard_dir.join("index"));
@@ -419,6 +431,37 @@ pub(crate) fn render_stats(n: &Numbers, metrics: &[&str], opts: &StatsOptions) -
                 "suggest_current": 0
             }),
         );
+        let groups: Map<String, Value> = n
+            .search_groups
+            .iter()
+            .filter(|(name, _)| {
+                opts.groups
+                    .iter()
+                    .any(|p| p == "_all" || lode_engine::mapping::wildcard_match(p, name))
+            })
+            .map(|(name, g)| {
+                (
+                    name.clone(),
+                    json!({
+                        "query_total": g.query_total,
+                        "query_time_in_millis": ms(g.query_time_nanos),
+                        "query_current": 0,
+                        "fetch_total": g.fetch_total,
+                        "fetch_time_in_millis": ms(g.fetch_time_nanos),
+                        "fetch_current": 0,
+                        "scroll_total": 0,
+                        "scroll_time_in_millis": 0,
+                        "scroll_current": 0,
+                        "suggest_total": 0,
+                        "suggest_time_in_millis": 0,
+                        "suggest_current": 0
+                    }),
+                )
+            })
+            .collect();
+        if !groups.is_empty() {
+            o["search"]["groups"] = Value::Object(groups);
+        }
     }
     if on("merge") {
         o.insert(

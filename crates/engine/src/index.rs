@@ -287,6 +287,18 @@ impl IndexService {
             .unwrap_or(false)
     }
 
+    /// A numeric index setting, or `default` when unset or unparsable.
+    pub fn usize_setting(&self, key: &str, default: usize) -> usize {
+        self.settings
+            .read()
+            .get(key)
+            .and_then(|v| {
+                v.as_u64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            })
+            .map_or(default, |v| v as usize)
+    }
+
     pub fn settings(&self) -> FlatSettings {
         self.settings.read().clone()
     }
@@ -555,7 +567,7 @@ impl IndexService {
         let closed = self.is_closed();
         for k in update.keys() {
             let k = k.as_str();
-            let dynamic = settings::DYNAMIC_SETTINGS.contains(&k);
+            let dynamic = settings::is_dynamic(k);
             let closed_ok = closed
                 && (settings::CLOSED_ONLY_SETTINGS.contains(&k)
                     || k.starts_with("index.analysis."));

@@ -89,31 +89,54 @@ pub enum Codec {
     BestCompression,
 }
 
-/// Settings that can be changed on an open index with `PUT _settings`.
-pub const DYNAMIC_SETTINGS: &[&str] = &[
+/// Settings that can be changed on an open index with `PUT _settings` (exact keys, or a
+/// family when the entry ends with `.` or `_`), following Elasticsearch's dynamic settings.
+const DYNAMIC_SETTINGS: &[&str] = &[
     "index.number_of_replicas",
     "index.refresh_interval",
-    "index.max_result_window",
     "index.translog.durability",
     "index.translog.sync_interval",
     "index.translog.flush_threshold_size",
+    "index.translog.generation_threshold_size",
+    "index.translog.retention.",
     "index.requests.cache.enable",
     "index.auto_expand_replicas",
-    "index.max_terms_count",
+    "index.max_",
     "index.search.idle.after",
-    "index.blocks.read_only",
-    "index.blocks.read_only_allow_delete",
-    "index.blocks.write",
-    "index.blocks.read",
-    "index.blocks.metadata",
-    "index.max_inner_result_window",
-    "index.max_docvalue_fields_search",
+    "index.search.slowlog.",
+    "index.indexing.slowlog.",
+    "index.blocks.",
     "index.number_of_routing_shards",
     "index.mapping.total_fields.limit",
+    "index.mapping.depth.limit",
+    "index.mapping.nested_fields.limit",
+    "index.mapping.nested_objects.limit",
+    "index.mapping.field_name_length.limit",
+    "index.mapping.ignore_malformed",
+    "index.mapping.coerce",
     "index.gc_deletes",
     "index.priority",
     "index.hidden",
+    "index.routing.allocation.",
+    "index.routing.rebalance.",
+    "index.allocation.max_retries",
+    "index.unassigned.node_left.delayed_timeout",
+    "index.merge.scheduler.",
+    "index.merge.policy.",
+    "index.default_pipeline",
+    "index.final_pipeline",
+    "index.lifecycle.",
+    "index.query.default_field",
+    "index.write.wait_for_active_shards",
+    "index.highlight.max_analyzed_offset",
 ];
+
+/// Whether `PUT _settings` may change `key` on an open index.
+pub fn is_dynamic(key: &str) -> bool {
+    DYNAMIC_SETTINGS
+        .iter()
+        .any(|p| key == *p || ((p.ends_with('.') || p.ends_with('_')) && key.starts_with(p)))
+}
 
 /// Settings that may change only while the index is closed.
 pub const CLOSED_ONLY_SETTINGS: &[&str] = &["index.codec"];

@@ -124,6 +124,37 @@ pub struct ShardStats {
     pub merge_total: Arc<AtomicU64>,
     pub merge_docs: Arc<AtomicU64>,
     pub merge_time_nanos: AtomicU64,
+    /// Search statistics per `stats` group named in search requests.
+    pub search_groups: Mutex<std::collections::BTreeMap<String, GroupStats>>,
+}
+
+/// Search counters of one stats group (`"stats": ["group"]` in a search body).
+#[derive(Default, Clone, Copy, Debug)]
+pub struct GroupStats {
+    pub query_total: u64,
+    pub query_time_nanos: u64,
+    pub fetch_total: u64,
+    pub fetch_time_nanos: u64,
+}
+
+impl ShardStats {
+    /// Adds one query (`fetch` false) or fetch phase to each named group.
+    pub fn record_groups(&self, groups: &[String], fetch: bool, nanos: u64) {
+        if groups.is_empty() {
+            return;
+        }
+        let mut map = self.search_groups.lock();
+        for g in groups {
+            let e = map.entry(g.clone()).or_default();
+            if fetch {
+                e.fetch_total += 1;
+                e.fetch_time_nanos += nanos;
+            } else {
+                e.query_total += 1;
+                e.query_time_nanos += nanos;
+            }
+        }
+    }
 }
 
 pub fn add_elapsed(counter: &AtomicU64, since: Instant) {
@@ -761,7 +792,12 @@ impl Shard {
         if e.schema == *schema {
             return Ok(());
         }
-        w.writer_mut().commit()?;
+        // The commit carries the seq_no checkpoint like every other: without it a crash before
+        // the next commit restarts the shard's sequence at 0 (nothing newer to replay).
+        let payload = serde_json::json!({ "max_seq_no": w.next_seq_no as i64 - 1 }).to_string();
+        let mut prepared = w.writer_mut().prepare_commit()?;
+        prepared.set_payload(&payload);
+        prepared.commit()?;
         // The writer must be gone (merges finished) before meta.json changes under it.
         if let Some(old) = w.writer.take() {
             old.wait_merging_threads()?;

@@ -52,6 +52,12 @@ pub struct SearchRequest {
     pub terminate_after: Option<usize>,
     pub rest_total_hits_as_int: bool,
     pub typed_keys: bool,
+    /// How many `script_fields` were asked for (checked against `index.max_script_fields`).
+    pub script_fields: usize,
+    /// The largest rescore `window_size` (checked against `index.max_rescore_window`).
+    pub rescore_window: Option<usize>,
+    /// `stats` groups the request's search statistics are also counted under.
+    pub stats_groups: Vec<String>,
 }
 
 const KNOWN_KEYS: &[&str] = &[
@@ -195,16 +201,43 @@ impl SearchRequest {
                 Some(-1) => TrackTotal::Exact,
                 _ => {
                     return Err(EsError::illegal_argument(format!(
-                        "[track_total_hits] parameter must be positive or equals to -1, got {v}"
+                        "[track_total_hits] parameter must be positive or equals to -1, got {}",
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string)
                     )))
                 }
             },
         };
         let rest_total_hits_as_int = req.bool_param("rest_total_hits_as_int", false)?;
-        let track_total = if rest_total_hits_as_int && track_total == TrackTotal::UpTo(10_000) {
-            TrackTotal::Exact
-        } else {
-            track_total
+        let track_total = match track_total {
+            TrackTotal::UpTo(10_000) if rest_total_hits_as_int => TrackTotal::Exact,
+            TrackTotal::UpTo(n) if rest_total_hits_as_int => {
+                return Err(EsError::illegal_argument(format!(
+                    "[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got {n}"
+                )))
+            }
+            t => t,
+        };
+        match req.param("search_type") {
+            None | Some("query_then_fetch") | Some("dfs_query_then_fetch") => {}
+            Some(t @ ("query_and_fetch" | "dfs_query_and_fetch")) => {
+                return Err(EsError::illegal_argument(format!(
+                    "Unsupported search type [{t}]"
+                )))
+            }
+            Some(t) => {
+                return Err(EsError::illegal_argument(format!(
+                    "No search type for [{t}]"
+                )))
+            }
+        }
+        let script_fields = b
+            .get("script_fields")
+            .and_then(|v| v.as_object())
+            .map_or(0, |o| o.len());
+        let rescore_window = match b.get("rescore") {
+            Some(Value::Array(a)) => a.iter().filter_map(rescore_window_size).max(),
+            Some(r) => rescore_window_size(r),
+            None => None,
         };
         let search_after = match b.get("search_after") {
             Some(Value::Array(a)) => Some(a.clone()),
@@ -291,8 +324,24 @@ impl SearchRequest {
                 .filter(|n| *n > 0),
             rest_total_hits_as_int,
             typed_keys: req.bool_param("typed_keys", false)?,
+            script_fields,
+            rescore_window,
+            stats_groups: match b.get("stats") {
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect(),
+                Some(Value::String(g)) => vec![g.clone()],
+                _ => Vec::new(),
+            },
         })
     }
+}
+
+/// A rescorer's window (`window_size`, default 10 as in ES).
+fn rescore_window_size(r: &Value) -> Option<usize> {
+    r.is_object()
+        .then(|| r.get("window_size").and_then(|w| w.as_u64()).unwrap_or(10) as usize)
 }
 
 /// One hit before fetch.
@@ -513,6 +562,11 @@ fn query_phase(
                         };
                         shard_stats.query_total.fetch_add(1, Ordering::Relaxed);
                         add_elapsed(&shard_stats.query_time_nanos, started);
+                        shard_stats.record_groups(
+                            &sreq.stats_groups,
+                            false,
+                            started.elapsed().as_nanos() as u64,
+                        );
                         Ok((count, cands))
                     })
                 })
@@ -604,6 +658,7 @@ fn query_phase(
 
 fn render_total(total: u64, track: TrackTotal, as_int: bool) -> Option<Value> {
     let (value, relation) = match track {
+        TrackTotal::Off if as_int => return Some(json!(-1)),
         TrackTotal::Off => return None,
         TrackTotal::Exact => (total, "eq"),
         TrackTotal::UpTo(n) if total > n => (n, "gte"),
@@ -718,6 +773,11 @@ fn fetch_phase(
             let st = &shards[h.shard].stats;
             st.fetch_total.fetch_add(1, Ordering::Relaxed);
             add_elapsed(&st.fetch_time_nanos, started);
+            st.record_groups(
+                &sreq.stats_groups,
+                true,
+                started.elapsed().as_nanos() as u64,
+            );
         }
         out.push(Value::Object(hit));
     }
@@ -744,6 +804,32 @@ fn execute(
     let now = now_millis();
     for i in &indices {
         let max = i.config().max_result_window;
+        if scroll.is_some() && sreq.size > max {
+            return Err(search_phase_error(EsError::illegal_argument(format!(
+                "Batch size is too large, size must be less than or equal to: [{max}] but was [{}]. Scroll batch sizes cost as much memory as result windows so they are controlled by the [index.max_result_window] index level setting.",
+                sreq.size
+            )).with("index", i.name.clone())));
+        }
+        let max_rescore = i.usize_setting("index.max_rescore_window", max);
+        if let Some(w) = sreq.rescore_window.filter(|w| *w > max_rescore) {
+            return Err(search_phase_error(EsError::illegal_argument(format!(
+                "Rescore window [{w}] is too large. It must be less than [{max_rescore}]. This prevents allocating massive heaps for storing the results to be rescored. This limit can be set by changing the [index.max_rescore_window] index level setting."
+            ))));
+        }
+        let max_dv = i.usize_setting("index.max_docvalue_fields_search", 100);
+        if sreq.docvalue_fields.len() > max_dv {
+            return Err(search_phase_error(EsError::illegal_argument(format!(
+                "Trying to retrieve too many docvalue_fields. Must be less than or equal to: [{max_dv}] but was [{}]. This limit can be set by changing the [index.max_docvalue_fields_search] index level setting.",
+                sreq.docvalue_fields.len()
+            ))));
+        }
+        let max_sf = i.usize_setting("index.max_script_fields", 32);
+        if sreq.script_fields > max_sf {
+            return Err(search_phase_error(EsError::illegal_argument(format!(
+                "Trying to retrieve too many script_fields. Must be less than or equal to: [{max_sf}] but was [{}]. This limit can be set by changing the [index.max_script_fields] index level setting.",
+                sreq.script_fields
+            ))));
+        }
         if scroll.is_none() && sreq.from + sreq.size > max {
             return Err(search_phase_error(EsError::illegal_argument(format!(
                 "Result window is too large, from + size must be less than or equal to: [{max}] but was [{}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.",
@@ -1050,6 +1136,9 @@ pub fn scroll(req: &RestRequest, path_id: Option<&str>) -> EsResult<RestResponse
         terminate_after: None,
         rest_total_hits_as_int: ctx.as_int || req.bool_param("rest_total_hits_as_int", false)?,
         typed_keys: false,
+        script_fields: 0,
+        rescore_window: None,
+        stats_groups: Vec::new(),
     };
     let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
     for t in &ctx.targets {
