@@ -576,7 +576,7 @@ pub fn cat(
         "shards" => shards(node, info, target, req)?,
         "segments" => segments(node, info, target, req)?,
         "nodes" => nodes(node, info, req)?,
-        "aliases" => aliases(),
+        "aliases" => aliases(node, target)?,
         _ => {
             return Err(EsError::bad_request(
                 "illegal_argument_exception",
@@ -1149,16 +1149,46 @@ fn nodes(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<Table> {
     Ok(t)
 }
 
-fn aliases() -> Table {
-    // The engine has no aliases yet: the table is always empty.
-    Table::new(vec![
+fn aliases(node: &Node, target: Option<&str>) -> EsResult<Table> {
+    let patterns = crate::rest::list_param(target);
+    let mut t = Table::new(vec![
         col("alias", "a", "", "alias name"),
         col("index", "i,idx", "", "index alias points to"),
         col("filter", "f,fi", "", "filter"),
         col("routing.index", "ri,routingIndex", "", "index routing"),
         col("routing.search", "rs,routingSearch", "", "search routing"),
         col("is_write_index", "w,isWriteIndex", "", "write index"),
-    ])
+    ]);
+    let mut rows = Vec::new();
+    for idx in node.all() {
+        for (name, meta) in idx.aliases() {
+            if !patterns.is_empty()
+                && !patterns
+                    .iter()
+                    .any(|p| lode_engine::mapping::wildcard_match(p, &name))
+            {
+                continue;
+            }
+            let s = |v: Option<&String>| Cell::Str(v.cloned().unwrap_or_else(|| "-".into()));
+            rows.push((
+                name.clone(),
+                idx.name.clone(),
+                vec![
+                    Cell::Str(name.clone()),
+                    Cell::Str(idx.name.clone()),
+                    Cell::Str(if meta.filter.is_some() { "*" } else { "-" }.into()),
+                    s(meta.index_routing.as_ref()),
+                    s(meta.search_routing.as_ref()),
+                    Cell::Str(meta.is_write_index.map_or("-".into(), |w| w.to_string())),
+                ],
+            ));
+        }
+    }
+    rows.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    for (_, _, r) in rows {
+        t.push(r);
+    }
+    Ok(t)
 }
 
 #[cfg(test)]

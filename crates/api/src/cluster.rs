@@ -210,6 +210,7 @@ pub(crate) fn resolve_indices(
         open: expand.open,
         closed: expand.closed,
         hidden: expand.hidden,
+        aliases: true,
     };
     let out = node.resolve(expr, opts)?;
     if out.is_empty() && !allow_no_indices {
@@ -1411,8 +1412,8 @@ mod tests {
         assert_eq!(names(Some(".*"), Expand::OPEN), vec![".dot"]);
         assert_eq!(
             names(None, Expand::ALL).len(),
-            2,
-            "`*` skips dot-prefixed names"
+            3,
+            "`hidden` expands to every index"
         );
         assert!(resolve_indices(&node, Some("nope"), Expand::OPEN, false, true).is_err());
         assert!(resolve_indices(&node, Some("nope*"), Expand::OPEN, false, false).is_err());

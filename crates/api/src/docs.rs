@@ -165,6 +165,9 @@ pub fn index(
         req.i64_param("if_primary_term")?,
     )?;
     let refresh = RefreshPolicy::from_request(req)?;
+    if req.bool_param("require_alias", false)? && node.alias_indices(index_name).is_empty() {
+        return Err(require_alias_error(index_name));
+    }
     let index = node.index_for_write(index_name)?;
     let raw: Arc<[u8]> = Arc::from(req.body.as_slice());
     let w = index.index_doc(id, &source, raw, routing(req), vreq, create_only)?;
@@ -174,6 +177,13 @@ pub fn index(
         body["forced_refresh"] = json!(true);
     }
     Ok(RestResponse::json(status_of(w.result.outcome), body))
+}
+
+/// `require_alias=true` names something that is not an alias.
+fn require_alias_error(name: &str) -> EsError {
+    EsError::index_not_found(name).with_reason(format!(
+        "no such index [{name}] and [require_alias] request flag is [true] and [{name}] is not an alias"
+    ))
 }
 
 /// `DELETE /{index}/_doc/{id}`.
@@ -190,7 +200,7 @@ pub fn delete(
         req.i64_param("if_primary_term")?,
     )?;
     let refresh = RefreshPolicy::from_request(req)?;
-    let index = node.index(index_name)?;
+    let index = node.existing_write_target(index_name)?;
     let w = index.delete_doc(id, routing(req), vreq)?;
     let forced = finish_write(&index, &w, refresh)?;
     let mut body = write_body(&index, &w);
@@ -263,7 +273,7 @@ fn get_body(
 
 /// `GET|HEAD /{index}/_doc/{id}`.
 pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
-    let index = node.index(index_name)?;
+    let index = node.read_target(index_name)?;
     let realtime = req.bool_param("realtime", true)?;
     if req.bool_param("refresh", false)? {
         index.refresh()?;
@@ -290,7 +300,7 @@ pub fn get_source(
     id: &str,
     req: &RestRequest,
 ) -> EsResult<RestResponse> {
-    let index = node.index(index_name)?;
+    let index = node.read_target(index_name)?;
     let realtime = req.bool_param("realtime", true)?;
     let filter = source_filter(req);
     match index.get_doc(id, routing(req), realtime)? {
@@ -390,7 +400,7 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             ));
         };
         let item = match node
-            .index(&index_name)
+            .read_target(&index_name)
             .and_then(|i| get_body(&i, &id, routing.as_deref(), realtime, &filter, None))
         {
             Ok((_, b)) => b,
@@ -653,7 +663,7 @@ pub fn update(
     {
         node.index_for_write(index_name)?
     } else {
-        node.index(index_name)?
+        node.existing_write_target(index_name)?
     };
     if let (Some(s), Some(t)) = (
         req.i64_param("if_seq_no")?,
@@ -864,7 +874,7 @@ fn bulk_item(
         Some(i) => i.clone(),
         None => {
             let i = if item.action == "delete" || item.action == "update" {
-                match node.get(index_name) {
+                match node.write_target(index_name)? {
                     Some(i) => i,
                     None if item.action == "update" => node.index_for_write(index_name)?,
                     None => return Err(EsError::index_not_found(index_name)),

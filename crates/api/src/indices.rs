@@ -16,6 +16,7 @@ fn opts(req: &RestRequest, default_closed: bool) -> EsResult<ResolveOptions> {
         open: true,
         closed: default_closed,
         hidden: false,
+        aliases: true,
     };
     if let Some(ew) = req.param("expand_wildcards") {
         o = o.expand_wildcards(ew)?;
@@ -49,7 +50,13 @@ pub fn create(node: &Node, name: &str, req: &RestRequest) -> EsResult<RestRespon
     }
     let settings = obj.get("settings").cloned().unwrap_or(Value::Null);
     let mappings = obj.get("mappings").cloned().unwrap_or(Value::Null);
+    if let Some(a) = obj.get("aliases") {
+        crate::aliases::validate_create(node, a)?;
+    }
     node.create_index(name, &settings, &mappings)?;
+    if let Some(a) = obj.get("aliases") {
+        crate::aliases::create_with(node, name, a)?;
+    }
     Ok(RestResponse::ok(
         json!({"acknowledged": true, "shards_acknowledged": true, "index": name}),
     ))
@@ -62,8 +69,26 @@ pub fn delete(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRespon
     }
     let mut o = opts(req, true)?;
     o.closed = true;
-    let list = node.resolve(expr, o)?;
-    for i in list {
+    o.aliases = false;
+    // ES never deletes through an alias: naming one is an error (or skipped with
+    // ignore_unavailable), and wildcards do not expand to aliases.
+    let mut parts = Vec::new();
+    for part in expr.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let concrete = !part.contains('*') && !part.starts_with('-') && part != "_all";
+        if concrete && node.get(part).is_none() && !node.alias_indices(part).is_empty() {
+            if o.ignore_unavailable {
+                continue;
+            }
+            return Err(EsError::illegal_argument(format!(
+                "The provided expression [{part}] matches an alias, specify the corresponding concrete indices instead."
+            )));
+        }
+        parts.push(part);
+    }
+    if parts.is_empty() {
+        return Ok(RestResponse::ok(json!({"acknowledged": true})));
+    }
+    for i in node.resolve(&parts.join(","), o)? {
         node.delete_index(&i.name)?;
     }
     Ok(RestResponse::ok(json!({"acknowledged": true})))
@@ -124,8 +149,7 @@ pub fn get(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse>
     let mut out = Map::new();
     for i in list {
         let s = settings_json(&i, flat, req.bool_param("include_defaults", false)?);
-        let mut entry =
-            json!({"aliases": {}, "mappings": i.mapping().json, "settings": s["settings"]});
+        let mut entry = json!({"aliases": crate::aliases::index_aliases_json(&i), "mappings": i.mapping().json, "settings": s["settings"]});
         if let Some(d) = s.get("defaults") {
             entry["defaults"] = d.clone();
         }

@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod aggs;
+pub mod aliases;
 pub mod by_query;
 pub mod cat;
 pub mod cluster;

@@ -86,6 +86,11 @@ impl EsError {
         .with("index", index)
     }
 
+    pub fn with_reason(mut self, reason: impl Into<String>) -> EsError {
+        self.reason = reason.into();
+        self
+    }
+
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> EsError {
         self.extra.insert(key.to_string(), value.into());
         self

@@ -1,6 +1,7 @@
 //! An index: its settings, mapping (with the tantivy schema derived from it), analyzers and
 //! shards, persisted under `path.data/indices/<uuid>/`.
 
+use crate::alias::AliasMeta;
 use crate::document::{DocParser, Parsed};
 use crate::error::{EsError, EsResult};
 use crate::mapping::{self, Mapping};
@@ -11,6 +12,7 @@ use crate::translog::OpKind;
 use lode_analysis::AnalysisRegistry;
 use parking_lot::{Mutex, RwLock};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -40,6 +42,7 @@ pub struct IndexService {
     /// Bumped whenever searchable data may have changed (request-cache invalidation).
     pub data_version: AtomicU64,
     last_refresh: Mutex<Instant>,
+    aliases: RwLock<BTreeMap<String, AliasMeta>>,
 }
 
 /// Where an acknowledged write landed, so the caller can wait for durability/visibility.
@@ -130,6 +133,9 @@ impl IndexService {
             mapping,
             schema,
         )?;
+        if let Ok(aliases) = serde_json::from_value(state["aliases"].clone()) {
+            *svc.aliases.write() = aliases;
+        }
         if state["state"] == "close" {
             svc.closed.store(true, Ordering::SeqCst);
             svc.shards.write().clear();
@@ -167,6 +173,7 @@ impl IndexService {
             state_lock: Mutex::new(()),
             data_version: AtomicU64::new(0),
             last_refresh: Mutex::new(Instant::now()),
+            aliases: RwLock::new(BTreeMap::new()),
         };
         svc.open_shards()?;
         Ok(svc)
@@ -258,6 +265,7 @@ impl IndexService {
             "settings": *self.settings.read(),
             "mappings": state.mapping.json,
             "schema": serde_json::to_value(&state.schema).map_err(|e| EsError::internal(e.to_string()))?,
+            "aliases": *self.aliases.read(),
         });
         let tmp = self.path.join("_state.json.tmp");
         {
@@ -273,6 +281,29 @@ impl IndexService {
 
     pub fn config(&self) -> IndexConfig {
         self.config.read().clone()
+    }
+
+    pub fn aliases(&self) -> BTreeMap<String, AliasMeta> {
+        self.aliases.read().clone()
+    }
+
+    pub fn alias(&self, name: &str) -> Option<AliasMeta> {
+        self.aliases.read().get(name).cloned()
+    }
+
+    /// Applies alias additions and removals together and persists them once.
+    pub fn update_aliases(&self, add: &[(String, AliasMeta)], remove: &[String]) -> EsResult<()> {
+        let _g = self.state_lock.lock();
+        {
+            let mut a = self.aliases.write();
+            for r in remove {
+                a.remove(r);
+            }
+            for (name, meta) in add {
+                a.insert(name.clone(), meta.clone());
+            }
+        }
+        self.persist()
     }
 
     /// `index.hidden`: wildcards skip the index unless `expand_wildcards` includes `hidden`.

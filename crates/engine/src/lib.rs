@@ -15,6 +15,7 @@
 // rare path, so the size of `Result<_, EsError>` is not worth boxing every error for.
 #![allow(clippy::result_large_err)]
 
+pub mod alias;
 pub mod directory;
 pub mod document;
 pub mod error;

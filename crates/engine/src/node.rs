@@ -1,6 +1,7 @@
 //! The node: every index under `path.data`, index name resolution, and the background
 //! maintenance loop (scheduled refresh, async translog sync, threshold flush).
 
+use crate::alias::AliasMeta;
 use crate::error::{EsError, EsResult};
 use crate::index::{new_uuid, IndexService};
 use crate::mapping::wildcard_match;
@@ -20,6 +21,13 @@ pub struct Node {
     stopping: AtomicBool,
 }
 
+/// One index an expression resolved to, and the aliases it was reached through.
+#[derive(Clone)]
+pub struct Resolved {
+    pub index: Arc<IndexService>,
+    pub via_aliases: Option<Vec<(String, AliasMeta)>>,
+}
+
 /// How index expressions resolve (`expand_wildcards`, `ignore_unavailable`, `allow_no_indices`).
 #[derive(Debug, Clone, Copy)]
 pub struct ResolveOptions {
@@ -29,6 +37,8 @@ pub struct ResolveOptions {
     pub closed: bool,
     /// Whether wildcards also match hidden indices (`index.hidden: true`).
     pub hidden: bool,
+    /// Whether alias names resolve (index deletion and alias actions ignore aliases).
+    pub aliases: bool,
 }
 
 impl Default for ResolveOptions {
@@ -39,6 +49,7 @@ impl Default for ResolveOptions {
             open: true,
             closed: false,
             hidden: false,
+            aliases: true,
         }
     }
 }
@@ -68,18 +79,14 @@ impl ResolveOptions {
     }
 
     /// Whether a wildcard `pattern` may expand to `svc`: hidden indices only with `hidden`, or
-    /// for a pattern that itself starts with a dot when the hidden index's name does (ES rules).
+    /// when both the pattern and the name start with a dot (ES's "implicitly hidden" rule).
     fn expands_to(&self, pattern: &str, svc: &IndexService) -> bool {
         let closed = svc.is_closed();
         if !((closed && self.closed) || (!closed && self.open)) {
             return false;
         }
-        let hidden = svc.is_hidden();
-        let dotted = svc.name.starts_with('.');
-        if dotted && !pattern.starts_with('.') && !self.hidden {
-            return false;
-        }
-        !hidden || self.hidden || (dotted && pattern.starts_with('.'))
+        let implicitly_visible = svc.name.starts_with('.') && pattern.starts_with('.');
+        !svc.is_hidden() || self.hidden || implicitly_visible
     }
 }
 
@@ -164,6 +171,14 @@ impl Node {
     ) -> EsResult<Arc<IndexService>> {
         validate_index_name(name)?;
         let _one = self.create_lock.lock();
+        if !self.alias_indices(name).is_empty() {
+            return Err(EsError::bad_request(
+                "invalid_index_name_exception",
+                format!("Invalid index name [{name}], already exists as alias"),
+            )
+            .with("index_uuid", "_na_")
+            .with("index", name));
+        }
         if let Some(existing) = self.get(name) {
             return Err(EsError::bad_request(
                 "resource_already_exists_exception",
@@ -184,7 +199,7 @@ impl Node {
 
     /// The index a write goes to, created with defaults and dynamic mapping when missing.
     pub fn index_for_write(&self, name: &str) -> EsResult<Arc<IndexService>> {
-        if let Some(i) = self.get(name) {
+        if let Some(i) = self.write_target(name)? {
             return Ok(i);
         }
         match self.create_index(name, &Value::Null, &Value::Null) {
@@ -218,6 +233,16 @@ impl Node {
 
     /// Resolves an index expression: comma lists, `*` wildcards, `_all`, `-exclusions`.
     pub fn resolve(&self, expr: &str, opts: ResolveOptions) -> EsResult<Vec<Arc<IndexService>>> {
+        Ok(self
+            .resolve_detailed(expr, opts)?
+            .into_iter()
+            .map(|r| r.index)
+            .collect())
+    }
+
+    /// Like `resolve`, also telling for each index the aliases it was reached through (`None`
+    /// when it was also named directly or by a wildcard), so searches can apply alias filters.
+    pub fn resolve_detailed(&self, expr: &str, opts: ResolveOptions) -> EsResult<Vec<Resolved>> {
         let expr = expr.trim();
         let parts: Vec<&str> = if expr.is_empty() || expr == "_all" {
             vec!["*"]
@@ -228,41 +253,135 @@ impl Node {
                 .collect()
         };
         let indices = self.indices.read();
-        let mut out: Vec<String> = Vec::new();
+        let mut out: Vec<Resolved> = Vec::new();
+        fn add(out: &mut Vec<Resolved>, svc: &Arc<IndexService>, via: Option<(String, AliasMeta)>) {
+            match out.iter_mut().find(|r| r.index.name == svc.name) {
+                Some(r) => match (&mut r.via_aliases, via) {
+                    (Some(list), Some(v)) => list.push(v),
+                    (slot, None) => *slot = None,
+                    (None, Some(_)) => {}
+                },
+                None => out.push(Resolved {
+                    index: svc.clone(),
+                    via_aliases: via.map(|v| vec![v]),
+                }),
+            }
+        }
         for (i, part) in parts.iter().enumerate() {
             if let Some(excl) = part.strip_prefix('-').filter(|_| i > 0) {
-                out.retain(|n| !wildcard_match(excl, n));
+                out.retain(|r| !wildcard_match(excl, &r.index.name));
                 continue;
             }
             if part.contains('*') || *part == "_all" {
                 let pattern = if *part == "_all" { "*" } else { part };
+                let before = out.len();
                 for (name, svc) in indices.iter() {
-                    if wildcard_match(pattern, name)
-                        && opts.expands_to(pattern, svc)
-                        && !out.contains(name)
-                    {
-                        out.push(name.clone());
+                    if wildcard_match(pattern, name) && opts.expands_to(pattern, svc) {
+                        add(&mut out, svc, None);
                     }
                 }
-            } else {
-                match indices.get(*part) {
-                    Some(svc) => {
-                        if svc.is_closed() && !opts.closed && opts.ignore_unavailable {
-                            continue;
-                        }
-                        if !out.contains(&part.to_string()) {
-                            out.push(part.to_string());
+                for svc in indices.values().filter(|_| opts.aliases) {
+                    let closed = svc.is_closed();
+                    if !((closed && opts.closed) || (!closed && opts.open)) {
+                        continue;
+                    }
+                    for (alias, meta) in svc.aliases() {
+                        let hidden = meta.is_hidden == Some(true) || alias.starts_with('.');
+                        if wildcard_match(pattern, &alias)
+                            && (!hidden
+                                || opts.hidden
+                                || (alias.starts_with('.') && pattern.starts_with('.')))
+                        {
+                            add(&mut out, svc, Some((alias, meta)));
                         }
                     }
-                    None if opts.ignore_unavailable => {}
-                    None => return Err(EsError::index_not_found(part)),
+                }
+                // ES checks every wildcard on its own: one that matches nothing is an error
+                // when no-index results are not allowed.
+                if out.len() == before && !opts.allow_no_indices && *part != "_all" {
+                    return Err(EsError::index_not_found(part));
+                }
+            } else if let Some(svc) = indices.get(*part) {
+                if svc.is_closed() && !opts.closed && opts.ignore_unavailable {
+                    continue;
+                }
+                add(&mut out, svc, None);
+            } else {
+                let mut found = false;
+                for svc in indices.values().filter(|_| opts.aliases) {
+                    if let Some(meta) = svc.alias(part) {
+                        found = true;
+                        if svc.is_closed() && !opts.closed {
+                            continue;
+                        }
+                        add(&mut out, svc, Some((part.to_string(), meta)));
+                    }
+                }
+                if !found && !opts.ignore_unavailable {
+                    return Err(EsError::index_not_found(part));
                 }
             }
         }
         if out.is_empty() && !opts.allow_no_indices {
             return Err(EsError::index_not_found(expr));
         }
-        Ok(out.iter().filter_map(|n| indices.get(n).cloned()).collect())
+        Ok(out)
+    }
+
+    /// The indices holding alias `name`.
+    pub fn alias_indices(&self, name: &str) -> Vec<Arc<IndexService>> {
+        self.indices
+            .read()
+            .values()
+            .filter(|i| i.alias(name).is_some())
+            .cloned()
+            .collect()
+    }
+
+    /// The index a single-document read of `name` uses: the index, or the one index of an alias.
+    pub fn read_target(&self, name: &str) -> EsResult<Arc<IndexService>> {
+        if let Some(i) = self.get(name) {
+            return Ok(i);
+        }
+        let holders = self.alias_indices(name);
+        match holders.len() {
+            0 => Err(EsError::index_not_found(name)),
+            1 => Ok(holders[0].clone()),
+            _ => Err(EsError::illegal_argument(format!(
+                "alias [{name}] has more than one index associated with it [{}], can't execute a single index op",
+                holders.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    /// The existing index a write to `name` goes to, without auto-creating it.
+    pub fn existing_write_target(&self, name: &str) -> EsResult<Arc<IndexService>> {
+        self.write_target(name)?
+            .ok_or_else(|| EsError::index_not_found(name))
+    }
+
+    /// The index a write to `name` goes to: the index itself, or an alias's write index.
+    pub fn write_target(&self, name: &str) -> EsResult<Option<Arc<IndexService>>> {
+        if let Some(i) = self.get(name) {
+            return Ok(Some(i));
+        }
+        let holders = self.alias_indices(name);
+        if holders.is_empty() {
+            return Ok(None);
+        }
+        let explicit: Vec<_> = holders
+            .iter()
+            .filter(|i| i.alias(name).and_then(|m| m.is_write_index) == Some(true))
+            .collect();
+        let implicit_single = holders.len() == 1
+            && holders[0].alias(name).and_then(|m| m.is_write_index) != Some(false);
+        match (explicit.first(), implicit_single) {
+            (Some(i), _) => Ok(Some((*i).clone())),
+            (None, true) => Ok(Some(holders[0].clone())),
+            _ => Err(EsError::illegal_argument(format!(
+                "no write index is defined for alias [{name}]. The write index may be explicitly disabled using is_write_index=false or the alias points to multiple indices without one being designated as a write index"
+            ))),
+        }
     }
 
     /// Flushes everything (SIGTERM / SIGINT).

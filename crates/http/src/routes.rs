@@ -2,7 +2,7 @@
 
 use lode_api::cluster::NodeInfo;
 use lode_api::rest::{Method, RestRequest, RestResponse};
-use lode_api::{by_query, cat, cluster, docs, indices, search, stats, tasks};
+use lode_api::{aliases, by_query, cat, cluster, docs, indices, search, stats, tasks};
 use lode_engine::{EsError, EsResult, Node};
 use std::sync::Arc;
 
@@ -47,6 +47,23 @@ pub fn route(
         (Get, ["_nodes"]) | (Get, ["_nodes", _]) => cluster::nodes_stats(node, info, req),
         (Get, ["_cat", what]) => cat::cat(node, info, what, None, req),
         (Get, ["_cat", what, target]) => cat::cat(node, info, what, Some(target), req),
+        (Post, ["_aliases"]) => aliases::update_aliases(node, req),
+        (Get, ["_alias" | "_aliases"]) => aliases::get_alias(node, None, None, req, false),
+        (Get, ["_alias", name]) => aliases::get_alias(node, None, Some(name), req, false),
+        (Head, ["_alias", name]) => aliases::get_alias(node, None, Some(name), req, true),
+        (Get, [idx, "_alias" | "_aliases"]) => {
+            aliases::get_alias(node, Some(idx), None, req, false)
+        }
+        (Get, [idx, "_alias" | "_aliases", name]) => {
+            aliases::get_alias(node, Some(idx), Some(name), req, false)
+        }
+        (Head, [idx, "_alias" | "_aliases", name]) => {
+            aliases::get_alias(node, Some(idx), Some(name), req, true)
+        }
+        (Put | Post, [idx, "_alias" | "_aliases", name]) => {
+            aliases::put_alias(node, idx, name, req)
+        }
+        (Delete, [idx, "_alias" | "_aliases", name]) => aliases::delete_alias(node, idx, name),
         (Get, ["_tasks"]) => tasks::list(node, req),
         (Get, ["_tasks", id]) => tasks::get(node, id, req),
         (Post, ["_tasks", id, "_cancel"]) => tasks::cancel(node, id),
