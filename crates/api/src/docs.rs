@@ -904,7 +904,7 @@ fn bulk_item(
             let (s, e) = item.source.unwrap();
             let raw = &body[s..e];
             let source = parse_json(raw).map_err(|err| {
-                EsError::bad_request("mapper_parsing_exception", "failed to parse").caused_by(err)
+                EsError::bad_request("document_parsing_exception", "failed to parse").caused_by(err)
             })?;
             if !source.is_object() {
                 return Err(EsError::bad_request(

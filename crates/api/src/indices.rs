@@ -352,6 +352,9 @@ pub fn analyze(node: &Node, index: Option<&str>, req: &RestRequest) -> EsResult<
         }
     };
     let to_err = |e: lode_analysis::AnalysisError| EsError::new(400, e.kind, e.reason);
+    // Values of one field are separated by `position_increment_gap` (100 for text fields and
+    // custom analyzers); built-in analyzers, tokenizer chains and normalizers have none.
+    let mut gap = 0;
     let analyzer = if let Some(field) = body.get("field").and_then(|f| f.as_str()) {
         let idx = node
             .index(index.ok_or_else(|| {
@@ -360,6 +363,7 @@ pub fn analyze(node: &Node, index: Option<&str>, req: &RestRequest) -> EsResult<
         let mapping = idx.mapping();
         match mapping.field(field) {
             Some(def) if def.storage() == lode_engine::mapping::Storage::Text => {
+                gap = 100;
                 registry.analyzer(&def.analyzer).map_err(to_err)?
             }
             Some(def) => match &def.normalizer {
@@ -371,6 +375,12 @@ pub fn analyze(node: &Node, index: Option<&str>, req: &RestRequest) -> EsResult<
             None => registry.analyzer("standard").map_err(to_err)?,
         }
     } else if let Some(a) = body.get("analyzer").and_then(|a| a.as_str()) {
+        let prefix = format!("index.analysis.analyzer.{a}.");
+        if let Some(idx) = index.and_then(|i| node.get(i)) {
+            if idx.settings().keys().any(|k| k.starts_with(&prefix)) {
+                gap = 100;
+            }
+        }
         registry.analyzer(a).map_err(to_err)?
     } else if body.get("tokenizer").is_some()
         || body.get("filter").is_some()
@@ -411,7 +421,7 @@ pub fn analyze(node: &Node, index: Option<&str>, req: &RestRequest) -> EsResult<
             pos_base = if toks.is_empty() {
                 pos_base
             } else {
-                last_pos + 101
+                last_pos + gap + 1
             };
             offset_base += text.encode_utf16().count() + 1;
         }

@@ -36,8 +36,16 @@ impl LazySyncDirectory {
     pub fn sync_all(&self) -> io::Result<()> {
         for entry in fs::read_dir(&self.root)? {
             let entry = entry?;
-            if entry.file_type()?.is_file() {
-                File::open(entry.path())?.sync_all()?;
+            // A file may vanish between the listing and the open: tantivy's garbage collection
+            // (after a merge ends, concurrently with this flush) deletes files no live commit
+            // references, and those need no sync.
+            let synced = entry.file_type().and_then(|t| match t.is_file() {
+                true => File::open(entry.path())?.sync_all(),
+                false => Ok(()),
+            });
+            match synced {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
             }
         }
         File::open(&self.root)?.sync_all()

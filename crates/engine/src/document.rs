@@ -17,8 +17,10 @@ pub enum Parsed {
     MappingUpdate(Value),
 }
 
+/// ES 8.8+ reports values that do not fit the mapping as `document_parsing_exception`
+/// (`mapper_parsing_exception` stays for invalid mapping definitions).
 fn parse_error(reason: String) -> EsError {
-    EsError::bad_request("mapper_parsing_exception", reason)
+    EsError::bad_request("document_parsing_exception", reason)
 }
 
 pub struct DocParser<'a> {

@@ -85,11 +85,11 @@ fn index_lifecycle_and_errors() {
     assert_eq!(v["_source"]["title"], "Rust in Action");
     let (s, v) = get(&n, "/books/_doc/2");
     assert_eq!((s, v["found"].as_bool()), (404, Some(false)));
-    // A value that does not fit the mapping.
+    // A value that does not fit the mapping (ES 8.8+ names it document_parsing_exception).
     let (s, v) = post(&n, "/books/_doc/x", json!({"n":"abc"}));
     assert_eq!(
         (s, v["error"]["type"].as_str()),
-        (400, Some("mapper_parsing_exception"))
+        (400, Some("document_parsing_exception"))
     );
     // Version conflicts.
     let (s, v) = put(&n, "/books/_create/1", json!({"title":"again"}));

@@ -265,17 +265,12 @@ pub(crate) struct PercentilesReq {
     pub format: Option<String>,
 }
 
-#[derive(Debug, Clone)]
-pub(crate) struct SortSpec {
-    /// A field path, `_score` or `_doc`.
-    pub field: String,
-    pub desc: bool,
-}
-
 pub(crate) struct TopHitsReq {
     pub from: usize,
     pub size: usize,
-    pub sort: Vec<SortSpec>,
+    /// The `sort` as given: planned per index with the search sort (multi-key, `missing`,
+    /// `mode`, `unmapped_type`).
+    pub sort: Option<Value>,
     pub source: SourceFilter,
     pub track_scores: bool,
     pub version: bool,
@@ -1379,39 +1374,27 @@ fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<Percentiles
     Ok(r)
 }
 
-fn parse_sort(v: &Value) -> EsResult<Vec<SortSpec>> {
+/// Checks the shape of a `top_hits` sort (fields are resolved per index at execution).
+fn parse_sort(v: &Value) -> EsResult<()> {
     let items: Vec<&Value> = match v {
         Value::Array(a) => a.iter().collect(),
         other => vec![other],
     };
-    let mut out = Vec::new();
     for item in items {
         match item {
-            Value::String(f) => out.push(SortSpec {
-                desc: f == "_score",
-                field: f.clone(),
-            }),
+            Value::String(_) => {}
             Value::Object(m) => {
-                for (f, spec) in m {
+                for spec in m.values() {
                     let dir = match spec {
                         Value::String(s) => Some(s.as_str()),
                         Value::Object(o) => o.get("order").and_then(Value::as_str),
                         _ => None,
                     };
-                    let desc = match dir {
-                        Some("desc") => true,
-                        Some("asc") => false,
-                        None => f == "_score",
-                        Some(other) => {
-                            return Err(EsError::illegal_argument(format!(
-                                "Unknown order direction [{other}]"
-                            )))
-                        }
-                    };
-                    out.push(SortSpec {
-                        field: f.clone(),
-                        desc,
-                    });
+                    if let Some(other) = dir.filter(|d| *d != "asc" && *d != "desc") {
+                        return Err(EsError::illegal_argument(format!(
+                            "Unknown order direction [{other}]"
+                        )));
+                    }
                 }
             }
             other => {
@@ -1422,7 +1405,7 @@ fn parse_sort(v: &Value) -> EsResult<Vec<SortSpec>> {
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
@@ -1447,7 +1430,7 @@ fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
     let mut r = TopHitsReq {
         from: 0,
         size: 3,
-        sort: Vec::new(),
+        sort: None,
         source: SourceFilter::all(),
         track_scores: false,
         version: false,
@@ -1473,7 +1456,10 @@ fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
                 }
                 r.size = n as usize;
             }
-            "sort" => r.sort = parse_sort(v)?,
+            "sort" => {
+                parse_sort(v)?;
+                r.sort = Some(v.clone());
+            }
             "_source" => r.source = SourceFilter::from_json(Some(v)),
             "track_scores" => r.track_scores = boolean(TY, k, v)?,
             "version" => r.version = boolean(TY, k, v)?,

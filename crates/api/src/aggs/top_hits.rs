@@ -3,137 +3,84 @@
 //! constraints), sorted and paged, and fetched from the doc store like search hits.
 
 use super::exec::{Exec, PlannedTarget};
-use super::plan::{FieldRef, SourceSpec};
+use super::plan::SourceSpec;
 use super::render::{Constraint, Scope};
 use super::request::TopHitsReq;
+use crate::search::sort::{cmp_rows, parse_sort, FieldSortCollector, SortKey, SortKind, SortedHit};
 use lode_engine::mapping::Storage;
 use lode_engine::shard::stored_source;
 use lode_engine::{EsError, EsResult};
 use serde_json::{json, Map, Value};
-use std::cmp::Ordering;
 use std::ops::Bound;
 use tantivy::aggregation::Key;
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::Count;
 use tantivy::query::{
     AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, Occur, Query, RangeQuery, TermQuery,
 };
 use tantivy::schema::{IndexRecordOption, Value as _};
-use tantivy::{DocAddress, Order, TantivyDocument, Term};
-
-/// A sort value of one hit.
-#[derive(Clone, Debug)]
-enum SortValue {
-    Missing,
-    Num(f64),
-    Str(String),
-}
+use tantivy::{TantivyDocument, Term};
 
 struct Hit {
     target: usize,
     shard: usize,
-    addr: DocAddress,
-    score: f32,
-    sort: SortValue,
+    hit: SortedHit,
+}
+
+fn score_keys() -> Vec<SortKey> {
+    vec![SortKey {
+        kind: SortKind::Score,
+        desc: true,
+        missing_first: false,
+        missing_value: None,
+        mode: None,
+    }]
 }
 
 pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<Value> {
     let want = req.from + req.size;
-    let sort = req.sort.first().filter(|s| s.field != "_score");
-    let order = |desc: bool| if desc { Order::Desc } else { Order::Asc };
     let mut total = 0u64;
     let mut hits: Vec<Hit> = Vec::new();
+    let mut keys_out: Option<Vec<SortKey>> = None;
     for (ti, pt) in exec.targets.iter().enumerate() {
         let query = bucket_query(pt, scope)?;
-        let by_field = sort.filter(|s| s.field != "_doc").map(|s| {
-            (
-                FieldRef {
-                    name: s.field.clone(),
-                    def: pt.target.ctx.mapping.field(&s.field).cloned(),
-                },
-                s.desc,
-            )
-        });
+        // The search's own sort machinery: every key, `missing`, `mode` and `unmapped_type`.
+        let keys = match &req.sort {
+            Some(v) => parse_sort(v, pt.target.ctx.mapping)?,
+            None => score_keys(),
+        };
         for (i, shard) in pt.target.shards.iter().enumerate() {
-            let searcher = &shard.searcher;
-            total += searcher.search(&*query, &Count).map_err(internal)? as u64;
-            if want == 0 {
-                continue;
-            }
-            let top = TopDocs::with_limit(want);
-            let found: Vec<Hit> = match &by_field {
-            None if sort.is_some() => {
-                // `_doc`: scoring disabled, ties (all of them) go by document address.
-                let mut docs = searcher
-                    .search(&ConstScoreQuery::new(query.box_clone(), 0.0), &top.order_by_score())
-                    .map_err(internal)?;
-                docs.sort_by_key(|(_, a)| *a);
-                docs.into_iter()
-                    .map(|(_, addr)| Hit { target: ti, shard: i, addr, score: f32::NAN, sort: SortValue::Missing })
-                    .collect()
-            }
-            None => searcher
-                .search(&*query, &top.order_by_score())
-                .map_err(internal)?
-                .into_iter()
-                .map(|(score, addr)| Hit { target: ti, shard: i, addr, score, sort: SortValue::Missing })
-                .collect(),
-            Some((field, desc)) => match field.storage() {
-                Some(Storage::I64) => searcher
-                    .search(&*query, &top.order_by_fast_field::<i64>(&field.name, order(*desc)))
-                    .map_err(internal)?
-                    .into_iter()
-                    .map(|(v, addr)| Hit { target: ti, shard: i, addr, score: f32::NAN, sort: v.map(|x| SortValue::Num(x as f64)).unwrap_or(SortValue::Missing) })
-                    .collect(),
-                Some(Storage::F64) => searcher
-                    .search(&*query, &top.order_by_fast_field::<f64>(&field.name, order(*desc)))
-                    .map_err(internal)?
-                    .into_iter()
-                    .map(|(v, addr)| Hit { target: ti, shard: i, addr, score: f32::NAN, sort: v.map(SortValue::Num).unwrap_or(SortValue::Missing) })
-                    .collect(),
-                Some(Storage::Keyword) => searcher
-                    .search(&*query, &top.order_by_string_fast_field(&field.name, order(*desc)))
-                    .map_err(internal)?
-                    .into_iter()
-                    .map(|(v, addr)| Hit { target: ti, shard: i, addr, score: f32::NAN, sort: v.map(SortValue::Str).unwrap_or(SortValue::Missing) })
-                    .collect(),
-                Some(Storage::Bool) => searcher
-                    .search(&*query, &top.order_by_fast_field::<bool>(&field.name, order(*desc)))
-                    .map_err(internal)?
-                    .into_iter()
-                    .map(|(v, addr)| Hit { target: ti, shard: i, addr, score: f32::NAN, sort: v.map(|b| SortValue::Num(b as u8 as f64)).unwrap_or(SortValue::Missing) })
-                    .collect(),
-                Some(Storage::Text) => {
-                    return Err(EsError::illegal_argument(format!(
-                        "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{}] in order to load field data by uninverting the inverted index. Note that this can use significant memory.",
-                        field.name
-                    )))
-                }
-                _ => searcher
-                    .search(&ConstScoreQuery::new(query.box_clone(), 0.0), &top.order_by_score())
-                    .map_err(internal)?
-                    .into_iter()
-                    .map(|(_, addr)| Hit { target: ti, shard: i, addr, score: f32::NAN, sort: SortValue::Missing })
-                    .collect(),
-            },
-        };
-            hits.extend(found);
+            let collector = FieldSortCollector {
+                keys: keys.clone(),
+                limit: want,
+                after: None,
+                shard_id: shard.shard_id,
+                track_scores: req.track_scores,
+            };
+            let (count, found) = shard
+                .searcher
+                .search(&*query, &(Count, collector))
+                .map_err(internal)?;
+            total += count as u64;
+            hits.extend(found.into_iter().map(|hit| Hit {
+                target: ti,
+                shard: i,
+                hit,
+            }));
         }
+        keys_out.get_or_insert(keys);
     }
-    let desc = sort.filter(|s| s.field != "_doc").map(|s| s.desc);
+    let keys = keys_out.unwrap_or_else(score_keys);
     hits.sort_by(|a, b| {
-        let primary = match desc {
-            None if sort.is_some() => Ordering::Equal,
-            None => b.score.total_cmp(&a.score),
-            Some(desc) => cmp_sort(&a.sort, &b.sort, desc),
-        };
-        primary
+        cmp_rows(&a.hit.values, &b.hit.values, &keys)
+            .then(a.target.cmp(&b.target))
             .then(a.shard.cmp(&b.shard))
-            .then(a.addr.cmp(&b.addr))
+            .then(a.hit.addr.cmp(&b.hit.addr))
     });
-    let scored = sort.is_none();
+    let by_score_only = req.sort.is_none() || (keys.len() == 1 && keys[0].kind == SortKind::Score);
+    let scored = by_score_only || req.track_scores;
     let max_score = if scored {
         hits.iter()
-            .map(|h| h.score)
+            .map(|h| h.hit.score)
             .fold(None, |m: Option<f32>, s| Some(m.map_or(s, |m| m.max(s))))
     } else {
         None
@@ -142,7 +89,7 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
     for h in hits.into_iter().skip(req.from).take(req.size) {
         let target = exec.targets[h.target].target;
         let shard = &target.shards[h.shard];
-        let doc: TantivyDocument = shard.searcher.doc(h.addr).map_err(internal)?;
+        let doc: TantivyDocument = shard.searcher.doc(h.hit.addr).map_err(internal)?;
         let id = doc
             .get_first(shard.meta.id)
             .and_then(|v| v.as_str())
@@ -165,7 +112,11 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         }
         o.insert(
             "_score".into(),
-            if scored { json!(h.score) } else { Value::Null },
+            if scored {
+                json!(h.hit.score)
+            } else {
+                Value::Null
+            },
         );
         if req.source.fetch {
             let bytes = stored_source(&doc, shard.meta);
@@ -174,19 +125,15 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
                 o.insert("_source".into(), filtered);
             }
         }
-        if desc.is_some() {
-            let integral = target
-                .ctx
-                .mapping
-                .field(&sort.map(|s| s.field.clone()).unwrap_or_default())
-                .is_some_and(|d| d.storage() == Storage::I64);
-            let v = match &h.sort {
-                SortValue::Missing => Value::Null,
-                SortValue::Str(x) => json!(x),
-                SortValue::Num(x) if integral => json!(*x as i64),
-                SortValue::Num(x) => json!(x),
-            };
-            o.insert("sort".into(), json!([v]));
+        if !by_score_only {
+            let values: Vec<Value> = h
+                .hit
+                .values
+                .iter()
+                .zip(&keys)
+                .map(|(v, k)| v.to_json(k))
+                .collect();
+            o.insert("sort".into(), Value::Array(values));
         }
         out.push(Value::Object(o));
     }
@@ -195,20 +142,6 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         "max_score": max_score.map(|s| json!(s)).unwrap_or(Value::Null),
         "hits": out,
     }))
-}
-
-fn cmp_sort(a: &SortValue, b: &SortValue, desc: bool) -> Ordering {
-    let dir = |o: Ordering| if desc { o.reverse() } else { o };
-    match (a, b) {
-        // Missing values sort last either way.
-        (SortValue::Missing, SortValue::Missing) => Ordering::Equal,
-        (SortValue::Missing, _) => Ordering::Greater,
-        (_, SortValue::Missing) => Ordering::Less,
-        (SortValue::Num(x), SortValue::Num(y)) => dir(x.total_cmp(y)),
-        (SortValue::Str(x), SortValue::Str(y)) => dir(x.cmp(y)),
-        (SortValue::Num(_), _) => Ordering::Less,
-        (_, SortValue::Num(_)) => Ordering::Greater,
-    }
 }
 
 fn internal(e: tantivy::TantivyError) -> EsError {

@@ -45,9 +45,6 @@ use tantivy::Term;
 
 type Q = Box<dyn tq::Query>;
 
-/// Lucene's BM25 is tantivy's divided by (1 + k1), k1 = 1.2.
-const BM25_TO_LUCENE: f32 = 1.0 / 2.2;
-
 /// Plans `q` in query (scoring) context.
 pub fn build_query(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>> {
     Planner { ctx }.build(q, true)
@@ -88,8 +85,9 @@ fn constant(q: Q, boost: f32, score: bool) -> Q {
 }
 
 fn bm25(q: Q, boost: f32, score: bool) -> Q {
-    if score {
-        Box::new(BoostQuery::new(q, boost * BM25_TO_LUCENE))
+    // tantivy's BM25 keeps the (k1 + 1) factor, as ES's default LegacyBM25Similarity does.
+    if score && boost != 1.0 {
+        Box::new(BoostQuery::new(q, boost))
     } else {
         q
     }

@@ -1115,7 +1115,7 @@ fn simple_query_strings() {
 }
 
 #[test]
-fn bm25_scores_are_on_lucene_scale() {
+fn bm25_scores_match_elasticsearch() {
     // Every document has the field, so tantivy's statistics equal Lucene's.
     let ix = TestIndex::new(
         json!({"properties": {"t": {"type": "text"}}}),
@@ -1127,11 +1127,12 @@ fn bm25_scores_are_on_lucene_scale() {
             ("5", json!({"t": "quick quick quick"})),
         ],
     );
-    // ES: idf = ln(1 + (N - n + 0.5) / (n + 0.5)), score = idf · tf / (tf + k1 · (1 - b + b · dl / avgdl)).
+    // ES (LegacyBM25Similarity, the default): idf = ln(1 + (N - n + 0.5) / (n + 0.5)),
+    // score = idf · tf · (k1 + 1) / (tf + k1 · (1 - b + b · dl / avgdl)).
     let es = |n: f32, tf: f32, dl: f32| {
         let idf = (1.0 + (5.0 - n + 0.5) / (n + 0.5)).ln();
         let avgdl = 18.0 / 5.0;
-        idf * tf / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
+        idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
     };
     let s1 = ix.score_of(json!({"match": {"t": "fox"}}), "1");
     assert!(

@@ -532,6 +532,7 @@ fn query_phase(
                                     desc: true,
                                     missing_first: false,
                                     missing_value: None,
+                                    mode: None,
                                 }]
                             });
                             let coll = sort::FieldSortCollector {
@@ -539,6 +540,7 @@ fn query_phase(
                                 limit,
                                 after,
                                 shard_id: s.shard_id,
+                                track_scores: sreq.track_scores || sreq.min_score.is_some(),
                             };
                             let (c, hits) = searcher.search(&*q, &(Count, coll))?;
                             let with_score =
@@ -594,20 +596,36 @@ fn query_phase(
             keys_out = keys;
         }
     }
-    // Aggregations run once over the shards of every index (fields are named by path, so
-    // indices with compatible mappings aggregate together as in Elasticsearch).
-    if let (Some(a), Some(first)) = (&sreq.aggs, targets.first()) {
-        let state = first.index.mapping_state();
-        let ctx = context(&first.index, &state, now);
-        let q: Box<dyn tantivy::query::Query> = match &sreq.query {
-            Some(q) => query::build_query(q, &ctx)?,
-            None => Box::new(tantivy::query::AllQuery),
-        };
-        let searchers: Vec<ShardSearcher> = targets
+    // Aggregations run over the shards of every index, each planned against its own mapping,
+    // and reduce together as in Elasticsearch.
+    if let Some(a) = sreq.aggs.as_ref().filter(|_| !targets.is_empty()) {
+        let states: Vec<_> = targets.iter().map(|t| t.index.mapping_state()).collect();
+        let ctxs: Vec<_> = targets
             .iter()
-            .flat_map(|t| t.searchers.iter().cloned())
+            .zip(&states)
+            .map(|(t, st)| context(&t.index, st, now))
             .collect();
-        aggs_out = Some(aggs::run_aggs(a, &ctx, &searchers, &*q, sreq.typed_keys)?);
+        let queries = ctxs
+            .iter()
+            .map(|ctx| -> EsResult<Box<dyn tantivy::query::Query>> {
+                Ok(match &sreq.query {
+                    Some(q) => query::build_query(q, ctx)?,
+                    None => Box::new(tantivy::query::AllQuery),
+                })
+            })
+            .collect::<EsResult<Vec<_>>>()?;
+        let agg_targets: Vec<aggs::AggTarget> = targets
+            .iter()
+            .zip(&ctxs)
+            .zip(&queries)
+            .map(|((t, ctx), q)| aggs::AggTarget {
+                index_name: &t.index.name,
+                ctx,
+                shards: &t.searchers,
+                query: &**q,
+            })
+            .collect();
+        aggs_out = Some(aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?);
     }
     // Merge across shards and indices.
     match &keys_out {

@@ -31,6 +31,54 @@ pub struct SortKey {
     pub missing_first: bool,
     /// A `missing` value that replaces absent values.
     pub missing_value: Option<SortValue>,
+    /// How a multi-valued field picks its sort value (`mode`); by default the minimum for
+    /// ascending and the maximum for descending sorts, as in ES.
+    pub mode: Option<SortMode>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SortMode {
+    Min,
+    Max,
+    Sum,
+    Avg,
+    Median,
+}
+
+impl SortMode {
+    fn parse(v: &Value) -> EsResult<SortMode> {
+        Ok(match v.as_str().unwrap_or_default() {
+            "min" => SortMode::Min,
+            "max" => SortMode::Max,
+            "sum" => SortMode::Sum,
+            "avg" => SortMode::Avg,
+            "median" => SortMode::Median,
+            other => {
+                return Err(EsError::illegal_argument(format!(
+                    "Unknown SortMode [{other}]"
+                )))
+            }
+        })
+    }
+
+    /// Reduces numeric values (already non-empty) to the sort value.
+    fn reduce(self, mut vals: Vec<f64>) -> f64 {
+        match self {
+            SortMode::Min => vals.iter().copied().fold(f64::INFINITY, f64::min),
+            SortMode::Max => vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            SortMode::Sum => vals.iter().sum(),
+            SortMode::Avg => vals.iter().sum::<f64>() / vals.len() as f64,
+            SortMode::Median => {
+                vals.sort_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal));
+                let n = vals.len();
+                if n % 2 == 1 {
+                    vals[n / 2]
+                } else {
+                    (vals[n / 2 - 1] + vals[n / 2]) / 2.0
+                }
+            }
+        }
+    }
 }
 
 /// One sort value of a hit.
@@ -258,11 +306,27 @@ pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
                 }
             },
         };
+        let mode = opts.get("mode").map(SortMode::parse).transpose()?;
+        if let (
+            Some(m),
+            SortKind::Field {
+                storage: Storage::Keyword,
+                ..
+            },
+        ) = (mode, &kind)
+        {
+            if !matches!(m, SortMode::Min | SortMode::Max) {
+                return Err(EsError::illegal_argument(
+                    "only [min] and [max] sort modes are supported on string fields",
+                ));
+            }
+        }
         let mut key = SortKey {
             kind,
             desc,
             missing_first,
             missing_value: None,
+            mode,
         };
         if let Some(m) = missing.filter(|m| m.as_str().map(|s| !s.starts_with('_')).unwrap_or(true))
         {
@@ -286,6 +350,8 @@ pub struct FieldSortCollector {
     pub limit: usize,
     pub after: Option<Vec<SortValue>>,
     pub shard_id: usize,
+    /// Compute scores even though no key sorts by them (`track_scores`, `min_score`).
+    pub track_scores: bool,
 }
 
 enum ColumnReader {
@@ -307,6 +373,10 @@ pub struct FieldSortSegment {
     shard_id: usize,
     buf: Vec<SortedHit>,
     has_str: bool,
+    /// The worst row still in the top `limit` after the last compaction: a later doc that
+    /// does not sort before it cannot enter (docs arrive in doc-id order, the tie-break).
+    threshold: Option<Vec<SortValue>>,
+    scratch: Vec<SortValue>,
 }
 
 impl Collector for FieldSortCollector {
@@ -347,11 +417,13 @@ impl Collector for FieldSortCollector {
             shard_id: self.shard_id,
             buf: Vec::new(),
             has_str,
+            threshold: None,
+            scratch: Vec::with_capacity(self.keys.len()),
         })
     }
 
     fn requires_scoring(&self) -> bool {
-        self.keys.iter().any(|k| k.kind == SortKind::Score)
+        self.track_scores || self.keys.iter().any(|k| k.kind == SortKind::Score)
     }
 
     fn merge_fruits(&self, fruits: Vec<Vec<SortedHit>>) -> tantivy::Result<Vec<SortedHit>> {
@@ -374,24 +446,49 @@ pub fn sort_hits(hits: &mut [SortedHit], keys: &[SortKey]) {
 impl FieldSortSegment {
     fn values(&self, doc: DocId, score: Score, resolve_strings: bool) -> Vec<SortValue> {
         let mut out = Vec::with_capacity(self.columns.len());
+        self.values_into(doc, score, resolve_strings, &mut out);
+        out
+    }
+
+    fn values_into(
+        &self,
+        doc: DocId,
+        score: Score,
+        resolve_strings: bool,
+        out: &mut Vec<SortValue>,
+    ) {
         for (c, k) in self.columns.iter().zip(&self.keys) {
             let v = match c {
                 ColumnReader::Score => SortValue::F64(score as f64),
                 ColumnReader::Doc => SortValue::I64(
                     ((self.shard_id as i64) << 48) | ((self.segment_ord as i64) << 32) | doc as i64,
                 ),
-                ColumnReader::I64(Some(col)) => pick(col.values_for_doc(doc), k.desc)
-                    .map(SortValue::I64)
-                    .unwrap_or(SortValue::Missing),
-                ColumnReader::F64(Some(col)) => pick_f(col.values_for_doc(doc), k.desc)
-                    .map(SortValue::F64)
-                    .unwrap_or(SortValue::Missing),
+                ColumnReader::I64(Some(col)) => match k.mode {
+                    Some(m @ (SortMode::Sum | SortMode::Avg | SortMode::Median)) => {
+                        reduce_f(col.values_for_doc(doc).map(|v| v as f64), m)
+                            .map(|v| SortValue::I64(v as i64))
+                            .unwrap_or(SortValue::Missing)
+                    }
+                    _ => pick(col.values_for_doc(doc), desc_pick(k))
+                        .map(SortValue::I64)
+                        .unwrap_or(SortValue::Missing),
+                },
+                ColumnReader::F64(Some(col)) => match k.mode {
+                    Some(m @ (SortMode::Sum | SortMode::Avg | SortMode::Median)) => {
+                        reduce_f(col.values_for_doc(doc), m)
+                            .map(SortValue::F64)
+                            .unwrap_or(SortValue::Missing)
+                    }
+                    _ => pick_f(col.values_for_doc(doc), desc_pick(k))
+                        .map(SortValue::F64)
+                        .unwrap_or(SortValue::Missing),
+                },
                 ColumnReader::Bool(Some(col)) => {
-                    pick(col.values_for_doc(doc).map(|b| b as i64), k.desc)
+                    pick(col.values_for_doc(doc).map(|b| b as i64), desc_pick(k))
                         .map(SortValue::I64)
                         .unwrap_or(SortValue::Missing)
                 }
-                ColumnReader::Str(Some(col)) => match pick(col.term_ords(doc), k.desc) {
+                ColumnReader::Str(Some(col)) => match pick(col.term_ords(doc), desc_pick(k)) {
                     Some(ord) if resolve_strings => {
                         let mut s = String::new();
                         let _ = col.ord_to_str(ord, &mut s);
@@ -408,7 +505,6 @@ impl FieldSortSegment {
             };
             out.push(v);
         }
-        out
     }
 
     fn compact(&mut self) {
@@ -417,7 +513,24 @@ impl FieldSortSegment {
             cmp_rows(&a.values, &b.values, keys).then(a.addr.doc_id.cmp(&b.addr.doc_id))
         });
         self.buf.truncate(self.limit);
+        if self.buf.len() >= self.limit {
+            self.threshold = self.buf.last().map(|h| h.values.clone());
+        }
     }
+}
+
+/// Whether a multi-valued field contributes its maximum (else its minimum).
+fn desc_pick(k: &SortKey) -> bool {
+    match k.mode {
+        Some(SortMode::Max) => true,
+        Some(SortMode::Min) => false,
+        _ => k.desc,
+    }
+}
+
+fn reduce_f(it: impl Iterator<Item = f64>, mode: SortMode) -> Option<f64> {
+    let vals: Vec<f64> = it.collect();
+    (!vals.is_empty()).then(|| mode.reduce(vals))
 }
 
 fn pick<T: Ord>(it: impl Iterator<Item = T>, desc: bool) -> Option<T> {
@@ -442,13 +555,22 @@ impl SegmentCollector for FieldSortSegment {
         if self.limit == 0 {
             return;
         }
-        if let Some(after) = &self.after {
-            let full = self.values(doc, score, true);
-            if cmp_rows(&full, after, &self.keys) != Ordering::Greater {
+        let mut values = std::mem::take(&mut self.scratch);
+        values.clear();
+        self.values_into(doc, score, false, &mut values);
+        if let Some(t) = &self.threshold {
+            if cmp_rows(&values, t, &self.keys) != Ordering::Less {
+                self.scratch = values;
                 return;
             }
         }
-        let values = self.values(doc, score, false);
+        if let Some(after) = &self.after {
+            let full = self.values(doc, score, true);
+            if cmp_rows(&full, after, &self.keys) != Ordering::Greater {
+                self.scratch = values;
+                return;
+            }
+        }
         self.buf.push(SortedHit {
             values,
             score,

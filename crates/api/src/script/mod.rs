@@ -1,0 +1,321 @@
+//! Painless scripts for the update APIs (`_update`, `_bulk` update items, `_update_by_query`).
+//!
+//! This is a hand-written interpreter for the subset of Painless that update scripts use in
+//! practice: no maintained Rust crate implements Painless, and the language is small enough
+//! here (dynamically typed over JSON-like values) that a lexer, a recursive-descent parser and a
+//! tree-walking evaluator are simpler than any binding. Supported: statements (`;` or line
+//! separated), blocks, `if`/`else`, `while`, `do`/`while`, classic and for-each `for`,
+//! `break`/`continue`/`return`, `throw new XxxException(msg)`, typed and `def` locals; the Java
+//! operators with Java numeric semantics, `?.`, `?:`, casts and `instanceof`; list/map literals,
+//! `new ArrayList/HashMap/HashSet`; the common `String`, `List`, `Set`, `Map` methods and
+//! `Math`, `Integer`, `Long`, `Double`, `Boolean`, `String`, `Collections`, `Objects`,
+//! `System.currentTimeMillis()` statics. Not supported: lambdas and functions, arrays, regexes
+//! (`=~`, `==~`), `try`/`catch`, user classes, and the `doc`/`field()`/`metadata()` APIs.
+//!
+//! Known differences: numbers are 64-bit (`int` does not wrap at 32 bits), string indexes
+//! count chars rather than UTF-16 units, and map keys are always strings.
+//!
+//! Errors render as Elasticsearch does: a script that does not compile answers 400
+//! `script_exception` "compile error", one that fails while running "runtime error", each with
+//! `script_stack`, `script`, `lang`, `position` and the Java exception as `caused_by`.
+//!
+//! A script cannot hang or exhaust the server: a run stops after 1,000,000 statements and loop
+//! iterations (Painless's own loop limit), 100,000,000 element operations or 64 MiB allocated,
+//! strings stop at 16 MiB, and nesting is bounded at compile time so that parsing and
+//! evaluation (both recursive) fit comfortably in a request thread's stack.
+
+mod eval;
+mod lexer;
+mod parser;
+#[cfg(test)]
+mod tests;
+
+use eval::{Interp, OMap, Obj, Val};
+use lode_engine::{EsError, EsResult};
+use parser::{Program, CTX_SLOT, PARAMS_SLOT};
+use serde_json::{json, Map, Value};
+
+/// What the update does with the document once the script has run (`ctx.op`).
+#[derive(Debug, PartialEq, Eq)]
+pub enum ScriptOp {
+    Index,
+    Noop,
+    Delete,
+}
+
+/// Resolves a stored script id (`"script": {"id": ..}`) to the stored body: a source string or
+/// an object with `source` (and optionally `lang`), or the whole `{"script": {..}}` as stored.
+pub type StoredScripts<'a> = &'a dyn Fn(&str) -> Option<Value>;
+
+/// The metadata an update script sees besides `ctx._source`. Every field is optional; absent
+/// metadata reads as `null`.
+#[derive(Default, Clone, Copy)]
+pub struct UpdateContext<'a> {
+    pub index: Option<&'a str>,
+    pub id: Option<&'a str>,
+    pub routing: Option<&'a str>,
+    pub version: Option<i64>,
+    /// `ctx._now`; the current time when `None`.
+    pub now_millis: Option<i64>,
+    /// A scripted upsert: `ctx.op` starts as `create`, and `noop` skips the insert.
+    pub upsert: bool,
+    pub stored_scripts: Option<StoredScripts<'a>>,
+}
+
+/// Runs an update script against `source` (the document's `ctx._source`).
+pub fn apply_update_script(script: &Value, source: &mut Value) -> EsResult<ScriptOp> {
+    apply_update_script_with(script, source, &UpdateContext::default())
+}
+
+/// As [`apply_update_script`], with document metadata and stored scripts.
+pub fn apply_update_script_with(
+    script: &Value,
+    source: &mut Value,
+    ctx: &UpdateContext,
+) -> EsResult<ScriptOp> {
+    Script::compile(script, ctx.stored_scripts)?.run_update(source, ctx)
+}
+
+/// A compiled script with its params; compile once and run per document (`_update_by_query`).
+#[derive(Debug)]
+pub struct Script {
+    source: String,
+    params: Map<String, Value>,
+    program: Program,
+}
+
+/// A parse or resolution failure at a byte offset of the source.
+#[derive(Debug)]
+pub(crate) struct CompileError {
+    pos: usize,
+    msg: String,
+}
+
+impl CompileError {
+    fn new(pos: usize, msg: impl Into<String>) -> CompileError {
+        CompileError {
+            pos,
+            msg: msg.into(),
+        }
+    }
+}
+
+const CTX_KEYS: &[&str] = &[
+    "_index", "_id", "_version", "_routing", "_now", "op", "_source",
+];
+
+impl Script {
+    /// Reads a `script` value (a source string, or an object with `source`/`inline` or `id`,
+    /// `lang` and `params`) and compiles it.
+    pub fn compile(script: &Value, stored: Option<StoredScripts>) -> EsResult<Script> {
+        let (source, params) = resolve(script, stored)?;
+        let program = parser::parse(&source).map_err(|e| {
+            script_exception(
+                "compile error",
+                &source,
+                e.pos,
+                EsError::illegal_argument(e.msg),
+            )
+        })?;
+        Ok(Script {
+            source,
+            params,
+            program,
+        })
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Runs the script as an update script: `ctx._source` is `source`, which is replaced by the
+    /// script's result when the answer is [`ScriptOp::Index`].
+    pub fn run_update(&self, source: &mut Value, uctx: &UpdateContext) -> EsResult<ScriptOp> {
+        let mut it = Interp::new(&self.program);
+        let src = it.load_json(source);
+        let params = it.load_json_map(&self.params);
+        let opt_str = |v: Option<&str>| v.map_or(Val::Null, |s| Val::Str(s.into()));
+        let meta = [
+            ("_index", opt_str(uctx.index)),
+            ("_id", opt_str(uctx.id)),
+            ("_version", uctx.version.map_or(Val::Null, Val::Int)),
+            ("_routing", opt_str(uctx.routing)),
+            (
+                "_now",
+                Val::Int(uctx.now_millis.unwrap_or_else(eval::now_millis)),
+            ),
+        ];
+        let mut ctx = OMap::default();
+        for (k, v) in &meta {
+            ctx.insert((*k).into(), v.clone());
+        }
+        ctx.insert(
+            "op".into(),
+            Val::Str(if uctx.upsert { "create" } else { "index" }.into()),
+        );
+        ctx.insert("_source".into(), src);
+        let ctx = it.alloc(Obj::Map(ctx));
+        it.set_slot(CTX_SLOT, ctx.clone());
+        it.set_slot(PARAMS_SLOT, params);
+        it.run().map_err(|f| {
+            let cause = EsError::bad_request(f.kind, f.reason);
+            script_exception("runtime error", &self.source, f.pos.unwrap_or(0), cause)
+        })?;
+
+        let out = it.map(&ctx).expect("ctx is read-only");
+        for (key, before) in &meta {
+            if out.get(key).is_none_or(|after| !it.equals(before, after)) {
+                return Err(EsError::illegal_argument(format!(
+                    "Modifying [{key}] not allowed"
+                )));
+            }
+        }
+        let op = match out.get("op") {
+            Some(Val::Str(s)) => s.to_string(),
+            Some(other) => it.java_string(other),
+            None => "null".to_string(),
+        };
+        let op = match (op.as_str(), uctx.upsert) {
+            ("noop" | "none", _) => ScriptOp::Noop,
+            ("index", _) | ("create", true) => ScriptOp::Index,
+            ("delete", false) => ScriptOp::Delete,
+            (other, upsert) => {
+                return Err(EsError::illegal_argument(format!(
+                    "Operation type [{other}] not allowed, only [{}] are allowed",
+                    if upsert {
+                        "noop, create"
+                    } else {
+                        "noop, index, delete"
+                    }
+                )))
+            }
+        };
+        let junk: Vec<&str> = out
+            .iter()
+            .map(|(k, _)| &**k)
+            .filter(|k| !CTX_KEYS.contains(k))
+            .collect();
+        if !junk.is_empty() {
+            return Err(EsError::illegal_argument(format!(
+                "Invalid fields added to context [{}]",
+                junk.join(",")
+            )));
+        }
+        if op != ScriptOp::Index {
+            return Ok(op);
+        }
+        let new_source = out.get("_source").cloned().unwrap_or(Val::Null);
+        if it.map(&new_source).is_none() {
+            return Err(EsError::illegal_argument(format!(
+                "ctx._source must be a map, not [{}]",
+                it.type_name(&new_source)
+            )));
+        }
+        *source = it.to_json(&new_source).map_err(EsError::illegal_argument)?;
+        Ok(op)
+    }
+}
+
+fn resolve(
+    script: &Value,
+    stored: Option<StoredScripts>,
+) -> EsResult<(String, Map<String, Value>)> {
+    let o = match script {
+        Value::String(s) => return Ok((s.clone(), Map::new())),
+        Value::Object(o) => o,
+        _ => {
+            return Err(EsError::parsing(
+                "Expected one of [VALUE_STRING, START_OBJECT] for [script]",
+            ))
+        }
+    };
+    check_lang(o.get("lang"))?;
+    let params = match o.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p.clone(),
+        Some(_) => return Err(EsError::parsing("Value must be of type object: [params]")),
+    };
+    let either = "must specify either [source] for an inline script or [id] for a stored script";
+    let source = match (o.get("source").or(o.get("inline")), o.get("id")) {
+        (Some(Value::String(s)), None) => s.clone(),
+        (Some(_), None) => {
+            return Err(EsError::illegal_argument(
+                "[source] of a painless script must be a string",
+            ))
+        }
+        (None, Some(Value::String(id))) => stored_source(id, stored)?,
+        _ => return Err(EsError::illegal_argument(either)),
+    };
+    Ok((source, params))
+}
+
+fn check_lang(lang: Option<&Value>) -> EsResult<()> {
+    match lang {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(l)) if l == "painless" => Ok(()),
+        Some(Value::String(l)) => Err(EsError::illegal_argument(format!(
+            "script_lang not supported [{l}]"
+        ))),
+        Some(other) => Err(EsError::illegal_argument(format!(
+            "script_lang not supported [{other}]"
+        ))),
+    }
+}
+
+fn stored_source(id: &str, stored: Option<StoredScripts>) -> EsResult<String> {
+    let missing = || {
+        EsError::new(
+            404,
+            "resource_not_found_exception",
+            format!("unable to find script [{id}] in cluster state"),
+        )
+    };
+    let body = stored.and_then(|f| f(id)).ok_or_else(missing)?;
+    let body = match body {
+        Value::Object(mut o) if o.contains_key("script") => o.remove("script").unwrap_or_default(),
+        other => other,
+    };
+    match body {
+        Value::String(s) => Ok(s),
+        Value::Object(o) => {
+            check_lang(o.get("lang"))?;
+            match o.get("source") {
+                Some(Value::String(s)) => Ok(s.clone()),
+                _ => Err(missing()),
+            }
+        }
+        _ => Err(missing()),
+    }
+}
+
+/// Elasticsearch's `ScriptException`: the source, a window of 25 characters either side of the
+/// failure with a pointer under it, and the position in characters.
+fn script_exception(reason: &str, src: &str, byte_pos: usize, cause: EsError) -> EsError {
+    let chars: Vec<char> = src.chars().collect();
+    let offset = src
+        .get(..byte_pos.min(src.len()))
+        .map_or(0, |s| s.chars().count());
+    let start = offset.saturating_sub(25);
+    let end = (offset + 25).min(chars.len());
+    let mut snippet = String::new();
+    let mut pointer = String::new();
+    if start > 0 {
+        snippet.push_str("... ");
+        pointer.push_str("    ");
+    }
+    snippet.extend(&chars[start..end]);
+    if end < chars.len() {
+        snippet.push_str(" ...");
+    }
+    pointer.push_str(&" ".repeat(offset - start));
+    pointer.push_str("^---- HERE");
+    EsError::bad_request("script_exception", reason)
+        .with("script_stack", json!([snippet, pointer]))
+        .with("script", src)
+        .with("lang", "painless")
+        .with(
+            "position",
+            json!({"offset": offset, "start": start, "end": end}),
+        )
+        .caused_by(cause)
+}
