@@ -9,7 +9,7 @@
 //! Durability `request` uses group commit: a writer waits until its record is fsynced, and one
 //! fsync covers every record appended before it, so concurrent writers share fsyncs.
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -129,10 +129,26 @@ pub struct Translog {
     dir: PathBuf,
     writer: Mutex<Writer>,
     sync_lock: Mutex<()>,
+    /// Group commit: one leader fsyncs for everyone waiting; the others sleep on `sync_done`.
+    group: Mutex<Group>,
+    sync_done: Condvar,
     synced: AtomicU64,
     fsyncs: AtomicU64,
     last_sync: Mutex<Instant>,
 }
+
+#[derive(Default)]
+struct Group {
+    leader: bool,
+    waiters: usize,
+}
+
+/// How long a group-commit leader keeps gathering while new writers keep arriving, and the
+/// pause without arrivals after which it fsyncs: a lone writer pays ~`GATHER_QUIET`, a crowd
+/// shares one fsync among many (an HDD's ~10 ms fsync makes this matter most).
+const GATHER_QUIET: std::time::Duration = std::time::Duration::from_micros(150);
+const GATHER_MAX: std::time::Duration = std::time::Duration::from_millis(2);
+const GATHER_ENOUGH: usize = 256;
 
 /// What recovery found on disk.
 pub struct Recovered {
@@ -187,6 +203,8 @@ impl Translog {
                 ..writer
             }),
             sync_lock: Mutex::new(()),
+            group: Mutex::new(Group::default()),
+            sync_done: Condvar::new(),
             synced: AtomicU64::new(location(generation, 0)),
             fsyncs: AtomicU64::new(0),
             last_sync: Mutex::new(Instant::now()),
@@ -222,16 +240,46 @@ impl Translog {
         Ok(location(w.generation, w.offset))
     }
 
-    /// Returns once everything up to `loc` is fsynced. Concurrent callers share one fsync.
+    /// Returns once everything up to `loc` is fsynced. Concurrent callers share one fsync:
+    /// the first becomes the leader, waits briefly while more writers join, and fsyncs for all.
     pub fn sync_to(&self, loc: Location) -> io::Result<()> {
         if self.synced.load(Ordering::Acquire) >= loc {
             return Ok(());
         }
-        let _turn = self.sync_lock.lock();
-        if self.synced.load(Ordering::Acquire) >= loc {
-            return Ok(());
-        }
-        self.sync_now()
+        let mut g = self.group.lock();
+        g.waiters += 1;
+        let result = loop {
+            if self.synced.load(Ordering::Acquire) >= loc {
+                break Ok(());
+            }
+            if g.leader {
+                self.sync_done.wait(&mut g);
+                continue;
+            }
+            g.leader = true;
+            let started = Instant::now();
+            let mut seen = g.waiters;
+            while seen < GATHER_ENOUGH && started.elapsed() < GATHER_MAX {
+                self.sync_done.wait_for(&mut g, GATHER_QUIET);
+                if g.waiters == seen {
+                    break;
+                }
+                seen = g.waiters;
+            }
+            drop(g);
+            let r = {
+                let _turn = self.sync_lock.lock();
+                self.sync_now()
+            };
+            g = self.group.lock();
+            g.leader = false;
+            self.sync_done.notify_all();
+            if r.is_err() {
+                break r;
+            }
+        };
+        g.waiters -= 1;
+        result
     }
 
     /// Fsyncs everything appended so far (the caller holds `sync_lock` or does not care).
