@@ -39,7 +39,7 @@ impl Kind {
 struct Plan {
     kind: Kind,
     query: Option<Value>,
-    script: Option<Value>,
+    script: Option<crate::script::Script>,
     max_docs: Option<usize>,
     proceed_on_conflict: bool,
     scroll_size: usize,
@@ -120,7 +120,7 @@ fn conflicts_value(v: &str) -> EsResult<bool> {
     }
 }
 
-fn plan(kind: Kind, req: &RestRequest) -> EsResult<Plan> {
+fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
     let body = match kind {
         Kind::Delete => req.required_body()?,
         Kind::Update => req.json_body()?.unwrap_or_else(|| json!({})),
@@ -137,7 +137,10 @@ fn plan(kind: Kind, req: &RestRequest) -> EsResult<Plan> {
             "query" => query = Some(v.clone()),
             "max_docs" | "size" => set_max_docs(&mut max_docs, int_value(v, k)?)?,
             "conflicts" => proceed = conflicts_value(v.as_str().unwrap_or_default())?,
-            "script" if kind == Kind::Update => script = Some(v.clone()),
+            "script" if kind == Kind::Update => {
+                let stored = |id: &str| crate::stored_scripts::lookup(node, id);
+                script = Some(crate::script::Script::compile(v, Some(&stored))?);
+            }
             "stored_fields" => {
                 return Err(EsError::illegal_argument(
                     "stored_fields is not supported in this context",
@@ -218,7 +221,7 @@ fn validation(msg: &str) -> EsError {
 
 /// `POST /{index}/_delete_by_query` and `POST /{index}/_update_by_query`.
 pub fn run(node: &Arc<Node>, kind: Kind, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
-    let plan = plan(kind, req)?;
+    let plan = plan(node, kind, req)?;
     let targets = crate::search::targets(node, expr, req)?;
     let names: Vec<String> = targets.iter().map(|i| format!("[{}]", i.name)).collect();
     let verb = match kind {
@@ -495,7 +498,7 @@ fn run_slice(
         };
         for hit in batch {
             let idx = &targets[hit.index];
-            match process(plan, idx, hit) {
+            match process(plan, idx, hit)? {
                 Ok(Some((op, shard, loc))) => {
                     match op {
                         Done::Deleted => counts.deleted += 1,
@@ -563,26 +566,32 @@ fn failure(idx: &IndexService, hit: &Hit, e: &EsError) -> Value {
 }
 
 /// Applies the operation to one hit; `None` when the document is already gone.
-fn process(
-    plan: &Plan,
-    idx: &IndexService,
-    hit: &Hit,
-) -> EsResult<Option<(Done, usize, Option<Location>)>> {
+/// What processing one hit did to it.
+type Processed = Option<(Done, usize, Option<Location>)>;
+
+/// Applies the operation to one hit. The outer error aborts the whole request (a failing
+/// script, a missing `_source`), as in ES; the inner one is that document's bulk failure.
+fn process(plan: &Plan, idx: &IndexService, hit: &Hit) -> EsResult<EsResult<Processed>> {
     let expected = VersionReq::IfSeqNo {
         seq_no: hit.seq_no,
         primary_term: PRIMARY_TERM,
     };
     let routing = hit.routing.as_deref();
+    let deleted =
+        |w: lode_engine::index::DocWrite| Some((Done::Deleted, w.shard, Some(w.result.location)));
     if plan.kind == Kind::Delete {
-        let w = idx.delete_doc(&hit.id, routing, expected)?;
-        return Ok(Some((Done::Deleted, w.shard, Some(w.result.location))));
+        return Ok(idx.delete_doc(&hit.id, routing, expected).map(deleted));
     }
-    let Some(doc) = idx.get_doc(&hit.id, routing, true)? else {
-        return Err(EsError::new(
-            409,
-            "version_conflict_engine_exception",
-            format!("[{}]: version conflict, document already deleted", hit.id),
-        ));
+    let doc = match idx.get_doc(&hit.id, routing, true) {
+        Ok(Some(doc)) => doc,
+        Ok(None) => {
+            return Ok(Err(EsError::new(
+                409,
+                "version_conflict_engine_exception",
+                format!("[{}]: version conflict, document already deleted", hit.id),
+            )))
+        }
+        Err(e) => return Ok(Err(e)),
     };
     if doc.source.is_empty() && !idx.mapping_state().mapping.source_enabled {
         return Err(EsError::illegal_argument(format!(
@@ -592,18 +601,25 @@ fn process(
     }
     let mut src: Value = crate::rest::parse_json(&doc.source)?;
     if let Some(script) = &plan.script {
-        match crate::script::apply_update_script(script, &mut src)? {
-            crate::script::ScriptOp::Noop => return Ok(Some((Done::Noop, 0, None))),
+        let uctx = crate::script::UpdateContext {
+            index: Some(&idx.name),
+            id: Some(&hit.id),
+            routing,
+            version: Some(doc.version as i64),
+            ..Default::default()
+        };
+        match script.run_update(&mut src, &uctx)? {
+            crate::script::ScriptOp::Noop => return Ok(Ok(Some((Done::Noop, 0, None)))),
             crate::script::ScriptOp::Delete => {
-                let w = idx.delete_doc(&hit.id, routing, expected)?;
-                return Ok(Some((Done::Deleted, w.shard, Some(w.result.location))));
+                return Ok(idx.delete_doc(&hit.id, routing, expected).map(deleted))
             }
             crate::script::ScriptOp::Index => {}
         }
     }
     let raw: Arc<[u8]> = serde_json::to_vec(&src).unwrap_or_default().into();
-    let w = idx.index_doc(Some(&hit.id), &src, raw, routing, expected, false)?;
-    Ok(Some((Done::Updated, w.shard, Some(w.result.location))))
+    Ok(idx
+        .index_doc(Some(&hit.id), &src, raw, routing, expected, false)
+        .map(|w| Some((Done::Updated, w.shard, Some(w.result.location)))))
 }
 
 /// `wait_for_active_shards`: a single node holds only primaries, so asking for more than one

@@ -437,12 +437,15 @@ struct UpdateOutcome {
     source: Value,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn apply_update(
+    node: &Node,
     index: &IndexService,
     id: &str,
     routing: Option<&str>,
     body: &Value,
     retry_on_conflict: usize,
+    required: Option<(i64, i64)>,
 ) -> EsResult<UpdateOutcome> {
     let obj = body
         .as_object()
@@ -466,7 +469,11 @@ fn apply_update(
         }
     }
     let doc = obj.get("doc");
-    let script = obj.get("script");
+    let stored = |sid: &str| crate::stored_scripts::lookup(node, sid);
+    let script = obj
+        .get("script")
+        .map(|s| crate::script::Script::compile(s, Some(&stored)))
+        .transpose()?;
     if doc.is_none() && script.is_none() {
         return Err(EsError::bad_request(
             "action_request_validation_exception",
@@ -490,17 +497,39 @@ fn apply_update(
     let mut attempt = 0;
     loop {
         let current = index.get_doc(id, routing, true)?;
+        // `if_seq_no`/`if_primary_term`: the update applies only to that exact version, and
+        // the write below is conditional on the same seq_no, so the check is atomic.
+        if let Some((s, t)) = required {
+            match &current {
+                Some(c) if c.seq_no as i64 == s && t as u64 == PRIMARY_TERM => {}
+                Some(c) => {
+                    return Err(EsError::version_conflict(&index.name, &index.uuid, index.shard_for(id, routing), id, format!(
+                        "version conflict, required seqNo [{s}], primary term [{t}]. current document has seqNo [{}] and primary term [{PRIMARY_TERM}]", c.seq_no)))
+                }
+                None => {
+                    return Err(EsError::new(404, "document_missing_exception", format!("[{id}]: document missing"))
+                        .with("index_uuid", index.uuid.clone()).with("shard", "0").with("index", index.name.clone()))
+                }
+            }
+        }
         let result = match current {
             None => {
                 let new_source = if let Some(up) = obj.get("upsert") {
                     if let (Some(s), true) = (
-                        script,
+                        &script,
                         obj.get("scripted_upsert")
                             .and_then(|v| v.as_bool())
                             .unwrap_or(false),
                     ) {
                         let mut src = up.clone();
-                        crate::script::apply_update_script(s, &mut src)?;
+                        let uctx = crate::script::UpdateContext {
+                            index: Some(&index.name),
+                            id: Some(id),
+                            routing,
+                            upsert: true,
+                            ..Default::default()
+                        };
+                        s.run_update(&mut src, &uctx)?;
                         src
                     } else {
                         up.clone()
@@ -542,8 +571,15 @@ fn apply_update(
                 let mut new_source = old.clone();
                 if let Some(d) = doc {
                     merge_doc(&mut new_source, d);
-                } else if let Some(s) = script {
-                    match crate::script::apply_update_script(s, &mut new_source)? {
+                } else if let Some(s) = &script {
+                    let uctx = crate::script::UpdateContext {
+                        index: Some(&index.name),
+                        id: Some(id),
+                        routing,
+                        version: Some(cur.version as i64),
+                        ..Default::default()
+                    };
+                    match s.run_update(&mut new_source, &uctx)? {
                         crate::script::ScriptOp::Noop => {
                             return Ok(UpdateOutcome {
                                 write: None,
@@ -607,7 +643,7 @@ fn update_body(
     index: &IndexService,
     id: &str,
     out: &UpdateOutcome,
-    req_source: Option<&Value>,
+    req_source: Option<&SourceFilter>,
 ) -> (u16, Value) {
     let (status, mut body) = match (&out.write, out.noop) {
         (Some(w), _) => {
@@ -631,8 +667,7 @@ fn update_body(
         ),
         _ => (200, json!({})),
     };
-    if let Some(spec) = req_source {
-        let f = SourceFilter::from_json(Some(spec));
+    if let Some(f) = req_source {
         if f.fetch {
             let mut get = json!({"found": true});
             if let Some(s) = f.apply(&out.source) {
@@ -665,33 +700,29 @@ pub fn update(
     } else {
         node.existing_write_target(index_name)?
     };
-    if let (Some(s), Some(t)) = (
+    let required = match (
         req.i64_param("if_seq_no")?,
         req.i64_param("if_primary_term")?,
     ) {
-        let cur = index.get_doc(id, routing(req), true)?;
-        match cur {
-            Some(c) if c.seq_no as i64 == s && t as u64 == PRIMARY_TERM => {}
-            Some(c) => {
-                return Err(EsError::version_conflict(&index.name, &index.uuid, index.shard_for(id, routing(req)), id, format!(
-                    "version conflict, required seqNo [{s}], primary term [{t}]. current document has seqNo [{}] and primary term [{PRIMARY_TERM}]", c.seq_no)))
-            }
-            None => {
-                return Err(EsError::new(404, "document_missing_exception", format!("[{id}]: document missing"))
-                    .with("index_uuid", index.uuid.clone()).with("shard", "0").with("index", index.name.clone()))
-            }
-        }
-    }
-    let out = apply_update(&index, id, routing(req), &body, retry)?;
+        (Some(s), Some(t)) => Some((s, t)),
+        _ => None,
+    };
+    let out = apply_update(node, &index, id, routing(req), &body, retry, required)?;
     let mut forced = false;
     if let Some(w) = &out.write {
         forced = finish_write(&index, w, refresh)?;
     }
-    let src_spec = body.get("_source").cloned().or_else(|| {
-        req.param("_source")
-            .map(|s| if s == "true" { json!(true) } else { json!(s) })
-    });
-    let (status, mut resp) = update_body(&index, id, &out, src_spec.as_ref());
+    let filter = match body.get("_source") {
+        Some(spec) => Some(SourceFilter::from_json(Some(spec))),
+        None if req.has("_source")
+            || req.has("_source_includes")
+            || req.has("_source_excludes") =>
+        {
+            Some(source_filter(req))
+        }
+        None => None,
+    };
+    let (status, mut resp) = update_body(&index, id, &out, filter.as_ref());
     if forced {
         resp["forced_refresh"] = json!(true);
     }
@@ -950,8 +981,15 @@ fn bulk_item(
                 .get("retry_on_conflict")
                 .and_then(|v| v.as_u64())
                 .unwrap_or(0) as usize;
-            let out = apply_update(&index, id, routing, &upd, retry)?;
-            let (status, b) = update_body(&index, id, &out, upd.get("_source"));
+            let required = match (num("if_seq_no"), num("if_primary_term")) {
+                (Some(s), Some(t)) => Some((s, t)),
+                _ => None,
+            };
+            let out = apply_update(node, &index, id, routing, &upd, retry, required)?;
+            let filter = upd
+                .get("_source")
+                .map(|spec| SourceFilter::from_json(Some(spec)));
+            let (status, b) = update_body(&index, id, &out, filter.as_ref());
             Ok((status, b, out.write))
         }
     }

@@ -20,4 +20,5 @@ pub mod script;
 pub mod search;
 pub mod source;
 pub mod stats;
+pub mod stored_scripts;
 pub mod tasks;

@@ -2,7 +2,9 @@
 
 use lode_api::cluster::NodeInfo;
 use lode_api::rest::{Method, RestRequest, RestResponse};
-use lode_api::{aliases, by_query, cat, cluster, docs, indices, search, stats, tasks};
+use lode_api::{
+    aliases, by_query, cat, cluster, docs, indices, search, stats, stored_scripts, tasks,
+};
 use lode_engine::{EsError, EsResult, Node};
 use std::sync::Arc;
 
@@ -64,6 +66,11 @@ pub fn route(
             aliases::put_alias(node, idx, name, req)
         }
         (Delete, [idx, "_alias" | "_aliases", name]) => aliases::delete_alias(node, idx, name),
+        (Put | Post, ["_scripts", id]) | (Put | Post, ["_scripts", id, _]) => {
+            stored_scripts::put(node, id, req)
+        }
+        (Get, ["_scripts", id]) => stored_scripts::get(node, id),
+        (Delete, ["_scripts", id]) => stored_scripts::delete(node, id),
         (Get, ["_tasks"]) => tasks::list(node, req),
         (Get, ["_tasks", id]) => tasks::get(node, id, req),
         (Post, ["_tasks", id, "_cancel"]) => tasks::cancel(node, id),
