@@ -497,10 +497,14 @@ impl IndexService {
         shards[self.shard_for(id, routing)].get(id, realtime)
     }
 
-    /// Waits for a write to be durable (durability `request`).
+    /// Waits for a write to be durable (durability `request`). Inside
+    /// [`crate::durability::deferred`] the wait is recorded instead, for the caller to await.
     pub fn ensure_durable(&self, shard: usize, loc: crate::translog::Location) -> EsResult<()> {
         if self.config.read().durability == Durability::Request {
-            self.shards()?[shard].sync_translog(loc)?;
+            let shard = self.shards()?[shard].clone();
+            if let Some((shard, loc)) = crate::durability::defer(shard, loc) {
+                shard.sync_translog(loc)?;
+            }
         }
         Ok(())
     }

@@ -18,6 +18,7 @@
 pub mod alias;
 pub mod directory;
 pub mod document;
+pub mod durability;
 pub mod error;
 pub mod index;
 pub mod mapping;

@@ -303,6 +303,11 @@ impl Shard {
         tokenizers(&index);
         let stats = ShardStats::default();
         let (writer, reader) = open_writer_reader(&index, &stats, num_shards)?;
+        // A crash can leave files registered in `.managed.json` that no commit references
+        // (e.g. `<segment>.<opstamp>.del` of a commit that never finished). The reopened
+        // writer counts opstamps from the last commit again, so replay would pick the same
+        // name and tantivy refuses to overwrite it: collect that garbage before any commit.
+        writer.garbage_collect_files().wait()?;
         let committed_max = committed_max_seq_no(&index);
         let (translog, recovered) = Translog::open(&path.join("translog"))?;
         if recovered.truncated_bytes > 0 {
@@ -587,6 +592,26 @@ impl Shard {
     /// Waits until the translog holds `loc` durably (durability `request`).
     pub fn sync_translog(&self, loc: Location) -> EsResult<()> {
         Ok(self.translog.sync_to(loc)?)
+    }
+
+    /// Calls `done` once `loc` is durable, without blocking the caller: the first waiter
+    /// starts a group-commit leader thread that fsyncs for every waiter.
+    pub fn sync_translog_async(
+        self: &Arc<Self>,
+        loc: Location,
+        done: crate::translog::SyncCallback,
+    ) {
+        if self.translog.enqueue_sync(loc, done) {
+            let shard = self.clone();
+            let spawned = std::thread::Builder::new()
+                .name("lode-translog-sync".into())
+                .spawn(move || shard.translog.run_async_leader());
+            if let Err(e) = spawned {
+                // No thread: lead from here rather than leave the waiters hanging.
+                tracing::warn!(error = %e, "could not start a translog sync thread");
+                self.translog.run_async_leader();
+            }
+        }
     }
 
     /// Fsyncs the translog if it has unsynced operations (durability `async`).

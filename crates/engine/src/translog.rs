@@ -132,6 +132,7 @@ pub struct Translog {
     /// Group commit: one leader fsyncs for everyone waiting; the others sleep on `sync_done`.
     group: Mutex<Group>,
     sync_done: Condvar,
+    async_waiters: Mutex<AsyncWaiters>,
     synced: AtomicU64,
     fsyncs: AtomicU64,
     last_sync: Mutex<Instant>,
@@ -141,6 +142,17 @@ pub struct Translog {
 struct Group {
     leader: bool,
     waiters: usize,
+}
+
+/// Called once the operation it waits for is durable (or the fsync failed).
+pub type SyncCallback = Box<dyn FnOnce(io::Result<()>) + Send>;
+
+/// Asynchronous waiters: requests that hand their wait to a leader thread instead of blocking
+/// a thread each (the HTTP layer awaits them).
+#[derive(Default)]
+struct AsyncWaiters {
+    leader_running: bool,
+    waiting: Vec<(Location, SyncCallback)>,
 }
 
 /// How long a group-commit leader keeps gathering while new writers keep arriving, and the
@@ -205,6 +217,7 @@ impl Translog {
             sync_lock: Mutex::new(()),
             group: Mutex::new(Group::default()),
             sync_done: Condvar::new(),
+            async_waiters: Mutex::new(AsyncWaiters::default()),
             synced: AtomicU64::new(location(generation, 0)),
             fsyncs: AtomicU64::new(0),
             last_sync: Mutex::new(Instant::now()),
@@ -280,6 +293,63 @@ impl Translog {
         };
         g.waiters -= 1;
         result
+    }
+
+    /// Registers `done` to run once everything up to `loc` is fsynced. Returns true when the
+    /// caller must start the leader (`run_async_leader`) on a thread of its own.
+    pub fn enqueue_sync(&self, loc: Location, done: SyncCallback) -> bool {
+        if self.synced.load(Ordering::Acquire) >= loc {
+            done(Ok(()));
+            return false;
+        }
+        let mut w = self.async_waiters.lock();
+        w.waiting.push((loc, done));
+        !std::mem::replace(&mut w.leader_running, true)
+    }
+
+    /// The asynchronous group-commit leader: gathers waiters while they keep arriving, fsyncs
+    /// once for all of them, answers them, and repeats until nobody waits.
+    pub fn run_async_leader(&self) {
+        loop {
+            let started = Instant::now();
+            let mut seen = self.async_waiters.lock().waiting.len();
+            while seen < GATHER_ENOUGH && started.elapsed() < GATHER_MAX {
+                std::thread::sleep(GATHER_QUIET);
+                let now = self.async_waiters.lock().waiting.len();
+                if now == seen {
+                    break;
+                }
+                seen = now;
+            }
+            let result = {
+                let _turn = self.sync_lock.lock();
+                self.sync_now()
+            };
+            let synced = self.synced.load(Ordering::Acquire);
+            let mut finished = false;
+            let ready: Vec<SyncCallback> = {
+                let mut w = self.async_waiters.lock();
+                let (ready, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut w.waiting)
+                    .into_iter()
+                    .partition(|(loc, _)| result.is_err() || *loc <= synced);
+                w.waiting = rest;
+                if w.waiting.is_empty() {
+                    w.leader_running = false;
+                    finished = true;
+                }
+                ready.into_iter().map(|(_, cb)| cb).collect()
+            };
+            let failed = result.as_ref().err().map(|e| (e.kind(), e.to_string()));
+            for cb in ready {
+                cb(match &failed {
+                    None => Ok(()),
+                    Some((kind, msg)) => Err(io::Error::new(*kind, msg.clone())),
+                });
+            }
+            if finished {
+                return;
+            }
+        }
     }
 
     /// Fsyncs everything appended so far (the caller holds `sync_lock` or does not care).

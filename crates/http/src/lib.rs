@@ -117,20 +117,41 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         body,
     };
     let st = state.clone();
-    let result = tokio::task::spawn_blocking(move || {
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            routes::route(&st.node, &st.info, &segs, &rest)
-        }));
-        match out {
+    let handled = tokio::task::spawn_blocking(move || {
+        // Durability waits are handed back instead of blocking this thread (see
+        // lode_engine::durability); the response leaves only once they are done.
+        let (out, pending) = lode_engine::durability::deferred(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                routes::route(&st.node, &st.info, &segs, &rest)
+            }))
+        });
+        let response = match out {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => error_response(&e),
             Err(_) => error_response(&EsError::internal(
                 "internal error while handling the request",
             )),
-        }
+        };
+        (response, pending)
     })
-    .await
-    .unwrap_or_else(|_| error_response(&EsError::internal("request handler failed")));
+    .await;
+    let result = match handled {
+        Ok((response, pending)) if pending.is_empty() => response,
+        Ok((response, pending)) => {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            pending.on_durable(Box::new(move |r| {
+                let _ = tx.send(r);
+            }));
+            match rx.await {
+                Ok(Ok(())) => response,
+                Ok(Err(e)) => {
+                    error_response(&EsError::internal(format!("translog sync failed: {e}")))
+                }
+                Err(_) => error_response(&EsError::internal("translog sync abandoned")),
+            }
+        }
+        Err(_) => error_response(&EsError::internal("request handler failed")),
+    };
     if result.status >= 500 {
         tracing::warn!(path = %path, status = result.status, "request failed");
     }
