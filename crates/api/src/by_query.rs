@@ -16,6 +16,7 @@ use lode_engine::{EsError, EsResult, IndexService, Node};
 use serde_json::{json, Value};
 
 use crate::rest::{RestRequest, RestResponse};
+use crate::search::Searched;
 use crate::tasks::Task;
 
 const DEFAULT_SCROLL_SIZE: usize = 1000;
@@ -223,7 +224,10 @@ fn validation(msg: &str) -> EsError {
 pub fn run(node: &Arc<Node>, kind: Kind, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let plan = plan(node, kind, req)?;
     let targets = crate::search::targets(node, expr, req)?;
-    let names: Vec<String> = targets.iter().map(|i| format!("[{}]", i.name)).collect();
+    let names: Vec<String> = targets
+        .iter()
+        .map(|t| format!("[{}]", t.index.name))
+        .collect();
     let verb = match kind {
         Kind::Delete => "delete-by-query",
         Kind::Update => "update-by-query",
@@ -354,7 +358,9 @@ fn slice_of(id: &str, slices: usize) -> usize {
     (h % slices as u64) as usize
 }
 
-fn execute(plan: &Plan, targets: &[Arc<IndexService>], task: &Task) -> EsResult<(u16, Value)> {
+fn execute(plan: &Plan, searched: &[Searched], task: &Task) -> EsResult<(u16, Value)> {
+    let targets: Vec<Arc<IndexService>> = searched.iter().map(|s| s.index.clone()).collect();
+    let targets = &targets[..];
     let started = Instant::now();
     for idx in targets {
         // As in ES, unavailable copies fail the bulk requests, which the response reports.
@@ -383,8 +389,10 @@ fn execute(plan: &Plan, targets: &[Arc<IndexService>], task: &Task) -> EsResult<
             .max(1),
     };
     let mut hits: Vec<Vec<Hit>> = (0..slices).map(|_| Vec::new()).collect();
-    for (ti, idx) in targets.iter().enumerate() {
-        for (id, routing, seq_no) in crate::search::matching_ids(idx, plan.query.as_ref())? {
+    for (ti, s) in searched.iter().enumerate() {
+        let matches =
+            crate::search::matching_ids(&s.index, plan.query.as_ref(), s.filter.as_ref())?;
+        for (id, routing, seq_no) in matches {
             let s = if slices > 1 { slice_of(&id, slices) } else { 0 };
             hits[s].push(Hit {
                 index: ti,

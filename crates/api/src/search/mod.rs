@@ -367,6 +367,32 @@ struct QueryPhase {
 struct Target {
     index: Arc<IndexService>,
     searchers: Vec<ShardSearcher>,
+    alias_filter: Option<query::Query>,
+}
+
+/// The search query on one index, restricted by its alias filter (scoring untouched).
+fn base_query(
+    t: &Target,
+    sreq: &SearchRequest,
+    ctx: &QueryContext,
+) -> EsResult<Box<dyn tantivy::query::Query>> {
+    let q: Box<dyn tantivy::query::Query> = match &sreq.query {
+        Some(q) => query::build_query(q, ctx)?,
+        None => Box::new(tantivy::query::AllQuery),
+    };
+    Ok(match &t.alias_filter {
+        Some(f) => Box::new(tantivy::query::BooleanQuery::new(vec![
+            (tantivy::query::Occur::Must, q),
+            (
+                tantivy::query::Occur::Must,
+                Box::new(tantivy::query::ConstScoreQuery::new(
+                    query::build_query(f, ctx)?,
+                    0.0,
+                )),
+            ),
+        ])),
+        None => q,
+    })
 }
 
 fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
@@ -381,14 +407,36 @@ fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
     Ok(o)
 }
 
-pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Arc<IndexService>>> {
-    let list = node.resolve(indices, resolve_opts(req)?)?;
-    for i in &list {
-        if i.is_closed() {
-            return Err(EsError::index_closed(&i.name, &i.uuid));
+/// An index a request searches, and the filter of the aliases it was reached through.
+pub struct Searched {
+    pub index: Arc<IndexService>,
+    /// The alias filters, OR-ed (ES): `None` when an alias without filter, the index name or a
+    /// wildcard also named the index.
+    pub filter: Option<Value>,
+}
+
+pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Searched>> {
+    let list = node.resolve_detailed(indices, resolve_opts(req)?)?;
+    let mut out = Vec::with_capacity(list.len());
+    for r in list {
+        if r.index.is_closed() {
+            return Err(EsError::index_closed(&r.index.name, &r.index.uuid));
         }
+        let filter = r.via_aliases.and_then(|aliases| {
+            let filters: Option<Vec<Value>> =
+                aliases.into_iter().map(|(_, meta)| meta.filter).collect();
+            match filters {
+                Some(mut f) if f.len() == 1 => f.pop(),
+                Some(f) => Some(json!({"bool": {"should": f, "minimum_should_match": 1}})),
+                None => None,
+            }
+        });
+        out.push(Searched {
+            index: r.index,
+            filter,
+        });
     }
-    Ok(list)
+    Ok(out)
 }
 
 fn context<'a>(
@@ -442,10 +490,7 @@ fn query_phase(
     for (ti, t) in targets.iter().enumerate() {
         let state = t.index.mapping_state();
         let ctx = context(&t.index, &state, now);
-        let mut q: Box<dyn tantivy::query::Query> = match &sreq.query {
-            Some(q) => query::build_query(q, &ctx)?,
-            None => Box::new(tantivy::query::AllQuery),
-        };
+        let mut q = base_query(t, sreq, &ctx)?;
         if let Some(pf) = &sreq.post_filter {
             let f = query::build_query(pf, &ctx)?;
             q = Box::new(tantivy::query::BooleanQuery::new(vec![
@@ -605,14 +650,10 @@ fn query_phase(
             .zip(&states)
             .map(|(t, st)| context(&t.index, st, now))
             .collect();
-        let queries = ctxs
+        let queries = targets
             .iter()
-            .map(|ctx| -> EsResult<Box<dyn tantivy::query::Query>> {
-                Ok(match &sreq.query {
-                    Some(q) => query::build_query(q, ctx)?,
-                    None => Box::new(tantivy::query::AllQuery),
-                })
-            })
+            .zip(&ctxs)
+            .map(|(t, ctx)| base_query(t, sreq, ctx))
             .collect::<EsResult<Vec<_>>>()?;
         let agg_targets: Vec<aggs::AggTarget> = targets
             .iter()
@@ -802,25 +843,30 @@ fn fetch_phase(
     Ok(out)
 }
 
-fn pin(indices: Vec<Arc<IndexService>>) -> EsResult<Vec<Target>> {
+fn pin(indices: Vec<Searched>) -> EsResult<Vec<Target>> {
     indices
         .into_iter()
-        .map(|index| {
-            let searchers = index.shards()?.iter().map(|s| s.searcher()).collect();
-            Ok(Target { index, searchers })
+        .map(|s| {
+            let searchers = s.index.shards()?.iter().map(|s| s.searcher()).collect();
+            let alias_filter = s.filter.as_ref().map(query::parse_query).transpose()?;
+            Ok(Target {
+                index: s.index,
+                searchers,
+                alias_filter,
+            })
         })
         .collect()
 }
 
 /// Executes one search over resolved indices and renders the response.
 fn execute(
-    indices: Vec<Arc<IndexService>>,
+    indices: Vec<Searched>,
     sreq: &SearchRequest,
     scroll: Option<Duration>,
 ) -> EsResult<Value> {
     let started = Instant::now();
     let now = now_millis();
-    for i in &indices {
+    for i in indices.iter().map(|s| &s.index) {
         let max = i.config().max_result_window;
         if scroll.is_some() && sreq.size > max {
             return Err(search_phase_error(EsError::illegal_argument(format!(
@@ -1225,13 +1271,21 @@ pub fn clear_scroll(req: &RestRequest, path_ids: Option<&str>) -> EsResult<RestR
 pub fn matching_ids(
     index: &IndexService,
     query: Option<&Value>,
+    alias_filter: Option<&Value>,
 ) -> EsResult<Vec<(String, Option<String>, u64)>> {
     let state = index.mapping_state();
     let ctx = context(index, &state, now_millis());
-    let q: Box<dyn tantivy::query::Query> = match query {
+    let mut q: Box<dyn tantivy::query::Query> = match query {
         Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
         None => Box::new(tantivy::query::AllQuery),
     };
+    if let Some(f) = alias_filter {
+        let f = query::build_query(&query::parse_query(f)?, &ctx)?;
+        q = Box::new(tantivy::query::BooleanQuery::new(vec![
+            (tantivy::query::Occur::Must, q),
+            (tantivy::query::Occur::Must, f),
+        ]));
+    }
     let mut out = Vec::new();
     for shard in index.shards()? {
         let s = shard.searcher();
