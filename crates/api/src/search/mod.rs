@@ -2,6 +2,7 @@
 //! parse the body → plan the query per index → collect on every shard in parallel → merge
 //! hits, totals and aggregations → fetch `_source` → render Elasticsearch's JSON.
 
+mod narrow;
 pub mod sort;
 
 use crate::aggs::{self, AggsRequest};
@@ -587,7 +588,11 @@ fn query_phase(
                                 shard_id: s.shard_id,
                                 track_scores: sreq.track_scores || sreq.min_score.is_some(),
                             };
-                            let (c, hits) = searcher.search(&*q, &(Count, coll))?;
+                            let (c, hits) = match narrow::top_hits(searcher, &*q, &coll)? {
+                                Some(hits) if sreq.track_total == TrackTotal::Off => (0, hits),
+                                Some(hits) => (searcher.search(&*q, &Count)?, hits),
+                                None => searcher.search(&*q, &(Count, coll))?,
+                            };
                             let with_score =
                                 keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
                             let hits: Vec<SortedHit> = match sreq.min_score {

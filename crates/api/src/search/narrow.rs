@@ -1,0 +1,211 @@
+//! Top hits of a single numeric sort without reading every match: search the query restricted
+//! to the competitive end of the field's value range, widening the range until it holds enough
+//! hits. Lucene skips non-competitive documents with its points index for the same reason;
+//! tantivy has no such skipping, so "newest 10 of 300,000 matches" would otherwise read all
+//! 300,000 sort values.
+//!
+//! Exactness: if at least `limit` matches have a value in `[T, max]` (descending), every match
+//! below `T` (or without a value, which sorts last) is worse than all of them, so the top
+//! `limit` of the restricted search are the top `limit` of the full one, ties included.
+
+use std::ops::Bound;
+
+use lode_engine::mapping::Storage;
+use tantivy::query::{
+    BooleanQuery, ConstScoreQuery, InvertedIndexRangeQuery, Occur, Query, RangeQuery,
+};
+use tantivy::{Searcher, Term};
+
+use super::sort::{FieldSortCollector, SortKind, SortMode, SortedHit};
+
+/// Below this many documents a plain scan is as fast.
+const MIN_DOCS: u64 = 50_000;
+
+/// The top hits by `collector`'s single key, or `None` when the request does not qualify (the
+/// caller then scans). The caller counts the total separately.
+pub fn top_hits(
+    searcher: &Searcher,
+    query: &dyn Query,
+    collector: &FieldSortCollector,
+) -> tantivy::Result<Option<Vec<SortedHit>>> {
+    let [key] = collector.keys.as_slice() else {
+        return Ok(None);
+    };
+    let SortKind::Field { name, storage, .. } = &key.kind else {
+        return Ok(None);
+    };
+    if collector.after.is_some()
+        || collector.track_scores
+        || collector.limit == 0
+        || key.missing_first
+        || key.missing_value.is_some()
+        || !matches!(key.mode, None | Some(SortMode::Min) | Some(SortMode::Max))
+        || !matches!(storage, Storage::I64 | Storage::F64)
+        || searcher.num_docs() < MIN_DOCS
+    {
+        return Ok(None);
+    }
+    // A mode against the direction (e.g. `max` ascending) breaks the "any value in range"
+    // reasoning below.
+    if key.mode.is_some_and(|m| (m == SortMode::Max) != key.desc) {
+        return Ok(None);
+    }
+    let schema = searcher.schema();
+    let Ok(field) = schema.get_field(name) else {
+        return Ok(None);
+    };
+    let indexed = schema.get_field_entry(field).is_indexed();
+    let Some((min, max)) = value_range(searcher, name, *storage)? else {
+        return Ok(None);
+    };
+    let span = max - min;
+    let mut fraction = (4 * collector.limit) as f64 / searcher.num_docs() as f64;
+    while fraction < 0.5 {
+        let threshold = if key.desc {
+            max - fraction * span
+        } else {
+            min + fraction * span
+        };
+        let range = range_query(field, *storage, threshold, key.desc, indexed);
+        let restricted = BooleanQuery::new(vec![
+            (Occur::Must, query.box_clone()),
+            (Occur::Must, Box::new(ConstScoreQuery::new(range, 0.0))),
+        ]);
+        let hits = searcher.search(&restricted, collector)?;
+        if hits.len() >= collector.limit {
+            return Ok(Some(hits));
+        }
+        fraction *= 4.0;
+    }
+    Ok(None)
+}
+
+/// The smallest and largest value of the field over all segments.
+fn value_range(
+    searcher: &Searcher,
+    name: &str,
+    storage: Storage,
+) -> tantivy::Result<Option<(f64, f64)>> {
+    let mut out: Option<(f64, f64)> = None;
+    for seg in searcher.segment_readers() {
+        let ff = seg.fast_fields();
+        let mm = match storage {
+            Storage::I64 => ff
+                .column_opt::<i64>(name)?
+                .map(|c| (c.min_value() as f64, c.max_value() as f64)),
+            _ => ff
+                .column_opt::<f64>(name)?
+                .map(|c| (c.min_value(), c.max_value())),
+        };
+        if let Some((lo, hi)) = mm {
+            out = Some(match out {
+                Some((a, b)) => (a.min(lo), b.max(hi)),
+                None => (lo, hi),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn range_query(
+    field: tantivy::schema::Field,
+    storage: Storage,
+    threshold: f64,
+    desc: bool,
+    indexed: bool,
+) -> Box<dyn Query> {
+    let term = match storage {
+        // Rounded outward so the range never loses a competitive value.
+        Storage::I64 if desc => Term::from_field_i64(field, threshold.floor() as i64),
+        Storage::I64 => Term::from_field_i64(field, threshold.ceil() as i64),
+        _ => Term::from_field_f64(field, threshold),
+    };
+    let (lower, upper) = if desc {
+        (Bound::Included(term), Bound::Unbounded)
+    } else {
+        (Bound::Unbounded, Bound::Included(term))
+    };
+    // A narrow range of an indexed field is a handful of terms; otherwise scan the column.
+    if indexed {
+        Box::new(InvertedIndexRangeQuery::new(lower, upper))
+    } else {
+        Box::new(RangeQuery::new(lower, upper))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::sort::SortKey;
+    use tantivy::collector::Count;
+    use tantivy::query::{AllQuery, TermQuery};
+    use tantivy::schema::{IndexRecordOption, Schema, FAST, INDEXED};
+    use tantivy::{doc, Index};
+
+    /// Narrowed and full scans agree on every hit, including ties and documents without a value.
+    #[test]
+    fn narrowed_top_hits_equal_a_full_scan() {
+        let mut sb = Schema::builder();
+        let t = sb.add_i64_field("t", INDEXED | FAST);
+        let f = sb.add_f64_field("f", FAST);
+        let s = sb.add_u64_field("s", INDEXED);
+        let index = Index::create_in_ram(sb.build());
+        let mut w = index.writer_with_num_threads(1, 50_000_000).unwrap();
+        let mut x: u64 = 12345;
+        for i in 0..60_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = (x >> 33) as i64 % 5_000; // many ties
+            if i % 97 == 0 {
+                w.add_document(doc!(s => i % 4)).unwrap(); // no sort value
+            } else {
+                w.add_document(doc!(t => v, f => v as f64 / 3.0, s => i % 4))
+                    .unwrap();
+            }
+            if i == 30_000 {
+                w.commit().unwrap(); // two segments
+            }
+        }
+        w.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let status1: Box<dyn Query> = Box::new(TermQuery::new(
+            Term::from_field_u64(s, 1),
+            IndexRecordOption::Basic,
+        ));
+        for (field, storage) in [("t", Storage::I64), ("f", Storage::F64)] {
+            for desc in [true, false] {
+                for limit in [1, 10, 1_000] {
+                    for q in [&status1, &(Box::new(AllQuery) as Box<dyn Query>)] {
+                        let coll = FieldSortCollector {
+                            keys: vec![SortKey {
+                                kind: SortKind::Field {
+                                    name: field.into(),
+                                    storage,
+                                    is_date: false,
+                                },
+                                desc,
+                                missing_first: false,
+                                missing_value: None,
+                                mode: None,
+                            }],
+                            limit,
+                            after: None,
+                            shard_id: 0,
+                            track_scores: false,
+                        };
+                        let fast = top_hits(&searcher, &**q, &coll).unwrap().expect("narrowed");
+                        let (_, full) = searcher.search(&**q, &(Count, coll)).unwrap();
+                        let addr =
+                            |h: &Vec<SortedHit>| h.iter().map(|x| x.addr).collect::<Vec<_>>();
+                        assert_eq!(
+                            addr(&fast),
+                            addr(&full),
+                            "{field} desc={desc} limit={limit}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
