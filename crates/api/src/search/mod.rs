@@ -475,6 +475,35 @@ fn search_phase_error(e: EsError) -> EsError {
     outer
 }
 
+/// Counts matches, stopping at `cap`: with `track_total_hits: N` a larger total is only ever
+/// reported as "at least N", so reading further matches is wasted (ES stops early too).
+fn count_up_to(
+    searcher: &tantivy::Searcher,
+    q: &dyn tantivy::query::Query,
+    cap: u64,
+) -> tantivy::Result<u64> {
+    use tantivy::{DocSet, TERMINATED};
+    let weight = q.weight(tantivy::query::EnableScoring::disabled_from_searcher(
+        searcher,
+    ))?;
+    let mut total = 0u64;
+    for seg in searcher.segment_readers() {
+        let mut scorer = weight.scorer(seg, 1.0)?;
+        let alive = seg.alive_bitset();
+        let mut doc = scorer.doc();
+        while doc != TERMINATED {
+            if alive.is_none_or(|a| a.is_alive(doc)) {
+                total += 1;
+                if total >= cap {
+                    return Ok(total);
+                }
+            }
+            doc = scorer.advance();
+        }
+    }
+    Ok(total)
+}
+
 /// Runs the query phase: every shard of every target index, in parallel.
 fn query_phase(
     targets: &[Target],
@@ -551,8 +580,12 @@ fn query_phase(
                         let limit = limit.min(searcher.num_docs() as usize);
                         let (count, cands) = if score_only {
                             if limit == 0 {
-                                let c = searcher.search(&*q, &Count)?;
-                                (c as u64, Vec::new())
+                                let c = match sreq.track_total {
+                                    TrackTotal::Off => 0,
+                                    TrackTotal::UpTo(n) => count_up_to(searcher, &*q, n + 1)?,
+                                    TrackTotal::Exact => searcher.search(&*q, &Count)? as u64,
+                                };
+                                (c, Vec::new())
                             } else {
                                 let (c, top) = searcher.search(
                                     &*q,
