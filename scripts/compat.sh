@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 LODE_BIN="${LODE_BIN:-$ROOT/target/debug/lode}"
 COMPAT_DIR="${COMPAT_DIR:-$ROOT/../shared/compat}"
-COMPAT_MIN="${COMPAT_MIN:-65}"
+COMPAT_MIN="${COMPAT_MIN:-85}"
 OUT="${COMPAT_OUT:-$ROOT/target/compat.json}"
 
 [ -d .venv ] || python3 -m venv .venv
