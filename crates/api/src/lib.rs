@@ -11,6 +11,7 @@ pub mod aliases;
 pub mod by_query;
 pub mod cat;
 pub mod cluster;
+pub mod cluster_settings;
 pub mod docs;
 pub mod docvalues;
 pub mod indices;

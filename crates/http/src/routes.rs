@@ -3,7 +3,8 @@
 use lode_api::cluster::NodeInfo;
 use lode_api::rest::{Method, RestRequest, RestResponse};
 use lode_api::{
-    aliases, by_query, cat, cluster, docs, indices, search, stats, stored_scripts, tasks,
+    aliases, by_query, cat, cluster, cluster_settings, docs, indices, search, stats,
+    stored_scripts, tasks,
 };
 use lode_engine::{EsError, EsResult, Node};
 use std::sync::Arc;
@@ -38,6 +39,8 @@ pub fn route(
     match (m, s.as_slice()) {
         (Get | Head, []) => cluster::info(node, info),
         // Cluster and node level.
+        (Put, ["_cluster", "settings"]) => cluster_settings::put(node, req),
+        (Get, ["_cluster", "settings"]) => cluster_settings::get(node, req),
         (Get, ["_cluster", "health"]) => cluster::health(node, info, None, req),
         (Get, ["_cluster", "health", idx]) => cluster::health(node, info, Some(idx), req),
         (Get, ["_nodes", "stats"]) | (Get, ["_nodes", _, "stats"]) => {
@@ -94,8 +97,8 @@ pub fn route(
         (Get | Post, ["_search"]) => search::search(node, "_all", req),
         (Get | Post, ["_count"]) => search::count(node, "_all", req),
         (Get | Post, ["_msearch"]) => search::msearch(node, None, req),
-        (Get | Post, ["_search", "scroll"]) => search::scroll(req, None),
-        (Get | Post, ["_search", "scroll", id]) => search::scroll(req, Some(id)),
+        (Get | Post, ["_search", "scroll"]) => search::scroll(node, req, None),
+        (Get | Post, ["_search", "scroll", id]) => search::scroll(node, req, Some(id)),
         (Delete, ["_search", "scroll"]) => search::clear_scroll(req, None),
         (Delete, ["_search", "scroll", ids]) => search::clear_scroll(req, Some(ids)),
         (Post | Put, ["_bulk"]) => docs::bulk(node, None, req),

@@ -1009,6 +1009,19 @@ fn execute(
     Ok(Value::Object(body))
 }
 
+/// `search.max_keep_alive`: longer scroll keep-alives are refused, as in ES.
+fn check_keep_alive(node: &Node, keep: Option<Duration>) -> EsResult<()> {
+    let max = crate::cluster_settings::max_keep_alive(node);
+    match keep {
+        Some(k) if k > max => Err(EsError::illegal_argument(format!(
+            "Keep alive for request ({}) is too large. It must be less than ({}). This limit can be set by changing the [search.max_keep_alive] cluster level setting.",
+            crate::cluster_settings::time_string(k),
+            crate::cluster_settings::time_string(max)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn parse_keep_alive(s: &str) -> EsResult<Duration> {
     let ms = lode_dates::parse_time_value(s).map_err(|_| {
         EsError::illegal_argument(format!("failed to parse setting [scroll] with value [{s}] as a time value: unit is missing or unrecognized"))
@@ -1019,8 +1032,15 @@ fn parse_keep_alive(s: &str) -> EsResult<Duration> {
 /// `GET|POST /{index}/_search`, `/_search`.
 pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let body = req.json_body()?;
-    let sreq = SearchRequest::parse(body.as_ref(), req)?;
+    let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
+    if let (Some(a), Some(m)) = (
+        sreq.aggs.as_mut(),
+        crate::cluster_settings::max_buckets(node),
+    ) {
+        a.set_max_buckets(m);
+    }
     let scroll = req.param("scroll").map(parse_keep_alive).transpose()?;
+    check_keep_alive(node, scroll)?;
     if scroll.is_some() && sreq.search_after.is_some() {
         return Err(EsError::bad_request(
             "action_request_validation_exception",
@@ -1175,7 +1195,7 @@ fn scroll_missing(id: &str) -> EsError {
 }
 
 /// `GET|POST /_search/scroll`.
-pub fn scroll(req: &RestRequest, path_id: Option<&str>) -> EsResult<RestResponse> {
+pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult<RestResponse> {
     let body = req.json_body()?;
     let id = path_id
         .map(str::to_string)
@@ -1203,6 +1223,7 @@ pub fn scroll(req: &RestRequest, path_id: Option<&str>) -> EsResult<RestResponse
         })
         .map(|s| parse_keep_alive(&s))
         .transpose()?;
+    check_keep_alive(node, keep)?;
     let started = Instant::now();
     let store = scroll_store();
     let mut map = store.map.lock();

@@ -1,0 +1,259 @@
+//! Cluster-wide dynamic settings (`PUT|GET /_cluster/settings`): `persistent` ones survive
+//! restarts (kept in the data directory), `transient` ones do not; transient wins. The ones
+//! Lode acts on are `search.max_buckets` and the scroll keep-alive limits; the others ES users
+//! commonly set are accepted and reported.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use lode_engine::settings::{nest, FlatSettings};
+use lode_engine::{EsError, EsResult, Node};
+use serde_json::{json, Value};
+
+use crate::rest::{RestRequest, RestResponse};
+
+#[derive(Default, Clone)]
+struct Settings {
+    persistent: FlatSettings,
+    transient: FlatSettings,
+}
+
+fn store() -> &'static Mutex<HashMap<PathBuf, Settings>> {
+    static STORE: OnceLock<Mutex<HashMap<PathBuf, Settings>>> = OnceLock::new();
+    STORE.get_or_init(Default::default)
+}
+
+fn file(node: &Node) -> PathBuf {
+    node.data.join("_cluster_settings.json")
+}
+
+fn with<T>(node: &Node, f: impl FnOnce(&mut Settings) -> T) -> T {
+    let mut all = store().lock().unwrap();
+    let s = all.entry(node.data.clone()).or_insert_with(|| Settings {
+        persistent: std::fs::read(file(node))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default(),
+        transient: BTreeMap::new(),
+    });
+    f(s)
+}
+
+/// Settings ES users set on clusters, by exact key or family prefix.
+const KNOWN: &[&str] = &[
+    "search.max_buckets",
+    "search.default_keep_alive",
+    "search.max_keep_alive",
+    "search.max_open_scroll_context",
+    "search.allow_expensive_queries",
+    "search.default_search_timeout",
+    "action.destructive_requires_name",
+    "action.auto_create_index",
+    "cluster.routing.",
+    "cluster.max_shards_per_node",
+    "cluster.blocks.",
+    "indices.",
+    "logger.",
+    "script.",
+    "thread_pool.",
+];
+
+fn known(key: &str) -> bool {
+    KNOWN
+        .iter()
+        .any(|k| key == *k || (k.ends_with('.') && key.starts_with(k)))
+}
+
+fn validate(key: &str, v: &Value, scope: &str) -> EsResult<()> {
+    if !known(key) {
+        return Err(EsError::illegal_argument(format!(
+            "{scope} setting [{key}], not recognized"
+        )));
+    }
+    let s = match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let bad =
+        || EsError::illegal_argument(format!("failed to parse value [{s}] for setting [{key}]"));
+    match key {
+        "search.max_buckets" | "search.max_open_scroll_context" => {
+            s.parse::<u64>().map_err(|_| bad())?;
+        }
+        "search.default_keep_alive" | "search.max_keep_alive" => {
+            lode_dates::parse_time_value(&s).map_err(|_| bad())?;
+        }
+        "action.destructive_requires_name" | "search.allow_expensive_queries" => {
+            s.parse::<bool>().map_err(|_| bad())?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn apply(target: &mut FlatSettings, update: &FlatSettings) {
+    for (k, v) in update {
+        if v.is_null() {
+            // `null` resets; a trailing wildcard resets a family, as in ES.
+            match k.strip_suffix('*') {
+                Some(prefix) => target.retain(|t, _| !t.starts_with(prefix)),
+                None => {
+                    target.remove(k);
+                }
+            }
+        } else {
+            let v = match v {
+                Value::String(_) => v.clone(),
+                other => json!(other.to_string()),
+            };
+            target.insert(k.clone(), v);
+        }
+    }
+}
+
+/// Dotted keys of a (possibly nested) settings object; values kept as given.
+fn flatten(v: &Value) -> EsResult<FlatSettings> {
+    fn walk(prefix: &str, v: &Value, out: &mut FlatSettings) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&key, x, out);
+                }
+            }
+            other => {
+                out.insert(prefix.to_string(), other.clone());
+            }
+        }
+    }
+    if !v.is_object() {
+        return Err(EsError::parsing("settings must be an object"));
+    }
+    let mut out = FlatSettings::new();
+    walk("", v, &mut out);
+    Ok(out)
+}
+
+fn render(flat: &FlatSettings, flat_settings: bool) -> Value {
+    if flat_settings {
+        json!(flat)
+    } else {
+        nest(flat)
+    }
+}
+
+/// `PUT /_cluster/settings`.
+pub fn put(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
+    let body = req.required_body()?;
+    let scope = |k: &str| -> EsResult<FlatSettings> {
+        match body.get(k) {
+            None | Some(Value::Null) => Ok(FlatSettings::new()),
+            Some(v) => flatten(v),
+        }
+    };
+    let (persistent, transient) = (scope("persistent")?, scope("transient")?);
+    for (k, v) in &persistent {
+        if !v.is_null() {
+            validate(k, v, "persistent")?;
+        }
+    }
+    for (k, v) in &transient {
+        if !v.is_null() {
+            validate(k, v, "transient")?;
+        }
+    }
+    with(node, |s| -> EsResult<()> {
+        apply(&mut s.persistent, &persistent);
+        apply(&mut s.transient, &transient);
+        let tmp = node.data.join("_cluster_settings.json.tmp");
+        std::fs::write(
+            &tmp,
+            serde_json::to_vec_pretty(&s.persistent).unwrap_or_default(),
+        )?;
+        std::fs::File::open(&tmp)?.sync_all()?;
+        std::fs::rename(&tmp, file(node))?;
+        Ok(())
+    })?;
+    let shown = |u: &FlatSettings| -> FlatSettings {
+        u.iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let flat = req.bool_param("flat_settings", false)?;
+    Ok(RestResponse::ok(json!({
+        "acknowledged": true,
+        "persistent": render(&shown(&persistent), flat),
+        "transient": render(&shown(&transient), flat),
+    })))
+}
+
+/// `GET /_cluster/settings` (`flat_settings`, `include_defaults`).
+pub fn get(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
+    let s = with(node, |s| s.clone());
+    let flat = req.bool_param("flat_settings", false)?;
+    let mut body = json!({
+        "persistent": render(&s.persistent, flat),
+        "transient": render(&s.transient, flat),
+    });
+    if req.bool_param("include_defaults", false)? {
+        let defaults: FlatSettings = [
+            ("search.max_buckets", "65536"),
+            ("search.default_keep_alive", "5m"),
+            ("search.max_keep_alive", "24h"),
+            ("action.destructive_requires_name", "true"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+        body["defaults"] = render(&defaults, flat);
+    }
+    Ok(RestResponse::ok(body))
+}
+
+/// The effective value of a cluster setting (transient over persistent).
+pub fn value(node: &Node, key: &str) -> Option<String> {
+    with(node, |s| {
+        s.transient
+            .get(key)
+            .or_else(|| s.persistent.get(key))
+            .and_then(|v| v.as_str().map(str::to_string))
+    })
+}
+
+pub fn max_buckets(node: &Node) -> Option<usize> {
+    value(node, "search.max_buckets").and_then(|v| v.parse().ok())
+}
+
+fn duration(node: &Node, key: &str) -> Option<Duration> {
+    value(node, key)
+        .and_then(|v| lode_dates::parse_time_value(&v).ok())
+        .map(|ms| Duration::from_millis(ms.max(0) as u64))
+}
+
+/// `search.max_keep_alive` (ES default 24h): longer scroll keep-alives are refused.
+pub fn max_keep_alive(node: &Node) -> Duration {
+    duration(node, "search.max_keep_alive").unwrap_or(Duration::from_secs(24 * 3600))
+}
+
+/// A duration as ES prints time values (`2m`, `24h`, `1500ms`).
+pub fn time_string(d: Duration) -> String {
+    let ms = d.as_millis() as u64;
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1_000),
+    ] {
+        if ms >= size && ms % size == 0 {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
