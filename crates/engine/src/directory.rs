@@ -20,6 +20,9 @@ use tantivy::directory::{
 pub struct LazySyncDirectory {
     inner: MmapDirectory,
     root: PathBuf,
+    /// Files rewritten in place (see `fieldnorms`): read from disk on each open, since the mmap
+    /// cache would hand out the old mapping while an old reader keeps it alive.
+    replaced: Arc<std::sync::Mutex<std::collections::HashSet<PathBuf>>>,
 }
 
 impl LazySyncDirectory {
@@ -29,7 +32,13 @@ impl LazySyncDirectory {
         Ok(LazySyncDirectory {
             inner,
             root: root.to_path_buf(),
+            replaced: Default::default(),
         })
+    }
+
+    /// Marks `path` (relative) as rewritten in place, so later opens read the new contents.
+    pub fn mark_replaced(&self, path: &Path) {
+        self.replaced.lock().unwrap().insert(path.to_path_buf());
     }
 
     /// Makes every file of the index durable, then the directory entries themselves.
@@ -84,6 +93,14 @@ impl TerminatingWrite for UnsyncedFile {
 
 impl Directory for LazySyncDirectory {
     fn get_file_handle(&self, path: &Path) -> Result<Arc<dyn FileHandle>, OpenReadError> {
+        if self.replaced.lock().unwrap().contains(path) {
+            let full = self.root.join(path);
+            let bytes = fs::read(&full).map_err(|e| match e.kind() {
+                io::ErrorKind::NotFound => OpenReadError::FileDoesNotExist(path.to_path_buf()),
+                _ => OpenReadError::wrap_io_error(e, full),
+            })?;
+            return Ok(Arc::new(tantivy::directory::OwnedBytes::new(bytes)));
+        }
         self.inner.get_file_handle(path)
     }
 

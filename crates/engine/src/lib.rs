@@ -20,6 +20,7 @@ pub mod directory;
 pub mod document;
 pub mod durability;
 pub mod error;
+mod fieldnorms;
 pub mod index;
 pub mod mapping;
 pub mod node;

@@ -293,7 +293,10 @@ impl Shard {
                 drop(existing);
                 rewrite_meta(&dir, schema, config.codec)?;
             }
-            Index::open(dir.clone())?
+            let index = Index::open(dir.clone())?;
+            // Also repairs segments an older Lode left without norms for later fields.
+            crate::fieldnorms::backfill(&index, &dir, &index_path)?;
+            index
         } else {
             Index::builder()
                 .schema(schema.clone())
@@ -829,6 +832,7 @@ impl Shard {
         }
         rewrite_meta(&self.dir, schema, self.codec)?;
         let index = Index::open(self.dir.clone())?;
+        crate::fieldnorms::backfill(&index, &self.dir, &self.path.join("index"))?;
         tokenizers(&index);
         let (writer, reader) = open_writer_reader(&index, &self.stats, num_shards)?;
         w.writer = Some(writer);

@@ -59,6 +59,8 @@ pub struct SearchRequest {
     pub rescore_window: Option<usize>,
     /// `stats` groups the request's search statistics are also counted under.
     pub stats_groups: Vec<String>,
+    /// `routing`: only the shards these values route to are searched.
+    pub routing: Vec<String>,
 }
 
 const KNOWN_KEYS: &[&str] = &[
@@ -327,6 +329,7 @@ impl SearchRequest {
             typed_keys: req.bool_param("typed_keys", false)?,
             script_fields,
             rescore_window,
+            routing: crate::rest::list_param(req.param("routing")),
             stats_groups: match b.get("stats") {
                 Some(Value::Array(a)) => a
                     .iter()
@@ -881,11 +884,21 @@ fn fetch_phase(
     Ok(out)
 }
 
-fn pin(indices: Vec<Searched>) -> EsResult<Vec<Target>> {
+fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
     indices
         .into_iter()
         .map(|s| {
-            let searchers = s.index.shards()?.iter().map(|s| s.searcher()).collect();
+            let routed: Vec<usize> = routing
+                .iter()
+                .map(|r| s.index.shard_for("", Some(r)))
+                .collect();
+            let searchers = s
+                .index
+                .shards()?
+                .iter()
+                .filter(|sh| routed.is_empty() || routed.contains(&sh.id))
+                .map(|sh| sh.searcher())
+                .collect();
             let alias_filter = s.filter.as_ref().map(query::parse_query).transpose()?;
             Ok(Target {
                 index: s.index,
@@ -944,7 +957,7 @@ fn execute(
             )));
         }
     }
-    let targets = pin(indices)?;
+    let targets = pin(indices, &sreq.routing)?;
     let limit = match scroll {
         Some(_) => usize::MAX / 4,
         None => sreq.from + sreq.size,
@@ -1065,7 +1078,7 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
     sreq.size = 0;
     sreq.track_total = TrackTotal::Exact;
     let list = targets(node, indices, req)?;
-    let targets = pin(list)?;
+    let targets = pin(list, &sreq.routing)?;
     let qp = query_phase(&targets, &sreq, 0, now_millis()).map_err(search_phase_error)?;
     Ok(RestResponse::ok(json!({
         "count": qp.total,
@@ -1262,6 +1275,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         script_fields: 0,
         rescore_window: None,
         stats_groups: Vec::new(),
+        routing: Vec::new(),
     };
     let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
     for t in &ctx.targets {

@@ -125,8 +125,17 @@ impl SortValue {
         }
     }
 
-    /// Parses a `search_after` value against a key.
+    /// Parses a `search_after` value against a key. The value `to_json` gives a missing
+    /// field (e.g. `Infinity`, `9223372036854775807`) reads back as missing, so paging through
+    /// documents without the field continues instead of repeating them.
     pub fn from_json(v: &Value, key: &SortKey) -> EsResult<SortValue> {
+        if key.missing_value.is_none()
+            && matches!(key.kind, SortKind::Field { .. })
+            && !v.is_null()
+            && *v == SortValue::Missing.to_json(key)
+        {
+            return Ok(SortValue::Missing);
+        }
         Ok(match (&key.kind, v) {
             (_, Value::Null) => SortValue::Missing,
             (SortKind::Score, v) => SortValue::F64(v.as_f64().ok_or_else(|| bad_after(v))?),

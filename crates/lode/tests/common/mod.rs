@@ -4,6 +4,12 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// How long a starting node (including its translog recovery) may take to print its address.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A running `lode serve` child process with its own data directory.
 /// The process is killed when the value is dropped.
@@ -29,7 +35,8 @@ impl Node {
         node
     }
 
-    /// A node on an existing data directory (to test restarts).
+    /// A node on an existing data directory (to test restarts). Panics if the node does not
+    /// print its address within `READY_TIMEOUT` (a hung recovery must fail the test, not hang it).
     pub fn start_on(data: &Path, extra: &[&str]) -> Node {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_lode"));
         cmd.arg("serve")
@@ -42,29 +49,59 @@ impl Node {
             .stderr(Stdio::inherit());
         let mut child = cmd.spawn().expect("spawn lode serve");
         let stdout = child.stdout.take().expect("stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let url = loop {
-            let line = lines
-                .next()
-                .expect("lode serve exited before it was ready")
-                .expect("read stdout");
-            if let Some(pos) = line.find("http://") {
-                break line[pos..]
-                    .split_whitespace()
-                    .next()
-                    .unwrap()
-                    .trim_end_matches('/')
-                    .to_string();
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        // Reads the address line, then keeps draining stdout so the child never blocks on a
+        // full pipe.
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(pos) = line.find("http://") {
+                    if let Some(tx) = tx.take() {
+                        let url = line[pos..]
+                            .split_whitespace()
+                            .next()
+                            .unwrap()
+                            .trim_end_matches('/')
+                            .to_string();
+                        let _ = tx.send(url);
+                    }
+                }
+            }
+        });
+        let url = match rx.recv_timeout(READY_TIMEOUT) {
+            Ok(url) => url,
+            Err(e) => {
+                let _ = child.kill();
+                let status = child.wait();
+                panic!(
+                    "lode serve on {} was not ready ({e}); exit status {status:?}",
+                    data.display()
+                );
             }
         };
-        // Keep draining stdout so the child never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
         Node {
             url,
             data: data.to_path_buf(),
             child: Some(child),
             _tmp: None,
         }
+    }
+
+    /// The server's process id (while it runs).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
+    /// One request against this node: `(status, body)`; panics on a transport error.
+    pub fn req(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        let b = body.map(|v| v.to_string());
+        request(method, &format!("{}{path}", self.url), b.as_deref())
+    }
+
+    /// An NDJSON `_bulk` request (the body must end with a newline).
+    pub fn bulk(&self, path: &str, ndjson: &str) -> (u16, Value) {
+        request("POST", &format!("{}{path}", self.url), Some(ndjson))
     }
 
     /// SIGKILL, as a crash would.
@@ -96,4 +133,101 @@ impl Drop for Node {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// An HTTP agent with bounded timeouts, so a request to a killed server fails instead of hanging.
+pub fn agent() -> ureq::Agent {
+    ureq::AgentBuilder::new()
+        .timeout_connect(Duration::from_secs(5))
+        .timeout(Duration::from_secs(60))
+        .build()
+}
+
+/// One request: `Ok((status, body))` for any HTTP response (the body parsed as JSON, or a JSON
+/// string when it is not JSON), `Err` for a transport error (refused, reset, timed out).
+pub fn try_request(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+) -> Result<(u16, Value), String> {
+    let req = agent
+        .request(method, url)
+        .set("content-type", "application/json");
+    let resp = match body {
+        Some(b) => req.send_string(b),
+        None => req.call(),
+    };
+    let resp = match resp {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => return Err(format!("{method} {url}: {e}")),
+    };
+    let status = resp.status();
+    let text = resp
+        .into_string()
+        .map_err(|e| format!("{method} {url}: reading body: {e}"))?;
+    Ok((
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    ))
+}
+
+/// One request that must get an HTTP response.
+pub fn request(method: &str, url: &str, body: Option<&str>) -> (u16, Value) {
+    thread_local! {
+        static AGENT: ureq::Agent = agent();
+    }
+    AGENT
+        .with(|a| try_request(a, method, url, body))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The shard directories of an index under `path.data` (`indices/<uuid>/<shard>`), found by the
+/// index name recorded in `_state.json`.
+pub fn shard_dirs(data: &Path, index: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(data.join("indices"))
+        .expect("indices dir")
+        .flatten()
+    {
+        let state = e.path().join("_state.json");
+        let Ok(raw) = std::fs::read(&state) else {
+            continue;
+        };
+        let v: Value = serde_json::from_slice(&raw).expect("index state json");
+        if v["name"] == index {
+            let mut shards: Vec<(usize, PathBuf)> = std::fs::read_dir(e.path())
+                .unwrap()
+                .flatten()
+                .filter_map(|s| {
+                    let n: usize = s.file_name().to_str()?.parse().ok()?;
+                    Some((n, s.path()))
+                })
+                .collect();
+            shards.sort();
+            out.extend(shards.into_iter().map(|(_, p)| p));
+        }
+    }
+    out
+}
+
+/// The newest translog generation file of a shard (`translog/translog-<gen>.tlog`).
+pub fn newest_translog(shard_dir: &Path) -> PathBuf {
+    let dir = shard_dir.join("translog");
+    let mut gens: Vec<(u64, PathBuf)> = std::fs::read_dir(&dir)
+        .expect("translog dir")
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let g = name
+                .strip_prefix("translog-")?
+                .strip_suffix(".tlog")?
+                .parse()
+                .ok()?;
+            Some((g, e.path()))
+        })
+        .collect();
+    gens.sort();
+    gens.pop().expect("a translog generation").1
 }
