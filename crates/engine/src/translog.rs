@@ -158,8 +158,8 @@ struct AsyncWaiters {
 /// How long a group-commit leader keeps gathering while new writers keep arriving, and the
 /// pause without arrivals after which it fsyncs: a lone writer pays ~`GATHER_QUIET`, a crowd
 /// shares one fsync among many (an HDD's ~10 ms fsync makes this matter most).
-const GATHER_QUIET: std::time::Duration = std::time::Duration::from_micros(150);
-const GATHER_MAX: std::time::Duration = std::time::Duration::from_millis(2);
+const GATHER_QUIET: std::time::Duration = std::time::Duration::from_micros(100);
+const GATHER_MAX: std::time::Duration = std::time::Duration::from_micros(500);
 const GATHER_ENOUGH: usize = 256;
 
 /// What recovery found on disk.
