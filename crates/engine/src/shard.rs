@@ -777,6 +777,32 @@ impl Shard {
     ) -> EsResult<()> {
         let started = Instant::now();
         self.refresh(false)?;
+        // A background merge may consume some of the chosen segments between listing and
+        // merging; tantivy then refuses the merge, so list again and retry.
+        let mut attempt = 0;
+        loop {
+            match self.force_merge_once(max_num_segments, only_expunge_deletes) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) if attempt < 20 => {
+                    tracing::debug!(error = %e.reason, attempt, "force merge raced a background merge; retrying");
+                }
+                Err(e) => return Err(e),
+            }
+            attempt += 1;
+            if attempt > 20 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        add_elapsed(&self.stats.merge_time_nanos, started);
+        self.engine.read().reader.reload()?;
+        Ok(())
+    }
+
+    /// One force-merge pass over the current segments; `true` once nothing is left to merge.
+    fn force_merge_once(&self, max_num_segments: Option<usize>, only_expunge_deletes: bool) -> EsResult<bool> {
+        self.engine.read().reader.reload()?;
         let metas = self.engine.read().index.searchable_segment_metas()?;
         let mut groups: Vec<Vec<SegmentId>> = Vec::new();
         if only_expunge_deletes {
@@ -794,6 +820,9 @@ impl Shard {
                 groups.push(vec![sorted[0].id()]);
             }
         }
+        if groups.is_empty() {
+            return Ok(true);
+        }
         for g in groups {
             let fut = {
                 let mut w = self.write.lock();
@@ -802,9 +831,8 @@ impl Shard {
             fut.wait()?;
             self.stats.merge_total.fetch_add(1, Ordering::Relaxed);
         }
-        add_elapsed(&self.stats.merge_time_nanos, started);
-        self.engine.read().reader.reload()?;
-        Ok(())
+        // Expunging is one pass; a merge to N segments is done when N remain.
+        Ok(only_expunge_deletes)
     }
 
     /// Swaps in a grown schema (after a mapping update). Pending operations are committed
