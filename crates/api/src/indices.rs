@@ -90,6 +90,7 @@ pub fn delete(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRespon
     }
     for i in node.resolve(&parts.join(","), o)? {
         node.delete_index(&i.name)?;
+        crate::search::request_cache::clear(&i.uuid);
     }
     Ok(RestResponse::ok(json!({"acknowledged": true})))
 }
@@ -298,6 +299,20 @@ pub fn forcemerge(node: &Arc<Node>, expr: &str, req: &RestRequest) -> EsResult<R
     Ok(RestResponse::ok(broadcast(&list, |i| {
         i.force_merge(max, expunge, flush)
     })?))
+}
+
+/// `POST [/{index}]/_cache/clear`: empties the request cache of the indices (Lode's only cache
+/// that holds results; the query and fielddata flags are accepted).
+pub fn clear_cache(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    let list = resolve(node, expr, req, false)?;
+    let mut shards = 0;
+    for i in &list {
+        crate::search::request_cache::clear(&i.uuid);
+        shards += i.num_shards();
+    }
+    Ok(RestResponse::ok(
+        json!({ "_shards": shards_header(shards) }),
+    ))
 }
 
 /// `POST /{index}/_close`.

@@ -94,6 +94,7 @@ pub(crate) struct Numbers {
     /// Segment file bytes by file extension (`include_segment_file_sizes`).
     pub file_sizes: BTreeMap<String, u64>,
     pub search_groups: BTreeMap<String, lode_engine::shard::GroupStats>,
+    pub request_cache: crate::search::request_cache::CacheStats,
 }
 
 impl Numbers {
@@ -136,6 +137,10 @@ impl Numbers {
         for (k, v) in &o.file_sizes {
             *self.file_sizes.entry(k.clone()).or_insert(0) += v;
         }
+        self.request_cache.hits += o.request_cache.hits;
+        self.request_cache.misses += o.request_cache.misses;
+        self.request_cache.evictions += o.request_cache.evictions;
+        self.request_cache.memory_bytes += o.request_cache.memory_bytes;
         for (k, g) in &o.search_groups {
             let e = self.search_groups.entry(k.clone()).or_default();
             e.query_total += g.query_total;
@@ -231,6 +236,7 @@ pub(crate) fn shard_numbers(shard: &Shard, shard_dir: &Path, opts: &StatsOptions
         max_seq_no: shard.max_seq_no(),
         file_sizes: BTreeMap::new(),
         search_groups: s.search_groups.lock().clone(),
+        request_cache: Default::default(),
     };
     if opts.file_sizes {
         n.file_sizes = segment_file_sizes(&shard_dir.join("index"));
@@ -327,10 +333,17 @@ pub(crate) fn index_shard_numbers(idx: &IndexService, opts: &StatsOptions) -> Ve
             .collect();
     }
     match idx.shards() {
-        Ok(shards) => shards
-            .iter()
-            .map(|s| shard_numbers(s, &idx.path().join(s.id.to_string()), opts))
-            .collect(),
+        Ok(shards) => {
+            let mut out: Vec<Numbers> = shards
+                .iter()
+                .map(|s| shard_numbers(s, &idx.path().join(s.id.to_string()), opts))
+                .collect();
+            // The request cache keeps whole-index results; its numbers go to the first shard.
+            if let Some(first) = out.first_mut() {
+                first.request_cache = crate::search::request_cache::stats(&idx.uuid);
+            }
+            out
+        }
         Err(_) => Vec::new(),
     }
 }
@@ -570,7 +583,12 @@ pub(crate) fn render_stats(n: &Numbers, metrics: &[&str], opts: &StatsOptions) -
     if on("request_cache") {
         o.insert(
             "request_cache".into(),
-            json!({"memory_size_in_bytes": 0, "evictions": 0, "hit_count": 0, "miss_count": 0}),
+            json!({
+                "memory_size_in_bytes": n.request_cache.memory_bytes,
+                "evictions": n.request_cache.evictions,
+                "hit_count": n.request_cache.hits,
+                "miss_count": n.request_cache.misses
+            }),
         );
     }
     if on("recovery") {

@@ -801,7 +801,11 @@ impl Shard {
     }
 
     /// One force-merge pass over the current segments; `true` once nothing is left to merge.
-    fn force_merge_once(&self, max_num_segments: Option<usize>, only_expunge_deletes: bool) -> EsResult<bool> {
+    fn force_merge_once(
+        &self,
+        max_num_segments: Option<usize>,
+        only_expunge_deletes: bool,
+    ) -> EsResult<bool> {
         self.engine.read().reader.reload()?;
         let metas = self.engine.read().index.searchable_segment_metas()?;
         let mut groups: Vec<Vec<SegmentId>> = Vec::new();

@@ -90,6 +90,8 @@ pub fn route(
         (Get, ["_settings"]) => indices::get_settings(node, "_all", None, req),
         (Get, ["_settings", name]) => indices::get_settings(node, "_all", Some(name), req),
         (Put, ["_settings"]) => indices::put_settings(node, "_all", req),
+        (Post, ["_cache", "clear"]) => indices::clear_cache(node, "_all", req),
+        (Post, [idx, "_cache", "clear"]) => indices::clear_cache(node, idx, req),
         (Post | Get, ["_refresh"]) => indices::refresh(node, "_all", req),
         (Post | Get, ["_flush"]) => indices::flush(node, "_all", req),
         (Post, ["_forcemerge"]) => indices::forcemerge(node, "_all", req),

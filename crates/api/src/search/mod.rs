@@ -3,6 +3,7 @@
 //! hits, totals and aggregations → fetch `_source` → render Elasticsearch's JSON.
 
 mod narrow;
+pub mod request_cache;
 pub mod sort;
 
 use crate::aggs::{self, AggsRequest};
@@ -1061,7 +1062,90 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
         ));
     }
     let list = targets(node, indices, req)?;
-    Ok(RestResponse::ok(execute(list, &sreq, scroll)?))
+    let cache_key = cache_key(body.as_ref(), req, &sreq, scroll.is_some(), &list)?;
+    Ok(RestResponse::ok(execute_cached(
+        list, &sreq, scroll, cache_key,
+    )?))
+}
+
+/// The request part of a request-cache key, when the request may be cached: `size: 0`, not a
+/// scroll, no `now`, and `request_cache` / `index.requests.cache.enable` not off.
+fn cache_key(
+    body: Option<&Value>,
+    req: &RestRequest,
+    sreq: &SearchRequest,
+    scroll: bool,
+    list: &[Searched],
+) -> EsResult<Option<String>> {
+    let enabled = match req.param("request_cache") {
+        Some(_) => req.bool_param("request_cache", true)?,
+        None => list.iter().all(|s| {
+            s.index
+                .settings()
+                .get("index.requests.cache.enable")
+                .map(|v| {
+                    v.as_str()
+                        .map_or(v.as_bool() != Some(false), |t| t != "false")
+                })
+                .unwrap_or(true)
+        }),
+    };
+    let text = body.map(|b| b.to_string()).unwrap_or_default();
+    if !enabled || scroll || sreq.size != 0 || request_cache::uses_now(&text) {
+        return Ok(None);
+    }
+    // Parameters that only shape the rendering (applied later, in the HTTP layer) stay out.
+    let params: Vec<String> = req
+        .params
+        .iter()
+        .filter(|(k, _)| {
+            !matches!(
+                String::as_str(k),
+                "request_cache" | "filter_path" | "pretty" | "human" | "error_trace"
+            )
+        })
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if params.iter().any(|p| request_cache::uses_now(p)) {
+        return Ok(None);
+    }
+    Ok(Some(format!("{text}|{}", params.join("&"))))
+}
+
+fn execute_cached(
+    indices: Vec<Searched>,
+    sreq: &SearchRequest,
+    scroll: Option<Duration>,
+    key: Option<String>,
+) -> EsResult<Value> {
+    let Some(base) = key else {
+        return execute(indices, sreq, scroll);
+    };
+    let started = Instant::now();
+    // Each searched shard's reader generation: a refresh that changed a shard changes the key.
+    let mut key = base;
+    let mut uuids = Vec::with_capacity(indices.len());
+    for s in &indices {
+        key.push('|');
+        key.push_str(&s.index.uuid);
+        if let Some(f) = &s.filter {
+            key.push_str(&f.to_string());
+        }
+        for shard in s.index.shards()? {
+            key.push_str(&format!(
+                ":{}",
+                shard.searcher().searcher.generation().generation_id()
+            ));
+        }
+        uuids.push(s.index.uuid.clone());
+    }
+    if let Some(mut hit) = request_cache::get(&key, &uuids) {
+        hit["took"] = json!(started.elapsed().as_millis() as u64);
+        return Ok(hit);
+    }
+    let out = execute(indices, sreq, scroll)?;
+    request_cache::put(key, out.clone(), uuids);
+    Ok(out)
 }
 
 /// `GET|POST /{index}/_count`.

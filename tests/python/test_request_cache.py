@@ -1,0 +1,36 @@
+"""The shard request cache: repeated `size: 0` searches are answered from it, a refresh that
+changes the data invalidates it, and `_stats.request_cache` counts hits and misses."""
+from conftest import make_index
+
+
+def cache_stats(es, index):
+    return es.indices.stats(index=index, metric="request_cache")["_all"]["total"]["request_cache"]
+
+
+def test_request_cache_hits_and_invalidation(es):
+    name = make_index(es, "rc", {}, [(str(i), {"n": i, "k": "a" if i % 2 else "b"}) for i in range(50)])
+    body = {"size": 0, "aggs": {"k": {"terms": {"field": "k.keyword"}}}}
+    first = es.search(index=name, **body).body
+    s1 = cache_stats(es, name)
+    assert s1["miss_count"] == 1 and s1["hit_count"] == 0
+    second = es.search(index=name, **body).body
+    assert second["aggregations"] == first["aggregations"]
+    s2 = cache_stats(es, name)
+    assert s2["hit_count"] == 1 and s2["memory_size_in_bytes"] > 0
+    # request_cache=false bypasses it; size > 0 is never cached.
+    es.search(index=name, request_cache=False, **body)
+    es.search(index=name, size=1, aggs=body["aggs"])
+    assert cache_stats(es, name)["hit_count"] == 1
+    # New data after a refresh: the cached answer must not come back.
+    es.index(index=name, id="new", document={"n": 99, "k": "a"}, refresh=True)
+    third = es.search(index=name, **body).body
+    counts = {b["key"]: b["doc_count"] for b in third["aggregations"]["k"]["buckets"]}
+    assert counts == {"a": 26, "b": 25}
+    # Requests using `now` are never cached.
+    before = cache_stats(es, name)
+    es.search(index=name, size=0, query={"range": {"n": {"lte": 10}}}, aggs={"d": {"date_histogram": {"field": "n", "fixed_interval": "1d", "extended_bounds": {"min": "now-1d", "max": "now"}}}}, request_cache=True)
+    after = cache_stats(es, name)
+    assert (after["hit_count"], after["miss_count"]) == (before["hit_count"], before["miss_count"])
+    es.indices.clear_cache(index=name, request=True)
+    assert cache_stats(es, name)["memory_size_in_bytes"] == 0
+    es.indices.delete(index=name)
