@@ -568,106 +568,118 @@ fn query_phase(
             }
             _ => None,
         };
-        let results: Vec<EsResult<(u64, Vec<Candidate>)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = t
-                .searchers
-                .iter()
-                .map(|s| {
-                    let q = q.box_clone();
-                    let keys = keys.clone();
-                    let after = after.clone();
-                    scope.spawn(move || -> EsResult<(u64, Vec<Candidate>)> {
-                        let started = Instant::now();
-                        let shard_stats = &t.index.shards()?[s.shard_id].stats;
-                        let searcher = &s.searcher;
-                        // Never reserve more slots than the shard has documents (scrolls ask for all).
-                        let limit = limit.min(searcher.num_docs() as usize);
-                        let (count, cands) = if score_only {
-                            if limit == 0 {
-                                let c = match sreq.track_total {
-                                    TrackTotal::Off => 0,
-                                    TrackTotal::UpTo(n) => count_up_to(searcher, &*q, n + 1)?,
-                                    TrackTotal::Exact => searcher.search(&*q, &Count)? as u64,
-                                };
-                                (c, Vec::new())
-                            } else {
-                                let (c, top) = searcher.search(
-                                    &*q,
-                                    &(Count, TopDocs::with_limit(limit).order_by_score()),
-                                )?;
-                                (
-                                    c as u64,
-                                    top.into_iter()
-                                        .map(|(score, addr)| Candidate {
-                                            index: ti,
-                                            shard: s.shard_id,
-                                            addr,
-                                            score: Some(score),
-                                            sort: None,
-                                        })
-                                        .collect(),
-                                )
-                            }
-                        } else {
-                            let keys = keys.clone().unwrap_or_else(|| {
-                                vec![SortKey {
-                                    kind: SortKind::Score,
-                                    desc: true,
-                                    missing_first: false,
-                                    missing_value: None,
-                                    mode: None,
-                                }]
-                            });
-                            let coll = sort::FieldSortCollector {
-                                keys: keys.clone(),
-                                limit,
-                                after,
-                                shard_id: s.shard_id,
-                                track_scores: sreq.track_scores || sreq.min_score.is_some(),
-                            };
-                            let (c, hits) = match narrow::top_hits(searcher, &*q, &coll)? {
-                                Some(hits) if sreq.track_total == TrackTotal::Off => (0, hits),
-                                Some(hits) => (searcher.search(&*q, &Count)?, hits),
-                                None => searcher.search(&*q, &(Count, coll))?,
-                            };
-                            let with_score =
-                                keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
-                            let hits: Vec<SortedHit> = match sreq.min_score {
-                                Some(m) => hits.into_iter().filter(|h| h.score >= m).collect(),
-                                None => hits,
-                            };
-                            (
-                                c as u64,
-                                hits.into_iter()
-                                    .map(|h| Candidate {
-                                        index: ti,
-                                        shard: s.shard_id,
-                                        addr: h.addr,
-                                        score: if with_score { Some(h.score) } else { None },
-                                        sort: Some(h.values),
-                                    })
-                                    .collect(),
-                            )
-                        };
-                        shard_stats.query_total.fetch_add(1, Ordering::Relaxed);
-                        add_elapsed(&shard_stats.query_time_nanos, started);
-                        shard_stats.record_groups(
-                            &sreq.stats_groups,
-                            false,
-                            started.elapsed().as_nanos() as u64,
-                        );
-                        Ok((count, cands))
+        let run_shard = |s: &ShardSearcher| -> EsResult<(u64, Vec<Candidate>)> {
+            let q = q.box_clone();
+            let keys = keys.clone();
+            let after = after.clone();
+            let started = Instant::now();
+            let shard_stats = &t.index.shards()?[s.shard_id].stats;
+            let searcher = &s.searcher;
+            // Never reserve more slots than the shard has documents (scrolls ask for all).
+            let limit = limit.min(searcher.num_docs() as usize);
+            let (count, cands) = if score_only {
+                if limit == 0 {
+                    let c = match sreq.track_total {
+                        TrackTotal::Off => 0,
+                        TrackTotal::UpTo(n) => count_up_to(searcher, &*q, n + 1)?,
+                        TrackTotal::Exact => searcher.search(&*q, &Count)? as u64,
+                    };
+                    (c, Vec::new())
+                } else {
+                    let (c, top) = searcher
+                        .search(&*q, &(Count, TopDocs::with_limit(limit).order_by_score()))?;
+                    (
+                        c as u64,
+                        top.into_iter()
+                            .map(|(score, addr)| Candidate {
+                                index: ti,
+                                shard: s.shard_id,
+                                addr,
+                                score: Some(score),
+                                sort: None,
+                            })
+                            .collect(),
+                    )
+                }
+            } else {
+                let keys = keys.clone().unwrap_or_else(|| {
+                    vec![SortKey {
+                        kind: SortKind::Score,
+                        desc: true,
+                        missing_first: false,
+                        missing_value: None,
+                        mode: None,
+                    }]
+                });
+                let coll = sort::FieldSortCollector {
+                    keys: keys.clone(),
+                    limit,
+                    after,
+                    shard_id: s.shard_id,
+                    track_scores: sreq.track_scores || sreq.min_score.is_some(),
+                };
+                let bounds = match (&sreq.query, keys.first()) {
+                    (
+                        Some(query),
+                        Some(SortKey {
+                            kind: SortKind::Field { name, .. },
+                            ..
+                        }),
+                    ) => narrow::query_bounds(query, name),
+                    _ => (None, None),
+                };
+                let (c, hits) = match narrow::top_hits(searcher, &*q, &coll, bounds)? {
+                    Some(hits) if sreq.track_total == TrackTotal::Off => (0, hits),
+                    Some(hits) => (searcher.search(&*q, &Count)?, hits),
+                    None => searcher.search(&*q, &(Count, coll))?,
+                };
+                let with_score =
+                    keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
+                let hits: Vec<SortedHit> = match sreq.min_score {
+                    Some(m) => hits.into_iter().filter(|h| h.score >= m).collect(),
+                    None => hits,
+                };
+                (
+                    c as u64,
+                    hits.into_iter()
+                        .map(|h| Candidate {
+                            index: ti,
+                            shard: s.shard_id,
+                            addr: h.addr,
+                            score: if with_score { Some(h.score) } else { None },
+                            sort: Some(h.values),
+                        })
+                        .collect(),
+                )
+            };
+            shard_stats.query_total.fetch_add(1, Ordering::Relaxed);
+            add_elapsed(&shard_stats.query_time_nanos, started);
+            shard_stats.record_groups(
+                &sreq.stats_groups,
+                false,
+                started.elapsed().as_nanos() as u64,
+            );
+            Ok((count, cands))
+        };
+        // One shard runs on this thread; several run in parallel (a thread each).
+        let results: Vec<EsResult<(u64, Vec<Candidate>)>> = if t.searchers.len() == 1 {
+            vec![run_shard(&t.searchers[0])]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = t
+                    .searchers
+                    .iter()
+                    .map(|s| scope.spawn(|| run_shard(s)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err(EsError::internal("shard search panicked")))
                     })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(EsError::internal("shard search panicked")))
-                })
-                .collect()
-        });
+                    .collect()
+            })
+        };
         for r in results {
             let (c, cands) = r?;
             total += c;
