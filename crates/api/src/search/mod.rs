@@ -1152,6 +1152,25 @@ fn execute_cached(
         uuids.push(s.index.uuid.clone());
     }
     if let Some(mut hit) = request_cache::get(&key, &uuids) {
+        // As in ES, a query phase answered from the cache still counts in `search.query_total`.
+        for s in &indices {
+            for shard in s.index.shards()? {
+                if sreq.routing.is_empty()
+                    || sreq
+                        .routing
+                        .iter()
+                        .any(|r| s.index.shard_for("", Some(r)) == shard.id)
+                {
+                    shard.stats.query_total.fetch_add(1, Ordering::Relaxed);
+                    add_elapsed(&shard.stats.query_time_nanos, started);
+                    shard.stats.record_groups(
+                        &sreq.stats_groups,
+                        false,
+                        started.elapsed().as_nanos() as u64,
+                    );
+                }
+            }
+        }
         hit["took"] = json!(started.elapsed().as_millis() as u64);
         return Ok(hit);
     }
