@@ -206,6 +206,34 @@ pub struct ShardSearcher {
     pub searcher: Searcher,
     pub schema: Schema,
     pub meta: MetaFields,
+    /// The `_seq_no` and `_version` columns of each segment, opened once per reader
+    /// generation (opening a column decodes its block index: too slow for every GET).
+    pub versions: Option<Arc<VersionColumns>>,
+}
+
+/// Per segment (by ordinal): the `_seq_no` and `_version` columns.
+pub struct VersionColumns(
+    Vec<
+        Option<(
+            tantivy::columnar::Column<u64>,
+            tantivy::columnar::Column<u64>,
+        )>,
+    >,
+);
+
+impl VersionColumns {
+    pub fn load(searcher: &Searcher) -> VersionColumns {
+        VersionColumns(
+            searcher
+                .segment_readers()
+                .iter()
+                .map(|seg| {
+                    let ff = seg.fast_fields();
+                    Some((ff.u64(schema::SEQ_NO).ok()?, ff.u64(schema::VERSION).ok()?))
+                })
+                .collect(),
+        )
+    }
 }
 
 /// One segment as `_segments` reports it.
@@ -240,6 +268,7 @@ pub struct Shard {
     /// `_source.enabled`: when false the source is kept only in the translog (for recovery),
     /// never in the index, as Elasticsearch does.
     store_source: AtomicBool,
+    version_columns: Mutex<Option<(u64, Arc<VersionColumns>)>>,
 }
 
 fn tantivy_settings(codec: Codec) -> IndexSettings {
@@ -349,6 +378,7 @@ impl Shard {
             last_write: Mutex::new(Instant::now()),
             codec: config.codec,
             store_source: AtomicBool::new(true),
+            version_columns: Mutex::new(None),
         };
         Ok((shard, recovered.ops))
     }
@@ -393,11 +423,25 @@ impl Shard {
 
     pub fn searcher(&self) -> ShardSearcher {
         let e = self.engine.read();
+        let searcher = e.reader.searcher();
+        let generation = searcher.generation().generation_id();
+        let versions = {
+            let mut cache = self.version_columns.lock();
+            match &*cache {
+                Some((g, cols)) if *g == generation => cols.clone(),
+                _ => {
+                    let cols = Arc::new(VersionColumns::load(&searcher));
+                    *cache = Some((generation, cols.clone()));
+                    cols
+                }
+            }
+        };
         ShardSearcher {
             shard_id: self.id,
-            searcher: e.reader.searcher(),
+            searcher,
             schema: e.schema.clone(),
             meta: e.meta,
+            versions: Some(versions),
         }
     }
 
@@ -1062,10 +1106,22 @@ pub fn lookup(s: &ShardSearcher, id: &str) -> EsResult<Option<(DocAddress, u64, 
         let mut doc = postings.doc();
         while doc != TERMINATED {
             if !seg.is_deleted(doc) {
-                let ff = seg.fast_fields();
-                let seq = ff.u64(schema::SEQ_NO)?.first(doc).unwrap_or(0);
-                let ver = ff.u64(schema::VERSION)?.first(doc).unwrap_or(1);
-                return Ok(Some((DocAddress::new(ord as u32, doc), seq, ver)));
+                let cached = s.versions.as_ref().and_then(|v| v.0.get(ord)?.as_ref());
+                let (seq, ver) = match cached {
+                    Some((seq, ver)) => (seq.first(doc), ver.first(doc)),
+                    None => {
+                        let ff = seg.fast_fields();
+                        (
+                            ff.u64(schema::SEQ_NO)?.first(doc),
+                            ff.u64(schema::VERSION)?.first(doc),
+                        )
+                    }
+                };
+                return Ok(Some((
+                    DocAddress::new(ord as u32, doc),
+                    seq.unwrap_or(0),
+                    ver.unwrap_or(1),
+                )));
             }
             doc = postings.advance();
         }

@@ -172,6 +172,7 @@ impl TestIndex {
                 searcher: reader.searcher(),
                 schema: schema.clone(),
                 meta,
+                versions: None,
             });
         }
         TestIndex {
