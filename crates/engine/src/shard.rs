@@ -221,18 +221,15 @@ pub struct VersionColumns(
     >,
 );
 
+type VersionPair = (
+    tantivy::columnar::Column<u64>,
+    tantivy::columnar::Column<u64>,
+);
+
 impl VersionColumns {
-    pub fn load(searcher: &Searcher) -> VersionColumns {
-        VersionColumns(
-            searcher
-                .segment_readers()
-                .iter()
-                .map(|seg| {
-                    let ff = seg.fast_fields();
-                    Some((ff.u64(schema::SEQ_NO).ok()?, ff.u64(schema::VERSION).ok()?))
-                })
-                .collect(),
-        )
+    fn load_segment(seg: &tantivy::SegmentReader) -> Option<VersionPair> {
+        let ff = seg.fast_fields();
+        Some((ff.u64(schema::SEQ_NO).ok()?, ff.u64(schema::VERSION).ok()?))
     }
 }
 
@@ -268,7 +265,7 @@ pub struct Shard {
     /// `_source.enabled`: when false the source is kept only in the translog (for recovery),
     /// never in the index, as Elasticsearch does.
     store_source: AtomicBool,
-    version_columns: Mutex<Option<(u64, Arc<VersionColumns>)>>,
+    version_columns: Mutex<HashMap<SegmentId, Option<VersionPair>>>,
 }
 
 fn tantivy_settings(codec: Codec) -> IndexSettings {
@@ -378,7 +375,7 @@ impl Shard {
             last_write: Mutex::new(Instant::now()),
             codec: config.codec,
             store_source: AtomicBool::new(true),
-            version_columns: Mutex::new(None),
+            version_columns: Mutex::new(HashMap::new()),
         };
         Ok((shard, recovered.ops))
     }
@@ -424,17 +421,22 @@ impl Shard {
     pub fn searcher(&self) -> ShardSearcher {
         let e = self.engine.read();
         let searcher = e.reader.searcher();
-        let generation = searcher.generation().generation_id();
+        // Columns are immutable per segment: cache them by segment id (a reader generation id is
+        // not unique once the schema grows and the reader is reopened).
         let versions = {
+            let segs = searcher.segment_readers();
             let mut cache = self.version_columns.lock();
-            match &*cache {
-                Some((g, cols)) if *g == generation => cols.clone(),
-                _ => {
-                    let cols = Arc::new(VersionColumns::load(&searcher));
-                    *cache = Some((generation, cols.clone()));
-                    cols
-                }
-            }
+            let cols: Vec<Option<VersionPair>> = segs
+                .iter()
+                .map(|seg| {
+                    cache
+                        .entry(seg.segment_id())
+                        .or_insert_with(|| VersionColumns::load_segment(seg))
+                        .clone()
+                })
+                .collect();
+            cache.retain(|id, _| segs.iter().any(|seg| seg.segment_id() == *id));
+            Arc::new(VersionColumns(cols))
         };
         ShardSearcher {
             shard_id: self.id,
