@@ -33,7 +33,8 @@ PY
   segs=$(curl -s "$URL/$index/_stats/segments" | json 'd["_all"]["primaries"]["segments"]["count"]')
   curl -s -X POST "$URL/$index/_forcemerge?max_num_segments=1" >/dev/null
   merged=$(curl -s "$URL/$index/_stats/store" | json 'd["_all"]["primaries"]["store"]["size_in_bytes"]')
-  rss=$(curl -s "$URL/_nodes/stats/process" | json 'list(d["nodes"].values())[0]["process"]["mem"]["resident_in_bytes"]')
+  # OpenSearch and Elasticsearch do not report RSS in _nodes/stats (0 = not reported).
+  rss=$(curl -s "$URL/_nodes/stats/process" | json 'list(d["nodes"].values())[0]["process"]["mem"].get("resident_in_bytes", 0)')
   python3 - "$codec" "$OUT/load-$codec.json" "$loaded" "$segs" "$merged" "$rss" <<'PY' | tee -a "$OUT/summary.txt"
 import json, sys
 codec, path, loaded, segs, merged, rss = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
@@ -53,7 +54,8 @@ def find(x, key):
                 return r
 mib = lambda b: b / 2**20
 print(f"codec={codec:16} docs/s={find(d, 'docs_per_sec'):8.0f}  store after load={mib(loaded):7.1f} MiB "
-      f"({segs} segments)  after force merge to 1={mib(merged):7.1f} MiB  server RSS={mib(rss):6.0f} MiB")
+      f"({segs} segments)  after force merge to 1={mib(merged):7.1f} MiB  server RSS="
+      + (f"{mib(rss):6.0f} MiB" if rss else "not reported"))
 PY
   [ "$codec" = default ] || curl -s -o /dev/null -X DELETE "$URL/$index"
 done
