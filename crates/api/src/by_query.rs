@@ -165,17 +165,7 @@ fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
             set_max_docs(&mut max_docs, v)?;
         }
     }
-    if let Some(q) = req.param("q") {
-        let mut qs = json!({"query_string": {"query": q}});
-        for (p, k) in [
-            ("df", "default_field"),
-            ("default_operator", "default_operator"),
-            ("analyzer", "analyzer"),
-        ] {
-            if let Some(v) = req.param(p) {
-                qs["query_string"][k] = json!(v);
-            }
-        }
+    if let Some(qs) = crate::search::q_param_query(req) {
         query = Some(qs);
     }
     let scroll_size = req

@@ -152,27 +152,13 @@ impl Expand {
         let Some(v) = req.param("expand_wildcards") else {
             return Ok(default);
         };
-        let mut e = Expand {
-            open: false,
-            closed: false,
-            hidden: false,
-        };
-        for part in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            match part.to_ascii_lowercase().as_str() {
-                "open" => e.open = true,
-                "closed" => e.closed = true,
-                "hidden" => e.hidden = true,
-                "all" => e = Expand::ALL,
-                "none" => {}
-                other => {
-                    return Err(EsError::illegal_argument(format!(
-                        "No enum constant org.elasticsearch.action.support.IndicesOptions.WildcardStates.{}",
-                        other.to_uppercase()
-                    )))
-                }
-            }
-        }
-        Ok(e)
+        // One parser for `expand_wildcards`: the engine's.
+        let o = ResolveOptions::default().expand_wildcards(v)?;
+        Ok(Expand {
+            open: o.open,
+            closed: o.closed,
+            hidden: o.hidden,
+        })
     }
 }
 

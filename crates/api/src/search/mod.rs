@@ -139,17 +139,7 @@ impl SearchRequest {
             Some(q) => Some(query::parse_query(q)?),
             None => None,
         };
-        if let Some(q) = req.param("q") {
-            let mut qs = json!({"query_string": {"query": q}});
-            if let Some(df) = req.param("df") {
-                qs["query_string"]["default_field"] = json!(df);
-            }
-            if let Some(op) = req.param("default_operator") {
-                qs["query_string"]["default_operator"] = json!(op);
-            }
-            if let Some(a) = req.param("analyzer") {
-                qs["query_string"]["analyzer"] = json!(a);
-            }
+        if let Some(qs) = q_param_query(req) {
             query = Some(query::parse_query(&qs)?);
         }
         let from = match req.param("from") {
@@ -410,6 +400,30 @@ fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
         o = o.expand_wildcards(ew)?;
     }
     Ok(o)
+}
+
+/// The URL `q` parameter (with `df`, `default_operator`, `analyzer`) as a `query_string` query.
+pub fn q_param_query(req: &RestRequest) -> Option<Value> {
+    let q = req.param("q")?;
+    let mut qs = json!({"query_string": {"query": q}});
+    for (param, key) in [
+        ("df", "default_field"),
+        ("default_operator", "default_operator"),
+        ("analyzer", "analyzer"),
+    ] {
+        if let Some(v) = req.param(param) {
+            qs["query_string"][key] = json!(v);
+        }
+    }
+    Some(qs)
+}
+
+/// The shards `routing` values select (every shard when there are none).
+fn routed(index: &IndexService, routing: &[String], shard: usize) -> bool {
+    routing.is_empty()
+        || routing
+            .iter()
+            .any(|r| index.shard_for("", Some(r)) == shard)
 }
 
 /// An index a request searches, and the filter of the aliases it was reached through.
@@ -901,15 +915,11 @@ fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
     indices
         .into_iter()
         .map(|s| {
-            let routed: Vec<usize> = routing
-                .iter()
-                .map(|r| s.index.shard_for("", Some(r)))
-                .collect();
             let searchers = s
                 .index
                 .shards()?
                 .iter()
-                .filter(|sh| routed.is_empty() || routed.contains(&sh.id))
+                .filter(|sh| routed(&s.index, routing, sh.id))
                 .map(|sh| sh.searcher())
                 .collect();
             let alias_filter = s.filter.as_ref().map(query::parse_query).transpose()?;
@@ -1155,12 +1165,7 @@ fn execute_cached(
         // As in ES, a query phase answered from the cache still counts in `search.query_total`.
         for s in &indices {
             for shard in s.index.shards()? {
-                if sreq.routing.is_empty()
-                    || sreq
-                        .routing
-                        .iter()
-                        .any(|r| s.index.shard_for("", Some(r)) == shard.id)
-                {
+                if routed(&s.index, &sreq.routing, shard.id) {
                     shard.stats.query_total.fetch_add(1, Ordering::Relaxed);
                     add_elapsed(&shard.stats.query_time_nanos, started);
                     shard.stats.record_groups(
