@@ -40,7 +40,7 @@ impl Kind {
 struct Plan {
     kind: Kind,
     query: Option<Value>,
-    script: Option<crate::script::Script>,
+    script: Option<lode_painless::Script>,
     max_docs: Option<usize>,
     proceed_on_conflict: bool,
     scroll_size: usize,
@@ -140,7 +140,7 @@ fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
             "conflicts" => proceed = conflicts_value(v.as_str().unwrap_or_default())?,
             "script" if kind == Kind::Update => {
                 let stored = |id: &str| crate::stored_scripts::lookup(node, id);
-                script = Some(crate::script::Script::compile(v, Some(&stored))?);
+                script = Some(lode_painless::Script::compile(v, Some(&stored))?);
             }
             "stored_fields" => {
                 return Err(EsError::illegal_argument(
@@ -186,7 +186,7 @@ fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
         return Err(validation("[size] parameter cannot be negative or zero"));
     }
     if let Some(q) = &query {
-        crate::query::parse_query(q)?;
+        lode_query::parse_query(q)?;
     }
     Ok(Plan {
         kind,
@@ -599,7 +599,7 @@ fn process(plan: &Plan, idx: &IndexService, hit: &Hit) -> EsResult<EsResult<Proc
     }
     let mut src: Value = crate::rest::parse_json(&doc.source)?;
     if let Some(script) = &plan.script {
-        let uctx = crate::script::UpdateContext {
+        let uctx = lode_painless::UpdateContext {
             index: Some(&idx.name),
             id: Some(&hit.id),
             routing,
@@ -607,11 +607,11 @@ fn process(plan: &Plan, idx: &IndexService, hit: &Hit) -> EsResult<EsResult<Proc
             ..Default::default()
         };
         match script.run_update(&mut src, &uctx)? {
-            crate::script::ScriptOp::Noop => return Ok(Ok(Some((Done::Noop, 0, None)))),
-            crate::script::ScriptOp::Delete => {
+            lode_painless::ScriptOp::Noop => return Ok(Ok(Some((Done::Noop, 0, None)))),
+            lode_painless::ScriptOp::Delete => {
                 return Ok(idx.delete_doc(&hit.id, routing, expected).map(deleted))
             }
-            crate::script::ScriptOp::Index => {}
+            lode_painless::ScriptOp::Index => {}
         }
     }
     let raw: Arc<[u8]> = serde_json::to_vec(&src).unwrap_or_default().into();

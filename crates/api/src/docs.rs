@@ -1,10 +1,10 @@
 //! Document APIs: index, create, get, `_source`, exists, delete, update, `_mget`, `_bulk`.
 
 use crate::rest::{parse_json, RestRequest, RestResponse};
-use crate::source::SourceFilter;
 use lode_engine::index::{DocWrite, IndexService};
 use lode_engine::shard::{VersionReq, WriteOutcome, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
+use lode_hits::source::SourceFilter;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -472,7 +472,7 @@ fn apply_update(
     let stored = |sid: &str| crate::stored_scripts::lookup(node, sid);
     let script = obj
         .get("script")
-        .map(|s| crate::script::Script::compile(s, Some(&stored)))
+        .map(|s| lode_painless::Script::compile(s, Some(&stored)))
         .transpose()?;
     if doc.is_none() && script.is_none() {
         return Err(EsError::bad_request(
@@ -522,7 +522,7 @@ fn apply_update(
                             .unwrap_or(false),
                     ) {
                         let mut src = up.clone();
-                        let uctx = crate::script::UpdateContext {
+                        let uctx = lode_painless::UpdateContext {
                             index: Some(&index.name),
                             id: Some(id),
                             routing,
@@ -572,7 +572,7 @@ fn apply_update(
                 if let Some(d) = doc {
                     merge_doc(&mut new_source, d);
                 } else if let Some(s) = &script {
-                    let uctx = crate::script::UpdateContext {
+                    let uctx = lode_painless::UpdateContext {
                         index: Some(&index.name),
                         id: Some(id),
                         routing,
@@ -580,14 +580,14 @@ fn apply_update(
                         ..Default::default()
                     };
                     match s.run_update(&mut new_source, &uctx)? {
-                        crate::script::ScriptOp::Noop => {
+                        lode_painless::ScriptOp::Noop => {
                             return Ok(UpdateOutcome {
                                 write: None,
                                 noop: Some((cur.seq_no, cur.version)),
                                 source: old,
                             });
                         }
-                        crate::script::ScriptOp::Delete => {
+                        lode_painless::ScriptOp::Delete => {
                             let w = index.delete_doc(
                                 id,
                                 routing,
@@ -602,7 +602,7 @@ fn apply_update(
                                 source: old,
                             });
                         }
-                        crate::script::ScriptOp::Index => {}
+                        lode_painless::ScriptOp::Index => {}
                     }
                 }
                 if detect_noop && new_source == old {

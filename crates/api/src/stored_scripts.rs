@@ -64,7 +64,7 @@ pub fn put(node: &Node, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
     };
     let stored = json!({"lang": lang, "source": source});
     // Compile now, as ES does, so a broken script is rejected when stored.
-    crate::script::Script::compile(&stored, None)?;
+    lode_painless::Script::compile(&stored, None)?;
     with_store(node, |s| {
         s.insert(id.to_string(), stored);
         persist(node, s)

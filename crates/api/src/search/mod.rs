@@ -4,20 +4,19 @@
 
 mod narrow;
 pub mod request_cache;
-pub mod sort;
 
-use crate::aggs::{self, AggsRequest};
-use crate::query::{self, QueryContext};
 use crate::rest::{RestRequest, RestResponse};
-use crate::source::SourceFilter;
+use lode_aggs::{self as aggs, AggsRequest};
 use lode_engine::index::{now_millis, IndexService};
 use lode_engine::node::ResolveOptions;
 use lode_engine::schema::MetaFields;
 use lode_engine::shard::{add_elapsed, stored_source, ShardSearcher, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
+use lode_hits::sort::{self, SortKey, SortKind, SortValue, SortedHit};
+use lode_hits::source::SourceFilter;
+use lode_query::{self as query, QueryContext};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
-use sort::{SortKey, SortKind, SortValue, SortedHit};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
@@ -869,7 +868,7 @@ fn fetch_phase(
             for (pattern, format) in &sreq.docvalue_fields {
                 for def in mapping.matching_fields(pattern) {
                     let vals =
-                        crate::docvalues::read(&s.searcher, h.addr, &def, format.as_deref())?;
+                        lode_hits::docvalues::read(&s.searcher, h.addr, &def, format.as_deref())?;
                     if !vals.is_empty() {
                         fields.insert(def.path.clone(), Value::Array(vals));
                     }
@@ -880,7 +879,7 @@ fn fetch_phase(
             let mapping = t.index.mapping();
             for pattern in &sreq.fields {
                 for def in mapping.matching_fields(pattern) {
-                    let vals = crate::docvalues::from_source(src, &def);
+                    let vals = lode_hits::docvalues::from_source(src, &def);
                     if !vals.is_empty() {
                         fields.insert(def.path.clone(), Value::Array(vals));
                     }

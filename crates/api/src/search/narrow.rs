@@ -16,7 +16,7 @@ use tantivy::query::{
 };
 use tantivy::{Searcher, Term};
 
-use super::sort::{FieldSortCollector, SortKind, SortMode, SortedHit};
+use lode_hits::sort::{FieldSortCollector, SortKind, SortMode, SortedHit};
 
 /// Below this many documents a plain scan is as fast.
 const MIN_DOCS: u64 = 50_000;
@@ -109,8 +109,8 @@ pub fn top_hits(
 
 /// The bounds a query's required clauses put on `field` (numeric range values only):
 /// every match has its value inside them.
-pub fn query_bounds(q: &crate::query::Query, field: &str) -> (Option<f64>, Option<f64>) {
-    use crate::query::Query as Q;
+pub fn query_bounds(q: &lode_query::Query, field: &str) -> (Option<f64>, Option<f64>) {
+    use lode_query::Query as Q;
     match q {
         Q::Range(r) if r.field == field => (
             r.from.as_ref().and_then(|v| v.as_f64()),
@@ -192,7 +192,7 @@ fn range_query(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::sort::SortKey;
+    use lode_hits::sort::SortKey;
     use tantivy::collector::Count;
     use tantivy::query::{AllQuery, TermQuery};
     use tantivy::schema::{IndexRecordOption, Schema, FAST, INDEXED};
@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn bounds_come_from_required_range_clauses() {
-        let q = |v: serde_json::Value| crate::query::parse_query(&v).unwrap();
+        let q = |v: serde_json::Value| lode_query::parse_query(&v).unwrap();
         let b = q(serde_json::json!({"bool": {"filter": [
             {"term": {"status": 0}},
             {"range": {"t": {"lt": 500}}},

@@ -42,10 +42,10 @@ mod tests;
 pub use exec::AggTarget;
 pub use request::{parse_aggs, AggsRequest, DEFAULT_MAX_BUCKETS};
 
-use crate::query::QueryContext;
 use exec::{Exec, PlannedTarget};
 use lode_engine::shard::ShardSearcher;
 use lode_engine::EsResult;
+use lode_query::QueryContext;
 use plan::Plan;
 use render::{Renderer, Scope};
 use serde_json::Value;
@@ -53,7 +53,7 @@ use std::collections::HashMap;
 
 /// Runs the aggregations over the matching documents of every shard of one index and returns the
 /// ES `aggregations` response object. `query` is the planned search query (already a tantivy query),
-/// `ctx` gives mapping/schema/analysis/now (see crates/api/src/query/mod.rs QueryContext).
+/// `ctx` gives mapping/schema/analysis/now (see `lode_query::QueryContext`).
 pub fn run_aggs(
     req: &AggsRequest,
     ctx: &QueryContext,

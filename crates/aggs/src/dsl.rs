@@ -1,8 +1,8 @@
 //! The Query DSL as `filter` and `filters` bodies use it: parsed with the request, planned in
 //! filter context (constant scores) per index.
 
-use crate::query::{build_filter, parse_query, Query, QueryContext};
 use lode_engine::EsResult;
+use lode_query::{build_filter, parse_query, Query, QueryContext};
 use serde_json::Value;
 
 /// A parsed Query DSL body.

@@ -60,7 +60,15 @@ impl SourceFilter {
         includes: Option<&str>,
         excludes: Option<&str>,
     ) -> SourceFilter {
-        let split = |s: Option<&str>| crate::rest::list_param(s);
+        // Comma-separated lists, as every ES list parameter.
+        let split = |s: Option<&str>| -> Vec<String> {
+            s.into_iter()
+                .flat_map(|s| s.split(','))
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
         let mut f = match source {
             Some("false") => SourceFilter::default(),
             Some("true") | Some("") | None => SourceFilter::all(),

@@ -3,7 +3,6 @@
 //! the same generated documents.
 
 use super::{parse_aggs, run_aggs, run_aggs_for_index, run_aggs_multi, AggTarget};
-use crate::query::{build_query, parse_query, QueryContext};
 use lode_analysis::AnalysisRegistry;
 use lode_dates::{calendar_floor, calendar_next, CalendarUnit, DateFormat, Tz};
 use lode_engine::document::{DocParser, Parsed};
@@ -11,6 +10,7 @@ use lode_engine::mapping::{self, Mapping};
 use lode_engine::schema::{self, MetaFields};
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
+use lode_query::{build_query, parse_query, QueryContext};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use tantivy::schema::Schema;

@@ -6,9 +6,9 @@
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::render::{key_id, too_many_buckets};
 use super::sources::{DateIndexProvider, FilterProvider, RangeProvider};
-use crate::query::QueryContext;
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
+use lode_query::QueryContext;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tantivy::aggregation::agg_req::Aggregations;

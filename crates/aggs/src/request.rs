@@ -3,9 +3,9 @@
 //! field resolution happens when the tree is planned against one index.
 
 use super::dsl::{parse_dsl, DslQuery};
-use crate::source::SourceFilter;
 use lode_dates::{parse_time_value, CalendarUnit, Tz};
 use lode_engine::{EsError, EsResult};
+use lode_hits::source::SourceFilter;
 use serde_json::{Map, Value};
 
 /// Elasticsearch's `search.max_buckets` default.
