@@ -6,6 +6,7 @@
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::render::{key_id, too_many_buckets};
 use super::sources::{DateIndexProvider, FilterProvider, RangeProvider};
+use super::term_counts;
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
 use lode_query::QueryContext;
@@ -21,7 +22,9 @@ use tantivy::aggregation::{
     AggContextParams, AggregationError, AggregationLimitsGuard, DistributedAggregationCollector,
     Key, ValueSourceProvider, ValueSourceRegistry,
 };
-use tantivy::query::{AllQuery, EnableScoring, Query};
+use tantivy::collector::Collector;
+use tantivy::query::{AllQuery, AllScorer, EnableScoring, Query};
+use tantivy::schema::Field;
 use tantivy::tokenizer::TokenizerManager;
 use tantivy::TantivyError;
 
@@ -181,11 +184,7 @@ impl<'a> Exec<'a> {
                 let registry = self.registry_for(&t.plan, shard)?;
                 let params = AggContextParams::new(limits(), TokenizerManager::default())
                     .with_value_sources(Arc::new(registry));
-                let collector =
-                    DistributedAggregationCollector::from_aggs(reqs.collect.clone(), params);
-                let mut res = shard
-                    .searcher
-                    .search(query, &collector)
+                let mut res = collect_shard(select(&t.plan, nodes), shard, query, &reqs, params)
                     .map_err(|e| self.error(e))?;
                 res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
                     .map_err(|e| self.error(e))?;
@@ -257,6 +256,56 @@ impl<'a> Exec<'a> {
             other => EsError::internal(format!("aggregation failure: {other}")),
         }
     }
+}
+
+/// Collects one shard. In a segment the query matches entirely, the `terms` nodes that
+/// `term_counts` can answer come from document frequencies, and the collector runs only
+/// for the other nodes (not at all when none is left).
+fn collect_shard(
+    nodes: &[PlanNode],
+    shard: &ShardSearcher,
+    query: &dyn Query,
+    reqs: &Requests,
+    params: AggContextParams,
+) -> tantivy::Result<IntermediateAggregationResults> {
+    let countable: Vec<(&str, &str, Field)> = nodes
+        .iter()
+        .filter_map(|n| {
+            let field = term_counts::countable_field(n, &shard.schema)?;
+            let Op::Terms(op) = &n.op else { return None };
+            Some((n.req.name.as_str(), op.field.name.as_str(), field))
+        })
+        .collect();
+    let collector =
+        DistributedAggregationCollector::from_aggs(reqs.collect.clone(), params.clone());
+    if countable.is_empty() {
+        return shard.searcher.search(query, &collector);
+    }
+    let mut rest = reqs.collect.clone();
+    for (name, _, _) in &countable {
+        rest.remove(*name);
+    }
+    let rest_collector =
+        (!rest.is_empty()).then(|| DistributedAggregationCollector::from_aggs(rest, params));
+    let searcher = &shard.searcher;
+    let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
+    let mut merged = IntermediateAggregationResults::default();
+    for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+        let ord = ord as u32;
+        let everything = weight.scorer(segment, 1.0)?.is::<AllScorer>();
+        if !everything {
+            merged.merge_fruits(collector.collect_segment(&*weight, ord, segment)??)?;
+            continue;
+        }
+        if let Some(c) = &rest_collector {
+            merged.merge_fruits(c.collect_segment(&*weight, ord, segment)??)?;
+        }
+        for &(name, field_name, field) in &countable {
+            let counts = term_counts::live_term_counts(segment, field, field_name)?;
+            merged.push(name.to_string(), term_counts::terms_result(counts)?)?;
+        }
+    }
+    Ok(merged)
 }
 
 /// How a terms aggregation's shard error is computed: `Some(true)` for `_count` descending,

@@ -34,6 +34,7 @@ mod render;
 mod request;
 mod rounding;
 mod sources;
+mod term_counts;
 mod top_hits;
 
 #[cfg(test)]

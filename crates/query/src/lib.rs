@@ -26,6 +26,7 @@ mod msm;
 mod parse;
 mod patterns;
 mod plan;
+pub mod points;
 mod query_string;
 mod stats;
 mod values;

@@ -26,6 +26,7 @@ use super::patterns::{
 use super::query_string::{Occur, QsNode, QsTerm};
 use super::values::{self, scalar_string, FloatBound};
 use super::QueryContext;
+use crate::points::PointRangeQuery;
 use lode_analysis::AnalysisError;
 use lode_dates::{parse_date_math, parse_time_value, DateFormat, Tz};
 use lode_engine::mapping::{FieldDef, Storage};
@@ -34,6 +35,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::net::Ipv6Addr;
 use std::ops::Bound;
+use tantivy::columnar::MonotonicallyMappableToU64;
 use tantivy::query::{
     self as tq, AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery,
     EmptyQuery, FastFieldRangeQuery, FuzzyTermQuery, InvertedIndexRangeQuery, PhrasePrefixQuery,
@@ -702,10 +704,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 if lo > hi {
                     return Ok(none());
                 }
-                range_inclusive(
-                    Term::from_field_i64(field, lo),
-                    Term::from_field_i64(field, hi),
-                )
+                return Ok(self.i64_range(field, def, (lo, hi), r.boost, score));
             }
             Storage::I64 => {
                 match values::int_range(
@@ -717,10 +716,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 )
                 .map_err(shard_error)?
                 {
-                    Some((lo, hi)) => range_inclusive(
-                        Term::from_field_i64(field, lo),
-                        Term::from_field_i64(field, hi),
-                    ),
+                    Some(bounds) => return Ok(self.i64_range(field, def, bounds, r.boost, score)),
                     None => return Ok(none()),
                 }
             }
@@ -783,6 +779,34 @@ impl<'c, 'a> Planner<'c, 'a> {
             Storage::None => return Ok(none()),
         };
         Ok(constant(q, r.boost, score))
+    }
+
+    /// `[lo, hi]` on an integer or date field, scoring `boost` when `score`: from the points
+    /// index or the column, chosen per segment ([`PointRangeQuery`], which scores by itself so
+    /// that a range covering a segment stays a recognisable `AllScorer`), when the field has
+    /// doc values.
+    fn i64_range(
+        &self,
+        field: Field,
+        def: &FieldDef,
+        (lo, hi): (i64, i64),
+        boost: f32,
+        score: bool,
+    ) -> Q {
+        let q = range_inclusive(
+            Term::from_field_i64(field, lo),
+            Term::from_field_i64(field, hi),
+        );
+        if !def.doc_values {
+            return constant(q, boost, score);
+        }
+        let name = self.ctx.schema.get_field_name(field);
+        let points = PointRangeQuery::new(field, name, lo.to_u64(), hi.to_u64(), q);
+        Box::new(if score {
+            points.with_score(boost)
+        } else {
+            points
+        })
     }
 
     /// A range over terms; an open lower end starts at `min` so that only documents with a
