@@ -27,7 +27,9 @@ use tantivy::schema::Field;
 use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, TERMINATED};
 
 /// Every value of one segment's column with its document, sorted by value (then document).
-/// Values are in tantivy's order-preserving `u64` mapping of the column type.
+/// Values are in tantivy's order-preserving `u64` mapping of the column type. A segment
+/// without the column has no points.
+#[derive(Default)]
 pub struct SortedPoints {
     values: Vec<u64>,
     docs: Vec<DocId>,
@@ -139,10 +141,7 @@ impl PointsCache {
         reader: &SegmentReader,
         field: Field,
         field_name: &str,
-    ) -> tantivy::Result<Option<Arc<SortedPoints>>> {
-        let Some((column, _)) = reader.fast_fields().u64_lenient(field_name)? else {
-            return Ok(None);
-        };
+    ) -> tantivy::Result<Arc<SortedPoints>> {
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
         let cell = {
             let mut entries = self.entries.lock();
@@ -157,17 +156,22 @@ impl PointsCache {
         };
         // Built outside the map's lock: other segments stay available meanwhile, and
         // concurrent requests for this one wait for the single build.
-        let mut built = false;
+        // The column is opened only to build: opening it decodes its block index, which a
+        // cached segment must not pay on every query.
+        if let Some(points) = cell.get() {
+            return Ok(points.clone());
+        }
+        let column = reader.fast_fields().u64_lenient(field_name)?;
         let points = cell
             .get_or_init(|| {
-                built = true;
-                Arc::new(SortedPoints::build(&column, reader.max_doc()))
+                Arc::new(match &column {
+                    Some((column, _)) => SortedPoints::build(column, reader.max_doc()),
+                    None => SortedPoints::default(),
+                })
             })
             .clone();
-        if built {
-            self.evict();
-        }
-        Ok(Some(points))
+        self.evict();
+        Ok(points)
     }
 
     fn evict(&self) {
@@ -263,9 +267,7 @@ impl Weight for PointRangeWeight {
         if self.lo > self.hi {
             return Ok(Box::new(EmptyScorer));
         }
-        let Some(points) = cache().get(reader, self.field, &self.field_name)? else {
-            return Ok(Box::new(EmptyScorer));
-        };
+        let points = cache().get(reader, self.field, &self.field_name)?;
         let span = points.span(self.lo, self.hi);
         let max_doc = reader.max_doc() as usize;
         if span.is_empty() {
@@ -288,10 +290,9 @@ impl Weight for PointRangeWeight {
 
     fn count(&self, reader: &SegmentReader) -> tantivy::Result<u32> {
         if reader.alive_bitset().is_none() && self.lo <= self.hi {
-            if let Some(points) = cache().get(reader, self.field, &self.field_name)? {
-                if !points.multi_valued {
-                    return Ok(points.span(self.lo, self.hi).len() as u32);
-                }
+            let points = cache().get(reader, self.field, &self.field_name)?;
+            if !points.multi_valued {
+                return Ok(points.span(self.lo, self.hi).len() as u32);
             }
         }
         let mut scorer = self.scorer(reader, 1.0)?;
@@ -354,14 +355,15 @@ impl DocSet for SortedDocs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tantivy::collector::Count;
+    use tantivy::collector::{Count, DocSetCollector};
     use tantivy::query::RangeQuery;
-    use tantivy::schema::{Schema, FAST, INDEXED};
+    use tantivy::schema::Value as _;
+    use tantivy::schema::{Schema, FAST, INDEXED, STORED};
     use tantivy::{doc, Index, Term};
 
     fn index(values: &[Vec<i64>]) -> (Index, Field) {
         let mut sb = Schema::builder();
-        let f = sb.add_i64_field("n", FAST | INDEXED);
+        let f = sb.add_i64_field("n", FAST | INDEXED | STORED);
         let index = Index::create_in_ram(sb.build());
         let mut w: tantivy::IndexWriter = index.writer(15_000_000).unwrap();
         for vs in values {
@@ -406,12 +408,29 @@ mod tests {
             (5, 4),
             (60, 70),
         ] {
+            let stored = |addr: &tantivy::DocAddress| -> Vec<i64> {
+                let d: tantivy::TantivyDocument = searcher.doc(*addr).unwrap();
+                d.get_all(f).filter_map(|v| v.as_i64()).collect()
+            };
             let expected = values
                 .iter()
                 .filter(|vs| vs.iter().any(|v| (lo..=hi).contains(v)))
                 .count();
-            let got = searcher.search(&query(f, lo, hi), &Count).unwrap();
-            assert_eq!(got, expected, "range [{lo}, {hi}]");
+            let q = query(f, lo, hi);
+            assert_eq!(
+                searcher.search(&q, &Count).unwrap(),
+                expected,
+                "count [{lo}, {hi}]"
+            );
+            // Every hit holds a value in the range (a shifted document id would not).
+            let hits = searcher.search(&q, &DocSetCollector).unwrap();
+            assert_eq!(hits.len(), expected, "hits [{lo}, {hi}]");
+            for addr in &hits {
+                assert!(
+                    stored(addr).iter().any(|v| (lo..=hi).contains(v)),
+                    "[{lo}, {hi}]"
+                );
+            }
         }
     }
 }
