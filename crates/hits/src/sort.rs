@@ -436,20 +436,60 @@ impl Collector for FieldSortCollector {
     }
 
     fn merge_fruits(&self, fruits: Vec<Vec<SortedHit>>) -> tantivy::Result<Vec<SortedHit>> {
-        let mut all: Vec<SortedHit> = fruits.into_iter().flatten().collect();
-        sort_hits(&mut all, &self.keys);
-        all.truncate(self.limit);
-        Ok(all)
+        // Every fruit is sorted already (`harvest`): merge them pairwise.
+        let mut merged: Vec<SortedHit> = Vec::new();
+        for fruit in fruits {
+            merged = merge_sorted(merged, fruit, &self.keys, self.limit);
+        }
+        Ok(merged)
     }
+}
+
+/// The first `limit` hits of two sorted runs, in order (linear: the runs are not re-sorted).
+pub fn merge_sorted(
+    a: Vec<SortedHit>,
+    b: Vec<SortedHit>,
+    keys: &[SortKey],
+    limit: usize,
+) -> Vec<SortedHit> {
+    if b.is_empty() || a.is_empty() {
+        let mut out = if a.is_empty() { b } else { a };
+        out.truncate(limit);
+        return out;
+    }
+    let mut out = Vec::with_capacity((a.len() + b.len()).min(limit));
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    while out.len() < limit {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => {
+                if cmp_hits(x, y, keys) != Ordering::Greater {
+                    a.next()
+                } else {
+                    b.next()
+                }
+            }
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => None,
+        };
+        match next {
+            Some(h) => out.push(h),
+            None => break,
+        }
+    }
+    out
+}
+
+/// Hit order: by sort values, ties by segment and doc id.
+fn cmp_hits(a: &SortedHit, b: &SortedHit, keys: &[SortKey]) -> Ordering {
+    cmp_rows(&a.values, &b.values, keys)
+        .then(a.addr.segment_ord.cmp(&b.addr.segment_ord))
+        .then(a.addr.doc_id.cmp(&b.addr.doc_id))
 }
 
 /// Sorts hits by their values, ties by shard, segment and doc id.
 pub fn sort_hits(hits: &mut [SortedHit], keys: &[SortKey]) {
-    hits.sort_by(|a, b| {
-        cmp_rows(&a.values, &b.values, keys)
-            .then(a.addr.segment_ord.cmp(&b.addr.segment_ord))
-            .then(a.addr.doc_id.cmp(&b.addr.doc_id))
-    });
+    hits.sort_unstable_by(|a, b| cmp_hits(a, b, keys));
 }
 
 impl FieldSortSegment {
@@ -516,14 +556,16 @@ impl FieldSortSegment {
         }
     }
 
+    /// Keeps the best `limit` of the buffer (unordered: selection, not a sort) and raises
+    /// the threshold to the worst of them.
     fn compact(&mut self) {
         let keys = &self.keys;
-        self.buf.sort_by(|a, b| {
-            cmp_rows(&a.values, &b.values, keys).then(a.addr.doc_id.cmp(&b.addr.doc_id))
-        });
-        self.buf.truncate(self.limit);
-        if self.buf.len() >= self.limit {
-            self.threshold = self.buf.last().map(|h| h.values.clone());
+        if self.buf.len() > self.limit {
+            let nth = self.limit - 1;
+            self.buf
+                .select_nth_unstable_by(nth, |a, b| cmp_hits(a, b, keys));
+            self.buf.truncate(self.limit);
+            self.threshold = Some(self.buf[nth].values.clone());
         }
     }
 }
@@ -592,6 +634,8 @@ impl SegmentCollector for FieldSortSegment {
 
     fn harvest(mut self) -> Vec<SortedHit> {
         self.compact();
+        let keys = &self.keys;
+        self.buf.sort_unstable_by(|a, b| cmp_hits(a, b, keys));
         if self.has_str {
             for hit in &mut self.buf {
                 for (v, c) in hit.values.iter_mut().zip(&self.columns) {

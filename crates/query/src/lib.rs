@@ -129,3 +129,35 @@ pub fn uses_now(q: &Query) -> bool {
         _ => false,
     }
 }
+
+/// The inclusive bounds (in the column's `u64` mapping, as [`points::SortedPoints`] holds
+/// them) that `q`'s required clauses put on `field`: every match has a value inside, so a
+/// document without one cannot match. `None` when no required range is on the field.
+pub fn required_point_bounds(
+    q: &Query,
+    field: &str,
+    ctx: &QueryContext,
+) -> lode_engine::EsResult<Option<(u64, u64)>> {
+    Ok(match q {
+        Query::Range(r) if r.field == field => {
+            let planned = build_filter(q, ctx)?;
+            planned
+                .downcast_ref::<points::PointRangeQuery>()
+                .map(|p| p.bounds())
+        }
+        Query::ConstantScore { filter, .. } => required_point_bounds(filter, field, ctx)?,
+        Query::Bool(b) => {
+            let mut out: Option<(u64, u64)> = None;
+            for c in b.must.iter().chain(&b.filter) {
+                if let Some((lo, hi)) = required_point_bounds(c, field, ctx)? {
+                    out = Some(match out {
+                        Some((a, b)) => (a.max(lo), b.min(hi)),
+                        None => (lo, hi),
+                    });
+                }
+            }
+            out
+        }
+        _ => None,
+    })
+}

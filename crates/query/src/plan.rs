@@ -721,23 +721,38 @@ impl<'c, 'a> Planner<'c, 'a> {
                 }
             }
             Storage::F64 => {
+                let lo = match &r.from {
+                    Some(v) => {
+                        values::float_bound(def, v, r.include_lower, true).map_err(shard_error)?
+                    }
+                    None => FloatBound::Included(f64::NEG_INFINITY),
+                };
+                let hi = match &r.to {
+                    Some(v) => {
+                        values::float_bound(def, v, r.include_upper, false).map_err(shard_error)?
+                    }
+                    None => FloatBound::Included(f64::INFINITY),
+                };
                 let to_bound = |b: FloatBound| match b {
                     FloatBound::Included(x) => Bound::Included(Term::from_field_f64(field, x)),
                     FloatBound::Excluded(x) => Bound::Excluded(Term::from_field_f64(field, x)),
                 };
-                let lo = match &r.from {
-                    Some(v) => to_bound(
-                        values::float_bound(def, v, r.include_lower, true).map_err(shard_error)?,
-                    ),
-                    None => Bound::Included(Term::from_field_f64(field, f64::NEG_INFINITY)),
+                // The same bounds, inclusive, in the column's order-preserving u64 mapping.
+                let lo_u = match lo {
+                    FloatBound::Included(x) => Some(x.to_u64()),
+                    FloatBound::Excluded(x) => x.to_u64().checked_add(1),
                 };
-                let hi = match &r.to {
-                    Some(v) => to_bound(
-                        values::float_bound(def, v, r.include_upper, false).map_err(shard_error)?,
-                    ),
-                    None => Bound::Unbounded,
+                let hi_u = match hi {
+                    FloatBound::Included(x) => Some(x.to_u64()),
+                    FloatBound::Excluded(x) => x.to_u64().checked_sub(1),
                 };
-                Box::new(TRangeQuery::new(lo, hi))
+                let q: Q = Box::new(TRangeQuery::new(to_bound(lo), to_bound(hi)));
+                return Ok(match (lo_u, hi_u) {
+                    (Some(lo), Some(hi)) if lo <= hi => {
+                        self.point_range(field, def, (lo, hi), q, r.boost, score)
+                    }
+                    _ => none(),
+                });
             }
             Storage::Bool => {
                 // tantivy has no boolean range: enumerate false < true within the bounds.
@@ -781,10 +796,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(constant(q, r.boost, score))
     }
 
-    /// `[lo, hi]` on an integer or date field, scoring `boost` when `score`: from the points
-    /// index or the column, chosen per segment ([`PointRangeQuery`], which scores by itself so
-    /// that a range covering a segment stays a recognisable `AllScorer`), when the field has
-    /// doc values.
+    /// `[lo, hi]` on an integer or date field, scoring `boost` when `score`.
     fn i64_range(
         &self,
         field: Field,
@@ -797,11 +809,27 @@ impl<'c, 'a> Planner<'c, 'a> {
             Term::from_field_i64(field, lo),
             Term::from_field_i64(field, hi),
         );
+        self.point_range(field, def, (lo.to_u64(), hi.to_u64()), q, boost, score)
+    }
+
+    /// `[lo, hi]` (inclusive, in the column's u64 mapping) on a numeric or date field: from
+    /// the points index or the column, chosen per segment ([`PointRangeQuery`], which scores
+    /// by itself so that a range covering a segment stays a recognisable `AllScorer`), when
+    /// the field has doc values; otherwise `fallback`, tantivy's range on the same bounds.
+    fn point_range(
+        &self,
+        field: Field,
+        def: &FieldDef,
+        (lo, hi): (u64, u64),
+        fallback: Q,
+        boost: f32,
+        score: bool,
+    ) -> Q {
         if !def.doc_values {
-            return constant(q, boost, score);
+            return constant(fallback, boost, score);
         }
         let name = self.ctx.schema.get_field_name(field);
-        let points = PointRangeQuery::new(field, name, lo.to_u64(), hi.to_u64(), q);
+        let points = PointRangeQuery::new(field, name, lo, hi, fallback);
         Box::new(if score {
             points.with_score(boost)
         } else {

@@ -71,8 +71,37 @@ impl SortedPoints {
         }
     }
 
+    /// The number of (value, document) pairs.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The value at a position (positions run in ascending value order).
+    pub fn value(&self, pos: usize) -> u64 {
+        self.values[pos]
+    }
+
+    /// The document at a position.
+    pub fn doc(&self, pos: usize) -> DocId {
+        self.docs[pos]
+    }
+
+    /// Some document has more than one value.
+    pub fn multi_valued(&self) -> bool {
+        self.multi_valued
+    }
+
+    /// Every document of the segment has a value.
+    pub fn full(&self) -> bool {
+        self.full
+    }
+
     /// The positions of the values within `[lo, hi]`.
-    fn span(&self, lo: u64, hi: u64) -> std::ops::Range<usize> {
+    pub fn span(&self, lo: u64, hi: u64) -> std::ops::Range<usize> {
         let start = self.values.partition_point(|&v| v < lo);
         let end = self.values.partition_point(|&v| v <= hi);
         start..end.max(start)
@@ -108,6 +137,13 @@ impl SortedPoints {
         }
         out
     }
+}
+
+/// The points of a segment's numeric, date or boolean fast field `field` (values in the
+/// column's order-preserving `u64` mapping), from the cache or built now.
+pub fn sorted_points(reader: &SegmentReader, field: Field) -> tantivy::Result<Arc<SortedPoints>> {
+    let name = reader.schema().get_field_name(field).to_string();
+    cache().get(reader, field, &name)
 }
 
 /// Process-wide cache of built points, by segment and field. Segment ids are unique across
@@ -225,6 +261,16 @@ impl PointRangeQuery {
             score: 1.0,
             fallback: fallback.into(),
         }
+    }
+
+    /// The field this range is on.
+    pub fn field(&self) -> Field {
+        self.field
+    }
+
+    /// The inclusive bounds, in the column's `u64` mapping.
+    pub fn bounds(&self) -> (u64, u64) {
+        (self.lo, self.hi)
     }
 
     /// Every match scores `score` (1.0 by default).

@@ -2,7 +2,6 @@
 //! parse the body → plan the query per index → collect on every shard in parallel → merge
 //! hits, totals and aggregations → fetch `_source` → render Elasticsearch's JSON.
 
-mod narrow;
 pub mod request_cache;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -14,6 +13,7 @@ use lode_engine::shard::{add_elapsed, stored_source, ShardSearcher, PRIMARY_TERM
 use lode_engine::{EsError, EsResult, Node};
 use lode_hits::sort::{self, SortKey, SortKind, SortValue, SortedHit};
 use lode_hits::source::SourceFilter;
+use lode_hits::walk;
 use lode_query::{self as query, QueryContext};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
@@ -494,6 +494,20 @@ fn search_phase_error(e: EsError) -> EsError {
 
 /// Counts matches, stopping at `cap`: with `track_total_hits: N` a larger total is only ever
 /// reported as "at least N", so reading further matches is wasted (ES stops early too).
+/// The total hits `track` asks for: none, up to one past its threshold (enough to say
+/// "gte"), or exact.
+fn count_total(
+    searcher: &tantivy::Searcher,
+    q: &dyn tantivy::query::Query,
+    track: TrackTotal,
+) -> tantivy::Result<u64> {
+    Ok(match track {
+        TrackTotal::Off => 0,
+        TrackTotal::UpTo(n) => count_up_to(searcher, q, n + 1)?,
+        TrackTotal::Exact => searcher.search(q, &Count)? as u64,
+    })
+}
+
 fn count_up_to(
     searcher: &tantivy::Searcher,
     q: &dyn tantivy::query::Query,
@@ -592,12 +606,7 @@ fn query_phase(
             let limit = limit.min(searcher.num_docs() as usize);
             let (count, cands) = if score_only {
                 if limit == 0 {
-                    let c = match sreq.track_total {
-                        TrackTotal::Off => 0,
-                        TrackTotal::UpTo(n) => count_up_to(searcher, &*q, n + 1)?,
-                        TrackTotal::Exact => searcher.search(&*q, &Count)? as u64,
-                    };
-                    (c, Vec::new())
+                    (count_total(searcher, &*q, sreq.track_total)?, Vec::new())
                 } else {
                     let (c, top) = searcher
                         .search(&*q, &(Count, TopDocs::with_limit(limit).order_by_score()))?;
@@ -638,13 +647,15 @@ fn query_phase(
                             kind: SortKind::Field { name, .. },
                             ..
                         }),
-                    ) => narrow::query_bounds(query, name),
-                    _ => (None, None),
+                    ) => lode_query::required_point_bounds(query, name, &ctx)?,
+                    _ => None,
                 };
-                let (c, hits) = match narrow::top_hits(searcher, &*q, &coll, bounds)? {
-                    Some(hits) if sreq.track_total == TrackTotal::Off => (0, hits),
-                    Some(hits) => (searcher.search(&*q, &Count)?, hits),
-                    None => searcher.search(&*q, &(Count, coll))?,
+                let (c, hits) = match walk::top_hits(searcher, &*q, &coll, bounds)? {
+                    Some(hits) => (count_total(searcher, &*q, sreq.track_total)?, hits),
+                    None => {
+                        let (c, hits) = searcher.search(&*q, &(Count, coll))?;
+                        (c as u64, hits)
+                    }
                 };
                 let with_score =
                     keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
@@ -653,7 +664,7 @@ fn query_phase(
                     None => hits,
                 };
                 (
-                    c as u64,
+                    c,
                     hits.into_iter()
                         .map(|h| Candidate {
                             index: ti,

@@ -1,0 +1,555 @@
+//! Top hits of a sort led by a numeric or date field, read in sort order from the field's
+//! points index instead of scanning every match.
+//!
+//! A page sorted on a field ("newest 10 of 300,000 matches") needs only the matches nearest
+//! the competitive end of the field's values. Lucene skips the others with its points index
+//! (`NumericComparator`'s competitive iterator); here each segment walks its
+//! [`SortedPoints`] from that end in chunks of positions, keeps the documents the query
+//! matches (one `seek` each in a fresh scorer, since a chunk's documents are in value order)
+//! and stops once `limit` matches are found. The matches of the walked chunks then go through
+//! the ordinary [`FieldSortCollector`], so every sort key, `search_after` and tie-break keep
+//! their one implementation.
+//!
+//! Exactness: chunks end on a change of value, so the walked positions are every value up to
+//! some bound; a document outside them sorts after every walked match, and at least `limit`
+//! of those exist. Where the walk would cost more than scanning the matches (a selective
+//! query, or matches far from the competitive end), the segment is scanned instead.
+
+use crate::sort::{FieldSortCollector, SortKind, SortMode, SortValue, SortedHit};
+use lode_engine::mapping::Storage;
+use lode_query::points::{sorted_points, SortedPoints};
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::MonotonicallyMappableToU64;
+use tantivy::query::{EnableScoring, Query, Weight};
+use tantivy::schema::Field;
+use tantivy::{DocId, DocSet, Score, Searcher, SegmentReader, TERMINATED};
+
+/// Segments smaller than this are scanned: their points would cost more than they save.
+const MIN_SEGMENT_DOCS: u32 = 4_096;
+/// The smallest chunk of positions walked at once.
+const MIN_CHUNK: usize = 256;
+
+/// The lead sort key, when the walk can serve it.
+struct Lead {
+    field: Field,
+    storage: Storage,
+    desc: bool,
+}
+
+/// The top `collector.limit` hits of `query`, walking the lead key's points where that is
+/// cheaper; `None` when the sort does not qualify (the caller then runs the collector).
+/// `bounds` are the inclusive bounds the query's required clauses put on the lead field
+/// (see `lode_query::required_point_bounds`), in the points' `u64` mapping.
+pub fn top_hits(
+    searcher: &Searcher,
+    query: &dyn Query,
+    collector: &FieldSortCollector,
+    bounds: Option<(u64, u64)>,
+) -> tantivy::Result<Option<Vec<SortedHit>>> {
+    let Some(lead) = lead_key(searcher, collector) else {
+        return Ok(None);
+    };
+    // `search_after` on a missing lead value starts among the documents without one.
+    let after = match collector
+        .after
+        .as_ref()
+        .map(|a| to_point(&a[0], lead.storage))
+    {
+        Some(None) => return Ok(None),
+        Some(Some(v)) => Some(v),
+        None => None,
+    };
+    let scoring = collector.requires_scoring();
+    let weight = query.weight(if scoring {
+        EnableScoring::enabled_from_searcher(searcher)
+    } else {
+        EnableScoring::disabled_from_searcher(searcher)
+    })?;
+    let mut best: Vec<SortedHit> = Vec::new();
+    // Largest segments first: their hits set the bar the smaller ones must pass.
+    let mut order: Vec<(usize, &SegmentReader)> =
+        searcher.segment_readers().iter().enumerate().collect();
+    order.sort_by_key(|(_, r)| std::cmp::Reverse(r.num_docs()));
+    for (ord, reader) in order {
+        // Once `limit` hits are held, a later segment only contributes values at least as
+        // good as the worst of them (equal ones may still win on a later key).
+        let bottom = (best.len() >= collector.limit)
+            .then(|| {
+                best.last()
+                    .and_then(|h| to_point(&h.values[0], lead.storage))
+            })
+            .flatten();
+        let walk = Walk {
+            lead: &lead,
+            weight: &*weight,
+            reader,
+            limit: collector.limit,
+            bounds,
+            after,
+            bottom,
+            scoring,
+        };
+        let fruit = match walk.run()? {
+            Some(mut found) => {
+                #[cfg(test)]
+                tests::WALKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if collector.keys.len() == 1 {
+                    // The lead value is the whole sort: the hits are the candidates in order.
+                    first_in_order(found, &lead, collector, ord as u32)
+                } else {
+                    found.sort_unstable_by_key(|c| c.doc);
+                    let mut segment = collector.for_segment(ord as u32, reader)?;
+                    for c in found {
+                        segment.collect(c.doc, c.score);
+                    }
+                    segment.harvest()
+                }
+            }
+            None => collector.collect_segment(&*weight, ord as u32, reader)?,
+        };
+        best = collector.merge_fruits(vec![best, fruit])?;
+    }
+    Ok(Some(best))
+}
+
+/// The first `limit` candidates of a segment by (lead value, doc id), past `search_after`,
+/// as hits: what the collector would keep for a one-key sort, without its per-hit work.
+fn first_in_order(
+    mut found: Vec<Candidate>,
+    lead: &Lead,
+    collector: &FieldSortCollector,
+    segment_ord: u32,
+) -> Vec<SortedHit> {
+    if lead.desc {
+        found.sort_unstable_by_key(|c| (std::cmp::Reverse(c.value), c.doc));
+    } else {
+        found.sort_unstable_by_key(|c| (c.value, c.doc));
+    }
+    let after = collector
+        .after
+        .as_ref()
+        .and_then(|a| to_point(&a[0], lead.storage));
+    found
+        .into_iter()
+        .filter(|c| match after {
+            None => true,
+            Some(a) if lead.desc => c.value < a,
+            Some(a) => c.value > a,
+        })
+        .take(collector.limit)
+        .map(|c| SortedHit {
+            values: vec![match lead.storage {
+                Storage::F64 => SortValue::F64(f64::from_u64(c.value)),
+                _ => SortValue::I64(i64::from_u64(c.value)),
+            }],
+            score: c.score,
+            addr: tantivy::DocAddress::new(segment_ord, c.doc),
+        })
+        .collect()
+}
+
+fn lead_key(searcher: &Searcher, collector: &FieldSortCollector) -> Option<Lead> {
+    let key = collector.keys.first()?;
+    let SortKind::Field { name, storage, .. } = &key.kind else {
+        return None;
+    };
+    // A document's sort value must be the first of its values met walking in sort order:
+    // the minimum ascending, the maximum descending.
+    let mode_fits = match key.mode {
+        None => true,
+        Some(SortMode::Min) => !key.desc,
+        Some(SortMode::Max) => key.desc,
+        Some(_) => false,
+    };
+    if collector.limit == 0
+        || key.missing_first
+        || key.missing_value.is_some()
+        || !mode_fits
+        || !matches!(storage, Storage::I64 | Storage::F64)
+    {
+        return None;
+    }
+    Some(Lead {
+        field: searcher.schema().get_field(name).ok()?,
+        storage: *storage,
+        desc: key.desc,
+    })
+}
+
+/// A sort value in the points' `u64` mapping of the lead column.
+fn to_point(v: &SortValue, storage: Storage) -> Option<u64> {
+    match (v, storage) {
+        (SortValue::I64(i), Storage::I64) => Some(i.to_u64()),
+        (SortValue::F64(f), Storage::F64) => Some(f.to_u64()),
+        (SortValue::I64(i), Storage::F64) => Some((*i as f64).to_u64()),
+        _ => None,
+    }
+}
+
+/// A match found by a walk, with the lead value it was met at.
+struct Candidate {
+    doc: DocId,
+    value: u64,
+    score: Score,
+}
+
+/// One segment's walk.
+struct Walk<'a> {
+    lead: &'a Lead,
+    weight: &'a dyn Weight,
+    reader: &'a SegmentReader,
+    limit: usize,
+    bounds: Option<(u64, u64)>,
+    after: Option<u64>,
+    bottom: Option<u64>,
+    scoring: bool,
+}
+
+impl Walk<'_> {
+    /// Whether a document whose lead value is `value` sorts after `search_after`'s lead
+    /// value (one equal to it may still fall before it on a later key).
+    fn past_after(&self, value: u64) -> bool {
+        match self.after {
+            None => true,
+            Some(a) if self.lead.desc => value < a,
+            Some(a) => value > a,
+        }
+    }
+
+    /// The segment's candidate documents, or `None` to scan it.
+    fn run(&self) -> tantivy::Result<Option<Vec<Candidate>>> {
+        let max_doc = self.reader.max_doc();
+        if max_doc < MIN_SEGMENT_DOCS {
+            return Ok(None);
+        }
+        let points = sorted_points(self.reader, self.lead.field)?;
+        let desc = self.lead.desc;
+        let (mut lo, mut hi) = self.bounds.unwrap_or((0, u64::MAX));
+        // A document of several values may sort on a value outside the query's bounds or
+        // before `after` while matching through another: the walk then starts at the end.
+        if points.multi_valued() {
+            (lo, hi) = (0, u64::MAX);
+            if let Some((blo, bhi)) = self.bounds {
+                if desc {
+                    lo = blo;
+                } else {
+                    hi = bhi;
+                }
+            }
+        } else if let Some(a) = self.after {
+            if desc {
+                hi = hi.min(a);
+            } else {
+                lo = lo.max(a);
+            }
+        }
+        if let Some(b) = self.bottom {
+            if desc {
+                lo = lo.max(b);
+            } else {
+                hi = hi.min(b);
+            }
+        }
+        // Exhausting the walk is conclusive when no document without a value can be needed:
+        // the query requires a value, every document has one, or `limit` better hits exist.
+        let conclusive = self.bounds.is_some() || self.bottom.is_some() || points.full();
+        let span = if lo <= hi { points.span(lo, hi) } else { 0..0 };
+        if span.is_empty() {
+            return Ok(conclusive.then(Vec::new));
+        }
+        let scorer = self.weight.scorer(self.reader, 1.0)?;
+        if scorer.doc() == TERMINATED {
+            return Ok(Some(Vec::new()));
+        }
+        // Walking a position costs about what a scan's step does, and a scan steps through
+        // the documents of the query's leading clause (its `cost`): walk at most half as many
+        // positions, and not at all when `limit` positions are already more (unless the
+        // competitive span is smaller still).
+        let budget = (scorer.cost() / 2) as usize;
+        if self.limit > budget && span.len() > budget {
+            return Ok(None);
+        }
+        let alive = self.reader.alive_bitset();
+        let mut seen = points
+            .multi_valued()
+            .then(|| vec![0u64; (max_doc as usize).div_ceil(64)]);
+        let n = span.len();
+        let at = |i: usize| {
+            if desc {
+                span.end - 1 - i
+            } else {
+                span.start + i
+            }
+        };
+        let mut found: Vec<Candidate> = Vec::new();
+        // Matches sure to sort after `search_after`.
+        let mut counted = 0usize;
+        let mut walked = 0usize;
+        let mut chunk = (2 * self.limit).max(MIN_CHUNK).min(n);
+        let mut batch: Vec<(DocId, u64)> = Vec::new();
+        let mut first = Some(scorer);
+        while walked < n {
+            let end = chunk_end(&points, &span, desc, walked, chunk);
+            batch.clear();
+            for i in walked..end {
+                let pos = at(i);
+                let doc = points.doc(pos);
+                if alive.is_some_and(|a| !a.is_alive(doc)) {
+                    continue;
+                }
+                if let Some(seen) = seen.as_mut() {
+                    let (w, bit) = (doc as usize / 64, 1u64 << (doc % 64));
+                    if seen[w] & bit != 0 {
+                        continue;
+                    }
+                    seen[w] |= bit;
+                }
+                batch.push((doc, points.value(pos)));
+            }
+            batch.sort_unstable_by_key(|&(doc, _)| doc);
+            let mut scorer = match first.take() {
+                Some(s) => s,
+                None => self.weight.scorer(self.reader, 1.0)?,
+            };
+            for &(doc, value) in &batch {
+                let mut cur = scorer.doc();
+                if cur < doc {
+                    cur = scorer.seek(doc);
+                }
+                if cur == TERMINATED {
+                    break;
+                }
+                if cur != doc {
+                    continue;
+                }
+                found.push(Candidate {
+                    doc,
+                    value,
+                    score: if self.scoring { scorer.score() } else { 0.0 },
+                });
+                if self.past_after(value) {
+                    counted += 1;
+                }
+            }
+            walked = end;
+            if counted >= self.limit {
+                return Ok(Some(found));
+            }
+            if walked > budget && walked < n {
+                return Ok(None);
+            }
+            // Aim the next chunk at the share of positions matching so far.
+            let rate = (found.len().max(1) as f64) / walked as f64;
+            let want = ((self.limit - counted) as f64 / rate * 1.25) as usize;
+            chunk = want.max(chunk * 2);
+        }
+        if !conclusive {
+            return Ok(None);
+        }
+        Ok(Some(found))
+    }
+}
+
+/// The end (exclusive, in walk steps) of the chunk starting at `from`: `chunk` steps, then on
+/// to the next change of value so that a value's documents are never split.
+fn chunk_end(
+    points: &SortedPoints,
+    span: &std::ops::Range<usize>,
+    desc: bool,
+    from: usize,
+    chunk: usize,
+) -> usize {
+    let n = span.len();
+    let end = from.saturating_add(chunk).min(n);
+    let last_pos = if desc {
+        span.end - end
+    } else {
+        span.start + end - 1
+    };
+    let last = points.value(last_pos);
+    let group = points.span(last, last);
+    let group_end = if desc {
+        span.end - group.start.max(span.start)
+    } else {
+        group.end.min(span.end) - span.start
+    };
+    group_end.max(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sort::SortKey;
+    use tantivy::collector::Collector;
+    use tantivy::query::{AllQuery, BooleanQuery, Occur, RangeQuery, TermQuery};
+    use tantivy::schema::{IndexRecordOption, Schema, FAST, INDEXED};
+    use tantivy::{Index, TantivyDocument, Term};
+
+    /// Segments answered by a walk (the rest were scanned).
+    pub static WALKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    fn key(name: &str, storage: Storage, desc: bool) -> SortKey {
+        SortKey {
+            kind: SortKind::Field {
+                name: name.into(),
+                storage,
+                is_date: false,
+            },
+            desc,
+            missing_first: false,
+            missing_value: None,
+            mode: None,
+        }
+    }
+
+    /// Three segments of 20,000 documents: `t` with many ties and some documents without a
+    /// value, `m` multi-valued, `f` a float, `s` a status; some documents deleted.
+    fn index() -> Index {
+        let mut sb = Schema::builder();
+        let t = sb.add_i64_field("t", INDEXED | FAST);
+        let m = sb.add_i64_field("m", INDEXED | FAST);
+        let f = sb.add_f64_field("f", INDEXED | FAST);
+        let s = sb.add_u64_field("s", INDEXED | FAST);
+        let index = Index::create_in_ram(sb.build());
+        let mut w = index.writer_with_num_threads(1, 50_000_000).unwrap();
+        let mut x: u64 = 12345;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for i in 0..60_000u64 {
+            let mut d = TantivyDocument::default();
+            d.add_u64(s, i % 4);
+            let v = (next() % 5_000) as i64;
+            if i % 97 != 0 {
+                d.add_i64(t, v);
+                d.add_f64(f, v as f64 / 3.0 - 100.0);
+            }
+            d.add_i64(m, (next() % 10_000) as i64);
+            if i % 3 == 0 {
+                d.add_i64(m, (next() % 10_000) as i64);
+            }
+            w.add_document(d).unwrap();
+            if i % 20_000 == 19_999 {
+                w.commit().unwrap();
+            }
+        }
+        for v in [7u64, 11] {
+            w.delete_term(Term::from_field_u64(s, 3));
+            w.delete_term(Term::from_field_i64(t, v as i64));
+        }
+        w.commit().unwrap();
+        index
+    }
+
+    #[test]
+    fn walked_top_hits_equal_the_collector() {
+        let index = index();
+        let searcher = index.reader().unwrap().searcher();
+        let schema = index.schema();
+        let field = |n: &str| schema.get_field(n).unwrap();
+        let status = |v: u64| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_u64(field("s"), v),
+                IndexRecordOption::Basic,
+            ))
+        };
+        let t_below = |hi: i64| -> Box<dyn Query> {
+            Box::new(RangeQuery::new(
+                std::ops::Bound::Unbounded,
+                std::ops::Bound::Excluded(Term::from_field_i64(field("t"), hi)),
+            ))
+        };
+        type Case = (&'static str, Box<dyn Query>, Option<(u64, u64)>);
+        let queries: Vec<Case> = vec![
+            ("all", Box::new(AllQuery), None),
+            ("s=1", status(1), None),
+            (
+                "s=2 and t<1200",
+                Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, status(2)),
+                    (Occur::Must, t_below(1200)),
+                ])),
+                Some((i64::MIN.to_u64(), 1199i64.to_u64())),
+            ),
+        ];
+        let sorts = [
+            vec![key("t", Storage::I64, true)],
+            vec![key("t", Storage::I64, false)],
+            vec![key("f", Storage::F64, true)],
+            vec![key("m", Storage::I64, false)],
+            vec![key("m", Storage::I64, true)],
+            vec![key("t", Storage::I64, false), key("m", Storage::I64, true)],
+        ];
+        let mut walked = 0;
+        for (name, q, bounds) in &queries {
+            for keys in &sorts {
+                let bounds = bounds.filter(|_| keys[0].kind == key("t", Storage::I64, true).kind);
+                for limit in [1, 10, 1_000, 30_000] {
+                    let coll = |after: Option<Vec<SortValue>>| FieldSortCollector {
+                        keys: keys.clone(),
+                        limit,
+                        after,
+                        shard_id: 0,
+                        track_scores: false,
+                    };
+                    let expected = searcher.search(&**q, &coll(None)).unwrap();
+                    let got = top_hits(&searcher, &**q, &coll(None), bounds)
+                        .unwrap()
+                        .expect("the lead key qualifies");
+                    let what = format!("{name} {keys:?} limit={limit}");
+                    let addr = |h: &[SortedHit]| h.iter().map(|x| x.addr).collect::<Vec<_>>();
+                    assert_eq!(addr(&got), addr(&expected), "{what}");
+                    // Continue after the 5th hit, as `search_after` does.
+                    if let Some(h) = expected.get(4) {
+                        let after = Some(h.values.clone());
+                        let expected = searcher.search(&**q, &coll(after.clone())).unwrap();
+                        let got = top_hits(&searcher, &**q, &coll(after), bounds)
+                            .unwrap()
+                            .unwrap();
+                        assert_eq!(addr(&got), addr(&expected), "{what} after 5th");
+                    }
+                    walked += 1;
+                }
+            }
+        }
+        assert_eq!(walked, 3 * 6 * 4);
+        let segments = WALKED.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(segments >= 150, "only {segments} segments were walked");
+        // The collector above is the oracle only if it is right itself: check it against the
+        // stored values once.
+        let coll = FieldSortCollector {
+            keys: vec![key("t", Storage::I64, true)],
+            limit: 50,
+            after: None,
+            shard_id: 0,
+            track_scores: false,
+        };
+        let hits = top_hits(&searcher, &*status(1), &coll, None)
+            .unwrap()
+            .unwrap();
+        let mut all: Vec<i64> = Vec::new();
+        for seg in searcher.segment_readers() {
+            let col = seg.fast_fields().i64("t").unwrap();
+            let sf = seg.fast_fields().u64("s").unwrap();
+            for d in 0..seg.max_doc() {
+                if seg.is_deleted(d) || sf.first(d) != Some(1) {
+                    continue;
+                }
+                all.extend(col.first(d));
+            }
+        }
+        all.sort_unstable_by(|a, b| b.cmp(a));
+        let got: Vec<i64> = hits
+            .iter()
+            .map(|h| match h.values[0] {
+                SortValue::I64(v) => v,
+                _ => panic!("value"),
+            })
+            .collect();
+        assert_eq!(got, all[..50]);
+        let _ = coll.requires_scoring();
+    }
+}
