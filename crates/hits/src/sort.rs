@@ -7,7 +7,7 @@ use lode_engine::{EsError, EsResult};
 use serde_json::{json, Value};
 use std::cmp::Ordering;
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::{Column, StrColumn};
+use tantivy::columnar::{Column, MonotonicallyMappableToU64, StrColumn};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -385,6 +385,10 @@ pub struct FieldSortSegment {
     /// The worst row still in the top `limit` after the last compaction: a later doc that
     /// does not sort before it cannot enter (docs arrive in doc-id order, the tie-break).
     threshold: Option<Vec<SortValue>>,
+    /// A lead value (in the column's `u64` mapping) every entering document must reach: a
+    /// document whose lead value is worse is rejected on that one read, before its row is
+    /// built (Lucene's `compareBottom`). Only for a numeric lead key.
+    lead_bound: Option<u64>,
     scratch: Vec<SortValue>,
 }
 
@@ -427,6 +431,7 @@ impl Collector for FieldSortCollector {
             buf: Vec::new(),
             has_str,
             threshold: None,
+            lead_bound: None,
             scratch: Vec::with_capacity(self.keys.len()),
         })
     }
@@ -566,6 +571,54 @@ impl FieldSortSegment {
                 .select_nth_unstable_by(nth, |a, b| cmp_hits(a, b, keys));
             self.buf.truncate(self.limit);
             self.threshold = Some(self.buf[nth].values.clone());
+            let lead = match self.buf[nth].values.first() {
+                Some(SortValue::I64(v)) => Some(v.to_u64()),
+                Some(SortValue::F64(v)) => Some(v.to_u64()),
+                _ => None,
+            };
+            if let Some(point) = lead {
+                self.bound_lead(point);
+            }
+        }
+    }
+
+    /// Rejects from now on every document whose lead value is worse than `point` (in the
+    /// lead column's `u64` mapping), when the lead key is numeric.
+    pub fn bound_lead(&mut self, point: u64) {
+        let Some(key) = self.keys.first() else {
+            return;
+        };
+        let numeric = matches!(
+            self.columns.first(),
+            Some(ColumnReader::I64(Some(_)) | ColumnReader::F64(Some(_)))
+        );
+        let mode_fits = matches!(key.mode, None | Some(SortMode::Min) | Some(SortMode::Max));
+        if !numeric || !mode_fits || key.missing_first || key.missing_value.is_some() {
+            return;
+        }
+        self.lead_bound = Some(match self.lead_bound {
+            Some(b) if key.desc => b.max(point),
+            Some(b) => b.min(point),
+            None => point,
+        });
+    }
+
+    /// Whether `doc`'s lead value is worse than `bound` (a missing value sorts last).
+    fn lead_is_worse(&self, doc: DocId, bound: u64) -> bool {
+        let key = &self.keys[0];
+        let v = match &self.columns[0] {
+            ColumnReader::I64(Some(col)) => {
+                pick(col.values_for_doc(doc), desc_pick(key)).map(|v| v.to_u64())
+            }
+            ColumnReader::F64(Some(col)) => {
+                pick_f(col.values_for_doc(doc), desc_pick(key)).map(|v| v.to_u64())
+            }
+            _ => return false,
+        };
+        match v {
+            None => true,
+            Some(v) if key.desc => v < bound,
+            Some(v) => v > bound,
         }
     }
 }
@@ -605,6 +658,11 @@ impl SegmentCollector for FieldSortSegment {
     fn collect(&mut self, doc: DocId, score: Score) {
         if self.limit == 0 {
             return;
+        }
+        if let Some(bound) = self.lead_bound {
+            if self.lead_is_worse(doc, bound) {
+                return;
+            }
         }
         let mut values = std::mem::take(&mut self.scratch);
         values.clear();

@@ -15,7 +15,7 @@
 //! of those exist. Where the walk would cost more than scanning the matches (a selective
 //! query, or matches far from the competitive end), the segment is scanned instead.
 
-use crate::sort::{FieldSortCollector, SortKind, SortMode, SortValue, SortedHit};
+use crate::sort::{FieldSortCollector, FieldSortSegment, SortKind, SortMode, SortValue, SortedHit};
 use lode_engine::mapping::Storage;
 use lode_query::points::{sorted_points, SortedPoints};
 use tantivy::collector::{Collector, SegmentCollector};
@@ -26,6 +26,8 @@ use tantivy::{DocId, DocSet, Score, Searcher, SegmentReader, TERMINATED};
 
 /// Segments smaller than this are scanned: their points would cost more than they save.
 const MIN_SEGMENT_DOCS: u32 = 4_096;
+/// What walking one position costs, in scan steps.
+const WALK_STEP_COST: u64 = 4;
 /// The smallest chunk of positions walked at once.
 const MIN_CHUNK: usize = 256;
 
@@ -105,7 +107,15 @@ pub fn top_hits(
                     segment.harvest()
                 }
             }
-            None => collector.collect_segment(&*weight, ord as u32, reader)?,
+            None => {
+                // Scanned, but every document worse than the bottom is rejected on one read.
+                let mut segment = collector.for_segment(ord as u32, reader)?;
+                if let Some(b) = bottom {
+                    segment.bound_lead(b);
+                }
+                scan(&mut segment, &*weight, reader, scoring)?;
+                segment.harvest()
+            }
         };
         best = collector.merge_fruits(vec![best, fruit])?;
     }
@@ -146,6 +156,31 @@ fn first_in_order(
             addr: tantivy::DocAddress::new(segment_ord, c.doc),
         })
         .collect()
+}
+
+/// Feeds every live match of the segment to `segment` (tantivy's own collection loop).
+fn scan(
+    segment: &mut FieldSortSegment,
+    weight: &dyn Weight,
+    reader: &SegmentReader,
+    scoring: bool,
+) -> tantivy::Result<()> {
+    let alive = reader.alive_bitset();
+    if scoring {
+        weight.for_each(reader, &mut |doc, score| {
+            if alive.is_none_or(|a| a.is_alive(doc)) {
+                segment.collect(doc, score);
+            }
+        })
+    } else {
+        weight.for_each_no_score(reader, &mut |docs| {
+            for &doc in docs {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    segment.collect(doc, 0.0);
+                }
+            }
+        })
+    }
 }
 
 fn lead_key(searcher: &Searcher, collector: &FieldSortCollector) -> Option<Lead> {
@@ -261,11 +296,14 @@ impl Walk<'_> {
         if scorer.doc() == TERMINATED {
             return Ok(Some(Vec::new()));
         }
-        // Walking a position costs about what a scan's step does, and a scan steps through
-        // the documents of the query's leading clause (its `cost`): walk at most half as many
-        // positions, and not at all when `limit` positions are already more (unless the
-        // competitive span is smaller still).
-        let budget = (scorer.cost() / 2) as usize;
+        // A scan steps through the documents of the query's leading clause (its `cost`); a
+        // walked position costs a few scan steps (a sort and a seek). Walk at most a quarter
+        // as many positions, and not at all when `limit` positions are already more (unless
+        // the competitive span is smaller still).
+        let budget = (scorer.cost() / WALK_STEP_COST) as usize;
+        // The share of the segment the leading clause matches: an upper bound on the share
+        // of walked positions expected to match, unless the query and the sort correlate.
+        let density = (scorer.cost() as f64 / max_doc as f64).min(1.0);
         if self.limit > budget && span.len() > budget {
             return Ok(None);
         }
@@ -335,13 +373,26 @@ impl Walk<'_> {
             if counted >= self.limit {
                 return Ok(Some(found));
             }
-            if walked > budget && walked < n {
+            if walked >= n {
+                break;
+            }
+            // Far fewer matches than the query's density promises: its matches lie away from
+            // the competitive end (e.g. `createdTime >= X` sorted by an ascending date); a
+            // scan finds them sooner.
+            let promised = walked as f64 * density;
+            if promised >= 32.0 && (found.len() as f64) < promised / 8.0 {
                 return Ok(None);
             }
-            // Aim the next chunk at the share of positions matching so far.
+            // Aim the next chunk at the share of positions matching so far, growing at most
+            // fourfold so that a walk through matches far from the competitive end (the query
+            // anti-correlated with the sort) gives up early; and give up once the walk
+            // would exceed its budget.
             let rate = (found.len().max(1) as f64) / walked as f64;
             let want = ((self.limit - counted) as f64 / rate * 1.25) as usize;
-            chunk = want.max(chunk * 2);
+            chunk = want.clamp(chunk * 2, chunk * 4);
+            if walked + want.min(n - walked) > budget {
+                return Ok(None);
+            }
         }
         if !conclusive {
             return Ok(None);

@@ -405,7 +405,7 @@ mod tests {
     use tantivy::query::RangeQuery;
     use tantivy::schema::Value as _;
     use tantivy::schema::{Schema, FAST, INDEXED, STORED};
-    use tantivy::{doc, Index, Term};
+    use tantivy::{doc, Index, SeekDangerResult, Term};
 
     fn index(values: &[Vec<i64>]) -> (Index, Field) {
         let mut sb = Schema::builder();
@@ -463,6 +463,30 @@ mod tests {
                 .filter(|vs| vs.iter().any(|v| (lo..=hi).contains(v)))
                 .count();
             let q = query(f, lo, hi);
+            // Checked document by document (`seek` and `seek_danger`, as a conjunction does).
+            let weight = q
+                .weight(EnableScoring::disabled_from_searcher(&searcher))
+                .unwrap();
+            let segment = &searcher.segment_readers()[0];
+            let matches = |doc: DocId| {
+                values
+                    .get(doc as usize)
+                    .is_some_and(|vs| vs.iter().any(|v| (lo..=hi).contains(v)))
+            };
+            let mut scorer = weight.scorer(segment, 1.0).unwrap();
+            for target in 0..segment.max_doc() {
+                let doc = if scorer.doc() < target {
+                    scorer.seek(target)
+                } else {
+                    scorer.doc()
+                };
+                assert_eq!(doc == target, matches(target), "seek {target} [{lo}, {hi}]");
+            }
+            let mut scorer = weight.scorer(segment, 1.0).unwrap();
+            for target in 1..segment.max_doc() {
+                let found = scorer.seek_danger(target) == SeekDangerResult::Found;
+                assert_eq!(found, matches(target), "seek_danger {target} [{lo}, {hi}]");
+            }
             assert_eq!(
                 searcher.search(&q, &Count).unwrap(),
                 expected,

@@ -6,7 +6,8 @@
 //! a single hot posting list can answer every request. The whole-index aggregations (`metric`,
 //! `bucket`, `sum`, `group`) get a `range` filter on `createdTime` whose lower bound lies before
 //! the first document: it changes the cache key and matches every document, so the work stays
-//! the same.
+//! the same. The page queries also draw their status, their sort field (`createdTime`,
+//! `createdTimeStr` or `balance`) and order, and a cut-off date on either side.
 //!
 //! Any query file may also hold placeholders that are filled per request, whatever `--vary`
 //! says: `{{acct_id}}`, `{{user_name}}`, `{{name_prefix}}`, `{{doc_id}}`, `{{date}}`
@@ -153,11 +154,20 @@ impl Variation {
                 ]}});
             }
             n if n.starts_with("page-") => {
-                // Another cut-off date in the second half of the span: other pages of hits.
-                let lt = Y2020_MS + rng.below((T0_MS + SPAN_MS - Y2020_MS) as u64) as i64;
-                let filter = body["query"]["bool"]["filter"].as_array_mut()?;
-                filter.truncate(1);
-                filter.push(json!({"range": {"createdTime": {"lt": lt}}}));
+                // Other pages of hits: another status, another numeric or date sort field in
+                // either order, and a cut-off date on either side (or none).
+                let status = self.model.sample_status(rng);
+                let cut = Y2020_MS + rng.below((T0_MS + SPAN_MS - Y2020_MS) as u64) as i64;
+                let mut filter = vec![json!({"term": {"status": status}})];
+                match rng.below(3) {
+                    0 => filter.push(json!({"range": {"createdTime": {"lt": cut}}})),
+                    1 => filter.push(json!({"range": {"createdTime": {"gte": cut}}})),
+                    _ => {}
+                }
+                body["query"] = json!({"bool": {"filter": filter}});
+                let field = *rng.choose(&["createdTime", "createdTimeStr", "balance"]);
+                let order = *rng.choose(&["asc", "desc"]);
+                body["sort"] = json!([{ field: {"order": order} }]);
             }
             "ids_range" => {
                 let mut ids: Vec<u64> = (0..50).map(|_| self.doc_id(rng)).collect();
