@@ -30,6 +30,31 @@ HOUR_MS = 3_600_000
 # Corpus
 # ---------------------------------------------------------------------------
 
+
+def values(doc, field):
+    """A source field's values as a list (absent: empty)."""
+    v = doc.get(field)
+    if v is None:
+        return []
+    return v if isinstance(v, list) else [v]
+
+
+def delete_and_update(es, index, docs, rng, deletes, updates, new_doc):
+    """Deletes `deletes` random documents of `docs` ({id: source}), then replaces `updates`
+    others with `new_doc(id)`, in one bulk, and refreshes: the segments keep deleted
+    documents. Keeps `docs` equal to the live documents."""
+    ops = []
+    for i in rng.sample(sorted(docs), deletes):
+        ops.append({"delete": {"_index": index, "_id": i}})
+        del docs[i]
+    for i in rng.sample(sorted(docs), updates):
+        doc = new_doc(i)
+        docs[i] = doc
+        ops.append({"index": {"_index": index, "_id": i}})
+        ops.append(doc)
+    assert not es.bulk(operations=ops)["errors"]
+    es.indices.refresh(index=index)
+
 class Corpus:
     """The generated accounts documents: `docs` is a list of (id, source)."""
 

@@ -13,6 +13,8 @@ import random
 
 import pytest
 
+import oracle
+
 INDEX = "fastpaths"
 DAY = 86_400_000
 T0 = 1_600_000_000_000
@@ -61,32 +63,16 @@ def corpus(es):
             next_id += 1
         assert not es.bulk(operations=ops)["errors"]
         es.indices.refresh(index=INDEX)
-    ops = []
-    for i in rng.sample(sorted(docs), 700):
-        ops.append({"delete": {"_index": INDEX, "_id": i}})
-        del docs[i]
-    for i in rng.sample(sorted(docs), 300):
-        doc = _doc(int(i) + 7, rng)
-        docs[i] = doc
-        ops.append({"index": {"_index": INDEX, "_id": i}})
-        ops.append(doc)
-    assert not es.bulk(operations=ops)["errors"]
-    es.indices.refresh(index=INDEX)
+    oracle.delete_and_update(es, INDEX, docs, rng, 700, 300,
+                             lambda i: _doc(int(i) + 7, rng))
     yield docs
     es.indices.delete(index=INDEX)
-
-
-def _values(doc, field):
-    v = doc.get(field)
-    if v is None:
-        return []
-    return v if isinstance(v, list) else [v]
 
 
 def _terms_oracle(docs):
     counts = collections.Counter()
     for d in docs:
-        for t in set(_values(d, "tag")):
+        for t in set(oracle.values(d, "tag")):
             counts[t] += 1
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
@@ -107,7 +93,7 @@ def test_terms_on_every_document(es, corpus, query):
     res = _search(es, body)
     live = list(corpus.values())
     if query is not None and "bool" in query:
-        live = [d for d in live if _values(d, "n")]
+        live = [d for d in live if oracle.values(d, "n")]
     got = [(b["key"], b["doc_count"]) for b in res["aggregations"]["t"]["buckets"]]
     assert got == _terms_oracle(live)
     assert res["aggregations"]["t"]["sum_other_doc_count"] == 0
@@ -129,7 +115,7 @@ def test_terms_beside_other_aggregations(es, corpus):
     assert [(b["key"], b["doc_count"]) for b in res["aggregations"]["t"]["buckets"]] == \
         _terms_oracle(corpus.values())
     assert res["aggregations"]["s"]["value"] == sum(
-        v for d in corpus.values() for v in _values(d, "n"))
+        v for d in corpus.values() for v in oracle.values(d, "n"))
 
 
 RANGES = [
@@ -143,7 +129,7 @@ RANGES = [
 
 @pytest.mark.parametrize("lo,hi", RANGES)
 def test_range_counts(es, corpus, lo, hi):
-    expected = [i for i, d in corpus.items() if any(lo <= v < hi for v in _values(d, "ts"))]
+    expected = [i for i, d in corpus.items() if any(lo <= v < hi for v in oracle.values(d, "ts"))]
     res = _search(es, {"size": 0, "track_total_hits": True,
                        "query": {"range": {"ts": {"gte": lo, "lt": hi}}}})
     assert res["hits"]["total"] == {"value": len(expected), "relation": "eq"}
@@ -159,13 +145,13 @@ def test_range_hits_in_a_conjunction(es, corpus, lo, hi):
         {"terms": {"_id": ids}},
         {"range": {"ts": {"gte": lo, "lt": hi}}},
     ]}}})
-    expected = {i for i in ids if any(lo <= v < hi for v in _values(corpus[i], "ts"))}
+    expected = {i for i in ids if any(lo <= v < hi for v in oracle.values(corpus[i], "ts"))}
     assert {h["_id"] for h in res["hits"]["hits"]} == expected
 
 
 @pytest.mark.parametrize("lo,hi", [(-3, 3), (-1000, -990), (-2000, 2000), (100, 500)])
 def test_long_range_with_multi_values(es, corpus, lo, hi):
-    expected = sum(1 for d in corpus.values() if any(lo <= v <= hi for v in _values(d, "n")))
+    expected = sum(1 for d in corpus.values() if any(lo <= v <= hi for v in oracle.values(d, "n")))
     res = _search(es, {"size": 0, "track_total_hits": True,
                        "query": {"range": {"n": {"gte": lo, "lte": hi}}}})
     assert res["hits"]["total"]["value"] == expected
@@ -180,7 +166,7 @@ def test_date_histogram_over_a_sparse_range(es, corpus):
     tz = 8 * 3_600_000
     counts = collections.Counter()
     for d in corpus.values():
-        vs = [v for v in _values(d, "ts") if lo <= v < hi]
+        vs = [v for v in oracle.values(d, "ts") if lo <= v < hi]
         for day in {(v + tz) // DAY * DAY - tz for v in vs}:
             counts[day] += 1
     got = [(b["key"], b["doc_count"]) for b in res["aggregations"]["d"]["buckets"]]

@@ -10,6 +10,8 @@ import random
 
 import pytest
 
+import oracle
+
 INDEX = "sortedpages"
 DAY = 86_400_000
 T0 = 1_600_000_000_000
@@ -57,31 +59,15 @@ def corpus(es):
         for start in range(0, len(ops), 10_000):
             assert not es.bulk(operations=ops[start:start + 10_000])["errors"]
         es.indices.refresh(index=INDEX)
-    ops = []
-    for i in rng.sample(sorted(docs), 2000):
-        ops.append({"delete": {"_index": INDEX, "_id": i}})
-        del docs[i]
-    for i in rng.sample(sorted(docs), 1000):
-        doc = _doc(int(i) + 3, rng)
-        docs[i] = doc
-        ops.append({"index": {"_index": INDEX, "_id": i}})
-        ops.append(doc)
-    assert not es.bulk(operations=ops)["errors"]
-    es.indices.refresh(index=INDEX)
+    oracle.delete_and_update(es, INDEX, docs, rng, 2000, 1000,
+                             lambda i: _doc(int(i) + 3, rng))
     yield docs
     es.indices.delete(index=INDEX)
 
 
-def _values(doc, field):
-    v = doc.get(field)
-    if v is None:
-        return []
-    return v if isinstance(v, list) else [v]
-
-
 def _sort_value(doc, field, desc):
     """ES's sort value: the maximum descending, the minimum ascending; None when missing."""
-    vs = _values(doc, field)
+    vs = oracle.values(doc, field)
     if not vs:
         return None
     return max(vs) if desc else min(vs)
@@ -109,19 +95,19 @@ QUERIES = {
     "status": ({"bool": {"filter": [{"term": {"status": 0}}]}}, lambda d: d["status"] == 0),
     "status-before": (
         {"bool": {"filter": [{"term": {"status": 1}}, {"range": {"ts": {"lt": T0 + 150 * DAY}}}]}},
-        lambda d: d["status"] == 1 and any(v < T0 + 150 * DAY for v in _values(d, "ts")),
+        lambda d: d["status"] == 1 and any(v < T0 + 150 * DAY for v in oracle.values(d, "ts")),
     ),
     "window": (
         {"range": {"ts": {"gte": T0 + 200 * DAY, "lte": T0 + 230 * DAY}}},
-        lambda d: any(T0 + 200 * DAY <= v <= T0 + 230 * DAY for v in _values(d, "ts")),
+        lambda d: any(T0 + 200 * DAY <= v <= T0 + 230 * DAY for v in oracle.values(d, "ts")),
     ),
     "n-range": (
         {"bool": {"filter": [{"range": {"n": {"gt": -100, "lt": 300}}}, {"term": {"status": 2}}]}},
-        lambda d: d["status"] == 2 and any(-100 < v < 300 for v in _values(d, "n")),
+        lambda d: d["status"] == 2 and any(-100 < v < 300 for v in oracle.values(d, "n")),
     ),
     "f-range": (
         {"range": {"f": {"gte": 1000.5, "lt": 9000}}},
-        lambda d: any(1000.5 <= v < 9000 for v in _values(d, "f")),
+        lambda d: any(1000.5 <= v < 9000 for v in oracle.values(d, "f")),
     ),
 }
 

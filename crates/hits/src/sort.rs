@@ -125,6 +125,17 @@ impl SortValue {
         }
     }
 
+    /// The value in the `u64` mapping of a numeric column of `storage` (as the points index
+    /// holds it); `None` for other values.
+    pub fn to_point(&self, storage: Storage) -> Option<u64> {
+        match (self, storage) {
+            (SortValue::I64(i), Storage::I64) => Some(i.to_u64()),
+            (SortValue::F64(f), Storage::F64) => Some(f.to_u64()),
+            (SortValue::I64(i), Storage::F64) => Some((*i as f64).to_u64()),
+            _ => None,
+        }
+    }
+
     /// Parses a `search_after` value against a key. The value `to_json` gives a missing
     /// field (e.g. `Infinity`, `9223372036854775807`) reads back as missing, so paging through
     /// documents without the field continues instead of repeating them.
@@ -571,9 +582,14 @@ impl FieldSortSegment {
                 .select_nth_unstable_by(nth, |a, b| cmp_hits(a, b, keys));
             self.buf.truncate(self.limit);
             self.threshold = Some(self.buf[nth].values.clone());
-            let lead = match self.buf[nth].values.first() {
-                Some(SortValue::I64(v)) => Some(v.to_u64()),
-                Some(SortValue::F64(v)) => Some(v.to_u64()),
+            let lead = match (self.buf[nth].values.first(), self.keys.first()) {
+                (
+                    Some(v),
+                    Some(SortKey {
+                        kind: SortKind::Field { storage, .. },
+                        ..
+                    }),
+                ) => v.to_point(*storage),
                 _ => None,
             };
             if let Some(point) = lead {

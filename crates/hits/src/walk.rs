@@ -6,9 +6,9 @@
 //! (`NumericComparator`'s competitive iterator); here each segment walks its
 //! [`SortedPoints`] from that end in chunks of positions, keeps the documents the query
 //! matches (one `seek` each in a fresh scorer, since a chunk's documents are in value order)
-//! and stops once `limit` matches are found. The matches of the walked chunks then go through
-//! the ordinary [`FieldSortCollector`], so every sort key, `search_after` and tie-break keep
-//! their one implementation.
+//! and stops once `limit` matches are found. A one-key sort takes them in walked order (value,
+//! then doc id, as the collector would); with more keys they go through the ordinary
+//! [`FieldSortCollector`], so later keys and `search_after` keep their one implementation.
 //!
 //! Exactness: chunks end on a change of value, so the walked positions are every value up to
 //! some bound; a document outside them sorts after every walked match, and at least `limit`
@@ -55,7 +55,7 @@ pub fn top_hits(
     let after = match collector
         .after
         .as_ref()
-        .map(|a| to_point(&a[0], lead.storage))
+        .map(|a| a[0].to_point(lead.storage))
     {
         Some(None) => return Ok(None),
         Some(Some(v)) => Some(v),
@@ -76,10 +76,7 @@ pub fn top_hits(
         // Once `limit` hits are held, a later segment only contributes values at least as
         // good as the worst of them (equal ones may still win on a later key).
         let bottom = (best.len() >= collector.limit)
-            .then(|| {
-                best.last()
-                    .and_then(|h| to_point(&h.values[0], lead.storage))
-            })
+            .then(|| best.last().and_then(|h| h.values[0].to_point(lead.storage)))
             .flatten();
         let walk = Walk {
             lead: &lead,
@@ -97,7 +94,7 @@ pub fn top_hits(
                 tests::WALKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if collector.keys.len() == 1 {
                     // The lead value is the whole sort: the hits are the candidates in order.
-                    first_in_order(found, &lead, collector, ord as u32)
+                    first_in_order(found, &walk, ord as u32)
                 } else {
                     found.sort_unstable_by_key(|c| c.doc);
                     let mut segment = collector.for_segment(ord as u32, reader)?;
@@ -124,31 +121,18 @@ pub fn top_hits(
 
 /// The first `limit` candidates of a segment by (lead value, doc id), past `search_after`,
 /// as hits: what the collector would keep for a one-key sort, without its per-hit work.
-fn first_in_order(
-    mut found: Vec<Candidate>,
-    lead: &Lead,
-    collector: &FieldSortCollector,
-    segment_ord: u32,
-) -> Vec<SortedHit> {
-    if lead.desc {
+fn first_in_order(mut found: Vec<Candidate>, walk: &Walk, segment_ord: u32) -> Vec<SortedHit> {
+    if walk.lead.desc {
         found.sort_unstable_by_key(|c| (std::cmp::Reverse(c.value), c.doc));
     } else {
         found.sort_unstable_by_key(|c| (c.value, c.doc));
     }
-    let after = collector
-        .after
-        .as_ref()
-        .and_then(|a| to_point(&a[0], lead.storage));
     found
         .into_iter()
-        .filter(|c| match after {
-            None => true,
-            Some(a) if lead.desc => c.value < a,
-            Some(a) => c.value > a,
-        })
-        .take(collector.limit)
+        .filter(|c| walk.past_after(c.value))
+        .take(walk.limit)
         .map(|c| SortedHit {
-            values: vec![match lead.storage {
+            values: vec![match walk.lead.storage {
                 Storage::F64 => SortValue::F64(f64::from_u64(c.value)),
                 _ => SortValue::I64(i64::from_u64(c.value)),
             }],
@@ -209,16 +193,6 @@ fn lead_key(searcher: &Searcher, collector: &FieldSortCollector) -> Option<Lead>
         storage: *storage,
         desc: key.desc,
     })
-}
-
-/// A sort value in the points' `u64` mapping of the lead column.
-fn to_point(v: &SortValue, storage: Storage) -> Option<u64> {
-    match (v, storage) {
-        (SortValue::I64(i), Storage::I64) => Some(i.to_u64()),
-        (SortValue::F64(f), Storage::F64) => Some(f.to_u64()),
-        (SortValue::I64(i), Storage::F64) => Some((*i as f64).to_u64()),
-        _ => None,
-    }
 }
 
 /// A match found by a walk, with the lead value it was met at.
