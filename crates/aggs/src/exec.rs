@@ -10,7 +10,7 @@ use super::term_counts;
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
 use lode_query::QueryContext;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use tantivy::aggregation::agg_req::Aggregations;
 use tantivy::aggregation::agg_result::AggregationResults;
@@ -290,6 +290,9 @@ fn collect_shard(
     let searcher = &shard.searcher;
     let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
     let mut merged = IntermediateAggregationResults::default();
+    // Counted segments add up per term first: one intermediate result per shard, not per
+    // segment (building one goes through serde, see `terms_result`).
+    let mut counted: Vec<Option<BTreeMap<String, u64>>> = vec![None; countable.len()];
     for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let ord = ord as u32;
         let everything = weight.scorer(segment, 1.0)?.is::<AllScorer>();
@@ -300,8 +303,16 @@ fn collect_shard(
         if let Some(c) = &rest_collector {
             merged.merge_fruits(c.collect_segment(&*weight, ord, segment)??)?;
         }
-        for &(name, field_name, field) in &countable {
-            let counts = term_counts::live_term_counts(segment, field, field_name)?;
+        for (&(_, field_name, field), sums) in countable.iter().zip(&mut counted) {
+            let sums = sums.get_or_insert_with(BTreeMap::new);
+            for (term, n) in term_counts::live_term_counts(segment, field, field_name)? {
+                *sums.entry(term).or_default() += n;
+            }
+        }
+    }
+    for (&(name, _, _), sums) in countable.iter().zip(counted) {
+        if let Some(sums) = sums {
+            let counts = sums.into_iter().collect();
             merged.push(name.to_string(), term_counts::terms_result(counts)?)?;
         }
     }

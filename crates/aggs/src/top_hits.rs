@@ -98,13 +98,18 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         let mut o = Map::new();
         o.insert("_index".into(), json!(target.index_name));
         o.insert("_id".into(), json!(id));
+        let (seq_no, version) = if req.version || req.seq_no_primary_term {
+            shard.seq_no_version(h.hit.addr).map_err(|e| {
+                tantivy::TantivyError::InternalError(format!("versions: {}", e.reason))
+            })?
+        } else {
+            (0, 1)
+        };
         if req.version {
-            let v = doc.get_first(shard.meta.version).and_then(|v| v.as_u64());
-            o.insert("_version".into(), json!(v));
+            o.insert("_version".into(), json!(version));
         }
         if req.seq_no_primary_term {
-            let v = doc.get_first(shard.meta.seq_no).and_then(|v| v.as_u64());
-            o.insert("_seq_no".into(), json!(v));
+            o.insert("_seq_no".into(), json!(seq_no));
             o.insert(
                 "_primary_term".into(),
                 json!(lode_engine::shard::PRIMARY_TERM),

@@ -24,6 +24,7 @@ mod fieldnorms;
 pub mod index;
 pub mod mapping;
 pub mod node;
+pub mod points;
 pub mod schema;
 pub mod settings;
 pub mod shard;

@@ -5,7 +5,7 @@
 use crate::mapping::{FieldDef, Mapping, Storage};
 use tantivy::schema::{
     Field, FieldEntry, IndexRecordOption, IpAddrOptions, NumericOptions, Schema, SchemaBuilder,
-    TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+    TextFieldIndexing, TextOptions, FAST, STORED, STRING,
 };
 
 pub const ID: &str = "_id";
@@ -44,8 +44,9 @@ fn base_builder() -> SchemaBuilder {
     let mut b = Schema::builder();
     b.add_text_field(ID, STRING | STORED | FAST);
     b.add_bytes_field(SOURCE, STORED);
-    b.add_u64_field(SEQ_NO, INDEXED | FAST | STORED);
-    b.add_u64_field(VERSION, FAST | STORED);
+    // Read from their columns only (`ShardSearcher::seq_no_version`): not stored.
+    b.add_u64_field(SEQ_NO, FAST);
+    b.add_u64_field(VERSION, FAST);
     b.add_text_field(FIELD_NAMES, STRING);
     b.add_text_field(ROUTING, STRING | STORED);
     b
@@ -118,7 +119,7 @@ fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
         }
         Storage::I64 | Storage::F64 | Storage::Bool => {
             let mut opts = NumericOptions::default();
-            if def.index {
+            if def.inverted() {
                 opts = opts.set_indexed();
             }
             if def.doc_values {

@@ -7,6 +7,7 @@
 
 use crate::directory::LazySyncDirectory;
 use crate::error::{EsError, EsResult};
+use crate::points::PointsWarmer;
 use crate::schema::{self, MetaFields};
 use crate::settings::{Codec, IndexConfig};
 use crate::translog::{Location, OpKind, Translog, TranslogOp, TranslogStats};
@@ -188,6 +189,8 @@ impl MergePolicy for CountingMergePolicy {
 struct Engine {
     index: Index,
     reader: IndexReader,
+    /// Held here because the reader keeps only a weak reference.
+    _warmer: Arc<PointsWarmer>,
     schema: Schema,
     meta: MetaFields,
 }
@@ -209,6 +212,28 @@ pub struct ShardSearcher {
     /// The `_seq_no` and `_version` columns of each segment, opened once per reader
     /// generation (opening a column decodes its block index: too slow for every GET).
     pub versions: Option<Arc<VersionColumns>>,
+}
+
+impl ShardSearcher {
+    /// A document's `_seq_no` and `_version`, from their columns.
+    pub fn seq_no_version(&self, addr: DocAddress) -> EsResult<(u64, u64)> {
+        let doc = addr.doc_id;
+        let cached = self
+            .versions
+            .as_ref()
+            .and_then(|v| v.0.get(addr.segment_ord as usize)?.as_ref());
+        let (seq, ver) = match cached {
+            Some((seq, ver)) => (seq.first(doc), ver.first(doc)),
+            None => {
+                let ff = self.searcher.segment_reader(addr.segment_ord).fast_fields();
+                (
+                    ff.u64(schema::SEQ_NO)?.first(doc),
+                    ff.u64(schema::VERSION)?.first(doc),
+                )
+            }
+        };
+        Ok((seq.unwrap_or(0), ver.unwrap_or(1)))
+    }
 }
 
 /// Per segment (by ordinal): the `_seq_no` and `_version` columns.
@@ -331,7 +356,7 @@ impl Shard {
         };
         tokenizers(&index);
         let stats = ShardStats::default();
-        let (writer, reader) = open_writer_reader(&index, &stats, num_shards)?;
+        let (writer, reader, warmer) = open_writer_reader(&index, &stats, num_shards)?;
         // A crash can leave files registered in `.managed.json` that no commit references
         // (e.g. `<segment>.<opstamp>.del` of a commit that never finished). The reopened
         // writer counts opstamps from the last commit again, so replay would pick the same
@@ -357,6 +382,7 @@ impl Shard {
                 schema: schema.clone(),
                 index,
                 reader,
+                _warmer: warmer,
             }),
             write: Mutex::new(WriteState {
                 writer: Some(writer),
@@ -732,13 +758,32 @@ impl Shard {
         let started = Instant::now();
         let mut w = self.write.lock();
         if w.ops_since_refresh == 0 && !force {
-            return Ok(false);
+            return self.publish_merges();
         }
         let refreshed_to = self.commit(&mut w)?;
         self.publish(refreshed_to)?;
         drop(w);
         self.stats.refresh_total.fetch_add(1, Ordering::Relaxed);
         add_elapsed(&self.stats.refresh_time_nanos, started);
+        Ok(true)
+    }
+
+    /// Publishes segments that background merges committed since the last reload: without
+    /// it an idle index would keep searching (and keep on disk) the segments merged away.
+    /// Returns whether the searcher changed.
+    fn publish_merges(&self) -> EsResult<bool> {
+        let e = self.engine.read();
+        let committed: HashSet<SegmentId> = e.index.searchable_segment_ids()?.into_iter().collect();
+        let searched = e.reader.searcher();
+        let current = searched.segment_readers().len() == committed.len()
+            && searched
+                .segment_readers()
+                .iter()
+                .all(|r| committed.contains(&r.segment_id()));
+        if current {
+            return Ok(false);
+        }
+        e.reader.reload()?;
         Ok(true)
     }
 
@@ -912,13 +957,14 @@ impl Shard {
         let index = Index::open(self.dir.clone())?;
         crate::fieldnorms::backfill(&index, &self.dir, &self.path.join("index"))?;
         tokenizers(&index);
-        let (writer, reader) = open_writer_reader(&index, &self.stats, num_shards)?;
+        let (writer, reader, warmer) = open_writer_reader(&index, &self.stats, num_shards)?;
         w.writer = Some(writer);
         *e = Engine {
             meta: MetaFields::of(schema),
             schema: schema.clone(),
             index,
             reader,
+            _warmer: warmer,
         };
         Ok(())
     }
@@ -1023,7 +1069,7 @@ fn open_writer_reader(
     index: &Index,
     stats: &ShardStats,
     num_shards: usize,
-) -> EsResult<(IndexWriter, IndexReader)> {
+) -> EsResult<(IndexWriter, IndexReader, Arc<PointsWarmer>)> {
     let threads = if num_shards == 1 { 2 } else { 1 };
     let writer: IndexWriter = index.writer_with_num_threads(threads, 192 * 1024 * 1024)?;
     writer.set_merge_policy(Box::new(CountingMergePolicy {
@@ -1031,11 +1077,14 @@ fn open_writer_reader(
         merges: stats.merge_total.clone(),
         docs: stats.merge_docs.clone(),
     }));
+    let warmer = Arc::new(PointsWarmer::default());
+    let weak: std::sync::Weak<dyn tantivy::Warmer> = Arc::downgrade(&warmer) as _;
     let reader = index
         .reader_builder()
         .reload_policy(ReloadPolicy::Manual)
+        .warmers(vec![weak])
         .try_into()?;
-    Ok((writer, reader))
+    Ok((writer, reader, warmer))
 }
 
 /// Rewrites meta.json with a new schema and doc-store codec (segments are untouched: fields
@@ -1108,22 +1157,9 @@ pub fn lookup(s: &ShardSearcher, id: &str) -> EsResult<Option<(DocAddress, u64, 
         let mut doc = postings.doc();
         while doc != TERMINATED {
             if !seg.is_deleted(doc) {
-                let cached = s.versions.as_ref().and_then(|v| v.0.get(ord)?.as_ref());
-                let (seq, ver) = match cached {
-                    Some((seq, ver)) => (seq.first(doc), ver.first(doc)),
-                    None => {
-                        let ff = seg.fast_fields();
-                        (
-                            ff.u64(schema::SEQ_NO)?.first(doc),
-                            ff.u64(schema::VERSION)?.first(doc),
-                        )
-                    }
-                };
-                return Ok(Some((
-                    DocAddress::new(ord as u32, doc),
-                    seq.unwrap_or(0),
-                    ver.unwrap_or(1),
-                )));
+                let addr = DocAddress::new(ord as u32, doc);
+                let (seq, ver) = s.seq_no_version(addr)?;
+                return Ok(Some((addr, seq, ver)));
             }
             doc = postings.advance();
         }

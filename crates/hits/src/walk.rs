@@ -20,9 +20,9 @@ use lode_engine::mapping::Storage;
 use lode_query::points::{sorted_points, SortedPoints};
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::MonotonicallyMappableToU64;
-use tantivy::query::{EnableScoring, Query, Weight};
+use tantivy::query::{EnableScoring, Query, Scorer, Weight};
 use tantivy::schema::Field;
-use tantivy::{DocId, DocSet, Score, Searcher, SegmentReader, TERMINATED};
+use tantivy::{DocId, DocSet, Score, Searcher, SeekDangerResult, SegmentReader, TERMINATED};
 
 /// Segments smaller than this are scanned: their points would cost more than they save.
 const MIN_SEGMENT_DOCS: u32 = 4_096;
@@ -275,9 +275,6 @@ impl Walk<'_> {
         // as many positions, and not at all when `limit` positions are already more (unless
         // the competitive span is smaller still).
         let budget = (scorer.cost() / WALK_STEP_COST) as usize;
-        // The share of the segment the leading clause matches: an upper bound on the share
-        // of walked positions expected to match, unless the query and the sort correlate.
-        let density = (scorer.cost() as f64 / max_doc as f64).min(1.0);
         if self.limit > budget && span.len() > budget {
             return Ok(None);
         }
@@ -323,16 +320,13 @@ impl Walk<'_> {
                 Some(s) => s,
                 None => self.weight.scorer(self.reader, 1.0)?,
             };
+            // Where the new scorer stands: its first match (any earlier document misses).
+            let first_match = scorer.doc();
             for &(doc, value) in &batch {
-                let mut cur = scorer.doc();
-                if cur < doc {
-                    cur = scorer.seek(doc);
-                }
-                if cur == TERMINATED {
-                    break;
-                }
-                if cur != doc {
-                    continue;
+                match check(&mut *scorer, first_match, doc, self.scoring) {
+                    Check::Match => {}
+                    Check::Miss => continue,
+                    Check::End => break,
                 }
                 found.push(Candidate {
                     doc,
@@ -350,28 +344,56 @@ impl Walk<'_> {
             if walked >= n {
                 break;
             }
-            // Far fewer matches than the query's density promises: its matches lie away from
-            // the competitive end (e.g. `createdTime >= X` sorted by an ascending date); a
-            // scan finds them sooner.
-            let promised = walked as f64 * density;
-            if promised >= 32.0 && (found.len() as f64) < promised / 8.0 {
+            // The next chunk aims at the share of positions matching so far, and grows at
+            // least twofold: when the matches lie away from the competitive end (the query
+            // anti-correlated with the sort) the walk reaches them in a few chunks, or
+            // reaches its budget and gives up for the scan. Walking never exceeds the
+            // budget, so a futile walk costs at most about what the scan costs.
+            if walked >= budget {
                 return Ok(None);
             }
-            // Aim the next chunk at the share of positions matching so far, growing at most
-            // fourfold so that a walk through matches far from the competitive end (the query
-            // anti-correlated with the sort) gives up early; and give up once the walk
-            // would exceed its budget.
             let rate = (found.len().max(1) as f64) / walked as f64;
             let want = ((self.limit - counted) as f64 / rate * 1.25) as usize;
-            chunk = want.clamp(chunk * 2, chunk * 4);
-            if walked + want.min(n - walked) > budget {
-                return Ok(None);
-            }
+            chunk = want.clamp(chunk * 2, chunk * 4).min(budget - walked);
         }
         if !conclusive {
             return Ok(None);
         }
         Ok(Some(found))
+    }
+}
+
+enum Check {
+    Match,
+    Miss,
+    /// No later document matches either.
+    End,
+}
+
+/// Whether `doc` matches, for increasing `doc`s, on a scorer created at `first_match`.
+/// Without scores, `seek_danger` answers with a point lookup (a column checks the
+/// document's own value) where `seek` would scan forward to the next match; it may leave the
+/// scorer between documents, so only targets past its first match go to it. Scores need the
+/// scorer positioned, so they take `seek`.
+fn check(scorer: &mut dyn Scorer, first_match: DocId, doc: DocId, scoring: bool) -> Check {
+    let next = if doc <= first_match {
+        first_match
+    } else if scoring {
+        let mut cur = scorer.doc();
+        if cur < doc {
+            cur = scorer.seek(doc);
+        }
+        cur
+    } else {
+        match scorer.seek_danger(doc) {
+            SeekDangerResult::Found => doc,
+            SeekDangerResult::SeekLowerBound(next) => next,
+        }
+    };
+    match next {
+        d if d == doc => Check::Match,
+        TERMINATED => Check::End,
+        _ => Check::Miss,
     }
 }
 

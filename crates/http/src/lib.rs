@@ -197,14 +197,18 @@ fn render(r: &RestResponse, params: &BTreeMap<String, String>, head: bool) -> Re
     let body: Vec<u8> = match &r.body {
         RestBody::Json(v) => {
             headers.insert("content-type", HeaderValue::from_static("application/json"));
+            let filtered;
             let v = match params.get("filter_path") {
-                Some(fp) if !fp.is_empty() => filter_path::apply(v, fp),
-                _ => v.clone(),
+                Some(fp) if !fp.is_empty() => {
+                    filtered = filter_path::apply(v, fp);
+                    &filtered
+                }
+                _ => v,
             };
             let mut out = if pretty {
-                serde_json::to_vec_pretty(&v).unwrap_or_default()
+                serde_json::to_vec_pretty(v).unwrap_or_default()
             } else {
-                serde_json::to_vec(&v).unwrap_or_default()
+                serde_json::to_vec(v).unwrap_or_default()
             };
             if pretty {
                 out.push(b'\n');

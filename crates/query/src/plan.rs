@@ -492,11 +492,18 @@ impl<'c, 'a> Planner<'c, 'a> {
                 )
             }
             Storage::I64 => match values::int_term(def.ty, v) {
+                Ok(Some(n)) if def.points() => self.i64_range(field, def, (n, n), boost, score),
                 Ok(Some(n)) => point(Term::from_field_i64(field, n)),
                 Ok(None) => none(),
                 Err(e) => return self.value_error(shard_error(e), lenient),
             },
             Storage::F64 => match values::float_value(def, v) {
+                Ok(x) if def.points() => {
+                    let t = Term::from_field_f64(field, x);
+                    let fallback = range_inclusive(t.clone(), t);
+                    let u = x.to_u64();
+                    self.point_range(field, def, (u, u), fallback, boost, score)
+                }
                 Ok(x) => point(Term::from_field_f64(field, x)),
                 Err(e) => return self.value_error(shard_error(e), lenient),
             },
@@ -566,6 +573,9 @@ impl<'c, 'a> Planner<'c, 'a> {
                 .collect::<EsResult<Vec<_>>>()?;
             Ok(constant(union(qs), t.boost, score))
         };
+        if def.points() {
+            return per_value();
+        }
         if !def.index {
             return if def.doc_values {
                 per_value()
@@ -828,8 +838,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         if !def.doc_values {
             return constant(fallback, boost, score);
         }
-        let name = self.ctx.schema.get_field_name(field);
-        let points = PointRangeQuery::new(field, name, lo, hi, fallback);
+        let points = PointRangeQuery::new(field, lo, hi, fallback);
         Box::new(if score {
             points.with_score(boost)
         } else {

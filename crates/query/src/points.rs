@@ -1,235 +1,19 @@
-//! A sorted index of a numeric column's values per segment, and the range query that uses it.
+//! The range query over the points index ([`lode_engine::points`]).
 //!
-//! tantivy answers a range on a fast field by scanning the column (cost: every document of the
-//! segment), or on an indexed field by walking the term dictionary (cost: every distinct value
-//! in the range). Lucene keeps a points index (a BKD tree) instead, where a range costs a tree
-//! descent plus the matching documents. [`SortedPoints`] is that index in one dimension: every
-//! (value, document) pair of a segment's column sorted by value, built on first use and cached
-//! per segment, so a range is two binary searches and its documents are one contiguous slice.
-//!
-//! [`PointRangeQuery`] chooses per segment between it and the column, as Lucene's
+//! [`PointRangeQuery`] chooses per segment between the points and the column, as Lucene's
 //! `IndexOrDocValuesQuery` does: a range matching few documents is read from the points (its
 //! documents, sorted, become the doc set: cheap to lead a conjunction and to skip through);
 //! a range matching a large share of the segment keeps tantivy's column scorer, whose `seek`
 //! checks one value, which is what a selective sibling clause needs. A range covering the
 //! whole column becomes tantivy's `AllScorer`, which aggregations recognise.
 
-use parking_lot::Mutex;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
-use tantivy::columnar::{Column, ColumnIndex};
-use tantivy::index::SegmentId;
+pub use lode_engine::points::{sorted_points, SortedPoints};
+use std::sync::Arc;
 use tantivy::query::{
     AllScorer, ConstScorer, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight,
 };
 use tantivy::schema::Field;
 use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, TERMINATED};
-
-/// Every value of one segment's column with its document, sorted by value (then document).
-/// Values are in tantivy's order-preserving `u64` mapping of the column type. A segment
-/// without the column has no points.
-#[derive(Default)]
-pub struct SortedPoints {
-    values: Vec<u64>,
-    docs: Vec<DocId>,
-    /// Some document has more than one value (a range then needs its documents deduplicated).
-    multi_valued: bool,
-    /// Every document of the segment has at least one value.
-    full: bool,
-}
-
-impl SortedPoints {
-    fn build(column: &Column<u64>, max_doc: DocId) -> SortedPoints {
-        let mut pairs: Vec<(u64, DocId)> = Vec::with_capacity(column.values.num_vals() as usize);
-        let (multi_valued, full) = match &column.index {
-            ColumnIndex::Full => {
-                pairs.extend(column.values.iter().zip(0..max_doc));
-                (false, true)
-            }
-            ColumnIndex::Empty { .. } => (false, max_doc == 0),
-            index => {
-                let mut with_value = 0u32;
-                for doc in 0..max_doc {
-                    let before = pairs.len();
-                    pairs.extend(column.values_for_doc(doc).map(|v| (v, doc)));
-                    with_value += u32::from(pairs.len() > before);
-                }
-                (
-                    matches!(index, ColumnIndex::Multivalued(_)),
-                    with_value == max_doc,
-                )
-            }
-        };
-        pairs.sort_unstable();
-        let (values, docs) = pairs.into_iter().unzip();
-        SortedPoints {
-            values,
-            docs,
-            multi_valued,
-            full,
-        }
-    }
-
-    /// The number of (value, document) pairs.
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
-    /// The value at a position (positions run in ascending value order).
-    pub fn value(&self, pos: usize) -> u64 {
-        self.values[pos]
-    }
-
-    /// The document at a position.
-    pub fn doc(&self, pos: usize) -> DocId {
-        self.docs[pos]
-    }
-
-    /// Some document has more than one value.
-    pub fn multi_valued(&self) -> bool {
-        self.multi_valued
-    }
-
-    /// Every document of the segment has a value.
-    pub fn full(&self) -> bool {
-        self.full
-    }
-
-    /// The positions of the values within `[lo, hi]`.
-    pub fn span(&self, lo: u64, hi: u64) -> std::ops::Range<usize> {
-        let start = self.values.partition_point(|&v| v < lo);
-        let end = self.values.partition_point(|&v| v <= hi);
-        start..end.max(start)
-    }
-
-    fn bytes(&self) -> u64 {
-        (self.values.capacity() * 8 + self.docs.capacity() * 4) as u64
-    }
-
-    /// The sorted, distinct documents at `span`: sorted directly when few, through a bitmap
-    /// of the segment when many (linear in the matches plus `max_doc / 64`).
-    fn docs_in(&self, span: std::ops::Range<usize>, max_doc: DocId) -> Vec<DocId> {
-        let docs = &self.docs[span];
-        if docs.len() * 64 < max_doc as usize {
-            let mut docs = docs.to_vec();
-            docs.sort_unstable();
-            if self.multi_valued {
-                docs.dedup();
-            }
-            return docs;
-        }
-        let mut words = vec![0u64; (max_doc as usize).div_ceil(64)];
-        for &d in docs {
-            words[d as usize / 64] |= 1 << (d % 64);
-        }
-        let mut out = Vec::with_capacity(docs.len());
-        for (i, &w) in words.iter().enumerate() {
-            let mut w = w;
-            while w != 0 {
-                out.push((i * 64) as DocId + w.trailing_zeros());
-                w &= w - 1;
-            }
-        }
-        out
-    }
-}
-
-/// The points of a segment's numeric, date or boolean fast field `field` (values in the
-/// column's order-preserving `u64` mapping), from the cache or built now.
-pub fn sorted_points(reader: &SegmentReader, field: Field) -> tantivy::Result<Arc<SortedPoints>> {
-    let name = reader.schema().get_field_name(field).to_string();
-    cache().get(reader, field, &name)
-}
-
-/// Process-wide cache of built points, by segment and field. Segment ids are unique across
-/// indices, so one map serves every index; entries are evicted least recently used beyond
-/// [`CACHE_BYTES`].
-struct PointsCache {
-    entries: Mutex<HashMap<(SegmentId, Field), Entry>>,
-    clock: AtomicU64,
-}
-
-struct Entry {
-    points: Arc<OnceLock<Arc<SortedPoints>>>,
-    last_used: u64,
-}
-
-/// Memory the cached points may take (12 bytes per value): the 1.12M-document reference index
-/// needs 13 MiB per field; this leaves room for ~40M values.
-const CACHE_BYTES: u64 = 512 << 20;
-
-fn cache() -> &'static PointsCache {
-    static CACHE: OnceLock<PointsCache> = OnceLock::new();
-    CACHE.get_or_init(|| PointsCache {
-        entries: Mutex::new(HashMap::new()),
-        clock: AtomicU64::new(0),
-    })
-}
-
-impl PointsCache {
-    fn get(
-        &self,
-        reader: &SegmentReader,
-        field: Field,
-        field_name: &str,
-    ) -> tantivy::Result<Arc<SortedPoints>> {
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
-        let cell = {
-            let mut entries = self.entries.lock();
-            let e = entries
-                .entry((reader.segment_id(), field))
-                .or_insert_with(|| Entry {
-                    points: Arc::new(OnceLock::new()),
-                    last_used: now,
-                });
-            e.last_used = now;
-            e.points.clone()
-        };
-        // Built outside the map's lock: other segments stay available meanwhile, and
-        // concurrent requests for this one wait for the single build.
-        // The column is opened only to build: opening it decodes its block index, which a
-        // cached segment must not pay on every query.
-        if let Some(points) = cell.get() {
-            return Ok(points.clone());
-        }
-        let column = reader.fast_fields().u64_lenient(field_name)?;
-        let points = cell
-            .get_or_init(|| {
-                Arc::new(match &column {
-                    Some((column, _)) => SortedPoints::build(column, reader.max_doc()),
-                    None => SortedPoints::default(),
-                })
-            })
-            .clone();
-        self.evict();
-        Ok(points)
-    }
-
-    fn evict(&self) {
-        let mut entries = self.entries.lock();
-        let mut total: u64 = entries
-            .values()
-            .filter_map(|e| e.points.get().map(|p| p.bytes()))
-            .sum();
-        while total > CACHE_BYTES {
-            let Some((&key, _)) = entries
-                .iter()
-                .filter(|(_, e)| e.points.get().is_some())
-                .min_by_key(|(_, e)| e.last_used)
-            else {
-                break;
-            };
-            if let Some(e) = entries.remove(&key) {
-                total -= e.points.get().map_or(0, |p| p.bytes());
-            }
-        }
-    }
-}
 
 /// A range `[lo, hi]` (in the column's `u64` mapping) over a numeric fast field, answered per
 /// segment from [`SortedPoints`] or from `fallback` (tantivy's range query on the same field
@@ -237,7 +21,6 @@ impl PointsCache {
 #[derive(Clone, Debug)]
 pub struct PointRangeQuery {
     field: Field,
-    field_name: String,
     lo: u64,
     hi: u64,
     /// The constant score of every match (ES's range `boost`).
@@ -246,16 +29,9 @@ pub struct PointRangeQuery {
 }
 
 impl PointRangeQuery {
-    pub fn new(
-        field: Field,
-        field_name: &str,
-        lo: u64,
-        hi: u64,
-        fallback: Box<dyn Query>,
-    ) -> PointRangeQuery {
+    pub fn new(field: Field, lo: u64, hi: u64, fallback: Box<dyn Query>) -> PointRangeQuery {
         PointRangeQuery {
             field,
-            field_name: field_name.to_string(),
             lo,
             hi,
             score: 1.0,
@@ -284,7 +60,6 @@ impl Query for PointRangeQuery {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
         Ok(Box::new(PointRangeWeight {
             field: self.field,
-            field_name: self.field_name.clone(),
             lo: self.lo,
             hi: self.hi,
             score: self.score,
@@ -295,7 +70,6 @@ impl Query for PointRangeQuery {
 
 struct PointRangeWeight {
     field: Field,
-    field_name: String,
     lo: u64,
     hi: u64,
     score: Score,
@@ -313,13 +87,13 @@ impl Weight for PointRangeWeight {
         if self.lo > self.hi {
             return Ok(Box::new(EmptyScorer));
         }
-        let points = cache().get(reader, self.field, &self.field_name)?;
+        let points = sorted_points(reader, self.field)?;
         let span = points.span(self.lo, self.hi);
         let max_doc = reader.max_doc() as usize;
         if span.is_empty() {
             return Ok(Box::new(EmptyScorer));
         }
-        if span.len() == points.values.len() && points.full {
+        if span.len() == points.len() && points.full() {
             let all = AllScorer::new(reader.max_doc());
             return Ok(if boost == 1.0 {
                 Box::new(all)
@@ -336,8 +110,8 @@ impl Weight for PointRangeWeight {
 
     fn count(&self, reader: &SegmentReader) -> tantivy::Result<u32> {
         if reader.alive_bitset().is_none() && self.lo <= self.hi {
-            let points = cache().get(reader, self.field, &self.field_name)?;
-            if !points.multi_valued {
+            let points = sorted_points(reader, self.field)?;
+            if !points.multi_valued() {
                 return Ok(points.span(self.lo, self.hi).len() as u32);
             }
         }
@@ -430,7 +204,7 @@ mod tests {
             std::ops::Bound::Included(Term::from_field_i64(f, lo)),
             std::ops::Bound::Included(Term::from_field_i64(f, hi)),
         );
-        PointRangeQuery::new(f, "n", lo.to_u64(), hi.to_u64(), Box::new(fallback))
+        PointRangeQuery::new(f, lo.to_u64(), hi.to_u64(), Box::new(fallback))
     }
 
     #[test]

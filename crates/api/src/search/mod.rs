@@ -842,21 +842,12 @@ fn fetch_phase(
             hit.insert("_routing".into(), json!(r));
         }
         if sreq.version || sreq.seq_no_primary_term {
-            let seg = s.searcher.segment_reader(h.addr.segment_ord);
-            let ff = seg.fast_fields();
+            let (seq_no, version) = s.seq_no_version(h.addr)?;
             if sreq.version {
-                let v = ff
-                    .u64(lode_engine::schema::VERSION)?
-                    .first(h.addr.doc_id)
-                    .unwrap_or(1);
-                hit.insert("_version".into(), json!(v));
+                hit.insert("_version".into(), json!(version));
             }
             if sreq.seq_no_primary_term {
-                let v = ff
-                    .u64(lode_engine::schema::SEQ_NO)?
-                    .first(h.addr.doc_id)
-                    .unwrap_or(0);
-                hit.insert("_seq_no".into(), json!(v));
+                hit.insert("_seq_no".into(), json!(seq_no));
                 hit.insert("_primary_term".into(), json!(PRIMARY_TERM));
             }
         }
@@ -1506,10 +1497,7 @@ pub fn matching_ids(
             let routing = d
                 .get_first(s.meta.routing)
                 .and_then(|v| v.as_str().map(str::to_string));
-            let seq = d
-                .get_first(s.meta.seq_no)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0);
+            let (seq, _) = s.seq_no_version(addr)?;
             out.push((id, routing, seq));
         }
     }

@@ -235,6 +235,19 @@ impl FieldDef {
         self.ty.storage()
     }
 
+    /// Whether the tantivy field carries an inverted index (terms and postings). A searchable
+    /// number or date with doc values is answered from its points index, built from the
+    /// column (`lode_query::points`), as Lucene answers it from BKD points: terms for it
+    /// would only cost indexing time, merge time and disk.
+    pub fn inverted(&self) -> bool {
+        self.index && !(self.doc_values && matches!(self.storage(), Storage::I64 | Storage::F64))
+    }
+
+    /// Whether exact values are looked up in the points index rather than as terms.
+    pub fn points(&self) -> bool {
+        self.doc_values && matches!(self.storage(), Storage::I64 | Storage::F64)
+    }
+
     /// The tokenizer name registered in tantivy for this field (text analyzers and keyword
     /// normalizers share the index's tokenizer manager).
     pub fn tokenizer_name(&self) -> String {
