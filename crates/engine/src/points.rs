@@ -35,7 +35,21 @@ pub struct SortedPoints {
     multi_valued: bool,
     /// Every document of the segment has at least one value.
     full: bool,
+    /// Ranges recently asked for as bitsets, least recent first (see [`Self::cached_bits`]).
+    filters: Mutex<Vec<CachedRange>>,
 }
+
+/// A range's documents as a bitset of the segment (bit `d` of word `d / 64`).
+pub type DocBits = Arc<Vec<u64>>;
+
+struct CachedRange {
+    lo: u64,
+    hi: u64,
+    bits: Option<DocBits>,
+}
+
+/// Ranges remembered per segment and field.
+const CACHED_RANGES: usize = 16;
 
 impl SortedPoints {
     fn build(column: &Column<u64>, max_doc: DocId) -> SortedPoints {
@@ -66,6 +80,7 @@ impl SortedPoints {
             docs,
             multi_valued,
             full,
+            filters: Mutex::default(),
         }
     }
 
@@ -109,10 +124,43 @@ impl SortedPoints {
         (self.values.capacity() * 8 + self.docs.capacity() * 4) as u64
     }
 
+    /// The documents with a value in `[lo, hi]` as a bitset, when the same range was asked
+    /// for before on this segment: a filter repeated across requests (`status: 0` on every
+    /// page) is materialised once, as Lucene's query cache does for frequent filters, while a
+    /// one-off range (a random cut-off date) costs nothing here.
+    pub fn cached_bits(&self, lo: u64, hi: u64, max_doc: DocId) -> Option<DocBits> {
+        let mut filters = self.filters.lock();
+        if let Some(i) = filters.iter().position(|c| c.lo == lo && c.hi == hi) {
+            let mut c = filters.remove(i);
+            if c.bits.is_none() {
+                c.bits = Some(Arc::new(self.bits(self.span(lo, hi), max_doc)));
+            }
+            let bits = c.bits.clone();
+            filters.push(c);
+            return bits;
+        }
+        if filters.len() >= CACHED_RANGES {
+            // A range seen once goes first: it is the likeliest never to come back.
+            let victim = filters.iter().position(|c| c.bits.is_none()).unwrap_or(0);
+            filters.remove(victim);
+        }
+        filters.push(CachedRange { lo, hi, bits: None });
+        None
+    }
+
+    /// The documents at `span` as a bitset of the segment.
+    pub fn bits(&self, span: std::ops::Range<usize>, max_doc: DocId) -> Vec<u64> {
+        let mut words = vec![0u64; (max_doc as usize).div_ceil(64)];
+        for &d in &self.docs[span] {
+            words[d as usize / 64] |= 1 << (d % 64);
+        }
+        words
+    }
+
     /// The sorted, distinct documents at `span`: sorted directly when few, through a bitmap
     /// of the segment when many (linear in the matches plus `max_doc / 64`).
     pub fn docs_in(&self, span: std::ops::Range<usize>, max_doc: DocId) -> Vec<DocId> {
-        let docs = &self.docs[span];
+        let docs = &self.docs[span.clone()];
         if docs.len() * 64 < max_doc as usize {
             let mut docs = docs.to_vec();
             docs.sort_unstable();
@@ -121,10 +169,7 @@ impl SortedPoints {
             }
             return docs;
         }
-        let mut words = vec![0u64; (max_doc as usize).div_ceil(64)];
-        for &d in docs {
-            words[d as usize / 64] |= 1 << (d % 64);
-        }
+        let words = self.bits(span, max_doc);
         let mut out = Vec::with_capacity(docs.len());
         for (i, &w) in words.iter().enumerate() {
             let mut w = w;

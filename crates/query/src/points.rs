@@ -7,13 +7,13 @@
 //! checks one value, which is what a selective sibling clause needs. A range covering the
 //! whole column becomes tantivy's `AllScorer`, which aggregations recognise.
 
-pub use lode_engine::points::{sorted_points, SortedPoints};
+pub use lode_engine::points::{sorted_points, DocBits, SortedPoints};
 use std::sync::Arc;
 use tantivy::query::{
     AllScorer, ConstScorer, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight,
 };
 use tantivy::schema::Field;
-use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, TERMINATED};
+use tantivy::{DocId, DocSet, Score, SeekDangerResult, SegmentReader, TantivyError, TERMINATED};
 
 /// A range `[lo, hi]` (in the column's `u64` mapping) over a numeric fast field, answered per
 /// segment from [`SortedPoints`] or from `fallback` (tantivy's range query on the same field
@@ -102,7 +102,18 @@ impl Weight for PointRangeWeight {
             });
         }
         if span.len() * DENSE_SHARE > max_doc {
-            return self.fallback.scorer(reader, boost);
+            let dense = match points.cached_bits(self.lo, self.hi, reader.max_doc()) {
+                Some(words) => DenseRange::from_bits(words, span.len()),
+                None => DenseRange {
+                    column: self.fallback.scorer(reader, 1.0)?,
+                    points,
+                    span,
+                    max_doc: reader.max_doc(),
+                    bits: None,
+                    steps: 0,
+                },
+            };
+            return Ok(Box::new(ConstScorer::new(dense, boost)));
         }
         let docs = points.docs_in(span, reader.max_doc());
         Ok(Box::new(ConstScorer::new(SortedDocs::new(docs), boost)))
@@ -130,6 +141,128 @@ impl Weight for PointRangeWeight {
             )));
         }
         Ok(Explanation::new("PointRangeQuery", scorer.score()))
+    }
+}
+
+/// Seeks and advances a dense range takes from the column before it turns into a bitset.
+const MATERIALISE_AFTER: u32 = 32;
+
+/// A range matching a large share of a segment. Following a selective clause it answers
+/// each `seek_danger` from the column (one value read, as Lucene's `IndexOrDocValuesQuery`
+/// uses doc values there); leading a conjunction or a scan (many seeks and advances) it turns
+/// into a bitset of its documents, built from the points in one pass, which then costs a
+/// word scan per step. A range repeated across requests starts as its cached bitset
+/// ([`SortedPoints::cached_bits`]).
+struct DenseRange {
+    column: Box<dyn Scorer>,
+    points: Arc<SortedPoints>,
+    span: std::ops::Range<usize>,
+    max_doc: DocId,
+    bits: Option<Bits>,
+    steps: u32,
+}
+
+impl DenseRange {
+    fn from_bits(words: DocBits, len: usize) -> DenseRange {
+        let mut bits = Bits { words, doc: 0 };
+        bits.seek(0);
+        DenseRange {
+            column: Box::new(EmptyScorer),
+            points: Arc::default(),
+            span: 0..len,
+            max_doc: 0,
+            bits: Some(bits),
+            steps: 0,
+        }
+    }
+
+    /// Counts a seek or advance; past [`MATERIALISE_AFTER`], switches to the bitset, at
+    /// the column's current document (a valid position: seeks follow only valid states).
+    fn step(&mut self) {
+        if self.bits.is_some() {
+            return;
+        }
+        self.steps += 1;
+        if self.steps > MATERIALISE_AFTER {
+            let words = Arc::new(self.points.bits(self.span.clone(), self.max_doc));
+            self.bits = Some(Bits {
+                words,
+                doc: self.column.doc(),
+            });
+        }
+    }
+}
+
+impl DocSet for DenseRange {
+    fn advance(&mut self) -> DocId {
+        self.step();
+        match &mut self.bits {
+            Some(b) if b.doc == TERMINATED => TERMINATED,
+            Some(b) => b.seek(b.doc + 1),
+            None => self.column.advance(),
+        }
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        self.step();
+        match &mut self.bits {
+            Some(b) if b.doc >= target => b.doc,
+            Some(b) => b.seek(target),
+            None => self.column.seek(target),
+        }
+    }
+
+    fn seek_danger(&mut self, target: DocId) -> SeekDangerResult {
+        match &mut self.bits {
+            Some(b) => match b.seek(target) {
+                d if d == target => SeekDangerResult::Found,
+                d => SeekDangerResult::SeekLowerBound(d),
+            },
+            None => self.column.seek_danger(target),
+        }
+    }
+
+    fn doc(&self) -> DocId {
+        match &self.bits {
+            Some(b) => b.doc,
+            None => self.column.doc(),
+        }
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.span.len() as u32
+    }
+
+    fn cost(&self) -> u64 {
+        self.span.len() as u64
+    }
+}
+
+/// A position in a segment bitset.
+struct Bits {
+    words: DocBits,
+    doc: DocId,
+}
+
+impl Bits {
+    /// Moves to the first document at or after `target`.
+    fn seek(&mut self, target: DocId) -> DocId {
+        let mut w = target as usize / 64;
+        if target == TERMINATED || w >= self.words.len() {
+            self.doc = TERMINATED;
+            return TERMINATED;
+        }
+        let mut word = self.words[w] & (u64::MAX << (target % 64));
+        while word == 0 {
+            w += 1;
+            if w == self.words.len() {
+                self.doc = TERMINATED;
+                return TERMINATED;
+            }
+            word = self.words[w];
+        }
+        self.doc = (w * 64) as DocId + word.trailing_zeros();
+        self.doc
     }
 }
 
