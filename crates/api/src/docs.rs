@@ -5,6 +5,7 @@ use lode_engine::index::{DocWrite, IndexService};
 use lode_engine::shard::{VersionReq, WriteOutcome, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
 use lode_hits::source::SourceFilter;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -79,22 +80,53 @@ fn version_req(
     }
 }
 
-fn write_shards(index: &IndexService) -> Value {
-    let replicas = index.config().number_of_replicas;
-    json!({"total": 1 + replicas, "successful": 1, "failed": 0})
+/// The `_shards` header of a write: the primary and its replicas (none of which exist yet).
+#[derive(Serialize)]
+struct WriteShards {
+    total: u64,
+    successful: u64,
+    failed: u64,
+}
+
+/// A write's response body, as the document APIs and each `_bulk` item answer it.
+#[derive(Serialize)]
+struct WriteResponse<'a> {
+    _index: &'a str,
+    _id: &'a str,
+    _version: u64,
+    result: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    forced_refresh: Option<bool>,
+    _shards: WriteShards,
+    _seq_no: u64,
+    _primary_term: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+}
+
+impl<'a> WriteResponse<'a> {
+    fn new(index: &'a IndexService, w: &'a DocWrite) -> WriteResponse<'a> {
+        WriteResponse {
+            _index: &index.name,
+            _id: &w.id,
+            _version: w.result.version,
+            result: w.result.outcome.as_str(),
+            forced_refresh: None,
+            _shards: WriteShards {
+                total: 1 + index.config().number_of_replicas as u64,
+                successful: 1,
+                failed: 0,
+            },
+            _seq_no: w.result.seq_no,
+            _primary_term: PRIMARY_TERM,
+            status: None,
+        }
+    }
 }
 
 /// The per-document response body of a write.
 pub fn write_body(index: &IndexService, w: &DocWrite) -> Value {
-    json!({
-        "_index": index.name,
-        "_id": w.id,
-        "_version": w.result.version,
-        "result": w.result.outcome.as_str(),
-        "_shards": write_shards(index),
-        "_seq_no": w.result.seq_no,
-        "_primary_term": PRIMARY_TERM,
-    })
+    serde_json::to_value(WriteResponse::new(index, w)).unwrap_or_default()
 }
 
 fn status_of(outcome: WriteOutcome) -> u16 {
@@ -823,41 +855,20 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
         i += 1;
     }
     let mut results = Vec::with_capacity(items.len());
-    let mut errors = false;
     // (index name, shard) → furthest translog location, and the highest seq_no, to sync once per shard.
     let mut touched: HashMap<(String, usize), (u64, u64)> = HashMap::new();
     let mut services: HashMap<String, Arc<IndexService>> = HashMap::new();
     for item in &items {
         let r = bulk_item(node, item, body, &mut services);
-        let (status, mut out) = match r {
-            Ok((status, out, w)) => {
-                if let Some(w) = w {
-                    let e = touched
-                        .entry((item.index.clone().unwrap_or_default(), w.shard))
-                        .or_insert((0, 0));
-                    e.0 = e.0.max(w.result.location);
-                    e.1 = e.1.max(w.result.seq_no);
-                }
-                (status, out)
+        if let Ok(outcome) = &r {
+            if let Some((index, w)) = outcome.write() {
+                let key = (index.name.clone(), w.shard);
+                let e = touched.entry(key).or_insert((0, 0));
+                e.0 = e.0.max(w.result.location);
+                e.1 = e.1.max(w.result.seq_no);
             }
-            Err(e) => {
-                errors = true;
-                let mut o = json!({
-                    "_index": item.index.clone().unwrap_or_default(),
-                    "_id": item.id.clone(),
-                    "status": e.status,
-                    "error": e.to_cause_json(),
-                });
-                if item.id.is_none() {
-                    o["_id"] = Value::Null;
-                }
-                (e.status, o)
-            }
-        };
-        out["status"] = json!(status);
-        let mut wrapper = Map::new();
-        wrapper.insert(item.action.clone(), out);
-        results.push(Value::Object(wrapper));
+        }
+        results.push(r);
     }
     for ((name, shard), (loc, seq_no)) in &touched {
         if let Some(idx) = services.get(name) {
@@ -873,20 +884,70 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             }
         }
     }
-    if refresh == RefreshPolicy::Immediate {
-        for r in results.iter_mut() {
-            if let Some(o) = r.as_object_mut().and_then(|m| m.values_mut().next()) {
-                if o.get("error").is_none() && o.get("result").is_some() {
-                    o["forced_refresh"] = json!(true);
+    let forced_refresh = refresh == RefreshPolicy::Immediate;
+    let errors = results.iter().any(|r| r.is_err());
+    // Serialized item by item: a 5,000-document bulk would otherwise build (and drop) a tree of
+    // 50,000 JSON nodes only to print it.
+    let mut out = Vec::with_capacity(64 + 220 * results.len());
+    let took = started.elapsed().as_millis() as u64;
+    out.extend_from_slice(format!("{{\"errors\":{errors},\"took\":{took},\"items\":[").as_bytes());
+    for (n, (item, r)) in items.iter().zip(&results).enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        out.push(b'{');
+        serde_json::to_writer(&mut out, &item.action)
+            .map_err(|e| EsError::internal(e.to_string()))?;
+        out.push(b':');
+        match r {
+            Ok(BulkOutcome::Written(index, w)) => {
+                let mut resp = WriteResponse::new(index, w);
+                resp.status = Some(status_of(w.result.outcome));
+                resp.forced_refresh = forced_refresh.then_some(true);
+                serde_json::to_writer(&mut out, &resp)
+            }
+            Ok(BulkOutcome::Updated(status, body, _)) => {
+                let mut body = body.clone();
+                if forced_refresh && body.get("result").is_some() {
+                    body["forced_refresh"] = json!(true);
                 }
+                body["status"] = json!(status);
+                serde_json::to_writer(&mut out, &body)
+            }
+            Err(e) => {
+                let body = json!({
+                    "_index": item.index.clone().unwrap_or_default(),
+                    "_id": item.id.clone(),
+                    "status": e.status,
+                    "error": e.to_cause_json(),
+                });
+                serde_json::to_writer(&mut out, &body)
             }
         }
+        .map_err(|e| EsError::internal(e.to_string()))?;
+        out.push(b'}');
     }
-    Ok(RestResponse::ok(json!({
-        "errors": errors,
-        "took": started.elapsed().as_millis() as u64,
-        "items": results,
-    })))
+    out.extend_from_slice(b"]}");
+    Ok(RestResponse::json_bytes(200, out))
+}
+
+/// What one `_bulk` item did.
+enum BulkOutcome {
+    /// `index`, `create`, `delete`: answered from the write itself.
+    Written(Arc<IndexService>, DocWrite),
+    /// `update`: the update API's body and status, and its write if it wrote.
+    Updated(u16, Value, Option<(Arc<IndexService>, DocWrite)>),
+}
+
+impl BulkOutcome {
+    fn write(&self) -> Option<(&IndexService, &DocWrite)> {
+        match self {
+            BulkOutcome::Written(index, w) | BulkOutcome::Updated(_, _, Some((index, w))) => {
+                Some((index, w))
+            }
+            BulkOutcome::Updated(_, _, None) => None,
+        }
+    }
 }
 
 fn bulk_item(
@@ -894,7 +955,7 @@ fn bulk_item(
     item: &BulkItem,
     body: &[u8],
     services: &mut HashMap<String, Arc<IndexService>>,
-) -> EsResult<(u16, Value, Option<DocWrite>)> {
+) -> EsResult<BulkOutcome> {
     let index_name = item.index.as_deref().ok_or_else(|| {
         EsError::bad_request(
             "action_request_validation_exception",
@@ -953,8 +1014,7 @@ fn bulk_item(
                 vreq,
                 create_only,
             )?;
-            let out = write_body(&index, &w);
-            Ok((status_of(w.result.outcome), out, Some(w)))
+            Ok(BulkOutcome::Written(index, w))
         }
         "delete" => {
             let id = item.id.as_deref().ok_or_else(|| {
@@ -964,8 +1024,7 @@ fn bulk_item(
                 )
             })?;
             let w = index.delete_doc(id, routing, vreq)?;
-            let out = write_body(&index, &w);
-            Ok((status_of(w.result.outcome), out, Some(w)))
+            Ok(BulkOutcome::Written(index, w))
         }
         _ => {
             let id = item.id.as_deref().ok_or_else(|| {
@@ -990,7 +1049,11 @@ fn bulk_item(
                 .get("_source")
                 .map(|spec| SourceFilter::from_json(Some(spec)));
             let (status, b) = update_body(&index, id, &out, filter.as_ref());
-            Ok((status, b, out.write))
+            Ok(BulkOutcome::Updated(
+                status,
+                b,
+                out.write.map(|w| (index, w)),
+            ))
         }
     }
 }

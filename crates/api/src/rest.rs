@@ -26,6 +26,9 @@ pub struct RestRequest {
 #[derive(Debug)]
 pub enum RestBody {
     Json(Value),
+    /// A JSON body already serialized (compact): large responses built item by item skip the
+    /// `Value` tree. Rendered as is unless `pretty` or `filter_path` needs the tree.
+    JsonBytes(Vec<u8>),
     Text(String),
     Empty,
 }
@@ -48,6 +51,13 @@ impl RestResponse {
         RestResponse {
             status,
             body: RestBody::Json(v),
+        }
+    }
+
+    pub fn json_bytes(status: u16, bytes: Vec<u8>) -> RestResponse {
+        RestResponse {
+            status,
+            body: RestBody::JsonBytes(bytes),
         }
     }
 

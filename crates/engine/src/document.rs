@@ -33,13 +33,14 @@ struct Walk<'a> {
     p: &'a DocParser<'a>,
     id: &'a str,
     doc: TantivyDocument,
-    field_names: Vec<String>,
+    /// Paths of the mapped fields present, for `_field_names` (borrowed from the mapping).
+    field_names: Vec<&'a str>,
     update: Map<String, Value>,
 }
 
 impl<'a> DocParser<'a> {
     /// Parses `source` (a JSON object) for document `id`.
-    pub fn parse(&self, id: &str, source: &Value) -> EsResult<Parsed> {
+    pub fn parse(&'a self, id: &'a str, source: &Value) -> EsResult<Parsed> {
         let obj = source
             .as_object()
             .ok_or_else(|| parse_error("failed to parse, document is empty".to_string()))?;
@@ -66,7 +67,7 @@ impl<'a> DocParser<'a> {
     }
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
     fn object(&mut self, prefix: &str, obj: &Map<String, Value>) -> EsResult<()> {
         for (k, v) in obj {
             if k.is_empty() {
@@ -74,17 +75,19 @@ impl Walk<'_> {
                     "field name cannot be an empty string".to_string(),
                 ));
             }
+            let joined;
             let path = if prefix.is_empty() {
-                k.clone()
+                k.as_str()
             } else {
-                format!("{prefix}.{k}")
+                joined = format!("{prefix}.{k}");
+                joined.as_str()
             };
             if prefix.is_empty() && k.starts_with('_') && is_metadata_field(k) {
                 return Err(parse_error(format!(
                     "Field [{k}] is a metadata field and cannot be added inside a document. Use the index API request parameters."
                 )));
             }
-            self.value(&path, v)?;
+            self.value(path, v)?;
         }
         Ok(())
     }
@@ -109,15 +112,16 @@ impl Walk<'_> {
                 .with("preview", other.to_string())),
             };
         }
-        if let Some(def) = self.p.mapping.fields.get(path).cloned() {
+        let mapping: &'a Mapping = self.p.mapping;
+        if let Some(def) = mapping.fields.get(path) {
             return match v {
                 Value::Array(items) => {
                     for item in items {
-                        self.leaf(&def, item)?;
+                        self.leaf(def, item)?;
                     }
                     Ok(())
                 }
-                _ => self.leaf(&def, v),
+                _ => self.leaf(def, v),
             };
         }
         // An unmapped path: dynamic mapping decides.
@@ -167,7 +171,7 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn leaf(&mut self, def: &FieldDef, v: &Value) -> EsResult<()> {
+    fn leaf(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
         let v = match v {
             Value::Null => match &def.null_value {
                 Some(nv) => nv,
@@ -180,7 +184,7 @@ impl Walk<'_> {
         }
         if def.storage() == Storage::None {
             // Kept in `_source` only (binary, geo, range...), but `exists` still finds it.
-            self.field_names.push(def.path.clone());
+            self.field_names.push(&def.path);
             return Ok(());
         }
         if matches!(v, Value::Object(_)) {
@@ -207,22 +211,17 @@ impl Walk<'_> {
             Err(e) => return Err(e),
         }
         if def.parent.is_none() {
-            let sub_fields = def.multi_fields.clone();
-            for sub in sub_fields {
-                if let Some(sub_def) = self.p.mapping.fields.get(&sub).cloned() {
-                    self.leaf(&sub_def, v)?;
-                }
-            }
-            for target in def.copy_to.clone() {
-                if let Some(t) = self.p.mapping.fields.get(&target).cloned() {
-                    self.leaf(&t, v)?;
+            let mapping: &'a Mapping = self.p.mapping;
+            for sub in def.multi_fields.iter().chain(&def.copy_to) {
+                if let Some(sub_def) = mapping.fields.get(sub) {
+                    self.leaf(sub_def, v)?;
                 }
             }
         }
         Ok(())
     }
 
-    fn flattened(&mut self, def: &FieldDef, v: &Value) -> EsResult<()> {
+    fn flattened(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
         match v {
             Value::Object(m) => {
                 for val in m.values() {
@@ -256,7 +255,7 @@ impl Walk<'_> {
         e
     }
 
-    fn index_value(&mut self, def: &FieldDef, v: &Value) -> EsResult<()> {
+    fn index_value(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
         let field = match self.p.schema.get_field(&def.path) {
             Ok(f) => f,
             Err(_) => {
@@ -333,8 +332,7 @@ impl Walk<'_> {
             }
             Storage::None => return Ok(()),
         }
-        let name_path = def.path.clone();
-        self.field_names.push(name_path);
+        self.field_names.push(&def.path);
         Ok(())
     }
 }

@@ -482,6 +482,14 @@ impl Shard {
                 in_index: e.source.is_some(),
             }));
         }
+        // Most writes bring new ids: look the id up before paying for a `ShardSearcher`.
+        let (searcher, id_field) = {
+            let e = self.engine.read();
+            (e.reader.searcher(), e.meta.id)
+        };
+        if find_live(&searcher, id_field, id)?.is_none() {
+            return Ok(None);
+        }
         let s = self.searcher();
         Ok(lookup(&s, id)?.map(|(_, seq_no, version)| Current {
             seq_no,
@@ -1148,18 +1156,29 @@ pub fn stored_source(doc: &TantivyDocument, meta: MetaFields) -> Vec<u8> {
 
 /// Finds the live document for `id` in a searcher: (address, seq_no, version).
 pub fn lookup(s: &ShardSearcher, id: &str) -> EsResult<Option<(DocAddress, u64, u64)>> {
-    let term = Term::from_field_text(s.meta.id, id);
-    for (ord, seg) in s.searcher.segment_readers().iter().enumerate() {
-        let inv = seg.inverted_index(s.meta.id)?;
+    let Some(addr) = find_live(&s.searcher, s.meta.id, id)? else {
+        return Ok(None);
+    };
+    let (seq, ver) = s.seq_no_version(addr)?;
+    Ok(Some((addr, seq, ver)))
+}
+
+/// The live document with this `_id`, if any.
+fn find_live(
+    searcher: &Searcher,
+    id_field: tantivy::schema::Field,
+    id: &str,
+) -> EsResult<Option<DocAddress>> {
+    let term = Term::from_field_text(id_field, id);
+    for (ord, seg) in searcher.segment_readers().iter().enumerate() {
+        let inv = seg.inverted_index(id_field)?;
         let Some(mut postings) = inv.read_postings(&term, IndexRecordOption::Basic)? else {
             continue;
         };
         let mut doc = postings.doc();
         while doc != TERMINATED {
             if !seg.is_deleted(doc) {
-                let addr = DocAddress::new(ord as u32, doc);
-                let (seq, ver) = s.seq_no_version(addr)?;
-                return Ok(Some((addr, seq, ver)));
+                return Ok(Some(DocAddress::new(ord as u32, doc)));
             }
             doc = postings.advance();
         }

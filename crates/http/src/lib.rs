@@ -68,7 +68,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
                     req.method()
                 ),
             );
-            return render(&RestResponse::error(&e), &BTreeMap::new(), false);
+            return render(RestResponse::error(&e), &BTreeMap::new(), false);
         }
     };
     let path = req.uri().path().to_string();
@@ -81,7 +81,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
                 "media_type_header_exception",
                 format!("Content-Type header [{ct}] is not supported"),
             );
-            return render(&error_response(&e), &params, method == Method::Head);
+            return render(error_response(&e), &params, method == Method::Head);
         }
     }
     if let Some(len) = headers
@@ -155,12 +155,12 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     if result.status >= 500 {
         tracing::warn!(path = %path, status = result.status, "request failed");
     }
-    render(&result, &params, is_head)
+    render(result, &params, is_head)
 }
 
 fn too_large(len: usize, max: usize, params: &BTreeMap<String, String>) -> Response<Body> {
     let e = EsError::new(413, "content_too_long_exception", format!("request body of [{len}] bytes is larger than the limit [http.max_content_length] of [{max}] bytes"));
-    render(&error_response(&e), params, false)
+    render(error_response(&e), params, false)
 }
 
 fn acceptable_content_type(ct: &str) -> bool {
@@ -187,40 +187,53 @@ fn acceptable_content_type(ct: &str) -> bool {
     )
 }
 
-fn render(r: &RestResponse, params: &BTreeMap<String, String>, head: bool) -> Response<Body> {
+/// Serializes a JSON response, applying `filter_path` and `pretty`.
+fn json_body(v: &serde_json::Value, params: &BTreeMap<String, String>, pretty: bool) -> Vec<u8> {
+    let filtered;
+    let v = match params.get("filter_path") {
+        Some(fp) if !fp.is_empty() => {
+            filtered = filter_path::apply(v, fp);
+            &filtered
+        }
+        _ => v,
+    };
+    let mut out = if pretty {
+        serde_json::to_vec_pretty(v).unwrap_or_default()
+    } else {
+        serde_json::to_vec(v).unwrap_or_default()
+    };
+    if pretty {
+        out.push(b'\n');
+    }
+    out
+}
+
+fn render(r: RestResponse, params: &BTreeMap<String, String>, head: bool) -> Response<Body> {
     let pretty = params.get("pretty").map(|v| v != "false").unwrap_or(false);
     let mut headers = HeaderMap::new();
     headers.insert(
         "x-elastic-product",
         HeaderValue::from_static("Elasticsearch"),
     );
-    let body: Vec<u8> = match &r.body {
+    let body: Vec<u8> = match r.body {
         RestBody::Json(v) => {
             headers.insert("content-type", HeaderValue::from_static("application/json"));
-            let filtered;
-            let v = match params.get("filter_path") {
-                Some(fp) if !fp.is_empty() => {
-                    filtered = filter_path::apply(v, fp);
-                    &filtered
-                }
-                _ => v,
-            };
-            let mut out = if pretty {
-                serde_json::to_vec_pretty(v).unwrap_or_default()
-            } else {
-                serde_json::to_vec(v).unwrap_or_default()
-            };
-            if pretty {
-                out.push(b'\n');
+            json_body(&v, params, pretty)
+        }
+        RestBody::JsonBytes(bytes) => {
+            headers.insert("content-type", HeaderValue::from_static("application/json"));
+            let reshape = pretty || params.get("filter_path").is_some_and(|fp| !fp.is_empty());
+            match reshape.then(|| serde_json::from_slice::<serde_json::Value>(&bytes)) {
+                Some(Ok(v)) => json_body(&v, params, pretty),
+                _ => bytes,
             }
-            out
         }
         RestBody::Text(t) => {
             headers.insert(
                 "content-type",
                 HeaderValue::from_static("text/plain; charset=UTF-8"),
             );
-            t.clone().into_bytes()
+            t.into_bytes()
         }
         RestBody::Empty => Vec::new(),
     };
