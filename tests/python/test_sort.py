@@ -150,3 +150,31 @@ def test_sort_on_text_field_is_rejected(es, accounts):
     with pytest.raises(BadRequestError) as ei:
         search(es, {"size": 1, "sort": [{"remark": "asc"}]})
     assert ei.value.body["error"]["root_cause"][0]["type"] == "illegal_argument_exception"
+
+
+@pytest.mark.parametrize("body", [
+    {"size": 1, "sort": [{"_id": "asc"}]},
+    {"size": 0, "aggs": {"ids": {"terms": {"field": "_id"}}}},
+    {"size": 0, "aggs": {"ids": {"cardinality": {"field": "_id"}}}},
+])
+def test_id_fielddata_is_disallowed_as_in_es8(es, accounts, body):
+    # ES 8 refuses sorting and aggregating on `_id` (indices.id_field_data.enabled: false).
+    from elasticsearch import BadRequestError
+    with pytest.raises(BadRequestError) as ei:
+        search(es, body)
+    cause = ei.value.body["error"]["root_cause"][0]
+    assert cause["type"] == "illegal_argument_exception"
+    assert "Fielddata access on the _id field is disallowed" in cause["reason"]
+
+
+def test_exists_on_columns_and_listed_fields(es, sparse):
+    # Numbers and dates answer `exists` from their column; keywords and text from
+    # `_field_names`: both must agree with the generated documents.
+    name, docs = sparse
+    for f in ["name", "score", "price", "tags", "day", "note"]:
+        want = sorted(i for i, src in docs if src.get(f) not in (None, []))
+        resp = es.search(index=name, size=100, query={"exists": {"field": f}}, source=False)
+        assert sorted(h["_id"] for h in resp["hits"]["hits"]) == want, f
+        resp = es.search(index=name, size=100, source=False,
+                         query={"bool": {"must_not": {"exists": {"field": f}}}})
+        assert len(resp["hits"]["hits"]) == len(docs) - len(want), f

@@ -62,6 +62,9 @@ enum Need {
 }
 
 fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> EsResult<FieldRef> {
+    if name == "_id" {
+        return Err(lode_engine::schema::id_fielddata_error());
+    }
     let Some(def) = ctx.mapping.field(name) else {
         return Ok(FieldRef {
             name: name.to_string(),

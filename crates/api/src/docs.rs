@@ -803,14 +803,13 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
     let mut i = 0;
     while i < lines.len() {
         let (s, e) = lines[i];
-        let action_v = parse_json(&body[s..e])?;
-        let obj = action_v.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
-            EsError::illegal_argument(format!("Malformed action/metadata line [{}], expected START_OBJECT or END_OBJECT but found [VALUE_STRING]", i + 1))
-        })?;
-        let (action, meta) = obj.iter().next().unwrap();
-        let meta = meta.as_object().cloned().ok_or_else(|| {
-            EsError::illegal_argument(format!("Malformed action/metadata line [{}], expected START_OBJECT but found [VALUE_STRING]", i + 1))
-        })?;
+        let (action, meta) = match parse_json(&body[s..e])? {
+            Value::Object(o) if o.len() == 1 => o.into_iter().next().expect("one entry"),
+            _ => return Err(EsError::illegal_argument(format!("Malformed action/metadata line [{}], expected START_OBJECT or END_OBJECT but found [VALUE_STRING]", i + 1))),
+        };
+        let Value::Object(meta) = meta else {
+            return Err(EsError::illegal_argument(format!("Malformed action/metadata line [{}], expected START_OBJECT but found [VALUE_STRING]", i + 1)));
+        };
         if !matches!(action.as_str(), "index" | "create" | "update" | "delete") {
             return Err(EsError::illegal_argument(format!(
                 "Malformed action/metadata line [{}], expected field [create], [delete], [index] or [update] but found [{action}]",
@@ -845,7 +844,7 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             Some(lines[i])
         };
         items.push(BulkItem {
-            action: action.clone(),
+            action,
             index: idx,
             id,
             routing,

@@ -332,7 +332,9 @@ impl<'a> Walk<'a> {
             }
             Storage::None => return Ok(()),
         }
-        self.field_names.push(&def.path);
+        if !def.exists_from_column() {
+            self.field_names.push(&def.path);
+        }
         Ok(())
     }
 }

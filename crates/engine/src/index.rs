@@ -191,7 +191,6 @@ impl IndexService {
                 &state.schema,
                 &tokenizers,
                 &config,
-                config.number_of_shards,
             )?;
             shard.set_store_source(state.mapping.source_enabled);
             if !pending.is_empty() {
@@ -381,9 +380,8 @@ impl IndexService {
         let schema = if schema::needs_extension(&guard.schema, &compiled) {
             let schema = schema::extend(Some(&guard.schema), &compiled);
             let registrar = self.tokenizer_registrar(&compiled);
-            let n = self.num_shards();
             for shard in self.shards.read().iter() {
-                shard.extend_schema(&schema, &registrar, n)?;
+                shard.extend_schema(&schema, &registrar)?;
             }
             schema
         } else {

@@ -42,7 +42,9 @@ impl MetaFields {
 
 fn base_builder() -> SchemaBuilder {
     let mut b = Schema::builder();
-    b.add_text_field(ID, STRING | STORED | FAST);
+    // No column: ES 8 refuses fielddata on `_id` (sorting and aggregating on it), and a column of
+    // unique strings would cost indexing, merging and disk for nothing. Indices created before keep theirs.
+    b.add_text_field(ID, STRING | STORED);
     b.add_bytes_field(SOURCE, STORED);
     // Read from their columns only (`ShardSearcher::seq_no_version`): not stored.
     b.add_u64_field(SEQ_NO, FAST);
@@ -143,4 +145,12 @@ fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
         }
         Storage::None => return None,
     })
+}
+
+/// Elasticsearch 8 refuses to sort or aggregate on `_id` (`indices.id_field_data.enabled` is
+/// false by default, and Lode has no `_id` column to enable).
+pub fn id_fielddata_error() -> crate::EsError {
+    crate::EsError::illegal_argument(
+        "Fielddata access on the _id field is disallowed, you can re-enable it by updating the dynamic cluster setting: indices.id_field_data.enabled",
+    )
 }

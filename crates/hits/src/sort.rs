@@ -314,6 +314,7 @@ pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
                         is_date: def.ty.is_date(),
                     }
                 }
+                None if field == "_id" => return Err(lode_engine::schema::id_fielddata_error()),
                 None => {
                     if opts.get("unmapped_type").is_some() {
                         SortKind::Unmapped

@@ -875,8 +875,8 @@ impl<'c, 'a> Planner<'c, 'a> {
         constant(term_set(terms), boost, score)
     }
 
-    /// Through `_field_names`, which lists every leaf path that had a value; an object path
-    /// matches when any field below it does.
+    /// Through the field's column or `_field_names`, which lists the other leaf paths that had
+    /// a value; an object path matches when any field below it does.
     fn exists(&self, field: &str, boost: f32, score: bool) -> EsResult<Q> {
         let mapping = self.ctx.mapping;
         let names: Vec<&str> = if matches!(
@@ -928,12 +928,29 @@ impl<'c, 'a> Planner<'c, 'a> {
         } else {
             Vec::new()
         };
+        // Fields with a numeric, date, boolean or IP column answer from it (as ES answers from
+        // doc values); the others are listed in `_field_names`.
         let f = self.ctx.meta.field_names;
-        let terms = names
+        let (columns, listed): (Vec<&str>, Vec<&str>) = names.into_iter().partition(|n| {
+            mapping
+                .fields
+                .get(*n)
+                .is_some_and(|d| d.exists_from_column())
+                && self.ctx.schema.get_field(n).is_ok()
+        });
+        let mut parts: Vec<Q> = columns
             .into_iter()
-            .map(|n| Term::from_field_text(f, n))
+            .map(|n| Box::new(tq::ExistsQuery::new(n.to_string(), false)) as Q)
             .collect();
-        Ok(constant(term_set(terms), boost, score))
+        if !listed.is_empty() {
+            parts.push(term_set(
+                listed
+                    .into_iter()
+                    .map(|n| Term::from_field_text(f, n))
+                    .collect(),
+            ));
+        }
+        Ok(constant(union(parts), boost, score))
     }
 
     /// The field of a string-typed query (`prefix`, `wildcard`, `regexp`, `fuzzy`), or the

@@ -243,6 +243,17 @@ impl FieldDef {
         self.index && !(self.doc_values && matches!(self.storage(), Storage::I64 | Storage::F64))
     }
 
+    /// Whether `exists` reads the field's column: numbers, dates, booleans and IPs with doc
+    /// values, as ES answers from doc values. Other fields are listed in `_field_names`
+    /// (keywords too: BM25's per-field document count comes from it).
+    pub fn exists_from_column(&self) -> bool {
+        self.doc_values
+            && matches!(
+                self.storage(),
+                Storage::I64 | Storage::F64 | Storage::Bool | Storage::Ip
+            )
+    }
+
     /// Whether exact values are looked up in the points index rather than as terms.
     pub fn points(&self) -> bool {
         self.doc_values && matches!(self.storage(), Storage::I64 | Storage::F64)
