@@ -5,7 +5,7 @@
 use crate::mapping::{FieldDef, Mapping, Storage};
 use tantivy::schema::{
     Field, FieldEntry, IndexRecordOption, IpAddrOptions, NumericOptions, Schema, SchemaBuilder,
-    TextFieldIndexing, TextOptions, FAST, STORED, STRING,
+    TextFieldIndexing, TextOptions, FAST, STORED,
 };
 
 pub const ID: &str = "_id";
@@ -44,14 +44,25 @@ fn base_builder() -> SchemaBuilder {
     let mut b = Schema::builder();
     // No column: ES 8 refuses fielddata on `_id` (sorting and aggregating on it), and a column of
     // unique strings would cost indexing, merging and disk for nothing. Indices created before keep theirs.
-    b.add_text_field(ID, STRING | STORED);
+    b.add_text_field(ID, exact_terms() | STORED);
     b.add_bytes_field(SOURCE, STORED);
     // Read from their columns only (`ShardSearcher::seq_no_version`): not stored.
     b.add_u64_field(SEQ_NO, FAST);
     b.add_u64_field(VERSION, FAST);
-    b.add_text_field(FIELD_NAMES, STRING);
-    b.add_text_field(ROUTING, STRING | STORED);
+    b.add_text_field(FIELD_NAMES, exact_terms());
+    b.add_text_field(ROUTING, exact_terms() | STORED);
     b
+}
+
+/// Untokenized terms without norms (tantivy's `STRING` keeps a norm byte per document):
+/// metadata fields are matched, never scored by length, as Lucene omits their norms.
+fn exact_terms() -> TextOptions {
+    TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("raw")
+            .set_index_option(IndexRecordOption::Basic)
+            .set_fieldnorms(false),
+    )
 }
 
 /// The schema for `mapping`, keeping `previous` fields (if any) at their ids.

