@@ -130,6 +130,22 @@ pub fn uses_now(q: &Query) -> bool {
     }
 }
 
+/// The number of documents of `reader` that the planned query `q` matches, when it is known
+/// without visiting them (Lucene's `Weight#count` contract: an answer only when it is cheap):
+/// `match_all`, and a lone range the points index counts. `None` otherwise.
+pub fn cheap_count(
+    q: &dyn tantivy::query::Query,
+    reader: &tantivy::SegmentReader,
+) -> tantivy::Result<Option<u32>> {
+    if q.downcast_ref::<tantivy::query::AllQuery>().is_some() {
+        return Ok(Some(reader.num_docs()));
+    }
+    match q.downcast_ref::<points::PointRangeQuery>() {
+        Some(range) => range.cheap_count(reader),
+        None => Ok(None),
+    }
+}
+
 /// The inclusive bounds (in the column's `u64` mapping, as [`points::SortedPoints`] holds
 /// them) that `q`'s required clauses put on `field`: every match has a value inside, so a
 /// document without one cannot match. `None` when no required range is on the field.

@@ -56,6 +56,22 @@ impl PointRangeQuery {
     }
 }
 
+impl PointRangeQuery {
+    /// The number of documents of `reader` this range matches, when the points index gives it
+    /// without visiting documents (no deletes, one value per document), as Lucene's
+    /// `Weight#count` answers only when it is cheap.
+    pub fn cheap_count(&self, reader: &SegmentReader) -> tantivy::Result<Option<u32>> {
+        if reader.alive_bitset().is_some() {
+            return Ok(None);
+        }
+        if self.lo > self.hi {
+            return Ok(Some(0));
+        }
+        let points = sorted_points(reader, self.field)?;
+        Ok((!points.multi_valued()).then(|| points.span(self.lo, self.hi).len() as u32))
+    }
+}
+
 impl Query for PointRangeQuery {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
         Ok(Box::new(PointRangeWeight {
@@ -111,6 +127,7 @@ impl Weight for PointRangeWeight {
                     max_doc: reader.max_doc(),
                     bits: None,
                     steps: 0,
+                    advances: 0,
                 },
             };
             return Ok(Box::new(ConstScorer::new(dense, boost)));
@@ -144,8 +161,13 @@ impl Weight for PointRangeWeight {
     }
 }
 
-/// Seeks and advances a dense range takes from the column before it turns into a bitset.
+/// Seeks a dense range takes from the column before it turns into a bitset.
 const MATERIALISE_AFTER: u32 = 32;
+
+/// Advances (a plain walk through the matches) before it turns into a bitset, as a share of
+/// its matches: a walk that stops early (a total counted up to 10,000) is cheaper on the
+/// column than a bitset of every match.
+const MATERIALISE_AFTER_WALKED: usize = 16;
 
 /// A range matching a large share of a segment. Following a selective clause it answers
 /// each `seek_danger` from the column (one value read, as Lucene's `IndexOrDocValuesQuery`
@@ -160,6 +182,7 @@ struct DenseRange {
     max_doc: DocId,
     bits: Option<Bits>,
     steps: u32,
+    advances: usize,
 }
 
 impl DenseRange {
@@ -173,29 +196,46 @@ impl DenseRange {
             max_doc: 0,
             bits: Some(bits),
             steps: 0,
+            advances: 0,
         }
     }
 
-    /// Counts a seek or advance; past [`MATERIALISE_AFTER`], switches to the bitset, at
-    /// the column's current document (a valid position: seeks follow only valid states).
+    /// Counts a seek; past [`MATERIALISE_AFTER`], switches to the bitset, at the column's
+    /// current document (a valid position: seeks follow only valid states).
     fn step(&mut self) {
         if self.bits.is_some() {
             return;
         }
         self.steps += 1;
         if self.steps > MATERIALISE_AFTER {
-            let words = Arc::new(self.points.bits(self.span.clone(), self.max_doc));
-            self.bits = Some(Bits {
-                words,
-                doc: self.column.doc(),
-            });
+            self.materialise();
         }
+    }
+
+    /// Counts an advance; past [`MATERIALISE_AFTER_WALKED`]'s share of the matches, switches
+    /// to the bitset.
+    fn walked(&mut self) {
+        if self.bits.is_some() {
+            return;
+        }
+        self.advances += 1;
+        if self.advances * MATERIALISE_AFTER_WALKED > self.span.len() {
+            self.materialise();
+        }
+    }
+
+    fn materialise(&mut self) {
+        let words = Arc::new(self.points.bits(self.span.clone(), self.max_doc));
+        self.bits = Some(Bits {
+            words,
+            doc: self.column.doc(),
+        });
     }
 }
 
 impl DocSet for DenseRange {
     fn advance(&mut self) -> DocId {
-        self.step();
+        self.walked();
         match &mut self.bits {
             Some(b) if b.doc == TERMINATED => TERMINATED,
             Some(b) => b.seek(b.doc + 1),

@@ -519,6 +519,13 @@ fn count_up_to(
     ))?;
     let mut total = 0u64;
     for seg in searcher.segment_readers() {
+        if let Some(n) = lode_query::cheap_count(q, seg)? {
+            total += u64::from(n);
+            if total >= cap {
+                return Ok(cap);
+            }
+            continue;
+        }
         let mut scorer = weight.scorer(seg, 1.0)?;
         let alive = seg.alive_bitset();
         let mut doc = scorer.doc();
