@@ -12,7 +12,7 @@ URL="${1:-http://127.0.0.1:9200}"
 DOCS="${2:-1120000}"
 LODE="${LODE_BIN:-target/release/lode}"
 OUT="${OUT:-target/bench-load}"
-MAPPING="${MAPPING:-../shared/bench/mapping-accounts.json}"
+MAPPING="${MAPPING:-crates/bench/workload/mapping-accounts.json}"
 mkdir -p "$OUT"
 
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1], {'d': d}))" "$1"; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the upstream REST conformance tests (../shared/compat) against a fresh `lode serve`
+# Runs the upstream REST conformance tests (COMPAT_DIR, default ../shared/compat) against a fresh `lode serve`
 # and fails when the pass rate of runnable sections drops below COMPAT_MIN (percent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,6 +7,14 @@ ROOT="$PWD"
 LODE_BIN="${LODE_BIN:-$ROOT/target/debug/lode}"
 COMPAT_DIR="${COMPAT_DIR:-$ROOT/../shared/compat}"
 COMPAT_MIN="${COMPAT_MIN:-85}"
+if [ ! -f "$COMPAT_DIR/runner.py" ]; then
+  # A clone alone tests itself; CI (.ci/run) sets COMPAT_REQUIRED=1 to enforce the floor.
+  if [ "${COMPAT_REQUIRED:-0}" = 1 ]; then
+    echo "compat: $COMPAT_DIR/runner.py not found and COMPAT_REQUIRED=1" >&2; exit 1
+  fi
+  echo "compat: skipped, no conformance suite at $COMPAT_DIR (set COMPAT_DIR to run it)"
+  exit 0
+fi
 OUT="${COMPAT_OUT:-$ROOT/target/compat.json}"
 
 [ -d .venv ] || python3 -m venv .venv

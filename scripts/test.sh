@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests, the Python client suite against a real
-# `lode serve`, and the REST conformance suite (../shared/compat) with a pass-rate floor.
+# `lode serve`, and the REST conformance suite (../shared/compat, skipped when absent) with a pass-rate floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

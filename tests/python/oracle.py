@@ -14,7 +14,7 @@ import re
 from zoneinfo import ZoneInfo
 
 REPO = pathlib.Path(__file__).resolve().parent.parent.parent
-BENCH = REPO.parent / "shared" / "bench"          # <repo>/../shared/bench (read-only)
+BENCH = REPO / "crates" / "bench" / "workload"   # the project's copy of ../shared/bench
 GEN = BENCH / "gen_accounts.py"
 MAPPING = BENCH / "mapping-accounts.json"
 QUERIES = BENCH / "queries"

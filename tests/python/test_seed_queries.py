@@ -1,4 +1,5 @@
-"""Every query in ../shared/bench/queries/, checked against the oracle."""
+"""Every reference query (crates/bench/workload/queries, the project's copy of
+../shared/bench/queries), checked against the oracle."""
 
 import json
 
