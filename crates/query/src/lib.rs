@@ -22,6 +22,7 @@
 
 mod boosting;
 mod function_score;
+mod min_score;
 mod msm;
 mod parse;
 mod patterns;
@@ -29,11 +30,13 @@ mod plan;
 pub mod points;
 mod query_string;
 mod stats;
+mod terminate_after;
 mod values;
 
 #[cfg(test)]
 mod tests;
 
+pub use min_score::MinScoreQuery;
 pub use msm::min_should_match;
 pub use parse::{
     parse_fuzziness, parse_query, BoolQuery, BoostMode, DecayShape, FieldBoost, FunctionKind,
@@ -44,6 +47,7 @@ pub use parse::{
 pub use plan::{build_filter, build_query};
 pub use query_string::{Occur, QsNode, QsTerm};
 pub use stats::FieldStatistics;
+pub use terminate_after::TerminateAfterQuery;
 
 use lode_analysis::AnalysisRegistry;
 use lode_engine::mapping::Mapping;

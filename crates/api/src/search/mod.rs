@@ -2,6 +2,7 @@
 //! parse the body → plan the query per index → collect on every shard in parallel → merge
 //! hits, totals and aggregations → fetch `_source` → render Elasticsearch's JSON.
 
+mod body;
 pub mod request_cache;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -11,14 +12,14 @@ use lode_engine::node::ResolveOptions;
 use lode_engine::schema::MetaFields;
 use lode_engine::shard::{add_elapsed, stored_source, ShardSearcher, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
-use lode_hits::sort::{self, SortKey, SortKind, SortValue, SortedHit};
+use lode_hits::sort::{self, SortKey, SortKind, SortValue};
 use lode_hits::source::SourceFilter;
 use lode_hits::walk;
 use lode_query::{self as query, QueryContext};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tantivy::collector::{Count, TopDocs};
@@ -61,52 +62,17 @@ pub struct SearchRequest {
     pub stats_groups: Vec<String>,
     /// `routing`: only the shards these values route to are searched.
     pub routing: Vec<String>,
+    /// `indices_boost`: score multipliers per index name or pattern (the first match wins).
+    pub indices_boost: Vec<(String, f32)>,
+    /// `timeout` in milliseconds.
+    pub timeout: Option<u64>,
+    /// A key Lode refuses, raised once the index limits it counts against were checked.
+    pub refused: Option<&'static str>,
 }
 
-const KNOWN_KEYS: &[&str] = &[
-    "query",
-    "from",
-    "size",
-    "sort",
-    "_source",
-    "track_total_hits",
-    "track_scores",
-    "search_after",
-    "aggs",
-    "aggregations",
-    "docvalue_fields",
-    "stored_fields",
-    "version",
-    "seq_no_primary_term",
-    "min_score",
-    "terminate_after",
-    "timeout",
-    "highlight",
-    "explain",
-    "post_filter",
-    "fields",
-    "script_fields",
-    "profile",
-    "indices_boost",
-    "rescore",
-    "suggest",
-    "collapse",
-    "pit",
-    "runtime_mappings",
-    "stats",
-    "ext",
-    "slice",
-    "_source_includes",
-    "_source_excludes",
-];
-
+/// A `from`/`size`-like count: a non-negative integer.
 fn as_usize(v: &Value, name: &str) -> EsResult<usize> {
-    let n = v
-        .as_i64()
-        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-        .ok_or_else(|| {
-            EsError::x_content_parse(format!("[1:2] [{name}] failed to parse field: {v}"))
-        })?;
+    let n = body::read_int(v)?;
     if n < 0 {
         return Err(EsError::illegal_argument(format!(
             "[{name}] parameter cannot be negative, found [{n}]"
@@ -127,13 +93,7 @@ impl SearchRequest {
                 ))
             }
         };
-        for k in b.keys() {
-            if !KNOWN_KEYS.contains(&k.as_str()) {
-                return Err(EsError::parsing(format!(
-                    "Unknown key for a START_OBJECT in [{k}]."
-                )));
-            }
-        }
+        let refused = body::check_keys(b)?;
         let mut query = match b.get("query") {
             Some(q) => Some(query::parse_query(q)?),
             None => None,
@@ -174,6 +134,9 @@ impl SearchRequest {
                     req.param("_source_excludes"),
                 )
             } else {
+                if let Some(v) = b.get("_source") {
+                    body::check_source(v)?;
+                }
                 SourceFilter::from_json(b.get("_source"))
             };
         let track_total = match req
@@ -241,37 +204,26 @@ impl SearchRequest {
             Some(a) => Some(aggs::parse_aggs(a)?),
             None => None,
         };
-        let docvalue_fields = match b
-            .get("docvalue_fields")
-            .or(b.get("fields").filter(|_| false))
-        {
+        let docvalue_fields = match b.get("docvalue_fields") {
             Some(Value::Array(a)) => a
                 .iter()
-                .map(|v| match v {
-                    Value::String(s) => Ok((s.clone(), None)),
-                    Value::Object(o) => Ok((
-                        o.get("field")
-                            .and_then(|f| f.as_str())
-                            .unwrap_or_default()
-                            .to_string(),
-                        o.get("format").and_then(|f| f.as_str()).map(str::to_string),
-                    )),
-                    _ => Err(EsError::parsing(
-                        "[docvalue_fields] must be strings or objects",
-                    )),
-                })
+                .map(|v| body::read_field_and_format(v).map(|f| (f.field, f.format)))
                 .collect::<EsResult<Vec<_>>>()?,
             _ => Vec::new(),
         };
         let fields = match b.get("fields") {
             Some(Value::Array(a)) => a
                 .iter()
-                .filter_map(|v| match v {
-                    Value::String(s) => Some(s.clone()),
-                    Value::Object(o) => o.get("field").and_then(|f| f.as_str()).map(str::to_string),
-                    _ => None,
+                .map(|v| {
+                    let f = body::read_field_and_format(v)?;
+                    // Formats in `fields` (dates rendered with another pattern) are not
+                    // implemented: refused rather than answered in the mapping's format.
+                    if f.format.is_some() {
+                        return Err(body::not_supported("fields.format"));
+                    }
+                    Ok(f.field)
                 })
-                .collect(),
+                .collect::<EsResult<Vec<_>>>()?,
             _ => Vec::new(),
         };
         let stored = req
@@ -286,8 +238,23 @@ impl SearchRequest {
             if req.has(k) {
                 return req.bool_param(k, false);
             }
-            Ok(b.get(k).and_then(|v| v.as_bool()).unwrap_or(false))
+            b.get(k).map_or(Ok(false), |v| body::read_bool(v, k))
         };
+        if let Some(v) = b.get("stored_fields") {
+            body::read_strings(v, "stored_fields")?;
+        }
+        if let Some(ext) = b.get("ext").and_then(Value::as_object) {
+            // Search extensions belong to plugins; Lode has none.
+            if let Some(name) = ext.keys().next() {
+                return Err(
+                    EsError::parsing(format!("Unknown NamedObject [search_ext] [{name}]"))
+                        .caused_by(EsError::bad_request(
+                            "named_object_not_found_exception",
+                            format!("[1:1] unknown field [{name}]"),
+                        )),
+                );
+            }
+        }
         Ok(SearchRequest {
             query,
             post_filter: b.get("post_filter").map(query::parse_query).transpose()?,
@@ -306,28 +273,41 @@ impl SearchRequest {
             seq_no_primary_term: bool_opt("seq_no_primary_term")?,
             min_score: b
                 .get("min_score")
-                .and_then(|v| v.as_f64())
+                .map(body::read_float)
+                .transpose()?
                 .map(|f| f as f32),
-            terminate_after: req
-                .usize_param("terminate_after")?
-                .or(b
+            terminate_after: match req.usize_param("terminate_after")? {
+                Some(n) => Some(n),
+                None => b
                     .get("terminate_after")
-                    .and_then(|v| v.as_u64())
-                    .map(|v| v as usize))
-                .filter(|n| *n > 0),
+                    .map(|v| as_usize(v, "terminate_after"))
+                    .transpose()?,
+            }
+            .filter(|n| *n > 0),
             rest_total_hits_as_int,
             typed_keys: req.bool_param("typed_keys", false)?,
             script_fields,
             rescore_window,
             routing: crate::rest::list_param(req.param("routing")),
-            stats_groups: match b.get("stats") {
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect(),
-                Some(Value::String(g)) => vec![g.clone()],
-                _ => Vec::new(),
+            stats_groups: b
+                .get("stats")
+                .map(|v| body::read_strings(v, "stats"))
+                .transpose()?
+                .unwrap_or_default(),
+            indices_boost: b
+                .get("indices_boost")
+                .map(body::read_indices_boost)
+                .transpose()?
+                .unwrap_or_default(),
+            timeout: match req.param("timeout") {
+                Some(t) => body::read_time(&json!(t), "timeout")?,
+                None => b
+                    .get("timeout")
+                    .map(|v| body::read_time(v, "timeout"))
+                    .transpose()?
+                    .flatten(),
             },
+            refused,
         })
     }
 }
@@ -355,6 +335,8 @@ struct QueryPhase {
     aggs: Option<Value>,
     keys: Option<Vec<SortKey>>,
     shards: usize,
+    /// Some shard stopped at `terminate_after`.
+    terminated_early: bool,
 }
 
 /// Per-index searchers pinned for the fetch phase (and for scrolls).
@@ -364,8 +346,42 @@ struct Target {
     alias_filter: Option<query::Query>,
 }
 
-/// The search query on one index, restricted by its alias filter (scoring untouched).
+/// The search query on one index as every collector of the query phase sees it: restricted by
+/// its alias filter (scoring untouched), boosted by `indices_boost`, cut at `min_score`, and
+/// stopped after `terminate_after` documents per shard (noting it in `terminated`).
 fn base_query(
+    t: &Target,
+    sreq: &SearchRequest,
+    ctx: &QueryContext,
+    terminated: &Arc<AtomicBool>,
+) -> EsResult<Box<dyn tantivy::query::Query>> {
+    let mut q = filtered_query(t, sreq, ctx)?;
+    if let Some(boost) = index_boost(&sreq.indices_boost, &t.index.name) {
+        q = Box::new(tantivy::query::BoostQuery::new(q, boost));
+    }
+    if let Some(min) = sreq.min_score {
+        q = Box::new(query::MinScoreQuery::new(q, min));
+    }
+    if let Some(n) = sreq.terminate_after {
+        q = Box::new(query::TerminateAfterQuery::new(
+            q,
+            n as u64,
+            terminated.clone(),
+        ));
+    }
+    Ok(q)
+}
+
+/// The first `indices_boost` entry naming the index (or a pattern matching it), as in ES.
+fn index_boost(boosts: &[(String, f32)], index: &str) -> Option<f32> {
+    boosts
+        .iter()
+        .find(|(pattern, _)| lode_engine::mapping::wildcard_match(pattern, index))
+        .map(|(_, boost)| *boost)
+}
+
+/// The search query restricted by the index's alias filter.
+fn filtered_query(
     t: &Target,
     sreq: &SearchRequest,
     ctx: &QueryContext,
@@ -555,10 +571,11 @@ fn query_phase(
     let mut aggs_out: Option<Value> = None;
     let mut shards = 0;
     let mut keys_out: Option<Vec<SortKey>> = None;
+    let terminated = Arc::new(AtomicBool::new(false));
     for (ti, t) in targets.iter().enumerate() {
         let state = t.index.mapping_state();
         let ctx = context(&t.index, &state, now);
-        let mut q = base_query(t, sreq, &ctx)?;
+        let mut q = base_query(t, sreq, &ctx, &terminated)?;
         if let Some(pf) = &sreq.post_filter {
             let f = query::build_query(pf, &ctx)?;
             q = Box::new(tantivy::query::BooleanQuery::new(vec![
@@ -577,8 +594,7 @@ fn query_phase(
             .as_ref()
             .map(|k| k.len() == 1 && k[0].kind == SortKind::Score && k[0].desc)
             .unwrap_or(true)
-            && sreq.search_after.is_none()
-            && sreq.min_score.is_none();
+            && sreq.search_after.is_none();
         let after = match (&sreq.search_after, &keys) {
             (Some(a), Some(k)) => {
                 if a.len() != k.len() {
@@ -645,9 +661,12 @@ fn query_phase(
                     limit,
                     after,
                     shard_id: s.shard_id,
-                    track_scores: sreq.track_scores || sreq.min_score.is_some(),
+                    track_scores: sreq.track_scores,
                 };
+                // The walk visits a segment in several passes: it cannot count a
+                // terminate_after budget once per document.
                 let bounds = match (&sreq.query, keys.first()) {
+                    _ if sreq.terminate_after.is_some() => None,
                     (
                         Some(query),
                         Some(SortKey {
@@ -666,10 +685,6 @@ fn query_phase(
                 };
                 let with_score =
                     keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
-                let hits: Vec<SortedHit> = match sreq.min_score {
-                    Some(m) => hits.into_iter().filter(|h| h.score >= m).collect(),
-                    None => hits,
-                };
                 (
                     c,
                     hits.into_iter()
@@ -738,7 +753,7 @@ fn query_phase(
         let queries = targets
             .iter()
             .zip(&ctxs)
-            .map(|(t, ctx)| base_query(t, sreq, ctx))
+            .map(|(t, ctx)| base_query(t, sreq, ctx, &terminated))
             .collect::<EsResult<Vec<_>>>()?;
         let agg_targets: Vec<aggs::AggTarget> = targets
             .iter()
@@ -797,6 +812,7 @@ fn query_phase(
         aggs: aggs_out,
         keys: keys_out,
         shards,
+        terminated_early: terminated.load(Ordering::Relaxed),
     })
 }
 
@@ -988,6 +1004,9 @@ fn execute(
             )));
         }
     }
+    if let Some(key) = sreq.refused {
+        return Err(body::not_supported(key));
+    }
     let targets = pin(indices, &sreq.routing)?;
     let limit = match scroll {
         Some(_) => usize::MAX / 4,
@@ -1042,6 +1061,9 @@ fn execute(
     }
     body.insert("took".into(), json!(started.elapsed().as_millis() as u64));
     body.insert("timed_out".into(), json!(false));
+    if sreq.terminate_after.is_some() {
+        body.insert("terminated_early".into(), json!(qp.terminated_early));
+    }
     body.insert(
         "_shards".into(),
         json!({"total": qp.shards, "successful": qp.shards, "skipped": 0, "failed": 0}),
@@ -1404,6 +1426,9 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         rescore_window: None,
         stats_groups: Vec::new(),
         routing: Vec::new(),
+        indices_boost: Vec::new(),
+        timeout: None,
+        refused: None,
     };
     let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
     for t in &ctx.targets {

@@ -1,0 +1,454 @@
+//! The search body's top level, described once: which keys exist, which JSON tokens each
+//! accepts (ES's `SearchSourceBuilder` dispatches on the token, so `"query": 5` is an unknown
+//! key for a VALUE_NUMBER), and whether Lode implements it. Everything else is refused with
+//! the error Elasticsearch gives, so no key is ever silently ignored; the typed readers below
+//! give ES's errors for values of the wrong type.
+
+use lode_engine::{EsError, EsResult};
+use serde_json::{Map, Value};
+
+/// A JSON token as Elasticsearch's XContent parser names it in errors.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Token {
+    String,
+    Number,
+    Boolean,
+    Null,
+    Object,
+    Array,
+}
+
+impl Token {
+    pub fn of(v: &Value) -> Token {
+        match v {
+            Value::String(_) => Token::String,
+            Value::Number(_) => Token::Number,
+            Value::Bool(_) => Token::Boolean,
+            Value::Null => Token::Null,
+            Value::Object(_) => Token::Object,
+            Value::Array(_) => Token::Array,
+        }
+    }
+
+    pub fn es_name(self) -> &'static str {
+        match self {
+            Token::String => "VALUE_STRING",
+            Token::Number => "VALUE_NUMBER",
+            Token::Boolean => "VALUE_BOOLEAN",
+            Token::Null => "VALUE_NULL",
+            Token::Object => "START_OBJECT",
+            Token::Array => "START_ARRAY",
+        }
+    }
+
+    /// A scalar, as `XContentParser.Token#isValue` (null included).
+    fn is_value(self) -> bool {
+        !matches!(self, Token::Object | Token::Array)
+    }
+}
+
+/// Whether Lode implements a key.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Support {
+    Yes,
+    /// Accepted only as `false` (the default): `true` asks for a feature Lode lacks.
+    OnlyFalse,
+    /// Checked against its index limit first (as ES does), then refused.
+    AfterLimits,
+    No,
+}
+
+/// One top-level key of a search body.
+pub struct Key {
+    pub name: &'static str,
+    value: bool,
+    object: bool,
+    array: bool,
+    pub support: Support,
+}
+
+const fn key(name: &'static str, tokens: &str, support: Support) -> Key {
+    let t = tokens.as_bytes();
+    let mut i = 0;
+    let (mut value, mut object, mut array) = (false, false, false);
+    while i < t.len() {
+        match t[i] {
+            b'v' => value = true,
+            b'o' => object = true,
+            b'a' => array = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    Key {
+        name,
+        value,
+        object,
+        array,
+        support,
+    }
+}
+
+use Support::*;
+
+/// Elasticsearch 8's search body keys with the tokens each accepts: `v` a scalar, `o` an
+/// object, `a` an array (from `SearchSourceBuilder#parseXContent`).
+pub const SEARCH_KEYS: &[Key] = &[
+    key("query", "o", Yes),
+    key("post_filter", "o", Yes),
+    key("from", "v", Yes),
+    key("size", "v", Yes),
+    key("timeout", "v", Yes),
+    key("terminate_after", "v", Yes),
+    key("min_score", "v", Yes),
+    key("version", "v", Yes),
+    key("seq_no_primary_term", "v", Yes),
+    key("explain", "v", OnlyFalse),
+    key("track_scores", "v", Yes),
+    key("track_total_hits", "v", Yes),
+    key("_source", "voa", Yes),
+    key("stored_fields", "va", Yes),
+    key("sort", "voa", Yes),
+    key("profile", "v", OnlyFalse),
+    key("search_after", "a", Yes),
+    key("aggregations", "o", Yes),
+    key("aggs", "o", Yes),
+    key("docvalue_fields", "a", Yes),
+    key("fields", "a", Yes),
+    key("indices_boost", "a", Yes),
+    key("stats", "a", Yes),
+    key("ext", "o", Yes),
+    key("script_fields", "o", AfterLimits),
+    key("rescore", "oa", AfterLimits),
+    key("highlight", "o", No),
+    key("suggest", "o", No),
+    key("collapse", "o", No),
+    key("slice", "o", No),
+    key("pit", "o", No),
+    key("runtime_mappings", "o", No),
+    key("knn", "oa", No),
+    key("retriever", "o", No),
+    key("rank", "o", No),
+    key("sub_searches", "a", No),
+];
+
+/// Checks every top-level key of a search body; returns the first key Lode refuses only
+/// after its limit was checked (`script_fields`, `rescore`), if any.
+pub fn check_keys(body: &Map<String, Value>) -> EsResult<Option<&'static str>> {
+    let mut deferred = None;
+    for (name, v) in body {
+        let token = Token::of(v);
+        let key = SEARCH_KEYS.iter().find(|k| k.name == name).filter(|k| {
+            (token.is_value() && k.value)
+                || (token == Token::Object && k.object)
+                || (token == Token::Array && k.array)
+        });
+        let Some(key) = key else {
+            return Err(EsError::parsing(format!(
+                "Unknown key for a {} in [{name}].",
+                token.es_name()
+            )));
+        };
+        match key.support {
+            Yes => {}
+            OnlyFalse => {
+                if read_bool(v, key.name)? {
+                    return Err(not_supported(key.name));
+                }
+            }
+            AfterLimits => deferred = deferred.or(Some(key.name)),
+            No => return Err(not_supported(key.name)),
+        }
+    }
+    Ok(deferred)
+}
+
+pub fn not_supported(key: &str) -> EsError {
+    EsError::parsing(format!("[{key}] is not supported by Lode"))
+}
+
+/// An integer as `XContentParser#intValue` reads it: numbers (fractions truncated) and
+/// numeric strings; anything else is ES's `number_format_exception`.
+pub fn read_int(v: &Value) -> EsResult<i64> {
+    let n = match v {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f.trunc() as i64)),
+        Value::String(s) => s
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .or_else(|| s.trim().parse::<f64>().ok().map(|f| f.trunc() as i64)),
+        _ => None,
+    };
+    n.ok_or_else(|| number_format(v))
+}
+
+/// A float as `XContentParser#floatValue` reads it.
+pub fn read_float(v: &Value) -> EsResult<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
+    }
+    .ok_or_else(|| number_format(v))
+}
+
+fn number_format(v: &Value) -> EsError {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    EsError::bad_request(
+        "number_format_exception",
+        format!("For input string: \"{text}\""),
+    )
+}
+
+/// A boolean as `XContentParser#booleanValue` reads it: `true`/`false`, also as strings.
+pub fn read_bool(v: &Value, name: &str) -> EsResult<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s == "true" => Ok(true),
+        Value::String(s) if s == "false" => Ok(false),
+        Value::String(s) => Err(EsError::x_content_parse(format!(
+            "[{name}] Failed to parse value [{s}] as only [true] or [false] are allowed."
+        ))),
+        other => Err(EsError::x_content_parse(format!(
+            "[{name}] Failed to parse value [{other}] as only [true] or [false] are allowed."
+        ))),
+    }
+}
+
+/// A time value (`timeout`): `-1`, `0` or a number with a unit, as `TimeValue#parseTimeValue`.
+pub fn read_time(v: &Value, name: &str) -> EsResult<Option<u64>> {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let bare_number = text.trim().parse::<f64>().is_ok();
+    match lode_dates::parse_time_value_setting(&text, name) {
+        Ok(-1) => Ok(None),
+        // A unit is required, except for 0 and -1.
+        Ok(ms) if !bare_number || ms == 0 => Ok(Some(ms as u64)),
+        Ok(_) => Err(EsError::bad_request(
+            "parse_exception",
+            format!(
+                "failed to parse setting [{name}] with value [{text}] as a time value: unit is missing or unrecognized"
+            ),
+        )),
+        Err(e) => Err(EsError::bad_request("parse_exception", e.reason)),
+    }
+}
+
+/// `_source` as `FetchSourceContext#fromXContent` accepts it: a boolean, a pattern, an
+/// array of patterns, or an object of `includes`/`excludes` (each a pattern or an array).
+pub fn check_source(v: &Value) -> EsResult<()> {
+    let patterns = |v: &Value, field: &str| -> EsResult<()> {
+        match v {
+            Value::String(_) => Ok(()),
+            Value::Array(a) => a.iter().try_for_each(|p| match p {
+                Value::String(_) => Ok(()),
+                other => Err(EsError::parsing(format!(
+                    "Unknown key for a {} in [{field}].",
+                    Token::of(other).es_name()
+                ))),
+            }),
+            other => Err(EsError::parsing(format!(
+                "Unknown key for a {} in [{field}].",
+                Token::of(other).es_name()
+            ))),
+        }
+    };
+    match v {
+        Value::Bool(_) | Value::String(_) => Ok(()),
+        Value::Array(_) => patterns(v, "_source"),
+        Value::Object(o) => o.iter().try_for_each(|(k, v)| match k.as_str() {
+            "includes" | "include" | "excludes" | "exclude" => patterns(v, k),
+            _ => Err(EsError::parsing(format!(
+                "Unknown key for a {} in [{k}].",
+                Token::of(v).es_name()
+            ))),
+        }),
+        other => Err(EsError::parsing(format!(
+            "Expected one of [VALUE_BOOLEAN, START_OBJECT] but found [{}]",
+            Token::of(other).es_name()
+        ))),
+    }
+}
+
+/// A `fields` / `docvalue_fields` entry (ES's `FieldAndFormat`): a field pattern, or an
+/// object of `field`, `format` and `include_unmapped`.
+pub struct FieldAndFormat {
+    pub field: String,
+    pub format: Option<String>,
+    pub include_unmapped: bool,
+}
+
+pub fn read_field_and_format(v: &Value) -> EsResult<FieldAndFormat> {
+    match v {
+        Value::String(s) => Ok(FieldAndFormat {
+            field: s.clone(),
+            format: None,
+            include_unmapped: false,
+        }),
+        Value::Object(o) => {
+            let mut out = FieldAndFormat {
+                field: String::new(),
+                format: None,
+                include_unmapped: false,
+            };
+            for (k, v) in o {
+                match (k.as_str(), v) {
+                    ("field", Value::String(s)) => out.field = s.clone(),
+                    ("format", Value::String(s)) => out.format = Some(s.clone()),
+                    ("format", Value::Null) => {}
+                    ("include_unmapped", v) => out.include_unmapped = read_bool(v, k)?,
+                    ("field" | "format", _) => {
+                        return Err(EsError::x_content_parse(format!(
+                            "[field_and_format] {k} doesn't support values of type: {}",
+                            Token::of(v).es_name()
+                        )))
+                    }
+                    _ => {
+                        return Err(EsError::x_content_parse(format!(
+                            "[field_and_format] unknown field [{k}]"
+                        )))
+                    }
+                }
+            }
+            if out.field.is_empty() {
+                return Err(EsError::x_content_parse("Required [field]".to_string()));
+            }
+            Ok(out)
+        }
+        other => Err(EsError::x_content_parse(format!(
+            "[field_and_format] expected a string or an object, found [{}]",
+            Token::of(other).es_name()
+        ))),
+    }
+}
+
+/// `indices_boost`: an array of `{"index-or-pattern": boost}` objects, each with one entry.
+pub fn read_indices_boost(v: &Value) -> EsResult<Vec<(String, f32)>> {
+    let Value::Array(a) = v else {
+        return Err(EsError::parsing("[indices_boost] must be an array"));
+    };
+    a.iter()
+        .map(|e| match e {
+            Value::Object(o) if o.len() == 1 => {
+                let (name, boost) = o.iter().next().expect("one entry");
+                match boost {
+                    Value::Number(n) => Ok((name.clone(), n.as_f64().unwrap_or(1.0) as f32)),
+                    other => Err(EsError::parsing(format!(
+                        "Unknown key for a {} in [{name}].",
+                        Token::of(other).es_name()
+                    ))),
+                }
+            }
+            Value::Object(_) => Err(EsError::parsing(
+                "Expected [END_OBJECT] in [indices_boost] but found [FIELD_NAME]",
+            )),
+            other => Err(EsError::parsing(format!(
+                "Expected [START_OBJECT] in [indices_boost] but found [{}]",
+                Token::of(other).es_name()
+            ))),
+        })
+        .collect()
+}
+
+/// `stats`: an array of group names.
+pub fn read_strings(v: &Value, name: &str) -> EsResult<Vec<String>> {
+    match v {
+        Value::String(s) => Ok(vec![s.clone()]),
+        Value::Array(a) => a
+            .iter()
+            .map(|s| match s {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(EsError::parsing(format!(
+                    "Unknown key for a {} in [{name}].",
+                    Token::of(other).es_name()
+                ))),
+            })
+            .collect(),
+        other => Err(EsError::parsing(format!(
+            "Unknown key for a {} in [{name}].",
+            Token::of(other).es_name()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(v: Value) -> EsResult<Option<&'static str>> {
+        check_keys(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_their_token() {
+        let e = check(json!({"qurey": {}})).unwrap_err();
+        assert_eq!(e.kind, "parsing_exception");
+        assert_eq!(e.reason, "Unknown key for a START_OBJECT in [qurey].");
+        let e = check(json!({"query": 5})).unwrap_err();
+        assert_eq!(e.reason, "Unknown key for a VALUE_NUMBER in [query].");
+        let e = check(json!({"size": [1]})).unwrap_err();
+        assert_eq!(e.reason, "Unknown key for a START_ARRAY in [size].");
+        assert!(check(json!({"query": {}, "size": 1, "sort": "a", "_source": false})).is_ok());
+    }
+
+    #[test]
+    fn unimplemented_keys_are_refused_not_ignored() {
+        for k in [
+            "highlight",
+            "collapse",
+            "suggest",
+            "runtime_mappings",
+            "pit",
+            "slice",
+        ] {
+            let e = check(json!({ k: {} })).unwrap_err();
+            assert_eq!(e.status, 400, "{k}");
+            assert!(e.reason.contains(k), "{k}");
+        }
+        assert!(check(json!({"explain": false, "profile": false})).is_ok());
+        assert!(check(json!({"explain": true})).is_err());
+        assert_eq!(
+            check(json!({"script_fields": {}})).unwrap(),
+            Some("script_fields")
+        );
+    }
+
+    #[test]
+    fn values_of_the_wrong_type() {
+        assert_eq!(read_int(&json!("12")).unwrap(), 12);
+        assert_eq!(read_int(&json!(3.7)).unwrap(), 3);
+        let e = read_int(&json!("abc")).unwrap_err();
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("number_format_exception", "For input string: \"abc\"")
+        );
+        assert!(read_float(&json!("x")).is_err());
+        assert_eq!(read_float(&json!("0.5")).unwrap(), 0.5);
+        assert!(read_bool(&json!("yes"), "version").is_err());
+        assert!(read_bool(&json!("true"), "version").unwrap());
+        assert_eq!(read_time(&json!("1s"), "timeout").unwrap(), Some(1000));
+        assert_eq!(read_time(&json!("-1"), "timeout").unwrap(), None);
+        let e = read_time(&json!("abc"), "timeout").unwrap_err();
+        assert_eq!(e.kind, "parse_exception");
+        let e = check_source(&json!(5)).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Expected one of [VALUE_BOOLEAN, START_OBJECT] but found [VALUE_NUMBER]"
+        );
+        assert!(check_source(&json!({"includes": ["a"], "excludes": "b"})).is_ok());
+        assert!(check_source(&json!({"include": 1})).is_err());
+        assert!(check_source(&json!({"bogus": []})).is_err());
+        assert!(read_field_and_format(&json!({"field": "a", "bogus": 1})).is_err());
+        assert_eq!(
+            read_indices_boost(&json!([{"a": 2}, {"b*": 1.5}])).unwrap(),
+            vec![("a".to_string(), 2.0), ("b*".to_string(), 1.5)]
+        );
+        assert!(read_indices_boost(&json!([{"a": 2, "b": 1}])).is_err());
+    }
+}
