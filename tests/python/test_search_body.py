@@ -157,6 +157,53 @@ def test_indices_boost_must_be_an_array_of_objects(es, docs):
 
 
 # ---------------------------------------------------------------------------------------------
+# collapse
+
+
+@pytest.mark.parametrize("field", ["color", "tag", "n"])
+@pytest.mark.parametrize("order", ["asc", "desc"])
+def test_collapse_keeps_the_best_document_of_each_group(es, docs, field, order):
+    best = {}
+    for i, d in docs.items():
+        g = d[field]
+        if g not in best or (d["n"] < best[g] if order == "asc" else d["n"] > best[g]):
+            best[g] = d["n"]
+    want = sorted(best.items(), key=lambda kv: kv[1], reverse=order == "desc")
+    for frm, size in [(0, 10), (0, 50), (1, 2), (5, 20)]:
+        r = search(es, {"collapse": {"field": field}, "sort": [{"n": order}], "from": frm,
+                        "size": size, "track_total_hits": True})
+        assert r["hits"]["total"]["value"] == N
+        got = [(h["fields"][field][0], h["sort"][0]) for h in r["hits"]["hits"]]
+        page = want[frm:frm + size]
+        assert [n for _, n in got] == [n for _, n in page]
+        assert len({g for g, _ in got}) == len(got)
+        for g, n in got:
+            assert best[g] == n
+
+
+def test_collapse_by_score_with_a_query(es, docs):
+    r = search(es, {"query": SCORED, "collapse": {"field": "color"}, "size": 10})
+    best = {}
+    for d in docs.values():
+        best[d["color"]] = max(best.get(d["color"], 0.0), _score(d))
+    assert sorted((h["fields"]["color"][0], h["_score"]) for h in r["hits"]["hits"]) == \
+        sorted(best.items())
+
+
+def test_collapse_errors(es, docs):
+    # Checked on the shard, as ES does: a search phase failure caused by the field.
+    e = refused(es, {"collapse": {"field": "nope"}})
+    assert e["root_cause"][0]["type"] == "illegal_argument_exception"
+    assert "collapse" in e["root_cause"][0]["reason"]
+    assert refused(es, {"collapse": {"field": "tag"}, "search_after": ["a"],
+                        "sort": [{"tag": "asc"}]})["type"] == "illegal_argument_exception"
+    with pytest.raises(ApiError) as ei:
+        es.perform_request("POST", f"/{INDEX}/_search?scroll=1m", body={"collapse": {"field": "tag"}},
+                           headers={"content-type": "application/json", "accept": "application/json"})
+    assert ei.value.meta.status == 400
+
+
+# ---------------------------------------------------------------------------------------------
 # strictness
 
 
@@ -194,7 +241,7 @@ def test_values_of_the_wrong_type_are_refused(es, docs, body, kind):
 
 @pytest.mark.parametrize("key,value", [
     ("highlight", {"fields": {"tag": {}}}),
-    ("collapse", {"field": "tag"}),
+    ("collapse", {"field": "tag", "inner_hits": {"name": "x"}}),
     ("suggest", {"s": {"text": "x", "term": {"field": "tag"}}}),
     ("runtime_mappings", {"x": {"type": "long"}}),
     ("script_fields", {"x": {"script": "1"}}),

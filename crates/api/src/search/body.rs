@@ -122,7 +122,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("rescore", "oa", AfterLimits),
     key("highlight", "o", No),
     key("suggest", "o", No),
-    key("collapse", "o", No),
+    key("collapse", "o", Yes),
     key("slice", "o", No),
     key("pit", "o", No),
     key("runtime_mappings", "o", No),
@@ -353,6 +353,29 @@ pub fn read_indices_boost(v: &Value) -> EsResult<Vec<(String, f32)>> {
             ))),
         })
         .collect()
+}
+
+/// `collapse`: the field whose values group the hits (one hit per value).
+pub fn read_collapse(v: &Value) -> EsResult<String> {
+    let Value::Object(o) = v else {
+        return Err(EsError::parsing("[collapse] must be an object"));
+    };
+    let mut field = None;
+    for (k, v) in o {
+        match (k.as_str(), v) {
+            ("field", Value::String(f)) => field = Some(f.clone()),
+            // Groups' inner hits need a second search per group, not built yet.
+            ("inner_hits" | "max_concurrent_group_searches", _) => {
+                return Err(not_supported(&format!("collapse.{k}")))
+            }
+            _ => {
+                return Err(EsError::x_content_parse(format!(
+                    "[collapse] unknown field [{k}]"
+                )))
+            }
+        }
+    }
+    field.ok_or_else(|| EsError::x_content_parse("Required [field]"))
 }
 
 /// `stats`: an array of group names.

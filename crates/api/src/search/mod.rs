@@ -3,6 +3,7 @@
 //! hits, totals and aggregations → fetch `_source` → render Elasticsearch's JSON.
 
 mod body;
+mod collapse;
 pub mod request_cache;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -66,6 +67,8 @@ pub struct SearchRequest {
     pub indices_boost: Vec<(String, f32)>,
     /// `timeout` in milliseconds.
     pub timeout: Option<u64>,
+    /// `collapse.field`: one hit per value of this field.
+    pub collapse: Option<String>,
     /// A key Lode refuses, raised once the index limits it counts against were checked.
     pub refused: Option<&'static str>,
 }
@@ -307,6 +310,7 @@ impl SearchRequest {
                     .transpose()?
                     .flatten(),
             },
+            collapse: b.get("collapse").map(body::read_collapse).transpose()?,
             refused,
         })
     }
@@ -325,6 +329,8 @@ struct Candidate {
     addr: DocAddress,
     score: Option<f32>,
     sort: Option<Vec<SortValue>>,
+    /// The value of the `collapse` field (`null` when the document has none).
+    group: Option<Value>,
 }
 
 /// The results of the query phase over all indices.
@@ -590,6 +596,11 @@ fn query_phase(
             Some(s) => Some(sort::parse_sort(s, &state.mapping)?),
             None => None,
         };
+        let collapse = sreq
+            .collapse
+            .as_deref()
+            .map(|f| collapse::field(&state.mapping, f))
+            .transpose()?;
         let score_only = keys
             .as_ref()
             .map(|k| k.len() == 1 && k[0].kind == SortKind::Score && k[0].desc)
@@ -625,78 +636,94 @@ fn query_phase(
             let started = Instant::now();
             let shard_stats = &t.index.shards()?[s.shard_id].stats;
             let searcher = &s.searcher;
-            // Never reserve more slots than the shard has documents (scrolls ask for all).
-            let limit = limit.min(searcher.num_docs() as usize);
-            let (count, cands) = if score_only {
-                if limit == 0 {
-                    (count_total(searcher, &*q, sreq.track_total)?, Vec::new())
+            let collect = |limit: usize| -> EsResult<(u64, Vec<Candidate>)> {
+                // Never reserve more slots than the shard has documents (scrolls ask for all).
+                let limit = limit.min(searcher.num_docs() as usize);
+                Ok(if score_only {
+                    if limit == 0 {
+                        (count_total(searcher, &*q, sreq.track_total)?, Vec::new())
+                    } else {
+                        let (c, top) = searcher
+                            .search(&*q, &(Count, TopDocs::with_limit(limit).order_by_score()))?;
+                        (
+                            c as u64,
+                            top.into_iter()
+                                .map(|(score, addr)| Candidate {
+                                    index: ti,
+                                    shard: s.shard_id,
+                                    addr,
+                                    score: Some(score),
+                                    sort: None,
+                                    group: None,
+                                })
+                                .collect(),
+                        )
+                    }
                 } else {
-                    let (c, top) = searcher
-                        .search(&*q, &(Count, TopDocs::with_limit(limit).order_by_score()))?;
+                    let keys = keys.clone().unwrap_or_else(|| {
+                        vec![SortKey {
+                            kind: SortKind::Score,
+                            desc: true,
+                            missing_first: false,
+                            missing_value: None,
+                            mode: None,
+                        }]
+                    });
+                    let coll = sort::FieldSortCollector {
+                        keys: keys.clone(),
+                        limit,
+                        after: after.clone(),
+                        shard_id: s.shard_id,
+                        track_scores: sreq.track_scores,
+                    };
+                    // The walk visits a segment in several passes: it cannot count a
+                    // terminate_after budget once per document.
+                    let bounds = match (&sreq.query, keys.first()) {
+                        _ if sreq.terminate_after.is_some() => None,
+                        (
+                            Some(query),
+                            Some(SortKey {
+                                kind: SortKind::Field { name, .. },
+                                ..
+                            }),
+                        ) => lode_query::required_point_bounds(query, name, &ctx)?,
+                        _ => None,
+                    };
+                    let (c, hits) = match walk::top_hits(searcher, &*q, &coll, bounds)? {
+                        Some(hits) => (count_total(searcher, &*q, sreq.track_total)?, hits),
+                        None => {
+                            let (c, hits) = searcher.search(&*q, &(Count, coll))?;
+                            (c as u64, hits)
+                        }
+                    };
+                    let with_score =
+                        keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
                     (
-                        c as u64,
-                        top.into_iter()
-                            .map(|(score, addr)| Candidate {
+                        c,
+                        hits.into_iter()
+                            .map(|h| Candidate {
                                 index: ti,
                                 shard: s.shard_id,
-                                addr,
-                                score: Some(score),
-                                sort: None,
+                                addr: h.addr,
+                                score: if with_score { Some(h.score) } else { None },
+                                sort: Some(h.values),
+                                group: None,
                             })
                             .collect(),
                     )
-                }
-            } else {
-                let keys = keys.clone().unwrap_or_else(|| {
-                    vec![SortKey {
-                        kind: SortKind::Score,
-                        desc: true,
-                        missing_first: false,
-                        missing_value: None,
-                        mode: None,
-                    }]
-                });
-                let coll = sort::FieldSortCollector {
-                    keys: keys.clone(),
+                })
+            };
+            let (count, cands) = match &collapse {
+                None => collect(limit)?,
+                Some(def) => collapse::top_groups(
                     limit,
-                    after,
-                    shard_id: s.shard_id,
-                    track_scores: sreq.track_scores,
-                };
-                // The walk visits a segment in several passes: it cannot count a
-                // terminate_after budget once per document.
-                let bounds = match (&sreq.query, keys.first()) {
-                    _ if sreq.terminate_after.is_some() => None,
-                    (
-                        Some(query),
-                        Some(SortKey {
-                            kind: SortKind::Field { name, .. },
-                            ..
-                        }),
-                    ) => lode_query::required_point_bounds(query, name, &ctx)?,
-                    _ => None,
-                };
-                let (c, hits) = match walk::top_hits(searcher, &*q, &coll, bounds)? {
-                    Some(hits) => (count_total(searcher, &*q, sreq.track_total)?, hits),
-                    None => {
-                        let (c, hits) = searcher.search(&*q, &(Count, coll))?;
-                        (c as u64, hits)
-                    }
-                };
-                let with_score =
-                    keys.iter().any(|k| k.kind == SortKind::Score) || sreq.track_scores;
-                (
-                    c,
-                    hits.into_iter()
-                        .map(|h| Candidate {
-                            index: ti,
-                            shard: s.shard_id,
-                            addr: h.addr,
-                            score: if with_score { Some(h.score) } else { None },
-                            sort: Some(h.values),
-                        })
-                        .collect(),
-                )
+                    searcher.num_docs() as usize,
+                    collect,
+                    |c: &mut Candidate| {
+                        c.group = Some(collapse::group_value(searcher, c.addr, def)?);
+                        Ok(c.group.clone().unwrap_or(Value::Null))
+                    },
+                )?,
             };
             shard_stats.query_total.fetch_add(1, Ordering::Relaxed);
             add_elapsed(&shard_stats.query_time_nanos, started);
@@ -795,6 +822,9 @@ fn query_phase(
                 .then(a.addr.segment_ord.cmp(&b.addr.segment_ord))
                 .then(a.addr.doc_id.cmp(&b.addr.doc_id))
         }),
+    }
+    if sreq.collapse.is_some() {
+        collapse::first_of_each_group(&mut all_hits, |c| c.group.as_ref());
     }
     all_hits.truncate(limit);
     if keys_out
@@ -911,6 +941,9 @@ fn fetch_phase(
                 }
             }
         }
+        if let (Some(field), Some(group)) = (&sreq.collapse, &h.group) {
+            fields.insert(field.clone(), json!([group]));
+        }
         if !fields.is_empty() {
             hit.insert("fields".into(), Value::Object(fields));
         }
@@ -1006,6 +1039,9 @@ fn execute(
     }
     if let Some(key) = sreq.refused {
         return Err(body::not_supported(key));
+    }
+    if sreq.collapse.is_some() {
+        collapse::check_request(sreq, scroll.is_some())?;
     }
     let targets = pin(indices, &sreq.routing)?;
     let limit = match scroll {
@@ -1428,6 +1464,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         routing: Vec::new(),
         indices_boost: Vec::new(),
         timeout: None,
+        collapse: None,
         refused: None,
     };
     let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
