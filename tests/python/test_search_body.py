@@ -263,3 +263,17 @@ def test_accepted_values(es, docs):
                  {"docvalue_fields": [{"field": "n"}, "tag"]}):
         r = search(es, dict(body, query={"term": {"tag": "a"}}))
         assert r["hits"]["total"]["value"] == sum(1 for d in docs.values() if d["tag"] == "a"), body
+
+
+def test_every_scroll_page_fetches_what_the_first_did(es, docs):
+    r = es.search(index=INDEX, scroll="1m", size=40, docvalue_fields=["n"], fields=["tag"],
+                  sort=["_doc"])
+    seen = 0
+    while r["hits"]["hits"]:
+        for h in r["hits"]["hits"]:
+            d = docs[h["_id"]]
+            assert h["fields"] == {"n": [d["n"]], "tag": [d["tag"]]}
+            seen += 1
+        r = es.scroll(scroll_id=r["_scroll_id"], scroll="1m")
+    es.clear_scroll(scroll_id=r["_scroll_id"])
+    assert seen == N
