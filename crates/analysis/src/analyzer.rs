@@ -165,6 +165,25 @@ impl Analyzer {
             .collect()
     }
 
+    /// As [`Analyzer::analyze`] with offsets in bytes of `text` (to slice it, e.g. when
+    /// highlighting).
+    pub fn analyze_bytes(&self, text: &str) -> Vec<AnalyzedToken> {
+        let mut s = Scratch::default();
+        self.chain.run(text, &mut s);
+        let mut position = Positions::default();
+        s.toks
+            .as_slice()
+            .iter()
+            .map(|t| AnalyzedToken {
+                token: t.text.clone(),
+                start_offset: t.start,
+                end_offset: t.end,
+                token_type: t.kind.as_str().to_string(),
+                position: position.advance(t.pos_inc),
+            })
+            .collect()
+    }
+
     /// Normalizer convenience: the single token's text (or the concatenation of all tokens
     /// should a chain emit several), e.g. the keyword value to index.
     pub fn normalize(&self, text: &str) -> String {

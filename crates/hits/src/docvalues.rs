@@ -79,10 +79,8 @@ pub fn read(
 
 /// Values of one field taken from `_source` (the `fields` option).
 pub fn from_source(source: &Value, def: &FieldDef) -> Vec<Value> {
-    let path = def.parent.as_deref().unwrap_or(&def.path);
-    let mut raw = Vec::new();
-    collect(source, &path.split('.').collect::<Vec<_>>(), &mut raw);
-    raw.into_iter()
+    source_raw(source, def)
+        .into_iter()
         .filter(|v| !v.is_null())
         .map(|v| match def.storage() {
             Storage::I64 if def.ty.is_date() => def
@@ -99,6 +97,15 @@ pub fn from_source(source: &Value, def: &FieldDef) -> Vec<Value> {
             _ => v,
         })
         .collect()
+}
+
+/// A field's values as `_source` holds them (a multi-field's are its parent's), arrays
+/// flattened.
+pub fn source_raw(source: &Value, def: &FieldDef) -> Vec<Value> {
+    let path = def.parent.as_deref().unwrap_or(&def.path);
+    let mut raw = Vec::new();
+    collect(source, &path.split('.').collect::<Vec<_>>(), &mut raw);
+    raw
 }
 
 fn collect(v: &Value, path: &[&str], out: &mut Vec<Value>) {

@@ -120,7 +120,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("ext", "o", Yes),
     key("script_fields", "o", AfterLimits),
     key("rescore", "oa", AfterLimits),
-    key("highlight", "o", No),
+    key("highlight", "o", Yes),
     key("suggest", "o", No),
     key("collapse", "o", Yes),
     key("slice", "o", No),

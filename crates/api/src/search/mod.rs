@@ -13,6 +13,7 @@ use lode_engine::node::ResolveOptions;
 use lode_engine::schema::MetaFields;
 use lode_engine::shard::{add_elapsed, stored_source, ShardSearcher, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
+use lode_hits::highlight::{HighlightRequest, Highlighter};
 use lode_hits::sort::{self, SortKey, SortKind, SortValue};
 use lode_hits::source::SourceFilter;
 use lode_hits::walk;
@@ -69,6 +70,7 @@ pub struct SearchRequest {
     pub timeout: Option<u64>,
     /// `collapse.field`: one hit per value of this field.
     pub collapse: Option<String>,
+    pub highlight: Option<HighlightRequest>,
     /// A key Lode refuses, raised once the index limits it counts against were checked.
     pub refused: Option<&'static str>,
 }
@@ -311,6 +313,10 @@ impl SearchRequest {
                     .flatten(),
             },
             collapse: b.get("collapse").map(body::read_collapse).transpose()?,
+            highlight: b
+                .get("highlight")
+                .map(HighlightRequest::parse)
+                .transpose()?,
             refused,
         })
     }
@@ -869,6 +875,31 @@ fn fetch_phase(
     keys: Option<&[SortKey]>,
 ) -> EsResult<Vec<Value>> {
     let mut out = Vec::with_capacity(hits.len());
+    let now = now_millis();
+    let states: Vec<_> = targets.iter().map(|t| t.index.mapping_state()).collect();
+    let ctxs: Vec<_> = targets
+        .iter()
+        .zip(&states)
+        .map(|(t, st)| context(&t.index, st, now))
+        .collect();
+    let highlighters = match &sreq.highlight {
+        Some(hl) => targets
+            .iter()
+            .zip(&ctxs)
+            .map(|(t, ctx)| {
+                Highlighter::new(
+                    hl,
+                    sreq.query.as_ref(),
+                    ctx,
+                    t.index
+                        .usize_setting("index.highlight.max_analyzed_offset", 1_000_000),
+                    &t.index.name,
+                )
+                .map(Some)
+            })
+            .collect::<EsResult<Vec<_>>>()?,
+        None => Vec::new(),
+    };
     for h in hits {
         let t = &targets[h.index];
         let s = &t
@@ -904,7 +935,7 @@ fn fetch_phase(
                 hit.insert("_primary_term".into(), json!(PRIMARY_TERM));
             }
         }
-        let needs_source = sreq.source.fetch || !sreq.fields.is_empty();
+        let needs_source = sreq.source.fetch || !sreq.fields.is_empty() || sreq.highlight.is_some();
         let source: Option<Value> = if needs_source {
             let bytes = stored_source(&doc, s.meta);
             // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
@@ -946,6 +977,11 @@ fn fetch_phase(
         }
         if !fields.is_empty() {
             hit.insert("fields".into(), Value::Object(fields));
+        }
+        if let (Some(Some(hl)), Some(src)) = (highlighters.get(h.index), &source) {
+            if let Some(v) = hl.highlight(src, &id)? {
+                hit.insert("highlight".into(), v);
+            }
         }
         if let (Some(vals), Some(keys)) = (&h.sort, keys) {
             hit.insert(
@@ -1094,6 +1130,8 @@ fn execute(
             fields: sreq.fields.clone(),
             stored_fields_none: sreq.stored_fields_none,
             stats_groups: sreq.stats_groups.clone(),
+            highlight: sreq.highlight.clone(),
+            query: sreq.query.clone(),
             expires: Instant::now() + ttl,
             as_int: sreq.rest_total_hits_as_int,
         });
@@ -1364,6 +1402,9 @@ struct ScrollCtx {
     fields: Vec<String>,
     stored_fields_none: bool,
     stats_groups: Vec<String>,
+    highlight: Option<HighlightRequest>,
+    /// The search query, for highlighting.
+    query: Option<query::Query>,
     expires: Instant,
     as_int: bool,
 }
@@ -1448,7 +1489,6 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
     let take = ctx.size.min(ctx.remaining.len());
     let page: Vec<Candidate> = ctx.remaining.drain(..take).collect();
     let sreq = SearchRequest {
-        query: None,
         post_filter: None,
         from: 0,
         size: ctx.size,
@@ -1474,7 +1514,9 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         indices_boost: Vec::new(),
         timeout: None,
         collapse: None,
+        highlight: ctx.highlight.clone(),
         refused: None,
+        query: ctx.query.clone(),
     };
     let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
     for t in &ctx.targets {
