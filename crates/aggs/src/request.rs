@@ -1464,7 +1464,13 @@ fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
             "track_scores" => r.track_scores = boolean(TY, k, v)?,
             "version" => r.version = boolean(TY, k, v)?,
             "seq_no_primary_term" => r.seq_no_primary_term = boolean(TY, k, v)?,
-            _ => {}
+            "explain" if !boolean(TY, k, v)? => {}
+            // Accepted by ES, not built into Lode's top_hits yet: refused, never ignored.
+            _ => {
+                return Err(EsError::parsing(format!(
+                    "[{TY}] [{k}] is not supported by Lode"
+                )))
+            }
         }
     }
     if r.from + r.size > 100 {
