@@ -276,3 +276,25 @@ def test_every_scroll_page_fetches_what_the_first_did(es, docs):
         r = es.scroll(scroll_id=r["_scroll_id"], scroll="1m")
     es.clear_scroll(scroll_id=r["_scroll_id"])
     assert seen == N
+
+
+# ---------------------------------------------------------------------------------------------
+# timeout
+
+
+def test_a_search_past_its_deadline_returns_partial_results(es, docs):
+    # A zero timeout is a deadline that has passed before the first document.
+    r = search(es, {"timeout": "0ms", "size": 10, "track_total_hits": True,
+                    "aggs": {"colors": {"terms": {"field": "color"}}}})
+    assert r["timed_out"] is True
+    assert r["hits"]["total"]["value"] < N
+    assert len(r["hits"]["hits"]) <= r["hits"]["total"]["value"]
+    # Timed-out answers are not cached for the next request.
+    r = search(es, {"timeout": "0ms", "size": 0})
+    assert r["timed_out"] is True
+
+
+def test_a_search_within_its_deadline_is_complete(es, docs):
+    r = search(es, {"timeout": "1m", "size": 0, "track_total_hits": True})
+    assert r["timed_out"] is False
+    assert r["hits"]["total"]["value"] == N

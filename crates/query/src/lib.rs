@@ -21,6 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 mod boosting;
+mod early_stop;
 mod function_score;
 mod min_score;
 mod msm;
@@ -30,12 +31,12 @@ mod plan;
 pub mod points;
 mod query_string;
 mod stats;
-mod terminate_after;
 mod values;
 
 #[cfg(test)]
 mod tests;
 
+pub use early_stop::{EarlyStopQuery, Stopped};
 pub use min_score::MinScoreQuery;
 pub use msm::min_should_match;
 pub use parse::{
@@ -47,7 +48,6 @@ pub use parse::{
 pub use plan::{build_filter, build_query};
 pub use query_string::{Occur, QsNode, QsTerm};
 pub use stats::FieldStatistics;
-pub use terminate_after::TerminateAfterQuery;
 
 use lode_analysis::AnalysisRegistry;
 use lode_engine::mapping::Mapping;

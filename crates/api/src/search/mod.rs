@@ -21,7 +21,7 @@ use lode_query::{self as query, QueryContext};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tantivy::collector::{Count, TopDocs};
@@ -349,6 +349,8 @@ struct QueryPhase {
     shards: usize,
     /// Some shard stopped at `terminate_after`.
     terminated_early: bool,
+    /// Some shard stopped at the `timeout` deadline.
+    timed_out: bool,
 }
 
 /// Per-index searchers pinned for the fetch phase (and for scrolls).
@@ -360,12 +362,13 @@ struct Target {
 
 /// The search query on one index as every collector of the query phase sees it: restricted by
 /// its alias filter (scoring untouched), boosted by `indices_boost`, cut at `min_score`, and
-/// stopped after `terminate_after` documents per shard (noting it in `terminated`).
+/// stopped after `terminate_after` documents per shard or at the `timeout` deadline (noting
+/// either in `stopped`).
 fn base_query(
     t: &Target,
     sreq: &SearchRequest,
     ctx: &QueryContext,
-    terminated: &Arc<AtomicBool>,
+    early: &EarlyStop,
 ) -> EsResult<Box<dyn tantivy::query::Query>> {
     let mut q = filtered_query(t, sreq, ctx)?;
     if let Some(boost) = index_boost(&sreq.indices_boost, &t.index.name) {
@@ -374,14 +377,21 @@ fn base_query(
     if let Some(min) = sreq.min_score {
         q = Box::new(query::MinScoreQuery::new(q, min));
     }
-    if let Some(n) = sreq.terminate_after {
-        q = Box::new(query::TerminateAfterQuery::new(
+    if sreq.terminate_after.is_some() || early.deadline.is_some() {
+        q = Box::new(query::EarlyStopQuery::new(
             q,
-            n as u64,
-            terminated.clone(),
+            sreq.terminate_after.map(|n| n as u64),
+            early.deadline,
+            early.stopped.clone(),
         ));
     }
     Ok(q)
+}
+
+/// When shards stop collecting, and whether they did.
+struct EarlyStop {
+    deadline: Option<Instant>,
+    stopped: Arc<query::Stopped>,
 }
 
 /// The first `indices_boost` entry naming the index (or a pattern matching it), as in ES.
@@ -583,11 +593,16 @@ fn query_phase(
     let mut aggs_out: Option<Value> = None;
     let mut shards = 0;
     let mut keys_out: Option<Vec<SortKey>> = None;
-    let terminated = Arc::new(AtomicBool::new(false));
+    let early = EarlyStop {
+        deadline: sreq
+            .timeout
+            .map(|ms| Instant::now() + Duration::from_millis(ms)),
+        stopped: Arc::default(),
+    };
     for (ti, t) in targets.iter().enumerate() {
         let state = t.index.mapping_state();
         let ctx = context(&t.index, &state, now);
-        let mut q = base_query(t, sreq, &ctx, &terminated)?;
+        let mut q = base_query(t, sreq, &ctx, &early)?;
         if let Some(pf) = &sreq.post_filter {
             let f = query::build_query(pf, &ctx)?;
             q = Box::new(tantivy::query::BooleanQuery::new(vec![
@@ -786,7 +801,7 @@ fn query_phase(
         let queries = targets
             .iter()
             .zip(&ctxs)
-            .map(|(t, ctx)| base_query(t, sreq, ctx, &terminated))
+            .map(|(t, ctx)| base_query(t, sreq, ctx, &early))
             .collect::<EsResult<Vec<_>>>()?;
         let agg_targets: Vec<aggs::AggTarget> = targets
             .iter()
@@ -848,7 +863,8 @@ fn query_phase(
         aggs: aggs_out,
         keys: keys_out,
         shards,
-        terminated_early: terminated.load(Ordering::Relaxed),
+        terminated_early: early.stopped.terminated.load(Ordering::Relaxed),
+        timed_out: early.stopped.timed_out.load(Ordering::Relaxed),
     })
 }
 
@@ -1138,7 +1154,7 @@ fn execute(
         body.insert("_scroll_id".into(), json!(id));
     }
     body.insert("took".into(), json!(started.elapsed().as_millis() as u64));
-    body.insert("timed_out".into(), json!(false));
+    body.insert("timed_out".into(), json!(qp.timed_out));
     if sreq.terminate_after.is_some() {
         body.insert("terminated_early".into(), json!(qp.terminated_early));
     }
@@ -1288,7 +1304,10 @@ fn execute_cached(
         return Ok(hit);
     }
     let out = execute(indices, sreq, scroll)?;
-    request_cache::put(key, out.clone(), uuids);
+    // Partial results are not the answer for the next request (ES caches only complete ones).
+    if out["timed_out"] != json!(true) {
+        request_cache::put(key, out.clone(), uuids);
+    }
     Ok(out)
 }
 

@@ -1,0 +1,174 @@
+//! Stopping a shard's collection early, for the search body's `terminate_after` and
+//! `timeout`. `terminate_after`: a shard stops after that many matching documents (in index
+//! order, as ES's early-terminating collector), and every collector of the pass (count, hits,
+//! aggregations) sees the same documents; the budget lives in the weight, so one weight is
+//! one shard's pass over its segments, whatever collectors share it. `timeout`: a shard stops
+//! at the deadline (checked every 256 documents and at each segment), keeping what it
+//! collected, as ES's time-limited searcher returns partial results.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tantivy::query::{EnableScoring, Explanation, Query, Scorer, Weight};
+use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED};
+
+/// Why collections stopped, shared by every shard of a request.
+#[derive(Debug, Default)]
+pub struct Stopped {
+    /// Some shard had more matches than `terminate_after` (`terminated_early`).
+    pub terminated: AtomicBool,
+    /// Some shard reached the deadline (`timed_out`).
+    pub timed_out: AtomicBool,
+}
+
+#[derive(Debug)]
+pub struct EarlyStopQuery {
+    query: Box<dyn Query>,
+    max_docs: Option<u64>,
+    deadline: Option<Instant>,
+    stopped: Arc<Stopped>,
+}
+
+impl EarlyStopQuery {
+    pub fn new(
+        query: Box<dyn Query>,
+        max_docs: Option<u64>,
+        deadline: Option<Instant>,
+        stopped: Arc<Stopped>,
+    ) -> EarlyStopQuery {
+        EarlyStopQuery {
+            query,
+            max_docs,
+            deadline,
+            stopped,
+        }
+    }
+}
+
+impl Clone for EarlyStopQuery {
+    fn clone(&self) -> Self {
+        EarlyStopQuery {
+            query: self.query.box_clone(),
+            max_docs: self.max_docs,
+            deadline: self.deadline,
+            stopped: self.stopped.clone(),
+        }
+    }
+}
+
+impl Query for EarlyStopQuery {
+    fn weight(&self, enable_scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(EarlyStopWeight {
+            weight: self.query.weight(enable_scoring)?,
+            remaining: Arc::new(AtomicU64::new(self.max_docs.unwrap_or(u64::MAX))),
+            deadline: self.deadline,
+            stopped: self.stopped.clone(),
+        }))
+    }
+
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a tantivy::Term, bool)) {
+        self.query.query_terms(visitor);
+    }
+}
+
+struct EarlyStopWeight {
+    weight: Box<dyn Weight>,
+    remaining: Arc<AtomicU64>,
+    deadline: Option<Instant>,
+    stopped: Arc<Stopped>,
+}
+
+impl Weight for EarlyStopWeight {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let mut scorer = EarlyStopScorer {
+            scorer: self.weight.scorer(reader, boost)?,
+            remaining: self.remaining.clone(),
+            deadline: self.deadline,
+            stopped: self.stopped.clone(),
+            doc: TERMINATED,
+            since_clock: 0,
+        };
+        scorer.arrive(scorer.scorer.doc());
+        Ok(Box::new(scorer))
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        self.weight.explain(reader, doc)
+    }
+}
+
+/// A document is charged to the budget when the scorer moves past it, not when it arrives:
+/// a scorer only probed (built, looked at, dropped) costs nothing.
+struct EarlyStopScorer {
+    scorer: Box<dyn Scorer>,
+    remaining: Arc<AtomicU64>,
+    deadline: Option<Instant>,
+    stopped: Arc<Stopped>,
+    doc: DocId,
+    /// Documents since the clock was last read.
+    since_clock: u32,
+}
+
+impl EarlyStopScorer {
+    /// Makes `doc` current if the budget has room for it and the deadline has not passed; a
+    /// spent budget ends the segment (and the shard: the budget is shared by its segments).
+    fn arrive(&mut self, doc: DocId) -> DocId {
+        self.doc = doc;
+        if doc == TERMINATED {
+            return doc;
+        }
+        if self.remaining.load(Ordering::Relaxed) == 0 {
+            self.stopped.terminated.store(true, Ordering::Relaxed);
+            self.doc = TERMINATED;
+        } else if let Some(deadline) = self.deadline {
+            if self.since_clock == 0 && Instant::now() >= deadline {
+                self.stopped.timed_out.store(true, Ordering::Relaxed);
+                self.doc = TERMINATED;
+            }
+            self.since_clock = (self.since_clock + 1) % 256;
+        }
+        self.doc
+    }
+
+    fn leave(&mut self) {
+        let _ = self
+            .remaining
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+}
+
+impl DocSet for EarlyStopScorer {
+    fn advance(&mut self) -> DocId {
+        if self.doc == TERMINATED {
+            return TERMINATED;
+        }
+        self.leave();
+        let doc = self.scorer.advance();
+        self.arrive(doc)
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.doc == TERMINATED || self.doc >= target {
+            return self.doc;
+        }
+        self.leave();
+        let doc = self.scorer.seek(target);
+        self.arrive(doc)
+    }
+
+    fn doc(&self) -> DocId {
+        self.doc
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.scorer
+            .size_hint()
+            .min(self.remaining.load(Ordering::Relaxed).min(u32::MAX as u64) as u32)
+    }
+}
+
+impl Scorer for EarlyStopScorer {
+    fn score(&mut self) -> Score {
+        self.scorer.score()
+    }
+}
