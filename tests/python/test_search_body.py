@@ -247,7 +247,6 @@ def test_values_of_the_wrong_type_are_refused(es, docs, body, kind):
     ("rescore", {"query": {"rescore_query": {"match_all": {}}}}),
     ("pit", {"id": "x"}),
     ("slice", {"id": 0, "max": 2}),
-    ("explain", True),
     ("profile", True),
 ])
 def test_features_lode_lacks_are_refused_not_ignored(es, docs, key, value):
@@ -298,3 +297,14 @@ def test_a_search_within_its_deadline_is_complete(es, docs):
     r = search(es, {"timeout": "1m", "size": 0, "track_total_hits": True})
     assert r["timed_out"] is False
     assert r["hits"]["total"]["value"] == N
+
+
+def test_explain_gives_each_hit_its_score_breakdown(es, docs):
+    r = search(es, {"explain": True, "query": SCORED, "min_score": 1.0, "size": 20})
+    assert r["hits"]["hits"]
+    for h in r["hits"]["hits"]:
+        e = h["_explanation"]
+        assert e["value"] == pytest.approx(h["_score"]) == pytest.approx(_score(docs[h["_id"]]))
+        assert isinstance(e["description"], str) and isinstance(e["details"], list)
+        assert h["_shard"] == f"[{INDEX}][0]"
+    assert "_explanation" not in search(es, {"size": 1})["hits"]["hits"][0]

@@ -103,7 +103,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("min_score", "v", Yes),
     key("version", "v", Yes),
     key("seq_no_primary_term", "v", Yes),
-    key("explain", "v", OnlyFalse),
+    key("explain", "v", Yes),
     key("track_scores", "v", Yes),
     key("track_total_hits", "v", Yes),
     key("_source", "voa", Yes),
@@ -435,7 +435,7 @@ mod tests {
             assert!(e.reason.contains(k), "{k}");
         }
         assert!(check(json!({"explain": false, "profile": false})).is_ok());
-        assert!(check(json!({"explain": true})).is_err());
+        assert!(check(json!({"profile": true})).is_err());
         assert_eq!(
             check(json!({"script_fields": {}})).unwrap(),
             Some("script_fields")

@@ -71,6 +71,8 @@ pub struct SearchRequest {
     /// `collapse.field`: one hit per value of this field.
     pub collapse: Option<String>,
     pub highlight: Option<HighlightRequest>,
+    /// `explain`: each hit carries how its score was computed.
+    pub explain: bool,
     /// A key Lode refuses, raised once the index limits it counts against were checked.
     pub refused: Option<&'static str>,
 }
@@ -313,6 +315,7 @@ impl SearchRequest {
                     .flatten(),
             },
             collapse: b.get("collapse").map(body::read_collapse).transpose()?,
+            explain: bool_opt("explain")?,
             highlight: b
                 .get("highlight")
                 .map(HighlightRequest::parse)
@@ -916,6 +919,19 @@ fn fetch_phase(
             .collect::<EsResult<Vec<_>>>()?,
         None => Vec::new(),
     };
+    let explained = if sreq.explain {
+        let early = EarlyStop {
+            deadline: None,
+            stopped: Arc::default(),
+        };
+        targets
+            .iter()
+            .zip(&ctxs)
+            .map(|(t, ctx)| base_query(t, sreq, ctx, &early))
+            .collect::<EsResult<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
     for h in hits {
         let t = &targets[h.index];
         let s = &t
@@ -999,6 +1015,15 @@ fn fetch_phase(
                 hit.insert("highlight".into(), v);
             }
         }
+        if let Some(q) = explained.get(h.index) {
+            hit.insert(
+                "_shard".into(),
+                json!(format!("[{}][{}]", t.index.name, h.shard)),
+            );
+            let e = q.explain(&s.searcher, h.addr)?;
+            let e = serde_json::to_value(e).map_err(|e| EsError::internal(e.to_string()))?;
+            hit.insert("_explanation".into(), es_explanation(e));
+        }
         if let (Some(vals), Some(keys)) = (&h.sort, keys) {
             hit.insert(
                 "sort".into(),
@@ -1018,6 +1043,22 @@ fn fetch_phase(
         out.push(Value::Object(hit));
     }
     Ok(out)
+}
+
+/// tantivy's explanation in ES's shape: `value`, `description`, `details` (always present).
+fn es_explanation(e: Value) -> Value {
+    let details = match e.get("details") {
+        Some(Value::Array(d)) => d.iter().cloned().map(es_explanation).collect(),
+        _ => Vec::new(),
+    };
+    let mut description = e["description"].as_str().unwrap_or_default().to_string();
+    if let Some(Value::Array(ctx)) = e.get("context") {
+        for c in ctx.iter().filter_map(Value::as_str) {
+            description.push_str(", ");
+            description.push_str(c);
+        }
+    }
+    json!({"value": e["value"], "description": description, "details": details})
 }
 
 fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
@@ -1534,6 +1575,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         timeout: None,
         collapse: None,
         highlight: ctx.highlight.clone(),
+        explain: false,
         refused: None,
         query: ctx.query.clone(),
     };
