@@ -308,3 +308,30 @@ def test_explain_gives_each_hit_its_score_breakdown(es, docs):
         assert isinstance(e["description"], str) and isinstance(e["details"], list)
         assert h["_shard"] == f"[{INDEX}][0]"
     assert "_explanation" not in search(es, {"size": 1})["hits"]["hits"][0]
+
+
+def test_fields_and_docvalue_fields_formats(es, docs):
+    name = "searchbody_dates"
+    es.indices.create(index=name, mappings={"properties": {
+        "d": {"type": "date"}, "k": {"type": "keyword"}, "n": {"type": "long"}}})
+    try:
+        es.index(index=name, id="1", document={"d": "2021-03-04T05:06:07Z", "k": "x", "n": 1},
+                 refresh=True)
+        ms = "1614834367000"
+        for key in ("fields", "docvalue_fields"):
+            for fmt, want in [("epoch_millis", ms), ("yyyy/MM/dd", "2021/03/04"),
+                              (None, "2021-03-04T05:06:07.000Z")]:
+                entry = {"field": "d"} if fmt is None else {"field": "d", "format": fmt}
+                r = es.perform_request("POST", f"/{name}/_search", body={key: [entry]},
+                                       headers={"content-type": "application/json",
+                                                "accept": "application/json"}).body
+                assert r["hits"]["hits"][0]["fields"]["d"] == [want], (key, fmt)
+            for field, kind in [("k", "illegal_argument_exception"), ("d", None)]:
+                body = {key: [{"field": field, "format": "yyyy/MM/dd" if kind else "nope%%"}]}
+                with pytest.raises(ApiError) as ei:
+                    es.perform_request("POST", f"/{name}/_search", body=body,
+                                       headers={"content-type": "application/json",
+                                                "accept": "application/json"})
+                assert ei.value.meta.status == 400
+    finally:
+        es.indices.delete(index=name)

@@ -3,7 +3,7 @@
 
 use lode_dates::{DateFormat, Tz};
 use lode_engine::mapping::{FieldDef, Storage};
-use lode_engine::EsResult;
+use lode_engine::{EsError, EsResult};
 use serde_json::{json, Value};
 use tantivy::{DocAddress, Searcher};
 
@@ -18,27 +18,19 @@ pub fn read(
     let ff = seg.fast_fields();
     let doc = addr.doc_id;
     let name = def.path.as_str();
+    let date_format = requested_format(def, format)?;
     let mut out = Vec::new();
     match def.storage() {
         Storage::I64 => {
             if let Some(col) = ff.column_opt::<i64>(name)? {
                 for v in col.values_for_doc(doc) {
-                    out.push(if def.ty.is_date() {
-                        let fmt = match format {
-                            Some(f) if f != "epoch_millis" => {
-                                DateFormat::parse(f).unwrap_or_else(|_| def.date_format.clone())
-                            }
-                            Some(_) => {
-                                return Ok(col
-                                    .values_for_doc(doc)
-                                    .map(|v| json!(v.to_string()))
-                                    .collect())
-                            }
-                            None => def.date_format.clone(),
-                        };
-                        json!(fmt.format_millis(v, &Tz::utc()))
-                    } else {
-                        json!(v)
+                    out.push(match &date_format {
+                        Some(Some(f)) => json!(f.format_millis(v, &Tz::utc())),
+                        Some(None) => json!(v.to_string()),
+                        None if def.ty.is_date() => {
+                            json!(def.date_format.format_millis(v, &Tz::utc()))
+                        }
+                        None => json!(v),
                     });
                 }
             }
@@ -77,17 +69,53 @@ pub fn read(
     Ok(out)
 }
 
-/// Values of one field taken from `_source` (the `fields` option).
-pub fn from_source(source: &Value, def: &FieldDef) -> Vec<Value> {
-    source_raw(source, def)
+/// A `format` asked for a field's values: for dates a date format (`Some(None)` for
+/// `epoch_millis`, rendered as a string of milliseconds), refused for other types as ES
+/// refuses them (numbers take Java's DecimalFormat patterns in ES, not built in Lode).
+pub fn requested_format(
+    def: &FieldDef,
+    format: Option<&str>,
+) -> EsResult<Option<Option<DateFormat>>> {
+    let Some(f) = format else {
+        return Ok(None);
+    };
+    if def.ty.is_date() {
+        if f == "epoch_millis" {
+            return Ok(Some(None));
+        }
+        return DateFormat::parse(f)
+            .map(|d| Some(Some(d)))
+            .map_err(|_| EsError::illegal_argument(format!("Invalid format: [{f}]")));
+    }
+    if def.ty.is_numeric() {
+        return Err(EsError::parsing(format!(
+            "[format] [{f}] on the numeric field [{}] is not supported by Lode",
+            def.path
+        )));
+    }
+    Err(EsError::illegal_argument(format!(
+        "Field [{}] of type [{}] doesn't support formats.",
+        def.path,
+        def.ty.name()
+    )))
+}
+
+/// Values of one field taken from `_source` (the `fields` option), dates in `format` when
+/// given.
+pub fn from_source(source: &Value, def: &FieldDef, format: Option<&str>) -> EsResult<Vec<Value>> {
+    let date_format = requested_format(def, format)?;
+    Ok(source_raw(source, def)
         .into_iter()
         .filter(|v| !v.is_null())
         .map(|v| match def.storage() {
-            Storage::I64 if def.ty.is_date() => def
-                .date_format
-                .parse_json(&v, &Tz::utc())
-                .map(|ms| json!(def.date_format.format_millis(ms, &Tz::utc())))
-                .unwrap_or(v),
+            Storage::I64 if def.ty.is_date() => match def.date_format.parse_json(&v, &Tz::utc()) {
+                Ok(ms) => match &date_format {
+                    Some(Some(f)) => json!(f.format_millis(ms, &Tz::utc())),
+                    Some(None) => json!(ms.to_string()),
+                    None => json!(def.date_format.format_millis(ms, &Tz::utc())),
+                },
+                Err(_) => v,
+            },
             Storage::I64 => v.as_f64().map(|f| json!(f as i64)).unwrap_or(v),
             Storage::F64 => v.as_f64().map(|f| json!(f)).unwrap_or(v),
             Storage::Keyword | Storage::Text => match v {
@@ -96,7 +124,7 @@ pub fn from_source(source: &Value, def: &FieldDef) -> Vec<Value> {
             },
             _ => v,
         })
-        .collect()
+        .collect())
 }
 
 /// A field's values as `_source` holds them (a multi-field's are its parent's), arrays

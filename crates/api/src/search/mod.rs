@@ -48,7 +48,8 @@ pub struct SearchRequest {
     pub search_after: Option<Vec<Value>>,
     pub aggs: Option<AggsRequest>,
     pub docvalue_fields: Vec<(String, Option<String>)>,
-    pub fields: Vec<String>,
+    /// `fields`: patterns with their optional format.
+    pub fields: Vec<(String, Option<String>)>,
     pub stored_fields_none: bool,
     pub version: bool,
     pub seq_no_primary_term: bool,
@@ -221,15 +222,7 @@ impl SearchRequest {
         let fields = match b.get("fields") {
             Some(Value::Array(a)) => a
                 .iter()
-                .map(|v| {
-                    let f = body::read_field_and_format(v)?;
-                    // Formats in `fields` (dates rendered with another pattern) are not
-                    // implemented: refused rather than answered in the mapping's format.
-                    if f.format.is_some() {
-                        return Err(body::not_supported("fields.format"));
-                    }
-                    Ok(f.field)
-                })
+                .map(|v| body::read_field_and_format(v).map(|f| (f.field, f.format)))
                 .collect::<EsResult<Vec<_>>>()?,
             _ => Vec::new(),
         };
@@ -995,9 +988,9 @@ fn fetch_phase(
         }
         if let (false, Some(src)) = (sreq.fields.is_empty(), &source) {
             let mapping = t.index.mapping();
-            for pattern in &sreq.fields {
+            for (pattern, format) in &sreq.fields {
                 for def in mapping.matching_fields(pattern) {
-                    let vals = lode_hits::docvalues::from_source(src, &def);
+                    let vals = lode_hits::docvalues::from_source(src, &def, format.as_deref())?;
                     if !vals.is_empty() {
                         fields.insert(def.path.clone(), Value::Array(vals));
                     }
@@ -1459,7 +1452,7 @@ struct ScrollCtx {
     seq_no_primary_term: bool,
     /// What every page fetches besides `_source`, as the first page did.
     docvalue_fields: Vec<(String, Option<String>)>,
-    fields: Vec<String>,
+    fields: Vec<(String, Option<String>)>,
     stored_fields_none: bool,
     stats_groups: Vec<String>,
     highlight: Option<HighlightRequest>,
