@@ -244,7 +244,6 @@ def test_values_of_the_wrong_type_are_refused(es, docs, body, kind):
     ("suggest", {"s": {"text": "x", "term": {"field": "tag"}}}),
     ("runtime_mappings", {"x": {"type": "long"}}),
     ("script_fields", {"x": {"script": "1"}}),
-    ("rescore", {"query": {"rescore_query": {"match_all": {}}}}),
     ("pit", {"id": "x"}),
     ("slice", {"id": 0, "max": 2}),
     ("profile", True),
@@ -335,3 +334,51 @@ def test_fields_and_docvalue_fields_formats(es, docs):
                 assert ei.value.meta.status == 400
     finally:
         es.indices.delete(index=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# rescore
+
+RED = {"constant_score": {"filter": {"term": {"color": "red"}}, "boost": 10.0}}
+
+
+@pytest.mark.parametrize("mode,combine", [
+    ("total", lambda a, b: a + b), ("multiply", lambda a, b: a * b),
+    ("avg", lambda a, b: (a + b) / 2), ("max", max), ("min", min)])
+def test_rescore_combines_scores_in_the_window(es, docs, mode, combine):
+    qw, rw = 0.5, 2.0
+    r = search(es, {"query": SCORED, "size": N, "rescore": {"window_size": N, "query": {
+        "rescore_query": RED, "query_weight": qw, "rescore_query_weight": rw,
+        "score_mode": mode}}})
+    assert len(r["hits"]["hits"]) == N
+    for h in r["hits"]["hits"]:
+        d = docs[h["_id"]]
+        first = qw * _score(d)
+        want = combine(first, rw * 10.0) if d["color"] == "red" else first
+        assert h["_score"] == pytest.approx(want), (mode, d)
+    scores = [h["_score"] for h in r["hits"]["hits"]]
+    assert scores == sorted(scores, reverse=True)
+    assert r["hits"]["total"]["value"] == N
+
+
+def test_rescorers_apply_in_order(es, docs):
+    blue = {"constant_score": {"filter": {"term": {"color": "blue"}}, "boost": 100.0}}
+    r = search(es, {"query": SCORED, "size": N, "rescore": [
+        {"window_size": N, "query": {"rescore_query": RED}},
+        {"window_size": N, "query": {"rescore_query": blue, "query_weight": 2.0}}]})
+    for h in r["hits"]["hits"]:
+        d = docs[h["_id"]]
+        s = _score(d) + (10.0 if d["color"] == "red" else 0.0)
+        s = 2.0 * s + (100.0 if d["color"] == "blue" else 0.0)
+        assert h["_score"] == pytest.approx(s)
+
+
+def test_rescore_refuses_a_field_sort_and_bad_bodies(es, docs):
+    e = refused(es, {"sort": [{"n": "asc"}], "rescore": {"query": {"rescore_query": RED}}})
+    assert e["type"] == "action_request_validation_exception"
+    assert refused(es, {"rescore": {"query": {"rescore_query": RED, "bogus": 1}}})
+    assert refused(es, {"rescore": {"query": {"rescore_query": RED, "score_mode": "x"}}})
+    assert refused(es, {"rescore": {"window_size": 5}})
+    assert refused(es, {"rescore": {"query": {"query_weight": 1}}})
+    r = search(es, {"sort": ["_score"], "rescore": {"query": {"rescore_query": RED}}})
+    assert r["hits"]["hits"]

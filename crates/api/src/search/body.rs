@@ -119,7 +119,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("stats", "a", Yes),
     key("ext", "o", Yes),
     key("script_fields", "o", AfterLimits),
-    key("rescore", "oa", AfterLimits),
+    key("rescore", "oa", Yes),
     key("highlight", "o", Yes),
     key("suggest", "o", No),
     key("collapse", "o", Yes),
@@ -422,14 +422,7 @@ mod tests {
 
     #[test]
     fn unimplemented_keys_are_refused_not_ignored() {
-        for k in [
-            "highlight",
-            "collapse",
-            "suggest",
-            "runtime_mappings",
-            "pit",
-            "slice",
-        ] {
+        for k in ["suggest", "runtime_mappings", "pit", "slice", "knn"] {
             let e = check(json!({ k: {} })).unwrap_err();
             assert_eq!(e.status, 400, "{k}");
             assert!(e.reason.contains(k), "{k}");

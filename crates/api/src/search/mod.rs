@@ -5,6 +5,7 @@
 mod body;
 mod collapse;
 pub mod request_cache;
+mod rescore;
 
 use crate::rest::{RestRequest, RestResponse};
 use lode_aggs::{self as aggs, AggsRequest};
@@ -61,6 +62,7 @@ pub struct SearchRequest {
     pub script_fields: usize,
     /// The largest rescore `window_size` (checked against `index.max_rescore_window`).
     pub rescore_window: Option<usize>,
+    pub rescore: Vec<rescore::Rescorer>,
     /// `stats` groups the request's search statistics are also counted under.
     pub stats_groups: Vec<String>,
     /// `routing`: only the shards these values route to are searched.
@@ -198,11 +200,12 @@ impl SearchRequest {
             .get("script_fields")
             .and_then(|v| v.as_object())
             .map_or(0, |o| o.len());
-        let rescore_window = match b.get("rescore") {
-            Some(Value::Array(a)) => a.iter().filter_map(rescore_window_size).max(),
-            Some(r) => rescore_window_size(r),
-            None => None,
-        };
+        let rescorers = b
+            .get("rescore")
+            .map(rescore::parse)
+            .transpose()?
+            .unwrap_or_default();
+        let rescore_window = rescorers.iter().map(|r| r.window_size).max();
         let search_after = match b.get("search_after") {
             Some(Value::Array(a)) => Some(a.clone()),
             Some(_) => return Err(EsError::parsing("[search_after] must be an array")),
@@ -288,6 +291,7 @@ impl SearchRequest {
             typed_keys: req.bool_param("typed_keys", false)?,
             script_fields,
             rescore_window,
+            rescore: rescorers,
             routing: crate::rest::list_param(req.param("routing")),
             stats_groups: b
                 .get("stats")
@@ -316,12 +320,6 @@ impl SearchRequest {
             refused,
         })
     }
-}
-
-/// A rescorer's window (`window_size`, default 10 as in ES).
-fn rescore_window_size(r: &Value) -> Option<usize> {
-    r.is_object()
-        .then(|| r.get("window_size").and_then(|w| w.as_u64()).unwrap_or(10) as usize)
 }
 
 /// One hit before fetch.
@@ -731,6 +729,12 @@ fn query_phase(
                 })
             };
             let (count, cands) = match &collapse {
+                None if !sreq.rescore.is_empty() => {
+                    let window = sreq.rescore_window.unwrap_or(0);
+                    let (count, mut cands) = collect(limit.max(window))?;
+                    rescore::apply(&sreq.rescore, searcher, &ctx, &mut cands)?;
+                    (count, cands)
+                }
                 None => collect(limit)?,
                 Some(def) => collapse::top_groups(
                     limit,
@@ -1128,6 +1132,34 @@ fn execute(
     }
     if sreq.collapse.is_some() {
         collapse::check_request(sreq, scroll.is_some())?;
+    }
+    if !sreq.rescore.is_empty() {
+        let by_score = match &sreq.sort {
+            None => true,
+            Some(s) => {
+                let is_score = |v: &Value| match v {
+                    Value::String(f) => f == "_score",
+                    Value::Object(o) => o.len() == 1 && o.contains_key("_score"),
+                    _ => false,
+                };
+                match s {
+                    Value::Array(a) => a.iter().all(is_score),
+                    other => is_score(other),
+                }
+            }
+        };
+        if !by_score {
+            return Err(EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: Cannot use [sort] option in conjunction with [rescore].;",
+            ));
+        }
+        if sreq.collapse.is_some() {
+            return Err(EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: cannot use `collapse` in conjunction with `rescore`;",
+            ));
+        }
     }
     let targets = pin(indices, &sreq.routing)?;
     let limit = match scroll {
@@ -1562,6 +1594,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         typed_keys: false,
         script_fields: 0,
         rescore_window: None,
+        rescore: Vec::new(),
         stats_groups: ctx.stats_groups.clone(),
         routing: Vec::new(),
         indices_boost: Vec::new(),
