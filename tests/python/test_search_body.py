@@ -382,3 +382,36 @@ def test_rescore_refuses_a_field_sort_and_bad_bodies(es, docs):
     assert refused(es, {"rescore": {"query": {"query_weight": 1}}})
     r = search(es, {"sort": ["_score"], "rescore": {"query": {"rescore_query": RED}}})
     assert r["hits"]["hits"]
+
+
+# ---------------------------------------------------------------------------------------------
+# dfs_query_then_fetch
+
+
+def test_dfs_scores_every_shard_with_index_wide_statistics(es):
+    rng = random.Random(3)
+    words = "amber basil cedar dune ember fern grove heath iris jade".split()
+    docs = {str(i): {"text": " ".join(rng.choice(words[: 3 + i % 7]) for _ in range(rng.randrange(1, 9)))}
+            for i in range(120)}
+    for name, shards in (("dfs_one", 1), ("dfs_three", 3)):
+        es.indices.create(index=name, settings={"number_of_shards": shards},
+                          mappings={"properties": {"text": {"type": "text"}}})
+        ops = []
+        for i, d in docs.items():
+            ops += [{"index": {"_index": name, "_id": i}}, d]
+        assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    try:
+        body = {"query": {"match": {"text": "amber fern jade"}}, "size": 200}
+        one = {h["_id"]: h["_score"] for h in search(es, body, index="dfs_one")["hits"]["hits"]}
+        plain = {h["_id"]: h["_score"] for h in search(es, body, index="dfs_three")["hits"]["hits"]}
+        dfs = es.perform_request(
+            "POST", "/dfs_three/_search?search_type=dfs_query_then_fetch", body=body,
+            headers={"content-type": "application/json", "accept": "application/json"}).body
+        dfs = {h["_id"]: h["_score"] for h in dfs["hits"]["hits"]}
+        assert set(dfs) == set(one) == set(plain)
+        for i in one:
+            assert dfs[i] == pytest.approx(one[i], rel=1e-5)
+        # Per-shard statistics give other scores: the check above is not vacuous.
+        assert any(plain[i] != pytest.approx(one[i], rel=1e-5) for i in one)
+    finally:
+        es.indices.delete(index="dfs_one,dfs_three")

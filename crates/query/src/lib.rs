@@ -47,7 +47,7 @@ pub use parse::{
 };
 pub use plan::{build_filter, build_query};
 pub use query_string::{Occur, QsNode, QsTerm};
-pub use stats::FieldStatistics;
+pub use stats::{FieldStatistics, ShardsStatistics};
 
 use lode_analysis::AnalysisRegistry;
 use lode_engine::mapping::Mapping;

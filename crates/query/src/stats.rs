@@ -60,3 +60,33 @@ impl Bm25StatisticsProvider for FieldStatistics<'_> {
         self.searcher.doc_freq(term)
     }
 }
+
+/// `search_type=dfs_query_then_fetch`: BM25 statistics summed over every shard of an index,
+/// so each shard scores with the index-wide document frequencies and lengths (ES's DFS phase
+/// gathers them before the query phase).
+pub struct ShardsStatistics<'s> {
+    searchers: Vec<&'s Searcher>,
+}
+
+impl<'s> ShardsStatistics<'s> {
+    pub fn new(searchers: Vec<&'s Searcher>) -> ShardsStatistics<'s> {
+        ShardsStatistics { searchers }
+    }
+}
+
+impl Bm25StatisticsProvider for ShardsStatistics<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        self.searchers
+            .iter()
+            .map(|s| s.total_num_tokens(field))
+            .sum()
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        self.searchers.iter().map(|s| s.total_num_docs()).sum()
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        self.searchers.iter().map(|s| s.doc_freq(term)).sum()
+    }
+}

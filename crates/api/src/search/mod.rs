@@ -76,6 +76,8 @@ pub struct SearchRequest {
     pub highlight: Option<HighlightRequest>,
     /// `explain`: each hit carries how its score was computed.
     pub explain: bool,
+    /// `search_type=dfs_query_then_fetch`: scores use index-wide term statistics.
+    pub dfs: bool,
     /// A key Lode refuses, raised once the index limits it counts against were checked.
     pub refused: Option<&'static str>,
 }
@@ -183,8 +185,9 @@ impl SearchRequest {
             }
             t => t,
         };
-        match req.param("search_type") {
-            None | Some("query_then_fetch") | Some("dfs_query_then_fetch") => {}
+        let dfs = match req.param("search_type") {
+            None | Some("query_then_fetch") => false,
+            Some("dfs_query_then_fetch") => true,
             Some(t @ ("query_and_fetch" | "dfs_query_and_fetch")) => {
                 return Err(EsError::illegal_argument(format!(
                     "Unsupported search type [{t}]"
@@ -195,7 +198,7 @@ impl SearchRequest {
                     "No search type for [{t}]"
                 )))
             }
-        }
+        };
         let script_fields = b
             .get("script_fields")
             .and_then(|v| v.as_object())
@@ -313,6 +316,7 @@ impl SearchRequest {
             },
             collapse: b.get("collapse").map(body::read_collapse).transpose()?,
             explain: bool_opt("explain")?,
+            dfs,
             highlight: b
                 .get("highlight")
                 .map(HighlightRequest::parse)
@@ -644,6 +648,10 @@ fn query_phase(
             }
             _ => None,
         };
+        // dfs_query_then_fetch: every shard scores with the index-wide statistics.
+        let dfs = (sreq.dfs && t.searchers.len() > 1).then(|| {
+            query::ShardsStatistics::new(t.searchers.iter().map(|s| &s.searcher).collect())
+        });
         let run_shard = |s: &ShardSearcher| -> EsResult<(u64, Vec<Candidate>)> {
             let q = q.box_clone();
             let keys = keys.clone();
@@ -658,8 +666,13 @@ fn query_phase(
                     if limit == 0 {
                         (count_total(searcher, &*q, sreq.track_total)?, Vec::new())
                     } else {
-                        let (c, top) = searcher
-                            .search(&*q, &(Count, TopDocs::with_limit(limit).order_by_score()))?;
+                        let collector = (Count, TopDocs::with_limit(limit).order_by_score());
+                        let (c, top) = match &dfs {
+                            Some(stats) => {
+                                searcher.search_with_statistics_provider(&*q, &collector, stats)?
+                            }
+                            None => searcher.search(&*q, &collector)?,
+                        };
                         (
                             c as u64,
                             top.into_iter()
@@ -707,7 +720,12 @@ fn query_phase(
                     let (c, hits) = match walk::top_hits(searcher, &*q, &coll, bounds)? {
                         Some(hits) => (count_total(searcher, &*q, sreq.track_total)?, hits),
                         None => {
-                            let (c, hits) = searcher.search(&*q, &(Count, coll))?;
+                            let collector = (Count, coll);
+                            let (c, hits) = match &dfs {
+                                Some(stats) => searcher
+                                    .search_with_statistics_provider(&*q, &collector, stats)?,
+                                None => searcher.search(&*q, &collector)?,
+                            };
                             (c as u64, hits)
                         }
                     };
@@ -1602,6 +1620,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         collapse: None,
         highlight: ctx.highlight.clone(),
         explain: false,
+        dfs: false,
         refused: None,
         query: ctx.query.clone(),
     };
