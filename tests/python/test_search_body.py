@@ -415,3 +415,31 @@ def test_dfs_scores_every_shard_with_index_wide_statistics(es):
         assert any(plain[i] != pytest.approx(one[i], rel=1e-5) for i in one)
     finally:
         es.indices.delete(index="dfs_one,dfs_three")
+
+
+def test_stored_fields_return_the_stored_ones(es):
+    name = "searchbody_stored"
+    es.indices.create(index=name, mappings={"properties": {
+        "a": {"type": "keyword", "store": True}, "b": {"type": "long", "store": True},
+        "c": {"type": "keyword"}, "d": {"type": "date", "store": True}}})
+    try:
+        es.index(index=name, id="1", refresh=True,
+                 document={"a": ["x", "y"], "b": 5, "c": "z", "d": "2020-01-02"})
+        def run(body, params=""):
+            return es.perform_request("POST", f"/{name}/_search{params}", body=body,
+                                      headers={"content-type": "application/json",
+                                               "accept": "application/json"}).body["hits"]["hits"][0]
+        h = run({"stored_fields": ["*"]})
+        assert "_source" not in h
+        assert h["fields"] == {"a": ["x", "y"], "b": [5], "d": ["2020-01-02T00:00:00.000Z"]}
+        h = run({"stored_fields": ["a", "c"], "_source": ["c"]})
+        assert h["fields"] == {"a": ["x", "y"]} and h["_source"] == {"c": "z"}
+        h = run({}, "?stored_fields=b,_source")
+        assert h["fields"] == {"b": [5]} and h["_source"]["c"] == "z"
+        h = run({"stored_fields": "_none_"})
+        assert "_id" not in h and "_source" not in h
+        with pytest.raises(ApiError) as ei:
+            run({"stored_fields": "_none_", "_source": True})
+        assert ei.value.meta.status == 400
+    finally:
+        es.indices.delete(index=name)

@@ -52,6 +52,8 @@ pub struct SearchRequest {
     /// `fields`: patterns with their optional format.
     pub fields: Vec<(String, Option<String>)>,
     pub stored_fields_none: bool,
+    /// `stored_fields` patterns: the `store: true` fields among them are returned in `fields`.
+    pub stored_fields: Vec<String>,
     pub version: bool,
     pub seq_no_primary_term: bool,
     pub min_score: Option<f32>,
@@ -232,23 +234,38 @@ impl SearchRequest {
                 .collect::<EsResult<Vec<_>>>()?,
             _ => Vec::new(),
         };
-        let stored = req
-            .param("stored_fields")
-            .map(|s| json!(s))
-            .or_else(|| b.get("stored_fields").cloned());
-        let stored_fields_none = matches!(&stored, Some(Value::String(s)) if s == "_none_");
-        if stored.is_some() && b.get("_source").is_none() && !req.has("_source") {
-            source.fetch = false;
+        let stored: Option<Vec<String>> = match req.param("stored_fields") {
+            Some(p) => Some(crate::rest::list_param(Some(p))),
+            None => b
+                .get("stored_fields")
+                .map(|v| body::read_strings(v, "stored_fields"))
+                .transpose()?,
+        };
+        let stored_fields_none = matches!(stored.as_deref(), Some([one]) if one == "_none_");
+        if stored_fields_none
+            && (b.get("_source").is_some_and(|v| v != &json!(false)) || req.has("_source"))
+        {
+            return Err(EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: [stored_fields] cannot be disabled if [_source] is requested;",
+            ));
         }
+        let explicit_source = b.get("_source").is_some() || req.has("_source");
+        if let (Some(list), false) = (&stored, explicit_source) {
+            // Stored fields replace `_source` unless it is named among them.
+            source.fetch = list.iter().any(|f| f == "_source");
+        }
+        let stored_fields = stored
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| f != "_none_" && f != "_source")
+            .collect();
         let bool_opt = |k: &str| -> EsResult<bool> {
             if req.has(k) {
                 return req.bool_param(k, false);
             }
             b.get(k).map_or(Ok(false), |v| body::read_bool(v, k))
         };
-        if let Some(v) = b.get("stored_fields") {
-            body::read_strings(v, "stored_fields")?;
-        }
         if let Some(ext) = b.get("ext").and_then(Value::as_object) {
             // Search extensions belong to plugins; Lode has none.
             if let Some(name) = ext.keys().next() {
@@ -275,6 +292,7 @@ impl SearchRequest {
             docvalue_fields,
             fields,
             stored_fields_none,
+            stored_fields,
             version: bool_opt("version")?,
             seq_no_primary_term: bool_opt("seq_no_primary_term")?,
             min_score: b
@@ -982,7 +1000,10 @@ fn fetch_phase(
                 hit.insert("_primary_term".into(), json!(PRIMARY_TERM));
             }
         }
-        let needs_source = sreq.source.fetch || !sreq.fields.is_empty() || sreq.highlight.is_some();
+        let needs_source = sreq.source.fetch
+            || !sreq.fields.is_empty()
+            || !sreq.stored_fields.is_empty()
+            || sreq.highlight.is_some();
         let source: Option<Value> = if needs_source {
             let bytes = stored_source(&doc, s.meta);
             // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
@@ -1013,6 +1034,27 @@ fn fetch_phase(
             for (pattern, format) in &sreq.fields {
                 for def in mapping.matching_fields(pattern) {
                     let vals = lode_hits::docvalues::from_source(src, &def, format.as_deref())?;
+                    if !vals.is_empty() {
+                        fields.insert(def.path.clone(), Value::Array(vals));
+                    }
+                }
+            }
+        }
+        if !sreq.stored_fields.is_empty() {
+            // Lode reads stored fields' values from `_source` and renders them as ES renders
+            // stored values; without `_source` it has nothing to read them from.
+            let mapping = t.index.mapping();
+            for pattern in &sreq.stored_fields {
+                for def in mapping.matching_fields(pattern) {
+                    if !def.store || fields.contains_key(&def.path) {
+                        continue;
+                    }
+                    let Some(src) = &source else {
+                        return Err(body::not_supported(
+                            "stored_fields of an index whose _source is disabled",
+                        ));
+                    };
+                    let vals = lode_hits::docvalues::from_source(src, &def, None)?;
                     if !vals.is_empty() {
                         fields.insert(def.path.clone(), Value::Array(vals));
                     }
@@ -1229,6 +1271,7 @@ fn execute(
             docvalue_fields: sreq.docvalue_fields.clone(),
             fields: sreq.fields.clone(),
             stored_fields_none: sreq.stored_fields_none,
+            stored_fields: sreq.stored_fields.clone(),
             stats_groups: sreq.stats_groups.clone(),
             highlight: sreq.highlight.clone(),
             query: sreq.query.clone(),
@@ -1504,6 +1547,7 @@ struct ScrollCtx {
     docvalue_fields: Vec<(String, Option<String>)>,
     fields: Vec<(String, Option<String>)>,
     stored_fields_none: bool,
+    stored_fields: Vec<String>,
     stats_groups: Vec<String>,
     highlight: Option<HighlightRequest>,
     /// The search query, for highlighting.
@@ -1604,6 +1648,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         docvalue_fields: ctx.docvalue_fields.clone(),
         fields: ctx.fields.clone(),
         stored_fields_none: ctx.stored_fields_none,
+        stored_fields: ctx.stored_fields.clone(),
         version: ctx.version,
         seq_no_primary_term: ctx.seq_no_primary_term,
         min_score: None,
