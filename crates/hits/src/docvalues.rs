@@ -18,26 +18,17 @@ pub fn read(
     let ff = seg.fast_fields();
     let doc = addr.doc_id;
     let name = def.path.as_str();
-    let date_format = requested_format(def, format)?;
+    let format = requested_format(def, format)?;
     let mut out = Vec::new();
     match def.storage() {
         Storage::I64 => {
             if let Some(col) = ff.column_opt::<i64>(name)? {
-                for v in col.values_for_doc(doc) {
-                    out.push(match &date_format {
-                        Some(Some(f)) => json!(f.format_millis(v, &Tz::utc())),
-                        Some(None) => json!(v.to_string()),
-                        None if def.ty.is_date() => {
-                            json!(def.date_format.format_millis(v, &Tz::utc()))
-                        }
-                        None => json!(v),
-                    });
-                }
+                out.extend(col.values_for_doc(doc).map(|v| format.long(def, v)));
             }
         }
         Storage::F64 => {
             if let Some(col) = ff.column_opt::<f64>(name)? {
-                out.extend(col.values_for_doc(doc).map(|v| json!(v)));
+                out.extend(col.values_for_doc(doc).map(|v| format.double(v)));
             }
         }
         Storage::Bool => {
@@ -69,29 +60,54 @@ pub fn read(
     Ok(out)
 }
 
-/// A `format` asked for a field's values: for dates a date format (`Some(None)` for
-/// `epoch_millis`, rendered as a string of milliseconds), refused for other types as ES
-/// refuses them (numbers take Java's DecimalFormat patterns in ES, not built in Lode).
-pub fn requested_format(
-    def: &FieldDef,
-    format: Option<&str>,
-) -> EsResult<Option<Option<DateFormat>>> {
-    let Some(f) = format else {
-        return Ok(None);
+/// How values are rendered: the mapping's way, or a requested `format`.
+pub enum ValueFormat {
+    Mapping,
+    /// `epoch_millis` on a date: the milliseconds as a string.
+    EpochMillis,
+    Date(DateFormat),
+    Decimal(DecimalFormat),
+}
+
+impl ValueFormat {
+    fn long(&self, def: &FieldDef, v: i64) -> Value {
+        match self {
+            ValueFormat::Date(f) => json!(f.format_millis(v, &Tz::utc())),
+            ValueFormat::EpochMillis => json!(v.to_string()),
+            ValueFormat::Decimal(d) => json!(d.format(v as f64)),
+            ValueFormat::Mapping if def.ty.is_date() => {
+                json!(def.date_format.format_millis(v, &Tz::utc()))
+            }
+            ValueFormat::Mapping => json!(v),
+        }
+    }
+
+    fn double(&self, v: f64) -> Value {
+        match self {
+            ValueFormat::Decimal(d) => json!(d.format(v)),
+            _ => json!(v),
+        }
+    }
+}
+
+/// A `format` asked for a field's values, checked as ES checks it: a date pattern for dates,
+/// a `DecimalFormat` pattern for numbers, none for other types. `use_field_mapping` (ES 7's
+/// name for the default) is the mapping's format.
+pub fn requested_format(def: &FieldDef, format: Option<&str>) -> EsResult<ValueFormat> {
+    let f = match format {
+        None | Some("use_field_mapping") => return Ok(ValueFormat::Mapping),
+        Some(f) => f,
     };
     if def.ty.is_date() {
         if f == "epoch_millis" {
-            return Ok(Some(None));
+            return Ok(ValueFormat::EpochMillis);
         }
         return DateFormat::parse(f)
-            .map(|d| Some(Some(d)))
+            .map(ValueFormat::Date)
             .map_err(|_| EsError::illegal_argument(format!("Invalid format: [{f}]")));
     }
     if def.ty.is_numeric() {
-        return Err(EsError::parsing(format!(
-            "[format] [{f}] on the numeric field [{}] is not supported by Lode",
-            def.path
-        )));
+        return DecimalFormat::parse(f).map(ValueFormat::Decimal);
     }
     Err(EsError::illegal_argument(format!(
         "Field [{}] of type [{}] doesn't support formats.",
@@ -100,24 +116,135 @@ pub fn requested_format(
     )))
 }
 
-/// Values of one field taken from `_source` (the `fields` option), dates in `format` when
-/// given.
+/// Java's `DecimalFormat` for the patterns formats use: `#`/`0` integer digits with optional
+/// `,` grouping, and an optional `.` with `0` (required) and `#` (optional) fraction digits,
+/// rounded half-even. Prefixes, suffixes, percent and exponent patterns are refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecimalFormat {
+    min_int: usize,
+    grouping: Option<usize>,
+    min_frac: usize,
+    max_frac: usize,
+}
+
+impl DecimalFormat {
+    pub fn parse(pattern: &str) -> EsResult<DecimalFormat> {
+        let refuse = || {
+            EsError::parsing(format!(
+                "[format] [{pattern}]: only DecimalFormat patterns of '#', '0', ',' and '.' are supported by Lode"
+            ))
+        };
+        let (int, frac) = pattern.split_once('.').unwrap_or((pattern, ""));
+        if int.is_empty() && frac.is_empty()
+            || !int.chars().all(|c| matches!(c, '#' | '0' | ','))
+            || !frac.chars().all(|c| matches!(c, '#' | '0'))
+            || frac.trim_end_matches('#').contains('#')
+        {
+            return Err(refuse());
+        }
+        Ok(DecimalFormat {
+            min_int: int.chars().filter(|c| *c == '0').count(),
+            grouping: int.rfind(',').map(|i| int.len() - i - 1).filter(|g| *g > 0),
+            min_frac: frac.chars().filter(|c| *c == '0').count(),
+            max_frac: frac.len(),
+        })
+    }
+
+    pub fn format(&self, v: f64) -> String {
+        if !v.is_finite() {
+            return if v.is_nan() {
+                "NaN".into()
+            } else if v > 0.0 {
+                "∞".into()
+            } else {
+                "-∞".into()
+            };
+        }
+        let text = format!(
+            "{:.*}",
+            self.max_frac,
+            round_half_even(v.abs(), self.max_frac)
+        );
+        let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+        let mut frac = frac.to_string();
+        while frac.len() > self.min_frac && frac.ends_with('0') {
+            frac.pop();
+        }
+        let int = int.trim_start_matches('0');
+        let int = format!("{int:0>width$}", width = self.min_int);
+        let int = match self.grouping {
+            Some(g) => {
+                let digits: Vec<char> = int.chars().collect();
+                let mut out = String::new();
+                for (i, c) in digits.iter().enumerate() {
+                    if i > 0 && (digits.len() - i).is_multiple_of(g) {
+                        out.push(',');
+                    }
+                    out.push(*c);
+                }
+                out
+            }
+            None => int,
+        };
+        let sign = if v < 0.0
+            && (int.chars().any(|c| c != '0' && c != ',') || frac.chars().any(|c| c != '0'))
+        {
+            "-"
+        } else {
+            ""
+        };
+        let body = if frac.is_empty() {
+            int
+        } else {
+            format!("{int}.{frac}")
+        };
+        if body.is_empty() {
+            return "0".into();
+        }
+        format!("{sign}{body}")
+    }
+}
+
+/// Rounds to `digits` fraction digits, ties to even (Java's default `RoundingMode.HALF_EVEN`)
+/// on the value's shortest decimal form.
+fn round_half_even(v: f64, digits: usize) -> f64 {
+    let text = format!("{v}");
+    let Some((_, frac)) = text.split_once('.') else {
+        return v;
+    };
+    if frac.len() <= digits {
+        return v;
+    }
+    let scale = 10f64.powi(digits as i32);
+    let scaled = v * scale;
+    let floor = scaled.floor();
+    let rest: String = frac[digits..].to_string();
+    let tie = rest.starts_with('5') && rest[1..].chars().all(|c| c == '0');
+    let rounded = if tie {
+        if floor % 2.0 == 0.0 {
+            floor
+        } else {
+            floor + 1.0
+        }
+    } else {
+        scaled.round()
+    };
+    rounded / scale
+}
+
+/// Values of one field taken from `_source` (the `fields` option), in `format` when given.
 pub fn from_source(source: &Value, def: &FieldDef, format: Option<&str>) -> EsResult<Vec<Value>> {
-    let date_format = requested_format(def, format)?;
+    let format = requested_format(def, format)?;
     Ok(source_raw(source, def)
         .into_iter()
         .filter(|v| !v.is_null())
         .map(|v| match def.storage() {
             Storage::I64 if def.ty.is_date() => match def.date_format.parse_json(&v, &Tz::utc()) {
-                Ok(ms) => match &date_format {
-                    Some(Some(f)) => json!(f.format_millis(ms, &Tz::utc())),
-                    Some(None) => json!(ms.to_string()),
-                    None => json!(def.date_format.format_millis(ms, &Tz::utc())),
-                },
+                Ok(ms) => format.long(def, ms),
                 Err(_) => v,
             },
-            Storage::I64 => v.as_f64().map(|f| json!(f as i64)).unwrap_or(v),
-            Storage::F64 => v.as_f64().map(|f| json!(f)).unwrap_or(v),
+            Storage::I64 => v.as_f64().map(|f| format.long(def, f as i64)).unwrap_or(v),
+            Storage::F64 => v.as_f64().map(|f| format.double(f)).unwrap_or(v),
             Storage::Keyword | Storage::Text => match v {
                 Value::String(_) => v,
                 other => json!(other.to_string()),
@@ -157,5 +284,29 @@ fn collect(v: &Value, path: &[&str], out: &mut Vec<Value>) {
         }
         other if path.is_empty() => out.push(other.clone()),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::DecimalFormat;
+
+    fn f(p: &str, v: f64) -> String {
+        DecimalFormat::parse(p).unwrap().format(v)
+    }
+
+    #[test]
+    fn decimal_formats_as_java() {
+        assert_eq!(f("#.0", 1.0), "1.0");
+        assert_eq!(f("#.0", 0.5), ".5");
+        assert_eq!(f("0.00", 12.34567), "12.35");
+        assert_eq!(f("#,##0.##", 1234567.891), "1,234,567.89");
+        assert_eq!(f("#", 2.5), "2");
+        assert_eq!(f("#", 3.5), "4");
+        assert_eq!(f("#", 0.3), "0");
+        assert_eq!(f("0.0", -1.25), "-1.2");
+        assert_eq!(f("000", 7.0), "007");
+        assert!(DecimalFormat::parse("#%").is_err());
+        assert!(DecimalFormat::parse("0.#0").is_err());
     }
 }

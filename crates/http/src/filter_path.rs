@@ -80,6 +80,16 @@ fn exclude(v: &mut Value, parts: &[&str]) {
     if parts.is_empty() {
         return;
     }
+    if parts[0] == "**" {
+        // Any depth: the rest of the pattern here, and `**` again below every child.
+        exclude(v, &parts[1..]);
+        match v {
+            Value::Object(m) => m.values_mut().for_each(|c| exclude(c, parts)),
+            Value::Array(items) => items.iter_mut().for_each(|c| exclude(c, parts)),
+            _ => {}
+        }
+        return;
+    }
     match v {
         Value::Object(m) => {
             if parts.len() == 1 {
@@ -122,5 +132,13 @@ mod tests {
             json!({"hits":{"hits":[{"_id":"1"},{"_id":"2"}]}})
         );
         assert_eq!(apply(&v, "-hits"), json!({"took":1}));
+        assert_eq!(
+            apply(&v, "-**._source.a,**._source"),
+            json!({"hits":{"hits":[{"_source":{}}]}})
+        );
+        assert_eq!(
+            apply(&v, "-**.value"),
+            json!({"took":1,"hits":{"total":{},"hits":[{"_id":"1","_source":{"a":1}},{"_id":"2"}]}})
+        );
     }
 }

@@ -220,12 +220,18 @@ impl SearchRequest {
             Some(a) => Some(aggs::parse_aggs(a)?),
             None => None,
         };
-        let docvalue_fields = match b.get("docvalue_fields") {
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|v| body::read_field_and_format(v).map(|f| (f.field, f.format)))
-                .collect::<EsResult<Vec<_>>>()?,
-            _ => Vec::new(),
+        let docvalue_fields = match req.param("docvalue_fields") {
+            Some(list) => crate::rest::list_param(Some(list))
+                .into_iter()
+                .map(|f| (f, None))
+                .collect(),
+            None => match b.get("docvalue_fields") {
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|v| body::read_field_and_format(v).map(|f| (f.field, f.format)))
+                    .collect::<EsResult<Vec<_>>>()?,
+                _ => Vec::new(),
+            },
         };
         let fields = match b.get("fields") {
             Some(Value::Array(a)) => a
@@ -1028,6 +1034,12 @@ fn fetch_phase(
                     }
                 }
             }
+        }
+        if !sreq.fields.is_empty() && source.is_none() {
+            return Err(EsError::illegal_argument(format!(
+                "Unable to retrieve the requested [fields] since _source is disabled in the mappings for index [{}]",
+                t.index.name
+            )));
         }
         if let (false, Some(src)) = (sreq.fields.is_empty(), &source) {
             let mapping = t.index.mapping();
