@@ -436,10 +436,32 @@ def test_stored_fields_return_the_stored_ones(es):
         assert h["fields"] == {"a": ["x", "y"]} and h["_source"] == {"c": "z"}
         h = run({}, "?stored_fields=b,_source")
         assert h["fields"] == {"b": [5]} and h["_source"]["c"] == "z"
+        g = es.get(index=name, id="1", stored_fields="a,b")
+        assert g["fields"] == {"a": ["x", "y"], "b": [5]} and "_source" not in g
+        g = es.get(index=name, id="1", stored_fields="c,_source")
+        assert "fields" not in g and g["_source"]["c"] == "z"
         h = run({"stored_fields": "_none_"})
         assert "_id" not in h and "_source" not in h
         with pytest.raises(ApiError) as ei:
             run({"stored_fields": "_none_", "_source": True})
         assert ei.value.meta.status == 400
+    finally:
+        es.indices.delete(index=name)
+
+
+def test_search_after_takes_a_date_in_the_field_format(es):
+    name = "searchbody_after"
+    es.indices.create(index=name, mappings={"properties": {
+        "t": {"type": "date", "format": "yyyy-MM-dd HH:mm:ss.SSS"}}})
+    try:
+        times = ["2019-10-21 08:30:04.828", "2019-10-21 00:30:04.828", "2019-10-20 10:00:00.000"]
+        for i, t in enumerate(times):
+            es.index(index=name, id=str(i), document={"t": t})
+        es.indices.refresh(index=name)
+        r = es.search(index=name, sort=[{"t": "desc"}], search_after=[times[0]], size=5)
+        assert [h["_source"]["t"] for h in r["hits"]["hits"]] == times[1:]
+        r2 = es.search(index=name, sort=[{"t": "desc"}],
+                       search_after=[r["hits"]["hits"][0]["sort"][0]], size=5)
+        assert [h["_source"]["t"] for h in r2["hits"]["hits"]] == times[2:]
     finally:
         es.indices.delete(index=name)

@@ -311,17 +311,45 @@ pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResu
         index.refresh()?;
     }
     let mut filter = source_filter(req);
+    let stored = crate::rest::list_param(req.param("stored_fields"));
     if req.param("stored_fields").is_some() && req.param("_source").is_none() {
-        filter.fetch = false;
+        // Stored fields replace `_source` unless it is named among them.
+        filter.fetch = stored.iter().any(|f| f == "_source");
     }
-    let (found, body) = get_body(
+    let wants_stored = stored.iter().any(|f| f != "_source" && f != "_none_");
+    // Stored fields are read from the whole `_source` of the same read.
+    let all = SourceFilter::from_json(None);
+    let (found, mut body) = get_body(
         &index,
         id,
         routing(req),
         realtime,
-        &filter,
+        if wants_stored { &all } else { &filter },
         req.i64_param("version")?,
     )?;
+    if let (true, Some(src)) = (wants_stored, body.get("_source").cloned()) {
+        let mut fields = serde_json::Map::new();
+        let mapping = index.mapping();
+        for pattern in &stored {
+            for def in mapping.matching_fields(pattern) {
+                if def.store && !fields.contains_key(&def.path) {
+                    let vals = lode_hits::docvalues::from_source(&src, &def, None)?;
+                    if !vals.is_empty() {
+                        fields.insert(def.path.clone(), Value::Array(vals));
+                    }
+                }
+            }
+        }
+        let shown = filter.fetch.then(|| filter.apply(&src)).flatten();
+        let o = body.as_object_mut().expect("a get body is an object");
+        o.remove("_source");
+        if let Some(s) = shown {
+            o.insert("_source".into(), s);
+        }
+        if !fields.is_empty() {
+            o.insert("fields".into(), Value::Object(fields));
+        }
+    }
     Ok(RestResponse::json(if found { 200 } else { 404 }, body))
 }
 

@@ -661,7 +661,7 @@ fn query_phase(
                 Some(
                     a.iter()
                         .zip(k)
-                        .map(|(v, key)| SortValue::from_json(v, key))
+                        .map(|(v, key)| search_after_value(v, key, &state.mapping))
                         .collect::<EsResult<Vec<_>>>()?,
                 )
             }
@@ -1112,6 +1112,33 @@ fn fetch_phase(
         out.push(Value::Object(hit));
     }
     Ok(out)
+}
+
+/// A `search_after` value for one sort key: a date may be given formatted, in the field's
+/// date format (as the sort values of `fields` show it), as ES accepts it.
+fn search_after_value(
+    v: &Value,
+    key: &SortKey,
+    mapping: &lode_engine::mapping::Mapping,
+) -> EsResult<SortValue> {
+    if let (
+        SortKind::Field {
+            name,
+            is_date: true,
+            ..
+        },
+        Value::String(text),
+    ) = (&key.kind, v)
+    {
+        if text.parse::<i64>().is_err() {
+            if let Some(def) = mapping.field(name) {
+                if let Ok(ms) = def.date_format.parse_json(v, &lode_dates::Tz::utc()) {
+                    return Ok(SortValue::I64(ms));
+                }
+            }
+        }
+    }
+    SortValue::from_json(v, key)
 }
 
 /// tantivy's explanation in ES's shape: `value`, `description`, `details` (always present).
