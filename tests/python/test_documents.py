@@ -2,7 +2,7 @@
 _source filtering."""
 
 import pytest
-from elasticsearch import NotFoundError
+from elasticsearch import BadRequestError, NotFoundError
 
 import oracle
 
@@ -122,3 +122,31 @@ def test_search_missing_index(es):
     # a wildcard that matches nothing is not an error
     resp = es.search(index="no-such-index*", body={"query": {"match_all": {}}}).body
     assert resp["hits"]["total"] == {"value": 0, "relation": "eq"}
+
+
+def test_mget_routing_as_number_or_url_default(es):
+    name = "mget_routing"
+    es.indices.create(index=name, settings={"number_of_shards": 5})
+    try:
+        es.index(index=name, id="1", routing="5", document={"foo": "bar"}, refresh=True)
+        r = es.mget(index=name, docs=[{"_id": "1"}, {"_id": "1", "routing": 4},
+                                      {"_id": "1", "routing": 5}])
+        # Without the document's routing, the id routes to another shard.
+        assert [d["found"] for d in r["docs"]][2] is True
+        assert r["docs"][2]["_routing"] == "5"
+        r = es.mget(index=name, ids=["1"], routing="5")
+        assert r["docs"][0]["found"] is True
+    finally:
+        es.indices.delete(index=name)
+
+
+def test_flush_force_needs_wait_if_ongoing(es):
+    name = "flush_params"
+    es.indices.create(index=name)
+    try:
+        es.indices.flush(index=name, force=True)
+        with pytest.raises(BadRequestError) as ei:
+            es.indices.flush(index=name, force=True, wait_if_ongoing=False)
+        assert ei.value.error == "action_request_validation_exception"
+    finally:
+        es.indices.delete(index=name)

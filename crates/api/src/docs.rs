@@ -416,11 +416,11 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
                 Some(s) => SourceFilter::from_json(Some(s)),
                 None => default_filter.clone(),
             };
-            let routing = d
-                .get("routing")
-                .or(d.get("_routing"))
-                .and_then(|v| v.as_str())
-                .map(str::to_string);
+            let routing = match d.get("routing").or(d.get("_routing")) {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Number(n)) => Some(n.to_string()),
+                _ => routing(req).map(str::to_string),
+            };
             specs.push((index, id, routing, filter));
         }
     } else if let Some(ids) = body.get("ids") {
@@ -435,7 +435,7 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             specs.push((
                 default_index.map(str::to_string),
                 id,
-                None,
+                routing(req).map(str::to_string),
                 default_filter.clone(),
             ));
         }

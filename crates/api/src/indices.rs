@@ -257,6 +257,15 @@ pub fn refresh(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRespo
 
 /// `POST /{index}/_flush`.
 pub fn flush(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    // Lode's flush always commits and waits for a flush in progress, which is what `force`
+    // asks and what `wait_if_ongoing` (the default) means; only their conflict is refused.
+    let force = req.bool_param("force", false)?;
+    if force && !req.bool_param("wait_if_ongoing", true)? {
+        return Err(EsError::bad_request(
+            "action_request_validation_exception",
+            "Validation Failed: 1: wait_if_ongoing must be true for a force flush;",
+        ));
+    }
     let list = resolve(node, expr, req, false)?;
     Ok(RestResponse::ok(broadcast(&list, |i| i.flush())?))
 }
