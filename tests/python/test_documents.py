@@ -150,3 +150,28 @@ def test_flush_force_needs_wait_if_ongoing(es):
         assert ei.value.error == "action_request_validation_exception"
     finally:
         es.indices.delete(index=name)
+
+
+def test_create_refuses_external_versions(es):
+    name = "create_versions"
+    es.indices.create(index=name)
+    try:
+        for version in (0, 5):
+            with pytest.raises(BadRequestError) as ei:
+                es.create(index=name, id="1", document={"a": 1}, version=version,
+                          version_type="external")
+            assert ei.value.error == "action_request_validation_exception"
+        r = es.bulk(operations=[{"create": {"_index": name, "_id": "2", "version": 3,
+                                            "version_type": "external"}}, {"a": 1}])
+        assert r["items"][0]["create"]["status"] == 400
+        assert es.count(index=name)["count"] == 0
+    finally:
+        es.indices.delete(index=name)
+
+
+def test_an_empty_field_name_is_refused(es):
+    with pytest.raises(BadRequestError) as ei:
+        es.indices.create(index="empty_field_name", mappings={"properties": {"": {"type": "keyword"}}})
+    assert ei.value.error == "mapper_parsing_exception"
+    assert ei.value.info["error"]["caused_by"]["type"] == "illegal_argument_exception"
+    assert not es.indices.exists(index="empty_field_name")

@@ -80,6 +80,17 @@ fn version_req(
     }
 }
 
+/// `create` writes only with internal versioning, as ES validates it.
+fn check_create_versioning(create: bool, vreq: &VersionReq) -> EsResult<()> {
+    if create && matches!(vreq, VersionReq::External(_) | VersionReq::ExternalGte(_)) {
+        return Err(EsError::bad_request(
+            "action_request_validation_exception",
+            "Validation Failed: 1: create operations only support internal versioning. use index instead;",
+        ));
+    }
+    Ok(())
+}
+
 /// The `_shards` header of a write: the primary and its replicas (none of which exist yet).
 #[derive(Serialize)]
 struct WriteShards {
@@ -196,6 +207,7 @@ pub fn index(
         req.i64_param("if_seq_no")?,
         req.i64_param("if_primary_term")?,
     )?;
+    check_create_versioning(create_only, &vreq)?;
     let refresh = RefreshPolicy::from_request(req)?;
     if req.bool_param("require_alias", false)? && node.alias_indices(index_name).is_empty() {
         return Err(require_alias_error(index_name));
@@ -1017,6 +1029,7 @@ fn bulk_item(
         num("if_seq_no"),
         num("if_primary_term"),
     )?;
+    check_create_versioning(item.action == "create", &vreq)?;
     let routing = item.routing.as_deref();
     match item.action.as_str() {
         "index" | "create" => {

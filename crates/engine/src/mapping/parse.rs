@@ -111,7 +111,9 @@ fn compile_properties(
 ) -> EsResult<()> {
     for (name, def) in props {
         if name.is_empty() {
-            return Err(mapper_parsing("field name cannot be an empty string"));
+            let why = "field name cannot be an empty string";
+            return Err(mapper_parsing(format!("Failed to parse mapping: {why}"))
+                .caused_by(EsError::illegal_argument(why)));
         }
         let path = if prefix.is_empty() {
             name.clone()
