@@ -135,3 +135,33 @@ def test_dynamic_strict(es):
         assert "[b]" in err["reason"]
     finally:
         es.indices.delete(index=name)
+
+
+def test_dotted_field_names_are_objects(es):
+    name = "dotted_mapping"
+    es.indices.create(index=name, mappings={"properties": {"a.b.c": {"type": "keyword"}}})
+    try:
+        es.indices.put_mapping(index=name, properties={"a.d": {"type": "long"}, "x.y": {"type": "text"}})
+        m = es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+        assert m["a"]["properties"]["b"]["properties"]["c"]["type"] == "keyword"
+        assert m["a"]["properties"]["d"]["type"] == "long"
+        assert m["x"]["properties"]["y"]["type"] == "text"
+        es.index(index=name, id="1", document={"a": {"b": {"c": "v"}, "d": 3}}, refresh=True)
+        assert es.count(index=name, query={"term": {"a.b.c": "v"}})["count"] == 1
+        assert es.count(index=name, query={"range": {"a.d": {"gte": 3}}})["count"] == 1
+    finally:
+        es.indices.delete(index=name)
+
+
+def test_put_mapping_refuses_a_type_name(es):
+    name = "typed_put_mapping"
+    es.indices.create(index=name)
+    try:
+        with pytest.raises(BadRequestError) as ei:
+            es.perform_request("PUT", f"/{name}/_mapping",
+                               body={"_doc": {"properties": {"f": {"type": "keyword"}}}},
+                               headers={"content-type": "application/json", "accept": "application/json"})
+        assert ei.value.error == "illegal_argument_exception"
+        assert es.indices.get_mapping(index=name)[name]["mappings"] == {}
+    finally:
+        es.indices.delete(index=name)

@@ -172,6 +172,13 @@ pub fn get_mapping(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestR
 /// `PUT /{index}/_mapping`.
 pub fn put_mapping(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let body = req.required_body()?;
+    // ES 8 refuses a mapping wrapped in a type name (`{"_doc": {"properties": ..}}`).
+    if matches!(&body, Value::Object(m) if m.len() == 1 && m.get("_doc").is_some_and(Value::is_object))
+    {
+        return Err(EsError::illegal_argument(
+            "Types cannot be provided in put mapping requests",
+        ));
+    }
     let list = resolve(node, expr, req, false)?;
     if list.is_empty() {
         return Err(EsError::index_not_found(expr));

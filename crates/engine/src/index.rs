@@ -83,8 +83,9 @@ impl IndexService {
         flat.insert("index.version.created".into(), json!("8500003"));
         let analysis = build_analysis(&flat)?;
         let mappings_json = unwrap_type(mappings_json);
-        let mapping = mapping::compile(&mappings_json, &analysis)?;
+        // Compiled from the merged form, where dotted field names are objects.
         let mapping_json = mapping::merge(&json!({}), &mappings_json)?;
+        let mapping = mapping::compile(&mapping_json, &analysis)?;
         let mapping = Mapping {
             json: mapping_json,
             ..mapping

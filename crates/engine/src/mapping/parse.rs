@@ -4,7 +4,7 @@ use super::{Dynamic, FieldDef, FieldType, Mapping, ObjectDef};
 use crate::error::{EsError, EsResult};
 use lode_analysis::AnalysisRegistry;
 use lode_dates::DateFormat;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -458,19 +458,43 @@ fn merge_properties(prefix: &str, target: &mut Value, update: &Value) -> EsResul
         .ok_or_else(|| mapper_parsing("Expected map for property [properties]"))?;
     let tgt = target.as_object_mut().unwrap();
     for (name, def) in upd {
+        // A dotted name is shorthand for objects: `a.b: X` is `a: {properties: {b: X}}`.
+        let (name, def) = match name.split_once('.') {
+            Some((head, rest)) if !head.is_empty() && !rest.is_empty() => {
+                (head.to_string(), json!({"properties": {rest: def}}))
+            }
+            _ => (name.clone(), def.clone()),
+        };
+        let def = expand_dotted(&def);
         let path = if prefix.is_empty() {
             name.clone()
         } else {
             format!("{prefix}.{name}")
         };
-        match tgt.get_mut(name) {
+        match tgt.get_mut(&name) {
             None => {
-                tgt.insert(name.clone(), def.clone());
+                tgt.insert(name, def);
             }
-            Some(existing) => merge_field(&path, existing, def)?,
+            Some(existing) => merge_field(&path, existing, &def)?,
         }
     }
     Ok(())
+}
+
+/// A field definition with the dotted names of its `properties` expanded into objects.
+fn expand_dotted(def: &Value) -> Value {
+    let Some(props) = def.get("properties").and_then(Value::as_object) else {
+        return def.clone();
+    };
+    let mut expanded = Value::Object(Map::new());
+    // Merging into an empty map expands every level; conflicts between two spellings of one
+    // field are reported when the whole mapping merges.
+    if merge_properties("", &mut expanded, &Value::Object(props.clone())).is_err() {
+        return def.clone();
+    }
+    let mut out = def.clone();
+    out["properties"] = expanded;
+    out
 }
 
 fn type_of(def: &Value) -> &str {
