@@ -165,3 +165,16 @@ def test_put_mapping_refuses_a_type_name(es):
         assert es.indices.get_mapping(index=name)[name]["mappings"] == {}
     finally:
         es.indices.delete(index=name)
+
+
+def test_put_settings_preserve_existing(es):
+    name = "preserve_settings"
+    es.indices.create(index=name, settings={"number_of_replicas": 0})
+    try:
+        es.indices.put_settings(index=name, settings={"index.number_of_replicas": 1,
+                                                      "index.max_result_window": 500},
+                                preserve_existing=True)
+        s = es.indices.get_settings(index=name)[name]["settings"]["index"]
+        assert s["number_of_replicas"] == "0" and s["max_result_window"] == "500"
+    finally:
+        es.indices.delete(index=name)

@@ -374,6 +374,9 @@ pub fn get_source(
 ) -> EsResult<RestResponse> {
     let index = node.read_target(index_name)?;
     let realtime = req.bool_param("realtime", true)?;
+    if req.bool_param("refresh", false)? {
+        index.refresh()?;
+    }
     let filter = source_filter(req);
     match index.get_doc(id, routing(req), realtime)? {
         Some(doc) if doc.source.is_empty() => Err(EsError::new(

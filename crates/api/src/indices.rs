@@ -238,7 +238,20 @@ pub fn put_settings(node: &Node, expr: &str, req: &RestRequest) -> EsResult<Rest
     if list.is_empty() && !(expr.contains('*') || expr == "_all" || expr.is_empty()) {
         return Err(EsError::index_not_found(expr));
     }
+    let preserve = req.bool_param("preserve_existing", false)?;
     for i in list {
+        if preserve {
+            // Only settings the index does not have yet are applied.
+            let existing = i.settings();
+            let fresh: Map<String, Value> = lode_engine::settings::flatten(&body)?
+                .into_iter()
+                .filter(|(k, _)| !existing.contains_key(k))
+                .collect();
+            if !fresh.is_empty() {
+                i.update_settings(&Value::Object(fresh))?;
+            }
+            continue;
+        }
         i.update_settings(&body)?;
     }
     Ok(RestResponse::ok(json!({"acknowledged": true})))
