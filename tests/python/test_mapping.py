@@ -178,3 +178,23 @@ def test_put_settings_preserve_existing(es):
         assert s["number_of_replicas"] == "0" and s["max_result_window"] == "500"
     finally:
         es.indices.delete(index=name)
+
+
+def test_index_query_string_lenient_setting(es):
+    name = "qs_lenient"
+    es.indices.create(index=name, mappings={"properties": {"n": {"type": "long"}}})
+    try:
+        es.index(index=name, id="1", document={"n": 5}, refresh=True)
+        with pytest.raises(BadRequestError):
+            es.search(index=name, query={"query_string": {"query": "abc", "default_field": "n"}})
+        es.indices.put_settings(index=name, settings={"index.query_string.lenient": True})
+        q = {"query_string": {"query": "abc", "default_field": "n"}}
+        assert es.search(index=name, query=q)["hits"]["total"]["value"] == 0
+        q = {"query_string": {"query": "5", "default_field": "n"}}
+        assert es.search(index=name, query=q)["hits"]["total"]["value"] == 1
+        # The query's own lenient wins over the index default.
+        with pytest.raises(BadRequestError):
+            es.search(index=name, query={"query_string": {"query": "abc", "default_field": "n",
+                                                          "lenient": False}})
+    finally:
+        es.indices.delete(index=name)

@@ -728,6 +728,7 @@ const KNOWN_PREFIXES: &[&str] = &[
     "index.creation_date",
     "index.provided_name",
     "index.highlight.",
+    "index.query_string.lenient",
     "index.allocation.",
     "index.warmer.",
 ];

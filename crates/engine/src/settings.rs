@@ -93,6 +93,7 @@ pub enum Codec {
 /// family when the entry ends with `.` or `_`), following Elasticsearch's dynamic settings.
 const DYNAMIC_SETTINGS: &[&str] = &[
     "index.number_of_replicas",
+    "index.query_string.lenient",
     "index.refresh_interval",
     "index.translog.durability",
     "index.translog.sync_interval",
@@ -155,6 +156,8 @@ pub struct IndexConfig {
     pub codec: Codec,
     pub requests_cache_enable: bool,
     pub max_terms_count: usize,
+    /// `index.query_string.lenient`: the default `lenient` of `query_string` queries.
+    pub query_string_lenient: bool,
 }
 
 impl IndexConfig {
@@ -229,7 +232,13 @@ impl IndexConfig {
         )?;
         let max_terms_count =
             parse_usize(s("index.max_terms_count"), 65_536, "index.max_terms_count")?;
+        let query_string_lenient = parse_bool(
+            s("index.query_string.lenient"),
+            false,
+            "index.query_string.lenient",
+        )?;
         Ok(IndexConfig {
+            query_string_lenient,
             number_of_shards,
             number_of_replicas,
             refresh_interval,

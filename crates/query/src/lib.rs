@@ -63,6 +63,8 @@ pub struct QueryContext<'a> {
     /// "now" for date math, fixed once per request.
     pub now_millis: i64,
     pub max_terms_count: usize,
+    /// `index.query_string.lenient`.
+    pub query_string_lenient: bool,
 }
 
 /// Whether `q` matches every document (scores aside): `match_all`, and compounds that only

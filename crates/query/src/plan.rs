@@ -1745,7 +1745,9 @@ impl<'c, 'a> Planner<'c, 'a> {
         let opts = QsOptions {
             qs,
             defaults,
-            lenient: qs.lenient.unwrap_or(all_fields),
+            lenient: qs
+                .lenient
+                .unwrap_or(all_fields || self.ctx.query_string_lenient),
             simple,
         };
         let msm = qs.minimum_should_match.as_deref();

@@ -85,6 +85,7 @@ impl TestIndex {
             analysis: &self.analysis,
             now_millis: NOW,
             max_terms_count: self.max_terms_count,
+            query_string_lenient: false,
         }
     }
 

@@ -529,6 +529,7 @@ fn context<'a>(
         analysis: &index.analysis,
         now_millis: now,
         max_terms_count: index.config().max_terms_count,
+        query_string_lenient: index.config().query_string_lenient,
     }
 }
 
