@@ -5,6 +5,7 @@ import fnmatch
 import re
 
 import pytest
+from elasticsearch import NotFoundError
 
 import oracle
 
@@ -118,3 +119,35 @@ def test_term_query_score_is_positive_and_equal(es, accounts):
     resp = es.search(index="accounts", body={"size": 10, "query": {"term": {"acctType": "ESCROW"}}}).body
     scores = {h["_score"] for h in resp["hits"]["hits"]}
     assert len(scores) == 1 and scores.pop() > 0
+
+
+def test_terms_lookup_fetches_the_terms_from_a_document(es):
+    es.indices.create(index="lookup_src")
+    es.indices.create(index="lookup_dst", mappings={"properties": {"u": {"type": "keyword"}}})
+    try:
+        for i, u in enumerate(["ann", "bob", "cid", "dee", "eve"]):
+            es.index(index="lookup_dst", id=str(i), document={"u": u})
+        es.index(index="lookup_src", id="1", document={"follows": ["bob", "eve"], "nested": {"x": ["cid"]}})
+        es.index(index="lookup_src", id="2", routing="r", document={"follows": "ann"})
+        es.indices.refresh(index="lookup_dst")
+
+        def hits(terms, **kw):
+            r = es.search(index="lookup_dst", query={"terms": {"u": terms}}, size=10, **kw)
+            return sorted(h["_source"]["u"] for h in r["hits"]["hits"])
+
+        # Real time: the source document need not be refreshed.
+        assert hits({"index": "lookup_src", "id": "1", "path": "follows"}) == ["bob", "eve"]
+        assert hits({"index": "lookup_src", "id": "1", "path": "nested.x"}) == ["cid"]
+        assert hits({"index": "lookup_src", "id": "2", "path": "follows", "routing": "r"}) == ["ann"]
+        assert hits({"index": "lookup_src", "id": "nope", "path": "follows"}) == []
+        # In an aggregation filter and with size 0 (cached) the lookup follows the document.
+        body = {"size": 0, "aggs": {"f": {"filter": {"terms": {"u": {"index": "lookup_src", "id": "1", "path": "follows"}}}}}}
+        r = es.search(index="lookup_dst", **body)
+        assert r["aggregations"]["f"]["doc_count"] == 2
+        es.index(index="lookup_src", id="1", document={"follows": ["bob"]})
+        r = es.search(index="lookup_dst", **body)
+        assert r["aggregations"]["f"]["doc_count"] == 1
+        with pytest.raises(NotFoundError):
+            hits({"index": "no_such_index", "id": "1", "path": "follows"})
+    finally:
+        es.indices.delete(index="lookup_src,lookup_dst")

@@ -193,6 +193,7 @@ impl TestIndex {
             now_millis: NOW,
             max_terms_count: 65_536,
             query_string_lenient: false,
+            terms_lookups: None,
         }
     }
 

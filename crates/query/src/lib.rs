@@ -65,7 +65,12 @@ pub struct QueryContext<'a> {
     pub max_terms_count: usize,
     /// `index.query_string.lenient`.
     pub query_string_lenient: bool,
+    /// The terms of `terms` lookups, fetched by the caller before planning.
+    pub terms_lookups: Option<&'a TermsLookups>,
 }
+
+/// Terms fetched for each `terms` lookup of a request.
+pub type TermsLookups = std::collections::HashMap<TermsLookup, Vec<serde_json::Value>>;
 
 /// Whether `q` matches every document (scores aside): `match_all`, and compounds that only
 /// wrap match-all clauses (an empty `bool`, a `bool` of match-all must/filter clauses,

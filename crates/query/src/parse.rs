@@ -86,7 +86,7 @@ pub struct TermsQuery {
     pub boost: f32,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TermsLookup {
     pub index: String,
     pub id: String,

@@ -539,10 +539,22 @@ impl<'c, 'a> Planner<'c, 'a> {
 
     fn terms(&self, t: &TermsQuery, score: bool) -> EsResult<Q> {
         if let Some(l) = &t.lookup {
-            return Err(EsError::illegal_argument(format!(
-                "terms lookup ([{}] of document [{}] in index [{}]) is not supported; pass the terms as an array",
-                l.path, l.id, l.index
-            )));
+            let values = self
+                .ctx
+                .terms_lookups
+                .and_then(|m| m.get(l))
+                .ok_or_else(|| {
+                    EsError::illegal_argument(format!(
+                        "terms lookup ([{}] of document [{}] in index [{}]) is not supported here; pass the terms as an array",
+                        l.path, l.id, l.index
+                    ))
+                })?;
+            let looked_up = TermsQuery {
+                values: values.clone(),
+                lookup: None,
+                ..t.clone()
+            };
+            return self.terms(&looked_up, score);
         }
         if t.values.len() > self.ctx.max_terms_count {
             return Err(EsError::illegal_argument(format!(

@@ -86,6 +86,7 @@ impl TestIndex {
             now_millis: NOW,
             max_terms_count: self.max_terms_count,
             query_string_lenient: false,
+            terms_lookups: None,
         }
     }
 

@@ -80,6 +80,8 @@ pub struct SearchRequest {
     pub explain: bool,
     /// `search_type=dfs_query_then_fetch`: scores use index-wide term statistics.
     pub dfs: bool,
+    /// The terms of the request's `terms` lookups ([`SearchRequest::resolve_lookups`]).
+    pub terms_lookups: query::TermsLookups,
     /// A key Lode refuses, raised once the index limits it counts against were checked.
     pub refused: Option<&'static str>,
 }
@@ -341,12 +343,73 @@ impl SearchRequest {
             collapse: b.get("collapse").map(body::read_collapse).transpose()?,
             explain: bool_opt("explain")?,
             dfs,
+            terms_lookups: Default::default(),
             highlight: b
                 .get("highlight")
                 .map(HighlightRequest::parse)
                 .transpose()?,
             refused,
         })
+    }
+}
+
+impl SearchRequest {
+    /// Fetches the terms of every `terms` lookup in the body (queries, filters, aggregation
+    /// filters alike), as ES fetches them before the shards plan the query: the document is
+    /// read in real time, a missing document gives no terms, a missing index is an error.
+    pub fn resolve_lookups(&mut self, node: &Node, body: Option<&Value>) -> EsResult<()> {
+        let mut found = Vec::new();
+        if let Some(b) = body {
+            collect_lookups(b, &mut found);
+        }
+        for l in found {
+            if self.terms_lookups.contains_key(&l) {
+                continue;
+            }
+            let index = node.read_target(&l.index)?;
+            let mut values = Vec::new();
+            if let Some(doc) = index.get_doc(&l.id, l.routing.as_deref(), true)? {
+                if !doc.source.is_empty() {
+                    let src: Value = crate::rest::parse_json(&doc.source)?;
+                    path_values(&src, &l.path.split('.').collect::<Vec<_>>(), &mut values);
+                }
+            }
+            self.terms_lookups.insert(l, values);
+        }
+        Ok(())
+    }
+}
+
+/// The `terms` lookups anywhere in a request body.
+fn collect_lookups(v: &Value, out: &mut Vec<query::TermsLookup>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(inner @ Value::Object(_)) = m.get("terms") {
+                if let Ok(query::Query::Terms(t)) = query::parse_query(&json!({"terms": inner})) {
+                    if let Some(l) = t.lookup {
+                        out.push(l);
+                    }
+                }
+            }
+            m.values().for_each(|c| collect_lookups(c, out));
+        }
+        Value::Array(a) => a.iter().for_each(|c| collect_lookups(c, out)),
+        _ => {}
+    }
+}
+
+/// The scalar values at a dotted path of a document, arrays flattened.
+fn path_values(v: &Value, path: &[&str], out: &mut Vec<Value>) {
+    match (v, path.split_first()) {
+        (Value::Array(a), _) => a.iter().for_each(|c| path_values(c, path, out)),
+        (Value::Object(m), Some((head, rest))) => {
+            if let Some(c) = m.get(*head) {
+                path_values(c, rest, out);
+            }
+        }
+        (Value::Object(_), None) | (Value::Null, _) => {}
+        (scalar, None) => out.push(scalar.clone()),
+        (_, Some(_)) => {}
     }
 }
 
@@ -521,6 +584,7 @@ fn context<'a>(
     index: &'a IndexService,
     state: &'a lode_engine::index::MappingState,
     now: i64,
+    lookups: &'a query::TermsLookups,
 ) -> QueryContext<'a> {
     QueryContext {
         mapping: &state.mapping,
@@ -530,6 +594,7 @@ fn context<'a>(
         now_millis: now,
         max_terms_count: index.config().max_terms_count,
         query_string_lenient: index.config().query_string_lenient,
+        terms_lookups: Some(lookups),
     }
 }
 
@@ -624,7 +689,7 @@ fn query_phase(
     };
     for (ti, t) in targets.iter().enumerate() {
         let state = t.index.mapping_state();
-        let ctx = context(&t.index, &state, now);
+        let ctx = context(&t.index, &state, now, &sreq.terms_lookups);
         let mut q = base_query(t, sreq, &ctx, &early)?;
         if let Some(pf) = &sreq.post_filter {
             let f = query::build_query(pf, &ctx)?;
@@ -839,7 +904,7 @@ fn query_phase(
         let ctxs: Vec<_> = targets
             .iter()
             .zip(&states)
-            .map(|(t, st)| context(&t.index, st, now))
+            .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups))
             .collect();
         let queries = targets
             .iter()
@@ -939,7 +1004,7 @@ fn fetch_phase(
     let ctxs: Vec<_> = targets
         .iter()
         .zip(&states)
-        .map(|(t, st)| context(&t.index, st, now))
+        .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups))
         .collect();
     let highlighters = match &sreq.highlight {
         Some(hl) => targets
@@ -1360,6 +1425,7 @@ fn parse_keep_alive(s: &str) -> EsResult<Duration> {
 pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let body = req.json_body()?;
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
+    sreq.resolve_lookups(node, body.as_ref())?;
     if let (Some(a), Some(m)) = (
         sreq.aggs.as_mut(),
         crate::cluster_settings::max_buckets(node),
@@ -1407,6 +1473,18 @@ fn cache_key(
     if !enabled || scroll || sreq.size != 0 || request_cache::uses_now(&text) {
         return Ok(None);
     }
+    // The looked-up terms live in another document: they are part of the key.
+    let text = if sreq.terms_lookups.is_empty() {
+        text
+    } else {
+        let mut looked: Vec<String> = sreq
+            .terms_lookups
+            .iter()
+            .map(|(l, v)| format!("{l:?}={}", Value::Array(v.clone())))
+            .collect();
+        looked.sort();
+        format!("{text}|{}", looked.join("|"))
+    };
     // Parameters that only shape the rendering (applied later, in the HTTP layer) stay out.
     let params: Vec<String> = req
         .params
@@ -1489,6 +1567,7 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
         }
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
+    sreq.resolve_lookups(node, body.as_ref())?;
     sreq.size = 0;
     sreq.track_total = TrackTotal::Exact;
     let list = targets(node, indices, req)?;
@@ -1557,7 +1636,8 @@ pub fn msearch(
                 );
             }
         }
-        let result = SearchRequest::parse(Some(&body), &sub).and_then(|sreq| {
+        let result = SearchRequest::parse(Some(&body), &sub).and_then(|mut sreq| {
+            sreq.resolve_lookups(node, Some(&body))?;
             targets(node, &indices, &sub).and_then(|list| execute(list, &sreq, None))
         });
         responses.push(match result {
@@ -1706,6 +1786,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         highlight: ctx.highlight.clone(),
         explain: false,
         dfs: false,
+        terms_lookups: Default::default(),
         refused: None,
         query: ctx.query.clone(),
     };
@@ -1779,7 +1860,9 @@ pub fn matching_ids(
     alias_filter: Option<&Value>,
 ) -> EsResult<Vec<(String, Option<String>, u64)>> {
     let state = index.mapping_state();
-    let ctx = context(index, &state, now_millis());
+    // By-query APIs do not fetch terms lookups (refused when planned).
+    let no_lookups = query::TermsLookups::new();
+    let ctx = context(index, &state, now_millis(), &no_lookups);
     let mut q: Box<dyn tantivy::query::Query> = match query {
         Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
         None => Box::new(tantivy::query::AllQuery),
