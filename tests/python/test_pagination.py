@@ -197,3 +197,40 @@ def test_scroll_is_not_limited_by_result_window(es, accounts, corpus):
         sid = r["_scroll_id"]
     es.clear_scroll(scroll_id=sid)
     assert got == corpus.n
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+@pytest.mark.parametrize("max_slices", [2, 3, 7])
+def test_sliced_scrolls_partition_the_documents(es, shards, max_slices):
+    name = f"sliced_{shards}"
+    if not es.indices.exists(index=name):
+        es.indices.create(index=name, settings={"number_of_shards": shards})
+        ops = []
+        for i in range(500):
+            ops += [{"index": {"_index": name, "_id": f"d{i}"}}, {"n": i}]
+        assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    seen = []
+    for sid in range(max_slices):
+        r = es.search(index=name, scroll="1m", size=100, slice={"id": sid, "max": max_slices},
+                      track_total_hits=True)
+        total = r["hits"]["total"]["value"]
+        ids = []
+        while r["hits"]["hits"]:
+            ids += [h["_id"] for h in r["hits"]["hits"]]
+            r = es.scroll(scroll_id=r["_scroll_id"], scroll="1m")
+        es.clear_scroll(scroll_id=r["_scroll_id"])
+        assert len(ids) == total
+        seen += ids
+    assert sorted(seen) == sorted(f"d{i}" for i in range(500))
+
+
+def test_slice_errors(es):
+    name = "sliced_1"
+    if not es.indices.exists(index=name):
+        es.indices.create(index=name)
+    for body, kw in [({"id": 0, "max": 2}, {}),                 # no scroll
+                     ({"id": 2, "max": 2}, {"scroll": "1m"}),
+                     ({"id": 0, "max": 1}, {"scroll": "1m"}),
+                     ({"id": 0, "max": 1025}, {"scroll": "1m"})]:
+        with pytest.raises(BadRequestError):
+            es.search(index=name, slice=body, **kw)

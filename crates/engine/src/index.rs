@@ -815,8 +815,13 @@ pub fn new_doc_id() -> String {
 
 /// MurmurHash3 x86 32-bit (seed 0), the hash Elasticsearch routes with.
 pub fn murmur3_32(data: &[u8]) -> u32 {
+    murmur3_32_seeded(data, 0)
+}
+
+/// MurmurHash3 x86 32-bit with a seed (slices hash `_id` terms with 7919, as ES).
+pub fn murmur3_32_seeded(data: &[u8], seed: u32) -> u32 {
     let (c1, c2) = (0xcc9e2d51u32, 0x1b873593u32);
-    let mut h = 0u32;
+    let mut h = seed;
     let chunks = data.chunks_exact(4);
     let tail = chunks.remainder();
     for c in chunks {

@@ -30,6 +30,7 @@ mod patterns;
 mod plan;
 pub mod points;
 mod query_string;
+mod slice;
 mod stats;
 mod values;
 
@@ -47,6 +48,7 @@ pub use parse::{
 };
 pub use plan::{build_filter, build_query};
 pub use query_string::{Occur, QsNode, QsTerm};
+pub use slice::IdSliceQuery;
 pub use stats::{FieldStatistics, ShardsStatistics};
 
 use lode_analysis::AnalysisRegistry;

@@ -123,7 +123,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("highlight", "o", Yes),
     key("suggest", "o", No),
     key("collapse", "o", Yes),
-    key("slice", "o", No),
+    key("slice", "o", Yes),
     key("pit", "o", No),
     key("runtime_mappings", "o", No),
     key("knn", "oa", No),
@@ -378,6 +378,52 @@ pub fn read_collapse(v: &Value) -> EsResult<String> {
     field.ok_or_else(|| EsError::x_content_parse("Required [field]"))
 }
 
+/// `slice`: slice `id` of `max` of a sliced scroll.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slice {
+    pub id: u32,
+    pub max: u32,
+}
+
+pub fn read_slice(v: &Value) -> EsResult<Slice> {
+    let Value::Object(o) = v else {
+        return Err(EsError::parsing("[slice] must be an object"));
+    };
+    let (mut id, mut max) = (None, None);
+    for (k, v) in o {
+        match k.as_str() {
+            "id" => id = Some(read_int(v)?),
+            "max" => max = Some(read_int(v)?),
+            // Slicing on a doc-values field hashes its values; only `_id` slicing is built.
+            "field" if v.as_str() == Some("_id") => {}
+            "field" => return Err(not_supported("slice.field")),
+            _ => {
+                return Err(EsError::x_content_parse(format!(
+                    "[slice] unknown field [{k}]"
+                )))
+            }
+        }
+    }
+    let id =
+        id.ok_or_else(|| EsError::illegal_argument("id must be greater than or equal to 0"))?;
+    let max = max.ok_or_else(|| EsError::illegal_argument("max must be greater than 1"))?;
+    if id < 0 {
+        return Err(EsError::illegal_argument(
+            "id must be greater than or equal to 0",
+        ));
+    }
+    if max <= 1 {
+        return Err(EsError::illegal_argument("max must be greater than 1"));
+    }
+    if id >= max {
+        return Err(EsError::illegal_argument("max must be greater than id"));
+    }
+    Ok(Slice {
+        id: id as u32,
+        max: u32::try_from(max).map_err(|_| EsError::illegal_argument("max is too large"))?,
+    })
+}
+
 /// `stats`: an array of group names.
 pub fn read_strings(v: &Value, name: &str) -> EsResult<Vec<String>> {
     match v {
@@ -422,7 +468,7 @@ mod tests {
 
     #[test]
     fn unimplemented_keys_are_refused_not_ignored() {
-        for k in ["suggest", "runtime_mappings", "pit", "slice", "knn"] {
+        for k in ["suggest", "runtime_mappings", "pit", "knn"] {
             let e = check(json!({ k: {} })).unwrap_err();
             assert_eq!(e.status, 400, "{k}");
             assert!(e.reason.contains(k), "{k}");

@@ -80,6 +80,8 @@ pub struct SearchRequest {
     pub explain: bool,
     /// `search_type=dfs_query_then_fetch`: scores use index-wide term statistics.
     pub dfs: bool,
+    /// `slice` of a sliced scroll.
+    pub slice: Option<body::Slice>,
     /// The terms of the request's `terms` lookups ([`SearchRequest::resolve_lookups`]).
     pub terms_lookups: query::TermsLookups,
     /// A key Lode refuses, raised once the index limits it counts against were checked.
@@ -343,6 +345,7 @@ impl SearchRequest {
             collapse: b.get("collapse").map(body::read_collapse).transpose()?,
             explain: bool_opt("explain")?,
             dfs,
+            slice: b.get("slice").map(body::read_slice).transpose()?,
             terms_lookups: Default::default(),
             highlight: b
                 .get("highlight")
@@ -410,6 +413,48 @@ fn path_values(v: &Value, path: &[&str], out: &mut Vec<Value>) {
         (Value::Object(_), None) | (Value::Null, _) => {}
         (scalar, None) => out.push(scalar.clone()),
         (_, Some(_)) => {}
+    }
+}
+
+/// What a slice of a sliced scroll takes of one shard.
+enum SliceOfShard {
+    None,
+    All,
+    Part(Box<dyn tantivy::query::Query>),
+}
+
+/// ES's `SliceBuilder#toFilter` for `_id` slices: with at least as many slices as shards,
+/// each shard is cut into the slices that map to it; with fewer, whole shards go to slices.
+fn shard_slice(
+    slice: body::Slice,
+    shard: usize,
+    num_shards: usize,
+    id_field: tantivy::schema::Field,
+) -> SliceOfShard {
+    let (id, max) = (slice.id as usize, slice.max as usize);
+    let part = |id: usize, max: usize| {
+        SliceOfShard::Part(Box::new(query::IdSliceQuery::new(
+            id_field, id as u32, max as u32,
+        )))
+    };
+    if num_shards == 1 {
+        return part(id, max);
+    }
+    if max >= num_shards {
+        let target = id % num_shards;
+        if target != shard {
+            return SliceOfShard::None;
+        }
+        let in_shard = max / num_shards + usize::from(max % num_shards > target);
+        if in_shard == 1 {
+            return SliceOfShard::All;
+        }
+        return part(id / num_shards, in_shard);
+    }
+    if shard % max == id {
+        SliceOfShard::All
+    } else {
+        SliceOfShard::None
     }
 }
 
@@ -742,8 +787,22 @@ fn query_phase(
         let dfs = (sreq.dfs && t.searchers.len() > 1).then(|| {
             query::ShardsStatistics::new(t.searchers.iter().map(|s| &s.searcher).collect())
         });
+        let num_shards = t.index.num_shards();
         let run_shard = |s: &ShardSearcher| -> EsResult<(u64, Vec<Candidate>)> {
-            let q = q.box_clone();
+            let q = match sreq.slice {
+                None => q.box_clone(),
+                Some(slice) => match shard_slice(slice, s.shard_id, num_shards, s.meta.id) {
+                    SliceOfShard::None => return Ok((0, Vec::new())),
+                    SliceOfShard::All => q.box_clone(),
+                    SliceOfShard::Part(part) => Box::new(tantivy::query::BooleanQuery::new(vec![
+                        (tantivy::query::Occur::Must, q.box_clone()),
+                        (
+                            tantivy::query::Occur::Must,
+                            Box::new(tantivy::query::ConstScoreQuery::new(part, 0.0)),
+                        ),
+                    ])),
+                },
+            };
             let keys = keys.clone();
             let after = after.clone();
             let started = Instant::now();
@@ -1298,6 +1357,26 @@ fn execute(
     if sreq.collapse.is_some() {
         collapse::check_request(sreq, scroll.is_some())?;
     }
+    if let Some(slice) = sreq.slice {
+        if scroll.is_none() {
+            return Err(EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: [slice] can only be used with [scroll] or [point-in-time] requests;",
+            ));
+        }
+        if sreq.aggs.is_some() {
+            return Err(body::not_supported("slice with aggregations"));
+        }
+        for i in indices.iter().map(|s| &s.index) {
+            let most = i.usize_setting("index.max_slices_per_scroll", 1024);
+            if slice.max as usize > most {
+                return Err(search_phase_error(EsError::illegal_argument(format!(
+                    "The number of slices [{}] is too large. It must be less than [{most}]. This limit can be set by changing the [index.max_slices_per_scroll] index level setting.",
+                    slice.max
+                ))));
+            }
+        }
+    }
     if !sreq.rescore.is_empty() {
         let by_score = match &sreq.sort {
             None => true,
@@ -1786,6 +1865,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         highlight: ctx.highlight.clone(),
         explain: false,
         dfs: false,
+        slice: None,
         terms_lookups: Default::default(),
         refused: None,
         query: ctx.query.clone(),
