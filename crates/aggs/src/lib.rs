@@ -29,6 +29,7 @@
 mod dsl;
 mod exec;
 mod format;
+mod pipeline;
 mod plan;
 mod render;
 mod request;
@@ -117,7 +118,8 @@ pub fn run_aggs_multi(
         max_buckets: req.max_buckets,
         buckets: 0,
     };
-    let out = renderer.render_level(&exec.plan().roots, &results, &Scope::default(), true)?;
+    let mut out = renderer.render_level(&exec.plan().roots, &results, &Scope::default(), true)?;
+    pipeline::apply(&mut out, &req.pipelines, typed_keys)?;
     Ok(Value::Object(out))
 }
 

@@ -15,6 +15,8 @@ pub const DEFAULT_MAX_BUCKETS: usize = 65_536;
 pub struct AggsRequest {
     pub(crate) aggs: Vec<AggNode>,
     pub(crate) max_buckets: usize,
+    /// Pipeline aggregations, run on the rendered result.
+    pub(crate) pipelines: crate::pipeline::PipelineTree,
 }
 
 impl AggsRequest {
@@ -281,9 +283,11 @@ pub(crate) struct TopHitsReq {
 // Parsing
 
 pub fn parse_aggs(aggs: &Value) -> EsResult<AggsRequest> {
+    let (aggs, pipelines) = crate::pipeline::split(aggs)?;
     Ok(AggsRequest {
-        aggs: parse_level(aggs, 0)?,
+        aggs: parse_level(&aggs, 0)?,
         max_buckets: DEFAULT_MAX_BUCKETS,
+        pipelines,
     })
 }
 
@@ -482,7 +486,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
     })
 }
 
-fn token_name(v: &Value) -> &'static str {
+pub(crate) fn token_name(v: &Value) -> &'static str {
     match v {
         Value::Object(_) => "START_OBJECT",
         Value::Array(_) => "START_ARRAY",

@@ -1,0 +1,854 @@
+//! Pipeline aggregations: they read other aggregations' results, not documents, so they run on
+//! the reduced response, as ES runs them after the reduce phase. The request is split first:
+//! pipeline definitions leave the aggregation tree (which the planner never sees) and are kept
+//! with the place they were declared. After rendering, each level is processed bottom-up:
+//!
+//! - parent pipelines (`derivative`, `cumulative_sum`, `serial_diff`, `bucket_sort`), declared
+//!   among a multi-bucket aggregation's sub-aggregations, walk that aggregation's buckets and
+//!   add their value to each bucket (or, for `bucket_sort`, reorder and cut the buckets);
+//! - sibling pipelines (`avg_bucket`, `sum_bucket`, `min_bucket`, `max_bucket`,
+//!   `stats_bucket`, `extended_stats_bucket`, `percentiles_bucket`) read the buckets of a
+//!   sibling multi-bucket aggregation through `buckets_path` and add one result beside it.
+//!
+//! `buckets_path` follows ES's syntax: `agg>agg.metric`, `agg['key']>metric`, `_count`, `_key`,
+//! `_bucket_count`, `percentiles[99.9]`; `gap_policy` is `skip` (the default) or
+//! `insert_zeros` (`keep_values` reads as `skip` where no script uses the value).
+
+use lode_engine::{EsError, EsResult};
+use lode_hits::docvalues::DecimalFormat;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+const PARENT_KINDS: &[&str] = &["derivative", "cumulative_sum", "serial_diff", "bucket_sort"];
+const SIBLING_KINDS: &[&str] = &[
+    "avg_bucket",
+    "sum_bucket",
+    "min_bucket",
+    "max_bucket",
+    "stats_bucket",
+    "extended_stats_bucket",
+    "percentiles_bucket",
+];
+/// Pipelines ES has that need a script or a model Lode does not run yet.
+const REFUSED_KINDS: &[&str] = &[
+    "bucket_script",
+    "bucket_selector",
+    "moving_fn",
+    "moving_avg",
+    "moving_percentiles",
+    "normalize",
+    "inference",
+    "cumulative_cardinality",
+];
+
+pub fn is_pipeline(kind: &str) -> bool {
+    PARENT_KINDS.contains(&kind) || SIBLING_KINDS.contains(&kind) || REFUSED_KINDS.contains(&kind)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Gap {
+    Skip,
+    InsertZeros,
+}
+
+#[derive(Debug, Clone)]
+struct Pipeline {
+    name: String,
+    kind: String,
+    path: String,
+    gap: Gap,
+    format: Option<DecimalFormat>,
+    format_text: Option<String>,
+    /// `percentiles_bucket.percents`, `serial_diff.lag`, `bucket_sort` settings, `derivative.unit`.
+    percents: Vec<f64>,
+    lag: usize,
+    sort: Vec<(String, bool)>,
+    from: usize,
+    size: Option<usize>,
+    unit_ms: Option<f64>,
+    sigma: f64,
+    meta: Option<Value>,
+}
+
+/// The pipelines declared at one `aggs` level and below.
+#[derive(Debug, Default, Clone)]
+pub struct PipelineTree {
+    here: Vec<Pipeline>,
+    /// Per sub-aggregation name: the pipelines declared inside it, with its type.
+    children: BTreeMap<String, (String, PipelineTree)>,
+}
+
+impl PipelineTree {
+    pub fn is_empty(&self) -> bool {
+        self.here.is_empty() && self.children.values().all(|(_, t)| t.is_empty())
+    }
+}
+
+fn parse_error(msg: impl Into<String>) -> EsError {
+    EsError::parsing(msg.into())
+}
+
+/// Takes the pipeline aggregations out of an `aggs` object: the rest goes to the planner.
+pub fn split(aggs: &Value) -> EsResult<(Value, PipelineTree)> {
+    let Value::Object(level) = aggs else {
+        return Ok((aggs.clone(), PipelineTree::default()));
+    };
+    let mut rest = Map::new();
+    let mut tree = PipelineTree::default();
+    for (name, def) in level {
+        let Some(obj) = def.as_object() else {
+            rest.insert(name.clone(), def.clone());
+            continue;
+        };
+        let kind = obj
+            .keys()
+            .find(|k| !matches!(k.as_str(), "meta" | "aggs" | "aggregations"));
+        match kind {
+            Some(k) if is_pipeline(k) => {
+                if obj.contains_key("aggs") || obj.contains_key("aggregations") {
+                    return Err(EsError::new(
+                        400,
+                        "aggregation_initialization_exception",
+                        format!("Aggregator [{name}] of type [{k}] cannot accept sub-aggregations"),
+                    ));
+                }
+                tree.here
+                    .push(parse_pipeline(name, k, &obj[k], obj.get("meta"))?);
+            }
+            Some(k) => {
+                let mut def = obj.clone();
+                for sub in ["aggs", "aggregations"] {
+                    if let Some(s) = obj.get(sub) {
+                        let (s_rest, s_tree) = split(s)?;
+                        def.insert(sub.to_string(), s_rest);
+                        if !s_tree.is_empty() {
+                            tree.children.insert(name.clone(), (k.clone(), s_tree));
+                        }
+                    }
+                }
+                rest.insert(name.clone(), Value::Object(def));
+            }
+            None => {
+                rest.insert(name.clone(), def.clone());
+            }
+        }
+    }
+    Ok((Value::Object(rest), tree))
+}
+
+fn parse_pipeline(
+    name: &str,
+    kind: &str,
+    body: &Value,
+    meta: Option<&Value>,
+) -> EsResult<Pipeline> {
+    if REFUSED_KINDS.contains(&kind) {
+        return Err(EsError::illegal_argument(format!(
+            "aggregation type [{kind}] is not supported"
+        )));
+    }
+    let Value::Object(o) = body else {
+        return Err(parse_error(format!(
+            "Expected [START_OBJECT] under [{kind}], but got a [{}] in [{name}]",
+            crate::request::token_name(body)
+        )));
+    };
+    let mut p = Pipeline {
+        name: name.to_string(),
+        kind: kind.to_string(),
+        path: String::new(),
+        gap: Gap::Skip,
+        format: None,
+        format_text: None,
+        percents: vec![1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0],
+        lag: 1,
+        sort: Vec::new(),
+        from: 0,
+        size: None,
+        unit_ms: None,
+        sigma: 2.0,
+        meta: meta.cloned(),
+    };
+    let mut has_path = false;
+    for (k, v) in o {
+        match (k.as_str(), v) {
+            ("buckets_path", Value::String(s)) => {
+                p.path = s.clone();
+                has_path = true;
+            }
+            ("buckets_path", Value::Array(a)) if a.len() == 1 && a[0].is_string() => {
+                p.path = a[0].as_str().unwrap_or_default().to_string();
+                has_path = true;
+            }
+            ("buckets_path", _) => {
+                return Err(parse_error(format!(
+                    "[{kind}] buckets_path must be a single path for [{name}]"
+                )))
+            }
+            ("gap_policy", Value::String(g)) => {
+                p.gap = match g.as_str() {
+                    "skip" | "keep_values" => Gap::Skip,
+                    "insert_zeros" => Gap::InsertZeros,
+                    other => {
+                        return Err(parse_error(format!(
+                            "Invalid gap policy: [{other}], accepted values: [skip, insert_zeros, keep_values]"
+                        )))
+                    }
+                }
+            }
+            ("format", Value::String(f)) => {
+                p.format = Some(DecimalFormat::parse(f)?);
+                p.format_text = Some(f.clone());
+            }
+            ("percents", Value::Array(a)) if kind == "percentiles_bucket" => {
+                p.percents = a
+                    .iter()
+                    .map(|x| x.as_f64().filter(|f| (0.0..=100.0).contains(f)))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| {
+                        EsError::illegal_argument(format!(
+                            "[percents] must only contain values between 0 and 100 in [{name}]"
+                        ))
+                    })?;
+            }
+            ("keyed", Value::Bool(_)) if kind == "percentiles_bucket" => {}
+            ("lag", v) if kind == "serial_diff" => {
+                p.lag = v
+                    .as_u64()
+                    .filter(|l| *l > 0)
+                    .ok_or_else(|| {
+                        EsError::illegal_argument(format!(
+                            "[lag] must be a positive integer: [{name}]"
+                        ))
+                    })? as usize;
+            }
+            ("sigma", v) if kind == "extended_stats_bucket" => {
+                p.sigma = v.as_f64().filter(|s| *s >= 0.0).ok_or_else(|| {
+                    EsError::illegal_argument(format!(
+                        "[sigma] must be greater than or equal to 0. Found [{v}] in [{name}]"
+                    ))
+                })?;
+            }
+            ("unit", Value::String(u)) if kind == "derivative" => {
+                p.unit_ms = Some(unit_millis(u).ok_or_else(|| {
+                    EsError::illegal_argument(format!("unknown unit [{u}] in [{name}]"))
+                })?);
+            }
+            ("sort", v) if kind == "bucket_sort" => p.sort = parse_sort(v)?,
+            ("from", v) if kind == "bucket_sort" => {
+                p.from = v.as_u64().ok_or_else(|| {
+                    EsError::illegal_argument(format!("[from] must be a non-negative integer: [{name}]"))
+                })? as usize
+            }
+            ("size", v) if kind == "bucket_sort" => {
+                p.size = Some(v.as_u64().filter(|s| *s > 0).ok_or_else(|| {
+                    EsError::illegal_argument(format!("[size] must be a positive integer: [{name}]"))
+                })? as usize)
+            }
+            _ => {
+                return Err(EsError::x_content_parse(format!(
+                    "[{kind}] unknown field [{k}]"
+                )))
+            }
+        }
+    }
+    if !has_path && kind != "bucket_sort" {
+        return Err(EsError::illegal_argument(format!(
+            "Required parameter [buckets_path] missing for [{name}]"
+        )));
+    }
+    Ok(p)
+}
+
+fn parse_sort(v: &Value) -> EsResult<Vec<(String, bool)>> {
+    let items = match v {
+        Value::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    };
+    items
+        .iter()
+        .map(|s| match s {
+            Value::String(f) => Ok((f.clone(), f == "_score")),
+            Value::Object(o) if o.len() == 1 => {
+                let (f, spec) = o.iter().next().expect("one entry");
+                let order = match spec {
+                    Value::String(s) => s.as_str(),
+                    Value::Object(so) => so.get("order").and_then(Value::as_str).unwrap_or("asc"),
+                    _ => "asc",
+                };
+                match order {
+                    "asc" => Ok((f.clone(), false)),
+                    "desc" => Ok((f.clone(), true)),
+                    other => Err(EsError::illegal_argument(format!(
+                        "Unknown sort order [{other}]"
+                    ))),
+                }
+            }
+            _ => Err(parse_error("[bucket_sort] malformed sort")),
+        })
+        .collect()
+}
+
+fn unit_millis(u: &str) -> Option<f64> {
+    let named = match u {
+        "second" | "1s" => Some(1_000.0),
+        "minute" | "1m" => Some(60_000.0),
+        "hour" | "1h" => Some(3_600_000.0),
+        "day" | "1d" => Some(86_400_000.0),
+        "week" | "1w" => Some(604_800_000.0),
+        _ => None,
+    };
+    named.or_else(|| {
+        lode_dates::parse_time_value(u)
+            .ok()
+            .filter(|ms| *ms > 0)
+            .map(|ms| ms as f64)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Applying to a rendered response
+
+/// Runs the pipelines on a rendered `aggregations` object.
+pub fn apply(level: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -> EsResult<()> {
+    for (name, (kind, sub)) in &tree.children {
+        let Some(result) = find_mut(level, name) else {
+            continue;
+        };
+        let mut failure = None;
+        for_each_bucket(result, &mut |b| {
+            if failure.is_none() {
+                if let Err(e) = apply_bucket(b, sub, typed) {
+                    failure = Some(e);
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        for p in sub
+            .here
+            .iter()
+            .filter(|p| PARENT_KINDS.contains(&p.kind.as_str()))
+        {
+            apply_parent(p, kind, name, result, typed)?;
+        }
+    }
+    for p in tree.here.iter() {
+        if PARENT_KINDS.contains(&p.kind.as_str()) {
+            // A parent pipeline at the top level has no parent.
+            return Err(EsError::illegal_argument(format!(
+                "{} aggregation [{}] must have a histogram, date_histogram or auto_date_histogram as parent but doesn't have a parent",
+                p.kind, p.name
+            )));
+        }
+        let out = apply_sibling(p, level)?;
+        level.insert(typed_name(p, typed), out);
+    }
+    Ok(())
+}
+
+/// Sibling pipelines declared inside each bucket of a parent, and deeper levels.
+fn apply_bucket(bucket: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -> EsResult<()> {
+    let siblings_only = PipelineTree {
+        here: tree
+            .here
+            .iter()
+            .filter(|p| SIBLING_KINDS.contains(&p.kind.as_str()))
+            .cloned()
+            .collect(),
+        children: tree.children.clone(),
+    };
+    apply(bucket, &siblings_only, typed)
+}
+
+/// The result of sub-aggregation `name` at a level, under its plain or typed key.
+fn find_mut<'a>(level: &'a mut Map<String, Value>, name: &str) -> Option<&'a mut Value> {
+    let key = level
+        .keys()
+        .find(|k| *k == name || k.split_once('#').is_some_and(|(_, n)| n == name))?
+        .clone();
+    level.get_mut(&key)
+}
+
+fn find<'a>(level: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    level
+        .iter()
+        .find(|(k, _)| *k == name || k.split_once('#').is_some_and(|(_, n)| n == name))
+        .map(|(_, v)| v)
+}
+
+/// Every bucket of a multi-bucket result (array or keyed), or the single bucket of a
+/// single-bucket result.
+fn for_each_bucket(result: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    match result.get_mut("buckets") {
+        Some(Value::Array(a)) => a.iter_mut().filter_map(Value::as_object_mut).for_each(f),
+        Some(Value::Object(m)) => m.values_mut().filter_map(Value::as_object_mut).for_each(f),
+        _ => {
+            if let Some(o) = result.as_object_mut() {
+                if o.contains_key("doc_count") {
+                    f(o)
+                }
+            }
+        }
+    }
+}
+
+fn typed_name(p: &Pipeline, typed: bool) -> String {
+    if !typed {
+        return p.name.clone();
+    }
+    let ty = match p.kind.as_str() {
+        "min_bucket" | "max_bucket" => "bucket_metric_value",
+        "derivative" => "derivative",
+        "stats_bucket" => "stats_bucket",
+        "extended_stats_bucket" => "extended_stats_bucket",
+        "percentiles_bucket" => "percentiles_bucket",
+        _ => "simple_value",
+    };
+    format!("{ty}#{}", p.name)
+}
+
+/// One step of a `buckets_path`: an aggregation name with an optional `['key']`.
+fn split_path(path: &str) -> (Vec<(String, Option<String>)>, Option<String>) {
+    let mut steps = Vec::new();
+    let parts: Vec<&str> = path.split('>').collect();
+    let mut metric = None;
+    for (i, part) in parts.iter().enumerate() {
+        let mut part = part.to_string();
+        if i + 1 == parts.len() {
+            // `agg.metric`, `percentiles[99.9]`, `percentiles.99`
+            if let Some(open) = part.find('[') {
+                if part.ends_with(']') && !part[..open].is_empty() {
+                    let inner = part[open + 1..part.len() - 1]
+                        .trim_matches(['\'', '"'])
+                        .to_string();
+                    let agg = part[..open].to_string();
+                    // `agg['key']` selects a bucket only when steps follow; last: a metric key.
+                    steps.push((agg, None));
+                    return (steps, Some(inner));
+                }
+            }
+            if let Some((agg, m)) = part.split_once('.') {
+                metric = Some(m.to_string());
+                part = agg.to_string();
+            }
+        }
+        let (name, key) = match part.find('[') {
+            Some(open) if part.ends_with(']') => (
+                part[..open].to_string(),
+                Some(
+                    part[open + 1..part.len() - 1]
+                        .trim_matches(['\'', '"'])
+                        .to_string(),
+                ),
+            ),
+            _ => (part, None),
+        };
+        steps.push((name, key));
+    }
+    (steps, metric)
+}
+
+/// A bucket's value at `path` (`None`: missing or not a number).
+fn bucket_value(bucket: &Map<String, Value>, path: &str) -> EsResult<Option<f64>> {
+    match path {
+        "_count" => return Ok(bucket.get("doc_count").and_then(Value::as_f64)),
+        "_key" => return Ok(bucket.get("key").and_then(Value::as_f64)),
+        _ => {}
+    }
+    let (steps, metric) = split_path(path);
+    let mut current: &Map<String, Value> = bucket;
+    for (i, (name, key)) in steps.iter().enumerate() {
+        let last = i + 1 == steps.len();
+        let result = find(current, name).ok_or_else(|| invalid_path(path))?;
+        if let Some(k) = key {
+            let b = select_bucket(result, k).ok_or_else(|| invalid_path(path))?;
+            if last {
+                return Ok(match metric.as_deref() {
+                    Some(m) => metric_of(b, m),
+                    None => b.get("doc_count").and_then(Value::as_f64),
+                });
+            }
+            current = b;
+            continue;
+        }
+        if last {
+            return Ok(match metric.as_deref() {
+                Some("_bucket_count") => result.get("buckets").map(|b| match b {
+                    Value::Array(a) => a.len() as f64,
+                    Value::Object(o) => o.len() as f64,
+                    _ => 0.0,
+                }),
+                Some("_count") => result.get("doc_count").and_then(Value::as_f64),
+                Some(m) => result.as_object().and_then(|o| metric_of(o, m)),
+                None => match result.get("value") {
+                    Some(v) => v.as_f64(),
+                    None if result.get("doc_count").is_some() => {
+                        result.get("doc_count").and_then(Value::as_f64)
+                    }
+                    None => return Err(invalid_path(path)),
+                },
+            });
+        }
+        current = result
+            .as_object()
+            .filter(|o| o.contains_key("doc_count"))
+            .ok_or_else(|| invalid_path(path))?;
+    }
+    Err(invalid_path(path))
+}
+
+fn metric_of(o: &Map<String, Value>, m: &str) -> Option<f64> {
+    if let Some(v) = o.get(m) {
+        return v.as_f64();
+    }
+    // Percentiles: values keyed "99.0"; `99` and `99.9` both accepted.
+    let values = o.get("values")?;
+    let want: f64 = m.parse().ok()?;
+    match values {
+        Value::Object(vals) => vals
+            .iter()
+            .find(|(k, _)| k.parse::<f64>().ok() == Some(want))
+            .and_then(|(_, v)| v.as_f64()),
+        Value::Array(a) => a
+            .iter()
+            .find(|e| e.get("key").and_then(Value::as_f64) == Some(want))
+            .and_then(|e| e.get("value").and_then(Value::as_f64)),
+        _ => None,
+    }
+}
+
+fn select_bucket<'a>(result: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
+    match result.get("buckets")? {
+        Value::Object(m) => m.get(key).and_then(Value::as_object),
+        Value::Array(a) => a.iter().filter_map(Value::as_object).find(|b| {
+            b.get("key_as_string").and_then(Value::as_str) == Some(key)
+                || match b.get("key") {
+                    Some(Value::String(s)) => s == key,
+                    Some(other) => other.to_string().as_str() == key,
+                    None => false,
+                }
+        }),
+        _ => None,
+    }
+}
+
+fn invalid_path(path: &str) -> EsError {
+    EsError::new(
+        400,
+        "aggregation_execution_exception",
+        format!("No aggregation found for path [{path}]"),
+    )
+}
+
+fn with_gap(v: Option<f64>, gap: Gap) -> Option<f64> {
+    match (v.filter(|f| f.is_finite()), gap) {
+        (Some(f), _) => Some(f),
+        (None, Gap::InsertZeros) => Some(0.0),
+        (None, Gap::Skip) => None,
+    }
+}
+
+fn formatted(p: &Pipeline, value: Option<f64>) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("value".into(), value.map_or(Value::Null, |v| json!(v)));
+    if let (Some(f), Some(v)) = (&p.format, value) {
+        out.insert("value_as_string".into(), json!(f.format(v)));
+    }
+    if let Some(m) = &p.meta {
+        out.insert("meta".into(), m.clone());
+    }
+    out
+}
+
+/// A sibling pipeline over the buckets of `first>...` at this level.
+fn apply_sibling(p: &Pipeline, level: &Map<String, Value>) -> EsResult<Value> {
+    let (first, rest) = match p.path.split_once('>') {
+        Some((a, r)) => (a.to_string(), r.to_string()),
+        None => (p.path.clone(), "_count".to_string()),
+    };
+    let (first, key) = match first.find('[') {
+        Some(i) => (first[..i].to_string(), Some(())),
+        None => (first, None),
+    };
+    let result = find(level, &first).ok_or_else(|| invalid_path(&p.path))?;
+    let buckets: Vec<&Map<String, Value>> = match result.get("buckets") {
+        Some(Value::Array(a)) if key.is_none() => a.iter().filter_map(Value::as_object).collect(),
+        Some(Value::Object(m)) if key.is_none() => m.values().filter_map(Value::as_object).collect(),
+        _ => {
+            return Err(EsError::illegal_argument(format!(
+                "buckets_path must reference either a number value or a single value numeric metric aggregation, got: [{}] at aggregation [{first}]",
+                result.get("buckets").map_or("object", |_| "buckets")
+            )))
+        }
+    };
+    let mut values: Vec<(String, f64)> = Vec::new();
+    for b in buckets {
+        if let Some(v) = with_gap(bucket_value(b, &rest)?, p.gap) {
+            let key = b
+                .get("key_as_string")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| {
+                    b.get("key")
+                        .map(|k| k.as_str().map_or_else(|| k.to_string(), str::to_string))
+                })
+                .unwrap_or_default();
+            values.push((key, v));
+        }
+    }
+    let nums: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
+    let count = nums.len() as f64;
+    let sum: f64 = nums.iter().sum();
+    let min = nums.iter().cloned().fold(f64::INFINITY, f64::min);
+    let max = nums.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let avg = (count > 0.0).then(|| sum / count);
+    let mut out = match p.kind.as_str() {
+        "avg_bucket" => formatted(p, avg),
+        "sum_bucket" => formatted(p, Some(sum)),
+        "min_bucket" | "max_bucket" => {
+            let best = if p.kind == "min_bucket" { min } else { max };
+            let mut o = formatted(p, (count > 0.0).then_some(best));
+            let keys: Vec<&String> = values
+                .iter()
+                .filter(|(_, v)| *v == best)
+                .map(|(k, _)| k)
+                .collect();
+            o.insert("keys".into(), json!(keys));
+            o
+        }
+        "stats_bucket" | "extended_stats_bucket" => {
+            let mut o = Map::new();
+            o.insert("count".into(), json!(nums.len()));
+            let opt = |v: f64| if count > 0.0 { json!(v) } else { Value::Null };
+            o.insert("min".into(), opt(min));
+            o.insert("max".into(), opt(max));
+            o.insert("avg".into(), avg.map_or(Value::Null, |a| json!(a)));
+            o.insert("sum".into(), json!(sum));
+            if p.kind == "extended_stats_bucket" {
+                let sq: f64 = nums.iter().map(|v| v * v).sum();
+                let var = avg.map(|a| (sq / count - a * a).max(0.0));
+                let sd = var.map(f64::sqrt);
+                let n = |v: Option<f64>| v.map_or(Value::Null, |x| json!(x));
+                o.insert(
+                    "sum_of_squares".into(),
+                    if count > 0.0 { json!(sq) } else { Value::Null },
+                );
+                o.insert("variance".into(), n(var));
+                o.insert("variance_population".into(), n(var));
+                let var_s = (count > 1.0).then(|| var.unwrap_or(0.0) * count / (count - 1.0));
+                o.insert("variance_sampling".into(), n(var_s));
+                o.insert("std_deviation".into(), n(sd));
+                o.insert("std_deviation_population".into(), n(sd));
+                o.insert("std_deviation_sampling".into(), n(var_s.map(f64::sqrt)));
+                let bound = |sign: f64| avg.zip(sd).map(|(a, s)| a + sign * p.sigma * s);
+                o.insert(
+                    "std_deviation_bounds".into(),
+                    json!({
+                        "upper": n(bound(1.0)), "lower": n(bound(-1.0)),
+                        "upper_population": n(bound(1.0)), "lower_population": n(bound(-1.0)),
+                        "upper_sampling": n(avg.zip(var_s).map(|(a, v)| a + p.sigma * v.sqrt())),
+                        "lower_sampling": n(avg.zip(var_s).map(|(a, v)| a - p.sigma * v.sqrt())),
+                    }),
+                );
+            }
+            if let Some(m) = &p.meta {
+                o.insert("meta".into(), m.clone());
+            }
+            o
+        }
+        "percentiles_bucket" => {
+            let mut sorted = nums.clone();
+            sorted.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+            let mut vals = Map::new();
+            for pct in &p.percents {
+                // ES: the nearest rank, index round(p/100 * (n-1)).
+                let v = (!sorted.is_empty()).then(|| {
+                    let i = ((pct / 100.0) * (sorted.len() as f64 - 1.0)).round() as usize;
+                    sorted[i.min(sorted.len() - 1)]
+                });
+                vals.insert(percent_key(*pct), v.map_or(Value::Null, |x| json!(x)));
+            }
+            let mut o = Map::new();
+            o.insert("values".into(), Value::Object(vals));
+            if let Some(m) = &p.meta {
+                o.insert("meta".into(), m.clone());
+            }
+            o
+        }
+        other => unreachable!("not a sibling pipeline: {other}"),
+    };
+    if p.format_text.is_some()
+        && matches!(
+            p.kind.as_str(),
+            "stats_bucket" | "extended_stats_bucket" | "percentiles_bucket"
+        )
+    {
+        out.remove("value_as_string");
+    }
+    Ok(Value::Object(out))
+}
+
+fn percent_key(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{p:.1}")
+    } else {
+        format!("{p}")
+    }
+}
+
+/// A parent pipeline over the buckets of `parent` (of type `parent_kind`).
+fn apply_parent(
+    p: &Pipeline,
+    parent_kind: &str,
+    parent_name: &str,
+    parent: &mut Value,
+    typed: bool,
+) -> EsResult<()> {
+    let histogram = matches!(
+        parent_kind,
+        "histogram" | "date_histogram" | "auto_date_histogram"
+    );
+    if p.kind != "bucket_sort" && !histogram {
+        return Err(EsError::illegal_argument(format!(
+            "{} aggregation [{}] must have a histogram, date_histogram or auto_date_histogram as parent",
+            p.kind, p.name
+        )));
+    }
+    let Some(Value::Array(buckets)) = parent.get_mut("buckets") else {
+        return Err(EsError::illegal_argument(format!(
+            "{} aggregation [{}] needs the buckets of [{parent_name}] as a list (keyed buckets are not supported)",
+            p.kind, p.name
+        )));
+    };
+    let key = typed_name(p, typed);
+    match p.kind.as_str() {
+        "derivative" => {
+            // As ES: every bucket after the first gets a derivative, null when either value
+            // is missing (a skipped gap is NaN there).
+            let mut last: Option<(Option<f64>, Option<f64>)> = None;
+            for b in buckets.iter_mut().filter_map(Value::as_object_mut) {
+                let this = with_gap(bucket_value(b, &p.path)?, p.gap);
+                let x = b.get("key").and_then(Value::as_f64);
+                if let Some((prev, prev_x)) = last {
+                    let gradient = this.zip(prev).map(|(c, p)| c - p);
+                    let mut o = formatted(p, gradient);
+                    if let (Some(unit), Some(g), Some(x), Some(px)) =
+                        (p.unit_ms, gradient, x, prev_x)
+                    {
+                        o.insert("normalized_value".into(), json!(g / ((x - px) / unit)));
+                    }
+                    b.insert(key.clone(), Value::Object(o));
+                }
+                last = Some((this, x));
+            }
+        }
+        "cumulative_sum" => {
+            let mut sum = 0.0;
+            for b in buckets.iter_mut().filter_map(Value::as_object_mut) {
+                sum += with_gap(bucket_value(b, &p.path)?, Gap::InsertZeros).unwrap_or(0.0);
+                b.insert(key.clone(), Value::Object(formatted(p, Some(sum))));
+            }
+        }
+        "serial_diff" => {
+            let values: Vec<Option<f64>> = buckets
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|b| bucket_value(b, &p.path).map(|v| with_gap(v, p.gap)))
+                .collect::<EsResult<_>>()?;
+            for (i, b) in buckets
+                .iter_mut()
+                .filter_map(Value::as_object_mut)
+                .enumerate()
+            {
+                if i < p.lag {
+                    continue;
+                }
+                if let (Some(cur), Some(prev)) = (values[i], values[i - p.lag]) {
+                    b.insert(key.clone(), Value::Object(formatted(p, Some(cur - prev))));
+                }
+            }
+        }
+        "bucket_sort" => {
+            if !p.sort.is_empty() {
+                let mut keyed: Vec<(Vec<Option<f64>>, Value)> = Vec::new();
+                for b in buckets.drain(..) {
+                    let o = b.as_object().cloned().unwrap_or_default();
+                    let ks = p
+                        .sort
+                        .iter()
+                        .map(|(path, _)| bucket_value(&o, path))
+                        .collect::<EsResult<Vec<_>>>()?;
+                    keyed.push((ks, b));
+                }
+                keyed.sort_by(|(a, _), (b, _)| {
+                    for ((x, y), (_, desc)) in a.iter().zip(b).zip(&p.sort) {
+                        // Missing values sort last in either direction.
+                        let o = match (x, y) {
+                            (Some(x), Some(y)) => {
+                                let o = x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal);
+                                if *desc {
+                                    o.reverse()
+                                } else {
+                                    o
+                                }
+                            }
+                            (Some(_), None) => std::cmp::Ordering::Less,
+                            (None, Some(_)) => std::cmp::Ordering::Greater,
+                            (None, None) => std::cmp::Ordering::Equal,
+                        };
+                        if o != std::cmp::Ordering::Equal {
+                            return o;
+                        }
+                    }
+                    std::cmp::Ordering::Equal
+                });
+                buckets.extend(keyed.into_iter().map(|(_, b)| b));
+            }
+            let from = p.from.min(buckets.len());
+            buckets.drain(..from);
+            if let Some(size) = p.size {
+                buckets.truncate(size);
+            }
+        }
+        other => unreachable!("not a parent pipeline: {other}"),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        let b = json!({"doc_count": 4, "key": 10, "s": {"value": 3.0}, "st": {"avg": 2.5},
+                       "p": {"values": {"99.0": 7.0}},
+                       "f": {"doc_count": 2, "m": {"value": 1.5}},
+                       "t": {"buckets": [{"key": "a", "doc_count": 1, "m": {"value": 9.0}}]}});
+        let b = b.as_object().unwrap();
+        assert_eq!(bucket_value(b, "_count").unwrap(), Some(4.0));
+        assert_eq!(bucket_value(b, "s").unwrap(), Some(3.0));
+        assert_eq!(bucket_value(b, "st.avg").unwrap(), Some(2.5));
+        assert_eq!(bucket_value(b, "p[99]").unwrap(), Some(7.0));
+        assert_eq!(bucket_value(b, "p.99").unwrap(), Some(7.0));
+        assert_eq!(bucket_value(b, "f>m").unwrap(), Some(1.5));
+        assert_eq!(bucket_value(b, "t['a']>m").unwrap(), Some(9.0));
+        assert_eq!(bucket_value(b, "t._bucket_count").unwrap(), Some(1.0));
+        assert!(bucket_value(b, "nope").is_err());
+    }
+
+    #[test]
+    fn split_takes_pipelines_out() {
+        let aggs = json!({"h": {"histogram": {"field": "x", "interval": 1},
+                                "aggs": {"s": {"sum": {"field": "y"}},
+                                         "d": {"derivative": {"buckets_path": "s"}}}},
+                          "m": {"max_bucket": {"buckets_path": "h>s"}}});
+        let (rest, tree) = split(&aggs).unwrap();
+        assert!(rest.get("m").is_none());
+        assert!(rest["h"]["aggs"].get("d").is_none());
+        assert_eq!(tree.here.len(), 1);
+        assert_eq!(tree.children["h"].1.here.len(), 1);
+    }
+}
