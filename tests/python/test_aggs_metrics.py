@@ -171,3 +171,21 @@ def test_unknown_field_metrics(es, accounts):
     assert got["s"]["value"] == 0.0
     assert got["m"]["value"] is None
     assert got["v"]["value"] == 0
+
+
+def test_metric_parameters_are_checked(es, accounts):
+    for aggs in ({"x": {"extended_stats": {"field": "balance", "sigma": -1}}},
+                 {"x": {"cardinality": {"field": "status", "precision_threshold": -1}}},
+                 {"x": {"percentiles": {"field": "balance", "tdigest": {"compression": -1}}}},
+                 {"x": {"percentiles": {"field": "balance", "hdr": {"number_of_significant_value_digits": 3}}}},
+                 {"x": {"avg": {"field": "balance", "missing": "abc"}}}):
+        with pytest.raises(BadRequestError):
+            es.search(index="accounts", size=0, aggs=aggs)
+
+
+def test_missing_on_an_unmapped_field(es, accounts):
+    r = es.search(index="accounts", size=0, aggs={
+        "c": {"cardinality": {"field": "no_such_field", "missing": "foo"}},
+        "a": {"avg": {"field": "no_such_field", "missing": 7}}})
+    assert r["aggregations"]["c"]["value"] == 1
+    assert r["aggregations"]["a"]["value"] == 7

@@ -425,11 +425,17 @@ fn plan_node<'r>(
                 Need::Any
             };
             let field = resolve_field(ctx, &m.field, ty, need)?;
+            check_metric_missing(
+                m.missing.as_ref(),
+                &field,
+                m.kind == MetricKind::Cardinality || m.kind == MetricKind::ValueCount,
+            )?;
             let format = metric_format(&field, m.format.as_deref())?;
             Op::Metric(MetricOp { field, format })
         }
         AggKind::Percentiles(p) => {
             let field = resolve_field(ctx, &p.field, ty, Need::Numeric)?;
+            check_metric_missing(p.missing.as_ref(), &field, false)?;
             let format = metric_format(&field, p.format.as_deref())?;
             Op::Percentiles(MetricOp { field, format })
         }
@@ -1151,7 +1157,18 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
         }
         (AggKind::Metric(m), Op::Metric(op)) => {
             let mut body = json!({"field": op.field.name});
-            if let Some(missing) = metric_missing(m.missing.as_ref(), &op.field) {
+            // A cardinality (value_count) counts a text `missing` as a value of its own.
+            let text_missing = match (&m.kind, &m.missing) {
+                (MetricKind::Cardinality | MetricKind::ValueCount, Some(Value::String(s)))
+                    if metric_missing(m.missing.as_ref(), &op.field).is_none() =>
+                {
+                    Some(json!(s))
+                }
+                _ => None,
+            };
+            if let Some(missing) =
+                text_missing.or_else(|| metric_missing(m.missing.as_ref(), &op.field))
+            {
                 body.as_object_mut()
                     .expect("object")
                     .insert("missing".into(), missing);
@@ -1205,6 +1222,18 @@ fn after_key(
         _ => format!("f64:{}", number(v).unwrap_or(0.0)),
     };
     Value::String(typed)
+}
+
+/// A metric's `missing` that is not a number (nor a date in the field's format), which ES
+/// refuses (a cardinality's text `missing` is a value of its own).
+fn check_metric_missing(missing: Option<&Value>, field: &FieldRef, text_ok: bool) -> EsResult<()> {
+    match missing {
+        Some(Value::String(_)) if text_ok => Ok(()),
+        Some(m) if metric_missing(Some(m), field).is_none() => Err(EsError::illegal_argument(
+            format!("For input string: \"{}\"", scalar(m)),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A metric's `missing` as tantivy takes it: a number (dates parsed with the field's format).

@@ -424,7 +424,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         }
         "composite" => AggKind::Composite(parse_composite(name, obj()?)?),
         "avg" | "sum" | "min" | "max" | "value_count" | "stats" | "extended_stats"
-        | "cardinality" => AggKind::Metric(parse_metric(ty, obj()?)?),
+        | "cardinality" => AggKind::Metric(parse_metric(name, ty, obj()?)?),
         "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "significant_terms"
@@ -1274,7 +1274,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
     })
 }
 
-fn parse_metric(ty: &str, o: &Map<String, Value>) -> EsResult<MetricReq> {
+fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<MetricReq> {
     let kind = match ty {
         "avg" => MetricKind::Avg,
         "sum" => MetricKind::Sum,
@@ -1309,10 +1309,32 @@ fn parse_metric(ty: &str, o: &Map<String, Value>) -> EsResult<MetricReq> {
                 r.sigma = num(ty, k, v)?;
                 if r.sigma < 0.0 {
                     return Err(EsError::illegal_argument(format!(
-                        "[sigma] must be greater than or equal to 0. Found [{}] in [{ty}]",
+                        "[sigma] must be greater than or equal to 0. Found [{:?}] in [{name}]",
                         r.sigma
                     )));
                 }
+            }
+            "precision_threshold" => {
+                let t = num(ty, k, v)?;
+                if t < 0.0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[precisionThreshold] must be greater than or equal to 0. Found [{}] in [{name}]",
+                        t as i64
+                    )));
+                }
+            }
+            // Only the default (murmur3 rehashing of the values) exists in Lode.
+            "rehash" if boolean(ty, k, v)? => {}
+            "rehash" => {
+                return Err(EsError::parsing(format!(
+                    "[{ty}] [rehash: false] is not supported by Lode"
+                )))
+            }
+            "execution_hint" => {
+                string(ty, k, v)?;
+            }
+            "value_type" => {
+                string(ty, k, v)?;
             }
             _ => {}
         }
@@ -1372,6 +1394,41 @@ fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<Percentiles
             "keyed" => r.keyed = boolean(TY, k, v)?,
             "missing" => r.missing = Some(v.clone()),
             "format" => r.format = Some(string(TY, k, v)?),
+            "tdigest" => {
+                // The sketch is tantivy's DDSketch whatever the compression: validated only.
+                let o = v.as_object().ok_or_else(|| {
+                    EsError::parsing(format!("[{TY}] [tdigest] must be an object"))
+                })?;
+                for (tk, tv) in o {
+                    match tk.as_str() {
+                        "compression" => {
+                            let c = num(TY, tk, tv)?;
+                            if c < 0.0 {
+                                return Err(EsError::illegal_argument(format!(
+                                    "[compression] must be greater than or equal to 0. Found [{c:?}] in [{name}]"
+                                )));
+                            }
+                        }
+                        "execution_hint" => {
+                            string(TY, tk, tv)?;
+                        }
+                        other => {
+                            return Err(EsError::x_content_parse(format!(
+                                "[tdigest] unknown field [{other}]"
+                            )))
+                        }
+                    }
+                }
+            }
+            // HDR histograms answer differently from the sketch Lode uses: refused, not faked.
+            "hdr" => {
+                return Err(EsError::parsing(format!(
+                    "[{TY}] [hdr] is not supported by Lode"
+                )))
+            }
+            "value_type" => {
+                string(TY, k, v)?;
+            }
             _ => {}
         }
     }
