@@ -5,6 +5,7 @@ import math
 import re
 
 import pytest
+from elasticsearch import BadRequestError
 
 import oracle
 
@@ -271,3 +272,30 @@ def test_filters_agg_anonymous_list(es, accounts, corpus):
         vals = corpus.values("balance", p)
         assert b["doc_count"] == len(vals)
         oracle.assert_float(b["s"]["value"], oracle.fsum(vals), "sum", scale=oracle.fsum(abs(v) for v in vals))
+
+
+@pytest.mark.parametrize("order", ["asc", "desc"])
+@pytest.mark.parametrize("missing_order", ["default", "first", "last"])
+def test_composite_missing_order(es, order, missing_order):
+    name = "composite_missing_order"
+    if not es.indices.exists(index=name):
+        es.indices.create(index=name, mappings={"properties": {"k": {"type": "keyword"}}})
+        docs = [{"k": "b"}, {"k": "a"}, {}, {"k": "c"}, {}, {"k": "a"}]
+        ops = []
+        for i, d in enumerate(docs):
+            ops += [{"index": {"_index": name, "_id": str(i)}}, d]
+        es.bulk(operations=ops, refresh=True)
+    src = {"terms": {"field": "k", "order": order, "missing_bucket": True, "missing_order": missing_order}}
+    r = es.search(index=name, size=0, aggs={"c": {"composite": {"sources": [{"k": src}]}}})
+    keys = [b["key"]["k"] for b in r["aggregations"]["c"]["buckets"]]
+    present = sorted(["a", "b", "c"], reverse=order == "desc")
+    first = missing_order == "first" or (missing_order == "default" and order == "asc")
+    assert keys == ([None] + present if first else present + [None])
+    counts = {b["key"]["k"]: b["doc_count"] for b in r["aggregations"]["c"]["buckets"]}
+    assert counts == {"a": 2, "b": 1, "c": 1, None: 2}
+    with pytest.raises(BadRequestError):
+        es.search(index=name, size=0, aggs={"c": {"composite": {"sources": [
+            {"k": {"terms": {"field": "k", "missing_order": "first"}}}]}}})
+    with pytest.raises(BadRequestError):
+        es.search(index=name, size=0, aggs={"c": {"composite": {"sources": [
+            {"k": {"terms": {"field": "k"}}}, {"k": {"terms": {"field": "k"}}}]}}})

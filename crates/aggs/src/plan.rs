@@ -1118,8 +1118,12 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 .map(|s| {
                     let order = if s.asc { "asc" } else { "desc" };
                     let body = match &s.kind {
-                        CompositeSourceKind::Terms { missing_bucket } => json!({"terms": {
+                        CompositeSourceKind::Terms {
+                            missing_bucket,
+                            missing_order,
+                        } => json!({"terms": {
                             "field": s.field, "order": order, "missing_bucket": missing_bucket,
+                            "missing_order": missing_order,
                         }}),
                         CompositeSourceKind::Histogram { interval } => json!({"histogram": {
                             "field": s.field, "order": order, "interval": interval,

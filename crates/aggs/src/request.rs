@@ -195,6 +195,8 @@ pub(crate) struct FiltersReq {
 pub(crate) enum CompositeSourceKind {
     Terms {
         missing_bucket: bool,
+        /// `missing_order`: `first`, `last` or `default` (first ascending, last descending).
+        missing_order: &'static str,
     },
     Histogram {
         interval: f64,
@@ -1107,6 +1109,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
     expect_fields(TY, o, &["sources", "size", "after"])?;
     let sources_json = match o.get("sources") {
         Some(Value::Array(a)) if !a.is_empty() => a,
+        None => return Err(EsError::x_content_parse("[composite] Required [sources]")),
         _ => {
             return Err(EsError::illegal_argument(
                 "Composite [sources] cannot be null or empty",
@@ -1150,7 +1153,30 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                     body,
                     &["field", "order", "missing_bucket", "missing_order"],
                 )?;
-                CompositeSourceKind::Terms { missing_bucket }
+                let missing_order = match body
+                    .get("missing_order")
+                    .map(|v| string(kind_name, "missing_order", v))
+                    .transpose()?
+                    .as_deref()
+                {
+                    None | Some("default") => "default",
+                    Some("first") => "first",
+                    Some("last") => "last",
+                    Some(other) => {
+                        return Err(EsError::illegal_argument(format!(
+                            "Unknown MissingOrder value [{other}]"
+                        )))
+                    }
+                };
+                if missing_order != "default" && !missing_bucket {
+                    return Err(EsError::illegal_argument(format!(
+                        "missingOrder can only be set if missingBucket is true: [{src_name}]"
+                    )));
+                }
+                CompositeSourceKind::Terms {
+                    missing_bucket,
+                    missing_order,
+                }
             }
             "histogram" => {
                 expect_fields(
@@ -1244,6 +1270,20 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             asc,
             kind,
         });
+    }
+    let mut names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+    names.sort_unstable();
+    let mut dups: Vec<&str> = names
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    dups.dedup();
+    if !dups.is_empty() {
+        return Err(EsError::illegal_argument(format!(
+            "Composite source names must be unique, found duplicates: [{}]",
+            dups.join(", ")
+        )));
     }
     let size = match o.get("size") {
         Some(v) => {
