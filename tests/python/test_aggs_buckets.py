@@ -299,3 +299,41 @@ def test_composite_missing_order(es, order, missing_order):
     with pytest.raises(BadRequestError):
         es.search(index=name, size=0, aggs={"c": {"composite": {"sources": [
             {"k": {"terms": {"field": "k"}}}, {"k": {"terms": {"field": "k"}}}]}}})
+
+
+def test_ip_range(es):
+    import ipaddress
+    name = "ip_ranges"
+    if not es.indices.exists(index=name):
+        es.indices.create(index=name, mappings={"properties": {"ip": {"type": "ip"}, "k": {"type": "keyword"}}})
+        ips = ["10.0.0.1", "10.0.0.200", "10.0.1.5", "192.168.0.1", "192.168.255.255", "::1", "2001:db8::5"]
+        ops = []
+        for i, ip in enumerate(ips):
+            ops += [{"index": {"_index": name, "_id": str(i)}}, {"ip": ip, "k": "x"}]
+        es.bulk(operations=ops, refresh=True)
+    ips = [ipaddress.ip_address(h["_source"]["ip"]) for h in es.search(index=name, size=100)["hits"]["hits"]]
+
+    def v6(a):
+        return int(ipaddress.IPv6Address(f"::ffff:{a}") if isinstance(a, ipaddress.IPv4Address) else a)
+
+    ranges = [{"to": "10.0.0.128"}, {"from": "10.0.0.128", "to": "192.168.0.0"}, {"from": "192.168.0.0"},
+              {"mask": "10.0.0.0/24"}, {"mask": "2001:db8::/32", "key": "doc"}]
+    r = es.search(index=name, size=0, aggs={"r": {"ip_range": {"field": "ip", "ranges": ranges}}})
+    buckets = {b["key"]: b for b in r["aggregations"]["r"]["buckets"]}
+
+    def count(lo, hi):
+        return sum(1 for a in ips if (lo is None or v6(a) >= lo) and (hi is None or v6(a) < hi))
+
+    ip = lambda s: v6(ipaddress.ip_address(s))
+    assert buckets["*-10.0.0.128"]["doc_count"] == count(None, ip("10.0.0.128"))
+    assert buckets["10.0.0.128-192.168.0.0"]["doc_count"] == count(ip("10.0.0.128"), ip("192.168.0.0"))
+    # IPv6 addresses above the IPv4-mapped range count too, as in ES.
+    assert buckets["192.168.0.0-*"]["doc_count"] == count(ip("192.168.0.0"), None) == 3
+    assert buckets["10.0.0.0/24"] == {"key": "10.0.0.0/24", "from": "10.0.0.0", "to": "10.0.1.0", "doc_count": 2}
+    assert buckets["doc"]["doc_count"] == 1 and buckets["doc"]["from"] == "2001:db8::"
+    keyed = es.search(index=name, size=0, aggs={"r": {"ip_range": {"field": "ip", "keyed": True, "ranges": ranges}}})
+    assert keyed["aggregations"]["r"]["buckets"]["10.0.0.0/24"]["doc_count"] == 2
+    with pytest.raises(BadRequestError):
+        es.search(index=name, size=0, aggs={"r": {"ip_range": {"field": "k", "ranges": ranges}}})
+    with pytest.raises(BadRequestError):
+        es.search(index=name, size=0, aggs={"r": {"ip_range": {"field": "ip", "ranges": [{"mask": "10.0.0.0/40"}]}}})

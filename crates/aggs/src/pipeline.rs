@@ -542,6 +542,14 @@ fn invalid_path(path: &str) -> EsError {
     )
 }
 
+/// A bucket's value for a pipeline: an empty bucket (`doc_count` 0) is a gap, as in ES.
+fn gap_value(bucket: &Map<String, Value>, path: &str, gap: Gap) -> EsResult<Option<f64>> {
+    if bucket.get("doc_count").and_then(Value::as_u64) == Some(0) {
+        return Ok(with_gap(None, gap));
+    }
+    Ok(with_gap(bucket_value(bucket, path)?, gap))
+}
+
 fn with_gap(v: Option<f64>, gap: Gap) -> Option<f64> {
     match (v.filter(|f| f.is_finite()), gap) {
         (Some(f), _) => Some(f),
@@ -564,7 +572,8 @@ fn formatted(p: &Pipeline, value: Option<f64>) -> Map<String, Value> {
 
 /// A sibling pipeline over the buckets of `first>...` at this level.
 fn apply_sibling(p: &Pipeline, level: &Map<String, Value>) -> EsResult<Value> {
-    let (first, rest) = match p.path.split_once('>') {
+    // `agg>rest`, or `agg.metric` (ES reads the metric as the next path element).
+    let (first, rest) = match p.path.split_once('>').or_else(|| p.path.split_once('.')) {
         Some((a, r)) => (a.to_string(), r.to_string()),
         None => (p.path.clone(), "_count".to_string()),
     };
@@ -585,7 +594,7 @@ fn apply_sibling(p: &Pipeline, level: &Map<String, Value>) -> EsResult<Value> {
     };
     let mut values: Vec<(String, f64)> = Vec::new();
     for b in buckets {
-        if let Some(v) = with_gap(bucket_value(b, &rest)?, p.gap) {
+        if let Some(v) = gap_value(b, &rest, p.gap)? {
             let key = b
                 .get("key_as_string")
                 .and_then(Value::as_str)
@@ -729,7 +738,7 @@ fn apply_parent(
             // is missing (a skipped gap is NaN there).
             let mut last: Option<(Option<f64>, Option<f64>)> = None;
             for b in buckets.iter_mut().filter_map(Value::as_object_mut) {
-                let this = with_gap(bucket_value(b, &p.path)?, p.gap);
+                let this = gap_value(b, &p.path, p.gap)?;
                 let x = b.get("key").and_then(Value::as_f64);
                 if let Some((prev, prev_x)) = last {
                     let gradient = this.zip(prev).map(|(c, p)| c - p);
@@ -747,7 +756,7 @@ fn apply_parent(
         "cumulative_sum" => {
             let mut sum = 0.0;
             for b in buckets.iter_mut().filter_map(Value::as_object_mut) {
-                sum += with_gap(bucket_value(b, &p.path)?, Gap::InsertZeros).unwrap_or(0.0);
+                sum += gap_value(b, &p.path, Gap::InsertZeros)?.unwrap_or(0.0);
                 b.insert(key.clone(), Value::Object(formatted(p, Some(sum))));
             }
         }
@@ -755,7 +764,7 @@ fn apply_parent(
             let values: Vec<Option<f64>> = buckets
                 .iter()
                 .filter_map(Value::as_object)
-                .map(|b| bucket_value(b, &p.path).map(|v| with_gap(v, p.gap)))
+                .map(|b| gap_value(b, &p.path, p.gap))
                 .collect::<EsResult<_>>()?;
             for (i, b) in buckets
                 .iter_mut()

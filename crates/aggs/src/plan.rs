@@ -195,6 +195,8 @@ pub(crate) struct FiltersOp {
     pub source: usize,
     pub names: Vec<String>,
     pub other: Option<String>,
+    /// `ip_range`: each bucket's `from` and `to`.
+    pub ip_bounds: Option<crate::request::IpBounds>,
     pub style: FiltersStyle,
 }
 
@@ -288,10 +290,20 @@ fn plan_node<'r>(
                 source: sources.len() - 1,
                 names: vec![node.name.clone()],
                 other: None,
+                ip_bounds: None,
                 style: FiltersStyle::Single,
             })
         }
         AggKind::Filters(f) => {
+            if let Some((field, _)) = &f.ip_bounds {
+                let r = resolve_field(ctx, field, ty, Need::Any)?;
+                if let Some(def) = r.def.as_ref().filter(|_| r.storage() != Some(Storage::Ip)) {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{field}] of type [{}] is not supported for aggregation [ip_range]",
+                        def.ty.name()
+                    )));
+                }
+            }
             let queries = f
                 .filters
                 .iter()
@@ -310,6 +322,7 @@ fn plan_node<'r>(
                 source: sources.len() - 1,
                 names: f.filters.iter().map(|(n, _)| n.clone()).collect(),
                 other: f.other_bucket.clone(),
+                ip_bounds: f.ip_bounds.as_ref().map(|(_, b)| b.clone()),
                 style: if f.keyed {
                     FiltersStyle::Keyed
                 } else if named {
@@ -339,6 +352,7 @@ fn plan_node<'r>(
                 source: sources.len() - 1,
                 names: vec![node.name.clone()],
                 other: None,
+                ip_bounds: None,
                 style: FiltersStyle::Single,
             })
         }
@@ -460,6 +474,7 @@ fn single_filter(node: &AggNode, query: Box<dyn Query>, sources: &mut Vec<Source
         source: sources.len() - 1,
         names: vec![node.name.clone()],
         other: None,
+        ip_bounds: None,
         style: FiltersStyle::Single,
     })
 }

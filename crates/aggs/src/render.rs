@@ -560,21 +560,38 @@ impl Renderer<'_> {
         self.count_buckets(n)?;
         if op.style == FiltersStyle::Keyed {
             let mut m = Map::new();
-            for (name, doc_count, subs) in rendered {
+            for (i, (name, doc_count, subs)) in rendered.into_iter().enumerate() {
                 let mut b = Map::new();
+                if let Some((from, to)) = op.ip_bounds.as_ref().and_then(|v| v.get(i)) {
+                    if let Some(f) = from {
+                        b.insert("from".into(), json!(f));
+                    }
+                    if let Some(t) = to {
+                        b.insert("to".into(), json!(t));
+                    }
+                }
                 b.insert("doc_count".into(), json!(doc_count));
                 b.extend(subs);
                 m.insert(name, Value::Object(b));
             }
             obj.insert("buckets".into(), Value::Object(m));
         } else {
-            let named = op.style == FiltersStyle::NamedList;
+            let named = op.style == FiltersStyle::NamedList || op.ip_bounds.is_some();
             let list = rendered
                 .into_iter()
-                .map(|(name, doc_count, subs)| {
+                .enumerate()
+                .map(|(i, (name, doc_count, subs))| {
                     let mut b = Map::new();
                     if named {
                         b.insert("key".into(), json!(name));
+                    }
+                    if let Some((from, to)) = op.ip_bounds.as_ref().and_then(|v| v.get(i)) {
+                        if let Some(f) = from {
+                            b.insert("from".into(), json!(f));
+                        }
+                        if let Some(t) = to {
+                            b.insert("to".into(), json!(t));
+                        }
                     }
                     b.insert("doc_count".into(), json!(doc_count));
                     b.extend(subs);

@@ -6,7 +6,7 @@ use super::dsl::{parse_dsl, DslQuery};
 use lode_dates::{parse_time_value, CalendarUnit, Tz};
 use lode_engine::{EsError, EsResult};
 use lode_hits::source::SourceFilter;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 /// Elasticsearch's `search.max_buckets` default.
 pub const DEFAULT_MAX_BUCKETS: usize = 65_536;
@@ -80,6 +80,7 @@ impl AggKind {
             AggKind::Range(r) if r.is_date => "date_range",
             AggKind::Range(_) => "range",
             AggKind::Filter(_) => "filter",
+            AggKind::Filters(f) if f.ip_bounds.is_some() => "ip_range",
             AggKind::Filters(_) => "filters",
             AggKind::Global => "global",
             AggKind::Missing { .. } => "missing",
@@ -185,11 +186,16 @@ pub(crate) struct RangeReq {
     pub is_date: bool,
 }
 
+/// Each `ip_range` bucket's `from` and `to`, as rendered.
+pub(crate) type IpBounds = Vec<(Option<String>, Option<String>)>;
+
 pub(crate) struct FiltersReq {
     pub filters: Vec<(String, DslQuery)>,
     /// The named (object) form, rendered as an object of buckets unless `keyed: false`.
     pub keyed: bool,
     pub other_bucket: Option<String>,
+    /// `ip_range`: the field, and per filter the range's `from` and `to` for rendering.
+    pub ip_bounds: Option<(String, IpBounds)>,
 }
 
 pub(crate) enum CompositeSourceKind {
@@ -397,6 +403,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "date_range" => AggKind::Range(parse_range(name, ty, obj()?, true)?),
         "filter" => AggKind::Filter(Box::new(parse_dsl(body)?)),
         "filters" => AggKind::Filters(parse_filters(name, obj()?)?),
+        "ip_range" => AggKind::Filters(parse_ip_range(obj()?)?),
         "global" => {
             expect_fields(ty, obj()?, &[])?;
             AggKind::Global
@@ -435,7 +442,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "multi_terms"
         | "sampler"
         | "diversified_sampler"
-        | "ip_range"
         | "geo_distance"
         | "geohash_grid"
         | "geotile_grid"
@@ -1101,6 +1107,137 @@ fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
         filters,
         keyed,
         other_bucket: other.then(|| other_key.unwrap_or_else(|| "_other_".to_string())),
+        ip_bounds: None,
+    })
+}
+
+/// `ip_range`: each range (`from`/`to`, or a CIDR `mask`) becomes a range filter on the
+/// field, bounds compared as IPv6 (IPv4 addresses mapped), `to` excluded, as ES's ranges.
+fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
+    use std::net::{IpAddr, Ipv6Addr};
+    const TY: &str = "ip_range";
+    expect_fields(TY, o, &["field", "ranges", "keyed"])?;
+    let field = required_field(o)?;
+    let keyed = o
+        .get("keyed")
+        .map(|v| boolean(TY, "keyed", v))
+        .transpose()?
+        .unwrap_or(false);
+    let ranges = o
+        .get("ranges")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| {
+            EsError::illegal_argument("No [ranges] specified for the [ip_range] aggregation")
+        })?;
+    let parse_ip = |s: &str| -> EsResult<Ipv6Addr> {
+        match s.parse::<IpAddr>() {
+            Ok(IpAddr::V4(v4)) => Ok(v4.to_ipv6_mapped()),
+            Ok(IpAddr::V6(v6)) => Ok(v6),
+            Err(_) => Err(EsError::illegal_argument(format!(
+                "'{s}' is not an IP string literal."
+            ))),
+        }
+    };
+    let show = |ip: Ipv6Addr| match ip.to_ipv4_mapped() {
+        Some(v4) => v4.to_string(),
+        None => ip.to_string(),
+    };
+    let mut specs: Vec<(Option<String>, Option<u128>, Option<u128>)> = Vec::new();
+    for r in ranges {
+        let r = r
+            .as_object()
+            .ok_or_else(|| EsError::parsing("[ranges] must be objects"))?;
+        expect_fields("range", r, &["from", "to", "mask", "key"])?;
+        let text = |k: &str| -> EsResult<Option<String>> {
+            match r.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(EsError::parsing(format!(
+                    "[{k}] must be a string, got {other}"
+                ))),
+            }
+        };
+        let key = text("key")?;
+        let spec = match text("mask")? {
+            Some(mask) => {
+                if text("from")?.is_some() || text("to")?.is_some() {
+                    return Err(EsError::illegal_argument(
+                        "one of [to] or [from] and [mask] may be set, not both",
+                    ));
+                }
+                let bad =
+                    || EsError::illegal_argument(format!("Expected [ip/prefix] but was [{mask}]"));
+                let (addr, bits) = mask.split_once('/').ok_or_else(bad)?;
+                let ip = addr.parse::<IpAddr>().map_err(|_| {
+                    EsError::illegal_argument(format!("'{addr}' is not an IP string literal."))
+                })?;
+                let bits: u32 = bits.parse().map_err(|_| bad())?;
+                let (ip, bits) = match ip {
+                    IpAddr::V4(v4) if bits <= 32 => (v4.to_ipv6_mapped(), bits + 96),
+                    IpAddr::V6(v6) if bits <= 128 => (v6, bits),
+                    _ => {
+                        return Err(EsError::illegal_argument(format!(
+                            "Illegal prefix length [{bits}] in [{mask}]"
+                        )))
+                    }
+                };
+                let host = if bits == 128 { 0 } else { u128::MAX >> bits };
+                let net = u128::from(ip) & !host;
+                let to = net.checked_add(host).and_then(|b| b.checked_add(1));
+                (key.or(Some(mask)), Some(net), to)
+            }
+            None => {
+                let from = text("from")?
+                    .map(|s| parse_ip(&s))
+                    .transpose()?
+                    .map(u128::from);
+                let to = text("to")?
+                    .map(|s| parse_ip(&s))
+                    .transpose()?
+                    .map(u128::from);
+                (key, from, to)
+            }
+        };
+        specs.push(spec);
+    }
+    // ES orders ip ranges by `from`, then `to`.
+    specs.sort_by(|a, b| {
+        a.1.unwrap_or(0)
+            .cmp(&b.1.unwrap_or(0))
+            .then(a.2.unwrap_or(u128::MAX).cmp(&b.2.unwrap_or(u128::MAX)))
+    });
+    let mut filters = Vec::new();
+    let mut bounds = Vec::new();
+    for (key, from, to) in specs {
+        let (from_s, to_s) = (from.map(|f| show(f.into())), to.map(|t| show(t.into())));
+        let key = key.unwrap_or_else(|| {
+            format!(
+                "{}-{}",
+                from_s.as_deref().unwrap_or("*"),
+                to_s.as_deref().unwrap_or("*")
+            )
+        });
+        let mut range = Map::new();
+        if let Some(f) = &from_s {
+            range.insert("gte".into(), json!(f));
+        }
+        if let Some(t) = &to_s {
+            range.insert("lt".into(), json!(t));
+        }
+        let q = if range.is_empty() {
+            json!({"exists": {"field": field}})
+        } else {
+            json!({"range": {field.clone(): range}})
+        };
+        filters.push((key, parse_dsl(&q)?));
+        bounds.push((from_s, to_s));
+    }
+    Ok(FiltersReq {
+        filters,
+        keyed,
+        other_bucket: None,
+        ip_bounds: Some((field, bounds)),
     })
 }
 
