@@ -149,5 +149,14 @@ def test_terms_lookup_fetches_the_terms_from_a_document(es):
         assert r["aggregations"]["f"]["doc_count"] == 1
         with pytest.raises(NotFoundError):
             hits({"index": "no_such_index", "id": "1", "path": "follows"})
+        # By-query APIs take lookups too.
+        es.update_by_query(index="lookup_dst", refresh=True,
+                           query={"terms": {"u": {"index": "lookup_src", "id": "1", "path": "follows"}}},
+                           script={"source": "ctx._source.hit = true"})
+        r = es.search(index="lookup_dst", query={"term": {"hit": True}})
+        assert [h["_source"]["u"] for h in r["hits"]["hits"]] == ["bob"]
+        es.delete_by_query(index="lookup_dst", refresh=True,
+                           query={"terms": {"u": {"index": "lookup_src", "id": "2", "path": "follows", "routing": "r"}}})
+        assert es.count(index="lookup_dst")["count"] == 4
     finally:
         es.indices.delete(index="lookup_src,lookup_dst")

@@ -40,6 +40,8 @@ impl Kind {
 struct Plan {
     kind: Kind,
     query: Option<Value>,
+    /// The terms of the query's `terms` lookups, read before the documents are matched.
+    lookups: lode_query::TermsLookups,
     script: Option<lode_painless::Script>,
     max_docs: Option<usize>,
     proceed_on_conflict: bool,
@@ -190,6 +192,7 @@ fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
     }
     Ok(Plan {
         kind,
+        lookups: crate::search::terms_lookups(node, query.as_ref())?,
         query,
         script,
         max_docs: max_docs.map(|m| m as usize),
@@ -380,8 +383,12 @@ fn execute(plan: &Plan, searched: &[Searched], task: &Task) -> EsResult<(u16, Va
     };
     let mut hits: Vec<Vec<Hit>> = (0..slices).map(|_| Vec::new()).collect();
     for (ti, s) in searched.iter().enumerate() {
-        let matches =
-            crate::search::matching_ids(&s.index, plan.query.as_ref(), s.filter.as_ref())?;
+        let matches = crate::search::matching_ids(
+            &s.index,
+            plan.query.as_ref(),
+            s.filter.as_ref(),
+            &plan.lookups,
+        )?;
         for (id, routing, seq_no) in matches {
             let s = if slices > 1 { slice_of(&id, slices) } else { 0 };
             hits[s].push(Hit {

@@ -361,26 +361,33 @@ impl SearchRequest {
     /// filters alike), as ES fetches them before the shards plan the query: the document is
     /// read in real time, a missing document gives no terms, a missing index is an error.
     pub fn resolve_lookups(&mut self, node: &Node, body: Option<&Value>) -> EsResult<()> {
-        let mut found = Vec::new();
-        if let Some(b) = body {
-            collect_lookups(b, &mut found);
-        }
-        for l in found {
-            if self.terms_lookups.contains_key(&l) {
-                continue;
-            }
-            let index = node.read_target(&l.index)?;
-            let mut values = Vec::new();
-            if let Some(doc) = index.get_doc(&l.id, l.routing.as_deref(), true)? {
-                if !doc.source.is_empty() {
-                    let src: Value = crate::rest::parse_json(&doc.source)?;
-                    path_values(&src, &l.path.split('.').collect::<Vec<_>>(), &mut values);
-                }
-            }
-            self.terms_lookups.insert(l, values);
-        }
+        self.terms_lookups = terms_lookups(node, body)?;
         Ok(())
     }
+}
+
+/// The terms of every `terms` lookup in a request body, each read from its document.
+pub fn terms_lookups(node: &Node, body: Option<&Value>) -> EsResult<query::TermsLookups> {
+    let mut found = Vec::new();
+    if let Some(b) = body {
+        collect_lookups(b, &mut found);
+    }
+    let mut out = query::TermsLookups::new();
+    for l in found {
+        if out.contains_key(&l) {
+            continue;
+        }
+        let index = node.read_target(&l.index)?;
+        let mut values = Vec::new();
+        if let Some(doc) = index.get_doc(&l.id, l.routing.as_deref(), true)? {
+            if !doc.source.is_empty() {
+                let src: Value = crate::rest::parse_json(&doc.source)?;
+                path_values(&src, &l.path.split('.').collect::<Vec<_>>(), &mut values);
+            }
+        }
+        out.insert(l, values);
+    }
+    Ok(out)
 }
 
 /// The `terms` lookups anywhere in a request body.
@@ -1938,11 +1945,10 @@ pub fn matching_ids(
     index: &IndexService,
     query: Option<&Value>,
     alias_filter: Option<&Value>,
+    lookups: &query::TermsLookups,
 ) -> EsResult<Vec<(String, Option<String>, u64)>> {
     let state = index.mapping_state();
-    // By-query APIs do not fetch terms lookups (refused when planned).
-    let no_lookups = query::TermsLookups::new();
-    let ctx = context(index, &state, now_millis(), &no_lookups);
+    let ctx = context(index, &state, now_millis(), lookups);
     let mut q: Box<dyn tantivy::query::Query> = match query {
         Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
         None => Box::new(tantivy::query::AllQuery),
