@@ -175,3 +175,20 @@ def test_an_empty_field_name_is_refused(es):
     assert ei.value.error == "mapper_parsing_exception"
     assert ei.value.info["error"]["caused_by"]["type"] == "illegal_argument_exception"
     assert not es.indices.exists(index="empty_field_name")
+
+
+def test_bulk_metadata_keys_are_checked(es):
+    name = "bulk_meta"
+    try:
+        for meta, word in [({"bogus": 1}, "unknown parameter [bogus]"),
+                           ({"pipeline": "p"}, "[pipeline] is not supported"),
+                           ({"retry_on_conflict": 2}, "[retry_on_conflict] is not supported")]:
+            with pytest.raises(BadRequestError) as ei:
+                es.bulk(operations=[{"index": dict({"_index": name, "_id": "1"}, **meta)}, {"a": 1}])
+            assert word in ei.value.info["error"]["reason"]
+        assert not es.indices.exists(index=name)
+        r = es.bulk(operations=[{"update": {"_index": name, "_id": "1", "retry_on_conflict": 2}},
+                                {"doc": {"a": 1}, "doc_as_upsert": True}], refresh=True)
+        assert r["errors"] is False
+    finally:
+        es.indices.delete(index=name, ignore_unavailable=True)

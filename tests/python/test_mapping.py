@@ -198,3 +198,20 @@ def test_index_query_string_lenient_setting(es):
                                                           "lenient": False}})
     finally:
         es.indices.delete(index=name)
+
+
+@pytest.mark.parametrize("setting", ["index.search.bogus", "index.max_bogus", "index.query.bogus",
+                                     "index.merge.scheduler.bogus", "index.mapping.bogus"])
+def test_unknown_settings_are_refused(es, setting):
+    name = "unknown_settings"
+    with pytest.raises(BadRequestError) as ei:
+        es.indices.create(index=name, settings={setting: 1})
+    assert "unknown setting" in ei.value.info["error"]["reason"]
+    es.indices.create(index=name)
+    try:
+        with pytest.raises(BadRequestError):
+            es.indices.put_settings(index=name, settings={setting: 1})
+        # Known groups stay open: analysis components, slow log thresholds.
+        es.indices.put_settings(index=name, settings={"index.search.slowlog.threshold.query.warn": "1s"})
+    finally:
+        es.indices.delete(index=name)

@@ -223,6 +223,35 @@ pub fn index(
     Ok(RestResponse::json(status_of(w.result.outcome), body))
 }
 
+/// The keys of a bulk action line: what Lode implements, ES's error for unknown ones, and a
+/// refusal for ES's keys Lode does not implement (never silently ignored).
+fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> EsResult<()> {
+    for k in meta.keys() {
+        match k.as_str() {
+            "_index" | "_id" | "routing" | "_routing" | "version" | "version_type"
+            | "if_seq_no" | "if_primary_term" | "op_type" => {}
+            "retry_on_conflict" if action == "update" => {}
+            "pipeline"
+            | "require_alias"
+            | "require_data_stream"
+            | "dynamic_templates"
+            | "list_executed_pipelines"
+            | "_source"
+            | "retry_on_conflict" => {
+                return Err(EsError::illegal_argument(format!(
+                    "Action/metadata line [{line}] parameter [{k}] is not supported by Lode"
+                )))
+            }
+            other => {
+                return Err(EsError::illegal_argument(format!(
+                    "Action/metadata line [{line}] contains an unknown parameter [{other}]"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `require_alias=true` names something that is not an alias.
 fn require_alias_error(name: &str) -> EsError {
     EsError::index_not_found(name).with_reason(format!(
@@ -859,6 +888,7 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
                 i + 1
             )));
         }
+        check_bulk_metadata(&meta, &action, i + 1)?;
         let id = meta.get("_id").and_then(|v| match v {
             Value::String(s) => Some(s.clone()),
             Value::Number(n) => Some(n.to_string()),

@@ -598,6 +598,7 @@ impl IndexService {
     pub fn update_settings(&self, body: &Value) -> EsResult<()> {
         let _one = self.state_lock.lock();
         let update = settings::flatten(body)?;
+        validate_settings_keys(&update)?;
         let closed = self.is_closed();
         for k in update.keys() {
             let k = k.as_str();
@@ -686,60 +687,117 @@ fn is_known_static(k: &str) -> bool {
     )
 }
 
-const KNOWN_PREFIXES: &[&str] = &[
+/// Elasticsearch 8's index settings (`IndexScopedSettings`), by name; an entry ending in `.`
+/// is a group whose members are free (analysis components, allocation filters, slow log
+/// thresholds, merge policy knobs). Anything else is ES's "unknown setting" error, so a typo
+/// is refused rather than kept and ignored.
+const KNOWN_SETTINGS: &[&str] = &[
     "index.number_of_shards",
     "index.number_of_replicas",
-    "index.refresh_interval",
-    "index.max_result_window",
-    "index.translog.",
-    "index.requests.cache.enable",
-    "index.codec",
-    "index.analysis.",
-    "index.auto_expand_replicas",
-    "index.max_terms_count",
-    "index.search.",
-    "index.blocks.",
-    "index.mapping.",
-    "index.routing.",
-    "index.max_",
-    "index.gc_deletes",
-    "index.priority",
-    "index.hidden",
-    "index.sort.",
-    "index.merge.",
-    "index.query.",
-    "index.similarity.",
-    "index.shard.",
-    "index.write.",
     "index.number_of_routing_shards",
     "index.routing_partition_size",
-    "index.soft_deletes.",
+    "index.auto_expand_replicas",
+    "index.refresh_interval",
+    "index.max_result_window",
+    "index.max_inner_result_window",
+    "index.max_rescore_window",
+    "index.max_docvalue_fields_search",
+    "index.max_script_fields",
+    "index.max_ngram_diff",
+    "index.max_shingle_diff",
+    "index.max_refresh_listeners",
+    "index.max_terms_count",
+    "index.max_regex_length",
+    "index.max_slices_per_scroll",
+    "index.max_adjacency_matrix_filters",
+    "index.analyze.max_token_count",
+    "index.highlight.max_analyzed_offset",
+    "index.codec",
+    "index.hidden",
+    "index.priority",
+    "index.gc_deletes",
     "index.default_pipeline",
     "index.final_pipeline",
-    "index.lifecycle.",
-    "index.unassigned.",
-    "index.store.",
-    "index.indexing.",
-    "index.format",
+    "index.requests.cache.enable",
+    "index.queries.cache.enabled",
     "index.load_fixed_bitset_filters_eagerly",
+    "index.shard.check_on_startup",
+    "index.write.wait_for_active_shards",
+    "index.blocks.read_only",
+    "index.blocks.read_only_allow_delete",
+    "index.blocks.read",
+    "index.blocks.write",
+    "index.blocks.metadata",
+    "index.query.default_field",
+    "index.query.parse.allow_unmapped_fields",
+    "index.query_string.lenient",
+    "index.search.idle.after",
+    "index.search.throttled",
+    "index.search.slowlog.",
+    "index.indexing.slowlog.",
+    "index.translog.durability",
+    "index.translog.sync_interval",
+    "index.translog.flush_threshold_size",
+    "index.translog.generation_threshold_size",
+    "index.translog.retention.age",
+    "index.translog.retention.size",
+    "index.soft_deletes.enabled",
+    "index.soft_deletes.retention.operations",
+    "index.soft_deletes.retention_lease.period",
+    "index.mapping.total_fields.limit",
+    "index.mapping.total_fields.ignore_dynamic_beyond_limit",
+    "index.mapping.depth.limit",
+    "index.mapping.nested_fields.limit",
+    "index.mapping.nested_objects.limit",
+    "index.mapping.field_name_length.limit",
+    "index.mapping.dimension_fields.limit",
+    "index.mapping.ignore_malformed",
+    "index.mapping.coerce",
+    "index.mapping.source.mode",
+    "index.sort.field",
+    "index.sort.order",
+    "index.sort.mode",
+    "index.sort.missing",
+    "index.store.type",
+    "index.store.preload",
+    "index.store.stats_refresh_interval",
+    "index.store.fs.fs_lock",
+    "index.unassigned.node_left.delayed_timeout",
+    "index.allocation.max_retries",
+    "index.routing.rebalance.enable",
+    "index.routing.allocation.enable",
+    "index.routing.allocation.total_shards_per_node",
+    "index.routing.allocation.include.",
+    "index.routing.allocation.exclude.",
+    "index.routing.allocation.require.",
+    "index.routing.allocation.disk.watermark.ignore",
     "index.flush_after_merge",
-    "index.version.",
+    "index.format",
+    "index.version.created",
+    "index.version.upgraded",
     "index.uuid",
     "index.creation_date",
     "index.provided_name",
-    "index.highlight.",
-    "index.query_string.lenient",
-    "index.allocation.",
-    "index.warmer.",
+    "index.verified_before_close",
+    "index.lifecycle.",
+    "index.merge.policy.",
+    "index.merge.scheduler.max_thread_count",
+    "index.merge.scheduler.max_merge_count",
+    "index.merge.scheduler.auto_throttle",
+    "index.similarity.",
+    "index.analysis.",
+    "index.warmer.enabled",
+    "index.mode",
+    "index.routing_path",
+    "index.time_series.",
 ];
 
 fn validate_settings_keys(flat: &FlatSettings) -> EsResult<()> {
     for k in flat.keys() {
-        if !KNOWN_PREFIXES.iter().any(|p| {
-            k == p
-                || (p.ends_with('.') && k.starts_with(p))
-                || (p.ends_with('_') && k.starts_with(p))
-        }) {
+        if !KNOWN_SETTINGS
+            .iter()
+            .any(|p| k == p || (p.ends_with('.') && k.starts_with(p)))
+        {
             return Err(EsError::illegal_argument(format!(
                 "unknown setting [{k}] please check that any required plugins are installed, or check the breaking changes documentation for removed settings"
             )));
