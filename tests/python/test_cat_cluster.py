@@ -101,3 +101,17 @@ def test_cat_missing_index(es):
     with pytest.raises(NotFoundError) as ei:
         es.cat.indices(index="no-such-index", format="json")
     assert ei.value.body["error"]["type"] == "index_not_found_exception"
+
+
+def test_nodes_stats_jvm_section_tells_the_truth(es):
+    r = es.nodes.stats(metric="jvm,process,os")
+    (node,) = r["nodes"].values()
+    jvm, proc = node["jvm"], node["process"]
+    # No JVM: the "heap" is the process's resident memory, and no collector ever ran.
+    assert jvm["mem"]["heap_used_in_bytes"] > 0
+    assert jvm["mem"]["heap_used_in_bytes"] <= jvm["mem"]["heap_max_in_bytes"]
+    assert jvm["mem"]["heap_max_in_bytes"] >= node["os"]["mem"]["total_in_bytes"] > 0
+    assert abs(jvm["mem"]["heap_used_in_bytes"] - proc["mem"]["resident_in_bytes"]) < 64 << 20
+    for c in ("young", "old"):
+        assert jvm["gc"]["collectors"][c] == {"collection_count": 0, "collection_time_in_millis": 0}
+    assert jvm["threads"]["count"] >= 1

@@ -726,6 +726,40 @@ pub(crate) fn probe_process(started: Instant) -> ProcessProbe {
     }
 }
 
+/// The `jvm` section of node stats for a process without a JVM (docs/compatibility.md): the
+/// heap is the process's resident memory, bounded by the machine's memory (Lode has no heap
+/// limit of its own); there is no garbage collector, so both collectors report zero
+/// collections; threads are the process's threads. Tools that read these (Rally's and
+/// OpenSearch Benchmark's telemetry) see true numbers, not a JVM's.
+fn jvm_stats(info: &NodeInfo, now: i64) -> Value {
+    let p = probe_process(info.started);
+    let os = probe_os();
+    let max = os.mem_total.max(p.resident_bytes).max(1);
+    let zero_gc = json!({"collection_count": 0, "collection_time_in_millis": 0});
+    json!({
+        "timestamp": now,
+        "uptime_in_millis": info.started.elapsed().as_millis() as u64,
+        "mem": {
+            "heap_used_in_bytes": p.resident_bytes,
+            "heap_used_percent": p.resident_bytes * 100 / max,
+            "heap_committed_in_bytes": p.resident_bytes,
+            "heap_max_in_bytes": max,
+            "non_heap_used_in_bytes": 0,
+            "non_heap_committed_in_bytes": 0,
+            "pools": {
+                "young": {"used_in_bytes": 0, "max_in_bytes": 0, "peak_used_in_bytes": 0, "peak_max_in_bytes": 0},
+                "survivor": {"used_in_bytes": 0, "max_in_bytes": 0, "peak_used_in_bytes": 0, "peak_max_in_bytes": 0},
+                "old": {"used_in_bytes": p.resident_bytes, "max_in_bytes": max,
+                        "peak_used_in_bytes": p.resident_bytes, "peak_max_in_bytes": max}
+            }
+        },
+        "threads": {"count": p.threads, "peak_count": p.threads},
+        "gc": {"collectors": {"young": zero_gc.clone(), "old": zero_gc}},
+        "buffer_pools": {},
+        "classes": {"current_loaded_count": 0, "total_loaded_count": 0, "total_unloaded_count": 0}
+    })
+}
+
 pub(crate) fn probe_os() -> OsProbe {
     let meminfo = read("/proc/meminfo");
     let mem_total = kb_field(&meminfo, "MemTotal").unwrap_or(0);
@@ -1189,6 +1223,9 @@ fn node_stats_json(
             }),
         );
     }
+    if wants(metrics, "jvm") {
+        m.insert("jvm".into(), jvm_stats(info, now));
+    }
     if wants(metrics, "http") {
         m.insert("http".into(), json!({"current_open": 0, "total_opened": 0}));
     }
@@ -1421,7 +1458,9 @@ mod tests {
         assert!(n["process"]["mem"]["resident_in_bytes"].as_u64().unwrap() > 0);
         assert!(n["os"]["mem"]["total_in_bytes"].as_u64().unwrap() > 0);
         assert!(n["indices"]["docs"].is_object());
-        assert!(n.get("jvm").is_none());
+        // No JVM: the heap is the resident memory, and there is no collector to count.
+        assert!(n["jvm"]["mem"]["heap_used_in_bytes"].as_u64().unwrap() > 0);
+        assert_eq!(n["jvm"]["gc"]["collectors"]["old"]["collection_count"], 0);
         let r = nodes_stats(&node, &i, &request("/_nodes/_local/stats/process", &[])).unwrap();
         let n = &body(&r)["nodes"][&id];
         assert!(n["process"].is_object() && n.get("os").is_none());
