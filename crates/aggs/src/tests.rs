@@ -192,6 +192,7 @@ impl TestIndex {
             analysis: &self.analysis,
             now_millis: NOW,
             max_terms_count: 65_536,
+            script_errors: Default::default(),
         }
     }
 

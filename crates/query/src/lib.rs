@@ -15,7 +15,7 @@
 //! match_phrase_prefix, match_bool_prefix, multi_match (all types; cross_fields without
 //! blended IDF), combined_fields, bool, ids, exists, prefix, wildcard, regexp, fuzzy,
 //! constant_score, dis_max, boosting, query_string, simple_query_string, nested (on the
-//! flattened fields) and wrapper.
+//! flattened fields), wrapper and script (`script`: a Painless filter verified last).
 
 // `EsError` is the workspace-wide error type; its size is a deliberate trade-off.
 #![allow(clippy::result_large_err)]
@@ -29,6 +29,7 @@ mod patterns;
 mod plan;
 pub mod points;
 mod query_string;
+mod script;
 mod stats;
 mod terminate_after;
 mod values;
@@ -46,6 +47,7 @@ pub use parse::{
 };
 pub use plan::{build_filter, build_query};
 pub use query_string::{Occur, QsNode, QsTerm};
+pub use script::ScriptErrors;
 pub use stats::FieldStatistics;
 pub use terminate_after::TerminateAfterQuery;
 
@@ -63,6 +65,14 @@ pub struct QueryContext<'a> {
     /// "now" for date math, fixed once per request.
     pub now_millis: i64,
     pub max_terms_count: usize,
+    /// Where scripts record the first runtime error; the caller fails the request with it
+    /// after searching ([`take_script_error`]).
+    pub script_errors: ScriptErrors,
+}
+
+/// The first runtime error a script of this request hit, if any.
+pub fn take_script_error(ctx: &QueryContext) -> Option<lode_engine::EsError> {
+    ctx.script_errors.lock().take()
 }
 
 /// Whether `q` matches every document (scores aside): `match_all`, and compounds that only

@@ -65,6 +65,11 @@ pub enum Query {
         ignore_unmapped: bool,
         boost: f32,
     },
+    /// A Painless filter; `script` as given (compiled when planned).
+    Script {
+        script: Value,
+        boost: f32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -486,6 +491,7 @@ pub fn parse_query(v: &Value) -> EsResult<Query> {
         "nested" => parse_nested(body),
         "wrapper" => parse_wrapper(body),
         "function_score" => parse_function_score(body),
+        "script" => parse_script(body),
         other if UNSUPPORTED.contains(&other) => Err(EsError::parsing(format!(
             "[{other}] query is not supported by Lode"
         ))),
@@ -496,7 +502,6 @@ pub fn parse_query(v: &Value) -> EsResult<Query> {
 /// Elasticsearch queries Lode knows of but does not implement.
 const UNSUPPORTED: &[&str] = &[
     "script_score",
-    "script",
     "more_like_this",
     "terms_set",
     "intervals",
@@ -1339,6 +1344,25 @@ fn parse_dis_max(body: &Map<String, Value>) -> EsResult<Query> {
         tie_breaker,
         boost,
     })
+}
+
+fn parse_script(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "script";
+    let mut script = None;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "script" => script = Some(v.clone()),
+            "boost" => boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let script =
+        script.ok_or_else(|| EsError::parsing("script must be provided with a [script] filter"))?;
+    // Reading the script (source, params, lang) fails here as in ES, before any index is seen.
+    lode_painless::SearchScript::compile(&script, None)?;
+    Ok(Query::Script { script, boost })
 }
 
 fn parse_boosting(body: &Map<String, Value>) -> EsResult<Query> {

@@ -261,6 +261,16 @@ impl<'c, 'a> Planner<'c, 'a> {
                     .collect::<EsResult<Vec<_>>>()?;
                 boosted(dis_max(qs, *tie_breaker, score), *boost)
             }
+            Query::Script { script, boost } => {
+                let script = lode_painless::SearchScript::compile(script, None)?;
+                let q: Q = Box::new(crate::script::ScriptQuery {
+                    script: std::sync::Arc::new(script),
+                    fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                    errors: self.ctx.script_errors.clone(),
+                    boost: *boost,
+                });
+                q
+            }
             Query::Boosting {
                 positive,
                 negative,

@@ -85,6 +85,7 @@ impl TestIndex {
             analysis: &self.analysis,
             now_millis: NOW,
             max_terms_count: self.max_terms_count,
+            script_errors: Default::default(),
         }
     }
 

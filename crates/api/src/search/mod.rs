@@ -491,6 +491,7 @@ fn context<'a>(
         analysis: &index.analysis,
         now_millis: now,
         max_terms_count: index.config().max_terms_count,
+        script_errors: Default::default(),
     }
 }
 
@@ -763,6 +764,9 @@ fn query_phase(
             }
             all_hits.extend(cands);
         }
+        if let Some(e) = query::take_script_error(&ctx) {
+            return Err(e);
+        }
         shards += t.searchers.len();
         if keys_out.is_none() {
             keys_out = keys;
@@ -794,6 +798,9 @@ fn query_phase(
             })
             .collect();
         aggs_out = Some(aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?);
+        if let Some(e) = ctxs.iter().find_map(query::take_script_error) {
+            return Err(e);
+        }
     }
     // Merge across shards and indices.
     match &keys_out {
@@ -1564,6 +1571,9 @@ pub fn matching_ids(
         let docs = s
             .searcher
             .search(&*q, &tantivy::collector::DocSetCollector)?;
+        if let Some(e) = query::take_script_error(&ctx) {
+            return Err(e);
+        }
         let mut docs: Vec<DocAddress> = docs.into_iter().collect();
         docs.sort();
         for addr in docs {
