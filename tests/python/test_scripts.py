@@ -207,3 +207,55 @@ def test_script_runs_only_on_documents_the_other_clauses_match(es, docs):
     q = {"bool": {"must": {"terms": {"_id": ["4", "5"]}}, "filter": q}}
     r = search(es, {"query": q})
     assert ids(r) == set()  # the ids of the outer and the inner filter do not overlap
+
+
+# ---------------------------------------------------------------------------------------------
+# script_score
+
+SCORED = {"bool": {"filter": {"exists": {"field": "price"}}, "should": [
+    {"constant_score": {"filter": {"term": {"tag": "a"}}, "boost": 2.0}},
+]}}
+
+
+def _inner(d):
+    return 2.0 if d["tag"] == "a" else 0.0
+
+
+@pytest.mark.parametrize("min_score,boost", [(None, 1.0), (100.0, 1.0), (None, 2.0)])
+def test_script_score_matches_oracle(es, docs, min_score, boost):
+    body = {"query": {"script_score": {
+        "query": SCORED, "boost": boost,
+        "script": {"source": "_score * params.f + doc['price'].value", "params": {"f": 10}}}},
+        "size": 1000}
+    if min_score is not None:
+        body["query"]["script_score"]["min_score"] = min_score
+    r = search(es, body)
+    want = {}
+    for i, d in docs.items():
+        if "price" not in d:
+            continue
+        s = (_inner(d) * 10 + d["price"]) * boost
+        if min_score is None or s >= min_score:
+            want[i] = s
+    got = {h["_id"]: h["_score"] for h in r["hits"]["hits"]}
+    assert set(got) == set(want)
+    assert r["hits"]["total"]["value"] == len(want)
+    for i, s in want.items():
+        assert got[i] == pytest.approx(s, rel=1e-6)
+    # Hits come best first.
+    scores = [h["_score"] for h in r["hits"]["hits"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_script_score_errors(es, docs):
+    err, _ = script_error(es, {"query": {"script_score": {
+        "query": {"match_all": {}}, "script": "doc['sell_time'].value"}}})
+    assert with_cause(err)["caused_by"]["type"] == "illegal_state_exception"
+    with pytest.raises(ApiError) as ei:
+        search(es, {"query": {"script_score": {"query": {"match_all": {}}, "script": "-1"}}})
+    assert ei.value.meta.status == 400
+    assert "Must be a non-negative score!" in str(ei.value.body)
+    for body in ({"script": "1"}, {"query": {"match_all": {}}}):
+        with pytest.raises(ApiError) as ei:
+            search(es, {"query": {"script_score": body}})
+        assert ei.value.meta.status == 400

@@ -15,7 +15,7 @@
 //! match_phrase_prefix, match_bool_prefix, multi_match (all types; cross_fields without
 //! blended IDF), combined_fields, bool, ids, exists, prefix, wildcard, regexp, fuzzy,
 //! constant_score, dis_max, boosting, query_string, simple_query_string, nested (on the
-//! flattened fields), wrapper and script (`script`: a Painless filter verified last).
+//! flattened fields), wrapper, script (a Painless filter verified last) and script_score.
 
 // `EsError` is the workspace-wide error type; its size is a deliberate trade-off.
 #![allow(clippy::result_large_err)]

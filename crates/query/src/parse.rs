@@ -70,6 +70,13 @@ pub enum Query {
         script: Value,
         boost: f32,
     },
+    /// `script_score`: the inner query's matches, scored by a script that sees its `_score`.
+    ScriptScore {
+        query: Box<Query>,
+        script: Value,
+        min_score: Option<f32>,
+        boost: f32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -492,6 +499,7 @@ pub fn parse_query(v: &Value) -> EsResult<Query> {
         "wrapper" => parse_wrapper(body),
         "function_score" => parse_function_score(body),
         "script" => parse_script(body),
+        "script_score" => parse_script_score(body),
         other if UNSUPPORTED.contains(&other) => Err(EsError::parsing(format!(
             "[{other}] query is not supported by Lode"
         ))),
@@ -501,7 +509,6 @@ pub fn parse_query(v: &Value) -> EsResult<Query> {
 
 /// Elasticsearch queries Lode knows of but does not implement.
 const UNSUPPORTED: &[&str] = &[
-    "script_score",
     "more_like_this",
     "terms_set",
     "intervals",
@@ -1363,6 +1370,34 @@ fn parse_script(body: &Map<String, Value>) -> EsResult<Query> {
     // Reading the script (source, params, lang) fails here as in ES, before any index is seen.
     lode_painless::SearchScript::compile(&script, None)?;
     Ok(Query::Script { script, boost })
+}
+
+fn parse_script_score(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "script_score";
+    let mut query = None;
+    let mut script = None;
+    let mut min_score = None;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "query" => query = Some(parse_query(v)?),
+            "script" => script = Some(v.clone()),
+            "min_score" => min_score = Some(as_f32(Q, k, v)?),
+            "boost" => boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let query = query.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'query' field")))?;
+    let script =
+        script.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'script' field")))?;
+    lode_painless::SearchScript::compile(&script, None)?;
+    Ok(Query::ScriptScore {
+        query: Box::new(query),
+        script,
+        min_score,
+        boost,
+    })
 }
 
 fn parse_boosting(body: &Map<String, Value>) -> EsResult<Query> {

@@ -271,6 +271,24 @@ impl<'c, 'a> Planner<'c, 'a> {
                 });
                 q
             }
+            Query::ScriptScore {
+                query,
+                script,
+                min_score,
+                boost,
+            } => {
+                let inner = self.build(query, true)?;
+                let script = lode_painless::SearchScript::compile(script, None)?;
+                let q: Q = Box::new(crate::script::ScriptScoreQuery {
+                    query: inner,
+                    script: std::sync::Arc::new(script),
+                    fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                    errors: self.ctx.script_errors.clone(),
+                    min_score: *min_score,
+                    boost: *boost,
+                });
+                q
+            }
             Query::Boosting {
                 positive,
                 negative,

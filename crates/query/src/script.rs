@@ -271,3 +271,162 @@ impl DocLookup for SegmentDocs {
         self.fields.contains_key(name)
     }
 }
+
+/// `script_score`: the inner query's matches, each scored `script(_score) * boost`; documents
+/// below `min_score` are left out. The inner query is always scored (the script reads
+/// `_score`), even when the caller only counts.
+pub(crate) struct ScriptScoreQuery {
+    pub query: Box<dyn Query>,
+    pub script: Arc<SearchScript>,
+    pub fields: Fields,
+    pub errors: ScriptErrors,
+    pub min_score: Option<f32>,
+    pub boost: f32,
+}
+
+impl Clone for ScriptScoreQuery {
+    fn clone(&self) -> Self {
+        ScriptScoreQuery {
+            query: self.query.box_clone(),
+            script: self.script.clone(),
+            fields: self.fields.clone(),
+            errors: self.errors.clone(),
+            min_score: self.min_score,
+            boost: self.boost,
+        }
+    }
+}
+
+impl std::fmt::Debug for ScriptScoreQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ScriptScoreQuery({:?}, {:?})",
+            self.query,
+            self.script.source()
+        )
+    }
+}
+
+impl Query for ScriptScoreQuery {
+    fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        let scoring = match (scoring.is_scoring_enabled(), scoring.searcher()) {
+            (false, Some(searcher)) => EnableScoring::enabled_from_searcher(searcher),
+            _ => scoring,
+        };
+        Ok(Box::new(ScriptScoreWeight {
+            weight: self.query.weight(scoring)?,
+            query: self.clone(),
+        }))
+    }
+
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a tantivy::Term, bool)) {
+        self.query.query_terms(visitor);
+    }
+}
+
+struct ScriptScoreWeight {
+    weight: Box<dyn Weight>,
+    query: ScriptScoreQuery,
+}
+
+impl Weight for ScriptScoreWeight {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let mut s = ScriptScoreScorer {
+            inner: self.weight.scorer(reader, 1.0)?,
+            docs: SegmentDocs::new(reader, self.query.fields.clone()),
+            query: self.query.clone(),
+            boost: boost * self.query.boost,
+            score: 0.0,
+            failed: false,
+        };
+        s.settle();
+        Ok(Box::new(s))
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let mut s = self.scorer(reader, 1.0)?;
+        if s.seek(doc) != doc {
+            return Err(tantivy::TantivyError::InvalidArgument(format!(
+                "document {doc} does not match"
+            )));
+        }
+        let mut e = Explanation::new("script score function, computed with script", s.score());
+        e.add_detail(self.weight.explain(reader, doc)?);
+        Ok(e)
+    }
+}
+
+struct ScriptScoreScorer {
+    inner: Box<dyn Scorer>,
+    docs: SegmentDocs,
+    query: ScriptScoreQuery,
+    boost: Score,
+    score: Score,
+    failed: bool,
+}
+
+impl ScriptScoreScorer {
+    /// Scores the current document, moving on while it is below `min_score`.
+    fn settle(&mut self) -> DocId {
+        loop {
+            let doc = self.inner.doc();
+            if doc == TERMINATED {
+                return doc;
+            }
+            if self.failed {
+                return self.inner.seek(TERMINATED);
+            }
+            self.docs.doc = doc;
+            let inner = self.inner.score();
+            match self.query.script.score(&mut self.docs, f64::from(inner)) {
+                Ok(v) if v < 0.0 || v.is_nan() => {
+                    self.query.errors.lock().get_or_insert(EsError::illegal_argument(format!(
+                        "script_score script returned an invalid score [{v:?}] for doc [{doc}]. Must be a non-negative score!"
+                    )));
+                    self.failed = true;
+                }
+                Ok(v) => {
+                    self.score = v as f32 * self.boost;
+                    if self.query.min_score.is_none_or(|m| self.score >= m) {
+                        return doc;
+                    }
+                    self.inner.advance();
+                }
+                Err(e) => {
+                    self.query.errors.lock().get_or_insert(e);
+                    self.failed = true;
+                }
+            }
+        }
+    }
+}
+
+impl DocSet for ScriptScoreScorer {
+    fn advance(&mut self) -> DocId {
+        self.inner.advance();
+        self.settle()
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.inner.doc() >= target {
+            return self.inner.doc();
+        }
+        self.inner.seek(target);
+        self.settle()
+    }
+
+    fn doc(&self) -> DocId {
+        self.inner.doc()
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.inner.size_hint()
+    }
+}
+
+impl Scorer for ScriptScoreScorer {
+    fn score(&mut self) -> Score {
+        self.score
+    }
+}
