@@ -259,3 +259,30 @@ def test_script_score_errors(es, docs):
         with pytest.raises(ApiError) as ei:
             search(es, {"query": {"script_score": body}})
         assert ei.value.meta.status == 400
+
+
+@pytest.mark.parametrize("boost_mode", ["replace", "multiply", "sum"])
+def test_function_score_script_score(es, docs, boost_mode):
+    fs = {"query": SCORED, "boost_mode": boost_mode, "functions": [
+        {"script_score": {"script": {"source": "_score + doc['price'].value * params.f",
+                                     "params": {"f": 2}}}},
+        {"filter": {"term": {"tag": "b"}}, "weight": 3},
+    ], "score_mode": "sum"}
+    r = search(es, {"query": {"function_score": fs}, "size": 1000})
+    want = {}
+    for i, d in docs.items():
+        if "price" not in d:
+            continue
+        q = _inner(d)
+        f = q + d["price"] * 2 + (3 if d["tag"] == "b" else 0)
+        want[i] = {"replace": f, "multiply": q * f, "sum": q + f}[boost_mode]
+    got = {h["_id"]: h["_score"] for h in r["hits"]["hits"]}
+    assert set(got) == set(want)
+    for i, s in want.items():
+        assert got[i] == pytest.approx(s, rel=1e-5, abs=1e-6)
+
+
+def test_function_score_script_errors(es, docs):
+    err, _ = script_error(es, {"query": {"function_score": {
+        "query": {"match_all": {}}, "script_score": {"script": "doc['sell_time'].value"}}}})
+    assert with_cause(err)["caused_by"]["type"] == "illegal_state_exception"

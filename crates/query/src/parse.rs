@@ -360,6 +360,10 @@ pub enum FunctionKind {
     RandomScore {
         seed: Option<i64>,
     },
+    /// `script_score`: the `script` as given (compiled when planned).
+    ScriptScore {
+        script: Value,
+    },
     Decay {
         shape: DecayShape,
         field: String,
@@ -1630,6 +1634,7 @@ fn function_name(k: &FunctionKind) -> &'static str {
         FunctionKind::Weight => "weight",
         FunctionKind::FieldValueFactor { .. } => "field_value_factor",
         FunctionKind::RandomScore { .. } => "random_score",
+        FunctionKind::ScriptScore { .. } => "script_score",
         FunctionKind::Decay {
             shape: DecayShape::Gauss,
             ..
@@ -1777,9 +1782,24 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                 decay,
             })
         }
-        "script_score" => Err(EsError::parsing(
-            "[script_score] functions are not supported by Lode",
-        )),
+        "script_score" => {
+            let obj = obj.ok_or_else(|| EsError::parsing("[script_score] must be an object"))?;
+            let mut script = None;
+            for (k, v) in obj {
+                match k.as_str() {
+                    "script" => script = Some(v.clone()),
+                    _ => {
+                        return Err(EsError::parsing(format!(
+                            "script_score query does not support [{k}]"
+                        )))
+                    }
+                }
+            }
+            let script = script
+                .ok_or_else(|| EsError::parsing("script_score function requires a [script]"))?;
+            lode_painless::SearchScript::compile(&script, None)?;
+            Ok(FunctionKind::ScriptScore { script })
+        }
         other => Err(EsError::parsing(format!(
             "function_score query does not support [{other}]"
         ))),
@@ -2392,10 +2412,14 @@ mod tests {
             f.functions[3].kind,
             FunctionKind::RandomScore { seed: Some(7) }
         );
+        assert!(matches!(
+            &p(json!({"function_score": {"script_score": {"script": "1"}}})),
+            Query::FunctionScore(f) if matches!(f.functions[0].kind, FunctionKind::ScriptScore { .. })
+        ));
         assert!(
-            err(json!({"function_score": {"script_score": {"script": "1"}}}))
+            err(json!({"function_score": {"script_score": {"script": "1 +"}}}))
                 .reason
-                .contains("not supported")
+                .contains("compile error")
         );
         assert_eq!(
             err(json!({"function_score": {"boost_mode": "nope"}})).reason,

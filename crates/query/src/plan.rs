@@ -1663,6 +1663,11 @@ impl<'c, 'a> Planner<'c, 'a> {
     fn compile_function(&self, kind: &FunctionKind) -> EsResult<Compiled> {
         Ok(match kind {
             FunctionKind::Weight => Compiled::Const,
+            FunctionKind::ScriptScore { script } => Compiled::Script {
+                script: std::sync::Arc::new(lode_painless::SearchScript::compile(script, None)?),
+                fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                errors: self.ctx.script_errors.clone(),
+            },
             FunctionKind::RandomScore { seed } => Compiled::Random {
                 seed: match seed {
                     Some(s) => *s as u64,
