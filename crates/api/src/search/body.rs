@@ -422,14 +422,7 @@ mod tests {
 
     #[test]
     fn unimplemented_keys_are_refused_not_ignored() {
-        for k in [
-            "highlight",
-            "collapse",
-            "suggest",
-            "runtime_mappings",
-            "pit",
-            "slice",
-        ] {
+        for k in ["highlight", "suggest", "runtime_mappings", "pit", "slice"] {
             let e = check(json!({ k: {} })).unwrap_err();
             assert_eq!(e.status, 400, "{k}");
             assert!(e.reason.contains(k), "{k}");
