@@ -194,6 +194,7 @@ impl TestIndex {
             max_terms_count: 65_536,
             query_string_lenient: false,
             terms_lookups: None,
+            script_errors: Default::default(),
         }
     }
 

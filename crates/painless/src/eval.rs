@@ -41,6 +41,63 @@ pub(crate) enum Obj {
     Set(VSet),
     Map(OMap),
     Entry(Val, Val),
+    /// Search scripts: the `doc` map (fields load on first access).
+    Doc,
+    /// One field's values for the current document (ES's `ScriptDocValues`); `kind` is the
+    /// Java class name.
+    DocValues {
+        kind: &'static str,
+        items: Vec<Val>,
+    },
+    /// A `date` field's value: a `ZonedDateTime` in UTC, held as epoch milliseconds.
+    Date(i64),
+}
+
+/// Where a search script's `doc` reads a field's values for the current document.
+pub trait DocLookup {
+    /// The field's values, or ES's `IllegalArgumentException` reason (unmapped field, text
+    /// field without fielddata).
+    fn field(&mut self, name: &str) -> Result<DocField, String>;
+    /// `doc.containsKey(name)`: whether the mapping has the field.
+    fn contains(&self, name: &str) -> bool;
+}
+
+/// One field's values, as the column holds them.
+pub enum DocField {
+    Long(Vec<i64>),
+    Double(Vec<f64>),
+    Str(Vec<String>),
+    Bool(Vec<bool>),
+    /// Epoch milliseconds.
+    Date(Vec<i64>),
+}
+
+const NO_VALUE: &str = "A document doesn't have a value for a field! Use doc[<field>].size()==0 to check if a document is missing a field!";
+
+/// `yyyy-MM-ddTHH:mm:ss[.SSS]Z`, as `ZonedDateTime.toString()` in UTC.
+pub(crate) fn iso_millis(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let rem = ms.rem_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (h, mi, sec, milli) = (
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    );
+    if milli == 0 {
+        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{sec:02}Z")
+    } else {
+        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{sec:02}.{milli:03}Z")
+    }
 }
 
 /// A set keeps insertion order; strings, numbers and booleans are also hashed so that
@@ -200,6 +257,10 @@ pub(crate) struct Interp<'p> {
     work: Cell<u64>,
     bytes: Cell<u64>,
     input_bytes: u64,
+    /// The value of `return` or of the script's last expression.
+    ret: Val,
+    lookup: Option<&'p mut dyn DocLookup>,
+    doc_cache: Vec<(Arc<str>, Val)>,
 }
 
 impl<'p> Interp<'p> {
@@ -212,7 +273,79 @@ impl<'p> Interp<'p> {
             work: Cell::new(0),
             bytes: Cell::new(0),
             input_bytes: 0,
+            ret: Val::Null,
+            lookup: None,
+            doc_cache: Vec::new(),
         }
+    }
+
+    pub(crate) fn set_lookup(&mut self, lookup: &'p mut dyn DocLookup) {
+        self.lookup = Some(lookup);
+    }
+
+    /// Runs the script and answers its value: what `return` gave, else the value of a final
+    /// expression statement, else `null`.
+    pub(crate) fn run_value(&mut self) -> Result<Val, Fail> {
+        let prog = self.prog;
+        let last = prog.body.len().checked_sub(1);
+        for (i, st) in prog.body.iter().enumerate() {
+            if Some(i) == last {
+                if let StmtKind::Expr(e) = &st.kind {
+                    self.step().map_err(|f| f.at(st.pos))?;
+                    return self.eval(e).map_err(|f| f.at(st.pos));
+                }
+            }
+            if let Flow::Return = self.exec(st)? {
+                return Ok(std::mem::replace(&mut self.ret, Val::Null));
+            }
+        }
+        Ok(Val::Null)
+    }
+
+    /// `doc[name]`: the field's values, read once per run.
+    fn doc_field(&mut self, name: &Val) -> Result<Val, Fail> {
+        let name = match name {
+            Val::Str(s) => s.clone(),
+            other => Arc::from(self.java_string(other)),
+        };
+        if let Some((_, v)) = self.doc_cache.iter().find(|(k, _)| *k == name) {
+            return Ok(v.clone());
+        }
+        let Some(lookup) = self.lookup.as_mut() else {
+            return Err(illegal_arg(format!(
+                "No field found for [{name}] in mapping"
+            )));
+        };
+        let field = lookup.field(&name).map_err(illegal_arg)?;
+        let (kind, items) = match field {
+            DocField::Long(v) => (
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Longs",
+                v.into_iter().map(Val::Int).collect(),
+            ),
+            DocField::Double(v) => (
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Doubles",
+                v.into_iter().map(Val::Float).collect(),
+            ),
+            DocField::Str(v) => (
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Strings",
+                v.into_iter().map(|s| Val::Str(s.into())).collect(),
+            ),
+            DocField::Bool(v) => (
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Booleans",
+                v.into_iter().map(Val::Bool).collect(),
+            ),
+            DocField::Date(v) => (
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Dates",
+                v.into_iter().map(|ms| self.alloc(Obj::Date(ms))).collect(),
+            ),
+        };
+        let v = self.alloc(Obj::DocValues { kind, items });
+        self.doc_cache.push((name, v.clone()));
+        Ok(v)
+    }
+
+    fn is_doc(&self, v: &Val) -> bool {
+        matches!(v, Val::Obj(id) if matches!(self.heap[*id], Obj::Doc))
     }
 
     pub(crate) fn set_slot(&mut self, slot: usize, v: Val) {
@@ -231,7 +364,8 @@ impl<'p> Interp<'p> {
             Obj::List(items) => items.len() * VAL_BYTES,
             Obj::Set(set) => set.items.len() * VAL_BYTES,
             Obj::Map(m) => m.len() * ENTRY_BYTES,
-            Obj::Entry(..) => 0,
+            Obj::Entry(..) | Obj::Doc | Obj::Date(_) => 0,
+            Obj::DocValues { items, .. } => items.len() * VAL_BYTES,
         };
         self.charge_bytes(OBJ_BYTES + size)?;
         Ok(self.alloc(o))
@@ -379,6 +513,12 @@ impl<'p> Interp<'p> {
                     .saturating_add(self.json_size(k, open, memo)?)
                     .saturating_add(self.json_size(x, open, memo)?);
             }
+            Obj::DocValues { items, .. } => {
+                for x in items {
+                    size = size.saturating_add(self.json_size(x, open, memo)?);
+                }
+            }
+            Obj::Doc | Obj::Date(_) => {}
         }
         open.pop();
         memo.insert(id, size);
@@ -406,6 +546,11 @@ impl<'p> Interp<'p> {
                     out.insert(self.java_string(k), self.build_json(x));
                     Value::Object(out)
                 }
+                Obj::DocValues { items, .. } => {
+                    Value::Array(items.iter().map(|x| self.build_json(x)).collect())
+                }
+                Obj::Doc => Value::Object(Map::new()),
+                Obj::Date(ms) => Value::String(iso_millis(*ms)),
             },
         }
     }
@@ -569,7 +714,7 @@ impl<'p> Interp<'p> {
 
     fn exec_return(&mut self, e: Option<&Expr>) -> Result<Flow, Fail> {
         if let Some(e) = e {
-            self.eval(e)?;
+            self.ret = self.eval(e)?;
         }
         Ok(Flow::Return)
     }
@@ -590,7 +735,7 @@ impl<'p> Interp<'p> {
         match coll {
             Val::Null => Err(npe("Cannot iterate over null")),
             Val::Obj(id) => match &self.heap[*id] {
-                Obj::List(items) | Obj::Set(VSet { items, .. }) => {
+                Obj::List(items) | Obj::Set(VSet { items, .. }) | Obj::DocValues { items, .. } => {
                     self.charge_work(items.len())?;
                     Ok(items.clone())
                 }
@@ -717,6 +862,9 @@ impl<'p> Interp<'p> {
         if *null_safe && matches!(o, Val::Null) {
             return Ok(Val::Null);
         }
+        if self.is_doc(&o) {
+            return self.doc_field(&Val::Str(name.clone()));
+        }
         self.get_field(&o, name)
     }
 
@@ -726,6 +874,9 @@ impl<'p> Interp<'p> {
         };
         let o = self.eval(obj)?;
         let i = self.eval(idx)?;
+        if self.is_doc(&o) {
+            return self.doc_field(&i);
+        }
         self.get_index(&o, &i)
     }
 
@@ -962,6 +1113,15 @@ impl<'p> Interp<'p> {
     }
 
     /// `list[i]` accepts negative indexes from the end, as Painless does; `get(i)` does not.
+    /// `doc['f'][i]` / `.get(i)`: ES refuses any index of an empty field with the same error
+    /// as `.value`.
+    fn doc_value_at(&self, items: &[Val], i: &Val) -> Result<Val, Fail> {
+        if items.is_empty() {
+            return Err(Fail::new("illegal_state_exception", NO_VALUE));
+        }
+        Ok(items[self.list_index(i, items.len(), false)?].clone())
+    }
+
     fn list_index(&self, i: &Val, len: usize, negative: bool) -> Result<usize, Fail> {
         let raw = match i {
             Val::Int(i) => *i,
@@ -1112,6 +1272,13 @@ impl<'p> Interp<'p> {
                 (Obj::List(items) | Obj::Set(VSet { items, .. }), "empty") => {
                     Ok(Val::Bool(items.is_empty()))
                 }
+                (Obj::DocValues { items, .. }, "value") => items
+                    .first()
+                    .cloned()
+                    .ok_or_else(|| Fail::new("illegal_state_exception", NO_VALUE)),
+                (Obj::DocValues { items, .. }, "empty") => Ok(Val::Bool(items.is_empty())),
+                (Obj::DocValues { items, .. }, "length") => Ok(Val::Int(items.len() as i64)),
+                (Obj::Date(ms), "millis") => Ok(Val::Int(*ms)),
                 _ => Err(illegal_arg(format!(
                     "dynamic getter [{}, {name}] not found",
                     self.type_name(o)
@@ -1131,6 +1298,7 @@ impl<'p> Interp<'p> {
             Val::Obj(id) => match &self.heap[*id] {
                 Obj::Map(m) => Ok(m.get(&self.key(i)).cloned().unwrap_or(Val::Null)),
                 Obj::List(items) => Ok(items[self.list_index(i, items.len(), true)?].clone()),
+                Obj::DocValues { items, .. } => self.doc_value_at(items, i),
                 _ => Err(illegal_arg(format!(
                     "Attempting to address a non-array-like type [{}] as an array.",
                     self.type_name(o)
@@ -1156,6 +1324,9 @@ impl<'p> Interp<'p> {
                 Obj::Set(_) => "java.util.HashSet",
                 Obj::Map(_) => "java.util.HashMap",
                 Obj::Entry(..) => "java.util.Map$Entry",
+                Obj::Doc => "org.elasticsearch.search.lookup.LeafDocLookup",
+                Obj::DocValues { kind, .. } => kind,
+                Obj::Date(_) => "java.time.ZonedDateTime",
             },
         }
     }
@@ -1418,6 +1589,7 @@ impl<'p> Interp<'p> {
                 (Obj::Entry(k1, v1), Obj::Entry(k2, v2)) => {
                     self.equals_at(k1, k2, depth + 1) && self.equals_at(v1, v2, depth + 1)
                 }
+                (Obj::Date(a), Obj::Date(b)) => a == b,
                 _ => false,
             },
             _ => false,
@@ -1478,6 +1650,18 @@ impl<'p> Interp<'p> {
                     out.push('=');
                     self.write_java_string(x, out, depth + 1);
                 }
+                Obj::DocValues { items, .. } => {
+                    out.push('[');
+                    for (i, x) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        self.write_java_string(x, out, depth + 1);
+                    }
+                    out.push(']');
+                }
+                Obj::Doc => out.push_str("{}"),
+                Obj::Date(ms) => out.push_str(&iso_millis(*ms)),
             },
         }
     }
@@ -1539,6 +1723,62 @@ impl<'p> Interp<'p> {
                         ("getValue", 0) => Ok(v.clone()),
                         _ => Err(self.no_method(&recv, name, args.len())),
                     },
+                    Obj::Doc => match (name, args.as_slice()) {
+                        ("get", [k]) => self.doc_field(k),
+                        ("containsKey", [k]) => {
+                            let k = self.java_string(k);
+                            Ok(Val::Bool(
+                                self.lookup.as_ref().is_some_and(|l| l.contains(&k)),
+                            ))
+                        }
+                        _ => Err(self.no_method(&recv, name, args.len())),
+                    },
+                    Obj::DocValues { items, .. } => match (name, args.as_slice()) {
+                        ("size" | "getLength", []) => Ok(Val::Int(items.len() as i64)),
+                        ("isEmpty", []) => Ok(Val::Bool(items.is_empty())),
+                        ("getValue", []) => items
+                            .first()
+                            .cloned()
+                            .ok_or_else(|| Fail::new("illegal_state_exception", NO_VALUE)),
+                        ("get", [i]) => self.doc_value_at(items, i),
+                        ("contains", [x]) => {
+                            Ok(Val::Bool(items.iter().any(|y| self.loose_eq(y, x))))
+                        }
+                        _ => Err(self.no_method(&recv, name, args.len())),
+                    },
+                    Obj::Date(ms) => {
+                        let ms = *ms;
+                        let other = |v: &Val| {
+                            match v {
+                            Val::Obj(id) => match self.heap[*id] {
+                                Obj::Date(o) => Ok(o),
+                                _ => Err(class_cast(format!(
+                                    "Cannot cast from [{}] to [java.time.chrono.ChronoZonedDateTime].",
+                                    self.type_name(v)
+                                ))),
+                            },
+                            Val::Null => Err(npe("Cannot compare to null")),
+                            _ => Err(class_cast(format!(
+                                "Cannot cast from [{}] to [java.time.chrono.ChronoZonedDateTime].",
+                                self.type_name(v)
+                            ))),
+                        }
+                        };
+                        match (name, args.as_slice()) {
+                            ("getMillis" | "toEpochMilli", []) => Ok(Val::Int(ms)),
+                            ("toInstant", []) => Ok(recv.clone()),
+                            ("getEpochSecond", []) => Ok(Val::Int(ms.div_euclid(1000))),
+                            ("isAfter", [o]) => Ok(Val::Bool(ms > other(o)?)),
+                            ("isBefore", [o]) => Ok(Val::Bool(ms < other(o)?)),
+                            ("isEqual", [o]) => Ok(Val::Bool(ms == other(o)?)),
+                            ("compareTo", [o]) => Ok(Val::Int(match ms.cmp(&other(o)?) {
+                                Ordering::Less => -1,
+                                Ordering::Equal => 0,
+                                Ordering::Greater => 1,
+                            })),
+                            _ => Err(self.no_method(&recv, name, args.len())),
+                        }
+                    }
                 }
             }
         }

@@ -1,4 +1,5 @@
-//! Painless scripts for the update APIs (`_update`, `_bulk` update items, `_update_by_query`).
+//! Painless scripts for the update APIs (`_update`, `_bulk` update items, `_update_by_query`)
+//! and for search ([`SearchScript`]: the `script` query).
 //!
 //! This is a hand-written interpreter for the subset of Painless that update scripts use in
 //! practice: no maintained Rust crate implements Painless, and the language is small enough
@@ -10,7 +11,16 @@
 //! `new ArrayList/HashMap/HashSet`; the common `String`, `List`, `Set`, `Map` methods and
 //! `Math`, `Integer`, `Long`, `Double`, `Boolean`, `String`, `Collections`, `Objects`,
 //! `System.currentTimeMillis()` statics. Not supported: lambdas and functions, arrays, regexes
-//! (`=~`, `==~`), `try`/`catch`, user classes, and the `doc`/`field()`/`metadata()` APIs.
+//! (`=~`, `==~`), `try`/`catch`, user classes, and the `field()`/`metadata()` APIs.
+//!
+//! Search scripts see `params`, `_score` and `doc`: `doc['f']` (also `doc.f`, `doc.get('f')`,
+//! `doc.containsKey('f')`) is ES's `ScriptDocValues` over the field's column, read through a
+//! [`DocLookup`] the caller provides, only for the fields the script touches: `.value` (ES's
+//! `IllegalStateException` when the document has none), `[i]`/`.get(i)`, `.size()`,
+//! `.length`, `.empty`/`.isEmpty()`, `.contains(x)` and for-each. Integers read as `long`,
+//! floating point as `double`, keywords as `String`, and dates as a `ZonedDateTime` in UTC with
+//! `.millis`, `.getMillis()`, `.toInstant().toEpochMilli()`, `isAfter`/`isBefore`/`compareTo`;
+//! comparing it with a number with `>` fails as in ES.
 //!
 //! Known differences: numbers are 64-bit (`int` does not wrap at 32 bits), string indexes
 //! count chars rather than UTF-16 units, and map keys are always strings.
@@ -33,9 +43,10 @@ mod parser;
 #[cfg(test)]
 mod tests;
 
+pub use eval::{DocField, DocLookup};
 use eval::{Interp, OMap, Obj, Val};
 use lode_engine::{EsError, EsResult};
-use parser::{Program, CTX_SLOT, PARAMS_SLOT};
+use parser::{Program, CTX_SLOT, DOC_SLOT, PARAMS_SLOT, SCORE_SLOT};
 use serde_json::{json, Map, Value};
 
 /// What the update does with the document once the script has run (`ctx.op`).
@@ -111,8 +122,12 @@ impl Script {
     /// Reads a `script` value (a source string, or an object with `source`/`inline` or `id`,
     /// `lang` and `params`) and compiles it.
     pub fn compile(script: &Value, stored: Option<StoredScripts>) -> EsResult<Script> {
+        Script::compile_as(script, stored, false)
+    }
+
+    fn compile_as(script: &Value, stored: Option<StoredScripts>, search: bool) -> EsResult<Script> {
         let (source, params) = resolve(script, stored)?;
-        let program = parser::parse(&source).map_err(|e| {
+        let program = parser::parse(&source, search).map_err(|e| {
             script_exception(
                 "compile error",
                 &source,
@@ -216,6 +231,79 @@ impl Script {
         }
         *source = it.to_json(&new_source).map_err(EsError::illegal_argument)?;
         Ok(op)
+    }
+}
+
+/// A search script (the `script` query, `script_score`): `params`, `doc` (the document's
+/// column values, ES's `ScriptDocValues`, read through a [`DocLookup`] for only the fields
+/// the script touches) and `_score`. Compiled once per request, run per document.
+#[derive(Debug)]
+pub struct SearchScript {
+    script: Script,
+}
+
+impl SearchScript {
+    pub fn compile(script: &Value, stored: Option<StoredScripts>) -> EsResult<SearchScript> {
+        Ok(SearchScript {
+            script: Script::compile_as(script, stored, true)?,
+        })
+    }
+
+    pub fn source(&self) -> &str {
+        &self.script.source
+    }
+
+    fn run_val<T>(
+        &self,
+        doc: &mut dyn DocLookup,
+        score: f64,
+        out: impl FnOnce(&Interp, Val) -> Result<T, (&'static str, String)>,
+    ) -> EsResult<T> {
+        let s = &self.script;
+        let mut it = Interp::new(&s.program);
+        let params = it.load_json_map(&s.params);
+        it.set_slot(PARAMS_SLOT, params);
+        let d = it.alloc(Obj::Doc);
+        it.set_slot(DOC_SLOT, d);
+        it.set_slot(SCORE_SLOT, Val::Float(score));
+        it.set_lookup(doc);
+        let fail = |kind: &'static str, reason: String, pos: Option<usize>| {
+            let cause = EsError::bad_request(kind, reason);
+            script_exception("runtime error", &s.source, pos.unwrap_or(0), cause)
+        };
+        let v = it.run_value().map_err(|f| fail(f.kind, f.reason, f.pos))?;
+        out(&it, v).map_err(|(kind, reason)| fail(kind, reason, None))
+    }
+
+    /// The script's value as JSON (`script_fields`).
+    pub fn value(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<Value> {
+        self.run_val(doc, score, |it, v| {
+            it.to_json(&v)
+                .map_err(|e| ("illegal_argument_exception", e))
+        })
+    }
+
+    /// A filter script's answer: it must return a boolean.
+    pub fn filter(&self, doc: &mut dyn DocLookup) -> EsResult<bool> {
+        self.run_val(doc, 0.0, |it, v| match v {
+            Val::Bool(b) => Ok(b),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [boolean].", it.type_name(&other)),
+            )),
+        })
+    }
+
+    /// A score script's answer: it must return a number.
+    pub fn score(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<f64> {
+        self.run_val(doc, score, |it, v| match v {
+            Val::Int(i) => Ok(i as f64),
+            Val::Float(f) => Ok(f),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [double].", it.type_name(&other)),
+            )),
+        })
     }
 }
 

@@ -12,6 +12,9 @@ const MAX_NESTING: usize = 64;
 
 pub(crate) const CTX_SLOT: usize = 0;
 pub(crate) const PARAMS_SLOT: usize = 1;
+/// Search scripts only: `doc` and `_score`.
+pub(crate) const DOC_SLOT: usize = 2;
+pub(crate) const SCORE_SLOT: usize = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ty {
@@ -383,16 +386,30 @@ const RESERVED: &[&str] = &[
     "null",
 ];
 
-pub(crate) fn parse(src: &str) -> Result<Program, CompileError> {
+/// Parses an update script (`ctx`, `params`) or, with `search`, a search script (`params`,
+/// `doc`, `_score`; no `ctx`).
+pub(crate) fn parse(src: &str, search: bool) -> Result<Program, CompileError> {
     let tokens = tokenize(src)?;
+    let globals: Vec<(String, usize)> = if search {
+        vec![
+            ("params".into(), PARAMS_SLOT),
+            ("doc".into(), DOC_SLOT),
+            ("_score".into(), SCORE_SLOT),
+        ]
+    } else {
+        vec![("ctx".into(), CTX_SLOT), ("params".into(), PARAMS_SLOT)]
+    };
+    let slot_types = if search {
+        vec![Ty::Map, Ty::Map, Ty::Map, Ty::Def]
+    } else {
+        vec![Ty::Map, Ty::Map]
+    };
     let mut p = Parser {
         toks: tokens,
         i: 0,
-        scopes: vec![vec![
-            ("ctx".into(), CTX_SLOT),
-            ("params".into(), PARAMS_SLOT),
-        ]],
-        slot_types: vec![Ty::Map, Ty::Map],
+        scopes: vec![globals],
+        slot_types,
+        search,
         loops: 0,
         nesting: 0,
         deferred: None,
@@ -440,6 +457,7 @@ struct Parser {
     loops: usize,
     nesting: usize,
     deferred: Option<CompileError>,
+    search: bool,
 }
 
 fn describe(t: &Tok) -> String {
@@ -915,6 +933,8 @@ impl Parser {
         let err = match &*e.kind {
             ExprKind::Var(CTX_SLOT) => "variable [ctx] is read-only",
             ExprKind::Var(PARAMS_SLOT) => "variable [params] is read-only",
+            ExprKind::Var(DOC_SLOT) if self.search => "variable [doc] is read-only",
+            ExprKind::Var(SCORE_SLOT) if self.search => "variable [_score] is read-only",
             ExprKind::Var(_) | ExprKind::Index { .. } => return,
             ExprKind::Field {
                 null_safe: false, ..

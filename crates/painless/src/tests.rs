@@ -839,3 +839,157 @@ fn compiled_scripts_can_be_shared_across_threads() {
         }
     });
 }
+
+// ---- search scripts: `doc`, `params`, `_score` ----------------------------------------------
+
+/// A document: field → values; `text` is a text field without fielddata.
+struct TestDoc(Vec<(&'static str, DocFieldSpec)>);
+
+#[derive(Clone)]
+enum DocFieldSpec {
+    Long(Vec<i64>),
+    Double(Vec<f64>),
+    Str(Vec<&'static str>),
+    Date(Vec<i64>),
+    Text,
+}
+
+impl DocLookup for TestDoc {
+    fn field(&mut self, name: &str) -> Result<DocField, String> {
+        let Some((_, spec)) = self.0.iter().find(|(n, _)| *n == name) else {
+            return Err(format!("No field found for [{name}] in mapping"));
+        };
+        Ok(match spec.clone() {
+            DocFieldSpec::Long(v) => DocField::Long(v),
+            DocFieldSpec::Double(v) => DocField::Double(v),
+            DocFieldSpec::Str(v) => DocField::Str(v.into_iter().map(String::from).collect()),
+            DocFieldSpec::Date(v) => DocField::Date(v),
+            DocFieldSpec::Text => return Err(format!("Text fields are not optimised [{name}]")),
+        })
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.0.iter().any(|(n, _)| *n == name)
+    }
+}
+
+fn test_doc() -> TestDoc {
+    TestDoc(vec![
+        ("n", DocFieldSpec::Long(vec![3, 7])),
+        ("x", DocFieldSpec::Double(vec![1.5])),
+        ("k", DocFieldSpec::Str(vec!["a", "b"])),
+        ("d", DocFieldSpec::Date(vec![1_700_000_000_123])),
+        ("none", DocFieldSpec::Long(vec![])),
+        ("t", DocFieldSpec::Text),
+    ])
+}
+
+fn search_value(src: &str, params: Value) -> Value {
+    let s = SearchScript::compile(&json!({"source": src, "params": params}), None)
+        .unwrap_or_else(|e| panic!("{src}: {}", e.to_response_json()));
+    s.value(&mut test_doc(), 2.5)
+        .unwrap_or_else(|e| panic!("{src}: {}", e.to_response_json()))
+}
+
+fn search_fail(src: &str) -> EsError {
+    let s = SearchScript::compile(&json!(src), None).unwrap();
+    s.value(&mut test_doc(), 0.0).expect_err(src)
+}
+
+#[test]
+fn doc_values_access() {
+    for (src, want) in [
+        ("doc['n'].value", json!(3)),
+        ("doc['n'].size()", json!(2)),
+        ("doc['n'].length", json!(2)),
+        ("doc['n'][1]", json!(7)),
+        ("doc['n'].get(1)", json!(7)),
+        ("doc['n'].empty", json!(false)),
+        ("doc['none'].empty", json!(true)),
+        ("doc['none'].isEmpty()", json!(true)),
+        ("doc['none'].size() == 0", json!(true)),
+        ("doc['x'].value * 2", json!(3.0)),
+        ("doc['k'].value + doc['k'][1]", json!("ab")),
+        ("doc['k'].contains('b')", json!(true)),
+        ("doc.n.value", json!(3)),
+        ("doc.get('n').value", json!(3)),
+        ("doc.containsKey('n')", json!(true)),
+        ("doc.containsKey('zz')", json!(false)),
+        (
+            "long s = 0; for (def v : doc['n']) { s += v } return s",
+            json!(10),
+        ),
+        ("doc['d'].value.millis", json!(1_700_000_000_123i64)),
+        ("doc['d'].value.getMillis()", json!(1_700_000_000_123i64)),
+        (
+            "doc['d'].value.toInstant().toEpochMilli()",
+            json!(1_700_000_000_123i64),
+        ),
+        (
+            "doc['d'].value.toString()",
+            json!("2023-11-14T22:13:20.123Z"),
+        ),
+        ("doc['d'].value.millis > params.now", json!(true)),
+        ("doc['n'].value > params.now", json!(false)),
+        ("_score * 2", json!(5.0)),
+        (
+            "if (doc['n'].value == 3) { return 'three' } return 'other'",
+            json!("three"),
+        ),
+    ] {
+        assert_eq!(
+            search_value(src, json!({"now": 1_700_000_000_000i64})),
+            want,
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn doc_values_errors() {
+    for (src, kind, reason) in [
+        (
+            "doc['none'].value",
+            "illegal_state_exception",
+            "A document doesn't have a value for a field! Use doc[<field>].size()==0 to check if a document is missing a field!",
+        ),
+        (
+            "doc['none'][0]",
+            "illegal_state_exception",
+            "A document doesn't have a value for a field! Use doc[<field>].size()==0 to check if a document is missing a field!",
+        ),
+        (
+            "doc['zz'].value",
+            "illegal_argument_exception",
+            "No field found for [zz] in mapping",
+        ),
+        (
+            "doc['t'].value",
+            "illegal_argument_exception",
+            "Text fields are not optimised [t]",
+        ),
+        (
+            "doc['d'].value > 5",
+            "class_cast_exception",
+            "",
+        ),
+    ] {
+        let e = search_fail(src);
+        assert_eq!((e.status, &*e.kind, &*e.reason), (400, "script_exception", "runtime error"), "{src}");
+        let (k, r) = cause(&e);
+        assert_eq!(k, kind, "{src}: {r}");
+        if !reason.is_empty() {
+            assert_eq!(r, reason, "{src}");
+        }
+    }
+    // `doc` is read-only and `ctx` does not exist in a search script.
+    for src in ["doc = 1", "ctx._source"] {
+        let e = SearchScript::compile(&json!(src), None).expect_err(src);
+        assert_eq!(e.reason, "compile error", "{src}");
+    }
+    let s = SearchScript::compile(&json!("doc['n'].value"), None).unwrap();
+    let e = s.filter(&mut test_doc()).unwrap_err();
+    assert_eq!(cause(&e).0, "class_cast_exception");
+    // Update scripts still have no `doc`.
+    assert!(Script::compile(&json!("doc['n'].value"), None).is_err());
+}

@@ -1,6 +1,6 @@
 //! ES `function_score` on tantivy: the inner query's score, combined (`boost_mode`) with
 //! per-document functions (`weight`, `field_value_factor`, `random_score`, `gauss`/`exp`/
-//! `linear` decay on numeric and date fast fields) that are themselves combined
+//! `linear` decay on numeric and date fast fields, `script_score`) that are themselves combined
 //! (`score_mode`), capped by `max_boost`, with documents under `min_score` dropped.
 //!
 //! Functions read fast fields (doc values); a multi-valued field contributes its smallest
@@ -33,6 +33,12 @@ pub enum Compiled {
         scale: f64,
         offset: f64,
         decay: f64,
+    },
+    /// `script_score`: a Painless script over `doc`, `params` and the query's `_score`.
+    Script {
+        script: std::sync::Arc<lode_painless::SearchScript>,
+        fields: crate::script::Fields,
+        errors: crate::script::ScriptErrors,
     },
 }
 
@@ -192,6 +198,11 @@ enum SegmentFunction {
         offset: f64,
         decay: f64,
     },
+    Script {
+        script: std::sync::Arc<lode_painless::SearchScript>,
+        docs: Box<crate::script::SegmentDocs>,
+        errors: crate::script::ScriptErrors,
+    },
 }
 
 fn splitmix(mut x: u64) -> u64 {
@@ -218,8 +229,35 @@ fn apply_modifier(m: Modifier, v: f64) -> f64 {
 
 impl SegmentFunction {
     /// The function's value for `doc`; `None` when it does not apply.
-    fn value(&self, doc: DocId, segment_salt: u64) -> Option<f64> {
-        match self {
+    fn value(&mut self, doc: DocId, segment_salt: u64, query_score: f64) -> Option<f64> {
+        if let SegmentFunction::Script {
+            script,
+            docs,
+            errors,
+        } = self
+        {
+            {
+                docs.doc = doc;
+                let r = script.score(&mut **docs, query_score).and_then(|v| {
+                    if v < 0.0 || v.is_nan() {
+                        Err(lode_engine::EsError::illegal_argument(format!(
+                            "script score function must not produce negative scores, but got: [{v:?}]"
+                        )))
+                    } else {
+                        Ok(v)
+                    }
+                });
+                return match r {
+                    Ok(v) => Some(v),
+                    Err(e) => {
+                        errors.lock().get_or_insert(e);
+                        Some(0.0)
+                    }
+                };
+            }
+        }
+        match &*self {
+            SegmentFunction::Script { .. } => None,
             SegmentFunction::Const => Some(1.0),
             SegmentFunction::FieldValueFactor {
                 column,
@@ -306,6 +344,15 @@ impl Weight for FunctionScoreWeight {
                     offset: *offset,
                     decay: *decay,
                 },
+                Compiled::Script {
+                    script,
+                    fields,
+                    errors,
+                } => SegmentFunction::Script {
+                    script: script.clone(),
+                    docs: Box::new(crate::script::SegmentDocs::new(reader, fields.clone())),
+                    errors: errors.clone(),
+                },
             };
             functions.push(ScorerFunction {
                 filter: f
@@ -384,7 +431,7 @@ impl FunctionScorer {
                     continue;
                 }
             }
-            let Some(v) = f.function.value(doc, self.salt) else {
+            let Some(v) = f.function.value(doc, self.salt, query_score) else {
                 continue;
             };
             let v = v * f.weight;

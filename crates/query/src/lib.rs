@@ -15,7 +15,7 @@
 //! match_phrase_prefix, match_bool_prefix, multi_match (all types; cross_fields without
 //! blended IDF), combined_fields, bool, ids, exists, prefix, wildcard, regexp, fuzzy,
 //! constant_score, dis_max, boosting, query_string, simple_query_string, nested (on the
-//! flattened fields) and wrapper.
+//! flattened fields), wrapper, script (a Painless filter verified last) and script_score.
 
 // `EsError` is the workspace-wide error type; its size is a deliberate trade-off.
 #![allow(clippy::result_large_err)]
@@ -30,6 +30,7 @@ mod patterns;
 mod plan;
 pub mod points;
 mod query_string;
+mod script;
 mod slice;
 mod stats;
 mod values;
@@ -48,6 +49,7 @@ pub use parse::{
 };
 pub use plan::{build_filter, build_query};
 pub use query_string::{Occur, QsNode, QsTerm};
+pub use script::ScriptErrors;
 pub use slice::IdSliceQuery;
 pub use stats::{FieldStatistics, ShardsStatistics};
 
@@ -69,6 +71,14 @@ pub struct QueryContext<'a> {
     pub query_string_lenient: bool,
     /// The terms of `terms` lookups, fetched by the caller before planning.
     pub terms_lookups: Option<&'a TermsLookups>,
+    /// Where scripts record the first runtime error; the caller fails the request with it
+    /// after searching ([`take_script_error`]).
+    pub script_errors: ScriptErrors,
+}
+
+/// The first runtime error a script of this request hit, if any.
+pub fn take_script_error(ctx: &QueryContext) -> Option<lode_engine::EsError> {
+    ctx.script_errors.lock().take()
 }
 
 /// Terms fetched for each `terms` lookup of a request.

@@ -65,6 +65,18 @@ pub enum Query {
         ignore_unmapped: bool,
         boost: f32,
     },
+    /// A Painless filter; `script` as given (compiled when planned).
+    Script {
+        script: Value,
+        boost: f32,
+    },
+    /// `script_score`: the inner query's matches, scored by a script that sees its `_score`.
+    ScriptScore {
+        query: Box<Query>,
+        script: Value,
+        min_score: Option<f32>,
+        boost: f32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -348,6 +360,10 @@ pub enum FunctionKind {
     RandomScore {
         seed: Option<i64>,
     },
+    /// `script_score`: the `script` as given (compiled when planned).
+    ScriptScore {
+        script: Value,
+    },
     Decay {
         shape: DecayShape,
         field: String,
@@ -486,6 +502,8 @@ pub fn parse_query(v: &Value) -> EsResult<Query> {
         "nested" => parse_nested(body),
         "wrapper" => parse_wrapper(body),
         "function_score" => parse_function_score(body),
+        "script" => parse_script(body),
+        "script_score" => parse_script_score(body),
         other if UNSUPPORTED.contains(&other) => Err(EsError::parsing(format!(
             "[{other}] query is not supported by Lode"
         ))),
@@ -495,8 +513,6 @@ pub fn parse_query(v: &Value) -> EsResult<Query> {
 
 /// Elasticsearch queries Lode knows of but does not implement.
 const UNSUPPORTED: &[&str] = &[
-    "script_score",
-    "script",
     "more_like_this",
     "terms_set",
     "intervals",
@@ -1341,6 +1357,53 @@ fn parse_dis_max(body: &Map<String, Value>) -> EsResult<Query> {
     })
 }
 
+fn parse_script(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "script";
+    let mut script = None;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "script" => script = Some(v.clone()),
+            "boost" => boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let script =
+        script.ok_or_else(|| EsError::parsing("script must be provided with a [script] filter"))?;
+    // Reading the script (source, params, lang) fails here as in ES, before any index is seen.
+    lode_painless::SearchScript::compile(&script, None)?;
+    Ok(Query::Script { script, boost })
+}
+
+fn parse_script_score(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "script_score";
+    let mut query = None;
+    let mut script = None;
+    let mut min_score = None;
+    let mut boost = 1.0;
+    for (k, v) in body {
+        match k.as_str() {
+            "query" => query = Some(parse_query(v)?),
+            "script" => script = Some(v.clone()),
+            "min_score" => min_score = Some(as_f32(Q, k, v)?),
+            "boost" => boost = as_f32(Q, k, v)?,
+            "_name" => {}
+            _ => return Err(unsupported_key(Q, k)),
+        }
+    }
+    let query = query.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'query' field")))?;
+    let script =
+        script.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'script' field")))?;
+    lode_painless::SearchScript::compile(&script, None)?;
+    Ok(Query::ScriptScore {
+        query: Box::new(query),
+        script,
+        min_score,
+        boost,
+    })
+}
+
 fn parse_boosting(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "boosting";
     let mut positive = None;
@@ -1571,6 +1634,7 @@ fn function_name(k: &FunctionKind) -> &'static str {
         FunctionKind::Weight => "weight",
         FunctionKind::FieldValueFactor { .. } => "field_value_factor",
         FunctionKind::RandomScore { .. } => "random_score",
+        FunctionKind::ScriptScore { .. } => "script_score",
         FunctionKind::Decay {
             shape: DecayShape::Gauss,
             ..
@@ -1718,9 +1782,24 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                 decay,
             })
         }
-        "script_score" => Err(EsError::parsing(
-            "[script_score] functions are not supported by Lode",
-        )),
+        "script_score" => {
+            let obj = obj.ok_or_else(|| EsError::parsing("[script_score] must be an object"))?;
+            let mut script = None;
+            for (k, v) in obj {
+                match k.as_str() {
+                    "script" => script = Some(v.clone()),
+                    _ => {
+                        return Err(EsError::parsing(format!(
+                            "script_score query does not support [{k}]"
+                        )))
+                    }
+                }
+            }
+            let script = script
+                .ok_or_else(|| EsError::parsing("script_score function requires a [script]"))?;
+            lode_painless::SearchScript::compile(&script, None)?;
+            Ok(FunctionKind::ScriptScore { script })
+        }
         other => Err(EsError::parsing(format!(
             "function_score query does not support [{other}]"
         ))),
@@ -2333,10 +2412,14 @@ mod tests {
             f.functions[3].kind,
             FunctionKind::RandomScore { seed: Some(7) }
         );
+        assert!(matches!(
+            &p(json!({"function_score": {"script_score": {"script": "1"}}})),
+            Query::FunctionScore(f) if matches!(f.functions[0].kind, FunctionKind::ScriptScore { .. })
+        ));
         assert!(
-            err(json!({"function_score": {"script_score": {"script": "1"}}}))
+            err(json!({"function_score": {"script_score": {"script": "1 +"}}}))
                 .reason
-                .contains("not supported")
+                .contains("compile error")
         );
         assert_eq!(
             err(json!({"function_score": {"boost_mode": "nope"}})).reason,

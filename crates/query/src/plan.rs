@@ -261,6 +261,34 @@ impl<'c, 'a> Planner<'c, 'a> {
                     .collect::<EsResult<Vec<_>>>()?;
                 boosted(dis_max(qs, *tie_breaker, score), *boost)
             }
+            Query::Script { script, boost } => {
+                let script = lode_painless::SearchScript::compile(script, None)?;
+                let q: Q = Box::new(crate::script::ScriptQuery {
+                    script: std::sync::Arc::new(script),
+                    fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                    errors: self.ctx.script_errors.clone(),
+                    boost: *boost,
+                });
+                q
+            }
+            Query::ScriptScore {
+                query,
+                script,
+                min_score,
+                boost,
+            } => {
+                let inner = self.build(query, true)?;
+                let script = lode_painless::SearchScript::compile(script, None)?;
+                let q: Q = Box::new(crate::script::ScriptScoreQuery {
+                    query: inner,
+                    script: std::sync::Arc::new(script),
+                    fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                    errors: self.ctx.script_errors.clone(),
+                    min_score: *min_score,
+                    boost: *boost,
+                });
+                q
+            }
             Query::Boosting {
                 positive,
                 negative,
@@ -1647,6 +1675,11 @@ impl<'c, 'a> Planner<'c, 'a> {
     fn compile_function(&self, kind: &FunctionKind) -> EsResult<Compiled> {
         Ok(match kind {
             FunctionKind::Weight => Compiled::Const,
+            FunctionKind::ScriptScore { script } => Compiled::Script {
+                script: std::sync::Arc::new(lode_painless::SearchScript::compile(script, None)?),
+                fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                errors: self.ctx.script_errors.clone(),
+            },
             FunctionKind::RandomScore { seed } => Compiled::Random {
                 seed: match seed {
                     Some(s) => *s as u64,

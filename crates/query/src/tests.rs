@@ -87,6 +87,7 @@ impl TestIndex {
             max_terms_count: self.max_terms_count,
             query_string_lenient: false,
             terms_lookups: None,
+            script_errors: Default::default(),
         }
     }
 

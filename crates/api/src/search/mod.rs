@@ -647,6 +647,7 @@ fn context<'a>(
         max_terms_count: index.config().max_terms_count,
         query_string_lenient: index.config().query_string_lenient,
         terms_lookups: Some(lookups),
+        script_errors: Default::default(),
     }
 }
 
@@ -958,6 +959,9 @@ fn query_phase(
             }
             all_hits.extend(cands);
         }
+        if let Some(e) = query::take_script_error(&ctx) {
+            return Err(e);
+        }
         shards += t.searchers.len();
         if keys_out.is_none() {
             keys_out = keys;
@@ -989,6 +993,9 @@ fn query_phase(
             })
             .collect();
         aggs_out = Some(aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?);
+        if let Some(e) = ctxs.iter().find_map(query::take_script_error) {
+            return Err(e);
+        }
     }
     // Merge across shards and indices.
     match &keys_out {
@@ -1966,6 +1973,9 @@ pub fn matching_ids(
         let docs = s
             .searcher
             .search(&*q, &tantivy::collector::DocSetCollector)?;
+        if let Some(e) = query::take_script_error(&ctx) {
+            return Err(e);
+        }
         let mut docs: Vec<DocAddress> = docs.into_iter().collect();
         docs.sort();
         for addr in docs {

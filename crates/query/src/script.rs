@@ -1,0 +1,432 @@
+//! The `script` query: a Painless filter run per document. It is a verification step, not an
+//! iterator: inside a conjunction its cost is the highest of all clauses, so tantivy's
+//! intersection leads with the other clauses and only asks it (`seek_danger`) about the
+//! documents they matched; a script filter after a selective query costs per matching
+//! document, not per index document. Alone, it walks every document.
+//!
+//! A script that fails at runtime cannot fail the scorer (tantivy scorers do not return
+//! errors): the first error is kept in the request's [`ScriptErrors`] slot, the scorer stops,
+//! and the caller turns the slot into the 400 `script_exception` once the search returns.
+
+use lode_engine::mapping::{FieldDef, FieldType, Storage};
+use lode_engine::EsError;
+use lode_painless::{DocField, DocLookup, SearchScript};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tantivy::columnar::{Column, StrColumn};
+use tantivy::query::{EnableScoring, Explanation, Query, Scorer, Weight};
+use tantivy::{DocId, DocSet, Score, SeekDangerResult, SegmentReader, TERMINATED};
+
+/// The first runtime error of any script in the request.
+pub type ScriptErrors = Arc<Mutex<Option<EsError>>>;
+
+/// The mapping's fields, shared by every segment's lookup.
+pub(crate) type Fields = Arc<BTreeMap<String, Arc<FieldDef>>>;
+
+#[derive(Clone)]
+pub(crate) struct ScriptQuery {
+    pub script: Arc<SearchScript>,
+    pub fields: Fields,
+    pub errors: ScriptErrors,
+    pub boost: f32,
+}
+
+impl std::fmt::Debug for ScriptQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ScriptQuery({:?})", self.script.source())
+    }
+}
+
+impl Query for ScriptQuery {
+    fn weight(&self, _scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl Weight for ScriptQuery {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let mut s = ScriptScorer {
+            query: self.clone(),
+            docs: SegmentDocs::new(reader, self.fields.clone()),
+            max_doc: reader.max_doc(),
+            doc: 0,
+            score: boost * self.boost,
+        };
+        if s.max_doc == 0 {
+            s.doc = TERMINATED;
+        } else if !s.matches(0) {
+            s.advance();
+        }
+        Ok(Box::new(s))
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let mut docs = SegmentDocs::new(reader, self.fields.clone());
+        docs.doc = doc;
+        match self.script.filter(&mut docs) {
+            Ok(true) => Ok(Explanation::new("ScriptQuery", self.boost)),
+            _ => Err(tantivy::TantivyError::InvalidArgument(format!(
+                "document {doc} does not match the script"
+            ))),
+        }
+    }
+}
+
+struct ScriptScorer {
+    query: ScriptQuery,
+    docs: SegmentDocs,
+    max_doc: DocId,
+    doc: DocId,
+    score: Score,
+}
+
+impl ScriptScorer {
+    /// Runs the script on `doc`; an error is recorded and ends the scorer.
+    fn matches(&mut self, doc: DocId) -> bool {
+        self.docs.doc = doc;
+        match self.query.script.filter(&mut self.docs) {
+            Ok(b) => b,
+            Err(e) => {
+                self.query.errors.lock().get_or_insert(e);
+                self.max_doc = 0;
+                false
+            }
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.max_doc == 0
+    }
+}
+
+impl DocSet for ScriptScorer {
+    fn advance(&mut self) -> DocId {
+        let mut d = self.doc;
+        loop {
+            d = d.saturating_add(1);
+            if d >= self.max_doc || self.failed() {
+                self.doc = TERMINATED;
+                return TERMINATED;
+            }
+            if self.matches(d) {
+                self.doc = d;
+                return d;
+            }
+        }
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.doc >= target {
+            return self.doc;
+        }
+        if target >= self.max_doc || self.failed() {
+            self.doc = TERMINATED;
+            return TERMINATED;
+        }
+        if self.matches(target) {
+            self.doc = target;
+            return target;
+        }
+        self.doc = target;
+        self.advance()
+    }
+
+    /// Checks `target` alone: the caller (an intersection) moves on to its next candidate.
+    fn seek_danger(&mut self, target: DocId) -> SeekDangerResult {
+        if target >= self.max_doc || self.failed() {
+            self.doc = TERMINATED;
+            return SeekDangerResult::SeekLowerBound(TERMINATED);
+        }
+        if self.matches(target) {
+            self.doc = target;
+            SeekDangerResult::Found
+        } else if self.failed() {
+            self.doc = TERMINATED;
+            SeekDangerResult::SeekLowerBound(TERMINATED)
+        } else {
+            SeekDangerResult::SeekLowerBound(target + 1)
+        }
+    }
+
+    fn doc(&self) -> DocId {
+        self.doc
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.max_doc
+    }
+
+    /// Far above any iterator's, so that conjunctions only verify their candidates with it.
+    fn cost(&self) -> u64 {
+        u64::from(self.max_doc).saturating_mul(1000).max(1) + u64::from(u32::MAX)
+    }
+}
+
+impl Scorer for ScriptScorer {
+    fn score(&mut self) -> Score {
+        self.score
+    }
+}
+
+enum Col {
+    I64(Option<Column<i64>>, bool),
+    F64(Option<Column<f64>>),
+    Bool(Option<Column<bool>>),
+    Str(Option<StrColumn>),
+}
+
+/// `doc` over one segment's columns: each field's column opens on first use.
+pub(crate) struct SegmentDocs {
+    reader: SegmentReader,
+    fields: Fields,
+    cols: Vec<(String, Col)>,
+    pub doc: DocId,
+}
+
+impl SegmentDocs {
+    pub(crate) fn new(reader: &SegmentReader, fields: Fields) -> SegmentDocs {
+        SegmentDocs {
+            reader: reader.clone(),
+            fields,
+            cols: Vec::new(),
+            doc: 0,
+        }
+    }
+
+    fn open(&self, name: &str) -> Result<Col, String> {
+        let def = self
+            .fields
+            .get(name)
+            .ok_or_else(|| format!("No field found for [{name}] in mapping"))?;
+        let ff = self.reader.fast_fields();
+        let io = |e: tantivy::TantivyError| e.to_string();
+        let unsupported = || {
+            format!(
+                "Can't load fielddata on [{name}] because fielddata is unsupported on fields of type [{}]. Use doc values instead.",
+                def.ty.name()
+            )
+        };
+        if def.ty == FieldType::Text {
+            return Err(format!(
+                "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."
+            ));
+        }
+        if !def.doc_values {
+            return Err(unsupported());
+        }
+        let path = def.path.as_str();
+        Ok(match def.storage() {
+            Storage::I64 => Col::I64(ff.column_opt::<i64>(path).map_err(io)?, def.ty.is_date()),
+            Storage::F64 => Col::F64(ff.column_opt::<f64>(path).map_err(io)?),
+            Storage::Bool => Col::Bool(ff.column_opt::<bool>(path).map_err(io)?),
+            Storage::Keyword => Col::Str(ff.str(path).map_err(io)?),
+            _ => return Err(unsupported()),
+        })
+    }
+}
+
+impl DocLookup for SegmentDocs {
+    fn field(&mut self, name: &str) -> Result<DocField, String> {
+        let i = match self.cols.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                let col = self.open(name)?;
+                self.cols.push((name.to_string(), col));
+                self.cols.len() - 1
+            }
+        };
+        let doc = self.doc;
+        Ok(match &self.cols[i].1 {
+            Col::I64(c, date) => {
+                let mut v: Vec<i64> = c.iter().flat_map(|c| c.values_for_doc(doc)).collect();
+                v.sort_unstable();
+                if *date {
+                    DocField::Date(v)
+                } else {
+                    DocField::Long(v)
+                }
+            }
+            Col::F64(c) => {
+                let mut v: Vec<f64> = c.iter().flat_map(|c| c.values_for_doc(doc)).collect();
+                v.sort_unstable_by(f64::total_cmp);
+                DocField::Double(v)
+            }
+            Col::Bool(c) => DocField::Bool(c.iter().flat_map(|c| c.values_for_doc(doc)).collect()),
+            Col::Str(c) => DocField::Str(match c {
+                Some(c) => c
+                    .term_ords(doc)
+                    .map(|ord| {
+                        let mut s = String::new();
+                        let _ = c.ord_to_str(ord, &mut s);
+                        s
+                    })
+                    .collect(),
+                None => Vec::new(),
+            }),
+        })
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.fields.contains_key(name)
+    }
+}
+
+/// `script_score`: the inner query's matches, each scored `script(_score) * boost`; documents
+/// below `min_score` are left out. The inner query is always scored (the script reads
+/// `_score`), even when the caller only counts.
+pub(crate) struct ScriptScoreQuery {
+    pub query: Box<dyn Query>,
+    pub script: Arc<SearchScript>,
+    pub fields: Fields,
+    pub errors: ScriptErrors,
+    pub min_score: Option<f32>,
+    pub boost: f32,
+}
+
+impl Clone for ScriptScoreQuery {
+    fn clone(&self) -> Self {
+        ScriptScoreQuery {
+            query: self.query.box_clone(),
+            script: self.script.clone(),
+            fields: self.fields.clone(),
+            errors: self.errors.clone(),
+            min_score: self.min_score,
+            boost: self.boost,
+        }
+    }
+}
+
+impl std::fmt::Debug for ScriptScoreQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ScriptScoreQuery({:?}, {:?})",
+            self.query,
+            self.script.source()
+        )
+    }
+}
+
+impl Query for ScriptScoreQuery {
+    fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        let scoring = match (scoring.is_scoring_enabled(), scoring.searcher()) {
+            (false, Some(searcher)) => EnableScoring::enabled_from_searcher(searcher),
+            _ => scoring,
+        };
+        Ok(Box::new(ScriptScoreWeight {
+            weight: self.query.weight(scoring)?,
+            query: self.clone(),
+        }))
+    }
+
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a tantivy::Term, bool)) {
+        self.query.query_terms(visitor);
+    }
+}
+
+struct ScriptScoreWeight {
+    weight: Box<dyn Weight>,
+    query: ScriptScoreQuery,
+}
+
+impl Weight for ScriptScoreWeight {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let mut s = ScriptScoreScorer {
+            inner: self.weight.scorer(reader, 1.0)?,
+            docs: SegmentDocs::new(reader, self.query.fields.clone()),
+            query: self.query.clone(),
+            boost: boost * self.query.boost,
+            score: 0.0,
+            failed: false,
+        };
+        s.settle();
+        Ok(Box::new(s))
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let mut s = self.scorer(reader, 1.0)?;
+        if s.seek(doc) != doc {
+            return Err(tantivy::TantivyError::InvalidArgument(format!(
+                "document {doc} does not match"
+            )));
+        }
+        let mut e = Explanation::new("script score function, computed with script", s.score());
+        e.add_detail(self.weight.explain(reader, doc)?);
+        Ok(e)
+    }
+}
+
+struct ScriptScoreScorer {
+    inner: Box<dyn Scorer>,
+    docs: SegmentDocs,
+    query: ScriptScoreQuery,
+    boost: Score,
+    score: Score,
+    failed: bool,
+}
+
+impl ScriptScoreScorer {
+    /// Scores the current document, moving on while it is below `min_score`.
+    fn settle(&mut self) -> DocId {
+        loop {
+            let doc = self.inner.doc();
+            if doc == TERMINATED {
+                return doc;
+            }
+            if self.failed {
+                return self.inner.seek(TERMINATED);
+            }
+            self.docs.doc = doc;
+            let inner = self.inner.score();
+            match self.query.script.score(&mut self.docs, f64::from(inner)) {
+                Ok(v) if v < 0.0 || v.is_nan() => {
+                    self.query.errors.lock().get_or_insert(EsError::illegal_argument(format!(
+                        "script_score script returned an invalid score [{v:?}] for doc [{doc}]. Must be a non-negative score!"
+                    )));
+                    self.failed = true;
+                }
+                Ok(v) => {
+                    self.score = v as f32 * self.boost;
+                    if self.query.min_score.is_none_or(|m| self.score >= m) {
+                        return doc;
+                    }
+                    self.inner.advance();
+                }
+                Err(e) => {
+                    self.query.errors.lock().get_or_insert(e);
+                    self.failed = true;
+                }
+            }
+        }
+    }
+}
+
+impl DocSet for ScriptScoreScorer {
+    fn advance(&mut self) -> DocId {
+        self.inner.advance();
+        self.settle()
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.inner.doc() >= target {
+            return self.inner.doc();
+        }
+        self.inner.seek(target);
+        self.settle()
+    }
+
+    fn doc(&self) -> DocId {
+        self.inner.doc()
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.inner.size_hint()
+    }
+}
+
+impl Scorer for ScriptScoreScorer {
+    fn score(&mut self) -> Score {
+        self.score
+    }
+}

@@ -1,0 +1,288 @@
+"""Painless in search: the `script` query over `doc` values, checked against an oracle
+computed here from the same documents.
+
+The user's report runs `terms` on `_id` plus the filter
+`doc['sell_time'].value > params.now`; a document whose `sell_time` equals `now` is not a hit,
+and one without `sell_time` fails the search with ES's `script_exception`.
+"""
+
+import random
+
+import pytest
+from elasticsearch import ApiError
+
+INDEX = "scripts"
+N = 400
+NOW = 1700000000000
+MAPPING = {"properties": {
+    "sell_time": {"type": "long"},
+    "sold": {"type": "date"},
+    "price": {"type": "double"},
+    "tag": {"type": "keyword"},
+    "flag": {"type": "boolean"},
+    "n": {"type": "integer"},
+    "title": {"type": "text"},
+}}
+
+
+def _docs():
+    rng = random.Random(11)
+    out = []
+    for i in range(N):
+        d = {"sell_time": NOW + rng.choice([-2000, -1, 0, 0, 1, 5000]),
+             "sold": NOW + rng.randrange(-10, 10) * 1000,
+             "price": rng.randrange(0, 1000) / 4,
+             "tag": rng.choice(["a", "b", "c"]),
+             "flag": rng.random() < 0.5,
+             "n": [rng.randrange(0, 10) for _ in range(rng.randrange(0, 4))],
+             "title": "hello world"}
+        out.append((str(i), d))
+    # Documents without sell_time: any script reading its value fails.
+    out.append(("missing1", {"tag": "a", "n": []}))
+    out.append(("missing2", {"tag": "b", "price": 1.0}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def docs(es):
+    docs = _docs()
+    if es.indices.exists(index=INDEX):
+        es.indices.delete(index=INDEX)
+    es.indices.create(index=INDEX, settings={"number_of_shards": 2}, mappings=MAPPING)
+    for k in range(0, len(docs), 150):
+        ops = []
+        for i, d in docs[k:k + 150]:
+            ops += [{"index": {"_index": INDEX, "_id": i}}, d]
+        assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    yield dict(docs)
+    es.indices.delete(index=INDEX, ignore_unavailable=True)
+
+
+def search(es, body):
+    return es.perform_request("POST", f"/{INDEX}/_search", body=body,
+                              headers={"content-type": "application/json",
+                                       "accept": "application/json"}).body
+
+
+def ids(r):
+    return {h["_id"] for h in r["hits"]["hits"]}
+
+
+def script_error(es, body):
+    with pytest.raises(ApiError) as ei:
+        search(es, body)
+    assert ei.value.meta.status == 400
+    err = ei.value.body["error"]
+    # ES reports a shard failure: search_phase_execution_exception around script_exception.
+    cause = err if err["type"] == "script_exception" else err["root_cause"][0]
+    if err["type"] != "script_exception":
+        assert err["type"] == "search_phase_execution_exception"
+    assert cause["type"] == "script_exception"
+    return err, cause
+
+
+def with_cause(err):
+    """The script_exception carrying caused_by (in failed_shards when wrapped)."""
+    if err["type"] == "script_exception":
+        return err
+    return err["failed_shards"][0]["reason"] if "failed_shards" in err else err["caused_by"]
+
+
+def test_users_filter(es, docs):
+    rng = random.Random(3)
+    chosen = rng.sample([i for i in docs if not i.startswith("missing")], 120)
+    body = {"size": 1000, "query": {"bool": {"filter": [
+        {"terms": {"_id": chosen}},
+        {"script": {"script": {"source": "doc['sell_time'].value > params.now",
+                               "params": {"now": NOW}}}},
+    ]}}}
+    r = search(es, body)
+    want = {i for i in chosen if docs[i]["sell_time"] > NOW}
+    assert ids(r) == want
+    assert r["hits"]["total"]["value"] == len(want)
+    # The equal case exists in the sample and is excluded.
+    assert any(docs[i]["sell_time"] == NOW for i in chosen)
+
+
+def test_users_filter_missing_field_fails(es, docs):
+    body = {"query": {"bool": {"filter": [
+        {"terms": {"_id": ["1", "missing1"]}},
+        {"script": {"script": {"source": "doc['sell_time'].value > params.now",
+                               "params": {"now": NOW}}}},
+    ]}}}
+    err, _ = script_error(es, body)
+    inner = with_cause(err)
+    assert inner["reason"] == "runtime error"
+    assert inner["caused_by"]["type"] == "illegal_state_exception"
+    assert inner["caused_by"]["reason"].startswith("A document doesn't have a value for a field!")
+    assert inner["lang"] == "painless"
+    assert "position" in inner
+
+
+@pytest.mark.parametrize("source,params,oracle", [
+    ("doc['sell_time'].size() == 0 || doc['sell_time'].value >= params.now", {"now": NOW},
+     lambda d: "sell_time" not in d or d["sell_time"] >= NOW),
+    ("doc['sold'].size() > 0 && doc['sold'].value.millis < params.t", {"t": NOW},
+     lambda d: "sold" in d and d["sold"] < NOW),
+    ("!doc['sold'].empty && doc['sold'].value.toInstant().toEpochMilli() == params.t", {"t": NOW},
+     lambda d: d.get("sold") == NOW),
+    ("doc['price'].size() > 0 && doc['price'].value * 2 > params.p", {"p": 300},
+     lambda d: "price" in d and d["price"] * 2 > 300),
+    ("doc['tag'].value == params.tag", {"tag": "b"}, lambda d: d["tag"] == "b"),
+    ("doc.containsKey('flag') && doc['flag'].size() == 1 && doc['flag'].value", {},
+     lambda d: d.get("flag") is True),
+    ("long s = 0; for (def v : doc['n']) { s += v; } return s >= params.m", {"m": 10},
+     lambda d: sum(d.get("n", [])) >= 10),
+    ("doc['n'].size() >= 2 && doc['n'][1] >= doc['n'].get(0)", {},
+     lambda d: len(d.get("n", [])) >= 2),
+])
+def test_script_filters_match_oracle(es, docs, source, params, oracle):
+    r = search(es, {"size": 1000, "query": {"bool": {"filter": {"script": {"script": {
+        "source": source, "params": params}}}}}})
+    want = {i for i, d in docs.items() if oracle(d)}
+    assert ids(r) == want
+    # The same filter after a selective clause: the intersection of both.
+    r = search(es, {"size": 1000, "query": {"bool": {
+        "must": {"term": {"tag": "a"}},
+        "filter": {"script": {"script": {"source": source, "params": params}}}}}})
+    assert ids(r) == {i for i in want if docs[i]["tag"] == "a"}
+
+
+def test_script_query_as_string_and_boost(es, docs):
+    r = search(es, {"size": 1000, "query": {"script": {"script": "doc['tag'].value == 'c'",
+                                                       "boost": 2.5}}})
+    want = {i for i, d in docs.items() if d["tag"] == "c"}
+    assert ids(r) == want
+    assert all(h["_score"] == 2.5 for h in r["hits"]["hits"])
+
+
+def test_script_in_must_not_and_count(es, docs):
+    q = {"bool": {"must_not": {"script": {"script": "doc['tag'].value == 'a'"}}}}
+    r = es.perform_request("POST", f"/{INDEX}/_count", body={"query": q},
+                           headers={"content-type": "application/json",
+                                    "accept": "application/json"}).body
+    assert r["count"] == sum(1 for d in docs.values() if d["tag"] != "a")
+
+
+@pytest.mark.parametrize("source,cause_type,reason", [
+    ("doc['nope'].value > 1", "illegal_argument_exception", "No field found for [nope] in mapping"),
+    ("doc['title'].value == 'x'", "illegal_argument_exception", None),
+    ("doc['sold'].value > params.now", "class_cast_exception", None),
+    ("doc['tag'].value", "class_cast_exception", None),
+])
+def test_script_runtime_errors(es, docs, source, cause_type, reason):
+    err, _ = script_error(es, {"query": {"script": {"script": {"source": source,
+                                                              "params": {"now": NOW}}}}})
+    inner = with_cause(err)
+    assert inner["reason"] == "runtime error"
+    assert inner["caused_by"]["type"] == cause_type
+    if reason:
+        assert inner["caused_by"]["reason"] == reason
+
+
+def test_script_compile_error(es, docs):
+    with pytest.raises(ApiError) as ei:
+        search(es, {"query": {"script": {"script": "doc['tag'].value ==="}}})
+    assert ei.value.meta.status == 400
+    err = ei.value.body["error"]
+    assert "script_exception" in (err["type"], err.get("root_cause", [{}])[0].get("type"))
+
+
+def test_script_query_requires_script(es, docs):
+    with pytest.raises(ApiError) as ei:
+        search(es, {"query": {"script": {"boost": 1}}})
+    assert ei.value.meta.status == 400
+
+
+def test_script_runs_only_on_documents_the_other_clauses_match(es, docs):
+    # `missing1` has no sell_time: were the script run on it, the search would fail. After a
+    # selective clause it is only asked about the documents that clause matched.
+    q = {"bool": {"filter": [
+        {"script": {"script": {"source": "doc['sell_time'].value > params.now",
+                               "params": {"now": NOW}}}},
+        {"ids": {"values": ["1", "2", "3"]}},
+    ]}}
+    r = search(es, {"query": q})
+    assert ids(r) == {i for i in ("1", "2", "3") if docs[i]["sell_time"] > NOW}
+    q = {"bool": {"must": {"terms": {"_id": ["4", "5"]}}, "filter": q}}
+    r = search(es, {"query": q})
+    assert ids(r) == set()  # the ids of the outer and the inner filter do not overlap
+
+
+# ---------------------------------------------------------------------------------------------
+# script_score
+
+SCORED = {"bool": {"filter": {"exists": {"field": "price"}}, "should": [
+    {"constant_score": {"filter": {"term": {"tag": "a"}}, "boost": 2.0}},
+]}}
+
+
+def _inner(d):
+    return 2.0 if d["tag"] == "a" else 0.0
+
+
+@pytest.mark.parametrize("min_score,boost", [(None, 1.0), (100.0, 1.0), (None, 2.0)])
+def test_script_score_matches_oracle(es, docs, min_score, boost):
+    body = {"query": {"script_score": {
+        "query": SCORED, "boost": boost,
+        "script": {"source": "_score * params.f + doc['price'].value", "params": {"f": 10}}}},
+        "size": 1000}
+    if min_score is not None:
+        body["query"]["script_score"]["min_score"] = min_score
+    r = search(es, body)
+    want = {}
+    for i, d in docs.items():
+        if "price" not in d:
+            continue
+        s = (_inner(d) * 10 + d["price"]) * boost
+        if min_score is None or s >= min_score:
+            want[i] = s
+    got = {h["_id"]: h["_score"] for h in r["hits"]["hits"]}
+    assert set(got) == set(want)
+    assert r["hits"]["total"]["value"] == len(want)
+    for i, s in want.items():
+        assert got[i] == pytest.approx(s, rel=1e-6)
+    # Hits come best first.
+    scores = [h["_score"] for h in r["hits"]["hits"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_script_score_errors(es, docs):
+    err, _ = script_error(es, {"query": {"script_score": {
+        "query": {"match_all": {}}, "script": "doc['sell_time'].value"}}})
+    assert with_cause(err)["caused_by"]["type"] == "illegal_state_exception"
+    with pytest.raises(ApiError) as ei:
+        search(es, {"query": {"script_score": {"query": {"match_all": {}}, "script": "-1"}}})
+    assert ei.value.meta.status == 400
+    assert "Must be a non-negative score!" in str(ei.value.body)
+    for body in ({"script": "1"}, {"query": {"match_all": {}}}):
+        with pytest.raises(ApiError) as ei:
+            search(es, {"query": {"script_score": body}})
+        assert ei.value.meta.status == 400
+
+
+@pytest.mark.parametrize("boost_mode", ["replace", "multiply", "sum"])
+def test_function_score_script_score(es, docs, boost_mode):
+    fs = {"query": SCORED, "boost_mode": boost_mode, "functions": [
+        {"script_score": {"script": {"source": "_score + doc['price'].value * params.f",
+                                     "params": {"f": 2}}}},
+        {"filter": {"term": {"tag": "b"}}, "weight": 3},
+    ], "score_mode": "sum"}
+    r = search(es, {"query": {"function_score": fs}, "size": 1000})
+    want = {}
+    for i, d in docs.items():
+        if "price" not in d:
+            continue
+        q = _inner(d)
+        f = q + d["price"] * 2 + (3 if d["tag"] == "b" else 0)
+        want[i] = {"replace": f, "multiply": q * f, "sum": q + f}[boost_mode]
+    got = {h["_id"]: h["_score"] for h in r["hits"]["hits"]}
+    assert set(got) == set(want)
+    for i, s in want.items():
+        assert got[i] == pytest.approx(s, rel=1e-5, abs=1e-6)
+
+
+def test_function_score_script_errors(es, docs):
+    err, _ = script_error(es, {"query": {"function_score": {
+        "query": {"match_all": {}}, "script_score": {"script": "doc['sell_time'].value"}}}})
+    assert with_cause(err)["caused_by"]["type"] == "illegal_state_exception"
