@@ -118,7 +118,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("indices_boost", "a", Yes),
     key("stats", "a", Yes),
     key("ext", "o", Yes),
-    key("script_fields", "o", AfterLimits),
+    key("script_fields", "o", Yes),
     key("rescore", "oa", AfterLimits),
     key("highlight", "o", No),
     key("suggest", "o", No),
@@ -429,10 +429,7 @@ mod tests {
         }
         assert!(check(json!({"explain": false, "profile": false})).is_ok());
         assert!(check(json!({"explain": true})).is_err());
-        assert_eq!(
-            check(json!({"script_fields": {}})).unwrap(),
-            Some("script_fields")
-        );
+        assert_eq!(check(json!({"script_fields": {}})).unwrap(), None);
     }
 
     #[test]
