@@ -286,3 +286,48 @@ def test_function_score_script_errors(es, docs):
     err, _ = script_error(es, {"query": {"function_score": {
         "query": {"match_all": {}}, "script_score": {"script": "doc['sell_time'].value"}}}})
     assert with_cause(err)["caused_by"]["type"] == "illegal_state_exception"
+
+
+# ---------------------------------------------------------------------------------------------
+# script_fields
+
+
+def test_script_fields(es, docs):
+    body = {"size": 1000, "query": {"exists": {"field": "price"}}, "script_fields": {
+        "double_price": {"script": {"source": "doc['price'].value * params.f",
+                                    "params": {"f": 2}}},
+        "tags": {"script": "def l = []; for (def v : doc['n']) { l.add(v + 1) } return l"},
+        "late": {"script": "doc['sell_time'].size() > 0 && doc['sell_time'].value > 1700000000000L"},
+    }}
+    r = search(es, body)
+    got = {h["_id"]: h for h in r["hits"]["hits"]}
+    assert set(got) == {i for i, d in docs.items() if "price" in d}
+    for i, h in got.items():
+        d = docs[i]
+        f = h["fields"]
+        assert f["double_price"] == [pytest.approx(d["price"] * 2)]
+        assert f["tags"] == sorted(v + 1 for v in d.get("n", []))
+        assert f["late"] == ["sell_time" in d and d["sell_time"] > NOW]
+        assert "_source" in h
+
+
+def test_script_fields_failure_and_ignore_failure(es, docs):
+    body = {"query": {"ids": {"values": ["missing2"]}},
+            "script_fields": {"t": {"script": "doc['sell_time'].value"}}}
+    err, _ = script_error(es, body)
+    body["script_fields"]["t"]["ignore_failure"] = True
+    body["script_fields"]["ok"] = {"script": "doc['tag'].value"}
+    r = search(es, body)
+    assert r["hits"]["hits"][0]["fields"] == {"ok": ["b"]}
+
+
+def test_script_fields_over_scroll_pages(es, docs):
+    r = es.search(index=INDEX, scroll="1m", size=50, sort=["_doc"],
+                  script_fields={"t": {"script": "doc['tag'].value + '!'"}})
+    seen = 0
+    while r["hits"]["hits"]:
+        for h in r["hits"]["hits"]:
+            assert h["fields"] == {"t": [docs[h["_id"]]["tag"] + "!"]}
+            seen += 1
+        r = es.scroll(scroll_id=r["_scroll_id"], scroll="1m")
+    assert seen == len(docs)

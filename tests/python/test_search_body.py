@@ -243,7 +243,6 @@ def test_values_of_the_wrong_type_are_refused(es, docs, body, kind):
     ("collapse", {"field": "tag", "inner_hits": {"name": "x"}}),
     ("suggest", {"s": {"text": "x", "term": {"field": "tag"}}}),
     ("runtime_mappings", {"x": {"type": "long"}}),
-    ("script_fields", {"x": {"script": "1"}}),
     ("pit", {"id": "x"}),
     ("slice", {"id": 0, "max": 2}),
     ("profile", True),

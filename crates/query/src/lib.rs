@@ -49,7 +49,7 @@ pub use parse::{
 };
 pub use plan::{build_filter, build_query};
 pub use query_string::{Occur, QsNode, QsTerm};
-pub use script::ScriptErrors;
+pub use script::{DocColumns, ScriptErrors};
 pub use slice::IdSliceQuery;
 pub use stats::{FieldStatistics, ShardsStatistics};
 

@@ -22,7 +22,10 @@ use tantivy::{DocId, DocSet, Score, SeekDangerResult, SegmentReader, TERMINATED}
 pub type ScriptErrors = Arc<Mutex<Option<EsError>>>;
 
 /// The mapping's fields, shared by every segment's lookup.
-pub(crate) type Fields = Arc<BTreeMap<String, Arc<FieldDef>>>;
+pub type Fields = Arc<BTreeMap<String, Arc<FieldDef>>>;
+
+/// `doc` for one document of a segment, as `script_fields` reads it.
+pub type DocColumns = SegmentDocs;
 
 #[derive(Clone)]
 pub(crate) struct ScriptQuery {
@@ -177,7 +180,7 @@ enum Col {
 }
 
 /// `doc` over one segment's columns: each field's column opens on first use.
-pub(crate) struct SegmentDocs {
+pub struct SegmentDocs {
     reader: SegmentReader,
     fields: Fields,
     cols: Vec<(String, Col)>,
@@ -185,7 +188,7 @@ pub(crate) struct SegmentDocs {
 }
 
 impl SegmentDocs {
-    pub(crate) fn new(reader: &SegmentReader, fields: Fields) -> SegmentDocs {
+    pub fn new(reader: &SegmentReader, fields: Fields) -> SegmentDocs {
         SegmentDocs {
             reader: reader.clone(),
             fields,

@@ -53,8 +53,6 @@ pub enum Support {
     Yes,
     /// Accepted only as `false` (the default): `true` asks for a feature Lode lacks.
     OnlyFalse,
-    /// Checked against its index limit first (as ES does), then refused.
-    AfterLimits,
     No,
 }
 
@@ -118,7 +116,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("indices_boost", "a", Yes),
     key("stats", "a", Yes),
     key("ext", "o", Yes),
-    key("script_fields", "o", AfterLimits),
+    key("script_fields", "o", Yes),
     key("rescore", "oa", Yes),
     key("highlight", "o", Yes),
     key("suggest", "o", No),
@@ -132,10 +130,8 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("sub_searches", "a", No),
 ];
 
-/// Checks every top-level key of a search body; returns the first key Lode refuses only
-/// after its limit was checked (`script_fields`, `rescore`), if any.
-pub fn check_keys(body: &Map<String, Value>) -> EsResult<Option<&'static str>> {
-    let mut deferred = None;
+/// Checks every top-level key of a search body.
+pub fn check_keys(body: &Map<String, Value>) -> EsResult<()> {
     for (name, v) in body {
         let token = Token::of(v);
         let key = SEARCH_KEYS.iter().find(|k| k.name == name).filter(|k| {
@@ -156,11 +152,10 @@ pub fn check_keys(body: &Map<String, Value>) -> EsResult<Option<&'static str>> {
                     return Err(not_supported(key.name));
                 }
             }
-            AfterLimits => deferred = deferred.or(Some(key.name)),
             No => return Err(not_supported(key.name)),
         }
     }
-    Ok(deferred)
+    Ok(())
 }
 
 pub fn not_supported(key: &str) -> EsError {
@@ -450,7 +445,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn check(v: Value) -> EsResult<Option<&'static str>> {
+    fn check(v: Value) -> EsResult<()> {
         check_keys(v.as_object().unwrap())
     }
 
@@ -475,10 +470,7 @@ mod tests {
         }
         assert!(check(json!({"explain": false, "profile": false})).is_ok());
         assert!(check(json!({"profile": true})).is_err());
-        assert_eq!(
-            check(json!({"script_fields": {}})).unwrap(),
-            Some("script_fields")
-        );
+        assert!(check(json!({"script_fields": {}})).is_ok());
     }
 
     #[test]

@@ -62,6 +62,8 @@ pub struct SearchRequest {
     pub typed_keys: bool,
     /// How many `script_fields` were asked for (checked against `index.max_script_fields`).
     pub script_fields: usize,
+    /// `script_fields`: name, compiled script, `ignore_failure`.
+    pub script_field_specs: Vec<(String, Arc<lode_painless::SearchScript>, bool)>,
     /// The largest rescore `window_size` (checked against `index.max_rescore_window`).
     pub rescore_window: Option<usize>,
     pub rescore: Vec<rescore::Rescorer>,
@@ -84,8 +86,6 @@ pub struct SearchRequest {
     pub slice: Option<body::Slice>,
     /// The terms of the request's `terms` lookups ([`SearchRequest::resolve_lookups`]).
     pub terms_lookups: query::TermsLookups,
-    /// A key Lode refuses, raised once the index limits it counts against were checked.
-    pub refused: Option<&'static str>,
 }
 
 /// A `from`/`size`-like count: a non-negative integer.
@@ -111,7 +111,7 @@ impl SearchRequest {
                 ))
             }
         };
-        let refused = body::check_keys(b)?;
+        body::check_keys(b)?;
         let mut query = match b.get("query") {
             Some(q) => Some(query::parse_query(q)?),
             None => None,
@@ -209,6 +209,13 @@ impl SearchRequest {
             .get("script_fields")
             .and_then(|v| v.as_object())
             .map_or(0, |o| o.len());
+        let script_field_specs = match b.get("script_fields") {
+            Some(Value::Object(o)) => o
+                .iter()
+                .map(|(name, spec)| script_field(name, spec))
+                .collect::<EsResult<Vec<_>>>()?,
+            _ => Vec::new(),
+        };
         let rescorers = b
             .get("rescore")
             .map(rescore::parse)
@@ -321,6 +328,7 @@ impl SearchRequest {
             rest_total_hits_as_int,
             typed_keys: req.bool_param("typed_keys", false)?,
             script_fields,
+            script_field_specs,
             rescore_window,
             rescore: rescorers,
             routing: crate::rest::list_param(req.param("routing")),
@@ -351,7 +359,6 @@ impl SearchRequest {
                 .get("highlight")
                 .map(HighlightRequest::parse)
                 .transpose()?,
-            refused,
         })
     }
 }
@@ -1065,6 +1072,49 @@ fn render_total(total: u64, track: TrackTotal, as_int: bool) -> Option<Value> {
 }
 
 /// Loads and renders the hits.
+/// One `script_fields` entry: `{"script": ..., "ignore_failure": bool}`.
+fn script_field(
+    name: &str,
+    spec: &Value,
+) -> EsResult<(String, Arc<lode_painless::SearchScript>, bool)> {
+    let Value::Object(o) = spec else {
+        return Err(EsError::parsing(format!(
+            "Expected [START_OBJECT] under [{name}], but got a [{}] in [script_fields]",
+            match spec {
+                Value::Array(_) => "START_ARRAY",
+                Value::String(_) => "VALUE_STRING",
+                _ => "VALUE",
+            }
+        )));
+    };
+    let mut script = None;
+    let mut ignore_failure = false;
+    for (k, v) in o {
+        match k.as_str() {
+            "script" => script = Some(v),
+            "ignore_failure" => {
+                ignore_failure = v
+                    .as_bool()
+                    .ok_or_else(|| EsError::parsing(format!("Unknown key for a VALUE in [{k}].")))?
+            }
+            _ => {
+                return Err(EsError::parsing(format!(
+                    "Unknown key for a {} in [{k}].",
+                    if v.is_object() {
+                        "START_OBJECT"
+                    } else {
+                        "VALUE"
+                    }
+                )))
+            }
+        }
+    }
+    let script = script
+        .ok_or_else(|| EsError::parsing(format!("script_fields [{name}] requires a [script]")))?;
+    let script = lode_painless::SearchScript::compile(script, None)?;
+    Ok((name.to_string(), Arc::new(script), ignore_failure))
+}
+
 fn fetch_phase(
     targets: &[Target],
     hits: &[Candidate],
@@ -1214,6 +1264,25 @@ fn fetch_phase(
         }
         if let (Some(field), Some(group)) = (&sreq.collapse, &h.group) {
             fields.insert(field.clone(), json!([group]));
+        }
+        if !sreq.script_field_specs.is_empty() {
+            let mapping = t.index.mapping();
+            let reader = s.searcher.segment_reader(h.addr.segment_ord);
+            let mut docs = query::DocColumns::new(reader, Arc::new(mapping.fields.clone()));
+            docs.doc = h.addr.doc_id;
+            let score = f64::from(h.score.unwrap_or(0.0));
+            for (name, script, ignore_failure) in &sreq.script_field_specs {
+                match script.value(&mut docs, score) {
+                    Ok(Value::Array(a)) => {
+                        fields.insert(name.clone(), Value::Array(a));
+                    }
+                    Ok(v) => {
+                        fields.insert(name.clone(), json!([v]));
+                    }
+                    Err(_) if *ignore_failure => {}
+                    Err(e) => return Err(search_phase_error(e)),
+                }
+            }
         }
         if !fields.is_empty() {
             hit.insert("fields".into(), Value::Object(fields));
@@ -1365,9 +1434,6 @@ fn execute(
             )));
         }
     }
-    if let Some(key) = sreq.refused {
-        return Err(body::not_supported(key));
-    }
     if sreq.collapse.is_some() {
         collapse::check_request(sreq, scroll.is_some())?;
     }
@@ -1468,6 +1534,7 @@ fn execute(
             seq_no_primary_term: sreq.seq_no_primary_term,
             docvalue_fields: sreq.docvalue_fields.clone(),
             fields: sreq.fields.clone(),
+            script_field_specs: sreq.script_field_specs.clone(),
             stored_fields_none: sreq.stored_fields_none,
             stored_fields: sreq.stored_fields.clone(),
             stats_groups: sreq.stats_groups.clone(),
@@ -1759,6 +1826,7 @@ struct ScrollCtx {
     /// What every page fetches besides `_source`, as the first page did.
     docvalue_fields: Vec<(String, Option<String>)>,
     fields: Vec<(String, Option<String>)>,
+    script_field_specs: Vec<(String, Arc<lode_painless::SearchScript>, bool)>,
     stored_fields_none: bool,
     stored_fields: Vec<String>,
     stats_groups: Vec<String>,
@@ -1869,6 +1937,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         rest_total_hits_as_int: ctx.as_int || req.bool_param("rest_total_hits_as_int", false)?,
         typed_keys: false,
         script_fields: 0,
+        script_field_specs: ctx.script_field_specs.clone(),
         rescore_window: None,
         rescore: Vec::new(),
         stats_groups: ctx.stats_groups.clone(),
@@ -1881,7 +1950,6 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         dfs: false,
         slice: None,
         terms_lookups: Default::default(),
-        refused: None,
         query: ctx.query.clone(),
     };
     let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
