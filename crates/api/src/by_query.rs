@@ -630,21 +630,35 @@ fn process(plan: &Plan, idx: &IndexService, hit: &Hit) -> EsResult<EsResult<Proc
 /// `wait_for_active_shards`: a single node holds only primaries, so asking for more than one
 /// active copy can never be met. Elasticsearch would wait `timeout` and then fail; Lode fails at
 /// once with the same error, since no copy can appear.
+/// The number of active copies `wait_for_active_shards` asks for (`None`: the default, one).
+fn active_shards_wanted(idx: &IndexService, wanted: Option<&str>) -> EsResult<Option<usize>> {
+    match wanted {
+        None | Some("default") => Ok(None),
+        Some("all") => Ok(Some(idx.config().number_of_replicas + 1)),
+        Some(n) => n.parse::<usize>().map(Some).map_err(|_| {
+            EsError::illegal_argument(format!(
+                "failed to parse value [{n}] for [wait_for_active_shards]"
+            ))
+        }),
+    }
+}
+
+/// `shards_acknowledged` of an index creation, opening or closing: whether the copies
+/// `wait_for_active_shards` asks for started. One node starts only primaries, so more than one
+/// copy never does; Elasticsearch would answer `false` after `timeout`, Lode answers at once.
+pub fn shards_acknowledged(idx: &IndexService, wanted: Option<&str>) -> EsResult<bool> {
+    Ok(active_shards_wanted(idx, wanted)?.unwrap_or(1) <= 1)
+}
+
 pub fn check_active_shards(
     idx: &IndexService,
     wanted: Option<&str>,
     timeout: Option<&str>,
 ) -> EsResult<()> {
-    let Some(w) = wanted else { return Ok(()) };
-    let replicas = idx.config().number_of_replicas;
-    let needed = match w {
-        "all" => replicas + 1,
-        n => n.parse::<usize>().map_err(|_| {
-            EsError::illegal_argument(format!(
-                "failed to parse value [{n}] for [wait_for_active_shards]"
-            ))
-        })?,
+    let Some(needed) = active_shards_wanted(idx, wanted)? else {
+        return Ok(());
     };
+    let replicas = idx.config().number_of_replicas;
     if needed > replicas + 1 {
         return Err(EsError::illegal_argument(format!(
             "[wait_for_active_shards] value [{needed}] exceeds the number of copies of the shard [{}]",

@@ -916,7 +916,7 @@ fn metric_list(raw: Option<&str>, allowed: &[&str], req: &RestRequest) -> EsResu
         .cloned()
         .collect();
     if !bad.is_empty() {
-        return Err(unrecognized(req, &bad, allowed, "metric"));
+        return Err(crate::rest::unrecognized(req, &bad, allowed, "metric"));
     }
     if list.len() > 1 && list.iter().any(|m| m == "_all") {
         return Err(EsError::illegal_argument(format!(
@@ -926,65 +926,6 @@ fn metric_list(raw: Option<&str>, allowed: &[&str], req: &RestRequest) -> EsResu
         )));
     }
     Ok(list)
-}
-
-/// Elasticsearch's "contains unrecognized metric: [x] -> did you mean [y]?" error.
-pub(crate) fn unrecognized(
-    req: &RestRequest,
-    invalid: &[String],
-    candidates: &[&str],
-    what: &str,
-) -> EsError {
-    let mut msg = format!(
-        "request [{}] contains unrecognized {}{}: ",
-        req.path,
-        what,
-        if invalid.len() > 1 { "s" } else { "" }
-    );
-    for (n, bad) in invalid.iter().enumerate() {
-        if n > 0 {
-            msg.push_str(", ");
-        }
-        msg.push_str(&format!("[{bad}]"));
-        let mut scored: Vec<(f32, &str)> = candidates
-            .iter()
-            .map(|c| (similarity(bad, c), *c))
-            .filter(|(s, _)| *s > 0.5)
-            .collect();
-        scored.sort_by(|a, b| {
-            b.0.partial_cmp(&a.0)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.1.cmp(b.1))
-        });
-        match scored.len() {
-            0 => {}
-            1 => msg.push_str(&format!(" -> did you mean [{}]?", scored[0].1)),
-            _ => msg.push_str(&format!(
-                " -> did you mean any of [{}]?",
-                scored.iter().map(|s| s.1).collect::<Vec<_>>().join(", ")
-            )),
-        }
-    }
-    EsError::illegal_argument(msg)
-}
-
-/// Lucene's `LevenshteinDistance#getDistance`: 1 - edits / max(len).
-fn similarity(a: &str, b: &str) -> f32 {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.is_empty() || b.is_empty() {
-        return if a == b { 1.0 } else { 0.0 };
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    1.0 - prev[b.len()] as f32 / a.len().max(b.len()) as f32
 }
 
 /// `GET /_nodes[/{node_id}|/{metric}]`, `GET /_nodes[/{node_id}]/stats[/{metric}]`.

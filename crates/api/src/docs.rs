@@ -213,6 +213,7 @@ pub fn index(
         return Err(require_alias_error(index_name));
     }
     let index = node.index_for_write(index_name)?;
+    wait_for_active_shards(&index, req)?;
     let raw: Arc<[u8]> = Arc::from(req.body.as_slice());
     let w = index.index_doc(id, &source, raw, routing(req), vreq, create_only)?;
     let forced = finish_write(&index, &w, refresh)?;
@@ -231,8 +232,8 @@ fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> 
             "_index" | "_id" | "routing" | "_routing" | "version" | "version_type"
             | "if_seq_no" | "if_primary_term" | "op_type" => {}
             "retry_on_conflict" if action == "update" => {}
+            "require_alias" => {}
             "pipeline"
-            | "require_alias"
             | "require_data_stream"
             | "dynamic_templates"
             | "list_executed_pipelines"
@@ -250,6 +251,15 @@ fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> 
         }
     }
     Ok(())
+}
+
+/// `wait_for_active_shards`: a write waits for that many copies of its shard.
+fn wait_for_active_shards(index: &IndexService, req: &RestRequest) -> EsResult<()> {
+    crate::by_query::check_active_shards(
+        index,
+        req.param("wait_for_active_shards"),
+        req.param("timeout"),
+    )
 }
 
 /// `require_alias=true` names something that is not an alias.
@@ -274,6 +284,7 @@ pub fn delete(
     )?;
     let refresh = RefreshPolicy::from_request(req)?;
     let index = node.existing_write_target(index_name)?;
+    wait_for_active_shards(&index, req)?;
     let w = index.delete_doc(id, routing(req), vreq)?;
     let forced = finish_write(&index, &w, refresh)?;
     let mut body = write_body(&index, &w);
@@ -293,6 +304,41 @@ fn source_filter(req: &RestRequest) -> SourceFilter {
     )
 }
 
+/// A read's `version`: every version type reads as "the current version must equal it".
+fn check_read_version(
+    index: &IndexService,
+    id: &str,
+    routing: Option<&str>,
+    current: u64,
+    wanted: Option<i64>,
+) -> EsResult<()> {
+    match wanted {
+        Some(v) if current as i64 != v => Err(EsError::version_conflict(
+            &index.name,
+            &index.uuid,
+            index.shard_for(id, routing),
+            id,
+            format!(
+                "version conflict, current version [{current}] is different than the one provided [{v}]"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A read's `version` and `version_type` parameters.
+fn read_version(req: &RestRequest) -> EsResult<Option<i64>> {
+    match req.param("version_type") {
+        None | Some("internal" | "external" | "external_gte") => {}
+        Some(other) => {
+            return Err(EsError::illegal_argument(format!(
+                "No version type match [{other}]"
+            )))
+        }
+    }
+    req.i64_param("version")
+}
+
 /// The GET body of one document (`found` true or false).
 fn get_body(
     index: &IndexService,
@@ -303,21 +349,9 @@ fn get_body(
     version: Option<i64>,
 ) -> EsResult<(bool, Value)> {
     let doc = index.get_doc(id, routing, realtime)?;
-    let doc = match (doc, version) {
-        (Some(d), Some(v)) if d.version as i64 != v => {
-            return Err(EsError::version_conflict(
-                &index.name,
-                &index.uuid,
-                index.shard_for(id, routing),
-                id,
-                format!(
-                "version conflict, current version [{}] is different than the one provided [{v}]",
-                d.version
-            ),
-            ))
-        }
-        (d, _) => d,
-    };
+    if let Some(d) = &doc {
+        check_read_version(index, id, routing, d.version, version)?;
+    }
     let Some(doc) = doc else {
         return Ok((
             false,
@@ -351,27 +385,59 @@ pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResu
     if req.bool_param("refresh", false)? {
         index.refresh()?;
     }
-    let mut filter = source_filter(req);
-    let stored = crate::rest::list_param(req.param("stored_fields"));
-    if req.param("stored_fields").is_some() && req.param("_source").is_none() {
-        // Stored fields replace `_source` unless it is named among them.
-        filter.fetch = stored.iter().any(|f| f == "_source");
-    }
-    let wants_stored = stored.iter().any(|f| f != "_source" && f != "_none_");
-    // Stored fields are read from the whole `_source` of the same read.
-    let all = SourceFilter::from_json(None);
-    let (found, mut body) = get_body(
+    let stored = req
+        .param("stored_fields")
+        .map(|p| crate::rest::list_param(Some(p)));
+    let filter = stored_fields_filter(source_filter(req), req.has("_source"), stored.as_deref());
+    let (found, body) = get_with_stored(
         &index,
         id,
         routing(req),
         realtime,
-        if wants_stored { &all } else { &filter },
-        req.i64_param("version")?,
+        &filter,
+        stored.as_deref().unwrap_or_default(),
+        read_version(req)?,
+    )?;
+    Ok(RestResponse::json(if found { 200 } else { 404 }, body))
+}
+
+/// Stored fields replace `_source` unless it is named among them or asked for explicitly.
+fn stored_fields_filter(
+    mut filter: SourceFilter,
+    explicit_source: bool,
+    stored: Option<&[String]>,
+) -> SourceFilter {
+    if let (Some(list), false) = (stored, explicit_source) {
+        filter.fetch = list.iter().any(|f| f == "_source");
+    }
+    filter
+}
+
+/// A GET body with the requested stored fields under `fields`.
+fn get_with_stored(
+    index: &IndexService,
+    id: &str,
+    routing: Option<&str>,
+    realtime: bool,
+    filter: &SourceFilter,
+    stored: &[String],
+    version: Option<i64>,
+) -> EsResult<(bool, Value)> {
+    let wants_stored = stored.iter().any(|f| f != "_source" && f != "_none_");
+    // Stored fields are read from the whole `_source` of the same read.
+    let all = SourceFilter::from_json(None);
+    let (found, mut body) = get_body(
+        index,
+        id,
+        routing,
+        realtime,
+        if wants_stored { &all } else { filter },
+        version,
     )?;
     if let (true, Some(src)) = (wants_stored, body.get("_source").cloned()) {
         let mut fields = serde_json::Map::new();
         let mapping = index.mapping();
-        for pattern in &stored {
+        for pattern in stored {
             for def in mapping.matching_fields(pattern) {
                 if def.store && !fields.contains_key(&def.path) {
                     let vals = lode_hits::docvalues::from_source(&src, &def, None)?;
@@ -391,7 +457,7 @@ pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResu
             o.insert("fields".into(), Value::Object(fields));
         }
     }
-    Ok(RestResponse::json(if found { 200 } else { 404 }, body))
+    Ok((found, body))
 }
 
 /// `GET /{index}/_source/{id}`.
@@ -407,7 +473,12 @@ pub fn get_source(
         index.refresh()?;
     }
     let filter = source_filter(req);
-    match index.get_doc(id, routing(req), realtime)? {
+    let version = read_version(req)?;
+    let doc = index.get_doc(id, routing(req), realtime)?;
+    if let Some(d) = &doc {
+        check_read_version(&index, id, routing(req), d.version, version)?;
+    }
+    match doc {
         Some(doc) if doc.source.is_empty() => Err(EsError::new(
             404,
             "resource_not_found_exception",
@@ -434,38 +505,18 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             node.index(i)?.refresh()?;
         }
     }
+    let url_stored = req
+        .param("stored_fields")
+        .map(|p| crate::rest::list_param(Some(p)));
+    let url_source = req.has("_source");
     let default_filter = source_filter(req);
-    let mut specs: Vec<(Option<String>, String, Option<String>, SourceFilter)> = Vec::new();
+    let mut specs: Vec<MgetDoc> = Vec::new();
     if let Some(docs) = body.get("docs") {
         let docs = docs
             .as_array()
             .ok_or_else(|| EsError::parsing("docs array element should include an object"))?;
-        for d in docs {
-            let id = match d.get("_id") {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Number(n)) => n.to_string(),
-                _ => {
-                    return Err(EsError::bad_request(
-                        "action_request_validation_exception",
-                        "Validation Failed: 1: id is missing for doc 0;",
-                    ))
-                }
-            };
-            let index = d
-                .get("_index")
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-                .or(default_index.map(str::to_string));
-            let filter = match d.get("_source") {
-                Some(s) => SourceFilter::from_json(Some(s)),
-                None => default_filter.clone(),
-            };
-            let routing = match d.get("routing").or(d.get("_routing")) {
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Number(n)) => Some(n.to_string()),
-                _ => routing(req).map(str::to_string),
-            };
-            specs.push((index, id, routing, filter));
+        for (n, d) in docs.iter().enumerate() {
+            specs.push(MgetDoc::parse(d, n, req, default_index)?);
         }
     } else if let Some(ids) = body.get("ids") {
         let ids = ids
@@ -476,12 +527,14 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            specs.push((
-                default_index.map(str::to_string),
+            specs.push(MgetDoc {
+                index: default_index.map(str::to_string),
                 id,
-                routing(req).map(str::to_string),
-                default_filter.clone(),
-            ));
+                routing: routing(req).map(str::to_string),
+                filter: None,
+                stored: None,
+                version: None,
+            });
         }
     } else {
         return Err(EsError::bad_request(
@@ -496,23 +549,128 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
         ));
     }
     let mut out = Vec::new();
-    for (index, id, routing, filter) in specs {
-        let Some(index_name) = index else {
+    for (n, doc) in specs.into_iter().enumerate() {
+        let Some(index_name) = doc.index else {
             return Err(EsError::bad_request(
                 "action_request_validation_exception",
-                "Validation Failed: 1: index is missing for doc 0;",
+                format!("Validation Failed: 1: index is missing for doc {n};"),
             ));
         };
-        let item = match node
-            .read_target(&index_name)
-            .and_then(|i| get_body(&i, &id, routing.as_deref(), realtime, &filter, None))
-        {
-            Ok((_, b)) => b,
-            Err(e) => json!({"_index": index_name, "_id": id, "error": e.to_error_json()}),
+        let stored = doc.stored.or_else(|| url_stored.clone());
+        let filter = match doc.filter {
+            Some(f) => stored_fields_filter(f, true, stored.as_deref()),
+            None => stored_fields_filter(default_filter.clone(), url_source, stored.as_deref()),
         };
-        out.push(item);
+        let item = node.read_target(&index_name).and_then(|i| {
+            get_with_stored(
+                &i,
+                &doc.id,
+                doc.routing.as_deref(),
+                realtime,
+                &filter,
+                stored.as_deref().unwrap_or_default(),
+                doc.version,
+            )
+        });
+        out.push(match item {
+            Ok((_, b)) => b,
+            Err(e) => json!({"_index": index_name, "_id": doc.id, "error": e.to_error_json()}),
+        });
     }
     Ok(RestResponse::ok(json!({ "docs": out })))
+}
+
+/// One entry of an `_mget` `docs` array.
+struct MgetDoc {
+    index: Option<String>,
+    id: String,
+    routing: Option<String>,
+    /// Its own `_source`, when it has one.
+    filter: Option<SourceFilter>,
+    stored: Option<Vec<String>>,
+    version: Option<i64>,
+}
+
+impl MgetDoc {
+    /// ES's `MultiGetRequest` keys; any other key fails the request.
+    fn parse(
+        d: &Value,
+        n: usize,
+        req: &RestRequest,
+        default_index: Option<&str>,
+    ) -> EsResult<MgetDoc> {
+        let unknown = |k: &str| {
+            EsError::bad_request(
+                "parse_exception",
+                format!("failed to parse multi get request. unknown field [{k}]"),
+            )
+        };
+        let Some(obj) = d.as_object() else {
+            return Err(EsError::parsing(
+                "docs array element should include an object",
+            ));
+        };
+        let text = |v: &Value| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        let mut doc = MgetDoc {
+            index: default_index.map(str::to_string),
+            id: String::new(),
+            routing: routing(req).map(str::to_string),
+            filter: None,
+            stored: None,
+            version: None,
+        };
+        let mut has_id = false;
+        let mut version_type = None;
+        for (k, v) in obj {
+            match k.as_str() {
+                "_index" => doc.index = Some(text(v).ok_or_else(|| unknown(k))?),
+                "_id" => {
+                    doc.id = text(v).ok_or_else(|| unknown(k))?;
+                    has_id = true;
+                }
+                "routing" => doc.routing = Some(text(v).ok_or_else(|| unknown(k))?),
+                "_source" => doc.filter = Some(SourceFilter::from_json(Some(v))),
+                "stored_fields" => {
+                    doc.stored = Some(match v {
+                        Value::Array(a) => a.iter().filter_map(text).collect(),
+                        other => vec![text(other).ok_or_else(|| unknown(k))?],
+                    })
+                }
+                "version" => {
+                    doc.version = Some(
+                        v.as_i64()
+                            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                            .ok_or_else(|| unknown(k))?,
+                    )
+                }
+                "version_type" => version_type = Some(text(v).ok_or_else(|| unknown(k))?),
+                "fields" => {
+                    return Err(EsError::parsing(
+                        "Unsupported field [fields] used, expected [stored_fields] instead",
+                    ))
+                }
+                other => return Err(unknown(other)),
+            }
+        }
+        if let Some(vt) = version_type.as_deref() {
+            if !matches!(vt, "internal" | "external" | "external_gte") {
+                return Err(EsError::illegal_argument(format!(
+                    "No version type match [{vt}]"
+                )));
+            }
+        }
+        if !has_id {
+            return Err(EsError::bad_request(
+                "action_request_validation_exception",
+                format!("Validation Failed: 1: id is missing for doc {n};"),
+            ));
+        }
+        Ok(doc)
+    }
 }
 
 /// Deep-merges `patch` into `target` as a partial update does.
@@ -797,6 +955,9 @@ pub fn update(
     let body = req.required_body()?;
     let refresh = RefreshPolicy::from_request(req)?;
     let retry = req.usize_param("retry_on_conflict")?.unwrap_or(0);
+    if req.bool_param("require_alias", false)? && node.alias_indices(index_name).is_empty() {
+        return Err(require_alias_error(index_name));
+    }
     let index = if body.get("upsert").is_some()
         || body.get("doc_as_upsert").and_then(|v| v.as_bool()) == Some(true)
     {
@@ -804,6 +965,7 @@ pub fn update(
     } else {
         node.existing_write_target(index_name)?
     };
+    wait_for_active_shards(&index, req)?;
     let required = match (
         req.i64_param("if_seq_no")?,
         req.i64_param("if_primary_term")?,
@@ -834,6 +996,13 @@ pub fn update(
 }
 
 /// One line pair of a `_bulk` body.
+/// What a `_bulk` request's URL sets for every item.
+struct BulkDefaults {
+    require_alias: bool,
+    active_shards: Option<String>,
+    timeout: Option<String>,
+}
+
 struct BulkItem {
     action: String,
     index: Option<String>,
@@ -848,6 +1017,11 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
     let started = Instant::now();
     let refresh = RefreshPolicy::from_request(req)?;
     let default_routing = routing(req).map(str::to_string);
+    let defaults = BulkDefaults {
+        require_alias: req.bool_param("require_alias", false)?,
+        active_shards: req.param("wait_for_active_shards").map(str::to_string),
+        timeout: req.param("timeout").map(str::to_string),
+    };
     let body = &req.body;
     if !req.has_body() {
         return Err(EsError::bad_request(
@@ -931,7 +1105,7 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
     let mut touched: HashMap<(String, usize), (u64, u64)> = HashMap::new();
     let mut services: HashMap<String, Arc<IndexService>> = HashMap::new();
     for item in &items {
-        let r = bulk_item(node, item, body, &mut services);
+        let r = bulk_item(node, item, body, &defaults, &mut services);
         if let Ok(outcome) = &r {
             if let Some((index, w)) = outcome.write() {
                 let key = (index.name.clone(), w.shard);
@@ -1026,6 +1200,7 @@ fn bulk_item(
     node: &Node,
     item: &BulkItem,
     body: &[u8],
+    defaults: &BulkDefaults,
     services: &mut HashMap<String, Arc<IndexService>>,
 ) -> EsResult<BulkOutcome> {
     let index_name = item.index.as_deref().ok_or_else(|| {
@@ -1034,6 +1209,19 @@ fn bulk_item(
             "Validation Failed: 1: index is missing;",
         )
     })?;
+    let require_alias = match item.meta.get("require_alias") {
+        None => defaults.require_alias,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) if s == "true" || s == "false" => s == "true",
+        Some(v) => {
+            return Err(EsError::illegal_argument(format!(
+                "Failed to parse value [{v}] as only [true] or [false] are allowed."
+            )))
+        }
+    };
+    if require_alias && node.alias_indices(index_name).is_empty() {
+        return Err(require_alias_error(index_name));
+    }
     let index = match services.get(index_name) {
         Some(i) => i.clone(),
         None => {
@@ -1050,6 +1238,11 @@ fn bulk_item(
             i
         }
     };
+    crate::by_query::check_active_shards(
+        &index,
+        defaults.active_shards.as_deref(),
+        defaults.timeout.as_deref(),
+    )?;
     let num = |k: &str| {
         item.meta.get(k).and_then(|v| {
             v.as_i64()

@@ -57,8 +57,11 @@ pub fn create(node: &Node, name: &str, req: &RestRequest) -> EsResult<RestRespon
     if let Some(a) = obj.get("aliases") {
         crate::aliases::create_with(node, name, a)?;
     }
+    let created = node.index(name)?;
+    let started =
+        crate::by_query::shards_acknowledged(&created, req.param("wait_for_active_shards"))?;
     Ok(RestResponse::ok(
-        json!({"acknowledged": true, "shards_acknowledged": true, "index": name}),
+        json!({"acknowledged": true, "shards_acknowledged": started, "index": name}),
     ))
 }
 
@@ -348,12 +351,14 @@ pub fn clear_cache(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestR
 pub fn close(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let list = resolve(node, expr, req, false)?;
     let mut indices = Map::new();
+    let mut started = true;
     for i in &list {
         i.close()?;
         indices.insert(i.name.clone(), json!({"closed": true}));
+        started &= crate::by_query::shards_acknowledged(i, req.param("wait_for_active_shards"))?;
     }
     Ok(RestResponse::ok(
-        json!({"acknowledged": true, "shards_acknowledged": true, "indices": indices}),
+        json!({"acknowledged": true, "shards_acknowledged": started, "indices": indices}),
     ))
 }
 
@@ -362,11 +367,13 @@ pub fn open(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse
     let mut o = opts(req, true)?;
     o.closed = true;
     let list = node.resolve(expr, o)?;
+    let mut started = true;
     for i in &list {
         i.open_index()?;
+        started &= crate::by_query::shards_acknowledged(i, req.param("wait_for_active_shards"))?;
     }
     Ok(RestResponse::ok(
-        json!({"acknowledged": true, "shards_acknowledged": true}),
+        json!({"acknowledged": true, "shards_acknowledged": started}),
     ))
 }
 

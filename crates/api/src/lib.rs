@@ -21,3 +21,4 @@ pub mod search;
 pub mod stats;
 pub mod stored_scripts;
 pub mod tasks;
+pub mod url_params;

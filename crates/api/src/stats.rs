@@ -631,7 +631,7 @@ fn parse_metrics(raw: Option<&str>, req: &RestRequest) -> EsResult<Vec<&'static 
         .cloned()
         .collect();
     if !bad.is_empty() {
-        return Err(cluster::unrecognized(req, &bad, METRICS, "metric"));
+        return Err(crate::rest::unrecognized(req, &bad, METRICS, "metric"));
     }
     if list.iter().any(|m| m == "_all") {
         if list.len() > 1 {

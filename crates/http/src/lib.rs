@@ -8,6 +8,7 @@
 #![allow(clippy::result_large_err)]
 
 mod filter_path;
+mod human;
 mod routes;
 
 use axum::body::Body;
@@ -104,6 +105,30 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
             )
         }
     };
+    // ES's `source` parameter: the body, for clients that cannot send one with GET.
+    let body = match params.get("source") {
+        Some(source) if !body.iter().any(|b| !b.is_ascii_whitespace()) => {
+            match params.get("source_content_type") {
+                Some(ct) if acceptable_content_type(ct) => source.clone().into_bytes(),
+                Some(ct) => {
+                    let e = EsError::new(
+                        406,
+                        "media_type_header_exception",
+                        format!("Content-Type header [{ct}] is not supported"),
+                    );
+                    return render(error_response(&e), &params, method == Method::Head);
+                }
+                None => {
+                    let e = EsError::bad_request(
+                        "illegal_state_exception",
+                        "source and source_content_type parameters are required",
+                    );
+                    return render(error_response(&e), &params, method == Method::Head);
+                }
+            }
+        }
+        _ => body,
+    };
     let segs: Vec<String> = path
         .split('/')
         .filter(|s| !s.is_empty())
@@ -187,8 +212,19 @@ fn acceptable_content_type(ct: &str) -> bool {
     )
 }
 
-/// Serializes a JSON response, applying `filter_path` and `pretty`.
+/// Serializes a JSON response, applying `human`, `filter_path` and `pretty`.
 fn json_body(v: &serde_json::Value, params: &BTreeMap<String, String>, pretty: bool) -> Vec<u8> {
+    let with_twins;
+    let v = if flag(params, "human") {
+        with_twins = {
+            let mut t = v.clone();
+            human::add_readable_fields(&mut t);
+            t
+        };
+        &with_twins
+    } else {
+        v
+    };
     let filtered;
     let v = match params.get("filter_path") {
         Some(fp) if !fp.is_empty() => {
@@ -208,8 +244,13 @@ fn json_body(v: &serde_json::Value, params: &BTreeMap<String, String>, pretty: b
     out
 }
 
+/// A response flag: present with no value or any value but `false`.
+fn flag(params: &BTreeMap<String, String>, name: &str) -> bool {
+    params.get(name).is_some_and(|v| v != "false")
+}
+
 fn render(r: RestResponse, params: &BTreeMap<String, String>, head: bool) -> Response<Body> {
-    let pretty = params.get("pretty").map(|v| v != "false").unwrap_or(false);
+    let pretty = flag(params, "pretty");
     let mut headers = HeaderMap::new();
     headers.insert(
         "x-elastic-product",
@@ -222,7 +263,9 @@ fn render(r: RestResponse, params: &BTreeMap<String, String>, head: bool) -> Res
         }
         RestBody::JsonBytes(bytes) => {
             headers.insert("content-type", HeaderValue::from_static("application/json"));
-            let reshape = pretty || params.get("filter_path").is_some_and(|fp| !fp.is_empty());
+            let reshape = pretty
+                || flag(params, "human")
+                || params.get("filter_path").is_some_and(|fp| !fp.is_empty());
             match reshape.then(|| serde_json::from_slice::<serde_json::Value>(&bytes)) {
                 Some(Ok(v)) => json_body(&v, params, pretty),
                 _ => bytes,

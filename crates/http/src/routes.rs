@@ -2,6 +2,7 @@
 
 use lode_api::cluster::NodeInfo;
 use lode_api::rest::{Method, RestRequest, RestResponse};
+use lode_api::url_params::*;
 use lode_api::{
     aliases, by_query, cat, cluster, cluster_settings, docs, indices, search, stats,
     stored_scripts, tasks,
@@ -36,109 +37,176 @@ pub fn route(
 ) -> EsResult<RestResponse> {
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     let m = req.method;
+    // Each arm names the API's URL parameters (lode_api::url_params), checked before the
+    // handler runs.
+    let call = |params: &ApiParams, handler: &dyn Fn() -> EsResult<RestResponse>| {
+        params.check(req)?;
+        handler()
+    };
     match (m, s.as_slice()) {
-        (Get | Head, []) => cluster::info(node, info),
+        (Get | Head, []) => call(&INFO, &|| cluster::info(node, info)),
         // Cluster and node level.
-        (Put, ["_cluster", "settings"]) => cluster_settings::put(node, req),
-        (Get, ["_cluster", "settings"]) => cluster_settings::get(node, req),
-        (Get, ["_cluster", "health"]) => cluster::health(node, info, None, req),
-        (Get, ["_cluster", "health", idx]) => cluster::health(node, info, Some(idx), req),
-        (Get, ["_nodes", "stats"]) | (Get, ["_nodes", _, "stats"]) => {
-            cluster::nodes_stats(node, info, req)
+        (Put, ["_cluster", "settings"]) => {
+            call(&CLUSTER_PUT_SETTINGS, &|| cluster_settings::put(node, req))
         }
-        (Get, ["_nodes", "stats", _]) | (Get, ["_nodes", _, "stats", _]) => {
-            cluster::nodes_stats(node, info, req)
+        (Get, ["_cluster", "settings"]) => {
+            call(&CLUSTER_GET_SETTINGS, &|| cluster_settings::get(node, req))
         }
-        (Get, ["_nodes"]) | (Get, ["_nodes", _]) => cluster::nodes_stats(node, info, req),
-        (Get, ["_cat", what]) => cat::cat(node, info, what, None, req),
-        (Get, ["_cat", what, target]) => cat::cat(node, info, what, Some(target), req),
-        (Post, ["_aliases"]) => aliases::update_aliases(node, req),
-        (Get, ["_alias" | "_aliases"]) => aliases::get_alias(node, None, None, req, false),
-        (Get, ["_alias", name]) => aliases::get_alias(node, None, Some(name), req, false),
-        (Head, ["_alias", name]) => aliases::get_alias(node, None, Some(name), req, true),
-        (Get, [idx, "_alias" | "_aliases"]) => {
+        (Get, ["_cluster", "health"]) => {
+            call(&CLUSTER_HEALTH, &|| cluster::health(node, info, None, req))
+        }
+        (Get, ["_cluster", "health", idx]) => call(&CLUSTER_HEALTH, &|| {
+            cluster::health(node, info, Some(idx), req)
+        }),
+        (Get, ["_nodes", "stats"])
+        | (Get, ["_nodes", _, "stats"])
+        | (Get, ["_nodes", "stats", _])
+        | (Get, ["_nodes", _, "stats", _])
+        | (Get, ["_nodes"])
+        | (Get, ["_nodes", _]) => call(&NODES, &|| cluster::nodes_stats(node, info, req)),
+        (Get, ["_cat", what]) => call(&CAT_API, &|| cat::cat(node, info, what, None, req)),
+        (Get, ["_cat", what, target]) => {
+            call(&CAT_API, &|| cat::cat(node, info, what, Some(target), req))
+        }
+        (Post, ["_aliases"]) => call(&ALIASES_UPDATE, &|| aliases::update_aliases(node, req)),
+        (Get, ["_alias" | "_aliases"]) => call(&ALIASES_GET, &|| {
+            aliases::get_alias(node, None, None, req, false)
+        }),
+        (Get, ["_alias", name]) => call(&ALIASES_GET, &|| {
+            aliases::get_alias(node, None, Some(name), req, false)
+        }),
+        (Head, ["_alias", name]) => call(&ALIASES_GET, &|| {
+            aliases::get_alias(node, None, Some(name), req, true)
+        }),
+        (Get, [idx, "_alias" | "_aliases"]) => call(&ALIASES_GET, &|| {
             aliases::get_alias(node, Some(idx), None, req, false)
-        }
-        (Get, [idx, "_alias" | "_aliases", name]) => {
+        }),
+        (Get, [idx, "_alias" | "_aliases", name]) => call(&ALIASES_GET, &|| {
             aliases::get_alias(node, Some(idx), Some(name), req, false)
-        }
-        (Head, [idx, "_alias" | "_aliases", name]) => {
+        }),
+        (Head, [idx, "_alias" | "_aliases", name]) => call(&ALIASES_GET, &|| {
             aliases::get_alias(node, Some(idx), Some(name), req, true)
-        }
+        }),
         (Put | Post, [idx, "_alias" | "_aliases", name]) => {
-            aliases::put_alias(node, idx, name, req)
+            call(&ALIAS_PUT, &|| aliases::put_alias(node, idx, name, req))
         }
-        (Delete, [idx, "_alias" | "_aliases", name]) => aliases::delete_alias(node, idx, name),
+        (Delete, [idx, "_alias" | "_aliases", name]) => {
+            call(&ALIAS_DELETE, &|| aliases::delete_alias(node, idx, name))
+        }
         (Put | Post, ["_scripts", id]) | (Put | Post, ["_scripts", id, _]) => {
-            stored_scripts::put(node, id, req)
+            call(&SCRIPT_PUT, &|| stored_scripts::put(node, id, req))
         }
-        (Get, ["_scripts", id]) => stored_scripts::get(node, id),
-        (Delete, ["_scripts", id]) => stored_scripts::delete(node, id),
-        (Get, ["_tasks"]) => tasks::list(node, req),
-        (Get, ["_tasks", id]) => tasks::get(node, id, req),
-        (Post, ["_tasks", id, "_cancel"]) => tasks::cancel(node, id),
+        (Get, ["_scripts", id]) => call(&SCRIPT_GET, &|| stored_scripts::get(node, id)),
+        (Delete, ["_scripts", id]) => call(&SCRIPT_DELETE, &|| stored_scripts::delete(node, id)),
+        (Get, ["_tasks"]) => call(&TASKS_LIST, &|| tasks::list(node, req)),
+        (Get, ["_tasks", id]) => call(&TASKS_GET, &|| tasks::get(node, id, req)),
+        (Post, ["_tasks", id, "_cancel"]) => call(&TASKS_CANCEL, &|| tasks::cancel(node, id)),
         (Post, ["_delete_by_query" | "_update_by_query" | "_reindex", id, "_rethrottle"]) => {
-            tasks::rethrottle(node, id, req)
+            call(&RETHROTTLE, &|| tasks::rethrottle(node, id, req))
         }
-        (Post, ["_delete_by_query"]) => by_query::run(node, by_query::Kind::Delete, "_all", req),
-        (Post, ["_update_by_query"]) => by_query::run(node, by_query::Kind::Update, "_all", req),
-        (Get, ["_stats"]) => stats::index_stats(node, None, None, req),
-        (Get, ["_stats", metric]) => stats::index_stats(node, None, Some(metric), req),
-        (Get, ["_segments"]) => stats::segments(node, None, req),
-        (Post | Get, ["_analyze"]) => indices::analyze(node, None, req),
-        (Get, ["_mapping"]) => indices::get_mapping(node, "_all", req),
-        (Get, ["_settings"]) => indices::get_settings(node, "_all", None, req),
-        (Get, ["_settings", name]) => indices::get_settings(node, "_all", Some(name), req),
-        (Put, ["_settings"]) => indices::put_settings(node, "_all", req),
-        (Post, ["_cache", "clear"]) => indices::clear_cache(node, "_all", req),
-        (Post, [idx, "_cache", "clear"]) => indices::clear_cache(node, idx, req),
-        (Post | Get, ["_refresh"]) => indices::refresh(node, "_all", req),
-        (Post | Get, ["_flush"]) => indices::flush(node, "_all", req),
-        (Post, ["_forcemerge"]) => indices::forcemerge(node, "_all", req),
+        (Post, ["_delete_by_query"]) => call(&BY_QUERY, &|| {
+            by_query::run(node, by_query::Kind::Delete, "_all", req)
+        }),
+        (Post, ["_update_by_query"]) => call(&BY_QUERY, &|| {
+            by_query::run(node, by_query::Kind::Update, "_all", req)
+        }),
+        (Get, ["_stats"]) => call(&INDICES_STATS, &|| {
+            stats::index_stats(node, None, None, req)
+        }),
+        (Get, ["_stats", metric]) => call(&INDICES_STATS, &|| {
+            stats::index_stats(node, None, Some(metric), req)
+        }),
+        (Get, ["_segments"]) => call(&SEGMENTS, &|| stats::segments(node, None, req)),
+        (Post | Get, ["_analyze"]) => call(&ANALYZE, &|| indices::analyze(node, None, req)),
+        (Get, ["_mapping"]) => call(&GET_MAPPING, &|| indices::get_mapping(node, "_all", req)),
+        (Get, ["_settings"]) => call(&GET_SETTINGS, &|| {
+            indices::get_settings(node, "_all", None, req)
+        }),
+        (Get, ["_settings", name]) => call(&GET_SETTINGS, &|| {
+            indices::get_settings(node, "_all", Some(name), req)
+        }),
+        (Put, ["_settings"]) => call(&PUT_SETTINGS, &|| indices::put_settings(node, "_all", req)),
+        (Post, ["_cache", "clear"]) => {
+            call(&CLEAR_CACHE, &|| indices::clear_cache(node, "_all", req))
+        }
+        (Post, [idx, "_cache", "clear"]) => {
+            call(&CLEAR_CACHE, &|| indices::clear_cache(node, idx, req))
+        }
+        (Post | Get, ["_refresh"]) => call(&REFRESH, &|| indices::refresh(node, "_all", req)),
+        (Post | Get, ["_flush"]) => call(&FLUSH, &|| indices::flush(node, "_all", req)),
+        (Post, ["_forcemerge"]) => call(&FORCEMERGE, &|| indices::forcemerge(node, "_all", req)),
         // Search without an index.
-        (Get | Post, ["_search"]) => search::search(node, "_all", req),
-        (Get | Post, ["_count"]) => search::count(node, "_all", req),
-        (Get | Post, ["_msearch"]) => search::msearch(node, None, req),
-        (Get | Post, ["_search", "scroll"]) => search::scroll(node, req, None),
-        (Get | Post, ["_search", "scroll", id]) => search::scroll(node, req, Some(id)),
-        (Delete, ["_search", "scroll"]) => search::clear_scroll(req, None),
-        (Delete, ["_search", "scroll", ids]) => search::clear_scroll(req, Some(ids)),
-        (Post | Put, ["_bulk"]) => docs::bulk(node, None, req),
-        (Get | Post, ["_mget"]) => docs::mget(node, None, req),
+        (Get | Post, ["_search"]) => call(&SEARCH, &|| search::search(node, "_all", req)),
+        (Get | Post, ["_count"]) => call(&COUNT, &|| search::count(node, "_all", req)),
+        (Get | Post, ["_msearch"]) => call(&MSEARCH, &|| search::msearch(node, None, req)),
+        (Get | Post, ["_search", "scroll"]) => call(&SCROLL, &|| search::scroll(node, req, None)),
+        (Get | Post, ["_search", "scroll", id]) => {
+            call(&SCROLL, &|| search::scroll(node, req, Some(id)))
+        }
+        (Delete, ["_search", "scroll"]) => call(&CLEAR_SCROLL, &|| search::clear_scroll(req, None)),
+        (Delete, ["_search", "scroll", ids]) => {
+            call(&CLEAR_SCROLL, &|| search::clear_scroll(req, Some(ids)))
+        }
+        (Post | Put, ["_bulk"]) => call(&BULK, &|| docs::bulk(node, None, req)),
+        (Get | Post, ["_mget"]) => call(&MGET, &|| docs::mget(node, None, req)),
         // Index level.
-        (Put, [idx]) => indices::create(node, idx, req),
-        (Delete, [idx]) => indices::delete(node, idx, req),
-        (Head, [idx]) => indices::exists(node, idx, req),
-        (Get, [idx]) => indices::get(node, idx, req),
-        (Get, [idx, "_mapping"]) => indices::get_mapping(node, idx, req),
-        (Put | Post, [idx, "_mapping"]) => indices::put_mapping(node, idx, req),
-        (Get, [idx, "_settings"]) => indices::get_settings(node, idx, None, req),
-        (Get, [idx, "_settings", name]) => indices::get_settings(node, idx, Some(name), req),
-        (Put, [idx, "_settings"]) => indices::put_settings(node, idx, req),
-        (Post | Get, [idx, "_refresh"]) => indices::refresh(node, idx, req),
-        (Post | Get, [idx, "_flush"]) => indices::flush(node, idx, req),
-        (Post, [idx, "_forcemerge"]) => indices::forcemerge(node, idx, req),
-        (Post, [idx, "_close"]) => indices::close(node, idx, req),
-        (Post, [idx, "_open"]) => indices::open(node, idx, req),
-        (Post | Get, [idx, "_analyze"]) => indices::analyze(node, Some(idx), req),
-        (Get, [idx, "_stats"]) => stats::index_stats(node, Some(idx), None, req),
-        (Get, [idx, "_stats", metric]) => stats::index_stats(node, Some(idx), Some(metric), req),
-        (Get, [idx, "_segments"]) => stats::segments(node, Some(idx), req),
-        (Get | Post, [idx, "_search"]) => search::search(node, idx, req),
-        (Get | Post, [idx, "_count"]) => search::count(node, idx, req),
-        (Get | Post, [idx, "_msearch"]) => search::msearch(node, Some(idx), req),
-        (Post, [idx, "_delete_by_query"]) => by_query::run(node, by_query::Kind::Delete, idx, req),
-        (Post, [idx, "_update_by_query"]) => by_query::run(node, by_query::Kind::Update, idx, req),
-        (Post | Put, [idx, "_bulk"]) => docs::bulk(node, Some(idx), req),
-        (Get | Post, [idx, "_mget"]) => docs::mget(node, Some(idx), req),
+        (Put, [idx]) => call(&CREATE_INDEX, &|| indices::create(node, idx, req)),
+        (Delete, [idx]) => call(&DELETE_INDEX, &|| indices::delete(node, idx, req)),
+        (Head, [idx]) => call(&EXISTS_INDEX, &|| indices::exists(node, idx, req)),
+        (Get, [idx]) => call(&GET_INDEX, &|| indices::get(node, idx, req)),
+        (Get, [idx, "_mapping"]) => call(&GET_MAPPING, &|| indices::get_mapping(node, idx, req)),
+        (Put | Post, [idx, "_mapping"]) => {
+            call(&PUT_MAPPING, &|| indices::put_mapping(node, idx, req))
+        }
+        (Get, [idx, "_settings"]) => call(&GET_SETTINGS, &|| {
+            indices::get_settings(node, idx, None, req)
+        }),
+        (Get, [idx, "_settings", name]) => call(&GET_SETTINGS, &|| {
+            indices::get_settings(node, idx, Some(name), req)
+        }),
+        (Put, [idx, "_settings"]) => call(&PUT_SETTINGS, &|| indices::put_settings(node, idx, req)),
+        (Post | Get, [idx, "_refresh"]) => call(&REFRESH, &|| indices::refresh(node, idx, req)),
+        (Post | Get, [idx, "_flush"]) => call(&FLUSH, &|| indices::flush(node, idx, req)),
+        (Post, [idx, "_forcemerge"]) => call(&FORCEMERGE, &|| indices::forcemerge(node, idx, req)),
+        (Post, [idx, "_close"]) => call(&CLOSE_INDEX, &|| indices::close(node, idx, req)),
+        (Post, [idx, "_open"]) => call(&OPEN_INDEX, &|| indices::open(node, idx, req)),
+        (Post | Get, [idx, "_analyze"]) => {
+            call(&ANALYZE, &|| indices::analyze(node, Some(idx), req))
+        }
+        (Get, [idx, "_stats"]) => call(&INDICES_STATS, &|| {
+            stats::index_stats(node, Some(idx), None, req)
+        }),
+        (Get, [idx, "_stats", metric]) => call(&INDICES_STATS, &|| {
+            stats::index_stats(node, Some(idx), Some(metric), req)
+        }),
+        (Get, [idx, "_segments"]) => call(&SEGMENTS, &|| stats::segments(node, Some(idx), req)),
+        (Get | Post, [idx, "_search"]) => call(&SEARCH, &|| search::search(node, idx, req)),
+        (Get | Post, [idx, "_count"]) => call(&COUNT, &|| search::count(node, idx, req)),
+        (Get | Post, [idx, "_msearch"]) => {
+            call(&MSEARCH, &|| search::msearch(node, Some(idx), req))
+        }
+        (Post, [idx, "_delete_by_query"]) => call(&BY_QUERY, &|| {
+            by_query::run(node, by_query::Kind::Delete, idx, req)
+        }),
+        (Post, [idx, "_update_by_query"]) => call(&BY_QUERY, &|| {
+            by_query::run(node, by_query::Kind::Update, idx, req)
+        }),
+        (Post | Put, [idx, "_bulk"]) => call(&BULK, &|| docs::bulk(node, Some(idx), req)),
+        (Get | Post, [idx, "_mget"]) => call(&MGET, &|| docs::mget(node, Some(idx), req)),
         // Documents.
-        (Post, [idx, "_doc"]) => docs::index(node, idx, None, false, req),
-        (Put | Post, [idx, "_doc", id]) => docs::index(node, idx, Some(id), false, req),
-        (Put | Post, [idx, "_create", id]) => docs::index(node, idx, Some(id), true, req),
-        (Get | Head, [idx, "_doc", id]) => docs::get(node, idx, id, req),
-        (Delete, [idx, "_doc", id]) => docs::delete(node, idx, id, req),
-        (Get | Head, [idx, "_source", id]) => docs::get_source(node, idx, id, req),
-        (Post, [idx, "_update", id]) => docs::update(node, idx, id, req),
+        (Post, [idx, "_doc"]) => call(&INDEX_DOC, &|| docs::index(node, idx, None, false, req)),
+        (Put | Post, [idx, "_doc", id]) => {
+            call(&INDEX_DOC, &|| docs::index(node, idx, Some(id), false, req))
+        }
+        (Put | Post, [idx, "_create", id]) => {
+            call(&INDEX_DOC, &|| docs::index(node, idx, Some(id), true, req))
+        }
+        (Get | Head, [idx, "_doc", id]) => call(&GET_DOC, &|| docs::get(node, idx, id, req)),
+        (Delete, [idx, "_doc", id]) => call(&DELETE_DOC, &|| docs::delete(node, idx, id, req)),
+        (Get | Head, [idx, "_source", id]) => {
+            call(&GET_SOURCE, &|| docs::get_source(node, idx, id, req))
+        }
+        (Post, [idx, "_update", id]) => call(&UPDATE_DOC, &|| docs::update(node, idx, id, req)),
         (_, [idx, "_doc"]) if !idx.starts_with('_') => Err(method_not_allowed(req, "POST")),
         (_, [_]) => Err(method_not_allowed(req, "HEAD, DELETE, PUT, GET")),
         _ => Err(EsError::bad_request(

@@ -60,6 +60,8 @@ pub struct SearchRequest {
     pub terminate_after: Option<usize>,
     pub rest_total_hits_as_int: bool,
     pub typed_keys: bool,
+    /// `allow_partial_search_results`: false turns a timed-out search into an error.
+    pub allow_partial_results: bool,
     /// How many `script_fields` were asked for (checked against `index.max_script_fields`).
     pub script_fields: usize,
     /// `script_fields`: name, compiled script, `ignore_failure`.
@@ -327,6 +329,7 @@ impl SearchRequest {
             .filter(|n| *n > 0),
             rest_total_hits_as_int,
             typed_keys: req.bool_param("typed_keys", false)?,
+            allow_partial_results: req.bool_param("allow_partial_search_results", true)?,
             script_fields,
             script_field_specs,
             rescore_window,
@@ -591,9 +594,13 @@ pub fn q_param_query(req: &RestRequest) -> Option<Value> {
         ("df", "default_field"),
         ("default_operator", "default_operator"),
         ("analyzer", "analyzer"),
+        ("lenient", "lenient"),
+        ("analyze_wildcard", "analyze_wildcard"),
     ] {
         if let Some(v) = req.param(param) {
-            qs["query_string"][key] = json!(v);
+            // A flag given without a value is true, as for every boolean parameter.
+            let flag = matches!(param, "lenient" | "analyze_wildcard");
+            qs["query_string"][key] = json!(if flag && v.is_empty() { "true" } else { v });
         }
     }
     Some(qs)
@@ -1497,6 +1504,18 @@ fn execute(
         now,
     )
     .map_err(search_phase_error)?;
+    if qp.timed_out && !sreq.allow_partial_results {
+        // ES's shards throw instead of answering partially, and the search fails with them.
+        let mut e = search_phase_error(EsError::bad_request(
+            "search_timeout_exception",
+            "Time exceeded",
+        ));
+        e.status = 504;
+        if let Some(cause) = e.caused_by.as_mut() {
+            cause.status = 504;
+        }
+        return Err(e);
+    }
     let keys = qp.keys.clone();
     let (page, rest): (Vec<Candidate>, Vec<Candidate>) = {
         let mut hits = qp.hits;
@@ -1936,6 +1955,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         terminate_after: None,
         rest_total_hits_as_int: ctx.as_int || req.bool_param("rest_total_hits_as_int", false)?,
         typed_keys: false,
+        allow_partial_results: true,
         script_fields: 0,
         script_field_specs: ctx.script_field_specs.clone(),
         rescore_window: None,
