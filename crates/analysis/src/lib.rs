@@ -6,13 +6,16 @@
 //!
 //! - **Tokenizers**: `standard` (UAX#29 words; each Han ideograph and each
 //!   Hiragana character is its own token, so unspaced Chinese is indexed as unigrams),
-//!   `letter`, `lowercase`, `whitespace`, `keyword`, `char_group`, `ngram`, `edge_ngram`.
+//!   `letter`, `lowercase`, `whitespace`, `keyword`, `char_group`, `ngram`, `edge_ngram`,
+//!   and Chinese words (jieba-rs): the IK plugin's `ik_smart` / `ik_max_word` and
+//!   analysis-smartcn's `smartcn_tokenizer`.
 //! - **Token filters**: `lowercase`, `uppercase`, `asciifolding`
 //!   (`preserve_original`), `stop` (`_english_`, `_none_`, word lists, `ignore_case`,
 //!   `remove_trailing`; removed words leave position gaps), `length`, `trim`, `unique`,
-//!   `truncate`, `reverse`, `ngram`, `edge_ngram`.
+//!   `truncate`, `reverse`, `ngram`, `edge_ngram`, `porter_stem`, `smartcn_stop`.
 //! - **Char filters**: `html_strip`, `mapping`.
-//! - **Analyzers**: `standard`, `simple`, `whitespace`, `keyword`, `stop`, and `custom`
+//! - **Analyzers**: `standard`, `simple`, `whitespace`, `keyword`, `stop`, `ik_smart`,
+//!   `ik_max_word`, `smartcn`, and `custom`
 //!   chains from an index's `settings.index.analysis`; **normalizers** (`lowercase` and
 //!   custom ones made of `lowercase`/`uppercase`/`asciifolding`/`trim`) for keyword fields.
 //!

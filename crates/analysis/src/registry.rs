@@ -15,8 +15,18 @@ use crate::settings::{
 };
 use crate::tokenizer::{chars, standard, CharGroup, NGramTokenizer, TokenChars, Tokenizer};
 
-/// Built-in analyzers, also usable as `type` of a configured analyzer.
-const BUILTIN_ANALYZERS: [&str; 5] = ["standard", "simple", "whitespace", "keyword", "stop"];
+/// Built-in analyzers, also usable as `type` of a configured analyzer. `ik_smart`,
+/// `ik_max_word` (the IK plugin's) and `smartcn` (analysis-smartcn's) are built in.
+const BUILTIN_ANALYZERS: [&str; 8] = [
+    "standard",
+    "simple",
+    "whitespace",
+    "keyword",
+    "stop",
+    "ik_smart",
+    "ik_max_word",
+    "smartcn",
+];
 
 /// Lucene's hard upper bound for `max_token_length`.
 const MAX_TOKEN_LENGTH_LIMIT: usize = 1024 * 1024;
@@ -434,6 +444,14 @@ fn builtin_analyzer(kind: &str, name: &str, params: &Obj) -> Result<Chain, Analy
             )
         }
         "keyword" => chain(Tokenizer::Keyword, Vec::new()),
+        "ik_smart" => chain(Tokenizer::Ik { smart: true }, Vec::new()),
+        "ik_max_word" => chain(Tokenizer::Ik { smart: false }, Vec::new()),
+        // Lucene's SmartChineseAnalyzer: HMMChineseTokenizer, PorterStemFilter, StopFilter
+        // with its punctuation stop set.
+        "smartcn" => chain(
+            Tokenizer::Smartcn,
+            vec![TokenFilter::PorterStem, smartcn_stop(None)?],
+        ),
         "stop" => chain(
             Tokenizer::Letter { lowercase: true },
             stop(&crate::filters::stopwords::ENGLISH_STOP_WORDS)?
@@ -445,6 +463,31 @@ fn builtin_analyzer(kind: &str, name: &str, params: &Obj) -> Result<Chain, Analy
                 "Unknown analyzer type [{other}] for [{name}]"
             )))
         }
+    })
+}
+
+/// The `smartcn_stop` filter: the smartcn analyzer's stop set unless `stopwords` says
+/// otherwise (`_smartcn_` names the default list, as in the plugin).
+fn smartcn_stop(stopwords: Option<&Value>) -> Result<TokenFilter, AnalysisError> {
+    use crate::tokenizer::chinese::SMARTCN_STOP_WORDS;
+    let words = match stopwords {
+        Some(Value::String(s)) if s == "_smartcn_" => {
+            StopWords::parse(None, &SMARTCN_STOP_WORDS, false)?
+        }
+        Some(Value::Array(list)) if list.iter().any(|v| v == "_smartcn_") => {
+            let mut all: Vec<Value> = list.iter().filter(|v| *v != "_smartcn_").cloned().collect();
+            all.extend(
+                SMARTCN_STOP_WORDS
+                    .iter()
+                    .map(|w| Value::String(w.to_string())),
+            );
+            StopWords::parse(Some(&Value::Array(all)), &[], false)?
+        }
+        other => StopWords::parse(other, &SMARTCN_STOP_WORDS, false)?,
+    };
+    Ok(TokenFilter::Stop {
+        words: Arc::new(words),
+        remove_trailing: true,
     })
 }
 
@@ -473,6 +516,9 @@ fn tokenizer_from_def(ty: &str, p: &Obj) -> Result<Option<Tokenizer>, AnalysisEr
             max_token_length: max_token_length(p, chars::DEFAULT_MAX_WORD_LEN)?,
         },
         "keyword" => Tokenizer::Keyword,
+        "ik_smart" => Tokenizer::Ik { smart: true },
+        "ik_max_word" => Tokenizer::Ik { smart: false },
+        "smartcn_tokenizer" => Tokenizer::Smartcn,
         "char_group" => Tokenizer::CharGroup {
             group: char_group(p)?,
             max_token_length: max_token_length(p, chars::DEFAULT_MAX_WORD_LEN)?,
@@ -615,6 +661,11 @@ fn filter_from_def(ty: &str, p: &Obj) -> Result<Option<TokenFilter>, AnalysisErr
             }
             TokenFilter::Length { min, max }
         }
+        "smartcn_stop" => {
+            reject_path(p, "stopwords_path")?;
+            smartcn_stop(p.get("stopwords"))?
+        }
+        "porter_stem" => TokenFilter::PorterStem,
         "trim" => TokenFilter::Trim,
         "unique" => TokenFilter::Unique {
             only_on_same_position: get_bool(p, "only_on_same_position", false)?,

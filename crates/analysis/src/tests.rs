@@ -718,10 +718,13 @@ fn custom_analyzers_from_index_settings() {
         [
             "default",
             "gap",
+            "ik_max_word",
+            "ik_smart",
             "keyword",
             "my_analyzer",
             "no_type",
             "simple",
+            "smartcn",
             "standard",
             "std_stop",
             "stop",
@@ -743,7 +746,16 @@ fn default_analyzer_without_settings_is_standard() {
     assert_eq!(terms(&r.analyzer("default").unwrap(), "Dog's"), ["dog's"]);
     assert_eq!(
         r.analyzer_names(),
-        ["keyword", "simple", "standard", "stop", "whitespace"]
+        [
+            "ik_max_word",
+            "ik_smart",
+            "keyword",
+            "simple",
+            "smartcn",
+            "standard",
+            "stop",
+            "whitespace"
+        ]
     );
 }
 

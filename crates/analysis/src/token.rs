@@ -15,6 +15,18 @@ pub(crate) enum TokenType {
     SoutheastAsian,
     Emoji,
     Word,
+    /// IK: a Chinese dictionary word.
+    CnWord,
+    /// IK: a single Chinese character.
+    CnChar,
+    /// IK: a run of Latin letters.
+    English,
+    /// IK: a run of digits.
+    Arabic,
+    /// IK: letters and digits mixed (with connectors).
+    Letter,
+    /// IK: a single kana, hangul or other CJK-form character.
+    OtherCjk,
 }
 
 impl TokenType {
@@ -29,6 +41,12 @@ impl TokenType {
             TokenType::SoutheastAsian => "<SOUTHEAST_ASIAN>",
             TokenType::Emoji => "<EMOJI>",
             TokenType::Word => "word",
+            TokenType::CnWord => "CN_WORD",
+            TokenType::CnChar => "CN_CHAR",
+            TokenType::English => "ENGLISH",
+            TokenType::Arabic => "ARABIC",
+            TokenType::Letter => "LETTER",
+            TokenType::OtherCjk => "OTHER_CJK",
         }
     }
 }

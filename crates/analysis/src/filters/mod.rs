@@ -5,6 +5,7 @@
 //! same position (`asciifolding` with `preserve_original`, n-grams).
 
 pub(crate) mod ascii_folding;
+pub(crate) mod porter;
 pub(crate) mod stopwords;
 
 use std::collections::HashSet;
@@ -40,6 +41,8 @@ pub(crate) enum TokenFilter {
         length: usize,
     },
     Reverse,
+    /// Lucene's `PorterStemFilter` (`porter_stem`).
+    PorterStem,
     NGram {
         min_gram: usize,
         max_gram: usize,
@@ -195,6 +198,13 @@ impl TokenFilter {
             TokenFilter::Reverse => {
                 for t in toks.as_mut_slice() {
                     rewrite(t, scratch.text, |src, dst| dst.extend(src.chars().rev()));
+                }
+            }
+            TokenFilter::PorterStem => {
+                for t in toks.as_mut_slice() {
+                    if porter::stem(&t.text, scratch.text) {
+                        std::mem::swap(&mut t.text, scratch.text);
+                    }
                 }
             }
             TokenFilter::NGram {

@@ -1,6 +1,7 @@
 //! Tokenizers: split (char-filtered) text into tokens with offsets and types.
 
 pub(crate) mod chars;
+pub(crate) mod chinese;
 pub(crate) mod ngram;
 pub(crate) mod standard;
 
@@ -28,6 +29,10 @@ pub(crate) enum Tokenizer {
     },
     /// `ngram` / `edge_ngram`.
     NGram(NGramTokenizer),
+    /// IK's `ik_smart` (`smart: true`) and `ik_max_word` Chinese word tokenizers.
+    Ik { smart: bool },
+    /// `smartcn_tokenizer` (Chinese words, analysis-smartcn).
+    Smartcn,
 }
 
 impl Tokenizer {
@@ -62,6 +67,8 @@ impl Tokenizer {
                 out,
             ),
             Tokenizer::NGram(ngram) => ngram.tokenize(text, out),
+            Tokenizer::Ik { smart } => chinese::ik(text, *smart, out),
+            Tokenizer::Smartcn => chinese::smartcn(text, out),
         }
     }
 }
