@@ -516,8 +516,7 @@ fn tokenizer_from_def(ty: &str, p: &Obj) -> Result<Option<Tokenizer>, AnalysisEr
             max_token_length: max_token_length(p, chars::DEFAULT_MAX_WORD_LEN)?,
         },
         "keyword" => Tokenizer::Keyword,
-        "ik_smart" => Tokenizer::Ik { smart: true },
-        "ik_max_word" => Tokenizer::Ik { smart: false },
+        "ik_smart" | "ik_max_word" => ik_tokenizer(ty, p)?,
         "smartcn_tokenizer" => Tokenizer::Smartcn,
         "char_group" => Tokenizer::CharGroup {
             group: char_group(p)?,
@@ -535,6 +534,29 @@ fn tokenizer_from_def(ty: &str, p: &Obj) -> Result<Option<Tokenizer>, AnalysisEr
         }
         _ => return Ok(None),
     }))
+}
+
+/// IK's tokenizer settings: `use_smart` picks the segmentation whatever the type says; the
+/// others change output Lode does not reproduce, so they are refused unless left at IK's
+/// defaults.
+fn ik_tokenizer(ty: &str, p: &Obj) -> Result<Tokenizer, AnalysisError> {
+    let smart = get_bool(p, "use_smart", ty == "ik_smart")?;
+    if !get_bool(p, "enable_lowercase", true)? {
+        return Err(illegal(
+            "[enable_lowercase: false] of the IK tokenizer is not supported by Lode",
+        ));
+    }
+    if get_bool(p, "keep_punctuation", false)? {
+        return Err(illegal(
+            "[keep_punctuation: true] of the IK tokenizer is not supported by Lode",
+        ));
+    }
+    if p.contains_key("enable_remote_dict") || p.contains_key("ext_dict") {
+        return Err(illegal(
+            "custom or remote IK dictionaries are not supported by Lode",
+        ));
+    }
+    Ok(Tokenizer::Ik { smart })
 }
 
 fn gram_sizes(p: &Obj) -> Result<(usize, usize), AnalysisError> {

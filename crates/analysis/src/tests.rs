@@ -974,3 +974,35 @@ fn random_input_never_panics_and_offsets_stay_valid() {
         }
     }
 }
+
+#[test]
+fn ik_tokenizer_settings() {
+    let settings = json!({
+        "tokenizer": {"smart_max": {"type": "ik_max_word", "use_smart": true}},
+        "analyzer": {
+            "a": {"tokenizer": "smart_max"},
+            "max": {"tokenizer": "ik_max_word"},
+            "smart": {"tokenizer": "ik_smart"}
+        }
+    });
+    let r = AnalysisRegistry::new(Some(&settings)).unwrap();
+    let text = "中华人民共和国国歌";
+    // `use_smart` wins over the type: the coarse segmentation, not the overlapping one.
+    assert_eq!(
+        terms(&r.analyzer("a").unwrap(), text),
+        terms(&r.analyzer("smart").unwrap(), text)
+    );
+    assert_ne!(
+        terms(&r.analyzer("a").unwrap(), text),
+        terms(&r.analyzer("max").unwrap(), text)
+    );
+    for bad in [
+        json!({"type": "ik_smart", "enable_lowercase": false}),
+        json!({"type": "ik_smart", "keep_punctuation": true}),
+        json!({"type": "ik_max_word", "ext_dict": "x.dic"}),
+    ] {
+        let settings = json!({"tokenizer": {"t": bad}, "analyzer": {"a": {"tokenizer": "t"}}});
+        let e = err(AnalysisRegistry::new(Some(&settings)));
+        assert!(e.contains("not supported by Lode"), "{e}");
+    }
+}
