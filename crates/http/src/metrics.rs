@@ -460,3 +460,105 @@ pub(crate) fn render_text(
         .expect("text encoding of valid families");
     String::from_utf8(out).expect("the text format is UTF-8")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<&str> {
+        text.lines().collect()
+    }
+
+    #[test]
+    fn renders_every_family_in_the_text_format() {
+        let http = HttpMetrics::new();
+        http.observe("/{index}/_search", "POST", 200, Duration::from_millis(3));
+        http.observe("/{index}/_search", "POST", 404, Duration::from_secs(20));
+        http.observe("/", "GET", 200, Duration::from_micros(100));
+        let indices = vec![
+            IndexMetrics {
+                index: "a".into(),
+                docs: 5,
+                query_total: 2,
+                query_time_ns: 1_500_000_000,
+                ..Default::default()
+            },
+            IndexMetrics {
+                index: "b".into(),
+                docs: 7,
+                ..Default::default()
+            },
+        ];
+        let p = ProcessMetrics {
+            cpu_seconds: 1.25,
+            resident_bytes: 4096,
+            virtual_bytes: 8192,
+            open_fds: 12,
+            max_fds: 1024,
+            start_time_seconds: 1.7e9,
+            threads: 3,
+        };
+        let text = render_text(&http, &indices, &p);
+        let l = lines(&text);
+        let at = |line: &str| {
+            l.iter()
+                .position(|x| *x == line)
+                .unwrap_or_else(|| panic!("missing line {line:?} in\n{text}"))
+        };
+        // HELP, TYPE, then the samples, per family.
+        let help =
+            at("# HELP lode_index_docs Documents in the index's primaries (_stats docs.count).");
+        assert_eq!(at("# TYPE lode_index_docs gauge"), help + 1);
+        assert_eq!(at("lode_index_docs{index=\"a\"} 5"), help + 2);
+        assert_eq!(at("lode_index_docs{index=\"b\"} 7"), help + 3);
+        at("# TYPE lode_index_search_query_total counter");
+        at("lode_index_search_query_total{index=\"a\"} 2");
+        at("lode_index_search_query_time_seconds_total{index=\"a\"} 1.5");
+        at("# TYPE process_cpu_seconds_total counter");
+        at("process_cpu_seconds_total 1.25");
+        at("process_resident_memory_bytes 4096");
+        at("process_start_time_seconds 1700000000");
+        at("process_open_fds 12");
+        at("process_max_fds 1024");
+        // The counter by status class, the histogram by endpoint and method.
+        at("# TYPE lode_http_requests_total counter");
+        at("lode_http_requests_total{endpoint=\"/{index}/_search\",method=\"POST\",status_class=\"2xx\"} 1");
+        at("lode_http_requests_total{endpoint=\"/{index}/_search\",method=\"POST\",status_class=\"4xx\"} 1");
+        at("# TYPE lode_http_request_duration_seconds histogram");
+        let h = "lode_http_request_duration_seconds";
+        let s = "endpoint=\"/{index}/_search\",method=\"POST\"";
+        at(&format!("{h}_bucket{{{s},le=\"0.0025\"}} 0"));
+        at(&format!("{h}_bucket{{{s},le=\"0.005\"}} 1"));
+        at(&format!("{h}_bucket{{{s},le=\"10\"}} 1"));
+        at(&format!("{h}_bucket{{{s},le=\"+Inf\"}} 2"));
+        at(&format!("{h}_count{{{s}}} 2"));
+        at(&format!(
+            "{h}_bucket{{endpoint=\"/\",method=\"GET\",le=\"0.0005\"}} 1"
+        ));
+        // Families sorted by name; every counter ends in _total; names are lode_* or process_*.
+        let types: Vec<(&str, &str)> = l
+            .iter()
+            .filter_map(|x| x.strip_prefix("# TYPE "))
+            .map(|x| x.split_once(' ').unwrap())
+            .collect();
+        let names: Vec<&str> = types.iter().map(|t| t.0).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        for (name, kind) in &types {
+            assert_eq!(*kind == "counter", name.ends_with("_total"), "{name}");
+            assert!(name.starts_with("lode_") || name.starts_with("process_"));
+        }
+        assert_eq!(
+            l.iter().filter(|x| x.starts_with("# HELP ")).count(),
+            types.len()
+        );
+    }
+
+    #[test]
+    fn buckets_span_half_a_millisecond_to_ten_seconds() {
+        assert_eq!(LATENCY_BUCKETS.first(), Some(&0.0005));
+        assert_eq!(LATENCY_BUCKETS.last(), Some(&10.0));
+        assert!(LATENCY_BUCKETS.windows(2).all(|w| w[0] < w[1]));
+    }
+}
