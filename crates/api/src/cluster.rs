@@ -641,6 +641,8 @@ pub(crate) struct ProcessProbe {
     pub minor_faults: u64,
     pub major_faults: u64,
     pub threads: u64,
+    /// When the process started, in seconds since the Unix epoch (0 when unknown).
+    pub start_time_secs: f64,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -673,6 +675,25 @@ fn processors() -> usize {
 }
 
 pub(crate) fn probe_process(started: Instant) -> ProcessProbe {
+    let mut p = read_process();
+    let now = Instant::now();
+    p.cpu_percent = {
+        let mut prev = PROCESS_CPU.lock();
+        let (since, base) = prev.unwrap_or((started, 0));
+        let wall = now.duration_since(since).as_millis() as u64;
+        *prev = Some((now, p.cpu_ms));
+        if wall == 0 {
+            0
+        } else {
+            (p.cpu_ms.saturating_sub(base) * 100 / (wall * processors() as u64)).min(100)
+        }
+    };
+    p
+}
+
+/// The process's numbers from `/proc/self` without `cpu_percent` (which is measured between
+/// two `_nodes/stats` calls, so other readers, such as the Prometheus scrape, leave it alone).
+pub(crate) fn read_process() -> ProcessProbe {
     let stat = read("/proc/self/stat");
     let fields: Vec<&str> = stat
         .rfind(')')
@@ -700,24 +721,21 @@ pub(crate) fn probe_process(started: Instant) -> ProcessProbe {
     let open_fds = std::fs::read_dir("/proc/self/fd")
         .map(|d| d.count() as u64)
         .unwrap_or(0);
-    let now = Instant::now();
-    let cpu_percent = {
-        let mut prev = PROCESS_CPU.lock();
-        let (since, base) = prev.unwrap_or((started, 0));
-        let wall = now.duration_since(since).as_millis() as u64;
-        *prev = Some((now, cpu_ms));
-        if wall == 0 {
-            0
-        } else {
-            (cpu_ms.saturating_sub(base) * 100 / (wall * processors() as u64)).min(100)
-        }
-    };
+    // `starttime` (field 22) counts clock ticks since boot; `btime` in /proc/stat is the boot
+    // time in seconds since the epoch.
+    let boot = read("/proc/stat")
+        .lines()
+        .find_map(|l| l.strip_prefix("btime ")?.trim().parse::<u64>().ok());
+    let start_time_secs = boot
+        .map(|b| b as f64 + f(22) as f64 / CLK_TCK as f64)
+        .unwrap_or(0.0);
     ProcessProbe {
         pid: std::process::id(),
         open_fds,
         max_fds,
         cpu_ms,
-        cpu_percent,
+        cpu_percent: 0,
+        start_time_secs,
         virtual_bytes: f(23),
         resident_bytes: kb_field(&status, "VmRSS").unwrap_or(0),
         minor_faults: f(10),

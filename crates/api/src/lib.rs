@@ -16,6 +16,7 @@ pub mod cluster;
 pub mod cluster_settings;
 pub mod docs;
 pub mod indices;
+pub mod monitoring;
 pub mod rest;
 pub mod search;
 pub mod stats;

@@ -7,8 +7,10 @@
 // rare path, so the size of `Result<_, EsError>` is not worth boxing every error for.
 #![allow(clippy::result_large_err)]
 
+mod endpoint;
 mod filter_path;
 mod human;
+mod metrics;
 mod routes;
 
 use axum::body::Body;
@@ -30,7 +32,13 @@ pub struct AppState {
 
 /// The axum application serving every Elasticsearch route.
 pub fn app(state: Arc<AppState>) -> axum::Router {
-    axum::Router::new().fallback(handle).with_state(state)
+    axum::Router::new()
+        .fallback(handle)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::record,
+        ))
+        .with_state(state)
 }
 
 fn decode(s: &str) -> String {
