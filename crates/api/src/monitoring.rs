@@ -122,21 +122,9 @@ pub fn process_metrics() -> ProcessMetrics {
 }
 
 /// Query parameters a metrics endpoint accepts: Elasticsearch's global ones only (the
-/// exposition format has no options); anything else is Elasticsearch's
-/// `contains unrecognized parameter` error.
+/// exposition format has no options).
 pub fn check_params(req: &RestRequest) -> EsResult<()> {
-    const GLOBAL: &[&str] = &["pretty", "human", "error_trace", "filter_path"];
-    let bad: Vec<String> = req
-        .params
-        .keys()
-        .filter(|k| !GLOBAL.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    if bad.is_empty() {
-        Ok(())
-    } else {
-        Err(cluster::unrecognized(req, &bad, GLOBAL, "parameter"))
-    }
+    crate::url_params::PROMETHEUS.check(req)
 }
 
 #[cfg(test)]

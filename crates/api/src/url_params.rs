@@ -115,6 +115,8 @@ const fn api(
 }
 
 pub const INFO: ApiParams = api("info", &[], &[]);
+/// Lode's own `GET /_prometheus/metrics`.
+pub const PROMETHEUS: ApiParams = api("prometheus.metrics", &[], &[]);
 pub const CLUSTER_HEALTH: ApiParams = api(
     "cluster.health",
     &[
