@@ -102,6 +102,12 @@ pub fn route(
         (Get | Post, ["_search", "scroll"]) => search::scroll(node, req, None),
         (Get | Post, ["_search", "scroll", id]) => search::scroll(node, req, Some(id)),
         (Delete, ["_search", "scroll"]) => search::clear_scroll(req, None),
+        // Point in time (open: POST /{index}/_pit, close: DELETE /_pit) is not implemented:
+        // refused as ES refuses a request it cannot serve, never routed elsewhere (DELETE
+        // /_pit would otherwise read as deleting an index named `_pit`).
+        (Post, [_, "_pit"]) | (Delete, ["_pit"]) => Err(EsError::illegal_argument(
+            "point in time ([_pit]) is not supported by Lode",
+        )),
         (Delete, ["_search", "scroll", ids]) => search::clear_scroll(req, Some(ids)),
         (Post | Put, ["_bulk"]) => docs::bulk(node, None, req),
         (Get | Post, ["_mget"]) => docs::mget(node, None, req),
