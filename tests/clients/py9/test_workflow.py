@@ -147,3 +147,27 @@ def test_info_and_product_header(es):
     info = es.info()
     assert info.meta.headers["x-elastic-product"] == "Elasticsearch"
     assert info["tagline"] == "You Know, for Search"
+
+
+def test_compatible_with_9_is_answered_in_kind(es):
+    # the 9.x client asks for compatible-with=9 on every request; ES answers in that media type
+    resp = es.info()
+    assert resp.meta.headers["content-type"] == (
+        "application/vnd.elasticsearch+json;compatible-with=9")
+
+
+def test_unsupported_compatible_version_is_refused(es):
+    with pytest.raises(BadRequestError) as e:
+        es.perform_request("GET", "/", headers={
+            "accept": "application/vnd.elasticsearch+json; compatible-with=10"})
+    assert e.value.meta.status == 400
+    assert e.value.error == "media_type_header_exception"
+    cause = e.value.body["error"]["caused_by"]
+    assert cause["type"] == "status_exception"
+    assert cause["reason"].startswith("Accept version must be either version 9, 8 or 7, but found 10.")
+    # a body whose Content-Type asks for another version than Accept
+    with pytest.raises(BadRequestError) as e:
+        es.perform_request("POST", "/_search", body={"size": 0}, headers={
+            "accept": "application/vnd.elasticsearch+json; compatible-with=9",
+            "content-type": "application/vnd.elasticsearch+json; compatible-with=8"})
+    assert e.value.error == "media_type_header_exception"
