@@ -68,8 +68,8 @@ def test_scroll_helper(es, docs):
 
 
 def test_scroll_helper_preserves_order(es, docs):
-    # preserve_order keeps the sort: ascending qty, then _id of the oracle is not a
-    # tie-breaker ES gives, so only the qty sequence is compared
+    # preserve_order scrolls in the query's sort; documents with equal qty have no defined
+    # order among themselves, so the sequence of qty values is what is compared
     hits = list(helpers.scan(es, index=INDEX, query={"query": {"range": {"qty": {"lt": 10}}},
                                                      "sort": [{"qty": "asc"}]},
                              size=25, scroll="1m", preserve_order=True))
