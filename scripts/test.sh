@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests, the Python client suite against a real
-# `lode serve`, and the REST conformance suite (../shared/compat, skipped when absent) with a pass-rate floor.
+# `lode serve`, the client matrix (elasticsearch-py 9, opensearch-py, the JavaScript client;
+# tests/clients), and the REST conformance suite (../shared/compat, skipped when absent) with a
+# pass-rate floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,4 +11,5 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo build --workspace --all-targets
 cargo test --workspace -- --test-threads=2
 LODE_BIN="$PWD/target/debug/lode" scripts/test-python.sh
+LODE_BIN="$PWD/target/debug/lode" scripts/test-clients.sh
 LODE_BIN="$PWD/target/debug/lode" scripts/compat.sh

@@ -137,6 +137,14 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         }
         _ => body,
     };
+    let compat = match compatible_version(
+        header_str(&headers, "accept"),
+        header_str(&headers, "content-type"),
+        !body.is_empty(),
+    ) {
+        Ok(v) => v,
+        Err(e) => return render(error_response(&e), &params, method == Method::Head),
+    };
     let segs: Vec<String> = path
         .split('/')
         .filter(|s| !s.is_empty())
@@ -188,7 +196,128 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     if result.status >= 500 {
         tracing::warn!(path = %path, status = result.status, "request failed");
     }
-    render(result, &params, is_head)
+    let mut response = render(result, &params, is_head);
+    if let Some(version) = compat {
+        // ES answers a compatible-with request in the same vendor media type.
+        if response
+            .headers()
+            .get("content-type")
+            .is_some_and(|v| v == "application/json")
+        {
+            response.headers_mut().insert(
+                "content-type",
+                HeaderValue::from_str(&format!(
+                    "application/vnd.elasticsearch+json;compatible-with={version}"
+                ))
+                .expect("a valid header value"),
+            );
+        }
+    }
+    response
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The `compatible-with` versions Lode serves: 7 and 8 as Elasticsearch 8 does, and 9 as
+/// Elasticsearch 9 does (the 9.x clients send `compatible-with=9`; the APIs Lode implements
+/// answer a 9-compatible request as they answer an 8-compatible one, as ES 9 does).
+const COMPATIBLE_VERSIONS: std::ops::RangeInclusive<u8> = 7..=9;
+/// The version a request without `compatible-with` asks for.
+const CURRENT_VERSION: u8 = 8;
+
+/// The `compatible-with` parameter of an `Accept` or `Content-Type` header, if any. An
+/// `Accept` list is searched element by element: the JavaScript client sends
+/// `application/vnd.elasticsearch+json; compatible-with=8,text/plain`, and its version is the
+/// one of the JSON element.
+fn compatible_with(header: Option<&str>) -> Option<&str> {
+    header?.split(',').find_map(|media_type| {
+        media_type.split(';').skip(1).find_map(|p| {
+            let (k, v) = p.split_once('=')?;
+            k.trim()
+                .eq_ignore_ascii_case("compatible-with")
+                .then(|| v.trim().trim_matches('"'))
+        })
+    })
+}
+
+/// The REST API version a request asks for through `compatible-with` on its `Accept` and
+/// `Content-Type` headers, checked as Elasticsearch's
+/// `RestCompatibleVersionHelper` checks it: each version must be one Lode serves, and a
+/// request with a body must ask for the same version on both headers or on neither. A
+/// failure is ES's 400 `media_type_header_exception` caused by a `status_exception`. The
+/// version is returned when `Accept` names one (the answer is then in that vendor media type).
+fn compatible_version(
+    accept: Option<&str>,
+    content_type: Option<&str>,
+    has_content: bool,
+) -> Result<Option<u8>, EsError> {
+    let parse = |header: Option<&str>, name: &str| -> Result<Option<u8>, EsError> {
+        match compatible_with(header) {
+            None => Ok(None),
+            Some(v) => v.parse::<u8>().map(Some).map_err(|_| {
+                EsError::bad_request(
+                    "media_type_header_exception",
+                    format!("Invalid media-type value on headers [{name}]"),
+                )
+                .caused_by(EsError::illegal_argument(format!(
+                    "invalid parameters for header [{}]",
+                    header.unwrap_or("")
+                )))
+            }),
+        }
+    };
+    let a = parse(accept, "Accept")?;
+    let c = parse(content_type, "Content-Type")?;
+    if a.is_none() && c.is_none() {
+        return Ok(None);
+    }
+    let failed = |reason: String| {
+        EsError::bad_request(
+            "media_type_header_exception",
+            "Invalid media-type value on headers [Accept, Content-Type]",
+        )
+        .caused_by(EsError::bad_request("status_exception", reason))
+    };
+    let supported = || {
+        let v: Vec<String> = COMPATIBLE_VERSIONS.rev().map(|v| v.to_string()).collect();
+        format!("{} or {}", v[..v.len() - 1].join(", "), v[v.len() - 1])
+    };
+    let accept_version = a.unwrap_or(CURRENT_VERSION);
+    if !COMPATIBLE_VERSIONS.contains(&accept_version) {
+        return Err(failed(format!(
+            "Accept version must be either version {}, but found {accept_version}. Accept={}",
+            supported(),
+            accept.unwrap_or("")
+        )));
+    }
+    if has_content {
+        let content_version = c.unwrap_or(CURRENT_VERSION);
+        if !COMPATIBLE_VERSIONS.contains(&content_version) {
+            return Err(failed(format!(
+                "Content-Type version must be either version {}, but found {content_version}. Content-Type={}",
+                supported(),
+                content_type.unwrap_or("")
+            )));
+        }
+        if content_version != accept_version {
+            return Err(failed(format!(
+                "A compatible version is required on both Content-Type and Accept headers if either one has requested a compatible version and the compatible versions must match. Accept={}, Content-Type={}",
+                accept.unwrap_or("null"),
+                content_type.unwrap_or("null")
+            )));
+        }
+        if a.is_none() != c.is_none() {
+            return Err(failed(format!(
+                "A compatible version is required on both Content-Type and Accept headers if either one has requested a compatible version. Accept={}, Content-Type={}",
+                accept.unwrap_or("null"),
+                content_type.unwrap_or("null")
+            )));
+        }
+    }
+    // The answer's media type follows Accept: only a versioned Accept gets a versioned answer.
+    Ok(a.map(|_| accept_version))
 }
 
 fn too_large(len: usize, max: usize, params: &BTreeMap<String, String>) -> Response<Body> {
@@ -300,4 +429,120 @@ fn render(r: RestResponse, params: &BTreeMap<String, String>, head: bool) -> Res
     resp.headers_mut()
         .insert("content-length", HeaderValue::from(len));
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V8: &str = "application/vnd.elasticsearch+json; compatible-with=8";
+    const V9: &str = "application/vnd.elasticsearch+json; compatible-with=9";
+
+    fn cause(e: &EsError) -> (&str, &str) {
+        let c = e.caused_by.as_ref().expect("a cause");
+        (c.kind.as_str(), c.reason.as_str())
+    }
+
+    #[test]
+    fn compatible_versions_seven_to_nine_are_served() {
+        assert_eq!(compatible_version(None, None, true).unwrap(), None);
+        assert_eq!(
+            compatible_version(Some("application/json"), Some("application/json"), true).unwrap(),
+            None
+        );
+        assert_eq!(
+            compatible_version(Some(V8), Some(V8), true).unwrap(),
+            Some(8)
+        );
+        assert_eq!(
+            compatible_version(Some(V9), Some(V9), true).unwrap(),
+            Some(9)
+        );
+        // elasticsearch-py 9 sends a versioned Content-Type on body-less requests too
+        assert_eq!(compatible_version(Some(V9), None, false).unwrap(), Some(9));
+        // the JavaScript client's Accept is a list
+        let js = "application/vnd.elasticsearch+json; compatible-with=8,text/plain";
+        assert_eq!(
+            compatible_version(Some(js), Some(V8), true).unwrap(),
+            Some(8)
+        );
+        let v7 = "application/vnd.elasticsearch+x-ndjson;compatible-with=7";
+        assert_eq!(
+            compatible_version(Some(v7), Some(v7), true).unwrap(),
+            Some(7)
+        );
+    }
+
+    #[test]
+    fn unsupported_versions_are_refused_as_elasticsearch_does() {
+        let v10 = "application/vnd.elasticsearch+json;compatible-with=10";
+        let e = compatible_version(Some(v10), None, false).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "media_type_header_exception")
+        );
+        assert_eq!(
+            e.reason,
+            "Invalid media-type value on headers [Accept, Content-Type]"
+        );
+        assert_eq!(
+            cause(&e),
+            (
+                "status_exception",
+                "Accept version must be either version 9, 8 or 7, but found 10. \
+                 Accept=application/vnd.elasticsearch+json;compatible-with=10"
+            )
+        );
+        let v6 = "application/vnd.elasticsearch+json;compatible-with=6";
+        let e = compatible_version(Some(V8), Some(v6), true).unwrap_err();
+        assert!(cause(&e)
+            .1
+            .starts_with("Content-Type version must be either version 9, 8 or 7, but found 6."));
+        // without a body the Content-Type is not looked at
+        assert_eq!(
+            compatible_version(Some(V8), Some(v6), false).unwrap(),
+            Some(8)
+        );
+    }
+
+    #[test]
+    fn versions_must_match_and_be_on_both_headers() {
+        let e = compatible_version(Some(V8), Some(V9), true).unwrap_err();
+        assert_eq!(
+            cause(&e).1,
+            format!(
+                "A compatible version is required on both Content-Type and Accept headers if \
+                 either one has requested a compatible version and the compatible versions \
+                 must match. Accept={V8}, Content-Type={V9}"
+            )
+        );
+        let e = compatible_version(Some(V8), Some("application/json"), true).unwrap_err();
+        assert_eq!(
+            cause(&e).1,
+            format!(
+                "A compatible version is required on both Content-Type and Accept headers if \
+                 either one has requested a compatible version. Accept={V8}, \
+                 Content-Type=application/json"
+            )
+        );
+        // an unversioned Accept means the current version: 9 in the Content-Type mismatches
+        let e = compatible_version(None, Some(V9), true).unwrap_err();
+        assert!(cause(&e)
+            .1
+            .contains("the compatible versions must match. Accept=null"));
+    }
+
+    #[test]
+    fn a_non_numeric_version_is_an_invalid_header() {
+        let bad = "application/vnd.elasticsearch+json;compatible-with=x";
+        let e = compatible_version(Some(bad), None, false).unwrap_err();
+        assert_eq!(e.reason, "Invalid media-type value on headers [Accept]");
+        assert_eq!(
+            cause(&e),
+            (
+                "illegal_argument_exception",
+                "invalid parameters for header [application/vnd.elasticsearch+json;compatible-with=x]"
+            )
+        );
+    }
 }

@@ -149,6 +149,12 @@ pub fn route(
         }
         (Post | Put, ["_bulk"]) => call(&BULK, &|| docs::bulk(node, None, req)),
         (Get | Post, ["_mget"]) => call(&MGET, &|| docs::mget(node, None, req)),
+        // Point in time (open: POST /{index}/_pit, close: DELETE /_pit) is not implemented:
+        // refused as ES refuses a request it cannot serve, never routed elsewhere (DELETE
+        // /_pit would otherwise read as deleting an index named `_pit`).
+        (Post, [_, "_pit"]) | (Delete, ["_pit"]) => Err(EsError::illegal_argument(
+            "point in time ([_pit]) is not supported by Lode",
+        )),
         // Index level.
         (Put, [idx]) => call(&CREATE_INDEX, &|| indices::create(node, idx, req)),
         (Delete, [idx]) => call(&DELETE_INDEX, &|| indices::delete(node, idx, req)),
