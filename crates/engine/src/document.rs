@@ -140,35 +140,15 @@ impl<'a> Walk<'a> {
                 ),
             )),
             Dynamic::True => {
-                if let Value::Object(m) = v {
-                    // Map the object, and its children in the same update.
-                    let mut props = Map::new();
-                    self.dynamic_children(path, m, &mut props)?;
-                    insert_path(&mut self.update, path, serde_json::json!({ "properties": props }));
-                } else if let Some(def) = infer_dynamic(self.p.mapping, v) {
+                // An object is mapped with all its children (and an array of objects with
+                // the children of every element) in the same update, so a document's new
+                // fields are checked against the limits, and rejected, together.
+                if let Some(def) = dynamic_def(self.p.mapping, v) {
                     insert_path(&mut self.update, path, def);
                 }
                 Ok(())
             }
         }
-    }
-
-    fn dynamic_children(
-        &mut self,
-        _path: &str,
-        m: &Map<String, Value>,
-        props: &mut Map<String, Value>,
-    ) -> EsResult<()> {
-        for (k, v) in m {
-            if let Value::Object(inner) = v {
-                let mut sub = Map::new();
-                self.dynamic_children(k, inner, &mut sub)?;
-                props.insert(k.clone(), serde_json::json!({ "properties": sub }));
-            } else if let Some(def) = infer_dynamic(self.p.mapping, v) {
-                props.insert(k.clone(), def);
-            }
-        }
-        Ok(())
     }
 
     fn leaf(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
@@ -467,13 +447,67 @@ fn half_round(x: f64) -> f64 {
     ((f / ulp).round() * ulp) as f64
 }
 
+/// The dynamic mapping of a new field first seen with `v`: an object with the mappings of its
+/// children, an array as the merged mappings of its elements (the first element to decide a
+/// leaf's type wins, as ES maps it from the first value).
+fn dynamic_def(mapping: &Mapping, v: &Value) -> Option<Value> {
+    match v {
+        Value::Object(m) => {
+            let mut props = Map::new();
+            for (k, child) in m {
+                if let Some(def) = dynamic_def(mapping, child) {
+                    insert_path(&mut props, k, def);
+                }
+            }
+            Some(serde_json::json!({ "properties": props }))
+        }
+        Value::Array(items) => {
+            let mut out: Option<Value> = None;
+            for item in items {
+                match (&mut out, dynamic_def(mapping, item)) {
+                    (_, None) => {}
+                    (None, Some(def)) => out = Some(def),
+                    (Some(acc), Some(def)) => merge_dynamic(acc, def),
+                }
+            }
+            out
+        }
+        other => infer_dynamic(mapping, other),
+    }
+}
+
+/// Adds the children of a second dynamic object definition to the first (leaves keep the
+/// first definition).
+fn merge_dynamic(acc: &mut Value, def: Value) {
+    let (Some(Value::Object(into)), Value::Object(mut from)) = (acc.get_mut("properties"), def)
+    else {
+        return;
+    };
+    let Some(Value::Object(from)) = from.remove("properties") else {
+        return;
+    };
+    for (k, d) in from {
+        match into.get_mut(&k) {
+            None => {
+                into.insert(k, d);
+            }
+            Some(existing) => merge_dynamic(existing, d),
+        }
+    }
+}
+
 /// Inserts a dynamic definition at a dotted path inside a `properties` map.
 fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
     let mut parts = path.split('.').peekable();
     let mut cur = props;
     while let Some(part) = parts.next() {
         if parts.peek().is_none() {
-            cur.entry(part.to_string()).or_insert(def);
+            match cur.get_mut(part) {
+                None => {
+                    cur.insert(part.to_string(), def);
+                }
+                Some(existing) => merge_dynamic(existing, def),
+            }
             return;
         }
         let entry = cur
