@@ -241,6 +241,15 @@ impl IndexConfig {
             false,
             "index.query_string.lenient",
         )?;
+        if parse_bool(
+            s("index.mapping.total_fields.ignore_dynamic_beyond_limit"),
+            false,
+            "index.mapping.total_fields.ignore_dynamic_beyond_limit",
+        )? {
+            return Err(EsError::illegal_argument(
+                "[index.mapping.total_fields.ignore_dynamic_beyond_limit] set to [true] is not supported by Lode",
+            ));
+        }
         let defaults = MappingLimits::default();
         let mapping_limits = MappingLimits {
             total_fields: parse_long(

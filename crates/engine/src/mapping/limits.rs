@@ -51,11 +51,38 @@ pub fn check_limits(mapping: &Mapping, limits: &MappingLimits) -> EsResult<()> {
             limits.total_fields
         )));
     }
+    for path in mapping.objects.keys() {
+        check_depth(path, limits)?;
+    }
+    let names = mapping.objects.keys().chain(mapping.fields.keys());
+    for path in names {
+        let name = path.rsplit('.').next().unwrap_or(path);
+        // Java counts UTF-16 code units.
+        if name.encode_utf16().count() as u64 > limits.field_name_length {
+            return Err(EsError::illegal_argument(format!(
+                "Field name [{name}] is longer than the limit of [{}] characters",
+                limits.field_name_length
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `MappingLookup#checkObjectDepthLimit`: an object at `a.b` is at depth 3 (the root is 1).
+fn check_depth(object_path: &str, limits: &MappingLimits) -> EsResult<()> {
+    let depth = object_path.matches('.').count() as u64 + 2;
+    if depth > limits.depth {
+        return Err(EsError::illegal_argument(format!(
+            "Limit of mapping depth [{}] has been exceeded due to object field [{object_path}]",
+            limits.depth
+        )));
+    }
     Ok(())
 }
 
 /// Checks the fields a dynamic update adds, one at a time in the order the document
-/// introduced them, as `DocumentParserContext#addDynamicMapper` does: an object counts one,
+/// introduced them, as `DocumentParserContext#addDynamicMapper` does (the depth of a new
+/// object first, then the total fields limit): an object counts one,
 /// a leaf field one plus its multi-fields. `already_added` counts fields this same document
 /// added in an earlier pass. The error is the cause ES wraps in its document parsing error.
 pub fn check_dynamic_update(
@@ -68,9 +95,18 @@ pub fn check_dynamic_update(
     let mut added = already_added;
     let mut err = None;
     if let Some(props) = update.get("properties") {
-        walk_new(mapping, "", props, &mut |_path, size| {
+        walk_new(mapping, "", props, &mut |path, size, object| {
+            if err.is_some() {
+                return;
+            }
+            if object {
+                if let Err(e) = check_depth(path, limits) {
+                    err = Some(e);
+                    return;
+                }
+            }
             added += size;
-            if err.is_none() && existing + added - already_added > limits.total_fields {
+            if existing + added - already_added > limits.total_fields {
                 err = Some(EsError::illegal_argument(format!(
                     "Limit of total fields [{}] has been exceeded while adding new fields [{added}]",
                     limits.total_fields
@@ -84,9 +120,14 @@ pub fn check_dynamic_update(
     }
 }
 
-/// Calls `visit(path, size)` for every field of `props` that `mapping` does not have yet, a
-/// parent before its children.
-fn walk_new(mapping: &Mapping, prefix: &str, props: &Value, visit: &mut dyn FnMut(&str, u64)) {
+/// Calls `visit(path, size, is_object)` for every field of `props` that `mapping` does not
+/// have yet, a parent before its children.
+fn walk_new(
+    mapping: &Mapping,
+    prefix: &str,
+    props: &Value,
+    visit: &mut dyn FnMut(&str, u64, bool),
+) {
     let Some(props) = props.as_object() else {
         return;
     };
@@ -99,7 +140,7 @@ fn walk_new(mapping: &Mapping, prefix: &str, props: &Value, visit: &mut dyn FnMu
         let known = mapping.fields.contains_key(&path) || mapping.objects.contains_key(&path);
         if let Some(children) = def.get("properties") {
             if !known {
-                visit(&path, 1);
+                visit(&path, 1, true);
             }
             walk_new(mapping, &path, children, visit);
         } else if !known {
@@ -107,7 +148,7 @@ fn walk_new(mapping: &Mapping, prefix: &str, props: &Value, visit: &mut dyn FnMu
                 .get("fields")
                 .and_then(Value::as_object)
                 .map_or(0, |m| m.len() as u64);
-            visit(&path, 1 + multi);
+            visit(&path, 1 + multi, false);
         }
     }
 }
@@ -147,6 +188,39 @@ mod tests {
         let e = check_limits(&m, &limits(7)).unwrap_err();
         assert_eq!(e.kind, "illegal_argument_exception");
         assert_eq!(e.reason, "Limit of total fields [7] has been exceeded");
+    }
+
+    #[test]
+    fn depth_and_field_name_length() {
+        let m = mapping(
+            json!({"properties": {"a": {"properties": {"b": {"properties": {
+            "c": {"type": "keyword", "fields": {"longer_name": {"type": "keyword"}}}}}}}}}),
+        );
+        let l = |depth, name| MappingLimits {
+            depth,
+            field_name_length: name,
+            ..MappingLimits::default()
+        };
+        // a is at depth 2, a.b at 3.
+        assert!(check_limits(&m, &l(3, 11)).is_ok());
+        assert_eq!(
+            check_limits(&m, &l(2, 11)).unwrap_err().reason,
+            "Limit of mapping depth [2] has been exceeded due to object field [a.b]"
+        );
+        assert_eq!(
+            check_limits(&m, &l(3, 10)).unwrap_err().reason,
+            "Field name [longer_name] is longer than the limit of [10] characters"
+        );
+        // A dynamic object deeper than the limit fails before the total is counted.
+        let update = json!({"properties": {"a": {"properties": {"b": {"properties": {
+            "n": {"properties": {"v": {"type": "long"}}}}}}}}});
+        assert_eq!(
+            check_dynamic_update(&m, &update, 0, &l(3, 100))
+                .unwrap_err()
+                .reason,
+            "Limit of mapping depth [3] has been exceeded due to object field [a.b.n]"
+        );
+        assert_eq!(check_dynamic_update(&m, &update, 0, &l(4, 100)).unwrap(), 2);
     }
 
     #[test]
