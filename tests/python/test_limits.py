@@ -154,3 +154,177 @@ def test_total_fields_limit_counts_arrays_of_objects_in_one_update(es, idx):
     assert mapping_props(es, idx) == {}
     es.index(index=idx, id="1", document={"list": [{"x": 1}, {"y": 2}]})
     assert set(mapping_props(es, idx)["list"]["properties"]) == {"x", "y"}
+
+
+# --- index.mapping.depth.limit ----------------------------------------------------------------
+
+
+def nested_props(depth_objects):
+    """A mapping with `depth_objects` nested object levels o1.o2... ending in a long `v`."""
+    props = {"v": {"type": "long"}}
+    for i in range(depth_objects, 0, -1):
+        props = {"o%d" % i: {"properties": props}}
+    return props
+
+
+def test_depth_limit(es, idx):
+    limit = 3
+    # An object at path o1.o2 is at depth 3 (the root is depth 1).
+    with pytest.raises(BadRequestError) as e:
+        es.indices.create(index=idx, settings={"index.mapping.depth.limit": limit},
+                          mappings={"properties": nested_props(limit)})
+    deepest = ".".join("o%d" % i for i in range(1, limit + 1))
+    assert e.value.meta.status == 400
+    assert e.value.body["error"]["type"] == "illegal_argument_exception"
+    assert e.value.body["error"]["reason"] == (
+        "Limit of mapping depth [%d] has been exceeded due to object field [%s]" % (limit, deepest))
+    assert not es.indices.exists(index=idx)
+    es.indices.create(index=idx, settings={"index.mapping.depth.limit": limit},
+                      mappings={"properties": nested_props(limit - 1)})
+    before = mapping_props(es, idx)
+
+    # A document introducing a deeper object is rejected whole.
+    doc = {"x": {"y": {"z": {"w": 1}}}}
+    with pytest.raises(BadRequestError) as e:
+        es.index(index=idx, id="1", document=doc)
+    inner = "Limit of mapping depth [%d] has been exceeded due to object field [x.y.z]" % limit
+    err = e.value.body["error"]
+    assert err["type"] == "document_parsing_exception"
+    assert err["reason"].endswith("failed to parse: " + inner)
+    assert err["caused_by"] == {"type": "illegal_argument_exception", "reason": inner}
+    assert mapping_props(es, idx) == before
+    assert doc_count(es, idx) == 0
+    es.index(index=idx, id="1", document={"x": {"y": {"w": 1}}})
+    assert doc_count(es, idx) == 1
+
+
+# --- index.mapping.field_name_length.limit ----------------------------------------------------
+
+
+def test_field_name_length_limit(es, idx):
+    limit = 10
+    es.indices.create(index=idx, settings={"index.mapping.field_name_length.limit": limit})
+    long_name = "n" * (limit + 1)
+    with pytest.raises(BadRequestError) as e:
+        es.indices.put_mapping(index=idx, properties={"o": {"properties": {long_name: {"type": "long"}}}})
+    assert e.value.meta.status == 400
+    assert e.value.body["error"]["type"] == "illegal_argument_exception"
+    assert e.value.body["error"]["reason"] == (
+        "Field name [%s] is longer than the limit of [%d] characters" % (long_name, limit))
+    assert mapping_props(es, idx) == {}
+    # A dynamic field with a long name is refused by the mapping update.
+    with pytest.raises(BadRequestError) as e:
+        es.index(index=idx, id="1", document={long_name: 1})
+    assert e.value.body["error"]["type"] == "illegal_argument_exception"
+    assert mapping_props(es, idx) == {}
+    assert doc_count(es, idx) == 0
+    ok = "n" * limit
+    es.index(index=idx, id="1", document={ok: 1})
+    assert list(mapping_props(es, idx)) == [ok]
+
+
+def test_mapping_limit_settings_are_validated(es, idx):
+    with pytest.raises(BadRequestError) as e:
+        es.indices.create(index=idx, settings={"index.mapping.depth.limit": 0})
+    assert e.value.body["error"]["type"] == "illegal_argument_exception"
+    assert e.value.body["error"]["reason"] == (
+        "Failed to parse value [0] for setting [index.mapping.depth.limit] must be >= 1")
+    with pytest.raises(BadRequestError) as e:
+        es.indices.create(index=idx, settings={"index.mapping.total_fields.limit": "many"})
+    assert e.value.body["error"]["reason"] == (
+        "Failed to parse value [many] for setting [index.mapping.total_fields.limit]")
+    assert not es.indices.exists(index=idx)
+
+
+# --- immense terms ----------------------------------------------------------------------------
+
+
+def java_byte_list(b):
+    return "[" + ", ".join(str(x - 256 if x > 127 else x) for x in b) + "]"
+
+
+def test_immense_keyword_term(es, idx):
+    es.indices.create(index=idx, mappings={"properties": {
+        "k": {"type": "keyword"}, "cut": {"type": "keyword", "ignore_above": 100}}})
+    value = "é" + "x" * 40000
+    raw = value.encode("utf-8")
+    original = "bytes can be at most 32766 in length; got %d" % len(raw)
+    reason = ("Document contains at least one immense term in field=\"k\" (whose UTF8 encoding is "
+              "longer than the max length 32766), all of which were skipped.  Please correct the "
+              "analyzer to not produce such terms.  The prefix of the first immense term is: "
+              "'%s...', original message: %s" % (java_byte_list(raw[:30]), original))
+    with pytest.raises(BadRequestError) as e:
+        es.index(index=idx, id="1", document={"k": value})
+    err = e.value.body["error"]
+    assert e.value.meta.status == 400
+    assert err["type"] == "illegal_argument_exception"
+    assert err["reason"] == reason
+    assert err["caused_by"] == {"type": "max_bytes_length_exceeded_exception", "reason": original}
+    r = es.bulk(operations=[{"index": {"_index": idx, "_id": "1"}}, {"k": value},
+                            {"index": {"_index": idx, "_id": "2"}}, {"cut": value}])
+    assert r["items"][0]["index"]["status"] == 400
+    assert r["items"][0]["index"]["error"]["type"] == "illegal_argument_exception"
+    assert r["items"][0]["index"]["error"]["reason"] == reason
+    # ignore_above keeps the long value out of the index: accepted.
+    assert r["items"][1]["index"]["status"] == 201
+    # Just under the limit is indexed and found.
+    under = "y" * 32766
+    es.index(index=idx, id="3", document={"k": under}, refresh=True)
+    assert doc_count(es, idx) == 2
+    assert es.count(index=idx, query={"term": {"k": under}})["count"] == 1
+
+
+# --- numeric ranges ---------------------------------------------------------------------------
+
+
+RANGES = {"long": (-2**63, 2**63 - 1), "integer": (-2**31, 2**31 - 1),
+          "short": (-2**15, 2**15 - 1), "byte": (-128, 127)}
+ARTICLE = {"long": "a long", "integer": "an integer", "short": "a short", "byte": "a byte"}
+
+
+@pytest.mark.parametrize("ty", sorted(RANGES))
+def test_integer_ranges(es, idx, ty):
+    es.indices.create(index=idx, mappings={"properties": {"f": {"type": ty}}})
+    lo, hi = RANGES[ty]
+    bads = [hi + 1, str(hi + 1), str(lo - 1)]
+    if ty != "long":
+        # Lode parses JSON numbers beyond the 64-bit integers as doubles, so a long's
+        # negative overflow is refused (below) but not rendered digit for digit.
+        bads.append(lo - 1)
+    for i, bad in enumerate(bads):
+        with pytest.raises(BadRequestError) as e:
+            es.index(index=idx, id="bad%d" % i, document={"f": bad})
+        err = e.value.body["error"]
+        assert err["type"] == "document_parsing_exception"
+        assert err["reason"].endswith(
+            "failed to parse field [f] of type [%s] in document with id 'bad%d'. "
+            "Preview of field's value: '%s'" % (ty, i, bad))
+        assert err["caused_by"] == {"type": "illegal_argument_exception",
+                                    "reason": "Value [%s] is out of range for %s" % (bad, ARTICLE[ty])}
+    if ty == "long":
+        with pytest.raises(BadRequestError) as e:
+            es.index(index=idx, id="neg", document={"f": lo - 1})
+        assert e.value.body["error"]["caused_by"]["reason"].endswith("is out of range for a long")
+    assert doc_count(es, idx) == 0
+    es.index(index=idx, id="hi", document={"f": hi})
+    es.index(index=idx, id="lo", document={"f": str(lo)})
+    es.indices.refresh(index=idx)
+    got = sorted((h["_source"]["f"] for h in es.search(index=idx)["hits"]["hits"]), key=int)
+    assert got == [str(lo), hi]
+    assert es.count(index=idx, query={"term": {"f": hi}})["count"] == 1
+    assert es.count(index=idx, query={"term": {"f": lo}})["count"] == 1
+
+
+@pytest.mark.parametrize("ty,bad,shown", [("float", 1e39, "Infinity"),
+                                          ("half_float", 70000, "70000.0"),
+                                          ("double", "1e400", "Infinity")])
+def test_floats_must_be_finite(es, idx, ty, bad, shown):
+    es.indices.create(index=idx, mappings={"properties": {"f": {"type": ty}}})
+    with pytest.raises(BadRequestError) as e:
+        es.index(index=idx, id="1", document={"f": bad})
+    err = e.value.body["error"]
+    assert err["type"] == "document_parsing_exception"
+    assert err["caused_by"]["reason"] == "[%s] supports only finite values, but got [%s]" % (ty, shown)
+    assert doc_count(es, idx) == 0
+    es.index(index=idx, id="1", document={"f": 65504}, refresh=True)
+    assert es.count(index=idx, query={"range": {"f": {"gte": 65504, "lte": 65504}}})["count"] == 1

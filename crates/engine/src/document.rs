@@ -434,7 +434,9 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
                 if !def.coerce && f.fract() != 0.0 {
                     return Err(format!("Value [{f}] has a decimal part"));
                 }
-                if f < min as f64 || f > max as f64 || f >= long_bound {
+                // An integer literal below -2^63 reaches here as a double too (serde_json
+                // keeps no arbitrary precision), rounded to -2^63 itself: refused.
+                if f <= -long_bound || f < min as f64 || f > max as f64 || f >= long_bound {
                     return Err(out_of_range(&n.to_string()));
                 }
                 f.trunc() as i64
@@ -641,6 +643,7 @@ mod tests {
             json!("9223372036854775808"),
             json!("9223372036854775808.0"),
             json!(9.3e18),
+            serde_json::from_str("-9223372036854775809").unwrap(),
         ] {
             let e = parse_integer(&long, &v).unwrap_err();
             assert!(e.ends_with("is out of range for a long"), "{v}: {e}");
