@@ -328,3 +328,110 @@ def test_floats_must_be_finite(es, idx, ty, bad, shown):
     assert doc_count(es, idx) == 0
     es.index(index=idx, id="1", document={"f": 65504}, refresh=True)
     assert es.count(index=idx, query={"range": {"f": {"gte": 65504, "lte": 65504}}})["count"] == 1
+
+
+# --- query limits -----------------------------------------------------------------------------
+
+MAX_CLAUSES = 4096
+
+
+@pytest.fixture()
+def qidx(es, idx):
+    es.indices.create(index=idx, mappings={"properties": {
+        "k": {"type": "keyword"}, "t": {"type": "text"}}})
+    docs = [{"k": "k%d" % i, "t": "word%d and some text" % i} for i in range(5)]
+    for i, d in enumerate(docs):
+        es.index(index=idx, id=str(i), document=d)
+    es.indices.refresh(index=idx)
+    return idx, docs
+
+
+def search_error(es, **kw):
+    with pytest.raises(BadRequestError) as e:
+        es.search(**kw)
+    assert e.value.meta.status == 400
+    err = e.value.body["error"]
+    assert err["type"] == "search_phase_execution_exception"
+    return err["root_cause"][0]
+
+
+def test_bool_max_clause_count(es, qidx):
+    idx, docs = qidx
+    term = lambda i: {"term": {"k": docs[i % len(docs)]["k"]}}
+    ok = es.count(index=idx, query={"bool": {"should": [term(i) for i in range(MAX_CLAUSES)]}})
+    assert ok["count"] == len(docs)
+    cause = search_error(es, index=idx, query={
+        "bool": {"should": [term(i) for i in range(MAX_CLAUSES + 1)]}})
+    assert cause["type"] == "query_shard_exception"
+    assert cause["reason"] == "failed to create query: maxClauseCount is set to %d" % MAX_CLAUSES
+    assert cause["caused_by"] == {"type": "too_many_clauses",
+                                  "reason": "maxClauseCount is set to %d" % MAX_CLAUSES}
+    # Across nested bools Lucene counts leaves: it fails at a leaf once more than
+    # maxClauseCount leaves came before it.
+    half = MAX_CLAUSES // 2
+    nested = lambda extra: {"bool": {"should": [
+        {"bool": {"should": [term(i) for i in range(half)]}},
+        {"bool": {"should": [term(i) for i in range(half + extra)]}}]}}
+    assert es.count(index=idx, query=nested(1))["count"] == len(docs)
+    cause = search_error(es, index=idx, query=nested(2))
+    assert cause == {"type": "too_many_nested_clauses",
+                     "reason": "Query contains too many nested clauses; maxClauseCount is set to %d"
+                     % MAX_CLAUSES}
+    assert doc_count(es, idx) == len(docs)
+
+
+def test_max_regex_length(es, qidx):
+    idx, docs = qidx
+    es.indices.put_settings(index=idx, settings={"index.max_regex_length": 4})
+    pattern = "k[0-9]"
+    cause = search_error(es, index=idx, query={"regexp": {"k": pattern}})
+    assert cause["type"] == "illegal_argument_exception"
+    assert cause["reason"] == (
+        "The length of regex [%d] used in the Regexp Query request has exceeded the allowed "
+        "maximum of [4]. This maximum can be set by changing the [index.max_regex_length] index "
+        "level setting." % len(pattern))
+    short = "k.*"
+    expected = sum(1 for d in docs if d["k"].startswith("k"))
+    assert es.count(index=idx, query={"regexp": {"k": short}})["count"] == expected
+
+
+def test_max_terms_count(es, qidx):
+    idx, docs = qidx
+    es.indices.put_settings(index=idx, settings={"index.max_terms_count": 3})
+    values = [d["k"] for d in docs[:4]]
+    cause = search_error(es, index=idx, query={"terms": {"k": values}})
+    assert cause["type"] == "illegal_argument_exception"
+    assert cause["reason"] == (
+        "The number of terms [4] used in the Terms Query request has exceeded the allowed maximum "
+        "of [3]. This maximum can be set by changing the [index.max_terms_count] index level "
+        "setting.")
+    assert es.count(index=idx, query={"terms": {"k": values[:3]}})["count"] == 3
+
+
+def test_max_result_window(es, qidx):
+    idx, docs = qidx
+    es.indices.put_settings(index=idx, settings={"index.max_result_window": 4})
+    cause = search_error(es, index=idx, from_=2, size=3)
+    assert cause["type"] == "illegal_argument_exception"
+    assert cause["reason"] == (
+        "Result window is too large, from + size must be less than or equal to: [4] but was [5]. "
+        "See the scroll api for a more efficient way to request large data sets. This limit can "
+        "be set by changing the [index.max_result_window] index level setting.")
+    assert len(es.search(index=idx, from_=1, size=3)["hits"]["hits"]) == 3
+
+
+def test_highlight_max_analyzed_offset(es, qidx):
+    idx, docs = qidx
+    es.indices.put_settings(index=idx, settings={"index.highlight.max_analyzed_offset": 10})
+    doc0 = docs[0]
+    cause = search_error(es, index=idx, query={"match": {"t": "word0"}},
+                         highlight={"fields": {"t": {}}})
+    assert cause["type"] == "illegal_argument_exception"
+    assert cause["reason"] == (
+        "The length [%d] of field [t] in doc[0]/index[%s] exceeds the "
+        "[index.highlight.max_analyzed_offset] limit [10]. To avoid this error, set the query "
+        "parameter [max_analyzed_offset] to a value less than index setting [10] and this will "
+        "tolerate long field values by truncating them." % (len(doc0["t"]), idx))
+    es.indices.put_settings(index=idx, settings={"index.highlight.max_analyzed_offset": len(doc0["t"])})
+    r = es.search(index=idx, query={"match": {"t": "word0"}}, highlight={"fields": {"t": {}}})
+    assert r["hits"]["hits"][0]["highlight"]["t"] == ["<em>word0</em> and some text"]

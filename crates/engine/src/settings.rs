@@ -157,6 +157,8 @@ pub struct IndexConfig {
     pub codec: Codec,
     pub requests_cache_enable: bool,
     pub max_terms_count: usize,
+    /// `index.max_regex_length`.
+    pub max_regex_length: usize,
     /// `index.query_string.lenient`: the default `lenient` of `query_string` queries.
     pub query_string_lenient: bool,
     /// `index.mapping.total_fields.limit`, `index.mapping.depth.limit`,
@@ -236,6 +238,12 @@ impl IndexConfig {
         )?;
         let max_terms_count =
             parse_usize(s("index.max_terms_count"), 65_536, "index.max_terms_count")?;
+        let max_regex_length = parse_long(
+            s("index.max_regex_length"),
+            1000,
+            0,
+            "index.max_regex_length",
+        )? as usize;
         let query_string_lenient = parse_bool(
             s("index.query_string.lenient"),
             false,
@@ -284,6 +292,7 @@ impl IndexConfig {
             codec,
             requests_cache_enable,
             max_terms_count,
+            max_regex_length,
         })
     }
 }

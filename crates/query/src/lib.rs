@@ -67,6 +67,10 @@ pub struct QueryContext<'a> {
     /// "now" for date math, fixed once per request.
     pub now_millis: i64,
     pub max_terms_count: usize,
+    /// `index.max_regex_length`.
+    pub max_regex_length: usize,
+    /// Lucene's max clause count (`indices.query.bool.max_clause_count`).
+    pub max_clause_count: usize,
     /// `index.query_string.lenient`.
     pub query_string_lenient: bool,
     /// The terms of `terms` lookups, fetched by the caller before planning.
@@ -75,6 +79,9 @@ pub struct QueryContext<'a> {
     /// after searching ([`take_script_error`]).
     pub script_errors: ScriptErrors,
 }
+
+/// ES 8's max clause count on a single node (see docs/compatibility.md).
+pub const MAX_CLAUSE_COUNT: usize = 4096;
 
 /// The first runtime error a script of this request hit, if any.
 pub fn take_script_error(ctx: &QueryContext) -> Option<lode_engine::EsError> {
