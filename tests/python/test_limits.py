@@ -435,3 +435,39 @@ def test_highlight_max_analyzed_offset(es, qidx):
     es.indices.put_settings(index=idx, settings={"index.highlight.max_analyzed_offset": len(doc0["t"])})
     r = es.search(index=idx, query={"match": {"t": "word0"}}, highlight={"fields": {"t": {}}})
     assert r["hits"]["hits"][0]["highlight"]["t"] == ["<em>word0</em> and some text"]
+
+
+def test_max_clause_count_node_setting(tmp_path):
+    """`indices.query.bool.max_clause_count` set on a node of its own."""
+    import os
+    import re
+    import subprocess
+
+    from elasticsearch import Elasticsearch
+
+    binary = os.environ.get("LODE_BIN") or os.path.join(
+        os.path.dirname(__file__), "..", "..", "target", "debug", "lode")
+    if os.environ.get("LODE_URL"):
+        pytest.skip("needs its own node")
+    limit = 5
+    proc = subprocess.Popen([binary, "serve", "-E", "http.port=0", "-E", "path.data=%s" % tmp_path,
+                             "-E", "indices.query.bool.max_clause_count=%d" % limit],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL)
+    try:
+        url = None
+        for raw in iter(proc.stdout.readline, b""):
+            m = re.search(r"https?://[0-9.]+:\d+", raw.decode())
+            if m:
+                url = m.group(0)
+                break
+        assert url, "the node did not start"
+        es = Elasticsearch(url)
+        es.index(index="c", id="1", document={"k": "a"}, refresh=True)
+        term = {"term": {"k": "a"}}
+        assert es.count(index="c", query={"bool": {"should": [term] * limit}})["count"] == 1
+        cause = search_error(es, index="c", query={"bool": {"should": [term] * (limit + 1)}})
+        assert cause["reason"] == "failed to create query: maxClauseCount is set to %d" % limit
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

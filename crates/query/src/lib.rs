@@ -80,8 +80,23 @@ pub struct QueryContext<'a> {
     pub script_errors: ScriptErrors,
 }
 
-/// ES 8's max clause count on a single node (see docs/compatibility.md).
+/// Lode's default max clause count (see docs/compatibility.md: ES 8 derives its default
+/// from the heap and the search thread pool, never below 1024).
 pub const MAX_CLAUSE_COUNT: usize = 4096;
+
+static CLAUSE_LIMIT: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(MAX_CLAUSE_COUNT);
+
+/// Sets the node's max clause count (`indices.query.bool.max_clause_count`), process-wide as
+/// Lucene's `IndexSearcher#setMaxClauseCount`.
+pub fn set_max_clause_count(n: usize) {
+    CLAUSE_LIMIT.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The node's max clause count.
+pub fn max_clause_count() -> usize {
+    CLAUSE_LIMIT.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// The first runtime error a script of this request hit, if any.
 pub fn take_script_error(ctx: &QueryContext) -> Option<lode_engine::EsError> {

@@ -653,7 +653,7 @@ fn context<'a>(
         now_millis: now,
         max_terms_count: index.config().max_terms_count,
         max_regex_length: index.config().max_regex_length,
-        max_clause_count: query::MAX_CLAUSE_COUNT,
+        max_clause_count: query::max_clause_count(),
         query_string_lenient: index.config().query_string_lenient,
         terms_lookups: Some(lookups),
         script_errors: Default::default(),
