@@ -614,7 +614,7 @@ mod tests {
     #[test]
     fn immense_terms_are_refused_with_lucenes_message() {
         assert!(check_term_length("f", &[b'a'; MAX_TERM_LENGTH]).is_ok());
-        let mut term = "é".repeat(1).into_bytes();
+        let mut term = "é".as_bytes().to_vec();
         term.extend(std::iter::repeat_n(b'a', MAX_TERM_LENGTH));
         let e = check_term_length("f", &term).unwrap_err();
         assert_eq!(e.kind, "illegal_argument_exception");
