@@ -192,6 +192,8 @@ impl TestIndex {
             analysis: &self.analysis,
             now_millis: NOW,
             max_terms_count: 65_536,
+            max_regex_length: 1000,
+            max_clause_count: lode_query::MAX_CLAUSE_COUNT,
             query_string_lenient: false,
             terms_lookups: None,
             script_errors: Default::default(),

@@ -23,3 +23,6 @@ pub mod stats;
 pub mod stored_scripts;
 pub mod tasks;
 pub mod url_params;
+
+/// The node-wide max clause count of the Query DSL (`indices.query.bool.max_clause_count`).
+pub use lode_query::set_max_clause_count;

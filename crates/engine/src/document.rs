@@ -140,35 +140,15 @@ impl<'a> Walk<'a> {
                 ),
             )),
             Dynamic::True => {
-                if let Value::Object(m) = v {
-                    // Map the object, and its children in the same update.
-                    let mut props = Map::new();
-                    self.dynamic_children(path, m, &mut props)?;
-                    insert_path(&mut self.update, path, serde_json::json!({ "properties": props }));
-                } else if let Some(def) = infer_dynamic(self.p.mapping, v) {
+                // An object is mapped with all its children (and an array of objects with
+                // the children of every element) in the same update, so a document's new
+                // fields are checked against the limits, and rejected, together.
+                if let Some(def) = dynamic_def(self.p.mapping, v) {
                     insert_path(&mut self.update, path, def);
                 }
                 Ok(())
             }
         }
-    }
-
-    fn dynamic_children(
-        &mut self,
-        _path: &str,
-        m: &Map<String, Value>,
-        props: &mut Map<String, Value>,
-    ) -> EsResult<()> {
-        for (k, v) in m {
-            if let Value::Object(inner) = v {
-                let mut sub = Map::new();
-                self.dynamic_children(k, inner, &mut sub)?;
-                props.insert(k.clone(), serde_json::json!({ "properties": sub }));
-            } else if let Some(def) = infer_dynamic(self.p.mapping, v) {
-                props.insert(k.clone(), def);
-            }
-        }
-        Ok(())
     }
 
     fn leaf(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
@@ -280,6 +260,9 @@ impl<'a> Walk<'a> {
                         return Ok(());
                     }
                 }
+                if def.index {
+                    check_term_length(&def.path, s.as_bytes())?;
+                }
                 self.doc.add_text(field, s);
             }
             Storage::I64 => {
@@ -339,6 +322,53 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// Lucene's `IndexWriter.MAX_TERM_LENGTH`: the longest term, in UTF-8 bytes.
+pub const MAX_TERM_LENGTH: usize = 32766;
+
+/// Refuses a term longer than Lucene accepts, with the error ES returns for it (Lucene's
+/// message, caused by its `MaxBytesLengthExceededException`).
+pub fn check_term_length(field: &str, term: &[u8]) -> EsResult<()> {
+    if term.len() <= MAX_TERM_LENGTH {
+        return Ok(());
+    }
+    // Java's `Arrays.toString(byte[])` of the first 30 bytes (signed).
+    let prefix: Vec<String> = term[..30].iter().map(|b| (*b as i8).to_string()).collect();
+    let original = format!(
+        "bytes can be at most {MAX_TERM_LENGTH} in length; got {}",
+        term.len()
+    );
+    Err(EsError::illegal_argument(format!(
+        "Document contains at least one immense term in field=\"{field}\" (whose UTF8 encoding is longer than the max length {MAX_TERM_LENGTH}), all of which were skipped.  Please correct the analyzer to not produce such terms.  The prefix of the first immense term is: '[{}]...', original message: {original}",
+        prefix.join(", ")
+    ))
+    .caused_by(EsError::bad_request(
+        "max_bytes_length_exceeded_exception",
+        original,
+    )))
+}
+
+/// Java's `Float.toString`/`Double.toString` for the values ES puts in its messages
+/// (`Infinity`, `70000.0`, `1.0E7`).
+pub fn java_float_string(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let a = x.abs();
+    if a == 0.0 || (1e-3..1e7).contains(&a) {
+        return format!("{x:?}");
+    }
+    let e = format!("{x:e}");
+    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    if mantissa.contains('.') {
+        format!("{mantissa}E{exp}")
+    } else {
+        format!("{mantissa}.0E{exp}")
+    }
+}
+
 pub fn to_v6(ip: IpAddr) -> Ipv6Addr {
     match ip {
         IpAddr::V4(v4) => v4.to_ipv6_mapped(),
@@ -392,15 +422,21 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
             }
         )
     };
+    // 2^63 is the first value a long cannot hold; comparing as f64 is exact at that bound.
+    let long_bound = 9_223_372_036_854_775_808f64;
     let n: i64 = match v {
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
                 i
+            } else if n.is_u64() {
+                return Err(out_of_range(&n.to_string()));
             } else if let Some(f) = n.as_f64() {
                 if !def.coerce && f.fract() != 0.0 {
                     return Err(format!("Value [{f}] has a decimal part"));
                 }
-                if f < min as f64 || f > max as f64 {
+                // An integer literal below -2^63 reaches here as a double too (serde_json
+                // keeps no arbitrary precision), rounded to -2^63 itself: refused.
+                if f <= -long_bound || f < min as f64 || f > max as f64 || f >= long_bound {
                     return Err(out_of_range(&n.to_string()));
                 }
                 f.trunc() as i64
@@ -412,8 +448,10 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
             let t = s.trim();
             if let Ok(i) = t.parse::<i64>() {
                 i
-            } else if let Ok(f) = t.parse::<f64>() {
-                if f < min as f64 || f > max as f64 {
+            } else if t.parse::<i128>().is_ok() {
+                return Err(out_of_range(t));
+            } else if let Some(f) = t.parse::<f64>().ok().filter(|f| f.is_finite()) {
+                if f < min as f64 || f > max as f64 || f >= long_bound {
                     return Err(out_of_range(t));
                 }
                 f.trunc() as i64
@@ -441,19 +479,25 @@ fn parse_float(def: &FieldDef, v: &Value) -> Result<f64, String> {
             .map_err(|_| format!("For input string: \"{s}\""))?,
         _ => return Err(format!("Current token ({}) not numeric", scalar_string(v))),
     };
-    if !x.is_finite() {
+    // ES parses a float field's value as a Java float (so 1e39 is Infinity) and checks that
+    // it stays finite in the field's own precision (`NumberType#validateParsed`).
+    let parsed = match def.ty {
+        FieldType::Float | FieldType::HalfFloat => x as f32 as f64,
+        _ => x,
+    };
+    let stored = match def.ty {
+        FieldType::HalfFloat => half_round(parsed),
+        FieldType::ScaledFloat => (x * def.scaling_factor).round() / def.scaling_factor,
+        _ => parsed,
+    };
+    if !parsed.is_finite() || !stored.is_finite() {
         return Err(format!(
-            "[{}] supports only finite values, but got [{x}]",
-            def.ty.name()
+            "[{}] supports only finite values, but got [{}]",
+            def.ty.name(),
+            java_float_string(parsed)
         ));
     }
-    // Keep the precision of the declared type, as Lucene stores it.
-    Ok(match def.ty {
-        FieldType::Float => x as f32 as f64,
-        FieldType::HalfFloat => half_round(x),
-        FieldType::ScaledFloat => (x * def.scaling_factor).round() / def.scaling_factor,
-        _ => x,
-    })
+    Ok(stored)
 }
 
 /// Rounds to the nearest IEEE half-precision value (what a `half_float` field keeps).
@@ -462,9 +506,66 @@ fn half_round(x: f64) -> f64 {
     if f == 0.0 || !f.is_finite() {
         return f as f64;
     }
+    // 65520 and above round to infinity in IEEE half precision (max finite 65504).
+    if f.abs() >= 65520.0 {
+        return if f > 0.0 {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        };
+    }
     let exp = f.abs().log2().floor().clamp(-14.0, 15.0);
     let ulp = 2f32.powf(exp - 10.0);
     ((f / ulp).round() * ulp) as f64
+}
+
+/// The dynamic mapping of a new field first seen with `v`: an object with the mappings of its
+/// children, an array as the merged mappings of its elements (the first element to decide a
+/// leaf's type wins, as ES maps it from the first value).
+fn dynamic_def(mapping: &Mapping, v: &Value) -> Option<Value> {
+    match v {
+        Value::Object(m) => {
+            let mut props = Map::new();
+            for (k, child) in m {
+                if let Some(def) = dynamic_def(mapping, child) {
+                    insert_path(&mut props, k, def);
+                }
+            }
+            Some(serde_json::json!({ "properties": props }))
+        }
+        Value::Array(items) => {
+            let mut out: Option<Value> = None;
+            for item in items {
+                match (&mut out, dynamic_def(mapping, item)) {
+                    (_, None) => {}
+                    (None, Some(def)) => out = Some(def),
+                    (Some(acc), Some(def)) => merge_dynamic(acc, def),
+                }
+            }
+            out
+        }
+        other => infer_dynamic(mapping, other),
+    }
+}
+
+/// Adds the children of a second dynamic object definition to the first (leaves keep the
+/// first definition).
+fn merge_dynamic(acc: &mut Value, def: Value) {
+    let (Some(Value::Object(into)), Value::Object(mut from)) = (acc.get_mut("properties"), def)
+    else {
+        return;
+    };
+    let Some(Value::Object(from)) = from.remove("properties") else {
+        return;
+    };
+    for (k, d) in from {
+        match into.get_mut(&k) {
+            None => {
+                into.insert(k, d);
+            }
+            Some(existing) => merge_dynamic(existing, d),
+        }
+    }
 }
 
 /// Inserts a dynamic definition at a dotted path inside a `properties` map.
@@ -473,7 +574,12 @@ fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
     let mut cur = props;
     while let Some(part) = parts.next() {
         if parts.peek().is_none() {
-            cur.entry(part.to_string()).or_insert(def);
+            match cur.get_mut(part) {
+                None => {
+                    cur.insert(part.to_string(), def);
+                }
+                Some(existing) => merge_dynamic(existing, def),
+            }
             return;
         }
         let entry = cur
@@ -490,5 +596,102 @@ fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
             .unwrap()
             .as_object_mut()
             .unwrap();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapping::compile;
+    use serde_json::json;
+
+    fn field(ty: &str) -> FieldDef {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let m = compile(&json!({"properties": {"f": {"type": ty}}}), &reg).unwrap();
+        (*m.fields["f"]).clone()
+    }
+
+    #[test]
+    fn immense_terms_are_refused_with_lucenes_message() {
+        assert!(check_term_length("f", &[b'a'; MAX_TERM_LENGTH]).is_ok());
+        let mut term = "é".as_bytes().to_vec();
+        term.extend(std::iter::repeat_n(b'a', MAX_TERM_LENGTH));
+        let e = check_term_length("f", &term).unwrap_err();
+        assert_eq!(e.kind, "illegal_argument_exception");
+        let prefix = "-61, -87, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97, 97";
+        assert_eq!(
+            e.reason,
+            format!("Document contains at least one immense term in field=\"f\" (whose UTF8 encoding is longer than the max length 32766), all of which were skipped.  Please correct the analyzer to not produce such terms.  The prefix of the first immense term is: '[{prefix}]...', original message: bytes can be at most 32766 in length; got 32768")
+        );
+        let cause = e.caused_by.unwrap();
+        assert_eq!(cause.kind, "max_bytes_length_exceeded_exception");
+        assert_eq!(
+            cause.reason,
+            "bytes can be at most 32766 in length; got 32768"
+        );
+    }
+
+    #[test]
+    fn integer_ranges_per_type() {
+        let long = field("long");
+        assert_eq!(
+            parse_integer(&long, &json!(9223372036854775807u64)),
+            Ok(i64::MAX)
+        );
+        for v in [
+            json!(9223372036854775808u64),
+            json!("9223372036854775808"),
+            json!("9223372036854775808.0"),
+            json!(9.3e18),
+            serde_json::from_str("-9223372036854775809").unwrap(),
+        ] {
+            let e = parse_integer(&long, &v).unwrap_err();
+            assert!(e.ends_with("is out of range for a long"), "{v}: {e}");
+        }
+        assert_eq!(
+            parse_integer(&long, &json!("9223372036854775808")).unwrap_err(),
+            "Value [9223372036854775808] is out of range for a long"
+        );
+        assert_eq!(
+            parse_integer(&long, &json!("-9223372036854775808")),
+            Ok(i64::MIN)
+        );
+        let int = field("integer");
+        assert_eq!(parse_integer(&int, &json!(2147483647)), Ok(2147483647));
+        assert_eq!(
+            parse_integer(&int, &json!(2147483648u64)).unwrap_err(),
+            "Value [2147483648] is out of range for an integer"
+        );
+        assert_eq!(
+            parse_integer(&field("short"), &json!("32768")).unwrap_err(),
+            "Value [32768] is out of range for a short"
+        );
+        assert_eq!(parse_integer(&field("byte"), &json!(-128)), Ok(-128));
+        assert_eq!(
+            parse_integer(&field("byte"), &json!(-129)).unwrap_err(),
+            "Value [-129] is out of range for a byte"
+        );
+    }
+
+    #[test]
+    fn floats_must_stay_finite_in_their_precision() {
+        assert_eq!(
+            parse_float(&field("float"), &json!(1e39)).unwrap_err(),
+            "[float] supports only finite values, but got [Infinity]"
+        );
+        assert_eq!(
+            parse_float(&field("half_float"), &json!(70000)).unwrap_err(),
+            "[half_float] supports only finite values, but got [70000.0]"
+        );
+        assert_eq!(
+            parse_float(&field("half_float"), &json!(65504)),
+            Ok(65504.0)
+        );
+        assert_eq!(
+            parse_float(&field("double"), &json!("1e400")).unwrap_err(),
+            "[double] supports only finite values, but got [Infinity]"
+        );
+        assert_eq!(java_float_string(1e7), "1.0E7");
+        assert_eq!(java_float_string(1.5e-5), "1.5E-5");
     }
 }

@@ -90,6 +90,7 @@ impl IndexService {
             json: mapping_json,
             ..mapping
         };
+        mapping::check_limits(&mapping, &config.mapping_limits)?;
         let path = dir.join(&uuid);
         std::fs::create_dir_all(&path)?;
         let svc = IndexService::assemble(
@@ -363,20 +364,44 @@ impl IndexService {
         (murmur3_32(key.as_bytes()) as usize) % self.num_shards()
     }
 
-    /// Merges a mapping update (PUT _mapping or dynamic), growing the schema of every shard.
+    /// Merges a `PUT _mapping` update, growing the schema of every shard.
     pub fn update_mapping(&self, update: &Value) -> EsResult<()> {
+        self.merge_mapping(update, None).map(|_| ())
+    }
+
+    /// Merges a mapping update, growing the schema of every shard. `dynamic` is set for a
+    /// document's dynamic update, with the number of fields that document added in earlier
+    /// passes: its new fields are checked against the total fields limit one by one (the
+    /// error is ES's document parsing error), and the number it has added is returned.
+    fn merge_mapping(&self, update: &Value, dynamic: Option<u64>) -> EsResult<u64> {
         let _one = self.state_lock.lock();
         let update = unwrap_type(update);
         let current = self.mapping_state();
+        let limits = self.config.read().mapping_limits;
+        let added = match dynamic {
+            Some(before) => {
+                mapping::check_dynamic_update(&current.mapping, &update, before, &limits).map_err(
+                    |cause| {
+                        EsError::bad_request(
+                            "document_parsing_exception",
+                            format!("failed to parse: {}", cause.reason),
+                        )
+                        .caused_by(cause)
+                    },
+                )?
+            }
+            None => 0,
+        };
         let merged_json = mapping::merge(&current.mapping.json, &update)?;
         if merged_json == current.mapping.json {
-            return Ok(());
+            return Ok(added);
         }
         let compiled = mapping::compile(&merged_json, &self.analysis)?;
         let compiled = Mapping {
             json: merged_json,
             ..compiled
         };
+        mapping::check_limits(&compiled, &limits)?;
         let mut guard = self.mapping.write();
         let schema = if schema::needs_extension(&guard.schema, &compiled) {
             let schema = schema::extend(Some(&guard.schema), &compiled);
@@ -395,7 +420,7 @@ impl IndexService {
         drop(guard);
         self.persist()?;
         self.data_version.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        Ok(added)
     }
 
     /// Parses `source` and indexes it, applying a dynamic mapping update first when needed.
@@ -415,6 +440,7 @@ impl IndexService {
         };
         validate_id(&id)?;
         let shard_id = self.shard_for(&id, routing);
+        let mut added = 0;
         loop {
             let guard = self.mapping.read();
             let state = guard.clone();
@@ -450,7 +476,7 @@ impl IndexService {
                 }
                 Parsed::MappingUpdate(update) => {
                     drop(guard);
-                    self.update_mapping(&update)?;
+                    added = self.merge_mapping(&update, Some(added))?;
                 }
             }
         }

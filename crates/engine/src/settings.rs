@@ -2,6 +2,7 @@
 //! are strings or string arrays) and read through a typed view.
 
 use crate::error::{EsError, EsResult};
+use crate::mapping::MappingLimits;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -156,8 +157,13 @@ pub struct IndexConfig {
     pub codec: Codec,
     pub requests_cache_enable: bool,
     pub max_terms_count: usize,
+    /// `index.max_regex_length`.
+    pub max_regex_length: usize,
     /// `index.query_string.lenient`: the default `lenient` of `query_string` queries.
     pub query_string_lenient: bool,
+    /// `index.mapping.total_fields.limit`, `index.mapping.depth.limit`,
+    /// `index.mapping.field_name_length.limit`.
+    pub mapping_limits: MappingLimits,
 }
 
 impl IndexConfig {
@@ -232,12 +238,49 @@ impl IndexConfig {
         )?;
         let max_terms_count =
             parse_usize(s("index.max_terms_count"), 65_536, "index.max_terms_count")?;
+        let max_regex_length = parse_long(
+            s("index.max_regex_length"),
+            1000,
+            0,
+            "index.max_regex_length",
+        )? as usize;
         let query_string_lenient = parse_bool(
             s("index.query_string.lenient"),
             false,
             "index.query_string.lenient",
         )?;
+        if parse_bool(
+            s("index.mapping.total_fields.ignore_dynamic_beyond_limit"),
+            false,
+            "index.mapping.total_fields.ignore_dynamic_beyond_limit",
+        )? {
+            return Err(EsError::illegal_argument(
+                "[index.mapping.total_fields.ignore_dynamic_beyond_limit] set to [true] is not supported by Lode",
+            ));
+        }
+        let defaults = MappingLimits::default();
+        let mapping_limits = MappingLimits {
+            total_fields: parse_long(
+                s("index.mapping.total_fields.limit"),
+                defaults.total_fields,
+                0,
+                "index.mapping.total_fields.limit",
+            )?,
+            depth: parse_long(
+                s("index.mapping.depth.limit"),
+                defaults.depth,
+                1,
+                "index.mapping.depth.limit",
+            )?,
+            field_name_length: parse_long(
+                s("index.mapping.field_name_length.limit"),
+                defaults.field_name_length,
+                1,
+                "index.mapping.field_name_length.limit",
+            )?,
+        };
         Ok(IndexConfig {
+            mapping_limits,
             query_string_lenient,
             number_of_shards,
             number_of_replicas,
@@ -249,6 +292,7 @@ impl IndexConfig {
             codec,
             requests_cache_enable,
             max_terms_count,
+            max_regex_length,
         })
     }
 }
@@ -260,6 +304,23 @@ fn parse_usize(v: Option<String>, default: usize, key: &str) -> EsResult<usize> 
             EsError::illegal_argument(format!("Failed to parse value [{s}] for setting [{key}]"))
         }),
     }
+}
+
+/// A `Setting.longSetting` with a minimum, and ES's messages for a value that is not a
+/// number or is below the minimum.
+fn parse_long(v: Option<String>, default: u64, min: i64, key: &str) -> EsResult<u64> {
+    let Some(s) = v else {
+        return Ok(default);
+    };
+    let n: i64 = s.trim().parse().map_err(|_| {
+        EsError::illegal_argument(format!("Failed to parse value [{s}] for setting [{key}]"))
+    })?;
+    if n < min {
+        return Err(EsError::illegal_argument(format!(
+            "Failed to parse value [{s}] for setting [{key}] must be >= {min}"
+        )));
+    }
+    Ok(n as u64)
 }
 
 fn parse_bool(v: Option<String>, default: bool, key: &str) -> EsResult<bool> {
@@ -338,5 +399,26 @@ mod tests {
         let f = flatten(&json!({"refresh_interval":"-1","translog":{"durability":"async","sync_interval":"50ms"}})).unwrap();
         assert!(IndexConfig::from_flat(&f).is_err());
         assert_eq!(parse_bytes("512mb", "x").unwrap(), 512 << 20);
+    }
+
+    #[test]
+    fn mapping_limits_parse_as_es_long_settings() {
+        let c = IndexConfig::from_flat(&FlatSettings::new()).unwrap();
+        assert_eq!(c.mapping_limits, MappingLimits::default());
+        let f = flatten(&json!({"mapping":{"total_fields":{"limit":5},"depth":{"limit":"3"}}}))
+            .unwrap();
+        let c = IndexConfig::from_flat(&f).unwrap();
+        assert_eq!(c.mapping_limits.total_fields, 5);
+        assert_eq!(c.mapping_limits.depth, 3);
+        let f = flatten(&json!({"mapping.depth.limit": 0})).unwrap();
+        assert_eq!(
+            IndexConfig::from_flat(&f).unwrap_err().reason,
+            "Failed to parse value [0] for setting [index.mapping.depth.limit] must be >= 1"
+        );
+        let f = flatten(&json!({"mapping.total_fields.limit": "x"})).unwrap();
+        assert_eq!(
+            IndexConfig::from_flat(&f).unwrap_err().reason,
+            "Failed to parse value [x] for setting [index.mapping.total_fields.limit]"
+        );
     }
 }

@@ -13,6 +13,8 @@ pub struct Settings {
     pub node_name: String,
     pub max_content_length: usize,
     pub log_level: String,
+    /// `indices.query.bool.max_clause_count` (ES 8 deprecates it but still applies it).
+    pub max_clause_count: Option<usize>,
 }
 
 fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, String>) {
@@ -86,6 +88,7 @@ impl Settings {
             "cluster.name",
             "node.name",
             "http.max_content_length",
+            "indices.query.bool.max_clause_count",
             "logger.level",
             "log.level",
             "logger.root",
@@ -103,7 +106,20 @@ impl Settings {
             "_local_" | "localhost" => "127.0.0.1".to_string(),
             h => h.to_string(),
         };
+        let max_clause_count = match map.get("indices.query.bool.max_clause_count") {
+            None => None,
+            Some(v) => match v.parse::<i32>() {
+                Ok(n) if n >= 1 => Some(n as usize),
+                Ok(_) => bail!(
+                    "Failed to parse value [{v}] for setting [indices.query.bool.max_clause_count] must be >= 1"
+                ),
+                Err(_) => bail!(
+                    "Failed to parse value [{v}] for setting [indices.query.bool.max_clause_count]"
+                ),
+            },
+        };
         Ok(Settings {
+            max_clause_count,
             network_host: host,
             http_port: map
                 .get("http.port")
@@ -137,5 +153,26 @@ impl Settings {
                 .unwrap_or_else(|| "warn".into())
                 .to_lowercase(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_clause_count_is_a_positive_int() {
+        let s =
+            |v: &str| Settings::load(None, &[format!("indices.query.bool.max_clause_count={v}")]);
+        assert_eq!(s("10").unwrap().max_clause_count, Some(10));
+        assert!(Settings::load(None, &[])
+            .unwrap()
+            .max_clause_count
+            .is_none());
+        assert_eq!(
+            s("0").err().unwrap().to_string(),
+            "Failed to parse value [0] for setting [indices.query.bool.max_clause_count] must be >= 1"
+        );
+        assert!(s("x").is_err());
     }
 }

@@ -48,6 +48,9 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+    if let Some(n) = cfg.max_clause_count {
+        lode_api::set_max_clause_count(n);
+    }
     let node = lode_engine::Node::open(&cfg.path_data)
         .map_err(|e| anyhow::anyhow!("cannot open data path {}: {e}", cfg.path_data.display()))?;
     node.start_background();

@@ -67,6 +67,10 @@ pub struct QueryContext<'a> {
     /// "now" for date math, fixed once per request.
     pub now_millis: i64,
     pub max_terms_count: usize,
+    /// `index.max_regex_length`.
+    pub max_regex_length: usize,
+    /// Lucene's max clause count (`indices.query.bool.max_clause_count`).
+    pub max_clause_count: usize,
     /// `index.query_string.lenient`.
     pub query_string_lenient: bool,
     /// The terms of `terms` lookups, fetched by the caller before planning.
@@ -74,6 +78,24 @@ pub struct QueryContext<'a> {
     /// Where scripts record the first runtime error; the caller fails the request with it
     /// after searching ([`take_script_error`]).
     pub script_errors: ScriptErrors,
+}
+
+/// Lode's default max clause count (see docs/compatibility.md: ES 8 derives its default
+/// from the heap and the search thread pool, never below 1024).
+pub const MAX_CLAUSE_COUNT: usize = 4096;
+
+static CLAUSE_LIMIT: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(MAX_CLAUSE_COUNT);
+
+/// Sets the node's max clause count (`indices.query.bool.max_clause_count`), process-wide as
+/// Lucene's `IndexSearcher#setMaxClauseCount`.
+pub fn set_max_clause_count(n: usize) {
+    CLAUSE_LIMIT.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The node's max clause count.
+pub fn max_clause_count() -> usize {
+    CLAUSE_LIMIT.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The first runtime error a script of this request hit, if any.

@@ -49,13 +49,13 @@ type Q = Box<dyn tq::Query>;
 
 /// Plans `q` in query (scoring) context.
 pub fn build_query(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>> {
-    Planner { ctx }.build(q, true)
+    Planner::new(ctx).build(q, true)
 }
 
 /// Plans `q` in filter context (`post_filter`, filter aggregations, counting): same
 /// matches, constant scores, cheaper postings.
 pub fn build_filter(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>> {
-    Planner { ctx }.build(q, false)
+    Planner::new(ctx).build(q, false)
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -152,15 +152,14 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-/// ES's `index.max_regex_length` default (the setting is not in `QueryContext`).
-const MAX_REGEX_LENGTH: usize = 1000;
-
-fn check_regex_length(regex: &str) -> EsResult<()> {
-    let len = regex.chars().count();
-    if len > MAX_REGEX_LENGTH {
+/// `index.max_regex_length` (ES's `Setting.intSetting`, default 1000), in UTF-16 units as
+/// Java's `String#length`.
+fn check_regex_length(regex: &str, max: usize) -> EsResult<()> {
+    let len = regex.encode_utf16().count();
+    if len > max {
         return Err(EsError::illegal_argument(format!(
             "The length of regex [{len}] used in the Regexp Query request has exceeded the allowed maximum of \
-             [{MAX_REGEX_LENGTH}]. This maximum can be set by changing the [index.max_regex_length] index level \
+             [{max}]. This maximum can be set by changing the [index.max_regex_length] index level \
              setting."
         )));
     }
@@ -219,10 +218,51 @@ struct QsOptions<'q> {
 
 struct Planner<'c, 'a> {
     ctx: &'c QueryContext<'a>,
+    /// Leaf queries planned so far, for the max clause count.
+    leaves: std::cell::Cell<usize>,
 }
 
 impl<'c, 'a> Planner<'c, 'a> {
+    fn new(ctx: &'c QueryContext<'a>) -> Self {
+        Planner {
+            ctx,
+            leaves: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Lucene's clause limit over the whole query (`IndexSearcher`'s nested clause check:
+    /// every leaf query counts one, and the check fails at a leaf once more than
+    /// `maxClauseCount` were counted before it).
+    fn count_leaf(&self, q: &Query) -> EsResult<()> {
+        let compound = matches!(
+            q,
+            Query::Bool(_)
+                | Query::ConstantScore { .. }
+                | Query::DisMax { .. }
+                | Query::Boosting { .. }
+                | Query::FunctionScore(_)
+                | Query::ScriptScore { .. }
+                | Query::Nested { .. }
+        );
+        if compound {
+            return Ok(());
+        }
+        let n = self.leaves.get();
+        if n > self.ctx.max_clause_count {
+            return Err(EsError::bad_request(
+                "too_many_nested_clauses",
+                format!(
+                    "Query contains too many nested clauses; maxClauseCount is set to {}",
+                    self.ctx.max_clause_count
+                ),
+            ));
+        }
+        self.leaves.set(n + 1);
+        Ok(())
+    }
+
     fn build(&self, q: &Query, score: bool) -> EsResult<Q> {
+        self.count_leaf(q)?;
         Ok(match q {
             Query::MatchAll { boost } => {
                 if score {
@@ -1088,7 +1128,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn regexp(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
-        check_regex_length(&p.value)?;
+        check_regex_length(&p.value, self.ctx.max_regex_length)?;
         let target = self.resolve(&p.field);
         let Some((field, def)) = self.string_target(&target, "regexp", &p.field)? else {
             return Ok(none());
@@ -1523,6 +1563,13 @@ impl<'c, 'a> Planner<'c, 'a> {
     // Compound
 
     fn bool_query(&self, b: &BoolQuery, score: bool) -> EsResult<Q> {
+        // Lucene's `BooleanQuery.Builder#add` refuses a clause beyond the limit, which ES
+        // reports while creating the query.
+        let clauses = b.must.len() + b.filter.len() + b.should.len() + b.must_not.len();
+        if clauses > self.ctx.max_clause_count {
+            let why = format!("maxClauseCount is set to {}", self.ctx.max_clause_count);
+            return Err(shard_error(&why).caused_by(EsError::bad_request("too_many_clauses", why)));
+        }
         let must = b
             .must
             .iter()
@@ -1834,7 +1881,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     return Ok(if score { boosted(all(), *boost) } else { all() });
                 }
                 if let QsTerm::Regex(r) = term {
-                    check_regex_length(r)?;
+                    check_regex_length(r, self.ctx.max_regex_length)?;
                 }
                 let (fields, all_fields) = self.expand_fields(&patterns);
                 let lenient = o.lenient || all_fields;

@@ -20,6 +20,8 @@ struct TestIndex {
     reader: IndexReader,
     meta: MetaFields,
     max_terms_count: usize,
+    max_regex_length: usize,
+    max_clause_count: usize,
 }
 
 /// 2020-06-01T00:00:00Z, the fixed "now" of these tests.
@@ -74,6 +76,8 @@ impl TestIndex {
             reader,
             meta,
             max_terms_count: 65_536,
+            max_regex_length: 1000,
+            max_clause_count: crate::MAX_CLAUSE_COUNT,
         }
     }
 
@@ -85,6 +89,8 @@ impl TestIndex {
             analysis: &self.analysis,
             now_millis: NOW,
             max_terms_count: self.max_terms_count,
+            max_regex_length: self.max_regex_length,
+            max_clause_count: self.max_clause_count,
             query_string_lenient: false,
             terms_lookups: None,
             script_errors: Default::default(),
@@ -1338,4 +1344,47 @@ fn filter_context_matches_the_same_documents() {
             .unwrap();
         assert_eq!(n, ix.ids(q.clone()).len(), "{q}");
     }
+}
+
+#[test]
+fn regex_length_and_clause_limits() {
+    let mut ix = TestIndex::new(
+        json!({"properties": {"title": {"type": "keyword"}}}),
+        &[("1", json!({"title": "a"}))],
+    );
+    ix.max_regex_length = 3;
+    assert_eq!(ix.ids(json!({"regexp": {"title": "a.?"}})), ids(&["1"]));
+    let e = ix.err(json!({"regexp": {"title": "a.??"}}));
+    assert_eq!(
+        e.reason,
+        "The length of regex [4] used in the Regexp Query request has exceeded the allowed maximum of [3]. \
+         This maximum can be set by changing the [index.max_regex_length] index level setting."
+    );
+    ix.max_clause_count = 3;
+    let term = json!({"term": {"title": "a"}});
+    let flat = |n: usize| json!({"bool": {"should": vec![term.clone(); n]}});
+    assert_eq!(ix.ids(flat(3)), ids(&["1"]));
+    let e = ix.err(flat(4));
+    assert_eq!(
+        (e.kind.as_str(), e.reason.as_str()),
+        (
+            "query_shard_exception",
+            "failed to create query: maxClauseCount is set to 3"
+        )
+    );
+    assert_eq!(e.caused_by.unwrap().kind, "too_many_clauses");
+    // Nested: Lucene fails at a leaf once more than maxClauseCount leaves came before it,
+    // so maxClauseCount + 1 leaves still pass.
+    let nested = |n: usize| json!({"bool": {"should": (0..n).map(|_| json!({"bool": {"must": [term.clone()]}})).collect::<Vec<_>>()}});
+    let two_levels = json!({"bool": {"must": [flat(2), flat(2)]}});
+    assert_eq!(ix.ids(two_levels), ids(&["1"]));
+    let e = ix.err(json!({"bool": {"must": [flat(3), flat(2)]}}));
+    assert_eq!(
+        (e.kind.as_str(), e.reason.as_str()),
+        (
+            "too_many_nested_clauses",
+            "Query contains too many nested clauses; maxClauseCount is set to 3"
+        )
+    );
+    assert_eq!(ix.ids(nested(3)), ids(&["1"]));
 }

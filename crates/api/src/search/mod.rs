@@ -659,6 +659,8 @@ fn context<'a>(
         analysis: &index.analysis,
         now_millis: now,
         max_terms_count: index.config().max_terms_count,
+        max_regex_length: index.config().max_regex_length,
+        max_clause_count: query::max_clause_count(),
         query_string_lenient: index.config().query_string_lenient,
         terms_lookups: Some(lookups),
         script_errors: Default::default(),
@@ -1295,7 +1297,9 @@ fn fetch_phase(
             hit.insert("fields".into(), Value::Object(fields));
         }
         if let (Some(Some(hl)), Some(src)) = (highlighters.get(h.index), &source) {
-            if let Some(v) = hl.highlight(src, &id)? {
+            // A shard's fetch failure (e.g. `index.highlight.max_analyzed_offset`) fails the
+            // search as ES reports it: a search phase failure around the shard's error.
+            if let Some(v) = hl.highlight(src, &id).map_err(search_phase_error)? {
                 hit.insert("highlight".into(), v);
             }
         }

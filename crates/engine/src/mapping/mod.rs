@@ -6,9 +6,11 @@
 //! existing fields never move, and older segments simply have no data for newer fields.
 
 mod dynamic;
+mod limits;
 mod parse;
 
 pub use dynamic::infer_dynamic;
+pub use limits::{check_dynamic_update, check_limits, MappingLimits};
 pub use parse::{compile, merge};
 
 use lode_dates::DateFormat;
