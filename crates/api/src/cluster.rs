@@ -1188,6 +1188,49 @@ fn node_stats_json(
     if wants(metrics, "http") {
         m.insert("http".into(), json!({"current_open": 0, "total_opened": 0}));
     }
+    // Sections of what a single node without ingest pipelines, transport or snapshot
+    // repositories truly has: nothing ran, so every count is zero and every map empty.
+    if wants(metrics, "ingest") {
+        m.insert(
+            "ingest".into(),
+            json!({
+                "total": {"count": 0, "time_in_millis": 0, "current": 0, "failed": 0},
+                "pipelines": {}
+            }),
+        );
+    }
+    if wants(metrics, "transport") {
+        m.insert(
+            "transport".into(),
+            json!({
+                "server_open": 0,
+                "total_outbound_connections": 0,
+                "rx_count": 0,
+                "rx_size_in_bytes": 0,
+                "tx_count": 0,
+                "tx_size_in_bytes": 0
+            }),
+        );
+    }
+    if wants(metrics, "discovery") {
+        m.insert(
+            "discovery".into(),
+            json!({
+                "cluster_state_queue": {"total": 0, "pending": 0, "committed": 0},
+                "published_cluster_states": {
+                    "full_states": 0,
+                    "incompatible_diffs": 0,
+                    "compatible_diffs": 0
+                }
+            }),
+        );
+    }
+    if wants(metrics, "adaptive_selection") {
+        m.insert("adaptive_selection".into(), json!({}));
+    }
+    if wants(metrics, "repositories") {
+        m.insert("repositories".into(), json!({}));
+    }
     Ok(Value::Object(m))
 }
 
