@@ -152,6 +152,7 @@ def test_typed_keys_and_pipeline(es, pranks):
         "t": {"terms": {"field": "group"},
               "aggs": {"r": {"percentile_ranks": {"field": "price", "values": [250]}}}},
         "best": {"max_bucket": {"buckets_path": "t>r[250.0]"}},
+        "mean": {"avg_bucket": {"buckets_path": "t>r.250"}},
     }}
     got = es.search(index=INDEX, body=body, typed_keys=True).body["aggregations"]
     ranks = {}
@@ -162,6 +163,7 @@ def test_typed_keys_and_pipeline(es, pranks):
     best = max(ranks.values())
     assert close(got["bucket_metric_value#best"]["value"], best)
     assert got["bucket_metric_value#best"]["keys"] == [k for k, r in ranks.items() if r == best]
+    assert close(got["simple_value#mean"]["value"], sum(ranks.values()) / len(ranks))
 
 
 def _error(es, agg):
