@@ -5,7 +5,7 @@
 
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::render::{key_id, too_many_buckets};
-use super::sources::{DateIndexProvider, FilterProvider, RangeProvider};
+use super::sources::{DateIndexProvider, FilterProvider, RangeProvider, RankProvider};
 use super::term_counts;
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
@@ -238,6 +238,17 @@ impl<'a> Exec<'a> {
                 SourceSpec::Dates { field, rounding } => Arc::new(DateIndexProvider {
                     field: field.clone(),
                     rounding: rounding.clone(),
+                }),
+                SourceSpec::Ranks {
+                    field,
+                    column,
+                    values,
+                    missing,
+                } => Arc::new(RankProvider {
+                    field: field.clone(),
+                    column: *column,
+                    values: Arc::new(values.clone()),
+                    missing: *missing,
                 }),
             };
             registry.register(&source_name(i), provider);

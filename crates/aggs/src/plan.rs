@@ -131,6 +131,13 @@ pub(crate) enum SourceSpec {
         field: String,
         rounding: IndexedRounding,
     },
+    /// `percentile_ranks`: each value of `field` as the number of `values` below it.
+    Ranks {
+        field: String,
+        column: super::sources::NumericColumn,
+        values: Vec<f64>,
+        missing: Option<f64>,
+    },
 }
 
 pub(crate) fn source_name(i: usize) -> String {
@@ -213,7 +220,9 @@ pub(crate) struct CompositeOp {
 
 pub(crate) enum Op {
     Terms(TermsOp),
-    Histogram { format: ValueFormat },
+    Histogram {
+        format: ValueFormat,
+    },
     DateHistogram(DateHistogramOp),
     Range(RangeOp),
     Filters(FiltersOp),
@@ -221,6 +230,11 @@ pub(crate) enum Op {
     Composite(CompositeOp),
     Metric(MetricOp),
     Percentiles(MetricOp),
+    /// `percentile_ranks`: a histogram over the [`SourceSpec::Ranks`] column `source`.
+    PercentileRanks {
+        format: ValueFormat,
+        source: usize,
+    },
     TopHits,
 }
 
@@ -451,7 +465,25 @@ fn plan_node<'r>(
             let field = resolve_field(ctx, &p.field, ty, Need::Numeric)?;
             check_metric_missing(p.missing.as_ref(), &field, false)?;
             let format = metric_format(&field, p.format.as_deref())?;
-            Op::Percentiles(MetricOp { field, format })
+            if p.ranks {
+                // Ranks are counted exactly (see `sources::RankProvider`): tantivy keeps the
+                // percentiles sketch private, so it cannot be asked the inverse question.
+                sources.push(SourceSpec::Ranks {
+                    field: field.name.clone(),
+                    column: match field.storage() {
+                        Some(Storage::F64) => super::sources::NumericColumn::F64,
+                        _ => super::sources::NumericColumn::I64,
+                    },
+                    values: p.percents.clone(),
+                    missing: metric_missing(p.missing.as_ref(), &field).and_then(|m| m.as_f64()),
+                });
+                Op::PercentileRanks {
+                    format,
+                    source: sources.len() - 1,
+                }
+            } else {
+                Op::Percentiles(MetricOp { field, format })
+            }
         }
         AggKind::TopHits(_) => Op::TopHits,
     };
@@ -1208,6 +1240,10 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("percentiles", body)
         }
+        (_, Op::PercentileRanks { source, .. }) => (
+            "histogram",
+            json!({"field": src(*source), "interval": 1.0, "min_doc_count": 0}),
+        ),
         _ => return None,
     })
 }

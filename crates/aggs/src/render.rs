@@ -155,7 +155,32 @@ impl Renderer<'_> {
                 let AggKind::Percentiles(req) = &node.req.kind else {
                     unreachable!()
                 };
-                render_percentiles(req.keyed, &req.percents, p, &op.format, obj);
+                render_percentiles(
+                    req.keyed,
+                    &percentile_values(&req.percents, p),
+                    &op.format,
+                    obj,
+                );
+            }
+            Op::PercentileRanks { format, .. } => {
+                let Some(AggregationResult::BucketResult(BucketResult::Histogram { buckets })) =
+                    result
+                else {
+                    return Err(missing());
+                };
+                let AggKind::Percentiles(req) = &node.req.kind else {
+                    unreachable!()
+                };
+                let counts: Vec<(f64, u64)> = entries_vec(buckets)
+                    .iter()
+                    .map(|b| (key_f64(&b.key), b.doc_count))
+                    .collect();
+                render_percentiles(
+                    req.keyed,
+                    &percentile_ranks(&req.percents, &counts),
+                    format,
+                    obj,
+                );
             }
             _ => {
                 let Some(AggregationResult::BucketResult(b)) = result else {
@@ -647,6 +672,7 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::Double => "dterms",
         },
         Op::Percentiles(_) => "tdigest_percentiles",
+        Op::PercentileRanks { .. } => "tdigest_percentile_ranks",
         _ => node.req.kind.type_name(),
     }
 }
@@ -1033,13 +1059,11 @@ fn render_stats(
     }
 }
 
-fn render_percentiles(
-    keyed: bool,
+/// The percentiles' values in `percents` order (`None`: no values in the bucket).
+fn percentile_values(
     percents: &[f64],
     p: &tantivy::aggregation::metric::PercentilesMetricResult,
-    format: &ValueFormat,
-    obj: &mut Map<String, Value>,
-) {
+) -> Vec<(f64, Option<f64>)> {
     use tantivy::aggregation::metric::PercentileValues;
     let values: Vec<(f64, f64)> = match &p.values {
         PercentileValues::Vec(v) => v.iter().map(|e| (e.key, e.value)).collect(),
@@ -1048,17 +1072,58 @@ fn render_percentiles(
             .map(|k| (*k, m.get(&k.to_string()).copied().unwrap_or(f64::NAN)))
             .collect(),
     };
-    let value_of = |k: f64| {
-        values
-            .iter()
-            .find(|(p, _)| *p == k)
-            .map(|(_, v)| *v)
-            .filter(|v| v.is_finite())
-    };
+    percents
+        .iter()
+        .map(|&k| {
+            let v = values
+                .iter()
+                .find(|(p, _)| *p == k)
+                .map(|(_, v)| *v)
+                .filter(|v| v.is_finite());
+            (k, v)
+        })
+        .collect()
+}
+
+/// Percentile ranks from the histogram of rank slots (`sources::RankSource`): the percentage
+/// of values `<= values[i]` is the share of slots `0..=i`, clamped to [0, 100] as Elasticsearch
+/// clamps the sketch's answer. No values: `None` for every value (rendered `null`).
+pub(crate) fn percentile_ranks(values: &[f64], slots: &[(f64, u64)]) -> Vec<(f64, Option<f64>)> {
+    // Slot `s` of a document's `j`-th value is reported as s + j * (n + 1).
+    let stride = values.len() as f64 + 1.0;
+    let slots: Vec<(f64, u64)> = slots.iter().map(|&(k, n)| (k % stride, n)).collect();
+    let total: u64 = slots.iter().map(|(_, n)| n).sum();
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if total == 0 {
+                return (v, None);
+            }
+            let below: u64 = slots
+                .iter()
+                .filter(|(slot, _)| *slot <= i as f64)
+                .map(|(_, n)| n)
+                .sum();
+            (
+                v,
+                Some((below as f64 / total as f64 * 100.0).clamp(0.0, 100.0)),
+            )
+        })
+        .collect()
+}
+
+/// `percentiles` and `percentile_ranks` bodies: `values` keyed by `String.valueOf(key)` (with
+/// `_as_string` under a format), or a list of `{key, value}` with `keyed: false`.
+fn render_percentiles(
+    keyed: bool,
+    values: &[(f64, Option<f64>)],
+    format: &ValueFormat,
+    obj: &mut Map<String, Value>,
+) {
     if keyed {
         let mut m = Map::new();
-        for &k in percents {
-            let v = value_of(k);
+        for &(k, v) in values {
             let name = java_double(k);
             m.insert(name.clone(), num_or_null(v));
             if let Some(s) = v.and_then(|v| format.format(v)) {
@@ -1067,10 +1132,9 @@ fn render_percentiles(
         }
         obj.insert("values".into(), Value::Object(m));
     } else {
-        let list = percents
+        let list = values
             .iter()
-            .map(|&k| {
-                let v = value_of(k);
+            .map(|&(k, v)| {
                 let mut e = Map::new();
                 e.insert("key".into(), json!(k));
                 e.insert("value".into(), num_or_null(v));

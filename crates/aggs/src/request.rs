@@ -88,6 +88,7 @@ impl AggKind {
             AggKind::ReverseNested => "reverse_nested",
             AggKind::Composite(_) => "composite",
             AggKind::Metric(m) => m.kind.name(),
+            AggKind::Percentiles(p) if p.ranks => "percentile_ranks",
             AggKind::Percentiles(_) => "percentiles",
             AggKind::TopHits(_) => "top_hits",
         }
@@ -267,9 +268,12 @@ pub(crate) struct MetricReq {
     pub sigma: f64,
 }
 
+/// `percentiles`, and `percentile_ranks` (`ranks`), whose `values` are kept in `percents`.
 pub(crate) struct PercentilesReq {
     pub field: String,
+    /// The percents (`percentiles`) or the values to rank (`percentile_ranks`), sorted, distinct.
     pub percents: Vec<f64>,
+    pub ranks: bool,
     pub keyed: bool,
     pub missing: Option<Value>,
     pub format: Option<String>,
@@ -435,6 +439,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "avg" | "sum" | "min" | "max" | "value_count" | "stats" | "extended_stats"
         | "cardinality" => AggKind::Metric(parse_metric(name, ty, obj()?)?),
         "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
+        "percentile_ranks" => AggKind::Percentiles(parse_percentile_ranks(name, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "significant_terms"
         | "significant_text"
@@ -450,7 +455,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "adjacency_matrix"
         | "auto_date_histogram"
         | "variable_width_histogram"
-        | "percentile_ranks"
         | "median_absolute_deviation"
         | "weighted_avg"
         | "scripted_metric"
@@ -1519,14 +1523,80 @@ fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<Metric
     Ok(r)
 }
 
-fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<PercentilesReq> {
-    const TY: &str = "percentiles";
+/// `percentile_ranks`: `percentiles` with required `values` instead of `percents`.
+fn parse_percentile_ranks(name: &str, o: &Map<String, Value>) -> EsResult<PercentilesReq> {
+    const TY: &str = "percentile_ranks";
+    // Elasticsearch checks `values` in the builder's constructor, which its object parser
+    // calls once the whole object is read and wraps in a parse exception.
+    let failed = |reason: String| {
+        EsError::x_content_parse(format!(
+            "Failed to build [{TY}] after last required field arrived"
+        ))
+        .caused_by(EsError::illegal_argument(reason))
+    };
     expect_fields(
         TY,
         o,
         &[
             "field",
-            "percents",
+            "values",
+            "keyed",
+            "missing",
+            "format",
+            "tdigest",
+            "hdr",
+            "value_type",
+        ],
+    )?;
+    let values = match o.get("values") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(a)) => Some(a.clone()),
+        Some(other) => Some(vec![other.clone()]),
+    };
+    let mut parsed = Vec::new();
+    for v in values.iter().flatten() {
+        parsed.push(num(TY, "values", v)?);
+    }
+    let check_values = || match &values {
+        None => Err(failed(format!("[values] must not be null: [{name}]"))),
+        Some(_) if parsed.is_empty() => Err(failed(format!(
+            "[values] must not be an empty array: [{name}]"
+        ))),
+        Some(_) => Ok(()),
+    };
+    // The other options fail while parsing, before the constructor; a missing `field` is
+    // only found when the aggregation is built, after it.
+    if !o.contains_key("field") {
+        check_values()?;
+    }
+    let mut rest = o.clone();
+    rest.remove("values");
+    let mut r = parse_percentiles_like(TY, name, &rest, "values")?;
+    check_values()?;
+    parsed.sort_by(f64::total_cmp);
+    parsed.dedup();
+    r.percents = parsed;
+    r.ranks = true;
+    Ok(r)
+}
+
+fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<PercentilesReq> {
+    parse_percentiles_like("percentiles", name, o, "percents")
+}
+
+/// The options `percentiles` and `percentile_ranks` share; `values_key` names the list.
+fn parse_percentiles_like(
+    ty: &'static str,
+    name: &str,
+    o: &Map<String, Value>,
+    values_key: &str,
+) -> EsResult<PercentilesReq> {
+    expect_fields(
+        ty,
+        o,
+        &[
+            "field",
+            values_key,
             "keyed",
             "missing",
             "format",
@@ -1538,6 +1608,7 @@ fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<Percentiles
     let mut r = PercentilesReq {
         field: required_field(o)?,
         percents: vec![1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0],
+        ranks: false,
         keyed: true,
         missing: None,
         format: None,
@@ -1551,7 +1622,7 @@ fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<Percentiles
                 };
                 let mut p = Vec::new();
                 for x in &a {
-                    let x = num(TY, k, x)?;
+                    let x = num(ty, k, x)?;
                     if !(0.0..=100.0).contains(&x) {
                         return Err(EsError::illegal_argument(format!(
                             "percent must be in [0,100], got [{x:?}]: [{name}]"
@@ -1568,18 +1639,18 @@ fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<Percentiles
                 p.dedup();
                 r.percents = p;
             }
-            "keyed" => r.keyed = boolean(TY, k, v)?,
+            "keyed" => r.keyed = boolean(ty, k, v)?,
             "missing" => r.missing = Some(v.clone()),
-            "format" => r.format = Some(string(TY, k, v)?),
+            "format" => r.format = Some(string(ty, k, v)?),
             "tdigest" => {
                 // The sketch is tantivy's DDSketch whatever the compression: validated only.
                 let o = v.as_object().ok_or_else(|| {
-                    EsError::parsing(format!("[{TY}] [tdigest] must be an object"))
+                    EsError::parsing(format!("[{ty}] [tdigest] must be an object"))
                 })?;
                 for (tk, tv) in o {
                     match tk.as_str() {
                         "compression" => {
-                            let c = num(TY, tk, tv)?;
+                            let c = num(ty, tk, tv)?;
                             if c < 0.0 {
                                 return Err(EsError::illegal_argument(format!(
                                     "[compression] must be greater than or equal to 0. Found [{c:?}] in [{name}]"
@@ -1587,7 +1658,7 @@ fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<Percentiles
                             }
                         }
                         "execution_hint" => {
-                            string(TY, tk, tv)?;
+                            string(ty, tk, tv)?;
                         }
                         other => {
                             return Err(EsError::x_content_parse(format!(
@@ -1600,11 +1671,11 @@ fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<Percentiles
             // HDR histograms answer differently from the sketch Lode uses: refused, not faked.
             "hdr" => {
                 return Err(EsError::parsing(format!(
-                    "[{TY}] [hdr] is not supported by Lode"
+                    "[{ty}] [hdr] is not supported by Lode"
                 )))
             }
             "value_type" => {
-                string(TY, k, v)?;
+                string(ty, k, v)?;
             }
             _ => {}
         }

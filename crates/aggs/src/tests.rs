@@ -778,6 +778,159 @@ fn percentiles_keys_and_values() {
     );
 }
 
+/// The exact percentage of `values` that are `<= v`.
+fn exact_rank(values: &[f64], v: f64) -> f64 {
+    values.iter().filter(|x| **x <= v).count() as f64 / values.len() as f64 * 100.0
+}
+
+#[test]
+fn percentile_ranks_count_values_at_or_below() {
+    let all = docs(600);
+    let (a, b) = all.split_at(250);
+    let ix = TestIndex::new(&[a, b], 2);
+    let out = ix.run(json!({
+        "r": {"percentile_ranks": {"field": "balance", "values": [50000, -10000.5, 0, 1e9]}},
+        "s": {"percentile_ranks": {"field": "status", "values": [1, 2], "keyed": false}},
+        "m": {"percentile_ranks": {"field": "balance", "values": [-30000], "missing": -30000}},
+    }));
+    let bal: Vec<f64> = all.iter().filter_map(|d| d.balance).collect();
+    // Keyed by `String.valueOf(double)`, in ascending order of the values.
+    let keys: Vec<&str> = out["r"]["values"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["-10000.5", "0.0", "50000.0", "1.0E9"]);
+    for (k, v) in [("-10000.5", -10000.5), ("0.0", 0.0), ("50000.0", 50000.0)] {
+        assert_close(&out["r"]["values"][k], exact_rank(&bal, v), k);
+    }
+    assert_eq!(out["r"]["values"]["1.0E9"], json!(100.0));
+    let st: Vec<f64> = all.iter().map(|d| d.status as f64).collect();
+    assert_eq!(out["s"]["values"][0]["key"], json!(1.0));
+    assert_close(&out["s"]["values"][0]["value"], exact_rank(&st, 1.0), "s1");
+    assert_close(&out["s"]["values"][1]["value"], exact_rank(&st, 2.0), "s2");
+    // Documents without a balance count as -30000, below every real balance.
+    let missing = all.iter().filter(|d| d.balance.is_none()).count() as f64;
+    assert_close(
+        &out["m"]["values"]["-30000.0"],
+        missing / all.len() as f64 * 100.0,
+        "missing",
+    );
+}
+
+#[test]
+fn percentile_ranks_under_buckets_empty_and_typed() {
+    let all = docs(400);
+    let ix = TestIndex::new(&[&all], 3);
+    let out = ix
+        .run_with(
+            None,
+            json!({
+                "t": {"terms": {"field": "acctType", "size": 10},
+                      "aggs": {"r": {"percentile_ranks": {"field": "balance", "values": [0],
+                                                          "format": "0.0"}}}},
+                "h": {"histogram": {"field": "status", "interval": 1,
+                                    "extended_bounds": {"min": -1, "max": 3}},
+                      "aggs": {"r": {"percentile_ranks": {"field": "balance", "values": [0]}}}},
+            }),
+            true,
+        )
+        .unwrap();
+    let buckets = out["sterms#t"]["buckets"].as_array().unwrap();
+    assert!(!buckets.is_empty());
+    for b in buckets {
+        let key = b["key"].as_str().unwrap();
+        let v: Vec<f64> = all
+            .iter()
+            .filter(|d| d.acct_type == key)
+            .filter_map(|d| d.balance)
+            .collect();
+        let r = &b["tdigest_percentile_ranks#r"]["values"];
+        assert_close(&r["0.0"], exact_rank(&v, 0.0), key);
+        assert_eq!(
+            r["0.0_as_string"],
+            json!(format!("{:.1}", exact_rank(&v, 0.0)))
+        );
+    }
+    // The empty bucket (status -1) has no values: `null`, no `_as_string`.
+    let empty = &out["histogram#h"]["buckets"][0];
+    assert_eq!(empty["doc_count"], json!(0));
+    assert_eq!(
+        empty["tdigest_percentile_ranks#r"],
+        json!({"values": {"0.0": null}})
+    );
+}
+
+#[test]
+fn percentile_ranks_errors() {
+    let ix = TestIndex::new(&[&docs(10)], 1);
+    let err = |aggs: Value| ix.run_with(None, aggs, false).unwrap_err();
+    let e = err(json!({"r": {"percentile_ranks": {"field": "balance"}}}));
+    assert_eq!(e.kind, "x_content_parse_exception");
+    assert_eq!(
+        e.reason,
+        "Failed to build [percentile_ranks] after last required field arrived"
+    );
+    let cause = e.caused_by.as_ref().unwrap();
+    assert_eq!(cause.kind, "illegal_argument_exception");
+    assert_eq!(cause.reason, "[values] must not be null: [r]");
+    let e = err(json!({"r": {"percentile_ranks": {"field": "balance", "values": []}}}));
+    assert_eq!(
+        e.caused_by.unwrap().reason,
+        "[values] must not be an empty array: [r]"
+    );
+    let e = err(
+        json!({"r": {"percentile_ranks": {"field": "balance", "values": [1],
+                                                  "script": "doc.x"}}}),
+    );
+    assert_eq!(e.kind, "illegal_argument_exception");
+    let e = err(
+        json!({"r": {"percentile_ranks": {"field": "balance", "values": [1],
+                                                  "percents": [1]}}}),
+    );
+    assert_eq!(e.status, 400);
+    let e = err(
+        json!({"r": {"percentile_ranks": {"field": "balance", "values": [1],
+                                                  "hdr": {}}}}),
+    );
+    assert_eq!(
+        e.reason,
+        "[percentile_ranks] [hdr] is not supported by Lode"
+    );
+    let e = err(json!({"r": {"percentile_ranks": {"field": "acctType", "values": [1]}}}));
+    assert_eq!(e.status, 400);
+    let e = err(json!({"r": {"percentile_ranks": {"values": [1]}}}));
+    assert_eq!(
+        e.reason,
+        "Required one of fields [field, script], but none were specified. "
+    );
+}
+
+#[test]
+fn percentile_rank_slots() {
+    use crate::render::percentile_ranks;
+    use crate::sources::rank_slot;
+    let values = [1.0, 5.0, 10.0];
+    let data = [0.5, 1.0, 1.5, 5.0, 7.0, 10.0, 11.0, 11.0];
+    let mut slots: BTreeMap<u64, u64> = BTreeMap::new();
+    for x in data {
+        *slots.entry(rank_slot(&values, x)).or_default() += 1;
+    }
+    assert_eq!(slots, BTreeMap::from([(0, 2), (1, 2), (2, 2), (3, 2)]));
+    let slots: Vec<(f64, u64)> = slots.into_iter().map(|(k, n)| (k as f64, n)).collect();
+    assert_eq!(
+        percentile_ranks(&values, &slots),
+        vec![(1.0, Some(25.0)), (5.0, Some(50.0)), (10.0, Some(75.0))]
+    );
+    assert_eq!(percentile_ranks(&[1.0], &[]), vec![(1.0, None)]);
+    // Later values of a document come in slot + j * (n + 1): folded back.
+    assert_eq!(
+        percentile_ranks(&[1.0], &[(0.0, 1), (2.0, 1), (3.0, 2)]),
+        vec![(1.0, Some(50.0))]
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Histograms
 

@@ -1,0 +1,199 @@
+"""`percentile_ranks`: the percentage of a field's values that are <= each requested value.
+
+Expected ranks are computed here, in Python, from the documents this file indexes: for a value
+v, 100 * (number of values <= v) / (number of values), each value of a multi-valued field
+counting once. Bound used: Lode counts ranks exactly (a histogram of the values between the
+requested ones, not a sketch; see docs/compatibility.md), so the only error allowed is float
+rounding, a relative 1e-9. Elasticsearch's TDigest answer is itself an approximation of this
+exact value, so an exact answer is within any bound ES documents.
+"""
+
+import random
+
+import pytest
+from elasticsearch import BadRequestError
+
+from conftest import make_index
+
+INDEX = "pranks"
+GROUPS = ["a", "b", "c", "d"]
+VALUES = [-50.0, 0.0, 12.5, 250.0, 999.0, 5000.0]
+
+
+def _docs():
+    rnd = random.Random(20240611)
+    docs = []
+    for i in range(3000):
+        d = {"group": GROUPS[rnd.randrange(len(GROUPS))]}
+        if rnd.random() < 0.9:
+            # Mixed scales, negatives and many exact ties on the requested values.
+            d["price"] = rnd.choice(
+                [round(rnd.uniform(-100, 1000), 2), float(rnd.randrange(-2, 3) * 125), 12.5]
+            )
+        d["sizes"] = [rnd.randrange(0, 20) for _ in range(rnd.randrange(0, 4))]
+        docs.append((str(i), d))
+    return docs
+
+
+DOCS = _docs()
+
+
+@pytest.fixture(scope="module")
+def pranks(es):
+    body = {
+        "settings": {"number_of_shards": 3},
+        "mappings": {"properties": {
+            "group": {"type": "keyword"},
+            "price": {"type": "double"},
+            "sizes": {"type": "integer"},
+        }},
+    }
+    return make_index(es, INDEX, body, DOCS)
+
+
+def exact_rank(values, v):
+    return 100.0 * sum(1 for x in values if x <= v) / len(values)
+
+
+def close(a, b):
+    return a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+def search(es, aggs, query=None):
+    body = {"size": 0, "aggs": aggs}
+    if query is not None:
+        body["query"] = query
+    return es.search(index=INDEX, body=body).body["aggregations"]
+
+
+def key(v):
+    # Java's String.valueOf(double) for the values used here.
+    return f"{v:.1f}" if v != 12.5 else "12.5"
+
+
+def prices(docs, missing=None):
+    out = []
+    for _, d in docs:
+        if "price" in d:
+            out.append(d["price"])
+        elif missing is not None:
+            out.append(missing)
+    return out
+
+
+def test_top_level_keyed(es, pranks):
+    got = search(es, {"r": {"percentile_ranks": {"field": "price", "values": VALUES[::-1]}}})
+    values = got["r"]["values"]
+    # Keyed by the value, in ascending order of the values.
+    assert list(values) == [key(v) for v in VALUES]
+    all_prices = prices(DOCS)
+    for v in VALUES:
+        assert close(values[key(v)], exact_rank(all_prices, v)), v
+
+
+def test_not_keyed_and_clamped(es, pranks):
+    got = search(es, {"r": {"percentile_ranks": {
+        "field": "price", "values": [-1000, 12.5, 1e6], "keyed": False}}})
+    all_prices = prices(DOCS)
+    assert [e["key"] for e in got["r"]["values"]] == [-1000.0, 12.5, 1e6]
+    assert got["r"]["values"][0]["value"] == 0.0
+    assert close(got["r"]["values"][1]["value"], exact_rank(all_prices, 12.5))
+    assert got["r"]["values"][2]["value"] == 100.0
+    assert all(set(e) == {"key", "value"} for e in got["r"]["values"])
+
+
+def test_missing(es, pranks):
+    got = search(es, {"r": {"percentile_ranks": {
+        "field": "price", "values": VALUES, "missing": 100}}})
+    with_missing = prices(DOCS, missing=100.0)
+    assert len(with_missing) == len(DOCS)
+    for v in VALUES:
+        assert close(got["r"]["values"][key(v)], exact_rank(with_missing, v)), v
+
+
+def test_multi_valued_counts_every_value(es, pranks):
+    got = search(es, {"r": {"percentile_ranks": {"field": "sizes", "values": [0, 7, 19]}}})
+    sizes = [s for _, d in DOCS for s in d["sizes"]]
+    for v in (0, 7, 19):
+        assert close(got["r"]["values"][f"{v}.0"], exact_rank(sizes, v)), v
+
+
+def test_under_terms_with_format_and_query(es, pranks):
+    query = {"range": {"price": {"gte": 0}}}
+    got = search(es, {"t": {"terms": {"field": "group"}, "aggs": {
+        "r": {"percentile_ranks": {"field": "price", "values": [12.5, 250], "format": "0.00"}},
+        "l": {"percentile_ranks": {"field": "price", "values": [250], "keyed": False}},
+    }}}, query=query)
+    buckets = got["t"]["buckets"]
+    assert sorted(b["key"] for b in buckets) == GROUPS
+    for b in buckets:
+        vals = [d["price"] for _, d in DOCS
+                if d["group"] == b["key"] and "price" in d and d["price"] >= 0]
+        assert b["doc_count"] == len(vals)
+        for v in (12.5, 250.0):
+            r = exact_rank(vals, v)
+            assert close(b["r"]["values"][key(v)], r)
+            assert b["r"]["values"][key(v) + "_as_string"] == f"{b['r']['values'][key(v)]:.2f}"
+        assert close(b["l"]["values"][0]["value"], exact_rank(vals, 250.0))
+
+
+def test_empty_bucket_renders_null(es, pranks):
+    got = search(es, {"f": {"filter": {"term": {"group": "nope"}}, "aggs": {
+        "r": {"percentile_ranks": {"field": "price", "values": [1, 2], "format": "0.0"}},
+        "l": {"percentile_ranks": {"field": "price", "values": [1], "keyed": False}},
+    }}})
+    assert got["f"]["doc_count"] == 0
+    assert got["f"]["r"] == {"values": {"1.0": None, "2.0": None}}
+    assert got["f"]["l"] == {"values": [{"key": 1.0, "value": None}]}
+
+
+def test_typed_keys_and_pipeline(es, pranks):
+    body = {"size": 0, "aggs": {
+        "t": {"terms": {"field": "group"},
+              "aggs": {"r": {"percentile_ranks": {"field": "price", "values": [250]}}}},
+        "best": {"max_bucket": {"buckets_path": "t>r[250.0]"}},
+        "mean": {"avg_bucket": {"buckets_path": "t>r.250"}},
+    }}
+    got = es.search(index=INDEX, body=body, typed_keys=True).body["aggregations"]
+    ranks = {}
+    for b in got["sterms#t"]["buckets"]:
+        assert set(b) >= {"tdigest_percentile_ranks#r"}
+        vals = [d["price"] for _, d in DOCS if d["group"] == b["key"] and "price" in d]
+        ranks[b["key"]] = exact_rank(vals, 250.0)
+    best = max(ranks.values())
+    assert close(got["bucket_metric_value#best"]["value"], best)
+    assert got["bucket_metric_value#best"]["keys"] == [k for k, r in ranks.items() if r == best]
+    assert close(got["simple_value#mean"]["value"], sum(ranks.values()) / len(ranks))
+
+
+def _error(es, agg):
+    with pytest.raises(BadRequestError) as ei:
+        es.search(index=INDEX, size=0, aggs={"r": {"percentile_ranks": agg}})
+    return ei.value.body["error"]
+
+
+def test_values_required(es, pranks):
+    err = _error(es, {"field": "price"})
+    assert err["type"] == "x_content_parse_exception"
+    assert err["reason"] == "Failed to build [percentile_ranks] after last required field arrived"
+    assert err["caused_by"] == {"type": "illegal_argument_exception",
+                                "reason": "[values] must not be null: [r]"}
+    err = _error(es, {"field": "price", "values": []})
+    assert err["caused_by"]["reason"] == "[values] must not be an empty array: [r]"
+
+
+def test_refused_options(es, pranks):
+    # Not built (scripts) or answered differently (HDR): refused, never ignored.
+    assert _error(es, {"field": "price", "values": [1], "script": {"source": "1"}})["type"] \
+        == "illegal_argument_exception"
+    assert _error(es, {"field": "price", "values": [1], "hdr": {}})["type"] == "parsing_exception"
+    assert _error(es, {"field": "price", "values": [1], "percents": [1]})["type"] \
+        in ("parsing_exception", "x_content_parse_exception")
+    assert _error(es, {"field": "group", "values": [1]})["root_cause"][0]["type"] \
+        == "illegal_argument_exception"
+    # `tdigest.compression` is validated as `percentiles` validates it.
+    assert _error(es, {"field": "price", "values": [1], "tdigest": {"compression": -1}})["type"] \
+        == "illegal_argument_exception"
+    ok = search(es, {"r": {"percentile_ranks": {
+        "field": "price", "values": [0], "tdigest": {"compression": 200}}}})
+    assert close(ok["r"]["values"]["0.0"], exact_rank(prices(DOCS), 0.0))
