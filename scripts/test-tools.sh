@@ -70,7 +70,7 @@ fi
 
 echo "== OpenSearch Benchmark ($(cat tests/tools/requirements-osb.txt))"
 start_lode
-if HOME="$TMP/osb-home" "$ROOT/.venv-osb/bin/opensearch-benchmark" execute-test \
+if HOME="$TMP/osb-home" "$ROOT/.venv-osb/bin/opensearch-benchmark" run \
     --workload-path="$TMP/track" --target-hosts="$HOSTPORT" --pipeline=benchmark-only --offline \
     --kill-running-processes --results-file="$TMP/osb-report.md" >"$TMP/osb.log" 2>&1 \
   && "$ROOT/.venv-osb/bin/python" tests/tools/check_report.py "$TMP/osb-report.md" $TASKS; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests, the Python client suite against a real
-# `lode serve`, the client matrix (elasticsearch-py 9, opensearch-py, the JavaScript client;
+# `lode serve`, the client matrix and the benchmark tools (Rally, OpenSearch Benchmark), the client matrix (elasticsearch-py 9, opensearch-py, the JavaScript client;
 # tests/clients), and the REST conformance suite (../shared/compat, skipped when absent) with a
 # pass-rate floor.
 set -euo pipefail
@@ -12,4 +12,5 @@ cargo build --workspace --all-targets
 cargo test --workspace -- --test-threads=2
 LODE_BIN="$PWD/target/debug/lode" scripts/test-python.sh
 LODE_BIN="$PWD/target/debug/lode" scripts/test-clients.sh
+LODE_BIN="$PWD/target/debug/lode" scripts/test-tools.sh
 LODE_BIN="$PWD/target/debug/lode" scripts/compat.sh

@@ -23,7 +23,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--docs", type=int, default=4000)
-    ap.add_argument("--iterations", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=3)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
