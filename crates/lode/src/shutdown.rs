@@ -1,0 +1,249 @@
+//! Graceful shutdown of `lode serve` (SIGTERM, SIGINT).
+//!
+//! On the signal the node stops accepting connections at once and closes its idle keep-alive
+//! connections (axum's graceful shutdown: hyper finishes the request a connection is serving,
+//! answers it with `connection: close`, and closes idle connections right away). In-flight
+//! requests get `GRACE` to finish; axum would wait for every connection forever (a slow client,
+//! a half-sent request, a long search), so the wait is bounded here and whatever is left is
+//! abandoned when the runtime shuts down (its sockets close). The caller then cancels running
+//! tasks and flushes every index. A watchdog started with the signal exits the process at
+//! `DEADLINE` whatever still runs: acknowledged writes are already in the fsynced translog,
+//! so an unfinished flush only means a longer recovery.
+
+use std::future::{Future, IntoFuture};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long in-flight requests may run after the signal before they are abandoned.
+pub const GRACE: Duration = Duration::from_secs(5);
+/// From the signal to the exit, whatever still runs (flush included).
+pub const DEADLINE: Duration = Duration::from_secs(9);
+
+/// Requests being handled right now (counted by `track_in_flight`).
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// Requests received and not yet answered.
+pub fn in_flight() -> usize {
+    IN_FLIGHT.load(Ordering::SeqCst)
+}
+
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> InFlight {
+        IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Middleware counting in-flight requests, so the shutdown log says how many were abandoned.
+/// The count drops when the handler's future completes or is dropped (abandoned).
+pub async fn track_in_flight(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let _guard = InFlight::enter();
+    next.run(req).await
+}
+
+/// Waits for SIGTERM or SIGINT and names it.
+pub async fn signal() -> &'static str {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("install SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}
+
+/// How serving ended.
+#[derive(Debug)]
+pub struct Stopped {
+    /// The signal that started the shutdown.
+    pub signal: &'static str,
+    /// When it came.
+    pub at: Instant,
+    /// Every connection finished within the grace period.
+    pub drained: bool,
+}
+
+/// Serves `app` on `listener` until `stop` resolves, then stops accepting, lets in-flight
+/// requests finish for at most `grace` and returns. Connections still open then belong to the
+/// runtime's tasks, which the caller abandons by shutting the runtime down. `on_signal` runs
+/// as soon as the signal arrives (the log line, the watchdog).
+pub async fn serve<S>(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    stop: S,
+    grace: Duration,
+    on_signal: impl FnOnce(&'static str) + Send + 'static,
+) -> std::io::Result<Stopped>
+where
+    S: Future<Output = &'static str> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            let name = stop.await;
+            let at = Instant::now();
+            on_signal(name);
+            let _ = tx.send((name, at));
+        })
+        .into_future();
+    tokio::pin!(server);
+    let (signal, at) = tokio::select! {
+        // axum's serve ends only after the signal, or on an error.
+        r = &mut server => {
+            r?;
+            return Ok(Stopped { signal: "none", at: Instant::now(), drained: true });
+        }
+        s = rx => s.unwrap_or(("none", Instant::now())),
+    };
+    let drained = match tokio::time::timeout(grace.saturating_sub(at.elapsed()), &mut server).await
+    {
+        Ok(r) => {
+            r?;
+            true
+        }
+        Err(_) => false,
+    };
+    Ok(Stopped {
+        signal,
+        at,
+        drained,
+    })
+}
+
+/// Exits the process with status 0 at `deadline` if it is still running then.
+pub fn start_watchdog(deadline: Instant) {
+    std::thread::Builder::new()
+        .name("lode-shutdown-watchdog".into())
+        .spawn(move || {
+            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            tracing::warn!(
+                deadline_ms = DEADLINE.as_millis() as u64,
+                "shutdown deadline reached before the flush finished; exiting (the translog is replayed at the next start)"
+            );
+            std::process::exit(0);
+        })
+        .expect("spawn shutdown watchdog");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    fn slow_app() -> axum::Router {
+        axum::Router::new()
+            .route("/", axum::routing::get(|| async { "ok" }))
+            .route(
+                "/slow",
+                axum::routing::get(|| async {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    "late"
+                }),
+            )
+            .layer(axum::middleware::from_fn(track_in_flight))
+    }
+
+    /// Connects and sends `bytes`, from a plain thread (the server runs on the test runtime).
+    fn connect(addr: std::net::SocketAddr, bytes: &[u8]) -> TcpStream {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(bytes).unwrap();
+        s
+    }
+
+    fn run(
+        hold: impl FnOnce(std::net::SocketAddr) -> Vec<TcpStream> + Send + 'static,
+        grace: Duration,
+    ) -> (Stopped, Vec<TcpStream>) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let stopped = rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = tokio::spawn(serve(
+                listener,
+                slow_app(),
+                async move {
+                    let _ = stop_rx.await;
+                    "SIGTERM"
+                },
+                grace,
+                |_| {},
+            ));
+            let held = tokio::task::spawn_blocking(move || {
+                let held = hold(addr);
+                // Let the server read what the clients sent before the signal.
+                std::thread::sleep(Duration::from_millis(200));
+                held
+            })
+            .await
+            .unwrap();
+            stop_tx.send(()).unwrap();
+            let stopped = server.await.unwrap().unwrap();
+            // New connections are refused once serving stopped.
+            assert!(TcpStream::connect(addr).is_err(), "listener still open");
+            (stopped, held)
+        });
+        rt.shutdown_background();
+        stopped
+    }
+
+    #[test]
+    fn idle_keep_alive_connections_do_not_hold_the_shutdown() {
+        let (stopped, held) = run(
+            |addr| {
+                (0..3)
+                    .map(|_| {
+                        let mut s = connect(addr, b"GET / HTTP/1.1\r\nhost: x\r\n\r\n");
+                        let mut buf = [0u8; 256];
+                        let n = s.read(&mut buf).unwrap();
+                        assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+                        s
+                    })
+                    .collect()
+            },
+            Duration::from_secs(3600),
+        );
+        assert!(stopped.drained);
+        assert_eq!(stopped.signal, "SIGTERM");
+        // The server closed each idle connection: reading gives end of stream.
+        for mut s in held {
+            let mut buf = [0u8; 16];
+            assert_eq!(s.read(&mut buf).unwrap_or(0), 0);
+        }
+    }
+
+    #[test]
+    fn stalled_and_slow_requests_are_abandoned_after_the_grace_period() {
+        let (stopped, held) = run(
+            |addr| {
+                vec![
+                    connect(addr, b"GET / HTTP/1.1\r\nhost: x\r\ncontent-le"),
+                    connect(addr, b"GET /slow HTTP/1.1\r\nhost: x\r\n\r\n"),
+                ]
+            },
+            Duration::from_millis(300),
+        );
+        assert!(!stopped.drained);
+        // Once the runtime is gone, the abandoned connections are closed.
+        for mut s in held {
+            let mut buf = [0u8; 16];
+            assert_eq!(s.read(&mut buf).unwrap_or(0), 0);
+        }
+    }
+}
