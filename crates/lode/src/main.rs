@@ -82,20 +82,26 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
         );
         use std::io::Write;
         std::io::stdout().flush().ok();
-        let on_signal = |signal: &'static str| {
-            shutdown::start_watchdog(std::time::Instant::now() + shutdown::DEADLINE);
+        let grace = cfg.shutdown_grace_period;
+        let on_signal = move |signal: &'static str| {
+            if let Some(grace) = grace {
+                shutdown::start_watchdog(std::time::Instant::now() + grace + shutdown::FLUSH_BOUND);
+            }
             tracing::info!(
                 signal,
                 in_flight = shutdown::in_flight(),
-                grace_ms = shutdown::GRACE.as_millis() as u64,
+                grace_period_ms = grace.map(|g| g.as_millis() as u64),
                 "shutdown started: not accepting connections, closing idle ones, waiting for in-flight requests"
             );
         };
-        let stopped =
-            shutdown::serve(listener, app, shutdown::signal(), shutdown::GRACE, on_signal).await?;
+        let stopped = shutdown::serve(listener, app, shutdown::signal(), grace, on_signal).await?;
         anyhow::Ok(stopped)
     })?;
     let abandoned = shutdown::in_flight();
+    if cfg.shutdown_grace_period.is_none() {
+        // Waited for every request without bound; the flush is still bounded.
+        shutdown::start_watchdog(std::time::Instant::now() + shutdown::FLUSH_BOUND);
+    }
     // Drops every connection task still running (their sockets close, so nothing left in
     // flight is answered from here on); handlers already on blocking threads are left to the
     // process exit.

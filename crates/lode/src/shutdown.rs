@@ -3,21 +3,23 @@
 //! On the signal the node stops accepting connections at once and closes its idle keep-alive
 //! connections (axum's graceful shutdown: hyper finishes the request a connection is serving,
 //! answers it with `connection: close`, and closes idle connections right away). In-flight
-//! requests get `GRACE` to finish; axum would wait for every connection forever (a slow client,
+//! requests get a grace period (`http.shutdown_grace_period`, 5 s by default) to finish; axum would wait for every connection forever (a slow client,
 //! a half-sent request, a long search), so the wait is bounded here and whatever is left is
 //! abandoned when the runtime shuts down (its sockets close). The caller then cancels running
-//! tasks and flushes every index. A watchdog started with the signal exits the process at
-//! `DEADLINE` whatever still runs: acknowledged writes are already in the fsynced translog,
+//! tasks and flushes every index. A watchdog exits the process `FLUSH_BOUND` after the grace
+//! period whatever still runs: acknowledged writes are already in the fsynced translog,
 //! so an unfinished flush only means a longer recovery.
 
 use std::future::{Future, IntoFuture};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// How long in-flight requests may run after the signal before they are abandoned.
-pub const GRACE: Duration = Duration::from_secs(5);
-/// From the signal to the exit, whatever still runs (flush included).
-pub const DEADLINE: Duration = Duration::from_secs(9);
+/// How long in-flight requests may run after the signal before they are abandoned, unless
+/// `http.shutdown_grace_period` says otherwise.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+/// How long cancelling tasks and flushing may take after the grace period before the process
+/// exits anyway (so with the default grace, the node is gone 9 s after the signal).
+pub const FLUSH_BOUND: Duration = Duration::from_secs(4);
 
 /// Requests being handled right now (counted by `track_in_flight`).
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
@@ -75,14 +77,14 @@ pub struct Stopped {
 }
 
 /// Serves `app` on `listener` until `stop` resolves, then stops accepting, lets in-flight
-/// requests finish for at most `grace` and returns. Connections still open then belong to the
+/// requests finish for at most `grace` (without bound when `None`) and returns. Connections still open then belong to the
 /// runtime's tasks, which the caller abandons by shutting the runtime down. `on_signal` runs
 /// as soon as the signal arrives (the log line, the watchdog).
 pub async fn serve<S>(
     listener: tokio::net::TcpListener,
     app: axum::Router,
     stop: S,
-    grace: Duration,
+    grace: Option<Duration>,
     on_signal: impl FnOnce(&'static str) + Send + 'static,
 ) -> std::io::Result<Stopped>
 where
@@ -106,13 +108,20 @@ where
         }
         s = rx => s.unwrap_or(("none", Instant::now())),
     };
-    let drained = match tokio::time::timeout(grace.saturating_sub(at.elapsed()), &mut server).await
-    {
-        Ok(r) => {
-            r?;
+    let drained = match grace {
+        Some(grace) => {
+            match tokio::time::timeout(grace.saturating_sub(at.elapsed()), &mut server).await {
+                Ok(r) => {
+                    r?;
+                    true
+                }
+                Err(_) => false,
+            }
+        }
+        None => {
+            (&mut server).await?;
             true
         }
-        Err(_) => false,
     };
     Ok(Stopped {
         signal,
@@ -128,7 +137,6 @@ pub fn start_watchdog(deadline: Instant) {
         .spawn(move || {
             std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
             tracing::warn!(
-                deadline_ms = DEADLINE.as_millis() as u64,
                 "shutdown deadline reached before the flush finished; exiting (the translog is replayed at the next start)"
             );
             std::process::exit(0);
@@ -164,7 +172,7 @@ mod tests {
 
     fn run(
         hold: impl FnOnce(std::net::SocketAddr) -> Vec<TcpStream> + Send + 'static,
-        grace: Duration,
+        grace: Option<Duration>,
     ) -> (Stopped, Vec<TcpStream>) {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -217,7 +225,7 @@ mod tests {
                     })
                     .collect()
             },
-            Duration::from_secs(3600),
+            None,
         );
         assert!(stopped.drained);
         assert_eq!(stopped.signal, "SIGTERM");
@@ -237,7 +245,7 @@ mod tests {
                     connect(addr, b"GET /slow HTTP/1.1\r\nhost: x\r\n\r\n"),
                 ]
             },
-            Duration::from_millis(300),
+            Some(Duration::from_millis(300)),
         );
         assert!(!stopped.drained);
         // Once the runtime is gone, the abandoned connections are closed.
