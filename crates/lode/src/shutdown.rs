@@ -90,7 +90,7 @@ pub async fn serve<S>(
 where
     S: Future<Output = &'static str> + Send + 'static,
 {
-    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (tx, mut rx) = tokio::sync::oneshot::channel();
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let name = stop.await;
@@ -101,12 +101,15 @@ where
         .into_future();
     tokio::pin!(server);
     let (signal, at) = tokio::select! {
-        // axum's serve ends only after the signal, or on an error.
+        biased;
+        s = &mut rx => s.unwrap_or(("none", Instant::now())),
+        // axum's serve ends after the signal (when every connection is done, which can be at
+        // once), or on an error.
         r = &mut server => {
             r?;
-            return Ok(Stopped { signal: "none", at: Instant::now(), drained: true });
+            let (signal, at) = rx.try_recv().unwrap_or(("none", Instant::now()));
+            return Ok(Stopped { signal, at, drained: true });
         }
-        s = rx => s.unwrap_or(("none", Instant::now())),
     };
     let drained = match grace {
         Some(grace) => {
@@ -153,6 +156,13 @@ mod tests {
     fn slow_app() -> axum::Router {
         axum::Router::new()
             .route("/", axum::routing::get(|| async { "ok" }))
+            .route(
+                "/short",
+                axum::routing::get(|| async {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    "done"
+                }),
+            )
             .route(
                 "/slow",
                 axum::routing::get(|| async {
@@ -234,6 +244,27 @@ mod tests {
             let mut buf = [0u8; 16];
             assert_eq!(s.read(&mut buf).unwrap_or(0), 0);
         }
+    }
+
+    #[test]
+    fn in_flight_requests_finish_within_the_grace_period_and_close_their_connection() {
+        let (stopped, held) = run(
+            |addr| vec![connect(addr, b"GET /short HTTP/1.1\r\nhost: x\r\n\r\n")],
+            Some(Duration::from_secs(3600)),
+        );
+        assert!(stopped.drained);
+        let mut answer = String::new();
+        held.into_iter()
+            .next()
+            .unwrap()
+            .read_to_string(&mut answer)
+            .unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("connection: close"),
+            "{answer}"
+        );
+        assert!(answer.ends_with("done"), "{answer}");
     }
 
     #[test]
