@@ -217,3 +217,49 @@ fn sigterm_under_load_exits_cleanly_and_keeps_every_acknowledged_write() {
     assert_eq!(s, 200);
     assert_eq!(r["count"], 20, "{r}");
 }
+
+/// SIGINT on an idle node: a clean exit, every index flushed (each shard's newest translog
+/// generation is empty, so the next start replays nothing), every document there after it.
+#[test]
+fn sigint_flushes_every_index() {
+    let mut node = Node::start();
+    let data = node.data.clone();
+    let _tmp = node.take_tmp();
+    let mut expected = BTreeMap::new();
+    for (index, shards) in [("flush-a", 1), ("flush-b", 3)] {
+        let (s, _) = node.req(
+            "PUT",
+            &format!("/{index}"),
+            Some(&json!({"settings": {"number_of_shards": shards, "refresh_interval": "-1"}})),
+        );
+        assert_eq!(s, 200);
+        for i in 0..30 {
+            let src = json!({"i": i, "index": index});
+            let (s, r) = node.req("PUT", &format!("/{index}/_doc/{i}"), Some(&src));
+            assert_eq!(s, 201, "{r}");
+            expected.insert((index, i), src);
+        }
+    }
+    let status = node
+        .signal_within("INT", Duration::from_secs(10))
+        .expect("the node exits after SIGINT");
+    assert!(status.success(), "exit status {status:?}");
+    for index in ["flush-a", "flush-b"] {
+        for shard in common::shard_dirs(&data, index) {
+            let tlog = common::newest_translog(&shard);
+            let len = std::fs::metadata(&tlog).unwrap().len();
+            assert_eq!(
+                len,
+                0,
+                "{} holds operations after a clean shutdown",
+                tlog.display()
+            );
+        }
+    }
+    let node = Node::start_on(&data, &[]);
+    for ((index, i), src) in &expected {
+        let (s, r) = node.req("GET", &format!("/{index}/_doc/{i}"), None);
+        assert_eq!(s, 200, "{r}");
+        assert_eq!(&r["_source"], src);
+    }
+}

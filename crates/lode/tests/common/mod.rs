@@ -129,9 +129,20 @@ impl Node {
         &mut self,
         bound: Duration,
     ) -> Result<std::process::ExitStatus, String> {
+        self.signal_within("TERM", bound)
+    }
+
+    /// Sends `signal` (a `kill -s` name: `TERM`, `INT`), then waits at most `bound` for the
+    /// process to exit, as `terminate_within`.
+    pub fn signal_within(
+        &mut self,
+        signal: &str,
+        bound: Duration,
+    ) -> Result<std::process::ExitStatus, String> {
         let mut c = self.child.take().ok_or("the node is not running")?;
         let _ = Command::new("kill")
-            .arg("-TERM")
+            .arg("-s")
+            .arg(signal)
             .arg(c.id().to_string())
             .status();
         let until = std::time::Instant::now() + bound;
