@@ -235,7 +235,8 @@ mod tests {
                     })
                     .collect()
             },
-            None,
+            // A bound on waiting only: idle connections must not hold the shutdown at all.
+            Some(Duration::from_secs(60)),
         );
         assert!(stopped.drained);
         assert_eq!(stopped.signal, "SIGTERM");
@@ -250,7 +251,8 @@ mod tests {
     fn in_flight_requests_finish_within_the_grace_period_and_close_their_connection() {
         let (stopped, held) = run(
             |addr| vec![connect(addr, b"GET /short HTTP/1.1\r\nhost: x\r\n\r\n")],
-            Some(Duration::from_secs(3600)),
+            // No bound (`http.shutdown_grace_period: 0`): the request is waited for.
+            None,
         );
         assert!(stopped.drained);
         let mut answer = String::new();
