@@ -63,6 +63,15 @@ impl Task {
         waited_from.elapsed()
     }
 
+    /// Marks the task cancelled and wakes it if it waits on its throttle. The flag is set and
+    /// the waiter notified under the throttle lock, so a worker between its check of the flag
+    /// and its wait cannot miss the wake-up.
+    pub fn cancel(&self) {
+        let _throttle = self.throttle.lock().unwrap();
+        self.cancelled.store(true, Ordering::Relaxed);
+        self.wake.notify_all();
+    }
+
     fn info_json(&self, node_id: &str) -> Value {
         json!({
             "node": node_id,
@@ -264,9 +273,24 @@ pub fn list(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
 pub fn cancel(node: &Node, id: &str) -> EsResult<RestResponse> {
     let n = parse_task_id(node, id)?;
     let task = running(n).ok_or_else(|| task_missing(id))?;
-    task.cancelled.store(true, Ordering::Relaxed);
-    task.wake.notify_all();
+    task.cancel();
     node_tasks_response(node, &task)
+}
+
+/// Cancels every running task, as `_cancel` cancels one (node shutdown: by-query workers stop
+/// at their next batch instead of writing on while the node flushes). Returns how many.
+pub fn cancel_all() -> usize {
+    let tasks: Vec<Arc<Task>> = registry()
+        .running
+        .lock()
+        .unwrap()
+        .values()
+        .cloned()
+        .collect();
+    for task in &tasks {
+        task.cancel();
+    }
+    tasks.len()
 }
 
 /// `POST /_delete_by_query/{task_id}/_rethrottle` (and `_update_by_query`, `_reindex`).
@@ -296,4 +320,26 @@ fn node_tasks_response(node: &Node, task: &Task) -> EsResult<RestResponse> {
             }
         }
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cancel_all_cancels_and_wakes_throttled_tasks() {
+        // One document per 1000 s: without the wake-up, `throttle` would sleep for 1000 s.
+        let task = register("indices:data/write/update/byquery", "test".into(), 0.001);
+        let worker = task.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            worker.throttle(1, Instant::now());
+            let _ = tx.send(());
+        });
+        assert!(cancel_all() >= 1);
+        assert!(task.cancelled.load(Ordering::Relaxed));
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("a cancelled task stops waiting on its throttle");
+        registry().running.lock().unwrap().remove(&task.id);
+    }
 }

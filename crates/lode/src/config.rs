@@ -15,6 +15,9 @@ pub struct Settings {
     pub log_level: String,
     /// `indices.query.bool.max_clause_count` (ES 8 deprecates it but still applies it).
     pub max_clause_count: Option<usize>,
+    /// `http.shutdown_grace_period`: how long in-flight requests may run after SIGTERM/SIGINT;
+    /// `None` (the value `0`) waits for them indefinitely, as in Elasticsearch.
+    pub shutdown_grace_period: Option<std::time::Duration>,
 }
 
 fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, String>) {
@@ -92,6 +95,7 @@ impl Settings {
             "logger.level",
             "log.level",
             "logger.root",
+            "http.shutdown_grace_period",
         ];
         for k in map.keys() {
             if !known.contains(&k.as_str()) {
@@ -118,8 +122,22 @@ impl Settings {
                 ),
             },
         };
+        // A positive time setting, as ES's `http.shutdown_grace_period`; Lode's default is 5 s
+        // where ES's is 0 (wait indefinitely), so SIGTERM always ends in bounded time.
+        let shutdown_grace_period = match map.get("http.shutdown_grace_period") {
+            None => Some(crate::shutdown::DEFAULT_GRACE),
+            Some(v) => match lode_engine::settings::parse_time(v, "http.shutdown_grace_period") {
+                Ok(0) => None,
+                Ok(ms) if ms > 0 => Some(std::time::Duration::from_millis(ms as u64)),
+                Ok(_) => bail!(
+                    "failed to parse value [{v}] for setting [http.shutdown_grace_period], must be >= [0ms]"
+                ),
+                Err(e) => bail!("{}", e.reason),
+            },
+        };
         Ok(Settings {
             max_clause_count,
+            shutdown_grace_period,
             network_host: host,
             http_port: map
                 .get("http.port")
@@ -174,5 +192,29 @@ mod tests {
             "Failed to parse value [0] for setting [indices.query.bool.max_clause_count] must be >= 1"
         );
         assert!(s("x").is_err());
+    }
+
+    #[test]
+    fn shutdown_grace_period_is_a_non_negative_time_value() {
+        let s = |v: &str| Settings::load(None, &[format!("http.shutdown_grace_period={v}")]);
+        assert_eq!(
+            Settings::load(None, &[]).unwrap().shutdown_grace_period,
+            Some(crate::shutdown::DEFAULT_GRACE)
+        );
+        assert_eq!(
+            s("250ms").unwrap().shutdown_grace_period,
+            Some(std::time::Duration::from_millis(250))
+        );
+        assert_eq!(
+            s("1m").unwrap().shutdown_grace_period,
+            Some(std::time::Duration::from_secs(60))
+        );
+        assert_eq!(s("0").unwrap().shutdown_grace_period, None);
+        assert_eq!(s("0s").unwrap().shutdown_grace_period, None);
+        assert_eq!(
+            s("-1").err().unwrap().to_string(),
+            "failed to parse value [-1] for setting [http.shutdown_grace_period], must be >= [0ms]"
+        );
+        assert!(s("5 parsecs").is_err());
     }
 }

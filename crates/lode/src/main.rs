@@ -2,6 +2,7 @@
 //! the built-in benchmark suite.
 
 mod config;
+mod shutdown;
 
 use clap::{Parser, Subcommand};
 use std::sync::Arc;
@@ -57,7 +58,7 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    rt.block_on(async move {
+    let stopped = rt.block_on(async {
         let listener =
             tokio::net::TcpListener::bind((cfg.network_host.as_str(), cfg.http_port)).await?;
         let addr = listener.local_addr()?;
@@ -71,7 +72,8 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
             },
             max_content_length: cfg.max_content_length,
         });
-        let app = lode_http::app(state);
+        let app =
+            lode_http::app(state).layer(axum::middleware::from_fn(shutdown::track_in_flight));
         println!(
             "lode ready: http://{addr} (node {}, cluster {}, data {})",
             cfg.node_name,
@@ -80,21 +82,49 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
         );
         use std::io::Write;
         std::io::stdout().flush().ok();
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await?;
-        tracing::info!("shutting down: flushing indices");
-        let n = node.clone();
-        tokio::task::spawn_blocking(move || n.shutdown()).await?;
-        anyhow::Ok(())
-    })
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {},
-        _ = term.recv() => {},
+        let grace = cfg.shutdown_grace_period;
+        let on_signal = move |signal: &'static str| {
+            if let Some(grace) = grace {
+                shutdown::start_watchdog(std::time::Instant::now() + grace + shutdown::FLUSH_BOUND);
+            }
+            tracing::info!(
+                signal,
+                in_flight = shutdown::in_flight(),
+                grace_period_ms = grace.map(|g| g.as_millis() as u64),
+                "shutdown started: not accepting connections, closing idle ones, waiting for in-flight requests"
+            );
+        };
+        let stopped = shutdown::serve(listener, app, shutdown::signal(), grace, on_signal).await?;
+        anyhow::Ok(stopped)
+    })?;
+    let abandoned = shutdown::in_flight();
+    if cfg.shutdown_grace_period.is_none() {
+        // Waited for every request without bound; the flush is still bounded.
+        shutdown::start_watchdog(std::time::Instant::now() + shutdown::FLUSH_BOUND);
     }
+    // Drops every connection task still running (their sockets close, so nothing left in
+    // flight is answered from here on); handlers already on blocking threads are left to the
+    // process exit.
+    rt.shutdown_background();
+    let cancelled = lode_api::tasks::cancel_all();
+    node.shutdown();
+    let elapsed_ms = stopped.at.elapsed().as_millis() as u64;
+    if stopped.drained {
+        tracing::info!(
+            signal = stopped.signal,
+            cancelled_tasks = cancelled,
+            elapsed_ms,
+            "shutdown complete: every request finished, indices flushed"
+        );
+    } else {
+        tracing::warn!(
+            signal = stopped.signal,
+            abandoned_requests = abandoned,
+            cancelled_tasks = cancelled,
+            elapsed_ms,
+            "shutdown complete: requests still running after the grace period were abandoned, indices flushed"
+        );
+    }
+    // Exit now: dropping the node would wait for background merges and abandoned handlers.
+    std::process::exit(0)
 }

@@ -123,6 +123,42 @@ impl Node {
         }
     }
 
+    /// SIGTERM, then wait at most `bound` for the process to exit. `Err` (after a SIGKILL) when
+    /// it is still running at the bound: a hung shutdown fails the test instead of hanging it.
+    pub fn terminate_within(
+        &mut self,
+        bound: Duration,
+    ) -> Result<std::process::ExitStatus, String> {
+        self.signal_within("TERM", bound)
+    }
+
+    /// Sends `signal` (a `kill -s` name: `TERM`, `INT`), then waits at most `bound` for the
+    /// process to exit, as `terminate_within`.
+    pub fn signal_within(
+        &mut self,
+        signal: &str,
+        bound: Duration,
+    ) -> Result<std::process::ExitStatus, String> {
+        let mut c = self.child.take().ok_or("the node is not running")?;
+        let _ = Command::new("kill")
+            .arg("-s")
+            .arg(signal)
+            .arg(c.id().to_string())
+            .status();
+        let until = std::time::Instant::now() + bound;
+        loop {
+            if let Some(status) = c.try_wait().map_err(|e| e.to_string())? {
+                return Ok(status);
+            }
+            if std::time::Instant::now() >= until {
+                let _ = c.kill();
+                let _ = c.wait();
+                return Err(format!("still running {bound:?} after SIGTERM"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Keep the data directory alive after the node stops (for restarts).
     pub fn take_tmp(&mut self) -> Option<tempfile::TempDir> {
         self._tmp.take()
