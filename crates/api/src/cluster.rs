@@ -1186,7 +1186,11 @@ fn node_stats_json(
         m.insert("jvm".into(), jvm_stats(info, now));
     }
     if wants(metrics, "http") {
-        m.insert("http".into(), json!({"current_open": 0, "total_opened": 0}));
+        let (open, total) = crate::http_stats::snapshot();
+        m.insert(
+            "http".into(),
+            json!({"current_open": open, "total_opened": total}),
+        );
     }
     // Sections of what a single node without ingest pipelines, transport or snapshot
     // repositories truly has: nothing ran, so every count is zero and every map empty.

@@ -15,6 +15,7 @@ pub mod cat;
 pub mod cluster;
 pub mod cluster_settings;
 pub mod docs;
+pub mod http_stats;
 pub mod indices;
 pub mod monitoring;
 pub mod rest;

@@ -7,6 +7,7 @@
 // rare path, so the size of `Result<_, EsError>` is not worth boxing every error for.
 #![allow(clippy::result_large_err)]
 
+pub mod connections;
 mod endpoint;
 mod filter_path;
 mod human;

@@ -94,6 +94,7 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
                 "shutdown started: not accepting connections, closing idle ones, waiting for in-flight requests"
             );
         };
+        let listener = lode_http::connections::CountingListener(listener);
         let stopped = shutdown::serve(listener, app, shutdown::signal(), grace, on_signal).await?;
         anyhow::Ok(stopped)
     })?;

@@ -80,8 +80,8 @@ pub struct Stopped {
 /// requests finish for at most `grace` (without bound when `None`) and returns. Connections still open then belong to the
 /// runtime's tasks, which the caller abandons by shutting the runtime down. `on_signal` runs
 /// as soon as the signal arrives (the log line, the watchdog).
-pub async fn serve<S>(
-    listener: tokio::net::TcpListener,
+pub async fn serve<S, L>(
+    listener: L,
     app: axum::Router,
     stop: S,
     grace: Option<Duration>,
@@ -89,6 +89,8 @@ pub async fn serve<S>(
 ) -> std::io::Result<Stopped>
 where
     S: Future<Output = &'static str> + Send + 'static,
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
 {
     let (tx, mut rx) = tokio::sync::oneshot::channel();
     let server = axum::serve(listener, app)
