@@ -331,3 +331,62 @@ def test_script_fields_over_scroll_pages(es, docs):
             seen += 1
         r = es.scroll(scroll_id=r["_scroll_id"], scroll="1m")
     assert seen == len(docs)
+
+
+def test_stored_scripts_in_search(es, docs):
+    """`{"id": ...}` names a stored script wherever a search takes a script."""
+    es.put_script(id="price_over", script={"lang": "painless",
+                                           "source": "doc['price'].value > params.min"})
+    es.put_script(id="double_price", script={"lang": "painless",
+                                             "source": "doc['price'].value * 2"})
+    try:
+        priced = {i: d for i, d in docs.items() if "price" in d}
+        want = sorted(i for i, d in priced.items() if d["price"] > 100)
+        query = {"bool": {"filter": [
+            {"exists": {"field": "price"}},
+            {"script": {"script": {"id": "price_over", "params": {"min": 100}}}}]}}
+        r = es.search(index=INDEX, query=query, size=1000,
+                      script_fields={"p2": {"script": {"id": "double_price"}}})
+        assert sorted(h["_id"] for h in r["hits"]["hits"]) == want
+        for h in r["hits"]["hits"]:
+            assert h["fields"]["p2"] == [docs[h["_id"]]["price"] * 2]
+        assert es.count(index=INDEX, query=query)["count"] == len(want)
+        ms = es.msearch(searches=[{"index": INDEX}, {"query": query, "size": 0},
+                                  {"index": INDEX},
+                                  {"query": {"script": {"script": {"id": "nope"}}}}])
+        first, second = ms["responses"]
+        assert first["hits"]["total"]["value"] == len(want)
+        assert second["status"] == 404
+        assert second["error"]["type"] == "resource_not_found_exception"
+        with pytest.raises(ApiError) as e:
+            es.search(index=INDEX, query={"script": {"script": {"id": "nope"}}})
+        assert e.value.meta.status == 404
+        assert e.value.body["error"]["reason"] == "unable to find script [nope] in cluster state"
+    finally:
+        es.delete_script(id="price_over")
+        es.delete_script(id="double_price")
+
+
+@pytest.mark.parametrize("script_first", [False, True])
+def test_script_in_conjunction_skips_documents_the_filter_excludes(es, script_first):
+    """A document without the field that another clause excludes is never given to the
+    script, in search and in count, whatever the order of the clauses."""
+    name = "scripts_conj"
+    es.options(ignore_status=404).indices.delete(index=name)
+    es.indices.create(index=name, mappings={"properties": {
+        "price": {"type": "double"}, "tag": {"type": "keyword"}}})
+    ops = [{"index": {"_index": name, "_id": "nofield"}}, {"tag": "x"}]
+    for i in range(50):
+        ops += [{"index": {"_index": name, "_id": str(i)}}, {"tag": "y", "price": i}]
+    es.bulk(operations=ops, refresh=True)
+    clauses = [{"term": {"tag": "y"}},
+               {"script": {"script": "doc['price'].value >= 10"}}]
+    if script_first:
+        clauses.reverse()
+    q = {"bool": {"filter": clauses}}
+    try:
+        assert es.count(index=name, query=q)["count"] == 40
+        assert es.search(index=name, query=q, size=0, track_total_hits=True)[
+            "hits"]["total"]["value"] == 40
+    finally:
+        es.indices.delete(index=name)

@@ -124,10 +124,11 @@ fn conflicts_value(v: &str) -> EsResult<bool> {
 }
 
 fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
-    let body = match kind {
+    let mut body = match kind {
         Kind::Delete => req.required_body()?,
         Kind::Update => req.json_body()?.unwrap_or_else(|| json!({})),
     };
+    crate::stored_scripts::inline_all(node, &mut body)?;
     let Some(b) = body.as_object() else {
         return Err(EsError::parsing("request body must be an object"));
     };

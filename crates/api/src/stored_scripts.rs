@@ -45,6 +45,34 @@ pub fn lookup(node: &Node, id: &str) -> Option<Value> {
     with_store(node, |s| s.get(id).cloned())
 }
 
+/// Inlines every stored-script reference of a request body: each `script` object with an
+/// `id` (in queries, `script_fields`, aggregations, sorts), wherever ES's `Script` parser
+/// would resolve it. A missing script is ES's `resource_not_found_exception`.
+pub fn inline_all(node: &Node, body: &mut Value) -> EsResult<()> {
+    let stored = |id: &str| lookup(node, id);
+    inline_walk(body, &stored)
+}
+
+fn inline_walk(v: &mut Value, stored: lode_painless::StoredScripts) -> EsResult<()> {
+    match v {
+        Value::Object(o) => {
+            for (k, child) in o.iter_mut() {
+                if k == "script" {
+                    lode_painless::inline_stored(child, stored)?;
+                }
+                inline_walk(child, stored)?;
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                inline_walk(item, stored)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// `PUT|POST /_scripts/{id}` with `{"script": {"lang": "painless", "source": "..."}}`.
 pub fn put(node: &Node, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let body = req.required_body()?;
@@ -63,8 +91,11 @@ pub fn put(node: &Node, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
         ));
     };
     let stored = json!({"lang": lang, "source": source});
-    // Compile now, as ES does, so a broken script is rejected when stored.
-    lode_painless::Script::compile(&stored, None)?;
+    // Compile now, as ES does, so a broken script is rejected when stored. Without a context
+    // it may be meant for updates (`ctx`) or for searches (`doc`, `_score`): either will do.
+    if let Err(e) = lode_painless::Script::compile(&stored, None) {
+        lode_painless::SearchScript::compile(&stored, None).map_err(|_| e)?;
+    }
     with_store(node, |s| {
         s.insert(id.to_string(), stored);
         persist(node, s)

@@ -353,6 +353,26 @@ fn check_lang(lang: Option<&Value>) -> EsResult<()> {
     }
 }
 
+/// Rewrites a reference to a stored script (`{"id": ..., "params": ...}`) as the inline script
+/// it names, so that a request's scripts can be compiled later by code that has no access to
+/// the node's stored scripts. Anything else is left as it is (and fails, if it is wrong, where
+/// it is compiled).
+pub fn inline_stored(script: &mut Value, stored: StoredScripts) -> EsResult<()> {
+    let Value::Object(o) = script else {
+        return Ok(());
+    };
+    let Some(Value::String(id)) = o.get("id") else {
+        return Ok(());
+    };
+    if o.contains_key("source") || o.contains_key("inline") {
+        return Ok(());
+    }
+    let source = stored_source(&id.clone(), Some(stored))?;
+    o.remove("id");
+    o.insert("source".into(), Value::String(source));
+    Ok(())
+}
+
 fn stored_source(id: &str, stored: Option<StoredScripts>) -> EsResult<String> {
     let missing = || {
         EsError::new(

@@ -1641,12 +1641,21 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
         let mut clauses: Vec<(tq::Occur, Q)> =
             Vec::with_capacity(must.len() + filter.len() + n_should + must_not.len());
-        clauses.extend(must.into_iter().map(|q| (tq::Occur::Must, q)));
-        clauses.extend(
-            filter
-                .into_iter()
-                .map(|q| (tq::Occur::Must, constant(q, 0.0, score))),
-        );
+        // Script filters go last: tantivy aligns a conjunction's clauses in this order, so a
+        // script is then only asked about documents the other clauses already proposed (as
+        // Lucene's two-phase iteration asks it), never about ones they exclude.
+        let is_script = |q: &Q| q.downcast_ref::<crate::script::ScriptQuery>().is_some();
+        let mut required: Vec<(bool, Q)> = must
+            .into_iter()
+            .map(|q| (is_script(&q), q))
+            .chain(
+                filter
+                    .into_iter()
+                    .map(|q| (is_script(&q), constant(q, 0.0, score))),
+            )
+            .collect();
+        required.sort_by_key(|(late, _)| *late);
+        clauses.extend(required.into_iter().map(|(_, q)| (tq::Occur::Must, q)));
         clauses.extend(should.into_iter().map(|q| (tq::Occur::Should, q)));
         clauses.extend(must_not.into_iter().map(|q| (tq::Occur::MustNot, q)));
         let q: Q = Box::new(BooleanQuery::with_minimum_required_clauses(clauses, min));

@@ -64,6 +64,25 @@ impl Weight for ScriptQuery {
         Ok(Box::new(s))
     }
 
+    /// In a conjunction, starts at the candidate the other clauses propose instead of running
+    /// the script on every document before its first match.
+    fn scorer_danger(
+        &self,
+        reader: &SegmentReader,
+        target: DocId,
+        boost: Score,
+    ) -> tantivy::Result<(SeekDangerResult, Box<dyn Scorer>)> {
+        let mut s = ScriptScorer {
+            query: self.clone(),
+            docs: SegmentDocs::new(reader, self.fields.clone()),
+            max_doc: reader.max_doc(),
+            doc: target,
+            score: boost * self.boost,
+        };
+        let found = s.seek_danger(target);
+        Ok((found, Box::new(s)))
+    }
+
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
         let mut docs = SegmentDocs::new(reader, self.fields.clone());
         docs.doc = doc;

@@ -691,14 +691,20 @@ fn search_phase_error(e: EsError) -> EsError {
 /// reported as "at least N", so reading further matches is wasted (ES stops early too).
 /// The total hits `track` asks for: none, up to one past its threshold (enough to say
 /// "gte"), or exact.
+/// `scripted`: the query holds a script. tantivy's `Count` counts dense conjunctions block by
+/// block, filling every clause's bitset on its own, which would run a script filter on
+/// documents the other clauses exclude (and fail on those without its field); walking the
+/// matches only asks the script about the conjunction's candidates, as ES does.
 fn count_total(
     searcher: &tantivy::Searcher,
     q: &dyn tantivy::query::Query,
     track: TrackTotal,
+    scripted: bool,
 ) -> tantivy::Result<u64> {
     Ok(match track {
         TrackTotal::Off => 0,
         TrackTotal::UpTo(n) => count_up_to(searcher, q, n + 1)?,
+        TrackTotal::Exact if scripted => count_up_to(searcher, q, u64::MAX)?,
         TrackTotal::Exact => searcher.search(q, &Count)? as u64,
     })
 }
@@ -770,6 +776,8 @@ fn query_phase(
                 ),
             ]));
         }
+        // Every planned script query holds a clone of the request's error slot.
+        let scripted = std::sync::Arc::strong_count(&ctx.script_errors) > 1;
         let keys = match &sreq.sort {
             Some(s) => Some(sort::parse_sort(s, &state.mapping)?),
             None => None,
@@ -837,7 +845,10 @@ fn query_phase(
                 let limit = limit.min(searcher.num_docs() as usize);
                 Ok(if score_only {
                     if limit == 0 {
-                        (count_total(searcher, &*q, sreq.track_total)?, Vec::new())
+                        (
+                            count_total(searcher, &*q, sreq.track_total, scripted)?,
+                            Vec::new(),
+                        )
                     } else {
                         let collector = (Count, TopDocs::with_limit(limit).order_by_score());
                         let (c, top) = match &dfs {
@@ -891,7 +902,10 @@ fn query_phase(
                         _ => None,
                     };
                     let (c, hits) = match walk::top_hits(searcher, &*q, &coll, bounds)? {
-                        Some(hits) => (count_total(searcher, &*q, sreq.track_total)?, hits),
+                        Some(hits) => (
+                            count_total(searcher, &*q, sreq.track_total, scripted)?,
+                            hits,
+                        ),
                         None => {
                             let collector = (Count, coll);
                             let (c, hits) = match &dfs {
@@ -1606,7 +1620,10 @@ fn parse_keep_alive(s: &str) -> EsResult<Duration> {
 
 /// `GET|POST /{index}/_search`, `/_search`.
 pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
-    let body = req.json_body()?;
+    let mut body = req.json_body()?;
+    if let Some(b) = body.as_mut() {
+        crate::stored_scripts::inline_all(node, b)?;
+    }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
     sreq.resolve_lookups(node, body.as_ref())?;
     if let (Some(a), Some(m)) = (
@@ -1741,7 +1758,10 @@ fn execute_cached(
 
 /// `GET|POST /{index}/_count`.
 pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
-    let body = req.json_body()?;
+    let mut body = req.json_body()?;
+    if let Some(b) = body.as_mut() {
+        crate::stored_scripts::inline_all(node, b)?;
+    }
     if let Some(Value::Object(m)) = &body {
         for k in m.keys() {
             if k != "query" {
@@ -1776,7 +1796,7 @@ pub fn msearch(
     let mut i = 0;
     while i < lines.len() {
         let header: Value = crate::rest::parse_json(str::as_bytes(lines[i]))?;
-        let body: Value = match lines.get(i + 1) {
+        let mut body: Value = match lines.get(i + 1) {
             Some(l) => crate::rest::parse_json(str::as_bytes(l))?,
             None => {
                 return Err(EsError::parsing(
@@ -1819,10 +1839,13 @@ pub fn msearch(
                 );
             }
         }
-        let result = SearchRequest::parse(Some(&body), &sub).and_then(|mut sreq| {
-            sreq.resolve_lookups(node, Some(&body))?;
-            targets(node, &indices, &sub).and_then(|list| execute(list, &sreq, None))
-        });
+        let inlined = crate::stored_scripts::inline_all(node, &mut body);
+        let result = inlined
+            .and_then(|_| SearchRequest::parse(Some(&body), &sub))
+            .and_then(|mut sreq| {
+                sreq.resolve_lookups(node, Some(&body))?;
+                targets(node, &indices, &sub).and_then(|list| execute(list, &sreq, None))
+            });
         responses.push(match result {
             Ok(mut v) => {
                 v["status"] = json!(200);
