@@ -115,6 +115,19 @@ fn compile_properties(
             return Err(mapper_parsing(format!("Failed to parse mapping: {why}"))
                 .caused_by(EsError::illegal_argument(why)));
         }
+        // ES's ObjectMapper splits a name on dots: a name of dots only has no part left.
+        if name.chars().all(|c| c == '.') {
+            let why = "field name cannot contain only dots";
+            return Err(mapper_parsing(format!("Failed to parse mapping: {why}"))
+                .caused_by(EsError::illegal_argument(why)));
+        }
+        // A root property named as a metadata field collides with its mapper, as in ES's
+        // MappingLookup (and would collide with the tantivy field of the same name).
+        if prefix.is_empty() && METADATA_FIELDS.contains(&name.as_str()) {
+            return Err(mapper_parsing(format!(
+                "Field [{name}] is defined more than once"
+            )));
+        }
         let path = if prefix.is_empty() {
             name.clone()
         } else {
@@ -127,6 +140,22 @@ fn compile_properties(
     }
     Ok(())
 }
+
+/// Elasticsearch 8's metadata field mappers.
+const METADATA_FIELDS: &[&str] = &[
+    "_id",
+    "_index",
+    "_source",
+    "_routing",
+    "_ignored",
+    "_field_names",
+    "_seq_no",
+    "_version",
+    "_doc_count",
+    "_tier",
+    "_data_stream_timestamp",
+    "_feature",
+];
 
 const COMMON_PARAMS: &[&str] = &["type", "meta", "copy_to", "store", "fields", "similarity"];
 
@@ -605,6 +634,34 @@ mod tests {
         );
         assert_eq!(m.fields["obj.a"].ty, FieldType::Long);
         assert!(m.objects.contains_key("obj"));
+    }
+
+    #[test]
+    fn rejects_dot_only_and_metadata_field_names() {
+        let e = compile(&json!({"properties":{"..":{"type":"long"}}}), &reg()).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "mapper_parsing_exception")
+        );
+        assert_eq!(
+            e.reason,
+            "Failed to parse mapping: field name cannot contain only dots"
+        );
+        // `_id` used to reach tantivy's schema builder twice and panic there
+        for meta in ["_id", "_source", "_seq_no", "_routing"] {
+            let e = compile(&json!({"properties":{meta:{"type":"keyword"}}}), &reg()).unwrap_err();
+            assert_eq!(e.kind, "mapper_parsing_exception");
+            assert_eq!(
+                e.reason,
+                format!("Field [{meta}] is defined more than once")
+            );
+        }
+        // inside an object the same names are ordinary fields
+        compile(
+            &json!({"properties":{"o":{"properties":{"_id":{"type":"keyword"}}}}}),
+            &reg(),
+        )
+        .unwrap();
     }
 
     #[test]
