@@ -2445,3 +2445,70 @@ mod tests {
         ));
     }
 }
+
+/// Generative tests: random and mutated JSON into `parse_query` gives Ok or a 4xx, never a
+/// panic or a 5xx.
+#[cfg(test)]
+mod proptests {
+    use super::parse_query;
+    use crate::arb_json::*;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn check(v: &Value) -> Result<(), TestCaseError> {
+        client_error_or_ok(
+            parse_query(v)
+                .err()
+                .map(|e| (e.status, format!("{} {} for {v}", e.kind, e.reason))),
+        )
+    }
+
+    fn seeds() -> Vec<Value> {
+        vec![
+            json!({"bool": {"must": [{"term": {"k": "a"}}], "filter": {"range": {"n": {"gte": 1, "lt": 5}}},
+                            "should": [{"match": {"t": {"query": "x y", "operator": "and"}}}],
+                            "minimum_should_match": 1}}),
+            json!({"function_score": {"query": {"match_all": {}}, "functions": [{"weight": 2}], "score_mode": "sum"}}),
+            json!({"query_string": {"query": "t:(a OR b) AND n:[1 TO 5]", "default_field": "t"}}),
+            json!({"multi_match": {"query": "a", "fields": ["t^2", "k"], "type": "best_fields"}}),
+            json!({"dis_max": {"queries": [{"prefix": {"k": "a"}}, {"wildcard": {"k": "a*b"}}], "tie_breaker": 0.3}}),
+            json!({"regexp": {"k": {"value": "a.*b", "flags": "ALL"}}}),
+            json!({"fuzzy": {"k": {"value": "abc", "fuzziness": "AUTO"}}}),
+            json!({"terms": {"k": ["a", "b"], "boost": 2}}),
+            json!({"script": {"script": {"source": "doc['n'].value > params.x", "params": {"x": 1}}}}),
+            json!({"constant_score": {"filter": {"exists": {"field": "n"}}, "boost": 1.5}}),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn random_json(v in json()) {
+            check(&v)?;
+        }
+
+        #[test]
+        fn random_named_query(v in named(json())) {
+            check(&v)?;
+        }
+
+        #[test]
+        fn random_field_query(name in proptest::sample::select(WORDS), field in word(), body in json()) {
+            check(&json!({name: {field: body}}))?;
+        }
+
+        #[test]
+        fn grafted_seed(seed in proptest::sample::select(seeds()), pick in any::<usize>(), with in json()) {
+            check(&graft(&seed, pick, with))?;
+        }
+
+        #[test]
+        fn byte_mutated_seed(seed in proptest::sample::select(seeds()), edits in edits()) {
+            let bytes = mutate_bytes(seed.to_string().as_bytes(), &edits);
+            if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+                check(&v)?;
+            }
+        }
+    }
+}

@@ -688,3 +688,103 @@ mod tests {
         assert_eq!(e.kind, "illegal_argument_exception");
     }
 }
+
+/// Generative tests: random and mutated mappings into `compile` and `merge` give Ok or a 4xx,
+/// never a panic or a 5xx.
+#[cfg(test)]
+mod proptests {
+    use super::{compile, merge};
+    use crate::arb_json::*;
+    use lode_analysis::AnalysisRegistry;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn seed() -> Value {
+        json!({"dynamic": "strict", "properties": {
+            "n": {"type": "long", "doc_values": true, "null_value": 0},
+            "t": {"type": "text", "analyzer": "standard", "fields": {"raw": {"type": "keyword", "ignore_above": 10}}},
+            "d": {"type": "date", "format": "yyyy-MM-dd||epoch_millis"},
+            "s": {"type": "scaled_float", "scaling_factor": 100},
+            "o": {"properties": {"x": {"type": "integer"}, "y.z": {"type": "ip"}}}}})
+    }
+
+    fn check(v: &Value) -> Result<(), TestCaseError> {
+        let reg = AnalysisRegistry::new(None).unwrap();
+        client_error_or_ok(
+            compile(v, &reg)
+                .err()
+                .map(|e| (e.status, format!("{} {} for {v}", e.kind, e.reason))),
+        )
+    }
+
+    /// A property definition built from mapping words, so most cases get past the first check.
+    fn property() -> impl Strategy<Value = Value> {
+        let ty = proptest::sample::select(
+            &[
+                "text",
+                "keyword",
+                "long",
+                "integer",
+                "short",
+                "byte",
+                "double",
+                "float",
+                "half_float",
+                "scaled_float",
+                "date",
+                "date_nanos",
+                "boolean",
+                "ip",
+                "object",
+                "nested",
+                "flattened",
+                "geo_point",
+                "nope",
+            ][..],
+        );
+        (ty, proptest::collection::vec((word(), json()), 0..3)).prop_map(|(ty, extra)| {
+            let mut o = serde_json::Map::new();
+            o.insert("type".into(), json!(ty));
+            o.extend(extra);
+            Value::Object(o)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn random_json(v in json()) {
+            check(&v)?;
+        }
+
+        #[test]
+        fn random_properties(props in proptest::collection::vec((word(), property()), 0..4)) {
+            let props: serde_json::Map<_, _> = props.into_iter().collect();
+            check(&json!({"properties": props}))?;
+        }
+
+        #[test]
+        fn grafted_seed(pick in any::<usize>(), with in json()) {
+            check(&graft(&seed(), pick, with))?;
+        }
+
+        #[test]
+        fn merged_update(pick in any::<usize>(), with in json(), update in json()) {
+            let existing = graft(&seed(), pick, with);
+            let merged = merge(&existing, &update);
+            client_error_or_ok(merged.as_ref().err().map(|e| (e.status, e.reason.clone())))?;
+            if let Ok(m) = merged {
+                check(&m)?;
+            }
+        }
+
+        #[test]
+        fn byte_mutated_seed(edits in edits()) {
+            let bytes = mutate_bytes(seed().to_string().as_bytes(), &edits);
+            if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+                check(&v)?;
+            }
+        }
+    }
+}
