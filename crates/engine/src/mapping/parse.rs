@@ -319,6 +319,16 @@ fn compile_field(
             unknown.join("] [")
         )));
     }
+    // Accepted and kept (positions are always indexed), but only ES's values: a typo is refused.
+    if let Some(v) = def.get("index_options") {
+        const OPTIONS: [&str; 4] = ["docs", "freqs", "positions", "offsets"];
+        if !v.as_str().is_some_and(|o| OPTIONS.contains(&o)) {
+            return Err(mapper_parsing(format!(
+                "Failed to parse mapping: Unknown value [{}] for field [index_options] - accepted values are [docs, freqs, positions, offsets]",
+                render_scalar(v)
+            )));
+        }
+    }
     let bool_param = |k: &str, default: bool| -> EsResult<bool> {
         match def.get(k) {
             None => Ok(default),
@@ -556,8 +566,17 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                 let target = ex
                     .entry("fields")
                     .or_insert_with(|| Value::Object(Map::new()));
-                let tgt = target.as_object_mut().unwrap();
-                for (sub, sub_def) in v.as_object().into_iter().flatten() {
+                let sub_fields = v.as_object().ok_or_else(|| {
+                    mapper_parsing(format!(
+                        "Expected map for property [fields] on field [{path}]"
+                    ))
+                })?;
+                let tgt = target.as_object_mut().ok_or_else(|| {
+                    mapper_parsing(format!(
+                        "Expected map for property [fields] on field [{path}]"
+                    ))
+                })?;
+                for (sub, sub_def) in sub_fields {
                     match tgt.get_mut(sub) {
                         None => {
                             tgt.insert(sub.clone(), sub_def.clone());
@@ -634,6 +653,32 @@ mod tests {
         );
         assert_eq!(m.fields["obj.a"].ty, FieldType::Long);
         assert!(m.objects.contains_key("obj"));
+    }
+
+    #[test]
+    fn rejects_bad_index_options_and_multi_fields_on_update() {
+        let e = compile(
+            &json!({"properties":{"z":{"type":"text","index_options":"everything"}}}),
+            &reg(),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, "mapper_parsing_exception");
+        assert!(e
+            .reason
+            .contains("Unknown value [everything] for field [index_options]"));
+        compile(
+            &json!({"properties":{"z":{"type":"text","index_options":"offsets"}}}),
+            &reg(),
+        )
+        .unwrap();
+        // an update's `fields` that is not an object was skipped, leaving `fields: {}` behind
+        let existing = json!({"properties":{"z":{"type":"text"}}});
+        let e = merge(
+            &existing,
+            &json!({"properties":{"z":{"type":"text","fields":[1]}}}),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, "mapper_parsing_exception");
     }
 
     #[test]
