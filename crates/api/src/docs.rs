@@ -227,7 +227,35 @@ pub fn index(
 /// The keys of a bulk action line: what Lode implements, ES's error for unknown ones, and a
 /// refusal for ES's keys Lode does not implement (never silently ignored).
 fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> EsResult<()> {
-    for k in meta.keys() {
+    for (k, v) in meta {
+        // ES's BulkRequestParser takes simple values only (`_source` and `dynamic_templates`,
+        // objects, are refused below as not supported).
+        if matches!(v, Value::Object(_) | Value::Array(_))
+            && !matches!(k.as_str(), "_source" | "dynamic_templates")
+        {
+            let token = if v.is_object() {
+                "START_OBJECT"
+            } else {
+                "START_ARRAY"
+            };
+            return Err(EsError::illegal_argument(format!(
+                "Malformed action/metadata line [{line}], expected a simple value for field [{k}] but found [{token}]"
+            )));
+        }
+        // numeric parameters are read with `longValue()`: a string must hold a number
+        if matches!(
+            k.as_str(),
+            "version" | "if_seq_no" | "if_primary_term" | "retry_on_conflict"
+        ) {
+            if let Value::String(s) = v {
+                if s.trim().parse::<i64>().is_err() {
+                    return Err(EsError::bad_request(
+                        "number_format_exception",
+                        format!("For input string: \"{s}\""),
+                    ));
+                }
+            }
+        }
         match k.as_str() {
             "_index" | "_id" | "routing" | "_routing" | "version" | "version_type"
             | "if_seq_no" | "if_primary_term" | "op_type" => {}
@@ -1028,8 +1056,11 @@ fn parse_bulk_body(
             start = i + 1;
         }
     }
+    // ES 8 requires the last line to end with a newline too (BulkRequestParser#findNextMarker).
     if start < body.len() {
-        lines.push((start, body.len()));
+        return Err(EsError::illegal_argument(
+            "The bulk request must be terminated by a newline [\\n]",
+        ));
     }
     let lines: Vec<(usize, usize)> = lines
         .into_iter()
@@ -1371,6 +1402,42 @@ mod bulk_proptests {
             1 => json().prop_map(|v| v.to_string()),
             1 => "[^\n]{0,20}",
         ]
+    }
+
+    fn err(body: &str) -> lode_engine::EsError {
+        match parse_bulk_body(body.as_bytes(), Some("dflt"), None) {
+            Ok(items) => panic!("{} items from {body:?}", items.len()),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn malformed_bodies_fail_as_in_elasticsearch() {
+        assert_eq!(
+            parse_bulk_body(SEED.as_bytes(), None, None).unwrap().len(),
+            4
+        );
+        let e = err("{\"index\":{\"_id\":\"1\"}}\n{\"n\":1}");
+        assert_eq!(
+            e.reason,
+            "The bulk request must be terminated by a newline [\\n]"
+        );
+        let e = err("{\"index\":{\"_id\":{\"a\":1}}}\n{}\n");
+        assert_eq!(
+            (e.status, e.reason.as_str()),
+            (400, "Malformed action/metadata line [1], expected a simple value for field [_id] but found [START_OBJECT]")
+        );
+        let e = err("{\"index\":{\"routing\":[1]}}\n{}\n");
+        assert!(
+            e.reason.ends_with("but found [START_ARRAY]"),
+            "{}",
+            e.reason
+        );
+        let e = err("{\"index\":{\"version\":\"abc\"}}\n{}\n");
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "number_format_exception")
+        );
     }
 
     proptest! {
