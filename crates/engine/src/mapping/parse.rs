@@ -329,6 +329,23 @@ fn compile_field(
             )));
         }
     }
+    // A numeric or boolean null_value must be a value of the field's type (ES parses it
+    // with the field's own parser when the mapping is parsed).
+    if let Some(v) = def.get("null_value").filter(|v| !v.is_null()) {
+        let ok = if ty.is_numeric() {
+            v.is_number() || v.as_str().is_some_and(|s| s.trim().parse::<f64>().is_ok())
+        } else if ty == FieldType::Boolean {
+            v.is_boolean() || matches!(v.as_str(), Some("true" | "false" | ""))
+        } else {
+            true
+        };
+        if !ok {
+            return Err(mapper_parsing(format!(
+                "Failed to parse mapping: Error parsing [null_value] on field [{short}]: For input string: \"{}\"",
+                render_scalar(v)
+            )));
+        }
+    }
     let bool_param = |k: &str, default: bool| -> EsResult<bool> {
         match def.get(k) {
             None => Ok(default),
@@ -656,7 +673,7 @@ mod tests {
     }
 
     #[test]
-    fn rejects_bad_index_options_and_multi_fields_on_update() {
+    fn rejects_bad_index_options_null_values_and_multi_fields_on_update() {
         let e = compile(
             &json!({"properties":{"z":{"type":"text","index_options":"everything"}}}),
             &reg(),
@@ -668,6 +685,20 @@ mod tests {
             .contains("Unknown value [everything] for field [index_options]"));
         compile(
             &json!({"properties":{"z":{"type":"text","index_options":"offsets"}}}),
+            &reg(),
+        )
+        .unwrap();
+        let e = compile(
+            &json!({"properties":{"z":{"type":"long","null_value":"abc"}}}),
+            &reg(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Failed to parse mapping: Error parsing [null_value] on field [z]: For input string: \"abc\""
+        );
+        compile(
+            &json!({"properties":{"z":{"type":"double","null_value":"1.5"},"b":{"type":"boolean","null_value":false}}}),
             &reg(),
         )
         .unwrap();
