@@ -1254,8 +1254,12 @@ fn parse_pattern(body: &Map<String, Value>, name: &str) -> EsResult<PatternQuery
                     (_, "value") | ("wildcard", "wildcard") => value = Some(as_string(name, k, v)?),
                     (_, "boost") => q.boost = as_f32(name, k, v)?,
                     (_, "case_insensitive") => q.case_insensitive = as_bool(name, k, v)?,
-                    (_, "rewrite" | "_name")
-                    | ("regexp", "flags" | "flags_value" | "max_determinized_states") => {}
+                    (_, "rewrite" | "_name") => {}
+                    // Validated as ES validates them; the regex engine takes its syntax whole.
+                    ("regexp", "flags") => check_regexp_flags(&as_string(name, k, v)?)?,
+                    ("regexp", "flags_value" | "max_determinized_states") => {
+                        as_u32(name, k, v)?;
+                    }
                     _ => return Err(unsupported_key(name, k)),
                 }
             }
@@ -1269,6 +1273,27 @@ fn parse_pattern(body: &Map<String, Value>, name: &str) -> EsResult<PatternQuery
     }
     q.value = value.ok_or_else(|| EsError::illegal_argument("value cannot be null"))?;
     Ok(q)
+}
+
+/// ES's `RegexpFlag.resolveValue`: `|`-separated flag names, case-insensitive.
+fn check_regexp_flags(flags: &str) -> EsResult<()> {
+    const FLAGS: [&str; 7] = [
+        "INTERSECTION",
+        "COMPLEMENT",
+        "EMPTY",
+        "ANYSTRING",
+        "INTERVAL",
+        "NONE",
+        "ALL",
+    ];
+    for f in flags.split('|').map(str::trim).filter(|f| !f.is_empty()) {
+        if !FLAGS.iter().any(|n| n.eq_ignore_ascii_case(f)) {
+            return Err(EsError::illegal_argument(format!(
+                "Unknown regexp flag [{f}]"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn parse_fuzzy(body: &Map<String, Value>) -> EsResult<Query> {
@@ -2273,6 +2298,16 @@ mod tests {
             panic!()
         };
         assert_eq!(q.value, "ki*y");
+        let e = err(json!({"regexp": {"user": {"value": "a", "flags": "ALL|NOPE"}}}));
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("illegal_argument_exception", "Unknown regexp flag [NOPE]")
+        );
+        let e = err(json!({"regexp": {"user": {"value": "a", "max_determinized_states": "x"}}}));
+        assert_eq!(e.status, 400);
+        p(
+            json!({"regexp": {"user": {"value": "a", "flags": "intersection|COMPLEMENT", "max_determinized_states": 100}}}),
+        );
         let Query::Regexp(q) = p(json!({"regexp": {"user": {"value": "k.*y", "flags": "ALL"}}}))
         else {
             panic!()
