@@ -127,14 +127,63 @@ pub fn run_aggs_multi(
 /// Requests that ask for more buckets than `search.max_buckets` up front fail before collecting.
 fn check_sizes(nodes: &[request::AggNode], max_buckets: usize) -> EsResult<()> {
     for n in nodes {
-        if let request::AggKind::Composite(c) = &n.kind {
-            if c.size > max_buckets {
+        let extended_buckets = match &n.kind {
+            request::AggKind::Composite(c) if c.size > max_buckets => {
                 return Err(render::too_many_buckets(max_buckets));
             }
+            request::AggKind::Histogram(h) if h.min_doc_count == 0 => {
+                h.extended_bounds.and_then(|(lo, hi)| {
+                    bounded_buckets(lo?, hi?, h.hard_bounds, h.interval, h.offset)
+                })
+            }
+            request::AggKind::DateHistogram(d) if d.min_doc_count == 0 => {
+                match (&d.interval, &d.extended_bounds) {
+                    (request::DateInterval::Fixed(ms), Some((Some(lo), Some(hi)))) => {
+                        let hard = d.hard_bounds.as_ref().map(|(a, b)| {
+                            (
+                                a.as_ref().and_then(Value::as_f64),
+                                b.as_ref().and_then(Value::as_f64),
+                            )
+                        });
+                        bounded_buckets(
+                            lo.as_f64().unwrap_or(f64::NAN),
+                            hi.as_f64().unwrap_or(f64::NAN),
+                            hard,
+                            *ms as f64,
+                            d.offset as f64,
+                        )
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        // Extended bounds fill empty buckets: a tiny interval over wide bounds would make
+        // billions of them (and overflowed tantivy's memory estimate: a panic, a 500).
+        if extended_buckets.is_some_and(|b| b > max_buckets as f64) {
+            return Err(render::too_many_buckets(max_buckets));
         }
         check_sizes(&n.subs, max_buckets)?;
     }
     Ok(())
+}
+
+/// How many buckets `extended_bounds` [lo, hi] (clipped by `hard_bounds`) ask for.
+fn bounded_buckets(
+    lo: f64,
+    hi: f64,
+    hard: Option<(Option<f64>, Option<f64>)>,
+    interval: f64,
+    offset: f64,
+) -> Option<f64> {
+    let (hard_lo, hard_hi) = hard.unwrap_or((None, None));
+    let lo = hard_lo.map_or(lo, |h| lo.max(h));
+    let hi = hard_hi.map_or(hi, |h| hi.min(h));
+    // NaN (a bound given as a date string) makes every comparison false: no estimate
+    if !(interval > 0.0 && lo <= hi) {
+        return None;
+    }
+    Some(((hi - offset) / interval).floor() - ((lo - offset) / interval).floor() + 1.0)
 }
 
 /// Milliseconds of a fixed-length calendar unit, for composite `date_histogram` sources.

@@ -564,6 +564,22 @@ fn int(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
     Ok(x as i64)
 }
 
+/// A field Elasticsearch declares as `int` (`ObjectParser#declareInt`): a value outside
+/// `i32` fails as Jackson's int coercion fails, instead of reaching tantivy's `u32` fields.
+fn int32(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
+    let x = int(ty, key, v)?;
+    if i32::try_from(x).is_err() {
+        return Err(
+            EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(
+                EsError::illegal_argument(format!(
+                    "Numeric value ({x}) out of range of int (-2147483648 - 2147483647)"
+                )),
+            ),
+        );
+    }
+    Ok(x)
+}
+
 fn boolean(ty: &str, key: &str, v: &Value) -> EsResult<bool> {
     match v {
         Value::Bool(b) => Ok(*b),
@@ -691,7 +707,7 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
     for (k, v) in o {
         match k.as_str() {
             "size" => {
-                let n = int(TY, k, v)?;
+                let n = int32(TY, k, v)?;
                 if n <= 0 {
                     return Err(EsError::illegal_argument(format!(
                         "[size] must be greater than 0. Found [{n}] in [{name}]"
@@ -700,7 +716,7 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
                 r.size = n as usize;
             }
             "shard_size" => {
-                let n = int(TY, k, v)?;
+                let n = int32(TY, k, v)?;
                 if n == 0 || n < -1 {
                     return Err(EsError::illegal_argument(format!(
                         "[shardSize] must be greater than 0. Found [{n}] in [{name}]"
@@ -1428,7 +1444,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
     }
     let size = match o.get("size") {
         Some(v) => {
-            let n = int(TY, "size", v)?;
+            let n = int32(TY, "size", v)?;
             if n <= 0 {
                 return Err(EsError::illegal_argument(format!(
                     "[size] must be greater than 0. Found [{n}] in [{name}]"
@@ -1748,7 +1764,7 @@ fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
     for (k, v) in o {
         match k.as_str() {
             "from" => {
-                let n = int(TY, k, v)?;
+                let n = int32(TY, k, v)?;
                 if n < 0 {
                     return Err(EsError::illegal_argument(format!(
                         "[from] must be greater than or equal to 0. Found [{n}]"
@@ -1757,7 +1773,7 @@ fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
                 r.from = n as usize;
             }
             "size" => {
-                let n = int(TY, k, v)?;
+                let n = int32(TY, k, v)?;
                 if n < 0 {
                     return Err(EsError::illegal_argument(format!(
                         "[size] must be greater than or equal to 0. Found [{n}]"
@@ -1816,6 +1832,19 @@ mod tests {
         assert_eq!(e.kind, "illegal_argument_exception");
         let e = err(json!({"a": {"terms": {"field": "x", "size": -1}}}));
         assert_eq!(e.reason, "[size] must be greater than 0. Found [-1] in [a]");
+        // sizes Elasticsearch parses as `int`: out of range is a 400, not tantivy's u32 failure
+        for agg in [
+            json!({"a": {"terms": {"field": "x", "size": 10_000_000_000_i64}}}),
+            json!({"a": {"terms": {"field": "x", "shard_size": 10_000_000_000_i64}}}),
+            json!({"a": {"top_hits": {"size": 10_000_000_000_i64}}}),
+            json!({"a": {"composite": {"size": 10_000_000_000_i64, "sources": [{"k": {"terms": {"field": "x"}}}]}}}),
+        ] {
+            let e = err(agg);
+            assert_eq!(
+                (e.status, e.kind.as_str()),
+                (400, "x_content_parse_exception")
+            );
+        }
         let e = err(
             json!({"a": {"date_histogram": {"field": "d", "fixed_interval": "1d", "calendar_interval": "1d"}}}),
         );

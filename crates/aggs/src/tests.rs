@@ -1646,3 +1646,31 @@ fn composite_dates_formats_and_limits() {
         out["r"]["buckets"][0]["doc_count"]
     );
 }
+
+#[test]
+fn extended_bounds_with_a_tiny_interval_are_too_many_buckets() {
+    // 1e18 empty buckets: tantivy's memory estimate overflowed (a panic) before this check
+    let ix = TestIndex::new(&[&docs(10)], 1);
+    let ctx = ix.ctx();
+    for agg in [
+        json!({"h": {"histogram": {"field": "balance", "interval": 1e-9,
+                                   "extended_bounds": {"min": 0, "max": 1e9}}}}),
+        json!({"h": {"date_histogram": {"field": "createdTime", "fixed_interval": "1ms",
+                                        "extended_bounds": {"min": 0, "max": 9_000_000_000_000_000_000_i64}}}}),
+    ] {
+        let req = parse_aggs(&agg).unwrap();
+        let e = run_aggs(&req, &ctx, &ix.shards, &tantivy::query::AllQuery, false).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "too_many_buckets_exception"),
+            "{agg}"
+        );
+    }
+    // hard_bounds clip the extended ones: a few buckets are fine
+    let req = parse_aggs(
+        &json!({"h": {"histogram": {"field": "balance", "interval": 1,
+        "extended_bounds": {"min": 0, "max": 1e12}, "hard_bounds": {"min": 0, "max": 10}}}}),
+    )
+    .unwrap();
+    run_aggs(&req, &ctx, &ix.shards, &tantivy::query::AllQuery, false).unwrap();
+}

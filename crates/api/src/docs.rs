@@ -227,7 +227,35 @@ pub fn index(
 /// The keys of a bulk action line: what Lode implements, ES's error for unknown ones, and a
 /// refusal for ES's keys Lode does not implement (never silently ignored).
 fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> EsResult<()> {
-    for k in meta.keys() {
+    for (k, v) in meta {
+        // ES's BulkRequestParser takes simple values only (`_source` and `dynamic_templates`,
+        // objects, are refused below as not supported).
+        if matches!(v, Value::Object(_) | Value::Array(_))
+            && !matches!(k.as_str(), "_source" | "dynamic_templates")
+        {
+            let token = if v.is_object() {
+                "START_OBJECT"
+            } else {
+                "START_ARRAY"
+            };
+            return Err(EsError::illegal_argument(format!(
+                "Malformed action/metadata line [{line}], expected a simple value for field [{k}] but found [{token}]"
+            )));
+        }
+        // numeric parameters are read with `longValue()`: a string must hold a number
+        if matches!(
+            k.as_str(),
+            "version" | "if_seq_no" | "if_primary_term" | "retry_on_conflict"
+        ) {
+            if let Value::String(s) = v {
+                if s.trim().parse::<i64>().is_err() {
+                    return Err(EsError::bad_request(
+                        "number_format_exception",
+                        format!("For input string: \"{s}\""),
+                    ));
+                }
+            }
+        }
         match k.as_str() {
             "_index" | "_id" | "routing" | "_routing" | "version" | "version_type"
             | "if_seq_no" | "if_primary_term" | "op_type" => {}
@@ -1012,23 +1040,13 @@ struct BulkItem {
     source: Option<(usize, usize)>,
 }
 
-/// `POST /_bulk`, `POST /{index}/_bulk`.
-pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
-    let started = Instant::now();
-    let refresh = RefreshPolicy::from_request(req)?;
-    let default_routing = routing(req).map(str::to_string);
-    let defaults = BulkDefaults {
-        require_alias: req.bool_param("require_alias", false)?,
-        active_shards: req.param("wait_for_active_shards").map(str::to_string),
-        timeout: req.param("timeout").map(str::to_string),
-    };
-    let body = &req.body;
-    if !req.has_body() {
-        return Err(EsError::bad_request(
-            "parse_exception",
-            "request body is required",
-        ));
-    }
+/// The NDJSON body of `_bulk` as items (action, metadata, source line), before any is
+/// executed: a malformed line fails the whole request, as in Elasticsearch.
+fn parse_bulk_body(
+    body: &[u8],
+    default_index: Option<&str>,
+    default_routing: Option<&str>,
+) -> EsResult<Vec<BulkItem>> {
     // Split lines without copying.
     let mut lines: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
@@ -1038,8 +1056,11 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             start = i + 1;
         }
     }
+    // ES 8 requires the last line to end with a newline too (BulkRequestParser#findNextMarker).
     if start < body.len() {
-        lines.push((start, body.len()));
+        return Err(EsError::illegal_argument(
+            "The bulk request must be terminated by a newline [\\n]",
+        ));
     }
     let lines: Vec<(usize, usize)> = lines
         .into_iter()
@@ -1078,7 +1099,7 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             .or(meta.get("_routing"))
             .and_then(|v| v.as_str())
             .map(str::to_string)
-            .or(default_routing.clone());
+            .or(default_routing.map(str::to_string));
         let source = if action == "delete" {
             None
         } else {
@@ -1100,6 +1121,27 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
         });
         i += 1;
     }
+    Ok(items)
+}
+
+/// `POST /_bulk`, `POST /{index}/_bulk`.
+pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+    let started = Instant::now();
+    let refresh = RefreshPolicy::from_request(req)?;
+    let default_routing = routing(req).map(str::to_string);
+    let defaults = BulkDefaults {
+        require_alias: req.bool_param("require_alias", false)?,
+        active_shards: req.param("wait_for_active_shards").map(str::to_string),
+        timeout: req.param("timeout").map(str::to_string),
+    };
+    let body = &req.body;
+    if !req.has_body() {
+        return Err(EsError::bad_request(
+            "parse_exception",
+            "request body is required",
+        ));
+    }
+    let items = parse_bulk_body(body, default_index, default_routing.as_deref())?;
     let mut results = Vec::with_capacity(items.len());
     // (index name, shard) → furthest translog location, and the highest seq_no, to sync once per shard.
     let mut touched: HashMap<(String, usize), (u64, u64)> = HashMap::new();
@@ -1320,6 +1362,105 @@ fn bulk_item(
                 b,
                 out.write.map(|w| (index, w)),
             ))
+        }
+    }
+}
+
+/// Generative tests: random and mutated NDJSON into the bulk body parser gives items or a
+/// 4xx, never a panic or a 5xx.
+#[cfg(test)]
+mod bulk_proptests {
+    use super::parse_bulk_body;
+    use crate::arb_json::*;
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    const SEED: &str = concat!(
+        "{\"index\":{\"_index\":\"a\",\"_id\":\"1\"}}\n{\"n\":1,\"t\":\"x\"}\n",
+        "{\"create\":{\"_id\":\"2\",\"routing\":\"r\"}}\n{\"n\":2}\n",
+        "{\"update\":{\"_id\":\"1\",\"retry_on_conflict\":3}}\n{\"doc\":{\"n\":3}}\n",
+        "{\"delete\":{\"_index\":\"a\",\"_id\":\"2\",\"if_seq_no\":1,\"if_primary_term\":1}}\n",
+    );
+
+    fn check(body: &[u8]) -> Result<(), TestCaseError> {
+        client_error_or_ok(
+            parse_bulk_body(body, Some("dflt"), None)
+                .err()
+                .map(|e| (e.status, format!("{} {}", e.kind, e.reason))),
+        )
+    }
+
+    /// An action line: mostly `{action: {meta}}`, sometimes any JSON.
+    fn action_line() -> impl Strategy<Value = String> {
+        let action =
+            proptest::sample::select(&["index", "create", "update", "delete", "upsert"][..]);
+        let meta = proptest::collection::vec((word(), json()), 0..3)
+            .prop_map(|kv| Value::Object(kv.into_iter().collect()));
+        prop_oneof![
+            3 => (action, prop_oneof![3 => meta, 1 => json()])
+                .prop_map(|(a, m)| serde_json::json!({ a: m }).to_string()),
+            1 => json().prop_map(|v| v.to_string()),
+            1 => "[^\n]{0,20}",
+        ]
+    }
+
+    fn err(body: &str) -> lode_engine::EsError {
+        match parse_bulk_body(body.as_bytes(), Some("dflt"), None) {
+            Ok(items) => panic!("{} items from {body:?}", items.len()),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn malformed_bodies_fail_as_in_elasticsearch() {
+        assert_eq!(
+            parse_bulk_body(SEED.as_bytes(), None, None).unwrap().len(),
+            4
+        );
+        let e = err("{\"index\":{\"_id\":\"1\"}}\n{\"n\":1}");
+        assert_eq!(
+            e.reason,
+            "The bulk request must be terminated by a newline [\\n]"
+        );
+        let e = err("{\"index\":{\"_id\":{\"a\":1}}}\n{}\n");
+        assert_eq!(
+            (e.status, e.reason.as_str()),
+            (400, "Malformed action/metadata line [1], expected a simple value for field [_id] but found [START_OBJECT]")
+        );
+        let e = err("{\"index\":{\"routing\":[1]}}\n{}\n");
+        assert!(
+            e.reason.ends_with("but found [START_ARRAY]"),
+            "{}",
+            e.reason
+        );
+        let e = err("{\"index\":{\"version\":\"abc\"}}\n{}\n");
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "number_format_exception")
+        );
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn random_lines(lines in proptest::collection::vec(prop_oneof![action_line(), json().prop_map(|v| v.to_string())], 0..8),
+                        newline_at_end in any::<bool>()) {
+            let mut body = lines.join("\n");
+            if newline_at_end {
+                body.push('\n');
+            }
+            check(body.as_bytes())?;
+        }
+
+        #[test]
+        fn byte_mutated_seed(edits in edits()) {
+            check(&mutate_bytes(SEED.as_bytes(), &edits))?;
+        }
+
+        #[test]
+        fn random_bytes(body in proptest::collection::vec(any::<u8>(), 0..64)) {
+            check(&body)?;
         }
     }
 }

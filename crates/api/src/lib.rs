@@ -10,6 +10,10 @@
 #![allow(clippy::result_large_err)]
 
 pub mod aliases;
+/// proptest strategies shared with lode-engine and lode-query (one file, test builds only).
+#[cfg(test)]
+#[path = "../../engine/src/testing/arb_json.rs"]
+mod arb_json;
 pub mod by_query;
 pub mod cat;
 pub mod cluster;

@@ -144,7 +144,7 @@ impl RestRequest {
 
 /// Parses JSON, answering malformed input with Elasticsearch's parse error.
 pub fn parse_json(bytes: &[u8]) -> EsResult<Value> {
-    serde_json::from_slice(bytes).map_err(|e| {
+    strict_json(bytes).map_err(|e| {
         EsError::x_content_parse(format!(
             "[{}:{}] {}",
             e.line(),
@@ -156,6 +156,74 @@ pub fn parse_json(bytes: &[u8]) -> EsResult<Value> {
             json_error_text(&e),
         ))
     })
+}
+
+/// JSON → `Value` refusing duplicate keys, as Elasticsearch's parser does
+/// (`JsonParser.Feature.STRICT_DUPLICATE_DETECTION`: "Duplicate field 'size'"); serde_json
+/// itself keeps the last value silently.
+fn strict_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = Strict.deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+struct Strict;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_string()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(Strict)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            if out.contains_key(&k) {
+                return Err(serde::de::Error::custom(format!("Duplicate field '{k}'")));
+            }
+            let v = map.next_value_seed(Strict)?;
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 fn json_error_text(e: &serde_json::Error) -> String {
@@ -241,4 +309,34 @@ fn similarity(a: &str, b: &str) -> f32 {
         prev = cur;
     }
     1.0 - prev[b.len()] as f32 / a.len().max(b.len()) as f32
+}
+
+#[cfg(test)]
+mod strict_json_tests {
+    use super::parse_json;
+    use serde_json::json;
+
+    #[test]
+    fn duplicate_keys_are_refused_at_any_depth() {
+        let e = parse_json(br#"{"size": 1, "size": 2}"#).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "x_content_parse_exception")
+        );
+        assert!(e.reason.ends_with("Duplicate field 'size'"), "{}", e.reason);
+        assert!(e.reason.starts_with("[1:"), "{}", e.reason);
+        let e = parse_json(br#"{"q": [{"a": {"b": 1, "b": 1}}]}"#).unwrap_err();
+        assert!(e.reason.ends_with("Duplicate field 'b'"), "{}", e.reason);
+        // the same key in sibling objects is fine, and values parse as serde_json's own
+        let v = parse_json(
+            br#"{"a": {"k": 1}, "b": {"k": [1.5, -2, 18446744073709551615, null, true, "s"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"a": {"k": 1}, "b": {"k": [1.5, -2, 18446744073709551615u64, null, true, "s"]}})
+        );
+        assert!(parse_json(b"{} x").is_err());
+        assert!(parse_json(&[b'['; 10_000]).is_err());
+    }
 }

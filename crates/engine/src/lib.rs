@@ -31,5 +31,10 @@ pub mod shard;
 pub mod translog;
 
 pub use error::{EsError, EsResult};
+
+/// proptest strategies for the generative tests (also included by lode-query and lode-api).
+#[cfg(test)]
+#[path = "testing/arb_json.rs"]
+pub(crate) mod arb_json;
 pub use index::IndexService;
 pub use node::Node;

@@ -275,6 +275,22 @@ pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
             }
             _ => return Err(EsError::parsing("[sort] malformed sort specification")),
         };
+        // FieldSortBuilder's parser: unknown keys are errors; known ones Lode lacks are refused.
+        for k in opts.as_object().into_iter().flat_map(|o| o.keys()) {
+            match k.as_str() {
+                "order" | "missing" | "unmapped_type" | "mode" => {}
+                "numeric_type" | "format" | "nested" => {
+                    return Err(EsError::parsing(format!(
+                        "[sort] option [{k}] is not supported by Lode"
+                    )))
+                }
+                _ => {
+                    return Err(EsError::x_content_parse(format!(
+                        "[field_sort] unknown field [{k}]"
+                    )))
+                }
+            }
+        }
         let order = opts
             .get("order")
             .and_then(|o| o.as_str())
@@ -723,5 +739,34 @@ impl SegmentCollector for FieldSortSegment {
             }
         }
         self.buf
+    }
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::parse_sort;
+    use lode_engine::mapping::Mapping;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_sort_options_are_refused() {
+        let m = Mapping::empty();
+        let e = parse_sort(&json!([{"_score": {"order": "asc", "bogus": 1}}]), &m).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str(), e.reason.as_str()),
+            (
+                400,
+                "x_content_parse_exception",
+                "[field_sort] unknown field [bogus]"
+            )
+        );
+        let e = parse_sort(&json!([{"_score": {"numeric_type": "long"}}]), &m).unwrap_err();
+        assert_eq!((e.status, e.kind.as_str()), (400, "parsing_exception"));
+        assert_eq!(
+            parse_sort(&json!([{"_score": {"order": "asc"}}, "_doc"]), &m)
+                .unwrap()
+                .len(),
+            2
+        );
     }
 }

@@ -103,16 +103,9 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
             return too_large(len, state.max_content_length, &params);
         }
     }
-    let limited = http_body_util::Limited::new(req.into_body(), state.max_content_length);
-    let body = match limited.collect().await {
-        Ok(b) => b.to_bytes().to_vec(),
-        Err(_) => {
-            return too_large(
-                state.max_content_length + 1,
-                state.max_content_length,
-                &params,
-            )
-        }
+    let body = match collect_body(req.into_body(), state.max_content_length).await {
+        Ok(b) => b,
+        Err(e) => return render(error_response(&e), &params, false),
     };
     // ES's `source` parameter: the body, for clients that cannot send one with GET.
     let body = match params.get("source") {
@@ -322,8 +315,24 @@ fn compatible_version(
 }
 
 fn too_large(len: usize, max: usize, params: &BTreeMap<String, String>) -> Response<Body> {
-    let e = EsError::new(413, "content_too_long_exception", format!("request body of [{len}] bytes is larger than the limit [http.max_content_length] of [{max}] bytes"));
-    render(error_response(&e), params, false)
+    render(error_response(&too_large_error(len, max)), params, false)
+}
+
+fn too_large_error(len: usize, max: usize) -> EsError {
+    EsError::new(413, "content_too_long_exception", format!("request body of [{len}] bytes is larger than the limit [http.max_content_length] of [{max}] bytes"))
+}
+
+/// Reads the body up to `max` bytes. Over the limit is ES's 413; a broken body (bad chunk
+/// framing, the connection closed before Content-Length bytes) is the client's 400, not a
+/// body over the limit (which is how every read error was reported before).
+async fn collect_body(body: Body, max: usize) -> Result<Vec<u8>, EsError> {
+    match http_body_util::Limited::new(body, max).collect().await {
+        Ok(b) => Ok(b.to_bytes().to_vec()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large_error(max + 1, max)),
+        Err(e) => Err(EsError::illegal_argument(format!(
+            "failed to read the request body: {e}"
+        ))),
+    }
 }
 
 fn acceptable_content_type(ct: &str) -> bool {
@@ -545,5 +554,62 @@ mod tests {
                 "invalid parameters for header [application/vnd.elasticsearch+json;compatible-with=x]"
             )
         );
+    }
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::*;
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_broken_body_is_a_400_and_an_oversized_one_a_413() {
+        let ok = run(collect_body(Body::from("{}"), 10)).unwrap();
+        assert_eq!(ok, b"{}");
+        let e = run(collect_body(Body::from("x".repeat(11)), 10)).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (413, "content_too_long_exception")
+        );
+        // a body that fails mid-way, as hyper's does on bad chunks or an early EOF
+        let e = run(collect_body(Body::new(Broken(false)), 1 << 20)).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "illegal_argument_exception")
+        );
+        assert!(
+            e.reason.starts_with("failed to read the request body"),
+            "{}",
+            e.reason
+        );
+    }
+
+    struct Broken(bool);
+
+    impl http_body::Body for Broken {
+        type Data = bytes::Bytes;
+        type Error = std::io::Error;
+
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, std::io::Error>>>
+        {
+            if self.0 {
+                let eof =
+                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "connection closed");
+                return std::task::Poll::Ready(Some(Err(eof)));
+            }
+            self.0 = true;
+            std::task::Poll::Ready(Some(Ok(http_body::Frame::data(bytes::Bytes::from_static(
+                b"{",
+            )))))
+        }
     }
 }

@@ -320,6 +320,17 @@ fn resolve(
             ))
         }
     };
+    // ES's Script.PARSER (an ObjectParser): any other key is an error, never ignored.
+    if let Some(k) = o.keys().find(|k| {
+        !matches!(
+            k.as_str(),
+            "source" | "inline" | "id" | "lang" | "params" | "options"
+        )
+    }) {
+        return Err(EsError::x_content_parse(format!(
+            "[script] unknown field [{k}]"
+        )));
+    }
     check_lang(o.get("lang"))?;
     let params = match o.get("params") {
         None | Some(Value::Null) => Map::new(),

@@ -151,6 +151,19 @@ fn script_object_forms() {
             "script_lang not supported [groovy]"
         )
     );
+    // unknown keys are ES's ObjectParser error, not ignored
+    let e = fail(
+        json!({"source": "ctx._source.a = 2", "nope": 1}),
+        doc.clone(),
+    );
+    assert_eq!(
+        (e.status, e.kind.as_str(), e.reason.as_str()),
+        (
+            400,
+            "x_content_parse_exception",
+            "[script] unknown field [nope]"
+        )
+    );
     let e = fail(json!({"source": "x", "id": "y"}), doc.clone());
     assert_eq!(e.kind, "illegal_argument_exception");
     let e = fail(json!({"params": {}}), doc.clone());

@@ -35,6 +35,10 @@ mod slice;
 mod stats;
 mod values;
 
+/// proptest strategies shared with lode-engine and lode-api (one file, test builds only).
+#[cfg(test)]
+#[path = "../../engine/src/testing/arb_json.rs"]
+mod arb_json;
 #[cfg(test)]
 mod tests;
 

@@ -1254,8 +1254,12 @@ fn parse_pattern(body: &Map<String, Value>, name: &str) -> EsResult<PatternQuery
                     (_, "value") | ("wildcard", "wildcard") => value = Some(as_string(name, k, v)?),
                     (_, "boost") => q.boost = as_f32(name, k, v)?,
                     (_, "case_insensitive") => q.case_insensitive = as_bool(name, k, v)?,
-                    (_, "rewrite" | "_name")
-                    | ("regexp", "flags" | "flags_value" | "max_determinized_states") => {}
+                    (_, "rewrite" | "_name") => {}
+                    // Validated as ES validates them; the regex engine takes its syntax whole.
+                    ("regexp", "flags") => check_regexp_flags(&as_string(name, k, v)?)?,
+                    ("regexp", "flags_value" | "max_determinized_states") => {
+                        as_u32(name, k, v)?;
+                    }
                     _ => return Err(unsupported_key(name, k)),
                 }
             }
@@ -1269,6 +1273,27 @@ fn parse_pattern(body: &Map<String, Value>, name: &str) -> EsResult<PatternQuery
     }
     q.value = value.ok_or_else(|| EsError::illegal_argument("value cannot be null"))?;
     Ok(q)
+}
+
+/// ES's `RegexpFlag.resolveValue`: `|`-separated flag names, case-insensitive.
+fn check_regexp_flags(flags: &str) -> EsResult<()> {
+    const FLAGS: [&str; 7] = [
+        "INTERSECTION",
+        "COMPLEMENT",
+        "EMPTY",
+        "ANYSTRING",
+        "INTERVAL",
+        "NONE",
+        "ALL",
+    ];
+    for f in flags.split('|').map(str::trim).filter(|f| !f.is_empty()) {
+        if !FLAGS.iter().any(|n| n.eq_ignore_ascii_case(f)) {
+            return Err(EsError::illegal_argument(format!(
+                "Unknown regexp flag [{f}]"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn parse_fuzzy(body: &Map<String, Value>) -> EsResult<Query> {
@@ -2273,6 +2298,16 @@ mod tests {
             panic!()
         };
         assert_eq!(q.value, "ki*y");
+        let e = err(json!({"regexp": {"user": {"value": "a", "flags": "ALL|NOPE"}}}));
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("illegal_argument_exception", "Unknown regexp flag [NOPE]")
+        );
+        let e = err(json!({"regexp": {"user": {"value": "a", "max_determinized_states": "x"}}}));
+        assert_eq!(e.status, 400);
+        p(
+            json!({"regexp": {"user": {"value": "a", "flags": "intersection|COMPLEMENT", "max_determinized_states": 100}}}),
+        );
         let Query::Regexp(q) = p(json!({"regexp": {"user": {"value": "k.*y", "flags": "ALL"}}}))
         else {
             panic!()
@@ -2443,5 +2478,72 @@ mod tests {
             p(json!({"wrapper": {"query": enc}})),
             Query::Term(_)
         ));
+    }
+}
+
+/// Generative tests: random and mutated JSON into `parse_query` gives Ok or a 4xx, never a
+/// panic or a 5xx.
+#[cfg(test)]
+mod proptests {
+    use super::parse_query;
+    use crate::arb_json::*;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn check(v: &Value) -> Result<(), TestCaseError> {
+        client_error_or_ok(
+            parse_query(v)
+                .err()
+                .map(|e| (e.status, format!("{} {} for {v}", e.kind, e.reason))),
+        )
+    }
+
+    fn seeds() -> Vec<Value> {
+        vec![
+            json!({"bool": {"must": [{"term": {"k": "a"}}], "filter": {"range": {"n": {"gte": 1, "lt": 5}}},
+                            "should": [{"match": {"t": {"query": "x y", "operator": "and"}}}],
+                            "minimum_should_match": 1}}),
+            json!({"function_score": {"query": {"match_all": {}}, "functions": [{"weight": 2}], "score_mode": "sum"}}),
+            json!({"query_string": {"query": "t:(a OR b) AND n:[1 TO 5]", "default_field": "t"}}),
+            json!({"multi_match": {"query": "a", "fields": ["t^2", "k"], "type": "best_fields"}}),
+            json!({"dis_max": {"queries": [{"prefix": {"k": "a"}}, {"wildcard": {"k": "a*b"}}], "tie_breaker": 0.3}}),
+            json!({"regexp": {"k": {"value": "a.*b", "flags": "ALL"}}}),
+            json!({"fuzzy": {"k": {"value": "abc", "fuzziness": "AUTO"}}}),
+            json!({"terms": {"k": ["a", "b"], "boost": 2}}),
+            json!({"script": {"script": {"source": "doc['n'].value > params.x", "params": {"x": 1}}}}),
+            json!({"constant_score": {"filter": {"exists": {"field": "n"}}, "boost": 1.5}}),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn random_json(v in json()) {
+            check(&v)?;
+        }
+
+        #[test]
+        fn random_named_query(v in named(json())) {
+            check(&v)?;
+        }
+
+        #[test]
+        fn random_field_query(name in proptest::sample::select(WORDS), field in word(), body in json()) {
+            check(&json!({name: {field: body}}))?;
+        }
+
+        #[test]
+        fn grafted_seed(seed in proptest::sample::select(seeds()), pick in any::<usize>(), with in json()) {
+            check(&graft(&seed, pick, with))?;
+        }
+
+        #[test]
+        fn byte_mutated_seed(seed in proptest::sample::select(seeds()), edits in edits()) {
+            let bytes = mutate_bytes(seed.to_string().as_bytes(), &edits);
+            if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+                check(&v)?;
+            }
+        }
     }
 }

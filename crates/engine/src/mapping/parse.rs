@@ -115,6 +115,19 @@ fn compile_properties(
             return Err(mapper_parsing(format!("Failed to parse mapping: {why}"))
                 .caused_by(EsError::illegal_argument(why)));
         }
+        // ES's ObjectMapper splits a name on dots: a name of dots only has no part left.
+        if name.chars().all(|c| c == '.') {
+            let why = "field name cannot contain only dots";
+            return Err(mapper_parsing(format!("Failed to parse mapping: {why}"))
+                .caused_by(EsError::illegal_argument(why)));
+        }
+        // A root property named as a metadata field collides with its mapper, as in ES's
+        // MappingLookup (and would collide with the tantivy field of the same name).
+        if prefix.is_empty() && METADATA_FIELDS.contains(&name.as_str()) {
+            return Err(mapper_parsing(format!(
+                "Field [{name}] is defined more than once"
+            )));
+        }
         let path = if prefix.is_empty() {
             name.clone()
         } else {
@@ -127,6 +140,22 @@ fn compile_properties(
     }
     Ok(())
 }
+
+/// Elasticsearch 8's metadata field mappers.
+const METADATA_FIELDS: &[&str] = &[
+    "_id",
+    "_index",
+    "_source",
+    "_routing",
+    "_ignored",
+    "_field_names",
+    "_seq_no",
+    "_version",
+    "_doc_count",
+    "_tier",
+    "_data_stream_timestamp",
+    "_feature",
+];
 
 const COMMON_PARAMS: &[&str] = &["type", "meta", "copy_to", "store", "fields", "similarity"];
 
@@ -289,6 +318,33 @@ fn compile_field(
             "Mapping definition for [{short}] has unsupported parameters:  [{}]",
             unknown.join("] [")
         )));
+    }
+    // Accepted and kept (positions are always indexed), but only ES's values: a typo is refused.
+    if let Some(v) = def.get("index_options") {
+        const OPTIONS: [&str; 4] = ["docs", "freqs", "positions", "offsets"];
+        if !v.as_str().is_some_and(|o| OPTIONS.contains(&o)) {
+            return Err(mapper_parsing(format!(
+                "Failed to parse mapping: Unknown value [{}] for field [index_options] - accepted values are [docs, freqs, positions, offsets]",
+                render_scalar(v)
+            )));
+        }
+    }
+    // A numeric or boolean null_value must be a value of the field's type (ES parses it
+    // with the field's own parser when the mapping is parsed).
+    if let Some(v) = def.get("null_value").filter(|v| !v.is_null()) {
+        let ok = if ty.is_numeric() {
+            v.is_number() || v.as_str().is_some_and(|s| s.trim().parse::<f64>().is_ok())
+        } else if ty == FieldType::Boolean {
+            v.is_boolean() || matches!(v.as_str(), Some("true" | "false" | ""))
+        } else {
+            true
+        };
+        if !ok {
+            return Err(mapper_parsing(format!(
+                "Failed to parse mapping: Error parsing [null_value] on field [{short}]: For input string: \"{}\"",
+                render_scalar(v)
+            )));
+        }
     }
     let bool_param = |k: &str, default: bool| -> EsResult<bool> {
         match def.get(k) {
@@ -527,8 +583,17 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                 let target = ex
                     .entry("fields")
                     .or_insert_with(|| Value::Object(Map::new()));
-                let tgt = target.as_object_mut().unwrap();
-                for (sub, sub_def) in v.as_object().into_iter().flatten() {
+                let sub_fields = v.as_object().ok_or_else(|| {
+                    mapper_parsing(format!(
+                        "Expected map for property [fields] on field [{path}]"
+                    ))
+                })?;
+                let tgt = target.as_object_mut().ok_or_else(|| {
+                    mapper_parsing(format!(
+                        "Expected map for property [fields] on field [{path}]"
+                    ))
+                })?;
+                for (sub, sub_def) in sub_fields {
                     match tgt.get_mut(sub) {
                         None => {
                             tgt.insert(sub.clone(), sub_def.clone());
@@ -608,6 +673,74 @@ mod tests {
     }
 
     #[test]
+    fn rejects_bad_index_options_null_values_and_multi_fields_on_update() {
+        let e = compile(
+            &json!({"properties":{"z":{"type":"text","index_options":"everything"}}}),
+            &reg(),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, "mapper_parsing_exception");
+        assert!(e
+            .reason
+            .contains("Unknown value [everything] for field [index_options]"));
+        compile(
+            &json!({"properties":{"z":{"type":"text","index_options":"offsets"}}}),
+            &reg(),
+        )
+        .unwrap();
+        let e = compile(
+            &json!({"properties":{"z":{"type":"long","null_value":"abc"}}}),
+            &reg(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Failed to parse mapping: Error parsing [null_value] on field [z]: For input string: \"abc\""
+        );
+        compile(
+            &json!({"properties":{"z":{"type":"double","null_value":"1.5"},"b":{"type":"boolean","null_value":false}}}),
+            &reg(),
+        )
+        .unwrap();
+        // an update's `fields` that is not an object was skipped, leaving `fields: {}` behind
+        let existing = json!({"properties":{"z":{"type":"text"}}});
+        let e = merge(
+            &existing,
+            &json!({"properties":{"z":{"type":"text","fields":[1]}}}),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, "mapper_parsing_exception");
+    }
+
+    #[test]
+    fn rejects_dot_only_and_metadata_field_names() {
+        let e = compile(&json!({"properties":{"..":{"type":"long"}}}), &reg()).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "mapper_parsing_exception")
+        );
+        assert_eq!(
+            e.reason,
+            "Failed to parse mapping: field name cannot contain only dots"
+        );
+        // `_id` used to reach tantivy's schema builder twice and panic there
+        for meta in ["_id", "_source", "_seq_no", "_routing"] {
+            let e = compile(&json!({"properties":{meta:{"type":"keyword"}}}), &reg()).unwrap_err();
+            assert_eq!(e.kind, "mapper_parsing_exception");
+            assert_eq!(
+                e.reason,
+                format!("Field [{meta}] is defined more than once")
+            );
+        }
+        // inside an object the same names are ordinary fields
+        compile(
+            &json!({"properties":{"o":{"properties":{"_id":{"type":"keyword"}}}}}),
+            &reg(),
+        )
+        .unwrap();
+    }
+
+    #[test]
     fn rejects_bad_definitions() {
         let e = compile(&json!({"properties":{"a":{"type":"nope"}}}), &reg()).unwrap_err();
         assert_eq!(e.kind, "mapper_parsing_exception");
@@ -629,5 +762,105 @@ mod tests {
         assert_eq!(merged["properties"]["b"]["type"], "keyword");
         let e = merge(&base, &json!({"properties":{"a":{"type":"text"}}})).unwrap_err();
         assert_eq!(e.kind, "illegal_argument_exception");
+    }
+}
+
+/// Generative tests: random and mutated mappings into `compile` and `merge` give Ok or a 4xx,
+/// never a panic or a 5xx.
+#[cfg(test)]
+mod proptests {
+    use super::{compile, merge};
+    use crate::arb_json::*;
+    use lode_analysis::AnalysisRegistry;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn seed() -> Value {
+        json!({"dynamic": "strict", "properties": {
+            "n": {"type": "long", "doc_values": true, "null_value": 0},
+            "t": {"type": "text", "analyzer": "standard", "fields": {"raw": {"type": "keyword", "ignore_above": 10}}},
+            "d": {"type": "date", "format": "yyyy-MM-dd||epoch_millis"},
+            "s": {"type": "scaled_float", "scaling_factor": 100},
+            "o": {"properties": {"x": {"type": "integer"}, "y.z": {"type": "ip"}}}}})
+    }
+
+    fn check(v: &Value) -> Result<(), TestCaseError> {
+        let reg = AnalysisRegistry::new(None).unwrap();
+        client_error_or_ok(
+            compile(v, &reg)
+                .err()
+                .map(|e| (e.status, format!("{} {} for {v}", e.kind, e.reason))),
+        )
+    }
+
+    /// A property definition built from mapping words, so most cases get past the first check.
+    fn property() -> impl Strategy<Value = Value> {
+        let ty = proptest::sample::select(
+            &[
+                "text",
+                "keyword",
+                "long",
+                "integer",
+                "short",
+                "byte",
+                "double",
+                "float",
+                "half_float",
+                "scaled_float",
+                "date",
+                "date_nanos",
+                "boolean",
+                "ip",
+                "object",
+                "nested",
+                "flattened",
+                "geo_point",
+                "nope",
+            ][..],
+        );
+        (ty, proptest::collection::vec((word(), json()), 0..3)).prop_map(|(ty, extra)| {
+            let mut o = serde_json::Map::new();
+            o.insert("type".into(), json!(ty));
+            o.extend(extra);
+            Value::Object(o)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn random_json(v in json()) {
+            check(&v)?;
+        }
+
+        #[test]
+        fn random_properties(props in proptest::collection::vec((word(), property()), 0..4)) {
+            let props: serde_json::Map<_, _> = props.into_iter().collect();
+            check(&json!({"properties": props}))?;
+        }
+
+        #[test]
+        fn grafted_seed(pick in any::<usize>(), with in json()) {
+            check(&graft(&seed(), pick, with))?;
+        }
+
+        #[test]
+        fn merged_update(pick in any::<usize>(), with in json(), update in json()) {
+            let existing = graft(&seed(), pick, with);
+            let merged = merge(&existing, &update);
+            client_error_or_ok(merged.as_ref().err().map(|e| (e.status, e.reason.clone())))?;
+            if let Ok(m) = merged {
+                check(&m)?;
+            }
+        }
+
+        #[test]
+        fn byte_mutated_seed(edits in edits()) {
+            let bytes = mutate_bytes(seed().to_string().as_bytes(), &edits);
+            if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+                check(&v)?;
+            }
+        }
     }
 }
