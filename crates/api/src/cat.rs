@@ -1219,6 +1219,7 @@ mod tests {
             cluster_name: "lode".into(),
             http_address: "127.0.0.1:9200".into(),
             started: Instant::now(),
+            pools: std::sync::Arc::new(crate::thread_pool::ThreadPools::with_defaults("lode-1")),
         }
     }
 
