@@ -1704,7 +1704,8 @@ mod tests {
             .map(|l| l.split_whitespace().collect())
             .collect();
         assert_eq!(rows.len(), 2);
-        assert_eq!(&rows[0][..3], ["search", "fixed", &*rows[0][2]]);
+        let size = (crate::thread_pool::processors() * 3 / 2 + 1).to_string();
+        assert_eq!(&rows[0][..3], ["search", "fixed", size.as_str()]);
         assert_eq!(rows[0][3], "1000");
         assert_eq!(
             (rows[1][0], rows[1][1], rows[1][3]),
