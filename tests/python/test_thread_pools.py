@@ -182,6 +182,17 @@ def test_pool_info_reports_the_configured_sizes(client):
     assert info["write"]["queue_size"] == 10000
 
 
+def test_pool_sizes_are_not_dynamic_cluster_settings(client):
+    for scope in ("persistent", "transient"):
+        with pytest.raises(ApiError) as ei:
+            client.cluster.put_settings(**{scope: {"thread_pool.search.size": 4}})
+        assert ei.value.meta.status == 400
+        err = ei.value.body["error"]
+        assert err["type"] == "illegal_argument_exception"
+        assert err["reason"] == (
+            "%s setting [thread_pool.search.size], not dynamically updateable" % scope)
+
+
 def test_bad_pool_settings_stop_the_node(tmp_path):
     for setting, message in [
         ("thread_pool.search.size=0",
