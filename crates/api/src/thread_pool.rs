@@ -235,9 +235,11 @@ pub fn pool_for_api(api: &str) -> &'static str {
         "indices.refresh" => "refresh",
         "indices.flush" => "flush",
         "indices.forcemerge" => "force_merge",
-        // Long-running coordination (by-query tasks, waiting on tasks): ES's generic pool.
+        // Long-running coordination and waits (by-query tasks, waiting on tasks, health's
+        // `wait_for_*`, which ES waits for without a thread): ES's large `generic` pool, so
+        // that a wait never holds one of the few `management` slots.
         "delete_by_query" | "update_by_query" | "reindex" | "reindex_rethrottle" | "tasks.list"
-        | "tasks.get" | "tasks.cancel" => GENERIC,
+        | "tasks.get" | "tasks.cancel" | "cluster.health" => GENERIC,
         _ => MANAGEMENT,
     }
 }
