@@ -38,9 +38,11 @@ _state = {"server": None, "reloaders": {}, "crashes": []}
 class LodeServer:
     """One `lode serve` process; restartable on the same port."""
 
-    def __init__(self, binary, base_dir):
+    def __init__(self, binary, base_dir, settings=()):
         self.binary = binary
         self.base_dir = base_dir
+        # extra node settings, "name=value", each passed as -E
+        self.settings = list(settings)
         self.generation = 0
         self.port = 0
         self.url = None
@@ -57,6 +59,8 @@ class LodeServer:
         self.url = None
         self.cmd = cmd = [self.binary, "serve", "-E", "http.port=%d" % self.port,
                           "-E", "path.data=%s" % self.data_dir]
+        for setting in self.settings:
+            cmd += ["-E", setting]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr_fh,
                                      stdin=subprocess.DEVNULL)
         found = threading.Event()
@@ -112,15 +116,21 @@ class LodeServer:
             self.stderr_fh = None
 
 
+def lode_binary():
+    """The server binary: LODE_BIN, else target/debug/lode (relative paths from the repo)."""
+    binary = os.environ.get("LODE_BIN") or str(REPO / "target" / "debug" / "lode")
+    if not os.path.isabs(binary):
+        binary = str((REPO / binary).resolve()) if (REPO / binary).exists() else os.path.abspath(binary)
+    return binary
+
+
 @pytest.fixture(scope="session")
 def lode_url(tmp_path_factory):
     url = os.environ.get("LODE_URL")
     if url:
         yield url.rstrip("/")
         return
-    binary = os.environ.get("LODE_BIN") or str(REPO / "target" / "debug" / "lode")
-    if not os.path.isabs(binary):
-        binary = str((REPO / binary).resolve()) if (REPO / binary).exists() else os.path.abspath(binary)
+    binary = lode_binary()
     if not os.path.exists(binary):
         pytest.exit("LODE_BIN %s does not exist: build it first (cargo build)" % binary, returncode=2)
     server = LodeServer(binary, str(tmp_path_factory.mktemp("lode")))

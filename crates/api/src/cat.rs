@@ -544,7 +544,14 @@ fn iso_date(millis: i64) -> String {
 // ---------------------------------------------------------------------------------------------
 
 const ENDPOINTS: &[&str] = &[
-    "aliases", "count", "health", "indices", "nodes", "segments", "shards",
+    "aliases",
+    "count",
+    "health",
+    "indices",
+    "nodes",
+    "segments",
+    "shards",
+    "thread_pool",
 ];
 
 /// `GET /_cat/{what}[/{target}]`.
@@ -564,7 +571,11 @@ pub fn cat(
                 if !matches!(*e, "health" | "nodes") {
                     s.push_str(&format!(
                         "/_cat/{e}/{{{}}}\n",
-                        if *e == "aliases" { "alias" } else { "index" }
+                        match *e {
+                            "aliases" => "alias",
+                            "thread_pool" => "thread_pools",
+                            _ => "index",
+                        }
                     ));
                 }
             }
@@ -577,6 +588,7 @@ pub fn cat(
         "segments" => segments(node, info, target, req)?,
         "nodes" => nodes(node, info, req)?,
         "aliases" => aliases(node, target)?,
+        "thread_pool" => thread_pool(node, info, target),
         _ => {
             return Err(EsError::bad_request(
                 "illegal_argument_exception",
@@ -1191,6 +1203,90 @@ fn aliases(node: &Node, target: Option<&str>) -> EsResult<Table> {
     Ok(t)
 }
 
+/// `GET /_cat/thread_pool[/{thread_pool_patterns}]`: one row per pool, by name.
+fn thread_pool(node: &Node, info: &NodeInfo, target: Option<&str>) -> Table {
+    let patterns = crate::rest::list_param(target);
+    let mut t = Table::new(vec![
+        col("node_name", "nn", "", "node name"),
+        col("node_id", "id", "h", "persistent node id"),
+        col("ephemeral_node_id", "eid", "h", "ephemeral node id"),
+        col("pid", "p", "h", "process id"),
+        col("host", "h", "h", "host name"),
+        col("ip", "i", "h", "ip address"),
+        col("port", "po", "h", "bound transport port"),
+        col("name", "n", "", "thread pool name"),
+        col("type", "t", "h", "thread pool type"),
+        col("active", "a", "r", "number of active threads"),
+        col("pool_size", "psz", "rh", "number of threads"),
+        col("queue", "q", "r", "number of tasks currently in queue"),
+        col(
+            "queue_size",
+            "qs",
+            "rh",
+            "maximum number of tasks permitted in queue",
+        ),
+        col("rejected", "r", "r", "number of rejected tasks"),
+        col(
+            "largest",
+            "l",
+            "rh",
+            "highest number of seen active threads",
+        ),
+        col("completed", "c", "rh", "number of completed tasks"),
+        col(
+            "core",
+            "cr",
+            "rh",
+            "core number of threads in a scaling thread pool",
+        ),
+        col(
+            "max",
+            "mx",
+            "rh",
+            "maximum number of threads in a scaling thread pool",
+        ),
+        col(
+            "size",
+            "sz",
+            "rh",
+            "number of threads in a fixed thread pool",
+        ),
+        col("keep_alive", "ka", "h", "thread keep alive time"),
+    ]);
+    let id = cluster::node_id(node);
+    for pool in info.pools.iter() {
+        if !patterns.is_empty() && !patterns.iter().any(|p| wildcard_match(p, pool.name)) {
+            continue;
+        }
+        let s = pool.stats();
+        let scaling = pool.kind == crate::thread_pool::Kind::Scaling;
+        let opt = |v: usize, show: bool| if show { Cell::i(v) } else { Cell::Null };
+        t.push(vec![
+            Cell::s(info.node_name.clone()),
+            Cell::s(id.clone()),
+            Cell::s(id.clone()),
+            Cell::i(std::process::id()),
+            Cell::s(info.publish_host()),
+            Cell::s(info.publish_host()),
+            Cell::i(9300),
+            Cell::s(pool.name),
+            Cell::s(pool.kind.as_str()),
+            Cell::i(s.active),
+            Cell::i(s.threads),
+            Cell::i(s.queue),
+            Cell::i(pool.queue_size),
+            Cell::i(s.rejected),
+            Cell::i(s.largest),
+            Cell::i(s.completed),
+            opt(pool.core, scaling),
+            opt(pool.max, scaling),
+            opt(pool.max, !scaling),
+            pool.keep_alive.clone().map_or(Cell::Null, Cell::Str),
+        ]);
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1219,6 +1315,7 @@ mod tests {
             cluster_name: "lode".into(),
             http_address: "127.0.0.1:9200".into(),
             started: Instant::now(),
+            pools: std::sync::Arc::new(crate::thread_pool::ThreadPools::with_defaults("lode-1")),
         }
     }
 
@@ -1576,5 +1673,51 @@ mod tests {
         );
         assert_eq!(run(&node, "indices", None, &[]), "");
         assert!(cat(&node, &info(), "nope", None, &request("/_cat/nope", &[])).is_err());
+    }
+
+    #[test]
+    fn cat_thread_pool_lists_pools_by_name_with_patterns() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::open(dir.path()).unwrap();
+        let all = run(&node, "thread_pool", None, &[("v", "true")]);
+        let lines: Vec<&str> = all.lines().collect();
+        assert_eq!(
+            lines[0].split_whitespace().collect::<Vec<_>>(),
+            ["node_name", "name", "active", "queue", "rejected"]
+        );
+        let names: Vec<&str> = lines[1..]
+            .iter()
+            .map(|l| l.split_whitespace().nth(1).unwrap())
+            .collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        assert!(names.contains(&"search") && names.contains(&"write"));
+        let some = run(
+            &node,
+            "thread_pool",
+            Some("sea*,write"),
+            &[("h", "name,type,size,core,queue_size")],
+        );
+        let rows: Vec<Vec<&str>> = some
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(rows.len(), 2);
+        let size = (crate::thread_pool::processors() * 3 / 2 + 1).to_string();
+        assert_eq!(&rows[0][..3], ["search", "fixed", size.as_str()]);
+        assert_eq!(rows[0][3], "1000");
+        assert_eq!(
+            (rows[1][0], rows[1][1], rows[1][3]),
+            ("write", "fixed", "10000")
+        );
+        let m = run(
+            &node,
+            "thread_pool",
+            Some("management"),
+            &[("h", "type,core,max,size,keep_alive")],
+        );
+        assert_eq!(m.split_whitespace().next(), Some("scaling"));
+        assert!(m.trim_end().ends_with("5m"));
     }
 }

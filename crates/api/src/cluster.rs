@@ -34,6 +34,8 @@ pub struct NodeInfo {
     /// The bound HTTP address, `host:port`.
     pub http_address: String,
     pub started: Instant,
+    /// The node's thread pools (admission and their counters).
+    pub pools: std::sync::Arc<crate::thread_pool::ThreadPools>,
 }
 
 impl NodeInfo {
@@ -1074,6 +1076,9 @@ fn node_info_json(node: &Node, info: &NodeInfo, metrics: &[String]) -> Value {
             json!({"refresh_interval_in_millis": 1000, "id": std::process::id(), "mlockall": false}),
         );
     }
+    if wants(metrics, "thread_pool") {
+        m.insert("thread_pool".into(), info.pools.info_json());
+    }
     if wants(metrics, "http") {
         m.insert(
             "http".into(),
@@ -1185,6 +1190,9 @@ fn node_stats_json(
     if wants(metrics, "jvm") {
         m.insert("jvm".into(), jvm_stats(info, now));
     }
+    if wants(metrics, "thread_pool") {
+        m.insert("thread_pool".into(), info.pools.stats_json());
+    }
     if wants(metrics, "http") {
         let (open, total) = crate::http_stats::snapshot();
         m.insert(
@@ -1262,6 +1270,7 @@ mod tests {
             cluster_name: "lode".into(),
             http_address: "0.0.0.0:9200".into(),
             started: Instant::now(),
+            pools: std::sync::Arc::new(crate::thread_pool::ThreadPools::with_defaults("lode-1")),
         }
     }
 

@@ -57,7 +57,6 @@ const KNOWN: &[&str] = &[
     "indices.",
     "logger.",
     "script.",
-    "thread_pool.",
 ];
 
 fn known(key: &str) -> bool {
@@ -67,6 +66,13 @@ fn known(key: &str) -> bool {
 }
 
 fn validate(key: &str, v: &Value, scope: &str) -> EsResult<()> {
+    // Thread pools are sized by node settings (`thread_pool.*`, see thread_pool.rs), which ES 8
+    // does not let the cluster settings API change.
+    if key.starts_with("thread_pool.") {
+        return Err(EsError::illegal_argument(format!(
+            "{scope} setting [{key}], not dynamically updateable"
+        )));
+    }
     if !known(key) {
         return Err(EsError::illegal_argument(format!(
             "{scope} setting [{key}], not recognized"

@@ -27,6 +27,7 @@ pub mod search;
 pub mod stats;
 pub mod stored_scripts;
 pub mod tasks;
+pub mod thread_pool;
 pub mod url_params;
 
 /// The node-wide max clause count of the Query DSL (`indices.query.bool.max_clause_count`).

@@ -151,8 +151,25 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         params: params.clone(),
         body,
     };
+    // Admission by the API's thread pool (ES's `search`, `write`, `get`, `management`, ...):
+    // waits in the pool's queue while its slots are taken, refused with a 429 when it is full.
+    let pool = routes::api_of(&state.node, &state.info, &segs, &rest)
+        .map(|api| lode_api::thread_pool::pool_for_api(api.api))
+        .unwrap_or(lode_api::thread_pool::MANAGEMENT);
+    let running = match state
+        .info
+        .pools
+        .get(pool)
+        .admit(&format!("[{} {}]", req_method_name(method), path))
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return render(error_response(&e), &params, is_head),
+    };
     let st = state.clone();
     let handled = tokio::task::spawn_blocking(move || {
+        // The pool's slot is held while the handler runs (not while its durability waits).
+        let _running = running;
         // Durability waits are handed back instead of blocking this thread (see
         // lode_engine::durability); the response leaves only once they are done.
         let (out, pending) = lode_engine::durability::deferred(|| {
@@ -208,6 +225,16 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         }
     }
     response
+}
+
+fn req_method_name(m: Method) -> &'static str {
+    match m {
+        Method::Get => "GET",
+        Method::Head => "HEAD",
+        Method::Post => "POST",
+        Method::Put => "PUT",
+        Method::Delete => "DELETE",
+    }
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

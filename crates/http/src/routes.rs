@@ -8,6 +8,7 @@ use lode_api::{
     stored_scripts, tasks,
 };
 use lode_engine::{EsError, EsResult, Node};
+use std::cell::Cell;
 use std::sync::Arc;
 
 use Method::*;
@@ -35,11 +36,40 @@ pub fn route(
     segs: &[String],
     req: &RestRequest,
 ) -> EsResult<RestResponse> {
+    dispatch(node, info, segs, req, None)
+}
+
+/// The API a request is routed to, without running it (`None` for the requests the table
+/// refuses itself): the HTTP layer admits the request by its API's thread pool first.
+pub fn api_of(
+    node: &Arc<Node>,
+    info: &NodeInfo,
+    segs: &[String],
+    req: &RestRequest,
+) -> Option<&'static ApiParams> {
+    let found = Cell::new(None);
+    let _ = dispatch(node, info, segs, req, Some(&found));
+    found.get()
+}
+
+/// The route table. With `resolve`, an arm records its API there instead of running it, so
+/// the table is written once for both uses.
+fn dispatch(
+    node: &Arc<Node>,
+    info: &NodeInfo,
+    segs: &[String],
+    req: &RestRequest,
+    resolve: Option<&Cell<Option<&'static ApiParams>>>,
+) -> EsResult<RestResponse> {
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     let m = req.method;
     // Each arm names the API's URL parameters (lode_api::url_params), checked before the
     // handler runs.
-    let call = |params: &ApiParams, handler: &dyn Fn() -> EsResult<RestResponse>| {
+    let call = |params: &'static ApiParams, handler: &dyn Fn() -> EsResult<RestResponse>| {
+        if let Some(found) = resolve {
+            found.set(Some(params));
+            return Ok(RestResponse::empty(200));
+        }
         params.check(req)?;
         handler()
     };

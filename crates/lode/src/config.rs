@@ -18,6 +18,9 @@ pub struct Settings {
     /// `http.shutdown_grace_period`: how long in-flight requests may run after SIGTERM/SIGINT;
     /// `None` (the value `0`) waits for them indefinitely, as in Elasticsearch.
     pub shutdown_grace_period: Option<std::time::Duration>,
+    /// The thread pools, sized by `thread_pool.{name}.*` (ES's defaults for this machine's
+    /// processors otherwise).
+    pub thread_pools: std::sync::Arc<lode_api::thread_pool::ThreadPools>,
 }
 
 fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, String>) {
@@ -98,7 +101,7 @@ impl Settings {
             "http.shutdown_grace_period",
         ];
         for k in map.keys() {
-            if !known.contains(&k.as_str()) {
+            if !known.contains(&k.as_str()) && !k.starts_with("thread_pool.") {
                 bail!("unknown setting [{k}]");
             }
         }
@@ -135,7 +138,18 @@ impl Settings {
                 Err(e) => bail!("{}", e.reason),
             },
         };
+        let node_name = map
+            .get("node.name")
+            .cloned()
+            .unwrap_or_else(|| "lode-node".into());
+        let thread_pools = lode_api::thread_pool::ThreadPools::from_settings(
+            &node_name,
+            lode_api::thread_pool::processors(),
+            &map,
+        )
+        .map_err(|e| anyhow::anyhow!(e))?;
         Ok(Settings {
+            thread_pools: std::sync::Arc::new(thread_pools),
             max_clause_count,
             shutdown_grace_period,
             network_host: host,
@@ -154,10 +168,7 @@ impl Settings {
                 .get("cluster.name")
                 .cloned()
                 .unwrap_or_else(|| "lode".into()),
-            node_name: map
-                .get("node.name")
-                .cloned()
-                .unwrap_or_else(|| "lode-node".into()),
+            node_name,
             max_content_length: map
                 .get("http.max_content_length")
                 .map(|s| parse_size(s))
@@ -192,6 +203,25 @@ mod tests {
             "Failed to parse value [0] for setting [indices.query.bool.max_clause_count] must be >= 1"
         );
         assert!(s("x").is_err());
+    }
+
+    #[test]
+    fn thread_pool_settings_size_the_pools() {
+        let s = Settings::load(
+            None,
+            &[
+                "thread_pool.search.size=1".into(),
+                "thread_pool.search.queue_size=3".into(),
+            ],
+        )
+        .unwrap();
+        let search = s.thread_pools.get("search");
+        assert_eq!((search.max, search.queue_size), (1, 3));
+        let e = Settings::load(None, &["thread_pool.search.sise=1".into()]);
+        assert_eq!(
+            e.err().unwrap().to_string(),
+            "unknown setting [thread_pool.search.sise]"
+        );
     }
 
     #[test]

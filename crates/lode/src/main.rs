@@ -69,6 +69,7 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
                 cluster_name: cfg.cluster_name.clone(),
                 http_address: addr.to_string(),
                 started: std::time::Instant::now(),
+                pools: cfg.thread_pools.clone(),
             },
             max_content_length: cfg.max_content_length,
         });
