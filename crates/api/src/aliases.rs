@@ -326,6 +326,8 @@ pub fn get_alias(
         opts = opts.expand_wildcards(ew)?;
     }
     let indices = node.resolve(expr.unwrap_or("_all"), opts)?;
+    // `TransportGetAliasesAction#checkBlock`: metadata reads of every index resolved.
+    lode_engine::blocks::check_all(&indices, lode_engine::blocks::Level::MetadataRead)?;
     let patterns = list_param(name);
     let wanted = |n: &str| {
         patterns.is_empty() || patterns.iter().any(|p| p == "_all" || wildcard_match(p, n))

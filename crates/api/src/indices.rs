@@ -307,6 +307,8 @@ pub fn flush(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRespons
 /// `POST /{index}/_forcemerge`.
 pub fn forcemerge(node: &Arc<Node>, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let list = resolve(node, expr, req, false)?;
+    // `TransportForceMergeAction#checkRequestBlock`.
+    lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
     let max = req.usize_param("max_num_segments")?;
     let expunge = req.bool_param("only_expunge_deletes", false)?;
     if expunge && max.is_some() {
