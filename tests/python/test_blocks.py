@@ -187,7 +187,8 @@ WATERMARKS = ("cluster.routing.allocation.disk.watermark.low",
 
 def test_watermark_validation(es):
     with pytest.raises(ApiError) as e:
-        es.cluster.put_settings(transient={WATERMARKS[1]: "80%"})
+        es.cluster.put_settings(transient={WATERMARKS[0]: "85%", WATERMARKS[1]: "80%",
+                                           WATERMARKS[2]: "95%"})
     assert e.value.meta.status == 400
     assert e.value.body["error"]["reason"] == \
         "low disk watermark [85%] more than high disk watermark [80%]"
@@ -200,6 +201,12 @@ def test_watermark_validation(es):
         es.cluster.put_settings(transient={"cluster.info.update.interval": "1s"})
     assert e.value.body["error"]["reason"] == (
         "failed to parse value [1s] for setting [cluster.info.update.interval], must be >= [10s]")
+    # Percentages and byte values cannot be mixed.
+    with pytest.raises(ApiError) as e:
+        es.cluster.put_settings(transient={WATERMARKS[0]: "85%", WATERMARKS[1]: "90%",
+                                           WATERMARKS[2]: "1gb"})
+    assert e.value.meta.status == 400
+    assert e.value.body["error"]["type"] == "illegal_argument_exception"
     # Nothing was applied.
     assert es.cluster.get_settings()["transient"] == {}
 
@@ -249,3 +256,22 @@ def test_flood_stage_blocks_and_releases(es, idx):
             "cluster.info.update.interval",)})
     es.index(index=idx, id="after", document={"n": 1}, refresh=True)
     assert es.count(index=idx)["count"] == len(DOCS) + 1
+
+
+def test_blocks_at_creation(es):
+    name = "blocks-created-%d" % time.time_ns()
+    # Aliases given at creation are added whatever blocks the creation settings set.
+    es.indices.create(index=name, settings={"index.blocks.metadata": True, "index.blocks.write": True},
+                      aliases={name + "-alias": {}})
+    try:
+        refused(lambda: es.indices.get_alias(index=name), 403,
+                blocked(name, METADATA))
+        # Only the blocks of the level checked are listed (metadata writes here).
+        refused(lambda: es.indices.update_aliases(actions=[
+            {"remove": {"index": name, "alias": name + "-alias"}}]), 403,
+            blocked(name, METADATA))
+        refused(lambda: es.index(index=name + "-alias", document={"n": 1}), 403,
+                "index [%s] blocked by: [%s];" % (name, WRITE))
+    finally:
+        es.indices.put_settings(index=name, settings={"index.blocks.metadata": False})
+        es.indices.delete(index=name)

@@ -294,7 +294,6 @@ impl IndexService {
 
     /// Applies alias additions and removals together and persists them once.
     pub fn update_aliases(&self, add: &[(String, AliasMeta)], remove: &[String]) -> EsResult<()> {
-        self.check_block(crate::blocks::Level::MetadataWrite)?;
         let _g = self.state_lock.lock();
         {
             let mut a = self.aliases.write();
