@@ -18,6 +18,8 @@ use crate::rest::{RestRequest, RestResponse};
 struct Settings {
     persistent: FlatSettings,
     transient: FlatSettings,
+    /// Node-level defaults (not shown by `GET _cluster/settings`).
+    node: BTreeMap<String, String>,
 }
 
 fn store() -> &'static Mutex<HashMap<PathBuf, Settings>> {
@@ -37,6 +39,7 @@ fn with<T>(node: &Node, f: impl FnOnce(&mut Settings) -> T) -> T {
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default(),
         transient: BTreeMap::new(),
+        node: BTreeMap::new(),
     });
     f(s)
 }
@@ -240,6 +243,13 @@ fn effective(s: &Settings, key: &str) -> Option<String> {
         .get(key)
         .or_else(|| s.persistent.get(key))
         .and_then(|v| v.as_str().map(str::to_string))
+        .or_else(|| s.node.get(key).cloned())
+}
+
+/// Node settings (`-E`, `lode.yml`) that default cluster settings (the disk thresholds):
+/// cluster settings override them, as ES's node settings under `PUT _cluster/settings`.
+pub fn set_node_defaults(node: &Node, defaults: BTreeMap<String, String>) {
+    with(node, |s| s.node = defaults);
 }
 
 fn disk_settings(s: &Settings) -> EsResult<lode_engine::disk::DiskSettings> {

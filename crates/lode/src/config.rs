@@ -18,6 +18,9 @@ pub struct Settings {
     /// `http.shutdown_grace_period`: how long in-flight requests may run after SIGTERM/SIGINT;
     /// `None` (the value `0`) waits for them indefinitely, as in Elasticsearch.
     pub shutdown_grace_period: Option<std::time::Duration>,
+    /// Disk threshold settings given as node settings: defaults under the cluster settings
+    /// (`PUT _cluster/settings` overrides them), as in ES's `elasticsearch.yml`.
+    pub disk: BTreeMap<String, String>,
 }
 
 fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, String>) {
@@ -97,10 +100,25 @@ impl Settings {
             "logger.root",
             "http.shutdown_grace_period",
         ];
+        let disk_keys = [
+            lode_engine::disk::ENABLED,
+            lode_engine::disk::LOW,
+            lode_engine::disk::HIGH,
+            lode_engine::disk::FLOOD,
+            lode_engine::disk::INTERVAL,
+        ];
         for k in map.keys() {
-            if !known.contains(&k.as_str()) {
+            if !known.contains(&k.as_str()) && !disk_keys.contains(&k.as_str()) {
                 bail!("unknown setting [{k}]");
             }
+        }
+        let disk: BTreeMap<String, String> = map
+            .iter()
+            .filter(|(k, _)| disk_keys.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Err(e) = lode_engine::disk::DiskSettings::from_lookup(|k| disk.get(k).cloned()) {
+            bail!("{}", e.reason);
         }
         let host = map
             .get("network.host")
@@ -136,6 +154,7 @@ impl Settings {
             },
         };
         Ok(Settings {
+            disk,
             max_clause_count,
             shutdown_grace_period,
             network_host: host,
