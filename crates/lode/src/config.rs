@@ -198,6 +198,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn disk_thresholds_are_node_settings() {
+        let s = Settings::load(
+            None,
+            &[
+                "cluster.routing.allocation.disk.threshold_enabled=false".into(),
+                "cluster.info.update.interval=15s".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            s.disk
+                .get("cluster.routing.allocation.disk.threshold_enabled"),
+            Some(&"false".to_string())
+        );
+        let bad = Settings::load(
+            None,
+            &["cluster.routing.allocation.disk.watermark.high=80%".into()],
+        );
+        assert_eq!(
+            bad.err().unwrap().to_string(),
+            "low disk watermark [85%] more than high disk watermark [80%]"
+        );
+        assert!(Settings::load(None, &["cluster.routing.allocation.disk.other=1".into()]).is_err());
+    }
+
+    #[test]
     fn max_clause_count_is_a_positive_int() {
         let s =
             |v: &str| Settings::load(None, &[format!("indices.query.bool.max_clause_count={v}")]);
