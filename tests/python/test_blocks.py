@@ -83,6 +83,14 @@ def test_write_block(es, idx):
     assert es.count(index=idx)["count"] == len(DOCS) + 1
 
 
+def test_block_settings_are_booleans(es, idx):
+    with pytest.raises(ApiError) as e:
+        es.indices.put_settings(index=idx, settings={"index.blocks.write": "yes"})
+    assert e.value.meta.status == 400
+    assert e.value.body["error"]["type"] == "illegal_argument_exception"
+    es.index(index=idx, id="still", document={"n": 1})
+
+
 def test_read_only_block(es, idx):
     es.indices.put_settings(index=idx, settings={"index.blocks.read_only": True})
     reason = blocked(idx, READ_ONLY)
@@ -93,6 +101,7 @@ def test_read_only_block(es, idx):
             403, reason)
     refused(lambda: es.indices.put_alias(index=idx, name=idx + "-alias"), 403, reason)
     refused(lambda: es.indices.delete(index=idx), 403, reason)
+    refused(lambda: es.indices.close(index=idx), 403, reason)
     # Reads and metadata reads work.
     odd = sum(1 for d in DOCS if d["tag"] == "odd")
     assert es.count(index=idx, query={"term": {"tag.keyword": "odd"}})["count"] == odd

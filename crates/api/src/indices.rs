@@ -363,6 +363,7 @@ pub fn clear_cache(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestR
 /// `POST /{index}/_close`.
 pub fn close(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let list = resolve(node, expr, req, false)?;
+    lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
     let mut indices = Map::new();
     let mut started = true;
     for i in &list {
@@ -414,6 +415,7 @@ pub fn open(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse
     let mut o = opts(req, true)?;
     o.closed = true;
     let list = node.resolve(expr, o)?;
+    lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
     let mut started = true;
     for i in &list {
         i.open_index()?;

@@ -262,6 +262,18 @@ mod tests {
     }
 
     #[test]
+    fn block_settings_are_booleans() {
+        let bad = s(&[("index.blocks.write", json!("yes"))]);
+        let e = crate::settings::IndexConfig::from_flat(&bad).err().unwrap();
+        assert_eq!(
+            e.reason,
+            "Failed to parse value [yes] as only [true] or [false] are allowed. for setting [index.blocks.write]"
+        );
+        let ok = s(&[("index.blocks.read", json!(false))]);
+        assert!(crate::settings::IndexConfig::from_flat(&ok).is_ok());
+    }
+
+    #[test]
     fn settings_exemptions() {
         assert!(settings_update_exempt(&s(&[(
             "index.blocks.metadata",
