@@ -22,7 +22,7 @@ OUT="${COMPAT_OUT:-$ROOT/target/compat.json}"
 
 DATA="$(mktemp -d)"
 LOG="$DATA/lode.log"
-"$LODE_BIN" serve -E http.port=0 -E "path.data=$DATA/data" >"$DATA/stdout" 2>"$LOG" &
+"$LODE_BIN" serve -E http.port=0 -E "path.data=$DATA/data" -E cluster.routing.allocation.disk.threshold_enabled=false >"$DATA/stdout" 2>"$LOG" &
 PID=$!
 trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; rm -rf "$DATA"' EXIT
 for _ in $(seq 1 100); do

@@ -44,7 +44,7 @@ fi
 if [[ -z "${LODE_URL:-}" ]]; then
   [[ -x "$LODE_BIN" ]] || { echo "test-clients: $LODE_BIN not found or not executable (build it first: cargo build)" >&2; exit 2; }
   TMP="$(mktemp -d)"
-  "$LODE_BIN" serve -E http.port=0 -E "path.data=$TMP/data" >"$TMP/stdout" 2>"$TMP/stderr" </dev/null &
+  "$LODE_BIN" serve -E http.port=0 -E "path.data=$TMP/data" -E cluster.routing.allocation.disk.threshold_enabled=false >"$TMP/stdout" 2>"$TMP/stderr" </dev/null &
   PID=$!
   trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; rm -rf "$TMP"' EXIT
   for _ in $(seq 1 600); do

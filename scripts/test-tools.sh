@@ -40,7 +40,7 @@ trap cleanup EXIT
 start_lode() {
   [[ -n "$PID" ]] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }
   rm -rf "$TMP/data" && mkdir -p "$TMP/data"
-  "$LODE_BIN" serve -E http.port=0 -E "path.data=$TMP/data" >"$TMP/stdout" 2>"$TMP/stderr" </dev/null &
+  "$LODE_BIN" serve -E http.port=0 -E "path.data=$TMP/data" -E cluster.routing.allocation.disk.threshold_enabled=false >"$TMP/stdout" 2>"$TMP/stderr" </dev/null &
   PID=$!
   HOSTPORT=""
   for _ in $(seq 1 600); do

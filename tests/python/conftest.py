@@ -92,6 +92,21 @@ class LodeServer:
             raise RuntimeError("lode %s: %s\n--- stdout tail\n%s\n--- stderr tail\n%s"
                                % (why, " ".join(self.cmd), "\n".join(self.stdout_tail), self.stderr_tail()))
         self.port = int(self.url.rsplit(":", 1)[1])
+        self._ignore_disk_watermarks()
+
+    def _ignore_disk_watermarks(self):
+        """Disk watermarks of 1 byte, as Elasticsearch's own test clusters set them: a build
+        machine with a nearly full disk must not flood-stage-block the suite's indices (the
+        watermark tests set transient values over these)."""
+        import urllib.request
+        body = json.dumps({"persistent": {
+            "cluster.routing.allocation.disk.watermark.low": "1b",
+            "cluster.routing.allocation.disk.watermark.high": "1b",
+            "cluster.routing.allocation.disk.watermark.flood_stage": "1b",
+        }}).encode()
+        req = urllib.request.Request(self.url + "/_cluster/settings", data=body, method="PUT",
+                                     headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(req, timeout=30).read()
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

@@ -78,6 +78,22 @@ fn check_write_indices(node: &Node, actions: &[Action]) -> EsResult<()> {
 type IndexChanges = (Arc<IndexService>, Vec<(String, AliasMeta)>, Vec<String>);
 
 fn apply(node: &Node, actions: Vec<Action>) -> EsResult<()> {
+    // `TransportIndicesAliasesAction#checkBlock`: metadata writes of every index named.
+    let mut named: Vec<Arc<IndexService>> = Vec::new();
+    for a in &actions {
+        let i = match a {
+            Action::Add(i, ..) | Action::Remove(i, _) | Action::RemoveIndex(i) => i,
+        };
+        if !named.iter().any(|n| n.name == i.name) {
+            named.push(i.clone());
+        }
+    }
+    lode_engine::blocks::check_all(&named, lode_engine::blocks::Level::MetadataWrite)?;
+    apply_unchecked(node, actions)
+}
+
+/// Applies alias actions without the block check (aliases given at index creation).
+fn apply_unchecked(node: &Node, actions: Vec<Action>) -> EsResult<()> {
     check_write_indices(node, &actions)?;
     let mut per_index: BTreeMap<String, IndexChanges> = BTreeMap::new();
     let mut drop_indices = Vec::new();
@@ -274,7 +290,7 @@ pub fn create_with(node: &Node, index: &str, aliases: &Value) -> EsResult<()> {
             AliasMeta::parse(spec)?,
         ));
     }
-    apply(node, actions)
+    apply_unchecked(node, actions)
 }
 
 /// Validates creation-time aliases before the index exists (so a bad alias creates nothing).
@@ -326,6 +342,8 @@ pub fn get_alias(
         opts = opts.expand_wildcards(ew)?;
     }
     let indices = node.resolve(expr.unwrap_or("_all"), opts)?;
+    // `TransportGetAliasesAction#checkBlock`: metadata reads of every index resolved.
+    lode_engine::blocks::check_all(&indices, lode_engine::blocks::Level::MetadataRead)?;
     let patterns = list_param(name);
     let wanted = |n: &str| {
         patterns.is_empty() || patterns.iter().any(|p| p == "_all" || wildcard_match(p, n))

@@ -530,7 +530,9 @@ fn run_slice(
                         break;
                     }
                 }
-                Err(e) if e.status == 400 => {
+                // A block on the index is a bulk item failure too (ES: the failure is listed
+                // and its status becomes the response's).
+                Err(e) if e.status == 400 || e.kind == "cluster_block_exception" => {
                     counts.failures.push(failure(idx, hit, &e));
                     shared.abort.store(true, Ordering::Relaxed);
                     break;

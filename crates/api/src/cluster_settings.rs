@@ -18,6 +18,8 @@ use crate::rest::{RestRequest, RestResponse};
 struct Settings {
     persistent: FlatSettings,
     transient: FlatSettings,
+    /// Node-level defaults (not shown by `GET _cluster/settings`).
+    node: BTreeMap<String, String>,
 }
 
 fn store() -> &'static Mutex<HashMap<PathBuf, Settings>> {
@@ -37,6 +39,7 @@ fn with<T>(node: &Node, f: impl FnOnce(&mut Settings) -> T) -> T {
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default(),
         transient: BTreeMap::new(),
+        node: BTreeMap::new(),
     });
     f(s)
 }
@@ -53,6 +56,7 @@ const KNOWN: &[&str] = &[
     "action.auto_create_index",
     "cluster.routing.",
     "cluster.max_shards_per_node",
+    "cluster.info.update.interval",
     "cluster.blocks.",
     "indices.",
     "logger.",
@@ -73,7 +77,10 @@ fn validate(key: &str, v: &Value, scope: &str) -> EsResult<()> {
             "{scope} setting [{key}], not dynamically updateable"
         )));
     }
-    if !known(key) {
+    // The watermarks' `max_headroom` companions are not implemented: refused, not ignored.
+    if !known(key)
+        || (key.starts_with("cluster.routing.allocation.disk.") && key.ends_with(".max_headroom"))
+    {
         return Err(EsError::illegal_argument(format!(
             "{scope} setting [{key}], not recognized"
         )));
@@ -174,9 +181,13 @@ pub fn put(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
             validate(k, v, "transient")?;
         }
     }
-    with(node, |s| -> EsResult<()> {
-        apply(&mut s.persistent, &persistent);
-        apply(&mut s.transient, &transient);
+    let disk = with(node, |s| -> EsResult<lode_engine::disk::DiskSettings> {
+        // Validated on the settings as they would be (ES checks the watermarks together).
+        let mut next = s.clone();
+        apply(&mut next.persistent, &persistent);
+        apply(&mut next.transient, &transient);
+        let disk = disk_settings(&next)?;
+        *s = next;
         let tmp = node.data.join("_cluster_settings.json.tmp");
         std::fs::write(
             &tmp,
@@ -184,8 +195,10 @@ pub fn put(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
         )?;
         std::fs::File::open(&tmp)?.sync_all()?;
         std::fs::rename(&tmp, file(node))?;
-        Ok(())
+        Ok(disk)
     })?;
+    // The monitor checks the disk again right away with the new thresholds.
+    node.disk.configure(disk);
     let shown = |u: &FlatSettings| -> FlatSettings {
         u.iter()
             .filter(|(_, v)| !v.is_null())
@@ -214,6 +227,14 @@ pub fn get(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
             ("search.default_keep_alive", "5m"),
             ("search.max_keep_alive", "24h"),
             ("action.destructive_requires_name", "true"),
+            ("cluster.routing.allocation.disk.threshold_enabled", "true"),
+            ("cluster.routing.allocation.disk.watermark.low", "85%"),
+            ("cluster.routing.allocation.disk.watermark.high", "90%"),
+            (
+                "cluster.routing.allocation.disk.watermark.flood_stage",
+                "95%",
+            ),
+            ("cluster.info.update.interval", "30s"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), json!(v)))
@@ -221,6 +242,34 @@ pub fn get(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
         body["defaults"] = render(&defaults, flat);
     }
     Ok(RestResponse::ok(body))
+}
+
+fn effective(s: &Settings, key: &str) -> Option<String> {
+    s.transient
+        .get(key)
+        .or_else(|| s.persistent.get(key))
+        .and_then(|v| v.as_str().map(str::to_string))
+        .or_else(|| s.node.get(key).cloned())
+}
+
+/// Node settings (`-E`, `lode.yml`) that default cluster settings (the disk thresholds):
+/// cluster settings override them, as ES's node settings under `PUT _cluster/settings`.
+pub fn set_node_defaults(node: &Node, defaults: BTreeMap<String, String>) {
+    with(node, |s| s.node = defaults);
+}
+
+fn disk_settings(s: &Settings) -> EsResult<lode_engine::disk::DiskSettings> {
+    lode_engine::disk::DiskSettings::from_lookup(|k| effective(s, k))
+}
+
+/// Hands the persisted disk watermark settings to the node's disk monitor (at startup).
+pub fn configure_disk(node: &Node) {
+    match with(node, |s| disk_settings(s)) {
+        Ok(d) => node.disk.configure(d),
+        Err(e) => {
+            tracing::warn!(error = %e, "invalid persisted disk watermark settings; using defaults")
+        }
+    }
 }
 
 /// The effective value of a cluster setting (transient over persistent).

@@ -2,6 +2,7 @@
 //! open/close, `_analyze`, and the by-query APIs.
 
 use crate::rest::{list_param, shards_header, RestRequest, RestResponse};
+use lode_engine::blocks::Level;
 use lode_engine::index::IndexService;
 use lode_engine::node::ResolveOptions;
 use lode_engine::settings::{self, FlatSettings};
@@ -91,7 +92,10 @@ pub fn delete(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRespon
     if parts.is_empty() {
         return Ok(RestResponse::ok(json!({"acknowledged": true})));
     }
-    for i in node.resolve(&parts.join(","), o)? {
+    let list = node.resolve(&parts.join(","), o)?;
+    // `read_only` and `metadata` blocks refuse deletion; `read_only_allow_delete` allows it.
+    lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
+    for i in list {
         node.delete_index(&i.name)?;
         crate::search::request_cache::clear(&i.uuid);
     }
@@ -149,6 +153,7 @@ pub fn get(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse>
     if list.is_empty() && !expr.contains('*') && expr != "_all" {
         return Err(EsError::index_not_found(expr));
     }
+    lode_engine::blocks::check_all(&list, Level::MetadataRead)?;
     let flat = req.bool_param("flat_settings", false)?;
     let mut out = Map::new();
     for i in list {
@@ -165,6 +170,7 @@ pub fn get(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse>
 /// `GET /{index}/_mapping`, `GET /_mapping`.
 pub fn get_mapping(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let list = resolve(node, expr, req, true)?;
+    lode_engine::blocks::check_all(&list, Level::MetadataRead)?;
     let mut out = Map::new();
     for i in list {
         out.insert(i.name.clone(), json!({"mappings": i.mapping().json}));
@@ -186,6 +192,7 @@ pub fn put_mapping(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestR
     if list.is_empty() {
         return Err(EsError::index_not_found(expr));
     }
+    lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
     for i in list {
         i.update_mapping(&body)?;
     }
@@ -200,6 +207,7 @@ pub fn get_settings(
     req: &RestRequest,
 ) -> EsResult<RestResponse> {
     let list = resolve(node, expr, req, true)?;
+    lode_engine::blocks::check_all(&list, Level::MetadataRead)?;
     let flat = req.bool_param("flat_settings", false)?;
     let include_defaults = req.bool_param("include_defaults", false)?;
     let names = list_param(name);
@@ -240,6 +248,9 @@ pub fn put_settings(node: &Node, expr: &str, req: &RestRequest) -> EsResult<Rest
     let list = resolve(node, expr, req, true)?;
     if list.is_empty() && !(expr.contains('*') || expr == "_all" || expr.is_empty()) {
         return Err(EsError::index_not_found(expr));
+    }
+    if !lode_engine::blocks::settings_update_exempt(&settings::flatten(&body)?) {
+        lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
     }
     let preserve = req.bool_param("preserve_existing", false)?;
     for i in list {
@@ -296,6 +307,8 @@ pub fn flush(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRespons
 /// `POST /{index}/_forcemerge`.
 pub fn forcemerge(node: &Arc<Node>, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let list = resolve(node, expr, req, false)?;
+    // `TransportForceMergeAction#checkRequestBlock`.
+    lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
     let max = req.usize_param("max_num_segments")?;
     let expunge = req.bool_param("only_expunge_deletes", false)?;
     if expunge && max.is_some() {
@@ -350,6 +363,7 @@ pub fn clear_cache(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestR
 /// `POST /{index}/_close`.
 pub fn close(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let list = resolve(node, expr, req, false)?;
+    lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
     let mut indices = Map::new();
     let mut started = true;
     for i in &list {
@@ -362,11 +376,46 @@ pub fn close(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestRespons
     ))
 }
 
+/// `PUT /{index}/_block/{block}` (ES's add index block API): sets `index.blocks.{block}` on
+/// every index the expression names. Adding a block that itself blocks metadata writes
+/// (`read_only`, `metadata`) is allowed on an index with a metadata-write block; any other
+/// is refused there, as `TransportAddIndexBlockAction#checkBlock`.
+pub fn add_block(
+    node: &Node,
+    expr: &str,
+    block: &str,
+    req: &RestRequest,
+) -> EsResult<RestResponse> {
+    let block = lode_engine::blocks::Block::from_name(block)
+        .ok_or_else(|| EsError::illegal_argument(format!("No block found with name {block}")))?;
+    let list = resolve(node, expr, req, false)?;
+    if list.is_empty() {
+        return Err(EsError::index_not_found(expr));
+    }
+    if !block.blocks(Level::MetadataWrite) {
+        lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
+    }
+    let mut indices = Vec::new();
+    for i in &list {
+        if i.is_closed() {
+            return Err(EsError::index_closed(&i.name, &i.uuid));
+        }
+        i.set_block(block, true)?;
+        indices.push(json!({"name": i.name, "blocked": true}));
+    }
+    Ok(RestResponse::ok(json!({
+        "acknowledged": true,
+        "shards_acknowledged": true,
+        "indices": indices,
+    })))
+}
+
 /// `POST /{index}/_open`.
 pub fn open(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let mut o = opts(req, true)?;
     o.closed = true;
     let list = node.resolve(expr, o)?;
+    lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
     let mut started = true;
     for i in &list {
         i.open_index()?;

@@ -346,6 +346,7 @@ pub const CLOSE_INDEX: ApiParams = api(
     &[NO_EFFECT, INDICES_OPTIONS, &["wait_for_active_shards"]],
     &[],
 );
+pub const ADD_BLOCK: ApiParams = api("indices.add_block", &[NO_EFFECT, INDICES_OPTIONS], &[]);
 pub const OPEN_INDEX: ApiParams = api(
     "indices.open",
     &[NO_EFFECT, INDICES_OPTIONS, &["wait_for_active_shards"]],

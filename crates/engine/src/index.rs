@@ -335,6 +335,30 @@ impl IndexService {
         self.settings.read().clone()
     }
 
+    /// Fails with ES's `cluster_block_exception` when an `index.blocks.*` setting blocks `level`.
+    pub fn check_block(&self, level: crate::blocks::Level) -> EsResult<()> {
+        crate::blocks::check(&self.name, &self.settings.read(), level)
+    }
+
+    /// Sets (`on`) or removes an `index.blocks.*` setting, bypassing the metadata-write check
+    /// (the caller has applied ES's rule for the API at hand).
+    pub fn set_block(&self, block: crate::blocks::Block, on: bool) -> EsResult<()> {
+        let _one = self.state_lock.lock();
+        let mut flat = self.settings();
+        if on {
+            flat.insert(block.setting().to_string(), Value::String("true".into()));
+        } else {
+            flat.remove(block.setting());
+        }
+        *self.settings.write() = flat;
+        self.persist()
+    }
+
+    /// The blocks of this index that block `level` (empty when none).
+    pub fn blocks_for(&self, level: crate::blocks::Level) -> Vec<crate::blocks::Block> {
+        crate::blocks::blocking(&self.settings.read(), level)
+    }
+
     pub fn mapping_state(&self) -> Arc<MappingState> {
         self.mapping.read().clone()
     }
@@ -366,6 +390,7 @@ impl IndexService {
 
     /// Merges a `PUT _mapping` update, growing the schema of every shard.
     pub fn update_mapping(&self, update: &Value) -> EsResult<()> {
+        self.check_block(crate::blocks::Level::MetadataWrite)?;
         self.merge_mapping(update, None).map(|_| ())
     }
 
@@ -439,6 +464,7 @@ impl IndexService {
             None => (new_doc_id(), true),
         };
         validate_id(&id)?;
+        self.check_block(crate::blocks::Level::Write)?;
         let shard_id = self.shard_for(&id, routing);
         let mut added = 0;
         loop {
@@ -502,6 +528,7 @@ impl IndexService {
         routing: Option<&str>,
         req: VersionReq,
     ) -> EsResult<DocWrite> {
+        self.check_block(crate::blocks::Level::Write)?;
         let shard_id = self.shard_for(id, routing);
         let shards = self.shards()?;
         let result = shards[shard_id].delete(id, req, &self.name, &self.uuid)?;
@@ -625,6 +652,9 @@ impl IndexService {
         let _one = self.state_lock.lock();
         let update = settings::flatten(body)?;
         validate_settings_keys(&update)?;
+        if !crate::blocks::settings_update_exempt(&update) {
+            self.check_block(crate::blocks::Level::MetadataWrite)?;
+        }
         let closed = self.is_closed();
         for k in update.keys() {
             let k = k.as_str();
@@ -663,6 +693,7 @@ impl IndexService {
     }
 
     pub fn close(&self) -> EsResult<()> {
+        self.check_block(crate::blocks::Level::MetadataWrite)?;
         let _one = self.state_lock.lock();
         if self.is_closed() {
             return Ok(());
@@ -676,6 +707,7 @@ impl IndexService {
     }
 
     pub fn open_index(&self) -> EsResult<()> {
+        self.check_block(crate::blocks::Level::MetadataWrite)?;
         let _one = self.state_lock.lock();
         if !self.is_closed() {
             return Ok(());

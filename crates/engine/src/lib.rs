@@ -16,7 +16,9 @@
 #![allow(clippy::result_large_err)]
 
 pub mod alias;
+pub mod blocks;
 pub mod directory;
+pub mod disk;
 pub mod document;
 pub mod durability;
 pub mod error;

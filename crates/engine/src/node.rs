@@ -19,6 +19,8 @@ pub struct Node {
     indices: RwLock<BTreeMap<String, Arc<IndexService>>>,
     create_lock: Mutex<()>,
     stopping: AtomicBool,
+    /// Disk watermarks: settings and the monitor thread's wake-up.
+    pub disk: Arc<crate::disk::Monitor>,
 }
 
 /// One index an expression resolved to, and the aliases it was reached through.
@@ -130,6 +132,7 @@ impl Node {
             indices: RwLock::new(indices),
             create_lock: Mutex::new(()),
             stopping: AtomicBool::new(false),
+            disk: Arc::new(crate::disk::Monitor::default()),
         }))
     }
 
@@ -149,6 +152,24 @@ impl Node {
                 }
             })
             .expect("spawn maintenance thread");
+        let node = Arc::downgrade(self);
+        let monitor = self.disk.clone();
+        std::thread::Builder::new()
+            .name("lode-disk-monitor".into())
+            .spawn(move || {
+                let mut seen = 0;
+                loop {
+                    {
+                        let Some(n) = node.upgrade() else { return };
+                        if n.stopping.load(Ordering::SeqCst) {
+                            return;
+                        }
+                        monitor.check(&n.data, &n.all());
+                    }
+                    seen = monitor.wait(seen);
+                }
+            })
+            .expect("spawn disk monitor thread");
     }
 
     pub fn all(&self) -> Vec<Arc<IndexService>> {
@@ -340,6 +361,12 @@ impl Node {
 
     /// The index a single-document read of `name` uses: the index, or the one index of an alias.
     pub fn read_target(&self, name: &str) -> EsResult<Arc<IndexService>> {
+        let i = self.read_target_unchecked(name)?;
+        i.check_block(crate::blocks::Level::Read)?;
+        Ok(i)
+    }
+
+    fn read_target_unchecked(&self, name: &str) -> EsResult<Arc<IndexService>> {
         if let Some(i) = self.get(name) {
             return Ok(i);
         }

@@ -169,6 +169,14 @@ pub struct IndexConfig {
 impl IndexConfig {
     pub fn from_flat(flat: &FlatSettings) -> EsResult<IndexConfig> {
         let s = |k: &str| flat.get(k).and_then(|v| v.as_str().map(str::to_string));
+        // The `index.blocks.*` booleans (enforced by `crate::blocks`).
+        for b in crate::blocks::Block::ALL {
+            let v = flat.get(b.setting()).map(|v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            parse_bool(v, false, b.setting())?;
+        }
         let number_of_shards =
             parse_usize(s("index.number_of_shards"), 1, "index.number_of_shards")?;
         if number_of_shards == 0 || number_of_shards > 1024 {

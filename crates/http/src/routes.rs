@@ -205,6 +205,9 @@ fn dispatch(
         (Post | Get, [idx, "_flush"]) => call(&FLUSH, &|| indices::flush(node, idx, req)),
         (Post, [idx, "_forcemerge"]) => call(&FORCEMERGE, &|| indices::forcemerge(node, idx, req)),
         (Post, [idx, "_close"]) => call(&CLOSE_INDEX, &|| indices::close(node, idx, req)),
+        (Put, [idx, "_block", block]) => {
+            call(&ADD_BLOCK, &|| indices::add_block(node, idx, block, req))
+        }
         (Post, [idx, "_open"]) => call(&OPEN_INDEX, &|| indices::open(node, idx, req)),
         (Post | Get, [idx, "_analyze"]) => {
             call(&ANALYZE, &|| indices::analyze(node, Some(idx), req))

@@ -21,6 +21,9 @@ pub struct Settings {
     /// The thread pools, sized by `thread_pool.{name}.*` (ES's defaults for this machine's
     /// processors otherwise).
     pub thread_pools: std::sync::Arc<lode_api::thread_pool::ThreadPools>,
+    /// Disk threshold settings given as node settings: defaults under the cluster settings
+    /// (`PUT _cluster/settings` overrides them), as in ES's `elasticsearch.yml`.
+    pub disk: BTreeMap<String, String>,
 }
 
 fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, String>) {
@@ -100,10 +103,28 @@ impl Settings {
             "logger.root",
             "http.shutdown_grace_period",
         ];
+        let disk_keys = [
+            lode_engine::disk::ENABLED,
+            lode_engine::disk::LOW,
+            lode_engine::disk::HIGH,
+            lode_engine::disk::FLOOD,
+            lode_engine::disk::INTERVAL,
+        ];
         for k in map.keys() {
-            if !known.contains(&k.as_str()) && !k.starts_with("thread_pool.") {
+            if !known.contains(&k.as_str())
+                && !k.starts_with("thread_pool.")
+                && !disk_keys.contains(&k.as_str())
+            {
                 bail!("unknown setting [{k}]");
             }
+        }
+        let disk: BTreeMap<String, String> = map
+            .iter()
+            .filter(|(k, _)| disk_keys.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Err(e) = lode_engine::disk::DiskSettings::from_lookup(|k| disk.get(k).cloned()) {
+            bail!("{}", e.reason);
         }
         let host = map
             .get("network.host")
@@ -150,6 +171,7 @@ impl Settings {
         .map_err(|e| anyhow::anyhow!(e))?;
         Ok(Settings {
             thread_pools: std::sync::Arc::new(thread_pools),
+            disk,
             max_clause_count,
             shutdown_grace_period,
             network_host: host,
@@ -188,6 +210,32 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn disk_thresholds_are_node_settings() {
+        let s = Settings::load(
+            None,
+            &[
+                "cluster.routing.allocation.disk.threshold_enabled=false".into(),
+                "cluster.info.update.interval=15s".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            s.disk
+                .get("cluster.routing.allocation.disk.threshold_enabled"),
+            Some(&"false".to_string())
+        );
+        let bad = Settings::load(
+            None,
+            &["cluster.routing.allocation.disk.watermark.high=80%".into()],
+        );
+        assert_eq!(
+            bad.err().unwrap().to_string(),
+            "low disk watermark [85%] more than high disk watermark [80%]"
+        );
+        assert!(Settings::load(None, &["cluster.routing.allocation.disk.other=1".into()]).is_err());
+    }
 
     #[test]
     fn max_clause_count_is_a_positive_int() {

@@ -629,6 +629,8 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
         if r.index.is_closed() {
             return Err(EsError::index_closed(&r.index.name, &r.index.uuid));
         }
+        // As `TransportSearchAction`: the first index with a read block fails the search.
+        r.index.check_block(lode_engine::blocks::Level::Read)?;
         let filter = r.via_aliases.and_then(|aliases| {
             let filters: Option<Vec<Value>> =
                 aliases.into_iter().map(|(_, meta)| meta.filter).collect();

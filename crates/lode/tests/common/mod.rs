@@ -44,6 +44,9 @@ impl Node {
             .arg("http.port=0")
             .arg("-E")
             .arg(format!("path.data={}", data.display()))
+            // A nearly full build disk must not flood-stage-block the tests' indices.
+            .arg("-E")
+            .arg("cluster.routing.allocation.disk.threshold_enabled=false")
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
