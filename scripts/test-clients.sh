@@ -13,25 +13,7 @@
 # A second run reinstalls only what changed (a copy of the requirements or lock file kept
 # beside the installation says what was installed).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-
-# A relative LODE_BIN is taken relative to the caller's cwd if it exists there.
-if [[ -n "${LODE_BIN:-}" && "$LODE_BIN" != /* && -e "$LODE_BIN" ]]; then
-  LODE_BIN="$(cd "$(dirname "$LODE_BIN")" && pwd)/$(basename "$LODE_BIN")"
-fi
-LODE_BIN="${LODE_BIN:-$ROOT/target/debug/lode}"
-[[ "$LODE_BIN" == /* ]] || LODE_BIN="$ROOT/$LODE_BIN"
-cd "$ROOT"
-
-# python_env VENV REQUIREMENTS: the virtualenv with exactly these requirements installed.
-python_env() {
-  local venv="$1" req="$2"
-  [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
-  if ! cmp -s "$req" "$venv/.lode-requirements"; then
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
-    cp "$req" "$venv/.lode-requirements"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/lode.sh"
 
 python_env "$ROOT/.venv-py9" tests/clients/py9/requirements.txt
 python_env "$ROOT/.venv-opensearch" tests/clients/opensearch/requirements.txt
@@ -44,20 +26,8 @@ fi
 if [[ -z "${LODE_URL:-}" ]]; then
   [[ -x "$LODE_BIN" ]] || { echo "test-clients: $LODE_BIN not found or not executable (build it first: cargo build)" >&2; exit 2; }
   TMP="$(mktemp -d)"
-  "$LODE_BIN" serve -E http.port=0 -E "path.data=$TMP/data" -E cluster.routing.allocation.disk.threshold_enabled=false >"$TMP/stdout" 2>"$TMP/stderr" </dev/null &
-  PID=$!
-  trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; rm -rf "$TMP"' EXIT
-  for _ in $(seq 1 600); do
-    LODE_URL=$(sed -n 's/^lode ready: \(https\?:\/\/[^ ]*\).*/\1/p' "$TMP/stdout" | head -1)
-    [[ -n "$LODE_URL" ]] && break
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  if [[ -z "$LODE_URL" ]]; then
-    echo "test-clients: lode did not start" >&2
-    tail -n 40 "$TMP/stdout" "$TMP/stderr" >&2
-    exit 3
-  fi
+  trap 'stop_lode; rm -rf "$TMP"' EXIT
+  start_lode "$TMP" test-clients
 fi
 export LODE_URL
 

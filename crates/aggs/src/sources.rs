@@ -159,6 +159,18 @@ impl AnyColumn {
     }
 }
 
+/// A document's values of an optional column into `out`, or the `missing` value when it has
+/// none.
+fn doc_values(column: &Option<AnyColumn>, missing: Option<f64>, doc: DocId, out: &mut Vec<f64>) {
+    match column {
+        Some(c) => c.values_into(doc, out),
+        None => out.clear(),
+    }
+    if out.is_empty() {
+        out.extend(missing);
+    }
+}
+
 struct RangeSource {
     column: Option<AnyColumn>,
     ranges: Arc<Vec<(f64, f64)>>,
@@ -189,15 +201,7 @@ impl ValueSource for RangeSource {
         values.clear();
         docids.clear();
         for &doc in docs {
-            match &self.column {
-                Some(c) => c.values_into(doc, &mut self.scratch),
-                None => self.scratch.clear(),
-            }
-            if self.scratch.is_empty() {
-                if let Some(m) = self.missing {
-                    self.scratch.push(m);
-                }
-            }
+            doc_values(&self.column, self.missing, doc, &mut self.scratch);
             for (i, (from, to)) in self.ranges.iter().enumerate() {
                 if self.scratch.iter().any(|v| v >= from && v < to) {
                     values.push(i as u64 + 1);
@@ -373,15 +377,7 @@ impl ValueSource for RankSource {
         values.clear();
         docids.clear();
         for &doc in docs {
-            match &self.column {
-                Some(c) => c.values_into(doc, &mut self.scratch),
-                None => self.scratch.clear(),
-            }
-            if self.scratch.is_empty() {
-                if let Some(m) = self.missing {
-                    self.scratch.push(m);
-                }
-            }
+            doc_values(&self.column, self.missing, doc, &mut self.scratch);
             // tantivy's histogram counts a document once per bucket: the `j`-th value of a
             // document goes to slot + j * (n + 1), which rendering folds back modulo n + 1.
             let stride = self.values.len() as u64 + 1;

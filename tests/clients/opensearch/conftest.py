@@ -1,7 +1,6 @@
 """Fixtures of the opensearch-py suite: a client for the `lode serve` at LODE_URL
 (scripts/test-clients.sh starts one and sets it)."""
 
-import os
 import pathlib
 import sys
 
@@ -9,13 +8,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "common"))
 
-
-@pytest.fixture(scope="session")
-def lode_url():
-    url = os.environ.get("LODE_URL")
-    if not url:
-        pytest.exit("LODE_URL is not set: run scripts/test-clients.sh", returncode=2)
-    return url.rstrip("/")
+from lode_url import lode_url  # noqa: E402,F401  (the shared fixture)
 
 
 @pytest.fixture(scope="session")
