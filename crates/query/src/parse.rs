@@ -673,8 +673,12 @@ pub fn parse_fuzziness(v: &Value) -> EsResult<Fuzziness> {
             if t.eq_ignore_ascii_case("auto") {
                 return Ok(Fuzziness::AUTO);
             }
-            if t.len() >= 5 && t[..5].eq_ignore_ascii_case("auto:") {
-                let (lo, hi) = t[5..].split_once(',').ok_or_else(invalid)?;
+            let auto_args = t
+                .get(..5)
+                .filter(|head| head.eq_ignore_ascii_case("auto:"))
+                .map(|_| &t[5..]);
+            if let Some(args) = auto_args {
+                let (lo, hi) = args.split_once(',').ok_or_else(invalid)?;
                 let low: usize = lo.trim().parse().map_err(|_| invalid())?;
                 let high: usize = hi.trim().parse().map_err(|_| invalid())?;
                 if low > high {
@@ -2171,6 +2175,8 @@ mod tests {
         assert_eq!(parse_fuzziness(&json!("2")).unwrap(), Fuzziness::Edits(2));
         assert_eq!(parse_fuzziness(&json!(5)).unwrap(), Fuzziness::Edits(2));
         assert!(parse_fuzziness(&json!("lots")).is_err());
+        // A multi-byte character across byte 5 once sliced mid-character.
+        assert!(parse_fuzziness(&json!("ꨡ🕴<H")).is_err());
         assert_eq!(Fuzziness::AUTO.distance("ab"), 0);
         assert_eq!(Fuzziness::AUTO.distance("abc"), 1);
         assert_eq!(Fuzziness::AUTO.distance("abcdef"), 2);

@@ -512,7 +512,9 @@ fn merge_properties(prefix: &str, target: &mut Value, update: &Value) -> EsResul
     let upd = update
         .as_object()
         .ok_or_else(|| mapper_parsing("Expected map for property [properties]"))?;
-    let tgt = target.as_object_mut().unwrap();
+    let tgt = target
+        .as_object_mut()
+        .ok_or_else(|| mapper_parsing("Expected map for property [properties]"))?;
     for (name, def) in upd {
         // A dotted name is shorthand for objects: `a.b: X` is `a: {properties: {b: X}}`.
         let (name, def) = match name.split_once('.') {
@@ -570,7 +572,9 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
     let upd = update
         .as_object()
         .ok_or_else(|| mapper_parsing(format!("Expected map for property [{path}]")))?;
-    let ex = existing.as_object_mut().unwrap();
+    let ex = existing
+        .as_object_mut()
+        .ok_or_else(|| mapper_parsing(format!("Expected map for property [{path}]")))?;
     for (k, v) in upd {
         match k.as_str() {
             "properties" => {
@@ -670,6 +674,14 @@ mod tests {
         );
         assert_eq!(m.fields["obj.a"].ty, FieldType::Long);
         assert!(m.objects.contains_key("obj"));
+    }
+
+    #[test]
+    fn merging_into_a_malformed_mapping_is_an_error_not_a_panic() {
+        for existing in [json!({"properties": null}), json!({"properties": {"a": 5}})] {
+            let e = merge(&existing, &json!({"properties": {"a": {}}})).unwrap_err();
+            assert_eq!(e.kind, "mapper_parsing_exception");
+        }
     }
 
     #[test]

@@ -10,11 +10,24 @@ use serde_json::{Map, Number, Value};
 /// Cases per property: enough to find shallow panics, few enough to run in CI in seconds.
 pub const CASES: u32 = 256;
 
+/// A fixed seed unless `PROPTEST_RNG_SEED` names another: CI must give the same verdict on the
+/// same commit. Explore new inputs with `PROPTEST_RNG_SEED=<n> PROPTEST_CASES=<m> cargo test`.
 pub fn config() -> ProptestConfig {
+    let defaults = ProptestConfig::default();
+    let rng_seed = match defaults.rng_seed {
+        proptest::test_runner::RngSeed::Random => proptest::test_runner::RngSeed::Fixed(0x10de),
+        chosen => chosen,
+    };
+    let cases = if std::env::var_os("PROPTEST_CASES").is_some() {
+        defaults.cases
+    } else {
+        CASES
+    };
     ProptestConfig {
-        cases: CASES,
+        cases,
+        rng_seed,
         failure_persistence: None,
-        ..ProptestConfig::default()
+        ..defaults
     }
 }
 
