@@ -233,7 +233,7 @@ mod tests {
         // period 2: s = (1+2)/2 = 1.5; b = ((3-1)/2 + (4-2)/2)/2 = 1; seasonal = [1/1.5, 2/1.5]
         let a = 0.5;
         let (mut s, mut b, mut ls, mut lb) = (1.5, 1.0, 1.5, 0.0);
-        let mut seas = vec![1.0 / 1.5, 2.0 / 1.5, 0.0, 0.0];
+        let mut seas = [1.0 / 1.5, 2.0 / 1.5, 0.0, 0.0];
         for i in 2..4 {
             s = a * (v[i] - seas[i - 2]) + (1.0 - a) * (ls + lb);
             b = a * (s - ls) + (1.0 - a) * lb;
