@@ -3,16 +3,20 @@
 //! pipeline definitions leave the aggregation tree (which the planner never sees) and are kept
 //! with the place they were declared. After rendering, each level is processed bottom-up:
 //!
-//! - parent pipelines (`derivative`, `cumulative_sum`, `serial_diff`, `bucket_sort`), declared
-//!   among a multi-bucket aggregation's sub-aggregations, walk that aggregation's buckets and
-//!   add their value to each bucket (or, for `bucket_sort`, reorder and cut the buckets);
+//! - parent pipelines (`derivative`, `cumulative_sum`, `serial_diff`, `bucket_sort`,
+//!   `bucket_script`, `bucket_selector`, `moving_fn`), declared among a multi-bucket
+//!   aggregation's sub-aggregations, walk that aggregation's buckets and add their value to
+//!   each bucket (or, for `bucket_sort` and `bucket_selector`, reorder, cut or filter the
+//!   buckets), a pipeline that reads another one's output after it;
 //! - sibling pipelines (`avg_bucket`, `sum_bucket`, `min_bucket`, `max_bucket`,
 //!   `stats_bucket`, `extended_stats_bucket`, `percentiles_bucket`) read the buckets of a
 //!   sibling multi-bucket aggregation through `buckets_path` and add one result beside it.
 //!
 //! `buckets_path` follows ES's syntax: `agg>agg.metric`, `agg['key']>metric`, `_count`, `_key`,
 //! `_bucket_count`, `percentiles[99.9]`; `gap_policy` is `skip` (the default) or
-//! `insert_zeros` (`keep_values` reads as `skip` where no script uses the value).
+//! `insert_zeros`; `keep_values` reads as `skip` except for the script pipelines, which
+//! resolve values as ES's `BucketHelpers.resolveBucketValue`. Their scripts run on
+//! `lode-painless` ([`lode_painless::AggScript`]).
 
 use lode_engine::{EsError, EsResult};
 use lode_hits::docvalues::DecimalFormat;
