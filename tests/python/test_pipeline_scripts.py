@@ -306,3 +306,21 @@ def test_errors(es, docs):
         assert kind in types, (aggs, err)
         text = err["reason"] + " ".join(c.get("reason", "") for c in err.get("root_cause", []))
         assert reason in text, (aggs, err)
+
+
+def test_keyed_buckets(es, docs):
+    cheap = [d for d in docs if d["price"] < 30]
+    dear = [d for d in docs if d["price"] >= 30]
+    assert len(dear) > len(cheap)  # so the selector removes `dear`
+    aggs = {"f": {"filters": {"filters": {"cheap": {"range": {"price": {"lt": 30}}},
+                                          "dear": {"range": {"price": {"gte": 30}}}}},
+                  "aggs": {"q": {"sum": {"field": "qty"}},
+                           "per": {"bucket_script": {"buckets_path": {"q": "q", "n": "_count"},
+                                                     "script": "params.q / params.n"}},
+                           "few": {"bucket_selector": {"buckets_path": {"n": "_count"}, "script": {
+                               "source": "params.n < params.limit", "params": {"limit": len(cheap) + 1}}}}}}}
+    buckets = run(es, aggs)["f"]["buckets"]
+    want = {name: ds for name, ds in (("cheap", cheap), ("dear", dear)) if len(ds) < len(cheap) + 1}
+    assert set(buckets) == set(want)
+    for name, ds in want.items():
+        assert close(buckets[name]["per"]["value"], sum(d["qty"] for d in ds) / len(ds))
