@@ -22,6 +22,11 @@
 //! `.millis`, `.getMillis()`, `.toInstant().toEpochMilli()`, `isAfter`/`isBefore`/`compareTo`;
 //! comparing it with a number with `>` fails as in ES.
 //!
+//! Aggregation scripts ([`AggScript`]): `bucket_script` / `bucket_selector` see `params` (the
+//! script's params and the bucket's values); `moving_fn` sees `params` and `values`, a
+//! `double[]` (`.length`, `[i]`, for-each), and ES's `MovingFunctions` class
+//! ([`moving_functions`]), which no other context knows.
+//!
 //! Known differences: numbers are 64-bit (`int` does not wrap at 32 bits), string indexes
 //! count chars rather than UTF-16 units, and map keys are always strings.
 //!
