@@ -3,23 +3,37 @@
 //! pipeline definitions leave the aggregation tree (which the planner never sees) and are kept
 //! with the place they were declared. After rendering, each level is processed bottom-up:
 //!
-//! - parent pipelines (`derivative`, `cumulative_sum`, `serial_diff`, `bucket_sort`), declared
-//!   among a multi-bucket aggregation's sub-aggregations, walk that aggregation's buckets and
-//!   add their value to each bucket (or, for `bucket_sort`, reorder and cut the buckets);
+//! - parent pipelines (`derivative`, `cumulative_sum`, `serial_diff`, `bucket_sort`,
+//!   `bucket_script`, `bucket_selector`, `moving_fn`), declared among a multi-bucket
+//!   aggregation's sub-aggregations, walk that aggregation's buckets and add their value to
+//!   each bucket (or, for `bucket_sort` and `bucket_selector`, reorder, cut or filter the
+//!   buckets), a pipeline that reads another one's output after it;
 //! - sibling pipelines (`avg_bucket`, `sum_bucket`, `min_bucket`, `max_bucket`,
 //!   `stats_bucket`, `extended_stats_bucket`, `percentiles_bucket`) read the buckets of a
 //!   sibling multi-bucket aggregation through `buckets_path` and add one result beside it.
 //!
 //! `buckets_path` follows ES's syntax: `agg>agg.metric`, `agg['key']>metric`, `_count`, `_key`,
 //! `_bucket_count`, `percentiles[99.9]`; `gap_policy` is `skip` (the default) or
-//! `insert_zeros` (`keep_values` reads as `skip` where no script uses the value).
+//! `insert_zeros`; `keep_values` reads as `skip` except for the script pipelines, which
+//! resolve values as ES's `BucketHelpers.resolveBucketValue`. Their scripts run on
+//! `lode-painless` ([`lode_painless::AggScript`]).
 
 use lode_engine::{EsError, EsResult};
 use lode_hits::docvalues::DecimalFormat;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
-const PARENT_KINDS: &[&str] = &["derivative", "cumulative_sum", "serial_diff", "bucket_sort"];
+const PARENT_KINDS: &[&str] = &[
+    "derivative",
+    "cumulative_sum",
+    "serial_diff",
+    "bucket_sort",
+    "bucket_script",
+    "bucket_selector",
+    "moving_fn",
+];
+/// Parent pipelines that run a script over any multi-bucket parent.
+const SCRIPT_KINDS: &[&str] = &["bucket_script", "bucket_selector"];
 const SIBLING_KINDS: &[&str] = &[
     "avg_bucket",
     "sum_bucket",
@@ -31,9 +45,6 @@ const SIBLING_KINDS: &[&str] = &[
 ];
 /// Pipelines ES has that need a script or a model Lode does not run yet.
 const REFUSED_KINDS: &[&str] = &[
-    "bucket_script",
-    "bucket_selector",
-    "moving_fn",
     "moving_avg",
     "moving_percentiles",
     "normalize",
@@ -49,6 +60,9 @@ pub fn is_pipeline(kind: &str) -> bool {
 enum Gap {
     Skip,
     InsertZeros,
+    /// Reads as `skip` except in ES's `resolveBucketValue` ([`resolve_es`]), where a value of
+    /// an empty bucket is kept.
+    KeepValues,
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +82,12 @@ struct Pipeline {
     unit_ms: Option<f64>,
     sigma: f64,
     meta: Option<Value>,
+    /// `bucket_script` / `bucket_selector`: variable → `buckets_path`.
+    paths: Vec<(String, String)>,
+    script: Option<std::sync::Arc<lode_painless::AggScript>>,
+    /// `moving_fn`.
+    window: Option<usize>,
+    shift: i64,
 }
 
 /// The pipelines declared at one `aggs` level and below.
@@ -168,10 +188,61 @@ fn parse_pipeline(
         unit_ms: None,
         sigma: 2.0,
         meta: meta.cloned(),
+        paths: Vec::new(),
+        script: None,
+        window: None,
+        shift: 0,
     };
     let mut has_path = false;
+    let scripted = SCRIPT_KINDS.contains(&kind);
+    let mut script_def = None;
     for (k, v) in o {
         match (k.as_str(), v) {
+            // ES: a string is the variable `_value`, an array `_value0`, `_value1`, ...
+            ("buckets_path", Value::String(s)) if scripted => {
+                p.paths = vec![("_value".into(), s.clone())];
+                has_path = true;
+            }
+            ("buckets_path", Value::Array(a)) if scripted => {
+                p.paths = a
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| (format!("_value{i}"), value_text(x)))
+                    .collect();
+                has_path = true;
+            }
+            ("buckets_path", Value::Object(m)) if scripted => {
+                p.paths = m.iter().map(|(k, x)| (k.clone(), value_text(x))).collect();
+                has_path = true;
+            }
+            ("script", v) if scripted || kind == "moving_fn" => script_def = Some(v),
+            ("window", v) if kind == "moving_fn" => {
+                let w = v.as_i64().ok_or_else(|| {
+                    parse_error(format!(
+                        "[moving_fn] window doesn't support values of type: {}",
+                        crate::request::token_name(v)
+                    ))
+                })?;
+                if w <= 0 {
+                    return Err(EsError::illegal_argument(
+                        "[window] must be a positive, non-zero integer.",
+                    ));
+                }
+                p.window = Some(w as usize);
+            }
+            ("shift", v) if kind == "moving_fn" => {
+                p.shift = v.as_i64().ok_or_else(|| {
+                    parse_error(format!(
+                        "[moving_fn] shift doesn't support values of type: {}",
+                        crate::request::token_name(v)
+                    ))
+                })?;
+            }
+            ("format", _) if kind == "bucket_selector" => {
+                return Err(EsError::x_content_parse(format!(
+                    "[{kind}] unknown field [{k}]"
+                )))
+            }
             ("buckets_path", Value::String(s)) => {
                 p.path = s.clone();
                 has_path = true;
@@ -187,7 +258,8 @@ fn parse_pipeline(
             }
             ("gap_policy", Value::String(g)) => {
                 p.gap = match g.as_str() {
-                    "skip" | "keep_values" => Gap::Skip,
+                    "skip" => Gap::Skip,
+                    "keep_values" => Gap::KeepValues,
                     "insert_zeros" => Gap::InsertZeros,
                     other => {
                         return Err(parse_error(format!(
@@ -252,12 +324,60 @@ fn parse_pipeline(
             }
         }
     }
+    if scripted {
+        let what = if kind == "bucket_script" {
+            "series_arithmetic"
+        } else {
+            "bucket_selector"
+        };
+        for (field, present) in [("buckets_path", has_path), ("script", script_def.is_some())] {
+            if !present {
+                return Err(parse_error(format!(
+                    "Missing required field [{field}] for {what} aggregation [{name}]"
+                )));
+            }
+        }
+    }
+    if kind == "moving_fn" {
+        // ES's ConstructingObjectParser names every missing constructor argument.
+        let missing: Vec<&str> = [
+            ("buckets_path", has_path),
+            ("script", script_def.is_some()),
+            ("window", p.window.is_some()),
+        ]
+        .iter()
+        .filter(|(_, present)| !present)
+        .map(|(f, _)| *f)
+        .collect();
+        if !missing.is_empty() {
+            return Err(EsError::illegal_argument(format!(
+                "Required [{}]",
+                missing.join(", ")
+            )));
+        }
+    }
+    if let Some(def) = script_def {
+        let compiled = if kind == "moving_fn" {
+            lode_painless::AggScript::compile_moving_fn(def, None)?
+        } else {
+            lode_painless::AggScript::compile_bucket(def, None)?
+        };
+        p.script = Some(std::sync::Arc::new(compiled));
+    }
     if !has_path && kind != "bucket_sort" {
         return Err(EsError::illegal_argument(format!(
             "Required parameter [buckets_path] missing for [{name}]"
         )));
     }
     Ok(p)
+}
+
+/// A `buckets_path` map value as ES reads it (`String.valueOf`).
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 fn parse_sort(v: &Value) -> EsResult<Vec<(String, bool)>> {
@@ -326,15 +446,22 @@ pub fn apply(level: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -
         if let Some(e) = failure {
             return Err(e);
         }
-        for p in sub
-            .here
-            .iter()
-            .filter(|p| PARENT_KINDS.contains(&p.kind.as_str()))
-        {
+        for p in dependency_order(
+            sub.here
+                .iter()
+                .filter(|p| PARENT_KINDS.contains(&p.kind.as_str()))
+                .collect(),
+        ) {
             apply_parent(p, kind, name, result, typed)?;
         }
     }
     for p in tree.here.iter() {
+        if SCRIPT_KINDS.contains(&p.kind.as_str()) {
+            return Err(EsError::illegal_argument(format!(
+                "{} aggregation [{}] must be declared inside of another aggregation",
+                p.kind, p.name
+            )));
+        }
         if PARENT_KINDS.contains(&p.kind.as_str()) {
             // A parent pipeline at the top level has no parent.
             return Err(EsError::illegal_argument(format!(
@@ -346,6 +473,86 @@ pub fn apply(level: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -
         level.insert(typed_name(p, typed), out);
     }
     Ok(())
+}
+
+/// The paths a pipeline reads.
+fn paths_of(p: &Pipeline) -> Vec<&str> {
+    if p.paths.is_empty() {
+        let mut v = vec![p.path.as_str()];
+        v.extend(p.sort.iter().map(|(s, _)| s.as_str()));
+        v
+    } else {
+        p.paths.iter().map(|(_, s)| s.as_str()).collect()
+    }
+}
+
+/// Parent pipelines run after the pipelines whose output they read (a `bucket_selector` on a
+/// `bucket_script`, a `moving_fn` of a `derivative`), as ES orders them; otherwise in
+/// declaration order.
+fn dependency_order(mut pending: Vec<&Pipeline>) -> Vec<&Pipeline> {
+    let first = |path: &str| -> String {
+        path.split(['>', '.', '['])
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut done: Vec<&Pipeline> = Vec::new();
+    while !pending.is_empty() {
+        let ready = pending.iter().position(|p| {
+            paths_of(p).iter().all(|path| {
+                let f = first(path);
+                !pending.iter().any(|q| q.name == f && q.name != p.name)
+            })
+        });
+        // A cycle: keep declaration order (the read fails as ES's would).
+        done.push(pending.remove(ready.unwrap_or(0)));
+    }
+    done
+}
+
+/// ES's `BucketHelpers.resolveBucketValue`: the value at `path` in a bucket, NaN for a gap
+/// (a missing or non-finite value, or any value but `_count` of an empty bucket) unless the
+/// gap policy fills it: `insert_zeros` with 0, `keep_values` with the value if it has one.
+fn resolve_es(bucket: &Map<String, Value>, path: &str, gap: Gap) -> EsResult<f64> {
+    let v = bucket_value(bucket, path)?;
+    if path == "_count" {
+        return Ok(v.unwrap_or(f64::NAN));
+    }
+    let finite = v.filter(|f| f.is_finite());
+    let empty = bucket.get("doc_count").and_then(Value::as_f64) == Some(0.0);
+    if finite.is_some() && !empty {
+        return Ok(finite.unwrap_or(f64::NAN));
+    }
+    Ok(match gap {
+        Gap::InsertZeros => 0.0,
+        Gap::KeepValues => finite.unwrap_or(f64::NAN),
+        Gap::Skip => f64::NAN,
+    })
+}
+
+/// `moving_fn`'s windows, as ES's `MovFnPipelineAggregator`: the series is the non-NaN values;
+/// the k-th of them gets the series' `[k - window + shift, k + shift)` (clamped to the series),
+/// a NaN value (a skipped gap) gets no window.
+fn moving_windows(
+    values: &[f64],
+    window: usize,
+    shift: i64,
+) -> (Vec<f64>, Vec<Option<std::ops::Range<usize>>>) {
+    let series: Vec<f64> = values.iter().cloned().filter(|v| !v.is_nan()).collect();
+    let clamp = |i: i64| i.clamp(0, series.len() as i64) as usize;
+    let mut index = 0i64;
+    let ranges = values
+        .iter()
+        .map(|v| {
+            if v.is_nan() {
+                return None;
+            }
+            let r = clamp(index - window as i64 + shift)..clamp(index + shift);
+            index += 1;
+            Some(r)
+        })
+        .collect();
+    (series, ranges)
 }
 
 /// Sibling pipelines declared inside each bucket of a parent, and deeper levels.
@@ -554,7 +761,7 @@ fn with_gap(v: Option<f64>, gap: Gap) -> Option<f64> {
     match (v.filter(|f| f.is_finite()), gap) {
         (Some(f), _) => Some(f),
         (None, Gap::InsertZeros) => Some(0.0),
-        (None, Gap::Skip) => None,
+        (None, Gap::Skip | Gap::KeepValues) => None,
     }
 }
 
@@ -719,6 +926,9 @@ fn apply_parent(
         parent_kind,
         "histogram" | "date_histogram" | "auto_date_histogram"
     );
+    if SCRIPT_KINDS.contains(&p.kind.as_str()) {
+        return apply_bucket_script(p, parent_name, parent, typed);
+    }
     if p.kind != "bucket_sort" && !histogram {
         return Err(EsError::illegal_argument(format!(
             "{} aggregation [{}] must have a histogram, date_histogram or auto_date_histogram as parent",
@@ -779,6 +989,28 @@ fn apply_parent(
                 }
             }
         }
+        "moving_fn" => {
+            let script = p.script.as_ref().expect("parsed with a script");
+            let values: Vec<f64> = buckets
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|b| resolve_es(b, &p.path, p.gap))
+                .collect::<EsResult<_>>()?;
+            let (series, ranges) = moving_windows(&values, p.window.unwrap_or(1), p.shift);
+            for (b, range) in buckets
+                .iter_mut()
+                .filter_map(Value::as_object_mut)
+                .zip(ranges)
+            {
+                if let Some(r) = range {
+                    let v = script.moving(&series[r])?;
+                    b.insert(
+                        key.clone(),
+                        Value::Object(formatted(p, Some(v).filter(|v| v.is_finite()))),
+                    );
+                }
+            }
+        }
         "bucket_sort" => {
             if !p.sort.is_empty() {
                 let mut keyed: Vec<(Vec<Option<f64>>, Value)> = Vec::new();
@@ -826,6 +1058,79 @@ fn apply_parent(
     Ok(())
 }
 
+/// `bucket_script` and `bucket_selector` over the buckets (a list or keyed) of any
+/// multi-bucket parent.
+fn apply_bucket_script(
+    p: &Pipeline,
+    parent_name: &str,
+    parent: &mut Value,
+    typed: bool,
+) -> EsResult<()> {
+    let script = p.script.as_ref().expect("parsed with a script");
+    let key = typed_name(p, typed);
+    // The bucket's variables, or None when a gap skips the bucket.
+    let vars_of = |b: &Map<String, Value>, skip: bool| -> EsResult<Option<Vec<(&str, f64)>>> {
+        let mut vars = Vec::with_capacity(p.paths.len());
+        for (var, path) in &p.paths {
+            let v = resolve_es(b, path, p.gap)?;
+            if skip && p.gap == Gap::Skip && v.is_nan() {
+                return Ok(None);
+            }
+            vars.push((var.as_str(), v));
+        }
+        Ok(Some(vars))
+    };
+    let selector = p.kind == "bucket_selector";
+    let keep = |b: &mut Map<String, Value>| -> EsResult<bool> {
+        if selector {
+            let vars = vars_of(b, false)?.unwrap_or_default();
+            return script.select(&vars);
+        }
+        if let Some(vars) = vars_of(b, true)? {
+            if let Some(v) = script.number(&vars)? {
+                let out = formatted(p, Some(v).filter(|v| v.is_finite()));
+                b.insert(key.clone(), Value::Object(out));
+            }
+        }
+        Ok(true)
+    };
+    match parent.get_mut("buckets") {
+        Some(Value::Array(buckets)) => {
+            let mut kept = Vec::with_capacity(buckets.len());
+            for mut b in buckets.drain(..) {
+                let keep_it = match b.as_object_mut() {
+                    Some(o) => keep(o)?,
+                    None => true,
+                };
+                if keep_it {
+                    kept.push(b);
+                }
+            }
+            *buckets = kept;
+        }
+        Some(Value::Object(buckets)) => {
+            let mut kept = Map::new();
+            for (k, mut b) in std::mem::take(buckets) {
+                let keep_it = match b.as_object_mut() {
+                    Some(o) => keep(o)?,
+                    None => true,
+                };
+                if keep_it {
+                    kept.insert(k, b);
+                }
+            }
+            *buckets = kept;
+        }
+        _ => {
+            return Err(EsError::illegal_argument(format!(
+                "{} aggregation [{}] must be declared inside a multi-bucket aggregation; [{parent_name}] has no buckets",
+                p.kind, p.name
+            )))
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -859,5 +1164,93 @@ mod tests {
         assert!(rest["h"]["aggs"].get("d").is_none());
         assert_eq!(tree.here.len(), 1);
         assert_eq!(tree.children["h"].1.here.len(), 1);
+    }
+
+    #[test]
+    fn moving_fn_windows() {
+        let nan = f64::NAN;
+        let (series, ranges) = moving_windows(&[1.0, 2.0, nan, 3.0, 4.0], 2, 0);
+        assert_eq!(series, vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(
+            ranges,
+            vec![Some(0..0), Some(0..1), None, Some(0..2), Some(1..3)]
+        );
+        // shift 1 includes the current value; a large shift clamps to the series.
+        let (_, ranges) = moving_windows(&[1.0, 2.0, 3.0], 2, 1);
+        assert_eq!(ranges, vec![Some(0..1), Some(0..2), Some(1..3)]);
+        let (_, ranges) = moving_windows(&[1.0, 2.0, 3.0], 1, 5);
+        assert_eq!(ranges, vec![Some(3..3), Some(3..3), Some(3..3)]);
+        let (_, ranges) = moving_windows(&[1.0, 2.0, 3.0], 5, -1);
+        assert_eq!(ranges, vec![Some(0..0), Some(0..0), Some(0..1)]);
+    }
+
+    #[test]
+    fn resolve_with_gap_policies() {
+        let empty = json!({"doc_count": 0, "s": {"value": 0.0}, "a": {"value": null}});
+        let empty = empty.as_object().unwrap();
+        assert!(resolve_es(empty, "s", Gap::Skip).unwrap().is_nan());
+        assert_eq!(resolve_es(empty, "s", Gap::InsertZeros).unwrap(), 0.0);
+        assert_eq!(resolve_es(empty, "s", Gap::KeepValues).unwrap(), 0.0);
+        assert!(resolve_es(empty, "a", Gap::KeepValues).unwrap().is_nan());
+        // `_count` never gaps.
+        assert_eq!(resolve_es(empty, "_count", Gap::Skip).unwrap(), 0.0);
+        let full = json!({"doc_count": 2, "s": {"value": 5.0}});
+        assert_eq!(
+            resolve_es(full.as_object().unwrap(), "s", Gap::Skip).unwrap(),
+            5.0
+        );
+    }
+
+    #[test]
+    fn script_pipelines_parse_as_es() {
+        let h = |pipe: Value| {
+            json!({"h": {"histogram": {"field": "x", "interval": 1},
+                         "aggs": {"s": {"sum": {"field": "y"}}, "p": pipe}}})
+        };
+        let (_, tree) = split(&h(json!({"bucket_script": {
+            "buckets_path": {"a": "s", "b": "_count"}, "script": "params.a / params.b"}})))
+        .unwrap();
+        let p = &tree.children["h"].1.here[0];
+        assert_eq!(
+            p.paths,
+            vec![("a".into(), "s".into()), ("b".into(), "_count".into())]
+        );
+        let (_, tree) = split(&h(json!({"bucket_selector": {
+            "buckets_path": ["s", "_count"], "script": "params._value0 > params._value1"}})))
+        .unwrap();
+        assert_eq!(tree.children["h"].1.here[0].paths[1].0, "_value1");
+        let err = |pipe: Value| split(&h(pipe)).unwrap_err().to_string();
+        assert!(err(json!({"bucket_script": {"buckets_path": "s"}}))
+            .contains("Missing required field [script] for series_arithmetic aggregation [p]"));
+        assert!(
+            err(json!({"moving_fn": {"buckets_path": "s"}})).contains("Required [script, window]")
+        );
+        assert!(
+            err(json!({"moving_fn": {"buckets_path": "s", "window": 0, "script": "1"}}))
+                .contains("[window] must be a positive, non-zero integer.")
+        );
+        assert!(err(
+            json!({"bucket_selector": {"buckets_path": "s", "script": "true", "format": "0"}})
+        )
+        .contains("unknown field [format]"));
+    }
+
+    #[test]
+    fn selector_after_the_script_it_reads() {
+        let aggs = json!({"h": {"histogram": {"field": "x", "interval": 1},
+            "aggs": {"sel": {"bucket_selector": {"buckets_path": {"r": "ratio"}, "script": "params.r > 1"}},
+                     "ratio": {"bucket_script": {"buckets_path": {"c": "_count"}, "script": "params.c"}}}}});
+        let (_, tree) = split(&aggs).unwrap();
+        let order: Vec<&str> = dependency_order(tree.children["h"].1.here.iter().collect())
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(order, vec!["ratio", "sel"]);
+        let mut out = json!({"h": {"buckets": [
+            {"key": 0.0, "doc_count": 1}, {"key": 1.0, "doc_count": 3}, {"key": 2.0, "doc_count": 0}]}});
+        apply(out.as_object_mut().unwrap(), &tree, false).unwrap();
+        let b = &out["h"]["buckets"];
+        assert_eq!(b.as_array().unwrap().len(), 1);
+        assert_eq!(b[0]["ratio"]["value"], json!(3.0));
     }
 }

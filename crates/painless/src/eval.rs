@@ -72,6 +72,10 @@ pub enum DocField {
     Date(Vec<i64>),
 }
 
+/// A Java `double[]` (the `values` of a `moving_fn` script) is held as doc values of this
+/// class name: indexable, `.length`, iterable, and no methods.
+pub(crate) const DOUBLE_ARRAY: &str = "double[]";
+
 const NO_VALUE: &str = "A document doesn't have a value for a field! Use doc[<field>].size()==0 to check if a document is missing a field!";
 
 /// `yyyy-MM-ddTHH:mm:ss[.SSS]Z`, as `ZonedDateTime.toString()` in UTC.
@@ -1272,6 +1276,22 @@ impl<'p> Interp<'p> {
                 (Obj::List(items) | Obj::Set(VSet { items, .. }), "empty") => {
                     Ok(Val::Bool(items.is_empty()))
                 }
+                (
+                    Obj::DocValues {
+                        kind: DOUBLE_ARRAY,
+                        items,
+                    },
+                    "length",
+                ) => Ok(Val::Int(items.len() as i64)),
+                (
+                    Obj::DocValues {
+                        kind: DOUBLE_ARRAY, ..
+                    },
+                    _,
+                ) => Err(illegal_arg(format!(
+                    "dynamic getter [{}, {name}] not found",
+                    self.type_name(o)
+                ))),
                 (Obj::DocValues { items, .. }, "value") => items
                     .first()
                     .cloned()
@@ -1298,6 +1318,10 @@ impl<'p> Interp<'p> {
             Val::Obj(id) => match &self.heap[*id] {
                 Obj::Map(m) => Ok(m.get(&self.key(i)).cloned().unwrap_or(Val::Null)),
                 Obj::List(items) => Ok(items[self.list_index(i, items.len(), true)?].clone()),
+                Obj::DocValues {
+                    kind: DOUBLE_ARRAY,
+                    items,
+                } => Ok(items[self.list_index(i, items.len(), false)?].clone()),
                 Obj::DocValues { items, .. } => self.doc_value_at(items, i),
                 _ => Err(illegal_arg(format!(
                     "Attempting to address a non-array-like type [{}] as an array.",
@@ -1733,6 +1757,9 @@ impl<'p> Interp<'p> {
                         }
                         _ => Err(self.no_method(&recv, name, args.len())),
                     },
+                    Obj::DocValues {
+                        kind: DOUBLE_ARRAY, ..
+                    } => Err(self.no_method(&recv, name, args.len())),
                     Obj::DocValues { items, .. } => match (name, args.as_slice()) {
                         ("size" | "getLength", []) => Ok(Val::Int(items.len() as i64)),
                         ("isEmpty", []) => Ok(Val::Bool(items.is_empty())),
@@ -2214,6 +2241,69 @@ impl<'p> Interp<'p> {
         })
     }
 
+    /// ES's `MovingFunctions`: the first argument is the window (a `double[]`, or any list of
+    /// numbers), the others doubles, an int period and a boolean.
+    fn moving_function(&self, method: &str, args: &[Val]) -> Result<Val, Fail> {
+        use crate::moving_functions as mf;
+        let items: &[Val] = match &args[0] {
+            Val::Obj(id) => match &self.heap[*id] {
+                Obj::DocValues { items, .. } | Obj::List(items) => items,
+                _ => {
+                    return Err(class_cast(format!(
+                        "Cannot cast from [{}] to [double[]].",
+                        self.type_name(&args[0])
+                    )))
+                }
+            },
+            Val::Null => return Err(npe("Cannot pass a null array")),
+            other => {
+                return Err(class_cast(format!(
+                    "Cannot cast from [{}] to [double[]].",
+                    self.type_name(other)
+                )))
+            }
+        };
+        let values = items
+            .iter()
+            .map(|v| self.num_arg(v).map(|n| n.f()))
+            .collect::<Result<Vec<f64>, Fail>>()?;
+        let f = |i: usize| self.num_arg(&args[i]).map(|n| n.f());
+        let out = match method {
+            "max" => mf::max(&values),
+            "min" => mf::min(&values),
+            "sum" => mf::sum(&values),
+            "unweightedAvg" => mf::unweighted_avg(&values),
+            "linearWeightedAvg" => mf::linear_weighted_avg(&values),
+            "stdDev" => mf::std_dev(&values, f(1)?),
+            "ewma" => mf::ewma(&values, f(1)?),
+            "holt" => mf::holt(&values, f(1)?, f(2)?),
+            "holtWinters" => {
+                let period = match &args[4] {
+                    Val::Int(i) => *i,
+                    other => {
+                        return Err(class_cast(format!(
+                            "Cannot cast from [{}] to [int].",
+                            self.type_name(other)
+                        )))
+                    }
+                };
+                let multiplicative = match &args[5] {
+                    Val::Bool(b) => *b,
+                    other => {
+                        return Err(class_cast(format!(
+                            "Cannot cast from [{}] to [boolean].",
+                            self.type_name(other)
+                        )))
+                    }
+                };
+                mf::holt_winters(&values, f(1)?, f(2)?, f(3)?, period, multiplicative)
+                    .map_err(illegal_arg)?
+            }
+            other => unreachable!("MovingFunctions.{other} is resolved at compile time"),
+        };
+        Ok(Val::Float(out))
+    }
+
     fn call_static(&mut self, class: &str, method: &str, args: Vec<Val>) -> Result<Val, Fail> {
         let f = |me: &Self, i: usize| me.num_arg(&args[i]).map(|n| n.f());
         let float = |x: f64| Ok(Val::Float(x));
@@ -2370,6 +2460,7 @@ impl<'p> Interp<'p> {
             ("Objects", "equals") => Ok(Val::Bool(self.equals(&args[0], &args[1]))),
             ("Objects", "isNull") => Ok(Val::Bool(matches!(args[0], Val::Null))),
             ("Objects", "nonNull") => Ok(Val::Bool(!matches!(args[0], Val::Null))),
+            ("MovingFunctions", _) => self.moving_function(method, &args),
             _ => Err(illegal_arg(format!(
                 "unknown call [{method}] with [{}] arguments on type [{class}]",
                 args.len()

@@ -22,6 +22,11 @@
 //! `.millis`, `.getMillis()`, `.toInstant().toEpochMilli()`, `isAfter`/`isBefore`/`compareTo`;
 //! comparing it with a number with `>` fails as in ES.
 //!
+//! Aggregation scripts ([`AggScript`]): `bucket_script` / `bucket_selector` see `params` (the
+//! script's params and the bucket's values); `moving_fn` sees `params` and `values`, a
+//! `double[]` (`.length`, `[i]`, for-each), and ES's `MovingFunctions` class
+//! ([`moving_functions`]), which no other context knows.
+//!
 //! Known differences: numbers are 64-bit (`int` does not wrap at 32 bits), string indexes
 //! count chars rather than UTF-16 units, and map keys are always strings.
 //!
@@ -39,6 +44,7 @@
 
 mod eval;
 mod lexer;
+pub mod moving_functions;
 mod parser;
 #[cfg(test)]
 mod tests;
@@ -122,12 +128,16 @@ impl Script {
     /// Reads a `script` value (a source string, or an object with `source`/`inline` or `id`,
     /// `lang` and `params`) and compiles it.
     pub fn compile(script: &Value, stored: Option<StoredScripts>) -> EsResult<Script> {
-        Script::compile_as(script, stored, false)
+        Script::compile_as(script, stored, parser::Kind::Update)
     }
 
-    fn compile_as(script: &Value, stored: Option<StoredScripts>, search: bool) -> EsResult<Script> {
+    fn compile_as(
+        script: &Value,
+        stored: Option<StoredScripts>,
+        kind: parser::Kind,
+    ) -> EsResult<Script> {
         let (source, params) = resolve(script, stored)?;
-        let program = parser::parse(&source, search).map_err(|e| {
+        let program = parser::parse(&source, kind).map_err(|e| {
             script_exception(
                 "compile error",
                 &source,
@@ -245,7 +255,7 @@ pub struct SearchScript {
 impl SearchScript {
     pub fn compile(script: &Value, stored: Option<StoredScripts>) -> EsResult<SearchScript> {
         Ok(SearchScript {
-            script: Script::compile_as(script, stored, true)?,
+            script: Script::compile_as(script, stored, parser::Kind::Search)?,
         })
     }
 
@@ -297,6 +307,109 @@ impl SearchScript {
     /// A score script's answer: it must return a number.
     pub fn score(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<f64> {
         self.run_val(doc, score, |it, v| match v {
+            Val::Int(i) => Ok(i as f64),
+            Val::Float(f) => Ok(f),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [double].", it.type_name(&other)),
+            )),
+        })
+    }
+}
+
+/// The scripts of the pipeline aggregations, compiled once per aggregation and run per bucket:
+/// `bucket_script` and `bucket_selector` (ES's `BucketAggregationScript` and
+/// `BucketAggregationSelectorScript`: `params` holds the script's params with the bucket's
+/// values added by variable name) and `moving_fn` (`MovingFunctionScript`: `params`, and
+/// `values`, the window as a `double[]`, with the `MovingFunctions` class).
+#[derive(Debug)]
+pub struct AggScript {
+    script: Script,
+}
+
+impl AggScript {
+    /// A `bucket_script` / `bucket_selector` script.
+    pub fn compile_bucket(script: &Value, stored: Option<StoredScripts>) -> EsResult<AggScript> {
+        Ok(AggScript {
+            script: Script::compile_as(script, stored, parser::Kind::Bucket)?,
+        })
+    }
+
+    /// A `moving_fn` script.
+    pub fn compile_moving_fn(script: &Value, stored: Option<StoredScripts>) -> EsResult<AggScript> {
+        Ok(AggScript {
+            script: Script::compile_as(script, stored, parser::Kind::MovingFn)?,
+        })
+    }
+
+    pub fn source(&self) -> &str {
+        &self.script.source
+    }
+
+    fn run<T>(
+        &self,
+        vars: &[(&str, f64)],
+        values: Option<&[f64]>,
+        out: impl FnOnce(&Interp, Val) -> Result<T, (&'static str, String)>,
+    ) -> EsResult<T> {
+        let s = &self.script;
+        let mut it = Interp::new(&s.program);
+        let mut params = OMap::default();
+        for (k, v) in &s.params {
+            let v = it.load_json(v);
+            params.insert(k.as_str().into(), v);
+        }
+        for (k, v) in vars {
+            params.insert((*k).into(), Val::Float(*v));
+        }
+        let params = it.alloc(Obj::Map(params));
+        it.set_slot(PARAMS_SLOT, params);
+        if let Some(values) = values {
+            let items = values.iter().map(|v| Val::Float(*v)).collect();
+            let arr = it.alloc(Obj::DocValues {
+                kind: eval::DOUBLE_ARRAY,
+                items,
+            });
+            it.set_slot(parser::VALUES_SLOT, arr);
+        }
+        let fail = |kind: &'static str, reason: String, pos: Option<usize>| {
+            let cause = EsError::bad_request(kind, reason);
+            script_exception("runtime error", &s.source, pos.unwrap_or(0), cause)
+        };
+        let v = it.run_value().map_err(|f| fail(f.kind, f.reason, f.pos))?;
+        out(&it, v).map_err(|(kind, reason)| fail(kind, reason, None))
+    }
+
+    /// `bucket_script`: the script's number, `None` when it returns `null`.
+    pub fn number(&self, vars: &[(&str, f64)]) -> EsResult<Option<f64>> {
+        self.run(vars, None, |it, v| match v {
+            Val::Null => Ok(None),
+            Val::Int(i) => Ok(Some(i as f64)),
+            Val::Float(f) => Ok(Some(f)),
+            other => Err((
+                "class_cast_exception",
+                format!(
+                    "Cannot cast from [{}] to [java.lang.Number].",
+                    it.type_name(&other)
+                ),
+            )),
+        })
+    }
+
+    /// `bucket_selector`: the script must return a boolean.
+    pub fn select(&self, vars: &[(&str, f64)]) -> EsResult<bool> {
+        self.run(vars, None, |it, v| match v {
+            Val::Bool(b) => Ok(b),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [boolean].", it.type_name(&other)),
+            )),
+        })
+    }
+
+    /// `moving_fn`: the script's double over one window.
+    pub fn moving(&self, values: &[f64]) -> EsResult<f64> {
+        self.run(&[], Some(values), |it, v| match v {
             Val::Int(i) => Ok(i as f64),
             Val::Float(f) => Ok(f),
             other => Err((

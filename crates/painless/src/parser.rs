@@ -339,6 +339,15 @@ const STATICS: &[(&str, &str, usize, usize)] = &[
     ("Objects", "equals", 2, 2),
     ("Objects", "isNull", 1, 1),
     ("Objects", "nonNull", 1, 1),
+    ("MovingFunctions", "max", 1, 1),
+    ("MovingFunctions", "min", 1, 1),
+    ("MovingFunctions", "sum", 1, 1),
+    ("MovingFunctions", "unweightedAvg", 1, 1),
+    ("MovingFunctions", "linearWeightedAvg", 1, 1),
+    ("MovingFunctions", "stdDev", 2, 2),
+    ("MovingFunctions", "ewma", 2, 2),
+    ("MovingFunctions", "holt", 3, 3),
+    ("MovingFunctions", "holtWinters", 6, 6),
 ];
 
 const CLASSES: &[&str] = &[
@@ -352,6 +361,7 @@ const CLASSES: &[&str] = &[
     "System",
     "Collections",
     "Objects",
+    "MovingFunctions",
 ];
 
 const EXCEPTIONS: &[(&str, &str)] = &[
@@ -386,23 +396,47 @@ const RESERVED: &[&str] = &[
     "null",
 ];
 
-/// Parses an update script (`ctx`, `params`) or, with `search`, a search script (`params`,
-/// `doc`, `_score`; no `ctx`).
-pub(crate) fn parse(src: &str, search: bool) -> Result<Program, CompileError> {
+/// The script contexts: which globals a script sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Update scripts: `ctx`, `params`.
+    Update,
+    /// Search scripts: `params`, `doc`, `_score` (read-only); no `ctx`.
+    Search,
+    /// `bucket_script` / `bucket_selector`: `params` only (the bucket values are in it).
+    Bucket,
+    /// `moving_fn`: `params` and `values`, the window as a `double[]`.
+    MovingFn,
+}
+
+/// `moving_fn` scripts: the window's values.
+pub(crate) const VALUES_SLOT: usize = 2;
+
+/// Parses a script of the given context.
+pub(crate) fn parse(src: &str, kind: Kind) -> Result<Program, CompileError> {
     let tokens = tokenize(src)?;
-    let globals: Vec<(String, usize)> = if search {
-        vec![
-            ("params".into(), PARAMS_SLOT),
-            ("doc".into(), DOC_SLOT),
-            ("_score".into(), SCORE_SLOT),
-        ]
-    } else {
-        vec![("ctx".into(), CTX_SLOT), ("params".into(), PARAMS_SLOT)]
-    };
-    let slot_types = if search {
-        vec![Ty::Map, Ty::Map, Ty::Map, Ty::Def]
-    } else {
-        vec![Ty::Map, Ty::Map]
+    let search = kind == Kind::Search;
+    let (globals, slot_types): (Vec<(String, usize)>, _) = match kind {
+        Kind::Search => (
+            vec![
+                ("params".into(), PARAMS_SLOT),
+                ("doc".into(), DOC_SLOT),
+                ("_score".into(), SCORE_SLOT),
+            ],
+            vec![Ty::Map, Ty::Map, Ty::Map, Ty::Def],
+        ),
+        Kind::Update => (
+            vec![("ctx".into(), CTX_SLOT), ("params".into(), PARAMS_SLOT)],
+            vec![Ty::Map, Ty::Map],
+        ),
+        Kind::Bucket => (vec![("params".into(), PARAMS_SLOT)], vec![Ty::Map, Ty::Map]),
+        Kind::MovingFn => (
+            vec![
+                ("params".into(), PARAMS_SLOT),
+                ("values".into(), VALUES_SLOT),
+            ],
+            vec![Ty::Map, Ty::Map, Ty::Def],
+        ),
     };
     let mut p = Parser {
         toks: tokens,
@@ -410,6 +444,7 @@ pub(crate) fn parse(src: &str, search: bool) -> Result<Program, CompileError> {
         scopes: vec![globals],
         slot_types,
         search,
+        moving_fn: kind == Kind::MovingFn,
         loops: 0,
         nesting: 0,
         deferred: None,
@@ -458,6 +493,7 @@ struct Parser {
     nesting: usize,
     deferred: Option<CompileError>,
     search: bool,
+    moving_fn: bool,
 }
 
 fn describe(t: &Tok) -> String {
@@ -1291,7 +1327,11 @@ impl Parser {
         if let Some(slot) = self.lookup(&name) {
             return self.mk(ExprKind::Var(slot), pos);
         }
-        let Some(class) = CLASSES.iter().find(|c| **c == name) else {
+        // `MovingFunctions` is only in the `moving_fn` script context, as in ES.
+        let Some(class) = CLASSES
+            .iter()
+            .find(|c| **c == name && (**c != "MovingFunctions" || self.moving_fn))
+        else {
             self.semantic(CompileError::new(
                 pos,
                 format!("cannot resolve symbol [{name}]"),

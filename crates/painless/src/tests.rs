@@ -1006,3 +1006,68 @@ fn doc_values_errors() {
     // Update scripts still have no `doc`.
     assert!(Script::compile(&json!("doc['n'].value"), None).is_err());
 }
+
+mod agg_scripts {
+    use crate::AggScript;
+    use serde_json::json;
+
+    #[test]
+    fn bucket_script_sees_vars_and_params() {
+        let s = AggScript::compile_bucket(
+            &json!({"source": "params.a / params.b * params.factor", "params": {"factor": 2}}),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.number(&[("a", 3.0), ("b", 4.0)]).unwrap(), Some(1.5));
+        let null = AggScript::compile_bucket(&json!("return null"), None).unwrap();
+        assert_eq!(null.number(&[]).unwrap(), None);
+        let text = AggScript::compile_bucket(&json!("'x'"), None).unwrap();
+        assert!(text.number(&[]).is_err());
+    }
+
+    #[test]
+    fn bucket_selector_needs_a_boolean() {
+        let s = AggScript::compile_bucket(&json!("params.total > 10"), None).unwrap();
+        assert!(s.select(&[("total", 11.0)]).unwrap());
+        assert!(!s.select(&[("total", 10.0)]).unwrap());
+        let n = AggScript::compile_bucket(&json!("params.total"), None).unwrap();
+        assert!(n.select(&[("total", 1.0)]).is_err());
+    }
+
+    #[test]
+    fn moving_fn_values_and_functions() {
+        let run = |src: &str, v: &[f64]| {
+            AggScript::compile_moving_fn(&json!(src), None)
+                .unwrap()
+                .moving(v)
+                .unwrap()
+        };
+        assert_eq!(
+            run("MovingFunctions.unweightedAvg(values)", &[1.0, 2.0, 6.0]),
+            3.0
+        );
+        assert_eq!(run("values.length", &[1.0, 2.0]), 2.0);
+        assert_eq!(
+            run(
+                "double t = 0; for (double v : values) { t += v } t",
+                &[1.5, 2.0]
+            ),
+            3.5
+        );
+        assert_eq!(run("values[1]", &[1.5, 2.0]), 2.0);
+        assert!(run("MovingFunctions.max(values)", &[]).is_nan());
+        assert_eq!(
+            run("MovingFunctions.ewma(values, 0.5)", &[1.0, 4.0, 2.0]),
+            2.25
+        );
+        let hw = AggScript::compile_moving_fn(
+            &json!("MovingFunctions.holtWinters(values, 0.5, 0.5, 0.5, 2, false)"),
+            None,
+        )
+        .unwrap();
+        assert!(hw.moving(&[1.0, 2.0]).is_err());
+        // Only moving_fn scripts know the class.
+        assert!(AggScript::compile_bucket(&json!("MovingFunctions.sum([])"), None).is_err());
+        assert!(AggScript::compile_bucket(&json!("values"), None).is_err());
+    }
+}
