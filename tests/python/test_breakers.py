@@ -100,6 +100,9 @@ def assert_request_trip(err, agg, limit):
     assert root["bytes_wanted"] == wanted and wanted > limit
     assert root["bytes_limit"] == limit
     assert root["durability"] == "TRANSIENT"
+    # a shard's query phase failed: ES wraps the shard failure, with the breaker's status
+    assert body["error"]["type"] == "search_phase_execution_exception"
+    assert body["error"]["caused_by"] == root
 
 
 def terms_answer(docs, field):
@@ -140,6 +143,17 @@ def test_breakers(client, loaded, server):
             "per_minute": {"date_histogram": {"field": "t", "fixed_interval": "1m"}}}}})
     assert e.value.meta.status == 429
     trips += 1
+
+    # a result window is charged too: every shard and the merge keep from + size hits
+    with pytest.raises(ApiError) as e:
+        client.search(index="br", size=10000, query={"match_all": {}})
+    assert e.value.meta.status == 429
+    cause = e.value.body["error"]["root_cause"][0]
+    assert cause["type"] == "circuit_breaking_exception"
+    assert cause["reason"].startswith("[request] Data too large, data for [<search_hits>]")
+    trips += 1
+    r = client.search(index="br", size=100, sort=["u"], query={"match_all": {}})
+    assert [h["_source"]["u"] for h in r["hits"]["hits"]] == sorted(d["u"] for d in loaded)[:100]
 
     # a normal search still answers, correctly
     r = client.search(index="br", size=0, aggs={"by_k": {"terms": {"field": "k", "size": KEYS}}})

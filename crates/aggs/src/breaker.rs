@@ -100,6 +100,10 @@ fn node_buckets(n: &PlanNode, shard: &ShardSearcher) -> Option<f64> {
                     lo = a.map_or(lo, |a| lo.min(a));
                     hi = b.map_or(hi, |b| hi.max(b));
                 }
+                if let Some((a, b)) = h.hard_bounds {
+                    lo = a.map_or(lo, |a| lo.max(a));
+                    hi = b.map_or(hi, |b| hi.min(b));
+                }
                 Some(intervals(lo, hi, h.interval))
             } else {
                 Some(intervals(lo, hi, h.interval).min(n))
