@@ -170,12 +170,6 @@ pub fn parse_limit(key: &str, v: &str, budget: i64) -> EsResult<i64> {
     if t == "-1" {
         return Ok(-1);
     }
-    if let Ok(r) = t.parse::<f64>() {
-        // ES reads a bare ratio ("0.6") as a fraction of the heap.
-        if (0.0..=1.0).contains(&r) && t.contains('.') {
-            return Ok((budget as f64 * r) as i64);
-        }
-    }
     Ok(crate::disk::parse_bytes(key, t)? as i64)
 }
 
@@ -589,6 +583,9 @@ mod tests {
         assert_eq!(s.request, (512 << 20, 1.5));
         assert_eq!(s.fielddata.0, (2i64 << 30) / 10);
         assert_eq!(s.in_flight.0, -1);
+        assert_eq!(parse_limit(REQUEST_LIMIT, "0", 1000).unwrap(), 0);
+        // ES's memory sizes: a percentage or a byte size with its unit, not a bare ratio
+        assert!(parse_limit(REQUEST_LIMIT, "0.6", 1000).is_err());
         let bad = BreakerSettings::from_lookup(
             |k| (k == REQUEST_LIMIT).then(|| "lots".to_string()),
             1000,

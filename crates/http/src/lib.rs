@@ -111,6 +111,9 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     let mut in_flight = breakers.empty(in_flight_kind);
     if let Some(len) = content_length.filter(|&l| l > 0) {
         if let Err(e) = in_flight.grow(len as i64, "<http_request>") {
+            // Read and drop the body (nothing is kept), so the client, still sending, gets
+            // the answer instead of a broken connection.
+            drain_body(req.into_body()).await;
             return render(error_response(&e), &params, method == Method::Head);
         }
     }
@@ -364,6 +367,15 @@ fn too_large(len: usize, max: usize, params: &BTreeMap<String, String>) -> Respo
 
 fn too_large_error(len: usize, max: usize) -> EsError {
     EsError::new(413, "content_too_long_exception", format!("request body of [{len}] bytes is larger than the limit [http.max_content_length] of [{max}] bytes"))
+}
+
+/// Reads a body to its end, keeping nothing.
+async fn drain_body(mut body: Body) {
+    while let Some(frame) = body.frame().await {
+        if frame.is_err() {
+            break;
+        }
+    }
 }
 
 /// Reads the body up to `max` bytes. Over the limit is ES's 413; a broken body (bad chunk

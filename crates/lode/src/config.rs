@@ -293,6 +293,33 @@ mod tests {
     }
 
     #[test]
+    fn breaker_settings_are_node_settings() {
+        let s = Settings::load(
+            None,
+            &[
+                "indices.breaker.request.limit=1mb".into(),
+                "network.breaker.inflight_requests.overhead=1.5".into(),
+                "indices.breaker.total.use_real_memory=false".into(),
+                "node.memory=4gb".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.breakers["indices.breaker.request.limit"], "1mb");
+        assert_eq!(s.breakers.len(), 4);
+        let e = Settings::load(None, &["indices.breaker.request.limit=lots".into()]);
+        assert!(e
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("[indices.breaker.request.limit]"),);
+        let e = Settings::load(None, &["indices.breaker.request.limt=1mb".into()]);
+        assert_eq!(
+            e.err().unwrap().to_string(),
+            "unknown setting [indices.breaker.request.limt]"
+        );
+    }
+
+    #[test]
     fn shutdown_grace_period_is_a_non_negative_time_value() {
         let s = |v: &str| Settings::load(None, &[format!("http.shutdown_grace_period={v}")]);
         assert_eq!(

@@ -1660,14 +1660,19 @@ fn reserve_hits_window(
     sreq: &SearchRequest,
     list: &[Searched],
 ) -> EsResult<lode_engine::breaker::Reservation<'static>> {
-    let window = sreq.from.saturating_add(sreq.size) as i64;
+    let window = sreq.from.saturating_add(sreq.size);
+    let breakers = lode_engine::breaker::service();
+    if list
+        .iter()
+        .any(|s| window > s.index.config().max_result_window)
+    {
+        // Refused by `index.max_result_window` (a 400) before anything is held, as in ES.
+        return Ok(breakers.empty(lode_engine::breaker::Kind::Request));
+    }
+    let window = window as i64;
     let shards: i64 = list.iter().map(|s| s.index.num_shards() as i64).sum();
     let bytes = window.saturating_mul(shards + 1).saturating_mul(HIT_BYTES);
-    lode_engine::breaker::service().reserve(
-        lode_engine::breaker::Kind::Request,
-        bytes,
-        "<search_hits>",
-    )
+    breakers.reserve(lode_engine::breaker::Kind::Request, bytes, "<search_hits>")
 }
 
 /// The request part of a request-cache key, when the request may be cached: `size: 0`, not a
