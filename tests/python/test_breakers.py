@@ -27,7 +27,8 @@ YEAR_MS = 365 * 86400 * 1000
 
 
 def doc(i):
-    return {"u": "u%05d" % i, "k": "k%d" % (i % KEYS), "t": START + i * (YEAR_MS // N_DOCS)}
+    return {"u": "u%05d" % i, "k": "k%d" % (i % KEYS), "n": i % KEYS,
+            "t": START + i * (YEAR_MS // N_DOCS)}
 
 
 def es_byte_size(n):
@@ -65,7 +66,8 @@ def client(server):
 @pytest.fixture(scope="module")
 def loaded(client):
     client.indices.create(index="br", mappings={"properties": {
-        "u": {"type": "keyword"}, "k": {"type": "keyword"}, "t": {"type": "date"}}})
+        "u": {"type": "keyword"}, "k": {"type": "keyword"}, "n": {"type": "integer"},
+        "t": {"type": "date"}}})
     for lo in range(0, N_DOCS, 2000):
         ops = []
         for i in range(lo, min(lo + 2000, N_DOCS)):
@@ -159,6 +161,10 @@ def test_breakers(client, loaded, server):
     r = client.search(index="br", size=0, aggs={"by_k": {"terms": {"field": "k", "size": KEYS}}})
     got = {b["key"]: b["doc_count"] for b in r["aggregations"]["by_k"]["buckets"]}
     assert got == dict(terms_answer(loaded, "k"))
+    # a numeric terms over every document with few distinct values is estimated by its range
+    r = client.search(index="br", size=0, aggs={"by_n": {"terms": {"field": "n", "size": KEYS}}})
+    got = {b["key"]: b["doc_count"] for b in r["aggregations"]["by_n"]["buckets"]}
+    assert got == dict(terms_answer(loaded, "n"))
     r = client.search(index="br", size=0, aggs={
         "per_month": {"date_histogram": {"field": "t", "calendar_interval": "month"}}})
     assert sum(b["doc_count"] for b in r["aggregations"]["per_month"]["buckets"]) == N_DOCS

@@ -25,10 +25,17 @@ pub const PERCENTILES_BYTES: f64 = 4096.0;
 
 /// The shard's smallest and largest value of a numeric or date column, and how many values.
 fn numeric_range(shard: &ShardSearcher, field: &str) -> Option<(f64, f64, f64)> {
+    numeric_column_range(shard, field).map(|(lo, hi, n, _)| (lo, hi, n))
+}
+
+/// [`numeric_range`], and whether the column holds integers (integers, dates).
+fn numeric_column_range(shard: &ShardSearcher, field: &str) -> Option<(f64, f64, f64, bool)> {
+    let mut integer = false;
     let mut out: Option<(f64, f64, f64)> = None;
     for seg in shard.searcher.segment_readers() {
         let fast = seg.fast_fields();
         let r = if let Ok(Some(c)) = fast.column_opt::<i64>(field) {
+            integer = true;
             (c.num_docs() > 0 && c.values.num_vals() > 0).then(|| {
                 (
                     c.min_value() as f64,
@@ -49,7 +56,7 @@ fn numeric_range(shard: &ShardSearcher, field: &str) -> Option<(f64, f64, f64)> 
             });
         }
     }
-    out
+    out.map(|(lo, hi, n)| (lo, hi, n, integer))
 }
 
 /// Distinct values of a keyword field on the shard (summed over segments: an upper bound).
@@ -91,7 +98,17 @@ fn intervals(lo: f64, hi: f64, interval: f64) -> f64 {
 fn node_buckets(n: &PlanNode, shard: &ShardSearcher) -> Option<f64> {
     match (&n.req.kind, &n.op) {
         (AggKind::Terms(_), Op::Terms(op)) => string_cardinality(shard, &op.field.name)
-            .or_else(|| numeric_range(shard, &op.field.name).map(|(_, _, n)| n))
+            .or_else(|| {
+                // Distinct numbers: at most the values, and for integers (and dates) at most
+                // the integers between the smallest and the largest.
+                numeric_column_range(shard, &op.field.name).map(|(lo, hi, n, integer)| {
+                    if integer {
+                        n.min(hi - lo + 1.0)
+                    } else {
+                        n
+                    }
+                })
+            })
             .map(|c| c + 1.0),
         (AggKind::Histogram(h), _) => {
             let (mut lo, mut hi, n) = numeric_range(shard, &h.field)?;
