@@ -157,6 +157,18 @@ def test_breakers(client, loaded, server):
     r = client.search(index="br", size=100, sort=["u"], query={"match_all": {}})
     assert [h["_source"]["u"] for h in r["hits"]["hits"]] == sorted(d["u"] for d in loaded)[:100]
 
+    # in a msearch, the search that trips is an item error, the others answer
+    r = client.msearch(searches=[
+        {"index": "br"}, {"size": 0, "aggs": {"uniq": {"terms": {"field": "u", "size": N_DOCS}}}},
+        {"index": "br"}, {"size": 0, "query": {"term": {"k": "k1"}}},
+    ])
+    first, second = r["responses"]
+    assert first["status"] == 429
+    assert first["error"]["root_cause"][0]["type"] == "circuit_breaking_exception"
+    assert second["status"] == 200
+    assert second["hits"]["total"]["value"] == sum(1 for d in loaded if d["k"] == "k1")
+    trips += 1
+
     # a normal search still answers, correctly
     r = client.search(index="br", size=0, aggs={"by_k": {"terms": {"field": "k", "size": KEYS}}})
     got = {b["key"]: b["doc_count"] for b in r["aggregations"]["by_k"]["buckets"]}

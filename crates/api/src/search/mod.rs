@@ -1872,7 +1872,10 @@ pub fn msearch(
             .and_then(|_| SearchRequest::parse(Some(&body), &sub))
             .and_then(|mut sreq| {
                 sreq.resolve_lookups(node, Some(&body))?;
-                targets(node, &indices, &sub).and_then(|list| execute(list, &sreq, None))
+                targets(node, &indices, &sub).and_then(|list| {
+                    let _hits = reserve_hits_window(&sreq, &list)?;
+                    execute(list, &sreq, None)
+                })
             });
         responses.push(match result {
             Ok(mut v) => {
