@@ -8,7 +8,7 @@
 //! setting `node.memory` (a byte size, or a percentage of the machine's RAM), by default the
 //! machine's RAM (`MemTotal`, or the cgroup's memory limit when lower). With
 //! `indices.breaker.total.use_real_memory` (default `true`, as ES), the parent checks the
-//! process's resident memory (`VmRSS`) plus the new reservation, as ES checks the JVM heap in
+//! process's resident anonymous memory (`RssAnon`) plus the new reservation, as ES checks the JVM heap in
 //! use; otherwise the sum of the children's estimates.
 //!
 //! Reservations are RAII guards ([`Reservation`]): dropped (on success, error or panic), they
@@ -270,15 +270,19 @@ pub fn machine_memory() -> i64 {
     }
 }
 
-/// The process's resident memory (`VmRSS`), 0 if unknown.
+/// The process's resident anonymous memory (`RssAnon`: its heap, what a JVM heap would hold),
+/// or `VmRSS` on kernels without it; 0 if unknown. The index files tantivy maps into memory
+/// are resident too, but they are page cache the kernel reclaims, not the process's memory.
 pub fn resident_memory() -> i64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<i64>().ok())
-        })
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<i64>().ok())
+    };
+    field("RssAnon:")
+        .or_else(|| field("VmRSS:"))
         .map_or(0, |kb| kb * 1024)
 }
 
@@ -687,6 +691,12 @@ mod tests {
         assert_eq!(g.bytes(), 1000);
         drop(g);
         assert_eq!(s.request.used(), 0);
+    }
+
+    #[test]
+    fn the_process_has_resident_memory() {
+        assert!(resident_memory() > 0);
+        assert!(machine_memory() > 0);
     }
 
     #[test]
