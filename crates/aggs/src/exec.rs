@@ -56,6 +56,9 @@ pub(crate) struct Exec<'a> {
     pub targets: Vec<PlannedTarget<'a>>,
     pub max_buckets: usize,
     pub terms_info: HashMap<String, Vec<TermsShardInfo>>,
+    /// The `request` breaker's reservation for this search's aggregations, released when
+    /// the search is done with them.
+    pub reserved: std::sync::Mutex<lode_engine::breaker::Reservation<'static>>,
 }
 
 /// The per-shard requests of one collection (the final one is shared by all indices).
@@ -73,8 +76,9 @@ impl Requests {
     }
 }
 
+/// tantivy's memory limit for one collection: the room under the `request` breaker.
 fn limits() -> AggregationLimitsGuard {
-    AggregationLimitsGuard::new(None, Some(u32::MAX))
+    AggregationLimitsGuard::new(super::breaker::collection_room(), Some(u32::MAX))
 }
 
 /// Which nodes one collection runs, in every target's plan.
@@ -181,6 +185,11 @@ impl<'a> Exec<'a> {
                 Nodes::GlobalSubs(_) => &AllQuery,
             };
             for shard in t.target.shards {
+                super::breaker::reserve_estimate(
+                    select(&t.plan, nodes),
+                    shard,
+                    &mut self.reserved.lock().unwrap_or_else(|p| p.into_inner()),
+                )?;
                 let registry = self.registry_for(&t.plan, shard)?;
                 let params = AggContextParams::new(limits(), TokenizerManager::default())
                     .with_value_sources(Arc::new(registry));
@@ -258,6 +267,21 @@ impl<'a> Exec<'a> {
 
     fn error(&self, e: TantivyError) -> EsError {
         match e {
+            TantivyError::AggregationError(AggregationError::MemoryExceeded {
+                current, ..
+            }) if super::breaker::collection_room().is_some() => {
+                // tantivy was given the room under the `request` breaker: over it, the
+                // breaker trips with what the collection wanted.
+                let label = format!(
+                    "<agg [{}]>",
+                    self.plan()
+                        .roots
+                        .first()
+                        .map_or("", |n| n.req.name.as_str())
+                );
+                super::breaker::trip(current.get_bytes(), &label)
+                    .unwrap_or_else(|| too_many_buckets(self.max_buckets))
+            }
             TantivyError::AggregationError(AggregationError::MemoryExceeded { .. })
             | TantivyError::AggregationError(AggregationError::BucketLimitExceeded { .. }) => {
                 too_many_buckets(self.max_buckets)

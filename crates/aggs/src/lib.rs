@@ -27,6 +27,7 @@
 // `EsError` is the workspace-wide error type; its size is a deliberate trade-off.
 #![allow(clippy::result_large_err)]
 
+mod breaker;
 mod dsl;
 mod exec;
 mod format;
@@ -111,6 +112,9 @@ pub fn run_aggs_multi(
         targets: planned,
         max_buckets: req.max_buckets,
         terms_info: HashMap::new(),
+        reserved: std::sync::Mutex::new(
+            lode_engine::breaker::service().empty(lode_engine::breaker::Kind::Request),
+        ),
     };
     let results = exec.collect_main()?;
     let mut renderer = Renderer {

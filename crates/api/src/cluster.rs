@@ -1200,6 +1200,13 @@ fn node_stats_json(
             json!({"current_open": open, "total_opened": total}),
         );
     }
+    if wants(metrics, "breaker") {
+        // ES names the metric `breaker` and the section `breakers`.
+        m.insert(
+            "breakers".into(),
+            lode_engine::breaker::service().stats_json(),
+        );
+    }
     // Sections of what a single node without ingest pipelines, transport or snapshot
     // repositories truly has: nothing ran, so every count is zero and every map empty.
     if wants(metrics, "ingest") {

@@ -1,6 +1,7 @@
 //! Cluster-wide dynamic settings (`PUT|GET /_cluster/settings`): `persistent` ones survive
 //! restarts (kept in the data directory), `transient` ones do not; transient wins. The ones
-//! Lode acts on are `search.max_buckets` and the scroll keep-alive limits; the others ES users
+//! Lode acts on are `search.max_buckets`, the scroll keep-alive limits, the disk watermarks
+//! and the circuit breaker limits; the others ES users
 //! commonly set are accepted and reported.
 
 use std::collections::{BTreeMap, HashMap};
@@ -59,6 +60,8 @@ const KNOWN: &[&str] = &[
     "cluster.info.update.interval",
     "cluster.blocks.",
     "indices.",
+    "network.breaker.inflight_requests.limit",
+    "network.breaker.inflight_requests.overhead",
     "logger.",
     "script.",
 ];
@@ -72,7 +75,7 @@ fn known(key: &str) -> bool {
 fn validate(key: &str, v: &Value, scope: &str) -> EsResult<()> {
     // Thread pools are sized by node settings (`thread_pool.*`, see thread_pool.rs), which ES 8
     // does not let the cluster settings API change.
-    if key.starts_with("thread_pool.") {
+    if key.starts_with("thread_pool.") || lode_engine::breaker::STATIC.contains(&key) {
         return Err(EsError::illegal_argument(format!(
             "{scope} setting [{key}], not dynamically updateable"
         )));
@@ -181,12 +184,13 @@ pub fn put(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
             validate(k, v, "transient")?;
         }
     }
-    let disk = with(node, |s| -> EsResult<lode_engine::disk::DiskSettings> {
+    let (disk, breakers) = with(node, |s| -> EsResult<_> {
         // Validated on the settings as they would be (ES checks the watermarks together).
         let mut next = s.clone();
         apply(&mut next.persistent, &persistent);
         apply(&mut next.transient, &transient);
         let disk = disk_settings(&next)?;
+        let breakers = breaker_settings(&next)?;
         *s = next;
         let tmp = node.data.join("_cluster_settings.json.tmp");
         std::fs::write(
@@ -195,10 +199,11 @@ pub fn put(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
         )?;
         std::fs::File::open(&tmp)?.sync_all()?;
         std::fs::rename(&tmp, file(node))?;
-        Ok(disk)
+        Ok((disk, breakers))
     })?;
     // The monitor checks the disk again right away with the new thresholds.
     node.disk.configure(disk);
+    lode_engine::breaker::service().apply(&breakers);
     let shown = |u: &FlatSettings| -> FlatSettings {
         u.iter()
             .filter(|(_, v)| !v.is_null())
@@ -235,6 +240,14 @@ pub fn get(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
                 "95%",
             ),
             ("cluster.info.update.interval", "30s"),
+            ("indices.breaker.total.limit", "95%"),
+            ("indices.breaker.total.use_real_memory", "true"),
+            ("indices.breaker.request.limit", "60%"),
+            ("indices.breaker.request.overhead", "1.0"),
+            ("indices.breaker.fielddata.limit", "40%"),
+            ("indices.breaker.fielddata.overhead", "1.03"),
+            ("network.breaker.inflight_requests.limit", "100%"),
+            ("network.breaker.inflight_requests.overhead", "2.0"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), json!(v)))
@@ -260,6 +273,24 @@ pub fn set_node_defaults(node: &Node, defaults: BTreeMap<String, String>) {
 
 fn disk_settings(s: &Settings) -> EsResult<lode_engine::disk::DiskSettings> {
     lode_engine::disk::DiskSettings::from_lookup(|k| effective(s, k))
+}
+
+fn breaker_settings(s: &Settings) -> EsResult<lode_engine::breaker::BreakerSettings> {
+    lode_engine::breaker::BreakerSettings::from_lookup(
+        |k| effective(s, k),
+        lode_engine::breaker::machine_memory(),
+    )
+}
+
+/// Applies the circuit breaker settings (node settings under persisted cluster settings) to
+/// the node's breakers (at startup).
+pub fn configure_breakers(node: &Node) {
+    match with(node, |s| breaker_settings(s)) {
+        Ok(b) => lode_engine::breaker::service().apply(&b),
+        Err(e) => {
+            tracing::warn!(error = %e, "invalid persisted circuit breaker settings; using defaults")
+        }
+    }
 }
 
 /// Hands the persisted disk watermark settings to the node's disk monitor (at startup).

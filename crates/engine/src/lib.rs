@@ -17,6 +17,7 @@
 
 pub mod alias;
 pub mod blocks;
+pub mod breaker;
 pub mod directory;
 pub mod disk;
 pub mod document;

@@ -94,19 +94,38 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
             return render(error_response(&e), &params, method == Method::Head);
         }
     }
-    if let Some(len) = headers
+    let content_length = headers
         .get("content-length")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-    {
+        .and_then(|v| v.parse::<usize>().ok());
+    if let Some(len) = content_length {
         if len > state.max_content_length {
             return too_large(len, state.max_content_length, &params);
+        }
+    }
+    // The `in_flight_requests` breaker holds the body's bytes while the request is handled
+    // (ES's `<http_request>`): a declared length is charged before the body is read, a chunked
+    // body once read, and both before it is parsed.
+    let breakers = lode_engine::breaker::service();
+    let in_flight_kind = lode_engine::breaker::Kind::InFlightRequests;
+    let mut in_flight = breakers.empty(in_flight_kind);
+    if let Some(len) = content_length.filter(|&l| l > 0) {
+        if let Err(e) = in_flight.grow(len as i64, "<http_request>") {
+            // Read and drop the body (nothing is kept), so the client, still sending, gets
+            // the answer instead of a broken connection.
+            drain_body(req.into_body()).await;
+            return render(error_response(&e), &params, method == Method::Head);
         }
     }
     let body = match collect_body(req.into_body(), state.max_content_length).await {
         Ok(b) => b,
         Err(e) => return render(error_response(&e), &params, false),
     };
+    if content_length.is_none() && !body.is_empty() {
+        if let Err(e) = in_flight.grow(body.len() as i64, "<http_request>") {
+            return render(error_response(&e), &params, method == Method::Head);
+        }
+    }
     // ES's `source` parameter: the body, for clients that cannot send one with GET.
     let body = match params.get("source") {
         Some(source) if !body.iter().any(|b| !b.is_ascii_whitespace()) => {
@@ -208,6 +227,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         tracing::warn!(path = %path, status = result.status, "request failed");
     }
     let mut response = render(result, &params, is_head);
+    drop(in_flight);
     if let Some(version) = compat {
         // ES answers a compatible-with request in the same vendor media type.
         if response
@@ -347,6 +367,15 @@ fn too_large(len: usize, max: usize, params: &BTreeMap<String, String>) -> Respo
 
 fn too_large_error(len: usize, max: usize) -> EsError {
     EsError::new(413, "content_too_long_exception", format!("request body of [{len}] bytes is larger than the limit [http.max_content_length] of [{max}] bytes"))
+}
+
+/// Reads a body to its end, keeping nothing.
+async fn drain_body(mut body: Body) {
+    while let Some(frame) = body.frame().await {
+        if frame.is_err() {
+            break;
+        }
+    }
 }
 
 /// Reads the body up to `max` bytes. Over the limit is ES's 413; a broken body (bad chunk

@@ -24,6 +24,9 @@ pub struct Settings {
     /// Disk threshold settings given as node settings: defaults under the cluster settings
     /// (`PUT _cluster/settings` overrides them), as in ES's `elasticsearch.yml`.
     pub disk: BTreeMap<String, String>,
+    /// Circuit breaker settings (`indices.breaker.*`, `network.breaker.*`, `node.memory`):
+    /// defaults under the cluster settings, as the disk thresholds.
+    pub breakers: BTreeMap<String, String>,
 }
 
 fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, String>) {
@@ -70,6 +73,10 @@ fn parse_size(s: &str) -> anyhow::Result<usize> {
     Ok(t.parse()?)
 }
 
+fn breaker_key(k: &str) -> bool {
+    lode_engine::breaker::DYNAMIC.contains(&k) || lode_engine::breaker::STATIC.contains(&k)
+}
+
 impl Settings {
     pub fn load(file: Option<&Path>, overrides: &[String]) -> anyhow::Result<Settings> {
         let mut map = BTreeMap::new();
@@ -114,6 +121,7 @@ impl Settings {
             if !known.contains(&k.as_str())
                 && !k.starts_with("thread_pool.")
                 && !disk_keys.contains(&k.as_str())
+                && !breaker_key(k)
             {
                 bail!("unknown setting [{k}]");
             }
@@ -124,6 +132,17 @@ impl Settings {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         if let Err(e) = lode_engine::disk::DiskSettings::from_lookup(|k| disk.get(k).cloned()) {
+            bail!("{}", e.reason);
+        }
+        let breakers: BTreeMap<String, String> = map
+            .iter()
+            .filter(|(k, _)| breaker_key(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Err(e) = lode_engine::breaker::BreakerSettings::from_lookup(
+            |k| breakers.get(k).cloned(),
+            lode_engine::breaker::machine_memory(),
+        ) {
             bail!("{}", e.reason);
         }
         let host = map
@@ -172,6 +191,7 @@ impl Settings {
         Ok(Settings {
             thread_pools: std::sync::Arc::new(thread_pools),
             disk,
+            breakers,
             max_clause_count,
             shutdown_grace_period,
             network_host: host,
@@ -269,6 +289,33 @@ mod tests {
         assert_eq!(
             e.err().unwrap().to_string(),
             "unknown setting [thread_pool.search.sise]"
+        );
+    }
+
+    #[test]
+    fn breaker_settings_are_node_settings() {
+        let s = Settings::load(
+            None,
+            &[
+                "indices.breaker.request.limit=1mb".into(),
+                "network.breaker.inflight_requests.overhead=1.5".into(),
+                "indices.breaker.total.use_real_memory=false".into(),
+                "node.memory=4gb".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.breakers["indices.breaker.request.limit"], "1mb");
+        assert_eq!(s.breakers.len(), 4);
+        let e = Settings::load(None, &["indices.breaker.request.limit=lots".into()]);
+        assert!(e
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("[indices.breaker.request.limit]"),);
+        let e = Settings::load(None, &["indices.breaker.request.limt=1mb".into()]);
+        assert_eq!(
+            e.err().unwrap().to_string(),
+            "unknown setting [indices.breaker.request.limt]"
         );
     }
 

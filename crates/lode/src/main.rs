@@ -54,8 +54,11 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
     }
     let node = lode_engine::Node::open(&cfg.path_data)
         .map_err(|e| anyhow::anyhow!("cannot open data path {}: {e}", cfg.path_data.display()))?;
-    lode_api::cluster_settings::set_node_defaults(&node, cfg.disk.clone());
+    let mut node_defaults = cfg.disk.clone();
+    node_defaults.extend(cfg.breakers.clone());
+    lode_api::cluster_settings::set_node_defaults(&node, node_defaults);
     lode_api::cluster_settings::configure_disk(&node);
+    lode_api::cluster_settings::configure_breakers(&node);
     node.start_background();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

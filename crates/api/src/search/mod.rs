@@ -1643,10 +1643,36 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
         ));
     }
     let list = targets(node, indices, req)?;
+    let _hits = reserve_hits_window(&sreq, &list)?;
     let cache_key = cache_key(body.as_ref(), req, &sreq, scroll.is_some(), &list)?;
     Ok(RestResponse::ok(execute_cached(
         list, &sreq, scroll, cache_key,
     )?))
+}
+
+/// Estimated bytes of one hit kept by a shard's query phase and the merge (score, sort
+/// values, shard and document ids).
+pub const HIT_BYTES: i64 = 96;
+
+/// Reserves the result window on the `request` breaker while the search runs: every shard
+/// keeps `from + size` hits, and so does the merge.
+fn reserve_hits_window(
+    sreq: &SearchRequest,
+    list: &[Searched],
+) -> EsResult<lode_engine::breaker::Reservation<'static>> {
+    let window = sreq.from.saturating_add(sreq.size);
+    let breakers = lode_engine::breaker::service();
+    if list
+        .iter()
+        .any(|s| window > s.index.config().max_result_window)
+    {
+        // Refused by `index.max_result_window` (a 400) before anything is held, as in ES.
+        return Ok(breakers.empty(lode_engine::breaker::Kind::Request));
+    }
+    let window = window as i64;
+    let shards: i64 = list.iter().map(|s| s.index.num_shards() as i64).sum();
+    let bytes = window.saturating_mul(shards + 1).saturating_mul(HIT_BYTES);
+    breakers.reserve(lode_engine::breaker::Kind::Request, bytes, "<search_hits>")
 }
 
 /// The request part of a request-cache key, when the request may be cached: `size: 0`, not a
@@ -1846,7 +1872,10 @@ pub fn msearch(
             .and_then(|_| SearchRequest::parse(Some(&body), &sub))
             .and_then(|mut sreq| {
                 sreq.resolve_lookups(node, Some(&body))?;
-                targets(node, &indices, &sub).and_then(|list| execute(list, &sreq, None))
+                targets(node, &indices, &sub).and_then(|list| {
+                    let _hits = reserve_hits_window(&sreq, &list)?;
+                    execute(list, &sreq, None)
+                })
             });
         responses.push(match result {
             Ok(mut v) => {
