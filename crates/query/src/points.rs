@@ -8,12 +8,15 @@
 //! whole column becomes tantivy's `AllScorer`, which aggregations recognise.
 
 pub use lode_engine::points::{sorted_points, DocBits, SortedPoints};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use tantivy::query::{
     AllScorer, ConstScorer, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight,
 };
+use tantivy::index::SegmentId;
 use tantivy::schema::Field;
-use tantivy::{DocId, DocSet, Score, SeekDangerResult, SegmentReader, TantivyError, TERMINATED};
+use tantivy::{
+    DocId, DocSet, Score, SeekDangerResult, SegmentReader, TantivyError, TERMINATED,
+};
 
 /// A range `[lo, hi]` (in the column's `u64` mapping) over a numeric fast field, answered per
 /// segment from [`SortedPoints`] or from `fallback` (tantivy's range query on the same field
@@ -80,6 +83,7 @@ impl Query for PointRangeQuery {
             hi: self.hi,
             score: self.score,
             fallback: self.fallback.weight(scoring)?,
+            memo: Mutex::default(),
         }))
     }
 }
@@ -90,6 +94,30 @@ struct PointRangeWeight {
     hi: u64,
     score: Score,
     fallback: Box<dyn Weight>,
+    /// What each segment's scorer materialised, for the next scorer of the same request: a
+    /// sorted-page walk makes a fresh scorer per chunk of positions it checks.
+    memo: Mutex<Vec<(SegmentId, Memo)>>,
+}
+
+/// A segment's materialised matches, shared by the scorers one weight makes for it.
+#[derive(Clone)]
+enum Memo {
+    Docs(Arc<[DocId]>),
+    /// Filled the first time a dense range turns into a bitset.
+    Bits(Arc<OnceLock<DocBits>>),
+}
+
+impl PointRangeWeight {
+    fn memo(&self, reader: &SegmentReader, make: impl FnOnce() -> Memo) -> Memo {
+        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        let id = reader.segment_id();
+        if let Some((_, m)) = memo.iter().find(|(s, _)| *s == id) {
+            return m.clone();
+        }
+        let m = make();
+        memo.push((id, m.clone()));
+        m
+    }
 }
 
 /// Above this share of a segment's documents, the column serves the range: its doc set costs
@@ -118,21 +146,35 @@ impl Weight for PointRangeWeight {
             });
         }
         if span.len() * DENSE_SHARE > max_doc {
-            let dense = match points.cached_bits(self.lo, self.hi, reader.max_doc()) {
-                Some(words) => DenseRange::from_bits(words, span.len()),
+            let Memo::Bits(slot) = self.memo(reader, || {
+                let slot = OnceLock::new();
+                if let Some(words) = points.cached_bits(self.lo, self.hi, reader.max_doc()) {
+                    let _ = slot.set(words);
+                }
+                Memo::Bits(Arc::new(slot))
+            }) else {
+                unreachable!("a segment's span is dense for every scorer of the weight")
+            };
+            let dense = match slot.get() {
+                Some(words) => DenseRange::from_bits(words.clone(), span.len()),
                 None => DenseRange {
                     column: self.fallback.scorer(reader, 1.0)?,
                     points,
                     span,
                     max_doc: reader.max_doc(),
                     bits: None,
+                    slot,
                     steps: 0,
                     advances: 0,
                 },
             };
             return Ok(Box::new(ConstScorer::new(dense, boost)));
         }
-        let docs = points.docs_in(span, reader.max_doc());
+        let Memo::Docs(docs) = self.memo(reader, || {
+            Memo::Docs(points.docs_in(span, reader.max_doc()).into())
+        }) else {
+            unreachable!("a segment's span is sparse for every scorer of the weight")
+        };
         Ok(Box::new(ConstScorer::new(SortedDocs::new(docs), boost)))
     }
 
@@ -181,6 +223,8 @@ struct DenseRange {
     span: std::ops::Range<usize>,
     max_doc: DocId,
     bits: Option<Bits>,
+    /// Where the bitset goes once built, for the weight's next scorer on this segment.
+    slot: Arc<OnceLock<DocBits>>,
     steps: u32,
     advances: usize,
 }
@@ -195,6 +239,7 @@ impl DenseRange {
             span: 0..len,
             max_doc: 0,
             bits: Some(bits),
+            slot: Arc::default(),
             steps: 0,
             advances: 0,
         }
@@ -225,7 +270,10 @@ impl DenseRange {
     }
 
     fn materialise(&mut self) {
-        let words = Arc::new(self.points.bits(self.span.clone(), self.max_doc));
+        let words = self
+            .slot
+            .get_or_init(|| Arc::new(self.points.bits(self.span.clone(), self.max_doc)))
+            .clone();
         self.bits = Some(Bits {
             words,
             doc: self.column.doc(),
@@ -308,12 +356,12 @@ impl Bits {
 
 /// A doc set over sorted, distinct document ids.
 struct SortedDocs {
-    docs: Vec<DocId>,
+    docs: Arc<[DocId]>,
     cursor: usize,
 }
 
 impl SortedDocs {
-    fn new(docs: Vec<DocId>) -> SortedDocs {
+    fn new(docs: Arc<[DocId]>) -> SortedDocs {
         SortedDocs { docs, cursor: 0 }
     }
 }
