@@ -112,7 +112,66 @@ def score(distance, term, cand):
         return f32(1 - osa(term, cand) / min(len(term), len(cand)))
     if distance == "levenshtein":
         return f32(1 - lev(term, cand) / max(len(term), len(cand)))
+    if distance == "jaro_winkler":
+        return jaro_winkler(term, cand)
+    if distance == "ngram":
+        return ngram(term, cand)
     raise AssertionError(distance)
+
+
+def jaro_winkler(s1, s2):
+    """Jaro-Winkler as Lucene's JaroWinklerDistance: matches within half the longer length
+    minus one, half the out-of-order matches as transpositions, and the common prefix (not
+    capped) weighted by min(0.1, 1 / longer length) above a Jaro of 0.7."""
+    longer, shorter = (s1, s2) if len(s1) > len(s2) else (s2, s1)
+    window = max(len(longer) // 2 - 1, 0)
+    taken = [False] * len(longer)
+    matched_short = []
+    for i, c in enumerate(shorter):
+        for k in range(max(i - window, 0), min(i + window + 1, len(longer))):
+            if not taken[k] and longer[k] == c:
+                taken[k] = True
+                matched_short.append(c)
+                break
+    m = len(matched_short)
+    if m == 0:
+        return 0.0
+    matched_long = [c for c, t in zip(longer, taken) if t]
+    half_transpositions = sum(a != b for a, b in zip(matched_short, matched_long)) // 2
+    prefix = 0
+    for a, b in zip(s1, s2):
+        if a != b:
+            break
+        prefix += 1
+    j = f32((f32(m / len(s1)) + f32(m / len(s2)) + f32((m - half_transpositions) / m)) / 3)
+    if j < 0.7:
+        return j
+    return f32(j + min(0.1, f32(1 / len(longer))) * prefix * (1 - j))
+
+
+def ngram(source, target, n=2):
+    """Kondrak's n-gram edit similarity (Lucene's NGramDistance, n = 2): an edit distance
+    whose substitution cost is the fraction of differing characters of the two n-grams ending
+    at the positions (padded at the start; matches on padding not counted), normalized by the
+    longer length."""
+    sl, tl = len(source), len(target)
+    if sl == 0 or tl == 0:
+        return 1.0 if sl == tl else 0.0
+    if sl < n or tl < n:
+        return sum(a == b for a, b in zip(source, target)) / max(sl, tl)
+    pad = "\0" * (n - 1)
+    sp, tp = pad + source, pad + target
+    prev = [float(i) for i in range(sl + 1)]
+    for j in range(1, tl + 1):
+        gram_t = tp[j - 1:j - 1 + n]
+        cur = [float(j)] + [0.0] * sl
+        for i in range(1, sl + 1):
+            gram_s = sp[i - 1:i - 1 + n]
+            cost = sum(a != b for a, b in zip(gram_s, gram_t))
+            counted = n - sum(a == b == "\0" for a, b in zip(gram_s, gram_t))
+            cur[i] = min(cur[i - 1] + 1, prev[i] + 1, prev[i - 1] + f32(cost / counted))
+        prev = cur
+    return f32(1 - prev[sl] / max(sl, tl))
 
 
 def tokens(text, lowercase=True):
@@ -221,7 +280,8 @@ def test_options(es, index, text, opts):
     check(run(es, index, {"field": "body", **opts}, text), expect(text, **opts))
 
 
-@pytest.mark.parametrize("distance", ["internal", "damerau_levenshtein", "levenshtein"])
+@pytest.mark.parametrize("distance", ["internal", "damerau_levenshtein", "levenshtein",
+                                      "jaro_winkler", "ngram"])
 @pytest.mark.parametrize("text", TEXTS)
 def test_string_distances(es, index, text, distance):
     got = run(es, index, {"field": "body", "string_distance": distance}, text)
@@ -347,3 +407,39 @@ def test_unbuilt_suggesters_are_refused_by_name(es, index, kind):
     e = _err(es, index, {"s": {"text": "appel", kind: {"field": "body"}}})
     assert e.meta.status == 400
     assert kind in e.body["error"]["reason"]
+
+
+def lucene_queue(term, freq, num, edits, prefix):
+    """One pass of DirectSpellChecker over the terms in order, keeping the best `num` in a
+    queue: a candidate that does not beat the queue's weakest (lowest score, then greatest
+    term) once it is full is skipped, so among equal scores the first terms found stay."""
+    p = min(max(prefix, edits - 1), len(term))
+    queue = []
+    for cand in sorted(freq):
+        if cand[:p] != term[:p] or osa(term, cand) > edits:
+            continue
+        s = f32(1 - osa(term, cand) / min(len(term), len(cand)))
+        weakest = min(queue, key=lambda q: (q[1], [-ord(c) for c in q[0]]), default=None)
+        if len(queue) >= num and s <= weakest[1]:
+            continue
+        if cand == term or s < 0.5:
+            continue
+        queue.append((cand, s))
+        if len(queue) > num:
+            queue.remove(min(queue, key=lambda q: (q[1], [-ord(c) for c in q[0]])))
+    return queue
+
+
+@pytest.mark.parametrize("text", ["aple", "sarch", "horsse", "mapel"])
+def test_max_inspections_bounds_each_pass(es, index, text):
+    freq = _freqs()["body"]
+    inspections = 1  # shard_size 1 x max_inspections 1
+    found = lucene_queue(text, freq, inspections, 1, 1)
+    if len(found) < inspections:
+        names = {c for c, _ in found}
+        found += [q for q in lucene_queue(text, freq, inspections, 2, 1) if q[0] not in names]
+    found.sort(key=lambda q: (-q[1], -freq[q[0]], q[0]))
+    want = [(c, freq[c]) for c, _ in found[:1]]
+    got = run(es, index, {"field": "body", "size": 1, "shard_size": 1, "max_inspections": 1},
+              text)
+    assert [(o["text"], o["freq"]) for o in got[0]["options"]] == want
