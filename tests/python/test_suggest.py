@@ -443,3 +443,29 @@ def test_max_inspections_bounds_each_pass(es, index, text):
     got = run(es, index, {"field": "body", "size": 1, "shard_size": 1, "max_inspections": 1},
               text)
     assert [(o["text"], o["freq"]) for o in got[0]["options"]] == want
+
+
+def test_msearch_and_several_indices(es, index, sharded):
+    text = "quikc aple"
+    r = es.msearch(searches=[
+        {"index": index}, {"size": 0, "suggest": {"s": {"text": text, "term": {"field": "body"}}}},
+        {"index": sharded}, {"size": 0, "suggest": {"s": {"text": text, "term": {
+            "field": "body", "shard_size": 50}}}},
+    ])
+    for resp in r["responses"]:
+        check(resp["suggest"]["s"], expect(text))
+    # Two indices with the same documents: every option's frequency counts both (each
+    # shard's candidates fit in its shard_size, so no shard truncates).
+    r = es.search(index=[index, sharded], size=0,
+                  suggest={"s": {"text": text, "term": {"field": "body", "size": 10}}})
+    want = expect(text, size=10)
+    for e in want:
+        for o in e["options"]:
+            o["freq"] *= 2
+    check(r["suggest"]["s"], want)
+
+
+def test_null_text_falls_back_to_the_global_text(es, index):
+    r = es.search(index=index, size=0,
+                  suggest={"text": "serach", "s": {"text": None, "term": {"field": "body"}}})
+    check(r["suggest"]["s"], expect("serach"))

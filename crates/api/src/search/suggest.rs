@@ -133,7 +133,7 @@ pub fn parse(v: &Value) -> EsResult<SuggestRequest> {
             }
             scalar => {
                 if name == "text" {
-                    out.global_text = Some(text_of(scalar));
+                    out.global_text = Some(scalar).filter(|v| !v.is_null()).map(text_of);
                 } else {
                     return Err(EsError::illegal_argument(format!(
                         "[suggest] does not support [{name}]"
@@ -163,9 +163,14 @@ fn parse_suggestion(o: &Map<String, Value>) -> EsResult<Suggestion> {
                     ))
                 }
             },
-            Value::Array(_) => {}
+            Value::Array(_) => {
+                return Err(EsError::parsing(format!(
+                    "suggestion does not support [{k}]"
+                )))
+            }
             scalar => match k.as_str() {
-                "text" => text = Some(text_of(scalar)),
+                // `parser.text()` of a null is null: the global text applies.
+                "text" => text = Some(scalar).filter(|v| !v.is_null()).map(text_of),
                 // The completion suggester's options: refused with it.
                 "prefix" | "regex" => return Err(body::not_supported(&format!("suggest.{k}"))),
                 other => {
