@@ -469,3 +469,18 @@ def test_null_text_falls_back_to_the_global_text(es, index):
     r = es.search(index=index, size=0,
                   suggest={"text": "serach", "s": {"text": None, "term": {"field": "body"}}})
     check(r["suggest"]["s"], expect("serach"))
+
+
+def test_an_index_without_live_documents_gives_entries_without_options(es):
+    name = make_index(es, "suggest_emptied", {"settings": {"number_of_shards": 1},
+                                              "mappings": MAPPINGS},
+                      [("1", {"body": "apple apples"}), ("2", {"body": "apple"})])
+    es.delete(index=name, id="1", refresh=True)
+    es.delete(index=name, id="2", refresh=True)
+    got = run(es, name, {"field": "body"}, "appel sth")
+    assert got == [{"text": "appel", "offset": 0, "length": 5, "options": []},
+                   {"text": "sth", "offset": 6, "length": 3, "options": []}]
+    r = es.search(index="suggest_missing_*", size=0,
+                  suggest={"s": {"text": "appel", "term": {"field": "body"}}})
+    # no index at all: no shard answers, and ES's empty response has no suggest section
+    assert "suggest" not in r

@@ -1554,15 +1554,17 @@ fn execute(
         (page_hits, hits)
     };
     let rendered = fetch_phase(&targets, &page, sreq, keys.as_deref())?;
+    // With no shard to ask (a wildcard matching nothing), ES's empty response has no
+    // `suggest` section.
     let suggest_out = match &sreq.suggest {
-        Some(s) => {
+        Some(s) if targets.iter().any(|t| !t.searchers.is_empty()) => {
             let shards: Vec<_> = targets
                 .iter()
                 .map(|t| (&t.index, t.searchers.as_slice()))
                 .collect();
             Some(suggest::run(s, &shards, sreq.typed_keys).map_err(search_phase_error)?)
         }
-        None => None,
+        _ => None,
     };
     let mut hits = Map::new();
     if let Some(t) = render_total(qp.total, sreq.track_total, sreq.rest_total_hits_as_int) {

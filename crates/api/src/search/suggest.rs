@@ -382,6 +382,9 @@ pub fn run(
         for (index, shards) in targets {
             let tokens = analyze(index, t, text)?;
             for shard in shards.iter() {
+                // A shard without live documents answers its entries without options
+                // (`Suggester#execute`'s empty suggestion), whatever its terms still count.
+                let empty = shard.searcher.num_docs() == 0;
                 let entries: Vec<Entry> = tokens
                     .iter()
                     .map(|(tok, offset, length)| {
@@ -389,7 +392,11 @@ pub fn run(
                             text: tok.clone(),
                             offset: *offset,
                             length: *length,
-                            options: suggest_similar(shard, t, tok)?,
+                            options: if empty {
+                                Vec::new()
+                            } else {
+                                suggest_similar(shard, t, tok)?
+                            },
                         })
                     })
                     .collect::<EsResult<_>>()?;
