@@ -679,7 +679,7 @@ BAD_BODY_VALUES = {
     "rescore_bad": {"rescore": {"window_size": -1}}, "collapse_no_field": {"collapse": {}},
     "terminate_after_negative": {"terminate_after": -1}, "indices_boost_bad": {"indices_boost": 5},
     "script_fields_bad": {"script_fields": {"a": {"script": {"source": "doc['nope'].value"}}}},
-    "suggest_unsupported": {"suggest": {"s": {"text": "a", "term": {"field": "t"}}}},
+    "suggest_bad_max_edits": {"suggest": {"s": {"text": "a", "term": {"field": "t", "max_edits": 5}}}},
     "explain_string": {"explain": "yes"}, "version_object": {"version": {}},
     "from_size_window": {"from": 10000, "size": 1},
 }

@@ -119,7 +119,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("script_fields", "o", Yes),
     key("rescore", "oa", Yes),
     key("highlight", "o", Yes),
-    key("suggest", "o", No),
+    key("suggest", "o", Yes),
     key("collapse", "o", Yes),
     key("slice", "o", Yes),
     key("pit", "o", No),
@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn unimplemented_keys_are_refused_not_ignored() {
-        for k in ["suggest", "runtime_mappings", "pit", "knn"] {
+        for k in ["runtime_mappings", "pit", "knn"] {
             let e = check(json!({ k: {} })).unwrap_err();
             assert_eq!(e.status, 400, "{k}");
             assert!(e.reason.contains(k), "{k}");

@@ -6,6 +6,7 @@ mod body;
 mod collapse;
 pub mod request_cache;
 mod rescore;
+mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
 use lode_aggs::{self as aggs, AggsRequest};
@@ -88,6 +89,8 @@ pub struct SearchRequest {
     pub slice: Option<body::Slice>,
     /// The terms of the request's `terms` lookups ([`SearchRequest::resolve_lookups`]).
     pub terms_lookups: query::TermsLookups,
+    /// `suggest`: the term suggestions to run alongside the query.
+    pub suggest: Option<suggest::SuggestRequest>,
 }
 
 /// A `from`/`size`-like count: a non-negative integer.
@@ -358,6 +361,7 @@ impl SearchRequest {
             dfs,
             slice: b.get("slice").map(body::read_slice).transpose()?,
             terms_lookups: Default::default(),
+            suggest: b.get("suggest").map(suggest::parse).transpose()?,
             highlight: b
                 .get("highlight")
                 .map(HighlightRequest::parse)
@@ -1550,6 +1554,18 @@ fn execute(
         (page_hits, hits)
     };
     let rendered = fetch_phase(&targets, &page, sreq, keys.as_deref())?;
+    // With no shard to ask (a wildcard matching nothing), ES's empty response has no
+    // `suggest` section.
+    let suggest_out = match &sreq.suggest {
+        Some(s) if targets.iter().any(|t| !t.searchers.is_empty()) => {
+            let shards: Vec<_> = targets
+                .iter()
+                .map(|t| (&t.index, t.searchers.as_slice()))
+                .collect();
+            Some(suggest::run(s, &shards, sreq.typed_keys).map_err(search_phase_error)?)
+        }
+        _ => None,
+    };
     let mut hits = Map::new();
     if let Some(t) = render_total(qp.total, sreq.track_total, sreq.rest_total_hits_as_int) {
         hits.insert("total".into(), t);
@@ -1596,6 +1612,9 @@ fn execute(
     body.insert("hits".into(), Value::Object(hits));
     if let Some(a) = qp.aggs {
         body.insert("aggregations".into(), a);
+    }
+    if let Some(s) = suggest_out {
+        body.insert("suggest".into(), s);
     }
     Ok(Value::Object(body))
 }
@@ -2028,6 +2047,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         dfs: false,
         slice: None,
         terms_lookups: Default::default(),
+        suggest: None,
         query: ctx.query.clone(),
     };
     let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
