@@ -118,7 +118,7 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         o.insert(
             "_score".into(),
             if scored {
-                json!(h.hit.score)
+                lode_engine::float::float_value(h.hit.score)
             } else {
                 Value::Null
             },
@@ -144,7 +144,7 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
     }
     Ok(json!({
         "total": {"value": total, "relation": "eq"},
-        "max_score": max_score.map(|s| json!(s)).unwrap_or(Value::Null),
+        "max_score": max_score.map(lode_engine::float::float_value).unwrap_or(Value::Null),
         "hits": out,
     }))
 }

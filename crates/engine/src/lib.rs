@@ -24,6 +24,7 @@ pub mod document;
 pub mod durability;
 pub mod error;
 mod fieldnorms;
+pub mod float;
 pub mod index;
 pub mod mapping;
 pub mod node;

@@ -119,6 +119,10 @@ impl SortValue {
                 }),
             },
             SortValue::I64(i) => json!(i),
+            // A score sorts as the float it is (ES renders a `_score` sort value so).
+            SortValue::F64(f) if matches!(key.kind, SortKind::Score) => {
+                lode_engine::float::float_value(*f as f32)
+            }
             SortValue::F64(f) => json!(f),
             SortValue::Str(s) => json!(s),
             SortValue::Ord(o) => json!(o),

@@ -10,6 +10,7 @@ mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
 use lode_aggs::{self as aggs, AggsRequest};
+use lode_engine::float::float_value;
 use lode_engine::index::{now_millis, IndexService};
 use lode_engine::node::ResolveOptions;
 use lode_engine::schema::MetaFields;
@@ -1209,7 +1210,7 @@ fn fetch_phase(
         }
         hit.insert(
             "_score".into(),
-            h.score.map(|s| json!(s)).unwrap_or(Value::Null),
+            h.score.map(float_value).unwrap_or(Value::Null),
         );
         if let Some(r) = doc.get_first(s.meta.routing).and_then(|v| v.as_str()) {
             hit.insert("_routing".into(), json!(r));
@@ -1393,7 +1394,11 @@ fn es_explanation(e: Value) -> Value {
             description.push_str(c);
         }
     }
-    json!({"value": e["value"], "description": description, "details": details})
+    let value = match e["value"].as_f64() {
+        Some(v) => float_value(v as f32),
+        None => e["value"].clone(),
+    };
+    json!({"value": value, "description": description, "details": details})
 }
 
 fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
@@ -1572,7 +1577,7 @@ fn execute(
     }
     hits.insert(
         "max_score".into(),
-        qp.max_score.map(|s| json!(s)).unwrap_or(Value::Null),
+        qp.max_score.map(float_value).unwrap_or(Value::Null),
     );
     hits.insert("hits".into(), Value::Array(rendered));
     let mut body = Map::new();

@@ -441,7 +441,7 @@ pub fn run(
                     "offset": e.offset,
                     "length": e.length,
                     "options": e.options.iter().map(|o| json!({
-                        "text": o.text, "score": o.score, "freq": o.freq,
+                        "text": o.text, "score": lode_engine::float::float_value(o.score), "freq": o.freq,
                     })).collect::<Vec<_>>(),
                 })
             })
