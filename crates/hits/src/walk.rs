@@ -296,45 +296,71 @@ impl Walk<'_> {
         let mut walked = 0usize;
         let mut chunk = (2 * self.limit).max(MIN_CHUNK).min(n);
         let mut batch: Vec<(DocId, u64)> = Vec::new();
+        let mut order = DocOrder::default();
         let mut first = Some(scorer);
         while walked < n {
             let end = chunk_end(&points, &span, desc, walked, chunk);
-            batch.clear();
-            for i in walked..end {
-                let pos = at(i);
-                let doc = points.doc(pos);
-                if alive.is_some_and(|a| !a.is_alive(doc)) {
-                    continue;
-                }
-                if let Some(seen) = seen.as_mut() {
-                    let (w, bit) = (doc as usize / 64, 1u64 << (doc % 64));
-                    if seen[w] & bit != 0 {
-                        continue;
-                    }
-                    seen[w] |= bit;
-                }
-                batch.push((doc, points.value(pos)));
-            }
-            batch.sort_unstable_by_key(|&(doc, _)| doc);
             let mut scorer = match first.take() {
                 Some(s) => s,
                 None => self.weight.scorer(self.reader, 1.0)?,
             };
             // Where the new scorer stands: its first match (any earlier document misses).
             let first_match = scorer.doc();
-            for &(doc, value) in &batch {
-                match check(&mut *scorer, first_match, doc, self.scoring) {
-                    Check::Match => {}
-                    Check::Miss => continue,
-                    Check::End => break,
-                }
-                found.push(Candidate {
-                    doc,
-                    value,
-                    score: if self.scoring { scorer.score() } else { 0.0 },
+            if seen.is_none() && !self.scoring && (end - walked) * 8 >= order.words(max_doc) {
+                // A large chunk goes through a bitset into doc order: linear where a sort
+                // is not, and a chunk of misses (a query anti-correlated with the sort) is
+                // what a walk meets most.
+                let positions = (walked..end).map(at);
+                let docs = positions.clone().map(|pos| points.doc(pos));
+                order.check(docs, alive, |doc| {
+                    check(&mut *scorer, first_match, doc, false)
                 });
-                if self.past_after(value) {
-                    counted += 1;
+                for pos in positions {
+                    let doc = points.doc(pos);
+                    if order.take_match(doc) {
+                        let value = points.value(pos);
+                        found.push(Candidate {
+                            doc,
+                            value,
+                            score: 0.0,
+                        });
+                        if self.past_after(value) {
+                            counted += 1;
+                        }
+                    }
+                }
+            } else {
+                batch.clear();
+                for i in walked..end {
+                    let pos = at(i);
+                    let doc = points.doc(pos);
+                    if alive.is_some_and(|a| !a.is_alive(doc)) {
+                        continue;
+                    }
+                    if let Some(seen) = seen.as_mut() {
+                        let (w, bit) = (doc as usize / 64, 1u64 << (doc % 64));
+                        if seen[w] & bit != 0 {
+                            continue;
+                        }
+                        seen[w] |= bit;
+                    }
+                    batch.push((doc, points.value(pos)));
+                }
+                batch.sort_unstable_by_key(|&(doc, _)| doc);
+                for &(doc, value) in &batch {
+                    match check(&mut *scorer, first_match, doc, self.scoring) {
+                        Check::Match => {}
+                        Check::Miss => continue,
+                        Check::End => break,
+                    }
+                    found.push(Candidate {
+                        doc,
+                        value,
+                        score: if self.scoring { scorer.score() } else { 0.0 },
+                    });
+                    if self.past_after(value) {
+                        counted += 1;
+                    }
                 }
             }
             walked = end;
@@ -360,6 +386,72 @@ impl Walk<'_> {
             return Ok(None);
         }
         Ok(Some(found))
+    }
+}
+
+/// Puts a chunk of walked documents into doc order through a bitset of the segment (the
+/// chunk's documents, then the matches among them), reused across chunks.
+#[derive(Default)]
+struct DocOrder {
+    marks: Vec<u64>,
+    matched: Vec<u64>,
+}
+
+impl DocOrder {
+    /// The bitset's length in words: what one pass over it costs.
+    fn words(&self, max_doc: DocId) -> usize {
+        (max_doc as usize).div_ceil(64)
+    }
+
+    /// Checks the live `docs` in increasing order with `check`, remembering the matches for
+    /// [`DocOrder::take_match`].
+    fn check(
+        &mut self,
+        docs: impl Iterator<Item = DocId>,
+        alive: Option<&tantivy::fastfield::AliveBitSet>,
+        mut check: impl FnMut(DocId) -> Check,
+    ) {
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        for doc in docs {
+            if alive.is_some_and(|a| !a.is_alive(doc)) {
+                continue;
+            }
+            let w = doc as usize / 64;
+            if self.marks.len() <= w {
+                self.marks.resize(w + 1, 0);
+                self.matched.resize(w + 1, 0);
+            }
+            self.marks[w] |= 1 << (doc % 64);
+            (lo, hi) = (lo.min(w), hi.max(w));
+        }
+        if lo > hi {
+            return;
+        }
+        'words: for w in lo..=hi {
+            let mut bits = std::mem::take(&mut self.marks[w]);
+            while bits != 0 {
+                let doc = (w * 64) as DocId + bits.trailing_zeros();
+                bits &= bits - 1;
+                match check(doc) {
+                    Check::Match => self.matched[w] |= 1 << (doc % 64),
+                    Check::Miss => {}
+                    Check::End => break 'words,
+                }
+            }
+        }
+        self.marks[lo..=hi].fill(0);
+    }
+
+    /// Whether `doc` matched in the last [`DocOrder::check`]; forgets it.
+    fn take_match(&mut self, doc: DocId) -> bool {
+        let (w, bit) = (doc as usize / 64, 1u64 << (doc % 64));
+        match self.matched.get_mut(w) {
+            Some(word) if *word & bit != 0 => {
+                *word &= !bit;
+                true
+            }
+            _ => false,
+        }
     }
 }
 

@@ -9,14 +9,12 @@
 
 pub use lode_engine::points::{sorted_points, DocBits, SortedPoints};
 use std::sync::{Arc, Mutex, OnceLock};
+use tantivy::index::SegmentId;
 use tantivy::query::{
     AllScorer, ConstScorer, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight,
 };
-use tantivy::index::SegmentId;
 use tantivy::schema::Field;
-use tantivy::{
-    DocId, DocSet, Score, SeekDangerResult, SegmentReader, TantivyError, TERMINATED,
-};
+use tantivy::{DocId, DocSet, Score, SeekDangerResult, SegmentReader, TantivyError, TERMINATED};
 
 /// A range `[lo, hi]` (in the column's `u64` mapping) over a numeric fast field, answered per
 /// segment from [`SortedPoints`] or from `fallback` (tantivy's range query on the same field
@@ -125,6 +123,11 @@ impl PointRangeWeight {
 /// every one of them.
 const DENSE_SHARE: usize = 8;
 
+/// From this share of a segment's documents down to [`DENSE_SHARE`], the matches are
+/// materialised as a bitset rather than a sorted list (Lucene's `DocIdSetBuilder` switches at
+/// the same 1/128): built in one pass without sorting, and a follower's seek tests one bit.
+const BITSET_SHARE: usize = 128;
+
 impl Weight for PointRangeWeight {
     fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
         let boost = boost * self.score;
@@ -170,12 +173,22 @@ impl Weight for PointRangeWeight {
             };
             return Ok(Box::new(ConstScorer::new(dense, boost)));
         }
-        let Memo::Docs(docs) = self.memo(reader, || {
-            Memo::Docs(points.docs_in(span, reader.max_doc()).into())
-        }) else {
-            unreachable!("a segment's span is sparse for every scorer of the weight")
-        };
-        Ok(Box::new(ConstScorer::new(SortedDocs::new(docs), boost)))
+        let len = span.len();
+        let memo = self.memo(reader, || {
+            if len * BITSET_SHARE >= max_doc {
+                let words = points.bits(span.clone(), reader.max_doc());
+                Memo::Bits(Arc::new(OnceLock::from(Arc::new(words))))
+            } else {
+                Memo::Docs(points.docs_in(span, reader.max_doc()).into())
+            }
+        });
+        Ok(match memo {
+            Memo::Docs(docs) => Box::new(ConstScorer::new(SortedDocs::new(docs), boost)),
+            Memo::Bits(slot) => {
+                let words = slot.get().expect("filled when made").clone();
+                Box::new(ConstScorer::new(DenseRange::from_bits(words, len), boost))
+            }
+        })
     }
 
     fn count(&self, reader: &SegmentReader) -> tantivy::Result<u32> {
@@ -430,24 +443,27 @@ mod tests {
 
     #[test]
     fn every_range_matches_the_oracle() {
-        // 1,000 documents, some with two values, some with none; values from -50 to 49.
-        let values: Vec<Vec<i64>> = (0..1000i64)
+        // 20,000 documents, some with two values, some with none; values from -5,000 to 4,999:
+        // the ranges below take each representation (sorted list, bitset, column).
+        let values: Vec<Vec<i64>> = (0..20_000i64)
             .map(|i| match i % 7 {
                 0 => vec![],
-                1 => vec![(i * 37) % 100 - 50, (i * 11) % 100 - 50],
-                _ => vec![(i * 37) % 100 - 50],
+                1 => vec![(i * 37) % 10_000 - 5_000, (i * 11) % 10_000 - 5_000],
+                _ => vec![(i * 37) % 10_000 - 5_000],
             })
             .collect();
         let (index, f) = index(&values);
         let searcher = index.reader().unwrap().searcher();
         for (lo, hi) in [
-            (-50, 49),
-            (-1000, 1000),
+            (-5_000, 4_999),
+            (-100_000, 100_000),
             (0, 0),
             (10, 12),
             (-20, 30),
+            (-500, -200),
+            (-3_000, 3_000),
             (5, 4),
-            (60, 70),
+            (6_000, 7_000),
         ] {
             let stored = |addr: &tantivy::DocAddress| -> Vec<i64> {
                 let d: tantivy::TantivyDocument = searcher.doc(*addr).unwrap();
