@@ -33,6 +33,7 @@ mod query_string;
 mod script;
 mod slice;
 mod stats;
+mod term_set;
 mod values;
 
 /// proptest strategies shared with lode-engine and lode-api (one file, test builds only).

@@ -40,7 +40,6 @@ use tantivy::query::{
     self as tq, AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery,
     EmptyQuery, FastFieldRangeQuery, FuzzyTermQuery, InvertedIndexRangeQuery, PhrasePrefixQuery,
     PhraseQuery as TPhraseQuery, RangeQuery as TRangeQuery, RegexQuery, TermQuery as TTermQuery,
-    TermSetQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::Term;
@@ -104,7 +103,7 @@ fn term_set(mut terms: Vec<Term>) -> Q {
     match terms.len() {
         0 => none(),
         1 => term_query(terms.pop().expect("one term"), IndexRecordOption::Basic),
-        _ => Box::new(TermSetQuery::new(terms)),
+        _ => Box::new(crate::term_set::TermSetLookup::new(terms)),
     }
 }
 

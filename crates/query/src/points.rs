@@ -367,6 +367,32 @@ impl Bits {
     }
 }
 
+/// A constant-score doc set of a segment's documents, built from `words` (a bitset of the
+/// segment holding `len` documents) or from `docs` (sorted, distinct): what a query that
+/// gathers its matches up front (a range's points, a term set's postings) hands on.
+pub(crate) fn const_scorer(docs: Gathered, boost: Score) -> Box<dyn Scorer> {
+    match docs {
+        Gathered::Bits { words, len } => Box::new(ConstScorer::new(
+            DenseRange::from_bits(Arc::new(words), len),
+            boost,
+        )),
+        Gathered::Sorted(docs) => Box::new(ConstScorer::new(SortedDocs::new(docs.into()), boost)),
+    }
+}
+
+/// Matches gathered up front, in the representation their count calls for.
+pub(crate) enum Gathered {
+    Bits { words: Vec<u64>, len: usize },
+    Sorted(Vec<DocId>),
+}
+
+impl Gathered {
+    /// Whether `count` matches of a segment of `max_doc` documents go into a bitset.
+    pub(crate) fn bits_for(count: usize, max_doc: DocId) -> bool {
+        count * BITSET_SHARE >= max_doc as usize
+    }
+}
+
 /// A doc set over sorted, distinct document ids.
 struct SortedDocs {
     docs: Arc<[DocId]>,
