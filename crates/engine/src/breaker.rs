@@ -273,7 +273,32 @@ pub fn machine_memory() -> i64 {
 /// The process's resident anonymous memory (`RssAnon`: its heap, what a JVM heap would hold),
 /// or `VmRSS` on kernels without it; 0 if unknown. The index files tantivy maps into memory
 /// are resident too, but they are page cache the kernel reclaims, not the process's memory.
+///
+/// Read at most once per [`RESIDENT_REFRESH`]: the parent breaker asks on every charge (every
+/// request body), and reading `/proc` costs three system calls and a parse, a tenth of a
+/// cheap search's CPU. ES's own check reads the JVM's heap counter, which costs nothing.
 pub fn resident_memory() -> i64 {
+    static READ_AT: AtomicU64 = AtomicU64::new(u64::MAX);
+    static VALUE: AtomicI64 = AtomicI64::new(0);
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    let now = START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64;
+    let at = READ_AT.load(Ordering::Relaxed);
+    if at != u64::MAX && now.saturating_sub(at) < RESIDENT_REFRESH.as_nanos() as u64 {
+        return VALUE.load(Ordering::Relaxed);
+    }
+    let v = read_resident_memory();
+    VALUE.store(v, Ordering::Relaxed);
+    READ_AT.store(now, Ordering::Relaxed);
+    v
+}
+
+/// How long a reading of the process's resident memory serves.
+const RESIDENT_REFRESH: std::time::Duration = std::time::Duration::from_millis(10);
+
+fn read_resident_memory() -> i64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
