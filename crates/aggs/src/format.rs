@@ -196,55 +196,11 @@ fn split_unquoted(s: &str, sep: char) -> &str {
     s
 }
 
-/// `v` (non-negative) with at most `digits` fraction digits, rounded half-even on its exact
-/// decimal expansion.
+/// `v` (non-negative) with `digits` fraction digits, rounded half-even on its exact binary
+/// value, as Java's `DecimalFormat` rounds since JDK 8 (`100.475`, stored as
+/// 100.47499999…, gives `100.47`); Rust's fixed-precision formatting rounds exactly so.
 fn round_half_even(v: f64, digits: usize) -> String {
-    // The shortest representation that round-trips is what Java's DecimalFormat rounds.
-    let exact = format!("{}", v);
-    let (int, frac) = match exact.split_once('.') {
-        Some((a, b)) => (a.to_string(), b.to_string()),
-        None => (exact.clone(), String::new()),
-    };
-    if exact.contains('e') || frac.len() <= digits {
-        return format!("{:.*}", digits.min(frac.len()), v);
-    }
-    let keep = &frac[..digits];
-    let rest = &frac[digits..];
-    let first = rest.as_bytes()[0] - b'0';
-    let beyond = rest[1..].bytes().any(|b| b != b'0');
-    let last_odd = if digits == 0 {
-        int.as_bytes()
-            .last()
-            .map(|b| (b - b'0') % 2 == 1)
-            .unwrap_or(false)
-    } else {
-        (keep.as_bytes()[digits - 1] - b'0') % 2 == 1
-    };
-    let up = first > 5 || (first == 5 && (beyond || last_odd));
-    let mut all: Vec<u8> = format!("{int}{keep}").into_bytes();
-    if up {
-        let mut k = all.len();
-        loop {
-            if k == 0 {
-                all.insert(0, b'1');
-                break;
-            }
-            k -= 1;
-            if all[k] == b'9' {
-                all[k] = b'0';
-            } else {
-                all[k] += 1;
-                break;
-            }
-        }
-    }
-    let s = String::from_utf8(all).unwrap_or_default();
-    let split = s.len() - digits;
-    if digits == 0 {
-        s
-    } else {
-        format!("{}.{}", &s[..split], &s[split..])
-    }
+    format!("{v:.digits$}")
 }
 
 #[cfg(test)]
@@ -253,6 +209,16 @@ mod tests {
 
     fn f(p: &str, v: f64) -> String {
         DecimalPattern::parse(p).unwrap().format(v)
+    }
+
+    #[test]
+    fn rounds_half_even_on_the_binary_value() {
+        assert_eq!(f("0.00", 100.475), "100.47");
+        assert_eq!(f("0.00", 0.125), "0.12");
+        assert_eq!(f("0.00", 0.375), "0.38");
+        assert_eq!(f("0", 2.5), "2");
+        assert_eq!(f("0", 3.5), "4");
+        assert_eq!(f("#.##", 1.005), "1");
     }
 
     #[test]

@@ -749,20 +749,9 @@ fn invalid_path(path: &str) -> EsError {
     )
 }
 
-/// A bucket's value for a pipeline: an empty bucket (`doc_count` 0) is a gap, as in ES.
+/// A bucket's value for a pipeline, `None` for a gap the policy leaves ([`resolve_es`]).
 fn gap_value(bucket: &Map<String, Value>, path: &str, gap: Gap) -> EsResult<Option<f64>> {
-    if bucket.get("doc_count").and_then(Value::as_u64) == Some(0) {
-        return Ok(with_gap(None, gap));
-    }
-    Ok(with_gap(bucket_value(bucket, path)?, gap))
-}
-
-fn with_gap(v: Option<f64>, gap: Gap) -> Option<f64> {
-    match (v.filter(|f| f.is_finite()), gap) {
-        (Some(f), _) => Some(f),
-        (None, Gap::InsertZeros) => Some(0.0),
-        (None, Gap::Skip | Gap::KeepValues) => None,
-    }
+    Ok(Some(resolve_es(bucket, path, gap)?).filter(|v| !v.is_nan()))
 }
 
 fn formatted(p: &Pipeline, value: Option<f64>) -> Map<String, Value> {

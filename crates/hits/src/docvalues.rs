@@ -160,11 +160,9 @@ impl DecimalFormat {
                 "-∞".into()
             };
         }
-        let text = format!(
-            "{:.*}",
-            self.max_frac,
-            round_half_even(v.abs(), self.max_frac)
-        );
+        // Rust's fixed precision rounds half-even on the exact binary value, as Java's
+        // `DecimalFormat` does since JDK 8 (`100.475`, stored as 100.47499…, gives `100.47`).
+        let text = format!("{:.*}", self.max_frac, v.abs());
         let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
         let mut frac = frac.to_string();
         while frac.len() > self.min_frac && frac.ends_with('0') {
@@ -203,33 +201,6 @@ impl DecimalFormat {
         }
         format!("{sign}{body}")
     }
-}
-
-/// Rounds to `digits` fraction digits, ties to even (Java's default `RoundingMode.HALF_EVEN`)
-/// on the value's shortest decimal form.
-fn round_half_even(v: f64, digits: usize) -> f64 {
-    let text = format!("{v}");
-    let Some((_, frac)) = text.split_once('.') else {
-        return v;
-    };
-    if frac.len() <= digits {
-        return v;
-    }
-    let scale = 10f64.powi(digits as i32);
-    let scaled = v * scale;
-    let floor = scaled.floor();
-    let rest: String = frac[digits..].to_string();
-    let tie = rest.starts_with('5') && rest[1..].chars().all(|c| c == '0');
-    let rounded = if tie {
-        if floor % 2.0 == 0.0 {
-            floor
-        } else {
-            floor + 1.0
-        }
-    } else {
-        scaled.round()
-    };
-    rounded / scale
 }
 
 /// Values of one field taken from `_source` (the `fields` option), in `format` when given.
