@@ -1,6 +1,6 @@
 //! Document APIs: index, create, get, `_source`, exists, delete, update, `_mget`, `_bulk`.
 
-use crate::rest::{parse_json, RestRequest, RestResponse};
+use crate::rest::{parse_json, RestBody, RestRequest, RestResponse};
 use lode_engine::index::{DocWrite, IndexService};
 use lode_engine::shard::{VersionReq, WriteOutcome, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
@@ -376,27 +376,10 @@ fn get_body(
     filter: &SourceFilter,
     version: Option<i64>,
 ) -> EsResult<(bool, Value)> {
-    let doc = index.get_doc(id, routing, realtime)?;
-    if let Some(d) = &doc {
-        check_read_version(index, id, routing, d.version, version)?;
-    }
-    let Some(doc) = doc else {
-        return Ok((
-            false,
-            json!({"_index": index.name, "_id": id, "found": false}),
-        ));
+    let Some(doc) = read_doc(index, id, routing, realtime, version)? else {
+        return Ok((false, not_found_body(index, id)));
     };
-    let mut body = json!({
-        "_index": index.name,
-        "_id": id,
-        "_version": doc.version,
-        "_seq_no": doc.seq_no,
-        "_primary_term": PRIMARY_TERM,
-    });
-    if let Some(r) = &doc.routing {
-        body["_routing"] = json!(r);
-    }
-    body["found"] = json!(true);
+    let mut body = Value::Object(found_header(index, id, &doc));
     if filter.fetch && !doc.source.is_empty() {
         let src = parse_json(&doc.source)?;
         if let Some(s) = filter.apply(&src) {
@@ -404,6 +387,70 @@ fn get_body(
         }
     }
     Ok((true, body))
+}
+
+/// A live document by id, checked against the read's `version`.
+fn read_doc(
+    index: &IndexService,
+    id: &str,
+    routing: Option<&str>,
+    realtime: bool,
+    version: Option<i64>,
+) -> EsResult<Option<lode_engine::shard::StoredDoc>> {
+    let doc = index.get_doc(id, routing, realtime)?;
+    if let Some(d) = &doc {
+        check_read_version(index, id, routing, d.version, version)?;
+    }
+    Ok(doc)
+}
+
+fn not_found_body(index: &IndexService, id: &str) -> Value {
+    json!({"_index": index.name, "_id": id, "found": false})
+}
+
+/// A found document's metadata, in ES's order, up to `found`.
+fn found_header(
+    index: &IndexService,
+    id: &str,
+    doc: &lode_engine::shard::StoredDoc,
+) -> serde_json::Map<String, Value> {
+    let mut o = serde_json::Map::new();
+    o.insert("_index".into(), json!(index.name));
+    o.insert("_id".into(), json!(id));
+    o.insert("_version".into(), json!(doc.version));
+    o.insert("_seq_no".into(), json!(doc.seq_no));
+    o.insert("_primary_term".into(), json!(PRIMARY_TERM));
+    if let Some(r) = &doc.routing {
+        o.insert("_routing".into(), json!(r));
+    }
+    o.insert("found".into(), json!(true));
+    o
+}
+
+/// A GET of the whole `_source` (the common case): the stored bytes go into the response as
+/// they are, as ES returns them, instead of being parsed into a tree and printed again.
+fn get_whole_source(
+    index: &IndexService,
+    id: &str,
+    routing: Option<&str>,
+    realtime: bool,
+    version: Option<i64>,
+) -> EsResult<RestResponse> {
+    let Some(doc) = read_doc(index, id, routing, realtime, version)? else {
+        return Ok(RestResponse::json(404, not_found_body(index, id)));
+    };
+    let header = Value::Object(found_header(index, id, &doc));
+    let mut out = serde_json::to_vec(&header).map_err(|e| EsError::internal(e.to_string()))?;
+    if !doc.source.is_empty() {
+        out.pop(); // the header's closing brace
+        out.extend_from_slice(b",\"_source\":");
+        out.extend_from_slice(doc.source.trim_ascii());
+        out.push(b'}');
+    }
+    Ok(RestResponse {
+        status: 200,
+        body: RestBody::JsonBytes(out),
+    })
 }
 
 /// `GET|HEAD /{index}/_doc/{id}`.
@@ -417,6 +464,9 @@ pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResu
         .param("stored_fields")
         .map(|p| crate::rest::list_param(Some(p)));
     let filter = stored_fields_filter(source_filter(req), req.has("_source"), stored.as_deref());
+    if stored.is_none() && filter.is_identity() {
+        return get_whole_source(&index, id, routing(req), realtime, read_version(req)?);
+    }
     let (found, body) = get_with_stored(
         &index,
         id,
