@@ -14,6 +14,7 @@
 use super::plan::{Op, PlanNode};
 use super::request::AggKind;
 use lode_engine::mapping::Storage;
+use serde::Deserialize as _;
 use std::collections::HashMap;
 use tantivy::aggregation::intermediate_agg_result::{
     IntermediateAggregationResult, IntermediateBucketResult, IntermediateTermBucketResult,
@@ -116,38 +117,96 @@ fn subtract_deleted(
 /// The intermediate `terms` result tantivy's collector would have produced for these counts.
 ///
 /// tantivy keeps the fields of `IntermediateTermBucketResult` private and offers no
-/// constructor, but the type is `Deserialize`: it is built through serde. YAML (already a
-/// dependency) because the bucket keys are enums, which JSON cannot carry as map keys.
+/// constructor, but the type is `Deserialize`: it is built through serde, from a small tree
+/// ([`Tree`]) whose maps may have enum keys (the bucket keys), which JSON cannot carry.
 pub(crate) fn terms_result(
     counts: Vec<(String, u64)>,
 ) -> tantivy::Result<IntermediateAggregationResult> {
-    use serde_yaml::value::{Mapping, Tag, TaggedValue};
-    use serde_yaml::Value as Y;
-    let empty_subs = || {
-        let mut m = Mapping::new();
-        m.insert(Y::from("aggs_res"), Y::Mapping(Mapping::new()));
-        Y::Mapping(m)
+    let map = |pairs: Vec<(&str, Tree)>| {
+        Tree::Map(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (Tree::Str(k.into()), v))
+                .collect(),
+        )
     };
-    let mut entries = Mapping::with_capacity(counts.len());
-    for (term, doc_count) in counts {
-        let key = Y::Tagged(Box::new(TaggedValue {
-            tag: Tag::new("Str"),
-            value: Y::String(term),
-        }));
-        let mut entry = Mapping::new();
-        entry.insert(Y::from("doc_count"), Y::from(doc_count));
-        entry.insert(Y::from("sub_aggregation"), empty_subs());
-        entries.insert(key, Y::Mapping(entry));
-    }
-    let mut result = Mapping::new();
-    result.insert(Y::from("entries"), Y::Mapping(entries));
-    result.insert(Y::from("sum_other_doc_count"), Y::from(0u64));
-    result.insert(Y::from("doc_count_error_upper_bound"), Y::from(0u64));
-    let buckets: IntermediateTermBucketResult = serde_yaml::from_value(Y::Mapping(result))
+    let entries = counts
+        .into_iter()
+        .map(|(term, doc_count)| {
+            let key = map(vec![("Str", Tree::Str(term))]);
+            let entry = map(vec![
+                ("doc_count", Tree::U64(doc_count)),
+                (
+                    "sub_aggregation",
+                    map(vec![("aggs_res", Tree::Map(Vec::new()))]),
+                ),
+            ]);
+            (key, entry)
+        })
+        .collect();
+    let result = map(vec![
+        ("entries", Tree::Map(entries)),
+        ("sum_other_doc_count", Tree::U64(0)),
+        ("doc_count_error_upper_bound", Tree::U64(0)),
+    ]);
+    let buckets = IntermediateTermBucketResult::deserialize(result)
         .map_err(|e| tantivy::TantivyError::InternalError(format!("terms counts: {e}")))?;
     Ok(IntermediateAggregationResult::Bucket(
         IntermediateBucketResult::Terms { buckets },
     ))
+}
+
+/// A serde data tree: unsigned numbers, strings, and maps with any keys (a one-entry map is
+/// also an enum variant, as serde's externally tagged form reads it).
+enum Tree {
+    U64(u64),
+    Str(String),
+    Map(Vec<(Tree, Tree)>),
+}
+
+impl<'de> serde::de::IntoDeserializer<'de, serde::de::value::Error> for Tree {
+    type Deserializer = Tree;
+
+    fn into_deserializer(self) -> Tree {
+        self
+    }
+}
+
+impl<'de> serde::Deserializer<'de> for Tree {
+    type Error = serde::de::value::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self {
+            Tree::U64(n) => visitor.visit_u64(n),
+            Tree::Str(s) => visitor.visit_string(s),
+            Tree::Map(pairs) => {
+                visitor.visit_map(serde::de::value::MapDeserializer::new(pairs.into_iter()))
+            }
+        }
+    }
+
+    fn deserialize_enum<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self {
+            Tree::Map(pairs) => visitor.visit_enum(serde::de::value::MapAccessDeserializer::new(
+                serde::de::value::MapDeserializer::new(pairs.into_iter()),
+            )),
+            other => other.deserialize_any(visitor),
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct identifier ignored_any
+    }
 }
 
 #[cfg(test)]
