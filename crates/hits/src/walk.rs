@@ -26,8 +26,9 @@ use tantivy::{DocId, DocSet, Score, Searcher, SeekDangerResult, SegmentReader, T
 
 /// Segments smaller than this are scanned: their points would cost more than they save.
 const MIN_SEGMENT_DOCS: u32 = 4_096;
-/// What walking one position costs, in scan steps.
-const WALK_STEP_COST: u64 = 4;
+/// What walking one position costs, in scan steps (large chunks go into doc order through a
+/// bitset, so a position costs about two: measured with `scripts/bench-page-shapes.py`).
+const WALK_STEP_COST: u64 = 2;
 /// The smallest chunk of positions walked at once.
 const MIN_CHUNK: usize = 256;
 
