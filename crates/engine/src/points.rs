@@ -157,28 +157,15 @@ impl SortedPoints {
         words
     }
 
-    /// The sorted, distinct documents at `span`: sorted directly when few, through a bitmap
-    /// of the segment when many (linear in the matches plus `max_doc / 64`).
-    pub fn docs_in(&self, span: std::ops::Range<usize>, max_doc: DocId) -> Vec<DocId> {
-        let docs = &self.docs[span.clone()];
-        if docs.len() * 64 < max_doc as usize {
-            let mut docs = docs.to_vec();
-            docs.sort_unstable();
-            if self.multi_valued {
-                docs.dedup();
-            }
-            return docs;
+    /// The sorted, distinct documents at `span` (for spans of a small share of the segment;
+    /// larger ones are materialised with [`SortedPoints::bits`]).
+    pub fn docs_in(&self, span: std::ops::Range<usize>) -> Vec<DocId> {
+        let mut docs = self.docs[span].to_vec();
+        docs.sort_unstable();
+        if self.multi_valued {
+            docs.dedup();
         }
-        let words = self.bits(span, max_doc);
-        let mut out = Vec::with_capacity(docs.len());
-        for (i, &w) in words.iter().enumerate() {
-            let mut w = w;
-            while w != 0 {
-                out.push((i * 64) as DocId + w.trailing_zeros());
-                w &= w - 1;
-            }
-        }
-        out
+        docs
     }
 }
 

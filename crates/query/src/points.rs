@@ -175,11 +175,11 @@ impl Weight for PointRangeWeight {
         }
         let len = span.len();
         let memo = self.memo(reader, || {
-            if len * BITSET_SHARE >= max_doc {
+            if Gathered::bits_for(len, reader.max_doc()) {
                 let words = points.bits(span.clone(), reader.max_doc());
                 Memo::Bits(Arc::new(OnceLock::from(Arc::new(words))))
             } else {
-                Memo::Docs(points.docs_in(span, reader.max_doc()).into())
+                Memo::Docs(points.docs_in(span).into())
             }
         });
         Ok(match memo {
