@@ -96,6 +96,10 @@ impl Task {
             "cancelled": self.cancel.is_cancelled_itself(),
             "headers": self.headers,
         });
+        // ES's search tasks have no status (the field is left out).
+        if self.action.starts_with("indices:data/read") && info["status"] == json!({}) {
+            info.as_object_mut().map(|o| o.remove("status"));
+        }
         if let Some(p) = self.parent {
             info["parent_task_id"] = json!(format!("{node_id}:{p}"));
         }
