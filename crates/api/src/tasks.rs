@@ -540,3 +540,46 @@ mod tests {
         registry().running.lock().unwrap().remove(&task.id);
     }
 }
+
+#[cfg(test)]
+mod search_task_tests {
+    use super::*;
+
+    fn req(body: &str) -> RestRequest {
+        RestRequest {
+            method: crate::rest::Method::Post,
+            path: "/x/_search".into(),
+            params: Default::default(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_search_task_is_listed_while_it_runs_and_its_children_cancel_with_it() {
+        let r = req(r#"{"size": 0}"#);
+        let t = start_request_task("search", &["x".into(), "_search".into()], &r, Some("op"))
+            .expect("search is a task");
+        let id = t.task.id;
+        assert_eq!(t.task.action, "indices:data/read/search");
+        assert_eq!(
+            t.task.description,
+            r#"indices[x], search_type[QUERY_THEN_FETCH], source[{"size":0}]"#
+        );
+        assert_eq!(
+            t.task.headers.get("X-Opaque-Id").map(String::as_str),
+            Some("op")
+        );
+        assert!(running(id).is_some());
+        let child = t.run(|| {
+            assert!(CancelToken::current().is_some());
+            start_child("indices:data/read/search", "c".into()).expect("a child")
+        });
+        assert_eq!(child.task.parent, Some(id));
+        t.task.cancel(BY_USER);
+        assert!(child.task.is_cancelled());
+        drop(child);
+        drop(t);
+        assert!(running(id).is_none());
+        assert!(start_request_task("index", &[], &r, None).is_none());
+    }
+}
