@@ -331,7 +331,7 @@ impl Shared<'_> {
     }
 
     fn stopped(&self) -> bool {
-        self.abort.load(Ordering::Relaxed) || self.task.cancelled.load(Ordering::Relaxed)
+        self.abort.load(Ordering::Relaxed) || self.task.is_cancelled()
     }
 }
 
@@ -461,7 +461,7 @@ fn execute(plan: &Plan, searched: &[Searched], task: &Task) -> EsResult<(u16, Va
                 .status_json(plan.kind, rps / slices as f64, Some(i)))
             .collect::<Vec<_>>());
     }
-    if task.cancelled.load(Ordering::Relaxed) {
+    if task.is_cancelled() {
         body["canceled"] = json!("by user request");
     }
     let http_status = sum

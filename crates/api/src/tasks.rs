@@ -6,11 +6,13 @@
 //! hidden `.tasks` index when it ends, so `GET /_tasks/{id}` answers after the task has left the
 //! registry and across restarts.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use lode_engine::cancel::CancelToken;
 use lode_engine::shard::VersionReq;
 use lode_engine::{EsError, EsResult, Node};
 use serde_json::{json, Value};
@@ -19,7 +21,8 @@ use crate::rest::{RestRequest, RestResponse};
 
 const TASKS_INDEX: &str = ".tasks";
 
-/// One running task. Workers update `status` as they go and poll `cancelled` between batches.
+/// One running task. Workers update `status` as they go and poll `cancel` between batches;
+/// searches observe it through their early-stop checks (lode_engine::cancel).
 pub struct Task {
     pub id: u64,
     pub action: &'static str,
@@ -27,7 +30,10 @@ pub struct Task {
     start_millis: u64,
     started: Instant,
     status: Mutex<Value>,
-    pub cancelled: AtomicBool,
+    pub cancel: CancelToken,
+    /// The request's `X-Opaque-Id`, as ES's task `headers`.
+    headers: BTreeMap<String, String>,
+    parent: Option<u64>,
     throttle: Mutex<f64>,
     wake: Condvar,
     outcome: Mutex<Option<Result<Value, Value>>>,
@@ -50,7 +56,7 @@ impl Task {
         let waited_from = Instant::now();
         let mut rps = self.throttle.lock().unwrap();
         loop {
-            if self.cancelled.load(Ordering::Relaxed) || !rps.is_finite() || docs == 0 {
+            if self.is_cancelled() || !rps.is_finite() || docs == 0 {
                 break;
             }
             let deadline = batch_start + Duration::from_secs_f64((docs as f64 / *rps).min(1e9));
@@ -66,14 +72,18 @@ impl Task {
     /// Marks the task cancelled and wakes it if it waits on its throttle. The flag is set and
     /// the waiter notified under the throttle lock, so a worker between its check of the flag
     /// and its wait cannot miss the wake-up.
-    pub fn cancel(&self) {
+    pub fn cancel(&self, reason: &str) {
         let _throttle = self.throttle.lock().unwrap();
-        self.cancelled.store(true, Ordering::Relaxed);
+        self.cancel.cancel(reason);
         self.wake.notify_all();
     }
 
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
     fn info_json(&self, node_id: &str) -> Value {
-        json!({
+        let mut info = json!({
             "node": node_id,
             "id": self.id,
             "type": "transport",
@@ -83,9 +93,17 @@ impl Task {
             "start_time_in_millis": self.start_millis,
             "running_time_in_nanos": self.started.elapsed().as_nanos() as u64,
             "cancellable": true,
-            "cancelled": self.cancelled.load(Ordering::Relaxed),
-            "headers": {},
-        })
+            "cancelled": self.cancel.is_cancelled_itself(),
+            "headers": self.headers,
+        });
+        // ES's search tasks have no status (the field is left out).
+        if self.action.starts_with("indices:data/read") && info["status"] == json!({}) {
+            info.as_object_mut().map(|o| o.remove("status"));
+        }
+        if let Some(p) = self.parent {
+            info["parent_task_id"] = json!(format!("{node_id}:{p}"));
+        }
+        info
     }
 }
 
@@ -102,6 +120,24 @@ fn registry() -> &'static Registry {
 
 /// Registers a task; it leaves the registry when `finish` is called.
 pub fn register(action: &'static str, description: String, requests_per_second: f64) -> Arc<Task> {
+    register_with(
+        action,
+        description,
+        requests_per_second,
+        CancelToken::new(),
+        BTreeMap::new(),
+        None,
+    )
+}
+
+fn register_with(
+    action: &'static str,
+    description: String,
+    requests_per_second: f64,
+    cancel: CancelToken,
+    headers: BTreeMap<String, String>,
+    parent: Option<u64>,
+) -> Arc<Task> {
     let reg = registry();
     let id = reg.next.fetch_add(1, Ordering::Relaxed) + 1;
     let task = Arc::new(Task {
@@ -114,7 +150,9 @@ pub fn register(action: &'static str, description: String, requests_per_second: 
             .unwrap_or(0),
         started: Instant::now(),
         status: Mutex::new(json!({})),
-        cancelled: AtomicBool::new(false),
+        cancel,
+        headers,
+        parent,
         throttle: Mutex::new(requests_per_second),
         wake: Condvar::new(),
         outcome: Mutex::new(None),
@@ -273,8 +311,167 @@ pub fn list(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
 pub fn cancel(node: &Node, id: &str) -> EsResult<RestResponse> {
     let n = parse_task_id(node, id)?;
     let task = running(n).ok_or_else(|| task_missing(id))?;
-    task.cancel();
+    task.cancel(BY_USER);
     node_tasks_response(node, &task)
+}
+
+const BY_USER: &str = "by user request";
+
+/// `POST /_tasks/_cancel` (`actions`, `parent_task_id`): cancels every matching task, answering
+/// with the list of tasks it cancelled, as ES does.
+pub fn cancel_matching(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
+    let node_id = crate::cluster::node_id(node);
+    let actions = crate::rest::list_param(req.param("actions"));
+    let parent = req
+        .param("parent_task_id")
+        .map(|p| parse_task_id(node, p))
+        .transpose()?;
+    let tasks: Vec<Arc<Task>> = registry()
+        .running
+        .lock()
+        .unwrap()
+        .values()
+        .filter(|t| {
+            actions.is_empty()
+                || actions
+                    .iter()
+                    .any(|p| lode_engine::mapping::wildcard_match(p, t.action))
+        })
+        .filter(|t| parent.is_none() || t.parent == parent)
+        .cloned()
+        .collect();
+    let mut out = serde_json::Map::new();
+    for task in &tasks {
+        task.cancel(BY_USER);
+        out.insert(format!("{node_id}:{}", task.id), task.info_json(&node_id));
+    }
+    if out.is_empty() {
+        return Ok(RestResponse::ok(json!({"nodes": {}})));
+    }
+    Ok(RestResponse::ok(json!({
+        "nodes": {
+            node_id.clone(): {
+                "name": node_id,
+                "roles": ["data", "ingest", "master"],
+                "tasks": out,
+            }
+        }
+    })))
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<Task>>> = const { RefCell::new(None) };
+}
+
+/// A search request's task (`_search`, `_count`, `_msearch`, scroll continuations), registered
+/// by the HTTP layer while the request runs; it leaves the registry when dropped.
+pub struct RequestTask {
+    task: Arc<Task>,
+}
+
+impl RequestTask {
+    pub fn token(&self) -> CancelToken {
+        self.task.cancel.clone()
+    }
+
+    /// Runs the handler with this task (and its token) current on the thread.
+    pub fn run<R>(&self, f: impl FnOnce() -> R) -> R {
+        let prev = CURRENT.with(|c| c.borrow_mut().replace(self.task.clone()));
+        let out = CancelToken::run_current(Some(self.task.cancel.clone()), f);
+        CURRENT.with(|c| *c.borrow_mut() = prev);
+        out
+    }
+}
+
+impl Drop for RequestTask {
+    fn drop(&mut self) {
+        *self.task.outcome.lock().unwrap() = Some(Ok(json!({})));
+        self.task.done.notify_all();
+        registry().running.lock().unwrap().remove(&self.task.id);
+    }
+}
+
+/// ES's transport action of a REST API run as a cancellable task, if it is one.
+fn search_action(api: &str) -> Option<&'static str> {
+    Some(match api {
+        // `_count` runs as a search in ES (RestCountAction).
+        "search" | "count" => "indices:data/read/search",
+        "msearch" => "indices:data/read/msearch",
+        "scroll" => "indices:data/read/scroll",
+        _ => return None,
+    })
+}
+
+/// ES's `SearchRequest#getDescription`: `indices[a,b], search_type[QUERY_THEN_FETCH],
+/// source[{...}]`.
+pub fn search_description(indices: &str, search_type: Option<&str>, body: &[u8]) -> String {
+    let indices = if indices == "_all" { "" } else { indices };
+    let search_type = search_type
+        .unwrap_or("query_then_fetch")
+        .to_ascii_uppercase();
+    let source = serde_json::from_slice::<Value>(body)
+        .ok()
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    format!("indices[{indices}], search_type[{search_type}], source[{source}]")
+}
+
+/// Registers the task of a search-type request (`api` as in lode_api::url_params), or `None`
+/// for other APIs. `segs` are the path segments; `opaque_id` the `X-Opaque-Id` header.
+pub fn start_request_task(
+    api: &str,
+    segs: &[String],
+    req: &RestRequest,
+    opaque_id: Option<&str>,
+) -> Option<RequestTask> {
+    let action = search_action(api)?;
+    let description = match api {
+        "search" | "count" => {
+            let indices = segs.first().filter(|s| !s.starts_with('_'));
+            search_description(
+                indices.map(String::as_str).unwrap_or(""),
+                req.param("search_type"),
+                &req.body,
+            )
+        }
+        "msearch" => format!(
+            "requests[{}], indices[]",
+            req.body
+                .split(|b| *b == b'\n')
+                .filter(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
+                .count()
+                / 2
+        ),
+        _ => "scroll".to_string(),
+    };
+    let mut headers = BTreeMap::new();
+    if let Some(id) = opaque_id {
+        headers.insert("X-Opaque-Id".to_string(), id.to_string());
+    }
+    let task = register_with(
+        action,
+        description,
+        f64::INFINITY,
+        CancelToken::new(),
+        headers,
+        None,
+    );
+    Some(RequestTask { task })
+}
+
+/// A child task of the current request's task (an `_msearch` item): cancelled with its parent,
+/// or on its own. `None` when the thread runs no task.
+pub fn start_child(action: &'static str, description: String) -> Option<RequestTask> {
+    let parent = CURRENT.with(|c| c.borrow().clone())?;
+    let task = register_with(
+        action,
+        description,
+        f64::INFINITY,
+        parent.cancel.child(),
+        parent.headers.clone(),
+        Some(parent.id),
+    );
+    Some(RequestTask { task })
 }
 
 /// Cancels every running task, as `_cancel` cancels one (node shutdown: by-query workers stop
@@ -288,7 +485,7 @@ pub fn cancel_all() -> usize {
         .cloned()
         .collect();
     for task in &tasks {
-        task.cancel();
+        task.cancel("node shutdown");
     }
     tasks.len()
 }
@@ -337,9 +534,52 @@ mod tests {
             let _ = tx.send(());
         });
         assert!(cancel_all() >= 1);
-        assert!(task.cancelled.load(Ordering::Relaxed));
+        assert!(task.is_cancelled());
         rx.recv_timeout(Duration::from_secs(60))
             .expect("a cancelled task stops waiting on its throttle");
         registry().running.lock().unwrap().remove(&task.id);
+    }
+}
+
+#[cfg(test)]
+mod search_task_tests {
+    use super::*;
+
+    fn req(body: &str) -> RestRequest {
+        RestRequest {
+            method: crate::rest::Method::Post,
+            path: "/x/_search".into(),
+            params: Default::default(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_search_task_is_listed_while_it_runs_and_its_children_cancel_with_it() {
+        let r = req(r#"{"size": 0}"#);
+        let t = start_request_task("search", &["x".into(), "_search".into()], &r, Some("op"))
+            .expect("search is a task");
+        let id = t.task.id;
+        assert_eq!(t.task.action, "indices:data/read/search");
+        assert_eq!(
+            t.task.description,
+            r#"indices[x], search_type[QUERY_THEN_FETCH], source[{"size":0}]"#
+        );
+        assert_eq!(
+            t.task.headers.get("X-Opaque-Id").map(String::as_str),
+            Some("op")
+        );
+        assert!(running(id).is_some());
+        let child = t.run(|| {
+            assert!(CancelToken::current().is_some());
+            start_child("indices:data/read/search", "c".into()).expect("a child")
+        });
+        assert_eq!(child.task.parent, Some(id));
+        t.task.cancel(BY_USER);
+        assert!(child.task.is_cancelled());
+        drop(child);
+        drop(t);
+        assert!(running(id).is_none());
+        assert!(start_request_task("index", &[], &r, None).is_none());
     }
 }

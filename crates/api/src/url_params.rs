@@ -204,8 +204,8 @@ pub const TASKS_LIST: ApiParams = api(
 pub const TASKS_GET: ApiParams = api("tasks.get", &[&["timeout", "wait_for_completion"]], &[]);
 pub const TASKS_CANCEL: ApiParams = api(
     "tasks.cancel",
-    &[],
-    &["actions", "nodes", "parent_task_id", "wait_for_completion"],
+    &[&["actions", "parent_task_id"]],
+    &["nodes", "wait_for_completion"],
 );
 pub const RETHROTTLE: ApiParams = api("reindex_rethrottle", &[&["requests_per_second"]], &[]);
 pub const BY_QUERY: ApiParams = api(

@@ -18,6 +18,7 @@
 pub mod alias;
 pub mod blocks;
 pub mod breaker;
+pub mod cancel;
 pub mod directory;
 pub mod disk;
 pub mod document;

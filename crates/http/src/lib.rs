@@ -172,9 +172,17 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     };
     // Admission by the API's thread pool (ES's `search`, `write`, `get`, `management`, ...):
     // waits in the pool's queue while its slots are taken, refused with a 429 when it is full.
-    let pool = routes::api_of(&state.node, &state.info, &segs, &rest)
-        .map(|api| lode_api::thread_pool::pool_for_api(api.api))
+    let api = routes::api_of(&state.node, &state.info, &segs, &rest).map(|api| api.api);
+    let pool = api
+        .map(lode_api::thread_pool::pool_for_api)
         .unwrap_or(lode_api::thread_pool::MANAGEMENT);
+    // Searches run as cancellable tasks (`GET /_tasks`, `_cancel`). As ES's
+    // RestCancellableNodeClient, a client that closes its connection cancels its search: hyper
+    // drops this future, and the guard's drop sets the task's token.
+    let task = api.and_then(|api| {
+        lode_api::tasks::start_request_task(api, &segs, &rest, header_str(&headers, "x-opaque-id"))
+    });
+    let closed = CancelOnDrop(task.as_ref().map(|t| t.token()));
     let running = match state
         .info
         .pools
@@ -192,10 +200,13 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         // Durability waits are handed back instead of blocking this thread (see
         // lode_engine::durability); the response leaves only once they are done.
         let (out, pending) = lode_engine::durability::deferred(|| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                routes::route(&st.node, &st.info, &segs, &rest)
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &task {
+                Some(t) => t.run(|| routes::route(&st.node, &st.info, &segs, &rest)),
+                None => routes::route(&st.node, &st.info, &segs, &rest),
             }))
         });
+        // The task leaves the registry as its handler returns.
+        drop(task);
         let response = match out {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => error_response(&e),
@@ -223,6 +234,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         }
         Err(_) => error_response(&EsError::internal("request handler failed")),
     };
+    closed.disarm();
     if result.status >= 500 {
         tracing::warn!(path = %path, status = result.status, "request failed");
     }
@@ -245,6 +257,24 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         }
     }
     response
+}
+
+/// Cancels a request's task when dropped armed: the response future was dropped before the
+/// handler answered, i.e. the client closed its connection.
+struct CancelOnDrop(Option<lode_engine::cancel::CancelToken>);
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(token) = self.0.take() {
+            token.cancel("channel closed");
+        }
+    }
 }
 
 fn req_method_name(m: Method) -> &'static str {

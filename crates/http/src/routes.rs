@@ -130,6 +130,7 @@ fn dispatch(
         (Delete, ["_scripts", id]) => call(&SCRIPT_DELETE, &|| stored_scripts::delete(node, id)),
         (Get, ["_tasks"]) => call(&TASKS_LIST, &|| tasks::list(node, req)),
         (Get, ["_tasks", id]) => call(&TASKS_GET, &|| tasks::get(node, id, req)),
+        (Post, ["_tasks", "_cancel"]) => call(&TASKS_CANCEL, &|| tasks::cancel_matching(node, req)),
         (Post, ["_tasks", id, "_cancel"]) => call(&TASKS_CANCEL, &|| tasks::cancel(node, id)),
         (Post, ["_delete_by_query" | "_update_by_query" | "_reindex", id, "_rethrottle"]) => {
             call(&RETHROTTLE, &|| tasks::rethrottle(node, id, req))

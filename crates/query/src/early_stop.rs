@@ -4,8 +4,11 @@
 //! aggregations) sees the same documents; the budget lives in the weight, so one weight is
 //! one shard's pass over its segments, whatever collectors share it. `timeout`: a shard stops
 //! at the deadline (checked every 256 documents and at each segment), keeping what it
-//! collected, as ES's time-limited searcher returns partial results.
+//! collected, as ES's time-limited searcher returns partial results. Cancellation (a task's
+//! `_cancel`, a closed client connection): a shard stops at the same checks as the deadline,
+//! noting `cancelled`; the caller turns that into ES's `task_cancelled_exception`.
 
+use lode_engine::cancel::CancelToken;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,6 +22,8 @@ pub struct Stopped {
     pub terminated: AtomicBool,
     /// Some shard reached the deadline (`timed_out`).
     pub timed_out: AtomicBool,
+    /// Some shard saw the request's cancellation token set.
+    pub cancelled: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -26,6 +31,7 @@ pub struct EarlyStopQuery {
     query: Box<dyn Query>,
     max_docs: Option<u64>,
     deadline: Option<Instant>,
+    cancel: Option<CancelToken>,
     stopped: Arc<Stopped>,
 }
 
@@ -34,12 +40,14 @@ impl EarlyStopQuery {
         query: Box<dyn Query>,
         max_docs: Option<u64>,
         deadline: Option<Instant>,
+        cancel: Option<CancelToken>,
         stopped: Arc<Stopped>,
     ) -> EarlyStopQuery {
         EarlyStopQuery {
             query,
             max_docs,
             deadline,
+            cancel,
             stopped,
         }
     }
@@ -51,6 +59,7 @@ impl Clone for EarlyStopQuery {
             query: self.query.box_clone(),
             max_docs: self.max_docs,
             deadline: self.deadline,
+            cancel: self.cancel.clone(),
             stopped: self.stopped.clone(),
         }
     }
@@ -61,7 +70,9 @@ impl Query for EarlyStopQuery {
         Ok(Box::new(EarlyStopWeight {
             weight: self.query.weight(enable_scoring)?,
             remaining: Arc::new(AtomicU64::new(self.max_docs.unwrap_or(u64::MAX))),
+            budgeted: self.max_docs.is_some(),
             deadline: self.deadline,
+            cancel: self.cancel.clone(),
             stopped: self.stopped.clone(),
         }))
     }
@@ -74,7 +85,10 @@ impl Query for EarlyStopQuery {
 struct EarlyStopWeight {
     weight: Box<dyn Weight>,
     remaining: Arc<AtomicU64>,
+    /// `terminate_after` was given.
+    budgeted: bool,
     deadline: Option<Instant>,
+    cancel: Option<CancelToken>,
     stopped: Arc<Stopped>,
 }
 
@@ -84,6 +98,7 @@ impl Weight for EarlyStopWeight {
             scorer: self.weight.scorer(reader, boost)?,
             remaining: self.remaining.clone(),
             deadline: self.deadline,
+            cancel: self.cancel.clone(),
             stopped: self.stopped.clone(),
             doc: TERMINATED,
             since_clock: 0,
@@ -95,6 +110,73 @@ impl Weight for EarlyStopWeight {
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
         self.weight.explain(reader, doc)
     }
+
+    /// With only a cancellation token (no budget, no deadline: every search has one), the
+    /// wrapped query's own count (a term's document frequency) is kept, checked per segment.
+    fn count(&self, reader: &SegmentReader) -> tantivy::Result<u32> {
+        if self.cancel_only() {
+            if self.cancelled() {
+                return Ok(0);
+            }
+            return self.weight.count(reader);
+        }
+        let mut scorer = self.scorer(reader, 1.0)?;
+        Ok(match reader.alive_bitset() {
+            Some(alive) => scorer.count(alive),
+            None => scorer.count_including_deleted(),
+        })
+    }
+
+    /// With only a cancellation token, the wrapped query keeps its pruning (block-max WAND);
+    /// once cancelled, the threshold becomes infinite so no further document competes.
+    fn for_each_pruning(
+        &self,
+        threshold: Score,
+        reader: &SegmentReader,
+        callback: &mut dyn FnMut(DocId, Score) -> Score,
+    ) -> tantivy::Result<()> {
+        if self.cancel_only() {
+            if self.cancelled() {
+                return Ok(());
+            }
+            let mut since_check = 0u32;
+            return self
+                .weight
+                .for_each_pruning(threshold, reader, &mut |doc, score| {
+                    since_check = (since_check + 1) % 256;
+                    if since_check == 0 && self.cancelled() {
+                        return Score::INFINITY;
+                    }
+                    callback(doc, score)
+                });
+        }
+        let mut scorer = self.scorer(reader, 1.0)?;
+        let mut threshold = threshold;
+        let mut doc = scorer.doc();
+        while doc != TERMINATED {
+            let score = scorer.score();
+            if score > threshold {
+                threshold = callback(doc, score);
+            }
+            doc = scorer.advance();
+        }
+        Ok(())
+    }
+}
+
+impl EarlyStopWeight {
+    fn cancel_only(&self) -> bool {
+        self.deadline.is_none() && !self.budgeted
+    }
+
+    /// Whether the request is cancelled (noting it in `stopped`).
+    fn cancelled(&self) -> bool {
+        let c = self.cancel.as_ref().is_some_and(|c| c.is_cancelled());
+        if c {
+            self.stopped.cancelled.store(true, Ordering::Relaxed);
+        }
+        c
+    }
 }
 
 /// A document is charged to the budget when the scorer moves past it, not when it arrives:
@@ -103,6 +185,7 @@ struct EarlyStopScorer {
     scorer: Box<dyn Scorer>,
     remaining: Arc<AtomicU64>,
     deadline: Option<Instant>,
+    cancel: Option<CancelToken>,
     stopped: Arc<Stopped>,
     doc: DocId,
     /// Documents since the clock was last read.
@@ -110,7 +193,8 @@ struct EarlyStopScorer {
 }
 
 impl EarlyStopScorer {
-    /// Makes `doc` current if the budget has room for it and the deadline has not passed; a
+    /// Makes `doc` current if the budget has room for it, the deadline has not passed and the
+    /// request is not cancelled (both checked every 256 documents and at each segment); a
     /// spent budget ends the segment (and the shard: the budget is shared by its segments).
     fn arrive(&mut self, doc: DocId) -> DocId {
         self.doc = doc;
@@ -120,10 +204,15 @@ impl EarlyStopScorer {
         if self.remaining.load(Ordering::Relaxed) == 0 {
             self.stopped.terminated.store(true, Ordering::Relaxed);
             self.doc = TERMINATED;
-        } else if let Some(deadline) = self.deadline {
-            if self.since_clock == 0 && Instant::now() >= deadline {
-                self.stopped.timed_out.store(true, Ordering::Relaxed);
-                self.doc = TERMINATED;
+        } else if self.deadline.is_some() || self.cancel.is_some() {
+            if self.since_clock == 0 {
+                if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                    self.stopped.cancelled.store(true, Ordering::Relaxed);
+                    self.doc = TERMINATED;
+                } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                    self.stopped.timed_out.store(true, Ordering::Relaxed);
+                    self.doc = TERMINATED;
+                }
             }
             self.since_clock = (self.since_clock + 1) % 256;
         }

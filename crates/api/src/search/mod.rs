@@ -10,6 +10,7 @@ mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
 use lode_aggs::{self as aggs, AggsRequest};
+use lode_engine::cancel::CancelToken;
 use lode_engine::float::float_value;
 use lode_engine::index::{now_millis, IndexService};
 use lode_engine::node::ResolveOptions;
@@ -529,20 +530,23 @@ fn base_query(
     if let Some(min) = sreq.min_score {
         q = Box::new(query::MinScoreQuery::new(q, min));
     }
-    if sreq.terminate_after.is_some() || early.deadline.is_some() {
+    if sreq.terminate_after.is_some() || early.deadline.is_some() || early.cancel.is_some() {
         q = Box::new(query::EarlyStopQuery::new(
             q,
             sreq.terminate_after.map(|n| n as u64),
             early.deadline,
+            early.cancel.clone(),
             early.stopped.clone(),
         ));
     }
     Ok(q)
 }
 
-/// When shards stop collecting, and whether they did.
+/// When shards stop collecting, and whether they did. `cancel` is the request's task token
+/// (`_cancel`, a closed connection), observed at the same checks as the deadline.
 struct EarlyStop {
     deadline: Option<Instant>,
+    cancel: Option<CancelToken>,
     stopped: Arc<query::Stopped>,
 }
 
@@ -767,9 +771,13 @@ fn query_phase(
         deadline: sreq
             .timeout
             .map(|ms| Instant::now() + Duration::from_millis(ms)),
+        cancel: CancelToken::current(),
         stopped: Arc::default(),
     };
     for (ti, t) in targets.iter().enumerate() {
+        if let Some(c) = &early.cancel {
+            c.check()?;
+        }
         let state = t.index.mapping_state();
         let ctx = context(&t.index, &state, now, &sreq.terms_lookups);
         let mut q = base_query(t, sreq, &ctx, &early)?;
@@ -1074,6 +1082,7 @@ fn query_phase(
     {
         max_score = None;
     }
+    check_cancelled(early.cancel.as_ref())?;
     Ok(QueryPhase {
         total,
         max_score,
@@ -1084,6 +1093,15 @@ fn query_phase(
         terminated_early: early.stopped.terminated.load(Ordering::Relaxed),
         timed_out: early.stopped.timed_out.load(Ordering::Relaxed),
     })
+}
+
+/// ES's answer to a search whose task was cancelled: each shard fails with
+/// `task_cancelled_exception` (a 400), grouped as `search_phase_execution_exception`.
+fn check_cancelled(cancel: Option<&CancelToken>) -> EsResult<()> {
+    match cancel {
+        Some(c) => c.check(),
+        None => Ok(()),
+    }
 }
 
 fn render_total(total: u64, track: TrackTotal, as_int: bool) -> Option<Value> {
@@ -1180,6 +1198,7 @@ fn fetch_phase(
     let explained = if sreq.explain {
         let early = EarlyStop {
             deadline: None,
+            cancel: None,
             stopped: Arc::default(),
         };
         targets
@@ -1190,7 +1209,9 @@ fn fetch_phase(
     } else {
         Vec::new()
     };
+    let cancel = CancelToken::current();
     for h in hits {
+        check_cancelled(cancel.as_ref())?;
         let t = &targets[h.index];
         let s = &t
             .searchers
@@ -1891,16 +1912,30 @@ pub fn msearch(
                 );
             }
         }
+        // Each item is a child task of the `_msearch` task (ES's per-item search task).
+        let child = crate::tasks::start_child(
+            "indices:data/read/search",
+            crate::tasks::search_description(
+                &indices,
+                sub.param("search_type"),
+                body.to_string().as_bytes(),
+            ),
+        );
         let inlined = crate::stored_scripts::inline_all(node, &mut body);
+        let body = &body;
         let result = inlined
-            .and_then(|_| SearchRequest::parse(Some(&body), &sub))
+            .and_then(|_| SearchRequest::parse(Some(body), &sub))
             .and_then(|mut sreq| {
-                sreq.resolve_lookups(node, Some(&body))?;
+                sreq.resolve_lookups(node, Some(body))?;
                 targets(node, &indices, &sub).and_then(|list| {
                     let _hits = reserve_hits_window(&sreq, &list)?;
-                    execute(list, &sreq, None)
+                    match &child {
+                        Some(c) => c.run(|| execute(list, &sreq, None)),
+                        None => execute(list, &sreq, None),
+                    }
                 })
             });
+        drop(child);
         responses.push(match result {
             Ok(mut v) => {
                 v["status"] = json!(200);
