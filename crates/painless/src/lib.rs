@@ -304,6 +304,18 @@ impl SearchScript {
         })
     }
 
+    /// A `_script` sort of type `string`: the script must return a string (ES's
+    /// `StringSortScript`).
+    pub fn string(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<String> {
+        self.run_val(doc, score, |it, v| match v {
+            Val::Str(s) => Ok(s.to_string()),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [String].", it.type_name(&other)),
+            )),
+        })
+    }
+
     /// A score script's answer: it must return a number.
     pub fn score(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<f64> {
         self.run_val(doc, score, |it, v| match v {

@@ -30,7 +30,7 @@ mod patterns;
 mod plan;
 pub mod points;
 mod query_string;
-mod script;
+pub mod script;
 mod slice;
 mod stats;
 mod term_set;

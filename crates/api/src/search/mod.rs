@@ -786,7 +786,7 @@ fn query_phase(
         // Every planned script query holds a clone of the request's error slot.
         let scripted = std::sync::Arc::strong_count(&ctx.script_errors) > 1;
         let keys = match &sreq.sort {
-            Some(s) => Some(sort::parse_sort(s, &state.mapping)?),
+            Some(s) => Some(sort::parse_sort(s, &state.mapping, &ctx.script_errors)?),
             None => None,
         };
         let collapse = sreq
