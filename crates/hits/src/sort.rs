@@ -5,6 +5,7 @@
 use lode_engine::mapping::{Mapping, Storage};
 use lode_engine::{EsError, EsResult};
 use lode_painless::SearchScript;
+use lode_query::runtime::{RuntimeField, RuntimeFields, RuntimeType};
 use lode_query::script::{Fields, ScriptErrors, SegmentDocs};
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -35,6 +36,8 @@ pub enum SortKind {
 #[derive(Clone)]
 pub struct ScriptSort {
     pub script: Arc<SearchScript>,
+    /// A runtime field sorted by name: its values instead of the script's single value.
+    pub runtime: Option<Arc<RuntimeField>>,
     pub string: bool,
     pub fields: Fields,
     pub errors: ScriptErrors,
@@ -292,7 +295,12 @@ pub fn cmp_rows(a: &[SortValue], b: &[SortValue], keys: &[SortKey]) -> Ordering 
 /// Parses ES `sort` into keys for one index's mapping.
 /// `errors` is the request's script error slot (`_script` sorts record their first runtime
 /// error there, as the `script` query does).
-pub fn parse_sort(v: &Value, mapping: &Mapping, errors: &ScriptErrors) -> EsResult<Vec<SortKey>> {
+pub fn parse_sort(
+    v: &Value,
+    mapping: &Mapping,
+    errors: &ScriptErrors,
+    runtime: &RuntimeFields,
+) -> EsResult<Vec<SortKey>> {
     let items: Vec<Value> = match v {
         Value::Array(a) => a.clone(),
         other => vec![other.clone()],
@@ -358,6 +366,16 @@ pub fn parse_sort(v: &Value, mapping: &Mapping, errors: &ScriptErrors) -> EsResu
         let missing = opts.get("missing");
         let missing_first = matches!(missing.and_then(|m| m.as_str()), Some("_first"));
         let kind = match field.as_str() {
+            _ if runtime.contains_key(&field) => {
+                let f = runtime[&field].clone();
+                SortKind::Script(ScriptSort {
+                    script: Arc::new(SearchScript::compile(&json!("0"), None)?),
+                    string: f.ty == RuntimeType::Keyword,
+                    runtime: Some(f),
+                    fields: Arc::new(mapping.fields.clone()),
+                    errors: errors.clone(),
+                })
+            }
             "_score" => SortKind::Score,
             "_doc" | "_shard_doc" => SortKind::Doc,
             _ => match mapping.field(&field) {
@@ -488,6 +506,7 @@ fn parse_script_sort(opts: &Value, mapping: &Mapping, errors: &ScriptErrors) -> 
         kind: SortKind::Script(ScriptSort {
             script: Arc::new(script),
             string,
+            runtime: None,
             fields: Arc::new(mapping.fields.clone()),
             errors: errors.clone(),
         }),
@@ -676,7 +695,7 @@ impl FieldSortSegment {
         for (c, k) in self.columns.iter().zip(&self.keys) {
             let v = match c {
                 ColumnReader::Score => SortValue::F64(score as f64),
-                ColumnReader::Script(s) => script_value(&s.0, &s.1, doc, score),
+                ColumnReader::Script(s) => script_value(&s.0, &s.1, doc, score, desc_pick(k)),
                 ColumnReader::Doc => SortValue::I64(
                     ((self.shard_id as i64) << 48) | ((self.segment_ord as i64) << 32) | doc as i64,
                 ),
@@ -798,12 +817,39 @@ fn script_value(
     spec: &ScriptSort,
     doc: DocId,
     score: Score,
+    max: bool,
 ) -> SortValue {
     if spec.errors.lock().is_some() {
         return SortValue::Missing;
     }
     let mut docs = docs.borrow_mut();
     docs.doc = doc;
+    if let Some(f) = &spec.runtime {
+        let vals = f.values_or_record(&mut docs, &spec.errors);
+        let mut best: Option<SortValue> = None;
+        for v in vals {
+            let v = match v {
+                Value::String(s) => SortValue::Str(s),
+                Value::Bool(b) => SortValue::I64(b as i64),
+                Value::Number(n) if f.ty == RuntimeType::Double => {
+                    SortValue::F64(n.as_f64().unwrap_or(0.0))
+                }
+                Value::Number(n) => SortValue::I64(n.as_i64().unwrap_or(0)),
+                _ => continue,
+            };
+            let better = match &best {
+                None => true,
+                Some(b) => {
+                    let natural = cmp_values(&v, b, &ASC);
+                    natural != Ordering::Equal && (natural == Ordering::Greater) == max
+                }
+            };
+            if better {
+                best = Some(v);
+            }
+        }
+        return best.unwrap_or(SortValue::Missing);
+    }
     let v = if spec.string {
         spec.script
             .string(&mut *docs, score as f64)
@@ -818,6 +864,14 @@ fn script_value(
         SortValue::Missing
     })
 }
+
+const ASC: SortKey = SortKey {
+    kind: SortKind::Doc,
+    desc: false,
+    missing_first: false,
+    missing_value: None,
+    mode: None,
+};
 
 /// Whether a multi-valued field contributes its maximum (else its minimum).
 fn desc_pick(k: &SortKey) -> bool {
@@ -919,6 +973,7 @@ mod parse_tests {
             &json!([{"_score": {"order": "asc", "bogus": 1}}]),
             &m,
             &errors,
+            &Default::default(),
         )
         .unwrap_err();
         assert_eq!(
@@ -929,13 +984,23 @@ mod parse_tests {
                 "[field_sort] unknown field [bogus]"
             )
         );
-        let e =
-            parse_sort(&json!([{"_score": {"numeric_type": "long"}}]), &m, &errors).unwrap_err();
+        let e = parse_sort(
+            &json!([{"_score": {"numeric_type": "long"}}]),
+            &m,
+            &errors,
+            &Default::default(),
+        )
+        .unwrap_err();
         assert_eq!((e.status, e.kind.as_str()), (400, "parsing_exception"));
         assert_eq!(
-            parse_sort(&json!([{"_score": {"order": "asc"}}, "_doc"]), &m, &errors)
-                .unwrap()
-                .len(),
+            parse_sort(
+                &json!([{"_score": {"order": "asc"}}, "_doc"]),
+                &m,
+                &errors,
+                &Default::default()
+            )
+            .unwrap()
+            .len(),
             2
         );
     }
@@ -948,6 +1013,7 @@ mod parse_tests {
             &json!([{"_script": {"type": "string", "script": "'x'", "order": "desc"}}]),
             &m,
             &errors,
+            &Default::default(),
         )
         .unwrap();
         assert!(keys[0].desc);
@@ -967,7 +1033,13 @@ mod parse_tests {
                 "parsing_exception",
             ),
         ] {
-            let e = parse_sort(&json!([{ "_script": spec }]), &m, &errors).unwrap_err();
+            let e = parse_sort(
+                &json!([{ "_script": spec }]),
+                &m,
+                &errors,
+                &Default::default(),
+            )
+            .unwrap_err();
             assert_eq!((e.status, e.kind.as_str()), (400, kind), "{spec}");
         }
         let v = super::SortValue::from_json(&json!(2), &keys[0]).unwrap();

@@ -259,8 +259,20 @@ impl SearchScript {
         })
     }
 
+    /// A runtime field's script (`emit(value)` defined).
+    pub fn compile_runtime(script: &Value) -> EsResult<SearchScript> {
+        Ok(SearchScript {
+            script: Script::compile_as(script, None, parser::Kind::Runtime)?,
+        })
+    }
+
     pub fn source(&self) -> &str {
         &self.script.source
+    }
+
+    /// Runs a runtime field's script on a document: the values it emitted, in order.
+    pub fn emit(&self, doc: &mut dyn DocLookup) -> EsResult<Vec<Value>> {
+        self.run_val(doc, 0.0, |it, _| Ok(it.emitted.clone()))
     }
 
     fn run_val<T>(
