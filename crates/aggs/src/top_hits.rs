@@ -45,7 +45,12 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         let query = bucket_query(pt, scope)?;
         // The search's own sort machinery: every key, `missing`, `mode` and `unmapped_type`.
         let keys = match &req.sort {
-            Some(v) => parse_sort(v, pt.target.ctx.mapping)?,
+            Some(v) => parse_sort(
+                v,
+                pt.target.ctx.mapping,
+                &pt.target.ctx.script_errors,
+                &pt.target.ctx.runtime,
+            )?,
             None => score_keys(),
         };
         for (i, shard) in pt.target.shards.iter().enumerate() {

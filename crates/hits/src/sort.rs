@@ -4,8 +4,13 @@
 
 use lode_engine::mapping::{Mapping, Storage};
 use lode_engine::{EsError, EsResult};
+use lode_painless::SearchScript;
+use lode_query::runtime::{RuntimeField, RuntimeFields, RuntimeType};
+use lode_query::script::{Fields, ScriptErrors, SegmentDocs};
 use serde_json::{json, Value};
+use std::cell::RefCell;
 use std::cmp::Ordering;
+use std::sync::Arc;
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{Column, MonotonicallyMappableToU64, StrColumn};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
@@ -22,6 +27,37 @@ pub enum SortKind {
     },
     /// A field this index does not map (`unmapped_type`): every doc is missing.
     Unmapped,
+    /// `_script`: a Painless script run per matching document.
+    Script(ScriptSort),
+}
+
+/// A `_script` sort: the compiled script, its type (`number` sorts as doubles, `string` as
+/// strings), the mapping's fields for `doc[...]` and the request's error slot.
+#[derive(Clone)]
+pub struct ScriptSort {
+    pub script: Arc<SearchScript>,
+    /// A runtime field sorted by name: its values instead of the script's single value.
+    pub runtime: Option<Arc<RuntimeField>>,
+    pub string: bool,
+    pub fields: Fields,
+    pub errors: ScriptErrors,
+}
+
+impl PartialEq for ScriptSort {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.script, &other.script) && self.string == other.string
+    }
+}
+
+impl std::fmt::Debug for ScriptSort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ScriptSort({:?}, string: {})",
+            self.script.source(),
+            self.string
+        )
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -154,6 +190,13 @@ impl SortValue {
         Ok(match (&key.kind, v) {
             (_, Value::Null) => SortValue::Missing,
             (SortKind::Score, v) => SortValue::F64(v.as_f64().ok_or_else(|| bad_after(v))?),
+            (SortKind::Script(s), Value::String(t)) if s.string => SortValue::Str(t.clone()),
+            (SortKind::Script(s), v) if s.string => SortValue::Str(v.to_string()),
+            (SortKind::Script(_), v) => SortValue::F64(
+                v.as_f64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                    .ok_or_else(|| bad_after(v))?,
+            ),
             (SortKind::Doc, v) => SortValue::I64(v.as_i64().ok_or_else(|| bad_after(v))?),
             (
                 SortKind::Field {
@@ -250,7 +293,14 @@ pub fn cmp_rows(a: &[SortValue], b: &[SortValue], keys: &[SortKey]) -> Ordering 
 }
 
 /// Parses ES `sort` into keys for one index's mapping.
-pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
+/// `errors` is the request's script error slot (`_script` sorts record their first runtime
+/// error there, as the `script` query does).
+pub fn parse_sort(
+    v: &Value,
+    mapping: &Mapping,
+    errors: &ScriptErrors,
+    runtime: &RuntimeFields,
+) -> EsResult<Vec<SortKey>> {
     let items: Vec<Value> = match v {
         Value::Array(a) => a.clone(),
         other => vec![other.clone()],
@@ -279,6 +329,10 @@ pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
             }
             _ => return Err(EsError::parsing("[sort] malformed sort specification")),
         };
+        if field == "_script" {
+            keys.push(parse_script_sort(&opts, mapping, errors)?);
+            continue;
+        }
         // FieldSortBuilder's parser: unknown keys are errors; known ones Lode lacks are refused.
         for k in opts.as_object().into_iter().flat_map(|o| o.keys()) {
             match k.as_str() {
@@ -312,6 +366,16 @@ pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
         let missing = opts.get("missing");
         let missing_first = matches!(missing.and_then(|m| m.as_str()), Some("_first"));
         let kind = match field.as_str() {
+            _ if runtime.contains_key(&field) => {
+                let f = runtime[&field].clone();
+                SortKind::Script(ScriptSort {
+                    script: Arc::new(SearchScript::compile(&json!("0"), None)?),
+                    string: f.ty == RuntimeType::Keyword,
+                    runtime: Some(f),
+                    fields: Arc::new(mapping.fields.clone()),
+                    errors: errors.clone(),
+                })
+            }
             "_score" => SortKind::Score,
             "_doc" | "_shard_doc" => SortKind::Doc,
             _ => match mapping.field(&field) {
@@ -378,6 +442,81 @@ pub fn parse_sort(v: &Value, mapping: &Mapping) -> EsResult<Vec<SortKey>> {
     Ok(keys)
 }
 
+/// `{"_script": {"type": ..., "script": ..., "order": ...}}` (ES's `ScriptSortBuilder`).
+fn parse_script_sort(opts: &Value, mapping: &Mapping, errors: &ScriptErrors) -> EsResult<SortKey> {
+    let o = opts
+        .as_object()
+        .ok_or_else(|| EsError::parsing("[_script] malformed sort specification"))?;
+    for k in o.keys() {
+        match k.as_str() {
+            "script" | "type" | "order" => {}
+            "mode" | "nested" => {
+                return Err(EsError::parsing(format!(
+                    "[_script] option [{k}] is not supported by Lode"
+                )))
+            }
+            _ => {
+                return Err(EsError::x_content_parse(format!(
+                    "[_script] unknown field [{k}]"
+                )))
+            }
+        }
+    }
+    let (script, ty) = match (o.get("script"), o.get("type")) {
+        (Some(s), Some(t)) => (s, t),
+        (None, None) => {
+            return Err(EsError::x_content_parse("Required [script, type]"));
+        }
+        (None, _) => return Err(EsError::x_content_parse("Required [script]")),
+        (_, None) => return Err(EsError::x_content_parse("Required [type]")),
+    };
+    let string = match ty.as_str().map(|t| t.to_lowercase()).as_deref() {
+        Some("number") => false,
+        Some("string") => true,
+        Some("version") => {
+            return Err(EsError::parsing(
+                "[_script] sort type [version] is not supported by Lode",
+            ))
+        }
+        _ => {
+            let t = ty
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| ty.to_string());
+            return Err(EsError::illegal_argument(format!(
+                "Unknown ScriptSortType [{t}]"
+            )));
+        }
+    };
+    let desc = match o
+        .get("order")
+        .map(|v| v.as_str().unwrap_or_default().to_lowercase())
+        .as_deref()
+    {
+        None | Some("asc") => false,
+        Some("desc") => true,
+        Some(other) => {
+            return Err(EsError::illegal_argument(format!(
+                "Unknown SortOrder [{other}]"
+            )))
+        }
+    };
+    let script = SearchScript::compile(script, None)?;
+    Ok(SortKey {
+        kind: SortKind::Script(ScriptSort {
+            script: Arc::new(script),
+            string,
+            runtime: None,
+            fields: Arc::new(mapping.fields.clone()),
+            errors: errors.clone(),
+        }),
+        desc,
+        missing_first: false,
+        missing_value: None,
+        mode: None,
+    })
+}
+
 /// A hit found by the collector.
 #[derive(Debug, Clone)]
 pub struct SortedHit {
@@ -402,6 +541,8 @@ enum ColumnReader {
     Str(Option<StrColumn>),
     Score,
     Doc,
+    /// A `_script` key: the segment's `doc` lookup (values are computed through `&self`).
+    Script(Box<(RefCell<SegmentDocs>, ScriptSort)>),
     None,
 }
 
@@ -441,6 +582,10 @@ impl Collector for FieldSortCollector {
                 SortKind::Score => ColumnReader::Score,
                 SortKind::Doc => ColumnReader::Doc,
                 SortKind::Unmapped => ColumnReader::None,
+                SortKind::Script(spec) => ColumnReader::Script(Box::new((
+                    RefCell::new(SegmentDocs::new(reader, spec.fields.clone())),
+                    spec.clone(),
+                ))),
                 SortKind::Field { name, storage, .. } => match storage {
                     Storage::I64 => ColumnReader::I64(ff.column_opt::<i64>(name)?),
                     Storage::F64 => ColumnReader::F64(ff.column_opt::<f64>(name)?),
@@ -469,7 +614,11 @@ impl Collector for FieldSortCollector {
     }
 
     fn requires_scoring(&self) -> bool {
-        self.track_scores || self.keys.iter().any(|k| k.kind == SortKind::Score)
+        self.track_scores
+            || self
+                .keys
+                .iter()
+                .any(|k| matches!(k.kind, SortKind::Score | SortKind::Script(_)))
     }
 
     fn merge_fruits(&self, fruits: Vec<Vec<SortedHit>>) -> tantivy::Result<Vec<SortedHit>> {
@@ -546,6 +695,7 @@ impl FieldSortSegment {
         for (c, k) in self.columns.iter().zip(&self.keys) {
             let v = match c {
                 ColumnReader::Score => SortValue::F64(score as f64),
+                ColumnReader::Script(s) => script_value(&s.0, &s.1, doc, score, desc_pick(k)),
                 ColumnReader::Doc => SortValue::I64(
                     ((self.shard_id as i64) << 48) | ((self.segment_ord as i64) << 32) | doc as i64,
                 ),
@@ -660,6 +810,69 @@ impl FieldSortSegment {
     }
 }
 
+/// A `_script` key's value for `doc`; a runtime error is recorded in the request's slot (the
+/// caller fails the search with it) and the document sorts as missing meanwhile.
+fn script_value(
+    docs: &RefCell<SegmentDocs>,
+    spec: &ScriptSort,
+    doc: DocId,
+    score: Score,
+    max: bool,
+) -> SortValue {
+    if spec.errors.lock().is_some() {
+        return SortValue::Missing;
+    }
+    let mut docs = docs.borrow_mut();
+    docs.doc = doc;
+    if let Some(f) = &spec.runtime {
+        let vals = f.values_or_record(&mut docs, &spec.errors);
+        let mut best: Option<SortValue> = None;
+        for v in vals {
+            let v = match v {
+                Value::String(s) => SortValue::Str(s),
+                Value::Bool(b) => SortValue::I64(b as i64),
+                Value::Number(n) if f.ty == RuntimeType::Double => {
+                    SortValue::F64(n.as_f64().unwrap_or(0.0))
+                }
+                Value::Number(n) => SortValue::I64(n.as_i64().unwrap_or(0)),
+                _ => continue,
+            };
+            let better = match &best {
+                None => true,
+                Some(b) => {
+                    let natural = cmp_values(&v, b, &ASC);
+                    natural != Ordering::Equal && (natural == Ordering::Greater) == max
+                }
+            };
+            if better {
+                best = Some(v);
+            }
+        }
+        return best.unwrap_or(SortValue::Missing);
+    }
+    let v = if spec.string {
+        spec.script
+            .string(&mut *docs, score as f64)
+            .map(SortValue::Str)
+    } else {
+        spec.script
+            .score(&mut *docs, score as f64)
+            .map(SortValue::F64)
+    };
+    v.unwrap_or_else(|e| {
+        spec.errors.lock().get_or_insert(e);
+        SortValue::Missing
+    })
+}
+
+const ASC: SortKey = SortKey {
+    kind: SortKind::Doc,
+    desc: false,
+    missing_first: false,
+    missing_value: None,
+    mode: None,
+};
+
 /// Whether a multi-valued field contributes its maximum (else its minimum).
 fn desc_pick(k: &SortKey) -> bool {
     match k.mode {
@@ -755,7 +968,14 @@ mod parse_tests {
     #[test]
     fn unknown_sort_options_are_refused() {
         let m = Mapping::empty();
-        let e = parse_sort(&json!([{"_score": {"order": "asc", "bogus": 1}}]), &m).unwrap_err();
+        let errors = lode_query::ScriptErrors::default();
+        let e = parse_sort(
+            &json!([{"_score": {"order": "asc", "bogus": 1}}]),
+            &m,
+            &errors,
+            &Default::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             (e.status, e.kind.as_str(), e.reason.as_str()),
             (
@@ -764,13 +984,65 @@ mod parse_tests {
                 "[field_sort] unknown field [bogus]"
             )
         );
-        let e = parse_sort(&json!([{"_score": {"numeric_type": "long"}}]), &m).unwrap_err();
+        let e = parse_sort(
+            &json!([{"_score": {"numeric_type": "long"}}]),
+            &m,
+            &errors,
+            &Default::default(),
+        )
+        .unwrap_err();
         assert_eq!((e.status, e.kind.as_str()), (400, "parsing_exception"));
         assert_eq!(
-            parse_sort(&json!([{"_score": {"order": "asc"}}, "_doc"]), &m)
-                .unwrap()
-                .len(),
+            parse_sort(
+                &json!([{"_score": {"order": "asc"}}, "_doc"]),
+                &m,
+                &errors,
+                &Default::default()
+            )
+            .unwrap()
+            .len(),
             2
         );
+    }
+
+    #[test]
+    fn script_sorts_parse_and_refuse_as_es() {
+        let m = Mapping::empty();
+        let errors = lode_query::ScriptErrors::default();
+        let keys = parse_sort(
+            &json!([{"_script": {"type": "string", "script": "'x'", "order": "desc"}}]),
+            &m,
+            &errors,
+            &Default::default(),
+        )
+        .unwrap();
+        assert!(keys[0].desc);
+        assert!(matches!(&keys[0].kind, super::SortKind::Script(s) if s.string));
+        for (spec, kind) in [
+            (json!({"type": "number"}), "x_content_parse_exception"),
+            (
+                json!({"type": "x", "script": "1"}),
+                "illegal_argument_exception",
+            ),
+            (
+                json!({"type": "number", "script": "1", "k": 1}),
+                "x_content_parse_exception",
+            ),
+            (
+                json!({"type": "number", "script": "1", "mode": "min"}),
+                "parsing_exception",
+            ),
+        ] {
+            let e = parse_sort(
+                &json!([{ "_script": spec }]),
+                &m,
+                &errors,
+                &Default::default(),
+            )
+            .unwrap_err();
+            assert_eq!((e.status, e.kind.as_str()), (400, kind), "{spec}");
+        }
+        let v = super::SortValue::from_json(&json!(2), &keys[0]).unwrap();
+        assert_eq!(v, super::SortValue::Str("2".into()));
     }
 }

@@ -265,6 +265,8 @@ pub(crate) struct Interp<'p> {
     ret: Val,
     lookup: Option<&'p mut dyn DocLookup>,
     doc_cache: Vec<(Arc<str>, Val)>,
+    /// The values a runtime field's script emitted.
+    pub(crate) emitted: Vec<Value>,
 }
 
 impl<'p> Interp<'p> {
@@ -279,6 +281,7 @@ impl<'p> Interp<'p> {
             input_bytes: 0,
             ret: Val::Null,
             lookup: None,
+            emitted: Vec::new(),
             doc_cache: Vec::new(),
         }
     }
@@ -2308,6 +2311,15 @@ impl<'p> Interp<'p> {
         let f = |me: &Self, i: usize| me.num_arg(&args[i]).map(|n| n.f());
         let float = |x: f64| Ok(Val::Float(x));
         match (class, method) {
+            ("", "emit") => {
+                let v = self.to_json(&args[0]).map_err(|e| Fail {
+                    kind: "illegal_argument_exception",
+                    reason: e,
+                    pos: None,
+                })?;
+                self.emitted.push(v);
+                Ok(Val::Null)
+            }
             ("Math", "max" | "min") => {
                 let (a, b) = (self.num_arg(&args[0])?, self.num_arg(&args[1])?);
                 let max = method == "max";

@@ -259,8 +259,20 @@ impl SearchScript {
         })
     }
 
+    /// A runtime field's script (`emit(value)` defined).
+    pub fn compile_runtime(script: &Value) -> EsResult<SearchScript> {
+        Ok(SearchScript {
+            script: Script::compile_as(script, None, parser::Kind::Runtime)?,
+        })
+    }
+
     pub fn source(&self) -> &str {
         &self.script.source
+    }
+
+    /// Runs a runtime field's script on a document: the values it emitted, in order.
+    pub fn emit(&self, doc: &mut dyn DocLookup) -> EsResult<Vec<Value>> {
+        self.run_val(doc, 0.0, |it, _| Ok(it.emitted.clone()))
     }
 
     fn run_val<T>(
@@ -300,6 +312,18 @@ impl SearchScript {
             other => Err((
                 "class_cast_exception",
                 format!("Cannot cast from [{}] to [boolean].", it.type_name(&other)),
+            )),
+        })
+    }
+
+    /// A `_script` sort of type `string`: the script must return a string (ES's
+    /// `StringSortScript`).
+    pub fn string(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<String> {
+        self.run_val(doc, score, |it, v| match v {
+            Val::Str(s) => Ok(s.to_string()),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [String].", it.type_name(&other)),
             )),
         })
     }

@@ -403,6 +403,8 @@ pub(crate) enum Kind {
     Update,
     /// Search scripts: `params`, `doc`, `_score` (read-only); no `ctx`.
     Search,
+    /// A runtime field's script: a search script that also has `emit(value)`.
+    Runtime,
     /// `bucket_script` / `bucket_selector`: `params` only (the bucket values are in it).
     Bucket,
     /// `moving_fn`: `params` and `values`, the window as a `double[]`.
@@ -415,9 +417,9 @@ pub(crate) const VALUES_SLOT: usize = 2;
 /// Parses a script of the given context.
 pub(crate) fn parse(src: &str, kind: Kind) -> Result<Program, CompileError> {
     let tokens = tokenize(src)?;
-    let search = kind == Kind::Search;
+    let search = matches!(kind, Kind::Search | Kind::Runtime);
     let (globals, slot_types): (Vec<(String, usize)>, _) = match kind {
-        Kind::Search => (
+        Kind::Search | Kind::Runtime => (
             vec![
                 ("params".into(), PARAMS_SLOT),
                 ("doc".into(), DOC_SLOT),
@@ -445,6 +447,7 @@ pub(crate) fn parse(src: &str, kind: Kind) -> Result<Program, CompileError> {
         slot_types,
         search,
         moving_fn: kind == Kind::MovingFn,
+        runtime: kind == Kind::Runtime,
         loops: 0,
         nesting: 0,
         deferred: None,
@@ -493,6 +496,8 @@ struct Parser {
     nesting: usize,
     deferred: Option<CompileError>,
     search: bool,
+    /// A runtime field's script: `emit(value)` is defined.
+    runtime: bool,
     moving_fn: bool,
 }
 
@@ -1326,6 +1331,24 @@ impl Parser {
         }
         if let Some(slot) = self.lookup(&name) {
             return self.mk(ExprKind::Var(slot), pos);
+        }
+        // `emit` exists only in a runtime field's script, as in ES.
+        if name == "emit" && self.runtime && self.is("(") {
+            let args = self.args()?;
+            if args.len() != 1 {
+                return Err(CompileError::new(
+                    pos,
+                    format!("Unknown call [emit] with [{}] arguments.", args.len()),
+                ));
+            }
+            return self.mk(
+                ExprKind::Static {
+                    class: "",
+                    method: "emit",
+                    args,
+                },
+                pos,
+            );
         }
         // `MovingFunctions` is only in the `moving_fn` script context, as in ES.
         let Some(class) = CLASSES

@@ -30,7 +30,8 @@ mod patterns;
 mod plan;
 pub mod points;
 mod query_string;
-mod script;
+pub mod runtime;
+pub mod script;
 mod slice;
 mod stats;
 mod term_set;
@@ -83,6 +84,8 @@ pub struct QueryContext<'a> {
     /// Where scripts record the first runtime error; the caller fails the request with it
     /// after searching ([`take_script_error`]).
     pub script_errors: ScriptErrors,
+    /// The request's runtime fields (`runtime_mappings`); they shadow mapped fields.
+    pub runtime: runtime::RuntimeFields,
 }
 
 /// Lode's default max clause count (see docs/compatibility.md: ES 8 derives its default

@@ -260,8 +260,96 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(())
     }
 
+    /// A query on a runtime field: a per-document filter over the field's values (it
+    /// shadows a mapped field of the same name, as in ES).
+    fn runtime_query(&self, q: &Query) -> EsResult<Option<Q>> {
+        use crate::runtime::{self, Pred};
+        let (field, pred, boost): (&str, Pred, f32) = match q {
+            Query::Term(t) => match self.ctx.runtime.get(&t.field) {
+                Some(f) => {
+                    let want = runtime::query_value(f, &t.value)?;
+                    let ci = t.case_insensitive;
+                    let pred: Pred = std::sync::Arc::new(move |vals: &[serde_json::Value]| {
+                        vals.iter().any(|v| runtime::same(v, &want, ci))
+                    });
+                    (&t.field, pred, t.boost)
+                }
+                None => return Ok(None),
+            },
+            Query::Terms(t) => match self.ctx.runtime.get(&t.field) {
+                Some(f) => {
+                    let want = t
+                        .values
+                        .iter()
+                        .map(|v| runtime::query_value(f, v))
+                        .collect::<EsResult<Vec<_>>>()?;
+                    let pred: Pred = std::sync::Arc::new(move |vals: &[serde_json::Value]| {
+                        vals.iter()
+                            .any(|v| want.iter().any(|w| runtime::same(v, w, false)))
+                    });
+                    (&t.field, pred, t.boost)
+                }
+                None => return Ok(None),
+            },
+            Query::Match(m) => match self.ctx.runtime.get(&m.field) {
+                Some(f) => {
+                    let want = runtime::query_value(f, &m.query)?;
+                    let pred: Pred = std::sync::Arc::new(move |vals: &[serde_json::Value]| {
+                        vals.iter().any(|v| runtime::same(v, &want, false))
+                    });
+                    (&m.field, pred, m.boost)
+                }
+                None => return Ok(None),
+            },
+            Query::Exists { field, boost } => match self.ctx.runtime.get(field) {
+                Some(_) => {
+                    let pred: Pred =
+                        std::sync::Arc::new(|vals: &[serde_json::Value]| !vals.is_empty());
+                    (field, pred, *boost)
+                }
+                None => return Ok(None),
+            },
+            Query::Range(r) => match self.ctx.runtime.get(&r.field) {
+                Some(f) => {
+                    if r.format.is_some() || r.time_zone.is_some() {
+                        return Err(EsError::parsing(
+                            "[range] [format] and [time_zone] on a runtime field are not supported by Lode",
+                        ));
+                    }
+                    let from = r
+                        .from
+                        .as_ref()
+                        .map(|v| runtime::query_value(f, v))
+                        .transpose()?;
+                    let to =
+                        r.to.as_ref()
+                            .map(|v| runtime::query_value(f, v))
+                            .transpose()?;
+                    let (il, iu) = (r.include_lower, r.include_upper);
+                    let pred: Pred = std::sync::Arc::new(move |vals: &[serde_json::Value]| {
+                        vals.iter()
+                            .any(|v| runtime::in_range(v, from.as_ref(), to.as_ref(), il, iu))
+                    });
+                    (&r.field, pred, r.boost)
+                }
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        let f = self.ctx.runtime[field].clone();
+        Ok(Some(Box::new(crate::script::ScriptQuery {
+            script: crate::script::DocFilter::Runtime(f, pred),
+            fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+            errors: self.ctx.script_errors.clone(),
+            boost,
+        })))
+    }
+
     fn build(&self, q: &Query, score: bool) -> EsResult<Q> {
         self.count_leaf(q)?;
+        if let Some(q) = self.runtime_query(q)? {
+            return Ok(q);
+        }
         Ok(match q {
             Query::MatchAll { boost } => {
                 if score {
@@ -303,7 +391,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             Query::Script { script, boost } => {
                 let script = lode_painless::SearchScript::compile(script, None)?;
                 let q: Q = Box::new(crate::script::ScriptQuery {
-                    script: std::sync::Arc::new(script),
+                    script: crate::script::DocFilter::Script(std::sync::Arc::new(script)),
                     fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
                     errors: self.ctx.script_errors.clone(),
                     boost: *boost,

@@ -27,9 +27,33 @@ pub type Fields = Arc<BTreeMap<String, Arc<FieldDef>>>;
 /// `doc` for one document of a segment, as `script_fields` reads it.
 pub type DocColumns = SegmentDocs;
 
+/// What a per-document filter checks: a filter script, or a predicate over a runtime
+/// field's values.
+#[derive(Clone)]
+pub(crate) enum DocFilter {
+    Script(Arc<SearchScript>),
+    Runtime(Arc<crate::runtime::RuntimeField>, crate::runtime::Pred),
+}
+
+impl DocFilter {
+    fn source(&self) -> &str {
+        match self {
+            DocFilter::Script(s) => s.source(),
+            DocFilter::Runtime(f, _) => &f.name,
+        }
+    }
+
+    fn test(&self, docs: &mut SegmentDocs) -> Result<bool, EsError> {
+        match self {
+            DocFilter::Script(s) => s.filter(docs),
+            DocFilter::Runtime(f, pred) => Ok(pred(&f.values(docs)?)),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub(crate) struct ScriptQuery {
-    pub script: Arc<SearchScript>,
+    pub script: DocFilter,
     pub fields: Fields,
     pub errors: ScriptErrors,
     pub boost: f32,
@@ -86,7 +110,7 @@ impl Weight for ScriptQuery {
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
         let mut docs = SegmentDocs::new(reader, self.fields.clone());
         docs.doc = doc;
-        match self.script.filter(&mut docs) {
+        match self.script.test(&mut docs) {
             Ok(true) => Ok(Explanation::new("ScriptQuery", self.boost)),
             _ => Err(tantivy::TantivyError::InvalidArgument(format!(
                 "document {doc} does not match the script"
@@ -107,7 +131,7 @@ impl ScriptScorer {
     /// Runs the script on `doc`; an error is recorded and ends the scorer.
     fn matches(&mut self, doc: DocId) -> bool {
         self.docs.doc = doc;
-        match self.query.script.filter(&mut self.docs) {
+        match self.query.script.test(&mut self.docs) {
             Ok(b) => b,
             Err(e) => {
                 self.query.errors.lock().get_or_insert(e);

@@ -94,6 +94,7 @@ impl TestIndex {
             query_string_lenient: false,
             terms_lookups: None,
             script_errors: Default::default(),
+            runtime: Default::default(),
         }
     }
 

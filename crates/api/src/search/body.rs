@@ -123,7 +123,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("collapse", "o", Yes),
     key("slice", "o", Yes),
     key("pit", "o", No),
-    key("runtime_mappings", "o", No),
+    key("runtime_mappings", "o", Yes),
     key("knn", "oa", No),
     key("retriever", "o", No),
     key("rank", "o", No),
@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn unimplemented_keys_are_refused_not_ignored() {
-        for k in ["runtime_mappings", "pit", "knn"] {
+        for k in ["pit", "knn"] {
             let e = check(json!({ k: {} })).unwrap_err();
             assert_eq!(e.status, 400, "{k}");
             assert!(e.reason.contains(k), "{k}");

@@ -41,6 +41,8 @@ pub enum TrackTotal {
 
 /// A parsed search body (index independent).
 pub struct SearchRequest {
+    /// `runtime_mappings`: the request's runtime fields.
+    pub runtime: lode_query::runtime::RuntimeFields,
     pub query: Option<query::Query>,
     pub post_filter: Option<query::Query>,
     pub from: usize,
@@ -302,7 +304,16 @@ impl SearchRequest {
                 );
             }
         }
+        let runtime = b
+            .get("runtime_mappings")
+            .map(lode_query::runtime::parse_runtime_mappings)
+            .transpose()?
+            .unwrap_or_default();
+        if let Some(a) = b.get("aggs").or(b.get("aggregations")) {
+            refuse_runtime_aggs(a, &runtime)?;
+        }
         Ok(SearchRequest {
+            runtime,
             query,
             post_filter: b.get("post_filter").map(query::parse_query).transpose()?,
             from,
@@ -657,11 +668,90 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
     Ok(out)
 }
 
+/// `fields` on runtime fields: each requested name (or `*` pattern) that is a runtime field
+/// gets the values its script emits for the hit (dates formatted, `format` honoured).
+fn runtime_fields_values(
+    wanted: &[(String, Option<String>)],
+    runtime: &lode_query::runtime::RuntimeFields,
+    index: &IndexService,
+    s: &ShardSearcher,
+    addr: tantivy::DocAddress,
+    out: &mut Map<String, Value>,
+) -> EsResult<()> {
+    use lode_query::runtime::RuntimeType;
+    let mut docs: Option<query::DocColumns> = None;
+    for (pattern, format) in wanted {
+        for (name, f) in runtime.iter() {
+            if !lode_engine::mapping::wildcard_match(pattern, name) {
+                continue;
+            }
+            let docs = docs.get_or_insert_with(|| {
+                let reader = s.searcher.segment_reader(addr.segment_ord);
+                let mut d =
+                    query::DocColumns::new(reader, Arc::new(index.mapping().fields.clone()));
+                d.doc = addr.doc_id;
+                d
+            });
+            let vals = f.values(docs).map_err(search_phase_error)?;
+            if vals.is_empty() {
+                out.remove(name);
+                continue;
+            }
+            let vals = if f.ty == RuntimeType::Date {
+                let fmt = match format {
+                    Some(spec) => lode_dates::DateFormat::parse(spec)
+                        .map_err(|e| EsError::illegal_argument(e.to_string()))?,
+                    None => lode_dates::DateFormat::default_es(),
+                };
+                vals.iter()
+                    .map(|v| {
+                        json!(fmt.format_millis(v.as_i64().unwrap_or(0), &lode_dates::Tz::utc()))
+                    })
+                    .collect()
+            } else {
+                vals
+            };
+            out.insert(name.clone(), Value::Array(vals));
+        }
+    }
+    Ok(())
+}
+
+/// Aggregations run on tantivy's columns, which a runtime field does not have: an
+/// aggregation over one is refused, never answered empty.
+fn refuse_runtime_aggs(aggs: &Value, runtime: &lode_query::runtime::RuntimeFields) -> EsResult<()> {
+    if runtime.is_empty() {
+        return Ok(());
+    }
+    match aggs {
+        Value::Object(o) => {
+            for (k, v) in o {
+                if k == "field" {
+                    if let Some(f) = v.as_str().filter(|f| runtime.contains_key(*f)) {
+                        return Err(EsError::illegal_argument(format!(
+                            "aggregations on runtime field [{f}] are not supported by Lode"
+                        )));
+                    }
+                }
+                refuse_runtime_aggs(v, runtime)?;
+            }
+        }
+        Value::Array(a) => {
+            for v in a {
+                refuse_runtime_aggs(v, runtime)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 fn context<'a>(
     index: &'a IndexService,
     state: &'a lode_engine::index::MappingState,
     now: i64,
     lookups: &'a query::TermsLookups,
+    runtime: &lode_query::runtime::RuntimeFields,
 ) -> QueryContext<'a> {
     QueryContext {
         mapping: &state.mapping,
@@ -675,6 +765,7 @@ fn context<'a>(
         query_string_lenient: index.config().query_string_lenient,
         terms_lookups: Some(lookups),
         script_errors: Default::default(),
+        runtime: runtime.clone(),
     }
 }
 
@@ -779,7 +870,7 @@ fn query_phase(
             c.check()?;
         }
         let state = t.index.mapping_state();
-        let ctx = context(&t.index, &state, now, &sreq.terms_lookups);
+        let ctx = context(&t.index, &state, now, &sreq.terms_lookups, &sreq.runtime);
         let mut q = base_query(t, sreq, &ctx, &early)?;
         if let Some(pf) = &sreq.post_filter {
             let f = query::build_query(pf, &ctx)?;
@@ -794,7 +885,12 @@ fn query_phase(
         // Every planned script query holds a clone of the request's error slot.
         let scripted = std::sync::Arc::strong_count(&ctx.script_errors) > 1;
         let keys = match &sreq.sort {
-            Some(s) => Some(sort::parse_sort(s, &state.mapping)?),
+            Some(s) => Some(sort::parse_sort(
+                s,
+                &state.mapping,
+                &ctx.script_errors,
+                &ctx.runtime,
+            )?),
             None => None,
         };
         let collapse = sreq
@@ -1019,7 +1115,7 @@ fn query_phase(
         let ctxs: Vec<_> = targets
             .iter()
             .zip(&states)
-            .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups))
+            .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups, &sreq.runtime))
             .collect();
         let queries = targets
             .iter()
@@ -1175,7 +1271,7 @@ fn fetch_phase(
     let ctxs: Vec<_> = targets
         .iter()
         .zip(&states)
-        .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups))
+        .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups, &sreq.runtime))
         .collect();
     let highlighters = match &sreq.highlight {
         Some(hl) => targets
@@ -1291,6 +1387,16 @@ fn fetch_phase(
                     }
                 }
             }
+        }
+        if !sreq.fields.is_empty() && !sreq.runtime.is_empty() {
+            runtime_fields_values(
+                &sreq.fields,
+                &sreq.runtime,
+                &t.index,
+                s,
+                h.addr,
+                &mut fields,
+            )?;
         }
         if !sreq.stored_fields.is_empty() {
             // Lode reads stored fields' values from `_source` and renders them as ES renders
@@ -2053,6 +2159,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
     let take = ctx.size.min(ctx.remaining.len());
     let page: Vec<Candidate> = ctx.remaining.drain(..take).collect();
     let sreq = SearchRequest {
+        runtime: Default::default(),
         post_filter: None,
         from: 0,
         size: ctx.size,
@@ -2161,7 +2268,7 @@ pub fn matching_ids(
     lookups: &query::TermsLookups,
 ) -> EsResult<Vec<(String, Option<String>, u64)>> {
     let state = index.mapping_state();
-    let ctx = context(index, &state, now_millis(), lookups);
+    let ctx = context(index, &state, now_millis(), lookups, &Default::default());
     let mut q: Box<dyn tantivy::query::Query> = match query {
         Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
         None => Box::new(tantivy::query::AllQuery),
