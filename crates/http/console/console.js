@@ -25,7 +25,7 @@ function num(n) {
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  for (const c of children) e.append(c == null ? "" : String(c));
+  for (const c of children) e.append(c instanceof Node ? c : c == null ? "" : String(c));
   return e;
 }
 
