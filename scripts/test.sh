@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests, the Python client suite against a real
 # `lode serve`, the client matrix (elasticsearch-py 9, opensearch-py, the JavaScript client;
-# tests/clients), the console at /_lode/ in headless Chromium (tests/console), Rally and OpenSearch Benchmark on a small reference track (tests/tools),
-# and the REST conformance suite (../shared/compat, skipped when absent) with a pass-rate floor.
+# tests/clients), the console at /_lode/ in headless Chromium (tests/console), Rally and
+# OpenSearch Benchmark on a small reference track (tests/tools), and the REST conformance
+# suite (../shared/compat, skipped when absent) with a pass-rate floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
