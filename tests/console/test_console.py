@@ -173,10 +173,20 @@ def main():
         shown = json.loads(driver.find_element(By.ID, "response-body").text)
         assert [h["_id"] for h in shown["hits"]["hits"]] == want
 
-        # The charts get points once two polls have been compared (a poll every 2 s).
-        wait.until(lambda d: d.execute_script("return series.time.length") >= 2)
-        searches = driver.execute_script("return series.searchRate")
-        assert all(isinstance(v, (int, float)) and v >= 0 for v in searches), searches
+        # Searches from outside the page show in the charts: a search rate and search
+        # latency percentiles over the next polling window (a poll every 2 s).
+        def searched(d):
+            for _ in range(10):
+                call(url + "/%s/_search" % INDEX, "POST", QUERY)
+            return d.execute_script(
+                "return series.searchRate.some(v => v > 0) && series.search[0].some(v => v != null)")
+        wait.until(searched)
+        p50, p99 = driver.execute_script("return [series.search[0], series.search[2]]")
+        assert all(a is None or (0 < a <= b) for a, b in zip(p50, p99)), (p50, p99)
+
+        # one more poll, so the screenshot's charts have lines rather than single points
+        polls = driver.execute_script("return series.time.length")
+        wait.until(lambda d: d.execute_script("return series.time.length") > polls)
 
         severe = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         assert not severe, "errors in the page: %s" % severe

@@ -191,6 +191,12 @@ function drawChart(canvas, lines) {
     });
     ctx.stroke();
     ctx.lineWidth = 1;
+    // dots too, so that a value between two gaps (or the first one) shows
+    l.values.forEach((v, i) => {
+      if (v == null) return;
+      const x = left + (offset + i) * step, y = top + (h - top - bottom) * (1 - v / max);
+      ctx.fillRect(x - 1.5, y - 1.5, 3, 3);
+    });
     const last = l.values.length ? l.values[l.values.length - 1] : null;
     const label = l.name + " " + (last == null ? "–" : formatTick(last));
     ctx.fillText(label, legendX, 12);

@@ -35,6 +35,9 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
     ),
 ];
 
+/// Nothing from elsewhere: scripts, styles and requests go to this node only.
+const CSP: &str = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
+
 /// What a `/_lode...` request is answered with.
 #[derive(Debug)]
 pub(crate) enum Served {
