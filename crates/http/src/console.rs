@@ -123,6 +123,8 @@ pub(crate) fn serve(req: &Request<Body>, http: Vec<MetricFamily>) -> Response<Bo
                 "x-content-type-options",
                 HeaderValue::from_static("nosniff"),
             );
+            // The page loads nothing but itself and talks only to this node.
+            h.insert("content-security-policy", HeaderValue::from_static(CSP));
             resp
         }
         Served::HttpStats => crate::render(RestResponse::ok(http_stats(&http)), &params, head),
@@ -269,6 +271,8 @@ mod tests {
             r.headers()["content-type"],
             "text/javascript; charset=utf-8"
         );
+        let csp = r.headers()["content-security-policy"].to_str().unwrap();
+        assert!(csp.starts_with("default-src 'self'"), "{csp}");
         let r = serve(&req(HttpMethod::GET, "/_lode/missing"), vec![]);
         assert_eq!(r.status(), 404);
         assert_eq!(r.headers()["content-type"], "application/json");
