@@ -27,6 +27,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -170,6 +171,16 @@ def main():
         driver.find_element(By.ID, "send").click()
         wait.until(lambda d: status.text.startswith("200")
                    and d.find_element(By.ID, "response-body").text.strip().startswith("{"))
+        shown = json.loads(driver.find_element(By.ID, "response-body").text)
+        assert [h["_id"] for h in shown["hits"]["hits"]] == want
+
+        # Double-clicking a past request runs it again, as it was sent.
+        post = [li for li in driver.find_elements(By.CSS_SELECTOR, "#history li")
+                if li.text.startswith("POST /%s/_search" % INDEX)][0]
+        driver.execute_script("arguments[0].textContent = ''", status)
+        ActionChains(driver).double_click(post).perform()
+        wait.until(lambda d: status.text.startswith("200"))
+        assert Select(driver.find_element(By.ID, "method")).first_selected_option.text == "POST"
         shown = json.loads(driver.find_element(By.ID, "response-body").text)
         assert [h["_id"] for h in shown["hits"]["hits"]] == want
 
