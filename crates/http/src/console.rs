@@ -94,7 +94,11 @@ fn asset(name: &str) -> Option<Served> {
 }
 
 /// Answers a console request (the caller checked `is_console`).
-pub(crate) fn serve(req: &Request<Body>, http: Vec<MetricFamily>) -> Response<Body> {
+/// `http` gathers the HTTP metric families, only for `api/http_stats`.
+pub(crate) fn serve(
+    req: &Request<Body>,
+    http: impl FnOnce() -> Vec<MetricFamily>,
+) -> Response<Body> {
     let head = req.method() == HttpMethod::HEAD;
     let params = crate::parse_query_string(req.uri().query());
     match resolve(req.method(), req.uri().path(), req.uri().query()) {
@@ -127,7 +131,7 @@ pub(crate) fn serve(req: &Request<Body>, http: Vec<MetricFamily>) -> Response<Bo
             h.insert("content-security-policy", HeaderValue::from_static(CSP));
             resp
         }
-        Served::HttpStats => crate::render(RestResponse::ok(http_stats(&http)), &params, head),
+        Served::HttpStats => crate::render(RestResponse::ok(http_stats(&http())), &params, head),
         Served::Error(e) => crate::render(RestResponse::error(&e), &params, head),
     }
 }
@@ -262,10 +266,10 @@ mod tests {
                 .body(Body::empty())
                 .unwrap()
         };
-        let r = serve(&req(HttpMethod::GET, "/_lode"), vec![]);
+        let r = serve(&req(HttpMethod::GET, "/_lode"), Vec::new);
         assert_eq!(r.status(), 301);
         assert_eq!(r.headers()["location"], "/_lode/");
-        let r = serve(&req(HttpMethod::GET, "/_lode/console.js"), vec![]);
+        let r = serve(&req(HttpMethod::GET, "/_lode/console.js"), Vec::new);
         assert_eq!(r.status(), 200);
         assert_eq!(
             r.headers()["content-type"],
@@ -273,10 +277,10 @@ mod tests {
         );
         let csp = r.headers()["content-security-policy"].to_str().unwrap();
         assert!(csp.starts_with("default-src 'self'"), "{csp}");
-        let r = serve(&req(HttpMethod::GET, "/_lode/missing"), vec![]);
+        let r = serve(&req(HttpMethod::GET, "/_lode/missing"), Vec::new);
         assert_eq!(r.status(), 404);
         assert_eq!(r.headers()["content-type"], "application/json");
-        let r = serve(&req(HttpMethod::GET, "/_lode/api/http_stats"), vec![]);
+        let r = serve(&req(HttpMethod::GET, "/_lode/api/http_stats"), Vec::new);
         assert_eq!(r.status(), 200);
         assert_eq!(r.headers()["content-type"], "application/json");
     }

@@ -132,7 +132,7 @@ pub(crate) async fn record(
     let response = if segs == ["_prometheus", "metrics"] {
         serve(state, req).await
     } else if crate::console::is_console(&segs) {
-        crate::console::serve(&req, HTTP.gather())
+        crate::console::serve(&req, || HTTP.gather())
     } else {
         next.run(req).await
     };
