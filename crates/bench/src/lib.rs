@@ -38,6 +38,7 @@ pub mod histogram;
 pub mod http;
 pub mod monitor;
 pub mod pacing;
+pub mod progress;
 pub mod recorder;
 pub mod report;
 pub mod runner;

@@ -220,6 +220,18 @@ impl Session {
         pb
     }
 
+    /// A phase starts: the spinner's message on a terminal, a plain line otherwise (where
+    /// indicatif draws nothing), with the phase's length when it has one.
+    fn phase(&self, pb: &indicatif::ProgressBar, msg: String, length: Option<Duration>) {
+        if !self.quiet && !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            match length {
+                Some(d) => eprintln!("{msg} ({:.0}s)", d.as_secs_f64()),
+                None => eprintln!("{msg}"),
+            }
+        }
+        pb.set_message(msg);
+    }
+
     /// Warm-up (not counted), then the measured phase.
     pub async fn measure(
         &self,
@@ -236,7 +248,8 @@ impl Session {
         let mut conns = conns;
         let mut warmup_requests = 0;
         if !shape.warmup.is_zero() && !self.stopped() {
-            pb.set_message(format!("{}{target_label}: warm-up", spec.name));
+            let msg = format!("{}{target_label}: warm-up", spec.name);
+            self.phase(&pb, msg, Some(shape.warmup));
             let cfg = self.phase_config(spec.seed ^ 0x77, shape.timeout, None);
             let w = runner::run_phase(
                 spec.source.clone(),
@@ -253,7 +266,8 @@ impl Session {
                 .sum();
             conns = w.connections;
         }
-        pb.set_message(format!("{}{target_label}: measuring", spec.name));
+        let msg = format!("{}{target_label}: measuring", spec.name);
+        self.phase(&pb, msg, shape.duration);
         let before = self.snapshot(spec.target).await;
         let cfg = self.phase_config(spec.seed, shape.timeout, None);
         let result =

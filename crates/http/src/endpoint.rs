@@ -50,6 +50,8 @@ const API_NAMES: &[&str] = &[
     "_ingest",
     "_knn_search",
     "_license",
+    // Lode's console (`console.rs`), not an Elasticsearch API.
+    "_lode",
     "_mapping",
     "_mappings",
     "_mget",
@@ -155,6 +157,8 @@ fn literals_after(prev: &str) -> &'static [&'static str] {
         "_cache" => &["clear"],
         "_search" => &["scroll", "template"],
         "_prometheus" => &["metrics"],
+        "_lode" => &["api", "index.html", "console.css", "console.js"],
+        "api" => &["http_stats"],
         "_mapping" | "_mappings" => &["field"],
         _ => &[],
     }
@@ -291,6 +295,8 @@ mod tests {
         assert_eq!(l("/idx/_settings/index.*"), "/{index}/_settings/{name}");
         assert_eq!(l("/idx/_cache/clear"), "/{index}/_cache/clear");
         assert_eq!(l("/_prometheus/metrics"), "/_prometheus/metrics");
+        assert_eq!(l("/_lode/console.js"), "/_lode/console.js");
+        assert_eq!(l("/_lode/api/http_stats"), "/_lode/api/http_stats");
     }
 
     #[test]

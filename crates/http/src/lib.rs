@@ -8,6 +8,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod connections;
+mod console;
 mod endpoint;
 mod filter_path;
 mod human;

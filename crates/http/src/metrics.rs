@@ -90,7 +90,7 @@ impl HttpMetrics {
             .observe(took.as_secs_f64());
     }
 
-    fn gather(&self) -> Vec<MetricFamily> {
+    pub(crate) fn gather(&self) -> Vec<MetricFamily> {
         self.registry.gather()
     }
 }
@@ -111,7 +111,8 @@ fn method_label(m: &HttpMethod) -> &'static str {
     }
 }
 
-/// Middleware around every request: serves `/_prometheus/metrics`, passes anything else on,
+/// Middleware around every request: serves `/_prometheus/metrics` and the console
+/// (`/_lode/...`, `console.rs`), passes anything else on,
 /// and records the answer's endpoint, method, status class and latency.
 pub(crate) async fn record(
     State(state): State<Arc<AppState>>,
@@ -130,6 +131,8 @@ pub(crate) async fn record(
     let method = method_label(req.method());
     let response = if segs == ["_prometheus", "metrics"] {
         serve(state, req).await
+    } else if crate::console::is_console(&segs) {
+        crate::console::serve(&req, || HTTP.gather())
     } else {
         next.run(req).await
     };

@@ -32,6 +32,9 @@ pub struct GenArgs {
     /// Print a distribution summary to stderr
     #[arg(long)]
     pub stats: bool,
+    /// No progress on stderr (a bar on a terminal, a line every 5 s otherwise)
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 /// Runs `gen`.
@@ -50,6 +53,9 @@ pub fn run(a: GenArgs) -> Result<()> {
     };
     let mut w = std::io::BufWriter::with_capacity(1 << 20, sink);
     let mut buf = String::with_capacity(1 << 20);
+    let progress =
+        crate::progress::Progress::new("gen", a.docs, crate::progress::Unit::Docs, a.no_progress);
+    let mut reported = 0;
     for i in 0..a.docs {
         let d = gen.next_doc();
         model.write_bulk(&d, &a.index, true, &mut buf);
@@ -62,8 +68,11 @@ pub fn run(a: GenArgs) -> Result<()> {
                 r => r?,
             }
             buf.clear();
+            progress.inc(i + 1 - reported);
+            reported = i + 1;
         }
     }
+    progress.finish();
     match w.flush() {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
         r => r?,

@@ -238,7 +238,7 @@ async fn send_batches(
     target: Arc<Target>,
     path: String,
     rx: Arc<tokio::sync::Mutex<tokio::sync::mpsc::Receiver<Batch>>>,
-    pb: indicatif::ProgressBar,
+    pb: crate::progress::Progress,
     failed: Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<SenderOut> {
     use std::sync::atomic::Ordering;
@@ -340,17 +340,12 @@ pub async fn run(a: LoadArgs) -> Result<()> {
             .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
             .sum()
     };
-    let pb = if a.no_progress {
-        indicatif::ProgressBar::hidden()
+    let unit = if files.is_empty() {
+        crate::progress::Unit::Docs
     } else {
-        indicatif::ProgressBar::new(total_units)
+        crate::progress::Unit::Bytes
     };
-    let template = if files.is_empty() {
-        "{bar:40} {pos}/{len} docs [{elapsed}<{eta}] {per_sec}"
-    } else {
-        "{bar:40} {bytes}/{total_bytes} [{elapsed}<{eta}] {bytes_per_sec}"
-    };
-    pb.set_style(indicatif::ProgressStyle::with_template(template).expect("valid template"));
+    let pb = crate::progress::Progress::new("load", total_units, unit, a.no_progress);
 
     let (tx, rx) = tokio::sync::mpsc::channel::<Batch>(a.parallel * 2);
     let producer = {
@@ -402,7 +397,7 @@ pub async fn run(a: LoadArgs) -> Result<()> {
     // Unblock the producer if the senders stopped early.
     drop(rx);
     let produced = producer.join().expect("producer thread panicked");
-    pb.finish_and_clear();
+    pb.finish();
     if let Some(e) = first_err {
         return Err(e);
     }
