@@ -1196,9 +1196,10 @@ pub fn disk_usage(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Res
         if flush {
             idx.flush()?;
         }
-        let health = cluster::index_health(idx);
-        shard_copies += health.shards * (1 + health.replicas);
+        // One copy of each shard is analyzed (ES groups the shards by id and picks one copy),
+        // so unassigned replicas do not count in `_shards.total`.
         let shards = idx.shards()?;
+        shard_copies += shards.len();
         started += shards.len();
         let mut store = 0u64;
         let mut fields: BTreeMap<String, FieldDiskUsage> = BTreeMap::new();
