@@ -9,6 +9,7 @@
 
 use crate::cluster::{self, Expand};
 use crate::rest::{list_param, RestRequest, RestResponse};
+use lode_engine::disk_usage::FieldDiskUsage;
 use lode_engine::index::IndexService;
 use lode_engine::settings::Codec;
 use lode_engine::shard::Shard;
@@ -829,6 +830,119 @@ pub fn segments(node: &Node, indices: Option<&str>, req: &RestRequest) -> EsResu
     })))
 }
 
+/// `POST /{index}/_disk_usage` (ES's `RestAnalyzeIndexDiskUsageAction`): per index, the store
+/// size and each field's bytes by structure, summed over the primary shards.
+pub fn disk_usage(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
+    // `Booleans.parseBoolean(request.param("run_expensive_tasks"), false)`: absent or empty is
+    // false, anything but `true`/`false` fails to parse.
+    let run = match req.param("run_expensive_tasks") {
+        None | Some("") => false,
+        Some(_) => req.bool_param("run_expensive_tasks", false)?,
+    };
+    if !run {
+        return Err(EsError::illegal_argument(
+            "analyzing the disk usage of an index is expensive and resource-intensive, \
+             the parameter [run_expensive_tasks] must be set to [true] in order for the task to be performed.",
+        ));
+    }
+    // `AnalyzeIndexDiskUsageRequest.DEFAULT_INDICES_OPTIONS`:
+    // `IndicesOptions.fromOptions(false, false, false, true)`, so wildcards expand to closed
+    // indices only unless `expand_wildcards` says otherwise, and no index is an error.
+    let expand = Expand::from_request(
+        req,
+        Expand {
+            open: false,
+            closed: true,
+            hidden: false,
+        },
+    )?;
+    let (ignore_unavailable, allow_no_indices) = cluster::lenience(req, false, false)?;
+    let flush = req.bool_param("flush", true)?;
+    let mut list = cluster::resolve_indices(
+        node,
+        Some(indices),
+        expand,
+        ignore_unavailable,
+        allow_no_indices,
+    )?;
+    if !ignore_unavailable {
+        if let Some(c) = list.iter().find(|i| i.is_closed()) {
+            return Err(EsError::index_closed(&c.name, &c.uuid));
+        }
+    }
+    list.retain(|i| !i.is_closed());
+    list.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut shard_copies = 0usize;
+    let mut started = 0usize;
+    let mut out = Map::new();
+    for idx in &list {
+        if flush {
+            idx.flush()?;
+        }
+        // One copy of each shard is analyzed (ES groups the shards by id and picks one copy),
+        // so unassigned replicas do not count in `_shards.total`.
+        let shards = idx.shards()?;
+        shard_copies += shards.len();
+        started += shards.len();
+        let mut store = 0u64;
+        let mut fields: BTreeMap<String, FieldDiskUsage> = BTreeMap::new();
+        for s in &shards {
+            for (name, usage) in s.disk_usage()? {
+                fields.entry(name).or_default().add(&usage);
+            }
+            store += s.store_size();
+        }
+        out.insert(idx.name.clone(), render_disk_usage(store, &fields));
+    }
+    let mut body = Map::new();
+    body.insert(
+        "_shards".into(),
+        json!({"total": shard_copies, "successful": started, "failed": 0}),
+    );
+    body.extend(out);
+    Ok(RestResponse::ok(Value::Object(body)))
+}
+
+/// `IndexDiskUsageStats#toXContent`: readable sizes are always written, before the raw ones.
+fn render_disk_usage(store: u64, fields: &BTreeMap<String, FieldDiskUsage>) -> Value {
+    let mut all = FieldDiskUsage::default();
+    fields.values().for_each(|u| all.add(u));
+    let mut per_field = Map::new();
+    for (name, u) in fields {
+        per_field.insert(name.clone(), render_field_usage(u));
+    }
+    json!({
+        "store_size": size(store),
+        "store_size_in_bytes": store,
+        "all_fields": render_field_usage(&all),
+        "fields": per_field,
+    })
+}
+
+fn size(bytes: u64) -> String {
+    lode_engine::breaker::byte_size_string(bytes as i64)
+}
+
+fn render_field_usage(u: &FieldDiskUsage) -> Value {
+    json!({
+        "total": size(u.total()),
+        "total_in_bytes": u.total(),
+        "inverted_index": {"total": size(u.inverted_index), "total_in_bytes": u.inverted_index},
+        "stored_fields": size(u.stored_fields),
+        "stored_fields_in_bytes": u.stored_fields,
+        "doc_values": size(u.doc_values),
+        "doc_values_in_bytes": u.doc_values,
+        "points": size(u.points),
+        "points_in_bytes": u.points,
+        "norms": size(u.norms),
+        "norms_in_bytes": u.norms,
+        "term_vectors": size(u.term_vectors),
+        "term_vectors_in_bytes": u.term_vectors,
+        "knn_vectors": size(u.knn_vectors),
+        "knn_vectors_in_bytes": u.knn_vectors,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1143,5 +1257,34 @@ mod tests {
             .unwrap(),
         );
         assert_eq!(v["_shards"]["total"], 0);
+    }
+
+    #[test]
+    fn disk_usage_renders_es_shape() {
+        let mut fields = BTreeMap::new();
+        fields.insert(
+            "title".to_string(),
+            FieldDiskUsage {
+                inverted_index: 2048,
+                norms: 100,
+                ..FieldDiskUsage::default()
+            },
+        );
+        fields.insert(
+            "_source".to_string(),
+            FieldDiskUsage {
+                stored_fields: 1_500_000,
+                ..FieldDiskUsage::default()
+            },
+        );
+        let v = render_disk_usage(1_600_000, &fields);
+        assert_eq!(v["store_size"], "1.5mb");
+        assert_eq!(v["store_size_in_bytes"], 1_600_000);
+        assert_eq!(v["all_fields"]["total_in_bytes"], 1_502_148);
+        assert_eq!(v["all_fields"]["inverted_index"]["total"], "2kb");
+        assert_eq!(v["fields"]["title"]["norms"], "100b");
+        let keys: Vec<&String> = v["fields"]["title"].as_object().unwrap().keys().collect();
+        assert_eq!(keys[..3], ["total", "total_in_bytes", "inverted_index"]);
+        assert_eq!(keys.last().unwrap().as_str(), "knn_vectors_in_bytes");
     }
 }

@@ -231,7 +231,8 @@ pub fn pool_for_api(api: &str) -> &'static str {
         "search" | "count" | "msearch" | "scroll" => SEARCH,
         "index" | "bulk" | "delete" | "update" => WRITE,
         "get" | "get_source" | "mget" => GET,
-        "indices.analyze" => "analyze",
+        // `TransportAnalyzeIndexDiskUsageAction` runs on ES's `analyze` pool too.
+        "indices.analyze" | "indices.disk_usage" => "analyze",
         "indices.refresh" => "refresh",
         "indices.flush" => "flush",
         "indices.forcemerge" => "force_merge",

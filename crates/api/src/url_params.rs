@@ -259,6 +259,11 @@ pub const INDICES_STATS: ApiParams = api(
     ],
     &["completion_fields", "fielddata_fields", "fields"],
 );
+pub const DISK_USAGE: ApiParams = api(
+    "indices.disk_usage",
+    &[INDICES_OPTIONS, &["flush", "run_expensive_tasks"]],
+    &[],
+);
 pub const SEGMENTS: ApiParams = api("indices.segments", &[INDICES_OPTIONS, &["verbose"]], &[]);
 pub const ANALYZE: ApiParams = api("indices.analyze", &[], &["index"]);
 pub const GET_MAPPING: ApiParams = api(

@@ -21,6 +21,7 @@ pub mod breaker;
 pub mod cancel;
 pub mod directory;
 pub mod disk;
+pub mod disk_usage;
 pub mod document;
 pub mod durability;
 pub mod error;

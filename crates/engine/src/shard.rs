@@ -1012,6 +1012,14 @@ impl Shard {
         self.codec
     }
 
+    /// Per-field disk usage of the segments the current searcher holds (`_disk_usage`).
+    pub fn disk_usage(
+        &self,
+    ) -> EsResult<std::collections::BTreeMap<String, crate::disk_usage::FieldDiskUsage>> {
+        let searcher = self.engine.read().reader.searcher();
+        crate::disk_usage::analyze(&searcher)
+    }
+
     pub fn store_size(&self) -> u64 {
         self.dir.size_in_bytes()
     }

@@ -219,6 +219,7 @@ fn dispatch(
         (Get, [idx, "_stats", metric]) => call(&INDICES_STATS, &|| {
             stats::index_stats(node, Some(idx), Some(metric), req)
         }),
+        (Post, [idx, "_disk_usage"]) => call(&DISK_USAGE, &|| stats::disk_usage(node, idx, req)),
         (Get, [idx, "_segments"]) => call(&SEGMENTS, &|| stats::segments(node, Some(idx), req)),
         (Get | Post, [idx, "_search"]) => call(&SEARCH, &|| search::search(node, idx, req)),
         (Get | Post, [idx, "_count"]) => call(&COUNT, &|| search::count(node, idx, req)),
