@@ -23,7 +23,7 @@ use tantivy::aggregation::{
     Key, ValueSourceProvider, ValueSourceRegistry,
 };
 use tantivy::collector::Collector;
-use tantivy::query::{AllQuery, AllScorer, EnableScoring, Query};
+use tantivy::query::{AllQuery, EnableScoring, Query};
 use tantivy::schema::Field;
 use tantivy::tokenizer::TokenizerManager;
 use tantivy::TantivyError;
@@ -330,7 +330,7 @@ fn collect_shard(
     let mut counted: Vec<Option<BTreeMap<String, u64>>> = vec![None; countable.len()];
     for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let ord = ord as u32;
-        let everything = weight.scorer(segment, 1.0)?.is::<AllScorer>();
+        let everything = lode_query::matches_every_doc(&*weight.scorer(segment, 1.0)?);
         if !everything {
             merged.merge_fruits(collector.collect_segment(&*weight, ord, segment)??)?;
             continue;

@@ -26,7 +26,7 @@ const TASKS_INDEX: &str = ".tasks";
 pub struct Task {
     pub id: u64,
     pub action: &'static str,
-    pub description: String,
+    description: Description,
     start_millis: u64,
     started: Instant,
     status: Mutex<Value>,
@@ -89,7 +89,7 @@ impl Task {
             "type": "transport",
             "action": self.action,
             "status": self.status.lock().unwrap().clone(),
-            "description": self.description,
+            "description": self.description(),
             "start_time_in_millis": self.start_millis,
             "running_time_in_nanos": self.started.elapsed().as_nanos() as u64,
             "cancellable": true,
@@ -122,7 +122,7 @@ fn registry() -> &'static Registry {
 pub fn register(action: &'static str, description: String, requests_per_second: f64) -> Arc<Task> {
     register_with(
         action,
-        description,
+        Description::Text(description),
         requests_per_second,
         CancelToken::new(),
         BTreeMap::new(),
@@ -132,7 +132,7 @@ pub fn register(action: &'static str, description: String, requests_per_second: 
 
 fn register_with(
     action: &'static str,
-    description: String,
+    description: Description,
     requests_per_second: f64,
     cancel: CancelToken,
     headers: BTreeMap<String, String>,
@@ -402,18 +402,50 @@ fn search_action(api: &str) -> Option<&'static str> {
     })
 }
 
+/// What a task's `description` says. A search's is written out only when `_tasks` shows it:
+/// it re-serialises the request body, which every search would otherwise pay for.
+pub enum Description {
+    Text(String),
+    Search {
+        indices: String,
+        search_type: Option<String>,
+        body: Vec<u8>,
+    },
+}
+
+impl Task {
+    /// ES's `description` (a search's: `SearchRequest#getDescription`).
+    pub fn description(&self) -> String {
+        match &self.description {
+            Description::Text(s) => s.clone(),
+            Description::Search {
+                indices,
+                search_type,
+                body,
+            } => {
+                let indices = if indices == "_all" { "" } else { indices };
+                let search_type = search_type
+                    .as_deref()
+                    .unwrap_or("query_then_fetch")
+                    .to_ascii_uppercase();
+                let source = serde_json::from_slice::<Value>(body)
+                    .ok()
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                format!("indices[{indices}], search_type[{search_type}], source[{source}]")
+            }
+        }
+    }
+}
+
 /// ES's `SearchRequest#getDescription`: `indices[a,b], search_type[QUERY_THEN_FETCH],
-/// source[{...}]`.
-pub fn search_description(indices: &str, search_type: Option<&str>, body: &[u8]) -> String {
-    let indices = if indices == "_all" { "" } else { indices };
-    let search_type = search_type
-        .unwrap_or("query_then_fetch")
-        .to_ascii_uppercase();
-    let source = serde_json::from_slice::<Value>(body)
-        .ok()
-        .map(|v| v.to_string())
-        .unwrap_or_default();
-    format!("indices[{indices}], search_type[{search_type}], source[{source}]")
+/// source[{...}]`, rendered when asked.
+pub fn search_description(indices: &str, search_type: Option<&str>, body: &[u8]) -> Description {
+    Description::Search {
+        indices: indices.to_string(),
+        search_type: search_type.map(str::to_string),
+        body: body.to_vec(),
+    }
 }
 
 /// Registers the task of a search-type request (`api` as in lode_api::url_params), or `None`
@@ -434,15 +466,15 @@ pub fn start_request_task(
                 &req.body,
             )
         }
-        "msearch" => format!(
+        "msearch" => Description::Text(format!(
             "requests[{}], indices[]",
             req.body
                 .split(|b| *b == b'\n')
                 .filter(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
                 .count()
                 / 2
-        ),
-        _ => "scroll".to_string(),
+        )),
+        _ => Description::Text("scroll".to_string()),
     };
     let mut headers = BTreeMap::new();
     if let Some(id) = opaque_id {
@@ -461,7 +493,7 @@ pub fn start_request_task(
 
 /// A child task of the current request's task (an `_msearch` item): cancelled with its parent,
 /// or on its own. `None` when the thread runs no task.
-pub fn start_child(action: &'static str, description: String) -> Option<RequestTask> {
+pub fn start_child(action: &'static str, description: Description) -> Option<RequestTask> {
     let parent = CURRENT.with(|c| c.borrow().clone())?;
     let task = register_with(
         action,
@@ -562,7 +594,7 @@ mod search_task_tests {
         let id = t.task.id;
         assert_eq!(t.task.action, "indices:data/read/search");
         assert_eq!(
-            t.task.description,
+            t.task.description(),
             r#"indices[x], search_type[QUERY_THEN_FETCH], source[{"size":0}]"#
         );
         assert_eq!(

@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tantivy::query::{EnableScoring, Explanation, Query, Scorer, Weight};
-use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED};
+use tantivy::{
+    DocId, DocSet, Score, SeekDangerResult, SegmentReader, COLLECT_BLOCK_BUFFER_LEN, TERMINATED,
+};
 
 /// Why collections stopped, shared by every shard of a request.
 #[derive(Debug, Default)]
@@ -50,6 +52,25 @@ impl EarlyStopQuery {
             cancel,
             stopped,
         }
+    }
+}
+
+impl EarlyStopQuery {
+    /// The query this one watches, when only a cancellation token watches it: what it
+    /// matches and counts is the watched query's, so its fast paths apply.
+    pub fn watched(&self) -> Option<&dyn Query> {
+        (self.max_docs.is_none() && self.deadline.is_none()).then_some(&*self.query)
+    }
+}
+
+/// Whether `scorer` matches every document of its segment (tantivy's [`AllScorer`]), seen
+/// through a cancellation-only watch.
+///
+/// [`AllScorer`]: tantivy::query::AllScorer
+pub fn matches_every_doc(scorer: &dyn Scorer) -> bool {
+    match scorer.downcast_ref::<EarlyStopScorer>() {
+        Some(watch) => watch.watched().is_some_and(matches_every_doc),
+        None => scorer.is::<tantivy::query::AllScorer>(),
     }
 }
 
@@ -97,6 +118,7 @@ impl Weight for EarlyStopWeight {
         let mut scorer = EarlyStopScorer {
             scorer: self.weight.scorer(reader, boost)?,
             remaining: self.remaining.clone(),
+            budgeted: self.budgeted,
             deadline: self.deadline,
             cancel: self.cancel.clone(),
             stopped: self.stopped.clone(),
@@ -125,6 +147,65 @@ impl Weight for EarlyStopWeight {
             Some(alive) => scorer.count(alive),
             None => scorer.count_including_deleted(),
         })
+    }
+
+    /// With only a cancellation token, the wrapped query keeps its own iteration (a union of
+    /// terms is driven in blocks); once cancelled, the rest of the segment is passed over
+    /// without being collected.
+    fn for_each(
+        &self,
+        reader: &SegmentReader,
+        callback: &mut dyn FnMut(DocId, Score),
+    ) -> tantivy::Result<()> {
+        if self.cancel_only() {
+            if self.cancelled() {
+                return Ok(());
+            }
+            let (mut since_check, mut stopped) = (0u32, false);
+            return self.weight.for_each(reader, &mut |doc, score| {
+                since_check = (since_check + 1) % 1024;
+                stopped = stopped || (since_check == 0 && self.cancelled());
+                if !stopped {
+                    callback(doc, score)
+                }
+            });
+        }
+        let mut scorer = self.scorer(reader, 1.0)?;
+        let mut doc = scorer.doc();
+        while doc != TERMINATED {
+            callback(doc, scorer.score());
+            doc = scorer.advance();
+        }
+        Ok(())
+    }
+
+    /// As [`Self::for_each`], a block of documents at a time.
+    fn for_each_no_score(
+        &self,
+        reader: &SegmentReader,
+        callback: &mut dyn FnMut(&[DocId]),
+    ) -> tantivy::Result<()> {
+        if self.cancel_only() {
+            if self.cancelled() {
+                return Ok(());
+            }
+            let mut stopped = false;
+            return self.weight.for_each_no_score(reader, &mut |docs| {
+                stopped = stopped || self.cancelled();
+                if !stopped {
+                    callback(docs)
+                }
+            });
+        }
+        let mut scorer = self.scorer(reader, 1.0)?;
+        let mut buffer = [0; COLLECT_BLOCK_BUFFER_LEN];
+        loop {
+            let n = scorer.fill_buffer(&mut buffer);
+            if n == 0 {
+                return Ok(());
+            }
+            callback(&buffer[..n]);
+        }
     }
 
     /// With only a cancellation token, the wrapped query keeps its pruning (block-max WAND);
@@ -181,9 +262,11 @@ impl EarlyStopWeight {
 
 /// A document is charged to the budget when the scorer moves past it, not when it arrives:
 /// a scorer only probed (built, looked at, dropped) costs nothing.
-struct EarlyStopScorer {
+pub struct EarlyStopScorer {
     scorer: Box<dyn Scorer>,
     remaining: Arc<AtomicU64>,
+    /// `terminate_after` was given: each document passed is charged to `remaining`.
+    budgeted: bool,
     deadline: Option<Instant>,
     cancel: Option<CancelToken>,
     stopped: Arc<Stopped>,
@@ -193,6 +276,20 @@ struct EarlyStopScorer {
 }
 
 impl EarlyStopScorer {
+    /// Only a cancellation token watches this scorer (no budget, no deadline): every search
+    /// has one, so it must cost next to nothing and hide no fast path of the scorer it wraps.
+    fn cancel_only(&self) -> bool {
+        !self.budgeted && self.deadline.is_none()
+    }
+
+    /// The scorer this one watches, when only a cancellation token watches it: fast paths
+    /// that recognise a scorer (a segment's every document, [`AllScorer`]) look through it.
+    ///
+    /// [`AllScorer`]: tantivy::query::AllScorer
+    pub fn watched(&self) -> Option<&dyn Scorer> {
+        self.cancel_only().then_some(&*self.scorer)
+    }
+
     /// Makes `doc` current if the budget has room for it, the deadline has not passed and the
     /// request is not cancelled (both checked every 256 documents and at each segment); a
     /// spent budget ends the segment (and the shard: the budget is shared by its segments).
@@ -201,7 +298,7 @@ impl EarlyStopScorer {
         if doc == TERMINATED {
             return doc;
         }
-        if self.remaining.load(Ordering::Relaxed) == 0 {
+        if self.budgeted && self.remaining.load(Ordering::Relaxed) == 0 {
             self.stopped.terminated.store(true, Ordering::Relaxed);
             self.doc = TERMINATED;
         } else if self.deadline.is_some() || self.cancel.is_some() {
@@ -220,6 +317,9 @@ impl EarlyStopScorer {
     }
 
     fn leave(&mut self) {
+        if !self.budgeted {
+            return;
+        }
         let _ = self
             .remaining
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
@@ -245,6 +345,55 @@ impl DocSet for EarlyStopScorer {
         self.arrive(doc)
     }
 
+    /// The watched scorer's own `seek_danger` (a point lookup where `seek` would scan on)
+    /// when only a token watches; otherwise tantivy's default, through `seek`.
+    fn seek_danger(&mut self, target: DocId) -> SeekDangerResult {
+        if !self.cancel_only() {
+            if target >= TERMINATED {
+                return SeekDangerResult::SeekLowerBound(target);
+            }
+            let mut doc = self.doc();
+            if doc < target {
+                doc = self.seek(target);
+            }
+            return if doc == target {
+                SeekDangerResult::Found
+            } else {
+                SeekDangerResult::SeekLowerBound(doc)
+            };
+        }
+        if self.doc == TERMINATED {
+            return SeekDangerResult::SeekLowerBound(TERMINATED);
+        }
+        let found = self.scorer.seek_danger(target);
+        let at = match found {
+            SeekDangerResult::Found => target,
+            SeekDangerResult::SeekLowerBound(d) => d,
+        };
+        // After a lower bound the watched scorer may sit between documents; the contract
+        // allows only `seek_danger` until it finds one, so `doc` is not read meanwhile.
+        if self.arrive(at) == TERMINATED {
+            return SeekDangerResult::SeekLowerBound(TERMINATED);
+        }
+        found
+    }
+
+    /// A block at a time from the watched scorer (its own batched path, such as every
+    /// document of a segment), the token checked per block.
+    fn fill_buffer(&mut self, buffer: &mut [DocId; COLLECT_BLOCK_BUFFER_LEN]) -> usize {
+        if !self.cancel_only() || self.doc == TERMINATED {
+            return default_fill_buffer(self, buffer);
+        }
+        if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            self.stopped.cancelled.store(true, Ordering::Relaxed);
+            self.doc = TERMINATED;
+            return 0;
+        }
+        let n = self.scorer.fill_buffer(buffer);
+        self.doc = self.scorer.doc();
+        n
+    }
+
     fn doc(&self) -> DocId {
         self.doc
     }
@@ -254,6 +403,31 @@ impl DocSet for EarlyStopScorer {
             .size_hint()
             .min(self.remaining.load(Ordering::Relaxed).min(u32::MAX as u64) as u32)
     }
+
+    /// The watched scorer's estimate (what a walk budgets by), capped by the budget.
+    fn cost(&self) -> u64 {
+        self.scorer
+            .cost()
+            .min(self.remaining.load(Ordering::Relaxed))
+    }
+}
+
+/// tantivy's default `fill_buffer` (advance by advance), for the scorers that charge or time
+/// every document.
+fn default_fill_buffer(
+    scorer: &mut EarlyStopScorer,
+    buffer: &mut [DocId; COLLECT_BLOCK_BUFFER_LEN],
+) -> usize {
+    if scorer.doc() == TERMINATED {
+        return 0;
+    }
+    for (i, slot) in buffer.iter_mut().enumerate() {
+        *slot = scorer.doc();
+        if scorer.advance() == TERMINATED {
+            return i + 1;
+        }
+    }
+    buffer.len()
 }
 
 impl Scorer for EarlyStopScorer {

@@ -44,7 +44,7 @@ mod arb_json;
 #[cfg(test)]
 mod tests;
 
-pub use early_stop::{EarlyStopQuery, Stopped};
+pub use early_stop::{matches_every_doc, EarlyStopQuery, Stopped};
 pub use min_score::MinScoreQuery;
 pub use msm::min_should_match;
 pub use parse::{
@@ -190,6 +190,9 @@ pub fn cheap_count(
     q: &dyn tantivy::query::Query,
     reader: &tantivy::SegmentReader,
 ) -> tantivy::Result<Option<u32>> {
+    if let Some(watched) = q.downcast_ref::<EarlyStopQuery>().and_then(|w| w.watched()) {
+        return cheap_count(watched, reader);
+    }
     if q.downcast_ref::<tantivy::query::AllQuery>().is_some() {
         return Ok(Some(reader.num_docs()));
     }
