@@ -228,6 +228,7 @@ pub struct SegmentDocs {
     fields: Fields,
     cols: Vec<(String, Col)>,
     pub doc: DocId,
+    store: Option<tantivy::store::StoreReader>,
 }
 
 impl SegmentDocs {
@@ -237,7 +238,36 @@ impl SegmentDocs {
             fields,
             cols: Vec::new(),
             doc: 0,
+            store: None,
         }
+    }
+
+    /// The current document's stored `_source` (null when it has none), as ES's
+    /// `params._source`: read per document, as a runtime field without a script reads it.
+    pub fn source(&mut self) -> Result<serde_json::Value, String> {
+        use tantivy::schema::Value as _;
+        if self.store.is_none() {
+            self.store = Some(
+                self.reader
+                    .get_store_reader(16)
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        let Ok(field) = self.reader.schema().get_field(lode_engine::schema::SOURCE) else {
+            return Ok(serde_json::Value::Null);
+        };
+        let doc: tantivy::TantivyDocument = self
+            .store
+            .as_ref()
+            .expect("opened")
+            .get(self.doc)
+            .map_err(|e| e.to_string())?;
+        Ok(doc
+            .get_first(field)
+            .and_then(|v| v.as_bytes())
+            .filter(|b| !b.is_empty())
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or(serde_json::Value::Null))
     }
 
     fn open(&self, name: &str) -> Result<Col, String> {

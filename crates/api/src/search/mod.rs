@@ -43,6 +43,8 @@ pub enum TrackTotal {
 pub struct SearchRequest {
     /// `runtime_mappings`: the request's runtime fields.
     pub runtime: lode_query::runtime::RuntimeFields,
+    /// The `aggs` as sent: checked against each index's runtime fields.
+    pub aggs_json: Option<Value>,
     pub query: Option<query::Query>,
     pub post_filter: Option<query::Query>,
     pub from: usize,
@@ -314,6 +316,7 @@ impl SearchRequest {
         }
         Ok(SearchRequest {
             runtime,
+            aggs_json: b.get("aggs").or(b.get("aggregations")).cloned(),
             query,
             post_filter: b.get("post_filter").map(query::parse_query).transpose()?,
             from,
@@ -752,8 +755,10 @@ fn context<'a>(
     now: i64,
     lookups: &'a query::TermsLookups,
     runtime: &lode_query::runtime::RuntimeFields,
-) -> QueryContext<'a> {
-    QueryContext {
+) -> EsResult<QueryContext<'a>> {
+    // The index mapping's runtime fields, shadowed by the request's `runtime_mappings`.
+    let runtime = lode_query::runtime::effective(&state.mapping.json, runtime)?;
+    Ok(QueryContext {
         mapping: &state.mapping,
         schema: &state.schema,
         meta: MetaFields::of(&state.schema),
@@ -765,8 +770,8 @@ fn context<'a>(
         query_string_lenient: index.config().query_string_lenient,
         terms_lookups: Some(lookups),
         script_errors: Default::default(),
-        runtime: runtime.clone(),
-    }
+        runtime,
+    })
 }
 
 fn search_phase_error(e: EsError) -> EsError {
@@ -870,7 +875,7 @@ fn query_phase(
             c.check()?;
         }
         let state = t.index.mapping_state();
-        let ctx = context(&t.index, &state, now, &sreq.terms_lookups, &sreq.runtime);
+        let ctx = context(&t.index, &state, now, &sreq.terms_lookups, &sreq.runtime)?;
         let mut q = base_query(t, sreq, &ctx, &early)?;
         if let Some(pf) = &sreq.post_filter {
             let f = query::build_query(pf, &ctx)?;
@@ -1116,7 +1121,12 @@ fn query_phase(
             .iter()
             .zip(&states)
             .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups, &sreq.runtime))
-            .collect();
+            .collect::<EsResult<_>>()?;
+        if let Some(raw) = &sreq.aggs_json {
+            for ctx in &ctxs {
+                refuse_runtime_aggs(raw, &ctx.runtime)?;
+            }
+        }
         let queries = targets
             .iter()
             .zip(&ctxs)
@@ -1272,7 +1282,7 @@ fn fetch_phase(
         .iter()
         .zip(&states)
         .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups, &sreq.runtime))
-        .collect();
+        .collect::<EsResult<_>>()?;
     let highlighters = match &sreq.highlight {
         Some(hl) => targets
             .iter()
@@ -1388,10 +1398,10 @@ fn fetch_phase(
                 }
             }
         }
-        if !sreq.fields.is_empty() && !sreq.runtime.is_empty() {
+        if !sreq.fields.is_empty() && !ctxs[h.index].runtime.is_empty() {
             runtime_fields_values(
                 &sreq.fields,
-                &sreq.runtime,
+                &ctxs[h.index].runtime,
                 &t.index,
                 s,
                 h.addr,
@@ -2160,6 +2170,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
     let page: Vec<Candidate> = ctx.remaining.drain(..take).collect();
     let sreq = SearchRequest {
         runtime: Default::default(),
+        aggs_json: None,
         post_filter: None,
         from: 0,
         size: ctx.size,
@@ -2268,7 +2279,7 @@ pub fn matching_ids(
     lookups: &query::TermsLookups,
 ) -> EsResult<Vec<(String, Option<String>, u64)>> {
     let state = index.mapping_state();
-    let ctx = context(index, &state, now_millis(), lookups, &Default::default());
+    let ctx = context(index, &state, now_millis(), lookups, &Default::default())?;
     let mut q: Box<dyn tantivy::query::Query> = match query {
         Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
         None => Box::new(tantivy::query::AllQuery),
