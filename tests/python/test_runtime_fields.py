@@ -80,14 +80,120 @@ def test_multi_valued_and_shadowing(es, docs):
     assert ids(r) == {i for i, d in docs.items() if d["first"] == "ann"}
 
 
-@pytest.mark.parametrize("body,etype", [
-    ({"aggs": {"x": {"terms": {"field": "full"}}}}, "illegal_argument_exception"),
+@pytest.mark.parametrize("body", [
+    {"aggs": {"x": {"terms": {"field": "full"}, "aggs": {"m": {"max": {"field": "a"}}}}}},
+    {"aggs": {"x": {"histogram": {"field": "twice", "interval": 5}}}},
+    {"aggs": {"x": {"terms": {"field": "full", "include": "a.*"}}}},
+    {"aggs": {"x": {"terms": {"field": "full", "min_doc_count": 0}}}},
+    {"aggs": {"x": {"terms": {"field": "full", "order": {"m": "desc"}}}}},
+    {"aggs": {"x": {"min": {"field": "full"}}}},
+    {"aggs": {"x": {"terms": {"field": "a"}, "aggs": {"m": {"max": {"field": "twice"}}}}}},
 ])
-def test_refused(es, docs, body, etype):
+def test_refused_aggs(es, docs, body):
     with pytest.raises(ApiError) as ei:
-        search(es, body)
+        search(es, dict(body, size=0))
     assert ei.value.meta.status == 400
-    assert ei.value.body["error"]["type"] == etype
+    assert ei.value.body["error"]["root_cause"][0]["type"] == "illegal_argument_exception"
+
+
+def _terms(counter, size=10, key=lambda k: k):
+    ranked = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ([{"key": key(k), "doc_count": c} for k, c in ranked[:size]],
+            sum(c for _, c in ranked[size:]))
+
+
+def test_terms_agg_on_runtime_fields(es, docs):
+    from collections import Counter
+    r = search(es, {"size": 0, "query": {"range": {"a": {"gte": 5}}},
+                    "aggs": {"full": {"terms": {"field": "full", "size": 4}},
+                             "multi": {"terms": {"field": "multi", "size": 5}},
+                             "by_key": {"terms": {"field": "twice", "order": {"_key": "desc"},
+                                                  "size": 3, "min_doc_count": 2}}}})
+    sel = [d for d in docs.values() if d["a"] >= 5]
+    buckets, other = _terms(Counter(d["first"] + " " + d["last"] for d in sel), 4)
+    assert r["aggregations"]["full"]["buckets"] == buckets
+    assert r["aggregations"]["full"]["sum_other_doc_count"] == other
+    assert r["aggregations"]["full"]["doc_count_error_upper_bound"] == 0
+    multi = Counter()
+    for d in sel:
+        multi.update({d["a"], d["a"] + 100})
+    buckets, other = _terms(multi, 5)
+    assert r["aggregations"]["multi"]["buckets"] == buckets
+    assert r["aggregations"]["multi"]["sum_other_doc_count"] == other
+    twice = Counter(d["a"] * 2 for d in sel)
+    want = sorted(((k, c) for k, c in twice.items() if c >= 2), reverse=True)[:3]
+    assert [(b["key"], b["doc_count"]) for b in r["aggregations"]["by_key"]["buckets"]] == want
+
+
+def test_terms_agg_types_and_missing(es, docs):
+    from collections import Counter
+    rt = {"odd": {"type": "boolean", "script": "emit(doc['a'].value % 2 == 1)"},
+          "half": {"type": "double", "script": "emit(doc['a'].value / 2.0)"},
+          "day": {"type": "date", "script": "emit(86400000L * (doc['a'].value % 3))"},
+          "some": {"type": "keyword",
+                   "script": "if (doc['a'].value < 10) { emit(doc['first'].value) }"}}
+    r = es.perform_request("POST", f"/{INDEX}/_search", params={"typed_keys": "true"}, body={
+        "size": 0, "runtime_mappings": rt,
+        "aggs": {"odd": {"terms": {"field": "odd"}},
+                 "half": {"terms": {"field": "half", "size": 3, "order": {"_count": "asc"}}},
+                 "day": {"terms": {"field": "day"}},
+                 "some": {"terms": {"field": "some", "missing": "none"}}}},
+        headers={"content-type": "application/json", "accept": "application/json"}).body
+    aggs = r["aggregations"]
+    odd = Counter(d["a"] % 2 == 1 for d in docs.values())
+    assert aggs["lterms#odd"]["buckets"] == [
+        {"key": int(k), "key_as_string": str(k).lower(), "doc_count": c}
+        for k, c in sorted(odd.items(), key=lambda kv: (-kv[1], kv[0]))]
+    half = Counter(d["a"] / 2.0 for d in docs.values())
+    want = sorted(half.items(), key=lambda kv: (kv[1], kv[0]))[:3]
+    assert [(b["key"], b["doc_count"]) for b in aggs["dterms#half"]["buckets"]] == want
+    day = Counter(d["a"] % 3 for d in docs.values())
+    assert [(b["key"], b["key_as_string"], b["doc_count"]) for b in aggs["lterms#day"]["buckets"]] \
+        == [(k * 86400000, "1970-01-0%dT00:00:00.000Z" % (k + 1), c)
+            for k, c in sorted(day.items(), key=lambda kv: (-kv[1], kv[0]))]
+    some = Counter(d["first"] if d["a"] < 10 else "none" for d in docs.values())
+    assert aggs["sterms#some"]["buckets"] == _terms(some)[0]
+
+
+def test_metric_aggs_on_runtime_fields(es, docs):
+    r = search(es, {"size": 0, "query": {"term": {"last": "bob"}}, "aggs": {
+        "min": {"min": {"field": "twice"}}, "max": {"max": {"field": "multi"}},
+        "sum": {"sum": {"field": "twice"}}, "avg": {"avg": {"field": "twice"}},
+        "count": {"value_count": {"field": "multi"}},
+        "stats": {"stats": {"field": "twice"}},
+        "card": {"cardinality": {"field": "full"}},
+        "plain": {"max": {"field": "a"}}}})
+    sel = [d for d in docs.values() if d["first"] == "bob"]
+    tw = [d["a"] * 2 for d in sel]
+    a = r["aggregations"]
+    assert a["min"]["value"] == min(tw)
+    assert a["max"]["value"] == max(d["a"] + 100 for d in sel)
+    assert a["sum"]["value"] == sum(tw)
+    assert a["avg"]["value"] == pytest.approx(sum(tw) / len(tw))
+    assert a["count"]["value"] == 2 * len(sel)
+    assert a["stats"] == {"count": len(tw), "min": min(tw), "max": max(tw),
+                          "avg": pytest.approx(sum(tw) / len(tw)), "sum": sum(tw)}
+    assert a["card"]["value"] == len({d["first"] + " " + d["last"] for d in sel})
+    assert a["plain"]["value"] == max(d["a"] for d in sel)
+    r = search(es, {"size": 0, "query": {"term": {"full": "nobody"}}, "aggs": {
+        "min": {"min": {"field": "twice"}}, "avg": {"avg": {"field": "twice"}},
+        "stats": {"stats": {"field": "twice"}}, "t": {"terms": {"field": "full"}}}})
+    a = r["aggregations"]
+    assert a["min"]["value"] is None and a["avg"]["value"] is None
+    assert a["stats"] == {"count": 0, "min": None, "max": None, "avg": None, "sum": 0.0}
+    assert a["t"]["buckets"] == []
+
+
+def test_aggs_on_mapping_runtime_fields(es, mdocs):
+    from collections import Counter
+    r = msearch(es, {"size": 0, "aggs": {"tags": {"terms": {"field": "tags"}},
+                                         "price": {"stats": {"field": "price"}}}})
+    tags = Counter(t for d in mdocs.values() for t in set(d["tags"]))
+    assert r["aggregations"]["tags"]["buckets"] == _terms(tags)[0]
+    prices = [float(d["price"]) for d in mdocs.values() if d["price"] is not None]
+    st = r["aggregations"]["price"]
+    assert st["count"] == len(prices) and st["min"] == min(prices)
+    assert st["sum"] == pytest.approx(sum(prices))
 
 
 @pytest.mark.parametrize("rt,etype", [
@@ -242,10 +348,3 @@ def test_mapping_runtime_fields_survive_restart(tmp_path_factory):
         assert [x["sort"][0] for x in r["hits"]["hits"]] == [3, 9]
     finally:
         s.stop()
-
-
-def test_aggs_on_mapping_runtime_field_not_silent(es, mdocs):
-    with pytest.raises(ApiError) as ei:
-        msearch(es, {"size": 0, "aggs": {"x": {"histogram": {"field": "twice", "interval": 5}}}})
-    assert ei.value.meta.status == 400
-    assert ei.value.body["error"]["root_cause"][0]["type"] == "illegal_argument_exception"

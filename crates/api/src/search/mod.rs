@@ -6,6 +6,7 @@ mod body;
 mod collapse;
 pub mod request_cache;
 mod rescore;
+mod runtime_aggs;
 mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -311,9 +312,6 @@ impl SearchRequest {
             .map(lode_query::runtime::parse_runtime_mappings)
             .transpose()?
             .unwrap_or_default();
-        if let Some(a) = b.get("aggs").or(b.get("aggregations")) {
-            refuse_runtime_aggs(a, &runtime)?;
-        }
         Ok(SearchRequest {
             runtime,
             aggs_json: b.get("aggs").or(b.get("aggregations")).cloned(),
@@ -1122,16 +1120,56 @@ fn query_phase(
             .zip(&states)
             .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups, &sreq.runtime))
             .collect::<EsResult<_>>()?;
-        if let Some(raw) = &sreq.aggs_json {
-            for ctx in &ctxs {
-                refuse_runtime_aggs(raw, &ctx.runtime)?;
-            }
-        }
         let queries = targets
             .iter()
             .zip(&ctxs)
             .map(|(t, ctx)| base_query(t, sreq, ctx, &early))
             .collect::<EsResult<Vec<_>>>()?;
+        // Top-level aggregations on a runtime field run on their own collector; any other
+        // reference to a runtime field in the aggregations is refused.
+        let runtimes: Vec<_> = ctxs.iter().map(|c| &c.runtime).collect();
+        let mut rest_req = None;
+        let mut runtime_out = None;
+        if let Some(raw) = sreq
+            .aggs_json
+            .as_ref()
+            .filter(|_| runtimes.iter().any(|r| !r.is_empty()))
+        {
+            let (rt_aggs, rest) = runtime_aggs::split(raw, &runtimes)?;
+            if let Some(rest) = &rest {
+                for r in &runtimes {
+                    refuse_runtime_aggs(rest, r)?;
+                }
+            }
+            if !rt_aggs.is_empty() {
+                let rt_targets: Vec<_> = targets
+                    .iter()
+                    .zip(&ctxs)
+                    .zip(&queries)
+                    .map(|((t, ctx), q)| {
+                        (
+                            &ctx.runtime,
+                            &t.searchers[..],
+                            &**q,
+                            Arc::new(ctx.mapping.fields.clone()),
+                        )
+                    })
+                    .collect();
+                runtime_out = Some(runtime_aggs::run(&rt_aggs, &rt_targets, sreq.typed_keys)?);
+                rest_req = Some(match rest {
+                    Some(rest) => {
+                        let mut r = aggs::parse_aggs(&rest)?;
+                        r.set_max_buckets(a.max_buckets());
+                        Some(r)
+                    }
+                    None => None,
+                });
+            }
+        }
+        let a = match &rest_req {
+            Some(r) => r.as_ref(),
+            None => Some(a),
+        };
         let agg_targets: Vec<aggs::AggTarget> = targets
             .iter()
             .zip(&ctxs)
@@ -1143,7 +1181,14 @@ fn query_phase(
                 query: &**q,
             })
             .collect();
-        aggs_out = Some(aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?);
+        let mut out = match a {
+            Some(a) => aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?,
+            None => json!({}),
+        };
+        if let (Some(rt), Some(o)) = (runtime_out, out.as_object_mut()) {
+            o.extend(rt);
+        }
+        aggs_out = Some(out);
         if let Some(e) = ctxs.iter().find_map(query::take_script_error) {
             return Err(e);
         }
