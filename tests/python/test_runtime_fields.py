@@ -13,8 +13,7 @@ RT = {"full": {"type": "keyword",
                "script": {"source": "emit(doc['first'].value + ' ' + doc['last'].value)"}},
       "twice": {"type": "long", "script": {"source": "emit(doc['a'].value * params.k)",
                                             "params": {"k": 2}}},
-      "multi": {"type": "long", "script": "emit(doc['a'].value); emit(doc['a'].value + 100)"},
-      "last": {"type": "keyword", "script": "emit(doc['first'].value)"}}
+      "multi": {"type": "long", "script": "emit(doc['a'].value); emit(doc['a'].value + 100)"}}
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +74,13 @@ def test_multi_valued_and_shadowing(es, docs):
     assert ids(r) == {i for i, d in docs.items() if d["a"] == 5}
     for h in r["hits"]["hits"]:
         assert h["fields"]["multi"] == [5, 105]
-    # `last` is shadowed by a runtime field emitting `first`.
-    r = search(es, {"query": {"term": {"last": "ann"}}, "size": 100})
+    # `last` is shadowed by a runtime field emitting `first`, in queries and in `doc[...]`
+    # of the other scripts (here `full`), as in ES.
+    rt = dict(RT, last={"type": "keyword", "script": "emit(doc['first'].value)"})
+    r = req(es, "POST", f"/{INDEX}/_search", {"query": {"term": {"last": "ann"}}, "size": 100,
+                                              "runtime_mappings": rt, "fields": ["full"]})
     assert ids(r) == {i for i, d in docs.items() if d["first"] == "ann"}
+    assert all(h["fields"]["full"] == ["ann ann"] for h in r["hits"]["hits"])
 
 
 @pytest.mark.parametrize("body", [
@@ -156,7 +159,7 @@ def test_terms_agg_types_and_missing(es, docs):
 
 
 def test_metric_aggs_on_runtime_fields(es, docs):
-    r = search(es, {"size": 0, "query": {"term": {"last": "bob"}}, "aggs": {
+    r = search(es, {"size": 0, "query": {"term": {"first": "bob"}}, "aggs": {
         "min": {"min": {"field": "twice"}}, "max": {"max": {"field": "multi"}},
         "sum": {"sum": {"field": "twice"}}, "avg": {"avg": {"field": "twice"}},
         "count": {"value_count": {"field": "multi"}},
@@ -348,3 +351,41 @@ def test_mapping_runtime_fields_survive_restart(tmp_path_factory):
         assert [x["sort"][0] for x in r["hits"]["hits"]] == [3, 9]
     finally:
         s.stop()
+
+
+def test_doc_runtime_field_in_other_scripts(es, docs):
+    # a script query, a _script sort, script_fields, script_score and a runtime field
+    # reading another runtime field, all through doc['twice'] / doc['full']
+    rt = dict(RT, thrice={"type": "long",
+                          "script": "emit(doc['twice'].value + doc['a'].value)"})
+    r = es.perform_request("POST", f"/{INDEX}/_search", body={
+        "runtime_mappings": rt, "size": 100,
+        "query": {"bool": {"filter": [
+            {"script": {"script": "doc['twice'].value > 20"}},
+            {"range": {"thrice": {"lt": 75}}}]}},
+        "sort": [{"_script": {"type": "string", "order": "asc",
+                              "script": "doc['full'].value"}}, {"a": "asc"}],
+        "script_fields": {"t": {"script": "doc['twice'].value + 1"}}},
+        headers={"content-type": "application/json", "accept": "application/json"}).body
+    sel = sorted((d["first"] + " " + d["last"], d["a"], i) for i, d in docs.items()
+                 if d["a"] * 2 > 20 and d["a"] * 3 < 75)
+    assert ids(r) == {i for _, _, i in sel}
+    assert [h["sort"] for h in r["hits"]["hits"]] == [[f, a] for f, a, _ in sel]
+    for h in r["hits"]["hits"]:
+        assert h["fields"]["t"] == [docs[h["_id"]]["a"] * 2 + 1]
+    r = es.perform_request("POST", f"/{INDEX}/_search", body={
+        "runtime_mappings": rt, "size": 3,
+        "query": {"script_score": {"query": {"match_all": {}},
+                                   "script": "doc['thrice'].value"}}},
+        headers={"content-type": "application/json", "accept": "application/json"}).body
+    assert r["hits"]["hits"][0]["_score"] == max(d["a"] for d in docs.values()) * 3
+
+
+def test_runtime_field_cycle_refused(es, docs):
+    rt = {"x": {"type": "long", "script": "emit(doc['y'].value)"},
+          "y": {"type": "long", "script": "emit(doc['x'].value)"}}
+    with pytest.raises(ApiError) as ei:
+        es.perform_request("POST", f"/{INDEX}/_search", body={
+            "runtime_mappings": rt, "query": {"term": {"x": 1}}},
+            headers={"content-type": "application/json", "accept": "application/json"})
+    assert ei.value.meta.status == 400

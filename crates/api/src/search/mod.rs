@@ -689,7 +689,8 @@ fn runtime_fields_values(
             let docs = docs.get_or_insert_with(|| {
                 let reader = s.searcher.segment_reader(addr.segment_ord);
                 let mut d =
-                    query::DocColumns::new(reader, Arc::new(index.mapping().fields.clone()));
+                    query::DocColumns::new(reader, Arc::new(index.mapping().fields.clone()))
+                        .with_runtime(runtime.clone());
                 d.doc = addr.doc_id;
                 d
             });
@@ -1480,7 +1481,8 @@ fn fetch_phase(
         if !sreq.script_field_specs.is_empty() {
             let mapping = t.index.mapping();
             let reader = s.searcher.segment_reader(h.addr.segment_ord);
-            let mut docs = query::DocColumns::new(reader, Arc::new(mapping.fields.clone()));
+            let mut docs = query::DocColumns::new(reader, Arc::new(mapping.fields.clone()))
+                .with_runtime(ctxs[h.index].runtime.clone());
             docs.doc = h.addr.doc_id;
             let score = f64::from(h.score.unwrap_or(0.0));
             for (name, script, ignore_failure) in &sreq.script_field_specs {

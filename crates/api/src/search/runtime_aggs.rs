@@ -395,7 +395,8 @@ pub fn run(
             for (seg, mut docs_ids) in by_segment {
                 docs_ids.sort_unstable();
                 let reader = s.searcher.segment_reader(seg);
-                let mut docs = lode_query::DocColumns::new(reader, fields.clone());
+                let mut docs = lode_query::DocColumns::new(reader, fields.clone())
+                    .with_runtime((*runtime).clone());
                 for d in docs_ids {
                     docs.doc = d;
                     for ((agg, f), acc) in aggs.iter().zip(&fs).zip(accs.iter_mut()) {
