@@ -389,3 +389,18 @@ def test_runtime_field_cycle_refused(es, docs):
             "runtime_mappings": rt, "query": {"term": {"x": 1}}},
             headers={"content-type": "application/json", "accept": "application/json"})
     assert ei.value.meta.status == 400
+
+
+def test_params_source_in_runtime_scripts_and_script_fields(es, mdocs):
+    r = msearch(es, {"size": 100, "query": {"exists": {"field": "p2"}},
+                     "runtime_mappings": {"p2": {"type": "keyword", "script":
+                                                 "if (params._source.tags.size() > 0) "
+                                                 "{ emit(params._source.tags[0] + params['_source']['first']) }"}},
+                     "fields": ["p2"],
+                     "script_fields": {"s": {"script": "params._source.last"}}})
+    want = {i for i, d in mdocs.items() if d["tags"]}
+    assert ids(r) == want
+    for h in r["hits"]["hits"]:
+        d = mdocs[h["_id"]]
+        assert h["fields"]["p2"] == [d["tags"][0] + d["first"]]
+        assert h["fields"]["s"] == [d["last"]]

@@ -404,6 +404,10 @@ impl DocLookup for SegmentDocs {
     fn contains(&self, name: &str) -> bool {
         self.fields.contains_key(name) || self.runtime.contains_key(name)
     }
+
+    fn source(&mut self) -> Result<serde_json::Value, String> {
+        SegmentDocs::source(self)
+    }
 }
 
 /// `script_score`: the inner query's matches, each scored `script(_score) * boost`; documents
