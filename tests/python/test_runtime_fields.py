@@ -311,9 +311,7 @@ def test_runtime_field_without_script_reads_source(es, mdocs):
     ({"runtime": {"x": {"type": "long", "bogus": 1}}}, "_mapping", "mapper_parsing_exception"),
     ({"runtime": {"x": {"type": "ip"}}}, "_mapping", "mapper_parsing_exception"),
     ({"runtime": 3}, "_mapping", "mapper_parsing_exception"),
-    ({"dynamic": "runtime"}, "_mapping", "mapper_parsing_exception"),
     ({"mappings": {"runtime": {"x": {"type": "nope"}}}}, "", "mapper_parsing_exception"),
-    ({"mappings": {"dynamic": "runtime"}}, "", "mapper_parsing_exception"),
 ])
 def test_refused_mapping_runtime(es, mdocs, body, path, etype):
     target = f"/{MINDEX}/{path}" if path else "/runtime_refused_create"
@@ -404,3 +402,37 @@ def test_params_source_in_runtime_scripts_and_script_fields(es, mdocs):
         d = mdocs[h["_id"]]
         assert h["fields"]["p2"] == [d["tags"][0] + d["first"]]
         assert h["fields"]["s"] == [d["last"]]
+
+
+def test_dynamic_runtime(es):
+    from collections import Counter
+    name = "runtime_dynamic"
+    es.indices.delete(index=name, ignore_unavailable=True)
+    req(es, "PUT", f"/{name}", {"mappings": {"dynamic": "runtime",
+                                             "properties": {"id": {"type": "long"}}}})
+    rng = random.Random(9)
+    docs = [{"id": i, "s": rng.choice(["u", "v"]), "n": rng.randrange(10),
+             "f": rng.choice([0.5, 1.5]), "b": rng.random() < 0.5,
+             "d": rng.choice(["2020-01-01", "2021-06-01T10:00:00Z"]),
+             "o": {"x": rng.choice(["p", "q"])}, "nothing": None}
+            for i in range(30)]
+    ops = []
+    for d in docs:
+        ops += [{"index": {"_index": name, "_id": str(d["id"])}}, d]
+    assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    m = req(es, "GET", f"/{name}/_mapping")[name]["mappings"]
+    assert m["dynamic"] == "runtime"
+    assert m["properties"] == {"id": {"type": "long"}}
+    assert m["runtime"] == {"s": {"type": "keyword"}, "n": {"type": "long"},
+                            "f": {"type": "double"}, "b": {"type": "boolean"},
+                            "d": {"type": "date"}, "o.x": {"type": "keyword"}}
+    r = req(es, "POST", f"/{name}/_search", {
+        "size": 100, "query": {"bool": {"filter": [{"term": {"s": "u"}},
+                                                   {"range": {"n": {"gte": 3}}},
+                                                   {"term": {"b": True}}]}},
+        "aggs": {"ox": {"terms": {"field": "o.x"}}, "f": {"sum": {"field": "f"}}}})
+    sel = [d for d in docs if d["s"] == "u" and d["n"] >= 3 and d["b"]]
+    assert ids(r) == {str(d["id"]) for d in sel}
+    assert r["aggregations"]["ox"]["buckets"] == _terms(Counter(d["o"]["x"] for d in sel))[0]
+    assert r["aggregations"]["f"]["value"] == sum(d["f"] for d in sel)
+    es.indices.delete(index=name)

@@ -269,9 +269,8 @@ pub fn effective(mapping: &Value, request: &RuntimeFields) -> EsResult<RuntimeFi
 }
 
 /// Validates the `runtime` section of a mapping being created or put (`null` entries remove
-/// a field and are not checked), and refuses `dynamic: runtime`, which Lode does not build.
+/// a field and are not checked).
 pub fn validate_mapping(mappings: &Value) -> EsResult<()> {
-    refuse_dynamic_runtime(mappings)?;
     let Some(section) = mappings.get("runtime") else {
         return Ok(());
     };
@@ -295,22 +294,6 @@ pub fn validate_mapping(mappings: &Value) -> EsResult<()> {
             mapper_parsing(format!("Failed to parse mapping: {}", e.reason)).caused_by(e)
         }
     })
-}
-
-fn refuse_dynamic_runtime(v: &Value) -> EsResult<()> {
-    if let Value::Object(o) = v {
-        if o.get("dynamic").and_then(Value::as_str) == Some("runtime") {
-            return Err(mapper_parsing(
-                "Failed to parse mapping: [dynamic: runtime] (new fields mapped as runtime fields) is not supported by Lode",
-            ));
-        }
-        if let Some(Value::Object(props)) = o.get("properties") {
-            for def in props.values() {
-                refuse_dynamic_runtime(def)?;
-            }
-        }
-    }
-    Ok(())
 }
 
 fn mapper_parsing(reason: impl Into<String>) -> EsError {
@@ -423,8 +406,6 @@ mod tests {
             json!({"runtime": {"x": {"type": "nope"}}}),
             json!({"runtime": {"x": {"type": "long", "script": "emit("}}}),
             json!({"runtime": []}),
-            json!({"dynamic": "runtime"}),
-            json!({"properties": {"o": {"dynamic": "runtime", "properties": {}}}}),
         ] {
             let e = validate_mapping(&bad).unwrap_err();
             assert_eq!(e.kind, "mapper_parsing_exception", "{bad}");
