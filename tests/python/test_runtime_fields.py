@@ -436,3 +436,21 @@ def test_dynamic_runtime(es):
     assert r["aggregations"]["ox"]["buckets"] == _terms(Counter(d["o"]["x"] for d in sel))[0]
     assert r["aggregations"]["f"]["value"] == sum(d["f"] for d in sel)
     es.indices.delete(index=name)
+
+
+def test_request_cache_sees_runtime_mapping_changes(es):
+    name = "runtime_cache"
+    es.indices.delete(index=name, ignore_unavailable=True)
+    req(es, "PUT", f"/{name}", {"mappings": {
+        "properties": {"a": {"type": "long"}},
+        "runtime": {"r": {"type": "long", "script": "emit(doc['a'].value)"}}}})
+    es.bulk(operations=[{"index": {"_index": name, "_id": "1"}}, {"a": 2},
+                        {"index": {"_index": name, "_id": "2"}}, {"a": 3}], refresh=True)
+    body = {"size": 0, "aggs": {"s": {"sum": {"field": "r"}}}}
+    assert req(es, "POST", f"/{name}/_search?request_cache=true", body)[
+        "aggregations"]["s"]["value"] == 5
+    req(es, "PUT", f"/{name}/_mapping", {"runtime": {
+        "r": {"type": "long", "script": "emit(doc['a'].value * 10)"}}})
+    assert req(es, "POST", f"/{name}/_search?request_cache=true", body)[
+        "aggregations"]["s"]["value"] == 50
+    es.indices.delete(index=name)

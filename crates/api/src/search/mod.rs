@@ -1921,6 +1921,14 @@ fn cache_key(
         looked.sort();
         format!("{text}|{}", looked.join("|"))
     };
+    // A mapping's runtime fields change the answer without a new reader generation (a PUT
+    // mapping replaces a script): they are part of the key.
+    let mut text = text;
+    for s in list {
+        if let Some(rt) = s.index.mapping().json.get("runtime") {
+            text = format!("{text}|runtime:{}={rt}", s.index.name);
+        }
+    }
     // Parameters that only shape the rendering (applied later, in the HTTP layer) stay out.
     let params: Vec<String> = req
         .params
