@@ -25,6 +25,10 @@ impl AggsRequest {
         self.max_buckets = max_buckets;
     }
 
+    pub fn max_buckets(&self) -> usize {
+        self.max_buckets
+    }
+
     /// Whether there is nothing to aggregate.
     pub fn is_empty(&self) -> bool {
         self.aggs.is_empty()

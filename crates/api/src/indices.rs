@@ -54,6 +54,13 @@ pub fn create(node: &Node, name: &str, req: &RestRequest) -> EsResult<RestRespon
     if let Some(a) = obj.get("aliases") {
         crate::aliases::validate_create(node, a)?;
     }
+    let unwrapped = match &mappings {
+        Value::Object(m) if m.len() == 1 && m.get("_doc").is_some_and(Value::is_object) => {
+            &m["_doc"]
+        }
+        m => m,
+    };
+    lode_query::runtime::validate_mapping(unwrapped)?;
     node.create_index(name, &settings, &mappings)?;
     if let Some(a) = obj.get("aliases") {
         crate::aliases::create_with(node, name, a)?;
@@ -193,6 +200,7 @@ pub fn put_mapping(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestR
         return Err(EsError::index_not_found(expr));
     }
     lode_engine::blocks::check_all(&list, Level::MetadataWrite)?;
+    lode_query::runtime::validate_mapping(&body)?;
     for i in list {
         i.update_mapping(&body)?;
     }

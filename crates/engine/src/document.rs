@@ -36,6 +36,8 @@ struct Walk<'a> {
     /// Paths of the mapped fields present, for `_field_names` (borrowed from the mapping).
     field_names: Vec<&'a str>,
     update: Map<String, Value>,
+    /// New fields under `dynamic: runtime`: runtime fields (read from `_source`).
+    runtime_update: Map<String, Value>,
 }
 
 impl<'a> DocParser<'a> {
@@ -50,12 +52,18 @@ impl<'a> DocParser<'a> {
             doc: TantivyDocument::default(),
             field_names: Vec::new(),
             update: Map::new(),
+            runtime_update: Map::new(),
         };
         w.object("", obj)?;
-        if !w.update.is_empty() {
-            return Ok(Parsed::MappingUpdate(
-                serde_json::json!({ "properties": Value::Object(w.update) }),
-            ));
+        if !w.update.is_empty() || !w.runtime_update.is_empty() {
+            let mut update = Map::new();
+            if !w.update.is_empty() {
+                update.insert("properties".into(), Value::Object(w.update));
+            }
+            if !w.runtime_update.is_empty() {
+                update.insert("runtime".into(), Value::Object(w.runtime_update));
+            }
+            return Ok(Parsed::MappingUpdate(Value::Object(update)));
         }
         let mut names = std::mem::take(&mut w.field_names);
         names.sort_unstable();
@@ -124,13 +132,27 @@ impl<'a> Walk<'a> {
                 _ => self.leaf(def, v),
             };
         }
+        // A runtime field of the mapping shadows the path: its value stays in `_source`
+        // only and is not mapped dynamically (as ES's `NoOpFieldMapper`).
+        if mapping
+            .json
+            .get("runtime")
+            .and_then(|r| r.get(path))
+            .is_some()
+        {
+            return Ok(());
+        }
         // An unmapped path: dynamic mapping decides.
         let parent = match path.rfind('.') {
             Some(i) => &path[..i],
             None => "",
         };
         match self.p.mapping.dynamic_for(parent) {
-            Dynamic::False | Dynamic::Runtime => Ok(()),
+            Dynamic::False => Ok(()),
+            Dynamic::Runtime => {
+                runtime_defs(self.p.mapping, path, v, &mut self.runtime_update);
+                Ok(())
+            }
             Dynamic::Strict => Err(EsError::bad_request(
                 "strict_dynamic_mapping_exception",
                 format!(
@@ -569,6 +591,55 @@ fn merge_dynamic(acc: &mut Value, def: Value) {
 }
 
 /// Inserts a dynamic definition at a dotted path inside a `properties` map.
+/// `dynamic: runtime`: the runtime fields (no script: read from `_source`) for a new value at
+/// `path`, as ES's `DynamicFieldsBuilder.DYNAMIC_RUNTIME` types them; an object's leaves
+/// become runtime fields of their dotted paths.
+fn runtime_defs(mapping: &Mapping, path: &str, v: &Value, out: &mut Map<String, Value>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m {
+                runtime_defs(mapping, &format!("{path}.{k}"), child, out);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                runtime_defs(mapping, path, item, out);
+            }
+        }
+        leaf => {
+            let mapped = mapping
+                .json
+                .get("runtime")
+                .and_then(|r| r.get(path))
+                .is_some();
+            if mapped || out.contains_key(path) {
+                return;
+            }
+            let ty = match infer_dynamic(mapping, leaf)
+                .as_ref()
+                .and_then(|d| d.get("type"))
+            {
+                Some(t) if t == "boolean" => "boolean",
+                Some(t) if t == "long" => "long",
+                Some(t) if t == "float" => "double",
+                // a date of the default format; other detected formats stay keywords
+                Some(t)
+                    if t == "date"
+                        && infer_dynamic(mapping, leaf)
+                            .unwrap()
+                            .get("format")
+                            .is_none() =>
+                {
+                    "date"
+                }
+                Some(_) => "keyword",
+                None => return,
+            };
+            out.insert(path.to_string(), serde_json::json!({"type": ty}));
+        }
+    }
+}
+
 fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
     let mut parts = path.split('.').peekable();
     let mut cur = props;

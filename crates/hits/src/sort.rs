@@ -40,6 +40,8 @@ pub struct ScriptSort {
     pub runtime: Option<Arc<RuntimeField>>,
     pub string: bool,
     pub fields: Fields,
+    /// The search's runtime fields, for `doc['name']`.
+    pub runtime_fields: RuntimeFields,
     pub errors: ScriptErrors,
 }
 
@@ -330,7 +332,7 @@ pub fn parse_sort(
             _ => return Err(EsError::parsing("[sort] malformed sort specification")),
         };
         if field == "_script" {
-            keys.push(parse_script_sort(&opts, mapping, errors)?);
+            keys.push(parse_script_sort(&opts, mapping, errors, runtime)?);
             continue;
         }
         // FieldSortBuilder's parser: unknown keys are errors; known ones Lode lacks are refused.
@@ -373,6 +375,7 @@ pub fn parse_sort(
                     string: f.ty == RuntimeType::Keyword,
                     runtime: Some(f),
                     fields: Arc::new(mapping.fields.clone()),
+                    runtime_fields: runtime.clone(),
                     errors: errors.clone(),
                 })
             }
@@ -443,7 +446,12 @@ pub fn parse_sort(
 }
 
 /// `{"_script": {"type": ..., "script": ..., "order": ...}}` (ES's `ScriptSortBuilder`).
-fn parse_script_sort(opts: &Value, mapping: &Mapping, errors: &ScriptErrors) -> EsResult<SortKey> {
+fn parse_script_sort(
+    opts: &Value,
+    mapping: &Mapping,
+    errors: &ScriptErrors,
+    runtime: &RuntimeFields,
+) -> EsResult<SortKey> {
     let o = opts
         .as_object()
         .ok_or_else(|| EsError::parsing("[_script] malformed sort specification"))?;
@@ -508,6 +516,7 @@ fn parse_script_sort(opts: &Value, mapping: &Mapping, errors: &ScriptErrors) -> 
             string,
             runtime: None,
             fields: Arc::new(mapping.fields.clone()),
+            runtime_fields: runtime.clone(),
             errors: errors.clone(),
         }),
         desc,
@@ -583,7 +592,10 @@ impl Collector for FieldSortCollector {
                 SortKind::Doc => ColumnReader::Doc,
                 SortKind::Unmapped => ColumnReader::None,
                 SortKind::Script(spec) => ColumnReader::Script(Box::new((
-                    RefCell::new(SegmentDocs::new(reader, spec.fields.clone())),
+                    RefCell::new(
+                        SegmentDocs::new(reader, spec.fields.clone())
+                            .with_runtime(spec.runtime_fields.clone()),
+                    ),
                     spec.clone(),
                 ))),
                 SortKind::Field { name, storage, .. } => match storage {

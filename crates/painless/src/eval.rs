@@ -60,6 +60,10 @@ pub trait DocLookup {
     fn field(&mut self, name: &str) -> Result<DocField, String>;
     /// `doc.containsKey(name)`: whether the mapping has the field.
     fn contains(&self, name: &str) -> bool;
+    /// The document's `_source` (`params._source`); null where there is none.
+    fn source(&mut self) -> Result<Value, String> {
+        Ok(Value::Null)
+    }
 }
 
 /// One field's values, as the column holds them.

@@ -272,18 +272,29 @@ impl SearchScript {
 
     /// Runs a runtime field's script on a document: the values it emitted, in order.
     pub fn emit(&self, doc: &mut dyn DocLookup) -> EsResult<Vec<Value>> {
-        self.run_val(doc, 0.0, |it, _| Ok(it.emitted.clone()))
+        self.run_val(doc, 0.0, true, |it, _| Ok(it.emitted.clone()))
     }
 
     fn run_val<T>(
         &self,
         doc: &mut dyn DocLookup,
         score: f64,
+        with_source: bool,
         out: impl FnOnce(&Interp, Val) -> Result<T, (&'static str, String)>,
     ) -> EsResult<T> {
         let s = &self.script;
         let mut it = Interp::new(&s.program);
-        let params = it.load_json_map(&s.params);
+        // `params._source`: the document's source, read only by a script that names it.
+        let params = if with_source && s.source.contains("_source") {
+            let mut p = s.params.clone();
+            let src = doc
+                .source()
+                .map_err(|e| EsError::bad_request("illegal_state_exception", e))?;
+            p.insert("_source".into(), src);
+            it.load_json_map(&p)
+        } else {
+            it.load_json_map(&s.params)
+        };
         it.set_slot(PARAMS_SLOT, params);
         let d = it.alloc(Obj::Doc);
         it.set_slot(DOC_SLOT, d);
@@ -299,7 +310,7 @@ impl SearchScript {
 
     /// The script's value as JSON (`script_fields`).
     pub fn value(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<Value> {
-        self.run_val(doc, score, |it, v| {
+        self.run_val(doc, score, true, |it, v| {
             it.to_json(&v)
                 .map_err(|e| ("illegal_argument_exception", e))
         })
@@ -307,7 +318,7 @@ impl SearchScript {
 
     /// A filter script's answer: it must return a boolean.
     pub fn filter(&self, doc: &mut dyn DocLookup) -> EsResult<bool> {
-        self.run_val(doc, 0.0, |it, v| match v {
+        self.run_val(doc, 0.0, false, |it, v| match v {
             Val::Bool(b) => Ok(b),
             other => Err((
                 "class_cast_exception",
@@ -319,7 +330,7 @@ impl SearchScript {
     /// A `_script` sort of type `string`: the script must return a string (ES's
     /// `StringSortScript`).
     pub fn string(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<String> {
-        self.run_val(doc, score, |it, v| match v {
+        self.run_val(doc, score, false, |it, v| match v {
             Val::Str(s) => Ok(s.to_string()),
             other => Err((
                 "class_cast_exception",
@@ -330,7 +341,7 @@ impl SearchScript {
 
     /// A score script's answer: it must return a number.
     pub fn score(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<f64> {
-        self.run_val(doc, score, |it, v| match v {
+        self.run_val(doc, score, false, |it, v| match v {
             Val::Int(i) => Ok(i as f64),
             Val::Float(f) => Ok(f),
             other => Err((

@@ -340,6 +340,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(Some(Box::new(crate::script::ScriptQuery {
             script: crate::script::DocFilter::Runtime(f, pred),
             fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+            runtime: self.ctx.runtime.clone(),
             errors: self.ctx.script_errors.clone(),
             boost,
         })))
@@ -393,6 +394,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 let q: Q = Box::new(crate::script::ScriptQuery {
                     script: crate::script::DocFilter::Script(std::sync::Arc::new(script)),
                     fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                    runtime: self.ctx.runtime.clone(),
                     errors: self.ctx.script_errors.clone(),
                     boost: *boost,
                 });
@@ -410,6 +412,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     query: inner,
                     script: std::sync::Arc::new(script),
                     fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                    runtime: self.ctx.runtime.clone(),
                     errors: self.ctx.script_errors.clone(),
                     min_score: *min_score,
                     boost: *boost,

@@ -35,7 +35,8 @@ impl RuntimeType {
 pub struct RuntimeField {
     pub name: String,
     pub ty: RuntimeType,
-    pub script: SearchScript,
+    /// None: the values of the same-named field in `_source`, as ES reads them.
+    pub script: Option<SearchScript>,
 }
 
 /// The request's runtime fields by name.
@@ -99,12 +100,10 @@ pub fn parse_runtime_mappings(v: &Value) -> EsResult<RuntimeFields> {
                 }
             }
         }
-        let Some(script) = d.get("script") else {
-            return Err(mapper_parsing(format!(
-                "runtime field [{name}] without a [script] (read from _source) is not supported by Lode"
-            )));
+        let script = match d.get("script") {
+            None | Some(Value::Null) => None,
+            Some(script) => Some(SearchScript::compile_runtime(script)?),
         };
-        let script = SearchScript::compile_runtime(script)?;
         out.insert(
             name.clone(),
             Arc::new(RuntimeField {
@@ -121,8 +120,60 @@ impl RuntimeField {
     /// The document's values (`docs.doc`), each of the field's type, as JSON: strings,
     /// integers (long, and date as epoch milliseconds), doubles, booleans.
     pub fn values(&self, docs: &mut SegmentDocs) -> EsResult<Vec<Value>> {
-        let emitted = self.script.emit(docs)?;
+        let Some(script) = &self.script else {
+            let source = docs
+                .source()
+                .map_err(|e| EsError::bad_request("illegal_state_exception", e))?;
+            let mut raw = Vec::new();
+            source_values(&source, &self.name, &mut raw);
+            return Ok(raw
+                .into_iter()
+                .filter_map(|v| self.read_source_value(v))
+                .collect());
+        };
+        let emitted = script.emit(docs)?;
         emitted.into_iter().map(|v| self.coerce(v)).collect()
+    }
+
+    /// A `_source` value read as the field's type; a value that does not parse is skipped.
+    fn read_source_value(&self, v: &Value) -> Option<Value> {
+        match self.ty {
+            RuntimeType::Keyword => match v {
+                Value::String(_) => Some(v.clone()),
+                Value::Number(_) | Value::Bool(_) => Some(Value::String(v.to_string())),
+                _ => None,
+            },
+            RuntimeType::Long => match v {
+                Value::Number(n) => n
+                    .as_i64()
+                    .or_else(|| n.as_f64().map(|f| f as i64))
+                    .map(Value::from),
+                Value::String(s) => s
+                    .parse::<i64>()
+                    .ok()
+                    .or_else(|| s.parse::<f64>().ok().map(|f| f as i64))
+                    .map(Value::from),
+                _ => None,
+            },
+            RuntimeType::Double => match v {
+                Value::Number(n) => n.as_f64().map(Value::from),
+                Value::String(s) => s.parse::<f64>().ok().map(Value::from),
+                _ => None,
+            },
+            RuntimeType::Boolean => match v {
+                Value::Bool(_) => Some(v.clone()),
+                Value::String(s) if s == "true" || s == "false" => Some(Value::Bool(s == "true")),
+                _ => None,
+            },
+            RuntimeType::Date => match v {
+                Value::Number(n) => n.as_i64().map(Value::from),
+                Value::String(_) => lode_dates::DateFormat::default()
+                    .parse_json(v, &lode_dates::Tz::utc())
+                    .ok()
+                    .map(Value::from),
+                _ => None,
+            },
+        }
     }
 
     fn coerce(&self, v: Value) -> EsResult<Value> {
@@ -155,6 +206,94 @@ impl RuntimeField {
             Vec::new()
         })
     }
+}
+
+/// The leaf values at a dotted `path` of a `_source` object (object levels or dotted keys),
+/// arrays flattened, nulls left out.
+pub fn source_values<'v>(src: &'v Value, path: &str, out: &mut Vec<&'v Value>) {
+    match src {
+        Value::Array(a) => {
+            for v in a {
+                source_values(v, path, out);
+            }
+        }
+        Value::Object(o) => {
+            if let Some(v) = o.get(path) {
+                leaves(v, out);
+            }
+            let mut i = 0;
+            while let Some(dot) = path[i..].find('.') {
+                let (head, rest) = (&path[..i + dot], &path[i + dot + 1..]);
+                if let Some(v) = o.get(head) {
+                    source_values(v, rest, out);
+                }
+                i += dot + 1;
+            }
+        }
+        _ => {}
+    }
+}
+
+fn leaves<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
+    match v {
+        Value::Array(a) => a.iter().for_each(|v| leaves(v, out)),
+        Value::Null | Value::Object(_) => {}
+        _ => out.push(v),
+    }
+}
+
+/// The index mapping's `runtime` section, compiled (empty when it has none). The section
+/// was validated when the mapping was put.
+pub fn from_mapping(mapping: &Value) -> EsResult<RuntimeFields> {
+    match mapping.get("runtime") {
+        Some(Value::Object(o)) if !o.is_empty() => {
+            parse_runtime_mappings(&Value::Object(o.clone()))
+        }
+        _ => Ok(Default::default()),
+    }
+}
+
+/// The runtime fields of a search on an index: the mapping's, shadowed by the request's
+/// `runtime_mappings` of the same name.
+pub fn effective(mapping: &Value, request: &RuntimeFields) -> EsResult<RuntimeFields> {
+    let from_index = from_mapping(mapping)?;
+    if from_index.is_empty() {
+        return Ok(request.clone());
+    }
+    if request.is_empty() {
+        return Ok(from_index);
+    }
+    let mut all = (*from_index).clone();
+    all.extend(request.iter().map(|(k, v)| (k.clone(), v.clone())));
+    Ok(Arc::new(all))
+}
+
+/// Validates the `runtime` section of a mapping being created or put (`null` entries remove
+/// a field and are not checked).
+pub fn validate_mapping(mappings: &Value) -> EsResult<()> {
+    let Some(section) = mappings.get("runtime") else {
+        return Ok(());
+    };
+    let section = match section {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        _ => {
+            return Err(mapper_parsing(
+                "Failed to parse mapping: Expected map for runtime block but got a non-object",
+            ))
+        }
+    };
+    parse_runtime_mappings(&section).map(|_| ()).map_err(|e| {
+        if e.kind == "mapper_parsing_exception" {
+            mapper_parsing(format!("Failed to parse mapping: {}", e.reason))
+        } else {
+            mapper_parsing(format!("Failed to parse mapping: {}", e.reason)).caused_by(e)
+        }
+    })
 }
 
 fn mapper_parsing(reason: impl Into<String>) -> EsError {
@@ -239,4 +378,52 @@ pub fn in_range(v: &Value, from: Option<&Value>, to: Option<&Value>, il: bool, i
         from.is_none_or(|f| matches!((cmp(v, f), il), (Some(Greater), _) | (Some(Equal), true)));
     let hi = to.is_none_or(|t| matches!((cmp(v, t), iu), (Some(Less), _) | (Some(Equal), true)));
     lo && hi
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn source_values_follow_objects_dotted_keys_and_arrays() {
+        let src = json!({"a": {"b": [1, {"c": 2}], "c": null}, "a.b": 3, "x": [[4, null], 5]});
+        let mut out = Vec::new();
+        source_values(&src, "a.b", &mut out);
+        assert_eq!(out, vec![&json!(3), &json!(1)]);
+        let mut out = Vec::new();
+        source_values(&src, "x", &mut out);
+        assert_eq!(out, vec![&json!(4), &json!(5)]);
+        let mut out = Vec::new();
+        source_values(&src, "a.c", &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn mapping_section_validation() {
+        assert!(validate_mapping(&json!({"runtime": {"x": {"type": "long"}, "y": null}})).is_ok());
+        for bad in [
+            json!({"runtime": {"x": {"type": "nope"}}}),
+            json!({"runtime": {"x": {"type": "long", "script": "emit("}}}),
+            json!({"runtime": []}),
+        ] {
+            let e = validate_mapping(&bad).unwrap_err();
+            assert_eq!(e.kind, "mapper_parsing_exception", "{bad}");
+            assert!(
+                e.reason.starts_with("Failed to parse mapping: "),
+                "{}",
+                e.reason
+            );
+        }
+    }
+
+    #[test]
+    fn request_fields_shadow_mapping_fields() {
+        let mapping = json!({"runtime": {"x": {"type": "long"}, "y": {"type": "keyword"}}});
+        let req = parse_runtime_mappings(&json!({"x": {"type": "double"}})).unwrap();
+        let all = effective(&mapping, &req).unwrap();
+        assert_eq!(all["x"].ty, RuntimeType::Double);
+        assert_eq!(all["y"].ty, RuntimeType::Keyword);
+        assert!(all["y"].script.is_none());
+    }
 }

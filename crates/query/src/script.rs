@@ -55,6 +55,7 @@ impl DocFilter {
 pub(crate) struct ScriptQuery {
     pub script: DocFilter,
     pub fields: Fields,
+    pub runtime: crate::runtime::RuntimeFields,
     pub errors: ScriptErrors,
     pub boost: f32,
 }
@@ -75,7 +76,7 @@ impl Weight for ScriptQuery {
     fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
         let mut s = ScriptScorer {
             query: self.clone(),
-            docs: SegmentDocs::new(reader, self.fields.clone()),
+            docs: SegmentDocs::new(reader, self.fields.clone()).with_runtime(self.runtime.clone()),
             max_doc: reader.max_doc(),
             doc: 0,
             score: boost * self.boost,
@@ -98,7 +99,7 @@ impl Weight for ScriptQuery {
     ) -> tantivy::Result<(SeekDangerResult, Box<dyn Scorer>)> {
         let mut s = ScriptScorer {
             query: self.clone(),
-            docs: SegmentDocs::new(reader, self.fields.clone()),
+            docs: SegmentDocs::new(reader, self.fields.clone()).with_runtime(self.runtime.clone()),
             max_doc: reader.max_doc(),
             doc: target,
             score: boost * self.boost,
@@ -108,7 +109,8 @@ impl Weight for ScriptQuery {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut docs = SegmentDocs::new(reader, self.fields.clone());
+        let mut docs =
+            SegmentDocs::new(reader, self.fields.clone()).with_runtime(self.runtime.clone());
         docs.doc = doc;
         match self.script.test(&mut docs) {
             Ok(true) => Ok(Explanation::new("ScriptQuery", self.boost)),
@@ -228,6 +230,11 @@ pub struct SegmentDocs {
     fields: Fields,
     cols: Vec<(String, Col)>,
     pub doc: DocId,
+    store: Option<tantivy::store::StoreReader>,
+    /// The search's runtime fields, read by `doc['name']` (they shadow mapped fields).
+    runtime: crate::runtime::RuntimeFields,
+    /// How many runtime fields are being evaluated inside one another (cycle guard).
+    depth: u8,
 }
 
 impl SegmentDocs {
@@ -237,7 +244,85 @@ impl SegmentDocs {
             fields,
             cols: Vec::new(),
             doc: 0,
+            store: None,
+            runtime: Default::default(),
+            depth: 0,
         }
+    }
+
+    /// `doc['name']` reads these runtime fields (shadowing mapped fields of the same name).
+    pub fn with_runtime(mut self, runtime: crate::runtime::RuntimeFields) -> SegmentDocs {
+        self.runtime = runtime;
+        self
+    }
+
+    fn runtime_field(&mut self, f: &crate::runtime::RuntimeField) -> Result<DocField, String> {
+        use crate::runtime::RuntimeType;
+        use serde_json::Value;
+        if self.depth >= 16 {
+            return Err(format!(
+                "Cycle detected. Make sure that there is no cycle between runtime fields: [{}]",
+                f.name
+            ));
+        }
+        self.depth += 1;
+        let vals = f.values(self);
+        self.depth -= 1;
+        let mut vals = vals.map_err(|e| match e.caused_by {
+            Some(c) if e.kind == "script_exception" => c.reason,
+            _ => e.reason,
+        })?;
+        vals.sort_by(|a, b| match (a, b) {
+            (Value::String(x), Value::String(y)) => x.cmp(y),
+            (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+            _ => a
+                .as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&b.as_f64().unwrap_or(0.0)),
+        });
+        Ok(match f.ty {
+            RuntimeType::Keyword => DocField::Str(
+                vals.into_iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect(),
+            ),
+            RuntimeType::Long => DocField::Long(vals.iter().filter_map(Value::as_i64).collect()),
+            RuntimeType::Date => DocField::Date(vals.iter().filter_map(Value::as_i64).collect()),
+            RuntimeType::Double => {
+                DocField::Double(vals.iter().filter_map(Value::as_f64).collect())
+            }
+            RuntimeType::Boolean => {
+                DocField::Bool(vals.iter().filter_map(Value::as_bool).collect())
+            }
+        })
+    }
+
+    /// The current document's stored `_source` (null when it has none), as ES's
+    /// `params._source`: read per document, as a runtime field without a script reads it.
+    pub fn source(&mut self) -> Result<serde_json::Value, String> {
+        use tantivy::schema::Value as _;
+        if self.store.is_none() {
+            self.store = Some(
+                self.reader
+                    .get_store_reader(16)
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        let Ok(field) = self.reader.schema().get_field(lode_engine::schema::SOURCE) else {
+            return Ok(serde_json::Value::Null);
+        };
+        let doc: tantivy::TantivyDocument = self
+            .store
+            .as_ref()
+            .expect("opened")
+            .get(self.doc)
+            .map_err(|e| e.to_string())?;
+        Ok(doc
+            .get_first(field)
+            .and_then(|v| v.as_bytes())
+            .filter(|b| !b.is_empty())
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or(serde_json::Value::Null))
     }
 
     fn open(&self, name: &str) -> Result<Col, String> {
@@ -274,6 +359,9 @@ impl SegmentDocs {
 
 impl DocLookup for SegmentDocs {
     fn field(&mut self, name: &str) -> Result<DocField, String> {
+        if let Some(f) = self.runtime.get(name).cloned() {
+            return self.runtime_field(&f);
+        }
         let i = match self.cols.iter().position(|(n, _)| n == name) {
             Some(i) => i,
             None => {
@@ -314,7 +402,11 @@ impl DocLookup for SegmentDocs {
     }
 
     fn contains(&self, name: &str) -> bool {
-        self.fields.contains_key(name)
+        self.fields.contains_key(name) || self.runtime.contains_key(name)
+    }
+
+    fn source(&mut self) -> Result<serde_json::Value, String> {
+        SegmentDocs::source(self)
     }
 }
 
@@ -325,6 +417,7 @@ pub(crate) struct ScriptScoreQuery {
     pub query: Box<dyn Query>,
     pub script: Arc<SearchScript>,
     pub fields: Fields,
+    pub runtime: crate::runtime::RuntimeFields,
     pub errors: ScriptErrors,
     pub min_score: Option<f32>,
     pub boost: f32,
@@ -336,6 +429,7 @@ impl Clone for ScriptScoreQuery {
             query: self.query.box_clone(),
             script: self.script.clone(),
             fields: self.fields.clone(),
+            runtime: self.runtime.clone(),
             errors: self.errors.clone(),
             min_score: self.min_score,
             boost: self.boost,
@@ -380,7 +474,8 @@ impl Weight for ScriptScoreWeight {
     fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
         let mut s = ScriptScoreScorer {
             inner: self.weight.scorer(reader, 1.0)?,
-            docs: SegmentDocs::new(reader, self.query.fields.clone()),
+            docs: SegmentDocs::new(reader, self.query.fields.clone())
+                .with_runtime(self.query.runtime.clone()),
             query: self.query.clone(),
             boost: boost * self.query.boost,
             score: 0.0,

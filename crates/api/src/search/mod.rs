@@ -6,6 +6,7 @@ mod body;
 mod collapse;
 pub mod request_cache;
 mod rescore;
+mod runtime_aggs;
 mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -43,6 +44,8 @@ pub enum TrackTotal {
 pub struct SearchRequest {
     /// `runtime_mappings`: the request's runtime fields.
     pub runtime: lode_query::runtime::RuntimeFields,
+    /// The `aggs` as sent: checked against each index's runtime fields.
+    pub aggs_json: Option<Value>,
     pub query: Option<query::Query>,
     pub post_filter: Option<query::Query>,
     pub from: usize,
@@ -309,11 +312,9 @@ impl SearchRequest {
             .map(lode_query::runtime::parse_runtime_mappings)
             .transpose()?
             .unwrap_or_default();
-        if let Some(a) = b.get("aggs").or(b.get("aggregations")) {
-            refuse_runtime_aggs(a, &runtime)?;
-        }
         Ok(SearchRequest {
             runtime,
+            aggs_json: b.get("aggs").or(b.get("aggregations")).cloned(),
             query,
             post_filter: b.get("post_filter").map(query::parse_query).transpose()?,
             from,
@@ -688,7 +689,8 @@ fn runtime_fields_values(
             let docs = docs.get_or_insert_with(|| {
                 let reader = s.searcher.segment_reader(addr.segment_ord);
                 let mut d =
-                    query::DocColumns::new(reader, Arc::new(index.mapping().fields.clone()));
+                    query::DocColumns::new(reader, Arc::new(index.mapping().fields.clone()))
+                        .with_runtime(runtime.clone());
                 d.doc = addr.doc_id;
                 d
             });
@@ -752,8 +754,10 @@ fn context<'a>(
     now: i64,
     lookups: &'a query::TermsLookups,
     runtime: &lode_query::runtime::RuntimeFields,
-) -> QueryContext<'a> {
-    QueryContext {
+) -> EsResult<QueryContext<'a>> {
+    // The index mapping's runtime fields, shadowed by the request's `runtime_mappings`.
+    let runtime = lode_query::runtime::effective(&state.mapping.json, runtime)?;
+    Ok(QueryContext {
         mapping: &state.mapping,
         schema: &state.schema,
         meta: MetaFields::of(&state.schema),
@@ -765,8 +769,8 @@ fn context<'a>(
         query_string_lenient: index.config().query_string_lenient,
         terms_lookups: Some(lookups),
         script_errors: Default::default(),
-        runtime: runtime.clone(),
-    }
+        runtime,
+    })
 }
 
 fn search_phase_error(e: EsError) -> EsError {
@@ -870,7 +874,7 @@ fn query_phase(
             c.check()?;
         }
         let state = t.index.mapping_state();
-        let ctx = context(&t.index, &state, now, &sreq.terms_lookups, &sreq.runtime);
+        let ctx = context(&t.index, &state, now, &sreq.terms_lookups, &sreq.runtime)?;
         let mut q = base_query(t, sreq, &ctx, &early)?;
         if let Some(pf) = &sreq.post_filter {
             let f = query::build_query(pf, &ctx)?;
@@ -1116,12 +1120,57 @@ fn query_phase(
             .iter()
             .zip(&states)
             .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups, &sreq.runtime))
-            .collect();
+            .collect::<EsResult<_>>()?;
         let queries = targets
             .iter()
             .zip(&ctxs)
             .map(|(t, ctx)| base_query(t, sreq, ctx, &early))
             .collect::<EsResult<Vec<_>>>()?;
+        // Top-level aggregations on a runtime field run on their own collector; any other
+        // reference to a runtime field in the aggregations is refused.
+        let runtimes: Vec<_> = ctxs.iter().map(|c| &c.runtime).collect();
+        let mut rest_req = None;
+        let mut runtime_out = None;
+        if let Some(raw) = sreq
+            .aggs_json
+            .as_ref()
+            .filter(|_| runtimes.iter().any(|r| !r.is_empty()))
+        {
+            let (rt_aggs, rest) = runtime_aggs::split(raw, &runtimes)?;
+            if let Some(rest) = &rest {
+                for r in &runtimes {
+                    refuse_runtime_aggs(rest, r)?;
+                }
+            }
+            if !rt_aggs.is_empty() {
+                let rt_targets: Vec<_> = targets
+                    .iter()
+                    .zip(&ctxs)
+                    .zip(&queries)
+                    .map(|((t, ctx), q)| {
+                        (
+                            &ctx.runtime,
+                            &t.searchers[..],
+                            &**q,
+                            Arc::new(ctx.mapping.fields.clone()),
+                        )
+                    })
+                    .collect();
+                runtime_out = Some(runtime_aggs::run(&rt_aggs, &rt_targets, sreq.typed_keys)?);
+                rest_req = Some(match rest {
+                    Some(rest) => {
+                        let mut r = aggs::parse_aggs(&rest)?;
+                        r.set_max_buckets(a.max_buckets());
+                        Some(r)
+                    }
+                    None => None,
+                });
+            }
+        }
+        let a = match &rest_req {
+            Some(r) => r.as_ref(),
+            None => Some(a),
+        };
         let agg_targets: Vec<aggs::AggTarget> = targets
             .iter()
             .zip(&ctxs)
@@ -1133,7 +1182,14 @@ fn query_phase(
                 query: &**q,
             })
             .collect();
-        aggs_out = Some(aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?);
+        let mut out = match a {
+            Some(a) => aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?,
+            None => json!({}),
+        };
+        if let (Some(rt), Some(o)) = (runtime_out, out.as_object_mut()) {
+            o.extend(rt);
+        }
+        aggs_out = Some(out);
         if let Some(e) = ctxs.iter().find_map(query::take_script_error) {
             return Err(e);
         }
@@ -1272,7 +1328,7 @@ fn fetch_phase(
         .iter()
         .zip(&states)
         .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups, &sreq.runtime))
-        .collect();
+        .collect::<EsResult<_>>()?;
     let highlighters = match &sreq.highlight {
         Some(hl) => targets
             .iter()
@@ -1388,10 +1444,10 @@ fn fetch_phase(
                 }
             }
         }
-        if !sreq.fields.is_empty() && !sreq.runtime.is_empty() {
+        if !sreq.fields.is_empty() && !ctxs[h.index].runtime.is_empty() {
             runtime_fields_values(
                 &sreq.fields,
-                &sreq.runtime,
+                &ctxs[h.index].runtime,
                 &t.index,
                 s,
                 h.addr,
@@ -1425,7 +1481,8 @@ fn fetch_phase(
         if !sreq.script_field_specs.is_empty() {
             let mapping = t.index.mapping();
             let reader = s.searcher.segment_reader(h.addr.segment_ord);
-            let mut docs = query::DocColumns::new(reader, Arc::new(mapping.fields.clone()));
+            let mut docs = query::DocColumns::new(reader, Arc::new(mapping.fields.clone()))
+                .with_runtime(ctxs[h.index].runtime.clone());
             docs.doc = h.addr.doc_id;
             let score = f64::from(h.score.unwrap_or(0.0));
             for (name, script, ignore_failure) in &sreq.script_field_specs {
@@ -1864,6 +1921,14 @@ fn cache_key(
         looked.sort();
         format!("{text}|{}", looked.join("|"))
     };
+    // A mapping's runtime fields change the answer without a new reader generation (a PUT
+    // mapping replaces a script): they are part of the key.
+    let mut text = text;
+    for s in list {
+        if let Some(rt) = s.index.mapping().json.get("runtime") {
+            text = format!("{text}|runtime:{}={rt}", s.index.name);
+        }
+    }
     // Parameters that only shape the rendering (applied later, in the HTTP layer) stay out.
     let params: Vec<String> = req
         .params
@@ -2160,6 +2225,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
     let page: Vec<Candidate> = ctx.remaining.drain(..take).collect();
     let sreq = SearchRequest {
         runtime: Default::default(),
+        aggs_json: None,
         post_filter: None,
         from: 0,
         size: ctx.size,
@@ -2268,7 +2334,7 @@ pub fn matching_ids(
     lookups: &query::TermsLookups,
 ) -> EsResult<Vec<(String, Option<String>, u64)>> {
     let state = index.mapping_state();
-    let ctx = context(index, &state, now_millis(), lookups, &Default::default());
+    let ctx = context(index, &state, now_millis(), lookups, &Default::default())?;
     let mut q: Box<dyn tantivy::query::Query> = match query {
         Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
         None => Box::new(tantivy::query::AllQuery),

@@ -500,6 +500,28 @@ pub fn merge(existing: &Value, update: &Value) -> EsResult<Value> {
                 .entry("properties")
                 .or_insert_with(|| Value::Object(Map::new()));
             merge_properties("", target, v)?;
+        } else if k == "runtime" {
+            // As ES's: a runtime field replaces one of the same name; `null` removes it.
+            let upd = v.as_object().ok_or_else(|| {
+                mapper_parsing("Expected map for runtime block but got a non-object")
+            })?;
+            let target = out_obj
+                .entry("runtime")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !target.is_object() {
+                *target = Value::Object(Map::new());
+            }
+            let tgt = target.as_object_mut().unwrap();
+            for (name, def) in upd {
+                if def.is_null() {
+                    tgt.remove(name);
+                } else {
+                    tgt.insert(name.clone(), def.clone());
+                }
+            }
+            if tgt.is_empty() {
+                out_obj.remove("runtime");
+            }
         } else {
             out_obj.insert(k.clone(), v.clone());
         }
@@ -765,6 +787,23 @@ mod tests {
             e.reason,
             "Mapping definition for [data] has unsupported parameters:  [analyzer : standard]"
         );
+    }
+
+    #[test]
+    fn merge_replaces_and_removes_runtime_fields() {
+        let a = json!({"runtime": {"x": {"type": "long"}, "y": {"type": "keyword"}}});
+        let m = merge(
+            &a,
+            &json!({"runtime": {"x": {"type": "double"}, "z": {"type": "date"}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            m["runtime"],
+            json!({"x": {"type": "double"}, "y": {"type": "keyword"}, "z": {"type": "date"}})
+        );
+        let m = merge(&m, &json!({"runtime": {"x": null, "y": null, "z": null}})).unwrap();
+        assert!(m.get("runtime").is_none());
+        assert!(merge(&a, &json!({"runtime": 3})).is_err());
     }
 
     #[test]
