@@ -604,7 +604,7 @@ mod search_task_tests {
         assert!(running(id).is_some());
         let child = t.run(|| {
             assert!(CancelToken::current().is_some());
-            start_child("indices:data/read/search", "c".into()).expect("a child")
+            start_child("indices:data/read/search", Description::Text("c".into())).expect("a child")
         });
         assert_eq!(child.task.parent, Some(id));
         t.task.cancel(BY_USER);
