@@ -27,6 +27,9 @@ pub struct PointRangeQuery {
     /// The constant score of every match (ES's range `boost`).
     score: Score,
     fallback: Arc<dyn Query>,
+    /// What each segment's scorers materialised, shared by every weight of this query (and
+    /// its clones): a request counts its hits and walks its sorted page with two weights.
+    memo: Arc<Mutex<Vec<(SegmentId, Memo)>>>,
 }
 
 impl PointRangeQuery {
@@ -37,6 +40,7 @@ impl PointRangeQuery {
             hi,
             score: 1.0,
             fallback: fallback.into(),
+            memo: Arc::default(),
         }
     }
 
@@ -81,7 +85,7 @@ impl Query for PointRangeQuery {
             hi: self.hi,
             score: self.score,
             fallback: self.fallback.weight(scoring)?,
-            memo: Mutex::default(),
+            memo: self.memo.clone(),
         }))
     }
 }
@@ -92,17 +96,26 @@ struct PointRangeWeight {
     hi: u64,
     score: Score,
     fallback: Box<dyn Weight>,
-    /// What each segment's scorer materialised, for the next scorer of the same request: a
-    /// sorted-page walk makes a fresh scorer per chunk of positions it checks.
-    memo: Mutex<Vec<(SegmentId, Memo)>>,
+    /// The query's memo: a sorted-page walk makes a fresh scorer per chunk of positions it
+    /// checks, and the hit count has its own weight.
+    memo: Arc<Mutex<Vec<(SegmentId, Memo)>>>,
 }
 
-/// A segment's materialised matches, shared by the scorers one weight makes for it.
+/// A segment's materialised matches, shared by the scorers a query's weights make for it.
 #[derive(Clone)]
 enum Memo {
     Docs(Arc<[DocId]>),
     /// Filled the first time a dense range turns into a bitset.
     Bits(Arc<OnceLock<DocBits>>),
+}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Memo::Docs(docs) => write!(f, "Docs({})", docs.len()),
+            Memo::Bits(bits) => write!(f, "Bits(filled: {})", bits.get().is_some()),
+        }
+    }
 }
 
 impl PointRangeWeight {
