@@ -117,6 +117,13 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
             return render(error_response(&e), &params, method == Method::Head);
         }
     }
+    // As ES's RestController, the Content-Type is checked only on a request with content
+    // (the body of the `source` parameter has its `source_content_type`, checked below).
+    if !body.is_empty() {
+        if let Some(r) = content_type_refusal(header_str(&headers, "content-type")) {
+            return render(r, &params, method == Method::Head);
+        }
+    }
     // ES's `source` parameter: the body, for clients that cannot send one with GET.
     let body = match params.get("source") {
         Some(source) if !body.iter().any(|b| !b.is_ascii_whitespace()) => {
@@ -136,12 +143,6 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         }
         _ => body,
     };
-    // As ES's RestController, the Content-Type is checked only on a request with content.
-    if !body.is_empty() {
-        if let Some(r) = content_type_refusal(header_str(&headers, "content-type")) {
-            return render(r, &params, method == Method::Head);
-        }
-    }
     let compat = match compatible_version(
         header_str(&headers, "accept"),
         header_str(&headers, "content-type"),
