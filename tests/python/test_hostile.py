@@ -757,10 +757,54 @@ def test_body_on_get(lode_url, ctl, path):
     assert_es_error(status, resp, 400, "illegal_argument_exception")
 
 
-@pytest.mark.parametrize("ctype", ["text/plain", "application/xml", "image/png", "garbage"])
+@pytest.mark.parametrize("ctype", ["text/plain", "application/xml", "image/png",
+                                   "application/x-www-form-urlencoded", "application/smile",
+                                   "application/cbor", "application/yaml"])
 def test_bad_content_type(lode_url, ctl, ctype):
+    # Elasticsearch's RestController answers a body of a type it does not read (Lode reads
+    # JSON only) in its simple error shape: 406 {"error": "...", "status": 406}
     status, resp = send(lode_url, "POST", "/%s/_search" % CTL, b"{}", {"Content-Type": ctype})
-    assert_es_error(status, resp, 406)
+    assert status == 406, (status, resp)
+    assert json.loads(resp) == {"error": "Content-Type header [%s] is not supported" % ctype,
+                                "status": 406}
+
+
+def test_unparsable_content_type(lode_url, ctl):
+    # not a media type at all: the request fails parsing, a 400 media_type_header_exception
+    status, resp = send(lode_url, "POST", "/%s/_search" % CTL, b"{}", {"Content-Type": "garbage"})
+    doc = assert_es_error(status, resp, 400, "media_type_header_exception")
+    assert doc["error"]["caused_by"]["reason"] == "invalid media-type [garbage]"
+
+
+@pytest.mark.parametrize("ctype", ["application/json", "application/json; charset=UTF-8",
+                                   "application/vnd.elasticsearch+json; compatible-with=8",
+                                   "application/x-ndjson"])
+def test_json_content_types_accepted(lode_url, ctl, ctype):
+    # a versioned Content-Type needs the matching Accept, as the official clients send it
+    status, resp = send(lode_url, "POST", "/%s/_search" % CTL, b"{}",
+                        {"Content-Type": ctype, "Accept": ctype.replace("x-ndjson", "json")})
+    assert status == 200, (status, resp)
+
+
+def test_content_type_not_checked_without_body(lode_url, ctl):
+    # curl's default form type on a body-less request: ES checks the type only with content
+    status, resp = send(lode_url, "GET", "/%s/_search" % CTL, None,
+                        {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 200, (status, resp)
+
+
+def test_body_on_get_message(lode_url, ctl):
+    status, resp = send(lode_url, "GET", "/?pretty", {"a": 1})
+    doc = assert_es_error(status, resp, 400, "illegal_argument_exception")
+    assert doc["error"]["reason"] == "request [GET /] does not support having a body"
+
+
+@pytest.mark.parametrize("method,path", [("POST", "/%s/_refresh" % CTL), ("DELETE", "/%s_nope" % CTL),
+                                         ("POST", "/%s/_forcemerge" % CTL)])
+def test_body_on_bodyless_api(lode_url, ctl, method, path):
+    status, resp = send(lode_url, method, path, {"a": 1})
+    doc = assert_es_error(status, resp, 400, "illegal_argument_exception")
+    assert doc["error"]["reason"] == "request [%s %s] does not support having a body" % (method, path)
 
 
 def test_server_still_answers(es, ctl):

@@ -19,6 +19,10 @@ pub struct ApiParams {
     /// Parameters Elasticsearch defines for this API that Lode does not implement: refused by
     /// name rather than reported as unknown or silently ignored.
     pub unsupported: &'static [&'static str],
+    /// Whether the API reads a request body (the `body` of its REST specification). A body
+    /// sent to one that does not is refused as ES's `BaseRestHandler` refuses content the
+    /// handler did not consume: "request [GET /] does not support having a body".
+    pub body: bool,
 }
 
 /// Accepted by every API: response shaping the HTTP layer applies (`pretty`, `human`,
@@ -111,6 +115,14 @@ const fn api(
         api,
         accepted,
         unsupported,
+        body: false,
+    }
+}
+
+impl ApiParams {
+    /// Declares that the API reads a request body.
+    const fn with_body(self) -> ApiParams {
+        ApiParams { body: true, ..self }
     }
 }
 
@@ -139,7 +151,8 @@ pub const CLUSTER_PUT_SETTINGS: ApiParams = api(
     "cluster.put_settings",
     &[NO_EFFECT, &["flat_settings"]],
     &[],
-);
+)
+.with_body();
 pub const CLUSTER_GET_SETTINGS: ApiParams = api(
     "cluster.get_settings",
     &[NO_EFFECT, &["flat_settings", "include_defaults", "local"]],
@@ -185,15 +198,16 @@ pub const CAT_API: ApiParams = api(
         "active_only",
     ],
 );
-pub const ALIASES_UPDATE: ApiParams = api("indices.update_aliases", &[NO_EFFECT], &[]);
+pub const ALIASES_UPDATE: ApiParams = api("indices.update_aliases", &[NO_EFFECT], &[]).with_body();
 pub const ALIASES_GET: ApiParams = api(
     "indices.get_alias",
     &[NO_EFFECT, INDICES_OPTIONS, &["local"]],
     &[],
 );
-pub const ALIAS_PUT: ApiParams = api("indices.put_alias", &[NO_EFFECT, &["routing"]], &[]);
+pub const ALIAS_PUT: ApiParams =
+    api("indices.put_alias", &[NO_EFFECT, &["routing"]], &[]).with_body();
 pub const ALIAS_DELETE: ApiParams = api("indices.delete_alias", &[NO_EFFECT], &[]);
-pub const SCRIPT_PUT: ApiParams = api("put_script", &[NO_EFFECT], &["context"]);
+pub const SCRIPT_PUT: ApiParams = api("put_script", &[NO_EFFECT], &["context"]).with_body();
 pub const SCRIPT_GET: ApiParams = api("get_script", &[NO_EFFECT], &[]);
 pub const SCRIPT_DELETE: ApiParams = api("delete_script", &[NO_EFFECT], &[]);
 pub const TASKS_LIST: ApiParams = api(
@@ -244,7 +258,8 @@ pub const BY_QUERY: ApiParams = api(
         "_source_includes",
         "_source_excludes",
     ],
-);
+)
+.with_body();
 pub const INDICES_STATS: ApiParams = api(
     "indices.stats",
     &[
@@ -265,7 +280,7 @@ pub const DISK_USAGE: ApiParams = api(
     &[],
 );
 pub const SEGMENTS: ApiParams = api("indices.segments", &[INDICES_OPTIONS, &["verbose"]], &[]);
-pub const ANALYZE: ApiParams = api("indices.analyze", &[], &["index"]);
+pub const ANALYZE: ApiParams = api("indices.analyze", &[], &["index"]).with_body();
 pub const GET_MAPPING: ApiParams = api(
     "indices.get_mapping",
     &[NO_EFFECT, INDICES_OPTIONS, &["local"]],
@@ -275,7 +290,8 @@ pub const PUT_MAPPING: ApiParams = api(
     "indices.put_mapping",
     &[NO_EFFECT, INDICES_OPTIONS],
     &["write_index_only"],
-);
+)
+.with_body();
 pub const GET_SETTINGS: ApiParams = api(
     "indices.get_settings",
     &[
@@ -293,7 +309,8 @@ pub const PUT_SETTINGS: ApiParams = api(
         &["flat_settings", "preserve_existing"],
     ],
     &["reopen"],
-);
+)
+.with_body();
 pub const CLEAR_CACHE: ApiParams = api(
     "indices.clear_cache",
     // Clearing a cache never changes an answer, so clearing the request cache whichever
@@ -327,7 +344,8 @@ pub const CREATE_INDEX: ApiParams = api(
     "indices.create",
     &[NO_EFFECT, &["wait_for_active_shards"]],
     &[],
-);
+)
+.with_body();
 pub const DELETE_INDEX: ApiParams = api("indices.delete", &[NO_EFFECT, INDICES_OPTIONS], &[]);
 pub const EXISTS_INDEX: ApiParams = api(
     "indices.exists",
@@ -403,7 +421,8 @@ pub const SEARCH: ApiParams = api(
         "cancel_after_time_interval",
         "search_pipeline",
     ],
-);
+)
+.with_body();
 pub const COUNT: ApiParams = api(
     "count",
     &[
@@ -417,7 +436,8 @@ pub const COUNT: ApiParams = api(
         ],
     ],
     &["min_score"],
-);
+)
+.with_body();
 pub const MSEARCH: ApiParams = api(
     "msearch",
     &[
@@ -433,13 +453,15 @@ pub const MSEARCH: ApiParams = api(
         ],
     ],
     &[],
-);
+)
+.with_body();
 pub const SCROLL: ApiParams = api(
     "scroll",
     &[&["scroll", "scroll_id", "rest_total_hits_as_int"]],
     &[],
-);
-pub const CLEAR_SCROLL: ApiParams = api("clear_scroll", &[&["scroll_id"]], &[]);
+)
+.with_body();
+pub const CLEAR_SCROLL: ApiParams = api("clear_scroll", &[&["scroll_id"]], &[]).with_body();
 pub const BULK: ApiParams = api(
     "bulk",
     &[&[
@@ -459,7 +481,8 @@ pub const BULK: ApiParams = api(
         "type",
         "batch_size",
     ],
-);
+)
+.with_body();
 pub const MGET: ApiParams = api(
     "mget",
     &[
@@ -473,7 +496,8 @@ pub const MGET: ApiParams = api(
         ],
     ],
     &[],
-);
+)
+.with_body();
 pub const INDEX_DOC: ApiParams = api(
     "index",
     &[
@@ -488,7 +512,8 @@ pub const INDEX_DOC: ApiParams = api(
         ],
     ],
     &["pipeline", "require_data_stream", "include_source_on_error"],
-);
+)
+.with_body();
 pub const GET_DOC: ApiParams = api(
     "get",
     &[
@@ -544,7 +569,8 @@ pub const UPDATE_DOC: ApiParams = api(
         ],
     ],
     &["lang", "include_source_on_error"],
-);
+)
+.with_body();
 
 #[cfg(test)]
 mod tests {
@@ -555,6 +581,7 @@ mod tests {
         api: "demo",
         accepted: &[&["size", "from"], &["routing"]],
         unsupported: &["preference"],
+        body: false,
     };
 
     fn req(params: &[(&str, &str)]) -> RestRequest {

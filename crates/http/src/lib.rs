@@ -85,16 +85,6 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     let path = req.uri().path().to_string();
     let params = parse_query_string(req.uri().query());
     let headers = req.headers().clone();
-    if let Some(ct) = headers.get("content-type").and_then(|v| v.to_str().ok()) {
-        if !acceptable_content_type(ct) {
-            let e = EsError::new(
-                406,
-                "media_type_header_exception",
-                format!("Content-Type header [{ct}] is not supported"),
-            );
-            return render(error_response(&e), &params, method == Method::Head);
-        }
-    }
     let content_length = headers
         .get("content-length")
         .and_then(|v| v.to_str().ok())
@@ -127,19 +117,21 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
             return render(error_response(&e), &params, method == Method::Head);
         }
     }
+    // As ES's RestController, the Content-Type is checked only on a request with content
+    // (the body of the `source` parameter has its `source_content_type`, checked below).
+    if !body.is_empty() {
+        if let Some(r) = content_type_refusal(header_str(&headers, "content-type")) {
+            return render(r, &params, method == Method::Head);
+        }
+    }
     // ES's `source` parameter: the body, for clients that cannot send one with GET.
     let body = match params.get("source") {
         Some(source) if !body.iter().any(|b| !b.is_ascii_whitespace()) => {
             match params.get("source_content_type") {
-                Some(ct) if acceptable_content_type(ct) => source.clone().into_bytes(),
-                Some(ct) => {
-                    let e = EsError::new(
-                        406,
-                        "media_type_header_exception",
-                        format!("Content-Type header [{ct}] is not supported"),
-                    );
-                    return render(error_response(&e), &params, method == Method::Head);
-                }
+                Some(ct) => match content_type_refusal(Some(ct)) {
+                    None => source.clone().into_bytes(),
+                    Some(r) => return render(r, &params, method == Method::Head),
+                },
                 None => {
                     let e = EsError::bad_request(
                         "illegal_state_exception",
@@ -422,6 +414,11 @@ async fn collect_body(body: Body, max: usize) -> Result<Vec<u8>, EsError> {
     }
 }
 
+/// The media types of a request body Lode reads: ES's JSON family (`application/json`,
+/// `application/x-ndjson`, ES's `application/*` alias of JSON, and the versioned
+/// `application/vnd.elasticsearch+json` / `+x-ndjson` the official clients send). ES also reads
+/// SMILE, CBOR and YAML bodies; Lode reads JSON only and refuses them as ES refuses a type it
+/// does not know.
 fn acceptable_content_type(ct: &str) -> bool {
     let base = ct
         .split(';')
@@ -433,17 +430,45 @@ fn acceptable_content_type(ct: &str) -> bool {
         base.as_str(),
         "application/json"
             | "application/x-ndjson"
+            | "application/*"
             | "application/vnd.elasticsearch+json"
             | "application/vnd.elasticsearch+x-ndjson"
-            | "text/plain"
-            | "application/x-www-form-urlencoded"
-            | ""
-            | "application/yaml"
-            | "application/smile"
-            | "application/cbor"
-            | "text/x-ndjson"
-            | "application/octet-stream"
     )
+}
+
+/// ES's answer to a body whose Content-Type it cannot read (`RestController`): no header is
+/// 406 "Content-Type header is missing"; a well-formed type it does not read is 406
+/// "Content-Type header [text/plain] is not supported", both in ES's simple error shape
+/// (`{"error": "...", "status": 406}`); a value that is no media type at all (no `type/subtype`)
+/// fails parsing the request (`RestRequest.MediaTypeHeaderException`): a 400
+/// `media_type_header_exception`.
+fn content_type_refusal(ct: Option<&str>) -> Option<RestResponse> {
+    let simple = |reason: String| {
+        RestResponse::json(406, serde_json::json!({"error": reason, "status": 406}))
+    };
+    let Some(ct) = ct else {
+        return Some(simple("Content-Type header is missing".to_string()));
+    };
+    if acceptable_content_type(ct) {
+        return None;
+    }
+    let base = ct.split(';').next().unwrap_or("").trim();
+    let well_formed = base
+        .split_once('/')
+        .is_some_and(|(t, s)| !t.is_empty() && !s.is_empty() && !s.contains('/'));
+    if !well_formed {
+        let e = EsError::bad_request(
+            "media_type_header_exception",
+            "Invalid media-type value on headers [Content-Type]",
+        )
+        .caused_by(EsError::illegal_argument(format!(
+            "invalid media-type [{ct}]"
+        )));
+        return Some(error_response(&e));
+    }
+    Some(simple(format!(
+        "Content-Type header [{ct}] is not supported"
+    )))
 }
 
 /// Serializes a JSON response, applying `human`, `filter_path` and `pretty`.

@@ -29,6 +29,16 @@ fn method_not_allowed(req: &RestRequest, allowed: &str) -> EsError {
     )
 }
 
+fn method_name(m: Method) -> &'static str {
+    match m {
+        Get => "GET",
+        Head => "HEAD",
+        Post => "POST",
+        Put => "PUT",
+        Delete => "DELETE",
+    }
+}
+
 /// Dispatches one request. `segs` are the percent-decoded path segments.
 pub fn route(
     node: &Arc<Node>,
@@ -71,6 +81,13 @@ fn dispatch(
             return Ok(RestResponse::empty(200));
         }
         params.check(req)?;
+        if !params.body && !req.body.is_empty() {
+            return Err(EsError::illegal_argument(format!(
+                "request [{} {}] does not support having a body",
+                method_name(req.method),
+                req.path
+            )));
+        }
         handler()
     };
     match (m, s.as_slice()) {
