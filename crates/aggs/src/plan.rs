@@ -138,6 +138,12 @@ pub(crate) enum SourceSpec {
         values: Vec<f64>,
         missing: Option<f64>,
     },
+    /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
+    Weighted {
+        value: (String, super::sources::NumericColumn, Option<f64>),
+        weight: (String, super::sources::NumericColumn, Option<f64>),
+        product: bool,
+    },
 }
 
 pub(crate) fn source_name(i: usize) -> String {
@@ -236,6 +242,19 @@ pub(crate) enum Op {
         source: usize,
     },
     TopHits,
+    /// `weighted_avg`: a `sum` of the [`SourceSpec::Weighted`] products under the node's
+    /// name, and one of the weights under [`weight_sum_name`].
+    WeightedAvg {
+        format: ValueFormat,
+        product: usize,
+        weight: usize,
+    },
+}
+
+/// The name of a `weighted_avg`'s sum of weights in tantivy's request and results (`>` is
+/// not allowed in aggregation names, so it cannot clash with a sibling).
+pub(crate) fn weight_sum_name(name: &str) -> String {
+    format!("{name}>weight")
 }
 
 impl<'r> Plan<'r> {
@@ -486,6 +505,36 @@ fn plan_node<'r>(
             }
         }
         AggKind::TopHits(_) => Op::TopHits,
+        AggKind::WeightedAvg(w) => {
+            let column = |f: &FieldRef| match f.storage() {
+                Some(Storage::F64) => super::sources::NumericColumn::F64,
+                _ => super::sources::NumericColumn::I64,
+            };
+            let value = resolve_field(ctx, &w.value.field, ty, Need::Numeric)?;
+            let weight = resolve_field(ctx, &w.weight.field, ty, Need::Numeric)?;
+            let missing = |m: &Option<Value>| m.as_ref().and_then(|m| m.as_f64());
+            let format = metric_format(&value, w.format.as_deref())?;
+            for product in [true, false] {
+                sources.push(SourceSpec::Weighted {
+                    value: (
+                        value.name.clone(),
+                        column(&value),
+                        missing(&w.value.missing),
+                    ),
+                    weight: (
+                        weight.name.clone(),
+                        column(&weight),
+                        missing(&w.weight.missing),
+                    ),
+                    product,
+                });
+            }
+            Op::WeightedAvg {
+                format,
+                product: sources.len() - 2,
+                weight: sources.len() - 1,
+            }
+        }
     };
     let subs = plan_level(&node.subs, ctx, sources, Some(ty))?;
     validate_order(node, &subs)?;
@@ -569,6 +618,8 @@ fn validate_order(node: &AggNode, subs: &[PlanNode]) -> EsResult<()> {
             (Op::Filters(f), None) if f.style == FiltersStyle::Single => {}
             (Op::Filters(f), Some(m))
                 if f.style == FiltersStyle::Single && (m == "doc_count" || m == "_count") => {}
+            (Op::WeightedAvg { .. }, None) => {}
+            (Op::WeightedAvg { .. }, Some(name)) if name == "value" => {}
             (Op::Metric(_), None) => {
                 if let AggKind::Metric(m) = &sub.req.kind {
                     if matches!(m.kind, MetricKind::Stats | MetricKind::ExtendedStats) {
@@ -994,6 +1045,12 @@ fn tantivy_level(nodes: &[PlanNode], stage: Stage) -> Map<String, Value> {
             }
             out.insert(n.req.name.clone(), Value::Object(agg));
         }
+        if let Op::WeightedAvg { weight, .. } = &n.op {
+            out.insert(
+                weight_sum_name(&n.req.name),
+                json!({"sum": {"field": source_name(*weight)}}),
+            );
+        }
     }
     out
 }
@@ -1240,6 +1297,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("percentiles", body)
         }
+        (_, Op::WeightedAvg { product, .. }) => ("sum", json!({"field": src(*product)})),
         (_, Op::PercentileRanks { source, .. }) => (
             "histogram",
             json!({"field": src(*source), "interval": 1.0, "min_doc_count": 0}),

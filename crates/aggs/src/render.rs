@@ -7,7 +7,8 @@
 use super::exec::{Exec, TermsShardInfo};
 use super::format::ValueFormat;
 use super::plan::{
-    java_double, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode, TermsKind, TermsOp,
+    java_double, weight_sum_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode, TermsKind,
+    TermsOp,
 };
 use super::request::{AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, TermsReq};
 use super::rounding::DateRounding;
@@ -92,6 +93,16 @@ impl Renderer<'_> {
             }
             // tantivy leaves out what an absent bucket would have held: render it empty.
             let empty;
+            if let Op::WeightedAvg { format, .. } = &node.op {
+                with_string(
+                    &mut obj,
+                    "value",
+                    weighted_avg(results, &node.req.name),
+                    format,
+                );
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
             let result = match results.0.get(&node.req.name) {
                 Some(r) => Some(r),
                 None if matches!(node.op, Op::Global | Op::TopHits) => None,
@@ -813,8 +824,21 @@ fn compare(order: &[BucketOrder], a: &SortKey, b: &SortKey) -> Ordering {
     Ordering::Equal
 }
 
+/// A `weighted_avg`'s value from its two sums: none without weight (or without documents).
+fn weighted_avg(results: &AggregationResults, name: &str) -> Option<f64> {
+    let sum = |name: &str| match results.0.get(name) {
+        Some(AggregationResult::MetricResult(MetricResult::Sum(v))) => v.value.unwrap_or(0.0),
+        _ => 0.0,
+    };
+    let weight = sum(&weight_sum_name(name));
+    (weight != 0.0).then(|| sum(name) / weight)
+}
+
 /// The value of a metric sub-aggregation, as an order path addresses it.
 fn metric_value(subs: &AggregationResults, agg: &str, metric: Option<&str>) -> Option<f64> {
+    if subs.0.contains_key(&weight_sum_name(agg)) {
+        return weighted_avg(subs, agg);
+    }
     let m = match subs.0.get(agg)? {
         AggregationResult::MetricResult(m) => m,
         // A single-bucket aggregation (`filter`, `missing`): its document count.

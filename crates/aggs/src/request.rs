@@ -72,6 +72,7 @@ pub(crate) enum AggKind {
     Metric(MetricReq),
     Percentiles(PercentilesReq),
     TopHits(TopHitsReq),
+    WeightedAvg(WeightedAvgReq),
 }
 
 impl AggKind {
@@ -95,13 +96,17 @@ impl AggKind {
             AggKind::Percentiles(p) if p.ranks => "percentile_ranks",
             AggKind::Percentiles(_) => "percentiles",
             AggKind::TopHits(_) => "top_hits",
+            AggKind::WeightedAvg(_) => "weighted_avg",
         }
     }
 
     fn accepts_sub_aggs(&self) -> bool {
         !matches!(
             self,
-            AggKind::Metric(_) | AggKind::Percentiles(_) | AggKind::TopHits(_)
+            AggKind::Metric(_)
+                | AggKind::Percentiles(_)
+                | AggKind::TopHits(_)
+                | AggKind::WeightedAvg(_)
         )
     }
 }
@@ -262,6 +267,19 @@ impl MetricKind {
     pub fn is_numeric(self) -> bool {
         !matches!(self, MetricKind::ValueCount | MetricKind::Cardinality)
     }
+}
+
+/// One of `weighted_avg`'s `value` and `weight`: a field and its `missing` value.
+pub(crate) struct WeightedSource {
+    pub field: String,
+    pub missing: Option<Value>,
+}
+
+/// `weighted_avg`: `sum(value * weight) / sum(weight)`.
+pub(crate) struct WeightedAvgReq {
+    pub value: WeightedSource,
+    pub weight: WeightedSource,
+    pub format: Option<String>,
 }
 
 pub(crate) struct MetricReq {
@@ -445,6 +463,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
         "percentile_ranks" => AggKind::Percentiles(parse_percentile_ranks(name, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
+        "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
         "significant_terms"
         | "significant_text"
         | "rare_terms"
@@ -460,7 +479,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "auto_date_histogram"
         | "variable_width_histogram"
         | "median_absolute_deviation"
-        | "weighted_avg"
         | "scripted_metric"
         | "string_stats"
         | "boxplot"
@@ -1541,6 +1559,62 @@ fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<Metric
         }
     }
     Ok(r)
+}
+
+/// `weighted_avg`: `value` and `weight` (each `{field, missing}`), `format`.
+fn parse_weighted_avg(name: &str, o: &Map<String, Value>) -> EsResult<WeightedAvgReq> {
+    const TY: &str = "weighted_avg";
+    expect_fields(TY, o, &["value", "weight", "format", "value_type"])?;
+    let source = |key: &str| -> EsResult<WeightedSource> {
+        let Some(v) = o.get(key) else {
+            return Err(EsError::illegal_argument(format!(
+                "Required field [{key}] is missing in [{name}]"
+            )));
+        };
+        let Some(s) = v.as_object() else {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] {key} doesn't support values of type: {}",
+                token_name(v)
+            )));
+        };
+        if let Some(k) = s
+            .keys()
+            .find(|k| !["field", "missing"].contains(&k.as_str()))
+        {
+            return Err(if k == "script" {
+                EsError::illegal_argument(format!(
+                    "[script] is not supported in [{TY}] aggregations"
+                ))
+            } else {
+                EsError::x_content_parse(format!("[{key}] unknown field [{k}]"))
+            });
+        }
+        let missing = match s.get("missing") {
+            None | Some(Value::Null) => None,
+            Some(m) => Some(Value::from(num(key, "missing", m)?)),
+        };
+        Ok(WeightedSource {
+            field: required_field(s)?,
+            missing,
+        })
+    };
+    let value = source("value")?;
+    let weight = source("weight")?;
+    let mut format = None;
+    for (k, v) in o {
+        match k.as_str() {
+            "format" => format = Some(string(TY, k, v)?),
+            "value_type" => {
+                string(TY, k, v)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(WeightedAvgReq {
+        value,
+        weight,
+        format,
+    })
 }
 
 /// `percentile_ranks`: `percentiles` with required `values` instead of `percents`.
