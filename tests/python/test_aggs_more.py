@@ -167,3 +167,114 @@ def test_weighted_avg_takes_no_sub_aggs(es, more):
                                            "weight": {"field": "qty"}},
                           "aggs": {"x": {"max": {"field": "price"}}}}})
     assert e.value.body["error"]["type"] == "aggregation_initialization_exception"
+
+
+# ------------------------------------------------------------------------------------------
+# multi_terms
+
+
+def combos(docs, fields, missing=None):
+    """Counter of key tuples: the cross product of the fields' values, per document."""
+    from collections import Counter
+    from itertools import product
+    missing = missing or {}
+    c = Counter()
+    for d in docs:
+        lists = []
+        for f in fields:
+            vs = sorted(set(as_list(d.get(f))))
+            if not vs and f in missing:
+                vs = [missing[f]]
+            lists.append(vs)
+        for key in set(product(*lists)):
+            c[key] += 1
+    return c
+
+
+def expected_multi(counter, size, order="count"):
+    items = list(counter.items())
+    if order == "count":
+        items.sort(key=lambda kv: (-kv[1], kv[0]))
+    elif order == "key_desc":
+        items.sort(key=lambda kv: kv[0], reverse=True)
+    shown = items[:size]
+    other = sum(n for _, n in items[size:])
+    return shown, other
+
+
+def test_multi_terms_count_order_and_cut(es, more):
+    got = search(es, {"m": {"multi_terms": {
+        "terms": [{"field": "color"}, {"field": "shape"}], "size": 5}}})["m"]
+    shown, other = expected_multi(combos([d for _, d in DOCS], ["color", "shape"]), 5)
+    assert [(tuple(b["key"]), b["doc_count"]) for b in got["buckets"]] == shown
+    assert [b["key_as_string"] for b in got["buckets"]] == ["|".join(k) for k, _ in shown]
+    assert got["sum_other_doc_count"] == other
+    assert got["doc_count_error_upper_bound"] == 0
+
+
+def test_multi_terms_numeric_missing_key_order(es, more):
+    got = search(es, {"m": {"multi_terms": {
+        "terms": [{"field": "n"}, {"field": "shape", "missing": "none"}],
+        "size": 7, "order": {"_key": "desc"}}}}, typed_keys=True)["multi_terms#m"]
+    c = combos([d for _, d in DOCS], ["n", "shape"], {"shape": "none"})
+    shown, other = expected_multi(c, 7, "key_desc")
+    assert [(tuple(b["key"]), b["doc_count"]) for b in got["buckets"]] == shown
+    assert [b["key_as_string"] for b in got["buckets"]] == [f"{n}|{s}" for (n, s), _ in shown]
+    assert got["sum_other_doc_count"] == other
+
+
+def test_multi_terms_multi_valued_and_query(es, more):
+    q = {"term": {"color": "red"}}
+    got = search(es, {"m": {"multi_terms": {
+        "terms": [{"field": "grades"}, {"field": "color"}], "size": 1000,
+        "show_term_doc_count_error": True}}}, query=q)["m"]
+    docs = [d for _, d in DOCS if d["color"] == "red"]
+    shown, other = expected_multi(combos(docs, ["grades", "color"]), 1000)
+    assert [(tuple(b["key"]), b["doc_count"]) for b in got["buckets"]] == shown
+    assert other == 0 and got["sum_other_doc_count"] == 0
+    assert all(b["doc_count_error_upper_bound"] == 0 for b in got["buckets"])
+
+
+def test_multi_terms_sub_agg_and_order_by_it(es, more):
+    got = search(es, {"m": {"multi_terms": {
+        "terms": [{"field": "color"}, {"field": "shape"}], "size": 4,
+        "order": {"mx": "desc"}},
+        "aggs": {"mx": {"max": {"field": "price"}}}}})["m"]
+    groups = {}
+    for _, d in DOCS:
+        if "shape" in d:
+            groups.setdefault((d["color"], d["shape"]), []).append(d)
+    maxes = {k: max([d["price"] for d in v if "price" in d], default=None)
+             for k, v in groups.items()}
+    ranked = sorted(((m, k) for k, m in maxes.items() if m is not None),
+                    key=lambda mk: (-mk[0], mk[1]))[:4]
+    assert [tuple(b["key"]) for b in got["buckets"]] == [k for _, k in ranked]
+    assert [b["mx"]["value"] for b in got["buckets"]] == [m for m, _ in ranked]
+    assert [b["doc_count"] for b in got["buckets"]] == [len(groups[k]) for _, k in ranked]
+
+
+def test_multi_terms_under_terms(es, more):
+    got = search(es, {"c": {"terms": {"field": "color"}, "aggs": {
+        "m": {"multi_terms": {"terms": [{"field": "shape"}, {"field": "n"}], "size": 3}}}}})
+    for b in got["c"]["buckets"]:
+        docs = [d for _, d in DOCS if d["color"] == b["key"]]
+        shown, other = expected_multi(combos(docs, ["shape", "n"]), 3)
+        assert [(tuple(x["key"]), x["doc_count"]) for x in b["m"]["buckets"]] == shown
+        assert b["m"]["sum_other_doc_count"] == other
+
+
+@pytest.mark.parametrize("body,etype", [
+    ({"terms": [{"field": "color"}]}, "illegal_argument_exception"),
+    ({"size": 3}, "illegal_argument_exception"),
+    ({"terms": [{"field": "color"}, {"field": "shape"}], "bogus": 1},
+     "x_content_parse_exception"),
+    ({"terms": [{"field": "color"}, {"field": "shape", "bogus": 1}]},
+     "x_content_parse_exception"),
+    ({"terms": [{"field": "color"}, {"field": "shape"}], "size": 0},
+     "illegal_argument_exception"),
+])
+def test_multi_terms_refused(es, more, body, etype):
+    with pytest.raises(BadRequestError) as e:
+        search(es, {"m": {"multi_terms": body}})
+    assert e.value.status_code == 400
+    assert e.value.body["error"]["type"] == etype

@@ -242,6 +242,9 @@ pub(crate) enum Op {
         source: usize,
     },
     TopHits,
+    /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
+    /// first), uncut, flattened and ordered at render time.
+    MultiTerms(Vec<TermsOp>),
     /// `weighted_avg`: a `sum` of the [`SourceSpec::Weighted`] products under the node's
     /// name, and one of the weights under [`weight_sum_name`].
     WeightedAvg {
@@ -250,6 +253,10 @@ pub(crate) enum Op {
         weight: usize,
     },
 }
+
+/// The name of the inner levels of a `multi_terms`' nested `terms` (`>` is not allowed in
+/// aggregation names).
+pub(crate) const MULTI_TERMS_LEVEL: &str = ">multi_terms";
 
 /// The name of a `weighted_avg`'s sum of weights in tantivy's request and results (`>` is
 /// not allowed in aggregation names, so it cannot clash with a sibling).
@@ -505,6 +512,12 @@ fn plan_node<'r>(
             }
         }
         AggKind::TopHits(_) => Op::TopHits,
+        AggKind::MultiTerms(m) => Op::MultiTerms(
+            m.terms
+                .iter()
+                .map(|t| plan_terms(node, t, ctx))
+                .collect::<EsResult<Vec<_>>>()?,
+        ),
         AggKind::WeightedAvg(w) => {
             let column = |f: &FieldRef| match f.storage() {
                 Some(Storage::F64) => super::sources::NumericColumn::F64,
@@ -593,6 +606,7 @@ fn metric_format(field: &FieldRef, format: Option<&str>) -> EsResult<ValueFormat
 fn validate_order(node: &AggNode, subs: &[PlanNode]) -> EsResult<()> {
     let orders = match &node.kind {
         AggKind::Terms(t) => &t.order,
+        AggKind::MultiTerms(m) => &m.base.order,
         AggKind::Histogram(h) => &h.order,
         AggKind::DateHistogram(d) => &d.order,
         _ => return Ok(()),
@@ -1035,6 +1049,42 @@ fn to_aggregations(v: Map<String, Value>) -> EsResult<tantivy::aggregation::agg_
 fn tantivy_level(nodes: &[PlanNode], stage: Stage) -> Map<String, Value> {
     let mut out = Map::new();
     for n in nodes {
+        if let Op::MultiTerms(ops) = &n.op {
+            // Innermost level first: it holds the sub-aggregations.
+            let mut inner: Option<Value> = None;
+            for op in ops.iter().rev() {
+                let mut body = json!({
+                    "field": op.field.name,
+                    "size": ALL,
+                    "segment_size": ALL,
+                    "min_doc_count": 1,
+                    "order": {"_count": "desc"},
+                });
+                if let Some(m) = &op.tantivy_missing {
+                    body.as_object_mut()
+                        .expect("object")
+                        .insert("missing".into(), m.clone());
+                }
+                let mut agg = Map::new();
+                agg.insert("terms".into(), body);
+                let subs = match inner.take() {
+                    Some(level) => {
+                        let mut m = Map::new();
+                        m.insert(MULTI_TERMS_LEVEL.to_string(), level);
+                        m
+                    }
+                    None => tantivy_level(&n.subs, stage),
+                };
+                if !subs.is_empty() {
+                    agg.insert("aggs".into(), Value::Object(subs));
+                }
+                inner = Some(Value::Object(agg));
+            }
+            if let Some(level) = inner {
+                out.insert(n.req.name.clone(), level);
+            }
+            continue;
+        }
         if let Some(body) = tantivy_node(n, stage) {
             let mut agg = Map::new();
             let (ty, def) = body;

@@ -8,7 +8,7 @@ use super::exec::{Exec, TermsShardInfo};
 use super::format::ValueFormat;
 use super::plan::{
     java_double, weight_sum_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode, TermsKind,
-    TermsOp,
+    TermsOp, MULTI_TERMS_LEVEL,
 };
 use super::request::{AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, TermsReq};
 use super::rounding::DateRounding;
@@ -212,6 +212,11 @@ impl Renderer<'_> {
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
         match (&node.req.kind, &node.op, result) {
+            (
+                AggKind::MultiTerms(req),
+                Op::MultiTerms(ops),
+                BucketResult::Terms { buckets, .. },
+            ) => self.render_multi_terms(node, &req.base, ops, buckets, scope, obj),
             (
                 AggKind::Terms(req),
                 Op::Terms(op),
@@ -486,6 +491,85 @@ impl Renderer<'_> {
             list.push(Value::Object(o));
         }
         obj.insert("doc_count_error_upper_bound".into(), json!(total_error));
+        obj.insert("sum_other_doc_count".into(), json!(other));
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
+    /// `multi_terms`: the leaves of the nested `terms` as combined keys, ordered and cut as
+    /// Elasticsearch orders and cuts them (every combination is collected, so counts are exact
+    /// and the error bounds are 0).
+    fn render_multi_terms(
+        &mut self,
+        node: &PlanNode,
+        req: &TermsReq,
+        ops: &[TermsOp],
+        buckets: &[BucketEntry],
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let mut leaves: Vec<(Vec<Key>, &BucketEntry)> = Vec::new();
+        flatten_multi_terms(buckets, &mut Vec::new(), &mut leaves);
+        let mut keyed: Vec<(SortKey, Vec<Key>, &BucketEntry)> = leaves
+            .into_iter()
+            .filter(|(_, b)| b.doc_count >= req.min_doc_count.max(1))
+            .map(|(keys, b)| {
+                let k = SortKey::new(&req.order, b.doc_count, Key::F64(0.0), &b.sub_aggregation);
+                (k, keys, b)
+            })
+            .collect();
+        keyed.sort_by(|a, b| {
+            compare_with(&req.order, &a.0, &b.0, || {
+                a.1.iter()
+                    .zip(&b.1)
+                    .map(|(x, y)| cmp_key(x, y))
+                    .find(|c| *c != Ordering::Equal)
+                    .unwrap_or(Ordering::Equal)
+            })
+        });
+        let mut other = 0;
+        if keyed.len() > req.size {
+            other = keyed[req.size..].iter().map(|b| b.2.doc_count).sum::<u64>();
+            keyed.truncate(req.size);
+        }
+        self.count_buckets(keyed.len())?;
+        let mut list = Vec::with_capacity(keyed.len());
+        for (_, keys, b) in keyed {
+            let mut o = Map::new();
+            let mut key = Vec::with_capacity(keys.len());
+            let mut strings = Vec::with_capacity(keys.len());
+            let mut scope = scope.with(Constraint::Term {
+                field: ops[0].field.clone(),
+                key: keys[0].clone(),
+            });
+            for (i, (op, k)) in ops.iter().zip(&keys).enumerate() {
+                let (v, s) = terms_key(op, k);
+                strings.push(match (s, &v) {
+                    (Some(s), _) => s,
+                    (None, Value::String(s)) => s.clone(),
+                    (None, Value::Number(n)) if n.is_f64() => {
+                        java_double(n.as_f64().unwrap_or(0.0))
+                    }
+                    (None, other) => other.to_string(),
+                });
+                key.push(v);
+                if i > 0 {
+                    scope = scope.with(Constraint::Term {
+                        field: op.field.clone(),
+                        key: k.clone(),
+                    });
+                }
+            }
+            o.insert("key".into(), Value::Array(key));
+            o.insert("key_as_string".into(), json!(strings.join("|")));
+            o.insert("doc_count".into(), json!(b.doc_count));
+            if req.show_term_doc_count_error {
+                o.insert("doc_count_error_upper_bound".into(), json!(0));
+            }
+            o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
+            list.push(Value::Object(o));
+        }
+        obj.insert("doc_count_error_upper_bound".into(), json!(0));
         obj.insert("sum_other_doc_count".into(), json!(other));
         obj.insert("buckets".into(), Value::Array(list));
         Ok(())
@@ -797,14 +881,42 @@ fn cmp_key(a: &Key, b: &Key) -> Ordering {
     }
 }
 
+/// The leaves of a `multi_terms`' nested `terms` with their keys, level by level.
+fn flatten_multi_terms<'b>(
+    buckets: &'b [BucketEntry],
+    prefix: &mut Vec<Key>,
+    out: &mut Vec<(Vec<Key>, &'b BucketEntry)>,
+) {
+    for b in buckets {
+        prefix.push(b.key.clone());
+        match b.sub_aggregation.0.get(MULTI_TERMS_LEVEL) {
+            Some(AggregationResult::BucketResult(BucketResult::Terms { buckets, .. })) => {
+                flatten_multi_terms(buckets, prefix, out)
+            }
+            _ => out.push((prefix.clone(), b)),
+        }
+        prefix.pop();
+    }
+}
+
 /// Elasticsearch's compound bucket order; `order` ends with a key tie-breaker.
 fn compare(order: &[BucketOrder], a: &SortKey, b: &SortKey) -> Ordering {
+    compare_with(order, a, b, || cmp_key(&a.key, &b.key))
+}
+
+/// [`compare`] with the key order given by `key_cmp`.
+fn compare_with(
+    order: &[BucketOrder],
+    a: &SortKey,
+    b: &SortKey,
+    key_cmp: impl Fn() -> Ordering,
+) -> Ordering {
     let mut path = 0;
     for o in order {
         let dir = |c: Ordering| if o.asc { c } else { c.reverse() };
         let c = match &o.key {
             OrderKey::Count => dir(a.doc_count.cmp(&b.doc_count)),
-            OrderKey::Key => dir(cmp_key(&a.key, &b.key)),
+            OrderKey::Key => dir(key_cmp()),
             OrderKey::Path { .. } => {
                 let (va, vb) = (a.metrics[path], b.metrics[path]);
                 path += 1;

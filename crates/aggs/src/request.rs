@@ -73,6 +73,7 @@ pub(crate) enum AggKind {
     Percentiles(PercentilesReq),
     TopHits(TopHitsReq),
     WeightedAvg(WeightedAvgReq),
+    MultiTerms(MultiTermsReq),
 }
 
 impl AggKind {
@@ -97,6 +98,7 @@ impl AggKind {
             AggKind::Percentiles(_) => "percentiles",
             AggKind::TopHits(_) => "top_hits",
             AggKind::WeightedAvg(_) => "weighted_avg",
+            AggKind::MultiTerms(_) => "multi_terms",
         }
     }
 
@@ -267,6 +269,13 @@ impl MetricKind {
     pub fn is_numeric(self) -> bool {
         !matches!(self, MetricKind::ValueCount | MetricKind::Cardinality)
     }
+}
+
+/// `multi_terms`: `base` holds the bucket parameters (`size`, `order`, ...), `terms` one
+/// request per field (`field`, `missing`, `format`).
+pub(crate) struct MultiTermsReq {
+    pub base: TermsReq,
+    pub terms: Vec<TermsReq>,
 }
 
 /// One of `weighted_avg`'s `value` and `weight`: a field and its `missing` value.
@@ -463,11 +472,11 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
         "percentile_ranks" => AggKind::Percentiles(parse_percentile_ranks(name, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
+        "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
         "significant_terms"
         | "significant_text"
         | "rare_terms"
-        | "multi_terms"
         | "sampler"
         | "diversified_sampler"
         | "geo_distance"
@@ -772,6 +781,66 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
         });
     }
     Ok(r)
+}
+
+/// `multi_terms`: `terms` (at least two `{field, missing, format}`) and the bucket
+/// parameters of `terms`.
+fn parse_multi_terms(name: &str, o: &Map<String, Value>) -> EsResult<MultiTermsReq> {
+    const TY: &str = "multi_terms";
+    expect_fields(
+        TY,
+        o,
+        &[
+            "terms",
+            "size",
+            "shard_size",
+            "min_doc_count",
+            "shard_min_doc_count",
+            "order",
+            "collect_mode",
+            "show_term_doc_count_error",
+        ],
+    )?;
+    let too_few = || {
+        EsError::illegal_argument(format!(
+            "The [terms] parameter in the aggregation [{name}] must be present and have at least 2 fields or scripts."
+        ))
+    };
+    let items = match o.get("terms") {
+        None => return Err(too_few()),
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] terms doesn't support values of type: {}",
+                token_name(other)
+            )))
+        }
+    };
+    if items.len() < 2 {
+        return Err(too_few());
+    }
+    let mut terms = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(t) = item.as_object() else {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] terms doesn't support values of type: {}",
+                token_name(item)
+            )));
+        };
+        expect_fields("terms", t, &["field", "missing", "format", "value_type"])?;
+        let mut only = Map::new();
+        for k in ["field", "missing", "format", "value_type"] {
+            if let Some(v) = t.get(k) {
+                only.insert(k.to_string(), v.clone());
+            }
+        }
+        terms.push(parse_terms(name, &only)?);
+    }
+    let mut base_obj = o.clone();
+    base_obj.remove("terms");
+    base_obj.insert("field".into(), json!(""));
+    let base = parse_terms(name, &base_obj)?;
+    Ok(MultiTermsReq { base, terms })
 }
 
 fn parse_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<Value>, Option<Value>)> {
