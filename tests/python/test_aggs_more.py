@@ -29,6 +29,9 @@ def _docs():
             d["price"] = round(rnd.uniform(-20, 200), 2)
         if rnd.random() < 0.8:
             d["qty"] = rnd.randrange(0, 10)
+        # Tags from a long-tailed distribution: many occur once or twice.
+        if rnd.random() < 0.7:
+            d["tag"] = f"t{int(rnd.paretovariate(0.9))}"
         if rnd.random() < 0.3:
             d["grades"] = [rnd.randrange(0, 100) for _ in range(rnd.randrange(1, 4))]
         docs.append((str(i), d))
@@ -49,6 +52,7 @@ def more(es):
             "price": {"type": "double"},
             "qty": {"type": "long"},
             "grades": {"type": "integer"},
+            "tag": {"type": "keyword"},
         }},
     }
     return make_index(es, INDEX, body, DOCS)
@@ -278,3 +282,79 @@ def test_multi_terms_refused(es, more, body, etype):
         search(es, {"m": {"multi_terms": body}})
     assert e.value.status_code == 400
     assert e.value.body["error"]["type"] == etype
+
+
+# ------------------------------------------------------------------------------------------
+# rare_terms
+
+
+def rare(docs, field, max_doc_count, missing=None, keep=lambda k: True):
+    from collections import Counter
+    c = Counter()
+    for d in docs:
+        vs = set(as_list(d.get(field)))
+        if not vs and missing is not None:
+            vs = {missing}
+        for v in vs:
+            c[v] += 1
+    out = [(k, n) for k, n in c.items() if n <= max_doc_count and keep(k)]
+    out.sort(key=lambda kn: (kn[1], kn[0]))
+    return out
+
+
+def test_rare_terms_default_max_doc_count(es, more):
+    got = search(es, {"r": {"rare_terms": {"field": "tag"}}}, typed_keys=True)["srare_terms#r"]
+    exp = rare([d for _, d in DOCS], "tag", 1)
+    assert exp
+    assert [(b["key"], b["doc_count"]) for b in got["buckets"]] == exp
+    assert set(got) == {"buckets"}
+
+
+def test_rare_terms_max_doc_count_include_exclude_missing(es, more):
+    got = search(es, {"r": {"rare_terms": {
+        "field": "tag", "max_doc_count": 3, "exclude": "t1.*", "missing": "zz",
+        "precision": 0.01}}})["r"]
+    exp = rare([d for _, d in DOCS], "tag", 3, missing="zz",
+               keep=lambda k: not k.startswith("t1"))
+    assert [(b["key"], b["doc_count"]) for b in got["buckets"]] == exp
+
+
+def test_rare_terms_numeric_with_sub_agg(es, more):
+    q = {"term": {"color": "blue"}}
+    got = search(es, {"r": {"rare_terms": {"field": "grades", "max_doc_count": 2},
+                            "aggs": {"mx": {"max": {"field": "price"}}}}},
+                 query=q, typed_keys=True)["lrare_terms#r"]
+    docs = [d for _, d in DOCS if d["color"] == "blue"]
+    exp = rare(docs, "grades", 2)
+    assert [(b["key"], b["doc_count"]) for b in got["buckets"]] == exp
+    for b in got["buckets"]:
+        prices = [d["price"] for d in docs if b["key"] in as_list(d.get("grades")) and "price" in d]
+        assert b["max#mx"]["value"] == (max(prices) if prices else None)
+
+
+def test_rare_terms_under_terms(es, more):
+    got = search(es, {"c": {"terms": {"field": "color"}, "aggs": {
+        "r": {"rare_terms": {"field": "tag", "max_doc_count": 2}}}}})
+    for b in got["c"]["buckets"]:
+        docs = [d for _, d in DOCS if d["color"] == b["key"]]
+        assert [(x["key"], x["doc_count"]) for x in b["r"]["buckets"]] == rare(docs, "tag", 2)
+
+
+@pytest.mark.parametrize("body,etype,reason", [
+    ({"field": "tag", "max_doc_count": 0}, "x_content_parse_exception",
+     "[max_doc_count] must be greater than 0. Found [0] in [r]"),
+    ({"field": "tag", "max_doc_count": 101}, "x_content_parse_exception",
+     "[max_doc_count] must be smallerthan 100in [r]"),
+    ({"field": "tag", "precision": 0.000001}, "x_content_parse_exception",
+     "[precision] must be greater than 0.00001"),
+    ({"field": "tag", "size": 3}, "x_content_parse_exception", None),
+    ({"field": "price"}, "search_phase_execution_exception", None),
+])
+def test_rare_terms_refused(es, more, body, etype, reason):
+    with pytest.raises(BadRequestError) as e:
+        search(es, {"r": {"rare_terms": body}})
+    assert e.value.status_code == 400
+    err = e.value.body["error"]
+    assert err["type"] == etype
+    if reason is not None:
+        assert err["caused_by"]["reason"] == reason

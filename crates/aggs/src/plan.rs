@@ -245,6 +245,8 @@ pub(crate) enum Op {
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
     MultiTerms(Vec<TermsOp>),
+    /// `rare_terms`: uncut `terms`, kept up to `max_doc_count` at render time.
+    RareTerms(TermsOp),
     /// `weighted_avg`: a `sum` of the [`SourceSpec::Weighted`] products under the node's
     /// name, and one of the weights under [`weight_sum_name`].
     WeightedAvg {
@@ -512,6 +514,15 @@ fn plan_node<'r>(
             }
         }
         AggKind::TopHits(_) => Op::TopHits,
+        AggKind::RareTerms { terms, .. } => {
+            let op = plan_terms(node, terms, ctx)?;
+            if op.kind == TermsKind::Double {
+                return Err(EsError::illegal_argument(
+                    "RareTerms aggregation does not support floating point fields.",
+                ));
+            }
+            Op::RareTerms(op)
+        }
         AggKind::MultiTerms(m) => Op::MultiTerms(
             m.terms
                 .iter()
@@ -1346,6 +1357,26 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                     .insert("missing".into(), missing);
             }
             ("percentiles", body)
+        }
+        (_, Op::RareTerms(op)) => {
+            let mut body = json!({
+                "field": op.field.name,
+                "size": ALL,
+                "segment_size": ALL,
+                "min_doc_count": 1,
+                "order": {"_count": "asc"},
+            });
+            let o = body.as_object_mut().expect("object");
+            if let Some(m) = &op.tantivy_missing {
+                o.insert("missing".into(), m.clone());
+            }
+            if let Some(i) = &op.tantivy_include {
+                o.insert("include".into(), i.clone());
+            }
+            if let Some(e) = &op.tantivy_exclude {
+                o.insert("exclude".into(), e.clone());
+            }
+            ("terms", body)
         }
         (_, Op::WeightedAvg { product, .. }) => ("sum", json!({"field": src(*product)})),
         (_, Op::PercentileRanks { source, .. }) => (

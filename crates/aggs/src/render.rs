@@ -213,6 +213,11 @@ impl Renderer<'_> {
     ) -> EsResult<()> {
         match (&node.req.kind, &node.op, result) {
             (
+                AggKind::RareTerms { max_doc_count, .. },
+                Op::RareTerms(op),
+                BucketResult::Terms { buckets, .. },
+            ) => self.render_rare_terms(node, op, *max_doc_count, buckets, scope, obj),
+            (
                 AggKind::MultiTerms(req),
                 Op::MultiTerms(ops),
                 BucketResult::Terms { buckets, .. },
@@ -496,6 +501,57 @@ impl Renderer<'_> {
         Ok(())
     }
 
+    /// `rare_terms`: the terms with at most `max_doc_count` documents, by count then key
+    /// (ascending), as Elasticsearch's reduce sorts them; counted exactly.
+    fn render_rare_terms(
+        &mut self,
+        node: &PlanNode,
+        op: &TermsOp,
+        max_doc_count: u64,
+        buckets: &[BucketEntry],
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let mut kept: Vec<&BucketEntry> = buckets
+            .iter()
+            .filter(|b| b.doc_count <= max_doc_count)
+            .filter(|b| {
+                let x = key_f64(&b.key);
+                op.numeric_include
+                    .as_ref()
+                    .is_none_or(|inc| inc.contains(&x))
+                    && op
+                        .numeric_exclude
+                        .as_ref()
+                        .is_none_or(|exc| !exc.contains(&x))
+            })
+            .collect();
+        kept.sort_by(|a, b| {
+            a.doc_count
+                .cmp(&b.doc_count)
+                .then_with(|| cmp_key(&a.key, &b.key))
+        });
+        self.count_buckets(kept.len())?;
+        let mut list = Vec::with_capacity(kept.len());
+        for b in kept {
+            let mut o = Map::new();
+            let (key, key_as_string) = terms_key(op, &b.key);
+            o.insert("key".into(), key);
+            if let Some(s) = key_as_string {
+                o.insert("key_as_string".into(), json!(s));
+            }
+            o.insert("doc_count".into(), json!(b.doc_count));
+            let scope = scope.with(Constraint::Term {
+                field: op.field.clone(),
+                key: b.key.clone(),
+            });
+            o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
+            list.push(Value::Object(o));
+        }
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
     /// `multi_terms`: the leaves of the nested `terms` as combined keys, ordered and cut as
     /// Elasticsearch orders and cuts them (every combination is collected, so counts are exact
     /// and the error bounds are 0).
@@ -765,6 +821,10 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::String => "sterms",
             TermsKind::Long | TermsKind::Bool => "lterms",
             TermsKind::Double => "dterms",
+        },
+        Op::RareTerms(op) => match op.kind {
+            TermsKind::String => "srare_terms",
+            _ => "lrare_terms",
         },
         Op::Percentiles(_) => "tdigest_percentiles",
         Op::PercentileRanks { .. } => "tdigest_percentile_ranks",

@@ -74,6 +74,11 @@ pub(crate) enum AggKind {
     TopHits(TopHitsReq),
     WeightedAvg(WeightedAvgReq),
     MultiTerms(MultiTermsReq),
+    /// `rare_terms`: the terms with at most `max_doc_count` documents.
+    RareTerms {
+        terms: TermsReq,
+        max_doc_count: u64,
+    },
 }
 
 impl AggKind {
@@ -99,6 +104,7 @@ impl AggKind {
             AggKind::TopHits(_) => "top_hits",
             AggKind::WeightedAvg(_) => "weighted_avg",
             AggKind::MultiTerms(_) => "multi_terms",
+            AggKind::RareTerms { .. } => "rare_terms",
         }
     }
 
@@ -472,11 +478,11 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
         "percentile_ranks" => AggKind::Percentiles(parse_percentile_ranks(name, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
+        "rare_terms" => parse_rare_terms(name, obj()?)?,
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
         "significant_terms"
         | "significant_text"
-        | "rare_terms"
         | "sampler"
         | "diversified_sampler"
         | "geo_distance"
@@ -781,6 +787,71 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
         });
     }
     Ok(r)
+}
+
+/// `rare_terms`: `field`, `max_doc_count` (1 to 100), `precision` (validated: Lode counts
+/// exactly), `include`, `exclude`, `missing`, `format`.
+fn parse_rare_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
+    const TY: &str = "rare_terms";
+    let keys = [
+        "field",
+        "max_doc_count",
+        "precision",
+        "include",
+        "exclude",
+        "missing",
+        "format",
+        "value_type",
+    ];
+    expect_fields(TY, o, &keys)?;
+    let setter = |key: &str, reason: String| {
+        EsError::x_content_parse(format!("[{TY}] failed to parse field [{key}]"))
+            .caused_by(EsError::illegal_argument(reason))
+    };
+    let mut max_doc_count = 1;
+    if let Some(v) = o.get("max_doc_count") {
+        let n = int(TY, "max_doc_count", v)?;
+        if n <= 0 {
+            return Err(setter(
+                "max_doc_count",
+                format!("[max_doc_count] must be greater than 0. Found [{n}] in [{name}]"),
+            ));
+        }
+        if n > 100 {
+            // Elasticsearch's message, spaces as it has them.
+            return Err(setter(
+                "max_doc_count",
+                format!("[max_doc_count] must be smallerthan 100in [{name}]"),
+            ));
+        }
+        max_doc_count = n as u64;
+    }
+    if let Some(v) = o.get("precision") {
+        if num(TY, "precision", v)? < 0.00001 {
+            return Err(setter(
+                "precision",
+                "[precision] must be greater than 0.00001".to_string(),
+            ));
+        }
+    }
+    let mut only = o.clone();
+    only.remove("max_doc_count");
+    only.remove("precision");
+    let mut terms = parse_terms(name, &only)?;
+    terms.order = vec![
+        BucketOrder {
+            key: OrderKey::Count,
+            asc: true,
+        },
+        BucketOrder {
+            key: OrderKey::Key,
+            asc: true,
+        },
+    ];
+    Ok(AggKind::RareTerms {
+        terms,
+        max_doc_count,
+    })
 }
 
 /// `multi_terms`: `terms` (at least two `{field, missing, format}`) and the bucket

@@ -1738,3 +1738,18 @@ fn multi_terms_needs_two_terms() {
     assert_eq!(err.status, 400);
     assert!(err.reason.contains("at least 2 fields"), "{}", err.reason);
 }
+
+#[test]
+fn rare_terms_keeps_the_rare_by_count_then_key() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"r": {"rare_terms": {"field": "acctId", "max_doc_count": 8}}}));
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for d in &all {
+        let id = format!("A{:011}", d.id.parse::<u64>().unwrap() % 37);
+        *counts.entry(id).or_default() += 1;
+    }
+    let mut expected: Vec<(String, u64)> = counts.into_iter().filter(|(_, n)| *n <= 8).collect();
+    expected.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+    assert_eq!(bucket_pairs(&out["r"]), expected);
+}
