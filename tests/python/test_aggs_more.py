@@ -358,3 +358,82 @@ def test_rare_terms_refused(es, more, body, etype, reason):
     assert err["type"] == etype
     if reason is not None:
         assert err["caused_by"]["reason"] == reason
+
+
+# ------------------------------------------------------------------------------------------
+# top_metrics
+
+
+def top(docs, sort_field, desc, size, metrics):
+    have = [(i, d) for i, d in docs if sort_field in d]
+    def sv(d):
+        vs = as_list(d[sort_field])
+        return max(vs) if desc else min(vs)
+    have.sort(key=lambda idd: sv(idd[1]), reverse=desc)
+    out = []
+    for _, d in have[:size]:
+        out.append((sv(d), {m: (as_list(d.get(m)) or [None])[0] for m in metrics}))
+    return out
+
+
+def test_top_metrics_default_size(es, more):
+    got = search(es, {"t": {"top_metrics": {"metrics": {"field": "qty"},
+                                            "sort": {"price": "desc"}}}},
+                 typed_keys=True)["top_metrics#t"]
+    exp = top(DOCS, "price", True, 1, ["qty"])
+    assert [(x["sort"][0], x["metrics"]) for x in got["top"]] == exp
+
+
+def test_top_metrics_size_and_several_metrics(es, more):
+    got = search(es, {"t": {"top_metrics": {
+        "metrics": [{"field": "qty"}, {"field": "color"}, {"field": "price"}],
+        "sort": [{"price": {"order": "asc"}}], "size": 4}}})["t"]
+    exp = top(DOCS, "price", False, 4, ["qty", "color", "price"])
+    assert [(x["sort"][0], x["metrics"]) for x in got["top"]] == exp
+
+
+def test_top_metrics_under_terms(es, more):
+    got = search(es, {"c": {"terms": {"field": "color"}, "aggs": {
+        "t": {"top_metrics": {"metrics": {"field": "price"}, "sort": {"qty": "desc"},
+                              "size": 1}}}}})
+    for b in got["c"]["buckets"]:
+        docs = [(i, d) for i, d in DOCS if d["color"] == b["key"]]
+        [(s, m)] = [(x["sort"][0], x["metrics"]) for x in b["t"]["top"]]
+        exp = top(docs, "qty", True, 1, ["price"])
+        # Ties on qty: any of the tied documents may come first, as in ES.
+        assert s == exp[0][0]
+        tied = {(as_list(d.get("price")) or [None])[0] for _, d in docs if d.get("qty") == s}
+        assert m["price"] in tied
+
+
+def test_top_metrics_score_sort(es, more):
+    got = search(es, {"t": {"top_metrics": {"metrics": {"field": "n"}, "sort": "_score"}}},
+                 query={"constant_score": {"filter": {"term": {"color": "red"}}, "boost": 2.5}})["t"]
+    assert len(got["top"]) == 1
+    assert got["top"][0]["sort"] == [2.5]
+
+
+def test_top_metrics_no_docs(es, more):
+    got = search(es, {"t": {"top_metrics": {"metrics": {"field": "n"},
+                                            "sort": {"price": "asc"}}}},
+                 query={"term": {"color": "nope"}})["t"]
+    assert got == {"top": []}
+
+
+@pytest.mark.parametrize("body,etype", [
+    ({"metrics": {"field": "n"}}, "illegal_argument_exception"),
+    ({"sort": {"price": "asc"}}, "illegal_argument_exception"),
+    ({"metrics": {"field": "n"}, "sort": [{"price": "asc"}, {"n": "asc"}]},
+     "x_content_parse_exception"),
+    ({"metrics": {"field": "n"}, "sort": {"price": "asc"}, "size": 0},
+     "x_content_parse_exception"),
+    ({"metrics": {"field": "n", "bogus": 1}, "sort": {"price": "asc"}},
+     "x_content_parse_exception"),
+    ({"metrics": {"field": "n"}, "sort": {"price": "asc"}, "size": 11},
+     "search_phase_execution_exception"),
+])
+def test_top_metrics_refused(es, more, body, etype):
+    with pytest.raises(BadRequestError) as e:
+        search(es, {"t": {"top_metrics": body}})
+    assert e.value.status_code == 400
+    assert e.value.body["error"]["type"] == etype

@@ -61,6 +61,18 @@ enum Need {
     Numeric,
 }
 
+/// A `top_metrics` metric: a number, a date or a keyword with doc values.
+pub(crate) fn metric_field(ctx: &QueryContext, name: &str) -> EsResult<FieldRef> {
+    let f = resolve_field(ctx, name, "top_metrics", Need::Any)?;
+    match f.storage() {
+        None | Some(Storage::I64 | Storage::F64 | Storage::Keyword) => Ok(f),
+        Some(_) => Err(EsError::illegal_argument(format!(
+            "Field [{name}] of type [{}] is not supported for aggregation [top_metrics]",
+            f.def.as_ref().map_or("unknown", |d| d.ty.name())
+        ))),
+    }
+}
+
 fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> EsResult<FieldRef> {
     if name == "_id" {
         return Err(lode_engine::schema::id_fielddata_error());
@@ -245,6 +257,8 @@ pub(crate) enum Op {
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
     MultiTerms(Vec<TermsOp>),
+    /// `top_metrics`: rendered by re-running the search per bucket (see `top_hits.rs`).
+    TopMetrics,
     /// `rare_terms`: uncut `terms`, kept up to `max_doc_count` at render time.
     RareTerms(TermsOp),
     /// `weighted_avg`: a `sum` of the [`SourceSpec::Weighted`] products under the node's
@@ -514,6 +528,19 @@ fn plan_node<'r>(
             }
         }
         AggKind::TopHits(_) => Op::TopHits,
+        AggKind::TopMetrics(t) => {
+            // `index.top_metrics_max_size` is not a setting of Lode: its default holds.
+            if t.size > 10 {
+                return Err(EsError::illegal_argument(format!(
+                    "[top_metrics.size] must not be more than [10] but was [{}]. This limit can be set by changing the [index.top_metrics_max_size] index level setting.",
+                    t.size
+                )));
+            }
+            for f in &t.metrics {
+                metric_field(ctx, f)?;
+            }
+            Op::TopMetrics
+        }
         AggKind::RareTerms { terms, .. } => {
             let op = plan_terms(node, terms, ctx)?;
             if op.kind == TermsKind::Double {

@@ -105,7 +105,7 @@ impl Renderer<'_> {
             }
             let result = match results.0.get(&node.req.name) {
                 Some(r) => Some(r),
-                None if matches!(node.op, Op::Global | Op::TopHits) => None,
+                None if matches!(node.op, Op::Global | Op::TopHits | Op::TopMetrics) => None,
                 None => {
                     empty = self
                         .exec
@@ -148,6 +148,15 @@ impl Renderer<'_> {
                 };
                 let hits = top_hits::render(self.exec, req, scope)?;
                 obj.insert("hits".into(), hits);
+            }
+            Op::TopMetrics => {
+                let AggKind::TopMetrics(req) = &node.req.kind else {
+                    unreachable!()
+                };
+                obj.insert(
+                    "top".into(),
+                    top_hits::render_top_metrics(self.exec, req, scope)?,
+                );
             }
             Op::Metric(op) => {
                 let Some(AggregationResult::MetricResult(m)) = result else {

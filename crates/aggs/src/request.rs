@@ -74,6 +74,7 @@ pub(crate) enum AggKind {
     TopHits(TopHitsReq),
     WeightedAvg(WeightedAvgReq),
     MultiTerms(MultiTermsReq),
+    TopMetrics(TopMetricsReq),
     /// `rare_terms`: the terms with at most `max_doc_count` documents.
     RareTerms {
         terms: TermsReq,
@@ -105,6 +106,7 @@ impl AggKind {
             AggKind::WeightedAvg(_) => "weighted_avg",
             AggKind::MultiTerms(_) => "multi_terms",
             AggKind::RareTerms { .. } => "rare_terms",
+            AggKind::TopMetrics(_) => "top_metrics",
         }
     }
 
@@ -115,6 +117,7 @@ impl AggKind {
                 | AggKind::Percentiles(_)
                 | AggKind::TopHits(_)
                 | AggKind::WeightedAvg(_)
+                | AggKind::TopMetrics(_)
         )
     }
 }
@@ -316,6 +319,14 @@ pub(crate) struct PercentilesReq {
     pub format: Option<String>,
 }
 
+/// `top_metrics`: the `metrics` fields of the `size` documents first in the (one) `sort`.
+pub(crate) struct TopMetricsReq {
+    pub metrics: Vec<String>,
+    /// The one sort, as given (planned per index with the search sort).
+    pub sort: Value,
+    pub size: usize,
+}
+
 pub(crate) struct TopHitsReq {
     pub from: usize,
     pub size: usize,
@@ -479,6 +490,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "percentile_ranks" => AggKind::Percentiles(parse_percentile_ranks(name, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "rare_terms" => parse_rare_terms(name, obj()?)?,
+        "top_metrics" => AggKind::TopMetrics(parse_top_metrics(obj()?)?),
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
         "significant_terms"
@@ -498,7 +510,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "string_stats"
         | "boxplot"
         | "t_test"
-        | "top_metrics"
         | "matrix_stats"
         | "rate"
         | "bucket_sort"
@@ -1949,6 +1960,60 @@ fn parse_sort(v: &Value) -> EsResult<()> {
         }
     }
     Ok(())
+}
+
+/// `top_metrics`: `metrics` (`{field}` or a list of them), `sort` (exactly one), `size`.
+fn parse_top_metrics(o: &Map<String, Value>) -> EsResult<TopMetricsReq> {
+    const TY: &str = "top_metrics";
+    expect_fields(TY, o, &["metrics", "sort", "size"])?;
+    let mut size = 1;
+    if let Some(v) = o.get("size") {
+        let n = int32(TY, "size", v)?;
+        if n < 1 {
+            return Err(
+                EsError::x_content_parse(format!("[{TY}] failed to parse field [size]")).caused_by(
+                    EsError::illegal_argument(format!("[size] must be more than 0 but was [{n}]")),
+                ),
+            );
+        }
+        size = n as usize;
+    }
+    let metrics = match o.get("metrics") {
+        None => return Err(EsError::illegal_argument("Required [metrics]")),
+        Some(Value::Array(a)) => a.iter().collect(),
+        Some(one) => vec![one],
+    };
+    let mut fields = Vec::with_capacity(metrics.len());
+    for m in metrics {
+        let Some(m) = m.as_object() else {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] metrics doesn't support values of type: {}",
+                token_name(m)
+            )));
+        };
+        expect_fields("metrics", m, &["field"])?;
+        fields.push(required_field(m)?);
+    }
+    if fields.is_empty() {
+        return Err(EsError::illegal_argument("Required [metrics]"));
+    }
+    let sort = match o.get("sort") {
+        None => return Err(EsError::illegal_argument("Required [sort]")),
+        Some(Value::Array(a)) if a.len() != 1 => {
+            return Err(
+                EsError::x_content_parse(format!("[{TY}] failed to parse field [sort]")).caused_by(
+                    EsError::illegal_argument("[sort] must contain exactly one sort"),
+                ),
+            )
+        }
+        Some(Value::Array(a)) => a[0].clone(),
+        Some(one) => one.clone(),
+    };
+    Ok(TopMetricsReq {
+        metrics: fields,
+        sort: Value::Array(vec![sort]),
+        size,
+    })
 }
 
 fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {

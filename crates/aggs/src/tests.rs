@@ -1753,3 +1753,19 @@ fn rare_terms_keeps_the_rare_by_count_then_key() {
     expected.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
     assert_eq!(bucket_pairs(&out["r"]), expected);
 }
+
+#[test]
+fn top_metrics_by_balance() {
+    let all = docs(200);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"t": {"top_metrics": {
+        "metrics": [{"field": "status"}], "sort": {"balance": "desc"}, "size": 2}}}));
+    let mut have: Vec<&Doc> = all.iter().filter(|d| d.balance.is_some()).collect();
+    have.sort_by(|a, b| b.balance.unwrap().total_cmp(&a.balance.unwrap()));
+    let top = out["t"]["top"].as_array().unwrap();
+    assert_eq!(top.len(), 2);
+    for (t, d) in top.iter().zip(&have) {
+        assert_eq!(t["sort"][0].as_f64(), d.balance);
+        assert_eq!(t["metrics"]["status"], json!(d.status));
+    }
+}
