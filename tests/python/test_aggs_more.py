@@ -437,3 +437,39 @@ def test_top_metrics_refused(es, more, body, etype):
         search(es, {"t": {"top_metrics": body}})
     assert e.value.status_code == 400
     assert e.value.body["error"]["type"] == etype
+
+
+# ------------------------------------------------------------------------------------------
+# Pipelines over the new aggregations
+
+
+def test_pipeline_reads_weighted_avg_and_multi_terms(es, more):
+    got = search(es, {
+        "c": {"terms": {"field": "color"}, "aggs": {
+            "w": {"weighted_avg": {"value": {"field": "price"}, "weight": {"field": "qty"}}}}},
+        "best": {"max_bucket": {"buckets_path": "c>w"}},
+        "m": {"multi_terms": {"terms": [{"field": "color"}, {"field": "shape"}], "size": 3},
+              "aggs": {"s": {"sum": {"field": "qty"}},
+                       "half": {"bucket_script": {"buckets_path": {"x": "s"},
+                                                  "script": "params.x / 2"}}}},
+    })
+    values = {b["key"]: b["w"]["value"] for b in got["c"]["buckets"]}
+    top = max(values.values())
+    assert close(got["best"]["value"], top)
+    assert got["best"]["keys"] == [k for k, v in values.items() if v == top]
+    for b in got["m"]["buckets"]:
+        assert close(b["half"]["value"], b["s"]["value"] / 2)
+
+
+def test_multi_terms_date_and_bool_keys(es):
+    body = {"mappings": {"properties": {"d": {"type": "date"}, "b": {"type": "boolean"},
+                                        "k": {"type": "keyword"}}}}
+    docs = [("1", {"d": "2024-01-02", "b": True, "k": "x"}),
+            ("2", {"d": "2024-01-02", "b": True, "k": "x"}),
+            ("3", {"d": "2024-01-03", "b": False, "k": "y"})]
+    make_index(es, "aggs_more_dates", body, docs)
+    got = es.search(index="aggs_more_dates", body={"size": 0, "aggs": {"m": {"multi_terms": {
+        "terms": [{"field": "d"}, {"field": "k"}]}}}}).body["aggregations"]["m"]
+    assert got["buckets"][0]["key"] == [1704153600000, "x"]
+    assert got["buckets"][0]["key_as_string"] == "2024-01-02T00:00:00.000Z|x"
+    assert got["buckets"][0]["doc_count"] == 2
