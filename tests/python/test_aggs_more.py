@@ -473,3 +473,72 @@ def test_multi_terms_date_and_bool_keys(es):
     assert got["buckets"][0]["key"] == [1704153600000, "x"]
     assert got["buckets"][0]["key_as_string"] == "2024-01-02T00:00:00.000Z|x"
     assert got["buckets"][0]["doc_count"] == 2
+
+
+# ------------------------------------------------------------------------------------------
+# significant_terms (JLH)
+
+
+def jlh(sub_f, sub_n, sup_f, sup_n):
+    if sub_n == 0 or sup_n == 0 or sup_f == 0:
+        return 0.0
+    a, b = sub_f / sub_n, sup_f / sup_n
+    return 0.0 if a - b <= 0 else (a - b) * (a / b)
+
+
+def significant(fg, bg, field, size=10, min_doc_count=3):
+    from collections import Counter
+    cf, cb = Counter(), Counter()
+    for d in fg:
+        for v in set(as_list(d.get(field))):
+            cf[v] += 1
+    for d in bg:
+        for v in set(as_list(d.get(field))):
+            cb[v] += 1
+    out = []
+    for k, n in cf.items():
+        s = jlh(n, len(fg), cb[k], len(bg))
+        if n >= min_doc_count and s > 0:
+            out.append((k, n, s, cb[k]))
+    out.sort(key=lambda x: (-x[2], x[0]))
+    return out[:size]
+
+
+def check_sig(got, exp, fg, bg):
+    assert got["doc_count"] == len(fg) and got["bg_count"] == len(bg)
+    assert [(b["key"], b["doc_count"], b["bg_count"]) for b in got["buckets"]] == \
+        [(k, n, c) for k, n, _, c in exp]
+    for b, (_, _, s, _) in zip(got["buckets"], exp):
+        assert close(b["score"], s)
+
+
+def test_significant_terms_top_level(es, more):
+    got = search(es, {"s": {"significant_terms": {"field": "tag"}}},
+                 query={"term": {"shape": "star"}}, typed_keys=True)["sigsterms#s"]
+    fg = [d for _, d in DOCS if d.get("shape") == "star"]
+    bg = [d for _, d in DOCS]
+    exp = significant(fg, bg, "tag")
+    check_sig(got, exp, fg, bg)
+
+
+def test_significant_terms_under_terms_with_background_filter(es, more):
+    got = search(es, {"c": {"terms": {"field": "color"}, "aggs": {
+        "s": {"significant_terms": {"field": "shape", "min_doc_count": 1, "size": 2,
+                                    "background_filter": {"range": {"n": {"gte": 1}}}}}}}})
+    bg = [d for _, d in DOCS if d["n"] >= 1]
+    for b in got["c"]["buckets"]:
+        fg = [d for _, d in DOCS if d["color"] == b["key"]]
+        check_sig(b["s"], significant(fg, bg, "shape", size=2, min_doc_count=1), fg, bg)
+
+
+@pytest.mark.parametrize("body,etype", [
+    ({"field": "tag", "chi_square": {}}, "illegal_argument_exception"),
+    ({"field": "tag", "jlh": {"x": 1}}, "parsing_exception"),
+    ({"field": "tag", "bogus": 1}, "x_content_parse_exception"),
+    ({"field": "n"}, "search_phase_execution_exception"),
+])
+def test_significant_terms_refused(es, more, body, etype):
+    with pytest.raises(BadRequestError) as e:
+        search(es, {"s": {"significant_terms": body}})
+    assert e.value.status_code == 400
+    assert e.value.body["error"]["type"] == etype

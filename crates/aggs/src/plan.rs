@@ -257,6 +257,13 @@ pub(crate) enum Op {
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
     MultiTerms(Vec<TermsOp>),
+    /// `significant_terms`: uncut `terms` (the foreground counts) and, under
+    /// [`docs_count_name`], a one-bucket filter counting the foreground documents; the
+    /// background is counted at render time.
+    SignificantTerms {
+        terms: TermsOp,
+        docs: usize,
+    },
     /// `top_metrics`: rendered by re-running the search per bucket (see `top_hits.rs`).
     TopMetrics,
     /// `rare_terms`: uncut `terms`, kept up to `max_doc_count` at render time.
@@ -273,6 +280,11 @@ pub(crate) enum Op {
 /// The name of the inner levels of a `multi_terms`' nested `terms` (`>` is not allowed in
 /// aggregation names).
 pub(crate) const MULTI_TERMS_LEVEL: &str = ">multi_terms";
+
+/// The name of a `significant_terms`' count of foreground documents.
+pub(crate) fn docs_count_name(name: &str) -> String {
+    format!("{name}>docs")
+}
 
 /// The name of a `weighted_avg`'s sum of weights in tantivy's request and results (`>` is
 /// not allowed in aggregation names, so it cannot clash with a sibling).
@@ -528,6 +540,30 @@ fn plan_node<'r>(
             }
         }
         AggKind::TopHits(_) => Op::TopHits,
+        AggKind::SignificantTerms {
+            terms,
+            background_filter,
+        } => {
+            let op = plan_terms(node, terms, ctx)?;
+            if op.kind != TermsKind::String || op.field.def.is_none() {
+                return Err(EsError::illegal_argument(format!(
+                    "significant_terms on [{}] is not supported by Lode: only keyword fields are",
+                    terms.field
+                )));
+            }
+            sources.push(SourceSpec::Filters {
+                queries: vec![Box::new(tantivy::query::AllQuery)],
+                other: false,
+            });
+            // The background filter is built again at render time: here it is validated.
+            if let Some(q) = background_filter {
+                build_dsl(q, ctx)?;
+            }
+            Op::SignificantTerms {
+                terms: op,
+                docs: sources.len() - 1,
+            }
+        }
         AggKind::TopMetrics(t) => {
             // `index.top_metrics_max_size` is not a setting of Lode: its default holds.
             if t.size > 10 {
@@ -1133,6 +1169,12 @@ fn tantivy_level(nodes: &[PlanNode], stage: Stage) -> Map<String, Value> {
             }
             out.insert(n.req.name.clone(), Value::Object(agg));
         }
+        if let Op::SignificantTerms { docs, .. } = &n.op {
+            out.insert(
+                docs_count_name(&n.req.name),
+                json!({"range": {"field": source_name(*docs), "ranges": unit_ranges(1)}}),
+            );
+        }
         if let Op::WeightedAvg { weight, .. } = &n.op {
             out.insert(
                 weight_sum_name(&n.req.name),
@@ -1385,7 +1427,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("percentiles", body)
         }
-        (_, Op::RareTerms(op)) => {
+        (_, Op::SignificantTerms { terms: op, .. }) | (_, Op::RareTerms(op)) => {
             let mut body = json!({
                 "field": op.field.name,
                 "size": ALL,

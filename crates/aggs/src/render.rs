@@ -7,8 +7,8 @@
 use super::exec::{Exec, TermsShardInfo};
 use super::format::ValueFormat;
 use super::plan::{
-    java_double, weight_sum_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode, TermsKind,
-    TermsOp, MULTI_TERMS_LEVEL,
+    docs_count_name, java_double, weight_sum_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode,
+    TermsKind, TermsOp, MULTI_TERMS_LEVEL,
 };
 use super::request::{AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, TermsReq};
 use super::rounding::DateRounding;
@@ -93,6 +93,11 @@ impl Renderer<'_> {
             }
             // tantivy leaves out what an absent bucket would have held: render it empty.
             let empty;
+            if let Op::SignificantTerms { terms, .. } = &node.op {
+                self.render_significant_terms(node, terms, results, scope, &mut obj)?;
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
             if let Op::WeightedAvg { format, .. } = &node.op {
                 with_string(
                     &mut obj,
@@ -510,6 +515,84 @@ impl Renderer<'_> {
         Ok(())
     }
 
+    /// `significant_terms`: the foreground counts from tantivy, the background counted here,
+    /// scored with JLH; buckets with a positive score and at least `min_doc_count` documents,
+    /// by score (then key), cut to `size`.
+    fn render_significant_terms(
+        &mut self,
+        node: &PlanNode,
+        op: &TermsOp,
+        results: &AggregationResults,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let AggKind::SignificantTerms {
+            terms: req,
+            background_filter,
+        } = &node.req.kind
+        else {
+            unreachable!()
+        };
+        let subset_size = match results.0.get(&docs_count_name(&node.req.name)) {
+            Some(AggregationResult::BucketResult(BucketResult::Range { buckets })) => buckets
+                .iter()
+                .find(|e| e.from == Some(1.0))
+                .map_or(0, |e| e.doc_count),
+            _ => 0,
+        };
+        let empty = Vec::new();
+        let buckets: Vec<&BucketEntry> = match results.0.get(&node.req.name) {
+            Some(AggregationResult::BucketResult(BucketResult::Terms { buckets, .. })) => {
+                buckets.iter().collect()
+            }
+            _ => empty.iter().collect(),
+        };
+        let bg = super::significant::background(
+            self.exec,
+            &op.field.name,
+            background_filter.as_deref(),
+        )?;
+        let mut scored: Vec<(f64, u64, &BucketEntry)> = buckets
+            .into_iter()
+            .filter(|b| b.doc_count >= req.min_doc_count)
+            .map(|b| {
+                let term = match &b.key {
+                    Key::Str(s) => s.clone(),
+                    other => key_id(other),
+                };
+                let bg_count = bg.counts.get(&term).copied().unwrap_or(0);
+                let score = super::significant::jlh(b.doc_count, subset_size, bg_count, bg.size);
+                (score, bg_count, b)
+            })
+            .filter(|(score, _, _)| *score > 0.0)
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| cmp_key(&a.2.key, &b.2.key))
+        });
+        scored.truncate(req.size);
+        self.count_buckets(scored.len())?;
+        let mut list = Vec::with_capacity(scored.len());
+        for (score, bg_count, b) in scored {
+            let mut o = Map::new();
+            let (key, _) = terms_key(op, &b.key);
+            o.insert("key".into(), key);
+            o.insert("doc_count".into(), json!(b.doc_count));
+            o.insert("score".into(), json!(score));
+            o.insert("bg_count".into(), json!(bg_count));
+            let scope = scope.with(Constraint::Term {
+                field: op.field.clone(),
+                key: b.key.clone(),
+            });
+            o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
+            list.push(Value::Object(o));
+        }
+        obj.insert("doc_count".into(), json!(subset_size));
+        obj.insert("bg_count".into(), json!(bg.size));
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
     /// `rare_terms`: the terms with at most `max_doc_count` documents, by count then key
     /// (ascending), as Elasticsearch's reduce sorts them; counted exactly.
     fn render_rare_terms(
@@ -831,6 +914,7 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::Long | TermsKind::Bool => "lterms",
             TermsKind::Double => "dterms",
         },
+        Op::SignificantTerms { .. } => "sigsterms",
         Op::RareTerms(op) => match op.kind {
             TermsKind::String => "srare_terms",
             _ => "lrare_terms",

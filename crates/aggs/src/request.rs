@@ -75,6 +75,12 @@ pub(crate) enum AggKind {
     WeightedAvg(WeightedAvgReq),
     MultiTerms(MultiTermsReq),
     TopMetrics(TopMetricsReq),
+    /// `significant_terms` with the JLH score: `terms` holds `field`, `size`,
+    /// `min_doc_count` (default 3), `include`/`exclude`.
+    SignificantTerms {
+        terms: TermsReq,
+        background_filter: Option<Box<DslQuery>>,
+    },
     /// `rare_terms`: the terms with at most `max_doc_count` documents.
     RareTerms {
         terms: TermsReq,
@@ -107,6 +113,7 @@ impl AggKind {
             AggKind::MultiTerms(_) => "multi_terms",
             AggKind::RareTerms { .. } => "rare_terms",
             AggKind::TopMetrics(_) => "top_metrics",
+            AggKind::SignificantTerms { .. } => "significant_terms",
         }
     }
 
@@ -490,11 +497,11 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "percentile_ranks" => AggKind::Percentiles(parse_percentile_ranks(name, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "rare_terms" => parse_rare_terms(name, obj()?)?,
+        "significant_terms" => parse_significant_terms(name, obj()?)?,
         "top_metrics" => AggKind::TopMetrics(parse_top_metrics(obj()?)?),
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
-        "significant_terms"
-        | "significant_text"
+        "significant_text"
         | "sampler"
         | "diversified_sampler"
         | "geo_distance"
@@ -798,6 +805,65 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
         });
     }
     Ok(r)
+}
+
+/// `significant_terms`: the `terms` parameters (`min_doc_count` defaults to 3), an optional
+/// `background_filter`, and the default `jlh` heuristic; the other heuristics are refused.
+fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
+    const TY: &str = "significant_terms";
+    let heuristics = [
+        "mutual_information",
+        "chi_square",
+        "gnd",
+        "percentage",
+        "script_heuristic",
+    ];
+    let mut keys = vec![
+        "field",
+        "size",
+        "shard_size",
+        "min_doc_count",
+        "shard_min_doc_count",
+        "include",
+        "exclude",
+        "execution_hint",
+        "background_filter",
+        "jlh",
+        "value_type",
+    ];
+    keys.extend(heuristics);
+    expect_fields(TY, o, &keys)?;
+    if let Some(h) = heuristics.iter().find(|h| o.contains_key(**h)) {
+        return Err(EsError::illegal_argument(format!(
+            "significance heuristic [{h}] is not supported by Lode"
+        )));
+    }
+    if let Some(v) = o.get("jlh") {
+        match v.as_object() {
+            Some(m) if m.is_empty() => {}
+            _ => {
+                return Err(EsError::parsing(format!(
+                    "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
+                )))
+            }
+        }
+    }
+    let background_filter = o
+        .get("background_filter")
+        .map(|v| parse_dsl(v).map(Box::new))
+        .transpose()?;
+    let mut only = o.clone();
+    for k in ["background_filter", "jlh"] {
+        only.remove(k);
+    }
+    let mut terms = parse_terms(name, &only)?;
+    if !o.contains_key("min_doc_count") {
+        terms.min_doc_count = 3;
+    }
+    Ok(AggKind::SignificantTerms {
+        terms,
+        background_filter,
+    })
 }
 
 /// `rare_terms`: `field`, `max_doc_count` (1 to 100), `precision` (validated: Lode counts
