@@ -5,7 +5,9 @@
 
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::render::{key_id, too_many_buckets};
-use super::sources::{DateIndexProvider, FilterProvider, RangeProvider, RankProvider};
+use super::sources::{
+    DateIndexProvider, FilterProvider, RangeProvider, RankProvider, WeightedProvider,
+};
 use super::term_counts;
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
@@ -258,6 +260,15 @@ impl<'a> Exec<'a> {
                     column: *column,
                     values: Arc::new(values.clone()),
                     missing: *missing,
+                }),
+                SourceSpec::Weighted {
+                    value,
+                    weight,
+                    product,
+                } => Arc::new(WeightedProvider {
+                    value: value.clone(),
+                    weight: weight.clone(),
+                    product: *product,
                 }),
             };
             registry.register(&source_name(i), provider);

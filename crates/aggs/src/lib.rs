@@ -36,6 +36,7 @@ mod plan;
 mod render;
 mod request;
 mod rounding;
+mod significant;
 mod sources;
 mod term_counts;
 mod top_hits;

@@ -61,6 +61,18 @@ enum Need {
     Numeric,
 }
 
+/// A `top_metrics` metric: a number, a date or a keyword with doc values.
+pub(crate) fn metric_field(ctx: &QueryContext, name: &str) -> EsResult<FieldRef> {
+    let f = resolve_field(ctx, name, "top_metrics", Need::Any)?;
+    match f.storage() {
+        None | Some(Storage::I64 | Storage::F64 | Storage::Keyword) => Ok(f),
+        Some(_) => Err(EsError::illegal_argument(format!(
+            "Field [{name}] of type [{}] is not supported for aggregation [top_metrics]",
+            f.def.as_ref().map_or("unknown", |d| d.ty.name())
+        ))),
+    }
+}
+
 fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> EsResult<FieldRef> {
     if name == "_id" {
         return Err(lode_engine::schema::id_fielddata_error());
@@ -137,6 +149,12 @@ pub(crate) enum SourceSpec {
         column: super::sources::NumericColumn,
         values: Vec<f64>,
         missing: Option<f64>,
+    },
+    /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
+    Weighted {
+        value: (String, super::sources::NumericColumn, Option<f64>),
+        weight: (String, super::sources::NumericColumn, Option<f64>),
+        product: bool,
     },
 }
 
@@ -236,6 +254,42 @@ pub(crate) enum Op {
         source: usize,
     },
     TopHits,
+    /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
+    /// first), uncut, flattened and ordered at render time.
+    MultiTerms(Vec<TermsOp>),
+    /// `significant_terms`: uncut `terms` (the foreground counts) and, under
+    /// [`docs_count_name`], a one-bucket filter counting the foreground documents; the
+    /// background is counted at render time.
+    SignificantTerms {
+        terms: TermsOp,
+        docs: usize,
+    },
+    /// `top_metrics`: rendered by re-running the search per bucket (see `top_hits.rs`).
+    TopMetrics,
+    /// `rare_terms`: uncut `terms`, kept up to `max_doc_count` at render time.
+    RareTerms(TermsOp),
+    /// `weighted_avg`: a `sum` of the [`SourceSpec::Weighted`] products under the node's
+    /// name, and one of the weights under [`weight_sum_name`].
+    WeightedAvg {
+        format: ValueFormat,
+        product: usize,
+        weight: usize,
+    },
+}
+
+/// The name of the inner levels of a `multi_terms`' nested `terms` (`>` is not allowed in
+/// aggregation names).
+pub(crate) const MULTI_TERMS_LEVEL: &str = ">multi_terms";
+
+/// The name of a `significant_terms`' count of foreground documents.
+pub(crate) fn docs_count_name(name: &str) -> String {
+    format!("{name}>docs")
+}
+
+/// The name of a `weighted_avg`'s sum of weights in tantivy's request and results (`>` is
+/// not allowed in aggregation names, so it cannot clash with a sibling).
+pub(crate) fn weight_sum_name(name: &str) -> String {
+    format!("{name}>weight")
 }
 
 impl<'r> Plan<'r> {
@@ -486,6 +540,88 @@ fn plan_node<'r>(
             }
         }
         AggKind::TopHits(_) => Op::TopHits,
+        AggKind::SignificantTerms {
+            terms,
+            background_filter,
+        } => {
+            let op = plan_terms(node, terms, ctx)?;
+            if op.kind != TermsKind::String || op.field.def.is_none() {
+                return Err(EsError::illegal_argument(format!(
+                    "significant_terms on [{}] is not supported by Lode: only keyword fields are",
+                    terms.field
+                )));
+            }
+            sources.push(SourceSpec::Filters {
+                queries: vec![Box::new(tantivy::query::AllQuery)],
+                other: false,
+            });
+            // The background filter is built again at render time: here it is validated.
+            if let Some(q) = background_filter {
+                build_dsl(q, ctx)?;
+            }
+            Op::SignificantTerms {
+                terms: op,
+                docs: sources.len() - 1,
+            }
+        }
+        AggKind::TopMetrics(t) => {
+            // `index.top_metrics_max_size` is not a setting of Lode: its default holds.
+            if t.size > 10 {
+                return Err(EsError::illegal_argument(format!(
+                    "[top_metrics.size] must not be more than [10] but was [{}]. This limit can be set by changing the [index.top_metrics_max_size] index level setting.",
+                    t.size
+                )));
+            }
+            for f in &t.metrics {
+                metric_field(ctx, f)?;
+            }
+            Op::TopMetrics
+        }
+        AggKind::RareTerms { terms, .. } => {
+            let op = plan_terms(node, terms, ctx)?;
+            if op.kind == TermsKind::Double {
+                return Err(EsError::illegal_argument(
+                    "RareTerms aggregation does not support floating point fields.",
+                ));
+            }
+            Op::RareTerms(op)
+        }
+        AggKind::MultiTerms(m) => Op::MultiTerms(
+            m.terms
+                .iter()
+                .map(|t| plan_terms(node, t, ctx))
+                .collect::<EsResult<Vec<_>>>()?,
+        ),
+        AggKind::WeightedAvg(w) => {
+            let column = |f: &FieldRef| match f.storage() {
+                Some(Storage::F64) => super::sources::NumericColumn::F64,
+                _ => super::sources::NumericColumn::I64,
+            };
+            let value = resolve_field(ctx, &w.value.field, ty, Need::Numeric)?;
+            let weight = resolve_field(ctx, &w.weight.field, ty, Need::Numeric)?;
+            let missing = |m: &Option<Value>| m.as_ref().and_then(|m| m.as_f64());
+            let format = metric_format(&value, w.format.as_deref())?;
+            for product in [true, false] {
+                sources.push(SourceSpec::Weighted {
+                    value: (
+                        value.name.clone(),
+                        column(&value),
+                        missing(&w.value.missing),
+                    ),
+                    weight: (
+                        weight.name.clone(),
+                        column(&weight),
+                        missing(&w.weight.missing),
+                    ),
+                    product,
+                });
+            }
+            Op::WeightedAvg {
+                format,
+                product: sources.len() - 2,
+                weight: sources.len() - 1,
+            }
+        }
     };
     let subs = plan_level(&node.subs, ctx, sources, Some(ty))?;
     validate_order(node, &subs)?;
@@ -544,6 +680,7 @@ fn metric_format(field: &FieldRef, format: Option<&str>) -> EsResult<ValueFormat
 fn validate_order(node: &AggNode, subs: &[PlanNode]) -> EsResult<()> {
     let orders = match &node.kind {
         AggKind::Terms(t) => &t.order,
+        AggKind::MultiTerms(m) => &m.base.order,
         AggKind::Histogram(h) => &h.order,
         AggKind::DateHistogram(d) => &d.order,
         _ => return Ok(()),
@@ -569,6 +706,8 @@ fn validate_order(node: &AggNode, subs: &[PlanNode]) -> EsResult<()> {
             (Op::Filters(f), None) if f.style == FiltersStyle::Single => {}
             (Op::Filters(f), Some(m))
                 if f.style == FiltersStyle::Single && (m == "doc_count" || m == "_count") => {}
+            (Op::WeightedAvg { .. }, None) => {}
+            (Op::WeightedAvg { .. }, Some(name)) if name == "value" => {}
             (Op::Metric(_), None) => {
                 if let AggKind::Metric(m) = &sub.req.kind {
                     if matches!(m.kind, MetricKind::Stats | MetricKind::ExtendedStats) {
@@ -984,6 +1123,42 @@ fn to_aggregations(v: Map<String, Value>) -> EsResult<tantivy::aggregation::agg_
 fn tantivy_level(nodes: &[PlanNode], stage: Stage) -> Map<String, Value> {
     let mut out = Map::new();
     for n in nodes {
+        if let Op::MultiTerms(ops) = &n.op {
+            // Innermost level first: it holds the sub-aggregations.
+            let mut inner: Option<Value> = None;
+            for op in ops.iter().rev() {
+                let mut body = json!({
+                    "field": op.field.name,
+                    "size": ALL,
+                    "segment_size": ALL,
+                    "min_doc_count": 1,
+                    "order": {"_count": "desc"},
+                });
+                if let Some(m) = &op.tantivy_missing {
+                    body.as_object_mut()
+                        .expect("object")
+                        .insert("missing".into(), m.clone());
+                }
+                let mut agg = Map::new();
+                agg.insert("terms".into(), body);
+                let subs = match inner.take() {
+                    Some(level) => {
+                        let mut m = Map::new();
+                        m.insert(MULTI_TERMS_LEVEL.to_string(), level);
+                        m
+                    }
+                    None => tantivy_level(&n.subs, stage),
+                };
+                if !subs.is_empty() {
+                    agg.insert("aggs".into(), Value::Object(subs));
+                }
+                inner = Some(Value::Object(agg));
+            }
+            if let Some(level) = inner {
+                out.insert(n.req.name.clone(), level);
+            }
+            continue;
+        }
         if let Some(body) = tantivy_node(n, stage) {
             let mut agg = Map::new();
             let (ty, def) = body;
@@ -993,6 +1168,18 @@ fn tantivy_level(nodes: &[PlanNode], stage: Stage) -> Map<String, Value> {
                 agg.insert("aggs".into(), Value::Object(subs));
             }
             out.insert(n.req.name.clone(), Value::Object(agg));
+        }
+        if let Op::SignificantTerms { docs, .. } = &n.op {
+            out.insert(
+                docs_count_name(&n.req.name),
+                json!({"range": {"field": source_name(*docs), "ranges": unit_ranges(1)}}),
+            );
+        }
+        if let Op::WeightedAvg { weight, .. } = &n.op {
+            out.insert(
+                weight_sum_name(&n.req.name),
+                json!({"sum": {"field": source_name(*weight)}}),
+            );
         }
     }
     out
@@ -1240,6 +1427,27 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("percentiles", body)
         }
+        (_, Op::SignificantTerms { terms: op, .. }) | (_, Op::RareTerms(op)) => {
+            let mut body = json!({
+                "field": op.field.name,
+                "size": ALL,
+                "segment_size": ALL,
+                "min_doc_count": 1,
+                "order": {"_count": "asc"},
+            });
+            let o = body.as_object_mut().expect("object");
+            if let Some(m) = &op.tantivy_missing {
+                o.insert("missing".into(), m.clone());
+            }
+            if let Some(i) = &op.tantivy_include {
+                o.insert("include".into(), i.clone());
+            }
+            if let Some(e) = &op.tantivy_exclude {
+                o.insert("exclude".into(), e.clone());
+            }
+            ("terms", body)
+        }
+        (_, Op::WeightedAvg { product, .. }) => ("sum", json!({"field": src(*product)})),
         (_, Op::PercentileRanks { source, .. }) => (
             "histogram",
             json!({"field": src(*source), "interval": 1.0, "min_doc_count": 0}),

@@ -7,7 +7,8 @@
 use super::exec::{Exec, TermsShardInfo};
 use super::format::ValueFormat;
 use super::plan::{
-    java_double, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode, TermsKind, TermsOp,
+    docs_count_name, java_double, weight_sum_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode,
+    TermsKind, TermsOp, MULTI_TERMS_LEVEL,
 };
 use super::request::{AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, TermsReq};
 use super::rounding::DateRounding;
@@ -92,9 +93,24 @@ impl Renderer<'_> {
             }
             // tantivy leaves out what an absent bucket would have held: render it empty.
             let empty;
+            if let Op::SignificantTerms { terms, .. } = &node.op {
+                self.render_significant_terms(node, terms, results, scope, &mut obj)?;
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
+            if let Op::WeightedAvg { format, .. } = &node.op {
+                with_string(
+                    &mut obj,
+                    "value",
+                    weighted_avg(results, &node.req.name),
+                    format,
+                );
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
             let result = match results.0.get(&node.req.name) {
                 Some(r) => Some(r),
-                None if matches!(node.op, Op::Global | Op::TopHits) => None,
+                None if matches!(node.op, Op::Global | Op::TopHits | Op::TopMetrics) => None,
                 None => {
                     empty = self
                         .exec
@@ -137,6 +153,15 @@ impl Renderer<'_> {
                 };
                 let hits = top_hits::render(self.exec, req, scope)?;
                 obj.insert("hits".into(), hits);
+            }
+            Op::TopMetrics => {
+                let AggKind::TopMetrics(req) = &node.req.kind else {
+                    unreachable!()
+                };
+                obj.insert(
+                    "top".into(),
+                    top_hits::render_top_metrics(self.exec, req, scope)?,
+                );
             }
             Op::Metric(op) => {
                 let Some(AggregationResult::MetricResult(m)) = result else {
@@ -201,6 +226,16 @@ impl Renderer<'_> {
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
         match (&node.req.kind, &node.op, result) {
+            (
+                AggKind::RareTerms { max_doc_count, .. },
+                Op::RareTerms(op),
+                BucketResult::Terms { buckets, .. },
+            ) => self.render_rare_terms(node, op, *max_doc_count, buckets, scope, obj),
+            (
+                AggKind::MultiTerms(req),
+                Op::MultiTerms(ops),
+                BucketResult::Terms { buckets, .. },
+            ) => self.render_multi_terms(node, &req.base, ops, buckets, scope, obj),
             (
                 AggKind::Terms(req),
                 Op::Terms(op),
@@ -480,6 +515,214 @@ impl Renderer<'_> {
         Ok(())
     }
 
+    /// `significant_terms`: the foreground counts from tantivy, the background counted here,
+    /// scored with JLH; buckets with a positive score and at least `min_doc_count` documents,
+    /// by score (then key), cut to `size`.
+    fn render_significant_terms(
+        &mut self,
+        node: &PlanNode,
+        op: &TermsOp,
+        results: &AggregationResults,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let AggKind::SignificantTerms {
+            terms: req,
+            background_filter,
+        } = &node.req.kind
+        else {
+            unreachable!()
+        };
+        let subset_size = match results.0.get(&docs_count_name(&node.req.name)) {
+            Some(AggregationResult::BucketResult(BucketResult::Range { buckets })) => buckets
+                .iter()
+                .find(|e| e.from == Some(1.0))
+                .map_or(0, |e| e.doc_count),
+            _ => 0,
+        };
+        let empty = Vec::new();
+        let buckets: Vec<&BucketEntry> = match results.0.get(&node.req.name) {
+            Some(AggregationResult::BucketResult(BucketResult::Terms { buckets, .. })) => {
+                buckets.iter().collect()
+            }
+            _ => empty.iter().collect(),
+        };
+        let bg = super::significant::background(
+            self.exec,
+            &op.field.name,
+            background_filter.as_deref(),
+        )?;
+        let mut scored: Vec<(f64, u64, &BucketEntry)> = buckets
+            .into_iter()
+            .filter(|b| b.doc_count >= req.min_doc_count)
+            .map(|b| {
+                let term = match &b.key {
+                    Key::Str(s) => s.clone(),
+                    other => key_id(other),
+                };
+                let bg_count = bg.counts.get(&term).copied().unwrap_or(0);
+                let score = super::significant::jlh(b.doc_count, subset_size, bg_count, bg.size);
+                (score, bg_count, b)
+            })
+            .filter(|(score, _, _)| *score > 0.0)
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| cmp_key(&a.2.key, &b.2.key))
+        });
+        scored.truncate(req.size);
+        self.count_buckets(scored.len())?;
+        let mut list = Vec::with_capacity(scored.len());
+        for (score, bg_count, b) in scored {
+            let mut o = Map::new();
+            let (key, _) = terms_key(op, &b.key);
+            o.insert("key".into(), key);
+            o.insert("doc_count".into(), json!(b.doc_count));
+            o.insert("score".into(), json!(score));
+            o.insert("bg_count".into(), json!(bg_count));
+            let scope = scope.with(Constraint::Term {
+                field: op.field.clone(),
+                key: b.key.clone(),
+            });
+            o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
+            list.push(Value::Object(o));
+        }
+        obj.insert("doc_count".into(), json!(subset_size));
+        obj.insert("bg_count".into(), json!(bg.size));
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
+    /// `rare_terms`: the terms with at most `max_doc_count` documents, by count then key
+    /// (ascending), as Elasticsearch's reduce sorts them; counted exactly.
+    fn render_rare_terms(
+        &mut self,
+        node: &PlanNode,
+        op: &TermsOp,
+        max_doc_count: u64,
+        buckets: &[BucketEntry],
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let mut kept: Vec<&BucketEntry> = buckets
+            .iter()
+            .filter(|b| b.doc_count <= max_doc_count)
+            .filter(|b| {
+                let x = key_f64(&b.key);
+                op.numeric_include
+                    .as_ref()
+                    .is_none_or(|inc| inc.contains(&x))
+                    && op
+                        .numeric_exclude
+                        .as_ref()
+                        .is_none_or(|exc| !exc.contains(&x))
+            })
+            .collect();
+        kept.sort_by(|a, b| {
+            a.doc_count
+                .cmp(&b.doc_count)
+                .then_with(|| cmp_key(&a.key, &b.key))
+        });
+        self.count_buckets(kept.len())?;
+        let mut list = Vec::with_capacity(kept.len());
+        for b in kept {
+            let mut o = Map::new();
+            let (key, key_as_string) = terms_key(op, &b.key);
+            o.insert("key".into(), key);
+            if let Some(s) = key_as_string {
+                o.insert("key_as_string".into(), json!(s));
+            }
+            o.insert("doc_count".into(), json!(b.doc_count));
+            let scope = scope.with(Constraint::Term {
+                field: op.field.clone(),
+                key: b.key.clone(),
+            });
+            o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
+            list.push(Value::Object(o));
+        }
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
+    /// `multi_terms`: the leaves of the nested `terms` as combined keys, ordered and cut as
+    /// Elasticsearch orders and cuts them (every combination is collected, so counts are exact
+    /// and the error bounds are 0).
+    fn render_multi_terms(
+        &mut self,
+        node: &PlanNode,
+        req: &TermsReq,
+        ops: &[TermsOp],
+        buckets: &[BucketEntry],
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let mut leaves: Vec<(Vec<Key>, &BucketEntry)> = Vec::new();
+        flatten_multi_terms(buckets, &mut Vec::new(), &mut leaves);
+        let mut keyed: Vec<(SortKey, Vec<Key>, &BucketEntry)> = leaves
+            .into_iter()
+            .filter(|(_, b)| b.doc_count >= req.min_doc_count.max(1))
+            .map(|(keys, b)| {
+                let k = SortKey::new(&req.order, b.doc_count, Key::F64(0.0), &b.sub_aggregation);
+                (k, keys, b)
+            })
+            .collect();
+        keyed.sort_by(|a, b| {
+            compare_with(&req.order, &a.0, &b.0, || {
+                a.1.iter()
+                    .zip(&b.1)
+                    .map(|(x, y)| cmp_key(x, y))
+                    .find(|c| *c != Ordering::Equal)
+                    .unwrap_or(Ordering::Equal)
+            })
+        });
+        let mut other = 0;
+        if keyed.len() > req.size {
+            other = keyed[req.size..].iter().map(|b| b.2.doc_count).sum::<u64>();
+            keyed.truncate(req.size);
+        }
+        self.count_buckets(keyed.len())?;
+        let mut list = Vec::with_capacity(keyed.len());
+        for (_, keys, b) in keyed {
+            let mut o = Map::new();
+            let mut key = Vec::with_capacity(keys.len());
+            let mut strings = Vec::with_capacity(keys.len());
+            let mut scope = scope.with(Constraint::Term {
+                field: ops[0].field.clone(),
+                key: keys[0].clone(),
+            });
+            for (i, (op, k)) in ops.iter().zip(&keys).enumerate() {
+                let (v, s) = terms_key(op, k);
+                strings.push(match (s, &v) {
+                    (Some(s), _) => s,
+                    (None, Value::String(s)) => s.clone(),
+                    (None, Value::Number(n)) if n.is_f64() => {
+                        java_double(n.as_f64().unwrap_or(0.0))
+                    }
+                    (None, other) => other.to_string(),
+                });
+                key.push(v);
+                if i > 0 {
+                    scope = scope.with(Constraint::Term {
+                        field: op.field.clone(),
+                        key: k.clone(),
+                    });
+                }
+            }
+            o.insert("key".into(), Value::Array(key));
+            o.insert("key_as_string".into(), json!(strings.join("|")));
+            o.insert("doc_count".into(), json!(b.doc_count));
+            if req.show_term_doc_count_error {
+                o.insert("doc_count_error_upper_bound".into(), json!(0));
+            }
+            o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
+            list.push(Value::Object(o));
+        }
+        obj.insert("doc_count_error_upper_bound".into(), json!(0));
+        obj.insert("sum_other_doc_count".into(), json!(other));
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn histogram_bucket(
         &mut self,
@@ -671,6 +914,11 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::Long | TermsKind::Bool => "lterms",
             TermsKind::Double => "dterms",
         },
+        Op::SignificantTerms { .. } => "sigsterms",
+        Op::RareTerms(op) => match op.kind {
+            TermsKind::String => "srare_terms",
+            _ => "lrare_terms",
+        },
         Op::Percentiles(_) => "tdigest_percentiles",
         Op::PercentileRanks { .. } => "tdigest_percentile_ranks",
         _ => node.req.kind.type_name(),
@@ -786,14 +1034,42 @@ fn cmp_key(a: &Key, b: &Key) -> Ordering {
     }
 }
 
+/// The leaves of a `multi_terms`' nested `terms` with their keys, level by level.
+fn flatten_multi_terms<'b>(
+    buckets: &'b [BucketEntry],
+    prefix: &mut Vec<Key>,
+    out: &mut Vec<(Vec<Key>, &'b BucketEntry)>,
+) {
+    for b in buckets {
+        prefix.push(b.key.clone());
+        match b.sub_aggregation.0.get(MULTI_TERMS_LEVEL) {
+            Some(AggregationResult::BucketResult(BucketResult::Terms { buckets, .. })) => {
+                flatten_multi_terms(buckets, prefix, out)
+            }
+            _ => out.push((prefix.clone(), b)),
+        }
+        prefix.pop();
+    }
+}
+
 /// Elasticsearch's compound bucket order; `order` ends with a key tie-breaker.
 fn compare(order: &[BucketOrder], a: &SortKey, b: &SortKey) -> Ordering {
+    compare_with(order, a, b, || cmp_key(&a.key, &b.key))
+}
+
+/// [`compare`] with the key order given by `key_cmp`.
+fn compare_with(
+    order: &[BucketOrder],
+    a: &SortKey,
+    b: &SortKey,
+    key_cmp: impl Fn() -> Ordering,
+) -> Ordering {
     let mut path = 0;
     for o in order {
         let dir = |c: Ordering| if o.asc { c } else { c.reverse() };
         let c = match &o.key {
             OrderKey::Count => dir(a.doc_count.cmp(&b.doc_count)),
-            OrderKey::Key => dir(cmp_key(&a.key, &b.key)),
+            OrderKey::Key => dir(key_cmp()),
             OrderKey::Path { .. } => {
                 let (va, vb) = (a.metrics[path], b.metrics[path]);
                 path += 1;
@@ -813,8 +1089,21 @@ fn compare(order: &[BucketOrder], a: &SortKey, b: &SortKey) -> Ordering {
     Ordering::Equal
 }
 
+/// A `weighted_avg`'s value from its two sums: none without weight (or without documents).
+fn weighted_avg(results: &AggregationResults, name: &str) -> Option<f64> {
+    let sum = |name: &str| match results.0.get(name) {
+        Some(AggregationResult::MetricResult(MetricResult::Sum(v))) => v.value.unwrap_or(0.0),
+        _ => 0.0,
+    };
+    let weight = sum(&weight_sum_name(name));
+    (weight != 0.0).then(|| sum(name) / weight)
+}
+
 /// The value of a metric sub-aggregation, as an order path addresses it.
 fn metric_value(subs: &AggregationResults, agg: &str, metric: Option<&str>) -> Option<f64> {
+    if subs.0.contains_key(&weight_sum_name(agg)) {
+        return weighted_avg(subs, agg);
+    }
     let m = match subs.0.get(agg)? {
         AggregationResult::MetricResult(m) => m,
         // A single-bucket aggregation (`filter`, `missing`): its document count.

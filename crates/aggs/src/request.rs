@@ -72,6 +72,20 @@ pub(crate) enum AggKind {
     Metric(MetricReq),
     Percentiles(PercentilesReq),
     TopHits(TopHitsReq),
+    WeightedAvg(WeightedAvgReq),
+    MultiTerms(MultiTermsReq),
+    TopMetrics(TopMetricsReq),
+    /// `significant_terms` with the JLH score: `terms` holds `field`, `size`,
+    /// `min_doc_count` (default 3), `include`/`exclude`.
+    SignificantTerms {
+        terms: TermsReq,
+        background_filter: Option<Box<DslQuery>>,
+    },
+    /// `rare_terms`: the terms with at most `max_doc_count` documents.
+    RareTerms {
+        terms: TermsReq,
+        max_doc_count: u64,
+    },
 }
 
 impl AggKind {
@@ -95,13 +109,22 @@ impl AggKind {
             AggKind::Percentiles(p) if p.ranks => "percentile_ranks",
             AggKind::Percentiles(_) => "percentiles",
             AggKind::TopHits(_) => "top_hits",
+            AggKind::WeightedAvg(_) => "weighted_avg",
+            AggKind::MultiTerms(_) => "multi_terms",
+            AggKind::RareTerms { .. } => "rare_terms",
+            AggKind::TopMetrics(_) => "top_metrics",
+            AggKind::SignificantTerms { .. } => "significant_terms",
         }
     }
 
     fn accepts_sub_aggs(&self) -> bool {
         !matches!(
             self,
-            AggKind::Metric(_) | AggKind::Percentiles(_) | AggKind::TopHits(_)
+            AggKind::Metric(_)
+                | AggKind::Percentiles(_)
+                | AggKind::TopHits(_)
+                | AggKind::WeightedAvg(_)
+                | AggKind::TopMetrics(_)
         )
     }
 }
@@ -264,6 +287,26 @@ impl MetricKind {
     }
 }
 
+/// `multi_terms`: `base` holds the bucket parameters (`size`, `order`, ...), `terms` one
+/// request per field (`field`, `missing`, `format`).
+pub(crate) struct MultiTermsReq {
+    pub base: TermsReq,
+    pub terms: Vec<TermsReq>,
+}
+
+/// One of `weighted_avg`'s `value` and `weight`: a field and its `missing` value.
+pub(crate) struct WeightedSource {
+    pub field: String,
+    pub missing: Option<Value>,
+}
+
+/// `weighted_avg`: `sum(value * weight) / sum(weight)`.
+pub(crate) struct WeightedAvgReq {
+    pub value: WeightedSource,
+    pub weight: WeightedSource,
+    pub format: Option<String>,
+}
+
 pub(crate) struct MetricReq {
     pub kind: MetricKind,
     pub field: String,
@@ -281,6 +324,14 @@ pub(crate) struct PercentilesReq {
     pub keyed: bool,
     pub missing: Option<Value>,
     pub format: Option<String>,
+}
+
+/// `top_metrics`: the `metrics` fields of the `size` documents first in the (one) `sort`.
+pub(crate) struct TopMetricsReq {
+    pub metrics: Vec<String>,
+    /// The one sort, as given (planned per index with the search sort).
+    pub sort: Value,
+    pub size: usize,
 }
 
 pub(crate) struct TopHitsReq {
@@ -445,10 +496,12 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
         "percentile_ranks" => AggKind::Percentiles(parse_percentile_ranks(name, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
-        "significant_terms"
-        | "significant_text"
-        | "rare_terms"
-        | "multi_terms"
+        "rare_terms" => parse_rare_terms(name, obj()?)?,
+        "significant_terms" => parse_significant_terms(name, obj()?)?,
+        "top_metrics" => AggKind::TopMetrics(parse_top_metrics(obj()?)?),
+        "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
+        "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
+        "significant_text"
         | "sampler"
         | "diversified_sampler"
         | "geo_distance"
@@ -460,12 +513,10 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "auto_date_histogram"
         | "variable_width_histogram"
         | "median_absolute_deviation"
-        | "weighted_avg"
         | "scripted_metric"
         | "string_stats"
         | "boxplot"
         | "t_test"
-        | "top_metrics"
         | "matrix_stats"
         | "rate"
         | "bucket_sort"
@@ -754,6 +805,190 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
         });
     }
     Ok(r)
+}
+
+/// `significant_terms`: the `terms` parameters (`min_doc_count` defaults to 3), an optional
+/// `background_filter`, and the default `jlh` heuristic; the other heuristics are refused.
+fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
+    const TY: &str = "significant_terms";
+    let heuristics = [
+        "mutual_information",
+        "chi_square",
+        "gnd",
+        "percentage",
+        "script_heuristic",
+    ];
+    let mut keys = vec![
+        "field",
+        "size",
+        "shard_size",
+        "min_doc_count",
+        "shard_min_doc_count",
+        "include",
+        "exclude",
+        "execution_hint",
+        "background_filter",
+        "jlh",
+        "value_type",
+    ];
+    keys.extend(heuristics);
+    expect_fields(TY, o, &keys)?;
+    if let Some(h) = heuristics.iter().find(|h| o.contains_key(**h)) {
+        return Err(EsError::illegal_argument(format!(
+            "significance heuristic [{h}] is not supported by Lode"
+        )));
+    }
+    if let Some(v) = o.get("jlh") {
+        match v.as_object() {
+            Some(m) if m.is_empty() => {}
+            _ => {
+                return Err(EsError::parsing(format!(
+                    "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
+                )))
+            }
+        }
+    }
+    let background_filter = o
+        .get("background_filter")
+        .map(|v| parse_dsl(v).map(Box::new))
+        .transpose()?;
+    let mut only = o.clone();
+    for k in ["background_filter", "jlh"] {
+        only.remove(k);
+    }
+    let mut terms = parse_terms(name, &only)?;
+    if !o.contains_key("min_doc_count") {
+        terms.min_doc_count = 3;
+    }
+    Ok(AggKind::SignificantTerms {
+        terms,
+        background_filter,
+    })
+}
+
+/// `rare_terms`: `field`, `max_doc_count` (1 to 100), `precision` (validated: Lode counts
+/// exactly), `include`, `exclude`, `missing`, `format`.
+fn parse_rare_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
+    const TY: &str = "rare_terms";
+    let keys = [
+        "field",
+        "max_doc_count",
+        "precision",
+        "include",
+        "exclude",
+        "missing",
+        "format",
+        "value_type",
+    ];
+    expect_fields(TY, o, &keys)?;
+    let setter = |key: &str, reason: String| {
+        EsError::x_content_parse(format!("[{TY}] failed to parse field [{key}]"))
+            .caused_by(EsError::illegal_argument(reason))
+    };
+    let mut max_doc_count = 1;
+    if let Some(v) = o.get("max_doc_count") {
+        let n = int(TY, "max_doc_count", v)?;
+        if n <= 0 {
+            return Err(setter(
+                "max_doc_count",
+                format!("[max_doc_count] must be greater than 0. Found [{n}] in [{name}]"),
+            ));
+        }
+        if n > 100 {
+            // Elasticsearch's message, spaces as it has them.
+            return Err(setter(
+                "max_doc_count",
+                format!("[max_doc_count] must be smallerthan 100in [{name}]"),
+            ));
+        }
+        max_doc_count = n as u64;
+    }
+    if let Some(v) = o.get("precision") {
+        if num(TY, "precision", v)? < 0.00001 {
+            return Err(setter(
+                "precision",
+                "[precision] must be greater than 0.00001".to_string(),
+            ));
+        }
+    }
+    let mut only = o.clone();
+    only.remove("max_doc_count");
+    only.remove("precision");
+    let mut terms = parse_terms(name, &only)?;
+    terms.order = vec![
+        BucketOrder {
+            key: OrderKey::Count,
+            asc: true,
+        },
+        BucketOrder {
+            key: OrderKey::Key,
+            asc: true,
+        },
+    ];
+    Ok(AggKind::RareTerms {
+        terms,
+        max_doc_count,
+    })
+}
+
+/// `multi_terms`: `terms` (at least two `{field, missing, format}`) and the bucket
+/// parameters of `terms`.
+fn parse_multi_terms(name: &str, o: &Map<String, Value>) -> EsResult<MultiTermsReq> {
+    const TY: &str = "multi_terms";
+    expect_fields(
+        TY,
+        o,
+        &[
+            "terms",
+            "size",
+            "shard_size",
+            "min_doc_count",
+            "shard_min_doc_count",
+            "order",
+            "collect_mode",
+            "show_term_doc_count_error",
+        ],
+    )?;
+    let too_few = || {
+        EsError::illegal_argument(format!(
+            "The [terms] parameter in the aggregation [{name}] must be present and have at least 2 fields or scripts."
+        ))
+    };
+    let items = match o.get("terms") {
+        None => return Err(too_few()),
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] terms doesn't support values of type: {}",
+                token_name(other)
+            )))
+        }
+    };
+    if items.len() < 2 {
+        return Err(too_few());
+    }
+    let mut terms = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(t) = item.as_object() else {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] terms doesn't support values of type: {}",
+                token_name(item)
+            )));
+        };
+        expect_fields("terms", t, &["field", "missing", "format", "value_type"])?;
+        let mut only = Map::new();
+        for k in ["field", "missing", "format", "value_type"] {
+            if let Some(v) = t.get(k) {
+                only.insert(k.to_string(), v.clone());
+            }
+        }
+        terms.push(parse_terms(name, &only)?);
+    }
+    let mut base_obj = o.clone();
+    base_obj.remove("terms");
+    base_obj.insert("field".into(), json!(""));
+    let base = parse_terms(name, &base_obj)?;
+    Ok(MultiTermsReq { base, terms })
 }
 
 fn parse_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<Value>, Option<Value>)> {
@@ -1543,6 +1778,62 @@ fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<Metric
     Ok(r)
 }
 
+/// `weighted_avg`: `value` and `weight` (each `{field, missing}`), `format`.
+fn parse_weighted_avg(name: &str, o: &Map<String, Value>) -> EsResult<WeightedAvgReq> {
+    const TY: &str = "weighted_avg";
+    expect_fields(TY, o, &["value", "weight", "format", "value_type"])?;
+    let source = |key: &str| -> EsResult<WeightedSource> {
+        let Some(v) = o.get(key) else {
+            return Err(EsError::illegal_argument(format!(
+                "Required field [{key}] is missing in [{name}]"
+            )));
+        };
+        let Some(s) = v.as_object() else {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] {key} doesn't support values of type: {}",
+                token_name(v)
+            )));
+        };
+        if let Some(k) = s
+            .keys()
+            .find(|k| !["field", "missing"].contains(&k.as_str()))
+        {
+            return Err(if k == "script" {
+                EsError::illegal_argument(format!(
+                    "[script] is not supported in [{TY}] aggregations"
+                ))
+            } else {
+                EsError::x_content_parse(format!("[{key}] unknown field [{k}]"))
+            });
+        }
+        let missing = match s.get("missing") {
+            None | Some(Value::Null) => None,
+            Some(m) => Some(Value::from(num(key, "missing", m)?)),
+        };
+        Ok(WeightedSource {
+            field: required_field(s)?,
+            missing,
+        })
+    };
+    let value = source("value")?;
+    let weight = source("weight")?;
+    let mut format = None;
+    for (k, v) in o {
+        match k.as_str() {
+            "format" => format = Some(string(TY, k, v)?),
+            "value_type" => {
+                string(TY, k, v)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(WeightedAvgReq {
+        value,
+        weight,
+        format,
+    })
+}
+
 /// `percentile_ranks`: `percentiles` with required `values` instead of `percents`.
 fn parse_percentile_ranks(name: &str, o: &Map<String, Value>) -> EsResult<PercentilesReq> {
     const TY: &str = "percentile_ranks";
@@ -1735,6 +2026,60 @@ fn parse_sort(v: &Value) -> EsResult<()> {
         }
     }
     Ok(())
+}
+
+/// `top_metrics`: `metrics` (`{field}` or a list of them), `sort` (exactly one), `size`.
+fn parse_top_metrics(o: &Map<String, Value>) -> EsResult<TopMetricsReq> {
+    const TY: &str = "top_metrics";
+    expect_fields(TY, o, &["metrics", "sort", "size"])?;
+    let mut size = 1;
+    if let Some(v) = o.get("size") {
+        let n = int32(TY, "size", v)?;
+        if n < 1 {
+            return Err(
+                EsError::x_content_parse(format!("[{TY}] failed to parse field [size]")).caused_by(
+                    EsError::illegal_argument(format!("[size] must be more than 0 but was [{n}]")),
+                ),
+            );
+        }
+        size = n as usize;
+    }
+    let metrics = match o.get("metrics") {
+        None => return Err(EsError::illegal_argument("Required [metrics]")),
+        Some(Value::Array(a)) => a.iter().collect(),
+        Some(one) => vec![one],
+    };
+    let mut fields = Vec::with_capacity(metrics.len());
+    for m in metrics {
+        let Some(m) = m.as_object() else {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] metrics doesn't support values of type: {}",
+                token_name(m)
+            )));
+        };
+        expect_fields("metrics", m, &["field"])?;
+        fields.push(required_field(m)?);
+    }
+    if fields.is_empty() {
+        return Err(EsError::illegal_argument("Required [metrics]"));
+    }
+    let sort = match o.get("sort") {
+        None => return Err(EsError::illegal_argument("Required [sort]")),
+        Some(Value::Array(a)) if a.len() != 1 => {
+            return Err(
+                EsError::x_content_parse(format!("[{TY}] failed to parse field [sort]")).caused_by(
+                    EsError::illegal_argument("[sort] must contain exactly one sort"),
+                ),
+            )
+        }
+        Some(Value::Array(a)) => a[0].clone(),
+        Some(one) => one.clone(),
+    };
+    Ok(TopMetricsReq {
+        metrics: fields,
+        sort: Value::Array(vec![sort]),
+        size,
+    })
 }
 
 fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {

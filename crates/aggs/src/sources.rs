@@ -393,3 +393,122 @@ impl ValueSource for RankSource {
         self
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Weighted average
+
+/// `weighted_avg`: for a document with a weight (or the weight's `missing`), each of its
+/// values (or the value's `missing`) as `value * weight` (`product`) or as `weight`, so that
+/// two `sum`s give Elasticsearch's `sum(value * weight)` and `sum(weight)`. A document
+/// without a value or without a weight contributes nothing, as in `WeightedAvgAggregator`;
+/// of several weights the first is used.
+pub(crate) struct WeightedProvider {
+    pub value: (String, NumericColumn, Option<f64>),
+    pub weight: (String, NumericColumn, Option<f64>),
+    pub product: bool,
+}
+
+fn any_column(
+    reader: &SegmentReader,
+    field: &str,
+    column: NumericColumn,
+) -> tantivy::Result<Option<AnyColumn>> {
+    let fast = reader.fast_fields();
+    Ok(match column {
+        NumericColumn::I64 => fast.column_opt::<i64>(field)?.map(AnyColumn::I64),
+        NumericColumn::F64 => fast.column_opt::<f64>(field)?.map(AnyColumn::F64),
+    })
+}
+
+impl ValueSourceProvider for WeightedProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        Ok(Some(Box::new(WeightedSource {
+            value: any_column(reader, &self.value.0, self.value.1)?,
+            value_missing: self.value.2,
+            weight: any_column(reader, &self.weight.0, self.weight.1)?,
+            weight_missing: self.weight.2,
+            product: self.product,
+            values: Vec::new(),
+            weights: Vec::new(),
+        })))
+    }
+}
+
+struct WeightedSource {
+    value: Option<AnyColumn>,
+    value_missing: Option<f64>,
+    weight: Option<AnyColumn>,
+    weight_missing: Option<f64>,
+    product: bool,
+    values: Vec<f64>,
+    weights: Vec<f64>,
+}
+
+impl std::fmt::Debug for WeightedSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeightedSource")
+            .field("product", &self.product)
+            .finish()
+    }
+}
+
+/// A document's contributions to `weighted_avg`'s two sums: `(value * weight, weight)` per value.
+pub(crate) fn weighted_terms(values: &[f64], weights: &[f64]) -> Vec<(f64, f64)> {
+    match weights.first() {
+        Some(&w) => values.iter().map(|&v| (v * w, w)).collect(),
+        None => Vec::new(),
+    }
+}
+
+impl ValueSource for WeightedSource {
+    fn column_type(&self) -> ColumnType {
+        ColumnType::F64
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        values.clear();
+        docids.clear();
+        for &doc in docs {
+            doc_values(&self.weight, self.weight_missing, doc, &mut self.weights);
+            if self.weights.is_empty() {
+                continue;
+            }
+            doc_values(&self.value, self.value_missing, doc, &mut self.values);
+            for (product, weight) in weighted_terms(&self.values, &self.weights) {
+                let x = if self.product { product } else { weight };
+                values.push(tantivy::f64_to_u64(x));
+                docids.push(doc);
+            }
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}
+
+#[cfg(test)]
+mod weighted_tests {
+    use super::weighted_terms;
+
+    #[test]
+    fn every_value_counts_with_the_first_weight() {
+        assert_eq!(
+            weighted_terms(&[1.0, 3.0], &[2.0, 5.0]),
+            vec![(2.0, 2.0), (6.0, 2.0)]
+        );
+        assert!(weighted_terms(&[1.0], &[]).is_empty());
+        assert!(weighted_terms(&[], &[4.0]).is_empty());
+    }
+}

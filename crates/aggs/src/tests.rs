@@ -1675,3 +1675,97 @@ fn extended_bounds_with_a_tiny_interval_are_too_many_buckets() {
     .unwrap();
     run_aggs(&req, &ctx, &ix.shards, &tantivy::query::AllQuery, false).unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// weighted_avg and multi_terms
+
+#[test]
+fn weighted_avg_balance_by_status() {
+    let all = docs(400);
+    let ix = TestIndex::new(&[&all], 3);
+    let out = ix.run(json!({"w": {"weighted_avg": {
+        "value": {"field": "balance"}, "weight": {"field": "status", "missing": 1}}}}));
+    let (mut num, mut den) = (0.0, 0.0);
+    for d in &all {
+        if let Some(b) = d.balance {
+            num += b * d.status as f64;
+            den += d.status as f64;
+        }
+    }
+    assert_close(&out["w"]["value"], num / den, "weighted avg");
+}
+
+#[test]
+fn multi_terms_orders_and_cuts_combined_keys() {
+    let all = docs(500);
+    let ix = TestIndex::new(&[&all], 3);
+    let out = ix.run(json!({"m": {"multi_terms": {
+        "terms": [{"field": "acctType"}, {"field": "status"}], "size": 6}}}));
+    let mut counts: BTreeMap<(String, i64), u64> = BTreeMap::new();
+    for d in &all {
+        *counts
+            .entry((d.acct_type.to_string(), d.status))
+            .or_default() += 1;
+    }
+    let mut expected: Vec<((String, i64), u64)> = counts.into_iter().collect();
+    expected.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let other: u64 = expected[6..].iter().map(|e| e.1).sum();
+    expected.truncate(6);
+    let got: Vec<((String, i64), u64)> = out["m"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let k = &b["key"];
+            (
+                (k[0].as_str().unwrap().to_string(), k[1].as_i64().unwrap()),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(out["m"]["sum_other_doc_count"], json!(other));
+    let first = &out["m"]["buckets"][0];
+    assert_eq!(
+        first["key_as_string"],
+        json!(format!("{}|{}", expected[0].0 .0, expected[0].0 .1))
+    );
+}
+
+#[test]
+fn multi_terms_needs_two_terms() {
+    let err = parse_aggs(&json!({"m": {"multi_terms": {"terms": [{"field": "a"}]}}})).unwrap_err();
+    assert_eq!(err.status, 400);
+    assert!(err.reason.contains("at least 2 fields"), "{}", err.reason);
+}
+
+#[test]
+fn rare_terms_keeps_the_rare_by_count_then_key() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"r": {"rare_terms": {"field": "acctId", "max_doc_count": 8}}}));
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for d in &all {
+        let id = format!("A{:011}", d.id.parse::<u64>().unwrap() % 37);
+        *counts.entry(id).or_default() += 1;
+    }
+    let mut expected: Vec<(String, u64)> = counts.into_iter().filter(|(_, n)| *n <= 8).collect();
+    expected.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+    assert_eq!(bucket_pairs(&out["r"]), expected);
+}
+
+#[test]
+fn top_metrics_by_balance() {
+    let all = docs(200);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"t": {"top_metrics": {
+        "metrics": [{"field": "status"}], "sort": {"balance": "desc"}, "size": 2}}}));
+    let mut have: Vec<&Doc> = all.iter().filter(|d| d.balance.is_some()).collect();
+    have.sort_by(|a, b| b.balance.unwrap().total_cmp(&a.balance.unwrap()));
+    let top = out["t"]["top"].as_array().unwrap();
+    assert_eq!(top.len(), 2);
+    for (t, d) in top.iter().zip(&have) {
+        assert_eq!(t["sort"][0].as_f64(), d.balance);
+        assert_eq!(t["metrics"]["status"], json!(d.status));
+    }
+}

@@ -252,3 +252,137 @@ fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<Box<dyn Quer
         }
     })
 }
+
+/// `top_metrics`: the bucket's documents that have a sort value, first `size` in the sort
+/// order (as Elasticsearch's `BucketedSort` skips documents without one), each as its sort
+/// value and the first doc value of each metric field (`null` when it has none).
+pub(crate) fn render_top_metrics(
+    exec: &Exec,
+    req: &crate::request::TopMetricsReq,
+    scope: &Scope,
+) -> EsResult<Value> {
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut keys_out: Option<Vec<SortKey>> = None;
+    for (ti, pt) in exec.targets.iter().enumerate() {
+        let query = bucket_query(pt, scope)?;
+        let keys = parse_sort(
+            &req.sort,
+            pt.target.ctx.mapping,
+            &pt.target.ctx.script_errors,
+            &pt.target.ctx.runtime,
+        )?;
+        for (i, shard) in pt.target.shards.iter().enumerate() {
+            let collector = FieldSortCollector {
+                keys: keys.clone(),
+                limit: req.size,
+                after: None,
+                shard_id: shard.shard_id,
+                track_scores: false,
+            };
+            let found = shard
+                .searcher
+                .search(&*query, &collector)
+                .map_err(internal)?;
+            hits.extend(
+                found
+                    .into_iter()
+                    .filter(|h| {
+                        !h.values
+                            .iter()
+                            .any(|v| matches!(v, lode_hits::sort::SortValue::Missing))
+                    })
+                    .map(|hit| Hit {
+                        target: ti,
+                        shard: i,
+                        hit,
+                    }),
+            );
+        }
+        keys_out.get_or_insert(keys);
+    }
+    let Some(keys) = keys_out else {
+        return Ok(json!([]));
+    };
+    hits.sort_by(|a, b| {
+        cmp_rows(&a.hit.values, &b.hit.values, &keys)
+            .then(a.target.cmp(&b.target))
+            .then(a.shard.cmp(&b.shard))
+            .then(a.hit.addr.cmp(&b.hit.addr))
+    });
+    let mut out = Vec::new();
+    for h in hits.into_iter().take(req.size) {
+        let pt = &exec.targets[h.target];
+        let shard = &pt.target.shards[h.shard];
+        let segment = shard.searcher.segment_reader(h.hit.addr.segment_ord);
+        let doc = h.hit.addr.doc_id;
+        let mut metrics = Map::new();
+        for name in &req.metrics {
+            let field = super::plan::metric_field(pt.target.ctx, name)?;
+            metrics.insert(name.clone(), metric_value(segment, &field, doc)?);
+        }
+        let sort: Vec<Value> = h
+            .hit
+            .values
+            .iter()
+            .zip(&keys)
+            .map(|(v, k)| match (v, &k.kind) {
+                (lode_hits::sort::SortValue::F64(x), _) => json!(x),
+                (_, SortKind::Score) => lode_engine::float::float_value(h.hit.score),
+                _ => v.to_json(k),
+            })
+            .collect();
+        out.push(json!({"sort": sort, "metrics": metrics}));
+    }
+    Ok(Value::Array(out))
+}
+
+/// The first doc value of `field` in `doc`, as Elasticsearch renders a top metric: a number
+/// (dates formatted with the field's format), a keyword's string, or `null`.
+fn metric_value(
+    segment: &tantivy::SegmentReader,
+    field: &super::plan::FieldRef,
+    doc: tantivy::DocId,
+) -> EsResult<Value> {
+    let fast = segment.fast_fields();
+    let Some(def) = &field.def else {
+        return Ok(Value::Null);
+    };
+    Ok(match def.storage() {
+        Storage::I64 => {
+            let Some(col) = fast.column_opt::<i64>(&field.name).map_err(internal)? else {
+                return Ok(Value::Null);
+            };
+            let first = col.values_for_doc(doc).next();
+            match first {
+                Some(v) if def.ty.is_date() => {
+                    json!(def.date_format.format_millis(v, &lode_dates::Tz::utc()))
+                }
+                Some(v) => json!(v),
+                None => Value::Null,
+            }
+        }
+        Storage::F64 => {
+            let Some(col) = fast.column_opt::<f64>(&field.name).map_err(internal)? else {
+                return Ok(Value::Null);
+            };
+            let first = col.values_for_doc(doc).next();
+            first.map_or(Value::Null, |v| json!(v))
+        }
+        Storage::Keyword => {
+            let Some(col) = fast.str(&field.name).map_err(internal)? else {
+                return Ok(Value::Null);
+            };
+            let first = col.term_ords(doc).next();
+            match first {
+                Some(ord) => {
+                    let mut s = String::new();
+                    col.ord_to_str(ord, &mut s)
+                        .map_err(|e| EsError::internal(format!("top_metrics failure: {e}")))?;
+                    json!(s)
+                }
+                None => Value::Null,
+            }
+        }
+        _ => Value::Null,
+    })
+}
