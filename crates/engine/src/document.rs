@@ -184,6 +184,9 @@ impl<'a> Walk<'a> {
         if def.ty == FieldType::Flattened {
             return self.flattened(def, v);
         }
+        if def.ty == FieldType::Completion {
+            return self.completion(def, v);
+        }
         if def.storage() == Storage::None {
             // Kept in `_source` only (binary, geo, range...), but `exists` still finds it.
             self.field_names.push(&def.path);
@@ -221,6 +224,179 @@ impl<'a> Walk<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A `completion` value as ES's `CompletionFieldMapper#parse`: a string, an object
+    /// `{"input": string|[strings], "weight": int, "contexts": ..}`, or an array of those;
+    /// an input given twice keeps its highest weight. Inputs are cut to `max_input_length`
+    /// UTF-16 units; blank ones are skipped.
+    fn completion(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        let Some(opts) = def.completion.as_ref() else {
+            return Ok(());
+        };
+        let mut inputs: Vec<(String, u32)> = Vec::new();
+        match v {
+            Value::Array(items) => {
+                for item in items {
+                    if !item.is_null() {
+                        self.completion_entry(def, item, &mut inputs)?;
+                    }
+                }
+            }
+            other => self.completion_entry(def, other, &mut inputs)?,
+        }
+        let field =
+            self.p.schema.get_field(&def.path).map_err(|_| {
+                EsError::internal(format!("field [{}] missing from schema", def.path))
+            })?;
+        for (input, weight) in &inputs {
+            if input.trim().is_empty() {
+                continue;
+            }
+            let input = truncate_utf16(input, opts.max_input_length);
+            let key = opts.key(&opts.analyzer, input);
+            let term = crate::mapping::CompletionOptions::term(&key, *weight, input);
+            check_term_length(&def.path, term.as_bytes())?;
+            self.doc.add_text(field, term);
+        }
+        self.field_names.push(&def.path);
+        if def.parent.is_none() {
+            let mapping: &'a Mapping = self.p.mapping;
+            for sub in def.multi_fields.iter().chain(&def.copy_to) {
+                if let Some(sub_def) = mapping.fields.get(sub) {
+                    for (input, _) in &inputs {
+                        self.leaf(sub_def, &Value::String(input.clone()))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn completion_entry(
+        &self,
+        def: &FieldDef,
+        v: &Value,
+        inputs: &mut Vec<(String, u32)>,
+    ) -> EsResult<()> {
+        let mut add = |input: &str, weight: u32| match inputs.iter_mut().find(|(i, _)| i == input) {
+            Some(e) => e.1 = e.1.max(weight),
+            None => inputs.push((input.to_string(), weight)),
+        };
+        match v {
+            Value::String(s) => {
+                add(s, 1);
+                Ok(())
+            }
+            Value::Object(m) => {
+                let mut weight = 1u32;
+                let mut given: Vec<&str> = Vec::new();
+                for (k, val) in m {
+                    match k.as_str() {
+                        "input" => match val {
+                            Value::String(s) => given.push(s),
+                            Value::Array(a) => {
+                                for x in a {
+                                    match x {
+                                        Value::String(s) => given.push(s),
+                                        other => {
+                                            return Err(self.bad_value(
+                                                def,
+                                                v,
+                                                &format!(
+                                                    "input array must have string values, but was [{}]",
+                                                    json_token(other)
+                                                ),
+                                            ))
+                                        }
+                                    }
+                                }
+                            }
+                            other => {
+                                return Err(self.bad_value(
+                                    def,
+                                    v,
+                                    &format!(
+                                        "input must be a string or array, but was [{}]",
+                                        json_token(other)
+                                    ),
+                                ))
+                            }
+                        },
+                        "weight" => {
+                            let n: i64 = match val {
+                                Value::String(s) => s.parse().map_err(|_| {
+                                    self.bad_value(
+                                        def,
+                                        v,
+                                        &format!("weight must be an integer, but was [{s}]"),
+                                    )
+                                })?,
+                                Value::Number(n) => match n.as_i64() {
+                                    Some(i) => i,
+                                    None => {
+                                        return Err(self.bad_value(
+                                            def,
+                                            v,
+                                            &format!("weight must be an integer, but was [{n}]"),
+                                        ))
+                                    }
+                                },
+                                other => {
+                                    return Err(self.bad_value(
+                                        def,
+                                        v,
+                                        &format!(
+                                            "weight must be a number or string, but was [{}]",
+                                            json_token(other)
+                                        ),
+                                    ))
+                                }
+                            };
+                            if !(0..=i64::from(i32::MAX)).contains(&n) {
+                                return Err(self.bad_value(
+                                    def,
+                                    v,
+                                    &format!(
+                                        "weight must be in the interval [0..2147483647], but was [{n}]"
+                                    ),
+                                ));
+                            }
+                            weight = n as u32;
+                        }
+                        "contexts" => {
+                            return Err(self.bad_value(
+                                def,
+                                v,
+                                &format!("contexts field is not supported for field: [{}]", def.path),
+                            ))
+                        }
+                        other => {
+                            return Err(self.bad_value(
+                                def,
+                                v,
+                                &format!(
+                                    "unknown field name [{other}], must be one of [input, weight, contexts]"
+                                ),
+                            ))
+                        }
+                    }
+                }
+                for s in given {
+                    add(s, weight);
+                }
+                Ok(())
+            }
+            other => Err(self.bad_value(
+                def,
+                v,
+                &format!(
+                    "failed to parse [{}]: expected text or object, but got {}",
+                    def.path,
+                    json_token(other)
+                ),
+            )),
+        }
     }
 
     fn flattened(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
@@ -335,13 +511,38 @@ impl<'a> Walk<'a> {
                 })?;
                 self.doc.add_ip_addr(field, to_v6(ip));
             }
-            Storage::None => return Ok(()),
+            Storage::None | Storage::Completion => return Ok(()),
         }
         if !def.exists_from_column() {
             self.field_names.push(&def.path);
         }
         Ok(())
     }
+}
+
+/// The name of the JSON token a value starts with, as Jackson names it.
+fn json_token(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "VALUE_NULL",
+        Value::Bool(_) => "VALUE_BOOLEAN",
+        Value::Number(_) => "VALUE_NUMBER",
+        Value::String(_) => "VALUE_STRING",
+        Value::Array(_) => "START_ARRAY",
+        Value::Object(_) => "START_OBJECT",
+    }
+}
+
+/// The first `max` UTF-16 units of `s` (a surrogate pair is kept whole), as
+/// `CompletionFieldMapper` truncates an input.
+fn truncate_utf16(s: &str, max: usize) -> &str {
+    let mut units = 0;
+    for (i, c) in s.char_indices() {
+        if units >= max {
+            return &s[..i];
+        }
+        units += c.len_utf16();
+    }
+    s
 }
 
 /// Lucene's `IndexWriter.MAX_TERM_LENGTH`: the longest term, in UTF-8 bytes.

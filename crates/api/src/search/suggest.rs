@@ -28,7 +28,16 @@ pub struct SuggestRequest {
 #[derive(Clone, Debug)]
 pub struct Suggestion {
     pub text: Option<String>,
-    pub term: TermSuggestion,
+    /// The completion suggester's `prefix` and `regex` (which take the place of `text`).
+    pub prefix: Option<String>,
+    pub regex: Option<String>,
+    pub kind: SuggestKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum SuggestKind {
+    Term(TermSuggestion),
+    Completion(super::completion::CompletionSuggestion),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,14 +156,17 @@ pub fn parse(v: &Value) -> EsResult<SuggestRequest> {
 
 fn parse_suggestion(o: &Map<String, Value>) -> EsResult<Suggestion> {
     let mut text = None;
-    let mut term = None;
+    let mut prefix = None;
+    let mut regex = None;
+    let mut kind = None;
     for (k, v) in o {
         match v {
             Value::Object(inner) => match k.as_str() {
-                "term" => term = Some(parse_term(inner)?),
-                "phrase" | "completion" => {
-                    return Err(body::not_supported(&format!("{k} suggester")))
+                "term" => kind = Some(SuggestKind::Term(parse_term(inner)?)),
+                "completion" => {
+                    kind = Some(SuggestKind::Completion(super::completion::parse(inner)?))
                 }
+                "phrase" => return Err(body::not_supported(&format!("{k} suggester"))),
                 other => {
                     return Err(EsError::new(
                         400,
@@ -171,8 +183,8 @@ fn parse_suggestion(o: &Map<String, Value>) -> EsResult<Suggestion> {
             scalar => match k.as_str() {
                 // `parser.text()` of a null is null: the global text applies.
                 "text" => text = Some(scalar).filter(|v| !v.is_null()).map(text_of),
-                // The completion suggester's options: refused with it.
-                "prefix" | "regex" => return Err(body::not_supported(&format!("suggest.{k}"))),
+                "prefix" => prefix = Some(scalar).filter(|v| !v.is_null()).map(text_of),
+                "regex" => regex = Some(scalar).filter(|v| !v.is_null()).map(text_of),
                 other => {
                     return Err(EsError::parsing(format!(
                         "suggestion does not support [{other}]"
@@ -181,10 +193,15 @@ fn parse_suggestion(o: &Map<String, Value>) -> EsResult<Suggestion> {
             },
         }
     }
-    let Some(term) = term else {
+    let Some(kind) = kind else {
         return Err(EsError::illegal_argument("missing suggestion object"));
     };
-    Ok(Suggestion { text, term })
+    Ok(Suggestion {
+        text,
+        prefix,
+        regex,
+        kind,
+    })
 }
 
 fn positive_fraction_or_count(v: f32, name: &str) -> EsResult<f32> {
@@ -367,15 +384,51 @@ pub fn run(
     req: &SuggestRequest,
     targets: &[(&Arc<IndexService>, &[ShardSearcher])],
     typed_keys: bool,
+    source: &lode_hits::source::SourceFilter,
 ) -> EsResult<Value> {
     let mut out = Map::new();
     for (name, s) in &req.suggestions {
-        let Some(text) = s.text.as_ref().or(req.global_text.as_ref()) else {
+        let text = s.text.as_ref().or(req.global_text.as_ref());
+        let t = match &s.kind {
+            SuggestKind::Term(t) => t,
+            SuggestKind::Completion(c) => {
+                use super::completion::Lookup;
+                // `CompletionSuggestionContext#toQuery`: the prefix, else the regex, else
+                // the text as a prefix.
+                let lookup = match (&s.prefix, &s.regex, text) {
+                    (Some(p), _, _) => Lookup::Prefix(p.clone()),
+                    (None, Some(r), _) => Lookup::Regex(r.clone()),
+                    (None, None, Some(t)) => Lookup::Prefix(t.clone()),
+                    (None, None, None) => {
+                        return Err(EsError::illegal_argument(
+                            "The required text option is missing",
+                        ))
+                    }
+                };
+                let key = if typed_keys {
+                    format!("completion#{name}")
+                } else {
+                    name.clone()
+                };
+                out.insert(key, super::completion::run(c, &lookup, targets, source)?);
+                continue;
+            }
+        };
+        if s.prefix.is_some() || s.regex.is_some() {
+            let k = if s.prefix.is_some() {
+                "prefix"
+            } else {
+                "regex"
+            };
+            return Err(EsError::illegal_argument(format!(
+                "[{k}] is only supported by the completion suggester"
+            )));
+        }
+        let Some(text) = text else {
             return Err(EsError::illegal_argument(
                 "The required text option is missing",
             ));
         };
-        let t = &s.term;
         // One list of entries per shard; every shard analyzes the same text the same way
         // unless indices differ in analysis, as in ES (which then fails the reduce).
         let mut merged: Option<Vec<Entry>> = None;
@@ -962,7 +1015,9 @@ mod tests {
     fn parses_with_defaults_and_refuses_bad_options() {
         let r = parse(&json!({"text": "x", "a": {"term": {"field": "f"}}})).unwrap();
         assert_eq!(r.global_text.as_deref(), Some("x"));
-        let t = &r.suggestions[0].1.term;
+        let SuggestKind::Term(t) = &r.suggestions[0].1.kind else {
+            panic!("a term suggestion")
+        };
         assert_eq!(
             (
                 t.size,
