@@ -402,7 +402,7 @@ def test_shard_level_errors(es, index):
     assert e.body["error"]["caused_by"]["reason"] == "analyzer [nope] doesn't exists"
 
 
-@pytest.mark.parametrize("kind", ["completion", "phrase"])
+@pytest.mark.parametrize("kind", ["phrase"])
 def test_unbuilt_suggesters_are_refused_by_name(es, index, kind):
     e = _err(es, index, {"s": {"text": "appel", kind: {"field": "body"}}})
     assert e.meta.status == 400

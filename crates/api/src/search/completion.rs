@@ -314,8 +314,8 @@ fn longest_accepted_prefix(
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=n {
-        d[0][j] = j;
+    for (j, v) in d[0].iter_mut().enumerate() {
+        *v = j;
     }
     let mut best = (d[m][0] <= max).then_some(0);
     for j in 1..=n {
