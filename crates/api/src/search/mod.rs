@@ -5,6 +5,7 @@
 mod body;
 mod collapse;
 mod completion;
+mod phrase;
 pub mod request_cache;
 mod rescore;
 mod runtime_aggs;

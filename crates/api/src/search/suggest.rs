@@ -38,6 +38,7 @@ pub struct Suggestion {
 pub enum SuggestKind {
     Term(TermSuggestion),
     Completion(super::completion::CompletionSuggestion),
+    Phrase(Box<super::phrase::PhraseSuggestion>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +84,7 @@ pub struct TermSuggestion {
 }
 
 impl TermSuggestion {
-    fn new(field: String) -> Self {
+    pub(super) fn new(field: String) -> Self {
         TermSuggestion {
             field,
             analyzer: None,
@@ -166,7 +167,9 @@ fn parse_suggestion(o: &Map<String, Value>) -> EsResult<Suggestion> {
                 "completion" => {
                     kind = Some(SuggestKind::Completion(super::completion::parse(inner)?))
                 }
-                "phrase" => return Err(body::not_supported(&format!("{k} suggester"))),
+                "phrase" => {
+                    kind = Some(SuggestKind::Phrase(Box::new(super::phrase::parse(inner)?)))
+                }
                 other => {
                     return Err(EsError::new(
                         400,
@@ -219,7 +222,7 @@ fn positive_fraction_or_count(v: f32, name: &str) -> EsResult<f32> {
 }
 
 /// `TermSuggestionBuilder#fromXContent`, with the setters' checks in document order.
-fn parse_term(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
+pub(super) fn parse_term(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
     let mut t = TermSuggestion::new(String::new());
     let mut field = None;
     for (k, v) in o {
@@ -413,6 +416,30 @@ pub fn run(
                 out.insert(key, super::completion::run(c, &lookup, targets, source)?);
                 continue;
             }
+            SuggestKind::Phrase(p) => {
+                if s.prefix.is_some() || s.regex.is_some() {
+                    let k = if s.prefix.is_some() {
+                        "prefix"
+                    } else {
+                        "regex"
+                    };
+                    return Err(EsError::illegal_argument(format!(
+                        "[{k}] is only supported by the completion suggester"
+                    )));
+                }
+                let Some(text) = text else {
+                    return Err(EsError::illegal_argument(
+                        "The required text option is missing",
+                    ));
+                };
+                let key = if typed_keys {
+                    format!("phrase#{name}")
+                } else {
+                    name.clone()
+                };
+                out.insert(key, super::phrase::run(p, text, targets)?);
+                continue;
+            }
         };
         if s.prefix.is_some() || s.regex.is_some() {
             let k = if s.prefix.is_some() {
@@ -512,7 +539,7 @@ pub fn run(
 /// The suggest text's tokens with their UTF-16 offset and length, analyzed by the
 /// suggestion's `analyzer` or the field's search analyzer (a keyword field's normalizer; the
 /// whole text for other types, as Lucene's keyword analyzer).
-fn analyze(
+pub(super) fn analyze(
     index: &IndexService,
     t: &TermSuggestion,
     text: &str,
@@ -641,7 +668,11 @@ fn weakest(q: &[ScoreTerm]) -> Option<usize> {
 
 /// One shard's doc frequency of `term` in `field` (deleted documents included, as Lucene's
 /// `docFreq` until a merge), and its `maxDoc`.
-fn doc_freq(shard: &ShardSearcher, field: tantivy::schema::Field, term: &[u8]) -> EsResult<u64> {
+pub(super) fn doc_freq(
+    shard: &ShardSearcher,
+    field: tantivy::schema::Field,
+    term: &[u8],
+) -> EsResult<u64> {
     let mut df = 0u64;
     for seg in shard.searcher.segment_readers() {
         let inv = seg
@@ -659,7 +690,7 @@ fn doc_freq(shard: &ShardSearcher, field: tantivy::schema::Field, term: &[u8]) -
 }
 
 /// `DirectSpellChecker#suggestSimilar(term, shardSize, reader, mode)` on one shard.
-fn suggest_similar(
+pub(super) fn suggest_similar(
     shard: &ShardSearcher,
     t: &TermSuggestion,
     token: &str,
