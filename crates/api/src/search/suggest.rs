@@ -1074,8 +1074,10 @@ mod tests {
             e.reason,
             "if minDocFreq is greater than 1, it must not be a fraction"
         );
-        let e = err(json!({"a": {"completion": {"field": "f"}}}));
-        assert!(e.reason.contains("completion"));
+        let e = err(json!({"a": {"completion": {"field": "f", "contexts": {}}}}));
+        assert!(e.reason.contains("not supported by Lode"));
+        let e = err(json!({"a": {"phrase": {"field": "f", "collate": {}}}}));
+        assert!(e.reason.contains("not supported by Lode"));
         let e = err(json!({"a": {"text": "x"}}));
         assert_eq!(e.reason, "missing suggestion object");
         let e = err(json!({"size": 3}));
