@@ -245,11 +245,13 @@ impl<'a> Walk<'a> {
             }
             other => self.completion_entry(def, other, &mut inputs)?,
         }
-        let field =
-            self.p.schema.get_field(&def.path).map_err(|_| {
-                EsError::internal(format!("field [{}] missing from schema", def.path))
-            })?;
+        // An index created before completion fields were indexed has none in its schema:
+        // the value stays in `_source` only, as it was.
+        let field = self.p.schema.get_field(&def.path).ok();
         for (input, weight) in &inputs {
+            let Some(field) = field else {
+                break;
+            };
             if input.trim().is_empty() {
                 continue;
             }
