@@ -123,6 +123,8 @@ impl<'a> Walk<'a> {
         let mapping: &'a Mapping = self.p.mapping;
         if let Some(def) = mapping.fields.get(path) {
             return match v {
+                // A completion array is one set of inputs (deduplicated by input).
+                Value::Array(_) if def.ty == FieldType::Completion => self.leaf(def, v),
                 Value::Array(items) => {
                     for item in items {
                         self.leaf(def, item)?;
@@ -281,13 +283,19 @@ impl<'a> Walk<'a> {
         v: &Value,
         inputs: &mut Vec<(String, u32)>,
     ) -> EsResult<()> {
-        let mut add = |input: &str, weight: u32| match inputs.iter_mut().find(|(i, _)| i == input) {
-            Some(e) => e.1 = e.1.max(weight),
+        // As `CompletionFieldMapper`: a string input is put with weight 1; an object's
+        // inputs replace an entry of lower weight.
+        let mut add = |input: &str, weight: u32, string: bool| match inputs
+            .iter_mut()
+            .find(|(i, _)| i.as_str() == input)
+        {
+            Some(e) if string || e.1 < weight => e.1 = weight,
+            Some(_) => {}
             None => inputs.push((input.to_string(), weight)),
         };
         match v {
             Value::String(s) => {
-                add(s, 1);
+                add(s, 1, true);
                 Ok(())
             }
             Value::Object(m) => {
@@ -385,7 +393,7 @@ impl<'a> Walk<'a> {
                     }
                 }
                 for s in given {
-                    add(s, weight);
+                    add(s, weight, false);
                 }
                 Ok(())
             }
@@ -883,6 +891,61 @@ mod tests {
         let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
         let m = compile(&json!({"properties": {"f": {"type": ty}}}), &reg).unwrap();
         (*m.fields["f"]).clone()
+    }
+
+    #[test]
+    fn completion_values_become_key_weight_input_terms() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = compile(
+            &json!({"properties": {"s": {"type": "completion", "max_input_length": 8}}}),
+            &reg,
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta: MetaFields::of(&schema),
+        };
+        let src = json!({"s": [
+            "Nirvana Live",
+            {"input": ["Nirvana Live", "Nevermind"], "weight": 7},
+            {"input": "  ", "weight": 3}
+        ]});
+        let Parsed::Doc(doc) = parser.parse("1", &src).unwrap() else {
+            panic!("a document")
+        };
+        let field = schema.get_field("s").unwrap();
+        let mut terms: Vec<String> = doc
+            .get_all(field)
+            .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+            .collect();
+        terms.sort();
+        // Cut to 8 UTF-16 units, analyzed by `simple`, the highest weight kept.
+        assert_eq!(
+            terms,
+            vec![
+                "nevermin\u{0}0000000007Nevermin".to_string(),
+                "nirvana\u{0}0000000007Nirvana ".to_string(),
+            ]
+        );
+        let (key, weight, input) =
+            crate::mapping::CompletionOptions::split_term(terms[1].as_bytes()).unwrap();
+        assert_eq!((key, weight, input), (&b"nirvana"[..], 7, "Nirvana "));
+        let Parsed::Doc(doc) = parser.parse("3", &json!({"s": ["Ab Cd"]})).unwrap() else {
+            panic!("a document")
+        };
+        let t = doc.get_first(field).unwrap();
+        let t = tantivy::schema::Value::as_str(&t).unwrap().to_string();
+        assert_eq!(t, "ab\u{1f}cd\u{0}0000000001Ab Cd");
+        let bad = parser.parse("2", &json!({"s": {"input": "a", "weight": -1}}));
+        let e = bad.err().unwrap();
+        assert_eq!(e.kind, "document_parsing_exception");
+        assert_eq!(
+            e.caused_by.unwrap().reason,
+            "weight must be in the interval [0..2147483647], but was [-1]"
+        );
+        assert_eq!(truncate_utf16("a😀b", 2), "a😀");
     }
 
     #[test]
