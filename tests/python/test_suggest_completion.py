@@ -38,6 +38,10 @@ def _docs():
         else:
             value = [{"input": w1, "weight": i % 9}, {"input": w2 + "!", "weight": (i * 3) % 20}]
         docs.append((str(i), {"suggest": value, "n": i}))
+    # The same input given twice in one document: one option, with ES's weight.
+    docs.append(("60", {"suggest": [{"input": "Nightly", "weight": 40}, "Nightly",
+                                    {"input": ["Nightly", "Nimble"], "weight": 30}], "n": 60}))
+    docs.append(("61", {"suggest": ["Nimbus", {"input": "Nimbus", "weight": 45}], "n": 61}))
     return docs
 
 
@@ -64,17 +68,17 @@ def key(text):
 
 
 def inputs(value):
-    """input -> weight, as CompletionFieldMapper collects them (highest weight kept)."""
+    """input -> weight, as CompletionFieldMapper collects them: a string puts weight 1, an
+    object's input replaces an entry of lower weight."""
     out = {}
     items = value if isinstance(value, list) else [value]
     for it in items:
         if isinstance(it, str):
-            pairs = [(it, 1)]
+            out[it] = 1
         else:
             ins = it["input"] if isinstance(it["input"], list) else [it["input"]]
-            pairs = [(x, it.get("weight", 1)) for x in ins]
-        for x, w in pairs:
-            out[x] = max(out.get(x, -1), w)
+            for x in ins:
+                out[x] = max(out.get(x, -1), it.get("weight", 1))
     return out
 
 
