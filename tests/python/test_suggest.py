@@ -402,13 +402,6 @@ def test_shard_level_errors(es, index):
     assert e.body["error"]["caused_by"]["reason"] == "analyzer [nope] doesn't exists"
 
 
-@pytest.mark.parametrize("kind", ["completion", "phrase"])
-def test_unbuilt_suggesters_are_refused_by_name(es, index, kind):
-    e = _err(es, index, {"s": {"text": "appel", kind: {"field": "body"}}})
-    assert e.meta.status == 400
-    assert kind in e.body["error"]["reason"]
-
-
 def lucene_queue(term, freq, num, edits, prefix):
     """One pass of DirectSpellChecker over the terms in order, keeping the best `num` in a
     queue: a candidate that does not beat the queue's weakest (lowest score, then greatest

@@ -123,6 +123,8 @@ impl<'a> Walk<'a> {
         let mapping: &'a Mapping = self.p.mapping;
         if let Some(def) = mapping.fields.get(path) {
             return match v {
+                // A completion array is one set of inputs (deduplicated by input).
+                Value::Array(_) if def.ty == FieldType::Completion => self.leaf(def, v),
                 Value::Array(items) => {
                     for item in items {
                         self.leaf(def, item)?;
@@ -184,6 +186,9 @@ impl<'a> Walk<'a> {
         if def.ty == FieldType::Flattened {
             return self.flattened(def, v);
         }
+        if def.ty == FieldType::Completion {
+            return self.completion(def, v);
+        }
         if def.storage() == Storage::None {
             // Kept in `_source` only (binary, geo, range...), but `exists` still finds it.
             self.field_names.push(&def.path);
@@ -221,6 +226,187 @@ impl<'a> Walk<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A `completion` value as ES's `CompletionFieldMapper#parse`: a string, an object
+    /// `{"input": string|[strings], "weight": int, "contexts": ..}`, or an array of those;
+    /// an input given twice keeps its highest weight. Inputs are cut to `max_input_length`
+    /// UTF-16 units; blank ones are skipped.
+    fn completion(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        let Some(opts) = def.completion.as_ref() else {
+            return Ok(());
+        };
+        let mut inputs: Vec<(String, u32)> = Vec::new();
+        match v {
+            Value::Array(items) => {
+                for item in items {
+                    if !item.is_null() {
+                        self.completion_entry(def, item, &mut inputs)?;
+                    }
+                }
+            }
+            other => self.completion_entry(def, other, &mut inputs)?,
+        }
+        // An index created before completion fields were indexed has none in its schema:
+        // the value stays in `_source` only, as it was.
+        let field = self.p.schema.get_field(&def.path).ok();
+        for (input, weight) in &inputs {
+            let Some(field) = field else {
+                break;
+            };
+            if input.trim().is_empty() {
+                continue;
+            }
+            let input = truncate_utf16(input, opts.max_input_length);
+            let key = opts.key(&opts.analyzer, input);
+            let term = crate::mapping::CompletionOptions::term(&key, *weight, input);
+            check_term_length(&def.path, term.as_bytes())?;
+            self.doc.add_text(field, term);
+        }
+        self.field_names.push(&def.path);
+        if def.parent.is_none() {
+            let mapping: &'a Mapping = self.p.mapping;
+            for sub in def.multi_fields.iter().chain(&def.copy_to) {
+                if let Some(sub_def) = mapping.fields.get(sub) {
+                    for (input, _) in &inputs {
+                        self.leaf(sub_def, &Value::String(input.clone()))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn completion_entry(
+        &self,
+        def: &FieldDef,
+        v: &Value,
+        inputs: &mut Vec<(String, u32)>,
+    ) -> EsResult<()> {
+        // As `CompletionFieldMapper`: a string input is put with weight 1; an object's
+        // inputs replace an entry of lower weight.
+        let mut add = |input: &str, weight: u32, string: bool| match inputs
+            .iter_mut()
+            .find(|(i, _)| i.as_str() == input)
+        {
+            Some(e) if string || e.1 < weight => e.1 = weight,
+            Some(_) => {}
+            None => inputs.push((input.to_string(), weight)),
+        };
+        match v {
+            Value::String(s) => {
+                add(s, 1, true);
+                Ok(())
+            }
+            Value::Object(m) => {
+                let mut weight = 1u32;
+                let mut given: Vec<&str> = Vec::new();
+                for (k, val) in m {
+                    match k.as_str() {
+                        "input" => match val {
+                            Value::String(s) => given.push(s),
+                            Value::Array(a) => {
+                                for x in a {
+                                    match x {
+                                        Value::String(s) => given.push(s),
+                                        other => {
+                                            return Err(self.bad_value(
+                                                def,
+                                                v,
+                                                &format!(
+                                                    "input array must have string values, but was [{}]",
+                                                    json_token(other)
+                                                ),
+                                            ))
+                                        }
+                                    }
+                                }
+                            }
+                            other => {
+                                return Err(self.bad_value(
+                                    def,
+                                    v,
+                                    &format!(
+                                        "input must be a string or array, but was [{}]",
+                                        json_token(other)
+                                    ),
+                                ))
+                            }
+                        },
+                        "weight" => {
+                            let n: i64 = match val {
+                                Value::String(s) => s.parse().map_err(|_| {
+                                    self.bad_value(
+                                        def,
+                                        v,
+                                        &format!("weight must be an integer, but was [{s}]"),
+                                    )
+                                })?,
+                                Value::Number(n) => match n.as_i64() {
+                                    Some(i) => i,
+                                    None => {
+                                        return Err(self.bad_value(
+                                            def,
+                                            v,
+                                            &format!("weight must be an integer, but was [{n}]"),
+                                        ))
+                                    }
+                                },
+                                other => {
+                                    return Err(self.bad_value(
+                                        def,
+                                        v,
+                                        &format!(
+                                            "weight must be a number or string, but was [{}]",
+                                            json_token(other)
+                                        ),
+                                    ))
+                                }
+                            };
+                            if !(0..=i64::from(i32::MAX)).contains(&n) {
+                                return Err(self.bad_value(
+                                    def,
+                                    v,
+                                    &format!(
+                                        "weight must be in the interval [0..2147483647], but was [{n}]"
+                                    ),
+                                ));
+                            }
+                            weight = n as u32;
+                        }
+                        "contexts" => {
+                            return Err(self.bad_value(
+                                def,
+                                v,
+                                &format!("contexts field is not supported for field: [{}]", def.path),
+                            ))
+                        }
+                        other => {
+                            return Err(self.bad_value(
+                                def,
+                                v,
+                                &format!(
+                                    "unknown field name [{other}], must be one of [input, weight, contexts]"
+                                ),
+                            ))
+                        }
+                    }
+                }
+                for s in given {
+                    add(s, weight, false);
+                }
+                Ok(())
+            }
+            other => Err(self.bad_value(
+                def,
+                v,
+                &format!(
+                    "failed to parse [{}]: expected text or object, but got {}",
+                    def.path,
+                    json_token(other)
+                ),
+            )),
+        }
     }
 
     fn flattened(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
@@ -335,13 +521,38 @@ impl<'a> Walk<'a> {
                 })?;
                 self.doc.add_ip_addr(field, to_v6(ip));
             }
-            Storage::None => return Ok(()),
+            Storage::None | Storage::Completion => return Ok(()),
         }
         if !def.exists_from_column() {
             self.field_names.push(&def.path);
         }
         Ok(())
     }
+}
+
+/// The name of the JSON token a value starts with, as Jackson names it.
+fn json_token(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "VALUE_NULL",
+        Value::Bool(_) => "VALUE_BOOLEAN",
+        Value::Number(_) => "VALUE_NUMBER",
+        Value::String(_) => "VALUE_STRING",
+        Value::Array(_) => "START_ARRAY",
+        Value::Object(_) => "START_OBJECT",
+    }
+}
+
+/// The first `max` UTF-16 units of `s` (a surrogate pair is kept whole), as
+/// `CompletionFieldMapper` truncates an input.
+fn truncate_utf16(s: &str, max: usize) -> &str {
+    let mut units = 0;
+    for (i, c) in s.char_indices() {
+        if units >= max {
+            return &s[..i];
+        }
+        units += c.len_utf16();
+    }
+    s
 }
 
 /// Lucene's `IndexWriter.MAX_TERM_LENGTH`: the longest term, in UTF-8 bytes.
@@ -680,6 +891,61 @@ mod tests {
         let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
         let m = compile(&json!({"properties": {"f": {"type": ty}}}), &reg).unwrap();
         (*m.fields["f"]).clone()
+    }
+
+    #[test]
+    fn completion_values_become_key_weight_input_terms() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = compile(
+            &json!({"properties": {"s": {"type": "completion", "max_input_length": 8}}}),
+            &reg,
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta: MetaFields::of(&schema),
+        };
+        let src = json!({"s": [
+            "Nirvana Live",
+            {"input": ["Nirvana Live", "Nevermind"], "weight": 7},
+            {"input": "  ", "weight": 3}
+        ]});
+        let Parsed::Doc(doc) = parser.parse("1", &src).unwrap() else {
+            panic!("a document")
+        };
+        let field = schema.get_field("s").unwrap();
+        let mut terms: Vec<String> = doc
+            .get_all(field)
+            .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+            .collect();
+        terms.sort();
+        // Cut to 8 UTF-16 units, analyzed by `simple`, the highest weight kept.
+        assert_eq!(
+            terms,
+            vec![
+                "nevermin\u{0}0000000007Nevermin".to_string(),
+                "nirvana\u{0}0000000007Nirvana ".to_string(),
+            ]
+        );
+        let (key, weight, input) =
+            crate::mapping::CompletionOptions::split_term(terms[1].as_bytes()).unwrap();
+        assert_eq!((key, weight, input), (&b"nirvana"[..], 7, "Nirvana "));
+        let Parsed::Doc(doc) = parser.parse("3", &json!({"s": ["Ab Cd"]})).unwrap() else {
+            panic!("a document")
+        };
+        let t = doc.get_first(field).unwrap();
+        let t = tantivy::schema::Value::as_str(&t).unwrap().to_string();
+        assert_eq!(t, "ab\u{1f}cd\u{0}0000000001Ab Cd");
+        let bad = parser.parse("2", &json!({"s": {"input": "a", "weight": -1}}));
+        let e = bad.err().unwrap();
+        assert_eq!(e.kind, "document_parsing_exception");
+        assert_eq!(
+            e.caused_by.unwrap().reason,
+            "weight must be in the interval [0..2147483647], but was [-1]"
+        );
+        assert_eq!(truncate_utf16("a😀b", 2), "a😀");
     }
 
     #[test]

@@ -154,6 +154,15 @@ fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
             }
             FieldEntry::new_ip_addr(name, opts)
         }
+        Storage::Completion => FieldEntry::new_text(
+            name,
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer("raw")
+                    .set_index_option(IndexRecordOption::Basic)
+                    .set_fieldnorms(false),
+            ),
+        ),
         Storage::None => return None,
     })
 }

@@ -470,10 +470,12 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
         let mapping: &'a lode_engine::mapping::Mapping = self.ctx.mapping;
         match mapping.fields.get(path) {
-            Some(def) if def.storage() != Storage::None => match self.ctx.schema.get_field(path) {
-                Ok(f) => Target::Field(f, def),
-                Err(_) => Target::Missing,
-            },
+            Some(def) if !matches!(def.storage(), Storage::None | Storage::Completion) => {
+                match self.ctx.schema.get_field(path) {
+                    Ok(f) => Target::Field(f, def),
+                    Err(_) => Target::Missing,
+                }
+            }
             _ => Target::Missing,
         }
     }
@@ -691,7 +693,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     }
                 }
             }
-            Storage::None => none(),
+            Storage::None | Storage::Completion => none(),
         })
     }
 
@@ -785,7 +787,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                         values::ip_value(&s).map_err(shard_error)?,
                     ));
                 }
-                Storage::None => {}
+                Storage::None | Storage::Completion => {}
             }
         }
         Ok(constant(term_set(terms), t.boost, score))
@@ -971,7 +973,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     Term::from_field_ip_addr(field, Ipv6Addr::UNSPECIFIED),
                 )
             }
-            Storage::None => return Ok(none()),
+            Storage::None | Storage::Completion => return Ok(none()),
         };
         Ok(constant(q, r.boost, score))
     }
@@ -1489,7 +1491,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             if fb.pattern.contains('*') {
                 all_fields |= fb.pattern == "*";
                 for def in self.ctx.mapping.matching_fields(&fb.pattern) {
-                    if def.storage() != Storage::None
+                    if !matches!(def.storage(), Storage::None | Storage::Completion)
                         && (def.index || def.doc_values)
                         && !out.iter().any(|(p, _)| *p == def.path)
                     {

@@ -4,6 +4,8 @@
 
 mod body;
 mod collapse;
+mod completion;
+mod phrase;
 pub mod request_cache;
 mod rescore;
 mod runtime_aggs;
@@ -1751,7 +1753,10 @@ fn execute(
                 .iter()
                 .map(|t| (&t.index, t.searchers.as_slice()))
                 .collect();
-            Some(suggest::run(s, &shards, sreq.typed_keys).map_err(search_phase_error)?)
+            Some(
+                suggest::run(s, &shards, sreq.typed_keys, &sreq.source)
+                    .map_err(search_phase_error)?,
+            )
         }
         _ => None,
     };

@@ -28,7 +28,17 @@ pub struct SuggestRequest {
 #[derive(Clone, Debug)]
 pub struct Suggestion {
     pub text: Option<String>,
-    pub term: TermSuggestion,
+    /// The completion suggester's `prefix` and `regex` (which take the place of `text`).
+    pub prefix: Option<String>,
+    pub regex: Option<String>,
+    pub kind: SuggestKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum SuggestKind {
+    Term(TermSuggestion),
+    Completion(super::completion::CompletionSuggestion),
+    Phrase(Box<super::phrase::PhraseSuggestion>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +84,7 @@ pub struct TermSuggestion {
 }
 
 impl TermSuggestion {
-    fn new(field: String) -> Self {
+    pub(super) fn new(field: String) -> Self {
         TermSuggestion {
             field,
             analyzer: None,
@@ -147,13 +157,18 @@ pub fn parse(v: &Value) -> EsResult<SuggestRequest> {
 
 fn parse_suggestion(o: &Map<String, Value>) -> EsResult<Suggestion> {
     let mut text = None;
-    let mut term = None;
+    let mut prefix = None;
+    let mut regex = None;
+    let mut kind = None;
     for (k, v) in o {
         match v {
             Value::Object(inner) => match k.as_str() {
-                "term" => term = Some(parse_term(inner)?),
-                "phrase" | "completion" => {
-                    return Err(body::not_supported(&format!("{k} suggester")))
+                "term" => kind = Some(SuggestKind::Term(parse_term(inner)?)),
+                "completion" => {
+                    kind = Some(SuggestKind::Completion(super::completion::parse(inner)?))
+                }
+                "phrase" => {
+                    kind = Some(SuggestKind::Phrase(Box::new(super::phrase::parse(inner)?)))
                 }
                 other => {
                     return Err(EsError::new(
@@ -171,8 +186,8 @@ fn parse_suggestion(o: &Map<String, Value>) -> EsResult<Suggestion> {
             scalar => match k.as_str() {
                 // `parser.text()` of a null is null: the global text applies.
                 "text" => text = Some(scalar).filter(|v| !v.is_null()).map(text_of),
-                // The completion suggester's options: refused with it.
-                "prefix" | "regex" => return Err(body::not_supported(&format!("suggest.{k}"))),
+                "prefix" => prefix = Some(scalar).filter(|v| !v.is_null()).map(text_of),
+                "regex" => regex = Some(scalar).filter(|v| !v.is_null()).map(text_of),
                 other => {
                     return Err(EsError::parsing(format!(
                         "suggestion does not support [{other}]"
@@ -181,10 +196,15 @@ fn parse_suggestion(o: &Map<String, Value>) -> EsResult<Suggestion> {
             },
         }
     }
-    let Some(term) = term else {
+    let Some(kind) = kind else {
         return Err(EsError::illegal_argument("missing suggestion object"));
     };
-    Ok(Suggestion { text, term })
+    Ok(Suggestion {
+        text,
+        prefix,
+        regex,
+        kind,
+    })
 }
 
 fn positive_fraction_or_count(v: f32, name: &str) -> EsResult<f32> {
@@ -202,7 +222,7 @@ fn positive_fraction_or_count(v: f32, name: &str) -> EsResult<f32> {
 }
 
 /// `TermSuggestionBuilder#fromXContent`, with the setters' checks in document order.
-fn parse_term(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
+pub(super) fn parse_term(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
     let mut t = TermSuggestion::new(String::new());
     let mut field = None;
     for (k, v) in o {
@@ -367,15 +387,75 @@ pub fn run(
     req: &SuggestRequest,
     targets: &[(&Arc<IndexService>, &[ShardSearcher])],
     typed_keys: bool,
+    source: &lode_hits::source::SourceFilter,
 ) -> EsResult<Value> {
     let mut out = Map::new();
     for (name, s) in &req.suggestions {
-        let Some(text) = s.text.as_ref().or(req.global_text.as_ref()) else {
+        let text = s.text.as_ref().or(req.global_text.as_ref());
+        let t = match &s.kind {
+            SuggestKind::Term(t) => t,
+            SuggestKind::Completion(c) => {
+                use super::completion::Lookup;
+                // `CompletionSuggestionContext#toQuery`: the prefix, else the regex, else
+                // the text as a prefix.
+                let lookup = match (&s.prefix, &s.regex, text) {
+                    (Some(p), _, _) => Lookup::Prefix(p.clone()),
+                    (None, Some(r), _) => Lookup::Regex(r.clone()),
+                    (None, None, Some(t)) => Lookup::Prefix(t.clone()),
+                    (None, None, None) => {
+                        return Err(EsError::illegal_argument(
+                            "The required text option is missing",
+                        ))
+                    }
+                };
+                let key = if typed_keys {
+                    format!("completion#{name}")
+                } else {
+                    name.clone()
+                };
+                out.insert(key, super::completion::run(c, &lookup, targets, source)?);
+                continue;
+            }
+            SuggestKind::Phrase(p) => {
+                if s.prefix.is_some() || s.regex.is_some() {
+                    let k = if s.prefix.is_some() {
+                        "prefix"
+                    } else {
+                        "regex"
+                    };
+                    return Err(EsError::illegal_argument(format!(
+                        "[{k}] is only supported by the completion suggester"
+                    )));
+                }
+                let Some(text) = text else {
+                    return Err(EsError::illegal_argument(
+                        "The required text option is missing",
+                    ));
+                };
+                let key = if typed_keys {
+                    format!("phrase#{name}")
+                } else {
+                    name.clone()
+                };
+                out.insert(key, super::phrase::run(p, text, targets)?);
+                continue;
+            }
+        };
+        if s.prefix.is_some() || s.regex.is_some() {
+            let k = if s.prefix.is_some() {
+                "prefix"
+            } else {
+                "regex"
+            };
+            return Err(EsError::illegal_argument(format!(
+                "[{k}] is only supported by the completion suggester"
+            )));
+        }
+        let Some(text) = text else {
             return Err(EsError::illegal_argument(
                 "The required text option is missing",
             ));
         };
-        let t = &s.term;
         // One list of entries per shard; every shard analyzes the same text the same way
         // unless indices differ in analysis, as in ES (which then fails the reduce).
         let mut merged: Option<Vec<Entry>> = None;
@@ -459,7 +539,7 @@ pub fn run(
 /// The suggest text's tokens with their UTF-16 offset and length, analyzed by the
 /// suggestion's `analyzer` or the field's search analyzer (a keyword field's normalizer; the
 /// whole text for other types, as Lucene's keyword analyzer).
-fn analyze(
+pub(super) fn analyze(
     index: &IndexService,
     t: &TermSuggestion,
     text: &str,
@@ -588,7 +668,11 @@ fn weakest(q: &[ScoreTerm]) -> Option<usize> {
 
 /// One shard's doc frequency of `term` in `field` (deleted documents included, as Lucene's
 /// `docFreq` until a merge), and its `maxDoc`.
-fn doc_freq(shard: &ShardSearcher, field: tantivy::schema::Field, term: &[u8]) -> EsResult<u64> {
+pub(super) fn doc_freq(
+    shard: &ShardSearcher,
+    field: tantivy::schema::Field,
+    term: &[u8],
+) -> EsResult<u64> {
     let mut df = 0u64;
     for seg in shard.searcher.segment_readers() {
         let inv = seg
@@ -606,7 +690,7 @@ fn doc_freq(shard: &ShardSearcher, field: tantivy::schema::Field, term: &[u8]) -
 }
 
 /// `DirectSpellChecker#suggestSimilar(term, shardSize, reader, mode)` on one shard.
-fn suggest_similar(
+pub(super) fn suggest_similar(
     shard: &ShardSearcher,
     t: &TermSuggestion,
     token: &str,
@@ -962,7 +1046,9 @@ mod tests {
     fn parses_with_defaults_and_refuses_bad_options() {
         let r = parse(&json!({"text": "x", "a": {"term": {"field": "f"}}})).unwrap();
         assert_eq!(r.global_text.as_deref(), Some("x"));
-        let t = &r.suggestions[0].1.term;
+        let SuggestKind::Term(t) = &r.suggestions[0].1.kind else {
+            panic!("a term suggestion")
+        };
         assert_eq!(
             (
                 t.size,
@@ -988,8 +1074,10 @@ mod tests {
             e.reason,
             "if minDocFreq is greater than 1, it must not be a fraction"
         );
-        let e = err(json!({"a": {"completion": {"field": "f"}}}));
-        assert!(e.reason.contains("completion"));
+        let e = err(json!({"a": {"completion": {"field": "f", "contexts": {}}}}));
+        assert!(e.reason.contains("not supported by Lode"));
+        let e = err(json!({"a": {"phrase": {"field": "f", "collate": {}}}}));
+        assert!(e.reason.contains("not supported by Lode"));
         let e = err(json!({"a": {"text": "x"}}));
         assert_eq!(e.reason, "missing suggestion object");
         let e = err(json!({"size": 3}));

@@ -39,6 +39,8 @@ pub enum FieldType {
     Object,
     Nested,
     Flattened,
+    /// ES's `completion` field: analyzed inputs with weights, for the completion suggester.
+    Completion,
     /// Types Lode accepts and keeps in `_source` (and for `exists`) but does not index yet.
     SourceOnly(&'static str),
 }
@@ -49,7 +51,6 @@ const SOURCE_ONLY_TYPES: &[&str] = &[
     "geo_shape",
     "point",
     "shape",
-    "completion",
     "search_as_you_type",
     "token_count",
     "integer_range",
@@ -91,6 +92,7 @@ impl FieldType {
             "object" => FieldType::Object,
             "nested" => FieldType::Nested,
             "flattened" => FieldType::Flattened,
+            "completion" => FieldType::Completion,
             other => FieldType::SourceOnly(SOURCE_ONLY_TYPES.iter().find(|t| **t == other)?),
         })
     }
@@ -116,6 +118,7 @@ impl FieldType {
             FieldType::Object => "object",
             FieldType::Nested => "nested",
             FieldType::Flattened => "flattened",
+            FieldType::Completion => "completion",
             FieldType::SourceOnly(name) => name,
         }
     }
@@ -161,6 +164,7 @@ impl FieldType {
             t if t.is_date() => Storage::I64,
             FieldType::Boolean => Storage::Bool,
             FieldType::Ip => Storage::Ip,
+            FieldType::Completion => Storage::Completion,
             _ => Storage::None,
         }
     }
@@ -178,6 +182,8 @@ pub enum Storage {
     F64,
     Bool,
     Ip,
+    /// Completion keys: one untokenized term per input (see [`CompletionOptions`]).
+    Completion,
     /// Kept in `_source` only (binary, disabled objects).
     None,
 }
@@ -230,6 +236,68 @@ pub struct FieldDef {
     /// Set when this is a multi-field: the path of the field whose value it indexes.
     pub parent: Option<String>,
     pub copy_to: Vec<String>,
+    /// A `completion` field's options.
+    pub completion: Option<CompletionOptions>,
+}
+
+/// Lucene's `CompletionAnalyzer.SEP_LABEL`: joins the tokens of a completion key.
+pub const COMPLETION_SEP: char = '\u{1f}';
+
+/// A `completion` field's options (ES's `CompletionFieldMapper`). Each input of a document
+/// is indexed as one term: its key (the input analyzed, tokens joined by
+/// [`COMPLETION_SEP`], or concatenated without `preserve_separators`), a NUL, the weight as
+/// ten digits, then the input itself (the option's text). A prefix of the key is answered
+/// by a range of the term dictionary.
+#[derive(Debug, Clone)]
+pub struct CompletionOptions {
+    pub analyzer: lode_analysis::Analyzer,
+    pub search_analyzer: lode_analysis::Analyzer,
+    pub preserve_separators: bool,
+    pub preserve_position_increments: bool,
+    pub max_input_length: usize,
+}
+
+impl CompletionOptions {
+    /// The key of `text` under `analyzer`: its tokens joined by the separator; with
+    /// `preserve_position_increments`, a position left empty (a removed stop word) adds a
+    /// separator too.
+    pub fn key(&self, analyzer: &lode_analysis::Analyzer, text: &str) -> String {
+        let mut out = String::new();
+        let mut last: Option<usize> = None;
+        for t in analyzer.analyze(text) {
+            if let Some(p) = last {
+                if t.position == p {
+                    continue;
+                }
+                if self.preserve_separators {
+                    out.push(COMPLETION_SEP);
+                    if self.preserve_position_increments {
+                        for _ in p + 1..t.position {
+                            out.push(COMPLETION_SEP);
+                        }
+                    }
+                }
+            }
+            out.push_str(&t.token);
+            last = Some(t.position);
+        }
+        out
+    }
+
+    /// The indexed term of one input.
+    pub fn term(key: &str, weight: u32, input: &str) -> String {
+        format!("{key}\u{0}{weight:010}{input}")
+    }
+
+    /// Splits an indexed term into key, weight and input.
+    pub fn split_term(term: &[u8]) -> Option<(&[u8], u32, &str)> {
+        let nul = term.iter().position(|b| *b == 0)?;
+        let rest = term.get(nul + 1..)?;
+        let digits = std::str::from_utf8(rest.get(..10)?).ok()?;
+        let weight = digits.parse().ok()?;
+        let input = std::str::from_utf8(&rest[10..]).ok()?;
+        Some((&term[..nul], weight, input))
+    }
 }
 
 impl FieldDef {

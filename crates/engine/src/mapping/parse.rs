@@ -1,6 +1,6 @@
 //! Compiles and merges mapping JSON, with Elasticsearch's validation errors.
 
-use super::{Dynamic, FieldDef, FieldType, Mapping, ObjectDef};
+use super::{CompletionOptions, Dynamic, FieldDef, FieldType, Mapping, ObjectDef};
 use crate::error::{EsError, EsResult};
 use lode_analysis::AnalysisRegistry;
 use lode_dates::DateFormat;
@@ -213,6 +213,14 @@ fn allowed_params(ty: FieldType) -> &'static [&'static str] {
             &["null_value", "index", "doc_values", "ignore_malformed"]
         }
         FieldType::Binary => &["doc_values"],
+        FieldType::Completion => &[
+            "analyzer",
+            "search_analyzer",
+            "preserve_separators",
+            "preserve_position_increments",
+            "max_input_length",
+            "contexts",
+        ],
         _ => &[],
     }
 }
@@ -377,7 +385,13 @@ fn compile_field(
             ))),
         }
     };
-    let analyzer = text_analyzer("analyzer")?.unwrap_or_else(|| "standard".to_string());
+    // A completion field analyzes with `simple` unless told.
+    let default_analyzer = if ty == FieldType::Completion {
+        "simple"
+    } else {
+        "standard"
+    };
+    let analyzer = text_analyzer("analyzer")?.unwrap_or_else(|| default_analyzer.to_string());
     let search_analyzer = text_analyzer("search_analyzer")?.unwrap_or_else(|| analyzer.clone());
     let search_quote_analyzer =
         text_analyzer("search_quote_analyzer")?.unwrap_or_else(|| search_analyzer.clone());
@@ -456,6 +470,42 @@ fn compile_field(
             multi_fields.push(sub_path);
         }
     }
+    let completion = if ty == FieldType::Completion {
+        if def.contains_key("contexts") {
+            return Err(mapper_parsing(
+                "[contexts] of a [completion] field is not supported by Lode",
+            ));
+        }
+        let max_input_length = match def.get("max_input_length") {
+            None => 50,
+            Some(v) => v
+                .as_i64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    mapper_parsing(format!(
+                        "Failed to parse mapping: [max_input_length] must be > 0 but was [{}]",
+                        render_scalar(v)
+                    ))
+                })? as usize,
+        };
+        let resolve = |name: &str| {
+            analysis.analyzer(name).map_err(|_| {
+                mapper_parsing(format!(
+                    "analyzer [{name}] has not been configured in mappings"
+                ))
+            })
+        };
+        Some(CompletionOptions {
+            analyzer: resolve(&analyzer)?,
+            search_analyzer: resolve(&search_analyzer)?,
+            preserve_separators: bool_param("preserve_separators", true)?,
+            preserve_position_increments: bool_param("preserve_position_increments", true)?,
+            max_input_length,
+        })
+    } else {
+        None
+    };
     mapping.fields.insert(
         path.to_string(),
         Arc::new(FieldDef {
@@ -477,6 +527,7 @@ fn compile_field(
             multi_fields,
             parent: parent.map(str::to_string),
             copy_to,
+            completion,
         }),
     );
     Ok(())

@@ -1,0 +1,978 @@
+//! Elasticsearch's phrase suggester (`PhraseSuggester` on `NoisyChannelSpellChecker`), per
+//! shard: the text is analyzed, each token becomes a candidate set (the original term and
+//! the candidates of every `direct_generator`, drawn with the term suggester's
+//! `DirectSpellChecker`, scored `distance * (ttf + 1) / (sumTtf + 1)`, merged and cut to
+//! `shard_size`), then `CandidateScorer` walks the combinations with at most `max_errors`
+//! corrections, scoring each path with the `WordScorer` of the smoothing model (n-gram
+//! frequencies read from the suggest field: joined n-grams only exist in shingle fields, so
+//! other fields back off to unigrams), keeping those above `confidence` times the input's
+//! score. The shards' options are merged by text (highest score), sorted and cut to `size`.
+
+use std::sync::Arc;
+
+use lode_engine::index::IndexService;
+use lode_engine::shard::ShardSearcher;
+use lode_engine::{EsError, EsResult};
+use serde_json::{json, Map, Value};
+use tantivy::postings::Postings;
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocSet, TERMINATED};
+
+use super::body;
+use super::suggest::{self, SuggestMode, TermSuggestion};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Smoothing {
+    StupidBackoff {
+        discount: f64,
+    },
+    Laplace {
+        alpha: f64,
+    },
+    Linear {
+        trigram: f64,
+        bigram: f64,
+        unigram: f64,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct PhraseSuggestion {
+    pub field: String,
+    pub analyzer: Option<String>,
+    pub size: usize,
+    pub shard_size: Option<usize>,
+    pub real_word_error_likelihood: f64,
+    pub confidence: f64,
+    pub max_errors: f64,
+    pub separator: String,
+    pub gram_size: usize,
+    pub force_unigrams: bool,
+    pub token_limit: usize,
+    pub generators: Vec<TermSuggestion>,
+    pub smoothing: Smoothing,
+    pub highlight: Option<(String, String)>,
+}
+
+fn parsing(reason: String) -> EsError {
+    EsError::parsing(reason)
+}
+
+fn generator(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
+    let mut t = TermSuggestion::new(String::new());
+    let mut field = None;
+    for (k, v) in o {
+        let int = || body::read_int(v);
+        let float = || body::read_float(v).map(|f| f as f32);
+        match k.as_str() {
+            "field" => field = v.as_str().map(str::to_string),
+            "size" => {
+                let n = int()?;
+                if n <= 0 {
+                    return Err(EsError::illegal_argument("size must be positive"));
+                }
+                t.size = n as usize;
+            }
+            "suggest_mode" => {
+                t.mode = match v.as_str().unwrap_or_default().to_lowercase().as_str() {
+                    "missing" => SuggestMode::Missing,
+                    "popular" => SuggestMode::Popular,
+                    "always" => SuggestMode::Always,
+                    other => {
+                        return Err(EsError::illegal_argument(format!(
+                            "Illegal suggest mode {other}"
+                        )))
+                    }
+                }
+            }
+            "accuracy" => t.accuracy = float()?,
+            "max_edits" => {
+                let n = int()?;
+                if !(1..=2).contains(&n) {
+                    return Err(EsError::illegal_argument(format!(
+                        "Illegal max_edits value {n}"
+                    )));
+                }
+                t.max_edits = n as u8;
+            }
+            "max_inspections" => t.max_inspections = int()?.max(0) as usize,
+            "max_term_freq" => t.max_term_freq = float()?,
+            "prefix_length" => t.prefix_length = int()?.max(0) as usize,
+            "min_word_length" => t.min_word_length = int()?.max(1) as usize,
+            "min_doc_freq" => t.min_doc_freq = float()?,
+            "sort" | "string_distance" => {
+                let parsed = suggest::parse_term(
+                    &[(k.clone(), v.clone()), ("field".to_string(), json!("x"))]
+                        .into_iter()
+                        .collect(),
+                )?;
+                t.sort = parsed.sort;
+                t.distance = parsed.distance;
+            }
+            "pre_filter" | "post_filter" => {
+                return Err(body::not_supported(&format!("direct_generator.{k}")))
+            }
+            other => {
+                return Err(parsing(format!(
+                    "[direct_generator] unknown field [{other}]"
+                )))
+            }
+        }
+    }
+    let Some(field) = field else {
+        return Err(EsError::illegal_argument(
+            "[direct_generator] requires field",
+        ));
+    };
+    t.field = field;
+    // The generator's `size` is the spell checker's number of suggestions.
+    t.shard_size = Some(t.size);
+    Ok(t)
+}
+
+fn smoothing(o: &Map<String, Value>) -> EsResult<Smoothing> {
+    let Some((name, v)) = o.iter().next() else {
+        return Err(EsError::illegal_argument("smoothing model must be set"));
+    };
+    let params = v.as_object().cloned().unwrap_or_default();
+    let num = |k: &str, default: f64| -> EsResult<f64> {
+        params
+            .get(k)
+            .map(body::read_float)
+            .transpose()
+            .map(|x| x.unwrap_or(default))
+    };
+    for k in params.keys() {
+        let known: &[&str] = match name.as_str() {
+            "stupid_backoff" => &["discount"],
+            "laplace" => &["alpha"],
+            "linear_interpolation" => &["trigram_lambda", "bigram_lambda", "unigram_lambda"],
+            _ => &[],
+        };
+        if !known.contains(&k.as_str()) {
+            return Err(parsing(format!(
+                "suggester[phrase][smoothing] doesn't support field [{k}]"
+            )));
+        }
+    }
+    Ok(match name.as_str() {
+        "stupid_backoff" => Smoothing::StupidBackoff {
+            discount: num("discount", 0.4)?,
+        },
+        "laplace" => Smoothing::Laplace {
+            alpha: num("alpha", 0.5)?,
+        },
+        "linear_interpolation" => {
+            let (t, b, u) = (
+                num("trigram_lambda", 0.0)?,
+                num("bigram_lambda", 0.0)?,
+                num("unigram_lambda", 0.0)?,
+            );
+            if (t + b + u - 1.0).abs() > 0.001 {
+                return Err(EsError::illegal_argument(
+                    "linear smoothing lambdas must sum to 1",
+                ));
+            }
+            Smoothing::Linear {
+                trigram: t,
+                bigram: b,
+                unigram: u,
+            }
+        }
+        other => {
+            return Err(parsing(format!(
+                "suggester[phrase] doesn't support object field [{other}]"
+            )))
+        }
+    })
+}
+
+/// Parses the `phrase` object as `PhraseSuggestionBuilder#fromXContent`.
+pub fn parse(o: &Map<String, Value>) -> EsResult<PhraseSuggestion> {
+    let mut p = PhraseSuggestion {
+        field: String::new(),
+        analyzer: None,
+        size: 5,
+        shard_size: None,
+        real_word_error_likelihood: 0.95,
+        confidence: 1.0,
+        max_errors: 1.0,
+        separator: " ".to_string(),
+        gram_size: 1,
+        force_unigrams: true,
+        token_limit: 10,
+        generators: Vec::new(),
+        smoothing: Smoothing::StupidBackoff { discount: 0.4 },
+        highlight: None,
+    };
+    let mut field = None;
+    let mut smoothing_set = false;
+    for (k, v) in o {
+        match (k.as_str(), v) {
+            ("direct_generator", Value::Array(gens)) => {
+                for g in gens {
+                    let Value::Object(g) = g else {
+                        return Err(parsing(
+                            "suggester[phrase] direct_generator must be objects".into(),
+                        ));
+                    };
+                    p.generators.push(generator(g)?);
+                }
+            }
+            ("smoothing", Value::Object(m)) => {
+                if smoothing_set {
+                    return Err(parsing("only one smoothing model supported".to_string()));
+                }
+                smoothing_set = true;
+                p.smoothing = smoothing(m)?;
+            }
+            ("highlight", Value::Object(m)) => {
+                let mut pre = None;
+                let mut post = None;
+                for (hk, hv) in m {
+                    match hk.as_str() {
+                        "pre_tag" => pre = hv.as_str().map(str::to_string),
+                        "post_tag" => post = hv.as_str().map(str::to_string),
+                        other => {
+                            return Err(parsing(format!(
+                                "suggester[phrase][highlight] doesn't support field [{other}]"
+                            )))
+                        }
+                    }
+                }
+                p.highlight = match (pre, post) {
+                    (Some(a), Some(b)) => Some((a, b)),
+                    (None, None) => None,
+                    _ => {
+                        return Err(EsError::illegal_argument(
+                            "Pre and post tag must both be null or both not be null.",
+                        ))
+                    }
+                };
+            }
+            ("collate", _) => return Err(body::not_supported("phrase suggester collate")),
+            (_, Value::Object(_) | Value::Array(_)) => {
+                return Err(parsing(format!(
+                    "suggester[phrase]  doesn't support array field [{k}]"
+                )))
+            }
+            ("analyzer", v) => p.analyzer = v.as_str().map(str::to_string),
+            ("field", v) => field = v.as_str().map(str::to_string),
+            ("size", v) => {
+                let n = body::read_int(v)?;
+                if n <= 0 {
+                    return Err(EsError::illegal_argument("size must be positive"));
+                }
+                p.size = n as usize;
+            }
+            ("shard_size", v) => {
+                let n = body::read_int(v)?;
+                if n <= 0 {
+                    return Err(EsError::illegal_argument("shardSize must be positive"));
+                }
+                p.shard_size = Some(n as usize);
+            }
+            ("real_word_error_likelihood", v) => {
+                let x = body::read_float(v)? as f32;
+                if x <= 0.0 {
+                    return Err(EsError::illegal_argument(
+                        "real_word_error_likelihood must be > 0.0",
+                    ));
+                }
+                p.real_word_error_likelihood = f64::from(x);
+            }
+            ("confidence", v) => {
+                let x = body::read_float(v)? as f32;
+                if x < 0.0 {
+                    return Err(EsError::illegal_argument("confidence must be >= 0.0"));
+                }
+                p.confidence = f64::from(x);
+            }
+            ("max_errors", v) => {
+                let x = body::read_float(v)? as f32;
+                if x <= 0.0 {
+                    return Err(EsError::illegal_argument("max_error must be > 0.0"));
+                }
+                p.max_errors = f64::from(x);
+            }
+            ("separator", v) => match v.as_str() {
+                Some(s) => p.separator = s.to_string(),
+                None => return Err(EsError::illegal_argument("separator cannot be set to null")),
+            },
+            ("gram_size", v) => {
+                let n = body::read_int(v)?;
+                if n < 1 {
+                    return Err(EsError::illegal_argument("gramSize must be >= 1"));
+                }
+                p.gram_size = n as usize;
+            }
+            ("force_unigrams", v) => p.force_unigrams = body::read_bool(v, k)?,
+            ("token_limit", v) => {
+                let n = body::read_int(v)?;
+                if n <= 0 {
+                    return Err(EsError::illegal_argument("token_limit must be >= 1"));
+                }
+                p.token_limit = n as usize;
+            }
+            (other, _) => {
+                return Err(parsing(format!(
+                    "suggester[phrase] doesn't support field [{other}]"
+                )))
+            }
+        }
+    }
+    let Some(field) = field else {
+        return Err(EsError::bad_request(
+            "parse_exception",
+            "the required field option [field] is missing",
+        ));
+    };
+    if p.generators.is_empty() {
+        let mut g = TermSuggestion::new(field.clone());
+        g.shard_size = Some(g.size);
+        p.generators.push(g);
+    }
+    p.field = field;
+    Ok(p)
+}
+
+impl PhraseSuggestion {
+    /// `shard_size` defaults to `max(size, 5)`.
+    fn shard_size(&self) -> usize {
+        self.shard_size.unwrap_or(self.size.max(5))
+    }
+}
+
+/// A field's statistics on one shard, as Lucene's `MultiTerms` gives them.
+struct FieldStats {
+    field: tantivy::schema::Field,
+    freqs: bool,
+    sum_ttf: u64,
+    /// `Terms#size`: known for one segment only (-1 for `MultiTerms`).
+    num_terms: i64,
+}
+
+fn internal(e: impl std::fmt::Display) -> EsError {
+    EsError::internal(e.to_string())
+}
+
+fn field_stats(shard: &ShardSearcher, name: &str) -> EsResult<Option<FieldStats>> {
+    let Ok(field) = shard.schema.get_field(name) else {
+        return Ok(None);
+    };
+    let freqs = match shard.schema.get_field_entry(field).field_type() {
+        tantivy::schema::FieldType::Str(o) => o
+            .get_indexing_options()
+            .is_some_and(|i| i.index_option().has_freq()),
+        _ => return Ok(None),
+    };
+    let mut sum = 0u64;
+    let mut with_terms = Vec::new();
+    for seg in shard.searcher.segment_readers() {
+        let inv = seg.inverted_index(field).map_err(internal)?;
+        let n = inv.terms().num_terms();
+        if n == 0 {
+            continue;
+        }
+        with_terms.push(n as i64);
+        if freqs {
+            sum += inv.total_num_tokens();
+        } else {
+            // Docs-only fields: Lucene's `sumTotalTermFreq` is `sumDocFreq`.
+            let mut s = inv.terms().stream().map_err(internal)?;
+            while s.advance() {
+                sum += u64::from(s.value().doc_freq);
+            }
+        }
+    }
+    if with_terms.is_empty() {
+        return Ok(None);
+    }
+    let num_terms = if with_terms.len() == 1 {
+        with_terms[0]
+    } else {
+        -1
+    };
+    Ok(Some(FieldStats {
+        field,
+        freqs,
+        sum_ttf: sum,
+        num_terms,
+    }))
+}
+
+/// `(docFreq, totalTermFreq)` of a term (deleted documents included, as Lucene).
+fn term_stats(shard: &ShardSearcher, fs: &FieldStats, term: &[u8]) -> EsResult<(u64, u64)> {
+    let (mut df, mut ttf) = (0u64, 0u64);
+    for seg in shard.searcher.segment_readers() {
+        let inv = seg.inverted_index(fs.field).map_err(internal)?;
+        let Some(info) = inv.terms().get(term).map_err(internal)? else {
+            continue;
+        };
+        df += u64::from(info.doc_freq);
+        if fs.freqs {
+            let mut p = inv
+                .read_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)
+                .map_err(internal)?;
+            let mut d = p.doc();
+            while d != TERMINATED {
+                ttf += u64::from(p.term_freq());
+                d = p.advance();
+            }
+        } else {
+            ttf += u64::from(info.doc_freq);
+        }
+    }
+    Ok((df, ttf))
+}
+
+#[derive(Clone, Debug)]
+struct Candidate {
+    term: String,
+    ttf: u64,
+    distance: f64,
+    score: f64,
+    user_input: bool,
+}
+
+fn candidate_score(ttf: u64, distance: f64, dictionary: u64) -> f64 {
+    distance * ((ttf as f64 + 1.0) / (dictionary as f64 + 1.0))
+}
+
+struct CandidateSet {
+    original: Candidate,
+    candidates: Vec<Candidate>,
+}
+
+/// `WordScorer` with its smoothing model, over the suggest field of one shard.
+struct WordScorer<'a> {
+    shard: &'a ShardSearcher,
+    stats: FieldStats,
+    vocabulary: f64,
+    num_terms: f64,
+    rwel: f64,
+    separator: String,
+    smoothing: Smoothing,
+    cache: std::cell::RefCell<std::collections::HashMap<String, u64>>,
+}
+
+impl WordScorer<'_> {
+    fn frequency(&self, term: &str) -> EsResult<u64> {
+        if let Some(f) = self.cache.borrow().get(term) {
+            return Ok(*f);
+        }
+        let (_, ttf) = term_stats(self.shard, &self.stats, term.as_bytes())?;
+        self.cache.borrow_mut().insert(term.to_string(), ttf);
+        Ok(ttf)
+    }
+
+    fn join(&self, parts: &[&str]) -> String {
+        parts.join(&self.separator)
+    }
+
+    fn channel(&self, c: &Candidate) -> f64 {
+        if c.distance == 1.0 {
+            self.rwel
+        } else {
+            c.distance
+        }
+    }
+
+    fn unigram(&self, w: &Candidate) -> EsResult<f64> {
+        let f = self.frequency(&w.term)? as f64;
+        Ok(match self.smoothing {
+            Smoothing::Laplace { alpha } => {
+                (alpha + f) / (self.vocabulary + alpha * self.num_terms)
+            }
+            _ => (1.0 + f) / (self.vocabulary + self.num_terms),
+        })
+    }
+
+    fn bigram(&self, w: &Candidate, w1: &Candidate) -> EsResult<f64> {
+        let count = self.frequency(&self.join(&[&w1.term, &w.term]))? as f64;
+        Ok(match self.smoothing {
+            Smoothing::StupidBackoff { discount } => {
+                if count < 1.0 {
+                    discount * self.unigram(w)?
+                } else {
+                    count / (w1.ttf as f64 + 0.00000000001)
+                }
+            }
+            Smoothing::Laplace { alpha } => {
+                (alpha + count) / (w1.ttf as f64 + alpha * self.num_terms)
+            }
+            Smoothing::Linear {
+                trigram,
+                bigram,
+                unigram,
+            } => {
+                let sum = trigram + bigram + unigram;
+                let (b, u) = (bigram / sum, unigram / sum);
+                if count < 1.0 {
+                    u * self.unigram(w)?
+                } else {
+                    b * (count / (0.5 + w1.ttf as f64)) + u * self.unigram(w)?
+                }
+            }
+        })
+    }
+
+    fn trigram(&self, w: &Candidate, w1: &Candidate, w2: &Candidate) -> EsResult<f64> {
+        Ok(match self.smoothing {
+            Smoothing::StupidBackoff { discount } => {
+                let bi = self.frequency(&self.join(&[&w1.term, &w.term]))? as f64;
+                if bi < 1.0 {
+                    return Ok(discount * self.unigram(w)?);
+                }
+                let tri = self.frequency(&self.join(&[&w2.term, &w1.term, &w.term]))? as f64;
+                if tri < 1.0 {
+                    discount * (bi / (w1.ttf as f64 + 0.00000000001))
+                } else {
+                    tri / (bi + 0.00000000001)
+                }
+            }
+            Smoothing::Laplace { alpha } => {
+                let tri = self.frequency(&self.join(&[&w2.term, &w1.term, &w.term]))? as f64;
+                let bi = self.frequency(&self.join(&[&w1.term, &w.term]))? as f64;
+                (alpha + tri) / (bi + alpha * self.num_terms)
+            }
+            Smoothing::Linear {
+                trigram,
+                bigram,
+                unigram,
+            } => {
+                // ES joins these n-grams in reverse order (w, w-1, w-2).
+                let count = self.frequency(&self.join(&[&w.term, &w1.term, &w2.term]))? as f64;
+                if count < 1.0 {
+                    return self.bigram(w, w1);
+                }
+                let t = trigram / (trigram + bigram + unigram);
+                let bi = self.frequency(&self.join(&[&w.term, &w1.term]))? as f64;
+                t * (count / (1.0 + bi)) + self.bigram(w, w1)?
+            }
+        })
+    }
+
+    fn score(
+        &self,
+        path: &[Candidate],
+        sets: &[CandidateSet],
+        at: usize,
+        gram: usize,
+    ) -> EsResult<f64> {
+        let channel = self.channel(&path[at]);
+        let _ = &sets[at].original;
+        let p = if at == 0 || gram == 1 {
+            self.unigram(&path[at])?
+        } else if at == 1 || gram == 2 {
+            self.bigram(&path[at], &path[at - 1])?
+        } else {
+            self.trigram(&path[at], &path[at - 1], &path[at - 2])?
+        };
+        Ok((channel * p).log10())
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Correction {
+    score: f64,
+    candidates: Vec<Candidate>,
+}
+
+/// `Correction#compareTo`: lower scores first; on a tie later terms are weaker.
+fn correction_cmp(
+    a_score: f64,
+    a: &[Candidate],
+    b_score: f64,
+    b: &[Candidate],
+) -> std::cmp::Ordering {
+    if a_score == b_score {
+        for (x, y) in a.iter().zip(b) {
+            let c = x.term.as_bytes().cmp(y.term.as_bytes());
+            if c.is_ne() {
+                return c.reverse();
+            }
+        }
+        a.len().cmp(&b.len())
+    } else {
+        a_score.total_cmp(&b_score)
+    }
+}
+
+struct Finder<'a, 'b> {
+    scorer: &'a WordScorer<'b>,
+    sets: &'a [CandidateSet],
+    gram: usize,
+    max: usize,
+    cutoff: f64,
+    queue: Vec<Correction>,
+}
+
+impl Finder<'_, '_> {
+    fn update_top(&mut self, path: &[Candidate], score: f64) {
+        let score = score.exp();
+        if score <= self.cutoff {
+            return;
+        }
+        if self.queue.len() < self.max {
+            self.queue.push(Correction {
+                score,
+                candidates: path.to_vec(),
+            });
+            return;
+        }
+        // The weakest correction (the priority queue's top).
+        let (wi, _) = self
+            .queue
+            .iter()
+            .enumerate()
+            .min_by(|(_, a), (_, b)| correction_cmp(a.score, &a.candidates, b.score, &b.candidates))
+            .expect("non-empty queue");
+        let w = &self.queue[wi];
+        if correction_cmp(w.score, &w.candidates, score, path).is_lt() {
+            self.queue[wi] = Correction {
+                score,
+                candidates: path.to_vec(),
+            };
+        }
+    }
+
+    fn find(
+        &mut self,
+        path: &mut Vec<Candidate>,
+        ord: usize,
+        left: usize,
+        path_score: f64,
+    ) -> EsResult<()> {
+        let current = &self.sets[ord];
+        let last = ord == self.sets.len() - 1;
+        let mut options: Vec<(&Candidate, usize)> = vec![(&current.original, left)];
+        if left > 0 {
+            for c in &current.candidates {
+                options.push((c, if last { left } else { left - 1 }));
+            }
+        }
+        for (c, next_left) in options {
+            path.truncate(ord);
+            path.push(c.clone());
+            let s = path_score + self.scorer.score(path, self.sets, ord, self.gram)?;
+            if last {
+                self.update_top(path, s);
+            } else {
+                self.find(path, ord + 1, next_left, s)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn draw_candidates(
+    shard: &ShardSearcher,
+    gen: &TermSuggestion,
+    stats: &FieldStats,
+    set: &mut CandidateSet,
+) -> EsResult<()> {
+    let original = &set.original;
+    let mut g = gen.clone();
+    if gen.mode != SuggestMode::Always {
+        let (df, _) = term_stats(shard, stats, original.term.as_bytes())?;
+        let max_doc: u64 = shard
+            .searcher
+            .segment_readers()
+            .iter()
+            .map(|s| u64::from(s.max_doc()))
+            .sum();
+        let plateau = if gen.min_doc_freq >= 1.0 {
+            gen.min_doc_freq as i64
+        } else {
+            (max_doc as f32 * gen.min_doc_freq) as i64
+        };
+        let threshold = if df > 0 {
+            let x = df as f64 * ((df as f64 - plateau as f64).log10() * (1.0 / 5f64.log10())) + 1.0;
+            x.round().max(0.0) as i64
+        } else {
+            0
+        };
+        if threshold >= i64::from(i32::MAX) {
+            return Ok(());
+        }
+        if gen.min_doc_freq < threshold as f32 {
+            g.min_doc_freq = threshold as f32;
+        }
+    }
+    let words = suggest::suggest_similar(shard, &g, &original.term)?;
+    let mut new: Vec<Candidate> = Vec::new();
+    for w in words {
+        let (_, ttf) = term_stats(shard, stats, w.text.as_bytes())?;
+        let distance = f64::from(w.score);
+        new.push(Candidate {
+            score: candidate_score(ttf, distance, stats.sum_ttf),
+            term: w.text,
+            ttf,
+            distance,
+            user_input: false,
+        });
+    }
+    for c in std::mem::take(&mut set.candidates) {
+        if !new.iter().any(|n| n.term == c.term) {
+            new.push(c);
+        }
+    }
+    new.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.term.as_bytes().cmp(b.term.as_bytes()))
+    });
+    set.candidates = new;
+    Ok(())
+}
+
+/// One shard's options and cutoff score.
+fn shard_suggest(
+    index: &IndexService,
+    shard: &ShardSearcher,
+    p: &PhraseSuggestion,
+    text: &str,
+) -> EsResult<Vec<(String, Option<String>, f32)>> {
+    if shard.searcher.num_docs() == 0 {
+        return Ok(Vec::new());
+    }
+    let mut gens = Vec::new();
+    for g in &p.generators {
+        if let Some(s) = field_stats(shard, &g.field)? {
+            gens.push((g, s));
+        }
+    }
+    let Some(suggest_stats) = field_stats(shard, &p.field)? else {
+        return Ok(Vec::new());
+    };
+    if gens.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut t = TermSuggestion::new(p.field.clone());
+    t.analyzer = p.analyzer.clone();
+    let tokens = suggest::analyze(index, &t, text)?;
+    if tokens.is_empty() || tokens.len() >= p.token_limit {
+        return Ok(Vec::new());
+    }
+    let (g0, s0) = &gens[0];
+    let _ = g0;
+    let mut sets = Vec::with_capacity(tokens.len());
+    for (tok, _, _) in &tokens {
+        let (_, ttf) = term_stats(shard, s0, tok.as_bytes())?;
+        sets.push(CandidateSet {
+            original: Candidate {
+                term: tok.clone(),
+                ttf,
+                distance: 1.0,
+                score: candidate_score(ttf, 1.0, s0.sum_ttf),
+                user_input: true,
+            },
+            candidates: Vec::new(),
+        });
+    }
+    let num_candidates = p.shard_size();
+    for set in &mut sets {
+        for (g, s) in &gens {
+            draw_candidates(shard, g, s, set)?;
+        }
+        if set.candidates.len() > num_candidates {
+            set.candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+            set.candidates.truncate(num_candidates);
+        }
+    }
+    let vocabulary = suggest_stats.sum_ttf as f64;
+    let num_terms = if vocabulary + suggest_stats.num_terms as f64 > 1.0 {
+        suggest_stats.num_terms as f64
+    } else {
+        0.0
+    };
+    let scorer = WordScorer {
+        shard,
+        stats: suggest_stats,
+        vocabulary,
+        num_terms,
+        rwel: p.real_word_error_likelihood,
+        separator: p.separator.clone(),
+        smoothing: p.smoothing.clone(),
+        cache: Default::default(),
+    };
+    // Java's `Double.MIN_VALUE`.
+    let mut cutoff = f64::from_bits(1);
+    if p.confidence > 0.0 {
+        let originals: Vec<Candidate> = sets.iter().map(|s| s.original.clone()).collect();
+        let mut sum = 0.0;
+        for i in 0..sets.len() {
+            sum += scorer.score(&originals, &sets, i, p.gram_size)?;
+        }
+        cutoff = sum.exp() * p.confidence;
+    }
+    let misspellings = if p.max_errors >= 1.0 {
+        p.max_errors as usize
+    } else {
+        (p.max_errors * sets.len() as f64).round() as usize
+    };
+    let mut finder = Finder {
+        scorer: &scorer,
+        sets: &sets,
+        gram: p.gram_size,
+        max: p.shard_size(),
+        cutoff,
+        queue: Vec::new(),
+    };
+    finder.find(&mut Vec::new(), 0, misspellings.max(1), 0.0)?;
+    let mut corrections = finder.queue;
+    corrections.sort_by(|a, b| correction_cmp(b.score, &b.candidates, a.score, &a.candidates));
+    let mut out = Vec::new();
+    for c in corrections {
+        let score = c.score as f32;
+        if f64::from(score) <= cutoff {
+            continue;
+        }
+        let text = c
+            .candidates
+            .iter()
+            .map(|x| x.term.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let highlighted = p.highlight.as_ref().map(|(pre, post)| {
+            let n = c.candidates.len();
+            c.candidates
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    if x.user_input {
+                        return x.term.clone();
+                    }
+                    let mut s = String::new();
+                    if i == 0 || c.candidates[i - 1].user_input {
+                        s.push_str(pre);
+                    }
+                    s.push_str(&x.term);
+                    if i + 1 == n || c.candidates[i + 1].user_input {
+                        s.push_str(post);
+                    }
+                    s
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        out.push((text, highlighted, score));
+    }
+    Ok(out)
+}
+
+/// Runs a phrase suggestion over every target's shards and renders its entry.
+pub fn run(
+    p: &PhraseSuggestion,
+    text: &str,
+    targets: &[(&Arc<IndexService>, &[ShardSearcher])],
+) -> EsResult<Value> {
+    let mut merged: Vec<(String, Option<String>, f32)> = Vec::new();
+    for (index, shards) in targets {
+        let state = index.mapping_state();
+        if state.mapping.field(&p.field).is_none() {
+            return Err(EsError::illegal_argument(format!(
+                "no mapping found for field [{}]",
+                p.field
+            )));
+        }
+        for g in &p.generators {
+            if state.mapping.field(&g.field).is_none() {
+                return Err(EsError::illegal_argument(format!(
+                    "No mapping found for field [{}]",
+                    g.field
+                )));
+            }
+        }
+        for shard in shards.iter() {
+            for (t, h, s) in shard_suggest(index, shard, p, text)? {
+                match merged.iter_mut().find(|m| m.0 == t) {
+                    Some(m) => {
+                        if s > m.2 {
+                            m.2 = s;
+                            m.1 = h;
+                        }
+                    }
+                    None => merged.push((t, h, s)),
+                }
+            }
+        }
+    }
+    merged.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    merged.truncate(p.size);
+    let options: Vec<Value> = merged
+        .into_iter()
+        .map(|(t, h, s)| {
+            let mut o = Map::new();
+            o.insert("text".into(), json!(t));
+            if let Some(h) = h {
+                o.insert("highlighted".into(), json!(h));
+            }
+            o.insert("score".into(), lode_engine::float::float_value(s));
+            Value::Object(o)
+        })
+        .collect();
+    Ok(json!([{
+        "text": text,
+        "offset": 0,
+        "length": text.encode_utf16().count(),
+        "options": options,
+    }]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_defaults_and_refusals() {
+        let p = parse(json!({"field": "body"}).as_object().unwrap()).unwrap();
+        assert_eq!(
+            (p.size, p.shard_size(), p.gram_size, p.token_limit),
+            (5, 5, 1, 10)
+        );
+        assert_eq!(p.smoothing, Smoothing::StupidBackoff { discount: 0.4 });
+        assert_eq!(p.generators.len(), 1);
+        assert_eq!(p.generators[0].field, "body");
+        let e = parse(
+            json!({"field": "b", "collate": {"query": {}}})
+                .as_object()
+                .unwrap(),
+        );
+        assert!(e.unwrap_err().reason.contains("not supported by Lode"));
+        let e = parse(
+            json!({"field": "b", "smoothing": {"linear_interpolation": {"unigram_lambda": 0.5}}})
+                .as_object()
+                .unwrap(),
+        );
+        assert_eq!(
+            e.unwrap_err().reason,
+            "linear smoothing lambdas must sum to 1"
+        );
+        let e = parse(
+            json!({"field": "b", "highlight": {"pre_tag": "<em>"}})
+                .as_object()
+                .unwrap(),
+        );
+        assert!(e.is_err());
+    }
+
+    fn c(term: &str) -> Candidate {
+        Candidate {
+            term: term.into(),
+            ttf: 0,
+            distance: 1.0,
+            score: 0.0,
+            user_input: false,
+        }
+    }
+
+    #[test]
+    fn corrections_order_by_score_then_earlier_terms() {
+        use std::cmp::Ordering::*;
+        assert_eq!(correction_cmp(1.0, &[c("a")], 2.0, &[c("a")]), Less);
+        // On a tie, "zzz" is weaker than "aaa".
+        assert_eq!(correction_cmp(1.0, &[c("zzz")], 1.0, &[c("aaa")]), Less);
+    }
+}
