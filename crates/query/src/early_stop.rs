@@ -435,3 +435,104 @@ impl Scorer for EarlyStopScorer {
         self.scorer.score()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tantivy::query::{AllQuery, TermQuery};
+    use tantivy::schema::{IndexRecordOption, Schema, STRING};
+    use tantivy::{doc, Index, Term};
+
+    /// 300 documents, `k` = "even" or "odd".
+    fn index() -> (Index, tantivy::schema::Field) {
+        let mut schema = Schema::builder();
+        let k = schema.add_text_field("k", STRING);
+        let index = Index::create_in_ram(schema.build());
+        // One indexing thread: one segment.
+        let mut w: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        for i in 0..300 {
+            w.add_document(doc!(k => if i % 2 == 0 { "even" } else { "odd" }))
+                .unwrap();
+        }
+        w.commit().unwrap();
+        (index, k)
+    }
+
+    fn watch(q: Box<dyn Query>, deadline: Option<Instant>, token: &CancelToken) -> EarlyStopQuery {
+        EarlyStopQuery::new(q, None, deadline, Some(token.clone()), Arc::default())
+    }
+
+    fn no_score_docs(q: &dyn Query, searcher: &tantivy::Searcher) -> usize {
+        let w = q
+            .weight(EnableScoring::disabled_from_searcher(searcher))
+            .unwrap();
+        let mut n = 0;
+        w.for_each_no_score(searcher.segment_reader(0), &mut |docs| n += docs.len())
+            .unwrap();
+        n
+    }
+
+    #[test]
+    fn a_cancellation_only_watch_keeps_the_fast_paths_of_what_it_watches() {
+        let (index, _) = index();
+        let searcher = index.reader().unwrap().searcher();
+        let seg = searcher.segment_reader(0);
+        let token = CancelToken::new();
+        let q = watch(Box::new(AllQuery), None, &token);
+        assert_eq!(crate::cheap_count(&q, seg).unwrap(), Some(300));
+        let w = q
+            .weight(EnableScoring::disabled_from_searcher(&searcher))
+            .unwrap();
+        assert!(matches_every_doc(&*w.scorer(seg, 1.0).unwrap()));
+        assert_eq!(no_score_docs(&q, &searcher), 300);
+        // A deadline charges every document: no shortcut may bypass it.
+        let timed = watch(Box::new(AllQuery), Some(Instant::now()), &token);
+        assert_eq!(crate::cheap_count(&timed, seg).unwrap(), None);
+        let w = timed
+            .weight(EnableScoring::disabled_from_searcher(&searcher))
+            .unwrap();
+        assert!(!matches_every_doc(&*w.scorer(seg, 1.0).unwrap()));
+    }
+
+    #[test]
+    fn a_cancelled_watch_stops_collection_and_says_so() {
+        let (index, k) = index();
+        let searcher = index.reader().unwrap().searcher();
+        let token = CancelToken::new();
+        let stopped = Arc::<Stopped>::default();
+        let term = TermQuery::new(Term::from_field_text(k, "even"), IndexRecordOption::Basic);
+        let q = EarlyStopQuery::new(
+            Box::new(term),
+            None,
+            None,
+            Some(token.clone()),
+            stopped.clone(),
+        );
+        assert_eq!(no_score_docs(&q, &searcher), 150);
+        assert!(!stopped.cancelled.load(Ordering::Relaxed));
+        token.cancel("by user request");
+        assert_eq!(no_score_docs(&q, &searcher), 0);
+        assert!(stopped.cancelled.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn seek_danger_through_a_watch_finds_and_bounds_as_the_watched_scorer() {
+        let (index, k) = index();
+        let searcher = index.reader().unwrap().searcher();
+        let token = CancelToken::new();
+        let term = TermQuery::new(Term::from_field_text(k, "odd"), IndexRecordOption::Basic);
+        let q = watch(Box::new(term), None, &token);
+        let w = q
+            .weight(EnableScoring::disabled_from_searcher(&searcher))
+            .unwrap();
+        let mut s = w.scorer(searcher.segment_reader(0), 1.0).unwrap();
+        assert_eq!(s.doc(), 1);
+        assert!(matches!(s.seek_danger(5), SeekDangerResult::Found));
+        match s.seek_danger(8) {
+            SeekDangerResult::SeekLowerBound(d) => assert!(d > 8 && d <= 9),
+            SeekDangerResult::Found => panic!("8 is even"),
+        }
+        assert!(matches!(s.seek_danger(9), SeekDangerResult::Found));
+        assert_eq!(s.seek(11), 11);
+    }
+}
