@@ -267,7 +267,8 @@ impl Walk<'_> {
         if span.is_empty() {
             return Ok(conclusive.then(Vec::new));
         }
-        let scorer = self.weight.scorer(self.reader, 1.0)?;
+        // The walk checks the request's cancellation itself, per chunk.
+        let (scorer, token) = lode_query::unwatched(self.weight.scorer(self.reader, 1.0)?);
         if scorer.doc() == TERMINATED {
             return Ok(Some(Vec::new()));
         }
@@ -300,10 +301,14 @@ impl Walk<'_> {
         let mut order = DocOrder::default();
         let mut first = Some(scorer);
         while walked < n {
+            if token.as_ref().is_some_and(|t| t.cancelled()) {
+                // The query phase answers the cancellation; what was found is dropped.
+                return Ok(Some(found));
+            }
             let end = chunk_end(&points, &span, desc, walked, chunk);
             let mut scorer = match first.take() {
                 Some(s) => s,
-                None => self.weight.scorer(self.reader, 1.0)?,
+                None => lode_query::unwatched(self.weight.scorer(self.reader, 1.0)?).0,
             };
             // Where the new scorer stands: its first match (any earlier document misses).
             let first_match = scorer.doc();

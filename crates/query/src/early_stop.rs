@@ -74,6 +74,42 @@ pub fn matches_every_doc(scorer: &dyn Scorer) -> bool {
     }
 }
 
+/// A token-only watch's checks, taken over by a consumer that checks between its own steps.
+pub struct TokenCheck {
+    cancel: CancelToken,
+    stopped: Arc<Stopped>,
+}
+
+impl TokenCheck {
+    /// Whether the request is cancelled (noting it, as the watch would).
+    pub fn cancelled(&self) -> bool {
+        let c = self.cancel.is_cancelled();
+        if c {
+            self.stopped.cancelled.store(true, Ordering::Relaxed);
+        }
+        c
+    }
+}
+
+/// The scorer a token-only watch watches, with the checks it would have made, for a consumer
+/// that checks the token itself between its own steps (the sorted-page walk, per chunk): the
+/// watch's per-document bookkeeping is a sixth of a walk's check. Any other scorer (a budget
+/// or a deadline charges every document) comes back as it is.
+pub fn unwatched(scorer: Box<dyn Scorer>) -> (Box<dyn Scorer>, Option<TokenCheck>) {
+    match scorer.downcast::<EarlyStopScorer>() {
+        Ok(watch) if watch.cancel_only() && watch.doc == watch.scorer.doc() => {
+            let watch = *watch;
+            let check = watch.cancel.map(|cancel| TokenCheck {
+                cancel,
+                stopped: watch.stopped,
+            });
+            (watch.scorer, check)
+        }
+        Ok(watch) => (watch, None),
+        Err(other) => (other, None),
+    }
+}
+
 impl Clone for EarlyStopQuery {
     fn clone(&self) -> Self {
         EarlyStopQuery {
