@@ -61,11 +61,12 @@ pub fn create(node: &Node, name: &str, req: &RestRequest) -> EsResult<RestRespon
         m => m,
     };
     lode_query::runtime::validate_mapping(unwrapped)?;
-    node.create_index(name, &settings, &mappings)?;
+    // A date math name (`<logs-{now/d}>`) is resolved once, by the creation.
+    let created = node.create_index(name, &settings, &mappings)?;
+    let name = created.name.as_str();
     if let Some(a) = obj.get("aliases") {
         crate::aliases::create_with(node, name, a)?;
     }
-    let created = node.index(name)?;
     let started =
         crate::by_query::shards_acknowledged(&created, req.param("wait_for_active_shards"))?;
     Ok(RestResponse::ok(

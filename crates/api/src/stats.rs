@@ -96,6 +96,8 @@ pub(crate) struct Numbers {
     pub file_sizes: BTreeMap<String, u64>,
     pub search_groups: BTreeMap<String, lode_engine::shard::GroupStats>,
     pub request_cache: crate::search::request_cache::CacheStats,
+    /// Bytes of each `completion` field's indexed inputs (the suggester's structure).
+    pub completion: BTreeMap<String, u64>,
 }
 
 impl Numbers {
@@ -142,6 +144,9 @@ impl Numbers {
         self.request_cache.misses += o.request_cache.misses;
         self.request_cache.evictions += o.request_cache.evictions;
         self.request_cache.memory_bytes += o.request_cache.memory_bytes;
+        for (k, v) in &o.completion {
+            *self.completion.entry(k.clone()).or_insert(0) += v;
+        }
         for (k, g) in &o.search_groups {
             let e = self.search_groups.entry(k.clone()).or_default();
             e.query_total += g.query_total;
@@ -181,6 +186,10 @@ pub(crate) struct StatsOptions {
     pub unloaded_segments: bool,
     /// `groups`: the search stats groups to report (wildcards allowed).
     pub groups: Vec<String>,
+    /// `completion_fields` (or `fields`): completion fields reported one by one.
+    pub completion_fields: Vec<String>,
+    /// `fielddata_fields` (or `fields`): fields whose loaded fielddata is reported.
+    pub fielddata_fields: Vec<String>,
 }
 
 impl StatsOptions {
@@ -189,6 +198,8 @@ impl StatsOptions {
             file_sizes: req.bool_param("include_segment_file_sizes", false)?,
             unloaded_segments: req.bool_param("include_unloaded_segments", false)?,
             groups: crate::rest::list_param(req.param("groups")),
+            completion_fields: list_param(req.param("completion_fields").or(req.param("fields"))),
+            fielddata_fields: list_param(req.param("fielddata_fields").or(req.param("fields"))),
         })
     }
 }
@@ -238,6 +249,7 @@ pub(crate) fn shard_numbers(shard: &Shard, shard_dir: &Path, opts: &StatsOptions
         file_sizes: BTreeMap::new(),
         search_groups: s.search_groups.lock().clone(),
         request_cache: Default::default(),
+        completion: BTreeMap::new(),
     };
     if opts.file_sizes {
         n.file_sizes = segment_file_sizes(&shard_dir.join("index"));
@@ -326,6 +338,12 @@ fn file_description(ext: &str) -> &'static str {
     }
 }
 
+fn matches_any(patterns: &[String], name: &str) -> bool {
+    patterns
+        .iter()
+        .any(|p| lode_engine::mapping::wildcard_match(p, name))
+}
+
 /// Per-shard numbers of an index, in shard order (closed indices from disk).
 pub(crate) fn index_shard_numbers(idx: &IndexService, opts: &StatsOptions) -> Vec<Numbers> {
     if idx.is_closed() {
@@ -339,6 +357,21 @@ pub(crate) fn index_shard_numbers(idx: &IndexService, opts: &StatsOptions) -> Ve
                 .iter()
                 .map(|s| shard_numbers(s, &idx.path().join(s.id.to_string()), opts))
                 .collect();
+            let mapping = idx.mapping();
+            let completion: Vec<&str> = mapping
+                .fields
+                .values()
+                .filter(|f| f.ty == lode_engine::mapping::FieldType::Completion)
+                .map(|f| f.path.as_str())
+                .collect();
+            if !completion.is_empty() {
+                for (n, shard) in out.iter_mut().zip(&shards) {
+                    let searcher = &shard.searcher().searcher;
+                    n.completion =
+                        lode_engine::disk_usage::inverted_index_bytes(searcher, &completion)
+                            .unwrap_or_default();
+                }
+            }
             // The request cache keeps whole-index results; its numbers go to the first shard.
             if let Some(first) = out.first_mut() {
                 first.request_cache = crate::search::request_cache::stats(&idx.uuid);
@@ -533,13 +566,26 @@ pub(crate) fn render_stats(n: &Numbers, metrics: &[&str], opts: &StatsOptions) -
         );
     }
     if on("fielddata") {
-        o.insert(
-            "fielddata".into(),
-            json!({"memory_size_in_bytes": 0, "evictions": 0, "global_ordinals": {"build_time_in_millis": 0}}),
-        );
+        // Lode keeps no fielddata cache (text aggregations read the index), so no field has
+        // fielddata loaded: `fields` lists none.
+        let mut f = json!({"memory_size_in_bytes": 0, "evictions": 0, "global_ordinals": {"build_time_in_millis": 0}});
+        if !opts.fielddata_fields.is_empty() {
+            f["fields"] = json!({});
+        }
+        o.insert("fielddata".into(), f);
     }
     if on("completion") {
-        o.insert("completion".into(), json!({"size_in_bytes": 0}));
+        let mut c = json!({"size_in_bytes": n.completion.values().sum::<u64>()});
+        if !opts.completion_fields.is_empty() {
+            let fields: Map<String, Value> = n
+                .completion
+                .iter()
+                .filter(|(name, _)| matches_any(&opts.completion_fields, name))
+                .map(|(name, bytes)| (name.clone(), json!({"size_in_bytes": bytes})))
+                .collect();
+            c["fields"] = Value::Object(fields);
+        }
+        o.insert("completion".into(), c);
     }
     if on("segments") {
         let mut seg = json!({

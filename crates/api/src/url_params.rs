@@ -167,15 +167,12 @@ pub const NODES: ApiParams = api(
             "groups",
             "include_segment_file_sizes",
             "include_unloaded_segments",
+            "completion_fields",
+            "fielddata_fields",
+            "fields",
         ],
     ],
-    &[
-        "completion_fields",
-        "fielddata_fields",
-        "fields",
-        "types",
-        "flat_settings",
-    ],
+    &["types", "flat_settings"],
 );
 pub const CAT_API: ApiParams = api(
     "cat",
@@ -270,9 +267,12 @@ pub const INDICES_STATS: ApiParams = api(
             "forbid_closed_indices",
             "include_segment_file_sizes",
             "include_unloaded_segments",
+            "completion_fields",
+            "fielddata_fields",
+            "fields",
         ],
     ],
-    &["completion_fields", "fielddata_fields", "fields"],
+    &[],
 );
 pub const DISK_USAGE: ApiParams = api(
     "indices.disk_usage",

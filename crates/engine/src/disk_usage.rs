@@ -65,6 +65,26 @@ pub fn analyze(searcher: &Searcher) -> EsResult<BTreeMap<String, FieldDiskUsage>
     Ok(out)
 }
 
+/// The inverted-index bytes (terms, postings, positions) of the named fields over every
+/// segment a searcher holds: what a `completion` field's suggester structure costs.
+pub fn inverted_index_bytes(
+    searcher: &Searcher,
+    fields: &[&str],
+) -> EsResult<BTreeMap<String, u64>> {
+    let mut out: BTreeMap<String, u64> = fields.iter().map(|f| (f.to_string(), 0)).collect();
+    for seg in searcher.segment_readers() {
+        let usage = seg.space_usage().map_err(io_err)?;
+        for per_field in [usage.termdict(), usage.postings(), usage.positions()] {
+            for f in per_field.fields() {
+                if let Some(total) = out.get_mut(f.field_name()) {
+                    *total += f.total().get_bytes();
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn io_err(e: impl std::fmt::Display) -> EsError {
     EsError::internal(format!("disk usage analysis failed: {e}"))
 }

@@ -43,6 +43,10 @@ pub struct IndexService {
     pub data_version: AtomicU64,
     last_refresh: Mutex<Instant>,
     aliases: RwLock<BTreeMap<String, AliasMeta>>,
+    /// ES's `routing_num_shards` (index metadata, not a setting): documents route to
+    /// `floorMod(murmur3(routing as UTF-16), routing_num_shards) / routing_factor`. `None` for
+    /// indices created before Lode routed as ES (they keep the hash they were written with).
+    routing_num_shards: Option<usize>,
 }
 
 /// Where an acknowledged write landed, so the caller can wait for durability/visibility.
@@ -81,6 +85,7 @@ impl IndexService {
         );
         flat.insert("index.provided_name".into(), json!(name));
         flat.insert("index.version.created".into(), json!("8500003"));
+        let routing_num_shards = routing_num_shards(&flat, config.number_of_shards)?;
         let analysis = build_analysis(&flat)?;
         let mappings_json = unwrap_type(mappings_json);
         // Compiled from the merged form, where dotted field names are objects.
@@ -103,6 +108,7 @@ impl IndexService {
             analysis,
             mapping,
             None,
+            Some(routing_num_shards),
         )?;
         svc.persist()?;
         Ok(svc)
@@ -134,6 +140,7 @@ impl IndexService {
             analysis,
             mapping,
             schema,
+            state["routing_num_shards"].as_u64().map(|n| n as usize),
         )?;
         if let Ok(aliases) = serde_json::from_value(state["aliases"].clone()) {
             *svc.aliases.write() = aliases;
@@ -156,6 +163,7 @@ impl IndexService {
         analysis: AnalysisRegistry,
         mapping: Mapping,
         schema: Option<Schema>,
+        routing_num_shards: Option<usize>,
     ) -> EsResult<IndexService> {
         let schema = schema::extend(schema.as_ref(), &mapping);
         let svc = IndexService {
@@ -176,6 +184,7 @@ impl IndexService {
             data_version: AtomicU64::new(0),
             last_refresh: Mutex::new(Instant::now()),
             aliases: RwLock::new(BTreeMap::new()),
+            routing_num_shards,
         };
         svc.open_shards()?;
         Ok(svc)
@@ -267,6 +276,7 @@ impl IndexService {
             "mappings": state.mapping.json,
             "schema": serde_json::to_value(&state.schema).map_err(|e| EsError::internal(e.to_string()))?,
             "aliases": *self.aliases.read(),
+            "routing_num_shards": self.routing_num_shards,
         });
         let tmp = self.path.join("_state.json.tmp");
         {
@@ -385,7 +395,14 @@ impl IndexService {
     /// The shard a document id (or explicit routing value) lives on.
     pub fn shard_for(&self, id: &str, routing: Option<&str>) -> usize {
         let key = routing.unwrap_or(id);
-        (murmur3_32(key.as_bytes()) as usize) % self.num_shards()
+        let shards = self.num_shards();
+        match self.routing_num_shards {
+            Some(routing_shards) => {
+                let hash = routing_hash(key) as i64;
+                (hash.rem_euclid(routing_shards as i64) as usize) / (routing_shards / shards)
+            }
+            None => (murmur3_32(key.as_bytes()) as usize) % shards,
+        }
     }
 
     /// Merges a `PUT _mapping` update, growing the schema of every shard.
@@ -929,6 +946,53 @@ pub fn new_doc_id() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// ES's `Murmur3HashFunction.hash(String)`: MurmurHash3 over the UTF-16 code units, each
+/// as two little-endian bytes, read as a signed int.
+pub fn routing_hash(routing: &str) -> i32 {
+    let bytes: Vec<u8> = routing.encode_utf16().flat_map(u16::to_le_bytes).collect();
+    murmur3_32(&bytes) as i32
+}
+
+/// ES's `routing_num_shards`: `index.number_of_routing_shards` when set, otherwise as many
+/// as let the index split by powers of two up to 1,024 shards (at least one split).
+fn routing_num_shards(flat: &FlatSettings, shards: usize) -> EsResult<usize> {
+    let set = flat.get("index.number_of_routing_shards").map(|v| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    let partition = flat.get("index.routing_partition_size").map(|v| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    if partition.is_some_and(|p| p != "1") {
+        // Partitioned routing spreads a routing value over several shards; not built.
+        return Err(EsError::illegal_argument(
+            "setting [index.routing_partition_size] other than 1 is not supported by Lode",
+        ));
+    }
+    let Some(set) = set else {
+        let log2_shards = usize::BITS - (shards.max(1) - 1).leading_zeros();
+        let splits = 10u32.saturating_sub(log2_shards).max(1);
+        return Ok(shards << splits);
+    };
+    let n: usize = set.parse().map_err(|_| {
+        EsError::illegal_argument(format!(
+            "Failed to parse value [{set}] for setting [index.number_of_routing_shards]"
+        ))
+    })?;
+    if n < shards {
+        return Err(EsError::illegal_argument(format!(
+            "index.number_of_routing_shards [{n}] must be >= index.number_of_shards [{shards}]"
+        )));
+    }
+    if !n.is_multiple_of(shards) {
+        return Err(EsError::illegal_argument(format!(
+            "the number of source shards [{shards}] must be a factor of [{n}]"
+        )));
+    }
+    Ok(n)
+}
+
 /// MurmurHash3 x86 32-bit (seed 0), the hash Elasticsearch routes with.
 pub fn murmur3_32(data: &[u8]) -> u32 {
     murmur3_32_seeded(data, 0)
@@ -961,4 +1025,34 @@ pub fn murmur3_32_seeded(data: &[u8], seed: u32) -> u32 {
     h = h.wrapping_mul(0xc2b2ae35);
     h ^= h >> 16;
     h
+}
+
+#[cfg(test)]
+mod routing_tests {
+    use super::*;
+
+    /// Shards Elasticsearch 8 puts these ids on (computed with ES's `Murmur3HashFunction`).
+    #[test]
+    fn ids_route_to_the_shards_elasticsearch_picks() {
+        let shard = |id: &str, routing_shards: i64, shards: i64| {
+            (routing_hash(id) as i64).rem_euclid(routing_shards) / (routing_shards / shards)
+        };
+        let ids = ["1", "2", "3", "4"];
+        let explicit: Vec<i64> = ids.iter().map(|id| shard(id, 5, 5)).collect();
+        assert_eq!(explicit, [3, 2, 4, 2]);
+        let default: Vec<i64> = ids.iter().map(|id| shard(id, 640, 5)).collect();
+        assert_eq!(default, [4, 3, 0, 1]);
+        assert_eq!(routing_hash("1"), -126235597);
+    }
+
+    #[test]
+    fn default_routing_shards_allow_splitting_to_1024() {
+        let flat = FlatSettings::default();
+        let n = |shards| routing_num_shards(&flat, shards).unwrap();
+        assert_eq!(n(1), 1024);
+        assert_eq!(n(5), 640);
+        assert_eq!(n(2), 1024);
+        assert_eq!(n(3), 768);
+        assert_eq!(n(1024), 2048);
+    }
 }

@@ -19,6 +19,7 @@ pub mod alias;
 pub mod blocks;
 pub mod breaker;
 pub mod cancel;
+pub mod date_math_name;
 pub mod directory;
 pub mod disk;
 pub mod disk_usage;

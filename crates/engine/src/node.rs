@@ -181,6 +181,7 @@ impl Node {
     }
 
     pub fn index(&self, name: &str) -> EsResult<Arc<IndexService>> {
+        let name = &*crate::date_math_name::resolve(name, crate::index::now_millis())?;
         self.get(name).ok_or_else(|| EsError::index_not_found(name))
     }
 
@@ -190,6 +191,7 @@ impl Node {
         settings: &Value,
         mappings: &Value,
     ) -> EsResult<Arc<IndexService>> {
+        let name = &*crate::date_math_name::resolve(name, crate::index::now_millis())?;
         validate_index_name(name)?;
         let _one = self.create_lock.lock();
         if !self.alias_indices(name).is_empty() {
@@ -220,6 +222,7 @@ impl Node {
 
     /// The index a write goes to, created with defaults and dynamic mapping when missing.
     pub fn index_for_write(&self, name: &str) -> EsResult<Arc<IndexService>> {
+        let name = &*crate::date_math_name::resolve(name, crate::index::now_millis())?;
         if let Some(i) = self.write_target(name)? {
             return Ok(i);
         }
@@ -265,14 +268,22 @@ impl Node {
     /// when it was also named directly or by a wildcard), so searches can apply alias filters.
     pub fn resolve_detailed(&self, expr: &str, opts: ResolveOptions) -> EsResult<Vec<Resolved>> {
         let expr = expr.trim();
-        let parts: Vec<&str> = if expr.is_empty() || expr == "_all" {
-            vec!["*"]
+        let now = crate::index::now_millis();
+        let resolved: Vec<std::borrow::Cow<str>> = if expr.is_empty() || expr == "_all" {
+            vec!["*".into()]
         } else {
             expr.split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
-                .collect()
+                .map(|part| match part.strip_prefix('-') {
+                    Some(excl) if excl.starts_with('<') => {
+                        crate::date_math_name::resolve(excl, now).map(|n| format!("-{n}").into())
+                    }
+                    _ => crate::date_math_name::resolve(part, now),
+                })
+                .collect::<EsResult<_>>()?
         };
+        let parts: Vec<&str> = resolved.iter().map(|p| &**p).collect();
         let indices = self.indices.read();
         let mut out: Vec<Resolved> = Vec::new();
         fn add(out: &mut Vec<Resolved>, svc: &Arc<IndexService>, via: Option<(String, AliasMeta)>) {
@@ -367,6 +378,7 @@ impl Node {
     }
 
     fn read_target_unchecked(&self, name: &str) -> EsResult<Arc<IndexService>> {
+        let name = &*crate::date_math_name::resolve(name, crate::index::now_millis())?;
         if let Some(i) = self.get(name) {
             return Ok(i);
         }
@@ -389,6 +401,7 @@ impl Node {
 
     /// The index a write to `name` goes to: the index itself, or an alias's write index.
     pub fn write_target(&self, name: &str) -> EsResult<Option<Arc<IndexService>>> {
+        let name = &*crate::date_math_name::resolve(name, crate::index::now_millis())?;
         if let Some(i) = self.get(name) {
             return Ok(Some(i));
         }
