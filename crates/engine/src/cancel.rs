@@ -5,15 +5,65 @@
 //! handler, so handlers that support cancellation pick it up without new parameters.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use crate::error::EsError;
 
-#[derive(Debug, Default)]
+/// Tells whether the client that sent a request has closed its connection.
+pub type CloseProbe = Box<dyn Fn() -> bool + Send + Sync>;
+
+/// How often a token with a close probe asks it: every this many checks, and then at most
+/// once per `PROBE_INTERVAL_MS` (a probe is a system call; checks come per block of work).
+const PROBE_EVERY_CHECKS: u32 = 32;
+const PROBE_INTERVAL_MS: u64 = 10;
+
+#[derive(Default)]
 struct State {
     cancelled: AtomicBool,
     reason: OnceLock<String>,
+    /// Set for a request whose handler runs on the connection's own thread, where the HTTP
+    /// layer cannot see the connection close: the token asks the socket instead.
+    close_probe: OnceLock<CloseProbe>,
+    checks: AtomicU32,
+    last_probe_ms: AtomicU64,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("cancelled", &self.cancelled)
+            .field("reason", &self.reason)
+            .field("close_probe", &self.close_probe.get().is_some())
+            .finish()
+    }
+}
+
+fn monotonic_ms() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
+impl State {
+    fn closed_by_client(&self) -> bool {
+        let Some(probe) = self.close_probe.get() else {
+            return false;
+        };
+        if !self
+            .checks
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(PROBE_EVERY_CHECKS)
+        {
+            return false;
+        }
+        let now = monotonic_ms();
+        if now.saturating_sub(self.last_probe_ms.load(Ordering::Relaxed)) < PROBE_INTERVAL_MS {
+            return false;
+        }
+        self.last_probe_ms.store(now, Ordering::Relaxed);
+        probe()
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -45,9 +95,25 @@ impl CancelToken {
         self.state.cancelled.store(true, Ordering::Release);
     }
 
+    /// Makes the token ask `probe` now and then whether the client is gone (ES's "channel
+    /// closed" cancellation), for a handler that runs where the connection cannot be watched.
+    pub fn set_close_probe(&self, probe: CloseProbe) {
+        let _ = self.state.close_probe.set(probe);
+        self.state
+            .last_probe_ms
+            .store(monotonic_ms(), Ordering::Relaxed);
+    }
+
     /// This token's own flag (not its parent's): what the task list shows as `cancelled`.
     pub fn is_cancelled_itself(&self) -> bool {
-        self.state.cancelled.load(Ordering::Acquire)
+        if self.state.cancelled.load(Ordering::Acquire) {
+            return true;
+        }
+        if self.state.closed_by_client() {
+            self.cancel("channel closed");
+            return true;
+        }
+        false
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -128,6 +194,21 @@ mod tests {
         assert!(other.is_cancelled());
         assert!(!other.is_cancelled_itself());
         assert_eq!(other.reason().as_deref(), Some("channel closed"));
+    }
+
+    #[test]
+    fn a_close_probe_cancels_with_channel_closed_when_asked_after_its_interval() {
+        let t = CancelToken::new();
+        let closed = Arc::new(AtomicBool::new(false));
+        let seen = closed.clone();
+        t.set_close_probe(Box::new(move || seen.load(Ordering::Relaxed)));
+        assert!(!t.is_cancelled());
+        closed.store(true, Ordering::Relaxed);
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
+        while !t.is_cancelled() {
+            assert!(Instant::now() < deadline, "the probe was never asked");
+        }
+        assert_eq!(t.reason().as_deref(), Some("channel closed"));
     }
 
     #[test]

@@ -5,11 +5,65 @@ use lode_api::http_stats::ConnectionGuard;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
 pub struct CountingListener(pub TcpListener);
+
+/// A second handle on a connection's socket, given to each of its requests (axum's
+/// `ConnectInfo`), so a handler running on the connection's own thread can tell whether the
+/// client has gone: `None` when the socket could not be duplicated.
+#[derive(Clone)]
+pub struct ConnProbe(Option<Arc<std::net::TcpStream>>);
+
+impl ConnProbe {
+    fn of(stream: &TcpStream) -> ConnProbe {
+        use std::os::fd::AsFd;
+        // The duplicate shares the socket's non-blocking mode, so a peek never waits.
+        ConnProbe(
+            stream
+                .as_fd()
+                .try_clone_to_owned()
+                .ok()
+                .map(|fd| Arc::new(std::net::TcpStream::from(fd))),
+        )
+    }
+
+    /// True once the client has closed its side: a peek reads the end of the stream. Bytes
+    /// waiting (a pipelined request) or none yet both mean the client is still there.
+    pub fn client_closed(&self) -> bool {
+        let Some(s) = &self.0 else {
+            return false;
+        };
+        let mut byte = [0u8; 1];
+        match s.peek(&mut byte) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => !matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ),
+        }
+    }
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, CountingListener>>
+    for ConnProbe
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, CountingListener>) -> Self {
+        ConnProbe::of(&stream.io().inner)
+    }
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TcpListener>>
+    for ConnProbe
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, TcpListener>) -> Self {
+        ConnProbe::of(stream.io())
+    }
+}
 
 pub struct CountedStream {
     inner: TcpStream,

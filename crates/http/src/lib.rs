@@ -12,6 +12,7 @@ mod console;
 mod endpoint;
 mod filter_path;
 mod human;
+pub mod inline;
 mod metrics;
 mod routes;
 
@@ -30,6 +31,8 @@ pub struct AppState {
     pub node: Arc<Node>,
     pub info: NodeInfo,
     pub max_content_length: usize,
+    /// How many handlers may run at once on the I/O runtime's own threads (see `inline`).
+    pub inline_handlers: usize,
 }
 
 /// The axum application serving every Elasticsearch route.
@@ -84,6 +87,10 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     };
     let path = req.uri().path().to_string();
     let params = parse_query_string(req.uri().query());
+    let probe = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<connections::ConnProbe>>()
+        .map(|c| c.0.clone());
     let headers = req.headers().clone();
     let content_length = headers
         .get("content-length")
@@ -186,8 +193,25 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         Ok(r) => r,
         Err(e) => return render(error_response(&e), &params, is_head),
     };
+    // A search or a get runs on this I/O thread when one of the inline slots is free: handing
+    // it to a blocking thread and back costs two thread switches, about half the CPU of a
+    // cheap request. A slot is always left to the runtime, so long handlers never stop it.
+    let inline_slot = if matches!(
+        pool,
+        lode_api::thread_pool::SEARCH | lode_api::thread_pool::GET
+    ) {
+        inline::InlineSlot::take(state.inline_handlers)
+    } else {
+        None
+    };
+    if let (Some(_), Some(t), Some(probe)) = (&inline_slot, &task, probe) {
+        // Hyper cannot drop this future while the handler runs on its thread: the token
+        // watches the socket instead.
+        t.token()
+            .set_close_probe(Box::new(move || probe.client_closed()));
+    }
     let st = state.clone();
-    let handled = tokio::task::spawn_blocking(move || {
+    let work = move || {
         // The pool's slot is held while the handler runs (not while its durability waits).
         let _running = running;
         // Durability waits are handed back instead of blocking this thread (see
@@ -208,8 +232,17 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
             )),
         };
         (response, pending)
-    })
-    .await;
+    };
+    let handled = match inline_slot {
+        Some(_slot) => {
+            // The worker that read this request may be the one that was polling the I/O
+            // driver: yielding wakes an idle worker (when one is parked), which takes the
+            // driver over, so connections keep being served while this handler runs.
+            tokio::task::yield_now().await;
+            Ok(work())
+        }
+        None => tokio::task::spawn_blocking(work).await,
+    };
     let result = match handled {
         Ok((response, pending)) if pending.is_empty() => response,
         Ok((response, pending)) => {

@@ -66,7 +66,12 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
     lode_api::cluster_settings::configure_disk(&node);
     lode_api::cluster_settings::configure_breakers(&node);
     node.start_background();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
+    let workers = env("LODE_WORKERS").unwrap_or(cores + 1);
+    let inline_handlers = env("LODE_INLINE_SLOTS").unwrap_or(lode_http::inline::slots_for(workers));
     let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
         .enable_all()
         .build()?;
     let stopped = rt.block_on(async {
@@ -83,6 +88,7 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
                 pools: cfg.thread_pools.clone(),
             },
             max_content_length: cfg.max_content_length,
+            inline_handlers,
         });
         let app =
             lode_http::app(state).layer(axum::middleware::from_fn(shutdown::track_in_flight));

@@ -91,8 +91,11 @@ where
     S: Future<Output = &'static str> + Send + 'static,
     L: axum::serve::Listener,
     L::Addr: std::fmt::Debug,
+    for<'a> lode_http::connections::ConnProbe:
+        axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
 {
     let (tx, mut rx) = tokio::sync::oneshot::channel();
+    let app = app.into_make_service_with_connect_info::<lode_http::connections::ConnProbe>();
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let name = stop.await;
