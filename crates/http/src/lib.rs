@@ -14,6 +14,7 @@ mod filter_path;
 mod human;
 mod metrics;
 mod routes;
+pub mod security;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -30,24 +31,35 @@ pub struct AppState {
     pub node: Arc<Node>,
     pub info: NodeInfo,
     pub max_content_length: usize,
+    /// The security gate (`xpack.security.enabled`); `None`: no gate is installed.
+    pub security: Option<Arc<security::Security>>,
 }
 
 /// The axum application serving every Elasticsearch route.
 pub fn app(state: Arc<AppState>) -> axum::Router {
-    axum::Router::new()
+    let router = axum::Router::new()
         .fallback(handle)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::record,
-        ))
-        .with_state(state)
+        ));
+    // Security is a gate before everything else (the metrics and console routes included);
+    // without it, no layer is installed, so a node without security pays nothing per request.
+    let router = match &state.security {
+        Some(sec) => router.layer(axum::middleware::from_fn_with_state(
+            sec.clone(),
+            security::gate,
+        )),
+        None => router,
+    };
+    router.with_state(state)
 }
 
-fn decode(s: &str) -> String {
+pub(crate) fn decode(s: &str) -> String {
     percent_decode_str(s).decode_utf8_lossy().to_string()
 }
 
-fn parse_query_string(q: Option<&str>) -> BTreeMap<String, String> {
+pub(crate) fn parse_query_string(q: Option<&str>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     if let Some(q) = q {
         for pair in q.split('&').filter(|p| !p.is_empty()) {
@@ -85,6 +97,8 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     let path = req.uri().path().to_string();
     let params = parse_query_string(req.uri().query());
     let headers = req.headers().clone();
+    // Set by the security gate: whose request this is, for the checks that need the body.
+    let subject = req.extensions().get::<Arc<security::Subject>>().cloned();
     let content_length = headers
         .get("content-length")
         .and_then(|v| v.to_str().ok())
@@ -157,6 +171,34 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         .map(decode)
         .collect();
     let is_head = method == Method::Head;
+    // Requests whose indices are in the body (`_bulk`, `_mget`, `_msearch`, alias changes)
+    // are authorized item by item once the body is read.
+    let mut item_failures = None;
+    let body = match (&subject, &state.security) {
+        (Some(subject), Some(sec)) => {
+            let seg_refs: Vec<&str> = segs.iter().map(String::as_str).collect();
+            match security::classify(&method_of(method), &seg_refs) {
+                security::Target::Items(action) => {
+                    match security::items::check(&sec.node, subject, action, &segs, body) {
+                        security::items::Outcome::Proceed {
+                            body,
+                            failures,
+                            list,
+                        } => {
+                            item_failures = Some((failures, list));
+                            body
+                        }
+                        security::items::Outcome::Answer(r) => return render(r, &params, is_head),
+                        security::items::Outcome::Deny(e) => {
+                            return security::error_response(&e, &params)
+                        }
+                    }
+                }
+                _ => body,
+            }
+        }
+        _ => body,
+    };
     let rest = RestRequest {
         method,
         path: path.clone(),
@@ -201,7 +243,10 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         // The task leaves the registry as its handler returns.
         drop(task);
         let response = match out {
-            Ok(Ok(r)) => r,
+            Ok(Ok(r)) => match item_failures {
+                Some((failures, list)) => security::items::merge(r, failures, list),
+                None => r,
+            },
             Ok(Err(e)) => error_response(&e),
             Err(_) => error_response(&EsError::internal(
                 "internal error while handling the request",
@@ -267,6 +312,16 @@ impl Drop for CancelOnDrop {
         if let Some(token) = self.0.take() {
             token.cancel("channel closed");
         }
+    }
+}
+
+fn method_of(m: Method) -> HttpMethod {
+    match m {
+        Method::Get => HttpMethod::GET,
+        Method::Head => HttpMethod::HEAD,
+        Method::Post => HttpMethod::POST,
+        Method::Put => HttpMethod::PUT,
+        Method::Delete => HttpMethod::DELETE,
     }
 }
 
@@ -508,7 +563,11 @@ fn flag(params: &BTreeMap<String, String>, name: &str) -> bool {
     params.get(name).is_some_and(|v| v != "false")
 }
 
-fn render(r: RestResponse, params: &BTreeMap<String, String>, head: bool) -> Response<Body> {
+pub(crate) fn render(
+    r: RestResponse,
+    params: &BTreeMap<String, String>,
+    head: bool,
+) -> Response<Body> {
     let pretty = flag(params, "pretty");
     let mut headers = HeaderMap::new();
     headers.insert(

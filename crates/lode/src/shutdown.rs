@@ -89,18 +89,23 @@ pub async fn serve<S, L>(
 ) -> std::io::Result<Stopped>
 where
     S: Future<Output = &'static str> + Send + 'static,
-    L: axum::serve::Listener,
-    L::Addr: std::fmt::Debug,
+    L: axum::serve::Listener<Addr = std::net::SocketAddr>,
+    lode_http::connections::RemoteAddr:
+        for<'a> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
 {
     let (tx, mut rx) = tokio::sync::oneshot::channel();
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let name = stop.await;
-            let at = Instant::now();
-            on_signal(name);
-            let _ = tx.send((name, at));
-        })
-        .into_future();
+    // The client's address is each request's `ConnectInfo` (failed logins are logged with it).
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<lode_http::connections::RemoteAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        let name = stop.await;
+        let at = Instant::now();
+        on_signal(name);
+        let _ = tx.send((name, at));
+    })
+    .into_future();
     tokio::pin!(server);
     let (signal, at) = tokio::select! {
         biased;
