@@ -101,10 +101,13 @@ fn bulk(subject: &Subject, default_index: Option<&str>, body: Vec<u8>) -> Outcom
         } else {
             let ix = index.unwrap_or_default();
             let e = subject.index_denied(item_action, std::slice::from_ref(&ix));
-            let mut item = json!({"_index": ix, "status": 403, "error": error_json(&e)});
+            let mut item = serde_json::Map::new();
+            item.insert("_index".into(), json!(ix));
             if let Some(id) = meta.get("_id") {
-                item["_id"] = id.clone();
+                item.insert("_id".into(), id.clone());
             }
+            item.insert("status".into(), json!(403));
+            item.insert("error".into(), error_json(&e));
             failures.push((pos, json!({ op.as_str(): item })));
         }
         i += n;
