@@ -376,3 +376,37 @@ def test_non_loopback_without_security_refuses_to_start(node, tmp_path):
     assert r.returncode != 0
     assert b"lode.security.allow_insecure_network" in r.stderr
     assert b"lode ready" not in r.stdout
+
+
+def test_malformed_http_head_over_tls_gets_es_error_json(node):
+    """The request-head check runs on the decrypted bytes: a bad protocol version is ES's
+    400 error JSON over TLS too (before authentication, as Netty's decoder runs first)."""
+    import json
+    import socket
+    import ssl
+    ctx = ssl.create_default_context(cafile=node["ca"])
+    host, port = node["url"][len("https://"):].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as raw:
+        with ctx.wrap_socket(raw, server_hostname=host) as s:
+            s.sendall(b"GET / HTTP/7.3\r\nHost: x\r\n\r\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.split(b" ")[1] == b"400"
+    err = json.loads(body)["error"]
+    assert err["type"] == "illegal_argument_exception"
+    assert err["reason"] == "Unexpected http protocol version: HTTP/7.3"
+
+
+def test_plain_http_to_the_tls_port_is_refused(node):
+    import http.client
+    import urllib.error
+    import urllib.request
+    plain = node["url"].replace("https://", "http://")
+    # rustls answers a plain-text request with a TLS alert, which no HTTP client reads as HTTP
+    with pytest.raises((urllib.error.URLError, http.client.HTTPException, OSError)):
+        urllib.request.urlopen(plain + "/", timeout=10).read()

@@ -180,7 +180,7 @@ fn mget(subject: &Subject, default_index: Option<&str>, body: Vec<u8>) -> Outcom
 fn msearch(node: &Node, subject: &Subject, default_index: Option<&str>, body: Vec<u8>) -> Outcome {
     const ACTION: &str = "indices:data/read/search";
     let ls = lines(&body);
-    if ls.len() % 2 != 0 {
+    if ls.len() & 1 == 1 {
         return unchanged(body);
     }
     let mut kept: Vec<u8> = Vec::with_capacity(body.len());

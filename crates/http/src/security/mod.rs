@@ -619,3 +619,120 @@ pub async fn gate(
     req.extensions_mut().insert(subject);
     next.run(req).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Method as M;
+
+    fn subject(role: Value) -> Subject {
+        Subject {
+            username: "u".into(),
+            role_names: vec!["r".into()],
+            roles: vec![Role::parse("r", &role).unwrap()],
+            limited_by: None,
+            api_key: None,
+            realm: ("default_native", "native"),
+            full_name: None,
+            email: None,
+            metadata: Default::default(),
+        }
+    }
+
+    #[test]
+    fn requests_classify_to_es_actions() {
+        let c = |m: M, p: &str| {
+            let segs: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+            classify(&m, &segs)
+        };
+        let ix = |action| Target::Indices {
+            action,
+            seg: Some(0),
+            insert_at: 0,
+        };
+        assert_eq!(c(M::GET, "/"), Target::Cluster("cluster:monitor/main"));
+        assert_eq!(c(M::GET, "/logs/_search"), ix("indices:data/read/search"));
+        assert_eq!(
+            c(M::POST, "/_search"),
+            Target::Indices {
+                action: "indices:data/read/search",
+                seg: None,
+                insert_at: 0
+            }
+        );
+        assert_eq!(c(M::PUT, "/logs"), ix("indices:admin/create"));
+        assert_eq!(c(M::DELETE, "/logs"), ix("indices:admin/delete"));
+        assert_eq!(c(M::PUT, "/logs/_doc/1"), ix("indices:data/write/index"));
+        assert_eq!(c(M::GET, "/logs/_doc/1"), ix("indices:data/read/get"));
+        assert_eq!(c(M::PUT, "/logs/_mapping"), ix("indices:admin/mapping/put"));
+        assert_eq!(
+            c(M::PUT, "/_cluster/settings"),
+            Target::Cluster("cluster:admin/settings/update")
+        );
+        assert_eq!(
+            c(M::GET, "/_cluster/health"),
+            Target::Cluster("cluster:monitor/health")
+        );
+        assert_eq!(
+            c(M::POST, "/_bulk"),
+            Target::Items("indices:data/write/bulk")
+        );
+        assert_eq!(
+            c(M::PUT, "/logs/_alias/a"),
+            Target::Items("indices:admin/aliases")
+        );
+        assert_eq!(c(M::GET, "/_security/user"), Target::SecurityApi);
+        assert_eq!(c(M::GET, "/_search/scroll"), Target::Authenticated);
+    }
+
+    #[test]
+    fn api_keys_are_bounded_by_their_owner() {
+        let mut s = subject(json!({"indices": [{"names": ["logs-*"], "privileges": ["read"]}]}));
+        assert!(s.can_index("indices:data/read/search", "logs-b"));
+        s.limited_by = Some(vec![Role::parse(
+            "owner",
+            &json!({"indices": [{"names": ["logs-a"], "privileges": ["all"]}]}),
+        )
+        .unwrap()]);
+        assert!(s.can_index("indices:data/read/search", "logs-a"));
+        assert!(!s.can_index("indices:data/read/search", "logs-b"));
+        assert!(!s.can_index("indices:data/write/index", "logs-a"));
+    }
+
+    #[test]
+    fn denials_use_es_messages() {
+        let s = subject(json!({"cluster": ["monitor"]}));
+        let e = s.index_denied("indices:data/read/search", &["logs-b".into()]);
+        assert_eq!((e.status, e.kind.as_str()), (403, "security_exception"));
+        assert_eq!(e.reason, "action [indices:data/read/search] is unauthorized for user [u] with effective roles [r] on indices [logs-b], this action is granted by the index privileges [read,all]");
+        let e = s.cluster_denied("cluster:admin/settings/update");
+        assert_eq!(e.reason, "action [cluster:admin/settings/update] is unauthorized for user [u] with effective roles [r], this action is granted by the cluster privileges [manage,all]");
+    }
+
+    #[test]
+    fn wildcards_expand_to_authorized_indices() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::open(dir.path()).unwrap();
+        for name in ["logs-a", "logs-b"] {
+            node.create_index(name, &json!({}), &json!({})).unwrap();
+        }
+        let s = subject(json!({"indices": [{"names": ["logs-a"], "privileges": ["read"]}]}));
+        let a = "indices:data/read/search";
+        assert_eq!(
+            authorize_expression(&node, &s, a, "logs-*").unwrap(),
+            Some("logs-a".into())
+        );
+        assert_eq!(
+            authorize_expression(&node, &s, a, "_all").unwrap(),
+            Some("logs-a".into())
+        );
+        assert_eq!(authorize_expression(&node, &s, a, "logs-a").unwrap(), None);
+        assert_eq!(
+            authorize_expression(&node, &s, a, "other-*").unwrap(),
+            Some("*,-*".into())
+        );
+        let e = authorize_expression(&node, &s, a, "logs-a,logs-b").unwrap_err();
+        assert_eq!(e.status, 403);
+        assert!(e.reason.contains("on indices [logs-b]"));
+    }
+}
