@@ -219,14 +219,33 @@ def test_bulk_items_checked_one_by_one(node):
         {"index": {"_index": "logs-a", "_id": "b1"}}, {"msg": "ok"},
         {"index": {"_index": "logs-b", "_id": "b1"}}, {"msg": "forbidden"},
         {"delete": {"_index": "logs-a", "_id": "b1"}},
+        {"create": {"_index": "logs-a-new", "_id": "n1"}}, {"msg": "would create an index"},
     ])
     assert r["errors"] is True
     statuses = [list(i.values())[0]["status"] for i in r["items"]]
-    assert statuses == [201, 403, 200]
+    assert statuses == [201, 403, 200, 403]
+    assert r["items"][3]["create"]["error"]["type"] == "security_exception"
     forbidden = r["items"][1]["index"]
     assert forbidden["_index"] == "logs-b" and forbidden["_id"] == "b1"
     assert forbidden["error"]["type"] == "security_exception"
     assert not admin(node).exists(index="logs-b", id="b1")
+    assert not admin(node).indices.exists(index="logs-a-new")
+
+
+def test_writes_that_create_an_index_need_create_index(node):
+    es = admin(node)
+    es.security.put_role(name="logs_writer", indices=[{"names": ["logs-*"], "privileges": ["write"]}])
+    es.security.put_user(username="wide_writer", password="wide-writer-1", roles=["logs_writer"])
+    w = client(node, ("wide_writer", "wide-writer-1"))
+    with pytest.raises(AuthorizationException) as e:
+        w.index(index="logs-zzz", id="1", document={"msg": "x"})
+    assert e.value.body["error"]["reason"].startswith("action [indices:admin/auto_create]")
+    r = w.bulk(operations=[{"index": {"_index": "logs-zzz", "_id": "1"}}, {"msg": "x"},
+                           {"index": {"_index": "logs-b", "_id": "ww"}}, {"msg": "y"}])
+    assert [list(i.values())[0]["status"] for i in r["items"]] == [403, 201]
+    assert r["items"][0]["index"]["error"]["reason"].startswith("action [indices:admin/auto_create]")
+    assert not es.indices.exists(index="logs-zzz")
+    es.delete(index="logs-b", id="ww", refresh=True)
 
 
 def test_mget_and_msearch_items(node):

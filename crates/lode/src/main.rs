@@ -256,7 +256,15 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
             );
         };
         let listener = lode_http::connections::CountingListener::new(listener, tls.clone());
-        let stopped = shutdown::serve(listener, app, shutdown::signal(), grace, on_signal).await?;
+        let stopped = shutdown::serve(
+            listener,
+            app,
+            cfg.security.enabled,
+            shutdown::signal(),
+            grace,
+            on_signal,
+        )
+        .await?;
         anyhow::Ok(stopped)
     })?;
     let abandoned = shutdown::in_flight();

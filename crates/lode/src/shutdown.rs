@@ -80,9 +80,14 @@ pub struct Stopped {
 /// requests finish for at most `grace` (without bound when `None`) and returns. Connections still open then belong to the
 /// runtime's tasks, which the caller abandons by shutting the runtime down. `on_signal` runs
 /// as soon as the signal arrives (the log line, the watchdog).
+///
+/// With `connect_info` (security enabled), each request carries the client's address
+/// (`ConnectInfo<RemoteAddr>`: failed logins are logged with it); without it, requests carry
+/// nothing extra.
 pub async fn serve<S, L>(
     listener: L,
     app: axum::Router,
+    connect_info: bool,
     stop: S,
     grace: Option<Duration>,
     on_signal: impl FnOnce(&'static str) + Send + 'static,
@@ -94,19 +99,29 @@ where
         for<'a> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
 {
     let (tx, mut rx) = tokio::sync::oneshot::channel();
-    // The client's address is each request's `ConnectInfo` (failed logins are logged with it).
-    let server = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<lode_http::connections::RemoteAddr>(),
-    )
-    .with_graceful_shutdown(async move {
+    let stopping = async move {
         let name = stop.await;
         let at = Instant::now();
         on_signal(name);
         let _ = tx.send((name, at));
-    })
-    .into_future();
-    tokio::pin!(server);
+    };
+    let mut server: std::pin::Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>> =
+        if connect_info {
+            Box::pin(
+                axum::serve(
+                    listener,
+                    app.into_make_service_with_connect_info::<lode_http::connections::RemoteAddr>(),
+                )
+                .with_graceful_shutdown(stopping)
+                .into_future(),
+            )
+        } else {
+            Box::pin(
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stopping)
+                    .into_future(),
+            )
+        };
     let (signal, at) = tokio::select! {
         biased;
         s = &mut rx => s.unwrap_or(("none", Instant::now())),
@@ -203,6 +218,7 @@ mod tests {
             let server = tokio::spawn(serve(
                 listener,
                 slow_app(),
+                false,
                 async move {
                     let _ = stop_rx.await;
                     "SIGTERM"

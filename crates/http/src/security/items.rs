@@ -44,7 +44,7 @@ pub fn check(
 ) -> Outcome {
     let default_index = segs.first().filter(|s| !s.starts_with('_')).cloned();
     match action {
-        "indices:data/write/bulk" => bulk(subject, default_index.as_deref(), body),
+        "indices:data/write/bulk" => bulk(node, subject, default_index.as_deref(), body),
         "indices:data/read/mget" => mget(subject, default_index.as_deref(), body),
         "indices:data/read/msearch" => msearch(node, subject, default_index.as_deref(), body),
         "indices:admin/aliases" => aliases(subject, segs, body),
@@ -58,7 +58,7 @@ fn lines(body: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
-fn bulk(subject: &Subject, default_index: Option<&str>, body: Vec<u8>) -> Outcome {
+fn bulk(node: &Node, subject: &Subject, default_index: Option<&str>, body: Vec<u8>) -> Outcome {
     if !body.ends_with(b"\n") {
         return unchanged(body);
     }
@@ -88,19 +88,30 @@ fn bulk(subject: &Subject, default_index: Option<&str>, body: Vec<u8>) -> Outcom
             _ => return unchanged(body),
         };
         let n = if has_source { 2 } else { 1 };
-        let allowed = match &index {
-            // no index: the handler's own per-item error
-            None => true,
-            Some(ix) => subject.can_index(item_action, ix),
+        // an item that would create its index also needs the index creation privilege
+        let creates = |ix: &str| {
+            op != "delete" && node.get(ix).is_none() && node.alias_indices(ix).is_empty()
         };
-        if allowed {
+        let denied_action = match &index {
+            // no index: the handler's own per-item error
+            None => None,
+            Some(ix) if !subject.can_index(item_action, ix) => Some(item_action),
+            Some(ix) if creates(ix) && !subject.can_index("indices:admin/auto_create", ix) => {
+                Some("indices:admin/auto_create")
+            }
+            Some(_) => None,
+        };
+        if denied_action.is_none() {
             for l in &ls[i..(i + n).min(ls.len())] {
                 kept.extend_from_slice(l);
                 kept.push(b'\n');
             }
         } else {
             let ix = index.unwrap_or_default();
-            let e = subject.index_denied(item_action, std::slice::from_ref(&ix));
+            let e = subject.index_denied(
+                denied_action.unwrap_or(item_action),
+                std::slice::from_ref(&ix),
+            );
             let mut item = serde_json::Map::new();
             item.insert("_index".into(), json!(ix));
             if let Some(id) = meta.get("_id") {

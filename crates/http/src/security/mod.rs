@@ -132,7 +132,16 @@ fn unauthorized(reason: String) -> EsError {
 
 /// A 401 or 403 (or any error) as the response, with the challenge headers on a 401.
 pub fn error_response(e: &EsError, params: &BTreeMap<String, String>) -> Response<Body> {
-    let mut r = crate::render(RestResponse::error(e), params, false);
+    head_error_response(e, params, false)
+}
+
+/// [`error_response`], without a body for a HEAD request.
+pub fn head_error_response(
+    e: &EsError,
+    params: &BTreeMap<String, String>,
+    head: bool,
+) -> Response<Body> {
+    let mut r = crate::render(RestResponse::error(e), params, head);
     if e.status == 401 {
         for c in CHALLENGES {
             r.headers_mut()
@@ -539,6 +548,7 @@ pub async fn gate(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let params = query_params(&req);
+    let head = req.method() == axum::http::Method::HEAD;
     let s2 = sec.clone();
     let uri2 = uri.clone();
     // argon2 is CPU work: off the async workers
@@ -552,9 +562,9 @@ pub async fn gate(
             let e = unauthorized(format!(
                 "missing authentication credentials for REST request [{uri}]"
             ));
-            return error_response(&e, &params);
+            return head_error_response(&e, &params, head);
         }
-        Err(AuthError::Failed(e)) => return error_response(&e, &params),
+        Err(AuthError::Failed(e)) => return head_error_response(&e, &params, head),
     };
     let path = req.uri().path().to_string();
     let raw: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
@@ -563,7 +573,7 @@ pub async fn gate(
     match classify(req.method(), &seg_refs) {
         Target::Cluster(action) => {
             if !subject.can_cluster(action) {
-                return error_response(&subject.cluster_denied(action), &params);
+                return head_error_response(&subject.cluster_denied(action), &params, head);
             }
         }
         Target::Indices {
@@ -573,7 +583,7 @@ pub async fn gate(
         } => {
             let expr = seg.map(|i| segs[i].clone()).unwrap_or_default();
             match authorize_expression(&sec.node, &subject, action, &expr) {
-                Err(e) => return error_response(&e, &params),
+                Err(e) => return head_error_response(&e, &params, head),
                 Ok(None) => {}
                 Ok(Some(new_expr)) => {
                     let mut parts: Vec<String> = raw.iter().map(|s| s.to_string()).collect();
@@ -605,9 +615,10 @@ pub async fn gate(
                 && sec.node.alias_indices(&segs[0]).is_empty()
                 && !subject.can_index("indices:admin/auto_create", &segs[0])
             {
-                return error_response(
+                return head_error_response(
                     &subject.index_denied("indices:admin/auto_create", &[segs[0].clone()]),
                     &params,
+                    head,
                 );
             }
         }
