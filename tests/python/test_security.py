@@ -429,3 +429,20 @@ def test_plain_http_to_the_tls_port_is_refused(node):
     # rustls answers a plain-text request with a TLS alert, which no HTTP client reads as HTTP
     with pytest.raises((urllib.error.URLError, http.client.HTTPException, OSError)):
         urllib.request.urlopen(plain + "/", timeout=10).read()
+
+
+def test_scrolls_belong_to_who_opened_them(node):
+    from elasticsearch import NotFoundError
+    reader = client(node, ("reader", "reader-pw-1"))
+    r = reader.search(index="logs-*", scroll="1m", size=2, sort=["n"])
+    sid = r["_scroll_id"]
+    assert [h["_source"]["n"] for h in r["hits"]["hits"]] == [0, 1]
+    other = client(node, ("cli_user", CLI_PASSWORD))
+    with pytest.raises(NotFoundError) as e:
+        other.scroll(scroll_id=sid, scroll="1m")
+    assert e.value.body["error"]["type"] == "search_context_missing_exception"
+    with pytest.raises(NotFoundError):
+        other.clear_scroll(scroll_id=sid)
+    nxt = reader.scroll(scroll_id=sid, scroll="1m")
+    assert [h["_source"]["n"] for h in nxt["hits"]["hits"]] == [2, 3]
+    assert reader.clear_scroll(scroll_id=sid)["succeeded"] is True

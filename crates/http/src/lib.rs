@@ -194,10 +194,29 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
                         }
                     }
                 }
+                security::Target::Authenticated if segs.first().is_some_and(|s| s == "_search") => {
+                    let ids = security::scroll_ids(&segs, &params, &body);
+                    if let Err(e) = sec.check_scrolls(subject, &ids) {
+                        return render(error_response(&e), &params, is_head);
+                    }
+                    if method == Method::Delete {
+                        sec.forget_scrolls(&ids);
+                    }
+                    body
+                }
                 _ => body,
             }
         }
         _ => body,
+    };
+    // who opens a scroll owns it (search or scroll responses carrying `_scroll_id`)
+    let scroll_owner = match (&subject, &state.security) {
+        (Some(subject), Some(sec))
+            if params.contains_key("scroll") || segs.get(1).is_some_and(|s| s == "scroll") =>
+        {
+            Some((subject.clone(), sec.clone()))
+        }
+        _ => None,
     };
     let rest = RestRequest {
         method,
@@ -243,10 +262,15 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         // The task leaves the registry as its handler returns.
         drop(task);
         let response = match out {
-            Ok(Ok(r)) => match item_failures {
-                Some((failures, list)) => security::items::merge(r, failures, list),
-                None => r,
-            },
+            Ok(Ok(r)) => {
+                if let Some((subject, sec)) = &scroll_owner {
+                    sec.record_scroll(subject, &r);
+                }
+                match item_failures {
+                    Some((failures, list)) => security::items::merge(r, failures, list),
+                    None => r,
+                }
+            }
             Ok(Err(e)) => error_response(&e),
             Err(_) => error_response(&EsError::internal(
                 "internal error while handling the request",

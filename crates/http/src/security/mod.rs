@@ -48,7 +48,13 @@ pub struct Security {
     /// per user and password, not per request; emptied for a user whose password, roles or
     /// state change.
     verified: Mutex<HashMap<String, String>>,
+    /// Who opened each scroll (scroll id → owner, last use), so only they continue or clear it,
+    /// as ES's `SecuritySearchOperationListener`.
+    scroll_owners: Mutex<HashMap<String, (String, Instant)>>,
 }
+
+/// How long an unused scroll's owner is remembered (`search.max_keep_alive`'s default).
+const SCROLL_OWNER_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// Who a request runs as.
 #[derive(Clone, Debug)]
@@ -77,6 +83,14 @@ impl Subject {
 
     pub fn can_index(&self, action: &str, name: &str) -> bool {
         self.both(|r| r.grants_index(action, name))
+    }
+
+    /// Who owns what this subject creates (scrolls): the API key, else the user of its realm.
+    pub fn owner_key(&self) -> String {
+        match &self.api_key {
+            Some((id, _)) => format!("api_key:{id}"),
+            None => format!("{}:{}", self.realm.0, self.username),
+        }
     }
 
     fn who(&self) -> String {
@@ -163,6 +177,58 @@ impl Security {
             node,
             failures: Mutex::new(HashMap::new()),
             verified: Mutex::new(HashMap::new()),
+            scroll_owners: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Records the owner of the scroll a response opened or continued.
+    pub fn record_scroll(&self, subject: &Subject, response: &RestResponse) {
+        let id = match &response.body {
+            lode_api::rest::RestBody::Json(v) => v
+                .get("_scroll_id")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            lode_api::rest::RestBody::JsonBytes(b) => {
+                const KEY: &[u8] = b"\"_scroll_id\":\"";
+                b.windows(KEY.len()).position(|w| w == KEY).and_then(|at| {
+                    let rest = &b[at + KEY.len()..];
+                    let end = rest.iter().position(|c| *c == b'"')?;
+                    String::from_utf8(rest[..end].to_vec()).ok()
+                })
+            }
+            _ => None,
+        };
+        if let Some(id) = id {
+            let now = Instant::now();
+            let mut owners = self.scroll_owners.lock();
+            if owners.len() > 10_000 {
+                owners.retain(|_, (_, used)| now.duration_since(*used) < SCROLL_OWNER_TTL);
+            }
+            owners.insert(id, (subject.owner_key(), now));
+        }
+    }
+
+    /// ES's 404 `search_context_missing_exception` when a scroll id was opened by someone else.
+    pub fn check_scrolls(&self, subject: &Subject, ids: &[String]) -> Result<(), EsError> {
+        let owners = self.scroll_owners.lock();
+        for id in ids {
+            if let Some((owner, _)) = owners.get(id) {
+                if *owner != subject.owner_key() {
+                    return Err(EsError::new(
+                        404,
+                        "search_context_missing_exception",
+                        format!("No search context found for id [{id}]"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn forget_scrolls(&self, ids: &[String]) {
+        let mut owners = self.scroll_owners.lock();
+        for id in ids {
+            owners.remove(id);
         }
     }
 
@@ -361,6 +427,27 @@ pub enum Target {
     SecurityApi,
     /// a path no route serves: the route table answers it
     Unknown,
+}
+
+/// The scroll ids a scroll request names: in the path, the `scroll_id` parameter or the body.
+pub fn scroll_ids(segs: &[String], params: &BTreeMap<String, String>, body: &[u8]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    if let Some(p) = segs.get(2) {
+        ids.extend(p.split(',').map(str::to_string));
+    }
+    if let Some(p) = params.get("scroll_id") {
+        ids.extend(p.split(',').map(str::to_string));
+    }
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        match v.get("scroll_id") {
+            Some(Value::String(s)) => ids.push(s.clone()),
+            Some(Value::Array(a)) => {
+                ids.extend(a.iter().filter_map(Value::as_str).map(str::to_string))
+            }
+            _ => {}
+        }
+    }
+    ids
 }
 
 /// Classifies a request by method and (decoded) path segments, as the route table routes it.
