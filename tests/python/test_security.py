@@ -446,3 +446,17 @@ def test_scrolls_belong_to_who_opened_them(node):
     nxt = reader.scroll(scroll_id=sid, scroll="1m")
     assert [h["_source"]["n"] for h in nxt["hits"]["hits"]] == [2, 3]
     assert reader.clear_scroll(scroll_id=sid)["succeeded"] is True
+
+
+def test_wildcards_follow_expand_wildcards(node):
+    es = admin(node)
+    es.indices.create(index="logs-hidden", settings={"index.hidden": True})
+    es.index(index="logs-hidden", id="h", document={"msg": "hidden"}, refresh=True)
+    es.security.put_role(name="all_logs_reader",
+                         indices=[{"names": ["logs-*"], "privileges": ["read"]}])
+    es.security.put_user(username="all_logs", password="all-logs-pw1", roles=["all_logs_reader"])
+    u = client(node, ("all_logs", "all-logs-pw1"))
+    assert set(hits_by_index(u.search(index="logs-*", size=100))) == {"logs-a", "logs-b"}
+    r = u.search(index="logs-*", size=100, expand_wildcards="all")
+    assert set(hits_by_index(r)) == {"logs-a", "logs-b", "logs-hidden"}
+    es.indices.delete(index="logs-hidden")

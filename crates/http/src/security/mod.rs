@@ -549,6 +549,17 @@ pub fn authorize_expression(
     action: &str,
     expr: &str,
 ) -> Result<Option<String>, EsError> {
+    authorize_expression_with(node, subject, action, expr, ResolveOptions::default())
+}
+
+/// [`authorize_expression`] with the request's wildcard options (`expand_wildcards`).
+pub fn authorize_expression_with(
+    node: &Node,
+    subject: &Subject,
+    action: &str,
+    expr: &str,
+    opts: ResolveOptions,
+) -> Result<Option<String>, EsError> {
     let parts: Vec<&str> = if expr.trim().is_empty() || expr == "_all" {
         vec!["*"]
     } else {
@@ -569,7 +580,7 @@ pub fn authorize_expression(
             changed = true;
             // every index and alias the wildcard reaches, kept when authorized
             let mut names: Vec<String> = Vec::new();
-            if let Ok(resolved) = node.resolve_detailed(part, ResolveOptions::default()) {
+            if let Ok(resolved) = node.resolve_detailed(part, opts) {
                 for r in resolved {
                     match r.via_aliases {
                         None => names.push(r.index.name.clone()),
@@ -669,7 +680,14 @@ pub async fn gate(
             insert_at,
         } => {
             let expr = seg.map(|i| segs[i].clone()).unwrap_or_default();
-            match authorize_expression(&sec.node, &subject, action, &expr) {
+            let opts = match params.get("expand_wildcards") {
+                Some(v) => match ResolveOptions::default().expand_wildcards(v) {
+                    Ok(o) => o,
+                    Err(e) => return head_error_response(&e, &params, head),
+                },
+                None => ResolveOptions::default(),
+            };
+            match authorize_expression_with(&sec.node, &subject, action, &expr, opts) {
                 Err(e) => return head_error_response(&e, &params, head),
                 Ok(None) => {}
                 Ok(Some(new_expr)) => {
