@@ -460,3 +460,20 @@ def test_wildcards_follow_expand_wildcards(node):
     r = u.search(index="logs-*", size=100, expand_wildcards="all")
     assert set(hits_by_index(r)) == {"logs-a", "logs-b", "logs-hidden"}
     es.indices.delete(index="logs-hidden")
+
+
+def test_has_privileges(node):
+    reader = client(node, ("reader", "reader-pw-1"))
+    r = reader.security.has_privileges(
+        cluster=["monitor", "manage"],
+        index=[{"names": ["logs-a", "logs-b"], "privileges": ["read", "write"]}])
+    assert r["username"] == "reader"
+    assert r["has_all_requested"] is False
+    assert r["cluster"] == {"monitor": True, "manage": False}
+    assert r["index"] == {"logs-a": {"read": True, "write": False},
+                          "logs-b": {"read": False, "write": False}}
+    ok = reader.security.has_privileges(index=[{"names": ["logs-a"], "privileges": ["read"]}])
+    assert ok["has_all_requested"] is True
+    privs = reader.security.get_user_privileges()
+    assert privs["cluster"] == sorted(READER_ROLE["cluster"])
+    assert privs["indices"][0]["names"] == ["logs-a", "view-a"]

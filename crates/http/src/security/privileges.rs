@@ -192,6 +192,63 @@ pub fn cluster_privileges_granting(action: &str) -> Vec<&'static str> {
     out
 }
 
+fn patterns_of<'a>(table: &'a [(&'a str, &'a [&'a str])], name: &'a str) -> Vec<&'a str> {
+    match table.iter().find(|(n, _)| *n == name) {
+        Some((_, p)) => p.to_vec(),
+        None if name.contains(':') => vec![name],
+        None => vec![],
+    }
+}
+
+/// Whether `roles` together hold cluster privilege `privilege` (each of its action patterns is
+/// covered by a pattern of a privilege they grant), for `_has_privileges`.
+pub fn roles_have_cluster(roles: &[Role], privilege: &str) -> bool {
+    if roles
+        .iter()
+        .any(|r| r.cluster.iter().any(|g| g == privilege || g == "all"))
+    {
+        return true;
+    }
+    let wanted = patterns_of(CLUSTER_PRIVILEGES, privilege);
+    if wanted.is_empty() && privilege != "none" {
+        return false;
+    }
+    wanted.iter().all(|w| {
+        roles.iter().any(|r| {
+            r.cluster.iter().any(|g| {
+                // `manage` never covers a pattern that reaches the security actions
+                !(g == "manage"
+                    && (w.starts_with("cluster:admin/xpack/security/")
+                        || glob(w, "cluster:admin/xpack/security/x")))
+                    && patterns_of(CLUSTER_PRIVILEGES, g)
+                        .iter()
+                        .any(|gp| glob(gp, w))
+            })
+        })
+    })
+}
+
+/// Whether `roles` together hold index privilege `privilege` on the index, alias or pattern
+/// `name` (each of its action patterns covered by a privilege of an entry naming it).
+pub fn roles_have_index(roles: &[Role], privilege: &str, name: &str) -> bool {
+    let wanted = patterns_of(INDEX_PRIVILEGES, privilege);
+    if wanted.is_empty() && privilege != "none" {
+        return false;
+    }
+    wanted.iter().all(|w| {
+        roles.iter().any(|r| {
+            r.indices.iter().any(|ip| {
+                ip.names.iter().any(|n| glob(n, name))
+                    && ip.privileges.iter().any(|g| {
+                        patterns_of(INDEX_PRIVILEGES, g)
+                            .iter()
+                            .any(|gp| glob(gp, w))
+                    })
+            })
+        })
+    })
+}
+
 /// One `indices` entry of a role.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IndicesPrivileges {
@@ -497,6 +554,28 @@ mod tests {
             "all",
             "cluster:admin/xpack/security/user/put"
         ));
+    }
+
+    #[test]
+    fn privileges_are_held_when_covered() {
+        let r = Role::parse(
+            "r",
+            &json!({"cluster": ["manage"], "indices": [
+                {"names": ["logs-*"], "privileges": ["read"]},
+                {"names": ["logs-a"], "privileges": ["all"]}]}),
+        )
+        .unwrap();
+        let roles = [r];
+        assert!(roles_have_cluster(&roles, "monitor"));
+        assert!(roles_have_cluster(&roles, "manage"));
+        assert!(!roles_have_cluster(&roles, "manage_security"));
+        assert!(!roles_have_cluster(&roles, "all"));
+        assert!(roles_have_index(&roles, "read", "logs-b"));
+        assert!(!roles_have_index(&roles, "write", "logs-b"));
+        assert!(roles_have_index(&roles, "write", "logs-a"));
+        assert!(roles_have_index(&roles, "manage", "logs-a"));
+        assert!(!roles_have_index(&roles, "read", "metrics"));
+        assert!(!roles_have_index(&roles, "bogus", "logs-a"));
     }
 
     #[test]

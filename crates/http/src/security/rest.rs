@@ -93,6 +93,10 @@ fn route(
     let put = m == M::PUT || m == M::POST;
     match s {
         ["_security", "_authenticate"] if get => Ok(RestResponse::ok(authenticate(subject))),
+        ["_security", "user", "_has_privileges"] if get || m == M::POST => {
+            has_privileges(subject, body)
+        }
+        ["_security", "user", "_privileges"] if get => Ok(RestResponse::ok(user_privileges(subject))),
         ["_security", "user"] if get => get_users(sec, subject, None),
         ["_security", "user", names] if get => get_users(sec, subject, Some(names)),
         ["_security", "user", name] if put => put_user(sec, subject, name, body),
@@ -141,6 +145,106 @@ fn authenticate(subject: &Subject) -> Value {
         v["roles"] = json!([]);
     }
     v
+}
+
+/// `_has_privileges`: whether the subject holds each named cluster and index privilege.
+fn has_privileges(subject: &Subject, body: &[u8]) -> EsResult<RestResponse> {
+    let v = body_json(body)?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| EsError::parsing("expected an object"))?;
+    let both = |f: &dyn Fn(&[Role]) -> bool| {
+        f(&subject.roles) && subject.limited_by.as_deref().is_none_or(f)
+    };
+    let mut all = true;
+    let mut cluster = Map::new();
+    let mut index = Map::new();
+    for (k, val) in obj {
+        match k.as_str() {
+            "cluster" => {
+                for p in string_array(val, "cluster")? {
+                    let has = both(&|r: &[Role]| privileges::roles_have_cluster(r, &p));
+                    all &= has;
+                    cluster.insert(p, json!(has));
+                }
+            }
+            "index" => {
+                for entry in val.as_array().into_iter().flatten() {
+                    let names = string_array(entry.get("names").unwrap_or(&Value::Null), "names")?;
+                    let privs = string_array(
+                        entry.get("privileges").unwrap_or(&Value::Null),
+                        "privileges",
+                    )?;
+                    for n in names {
+                        let slot = index
+                            .entry(n.clone())
+                            .or_insert_with(|| json!({}))
+                            .as_object_mut()
+                            .expect("an object");
+                        for p in &privs {
+                            let has = both(&|r: &[Role]| privileges::roles_have_index(r, p, &n));
+                            all &= has;
+                            slot.insert(p.clone(), json!(has));
+                        }
+                    }
+                }
+            }
+            "application" => {
+                if val.as_array().is_some_and(|a| !a.is_empty()) {
+                    return Err(EsError::illegal_argument(
+                        "application privileges are not supported by Lode",
+                    ));
+                }
+            }
+            other => {
+                return Err(EsError::parsing(format!(
+                    "failed to parse privilege check. unexpected field [{other}]"
+                )))
+            }
+        }
+    }
+    Ok(RestResponse::ok(json!({
+        "username": subject.username,
+        "has_all_requested": all,
+        "cluster": cluster,
+        "index": index,
+        "application": {},
+    })))
+}
+
+/// `GET _security/user/_privileges`: the subject's privileges, merged over its roles.
+fn user_privileges(subject: &Subject) -> Value {
+    let mut cluster: Vec<String> = subject
+        .roles
+        .iter()
+        .flat_map(|r| r.cluster.iter().cloned())
+        .collect();
+    cluster.sort();
+    cluster.dedup();
+    let indices: Vec<Value> = subject
+        .roles
+        .iter()
+        .flat_map(|r| r.indices.iter())
+        .map(|ip| {
+            json!({
+                "names": ip.names,
+                "privileges": ip.privileges,
+                "allow_restricted_indices": ip.allow_restricted_indices,
+            })
+        })
+        .collect();
+    let run_as: Vec<String> = subject
+        .roles
+        .iter()
+        .flat_map(|r| r.run_as.iter().cloned())
+        .collect();
+    json!({
+        "cluster": cluster,
+        "global": [],
+        "indices": indices,
+        "applications": [],
+        "run_as": run_as,
+    })
 }
 
 fn user_json(name: &str, u: &User) -> Value {
