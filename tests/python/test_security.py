@@ -477,3 +477,15 @@ def test_has_privileges(node):
     privs = reader.security.get_user_privileges()
     assert privs["cluster"] == sorted(READER_ROLE["cluster"])
     assert privs["indices"][0]["names"] == ["logs-a", "view-a"]
+
+
+def test_security_apis_refuse_unknown_parameters(node):
+    es = admin(node)
+    with pytest.raises(BadRequestError) as e:
+        es.perform_request("GET", "/_security/user", params={"sise": "1"})
+    assert e.value.body["error"]["type"] == "illegal_argument_exception"
+    assert e.value.body["error"]["reason"] == \
+        "request [/_security/user] contains unrecognized parameter: [sise]"
+    # refresh is accepted on changes
+    assert es.security.put_role(name="refreshed", cluster=["monitor"],
+                                refresh="wait_for")["role"]["created"] is True

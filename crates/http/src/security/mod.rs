@@ -388,7 +388,7 @@ impl Security {
         let Some(key) = key else {
             return Err(generic(format!("unable to find apikey with id {id}")));
         };
-        if key.hash != store::sha256_hex(secret.as_bytes()) {
+        if !store::same_digest(&key.hash, &store::sha256_hex(secret.as_bytes())) {
             return Err(generic(format!("invalid credentials for API key [{id}]")));
         }
         if key.invalidated {

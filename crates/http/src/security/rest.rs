@@ -91,6 +91,7 @@ fn route(
 ) -> EsResult<RestResponse> {
     let get = m == M::GET || m == M::HEAD;
     let put = m == M::PUT || m == M::POST;
+    check_params(m, s, params)?;
     match s {
         ["_security", "_authenticate"] if get => Ok(RestResponse::ok(authenticate(subject))),
         ["_security", "user", "_has_privileges"] if get || m == M::POST => {
@@ -126,6 +127,38 @@ fn route(
             s.join("/")
         ))),
     }
+}
+
+/// URL parameters, as ES's REST specification names them for each security API: `refresh`
+/// is accepted (the store is written before the answer, so every change is visible at once);
+/// anything else is ES's unrecognized-parameter error.
+fn check_params(m: &M, s: &[&str], params: &BTreeMap<String, String>) -> EsResult<()> {
+    let mut allowed: Vec<&str> = lode_api::url_params::GLOBAL.to_vec();
+    let writes = m != M::GET && m != M::HEAD;
+    if writes {
+        allowed.push("refresh");
+    }
+    if s.get(1) == Some(&"api_key") && !writes {
+        allowed.extend([
+            "id",
+            "name",
+            "username",
+            "realm_name",
+            "owner",
+            "with_limited_by",
+            "active_only",
+            "with_profile_uid",
+        ]);
+    }
+    for k in params.keys() {
+        if !allowed.contains(&k.as_str()) {
+            return Err(EsError::illegal_argument(format!(
+                "request [/{}] contains unrecognized parameter: [{k}]",
+                s.join("/")
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn authenticate(subject: &Subject) -> Value {

@@ -87,6 +87,15 @@ pub fn sha256_hex(s: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Compares two digests in time independent of where they differ.
+pub fn same_digest(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
 /// A random identifier or secret as ES makes them: 16 random bytes, URL-safe base64 without
 /// padding (22 characters).
 pub fn random_token() -> String {
