@@ -489,3 +489,9 @@ def test_security_apis_refuse_unknown_parameters(node):
     # refresh is accepted on changes
     assert es.security.put_role(name="refreshed", cluster=["monitor"],
                                 refresh="wait_for")["role"]["created"] is True
+
+
+def test_run_as_is_refused(node):
+    with pytest.raises(BadRequestError) as e:
+        admin(node).options(headers={"es-security-runas-user": "reader"}).info()
+    assert e.value.body["error"]["type"] == "illegal_argument_exception"

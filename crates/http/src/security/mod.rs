@@ -687,6 +687,13 @@ pub async fn gate(
         }
         Err(AuthError::Failed(e)) => return head_error_response(&e, &params, head),
     };
+    // run-as (`es-security-runas-user`) is not implemented: refused, never ignored
+    if req.headers().contains_key("es-security-runas-user") {
+        let e = EsError::illegal_argument(
+            "run as ([es-security-runas-user] header) is not supported by Lode",
+        );
+        return head_error_response(&e, &params, head);
+    }
     let path = req.uri().path().to_string();
     let raw: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let segs: Vec<String> = raw.iter().map(|s| crate::decode(s)).collect();
