@@ -1,16 +1,150 @@
 //! A listener that counts HTTP connections (`_nodes/stats/http`): each accepted stream carries
-//! a guard that counts it open until the connection is dropped.
+//! a guard that counts it open until the connection is dropped. With HTTP TLS
+//! (`xpack.security.http.ssl.enabled`), handshakes run in their own tasks (bounded in time)
+//! and only finished ones are handed to hyper; the request-head check below runs on the
+//! decrypted bytes either way.
 
 use lode_api::http_stats::ConnectionGuard;
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
-pub struct CountingListener(pub TcpListener);
+/// Each request's `ConnectInfo`: the client's address (failed logins are logged with it) and
+/// a probe on its connection.
+#[derive(Clone)]
+pub struct ConnInfo {
+    pub remote: SocketAddr,
+    pub probe: ConnProbe,
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, CountingListener>>
+    for ConnInfo
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, CountingListener>) -> Self {
+        ConnInfo {
+            remote: *stream.remote_addr(),
+            probe: ConnProbe::of(stream.io().inner.tcp()),
+        }
+    }
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TcpListener>>
+    for ConnInfo
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, TcpListener>) -> Self {
+        ConnInfo {
+            remote: *stream.remote_addr(),
+            probe: ConnProbe::of(stream.io()),
+        }
+    }
+}
+
+/// How long a client may take to finish its TLS handshake.
+const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+pub struct CountingListener {
+    tcp: TcpListener,
+    tls: Option<Tls>,
+}
+
+struct Tls {
+    acceptor: tokio_rustls::TlsAcceptor,
+    tx: tokio::sync::mpsc::Sender<(Transport, SocketAddr)>,
+    rx: tokio::sync::mpsc::Receiver<(Transport, SocketAddr)>,
+}
+
+impl CountingListener {
+    /// `tls`: serve HTTPS with this configuration.
+    pub fn new(tcp: TcpListener, tls: Option<std::sync::Arc<rustls::ServerConfig>>) -> Self {
+        let tls = tls.map(|cfg| {
+            let (tx, rx) = tokio::sync::mpsc::channel(64);
+            Tls {
+                acceptor: tokio_rustls::TlsAcceptor::from(cfg),
+                tx,
+                rx,
+            }
+        });
+        CountingListener { tcp, tls }
+    }
+}
+
+/// The connection's bytes: plain TCP or TLS over it.
+enum Transport {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl Transport {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Transport::Plain(s) => s,
+            Transport::Tls(s) => s.get_ref().0,
+        }
+    }
+}
+
+impl AsyncRead for Transport {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Transport {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_flush(cx),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Transport::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Transport::Plain(s) => s.is_write_vectored(),
+            Transport::Tls(s) => s.is_write_vectored(),
+        }
+    }
+}
 
 /// A second handle on a connection's socket, given to each of its requests (axum's
 /// `ConnectInfo`), so a handler running on the connection's own thread can tell whether the
@@ -49,48 +183,53 @@ impl ConnProbe {
     }
 }
 
-impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, CountingListener>>
-    for ConnProbe
-{
-    fn connect_info(stream: axum::serve::IncomingStream<'_, CountingListener>) -> Self {
-        ConnProbe::of(&stream.io().inner)
-    }
-}
-
-impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TcpListener>>
-    for ConnProbe
-{
-    fn connect_info(stream: axum::serve::IncomingStream<'_, TcpListener>) -> Self {
-        ConnProbe::of(stream.io())
-    }
-}
-
 pub struct CountedStream {
-    inner: TcpStream,
+    inner: Transport,
     _guard: ConnectionGuard,
     check: HeadCheck,
     drain_deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
+fn counted(inner: Transport) -> CountedStream {
+    CountedStream {
+        inner,
+        _guard: ConnectionGuard::opened(),
+        check: HeadCheck::default(),
+        drain_deadline: None,
+    }
+}
+
 impl axum::serve::Listener for CountingListener {
     type Io = CountedStream;
-    type Addr = std::net::SocketAddr;
+    type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (inner, addr) = axum::serve::Listener::accept(&mut self.0).await;
-        (
-            CountedStream {
-                inner,
-                _guard: ConnectionGuard::opened(),
-                check: HeadCheck::default(),
-                drain_deadline: None,
-            },
-            addr,
-        )
+        let Some(tls) = self.tls.as_mut() else {
+            let (inner, addr) = axum::serve::Listener::accept(&mut self.tcp).await;
+            return (counted(Transport::Plain(inner)), addr);
+        };
+        loop {
+            tokio::select! {
+                (tcp, addr) = axum::serve::Listener::accept(&mut self.tcp) => {
+                    let acceptor = tls.acceptor.clone();
+                    let tx = tls.tx.clone();
+                    tokio::spawn(async move {
+                        match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                            Ok(Ok(stream)) => {
+                                let _ = tx.send((Transport::Tls(Box::new(stream)), addr)).await;
+                            }
+                            Ok(Err(e)) => tracing::debug!(remote = %addr, "TLS handshake failed: {e}"),
+                            Err(_) => tracing::debug!(remote = %addr, "TLS handshake timed out"),
+                        }
+                    });
+                }
+                Some((stream, addr)) = tls.rx.recv() => return (counted(stream), addr),
+            }
+        }
     }
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.0.local_addr()
+        self.tcp.local_addr()
     }
 }
 

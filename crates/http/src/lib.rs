@@ -15,6 +15,7 @@ mod human;
 pub mod inline;
 mod metrics;
 mod routes;
+pub mod security;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -33,24 +34,35 @@ pub struct AppState {
     pub max_content_length: usize,
     /// How many handlers may run at once on the I/O runtime's own threads (see `inline`).
     pub inline_handlers: usize,
+    /// The security gate (`xpack.security.enabled`); `None`: no gate is installed.
+    pub security: Option<Arc<security::Security>>,
 }
 
 /// The axum application serving every Elasticsearch route.
 pub fn app(state: Arc<AppState>) -> axum::Router {
-    axum::Router::new()
+    let router = axum::Router::new()
         .fallback(handle)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::record,
-        ))
-        .with_state(state)
+        ));
+    // Security is a gate before everything else (the metrics and console routes included);
+    // without it, no layer is installed, so a node without security pays nothing per request.
+    let router = match &state.security {
+        Some(sec) => router.layer(axum::middleware::from_fn_with_state(
+            sec.clone(),
+            security::gate,
+        )),
+        None => router,
+    };
+    router.with_state(state)
 }
 
-fn decode(s: &str) -> String {
+pub(crate) fn decode(s: &str) -> String {
     percent_decode_str(s).decode_utf8_lossy().to_string()
 }
 
-fn parse_query_string(q: Option<&str>) -> BTreeMap<String, String> {
+pub(crate) fn parse_query_string(q: Option<&str>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     if let Some(q) = q {
         for pair in q.split('&').filter(|p| !p.is_empty()) {
@@ -89,9 +101,11 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     let params = parse_query_string(req.uri().query());
     let probe = req
         .extensions()
-        .get::<axum::extract::ConnectInfo<connections::ConnProbe>>()
-        .map(|c| c.0.clone());
+        .get::<axum::extract::ConnectInfo<connections::ConnInfo>>()
+        .map(|c| c.0.probe.clone());
     let headers = req.headers().clone();
+    // Set by the security gate: whose request this is, for the checks that need the body.
+    let subject = req.extensions().get::<Arc<security::Subject>>().cloned();
     let content_length = headers
         .get("content-length")
         .and_then(|v| v.to_str().ok())
@@ -164,6 +178,53 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         .map(decode)
         .collect();
     let is_head = method == Method::Head;
+    // Requests whose indices are in the body (`_bulk`, `_mget`, `_msearch`, alias changes)
+    // are authorized item by item once the body is read.
+    let mut item_failures = None;
+    let body = match (&subject, &state.security) {
+        (Some(subject), Some(sec)) => {
+            let seg_refs: Vec<&str> = segs.iter().map(String::as_str).collect();
+            match security::classify(&method_of(method), &seg_refs) {
+                security::Target::Items(action) => {
+                    match security::items::check(&sec.node, subject, action, &segs, body) {
+                        security::items::Outcome::Proceed {
+                            body,
+                            failures,
+                            list,
+                        } => {
+                            item_failures = Some((failures, list));
+                            body
+                        }
+                        security::items::Outcome::Answer(r) => return render(r, &params, is_head),
+                        security::items::Outcome::Deny(e) => {
+                            return security::error_response(&e, &params)
+                        }
+                    }
+                }
+                security::Target::Authenticated if segs.first().is_some_and(|s| s == "_search") => {
+                    let ids = security::scroll_ids(&segs, &params, &body);
+                    if let Err(e) = sec.check_scrolls(subject, &ids) {
+                        return render(error_response(&e), &params, is_head);
+                    }
+                    if method == Method::Delete {
+                        sec.forget_scrolls(&ids);
+                    }
+                    body
+                }
+                _ => body,
+            }
+        }
+        _ => body,
+    };
+    // who opens a scroll owns it (search or scroll responses carrying `_scroll_id`)
+    let scroll_owner = match (&subject, &state.security) {
+        (Some(subject), Some(sec))
+            if params.contains_key("scroll") || segs.get(1).is_some_and(|s| s == "scroll") =>
+        {
+            Some((subject.clone(), sec.clone()))
+        }
+        _ => None,
+    };
     let rest = RestRequest {
         method,
         path: path.clone(),
@@ -225,7 +286,15 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         // The task leaves the registry as its handler returns.
         drop(task);
         let response = match out {
-            Ok(Ok(r)) => r,
+            Ok(Ok(r)) => {
+                if let Some((subject, sec)) = &scroll_owner {
+                    sec.record_scroll(subject, &r);
+                }
+                match item_failures {
+                    Some((failures, list)) => security::items::merge(r, failures, list),
+                    None => r,
+                }
+            }
             Ok(Err(e)) => error_response(&e),
             Err(_) => error_response(&EsError::internal(
                 "internal error while handling the request",
@@ -300,6 +369,16 @@ impl Drop for CancelOnDrop {
         if let Some(token) = self.0.take() {
             token.cancel("channel closed");
         }
+    }
+}
+
+fn method_of(m: Method) -> HttpMethod {
+    match m {
+        Method::Get => HttpMethod::GET,
+        Method::Head => HttpMethod::HEAD,
+        Method::Post => HttpMethod::POST,
+        Method::Put => HttpMethod::PUT,
+        Method::Delete => HttpMethod::DELETE,
     }
 }
 
@@ -541,7 +620,11 @@ fn flag(params: &BTreeMap<String, String>, name: &str) -> bool {
     params.get(name).is_some_and(|v| v != "false")
 }
 
-fn render(r: RestResponse, params: &BTreeMap<String, String>, head: bool) -> Response<Body> {
+pub(crate) fn render(
+    r: RestResponse,
+    params: &BTreeMap<String, String>,
+    head: bool,
+) -> Response<Body> {
     let pretty = flag(params, "pretty");
     let mut headers = HeaderMap::new();
     headers.insert(

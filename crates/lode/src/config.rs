@@ -27,6 +27,102 @@ pub struct Settings {
     /// Circuit breaker settings (`indices.breaker.*`, `network.breaker.*`, `node.memory`):
     /// defaults under the cluster settings, as the disk thresholds.
     pub breakers: BTreeMap<String, String>,
+    /// `xpack.security.*` and `lode.security.allow_insecure_network`.
+    pub security: SecuritySettings,
+}
+
+/// The security settings, with Elasticsearch's names.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SecuritySettings {
+    /// `xpack.security.enabled` (default false).
+    pub enabled: bool,
+    /// `xpack.security.http.ssl.enabled` with its `certificate`, `key` (PEM) and optional
+    /// `certificate_authorities`.
+    pub http_ssl: Option<HttpSsl>,
+    /// `lode.security.allow_insecure_network`: serve a non-loopback `network.host` without
+    /// security (refused otherwise).
+    pub allow_insecure_network: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HttpSsl {
+    pub certificate: PathBuf,
+    pub key: PathBuf,
+    pub certificate_authorities: Vec<PathBuf>,
+}
+
+fn parse_bool(map: &BTreeMap<String, String>, key: &str) -> anyhow::Result<bool> {
+    match map.get(key).map(String::as_str) {
+        None => Ok(false),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(v) => bail!(
+            "Failed to parse value [{v}] as only [true] or [false] are allowed. (setting [{key}])"
+        ),
+    }
+}
+
+impl SecuritySettings {
+    fn from_map(map: &BTreeMap<String, String>) -> anyhow::Result<SecuritySettings> {
+        let enabled = parse_bool(map, "xpack.security.enabled")?;
+        let ssl = parse_bool(map, "xpack.security.http.ssl.enabled")?;
+        let allow_insecure_network = parse_bool(map, "lode.security.allow_insecure_network")?;
+        let http_ssl = if ssl {
+            if !enabled {
+                bail!("[xpack.security.http.ssl.enabled] is true but [xpack.security.enabled] is false: HTTP TLS is part of the security layer, enable it too");
+            }
+            let path = |k: &str| -> anyhow::Result<PathBuf> {
+                map.get(k)
+                    .map(PathBuf::from)
+                    .ok_or_else(|| anyhow::anyhow!("[xpack.security.http.ssl.enabled] is true but [{k}] is not set (a PEM file)"))
+            };
+            Some(HttpSsl {
+                certificate: path("xpack.security.http.ssl.certificate")?,
+                key: path("xpack.security.http.ssl.key")?,
+                certificate_authorities: map
+                    .get("xpack.security.http.ssl.certificate_authorities")
+                    .map(|v| {
+                        v.split(',')
+                            .map(str::trim)
+                            .filter(|s| !s.is_empty())
+                            .map(PathBuf::from)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            })
+        } else {
+            None
+        };
+        Ok(SecuritySettings {
+            enabled,
+            http_ssl,
+            allow_insecure_network,
+        })
+    }
+}
+
+/// Whether `network.host` binds loopback only.
+pub fn is_loopback(host: &str) -> bool {
+    host.parse::<std::net::IpAddr>()
+        .map(|ip| ip.is_loopback())
+        .unwrap_or(false)
+}
+
+impl Settings {
+    /// A node bound beyond loopback must run with security unless explicitly allowed, so an
+    /// open port is never an open door.
+    pub fn check_network_security(&self) -> anyhow::Result<()> {
+        if !is_loopback(&self.network_host)
+            && !self.security.enabled
+            && !self.security.allow_insecure_network
+        {
+            bail!(
+                "refusing to start: [network.host] is [{}], which is not a loopback address, and security is disabled ([xpack.security.enabled] is false); enable security (-E xpack.security.enabled=true) or, to serve an insecure node on the network anyway, set [lode.security.allow_insecure_network] to true",
+                self.network_host
+            );
+        }
+        Ok(())
+    }
 }
 
 fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, String>) {
@@ -53,6 +149,19 @@ fn flatten_yaml(prefix: &str, v: &serde_yaml::Value, out: &mut BTreeMap<String, 
         }
         serde_yaml::Value::Bool(b) => {
             out.insert(prefix.to_string(), b.to_string());
+        }
+        // a list (`certificate_authorities: [a.pem, b.pem]`): comma-separated, as with -E
+        serde_yaml::Value::Sequence(items) => {
+            let parts: Vec<String> = items
+                .iter()
+                .filter_map(|i| match i {
+                    serde_yaml::Value::String(s) => Some(s.clone()),
+                    serde_yaml::Value::Number(n) => Some(n.to_string()),
+                    serde_yaml::Value::Bool(b) => Some(b.to_string()),
+                    _ => None,
+                })
+                .collect();
+            out.insert(prefix.to_string(), parts.join(","));
         }
         _ => {}
     }
@@ -109,6 +218,12 @@ impl Settings {
             "log.level",
             "logger.root",
             "http.shutdown_grace_period",
+            "xpack.security.enabled",
+            "xpack.security.http.ssl.enabled",
+            "xpack.security.http.ssl.certificate",
+            "xpack.security.http.ssl.key",
+            "xpack.security.http.ssl.certificate_authorities",
+            "lode.security.allow_insecure_network",
         ];
         let disk_keys = [
             lode_engine::disk::ENABLED,
@@ -188,7 +303,9 @@ impl Settings {
             &map,
         )
         .map_err(|e| anyhow::anyhow!(e))?;
+        let security = SecuritySettings::from_map(&map)?;
         Ok(Settings {
+            security,
             thread_pools: std::sync::Arc::new(thread_pools),
             disk,
             breakers,
@@ -230,6 +347,52 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn security_settings() {
+        let s = Settings::load(None, &[]).unwrap();
+        assert!(!s.security.enabled);
+        assert!(s.check_network_security().is_ok());
+        let open = Settings::load(None, &["network.host=0.0.0.0".into()]).unwrap();
+        let e = open.check_network_security().unwrap_err().to_string();
+        assert!(e.contains("lode.security.allow_insecure_network"), "{e}");
+        let allowed = Settings::load(
+            None,
+            &[
+                "network.host=0.0.0.0".into(),
+                "lode.security.allow_insecure_network=true".into(),
+            ],
+        )
+        .unwrap();
+        assert!(allowed.check_network_security().is_ok());
+        let secured = Settings::load(
+            None,
+            &[
+                "network.host=0.0.0.0".into(),
+                "xpack.security.enabled=true".into(),
+                "xpack.security.http.ssl.enabled=true".into(),
+                "xpack.security.http.ssl.certificate=c.pem".into(),
+                "xpack.security.http.ssl.key=k.pem".into(),
+            ],
+        )
+        .unwrap();
+        assert!(secured.check_network_security().is_ok());
+        assert_eq!(
+            secured.security.http_ssl.unwrap().certificate,
+            PathBuf::from("c.pem")
+        );
+        assert!(Settings::load(None, &["xpack.security.http.ssl.enabled=true".into()]).is_err());
+        assert!(Settings::load(
+            None,
+            &[
+                "xpack.security.enabled=true".into(),
+                "xpack.security.http.ssl.enabled=true".into()
+            ]
+        )
+        .is_err());
+        assert!(Settings::load(None, &["xpack.security.enabled=yes".into()]).is_err());
+        assert!(is_loopback("127.0.0.1") && is_loopback("::1") && !is_loopback("0.0.0.0"));
+    }
 
     #[test]
     fn disk_thresholds_are_node_settings() {

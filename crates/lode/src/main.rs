@@ -37,6 +37,39 @@ enum Command {
     },
     /// Benchmark any Elasticsearch-compatible URL.
     Bench(Box<lode_bench::BenchArgs>),
+    /// Manage the native realm's users in the node's data directory (passwords are stored
+    /// hashed), as `elasticsearch-users`.
+    Users {
+        #[command(subcommand)]
+        command: UsersCommand,
+        /// A setting, `name=value` (repeatable): `path.data` locates the store.
+        #[arg(short = 'E', value_name = "SETTING=VALUE", global = true)]
+        settings: Vec<String>,
+        /// An optional YAML settings file (default: ./lode.yml when present).
+        #[arg(long, global = true)]
+        config: Option<std::path::PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum UsersCommand {
+    /// Set a user's password (created when absent; `elastic` gets the `superuser` role).
+    Passwd {
+        username: String,
+        /// The password (read from standard input when absent).
+        #[arg(short = 'p', long = "password")]
+        password: Option<String>,
+    },
+    /// Add a user with a password and roles.
+    Useradd {
+        username: String,
+        /// The password (read from standard input when absent).
+        #[arg(short = 'p', long = "password")]
+        password: Option<String>,
+        /// Comma-separated role names.
+        #[arg(short = 'r', long = "roles", default_value = "")]
+        roles: String,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -44,7 +77,108 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { settings, config } => serve(settings, config),
         Command::Bench(args) => lode_bench::run(*args),
+        Command::Users {
+            command,
+            settings,
+            config,
+        } => users(command, settings, config),
     }
+}
+
+fn read_password(given: Option<String>) -> anyhow::Result<String> {
+    let p = match given {
+        Some(p) => p,
+        None => {
+            eprint!("Enter new password: ");
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line)?;
+            line.trim_end_matches(['\r', '\n']).to_string()
+        }
+    };
+    if p.chars().count() < 6 {
+        anyhow::bail!("Invalid password: passwords must be at least [6] characters long");
+    }
+    Ok(p)
+}
+
+fn users(
+    command: UsersCommand,
+    overrides: Vec<String>,
+    config_file: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
+    use lode_http::security::store::Store;
+    let cfg = config::Settings::load(config_file.as_deref(), &overrides)?;
+    std::fs::create_dir_all(&cfg.path_data)?;
+    let store = Store::open(&cfg.path_data).map_err(|e| anyhow::anyhow!(e))?;
+    let exists = |name: &str| store.data.lock().users.contains_key(name);
+    match command {
+        UsersCommand::Passwd { username, password } => {
+            let reserved = username == "elastic";
+            if !reserved && !exists(&username) {
+                anyhow::bail!("User [{username}] doesn't exist");
+            }
+            let p = read_password(password)?;
+            let roles = (reserved && !exists(&username)).then(|| vec!["superuser".to_string()]);
+            store
+                .set_password(&username, &p, roles)
+                .map_err(|e| anyhow::anyhow!(e.reason))?;
+        }
+        UsersCommand::Useradd {
+            username,
+            password,
+            roles,
+        } => {
+            if exists(&username) {
+                anyhow::bail!("User [{username}] already exists");
+            }
+            let p = read_password(password)?;
+            let roles: Vec<String> = roles
+                .split(',')
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(str::to_string)
+                .collect();
+            store
+                .set_password(&username, &p, Some(roles))
+                .map_err(|e| anyhow::anyhow!(e.reason))?;
+        }
+    }
+    Ok(())
+}
+
+/// Opens the security store; `ELASTIC_PASSWORD` sets the `elastic` superuser's password when
+/// it has none yet (the first start), as Elasticsearch's bootstrap password.
+fn open_security(
+    cfg: &config::Settings,
+    node: &Arc<lode_engine::Node>,
+) -> anyhow::Result<Option<Arc<lode_http::security::Security>>> {
+    use lode_http::security::{store::Store, Security};
+    if !cfg.security.enabled {
+        return Ok(None);
+    }
+    let store = Store::open(&cfg.path_data).map_err(|e| anyhow::anyhow!(e))?;
+    let has_password = store
+        .data
+        .lock()
+        .users
+        .get("elastic")
+        .is_some_and(|u| u.password_hash.is_some());
+    if !has_password {
+        match std::env::var("ELASTIC_PASSWORD") {
+            Ok(p) if p.chars().count() >= 6 => {
+                let roles = (!store.data.lock().users.contains_key("elastic"))
+                    .then(|| vec!["superuser".to_string()]);
+                store
+                    .set_password("elastic", &p, roles)
+                    .map_err(|e| anyhow::anyhow!(e.reason))?;
+            }
+            Ok(_) => anyhow::bail!("[ELASTIC_PASSWORD] must be at least [6] characters long"),
+            Err(_) => tracing::warn!(
+                "security is enabled and the [elastic] user has no password: set ELASTIC_PASSWORD at start or run `lode users passwd elastic`"
+            ),
+        }
+    }
+    Ok(Some(Arc::new(Security::new(store, node.clone()))))
 }
 
 fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> anyhow::Result<()> {
@@ -55,6 +189,18 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+    cfg.check_network_security()?;
+    let tls = match &cfg.security.http_ssl {
+        Some(ssl) => Some(
+            lode_http::security::tls::server_config(
+                &ssl.certificate,
+                &ssl.key,
+                &ssl.certificate_authorities,
+            )
+            .map_err(|e| anyhow::anyhow!(e))?,
+        ),
+        None => None,
+    };
     if let Some(n) = cfg.max_clause_count {
         lode_api::set_max_clause_count(n);
     }
@@ -65,6 +211,7 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
     lode_api::cluster_settings::set_node_defaults(&node, node_defaults);
     lode_api::cluster_settings::configure_disk(&node);
     lode_api::cluster_settings::configure_breakers(&node);
+    let security = open_security(&cfg, &node)?;
     node.start_background();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
@@ -89,11 +236,13 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
             },
             max_content_length: cfg.max_content_length,
             inline_handlers,
+            security,
         });
         let app =
             lode_http::app(state).layer(axum::middleware::from_fn(shutdown::track_in_flight));
         println!(
-            "lode ready: http://{addr} (node {}, cluster {}, data {})",
+            "lode ready: {}://{addr} (node {}, cluster {}, data {})",
+            if tls.is_some() { "https" } else { "http" },
             cfg.node_name,
             cfg.cluster_name,
             cfg.path_data.display()
@@ -112,8 +261,15 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
                 "shutdown started: not accepting connections, closing idle ones, waiting for in-flight requests"
             );
         };
-        let listener = lode_http::connections::CountingListener(listener);
-        let stopped = shutdown::serve(listener, app, shutdown::signal(), grace, on_signal).await?;
+        let listener = lode_http::connections::CountingListener::new(listener, tls.clone());
+        let stopped = shutdown::serve(
+            listener,
+            app,
+            shutdown::signal(),
+            grace,
+            on_signal,
+        )
+        .await?;
         anyhow::Ok(stopped)
     })?;
     let abandoned = shutdown::in_flight();

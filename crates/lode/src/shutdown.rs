@@ -80,6 +80,9 @@ pub struct Stopped {
 /// requests finish for at most `grace` (without bound when `None`) and returns. Connections still open then belong to the
 /// runtime's tasks, which the caller abandons by shutting the runtime down. `on_signal` runs
 /// as soon as the signal arrives (the log line, the watchdog).
+///
+/// Each request carries its connection (`ConnectInfo<ConnInfo>`): the client's address
+/// (failed logins are logged with it) and a probe that tells whether the client has gone.
 pub async fn serve<S, L>(
     listener: L,
     app: axum::Router,
@@ -89,13 +92,12 @@ pub async fn serve<S, L>(
 ) -> std::io::Result<Stopped>
 where
     S: Future<Output = &'static str> + Send + 'static,
-    L: axum::serve::Listener,
-    L::Addr: std::fmt::Debug,
-    for<'a> lode_http::connections::ConnProbe:
-        axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
+    L: axum::serve::Listener<Addr = std::net::SocketAddr>,
+    lode_http::connections::ConnInfo:
+        for<'a> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
 {
     let (tx, mut rx) = tokio::sync::oneshot::channel();
-    let app = app.into_make_service_with_connect_info::<lode_http::connections::ConnProbe>();
+    let app = app.into_make_service_with_connect_info::<lode_http::connections::ConnInfo>();
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let name = stop.await;
