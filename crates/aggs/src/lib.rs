@@ -28,6 +28,7 @@
 #![allow(clippy::result_large_err)]
 
 mod breaker;
+mod digest;
 mod dsl;
 mod exec;
 mod format;
