@@ -49,6 +49,43 @@ impl TDigest {
         t
     }
 
+    /// Adds `x` `w` times (a centroid of another digest).
+    pub fn add_weighted(&mut self, x: f64, w: u64) {
+        if x.is_nan() || w == 0 {
+            return;
+        }
+        if let Some(values) = &self.sorting {
+            if (values.len() as u64) + w < self.max_sorting {
+                for _ in 0..w {
+                    self.add(x);
+                }
+                return;
+            }
+            let mut m = MergingDigest::new(self.compression);
+            for &v in values.iter() {
+                m.add(v, 1.0);
+            }
+            self.sorting = None;
+            self.merging = Some(m);
+        }
+        if let Some(m) = &mut self.merging {
+            m.add(x, w as f64);
+        }
+    }
+
+    /// Adds every value of `other` (its centroids once it is no longer exact).
+    pub fn merge(&mut self, mut other: TDigest) {
+        if let Some(values) = other.sorting.take() {
+            for x in values {
+                self.add(x);
+            }
+            return;
+        }
+        for (x, w) in other.centroids() {
+            self.add_weighted(x, w as u64);
+        }
+    }
+
     pub fn add(&mut self, x: f64) {
         if x.is_nan() {
             return;
@@ -110,6 +147,7 @@ impl TDigest {
         }
     }
 
+    #[allow(dead_code)] // boxplot
     pub fn min(&self) -> f64 {
         match (&self.sorting, &self.merging) {
             (Some(v), _) => v.iter().copied().fold(f64::INFINITY, f64::min),
@@ -118,6 +156,7 @@ impl TDigest {
         }
     }
 
+    #[allow(dead_code)] // boxplot
     pub fn max(&self) -> f64 {
         match (&self.sorting, &self.merging) {
             (Some(v), _) => v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
@@ -133,9 +172,7 @@ impl TDigest {
             (Some(v), _) => v.iter().map(|&x| (x, 1.0)).collect(),
             (None, Some(m)) => {
                 m.merge_new(true);
-                (0..m.last_used)
-                    .map(|i| (m.mean[i], m.weight[i]))
-                    .collect()
+                (0..m.last_used).map(|i| (m.mean[i], m.weight[i])).collect()
             }
             _ => Vec::new(),
         }
@@ -302,9 +339,8 @@ impl MergingDigest {
             let q0 = so_far / total;
             let q2 = (so_far + proposed) / total;
             // The first and last values always stay centroids of their own.
-            let fits = i != 1
-                && i != count - 1
-                && proposed <= total * max_weight(q0).min(max_weight(q2));
+            let fits =
+                i != 1 && i != count - 1 && proposed <= total * max_weight(q0).min(max_weight(q2));
             if fits {
                 let c = self.last_used;
                 self.weight[c] += w;
@@ -504,7 +540,8 @@ impl Hdr {
         }
     }
 
-    pub fn count(&self) -> u64 {
+    #[cfg(test)]
+    fn count(&self) -> u64 {
         self.count
     }
 
@@ -545,6 +582,33 @@ impl Hdr {
         }
     }
 
+    /// Adds every value of `other` (a histogram's values at their buckets' lowest value).
+    pub fn merge(&mut self, mut other: Hdr) {
+        if let Some(x) = other.negative {
+            self.negative.get_or_insert(x);
+        }
+        for x in std::mem::take(&mut other.buffer) {
+            self.add(x);
+        }
+        if let Some((h, ratio)) = other.hist {
+            for v in h.iter_recorded() {
+                let x = h.lowest_equivalent(v.value_iterated_to()) as f64 / ratio;
+                let n = v.count_at_value();
+                if self.hist.is_none() && self.buffer.len() as u64 + n < HDR_BUFFER as u64 {
+                    for _ in 0..n {
+                        self.add(x);
+                    }
+                    continue;
+                }
+                if self.hist.is_none() {
+                    self.build();
+                }
+                self.count += n;
+                self.record_n(x, n);
+            }
+        }
+    }
+
     fn build(&mut self) {
         let min = self
             .buffer
@@ -567,6 +631,10 @@ impl Hdr {
     }
 
     fn record(&mut self, x: f64) {
+        self.record_n(x, 1);
+    }
+
+    fn record_n(&mut self, x: f64, count: u64) {
         let half = self.half_count();
         let want = self.ratio_for(x);
         let digits = self.digits;
@@ -586,7 +654,7 @@ impl Hdr {
             *h = n;
             *ratio = want;
         }
-        let _ = h.record((x * *ratio) as u64);
+        let _ = h.record_n((x * *ratio) as u64, count);
     }
 
     fn finish(&mut self) {
@@ -681,7 +749,9 @@ mod tests {
             let mut t = TDigest::new(DEFAULT_COMPRESSION, high_accuracy);
             let mut x = 12345u64;
             for _ in 0..n {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 t.add((x >> 11) as f64 / (1u64 << 53) as f64 * 1000.0);
             }
             assert_eq!(t.size(), n);
@@ -742,6 +812,45 @@ mod tests {
         assert_eq!(h.rank(101.0), 100.0 * 2.0 / 3.0);
         assert_eq!(h.rank(50.0), 0.0);
         assert!(Hdr::new(3).quantile(50.0).is_nan());
+    }
+
+    #[test]
+    fn merged_states_answer_as_one() {
+        let mut a = TDigest::new(DEFAULT_COMPRESSION, false);
+        let mut b = TDigest::new(DEFAULT_COMPRESSION, false);
+        for i in 0..10 {
+            a.add(i as f64);
+            b.add((i + 10) as f64);
+        }
+        a.merge(b);
+        assert_eq!(a.quantile(0.5), 9.5);
+        let mut big = TDigest::new(DEFAULT_COMPRESSION, false);
+        let mut other = TDigest::new(DEFAULT_COMPRESSION, false);
+        for i in 0..3000 {
+            big.add(i as f64);
+            other.add((i + 3000) as f64);
+        }
+        big.merge(other);
+        assert_eq!(big.size(), 6000);
+        assert!((big.quantile(0.5) - 3000.0).abs() < 30.0);
+        let mut h = Hdr::new(3);
+        let mut g = Hdr::new(3);
+        for x in [1.0, 51.0] {
+            h.add(x);
+        }
+        for x in [101.0, 151.0] {
+            g.add(x);
+        }
+        h.merge(g);
+        assert_eq!(h.quantile(50.0), 51.0302734375);
+        let mut h = Hdr::new(2);
+        let mut g = Hdr::new(2);
+        for i in 0..5000 {
+            g.add(i as f64);
+        }
+        h.add(1.0);
+        h.merge(g);
+        assert_eq!(h.count(), 5001);
     }
 
     #[test]

@@ -5,9 +5,7 @@
 
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::render::{key_id, too_many_buckets};
-use super::sources::{
-    DateIndexProvider, FilterProvider, RangeProvider, RankProvider, WeightedProvider,
-};
+use super::sources::{DateIndexProvider, FilterProvider, RangeProvider, WeightedProvider};
 use super::term_counts;
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
@@ -249,17 +247,6 @@ impl<'a> Exec<'a> {
                 SourceSpec::Dates { field, rounding } => Arc::new(DateIndexProvider {
                     field: field.clone(),
                     rounding: rounding.clone(),
-                }),
-                SourceSpec::Ranks {
-                    field,
-                    column,
-                    values,
-                    missing,
-                } => Arc::new(RankProvider {
-                    field: field.clone(),
-                    column: *column,
-                    values: Arc::new(values.clone()),
-                    missing: *missing,
                 }),
                 SourceSpec::Weighted {
                     value,

@@ -143,13 +143,6 @@ pub(crate) enum SourceSpec {
         field: String,
         rounding: IndexedRounding,
     },
-    /// `percentile_ranks`: each value of `field` as the number of `values` below it.
-    Ranks {
-        field: String,
-        column: super::sources::NumericColumn,
-        values: Vec<f64>,
-        missing: Option<f64>,
-    },
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
         value: (String, super::sources::NumericColumn, Option<f64>),
@@ -247,12 +240,9 @@ pub(crate) enum Op {
     Global,
     Composite(CompositeOp),
     Metric(MetricOp),
+    /// `percentiles` and `percentile_ranks`: computed by re-running the search per bucket
+    /// into a TDigest or HDR histogram (`percentiles.rs`), not by tantivy.
     Percentiles(MetricOp),
-    /// `percentile_ranks`: a histogram over the [`SourceSpec::Ranks`] column `source`.
-    PercentileRanks {
-        format: ValueFormat,
-        source: usize,
-    },
     TopHits,
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
@@ -519,25 +509,7 @@ fn plan_node<'r>(
             let field = resolve_field(ctx, &p.field, ty, Need::Numeric)?;
             check_metric_missing(p.missing.as_ref(), &field, false)?;
             let format = metric_format(&field, p.format.as_deref())?;
-            if p.ranks {
-                // Ranks are counted exactly (see `sources::RankProvider`): tantivy keeps the
-                // percentiles sketch private, so it cannot be asked the inverse question.
-                sources.push(SourceSpec::Ranks {
-                    field: field.name.clone(),
-                    column: match field.storage() {
-                        Some(Storage::F64) => super::sources::NumericColumn::F64,
-                        _ => super::sources::NumericColumn::I64,
-                    },
-                    values: p.percents.clone(),
-                    missing: metric_missing(p.missing.as_ref(), &field).and_then(|m| m.as_f64()),
-                });
-                Op::PercentileRanks {
-                    format,
-                    source: sources.len() - 1,
-                }
-            } else {
-                Op::Percentiles(MetricOp { field, format })
-            }
+            Op::Percentiles(MetricOp { field, format })
         }
         AggKind::TopHits(_) => Op::TopHits,
         AggKind::SignificantTerms {
@@ -1418,15 +1390,6 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             (m.kind.name(), body)
         }
-        (AggKind::Percentiles(p), Op::Percentiles(op)) => {
-            let mut body = json!({"field": p.field, "percents": p.percents, "keyed": false});
-            if let Some(missing) = metric_missing(p.missing.as_ref(), &op.field) {
-                body.as_object_mut()
-                    .expect("object")
-                    .insert("missing".into(), missing);
-            }
-            ("percentiles", body)
-        }
         (_, Op::SignificantTerms { terms: op, .. }) | (_, Op::RareTerms(op)) => {
             let mut body = json!({
                 "field": op.field.name,
@@ -1448,10 +1411,6 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             ("terms", body)
         }
         (_, Op::WeightedAvg { product, .. }) => ("sum", json!({"field": src(*product)})),
-        (_, Op::PercentileRanks { source, .. }) => (
-            "histogram",
-            json!({"field": src(*source), "interval": 1.0, "min_doc_count": 0}),
-        ),
         _ => return None,
     })
 }
@@ -1500,7 +1459,7 @@ fn check_metric_missing(missing: Option<&Value>, field: &FieldRef, text_ok: bool
 }
 
 /// A metric's `missing` as tantivy takes it: a number (dates parsed with the field's format).
-fn metric_missing(missing: Option<&Value>, field: &FieldRef) -> Option<Value> {
+pub(crate) fn metric_missing(missing: Option<&Value>, field: &FieldRef) -> Option<Value> {
     let m = missing?;
     if field.is_date() {
         if let (Value::String(s), Some(def)) = (m, &field.def) {

@@ -10,7 +10,9 @@ use super::plan::{
     docs_count_name, java_double, weight_sum_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode,
     TermsKind, TermsOp, MULTI_TERMS_LEVEL,
 };
-use super::request::{AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, TermsReq};
+use super::request::{
+    AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, PercentilesMethod, TermsReq,
+};
 use super::rounding::DateRounding;
 use super::top_hits;
 use lode_engine::mapping::Storage;
@@ -110,7 +112,13 @@ impl Renderer<'_> {
             }
             let result = match results.0.get(&node.req.name) {
                 Some(r) => Some(r),
-                None if matches!(node.op, Op::Global | Op::TopHits | Op::TopMetrics) => None,
+                None if matches!(
+                    node.op,
+                    Op::Global | Op::TopHits | Op::TopMetrics | Op::Percentiles(_)
+                ) =>
+                {
+                    None
+                }
                 None => {
                     empty = self
                         .exec
@@ -173,39 +181,11 @@ impl Renderer<'_> {
                 render_metric(req.kind, req.sigma, m, &op.format, obj);
             }
             Op::Percentiles(op) => {
-                let Some(AggregationResult::MetricResult(MetricResult::Percentiles(p))) = result
-                else {
-                    return Err(missing());
-                };
                 let AggKind::Percentiles(req) = &node.req.kind else {
                     unreachable!()
                 };
-                render_percentiles(
-                    req.keyed,
-                    &percentile_values(&req.percents, p),
-                    &op.format,
-                    obj,
-                );
-            }
-            Op::PercentileRanks { format, .. } => {
-                let Some(AggregationResult::BucketResult(BucketResult::Histogram { buckets })) =
-                    result
-                else {
-                    return Err(missing());
-                };
-                let AggKind::Percentiles(req) = &node.req.kind else {
-                    unreachable!()
-                };
-                let counts: Vec<(f64, u64)> = entries_vec(buckets)
-                    .iter()
-                    .map(|b| (key_f64(&b.key), b.doc_count))
-                    .collect();
-                render_percentiles(
-                    req.keyed,
-                    &percentile_ranks(&req.percents, &counts),
-                    format,
-                    obj,
-                );
+                let values = super::percentiles::values(self.exec, req, op, scope)?;
+                render_percentiles(req.keyed, &values, &op.format, obj);
             }
             _ => {
                 let Some(AggregationResult::BucketResult(b)) = result else {
@@ -919,8 +899,15 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::String => "srare_terms",
             _ => "lrare_terms",
         },
-        Op::Percentiles(_) => "tdigest_percentiles",
-        Op::PercentileRanks { .. } => "tdigest_percentile_ranks",
+        Op::Percentiles(_) => match &node.req.kind {
+            AggKind::Percentiles(p) => match (p.ranks, p.method) {
+                (false, PercentilesMethod::TDigest { .. }) => "tdigest_percentiles",
+                (false, PercentilesMethod::Hdr { .. }) => "hdr_percentiles",
+                (true, PercentilesMethod::TDigest { .. }) => "tdigest_percentile_ranks",
+                (true, PercentilesMethod::Hdr { .. }) => "hdr_percentile_ranks",
+            },
+            _ => "tdigest_percentiles",
+        },
         _ => node.req.kind.type_name(),
     }
 }
@@ -1346,60 +1333,6 @@ fn render_stats(
             }
         }
     }
-}
-
-/// The percentiles' values in `percents` order (`None`: no values in the bucket).
-fn percentile_values(
-    percents: &[f64],
-    p: &tantivy::aggregation::metric::PercentilesMetricResult,
-) -> Vec<(f64, Option<f64>)> {
-    use tantivy::aggregation::metric::PercentileValues;
-    let values: Vec<(f64, f64)> = match &p.values {
-        PercentileValues::Vec(v) => v.iter().map(|e| (e.key, e.value)).collect(),
-        PercentileValues::HashMap(m) => percents
-            .iter()
-            .map(|k| (*k, m.get(&k.to_string()).copied().unwrap_or(f64::NAN)))
-            .collect(),
-    };
-    percents
-        .iter()
-        .map(|&k| {
-            let v = values
-                .iter()
-                .find(|(p, _)| *p == k)
-                .map(|(_, v)| *v)
-                .filter(|v| v.is_finite());
-            (k, v)
-        })
-        .collect()
-}
-
-/// Percentile ranks from the histogram of rank slots (`sources::RankSource`): the percentage
-/// of values `<= values[i]` is the share of slots `0..=i`, clamped to [0, 100] as Elasticsearch
-/// clamps the sketch's answer. No values: `None` for every value (rendered `null`).
-pub(crate) fn percentile_ranks(values: &[f64], slots: &[(f64, u64)]) -> Vec<(f64, Option<f64>)> {
-    // Slot `s` of a document's `j`-th value is reported as s + j * (n + 1).
-    let stride = values.len() as f64 + 1.0;
-    let slots: Vec<(f64, u64)> = slots.iter().map(|&(k, n)| (k % stride, n)).collect();
-    let total: u64 = slots.iter().map(|(_, n)| n).sum();
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            if total == 0 {
-                return (v, None);
-            }
-            let below: u64 = slots
-                .iter()
-                .filter(|(slot, _)| *slot <= i as f64)
-                .map(|(_, n)| n)
-                .sum();
-            (
-                v,
-                Some((below as f64 / total as f64 * 100.0).clamp(0.0, 100.0)),
-            )
-        })
-        .collect()
 }
 
 /// `percentiles` and `percentile_ranks` bodies: `values` keyed by `String.valueOf(key)` (with

@@ -324,6 +324,50 @@ pub(crate) struct PercentilesReq {
     pub keyed: bool,
     pub missing: Option<Value>,
     pub format: Option<String>,
+    pub method: PercentilesMethod,
+}
+
+/// How percentiles are estimated: ES's `tdigest` (the default) or `hdr`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum PercentilesMethod {
+    TDigest {
+        compression: f64,
+        high_accuracy: bool,
+    },
+    Hdr {
+        digits: u8,
+    },
+}
+
+impl Default for PercentilesMethod {
+    fn default() -> Self {
+        PercentilesMethod::TDigest {
+            compression: crate::digest::DEFAULT_COMPRESSION,
+            high_accuracy: false,
+        }
+    }
+}
+
+/// `tdigest: {compression, execution_hint}` (shared with `median_absolute_deviation` and
+/// `boxplot`, where they are top-level keys).
+pub(crate) fn tdigest_compression(name: &str, v: f64) -> EsResult<f64> {
+    if v < 0.0 {
+        return Err(EsError::illegal_argument(format!(
+            "[compression] must be greater than or equal to 0. Found [{v:?}] in [{name}]"
+        )));
+    }
+    Ok(v)
+}
+
+/// ES's `TDigestExecutionHint.parse`: `default` or `high_accuracy` (true).
+pub(crate) fn tdigest_execution_hint(v: &str) -> EsResult<bool> {
+    match v {
+        "" | "default" => Ok(false),
+        "high_accuracy" => Ok(true),
+        other => Err(EsError::illegal_argument(format!(
+            "Invalid execution_hint [{other}], valid values are [default, high_accuracy]"
+        ))),
+    }
 }
 
 /// `top_metrics`: the `metrics` fields of the `size` documents first in the (one) `sort`.
@@ -1923,7 +1967,13 @@ fn parse_percentiles_like(
         keyed: true,
         missing: None,
         format: None,
+        method: PercentilesMethod::default(),
     };
+    if o.contains_key("tdigest") && o.contains_key("hdr") {
+        return Err(EsError::illegal_argument(format!(
+            "[{ty}] cannot use both [tdigest] and [hdr] methods: [{name}]"
+        )));
+    }
     for (k, v) in o {
         match k.as_str() {
             "percents" => {
@@ -1954,22 +2004,16 @@ fn parse_percentiles_like(
             "missing" => r.missing = Some(v.clone()),
             "format" => r.format = Some(string(ty, k, v)?),
             "tdigest" => {
-                // The sketch is tantivy's DDSketch whatever the compression: validated only.
                 let o = v.as_object().ok_or_else(|| {
                     EsError::parsing(format!("[{ty}] [tdigest] must be an object"))
                 })?;
+                let mut compression = crate::digest::DEFAULT_COMPRESSION;
+                let mut high_accuracy = false;
                 for (tk, tv) in o {
                     match tk.as_str() {
-                        "compression" => {
-                            let c = num(ty, tk, tv)?;
-                            if c < 0.0 {
-                                return Err(EsError::illegal_argument(format!(
-                                    "[compression] must be greater than or equal to 0. Found [{c:?}] in [{name}]"
-                                )));
-                            }
-                        }
+                        "compression" => compression = tdigest_compression(name, num(ty, tk, tv)?)?,
                         "execution_hint" => {
-                            string(ty, tk, tv)?;
+                            high_accuracy = tdigest_execution_hint(&string(ty, tk, tv)?)?
                         }
                         other => {
                             return Err(EsError::x_content_parse(format!(
@@ -1978,12 +2022,45 @@ fn parse_percentiles_like(
                         }
                     }
                 }
+                r.method = PercentilesMethod::TDigest {
+                    compression,
+                    high_accuracy,
+                };
             }
-            // HDR histograms answer differently from the sketch Lode uses: refused, not faked.
             "hdr" => {
-                return Err(EsError::parsing(format!(
-                    "[{ty}] [hdr] is not supported by Lode"
-                )))
+                let o = v
+                    .as_object()
+                    .ok_or_else(|| EsError::parsing(format!("[{ty}] [hdr] must be an object")))?;
+                let mut digits = 3i64;
+                for (hk, hv) in o {
+                    match hk.as_str() {
+                        "number_of_significant_value_digits" => {
+                            let Value::Number(n) = hv else {
+                                return Err(EsError::x_content_parse(format!(
+                                    "[hdr] failed to parse field [{hk}]"
+                                )));
+                            };
+                            digits = n.as_i64().ok_or_else(|| {
+                                EsError::x_content_parse(format!(
+                                    "[hdr] failed to parse field [{hk}]"
+                                ))
+                            })?;
+                        }
+                        other => {
+                            return Err(EsError::x_content_parse(format!(
+                                "[hdr] unknown field [{other}]"
+                            )))
+                        }
+                    }
+                }
+                if !(0..=5).contains(&digits) {
+                    return Err(EsError::illegal_argument(format!(
+                        "[numberOfSignificantValueDigits] must be between 0 and 5: [{name}]"
+                    )));
+                }
+                r.method = PercentilesMethod::Hdr {
+                    digits: digits as u8,
+                };
             }
             "value_type" => {
                 string(ty, k, v)?;

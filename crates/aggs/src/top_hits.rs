@@ -160,7 +160,7 @@ fn internal(e: tantivy::TantivyError) -> EsError {
 
 /// The search query (unless inside `global`) AND every bucket constraint, the constraints
 /// not contributing to the score.
-fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dyn Query>> {
+pub(crate) fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dyn Query>> {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     clauses.push((
         Occur::Must,
