@@ -144,7 +144,7 @@ fn node_buckets(n: &PlanNode, shard: &ShardSearcher) -> Option<f64> {
 fn metric_bytes(n: &PlanNode) -> f64 {
     match &n.req.kind {
         AggKind::Metric(m) if m.kind == MetricKind::Cardinality => CARDINALITY_BYTES,
-        AggKind::Percentiles(_) => PERCENTILES_BYTES,
+        AggKind::Percentiles(_) | AggKind::DigestMetric(_) => PERCENTILES_BYTES,
         _ => 0.0,
     }
 }

@@ -147,7 +147,6 @@ impl TDigest {
         }
     }
 
-    #[allow(dead_code)] // boxplot
     pub fn min(&self) -> f64 {
         match (&self.sorting, &self.merging) {
             (Some(v), _) => v.iter().copied().fold(f64::INFINITY, f64::min),
@@ -156,7 +155,6 @@ impl TDigest {
         }
     }
 
-    #[allow(dead_code)] // boxplot
     pub fn max(&self) -> f64 {
         match (&self.sorting, &self.merging) {
             (Some(v), _) => v.iter().copied().fold(f64::NEG_INFINITY, f64::max),

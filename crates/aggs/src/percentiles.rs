@@ -9,10 +9,12 @@ use super::digest::{Hdr, TDigest};
 use super::exec::Exec;
 use super::plan::{metric_missing, FieldRef, MetricOp};
 use super::render::Scope;
-use super::request::{PercentilesMethod, PercentilesReq};
+use super::render::{double, with_string};
+use super::request::{DigestKind, DigestMetricReq, PercentilesMethod, PercentilesReq};
 use super::top_hits::bucket_query;
 use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
+use serde_json::{json, Map, Value};
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
@@ -212,4 +214,82 @@ pub(crate) fn values(
             (k, finite(v))
         })
         .collect())
+}
+
+/// `median_absolute_deviation` (`value`) and `boxplot` (`min`, `max`, `q1`, `q2`, `q3`,
+/// `lower`, `upper`) as ES's `InternalMedianAbsoluteDeviation` and `InternalBoxplot` compute
+/// them from the bucket's TDigest.
+pub(crate) fn render_digest_metric(
+    exec: &Exec,
+    req: &DigestMetricReq,
+    op: &MetricOp,
+    scope: &Scope,
+    obj: &mut Map<String, Value>,
+) -> EsResult<()> {
+    let State::TDigest(mut t) = collect(exec, &op.field, req.missing.as_ref(), req.method, scope)?
+    else {
+        return Err(EsError::internal("a TDigest metric without a TDigest"));
+    };
+    match req.kind {
+        DigestKind::Mad => {
+            let value = (t.size() > 0).then(|| median_absolute_deviation(&mut t, req.method));
+            with_string(obj, "value", value, &op.format);
+        }
+        DigestKind::Boxplot => {
+            let (min, max) = (t.min(), t.max());
+            let (q1, q2, q3) = (t.quantile(0.25), t.quantile(0.5), t.quantile(0.75));
+            let (lower, upper) = whiskers(&mut t, q1, q3);
+            let fields = [
+                ("min", min),
+                ("max", max),
+                ("q1", q1),
+                ("q2", q2),
+                ("q3", q3),
+                ("lower", lower),
+                ("upper", upper),
+            ];
+            for (name, v) in fields {
+                obj.insert(name.into(), double(v));
+            }
+            for (name, v) in fields {
+                if let Some(s) = Some(v)
+                    .filter(|v| v.is_finite())
+                    .and_then(|v| op.format.format(v))
+                {
+                    obj.insert(format!("{name}_as_string"), json!(s));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The median of |centroid - median| over the digest's centroids, weighted by their counts,
+/// in a second digest of the same kind.
+fn median_absolute_deviation(t: &mut TDigest, method: PercentilesMethod) -> f64 {
+    let median = t.quantile(0.5);
+    let State::TDigest(mut deviations) = State::new(method) else {
+        return f64::NAN;
+    };
+    for (mean, count) in t.centroids() {
+        deviations.add_weighted((median - mean).abs(), count as u64);
+    }
+    deviations.quantile(0.5)
+}
+
+/// Tukey's whiskers: the most extreme centroids within 1.5 IQR of the quartiles.
+fn whiskers(t: &mut TDigest, q1: f64, q3: f64) -> (f64, f64) {
+    let iqr = q3 - q1;
+    let (hi, lo) = (q3 + 1.5 * iqr, q1 - 1.5 * iqr);
+    let mut upper = f64::NEG_INFINITY;
+    let mut lower = f64::INFINITY;
+    for (mean, _) in t.centroids() {
+        if mean <= hi {
+            upper = upper.max(mean);
+        }
+        if mean >= lo {
+            lower = lower.min(mean);
+        }
+    }
+    (lower, upper)
 }

@@ -243,6 +243,8 @@ pub(crate) enum Op {
     /// `percentiles` and `percentile_ranks`: computed by re-running the search per bucket
     /// into a TDigest or HDR histogram (`percentiles.rs`), not by tantivy.
     Percentiles(MetricOp),
+    /// `median_absolute_deviation` and `boxplot`: the same per-bucket TDigest.
+    DigestMetric(MetricOp),
     TopHits,
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
@@ -510,6 +512,12 @@ fn plan_node<'r>(
             check_metric_missing(p.missing.as_ref(), &field, false)?;
             let format = metric_format(&field, p.format.as_deref())?;
             Op::Percentiles(MetricOp { field, format })
+        }
+        AggKind::DigestMetric(d) => {
+            let field = resolve_field(ctx, &d.field, ty, Need::Numeric)?;
+            check_metric_missing(d.missing.as_ref(), &field, false)?;
+            let format = metric_format(&field, d.format.as_deref())?;
+            Op::DigestMetric(MetricOp { field, format })
         }
         AggKind::TopHits(_) => Op::TopHits,
         AggKind::SignificantTerms {

@@ -114,7 +114,11 @@ impl Renderer<'_> {
                 Some(r) => Some(r),
                 None if matches!(
                     node.op,
-                    Op::Global | Op::TopHits | Op::TopMetrics | Op::Percentiles(_)
+                    Op::Global
+                        | Op::TopHits
+                        | Op::TopMetrics
+                        | Op::Percentiles(_)
+                        | Op::DigestMetric(_)
                 ) =>
                 {
                     None
@@ -186,6 +190,12 @@ impl Renderer<'_> {
                 };
                 let values = super::percentiles::values(self.exec, req, op, scope)?;
                 render_percentiles(req.keyed, &values, &op.format, obj);
+            }
+            Op::DigestMetric(op) => {
+                let AggKind::DigestMetric(req) = &node.req.kind else {
+                    unreachable!()
+                };
+                super::percentiles::render_digest_metric(self.exec, req, op, scope, obj)?;
             }
             _ => {
                 let Some(AggregationResult::BucketResult(b)) = result else {
@@ -899,6 +909,10 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::String => "srare_terms",
             _ => "lrare_terms",
         },
+        Op::DigestMetric(_) => match &node.req.kind {
+            AggKind::DigestMetric(d) => d.kind.name(),
+            _ => "boxplot",
+        },
         Op::Percentiles(_) => match &node.req.kind {
             AggKind::Percentiles(p) => match (p.ranks, p.method) {
                 (false, PercentilesMethod::TDigest { .. }) => "tdigest_percentiles",
@@ -1148,7 +1162,7 @@ fn num_or_null(v: Option<f64>) -> Value {
 }
 
 /// A double as Elasticsearch writes it: non-finite values as strings.
-fn double(v: f64) -> Value {
+pub(crate) fn double(v: f64) -> Value {
     if v.is_finite() {
         json!(v)
     } else if v.is_nan() {
@@ -1160,7 +1174,12 @@ fn double(v: f64) -> Value {
     }
 }
 
-fn with_string(obj: &mut Map<String, Value>, name: &str, value: Option<f64>, format: &ValueFormat) {
+pub(crate) fn with_string(
+    obj: &mut Map<String, Value>,
+    name: &str,
+    value: Option<f64>,
+    format: &ValueFormat,
+) {
     obj.insert(name.to_string(), num_or_null(value));
     if let Some(s) = value
         .filter(|v| v.is_finite())

@@ -71,6 +71,8 @@ pub(crate) enum AggKind {
     Composite(CompositeReq),
     Metric(MetricReq),
     Percentiles(PercentilesReq),
+    /// `median_absolute_deviation` and `boxplot`, over a TDigest.
+    DigestMetric(DigestMetricReq),
     TopHits(TopHitsReq),
     WeightedAvg(WeightedAvgReq),
     MultiTerms(MultiTermsReq),
@@ -108,6 +110,7 @@ impl AggKind {
             AggKind::Metric(m) => m.kind.name(),
             AggKind::Percentiles(p) if p.ranks => "percentile_ranks",
             AggKind::Percentiles(_) => "percentiles",
+            AggKind::DigestMetric(d) => d.kind.name(),
             AggKind::TopHits(_) => "top_hits",
             AggKind::WeightedAvg(_) => "weighted_avg",
             AggKind::MultiTerms(_) => "multi_terms",
@@ -122,6 +125,7 @@ impl AggKind {
             self,
             AggKind::Metric(_)
                 | AggKind::Percentiles(_)
+                | AggKind::DigestMetric(_)
                 | AggKind::TopHits(_)
                 | AggKind::WeightedAvg(_)
                 | AggKind::TopMetrics(_)
@@ -348,6 +352,84 @@ impl Default for PercentilesMethod {
     }
 }
 
+/// The TDigest-based single metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DigestKind {
+    /// `median_absolute_deviation`: the median of the deviations from the median.
+    Mad,
+    /// `boxplot`: min, max, quartiles and whiskers.
+    Boxplot,
+}
+
+impl DigestKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DigestKind::Mad => "median_absolute_deviation",
+            DigestKind::Boxplot => "boxplot",
+        }
+    }
+}
+
+pub(crate) struct DigestMetricReq {
+    pub kind: DigestKind,
+    pub field: String,
+    pub missing: Option<Value>,
+    pub format: Option<String>,
+    pub method: PercentilesMethod,
+}
+
+/// `median_absolute_deviation` (compression 1000 by default) and `boxplot` (100): `field`,
+/// `missing`, `format`, `compression`, `execution_hint`.
+fn parse_digest_metric(
+    name: &str,
+    kind: DigestKind,
+    o: &Map<String, Value>,
+) -> EsResult<DigestMetricReq> {
+    let ty = kind.name();
+    expect_fields(
+        ty,
+        o,
+        &[
+            "field",
+            "missing",
+            "format",
+            "compression",
+            "execution_hint",
+            "value_type",
+        ],
+    )?;
+    let mut compression = match kind {
+        DigestKind::Mad => 1000.0,
+        DigestKind::Boxplot => crate::digest::DEFAULT_COMPRESSION,
+    };
+    let mut high_accuracy = false;
+    let mut r = DigestMetricReq {
+        kind,
+        field: String::new(),
+        missing: None,
+        format: None,
+        method: PercentilesMethod::default(),
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "missing" => r.missing = Some(v.clone()),
+            "format" => r.format = Some(string(ty, k, v)?),
+            "compression" => compression = tdigest_compression(name, num(ty, k, v)?)?,
+            "execution_hint" => high_accuracy = tdigest_execution_hint(&string(ty, k, v)?)?,
+            "value_type" => {
+                string(ty, k, v)?;
+            }
+            _ => {}
+        }
+    }
+    r.field = required_field(o)?;
+    r.method = PercentilesMethod::TDigest {
+        compression,
+        high_accuracy,
+    };
+    Ok(r)
+}
+
 /// `tdigest: {compression, execution_hint}` (shared with `median_absolute_deviation` and
 /// `boxplot`, where they are top-level keys).
 pub(crate) fn tdigest_compression(name: &str, v: f64) -> EsResult<f64> {
@@ -539,6 +621,10 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "cardinality" => AggKind::Metric(parse_metric(name, ty, obj()?)?),
         "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
         "percentile_ranks" => AggKind::Percentiles(parse_percentile_ranks(name, obj()?)?),
+        "median_absolute_deviation" => {
+            AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Mad, obj()?)?)
+        }
+        "boxplot" => AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Boxplot, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "rare_terms" => parse_rare_terms(name, obj()?)?,
         "significant_terms" => parse_significant_terms(name, obj()?)?,
@@ -556,10 +642,8 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "adjacency_matrix"
         | "auto_date_histogram"
         | "variable_width_histogram"
-        | "median_absolute_deviation"
         | "scripted_metric"
         | "string_stats"
-        | "boxplot"
         | "t_test"
         | "matrix_stats"
         | "rate"

@@ -896,6 +896,110 @@ fn percentile_ranks_under_buckets_empty_and_typed() {
     );
 }
 
+/// Linear interpolation at index p * (n - 1) of the sorted values (ES's exact TDigest phase).
+fn interpolated(values: &[f64], p: f64) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let index = p * (v.len() - 1) as f64;
+    let lo = index.floor() as usize;
+    if lo + 1 >= v.len() {
+        return v[v.len() - 1];
+    }
+    v[lo] + (index - lo as f64) * (v[lo + 1] - v[lo])
+}
+
+#[test]
+fn median_absolute_deviation_and_boxplot() {
+    let all = docs(700);
+    let (a, b) = all.split_at(300);
+    let ix = TestIndex::new(&[a, b], 2);
+    let out = ix
+        .run_with(
+            None,
+            json!({
+                "mad": {"median_absolute_deviation": {"field": "balance"}},
+                "box": {"boxplot": {"field": "balance", "format": "0.0"}},
+                "t": {"terms": {"field": "acctType"},
+                      "aggs": {"m": {"median_absolute_deviation": {"field": "balance", "missing": 0}}}},
+                "none": {"median_absolute_deviation": {"field": "nope"}},
+                "nobox": {"boxplot": {"field": "nope"}},
+            }),
+            true,
+        )
+        .unwrap();
+    let v: Vec<f64> = all.iter().filter_map(|d| d.balance).collect();
+    let median = interpolated(&v, 0.5);
+    let dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
+    assert_close(
+        &out["median_absolute_deviation#mad"]["value"],
+        interpolated(&dev, 0.5),
+        "mad",
+    );
+    let bx = &out["boxplot#box"];
+    let (q1, q3) = (interpolated(&v, 0.25), interpolated(&v, 0.75));
+    assert_close(&bx["q1"], q1, "q1");
+    assert_close(&bx["q2"], median, "q2");
+    assert_close(&bx["q3"], q3, "q3");
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_close(&bx["min"], min, "min");
+    assert_close(&bx["max"], max, "max");
+    let iqr = q3 - q1;
+    let upper = v
+        .iter()
+        .copied()
+        .filter(|x| *x <= q3 + 1.5 * iqr)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let lower = v
+        .iter()
+        .copied()
+        .filter(|x| *x >= q1 - 1.5 * iqr)
+        .fold(f64::INFINITY, f64::min);
+    assert_close(&bx["upper"], upper, "upper");
+    assert_close(&bx["lower"], lower, "lower");
+    assert_eq!(bx["q1_as_string"], json!(format!("{q1:.1}")));
+    for b in out["sterms#t"]["buckets"].as_array().unwrap() {
+        let key = b["key"].as_str().unwrap();
+        let v: Vec<f64> = all
+            .iter()
+            .filter(|d| d.acct_type == key)
+            .map(|d| d.balance.unwrap_or(0.0))
+            .collect();
+        let m = interpolated(&v, 0.5);
+        let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+        assert_close(
+            &b["median_absolute_deviation#m"]["value"],
+            interpolated(&dev, 0.5),
+            key,
+        );
+    }
+    assert_eq!(
+        out["median_absolute_deviation#none"],
+        json!({"value": null})
+    );
+    assert_eq!(out["boxplot#nobox"]["min"], json!("Infinity"));
+    assert_eq!(out["boxplot#nobox"]["q1"], json!("NaN"));
+    let e = ix
+        .run_with(
+            None,
+            json!({"m": {"median_absolute_deviation": {"field": "balance", "compression": -1}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.reason,
+        "[compression] must be greater than or equal to 0. Found [-1.0] in [m]"
+    );
+    let e = ix
+        .run_with(
+            None,
+            json!({"m": {"boxplot": {"field": "acctType"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(e.status, 400);
+}
+
 #[test]
 fn percentile_ranks_errors() {
     let ix = TestIndex::new(&[&docs(10)], 1);
