@@ -215,3 +215,51 @@ def test_parameter_errors(es, pcts, agg, fragment):
     with pytest.raises(BadRequestError) as ei:
         es.search(index=INDEX, size=0, aggs={"p": {"percentiles": {"field": "price", **agg}}})
     assert fragment in str(ei.value.body)
+
+
+def test_median_absolute_deviation(es, pcts):
+    # ES keeps every value below 20 * 1000 (MAD's default compression): exact.
+    got = search(es, INDEX, {
+        "m": {"median_absolute_deviation": {"field": "price", "format": "0.00"}},
+        "t": {"terms": {"field": "group"}, "aggs": {
+            "m": {"median_absolute_deviation": {"field": "price", "missing": 1}}}},
+        "none": {"median_absolute_deviation": {"field": "nope"}},
+    }, typed_keys=True)
+
+    def mad(vals):
+        med = interpolated(vals, 50)
+        return interpolated([abs(v - med) for v in vals], 50)
+
+    m = got["median_absolute_deviation#m"]
+    assert close(m["value"], mad(prices(DOCS)))
+    assert m["value_as_string"] == f"{m['value']:.2f}"
+    for b in got["sterms#t"]["buckets"]:
+        vals = prices(DOCS, lambda d: d["group"] == b["key"], missing=1.0)
+        assert close(b["median_absolute_deviation#m"]["value"], mad(vals))
+    assert got["median_absolute_deviation#none"] == {"value": None}
+
+
+def test_boxplot(es, pcts):
+    got = search(es, INDEX, {"b": {"boxplot": {"field": "price"}},
+                             "q": {"boxplot": {"field": "qty", "compression": 200}}},
+                 query={"term": {"group": "b"}}, typed_keys=True)
+    for name, vals in (("b", prices(DOCS, lambda d: d["group"] == "b")),
+                       ("q", [q for _, d in DOCS if d["group"] == "b" for q in d["qty"]])):
+        box = got["boxplot#" + name]
+        q1, q2, q3 = (interpolated(vals, p) for p in (25, 50, 75))
+        iqr = q3 - q1
+        want = {"min": min(vals), "max": max(vals), "q1": q1, "q2": q2, "q3": q3,
+                "lower": min(v for v in vals if v >= q1 - 1.5 * iqr),
+                "upper": max(v for v in vals if v <= q3 + 1.5 * iqr)}
+        assert set(box) == set(want)
+        for k, v in want.items():
+            assert close(box[k], v), (name, k)
+
+
+def test_digest_metric_errors(es, pcts):
+    for agg in ({"median_absolute_deviation": {"field": "price", "compression": -1}},
+                {"boxplot": {"field": "group"}},
+                {"boxplot": {"field": "price", "execution_hint": "nope"}},
+                {"median_absolute_deviation": {"field": "price", "bogus": 1}}):
+        with pytest.raises(BadRequestError):
+            es.search(index=INDEX, size=0, aggs={"x": agg})
