@@ -151,6 +151,11 @@ pub(crate) fn collect(
     method: PercentilesMethod,
     scope: &Scope,
 ) -> EsResult<State> {
+    if scope.unconstrained {
+        return Err(EsError::illegal_argument(
+            "percentiles, percentile_ranks, median_absolute_deviation and boxplot under a [composite] aggregation are not supported by Lode",
+        ));
+    }
     let missing = metric_missing(missing, field).and_then(|m| m.as_f64());
     let mut state = State::new(method);
     for pt in &exec.targets {

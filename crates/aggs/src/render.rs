@@ -45,6 +45,9 @@ pub(crate) struct Scope {
     pub constraints: Vec<Constraint>,
     /// Inside a `global` aggregation: the search query does not apply.
     pub global: bool,
+    /// Inside a bucket the constraints cannot describe (`composite`): aggregations that
+    /// re-query their bucket refuse to run there.
+    pub unconstrained: bool,
 }
 
 impl Scope {
@@ -155,6 +158,7 @@ impl Renderer<'_> {
                 let scope = Scope {
                     constraints: Vec::new(),
                     global: true,
+                    unconstrained: false,
                 };
                 let subs = self.render_level(&node.subs, &results, &scope, false)?;
                 obj.extend(subs);
@@ -376,6 +380,10 @@ impl Renderer<'_> {
                 self.count_buckets(buckets.len())?;
                 let mut list = Vec::with_capacity(buckets.len());
                 let mut last_key = None;
+                let scope = &Scope {
+                    unconstrained: true,
+                    ..scope.clone()
+                };
                 for b in buckets {
                     let mut key = Map::new();
                     for ((s, format), field) in c.sources.iter().zip(&op.formats).zip(&op.fields) {

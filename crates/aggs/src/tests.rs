@@ -1039,6 +1039,11 @@ fn percentile_ranks_errors() {
     let e = err(json!({"r": {"percentiles": {"field": "balance",
                                      "tdigest": {"execution_hint": "fast"}}}}));
     assert_eq!(e.status, 400);
+    let e = err(
+        json!({"c": {"composite": {"sources": [{"t": {"terms": {"field": "acctType"}}}]},
+                             "aggs": {"p": {"percentiles": {"field": "balance"}}}}}),
+    );
+    assert_eq!(e.status, 400);
     let e = err(json!({"r": {"percentile_ranks": {"field": "acctType", "values": [1]}}}));
     assert_eq!(e.status, 400);
     let e = err(json!({"r": {"percentile_ranks": {"values": [1]}}}));
