@@ -145,6 +145,7 @@ fn metric_bytes(n: &PlanNode) -> f64 {
     match &n.req.kind {
         AggKind::Metric(m) if m.kind == MetricKind::Cardinality => CARDINALITY_BYTES,
         AggKind::Percentiles(_) | AggKind::DigestMetric(_) => PERCENTILES_BYTES,
+        AggKind::StringStats { .. } => PERCENTILES_BYTES,
         _ => 0.0,
     }
 }

@@ -1,4 +1,5 @@
-//! `percentiles` and `percentile_ranks` (and the other TDigest-based metrics): tantivy's
+//! `percentiles` and `percentile_ranks` (and the other TDigest-based metrics, and
+//! `string_stats`): tantivy's
 //! percentiles are a DDSketch it keeps private, so the values of each bucket are read by
 //! re-running the search restricted to the bucket (as `top_hits` does, see
 //! `top_hits::bucket_query`), each matching document's values (or `missing`) added into the
@@ -297,4 +298,178 @@ fn whiskers(t: &mut TDigest, q1: f64, q3: f64) -> (f64, f64) {
         }
     }
     (lower, upper)
+}
+
+/// Counts each distinct keyword of the bucket (a segment's ordinals, resolved once).
+struct StringsCollector<'a> {
+    field: &'a str,
+    missing: Option<&'a str>,
+}
+
+struct SegmentStrings {
+    column: Option<tantivy::columnar::StrColumn>,
+    ords: std::collections::HashMap<u64, u64>,
+    missing: u64,
+    with_missing: bool,
+}
+
+impl Collector for StringsCollector<'_> {
+    type Fruit = std::collections::HashMap<String, u64>;
+    type Child = SegmentStrings;
+
+    fn for_segment(
+        &self,
+        _segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<SegmentStrings> {
+        Ok(SegmentStrings {
+            column: reader.fast_fields().str(self.field)?,
+            ords: Default::default(),
+            missing: 0,
+            with_missing: self.missing.is_some(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(
+        &self,
+        fruits: Vec<std::collections::HashMap<String, u64>>,
+    ) -> tantivy::Result<std::collections::HashMap<String, u64>> {
+        let mut out = std::collections::HashMap::new();
+        for f in fruits {
+            for (k, n) in f {
+                *out.entry(k).or_insert(0) += n;
+            }
+        }
+        if let Some(m) = self.missing {
+            // Documents without a value were counted under the empty key marker.
+            if let Some(n) = out.remove(MISSING_MARKER) {
+                *out.entry(m.to_string()).or_insert(0) += n;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Stands for "no value" between a segment and the merge (not a valid UTF-8 keyword).
+const MISSING_MARKER: &str = "\u{0}\u{0}missing";
+
+impl SegmentCollector for SegmentStrings {
+    type Fruit = std::collections::HashMap<String, u64>;
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        let mut any = false;
+        if let Some(c) = &self.column {
+            for ord in c.term_ords(doc) {
+                any = true;
+                *self.ords.entry(ord).or_insert(0) += 1;
+            }
+        }
+        if !any && self.with_missing {
+            self.missing += 1;
+        }
+    }
+
+    fn harvest(self) -> std::collections::HashMap<String, u64> {
+        let mut out = std::collections::HashMap::new();
+        if let Some(c) = &self.column {
+            let mut s = String::new();
+            for (ord, n) in self.ords {
+                s.clear();
+                if c.ord_to_str(ord, &mut s).is_ok() {
+                    *out.entry(s.clone()).or_insert(0) += n;
+                }
+            }
+        }
+        if self.missing > 0 {
+            out.insert(MISSING_MARKER.to_string(), self.missing);
+        }
+        out
+    }
+}
+
+/// `string_stats` as ES's `InternalStringStats`: `count` (values), `min_length`,
+/// `max_length`, `avg_length` (lengths in UTF-16 units, as Java's `String.length`), and the
+/// Shannon `entropy` (base 2) of the characters of all values, with their `distribution`
+/// (probabilities, most frequent first) under `show_distribution`.
+pub(crate) fn render_string_stats(
+    exec: &Exec,
+    field: &FieldRef,
+    missing: Option<&str>,
+    show_distribution: bool,
+    scope: &Scope,
+    obj: &mut Map<String, Value>,
+) -> EsResult<()> {
+    if scope.unconstrained {
+        return Err(EsError::illegal_argument(
+            "[string_stats] under a [composite] aggregation is not supported by Lode",
+        ));
+    }
+    let mut values: std::collections::HashMap<String, u64> = Default::default();
+    for pt in &exec.targets {
+        let query = bucket_query(pt, scope)?;
+        let collector = StringsCollector {
+            field: &field.name,
+            missing,
+        };
+        for shard in pt.target.shards {
+            let found = shard
+                .searcher
+                .search(&*query, &collector)
+                .map_err(|e| EsError::internal(format!("string_stats failure: {e}")))?;
+            for (k, n) in found {
+                *values.entry(k).or_insert(0) += n;
+            }
+        }
+    }
+    let mut count = 0u64;
+    let (mut min_len, mut max_len, mut total_len) = (u64::MAX, 0u64, 0u64);
+    let mut chars: std::collections::HashMap<char, u64> = Default::default();
+    for (s, n) in &values {
+        let len = s.encode_utf16().count() as u64;
+        count += n;
+        min_len = min_len.min(len);
+        max_len = max_len.max(len);
+        total_len += len * n;
+        for c in s.chars() {
+            *chars.entry(c).or_insert(0) += n;
+        }
+    }
+    obj.insert("count".into(), json!(count));
+    if count == 0 {
+        for k in ["min_length", "max_length", "avg_length"] {
+            obj.insert(k.into(), Value::Null);
+        }
+        obj.insert("entropy".into(), json!(0.0));
+        if show_distribution {
+            obj.insert("distribution".into(), Value::Null);
+        }
+        return Ok(());
+    }
+    let total_chars: u64 = chars.values().sum();
+    let mut dist: Vec<(char, f64)> = chars
+        .into_iter()
+        .map(|(c, n)| (c, n as f64 / total_chars as f64))
+        .collect();
+    dist.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let entropy = -dist
+        .iter()
+        .filter(|(_, p)| *p > 0.0)
+        .map(|(_, p)| p * p.log2())
+        .sum::<f64>();
+    obj.insert("min_length".into(), json!(min_len));
+    obj.insert("max_length".into(), json!(max_len));
+    obj.insert("avg_length".into(), json!(total_len as f64 / count as f64));
+    obj.insert("entropy".into(), double(entropy));
+    if show_distribution {
+        let mut m = Map::new();
+        for (c, p) in dist {
+            m.insert(c.to_string(), json!(p));
+        }
+        obj.insert("distribution".into(), Value::Object(m));
+    }
+    Ok(())
 }

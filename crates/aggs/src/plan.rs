@@ -245,6 +245,8 @@ pub(crate) enum Op {
     Percentiles(MetricOp),
     /// `median_absolute_deviation` and `boxplot`: the same per-bucket TDigest.
     DigestMetric(MetricOp),
+    /// `string_stats` on a keyword field, read per bucket as `percentiles` (`percentiles.rs`).
+    StringStats(FieldRef),
     TopHits,
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
@@ -512,6 +514,20 @@ fn plan_node<'r>(
             check_metric_missing(p.missing.as_ref(), &field, false)?;
             let format = metric_format(&field, p.format.as_deref())?;
             Op::Percentiles(MetricOp { field, format })
+        }
+        AggKind::StringStats { field, .. } => {
+            let f = resolve_field(ctx, field, ty, Need::Any)?;
+            if f.def.is_some() && f.storage() != Some(Storage::Keyword) {
+                let t = ctx
+                    .mapping
+                    .field(field)
+                    .map(|d| d.ty.name())
+                    .unwrap_or("unknown");
+                return Err(EsError::illegal_argument(format!(
+                    "Field [{field}] of type [{t}] is not supported for aggregation [string_stats]"
+                )));
+            }
+            Op::StringStats(f)
         }
         AggKind::DigestMetric(d) => {
             let field = resolve_field(ctx, &d.field, ty, Need::Numeric)?;

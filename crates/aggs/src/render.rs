@@ -122,6 +122,7 @@ impl Renderer<'_> {
                         | Op::TopMetrics
                         | Op::Percentiles(_)
                         | Op::DigestMetric(_)
+                        | Op::StringStats(_)
                 ) =>
                 {
                     None
@@ -194,6 +195,24 @@ impl Renderer<'_> {
                 };
                 let values = super::percentiles::values(self.exec, req, op, scope)?;
                 render_percentiles(req.keyed, &values, &op.format, obj);
+            }
+            Op::StringStats(field) => {
+                let AggKind::StringStats {
+                    missing,
+                    show_distribution,
+                    ..
+                } = &node.req.kind
+                else {
+                    unreachable!()
+                };
+                super::percentiles::render_string_stats(
+                    self.exec,
+                    field,
+                    missing.as_deref(),
+                    *show_distribution,
+                    scope,
+                    obj,
+                )?;
             }
             Op::DigestMetric(op) => {
                 let AggKind::DigestMetric(req) = &node.req.kind else {
@@ -917,6 +936,7 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::String => "srare_terms",
             _ => "lrare_terms",
         },
+        Op::StringStats(_) => "string_stats",
         Op::DigestMetric(_) => match &node.req.kind {
             AggKind::DigestMetric(d) => d.kind.name(),
             _ => "boxplot",

@@ -73,6 +73,12 @@ pub(crate) enum AggKind {
     Percentiles(PercentilesReq),
     /// `median_absolute_deviation` and `boxplot`, over a TDigest.
     DigestMetric(DigestMetricReq),
+    /// `string_stats` over a keyword field.
+    StringStats {
+        field: String,
+        missing: Option<String>,
+        show_distribution: bool,
+    },
     TopHits(TopHitsReq),
     WeightedAvg(WeightedAvgReq),
     MultiTerms(MultiTermsReq),
@@ -111,6 +117,7 @@ impl AggKind {
             AggKind::Percentiles(p) if p.ranks => "percentile_ranks",
             AggKind::Percentiles(_) => "percentiles",
             AggKind::DigestMetric(d) => d.kind.name(),
+            AggKind::StringStats { .. } => "string_stats",
             AggKind::TopHits(_) => "top_hits",
             AggKind::WeightedAvg(_) => "weighted_avg",
             AggKind::MultiTerms(_) => "multi_terms",
@@ -126,6 +133,7 @@ impl AggKind {
             AggKind::Metric(_)
                 | AggKind::Percentiles(_)
                 | AggKind::DigestMetric(_)
+                | AggKind::StringStats { .. }
                 | AggKind::TopHits(_)
                 | AggKind::WeightedAvg(_)
                 | AggKind::TopMetrics(_)
@@ -624,6 +632,43 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "median_absolute_deviation" => {
             AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Mad, obj()?)?)
         }
+        "string_stats" => {
+            let o = obj()?;
+            expect_fields(
+                ty,
+                o,
+                &["field", "missing", "show_distribution", "value_type"],
+            )?;
+            let mut missing = None;
+            let mut show_distribution = false;
+            for (k, v) in o {
+                match k.as_str() {
+                    "missing" => {
+                        missing = Some(match v {
+                            Value::String(s) => s.clone(),
+                            Value::Number(n) => n.to_string(),
+                            Value::Bool(b) => b.to_string(),
+                            other => {
+                                return Err(EsError::x_content_parse(format!(
+                                    "[{ty}] missing doesn't support values of type: {}",
+                                    token_name(other)
+                                )))
+                            }
+                        })
+                    }
+                    "show_distribution" => show_distribution = boolean(ty, k, v)?,
+                    "value_type" => {
+                        string(ty, k, v)?;
+                    }
+                    _ => {}
+                }
+            }
+            AggKind::StringStats {
+                field: required_field(o)?,
+                missing,
+                show_distribution,
+            }
+        }
         "boxplot" => AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Boxplot, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "rare_terms" => parse_rare_terms(name, obj()?)?,
@@ -643,7 +688,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "auto_date_histogram"
         | "variable_width_histogram"
         | "scripted_metric"
-        | "string_stats"
         | "t_test"
         | "matrix_stats"
         | "rate"

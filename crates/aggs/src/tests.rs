@@ -1001,6 +1001,64 @@ fn median_absolute_deviation_and_boxplot() {
 }
 
 #[test]
+fn string_stats_counts_lengths_and_entropy() {
+    let all = docs(200);
+    let ix = TestIndex::new(&[&all[..90], &all[90..]], 2);
+    let out = ix.run(json!({
+        "s": {"string_stats": {"field": "acctType", "show_distribution": true}},
+        "e": {"filter": {"term": {"acctType": "nope"}},
+              "aggs": {"s": {"string_stats": {"field": "acctType"}}}},
+    }));
+    let vals: Vec<&str> = all.iter().map(|d| d.acct_type).collect();
+    let s = &out["s"];
+    assert_eq!(s["count"], json!(vals.len()));
+    assert_eq!(
+        s["min_length"],
+        json!(vals.iter().map(|v| v.encode_utf16().count()).min().unwrap())
+    );
+    assert_eq!(
+        s["max_length"],
+        json!(vals.iter().map(|v| v.encode_utf16().count()).max().unwrap())
+    );
+    let total: usize = vals.iter().map(|v| v.encode_utf16().count()).sum();
+    assert_close(&s["avg_length"], total as f64 / vals.len() as f64, "avg");
+    let mut counts: BTreeMap<char, usize> = BTreeMap::new();
+    for v in &vals {
+        for c in v.chars() {
+            *counts.entry(c).or_default() += 1;
+        }
+    }
+    let entropy: f64 = -counts
+        .values()
+        .map(|&n| n as f64 / total as f64)
+        .map(|p| p * p.log2())
+        .sum::<f64>();
+    assert_close(&s["entropy"], entropy, "entropy");
+    for (c, n) in &counts {
+        assert_close(
+            &s["distribution"][c.to_string()],
+            *n as f64 / total as f64,
+            "p",
+        );
+    }
+    assert_eq!(
+        out["e"]["s"],
+        json!({"count": 0, "min_length": null, "max_length": null, "avg_length": null, "entropy": 0.0})
+    );
+    let e = ix
+        .run_with(
+            None,
+            json!({"s": {"string_stats": {"field": "balance"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.reason,
+        "Field [balance] of type [double] is not supported for aggregation [string_stats]"
+    );
+}
+
+#[test]
 fn percentile_ranks_errors() {
     let ix = TestIndex::new(&[&docs(10)], 1);
     let err = |aggs: Value| ix.run_with(None, aggs, false).unwrap_err();
