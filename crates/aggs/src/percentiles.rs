@@ -311,6 +311,7 @@ struct SegmentStrings {
     ords: std::collections::HashMap<u64, u64>,
     missing: u64,
     with_missing: bool,
+    scratch: Vec<u64>,
 }
 
 impl Collector for StringsCollector<'_> {
@@ -327,6 +328,7 @@ impl Collector for StringsCollector<'_> {
             ords: Default::default(),
             missing: 0,
             with_missing: self.missing.is_some(),
+            scratch: Vec::new(),
         })
     }
 
@@ -363,8 +365,13 @@ impl SegmentCollector for SegmentStrings {
     fn collect(&mut self, doc: DocId, _score: Score) {
         let mut any = false;
         if let Some(c) = &self.column {
-            for ord in c.term_ords(doc) {
-                any = true;
+            // Each distinct value of a document counts once, as ES's sorted-set doc values.
+            self.scratch.clear();
+            self.scratch.extend(c.term_ords(doc));
+            self.scratch.sort_unstable();
+            self.scratch.dedup();
+            any = !self.scratch.is_empty();
+            for &ord in &self.scratch {
                 *self.ords.entry(ord).or_insert(0) += 1;
             }
         }
