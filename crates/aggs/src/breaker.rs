@@ -136,6 +136,8 @@ fn node_buckets(n: &PlanNode, shard: &ShardSearcher) -> Option<f64> {
             Some(if d.min_doc_count == 0 { b } else { b.min(n) })
         }
         (AggKind::Composite(c), _) => Some(c.size as f64),
+        // At most `buckets` times the largest inner interval (100 years) before merging.
+        (AggKind::AutoDateHistogram(a), _) => Some(a.buckets as f64 * 100.0),
         _ => None,
     }
 }

@@ -26,6 +26,7 @@
 // `EsError` is the workspace-wide error type; its size is a deliberate trade-off.
 #![allow(clippy::result_large_err)]
 
+mod auto_date;
 mod breaker;
 mod digest;
 mod dsl;
@@ -101,6 +102,7 @@ pub fn run_aggs_multi(
         return Ok(Value::Object(Default::default()));
     }
     check_sizes(&req.aggs, req.max_buckets)?;
+    auto_date::prepare(&req.aggs, targets)?;
     let planned = targets
         .iter()
         .map(|t| {

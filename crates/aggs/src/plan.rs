@@ -342,6 +342,22 @@ fn plan_node<'r>(
             Op::Histogram { format }
         }
         AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources)?),
+        AggKind::AutoDateHistogram(a) => {
+            let chosen = a.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let Some(choice) = chosen else {
+                return Err(EsError::illegal_argument(
+                    "[auto_date_histogram] under another bucket aggregation is not supported by Lode (only at the top level)",
+                ));
+            };
+            let mut op = plan_date_histogram(&a.hist, ctx, sources)?;
+            sources.push(SourceSpec::Dates {
+                field: op.field.name.clone(),
+                rounding: choice.rounding.clone(),
+            });
+            op.source = Some(sources.len() - 1);
+            op.rounding = DateRounding::Indexed(choice.rounding);
+            Op::DateHistogram(op)
+        }
         AggKind::Range(r) => Op::Range(plan_range(r, ty, ctx, sources)?),
         AggKind::Filter(q) => {
             sources.push(SourceSpec::Filters {
@@ -1279,7 +1295,10 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("histogram", body)
         }
-        (AggKind::DateHistogram(d), Op::DateHistogram(op)) => {
+        (kind, Op::DateHistogram(op)) => {
+            let d = kind
+                .as_date_histogram()
+                .expect("date histogram ops come from date histograms");
             let to_f = |b: Option<(Option<i64>, Option<i64>)>| {
                 b.map(|(a, c)| (a.map(|x| x as f64), c.map(|x| x as f64)))
             };

@@ -309,11 +309,10 @@ impl Renderer<'_> {
                 }
                 self.finish_histogram(&h.order, out, h.keyed, obj)
             }
-            (
-                AggKind::DateHistogram(d),
-                Op::DateHistogram(op),
-                BucketResult::Histogram { buckets },
-            ) => {
+            (kind, Op::DateHistogram(op), BucketResult::Histogram { buckets }) => {
+                let d = kind
+                    .as_date_histogram()
+                    .expect("date histogram ops come from date histograms");
                 let entries = entries_vec(buckets);
                 let mut out: Vec<RenderedBucket> = Vec::with_capacity(entries.len());
                 for b in entries {
@@ -345,7 +344,14 @@ impl Renderer<'_> {
                     out.push(rendered);
                 }
                 out.dedup_by(|later, earlier| later.key == earlier.key && later.doc_count == 0);
-                self.finish_histogram(&d.order, out, d.keyed, obj)
+                self.finish_histogram(&d.order, out, d.keyed, obj)?;
+                if let AggKind::AutoDateHistogram(a) = kind {
+                    let chosen = a.chosen.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(c) = chosen.as_ref() {
+                        obj.insert("interval".into(), json!(c.interval));
+                    }
+                }
+                Ok(())
             }
             (AggKind::Range(r), Op::Range(op), BucketResult::Range { buckets }) => {
                 let entries: Vec<_> = buckets.iter().collect();

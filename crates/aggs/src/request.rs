@@ -73,6 +73,8 @@ pub(crate) enum AggKind {
     Percentiles(PercentilesReq),
     /// `median_absolute_deviation` and `boxplot`, over a TDigest.
     DigestMetric(DigestMetricReq),
+    /// `auto_date_histogram`: a `date_histogram` whose interval is chosen from the data.
+    AutoDateHistogram(Box<AutoDateHistogramReq>),
     /// `string_stats` over a keyword field.
     StringStats {
         field: String,
@@ -118,6 +120,7 @@ impl AggKind {
             AggKind::Percentiles(_) => "percentiles",
             AggKind::DigestMetric(d) => d.kind.name(),
             AggKind::StringStats { .. } => "string_stats",
+            AggKind::AutoDateHistogram(_) => "auto_date_histogram",
             AggKind::TopHits(_) => "top_hits",
             AggKind::WeightedAvg(_) => "weighted_avg",
             AggKind::MultiTerms(_) => "multi_terms",
@@ -207,6 +210,90 @@ pub(crate) struct DateHistogramReq {
     pub hard_bounds: Option<(Option<Value>, Option<Value>)>,
     pub keyed: bool,
     pub order: Vec<BucketOrder>,
+}
+
+/// `auto_date_histogram`: `hist` holds the field, `time_zone`, `format` (and a key order, no
+/// bounds); the interval is chosen before planning (`auto_date.rs`) into `chosen`.
+pub(crate) struct AutoDateHistogramReq {
+    pub hist: DateHistogramReq,
+    pub buckets: usize,
+    /// The first rung of ES's rounding ladder allowed (`minimum_interval`).
+    pub minimum_interval: usize,
+    pub chosen: std::sync::Mutex<Option<crate::auto_date::Choice>>,
+}
+
+impl AggKind {
+    /// The `date_histogram` request behind a `date_histogram` or `auto_date_histogram`.
+    pub fn as_date_histogram(&self) -> Option<&DateHistogramReq> {
+        match self {
+            AggKind::DateHistogram(d) => Some(d),
+            AggKind::AutoDateHistogram(a) => Some(&a.hist),
+            _ => None,
+        }
+    }
+}
+
+fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<AutoDateHistogramReq> {
+    const TY: &str = "auto_date_histogram";
+    expect_fields(
+        TY,
+        o,
+        &[
+            "field",
+            "buckets",
+            "minimum_interval",
+            "time_zone",
+            "format",
+        ],
+    )?;
+    let mut r = AutoDateHistogramReq {
+        hist: DateHistogramReq {
+            field: required_field(o)?,
+            interval: DateInterval::Fixed(1000),
+            time_zone: Tz::utc(),
+            offset: 0,
+            format: None,
+            min_doc_count: 0,
+            extended_bounds: None,
+            hard_bounds: None,
+            keyed: false,
+            order: vec![BucketOrder {
+                key: OrderKey::Key,
+                asc: true,
+            }],
+        },
+        buckets: 10,
+        minimum_interval: 0,
+        chosen: std::sync::Mutex::new(None),
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "buckets" => {
+                let n = int(TY, k, v)?;
+                if n <= 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[buckets] must be greater than 0 in [{name}]"
+                    )));
+                }
+                r.buckets = n as usize;
+            }
+            "minimum_interval" => {
+                let s = string(TY, k, v)?;
+                r.minimum_interval = crate::auto_date::LADDER
+                    .iter()
+                    .position(|rung| rung.name == s)
+                    .ok_or_else(|| {
+                        EsError::illegal_argument(
+                            "minimum_interval must be one of [second, minute, hour, day, month, year]",
+                        )
+                    })?;
+            }
+            "time_zone" => r.hist.time_zone = parse_time_zone(v)?,
+            "format" => r.hist.format = Some(string(TY, k, v)?),
+            _ => {}
+        }
+    }
+    Ok(r)
 }
 
 pub(crate) struct RangeSpec {
@@ -632,6 +719,9 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "median_absolute_deviation" => {
             AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Mad, obj()?)?)
         }
+        "auto_date_histogram" => {
+            AggKind::AutoDateHistogram(Box::new(parse_auto_date_histogram(name, obj()?)?))
+        }
         "string_stats" => {
             let o = obj()?;
             expect_fields(
@@ -685,7 +775,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "geo_bounds"
         | "geo_centroid"
         | "adjacency_matrix"
-        | "auto_date_histogram"
         | "variable_width_histogram"
         | "scripted_metric"
         | "t_test"
