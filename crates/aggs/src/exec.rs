@@ -190,7 +190,7 @@ impl<'a> Exec<'a> {
                     shard,
                     &mut self.reserved.lock().unwrap_or_else(|p| p.into_inner()),
                 )?;
-                let registry = self.registry_for(&t.plan, shard)?;
+                let registry = self.registry_for(&t.plan, shard, query)?;
                 let params = AggContextParams::new(limits(), TokenizerManager::default())
                     .with_value_sources(Arc::new(registry));
                 let mut res = collect_shard(select(&t.plan, nodes), shard, query, &reqs, params)
@@ -217,10 +217,36 @@ impl<'a> Exec<'a> {
             .map_err(|e| self.error(e))
     }
 
-    fn registry_for(&self, plan: &Plan, shard: &ShardSearcher) -> EsResult<ValueSourceRegistry> {
+    fn registry_for(
+        &self,
+        plan: &Plan,
+        shard: &ShardSearcher,
+        query: &dyn Query,
+    ) -> EsResult<ValueSourceRegistry> {
         let mut registry = ValueSourceRegistry::default();
         for (i, spec) in plan.sources.iter().enumerate() {
             let provider: Arc<dyn ValueSourceProvider> = match spec {
+                SourceSpec::Sample { shard_size } => {
+                    // The shard's best-scoring matches, as ES's `BestDocsDeferringCollector`.
+                    let top = shard
+                        .searcher
+                        .search(
+                            query,
+                            &tantivy::collector::TopDocs::with_limit(*shard_size).order_by_score(),
+                        )
+                        .map_err(|e| self.error(e))?;
+                    let mut sets: HashMap<tantivy::index::SegmentId, tantivy::BitSet> =
+                        HashMap::new();
+                    for (_, addr) in top {
+                        let reader = shard.searcher.segment_reader(addr.segment_ord);
+                        sets.entry(reader.segment_id())
+                            .or_insert_with(|| {
+                                tantivy::BitSet::with_max_value(reader.max_doc().max(1))
+                            })
+                            .insert(addr.doc_id);
+                    }
+                    Arc::new(super::sources::SampleProvider { sets })
+                }
                 SourceSpec::Filters { queries, other } => {
                     let scoring = EnableScoring::disabled_from_searcher(&shard.searcher);
                     let weights = queries

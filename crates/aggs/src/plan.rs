@@ -133,6 +133,8 @@ pub(crate) enum SourceSpec {
         queries: Vec<Box<dyn Query>>,
         other: bool,
     },
+    /// `sampler`: bucket 1 holds each shard's `shard_size` best-scoring matches.
+    Sample { shard_size: usize },
     Ranges {
         field: String,
         column: super::sources::NumericColumn,
@@ -359,6 +361,23 @@ fn plan_node<'r>(
             Op::DateHistogram(op)
         }
         AggKind::Range(r) => Op::Range(plan_range(r, ty, ctx, sources)?),
+        AggKind::Sampler { shard_size } => {
+            if let Some(parent) = parent {
+                return Err(EsError::illegal_argument(format!(
+                    "[sampler] under a [{parent}] aggregation is not supported by Lode (only at the top level)"
+                )));
+            }
+            sources.push(SourceSpec::Sample {
+                shard_size: *shard_size,
+            });
+            Op::Filters(FiltersOp {
+                source: sources.len() - 1,
+                names: vec![node.name.clone()],
+                other: None,
+                ip_bounds: None,
+                style: FiltersStyle::Single,
+            })
+        }
         AggKind::Filter(q) => {
             sources.push(SourceSpec::Filters {
                 queries: vec![build_dsl(q, ctx)?],

@@ -75,6 +75,10 @@ pub(crate) enum AggKind {
     DigestMetric(DigestMetricReq),
     /// `auto_date_histogram`: a `date_histogram` whose interval is chosen from the data.
     AutoDateHistogram(Box<AutoDateHistogramReq>),
+    /// `sampler`: the `shard_size` best-scoring documents of each shard.
+    Sampler {
+        shard_size: usize,
+    },
     /// `string_stats` over a keyword field.
     StringStats {
         field: String,
@@ -121,6 +125,7 @@ impl AggKind {
             AggKind::DigestMetric(d) => d.kind.name(),
             AggKind::StringStats { .. } => "string_stats",
             AggKind::AutoDateHistogram(_) => "auto_date_histogram",
+            AggKind::Sampler { .. } => "sampler",
             AggKind::TopHits(_) => "top_hits",
             AggKind::WeightedAvg(_) => "weighted_avg",
             AggKind::MultiTerms(_) => "multi_terms",
@@ -719,6 +724,23 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "median_absolute_deviation" => {
             AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Mad, obj()?)?)
         }
+        "sampler" => {
+            let o = obj()?;
+            expect_fields(ty, o, &["shard_size"])?;
+            let shard_size = match o.get("shard_size") {
+                Some(v) => {
+                    let n = int32(ty, "shard_size", v)?;
+                    if n <= 0 {
+                        return Err(EsError::illegal_argument(format!(
+                            "[shardSize] must be greater than 0. Found [{n}] in [{name}]"
+                        )));
+                    }
+                    n as usize
+                }
+                None => 100,
+            };
+            AggKind::Sampler { shard_size }
+        }
         "auto_date_histogram" => {
             AggKind::AutoDateHistogram(Box::new(parse_auto_date_histogram(name, obj()?)?))
         }
@@ -767,7 +789,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
         "significant_text"
-        | "sampler"
         | "diversified_sampler"
         | "geo_distance"
         | "geohash_grid"

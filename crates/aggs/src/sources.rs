@@ -104,6 +104,32 @@ impl ValueSource for FilterSource {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Sampler
+
+/// `sampler`: bucket 1 = the shard's sampled documents, per segment (by id).
+pub(crate) struct SampleProvider {
+    pub sets: std::collections::HashMap<tantivy::index::SegmentId, BitSet>,
+}
+
+impl ValueSourceProvider for SampleProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        let set = self
+            .sets
+            .get(&reader.segment_id())
+            .cloned()
+            .unwrap_or_else(|| BitSet::with_max_value(reader.max_doc().max(1)));
+        Ok(Some(Box::new(FilterSource {
+            sets: Arc::new(vec![set]),
+            other: false,
+        })))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Ranges
 
 /// How a field's values are read for ranges.

@@ -1059,6 +1059,43 @@ fn string_stats_counts_lengths_and_entropy() {
 }
 
 #[test]
+fn sampler_keeps_the_best_scoring_documents_per_shard() {
+    let all = docs(300);
+    let (a, b) = all.split_at(120);
+    let ix = TestIndex::new(&[a, b], 2);
+    // A constant-score query: every document scores the same, so each shard keeps
+    // `shard_size` of its matches.
+    let out = ix
+        .run_with(
+            Some(json!({"match_all": {}})),
+            json!({"s": {"sampler": {"shard_size": 50},
+                         "aggs": {"c": {"value_count": {"field": "status"}}}},
+                   "big": {"sampler": {}}}),
+            true,
+        )
+        .unwrap();
+    assert_eq!(out["sampler#s"]["doc_count"], json!(100));
+    assert_eq!(out["sampler#s"]["value_count#c"]["value"], json!(100));
+    assert_eq!(out["sampler#big"]["doc_count"], json!(100 + 100));
+    let e = ix
+        .run_with(
+            None,
+            json!({"t": {"terms": {"field": "acctType"},
+                                     "aggs": {"s": {"sampler": {}}}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(e.status, 400);
+    let e = ix
+        .run_with(None, json!({"s": {"sampler": {"shard_size": 0}}}), false)
+        .unwrap_err();
+    assert_eq!(
+        e.reason,
+        "[shardSize] must be greater than 0. Found [0] in [s]"
+    );
+}
+
+#[test]
 fn percentile_ranks_errors() {
     let ix = TestIndex::new(&[&docs(10)], 1);
     let err = |aggs: Value| ix.run_with(None, aggs, false).unwrap_err();
