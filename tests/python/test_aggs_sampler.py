@@ -58,3 +58,42 @@ def test_default_shard_size_and_errors(es, sampled):
                  {"t": {"terms": {"field": "tag"}, "aggs": {"s": {"sampler": {}}}}}):
         with pytest.raises(BadRequestError):
             es.search(index=INDEX, size=0, aggs=aggs)
+
+
+DIVERSE = "diversified"
+
+
+def _diverse_docs():
+    docs = [{"tag": "a", "g": f"a{i}"} for i in range(10)]
+    docs += [{"tag": "b", "g": "xy"[i % 2]} for i in range(20)]
+    docs += [{"tag": "c", "g": f"c{i % 7}"} for i in range(50)]
+    rnd = random.Random(5)
+    rnd.shuffle(docs)
+    return [(str(i), d) for i, d in enumerate(docs)]
+
+
+@pytest.fixture(scope="module")
+def diverse(es):
+    body = {"settings": {"number_of_shards": 1}, "mappings": {"properties": {
+        "tag": {"type": "keyword"}, "g": {"type": "keyword"}}}}
+    return make_index(es, DIVERSE, body, _diverse_docs())
+
+
+def test_diversified_sampler(es, diverse):
+    # In score order: the ten `a` documents (distinct `g`), then one `b` per `g` value.
+    r = es.search(index=DIVERSE, size=0, query=QUERY, typed_keys=True, aggs={
+        "s": {"diversified_sampler": {"field": "g", "shard_size": 12},
+              "aggs": {"t": {"terms": {"field": "tag"}}}},
+        "two": {"diversified_sampler": {"field": "g", "shard_size": 14, "max_docs_per_value": 2},
+                "aggs": {"t": {"terms": {"field": "tag"}}}},
+    }).body["aggregations"]
+    s = r["diversified_sampler#s"]
+    assert s["doc_count"] == 12
+    assert {b["key"]: b["doc_count"] for b in s["sterms#t"]["buckets"]} == {"a": 10, "b": 2}
+    two = r["diversified_sampler#two"]
+    assert two["doc_count"] == 14
+    assert {b["key"]: b["doc_count"] for b in two["sterms#t"]["buckets"]} == {"a": 10, "b": 4}
+    for agg in ({"shard_size": 5}, {"field": "g", "max_docs_per_value": 0},
+                {"field": "g", "execution_hint": "nope"}):
+        with pytest.raises(BadRequestError):
+            es.search(index=DIVERSE, size=0, aggs={"s": {"diversified_sampler": agg}})

@@ -226,18 +226,17 @@ impl<'a> Exec<'a> {
         let mut registry = ValueSourceRegistry::default();
         for (i, spec) in plan.sources.iter().enumerate() {
             let provider: Arc<dyn ValueSourceProvider> = match spec {
-                SourceSpec::Sample { shard_size } => {
-                    // The shard's best-scoring matches, as ES's `BestDocsDeferringCollector`.
-                    let top = shard
-                        .searcher
-                        .search(
-                            query,
-                            &tantivy::collector::TopDocs::with_limit(*shard_size).order_by_score(),
-                        )
+                SourceSpec::Sample {
+                    shard_size,
+                    diversify,
+                } => {
+                    // The shard's best-scoring matches, as ES's `BestDocsDeferringCollector`
+                    // (or its diversified variant).
+                    let top = super::sources::sample(shard, query, *shard_size, diversify.as_ref())
                         .map_err(|e| self.error(e))?;
                     let mut sets: HashMap<tantivy::index::SegmentId, tantivy::BitSet> =
                         HashMap::new();
-                    for (_, addr) in top {
+                    for addr in top {
                         let reader = shard.searcher.segment_reader(addr.segment_ord);
                         sets.entry(reader.segment_id())
                             .or_insert_with(|| {

@@ -133,8 +133,12 @@ pub(crate) enum SourceSpec {
         queries: Vec<Box<dyn Query>>,
         other: bool,
     },
-    /// `sampler`: bucket 1 holds each shard's `shard_size` best-scoring matches.
-    Sample { shard_size: usize },
+    /// `sampler`: bucket 1 holds each shard's `shard_size` best-scoring matches; with
+    /// `diversify`, at most `.1` of them per value of the field `.0`.
+    Sample {
+        shard_size: usize,
+        diversify: Option<(FieldRef, usize)>,
+    },
     Ranges {
         field: String,
         column: super::sources::NumericColumn,
@@ -361,14 +365,30 @@ fn plan_node<'r>(
             Op::DateHistogram(op)
         }
         AggKind::Range(r) => Op::Range(plan_range(r, ty, ctx, sources)?),
-        AggKind::Sampler { shard_size } => {
+        AggKind::Sampler { .. } | AggKind::DiversifiedSampler { .. } => {
             if let Some(parent) = parent {
                 return Err(EsError::illegal_argument(format!(
-                    "[sampler] under a [{parent}] aggregation is not supported by Lode (only at the top level)"
+                    "[{ty}] under a [{parent}] aggregation is not supported by Lode (only at the top level)"
                 )));
             }
+            let (shard_size, diversify) = match &node.kind {
+                AggKind::DiversifiedSampler {
+                    shard_size,
+                    field,
+                    max_docs_per_value,
+                } => (
+                    *shard_size,
+                    Some((
+                        resolve_field(ctx, field, ty, Need::Any)?,
+                        *max_docs_per_value,
+                    )),
+                ),
+                AggKind::Sampler { shard_size } => (*shard_size, None),
+                _ => unreachable!(),
+            };
             sources.push(SourceSpec::Sample {
-                shard_size: *shard_size,
+                shard_size,
+                diversify,
             });
             Op::Filters(FiltersOp {
                 source: sources.len() - 1,

@@ -79,6 +79,12 @@ pub(crate) enum AggKind {
     Sampler {
         shard_size: usize,
     },
+    /// `diversified_sampler`: as `sampler`, at most `max_docs_per_value` per value of `field`.
+    DiversifiedSampler {
+        shard_size: usize,
+        field: String,
+        max_docs_per_value: usize,
+    },
     /// `string_stats` over a keyword field.
     StringStats {
         field: String,
@@ -126,6 +132,7 @@ impl AggKind {
             AggKind::StringStats { .. } => "string_stats",
             AggKind::AutoDateHistogram(_) => "auto_date_histogram",
             AggKind::Sampler { .. } => "sampler",
+            AggKind::DiversifiedSampler { .. } => "diversified_sampler",
             AggKind::TopHits(_) => "top_hits",
             AggKind::WeightedAvg(_) => "weighted_avg",
             AggKind::MultiTerms(_) => "multi_terms",
@@ -741,6 +748,49 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
             };
             AggKind::Sampler { shard_size }
         }
+        "diversified_sampler" => {
+            let o = obj()?;
+            expect_fields(
+                ty,
+                o,
+                &[
+                    "field",
+                    "shard_size",
+                    "max_docs_per_value",
+                    "execution_hint",
+                ],
+            )?;
+            let positive = |key: &str, es_key: &str, default: usize| -> EsResult<usize> {
+                match o.get(key) {
+                    Some(v) => {
+                        let n = int32(ty, key, v)?;
+                        if n <= 0 {
+                            return Err(EsError::illegal_argument(format!(
+                                "[{es_key}] must be greater than 0. Found [{n}] in [{name}]"
+                            )));
+                        }
+                        Ok(n as usize)
+                    }
+                    None => Ok(default),
+                }
+            };
+            let shard_size = positive("shard_size", "shardSize", 100)?;
+            let max_docs_per_value = positive("max_docs_per_value", "maxDocsPerValue", 1)?;
+            if let Some(h) = o.get("execution_hint") {
+                // Only how ES finds the values: every hint gives the same sample.
+                let h = string(ty, "execution_hint", h)?;
+                if !["map", "global_ordinals", "bytes_hash"].contains(&h.as_str()) {
+                    return Err(EsError::illegal_argument(format!(
+                        "Unknown `execution_hint`: [{h}], expected any of [map, global_ordinals, bytes_hash]"
+                    )));
+                }
+            }
+            AggKind::DiversifiedSampler {
+                shard_size,
+                field: required_field(o)?,
+                max_docs_per_value,
+            }
+        }
         "auto_date_histogram" => {
             AggKind::AutoDateHistogram(Box::new(parse_auto_date_histogram(name, obj()?)?))
         }
@@ -789,7 +839,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
         "significant_text"
-        | "diversified_sampler"
         | "geo_distance"
         | "geohash_grid"
         | "geotile_grid"

@@ -111,6 +111,88 @@ pub(crate) struct SampleProvider {
     pub sets: std::collections::HashMap<tantivy::index::SegmentId, BitSet>,
 }
 
+/// A shard's `shard_size` best-scoring matches of `query` (ties in document order); with
+/// `diversify`, read in score order, at most `max` per value of the field (the document's
+/// values together make its key; documents without one share a key), as ES's
+/// `DiversifiedTopDocsCollector` keeps them.
+pub(crate) fn sample(
+    shard: &lode_engine::shard::ShardSearcher,
+    query: &dyn tantivy::query::Query,
+    shard_size: usize,
+    diversify: Option<&(crate::plan::FieldRef, usize)>,
+) -> tantivy::Result<Vec<tantivy::DocAddress>> {
+    use tantivy::collector::TopDocs;
+    let Some((field, max)) = diversify else {
+        let top = shard
+            .searcher
+            .search(query, &TopDocs::with_limit(shard_size).order_by_score())?;
+        return Ok(top.into_iter().map(|(_, a)| a).collect());
+    };
+    let mut limit = shard_size.saturating_mul(*max).max(shard_size);
+    loop {
+        let top = shard
+            .searcher
+            .search(query, &TopDocs::with_limit(limit).order_by_score())?;
+        let exhausted = top.len() < limit;
+        let mut per_key: std::collections::HashMap<String, usize> = Default::default();
+        let mut out = Vec::new();
+        for (_, addr) in &top {
+            let key = doc_key(shard, field, *addr)?;
+            let n = per_key.entry(key).or_insert(0);
+            if *n < *max {
+                *n += 1;
+                out.push(*addr);
+                if out.len() == shard_size {
+                    return Ok(out);
+                }
+            }
+        }
+        if exhausted {
+            return Ok(out);
+        }
+        limit = limit.saturating_mul(4);
+    }
+}
+
+/// A document's values of `field` as one key.
+fn doc_key(
+    shard: &lode_engine::shard::ShardSearcher,
+    field: &crate::plan::FieldRef,
+    addr: tantivy::DocAddress,
+) -> tantivy::Result<String> {
+    use lode_engine::mapping::Storage;
+    let fast = shard
+        .searcher
+        .segment_reader(addr.segment_ord)
+        .fast_fields();
+    let doc = addr.doc_id;
+    let mut parts: Vec<String> = Vec::new();
+    match field.storage() {
+        Some(Storage::Keyword) => {
+            if let Some(c) = fast.str(&field.name)? {
+                let mut s = String::new();
+                for ord in c.term_ords(doc) {
+                    s.clear();
+                    c.ord_to_str(ord, &mut s)?;
+                    parts.push(s.clone());
+                }
+            }
+        }
+        Some(Storage::F64) => {
+            if let Some(c) = fast.column_opt::<f64>(&field.name)? {
+                parts.extend(c.values_for_doc(doc).map(|v| v.to_string()));
+            }
+        }
+        Some(_) => {
+            if let Some(c) = fast.column_opt::<i64>(&field.name)? {
+                parts.extend(c.values_for_doc(doc).map(|v| v.to_string()));
+            }
+        }
+        None => {}
+    }
+    Ok(parts.join("\u{1}"))
+}
+
 impl ValueSourceProvider for SampleProvider {
     fn for_segment(
         &self,
