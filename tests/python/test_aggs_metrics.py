@@ -177,7 +177,7 @@ def test_metric_parameters_are_checked(es, accounts):
     for aggs in ({"x": {"extended_stats": {"field": "balance", "sigma": -1}}},
                  {"x": {"cardinality": {"field": "status", "precision_threshold": -1}}},
                  {"x": {"percentiles": {"field": "balance", "tdigest": {"compression": -1}}}},
-                 {"x": {"percentiles": {"field": "balance", "hdr": {"number_of_significant_value_digits": 3}}}},
+                 {"x": {"percentiles": {"field": "balance", "hdr": {"number_of_significant_value_digits": 6}}}},
                  {"x": {"avg": {"field": "balance", "missing": "abc"}}}):
         with pytest.raises(BadRequestError):
             es.search(index="accounts", size=0, aggs=aggs)

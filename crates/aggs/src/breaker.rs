@@ -20,7 +20,9 @@ use lode_engine::EsResult;
 pub const BUCKET_BYTES: f64 = 128.0;
 /// An HLL sketch with `LG_K = 11` (tantivy's cardinality).
 pub const CARDINALITY_BYTES: f64 = 2048.0 + 64.0;
-/// A DDSketch of percentiles (bins stored sparsely; a typical size).
+/// A percentiles sketch (a merging TDigest at compression 100 holds about 2 x 230
+/// centroids of two doubles; an HDR histogram at 3 digits a few KiB). The exact phase keeps
+/// up to 20 x compression values, which the re-query reads one bucket at a time.
 pub const PERCENTILES_BYTES: f64 = 4096.0;
 
 /// The shard's smallest and largest value of a numeric or date column, and how many values.
@@ -136,6 +138,8 @@ fn node_buckets(n: &PlanNode, shard: &ShardSearcher) -> Option<f64> {
             Some(if d.min_doc_count == 0 { b } else { b.min(n) })
         }
         (AggKind::Composite(c), _) => Some(c.size as f64),
+        // At most `buckets` times the largest inner interval (100 years) before merging.
+        (AggKind::AutoDateHistogram(a), _) => Some(a.buckets as f64 * 100.0),
         _ => None,
     }
 }
@@ -144,7 +148,8 @@ fn node_buckets(n: &PlanNode, shard: &ShardSearcher) -> Option<f64> {
 fn metric_bytes(n: &PlanNode) -> f64 {
     match &n.req.kind {
         AggKind::Metric(m) if m.kind == MetricKind::Cardinality => CARDINALITY_BYTES,
-        AggKind::Percentiles(_) => PERCENTILES_BYTES,
+        AggKind::Percentiles(_) | AggKind::DigestMetric(_) => PERCENTILES_BYTES,
+        AggKind::StringStats { .. } => PERCENTILES_BYTES,
         _ => 0.0,
     }
 }

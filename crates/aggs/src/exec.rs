@@ -5,9 +5,7 @@
 
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::render::{key_id, too_many_buckets};
-use super::sources::{
-    DateIndexProvider, FilterProvider, RangeProvider, RankProvider, WeightedProvider,
-};
+use super::sources::{DateIndexProvider, FilterProvider, RangeProvider, WeightedProvider};
 use super::term_counts;
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
@@ -192,7 +190,7 @@ impl<'a> Exec<'a> {
                     shard,
                     &mut self.reserved.lock().unwrap_or_else(|p| p.into_inner()),
                 )?;
-                let registry = self.registry_for(&t.plan, shard)?;
+                let registry = self.registry_for(&t.plan, shard, query)?;
                 let params = AggContextParams::new(limits(), TokenizerManager::default())
                     .with_value_sources(Arc::new(registry));
                 let mut res = collect_shard(select(&t.plan, nodes), shard, query, &reqs, params)
@@ -219,10 +217,35 @@ impl<'a> Exec<'a> {
             .map_err(|e| self.error(e))
     }
 
-    fn registry_for(&self, plan: &Plan, shard: &ShardSearcher) -> EsResult<ValueSourceRegistry> {
+    fn registry_for(
+        &self,
+        plan: &Plan,
+        shard: &ShardSearcher,
+        query: &dyn Query,
+    ) -> EsResult<ValueSourceRegistry> {
         let mut registry = ValueSourceRegistry::default();
         for (i, spec) in plan.sources.iter().enumerate() {
             let provider: Arc<dyn ValueSourceProvider> = match spec {
+                SourceSpec::Sample {
+                    shard_size,
+                    diversify,
+                } => {
+                    // The shard's best-scoring matches, as ES's `BestDocsDeferringCollector`
+                    // (or its diversified variant).
+                    let top = super::sources::sample(shard, query, *shard_size, diversify.as_ref())
+                        .map_err(|e| self.error(e))?;
+                    let mut sets: HashMap<tantivy::index::SegmentId, tantivy::BitSet> =
+                        HashMap::new();
+                    for addr in top {
+                        let reader = shard.searcher.segment_reader(addr.segment_ord);
+                        sets.entry(reader.segment_id())
+                            .or_insert_with(|| {
+                                tantivy::BitSet::with_max_value(reader.max_doc().max(1))
+                            })
+                            .insert(addr.doc_id);
+                    }
+                    Arc::new(super::sources::SampleProvider { sets })
+                }
                 SourceSpec::Filters { queries, other } => {
                     let scoring = EnableScoring::disabled_from_searcher(&shard.searcher);
                     let weights = queries
@@ -249,17 +272,6 @@ impl<'a> Exec<'a> {
                 SourceSpec::Dates { field, rounding } => Arc::new(DateIndexProvider {
                     field: field.clone(),
                     rounding: rounding.clone(),
-                }),
-                SourceSpec::Ranks {
-                    field,
-                    column,
-                    values,
-                    missing,
-                } => Arc::new(RankProvider {
-                    field: field.clone(),
-                    column: *column,
-                    values: Arc::new(values.clone()),
-                    missing: *missing,
                 }),
                 SourceSpec::Weighted {
                     value,

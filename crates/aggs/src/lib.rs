@@ -10,8 +10,7 @@
 //!    formats, date math, text/doc-values errors) and translated into a tantivy aggregation
 //!    request. What tantivy lacks is *translated*, not re-implemented: computed columns
 //!    (`sources`) map documents to bucket indices for `filter(s)`, `missing`, `range`/
-//!    `date_range` and calendar `date_histogram` buckets (`rounding`), and values to their
-//!    slot among the requested values for `percentile_ranks`; tantivy's own `range`/
+//!    `date_range` and calendar `date_histogram` buckets (`rounding`); tantivy's own `range`/
 //!    `histogram` machinery runs over them, sub-aggregations included.
 //! 3. **Execute** (`exec`): each shard is collected with a `DistributedAggregationCollector`
 //!    and cut to `shard_size`; the shards merge with `merge_fruits` and become final results.
@@ -27,10 +26,13 @@
 // `EsError` is the workspace-wide error type; its size is a deliberate trade-off.
 #![allow(clippy::result_large_err)]
 
+mod auto_date;
 mod breaker;
+mod digest;
 mod dsl;
 mod exec;
 mod format;
+mod percentiles;
 mod pipeline;
 mod plan;
 mod render;
@@ -100,6 +102,7 @@ pub fn run_aggs_multi(
         return Ok(Value::Object(Default::default()));
     }
     check_sizes(&req.aggs, req.max_buckets)?;
+    auto_date::prepare(&req.aggs, targets)?;
     let planned = targets
         .iter()
         .map(|t| {

@@ -133,6 +133,12 @@ pub(crate) enum SourceSpec {
         queries: Vec<Box<dyn Query>>,
         other: bool,
     },
+    /// `sampler`: bucket 1 holds each shard's `shard_size` best-scoring matches; with
+    /// `diversify`, at most `.1` of them per value of the field `.0`.
+    Sample {
+        shard_size: usize,
+        diversify: Option<(FieldRef, usize)>,
+    },
     Ranges {
         field: String,
         column: super::sources::NumericColumn,
@@ -142,13 +148,6 @@ pub(crate) enum SourceSpec {
     Dates {
         field: String,
         rounding: IndexedRounding,
-    },
-    /// `percentile_ranks`: each value of `field` as the number of `values` below it.
-    Ranks {
-        field: String,
-        column: super::sources::NumericColumn,
-        values: Vec<f64>,
-        missing: Option<f64>,
     },
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
@@ -247,12 +246,13 @@ pub(crate) enum Op {
     Global,
     Composite(CompositeOp),
     Metric(MetricOp),
+    /// `percentiles` and `percentile_ranks`: computed by re-running the search per bucket
+    /// into a TDigest or HDR histogram (`percentiles.rs`), not by tantivy.
     Percentiles(MetricOp),
-    /// `percentile_ranks`: a histogram over the [`SourceSpec::Ranks`] column `source`.
-    PercentileRanks {
-        format: ValueFormat,
-        source: usize,
-    },
+    /// `median_absolute_deviation` and `boxplot`: the same per-bucket TDigest.
+    DigestMetric(MetricOp),
+    /// `string_stats` on a keyword field, read per bucket as `percentiles` (`percentiles.rs`).
+    StringStats(FieldRef),
     TopHits,
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
@@ -348,7 +348,56 @@ fn plan_node<'r>(
             Op::Histogram { format }
         }
         AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources)?),
+        AggKind::AutoDateHistogram(a) => {
+            let chosen = a.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let Some(choice) = chosen else {
+                return Err(EsError::illegal_argument(
+                    "[auto_date_histogram] under another bucket aggregation is not supported by Lode (only at the top level)",
+                ));
+            };
+            let mut op = plan_date_histogram(&a.hist, ctx, sources)?;
+            sources.push(SourceSpec::Dates {
+                field: op.field.name.clone(),
+                rounding: choice.rounding.clone(),
+            });
+            op.source = Some(sources.len() - 1);
+            op.rounding = DateRounding::Indexed(choice.rounding);
+            Op::DateHistogram(op)
+        }
         AggKind::Range(r) => Op::Range(plan_range(r, ty, ctx, sources)?),
+        AggKind::Sampler { .. } | AggKind::DiversifiedSampler { .. } => {
+            if let Some(parent) = parent {
+                return Err(EsError::illegal_argument(format!(
+                    "[{ty}] under a [{parent}] aggregation is not supported by Lode (only at the top level)"
+                )));
+            }
+            let (shard_size, diversify) = match &node.kind {
+                AggKind::DiversifiedSampler {
+                    shard_size,
+                    field,
+                    max_docs_per_value,
+                } => (
+                    *shard_size,
+                    Some((
+                        resolve_field(ctx, field, ty, Need::Any)?,
+                        *max_docs_per_value,
+                    )),
+                ),
+                AggKind::Sampler { shard_size } => (*shard_size, None),
+                _ => unreachable!(),
+            };
+            sources.push(SourceSpec::Sample {
+                shard_size,
+                diversify,
+            });
+            Op::Filters(FiltersOp {
+                source: sources.len() - 1,
+                names: vec![node.name.clone()],
+                other: None,
+                ip_bounds: None,
+                style: FiltersStyle::Single,
+            })
+        }
         AggKind::Filter(q) => {
             sources.push(SourceSpec::Filters {
                 queries: vec![build_dsl(q, ctx)?],
@@ -519,25 +568,27 @@ fn plan_node<'r>(
             let field = resolve_field(ctx, &p.field, ty, Need::Numeric)?;
             check_metric_missing(p.missing.as_ref(), &field, false)?;
             let format = metric_format(&field, p.format.as_deref())?;
-            if p.ranks {
-                // Ranks are counted exactly (see `sources::RankProvider`): tantivy keeps the
-                // percentiles sketch private, so it cannot be asked the inverse question.
-                sources.push(SourceSpec::Ranks {
-                    field: field.name.clone(),
-                    column: match field.storage() {
-                        Some(Storage::F64) => super::sources::NumericColumn::F64,
-                        _ => super::sources::NumericColumn::I64,
-                    },
-                    values: p.percents.clone(),
-                    missing: metric_missing(p.missing.as_ref(), &field).and_then(|m| m.as_f64()),
-                });
-                Op::PercentileRanks {
-                    format,
-                    source: sources.len() - 1,
-                }
-            } else {
-                Op::Percentiles(MetricOp { field, format })
+            Op::Percentiles(MetricOp { field, format })
+        }
+        AggKind::StringStats { field, .. } => {
+            let f = resolve_field(ctx, field, ty, Need::Any)?;
+            if f.def.is_some() && f.storage() != Some(Storage::Keyword) {
+                let t = ctx
+                    .mapping
+                    .field(field)
+                    .map(|d| d.ty.name())
+                    .unwrap_or("unknown");
+                return Err(EsError::illegal_argument(format!(
+                    "Field [{field}] of type [{t}] is not supported for aggregation [string_stats]"
+                )));
             }
+            Op::StringStats(f)
+        }
+        AggKind::DigestMetric(d) => {
+            let field = resolve_field(ctx, &d.field, ty, Need::Numeric)?;
+            check_metric_missing(d.missing.as_ref(), &field, false)?;
+            let format = metric_format(&field, d.format.as_deref())?;
+            Op::DigestMetric(MetricOp { field, format })
         }
         AggKind::TopHits(_) => Op::TopHits,
         AggKind::SignificantTerms {
@@ -1283,7 +1334,10 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("histogram", body)
         }
-        (AggKind::DateHistogram(d), Op::DateHistogram(op)) => {
+        (kind, Op::DateHistogram(op)) => {
+            let d = kind
+                .as_date_histogram()
+                .expect("date histogram ops come from date histograms");
             let to_f = |b: Option<(Option<i64>, Option<i64>)>| {
                 b.map(|(a, c)| (a.map(|x| x as f64), c.map(|x| x as f64)))
             };
@@ -1418,15 +1472,6 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             (m.kind.name(), body)
         }
-        (AggKind::Percentiles(p), Op::Percentiles(op)) => {
-            let mut body = json!({"field": p.field, "percents": p.percents, "keyed": false});
-            if let Some(missing) = metric_missing(p.missing.as_ref(), &op.field) {
-                body.as_object_mut()
-                    .expect("object")
-                    .insert("missing".into(), missing);
-            }
-            ("percentiles", body)
-        }
         (_, Op::SignificantTerms { terms: op, .. }) | (_, Op::RareTerms(op)) => {
             let mut body = json!({
                 "field": op.field.name,
@@ -1448,10 +1493,6 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             ("terms", body)
         }
         (_, Op::WeightedAvg { product, .. }) => ("sum", json!({"field": src(*product)})),
-        (_, Op::PercentileRanks { source, .. }) => (
-            "histogram",
-            json!({"field": src(*source), "interval": 1.0, "min_doc_count": 0}),
-        ),
         _ => return None,
     })
 }
@@ -1500,7 +1541,7 @@ fn check_metric_missing(missing: Option<&Value>, field: &FieldRef, text_ok: bool
 }
 
 /// A metric's `missing` as tantivy takes it: a number (dates parsed with the field's format).
-fn metric_missing(missing: Option<&Value>, field: &FieldRef) -> Option<Value> {
+pub(crate) fn metric_missing(missing: Option<&Value>, field: &FieldRef) -> Option<Value> {
     let m = missing?;
     if field.is_date() {
         if let (Value::String(s), Some(def)) = (m, &field.def) {

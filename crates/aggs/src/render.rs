@@ -10,7 +10,9 @@ use super::plan::{
     docs_count_name, java_double, weight_sum_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode,
     TermsKind, TermsOp, MULTI_TERMS_LEVEL,
 };
-use super::request::{AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, TermsReq};
+use super::request::{
+    AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, PercentilesMethod, TermsReq,
+};
 use super::rounding::DateRounding;
 use super::top_hits;
 use lode_engine::mapping::Storage;
@@ -43,6 +45,9 @@ pub(crate) struct Scope {
     pub constraints: Vec<Constraint>,
     /// Inside a `global` aggregation: the search query does not apply.
     pub global: bool,
+    /// Inside a bucket the constraints cannot describe (`composite`): aggregations that
+    /// re-query their bucket refuse to run there.
+    pub unconstrained: bool,
 }
 
 impl Scope {
@@ -110,7 +115,18 @@ impl Renderer<'_> {
             }
             let result = match results.0.get(&node.req.name) {
                 Some(r) => Some(r),
-                None if matches!(node.op, Op::Global | Op::TopHits | Op::TopMetrics) => None,
+                None if matches!(
+                    node.op,
+                    Op::Global
+                        | Op::TopHits
+                        | Op::TopMetrics
+                        | Op::Percentiles(_)
+                        | Op::DigestMetric(_)
+                        | Op::StringStats(_)
+                ) =>
+                {
+                    None
+                }
                 None => {
                     empty = self
                         .exec
@@ -143,6 +159,7 @@ impl Renderer<'_> {
                 let scope = Scope {
                     constraints: Vec::new(),
                     global: true,
+                    unconstrained: false,
                 };
                 let subs = self.render_level(&node.subs, &results, &scope, false)?;
                 obj.extend(subs);
@@ -173,39 +190,35 @@ impl Renderer<'_> {
                 render_metric(req.kind, req.sigma, m, &op.format, obj);
             }
             Op::Percentiles(op) => {
-                let Some(AggregationResult::MetricResult(MetricResult::Percentiles(p))) = result
-                else {
-                    return Err(missing());
-                };
                 let AggKind::Percentiles(req) = &node.req.kind else {
                     unreachable!()
                 };
-                render_percentiles(
-                    req.keyed,
-                    &percentile_values(&req.percents, p),
-                    &op.format,
-                    obj,
-                );
+                let values = super::percentiles::values(self.exec, req, op, scope)?;
+                render_percentiles(req.keyed, &values, &op.format, obj);
             }
-            Op::PercentileRanks { format, .. } => {
-                let Some(AggregationResult::BucketResult(BucketResult::Histogram { buckets })) =
-                    result
+            Op::StringStats(field) => {
+                let AggKind::StringStats {
+                    missing,
+                    show_distribution,
+                    ..
+                } = &node.req.kind
                 else {
-                    return Err(missing());
-                };
-                let AggKind::Percentiles(req) = &node.req.kind else {
                     unreachable!()
                 };
-                let counts: Vec<(f64, u64)> = entries_vec(buckets)
-                    .iter()
-                    .map(|b| (key_f64(&b.key), b.doc_count))
-                    .collect();
-                render_percentiles(
-                    req.keyed,
-                    &percentile_ranks(&req.percents, &counts),
-                    format,
+                super::percentiles::render_string_stats(
+                    self.exec,
+                    field,
+                    missing.as_deref(),
+                    *show_distribution,
+                    scope,
                     obj,
-                );
+                )?;
+            }
+            Op::DigestMetric(op) => {
+                let AggKind::DigestMetric(req) = &node.req.kind else {
+                    unreachable!()
+                };
+                super::percentiles::render_digest_metric(self.exec, req, op, scope, obj)?;
             }
             _ => {
                 let Some(AggregationResult::BucketResult(b)) = result else {
@@ -296,11 +309,10 @@ impl Renderer<'_> {
                 }
                 self.finish_histogram(&h.order, out, h.keyed, obj)
             }
-            (
-                AggKind::DateHistogram(d),
-                Op::DateHistogram(op),
-                BucketResult::Histogram { buckets },
-            ) => {
+            (kind, Op::DateHistogram(op), BucketResult::Histogram { buckets }) => {
+                let d = kind
+                    .as_date_histogram()
+                    .expect("date histogram ops come from date histograms");
                 let entries = entries_vec(buckets);
                 let mut out: Vec<RenderedBucket> = Vec::with_capacity(entries.len());
                 for b in entries {
@@ -332,7 +344,14 @@ impl Renderer<'_> {
                     out.push(rendered);
                 }
                 out.dedup_by(|later, earlier| later.key == earlier.key && later.doc_count == 0);
-                self.finish_histogram(&d.order, out, d.keyed, obj)
+                self.finish_histogram(&d.order, out, d.keyed, obj)?;
+                if let AggKind::AutoDateHistogram(a) = kind {
+                    let chosen = a.chosen.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(c) = chosen.as_ref() {
+                        obj.insert("interval".into(), json!(c.interval));
+                    }
+                }
+                Ok(())
             }
             (AggKind::Range(r), Op::Range(op), BucketResult::Range { buckets }) => {
                 let entries: Vec<_> = buckets.iter().collect();
@@ -386,6 +405,10 @@ impl Renderer<'_> {
                 self.count_buckets(buckets.len())?;
                 let mut list = Vec::with_capacity(buckets.len());
                 let mut last_key = None;
+                let scope = &Scope {
+                    unconstrained: true,
+                    ..scope.clone()
+                };
                 for b in buckets {
                     let mut key = Map::new();
                     for ((s, format), field) in c.sources.iter().zip(&op.formats).zip(&op.fields) {
@@ -919,8 +942,20 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::String => "srare_terms",
             _ => "lrare_terms",
         },
-        Op::Percentiles(_) => "tdigest_percentiles",
-        Op::PercentileRanks { .. } => "tdigest_percentile_ranks",
+        Op::StringStats(_) => "string_stats",
+        Op::DigestMetric(_) => match &node.req.kind {
+            AggKind::DigestMetric(d) => d.kind.name(),
+            _ => "boxplot",
+        },
+        Op::Percentiles(_) => match &node.req.kind {
+            AggKind::Percentiles(p) => match (p.ranks, p.method) {
+                (false, PercentilesMethod::TDigest { .. }) => "tdigest_percentiles",
+                (false, PercentilesMethod::Hdr { .. }) => "hdr_percentiles",
+                (true, PercentilesMethod::TDigest { .. }) => "tdigest_percentile_ranks",
+                (true, PercentilesMethod::Hdr { .. }) => "hdr_percentile_ranks",
+            },
+            _ => "tdigest_percentiles",
+        },
         _ => node.req.kind.type_name(),
     }
 }
@@ -1161,7 +1196,7 @@ fn num_or_null(v: Option<f64>) -> Value {
 }
 
 /// A double as Elasticsearch writes it: non-finite values as strings.
-fn double(v: f64) -> Value {
+pub(crate) fn double(v: f64) -> Value {
     if v.is_finite() {
         json!(v)
     } else if v.is_nan() {
@@ -1173,7 +1208,12 @@ fn double(v: f64) -> Value {
     }
 }
 
-fn with_string(obj: &mut Map<String, Value>, name: &str, value: Option<f64>, format: &ValueFormat) {
+pub(crate) fn with_string(
+    obj: &mut Map<String, Value>,
+    name: &str,
+    value: Option<f64>,
+    format: &ValueFormat,
+) {
     obj.insert(name.to_string(), num_or_null(value));
     if let Some(s) = value
         .filter(|v| v.is_finite())
@@ -1346,60 +1386,6 @@ fn render_stats(
             }
         }
     }
-}
-
-/// The percentiles' values in `percents` order (`None`: no values in the bucket).
-fn percentile_values(
-    percents: &[f64],
-    p: &tantivy::aggregation::metric::PercentilesMetricResult,
-) -> Vec<(f64, Option<f64>)> {
-    use tantivy::aggregation::metric::PercentileValues;
-    let values: Vec<(f64, f64)> = match &p.values {
-        PercentileValues::Vec(v) => v.iter().map(|e| (e.key, e.value)).collect(),
-        PercentileValues::HashMap(m) => percents
-            .iter()
-            .map(|k| (*k, m.get(&k.to_string()).copied().unwrap_or(f64::NAN)))
-            .collect(),
-    };
-    percents
-        .iter()
-        .map(|&k| {
-            let v = values
-                .iter()
-                .find(|(p, _)| *p == k)
-                .map(|(_, v)| *v)
-                .filter(|v| v.is_finite());
-            (k, v)
-        })
-        .collect()
-}
-
-/// Percentile ranks from the histogram of rank slots (`sources::RankSource`): the percentage
-/// of values `<= values[i]` is the share of slots `0..=i`, clamped to [0, 100] as Elasticsearch
-/// clamps the sketch's answer. No values: `None` for every value (rendered `null`).
-pub(crate) fn percentile_ranks(values: &[f64], slots: &[(f64, u64)]) -> Vec<(f64, Option<f64>)> {
-    // Slot `s` of a document's `j`-th value is reported as s + j * (n + 1).
-    let stride = values.len() as f64 + 1.0;
-    let slots: Vec<(f64, u64)> = slots.iter().map(|&(k, n)| (k % stride, n)).collect();
-    let total: u64 = slots.iter().map(|(_, n)| n).sum();
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            if total == 0 {
-                return (v, None);
-            }
-            let below: u64 = slots
-                .iter()
-                .filter(|(slot, _)| *slot <= i as f64)
-                .map(|(_, n)| n)
-                .sum();
-            (
-                v,
-                Some((below as f64 / total as f64 * 100.0).clamp(0.0, 100.0)),
-            )
-        })
-        .collect()
 }
 
 /// `percentiles` and `percentile_ranks` bodies: `values` keyed by `String.valueOf(key)` (with

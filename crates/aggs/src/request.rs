@@ -71,6 +71,26 @@ pub(crate) enum AggKind {
     Composite(CompositeReq),
     Metric(MetricReq),
     Percentiles(PercentilesReq),
+    /// `median_absolute_deviation` and `boxplot`, over a TDigest.
+    DigestMetric(DigestMetricReq),
+    /// `auto_date_histogram`: a `date_histogram` whose interval is chosen from the data.
+    AutoDateHistogram(Box<AutoDateHistogramReq>),
+    /// `sampler`: the `shard_size` best-scoring documents of each shard.
+    Sampler {
+        shard_size: usize,
+    },
+    /// `diversified_sampler`: as `sampler`, at most `max_docs_per_value` per value of `field`.
+    DiversifiedSampler {
+        shard_size: usize,
+        field: String,
+        max_docs_per_value: usize,
+    },
+    /// `string_stats` over a keyword field.
+    StringStats {
+        field: String,
+        missing: Option<String>,
+        show_distribution: bool,
+    },
     TopHits(TopHitsReq),
     WeightedAvg(WeightedAvgReq),
     MultiTerms(MultiTermsReq),
@@ -108,6 +128,11 @@ impl AggKind {
             AggKind::Metric(m) => m.kind.name(),
             AggKind::Percentiles(p) if p.ranks => "percentile_ranks",
             AggKind::Percentiles(_) => "percentiles",
+            AggKind::DigestMetric(d) => d.kind.name(),
+            AggKind::StringStats { .. } => "string_stats",
+            AggKind::AutoDateHistogram(_) => "auto_date_histogram",
+            AggKind::Sampler { .. } => "sampler",
+            AggKind::DiversifiedSampler { .. } => "diversified_sampler",
             AggKind::TopHits(_) => "top_hits",
             AggKind::WeightedAvg(_) => "weighted_avg",
             AggKind::MultiTerms(_) => "multi_terms",
@@ -122,6 +147,8 @@ impl AggKind {
             self,
             AggKind::Metric(_)
                 | AggKind::Percentiles(_)
+                | AggKind::DigestMetric(_)
+                | AggKind::StringStats { .. }
                 | AggKind::TopHits(_)
                 | AggKind::WeightedAvg(_)
                 | AggKind::TopMetrics(_)
@@ -195,6 +222,90 @@ pub(crate) struct DateHistogramReq {
     pub hard_bounds: Option<(Option<Value>, Option<Value>)>,
     pub keyed: bool,
     pub order: Vec<BucketOrder>,
+}
+
+/// `auto_date_histogram`: `hist` holds the field, `time_zone`, `format` (and a key order, no
+/// bounds); the interval is chosen before planning (`auto_date.rs`) into `chosen`.
+pub(crate) struct AutoDateHistogramReq {
+    pub hist: DateHistogramReq,
+    pub buckets: usize,
+    /// The first rung of ES's rounding ladder allowed (`minimum_interval`).
+    pub minimum_interval: usize,
+    pub chosen: std::sync::Mutex<Option<crate::auto_date::Choice>>,
+}
+
+impl AggKind {
+    /// The `date_histogram` request behind a `date_histogram` or `auto_date_histogram`.
+    pub fn as_date_histogram(&self) -> Option<&DateHistogramReq> {
+        match self {
+            AggKind::DateHistogram(d) => Some(d),
+            AggKind::AutoDateHistogram(a) => Some(&a.hist),
+            _ => None,
+        }
+    }
+}
+
+fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<AutoDateHistogramReq> {
+    const TY: &str = "auto_date_histogram";
+    expect_fields(
+        TY,
+        o,
+        &[
+            "field",
+            "buckets",
+            "minimum_interval",
+            "time_zone",
+            "format",
+        ],
+    )?;
+    let mut r = AutoDateHistogramReq {
+        hist: DateHistogramReq {
+            field: required_field(o)?,
+            interval: DateInterval::Fixed(1000),
+            time_zone: Tz::utc(),
+            offset: 0,
+            format: None,
+            min_doc_count: 0,
+            extended_bounds: None,
+            hard_bounds: None,
+            keyed: false,
+            order: vec![BucketOrder {
+                key: OrderKey::Key,
+                asc: true,
+            }],
+        },
+        buckets: 10,
+        minimum_interval: 0,
+        chosen: std::sync::Mutex::new(None),
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "buckets" => {
+                let n = int(TY, k, v)?;
+                if n <= 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[buckets] must be greater than 0 in [{name}]"
+                    )));
+                }
+                r.buckets = n as usize;
+            }
+            "minimum_interval" => {
+                let s = string(TY, k, v)?;
+                r.minimum_interval = crate::auto_date::LADDER
+                    .iter()
+                    .position(|rung| rung.name == s)
+                    .ok_or_else(|| {
+                        EsError::illegal_argument(
+                            "minimum_interval must be one of [second, minute, hour, day, month, year]",
+                        )
+                    })?;
+            }
+            "time_zone" => r.hist.time_zone = parse_time_zone(v)?,
+            "format" => r.hist.format = Some(string(TY, k, v)?),
+            _ => {}
+        }
+    }
+    Ok(r)
 }
 
 pub(crate) struct RangeSpec {
@@ -324,6 +435,128 @@ pub(crate) struct PercentilesReq {
     pub keyed: bool,
     pub missing: Option<Value>,
     pub format: Option<String>,
+    pub method: PercentilesMethod,
+}
+
+/// How percentiles are estimated: ES's `tdigest` (the default) or `hdr`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum PercentilesMethod {
+    TDigest {
+        compression: f64,
+        high_accuracy: bool,
+    },
+    Hdr {
+        digits: u8,
+    },
+}
+
+impl Default for PercentilesMethod {
+    fn default() -> Self {
+        PercentilesMethod::TDigest {
+            compression: crate::digest::DEFAULT_COMPRESSION,
+            high_accuracy: false,
+        }
+    }
+}
+
+/// The TDigest-based single metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DigestKind {
+    /// `median_absolute_deviation`: the median of the deviations from the median.
+    Mad,
+    /// `boxplot`: min, max, quartiles and whiskers.
+    Boxplot,
+}
+
+impl DigestKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DigestKind::Mad => "median_absolute_deviation",
+            DigestKind::Boxplot => "boxplot",
+        }
+    }
+}
+
+pub(crate) struct DigestMetricReq {
+    pub kind: DigestKind,
+    pub field: String,
+    pub missing: Option<Value>,
+    pub format: Option<String>,
+    pub method: PercentilesMethod,
+}
+
+/// `median_absolute_deviation` (compression 1000 by default) and `boxplot` (100): `field`,
+/// `missing`, `format`, `compression`, `execution_hint`.
+fn parse_digest_metric(
+    name: &str,
+    kind: DigestKind,
+    o: &Map<String, Value>,
+) -> EsResult<DigestMetricReq> {
+    let ty = kind.name();
+    expect_fields(
+        ty,
+        o,
+        &[
+            "field",
+            "missing",
+            "format",
+            "compression",
+            "execution_hint",
+            "value_type",
+        ],
+    )?;
+    let mut compression = match kind {
+        DigestKind::Mad => 1000.0,
+        DigestKind::Boxplot => crate::digest::DEFAULT_COMPRESSION,
+    };
+    let mut high_accuracy = false;
+    let mut r = DigestMetricReq {
+        kind,
+        field: String::new(),
+        missing: None,
+        format: None,
+        method: PercentilesMethod::default(),
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "missing" => r.missing = Some(v.clone()),
+            "format" => r.format = Some(string(ty, k, v)?),
+            "compression" => compression = tdigest_compression(name, num(ty, k, v)?)?,
+            "execution_hint" => high_accuracy = tdigest_execution_hint(&string(ty, k, v)?)?,
+            "value_type" => {
+                string(ty, k, v)?;
+            }
+            _ => {}
+        }
+    }
+    r.field = required_field(o)?;
+    r.method = PercentilesMethod::TDigest {
+        compression,
+        high_accuracy,
+    };
+    Ok(r)
+}
+
+/// `tdigest: {compression, execution_hint}` (shared with `median_absolute_deviation` and
+/// `boxplot`, where they are top-level keys).
+pub(crate) fn tdigest_compression(name: &str, v: f64) -> EsResult<f64> {
+    if v < 0.0 {
+        return Err(EsError::illegal_argument(format!(
+            "[compression] must be greater than or equal to 0. Found [{v:?}] in [{name}]"
+        )));
+    }
+    Ok(v)
+}
+
+/// ES's `TDigestExecutionHint.parse`: `default` or `high_accuracy` (true).
+pub(crate) fn tdigest_execution_hint(v: &str) -> EsResult<bool> {
+    match v {
+        "" | "default" => Ok(false),
+        "high_accuracy" => Ok(true),
+        other => Err(EsError::illegal_argument(format!(
+            "Invalid execution_hint [{other}], valid values are [default, high_accuracy]"
+        ))),
+    }
 }
 
 /// `top_metrics`: the `metrics` fields of the `size` documents first in the (one) `sort`.
@@ -495,6 +728,110 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "cardinality" => AggKind::Metric(parse_metric(name, ty, obj()?)?),
         "percentiles" => AggKind::Percentiles(parse_percentiles(name, obj()?)?),
         "percentile_ranks" => AggKind::Percentiles(parse_percentile_ranks(name, obj()?)?),
+        "median_absolute_deviation" => {
+            AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Mad, obj()?)?)
+        }
+        "sampler" => {
+            let o = obj()?;
+            expect_fields(ty, o, &["shard_size"])?;
+            let shard_size = match o.get("shard_size") {
+                Some(v) => {
+                    let n = int32(ty, "shard_size", v)?;
+                    if n <= 0 {
+                        return Err(EsError::illegal_argument(format!(
+                            "[shardSize] must be greater than 0. Found [{n}] in [{name}]"
+                        )));
+                    }
+                    n as usize
+                }
+                None => 100,
+            };
+            AggKind::Sampler { shard_size }
+        }
+        "diversified_sampler" => {
+            let o = obj()?;
+            expect_fields(
+                ty,
+                o,
+                &[
+                    "field",
+                    "shard_size",
+                    "max_docs_per_value",
+                    "execution_hint",
+                ],
+            )?;
+            let positive = |key: &str, es_key: &str, default: usize| -> EsResult<usize> {
+                match o.get(key) {
+                    Some(v) => {
+                        let n = int32(ty, key, v)?;
+                        if n <= 0 {
+                            return Err(EsError::illegal_argument(format!(
+                                "[{es_key}] must be greater than 0. Found [{n}] in [{name}]"
+                            )));
+                        }
+                        Ok(n as usize)
+                    }
+                    None => Ok(default),
+                }
+            };
+            let shard_size = positive("shard_size", "shardSize", 100)?;
+            let max_docs_per_value = positive("max_docs_per_value", "maxDocsPerValue", 1)?;
+            if let Some(h) = o.get("execution_hint") {
+                // Only how ES finds the values: every hint gives the same sample.
+                let h = string(ty, "execution_hint", h)?;
+                if !["map", "global_ordinals", "bytes_hash"].contains(&h.as_str()) {
+                    return Err(EsError::illegal_argument(format!(
+                        "Unknown `execution_hint`: [{h}], expected any of [map, global_ordinals, bytes_hash]"
+                    )));
+                }
+            }
+            AggKind::DiversifiedSampler {
+                shard_size,
+                field: required_field(o)?,
+                max_docs_per_value,
+            }
+        }
+        "auto_date_histogram" => {
+            AggKind::AutoDateHistogram(Box::new(parse_auto_date_histogram(name, obj()?)?))
+        }
+        "string_stats" => {
+            let o = obj()?;
+            expect_fields(
+                ty,
+                o,
+                &["field", "missing", "show_distribution", "value_type"],
+            )?;
+            let mut missing = None;
+            let mut show_distribution = false;
+            for (k, v) in o {
+                match k.as_str() {
+                    "missing" => {
+                        missing = Some(match v {
+                            Value::String(s) => s.clone(),
+                            Value::Number(n) => n.to_string(),
+                            Value::Bool(b) => b.to_string(),
+                            other => {
+                                return Err(EsError::x_content_parse(format!(
+                                    "[{ty}] missing doesn't support values of type: {}",
+                                    token_name(other)
+                                )))
+                            }
+                        })
+                    }
+                    "show_distribution" => show_distribution = boolean(ty, k, v)?,
+                    "value_type" => {
+                        string(ty, k, v)?;
+                    }
+                    _ => {}
+                }
+            }
+            AggKind::StringStats {
+                field: required_field(o)?,
+                missing,
+                show_distribution,
+            }
+        }
+        "boxplot" => AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Boxplot, obj()?)?),
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "rare_terms" => parse_rare_terms(name, obj()?)?,
         "significant_terms" => parse_significant_terms(name, obj()?)?,
@@ -502,20 +839,14 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
         "significant_text"
-        | "sampler"
-        | "diversified_sampler"
         | "geo_distance"
         | "geohash_grid"
         | "geotile_grid"
         | "geo_bounds"
         | "geo_centroid"
         | "adjacency_matrix"
-        | "auto_date_histogram"
         | "variable_width_histogram"
-        | "median_absolute_deviation"
         | "scripted_metric"
-        | "string_stats"
-        | "boxplot"
         | "t_test"
         | "matrix_stats"
         | "rate"
@@ -1923,7 +2254,13 @@ fn parse_percentiles_like(
         keyed: true,
         missing: None,
         format: None,
+        method: PercentilesMethod::default(),
     };
+    if o.contains_key("tdigest") && o.contains_key("hdr") {
+        return Err(EsError::illegal_argument(format!(
+            "[{ty}] cannot use both [tdigest] and [hdr] methods: [{name}]"
+        )));
+    }
     for (k, v) in o {
         match k.as_str() {
             "percents" => {
@@ -1954,22 +2291,16 @@ fn parse_percentiles_like(
             "missing" => r.missing = Some(v.clone()),
             "format" => r.format = Some(string(ty, k, v)?),
             "tdigest" => {
-                // The sketch is tantivy's DDSketch whatever the compression: validated only.
                 let o = v.as_object().ok_or_else(|| {
                     EsError::parsing(format!("[{ty}] [tdigest] must be an object"))
                 })?;
+                let mut compression = crate::digest::DEFAULT_COMPRESSION;
+                let mut high_accuracy = false;
                 for (tk, tv) in o {
                     match tk.as_str() {
-                        "compression" => {
-                            let c = num(ty, tk, tv)?;
-                            if c < 0.0 {
-                                return Err(EsError::illegal_argument(format!(
-                                    "[compression] must be greater than or equal to 0. Found [{c:?}] in [{name}]"
-                                )));
-                            }
-                        }
+                        "compression" => compression = tdigest_compression(name, num(ty, tk, tv)?)?,
                         "execution_hint" => {
-                            string(ty, tk, tv)?;
+                            high_accuracy = tdigest_execution_hint(&string(ty, tk, tv)?)?
                         }
                         other => {
                             return Err(EsError::x_content_parse(format!(
@@ -1978,12 +2309,45 @@ fn parse_percentiles_like(
                         }
                     }
                 }
+                r.method = PercentilesMethod::TDigest {
+                    compression,
+                    high_accuracy,
+                };
             }
-            // HDR histograms answer differently from the sketch Lode uses: refused, not faked.
             "hdr" => {
-                return Err(EsError::parsing(format!(
-                    "[{ty}] [hdr] is not supported by Lode"
-                )))
+                let o = v
+                    .as_object()
+                    .ok_or_else(|| EsError::parsing(format!("[{ty}] [hdr] must be an object")))?;
+                let mut digits = 3i64;
+                for (hk, hv) in o {
+                    match hk.as_str() {
+                        "number_of_significant_value_digits" => {
+                            let Value::Number(n) = hv else {
+                                return Err(EsError::x_content_parse(format!(
+                                    "[hdr] failed to parse field [{hk}]"
+                                )));
+                            };
+                            digits = n.as_i64().ok_or_else(|| {
+                                EsError::x_content_parse(format!(
+                                    "[hdr] failed to parse field [{hk}]"
+                                ))
+                            })?;
+                        }
+                        other => {
+                            return Err(EsError::x_content_parse(format!(
+                                "[hdr] unknown field [{other}]"
+                            )))
+                        }
+                    }
+                }
+                if !(0..=5).contains(&digits) {
+                    return Err(EsError::illegal_argument(format!(
+                        "[numberOfSignificantValueDigits] must be between 0 and 5: [{name}]"
+                    )));
+                }
+                r.method = PercentilesMethod::Hdr {
+                    digits: digits as u8,
+                };
             }
             "value_type" => {
                 string(ty, k, v)?;

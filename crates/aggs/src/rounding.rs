@@ -33,6 +33,10 @@ pub struct IndexedRounding {
     pub unit: IndexedUnit,
     pub tz: Tz,
     pub offset: i64,
+    /// Buckets of `multiple` consecutive units, the first starting at unit index `anchor`
+    /// (`auto_date_histogram`'s merged buckets); 1 and 0 otherwise.
+    pub multiple: i64,
+    pub anchor: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +95,8 @@ impl DateRounding {
             unit,
             tz: tz.clone(),
             offset,
+            multiple: 1,
+            anchor: 0,
         })
     }
 
@@ -118,6 +124,16 @@ impl DateRounding {
 impl IndexedRounding {
     /// The index of the bucket containing `t`, with the bucket's `[start, end)` in UTC.
     pub fn bucket_of(&self, t: Millis) -> (i64, Millis, Millis) {
+        let (index, start, end) = self.unit_of(t);
+        if self.multiple <= 1 {
+            return (index, start, end);
+        }
+        let group = (index - self.anchor).div_euclid(self.multiple);
+        (group, self.key_of(group), self.key_of(group + 1))
+    }
+
+    /// [`Self::bucket_of`] for one unit.
+    fn unit_of(&self, t: Millis) -> (i64, Millis, Millis) {
         let s = t.saturating_sub(self.offset);
         let (index, start, end) = match self.unit {
             IndexedUnit::Calendar(unit) => {
@@ -156,6 +172,11 @@ impl IndexedRounding {
 
     /// The key (start instant, offset included) of the bucket with index `index`.
     pub fn key_of(&self, index: i64) -> Millis {
+        let index = if self.multiple > 1 {
+            index * self.multiple + self.anchor
+        } else {
+            index
+        };
         let start = match self.unit {
             IndexedUnit::Calendar(unit) => {
                 let local_day = match unit {

@@ -10,8 +10,6 @@
 //! - [`RangeSource`]: `range` and `date_range`, where ranges may overlap and a document with
 //!   several values counts once per range, as in Elasticsearch.
 //! - [`DateIndexSource`]: `date_histogram` buckets of variable width (months, DST days).
-//! - [`RankSource`]: `percentile_ranks`: every value becomes the number of ranked values
-//!   below it, so a histogram (interval 1) counts the values in each gap between them.
 
 use super::rounding::IndexedRounding;
 use std::sync::Arc;
@@ -102,6 +100,114 @@ impl ValueSource for FilterSource {
 
     fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
         self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sampler
+
+/// `sampler`: bucket 1 = the shard's sampled documents, per segment (by id).
+pub(crate) struct SampleProvider {
+    pub sets: std::collections::HashMap<tantivy::index::SegmentId, BitSet>,
+}
+
+/// A shard's `shard_size` best-scoring matches of `query` (ties in document order); with
+/// `diversify`, read in score order, at most `max` per value of the field (the document's
+/// values together make its key; documents without one share a key), as ES's
+/// `DiversifiedTopDocsCollector` keeps them.
+pub(crate) fn sample(
+    shard: &lode_engine::shard::ShardSearcher,
+    query: &dyn tantivy::query::Query,
+    shard_size: usize,
+    diversify: Option<&(crate::plan::FieldRef, usize)>,
+) -> tantivy::Result<Vec<tantivy::DocAddress>> {
+    use tantivy::collector::TopDocs;
+    let Some((field, max)) = diversify else {
+        let top = shard
+            .searcher
+            .search(query, &TopDocs::with_limit(shard_size).order_by_score())?;
+        return Ok(top.into_iter().map(|(_, a)| a).collect());
+    };
+    let mut limit = shard_size.saturating_mul(*max).max(shard_size);
+    loop {
+        let top = shard
+            .searcher
+            .search(query, &TopDocs::with_limit(limit).order_by_score())?;
+        let exhausted = top.len() < limit;
+        let mut per_key: std::collections::HashMap<String, usize> = Default::default();
+        let mut out = Vec::new();
+        for (_, addr) in &top {
+            let key = doc_key(shard, field, *addr)?;
+            let n = per_key.entry(key).or_insert(0);
+            if *n < *max {
+                *n += 1;
+                out.push(*addr);
+                if out.len() == shard_size {
+                    return Ok(out);
+                }
+            }
+        }
+        if exhausted {
+            return Ok(out);
+        }
+        limit = limit.saturating_mul(4);
+    }
+}
+
+/// A document's values of `field` as one key.
+fn doc_key(
+    shard: &lode_engine::shard::ShardSearcher,
+    field: &crate::plan::FieldRef,
+    addr: tantivy::DocAddress,
+) -> tantivy::Result<String> {
+    use lode_engine::mapping::Storage;
+    let fast = shard
+        .searcher
+        .segment_reader(addr.segment_ord)
+        .fast_fields();
+    let doc = addr.doc_id;
+    let mut parts: Vec<String> = Vec::new();
+    match field.storage() {
+        Some(Storage::Keyword) => {
+            if let Some(c) = fast.str(&field.name)? {
+                let mut s = String::new();
+                for ord in c.term_ords(doc) {
+                    s.clear();
+                    c.ord_to_str(ord, &mut s)?;
+                    parts.push(s.clone());
+                }
+            }
+        }
+        Some(Storage::F64) => {
+            if let Some(c) = fast.column_opt::<f64>(&field.name)? {
+                parts.extend(c.values_for_doc(doc).map(|v| v.to_string()));
+            }
+        }
+        Some(_) => {
+            if let Some(c) = fast.column_opt::<i64>(&field.name)? {
+                parts.extend(c.values_for_doc(doc).map(|v| v.to_string()));
+            }
+        }
+        None => {}
+    }
+    Ok(parts.join("\u{1}"))
+}
+
+impl ValueSourceProvider for SampleProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        let set = self
+            .sets
+            .get(&reader.segment_id())
+            .cloned()
+            .unwrap_or_else(|| BitSet::with_max_value(reader.max_doc().max(1)));
+        Ok(Some(Box::new(FilterSource {
+            sets: Arc::new(vec![set]),
+            other: false,
+        })))
     }
 }
 
@@ -294,96 +400,6 @@ impl ValueSource for DateIndexSource {
                     values.push(index);
                     docids.push(doc);
                 }
-            }
-        }
-        Cardinality::Multivalued
-    }
-
-    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
-        self
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Percentile ranks
-
-/// Every value `x` of `field` (or `missing`) as its slot `#{v in values : v < x}`, `values`
-/// sorted and distinct: the histogram of the slots counts the field's values in each gap
-/// between the ranked values, so the values `<= values[i]` are the counts of slots `0..=i`.
-/// Each value of a multi-valued document counts, as in Elasticsearch's percentile ranks (see
-/// `load_block` for how they stay distinct).
-pub(crate) struct RankProvider {
-    pub field: String,
-    pub column: NumericColumn,
-    pub values: Arc<Vec<f64>>,
-    pub missing: Option<f64>,
-}
-
-impl ValueSourceProvider for RankProvider {
-    fn for_segment(
-        &self,
-        reader: &SegmentReader,
-        _allowed: Option<&[ColumnType]>,
-    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
-        let fast = reader.fast_fields();
-        let column = match self.column {
-            NumericColumn::I64 => fast.column_opt::<i64>(&self.field)?.map(AnyColumn::I64),
-            NumericColumn::F64 => fast.column_opt::<f64>(&self.field)?.map(AnyColumn::F64),
-        };
-        if column.is_none() && self.missing.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(Box::new(RankSource {
-            column,
-            values: self.values.clone(),
-            missing: self.missing,
-            scratch: Vec::new(),
-        })))
-    }
-}
-
-pub(crate) struct RankSource {
-    column: Option<AnyColumn>,
-    values: Arc<Vec<f64>>,
-    missing: Option<f64>,
-    scratch: Vec<f64>,
-}
-
-impl std::fmt::Debug for RankSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RankSource")
-            .field("values", &self.values)
-            .finish()
-    }
-}
-
-/// How many of the sorted `values` are strictly below `x`.
-pub(crate) fn rank_slot(values: &[f64], x: f64) -> u64 {
-    values.partition_point(|v| *v < x) as u64
-}
-
-impl ValueSource for RankSource {
-    fn column_type(&self) -> ColumnType {
-        ColumnType::U64
-    }
-
-    fn load_block(
-        &mut self,
-        docs: &[DocId],
-        values: &mut Vec<u64>,
-        docids: &mut Vec<DocId>,
-        _row_ids: &mut Vec<RowId>,
-    ) -> Cardinality {
-        values.clear();
-        docids.clear();
-        for &doc in docs {
-            doc_values(&self.column, self.missing, doc, &mut self.scratch);
-            // tantivy's histogram counts a document once per bucket: the `j`-th value of a
-            // document goes to slot + j * (n + 1), which rendering folds back modulo n + 1.
-            let stride = self.values.len() as u64 + 1;
-            for (j, &x) in self.scratch.iter().filter(|x| !x.is_nan()).enumerate() {
-                values.push(rank_slot(&self.values, x) + j as u64 * stride);
-                docids.push(doc);
             }
         }
         Cardinality::Multivalued

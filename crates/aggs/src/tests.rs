@@ -768,20 +768,53 @@ fn percentiles_keys_and_values() {
     assert_close(&out["p"]["values"]["1.0"], 0.0, "p1");
     let mut v: Vec<f64> = all.iter().filter_map(|d| d.balance).collect();
     v.sort_by(f64::total_cmp);
-    let median = v[v.len() / 2];
-    let got = out["q"]["values"][0]["value"].as_f64().unwrap();
+    assert!(
+        v.len() < 2000,
+        "ES's TDigest is exact below 20 * compression values"
+    );
     assert_eq!(out["q"]["values"][0]["key"], json!(50.0));
     assert_eq!(out["q"]["values"][1]["key"], json!(99.9));
-    // DDSketch: ~1% relative accuracy (ES uses TDigest, see the module docs).
-    assert!(
-        (got - median).abs() <= 0.02 * median.abs() + 100.0,
-        "{got} vs {median}"
-    );
+    for (i, p) in [50.0, 99.9].into_iter().enumerate() {
+        // Linear interpolation between the closest ranks, at index p/100 * (n - 1).
+        let index = p / 100.0 * (v.len() - 1) as f64;
+        let (lo, frac) = (index.floor() as usize, index - index.floor());
+        let want = if lo + 1 < v.len() {
+            v[lo] + frac * (v[lo + 1] - v[lo])
+        } else {
+            v[lo]
+        };
+        assert_close(&out["q"]["values"][i]["value"], want, "q");
+    }
 }
 
-/// The exact percentage of `values` that are `<= v`.
-fn exact_rank(values: &[f64], v: f64) -> f64 {
-    values.iter().filter(|x| **x <= v).count() as f64 / values.len() as f64 * 100.0
+/// Elasticsearch's percentile rank of `x` below 20 * compression values: the values below
+/// it, those equal to it counting half, and between two values a linear share of the gap;
+/// the smallest value counts half once `x` is above it (ES's `Dist.cdf`).
+fn exact_rank(values: &[f64], x: f64) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len() as f64;
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    if x < v[0] {
+        return 0.0;
+    }
+    let below = v.iter().filter(|&&y| y < x).count() as f64;
+    let equal = v.iter().filter(|&&y| y == x).count() as f64;
+    let first = if v[0] < x { 0.5 } else { 0.0 };
+    let r = if equal > 0.0 {
+        if v[v.len() - 1] == x {
+            n - 0.5 * equal
+        } else {
+            below - first + 0.5 * equal
+        }
+    } else if let Some(i) = v.iter().position(|&y| y > x) {
+        below - first + (x - v[i - 1]) / (v[i] - v[i - 1])
+    } else {
+        n
+    };
+    r / n * 100.0
 }
 
 #[test]
@@ -812,10 +845,10 @@ fn percentile_ranks_count_values_at_or_below() {
     assert_close(&out["s"]["values"][0]["value"], exact_rank(&st, 1.0), "s1");
     assert_close(&out["s"]["values"][1]["value"], exact_rank(&st, 2.0), "s2");
     // Documents without a balance count as -30000, below every real balance.
-    let missing = all.iter().filter(|d| d.balance.is_none()).count() as f64;
+    let with_missing: Vec<f64> = all.iter().map(|d| d.balance.unwrap_or(-30000.0)).collect();
     assert_close(
         &out["m"]["values"]["-30000.0"],
-        missing / all.len() as f64 * 100.0,
+        exact_rank(&with_missing, -30000.0),
         "missing",
     );
 }
@@ -863,6 +896,205 @@ fn percentile_ranks_under_buckets_empty_and_typed() {
     );
 }
 
+/// Linear interpolation at index p * (n - 1) of the sorted values (ES's exact TDigest phase).
+fn interpolated(values: &[f64], p: f64) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let index = p * (v.len() - 1) as f64;
+    let lo = index.floor() as usize;
+    if lo + 1 >= v.len() {
+        return v[v.len() - 1];
+    }
+    v[lo] + (index - lo as f64) * (v[lo + 1] - v[lo])
+}
+
+#[test]
+fn median_absolute_deviation_and_boxplot() {
+    let all = docs(700);
+    let (a, b) = all.split_at(300);
+    let ix = TestIndex::new(&[a, b], 2);
+    let out = ix
+        .run_with(
+            None,
+            json!({
+                "mad": {"median_absolute_deviation": {"field": "balance"}},
+                "box": {"boxplot": {"field": "balance", "format": "0.0"}},
+                "t": {"terms": {"field": "acctType"},
+                      "aggs": {"m": {"median_absolute_deviation": {"field": "balance", "missing": 0}}}},
+                "none": {"median_absolute_deviation": {"field": "nope"}},
+                "nobox": {"boxplot": {"field": "nope"}},
+            }),
+            true,
+        )
+        .unwrap();
+    let v: Vec<f64> = all.iter().filter_map(|d| d.balance).collect();
+    let median = interpolated(&v, 0.5);
+    let dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
+    assert_close(
+        &out["median_absolute_deviation#mad"]["value"],
+        interpolated(&dev, 0.5),
+        "mad",
+    );
+    let bx = &out["boxplot#box"];
+    let (q1, q3) = (interpolated(&v, 0.25), interpolated(&v, 0.75));
+    assert_close(&bx["q1"], q1, "q1");
+    assert_close(&bx["q2"], median, "q2");
+    assert_close(&bx["q3"], q3, "q3");
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_close(&bx["min"], min, "min");
+    assert_close(&bx["max"], max, "max");
+    let iqr = q3 - q1;
+    let upper = v
+        .iter()
+        .copied()
+        .filter(|x| *x <= q3 + 1.5 * iqr)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let lower = v
+        .iter()
+        .copied()
+        .filter(|x| *x >= q1 - 1.5 * iqr)
+        .fold(f64::INFINITY, f64::min);
+    assert_close(&bx["upper"], upper, "upper");
+    assert_close(&bx["lower"], lower, "lower");
+    assert_eq!(bx["q1_as_string"], json!(format!("{q1:.1}")));
+    for b in out["sterms#t"]["buckets"].as_array().unwrap() {
+        let key = b["key"].as_str().unwrap();
+        let v: Vec<f64> = all
+            .iter()
+            .filter(|d| d.acct_type == key)
+            .map(|d| d.balance.unwrap_or(0.0))
+            .collect();
+        let m = interpolated(&v, 0.5);
+        let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+        assert_close(
+            &b["median_absolute_deviation#m"]["value"],
+            interpolated(&dev, 0.5),
+            key,
+        );
+    }
+    assert_eq!(
+        out["median_absolute_deviation#none"],
+        json!({"value": null})
+    );
+    assert_eq!(out["boxplot#nobox"]["min"], json!("Infinity"));
+    assert_eq!(out["boxplot#nobox"]["q1"], json!("NaN"));
+    let e = ix
+        .run_with(
+            None,
+            json!({"m": {"median_absolute_deviation": {"field": "balance", "compression": -1}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.reason,
+        "[compression] must be greater than or equal to 0. Found [-1.0] in [m]"
+    );
+    let e = ix
+        .run_with(
+            None,
+            json!({"m": {"boxplot": {"field": "acctType"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(e.status, 400);
+}
+
+#[test]
+fn string_stats_counts_lengths_and_entropy() {
+    let all = docs(200);
+    let ix = TestIndex::new(&[&all[..90], &all[90..]], 2);
+    let out = ix.run(json!({
+        "s": {"string_stats": {"field": "acctType", "show_distribution": true}},
+        "e": {"filter": {"term": {"acctType": "nope"}},
+              "aggs": {"s": {"string_stats": {"field": "acctType"}}}},
+    }));
+    let vals: Vec<&str> = all.iter().map(|d| d.acct_type).collect();
+    let s = &out["s"];
+    assert_eq!(s["count"], json!(vals.len()));
+    assert_eq!(
+        s["min_length"],
+        json!(vals.iter().map(|v| v.encode_utf16().count()).min().unwrap())
+    );
+    assert_eq!(
+        s["max_length"],
+        json!(vals.iter().map(|v| v.encode_utf16().count()).max().unwrap())
+    );
+    let total: usize = vals.iter().map(|v| v.encode_utf16().count()).sum();
+    assert_close(&s["avg_length"], total as f64 / vals.len() as f64, "avg");
+    let mut counts: BTreeMap<char, usize> = BTreeMap::new();
+    for v in &vals {
+        for c in v.chars() {
+            *counts.entry(c).or_default() += 1;
+        }
+    }
+    let entropy: f64 = -counts
+        .values()
+        .map(|&n| n as f64 / total as f64)
+        .map(|p| p * p.log2())
+        .sum::<f64>();
+    assert_close(&s["entropy"], entropy, "entropy");
+    for (c, n) in &counts {
+        assert_close(
+            &s["distribution"][c.to_string()],
+            *n as f64 / total as f64,
+            "p",
+        );
+    }
+    assert_eq!(
+        out["e"]["s"],
+        json!({"count": 0, "min_length": null, "max_length": null, "avg_length": null, "entropy": 0.0})
+    );
+    let e = ix
+        .run_with(
+            None,
+            json!({"s": {"string_stats": {"field": "balance"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.reason,
+        "Field [balance] of type [double] is not supported for aggregation [string_stats]"
+    );
+}
+
+#[test]
+fn sampler_keeps_the_best_scoring_documents_per_shard() {
+    let all = docs(300);
+    let (a, b) = all.split_at(120);
+    let ix = TestIndex::new(&[a, b], 2);
+    // A constant-score query: every document scores the same, so each shard keeps
+    // `shard_size` of its matches.
+    let out = ix
+        .run_with(
+            Some(json!({"match_all": {}})),
+            json!({"s": {"sampler": {"shard_size": 50},
+                         "aggs": {"c": {"value_count": {"field": "status"}}}},
+                   "big": {"sampler": {}}}),
+            true,
+        )
+        .unwrap();
+    assert_eq!(out["sampler#s"]["doc_count"], json!(100));
+    assert_eq!(out["sampler#s"]["value_count#c"]["value"], json!(100));
+    assert_eq!(out["sampler#big"]["doc_count"], json!(100 + 100));
+    let e = ix
+        .run_with(
+            None,
+            json!({"t": {"terms": {"field": "acctType"},
+                                     "aggs": {"s": {"sampler": {}}}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(e.status, 400);
+    let e = ix
+        .run_with(None, json!({"s": {"sampler": {"shard_size": 0}}}), false)
+        .unwrap_err();
+    assert_eq!(
+        e.reason,
+        "[shardSize] must be greater than 0. Found [0] in [s]"
+    );
+}
+
 #[test]
 fn percentile_ranks_errors() {
     let ix = TestIndex::new(&[&docs(10)], 1);
@@ -893,42 +1125,26 @@ fn percentile_ranks_errors() {
     assert_eq!(e.status, 400);
     let e = err(
         json!({"r": {"percentile_ranks": {"field": "balance", "values": [1],
-                                                  "hdr": {}}}}),
+                                                  "hdr": {"number_of_significant_value_digits": 6}}}}),
     );
     assert_eq!(
         e.reason,
-        "[percentile_ranks] [hdr] is not supported by Lode"
+        "[numberOfSignificantValueDigits] must be between 0 and 5: [r]"
     );
+    let e = err(json!({"r": {"percentiles": {"field": "balance",
+                                     "tdigest": {"execution_hint": "fast"}}}}));
+    assert_eq!(e.status, 400);
+    let e = err(
+        json!({"c": {"composite": {"sources": [{"t": {"terms": {"field": "acctType"}}}]},
+                             "aggs": {"p": {"percentiles": {"field": "balance"}}}}}),
+    );
+    assert_eq!(e.status, 400);
     let e = err(json!({"r": {"percentile_ranks": {"field": "acctType", "values": [1]}}}));
     assert_eq!(e.status, 400);
     let e = err(json!({"r": {"percentile_ranks": {"values": [1]}}}));
     assert_eq!(
         e.reason,
         "Required one of fields [field, script], but none were specified. "
-    );
-}
-
-#[test]
-fn percentile_rank_slots() {
-    use crate::render::percentile_ranks;
-    use crate::sources::rank_slot;
-    let values = [1.0, 5.0, 10.0];
-    let data = [0.5, 1.0, 1.5, 5.0, 7.0, 10.0, 11.0, 11.0];
-    let mut slots: BTreeMap<u64, u64> = BTreeMap::new();
-    for x in data {
-        *slots.entry(rank_slot(&values, x)).or_default() += 1;
-    }
-    assert_eq!(slots, BTreeMap::from([(0, 2), (1, 2), (2, 2), (3, 2)]));
-    let slots: Vec<(f64, u64)> = slots.into_iter().map(|(k, n)| (k as f64, n)).collect();
-    assert_eq!(
-        percentile_ranks(&values, &slots),
-        vec![(1.0, Some(25.0)), (5.0, Some(50.0)), (10.0, Some(75.0))]
-    );
-    assert_eq!(percentile_ranks(&[1.0], &[]), vec![(1.0, None)]);
-    // Later values of a document come in slot + j * (n + 1): folded back.
-    assert_eq!(
-        percentile_ranks(&[1.0], &[(0.0, 1), (2.0, 1), (3.0, 2)]),
-        vec![(1.0, Some(50.0))]
     );
 }
 

@@ -160,7 +160,7 @@ fn internal(e: tantivy::TantivyError) -> EsError {
 
 /// The search query (unless inside `global`) AND every bucket constraint, the constraints
 /// not contributing to the score.
-fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dyn Query>> {
+pub(crate) fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dyn Query>> {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     clauses.push((
         Occur::Must,
@@ -181,6 +181,11 @@ fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<Box<dyn Quer
     let schema = pt.target.ctx.schema;
     Ok(match c {
         Constraint::Filter { source, bucket } => {
+            if let Some(SourceSpec::Sample { .. }) = pt.plan.sources.get(*source) {
+                return Err(EsError::illegal_argument(
+                    "aggregations that re-query their bucket (top_hits, top_metrics, percentiles, ...) under [sampler] are not supported by Lode",
+                ));
+            }
             let Some(SourceSpec::Filters { queries, .. }) = pt.plan.sources.get(*source) else {
                 return Err(EsError::internal("unknown filter source"));
             };

@@ -1,0 +1,99 @@
+"""`sampler`: sub-aggregations over each shard's `shard_size` best-scoring matches.
+
+The query scores documents by their tag with constant scores (a: 3, b: 2, c: 1), so the
+best documents of a shard are known without looking at Lode's scores: with one shard and
+`shard_size` = #a + #b, the sample is exactly the documents tagged a or b; the expected
+counts and sums are computed here from the indexed documents."""
+
+import random
+
+import pytest
+from elasticsearch import BadRequestError
+
+from conftest import make_index
+
+INDEX = "sampled"
+
+
+def _docs():
+    rnd = random.Random(11)
+    return [(str(i), {"tag": rnd.choice("aabbbccccc"), "v": rnd.randrange(0, 100)})
+            for i in range(200)]
+
+
+DOCS = _docs()
+QUERY = {"bool": {"should": [
+    {"constant_score": {"filter": {"term": {"tag": t}}, "boost": b}}
+    for t, b in (("a", 3), ("b", 2), ("c", 1))]}}
+
+
+@pytest.fixture(scope="module")
+def sampled(es):
+    body = {"settings": {"number_of_shards": 1}, "mappings": {"properties": {
+        "tag": {"type": "keyword"}, "v": {"type": "long"}}}}
+    return make_index(es, INDEX, body, DOCS)
+
+
+def test_sample_is_the_best_documents(es, sampled):
+    best = [d for _, d in DOCS if d["tag"] in "ab"]
+    r = es.search(index=INDEX, size=0, query=QUERY, typed_keys=True, aggs={
+        "s": {"sampler": {"shard_size": len(best)}, "aggs": {
+            "sum": {"sum": {"field": "v"}},
+            "tags": {"terms": {"field": "tag"}}}},
+        "all": {"sampler": {"shard_size": 1000}}}).body["aggregations"]
+    s = r["sampler#s"]
+    assert s["doc_count"] == len(best)
+    assert s["sum#sum"]["value"] == sum(d["v"] for d in best)
+    counts = {b["key"]: b["doc_count"] for b in s["sterms#tags"]["buckets"]}
+    assert counts == {t: sum(1 for d in best if d["tag"] == t) for t in "ab"}
+    assert r["sampler#all"]["doc_count"] == len(DOCS)
+
+
+def test_default_shard_size_and_errors(es, sampled):
+    r = es.search(index=INDEX, size=0, query=QUERY,
+                  aggs={"s": {"sampler": {}}}).body["aggregations"]
+    assert r["s"]["doc_count"] == 100
+    for aggs in ({"s": {"sampler": {"shard_size": 0}}},
+                 {"s": {"sampler": {"bogus": 1}}},
+                 {"t": {"terms": {"field": "tag"}, "aggs": {"s": {"sampler": {}}}}}):
+        with pytest.raises(BadRequestError):
+            es.search(index=INDEX, size=0, aggs=aggs)
+
+
+DIVERSE = "diversified"
+
+
+def _diverse_docs():
+    docs = [{"tag": "a", "g": f"a{i}"} for i in range(10)]
+    docs += [{"tag": "b", "g": "xy"[i % 2]} for i in range(20)]
+    docs += [{"tag": "c", "g": f"c{i % 7}"} for i in range(50)]
+    rnd = random.Random(5)
+    rnd.shuffle(docs)
+    return [(str(i), d) for i, d in enumerate(docs)]
+
+
+@pytest.fixture(scope="module")
+def diverse(es):
+    body = {"settings": {"number_of_shards": 1}, "mappings": {"properties": {
+        "tag": {"type": "keyword"}, "g": {"type": "keyword"}}}}
+    return make_index(es, DIVERSE, body, _diverse_docs())
+
+
+def test_diversified_sampler(es, diverse):
+    # In score order: the ten `a` documents (distinct `g`), then one `b` per `g` value.
+    r = es.search(index=DIVERSE, size=0, query=QUERY, typed_keys=True, aggs={
+        "s": {"diversified_sampler": {"field": "g", "shard_size": 12},
+              "aggs": {"t": {"terms": {"field": "tag"}}}},
+        "two": {"diversified_sampler": {"field": "g", "shard_size": 14, "max_docs_per_value": 2},
+                "aggs": {"t": {"terms": {"field": "tag"}}}},
+    }).body["aggregations"]
+    s = r["diversified_sampler#s"]
+    assert s["doc_count"] == 12
+    assert {b["key"]: b["doc_count"] for b in s["sterms#t"]["buckets"]} == {"a": 10, "b": 2}
+    two = r["diversified_sampler#two"]
+    assert two["doc_count"] == 14
+    assert {b["key"]: b["doc_count"] for b in two["sterms#t"]["buckets"]} == {"a": 10, "b": 4}
+    for agg in ({"shard_size": 5}, {"field": "g", "max_docs_per_value": 0},
+                {"field": "g", "execution_hint": "nope"}):
+        with pytest.raises(BadRequestError):
+            es.search(index=DIVERSE, size=0, aggs={"s": {"diversified_sampler": agg}})
