@@ -143,6 +143,7 @@ impl TestIndex {
                 mapping: &mapping,
                 schema: &schema,
                 meta,
+                nested_objects_limit: lode_engine::document::DEFAULT_NESTED_OBJECTS_LIMIT,
             };
             let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
             let per_segment = docs.len().div_ceil(segments.max(1)).max(1);
@@ -150,13 +151,17 @@ impl TestIndex {
                 for d in chunk {
                     let source = d.source();
                     match parser.parse(&d.id, &source).unwrap() {
-                        Parsed::Doc(mut doc) => {
+                        Parsed::Doc(parsed) => {
+                            let mut doc = parsed.root;
                             doc.add_text(meta.id, &d.id);
                             doc.add_bytes(
                                 meta.source,
                                 serde_json::to_vec(&source).unwrap().as_slice(),
                             );
-                            writer.add_document(*doc).unwrap();
+                            let block = parsed.nested.into_iter().chain(std::iter::once(doc));
+                            writer
+                                .run(block.map(tantivy::indexer::UserOperation::Add).collect::<Vec<_>>())
+                                .unwrap();
                         }
                         Parsed::MappingUpdate(u) => {
                             panic!("doc {} needs a mapping update: {u}", d.id)

@@ -2,8 +2,8 @@
 //! mapping update that must be applied first.
 
 use crate::error::{EsError, EsResult};
-use crate::mapping::{infer_dynamic, Dynamic, FieldDef, FieldType, Mapping, Storage};
-use crate::schema::MetaFields;
+use crate::mapping::{infer_dynamic, Dynamic, FieldDef, FieldType, Mapping, ObjectDef, Storage};
+use crate::schema::{nested_parent_term, MetaFields, NESTED_CHILD};
 use lode_dates::Tz;
 use serde_json::{Map, Value};
 use std::net::{IpAddr, Ipv6Addr};
@@ -12,7 +12,7 @@ use tantivy::TantivyDocument;
 
 /// The outcome of parsing one document.
 pub enum Parsed {
-    Doc(Box<TantivyDocument>),
+    Doc(Box<ParsedDoc>),
     /// New fields were found: merge this `mappings` JSON and parse again.
     MappingUpdate(Value),
 }
@@ -23,10 +23,23 @@ fn parse_error(reason: String) -> EsError {
     EsError::bad_request("document_parsing_exception", reason)
 }
 
+/// A parsed document: the root, and one hidden document per object under a `nested` path
+/// (in post-order: an object's nested children come before it), which must be added right
+/// before the root, in one batch, so they stay a contiguous block (Lucene's block join).
+pub struct ParsedDoc {
+    pub root: TantivyDocument,
+    pub nested: Vec<TantivyDocument>,
+}
+
+/// ES's default `index.mapping.nested_objects.limit`.
+pub const DEFAULT_NESTED_OBJECTS_LIMIT: usize = 10_000;
+
 pub struct DocParser<'a> {
     pub mapping: &'a Mapping,
     pub schema: &'a Schema,
     pub meta: MetaFields,
+    /// `index.mapping.nested_objects.limit`.
+    pub nested_objects_limit: usize,
 }
 
 struct Walk<'a> {
@@ -38,6 +51,11 @@ struct Walk<'a> {
     update: Map<String, Value>,
     /// New fields under `dynamic: runtime`: runtime fields (read from `_source`).
     runtime_update: Map<String, Value>,
+    /// The documents enclosing the nested object being walked (root first), each with its
+    /// `_field_names` and nested path ("" = root).
+    outer: Vec<(TantivyDocument, Vec<&'a str>, &'a str)>,
+    /// Finished nested documents, in post-order.
+    nested: Vec<TantivyDocument>,
 }
 
 impl<'a> DocParser<'a> {
@@ -53,6 +71,8 @@ impl<'a> DocParser<'a> {
             field_names: Vec::new(),
             update: Map::new(),
             runtime_update: Map::new(),
+            outer: Vec::new(),
+            nested: Vec::new(),
         };
         w.object("", obj)?;
         if !w.update.is_empty() || !w.runtime_update.is_empty() {
@@ -65,13 +85,26 @@ impl<'a> DocParser<'a> {
             }
             return Ok(Parsed::MappingUpdate(Value::Object(update)));
         }
-        let mut names = std::mem::take(&mut w.field_names);
-        names.sort_unstable();
-        names.dedup();
-        for n in names {
-            w.doc.add_text(self.meta.field_names, n);
-        }
-        Ok(Parsed::Doc(Box::new(w.doc)))
+        add_field_names(&mut w.doc, self.meta, std::mem::take(&mut w.field_names));
+        Ok(Parsed::Doc(Box::new(ParsedDoc {
+            root: w.doc,
+            nested: w.nested,
+        })))
+    }
+}
+
+fn add_field_names(doc: &mut TantivyDocument, meta: MetaFields, mut names: Vec<&str>) {
+    names.sort_unstable();
+    names.dedup();
+    for n in names {
+        doc.add_text(meta.field_names, n);
+    }
+}
+
+/// Copies the mapped field values of `from` into `to` (`include_in_parent`/`include_in_root`).
+fn copy_fields(from: &TantivyDocument, to: &mut TantivyDocument) {
+    for (field, value) in from.field_values() {
+        to.add_field_value(field, value);
     }
 }
 
@@ -100,12 +133,61 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// One object under a `nested` path: its fields go to a new hidden document (and to the
+    /// parent and root documents too with `include_in_parent`/`include_in_root`).
+    fn nested_object(&mut self, obj: &'a ObjectDef, m: &Map<String, Value>) -> EsResult<()> {
+        let p: &'a DocParser<'a> = self.p;
+        if self.nested.len() >= p.nested_objects_limit {
+            return Err(EsError::bad_request(
+                "document_parsing_exception",
+                format!(
+                    "The number of nested documents has exceeded the allowed limit of [{}]. This limit can be set by changing the [index.mapping.nested_objects.limit] index level setting.",
+                    p.nested_objects_limit
+                ),
+            ));
+        }
+        let parent_doc = std::mem::take(&mut self.doc);
+        let parent_names = std::mem::take(&mut self.field_names);
+        self.outer.push((parent_doc, parent_names, obj.path.as_str()));
+        let walked = self.object(&obj.path, m);
+        let (parent_doc, parent_names, _) = self.outer.pop().expect("pushed above");
+        let mut child = std::mem::replace(&mut self.doc, parent_doc);
+        let child_names = std::mem::replace(&mut self.field_names, parent_names);
+        walked?;
+        if obj.include_in_parent {
+            copy_fields(&child, &mut self.doc);
+            self.field_names.extend(child_names.iter().copied());
+        }
+        if obj.include_in_root && !(obj.include_in_parent && self.outer.is_empty()) {
+            match self.outer.first_mut() {
+                Some(root) => {
+                    copy_fields(&child, &mut root.0);
+                    root.1.extend(child_names.iter().copied());
+                }
+                None => {
+                    copy_fields(&child, &mut self.doc);
+                    self.field_names.extend(child_names.iter().copied());
+                }
+            }
+        }
+        add_field_names(&mut child, p.meta, child_names);
+        if let Some(f) = p.meta.nested {
+            child.add_text(f, NESTED_CHILD);
+            child.add_text(f, &obj.path);
+            child.add_text(f, nested_parent_term(self.id));
+        }
+        self.nested.push(child);
+        Ok(())
+    }
+
     fn value(&mut self, path: &str, v: &Value) -> EsResult<()> {
-        if let Some(obj) = self.p.mapping.objects.get(path) {
+        let mapping: &'a Mapping = self.p.mapping;
+        if let Some(obj) = mapping.objects.get(path) {
             if !obj.enabled {
                 return Ok(());
             }
             return match v {
+                Value::Object(m) if obj.nested => self.nested_object(obj, m),
                 Value::Object(m) => self.object(path, m),
                 Value::Array(items) => {
                     for item in items {
@@ -120,7 +202,6 @@ impl<'a> Walk<'a> {
                 .with("preview", other.to_string())),
             };
         }
-        let mapping: &'a Mapping = self.p.mapping;
         if let Some(def) = mapping.fields.get(path) {
             return match v {
                 // A completion array is one set of inputs (deduplicated by input).

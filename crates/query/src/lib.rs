@@ -28,6 +28,7 @@ mod msm;
 mod parse;
 mod patterns;
 mod plan;
+pub mod nested;
 pub mod points;
 mod query_string;
 pub mod runtime;

@@ -219,6 +219,9 @@ struct Planner<'c, 'a> {
     ctx: &'c QueryContext<'a>,
     /// Leaf queries planned so far, for the max clause count.
     leaves: std::cell::Cell<usize>,
+    /// The nested paths of the enclosing `nested` queries (innermost last): the parent level
+    /// a `nested` query joins to.
+    scope: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'c, 'a> Planner<'c, 'a> {
@@ -226,6 +229,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         Planner {
             ctx,
             leaves: std::cell::Cell::new(0),
+            scope: std::cell::RefCell::new(Vec::new()),
         }
     }
 
@@ -443,9 +447,10 @@ impl<'c, 'a> Planner<'c, 'a> {
                 path,
                 query,
                 ignore_unmapped,
+                score_mode,
                 boost,
             } => match self.ctx.mapping.objects.get(path.as_str()) {
-                Some(o) if o.nested => boosted(self.build(query, score)?, *boost),
+                Some(o) if o.nested => boosted(self.nested(path, query, *score_mode, score)?, *boost),
                 Some(_) => {
                     return Err(shard_exception(format!(
                         "[nested] nested object under path [{path}] is not of nested type"
@@ -459,6 +464,45 @@ impl<'c, 'a> Planner<'c, 'a> {
                 }
             },
         })
+    }
+
+    /// A `nested` query: the inner query on `path`'s nested documents, joined to the
+    /// current nested scope (the root, or the path of the enclosing `nested` query).
+    fn nested(
+        &self,
+        path: &str,
+        query: &Query,
+        mode: crate::nested::ScoreMode,
+        score: bool,
+    ) -> EsResult<Q> {
+        let Some(field) = self.ctx.meta.nested else {
+            // A nested mapping always adds the field; without it no nested document exists.
+            return Ok(none());
+        };
+        let levels: Vec<String> = self.scope.borrow().clone();
+        if let Some(outer) = levels.last() {
+            if !path.starts_with(&format!("{outer}.")) {
+                return Err(shard_exception(format!(
+                    "[nested] nested path [{path}] is not a child of current nested path [{outer}]"
+                )));
+            }
+        }
+        self.scope.borrow_mut().push(path.to_string());
+        let inner = self.build(query, score && mode != crate::nested::ScoreMode::None);
+        self.scope.borrow_mut().pop();
+        let child: Q = Box::new(BooleanQuery::new(vec![
+            (tq::Occur::Must, inner?),
+            (
+                tq::Occur::Must,
+                Box::new(ConstScoreQuery::new(
+                    crate::nested::path_query(field, path),
+                    0.0,
+                )),
+            ),
+        ]));
+        Ok(Box::new(crate::nested::ToParentQuery::new(
+            child, field, levels, mode,
+        )))
     }
 
     fn resolve(&self, path: &str) -> Target<'a> {

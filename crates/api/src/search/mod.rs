@@ -595,6 +595,7 @@ fn filtered_query(
         ])),
         None => q,
     })
+    .map(|q| query::nested::non_nested(q, ctx.meta.nested))
 }
 
 fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
@@ -2351,6 +2352,7 @@ pub fn matching_ids(
             (tantivy::query::Occur::Must, f),
         ]));
     }
+    let q = query::nested::non_nested(q, ctx.meta.nested);
     let mut out = Vec::new();
     for shard in index.shards()? {
         let s = shard.searcher();
