@@ -245,6 +245,11 @@ pub(crate) enum Op {
     Range(RangeOp),
     Filters(FiltersOp),
     Global,
+    /// A top-level `nested` aggregation: its sub-aggregations run over the nested documents
+    /// of `path` whose roots the query matches (`None`: the path is not mapped, no documents).
+    Nested {
+        path: Option<String>,
+    },
     Composite(CompositeOp),
     Metric(MetricOp),
     Percentiles(MetricOp),
@@ -425,25 +430,32 @@ fn plan_node<'r>(
             })
         }
         AggKind::Nested { path } => {
-            let prefix = format!("{path}.");
-            let clauses: Vec<(Occur, Box<dyn Query>)> = ctx
-                .mapping
-                .fields
-                .values()
-                .filter(|f| f.path.starts_with(&prefix) && ctx.schema.get_field(&f.path).is_ok())
-                .map(|f| {
-                    let q: Box<dyn Query> = Box::new(ExistsQuery::new(f.path.clone(), false));
-                    (Occur::Should, q)
-                })
-                .collect();
-            let query: Box<dyn Query> = if clauses.is_empty() {
-                Box::new(tantivy::query::EmptyQuery)
-            } else {
-                Box::new(BooleanQuery::new(clauses))
-            };
-            single_filter(node, query, sources)
+            if let Some(parent) = parent {
+                return Err(EsError::illegal_argument(format!(
+                    "[nested] aggregation [{}] under a [{parent}] aggregation is not supported by Lode",
+                    node.name
+                )));
+            }
+            check_nested_subs(&node.subs)?;
+            match ctx.mapping.objects.get(path.as_str()) {
+                Some(o) if o.nested => Op::Nested {
+                    path: Some(path.clone()),
+                },
+                Some(_) => {
+                    return Err(EsError::illegal_argument(format!(
+                        "[nested] nested path [{path}] is not nested"
+                    )))
+                }
+                None => Op::Nested { path: None },
+            }
         }
-        AggKind::ReverseNested => single_filter(node, Box::new(AllQuery), sources),
+        // Inside a `nested` aggregation it is refused by `check_nested_subs` (not built yet).
+        AggKind::ReverseNested => {
+            return Err(EsError::illegal_argument(format!(
+                "Reverse nested aggregation [{}] can only be used inside a [nested] aggregation",
+                node.name
+            )))
+        }
         AggKind::Global => {
             if parent.is_some() {
                 return Err(EsError::new(
@@ -458,7 +470,7 @@ fn plan_node<'r>(
             Op::Global
         }
         AggKind::Composite(c) => {
-            if let Some(parent) = parent {
+            if let Some(parent) = parent.filter(|p| *p != "nested") {
                 return Err(EsError::illegal_argument(format!(
                     "[composite] aggregation cannot be used with a parent aggregation of type: [{parent}]"
                 )));
@@ -632,20 +644,29 @@ fn plan_node<'r>(
     })
 }
 
-/// A one-bucket aggregation over the documents matching `query`.
-fn single_filter(node: &AggNode, query: Box<dyn Query>, sources: &mut Vec<SourceSpec>) -> Op {
-    sources.push(SourceSpec::Filters {
-        queries: vec![query],
-        other: false,
-    });
-    Op::Filters(FiltersOp {
-        source: sources.len() - 1,
-        names: vec![node.name.clone()],
-        other: None,
-        ip_bounds: None,
-        style: FiltersStyle::Single,
-    })
+/// Refuses, under a `nested` aggregation, the aggregations that re-run the search per bucket
+/// (they would see root documents) and nested joins Lode does not build yet.
+fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
+    for n in subs {
+        if matches!(
+            n.kind,
+            AggKind::TopHits(_)
+                | AggKind::TopMetrics(_)
+                | AggKind::SignificantTerms { .. }
+                | AggKind::Nested { .. }
+                | AggKind::ReverseNested
+        ) {
+            return Err(EsError::illegal_argument(format!(
+                "[{}] aggregation [{}] under a [nested] aggregation is not supported by Lode",
+                n.kind.type_name(),
+                n.name
+            )));
+        }
+        check_nested_subs(&n.subs)?;
+    }
+    Ok(())
 }
+
 
 /// The format of a date field (or of `format` if given), in `tz`.
 pub(crate) fn date_format(

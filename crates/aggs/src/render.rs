@@ -110,7 +110,13 @@ impl Renderer<'_> {
             }
             let result = match results.0.get(&node.req.name) {
                 Some(r) => Some(r),
-                None if matches!(node.op, Op::Global | Op::TopHits | Op::TopMetrics) => None,
+                None if matches!(
+                    node.op,
+                    Op::Global | Op::Nested { .. } | Op::TopHits | Op::TopMetrics
+                ) =>
+                {
+                    None
+                }
                 None => {
                     empty = self
                         .exec
@@ -145,6 +151,12 @@ impl Renderer<'_> {
                     global: true,
                 };
                 let subs = self.render_level(&node.subs, &results, &scope, false)?;
+                obj.extend(subs);
+            }
+            Op::Nested { .. } => {
+                let (results, doc_count) = self.exec.collect_nested(node)?;
+                obj.insert("doc_count".into(), json!(doc_count));
+                let subs = self.render_level(&node.subs, &results, scope, false)?;
                 obj.extend(subs);
             }
             Op::TopHits => {

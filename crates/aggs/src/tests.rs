@@ -1644,12 +1644,17 @@ fn composite_dates_formats_and_limits() {
         e.reason,
         "[composite] aggregation cannot be used with a parent aggregation of type: [terms]"
     );
-    let out = ix.run(json!({"n": {"nested": {"path": "nothing"}, "aggs": {"s": {"sum": {"field": "balance"}}}},
-        "r": {"terms": {"field": "acctType", "size": 1}, "aggs": {"back": {"reverse_nested": {}}}}}));
+    let out = ix.run(
+        json!({"n": {"nested": {"path": "nothing"}, "aggs": {"s": {"sum": {"field": "balance"}}}}}),
+    );
     assert_eq!(out["n"], json!({"doc_count": 0, "s": {"value": 0.0}}));
+    let e = error_of(
+        &ix,
+        json!({"r": {"terms": {"field": "acctType", "size": 1}, "aggs": {"back": {"reverse_nested": {}}}}}),
+    );
     assert_eq!(
-        out["r"]["buckets"][0]["back"]["doc_count"],
-        out["r"]["buckets"][0]["doc_count"]
+        e.reason,
+        "Reverse nested aggregation [back] can only be used inside a [nested] aggregation"
     );
 }
 

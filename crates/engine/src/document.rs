@@ -249,7 +249,7 @@ impl<'a> Walk<'a> {
                 // the children of every element) in the same update, so a document's new
                 // fields are checked against the limits, and rejected, together.
                 if let Some(def) = dynamic_def(self.p.mapping, v) {
-                    insert_path(&mut self.update, path, def);
+                    insert_path(Some(self.p.mapping), &mut self.update, path, def);
                 }
                 Ok(())
             }
@@ -842,7 +842,7 @@ fn dynamic_def(mapping: &Mapping, v: &Value) -> Option<Value> {
             let mut props = Map::new();
             for (k, child) in m {
                 if let Some(def) = dynamic_def(mapping, child) {
-                    insert_path(&mut props, k, def);
+                    insert_path(None, &mut props, k, def);
                 }
             }
             Some(serde_json::json!({ "properties": props }))
@@ -932,10 +932,15 @@ fn runtime_defs(mapping: &Mapping, path: &str, v: &Value, out: &mut Map<String, 
     }
 }
 
-fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
+fn insert_path(mapping: Option<&Mapping>, props: &mut Map<String, Value>, path: &str, def: Value) {
     let mut parts = path.split('.').peekable();
     let mut cur = props;
+    let mut prefix = String::new();
     while let Some(part) = parts.next() {
+        if !prefix.is_empty() {
+            prefix.push('.');
+        }
+        prefix.push_str(part);
         if parts.peek().is_none() {
             match cur.get_mut(part) {
                 None => {
@@ -945,9 +950,13 @@ fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
             }
             return;
         }
-        let entry = cur
-            .entry(part.to_string())
-            .or_insert_with(|| serde_json::json!({"properties": {}}));
+        // An enclosing `nested` object keeps its type (an update without one means `object`).
+        let entry = cur.entry(part.to_string()).or_insert_with(|| {
+            match mapping.and_then(|m| m.objects.get(prefix.as_str())).filter(|o| o.nested) {
+                Some(_) => serde_json::json!({"type": "nested", "properties": {}}),
+                None => serde_json::json!({"properties": {}}),
+            }
+        });
         if entry.get("properties").is_none() {
             entry
                 .as_object_mut()

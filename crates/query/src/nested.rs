@@ -280,6 +280,88 @@ impl Weight for ToParentWeight {
     }
 }
 
+/// The nested documents of `path` whose root matches `parent` (a top-level `nested`
+/// aggregation's documents; Lucene's `ToChildBlockJoinQuery` from the root level). Scores are 0.
+#[derive(Debug)]
+pub struct ToChildQuery {
+    parent: Box<dyn Query>,
+    nested: Field,
+    path: String,
+}
+
+impl Clone for ToChildQuery {
+    fn clone(&self) -> Self {
+        ToChildQuery {
+            parent: self.parent.box_clone(),
+            nested: self.nested,
+            path: self.path.clone(),
+        }
+    }
+}
+
+impl ToChildQuery {
+    pub fn new(parent: Box<dyn Query>, nested: Field, path: &str) -> ToChildQuery {
+        ToChildQuery {
+            parent,
+            nested,
+            path: path.to_string(),
+        }
+    }
+}
+
+impl Query for ToChildQuery {
+    fn weight(&self, enable_scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        let disabled = match enable_scoring.searcher() {
+            Some(s) => EnableScoring::disabled_from_searcher(s),
+            None => EnableScoring::disabled_from_schema(enable_scoring.schema()),
+        };
+        Ok(Box::new(ToChildWeight {
+            parent: self.parent.weight(disabled)?,
+            nested: self.nested,
+            path: self.path.clone(),
+        }))
+    }
+}
+
+struct ToChildWeight {
+    parent: Box<dyn Weight>,
+    nested: Field,
+    path: String,
+}
+
+impl Weight for ToChildWeight {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let mut parent = self.parent.scorer(reader, boost)?;
+        let mut out = Vec::new();
+        if parent.doc() != TERMINATED {
+            let roots = parent_docs(reader, self.nested, &[])?;
+            let mut children = Vec::new();
+            postings(
+                reader,
+                &Term::from_field_text(self.nested, &self.path),
+                &mut children,
+            )?;
+            let alive = reader.alive_bitset();
+            let mut d = parent.doc();
+            while d != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(d)) {
+                    let range = children_of(&roots, d);
+                    let from = children.partition_point(|&c| c < range.start);
+                    let to = children.partition_point(|&c| c < range.end);
+                    out.extend(children[from..to].iter().map(|&c| (c, 0.0)));
+                }
+                d = parent.advance();
+            }
+        }
+        Ok(Box::new(VecScorer::new(out)))
+    }
+
+    fn explain(&self, _reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let _ = doc;
+        Ok(Explanation::new("nested document", 0.0))
+    }
+}
+
 /// A scorer over precomputed (doc, score) pairs in doc order.
 pub struct VecScorer {
     docs: Vec<(DocId, Score)>,
