@@ -1032,6 +1032,30 @@ impl Shard {
         self.last_write.lock().elapsed()
     }
 
+    /// Live root documents (`_count` and `_cat/count`): `doc_counts` less the live nested
+    /// documents, which Lucene-level counts (`_stats`, `_cat/indices`) include, as in ES.
+    pub fn root_doc_count(&self) -> EsResult<u64> {
+        let e = self.engine.read();
+        let searcher = e.reader.searcher();
+        let mut n = searcher.num_docs();
+        if let Some(nested) = e.meta.nested {
+            let term = Term::from_field_text(nested, schema::NESTED_CHILD);
+            for seg in searcher.segment_readers() {
+                let inv = seg.inverted_index(nested)?;
+                if let Some(mut p) = inv.read_postings(&term, IndexRecordOption::Basic)? {
+                    let mut d = p.doc();
+                    while d != TERMINATED {
+                        if !seg.is_deleted(d) {
+                            n -= 1;
+                        }
+                        d = p.advance();
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+
     pub fn doc_counts(&self) -> (u64, u64) {
         let s = self.engine.read().reader.searcher();
         let docs = s
