@@ -167,7 +167,10 @@ impl<'a> Exec<'a> {
                 doc_count += match t.target.ctx.meta.nested {
                     // Nested documents are not documents of the index: count the roots.
                     Some(_) => {
-                        let q = lode_query::nested::non_nested(Box::new(AllQuery), t.target.ctx.meta.nested);
+                        let q = lode_query::nested::non_nested(
+                            Box::new(AllQuery),
+                            t.target.ctx.meta.nested,
+                        );
                         q.count(&s.searcher).map_err(|e| self.error(e))? as u64
                     }
                     None => s.searcher.num_docs(),

@@ -667,7 +667,6 @@ fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
     Ok(())
 }
 
-
 /// The format of a date field (or of `format` if given), in `tz`.
 pub(crate) fn date_format(
     field: &FieldRef,

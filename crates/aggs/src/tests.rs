@@ -160,7 +160,11 @@ impl TestIndex {
                             );
                             let block = parsed.nested.into_iter().chain(std::iter::once(doc));
                             writer
-                                .run(block.map(tantivy::indexer::UserOperation::Add).collect::<Vec<_>>())
+                                .run(
+                                    block
+                                        .map(tantivy::indexer::UserOperation::Add)
+                                        .collect::<Vec<_>>(),
+                                )
                                 .unwrap();
                         }
                         Parsed::MappingUpdate(u) => {

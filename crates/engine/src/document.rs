@@ -148,7 +148,8 @@ impl<'a> Walk<'a> {
         }
         let parent_doc = std::mem::take(&mut self.doc);
         let parent_names = std::mem::take(&mut self.field_names);
-        self.outer.push((parent_doc, parent_names, obj.path.as_str()));
+        self.outer
+            .push((parent_doc, parent_names, obj.path.as_str()));
         let walked = self.object(&obj.path, m);
         let (parent_doc, parent_names, _) = self.outer.pop().expect("pushed above");
         let mut child = std::mem::replace(&mut self.doc, parent_doc);
@@ -952,7 +953,10 @@ fn insert_path(mapping: Option<&Mapping>, props: &mut Map<String, Value>, path: 
         }
         // An enclosing `nested` object keeps its type (an update without one means `object`).
         let entry = cur.entry(part.to_string()).or_insert_with(|| {
-            match mapping.and_then(|m| m.objects.get(prefix.as_str())).filter(|o| o.nested) {
+            match mapping
+                .and_then(|m| m.objects.get(prefix.as_str()))
+                .filter(|o| o.nested)
+            {
                 Some(_) => serde_json::json!({"type": "nested", "properties": {}}),
                 None => serde_json::json!({"properties": {}}),
             }
@@ -996,6 +1000,7 @@ mod tests {
             mapping: &mapping,
             schema: &schema,
             meta: MetaFields::of(&schema),
+            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
         };
         let src = json!({"s": [
             "Nirvana Live",
@@ -1007,6 +1012,7 @@ mod tests {
         };
         let field = schema.get_field("s").unwrap();
         let mut terms: Vec<String> = doc
+            .root
             .get_all(field)
             .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
             .collect();
@@ -1025,7 +1031,7 @@ mod tests {
         let Parsed::Doc(doc) = parser.parse("3", &json!({"s": ["Ab Cd"]})).unwrap() else {
             panic!("a document")
         };
-        let t = doc.get_first(field).unwrap();
+        let t = doc.root.get_first(field).unwrap();
         let t = tantivy::schema::Value::as_str(&t).unwrap().to_string();
         assert_eq!(t, "ab\u{1f}cd\u{0}0000000001Ab Cd");
         let bad = parser.parse("2", &json!({"s": {"input": "a", "weight": -1}}));
@@ -1120,5 +1126,85 @@ mod tests {
         );
         assert_eq!(java_float_string(1e7), "1.0E7");
         assert_eq!(java_float_string(1.5e-5), "1.5E-5");
+    }
+
+    /// Nested objects become documents in post-order (an object's nested children first),
+    /// marked with the child term, their path and their root's id; their fields stay off
+    /// the root unless `include_in_parent`/`include_in_root` copy them.
+    #[test]
+    fn nested_objects_become_marked_documents_in_post_order() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = crate::mapping::compile(
+            &json!({"properties": {
+                "top": {"type": "keyword"},
+                "a": {"type": "nested", "properties": {
+                    "x": {"type": "keyword"},
+                    "b": {"type": "nested", "include_in_root": true,
+                          "properties": {"y": {"type": "keyword"}}}}},
+                "c": {"type": "nested", "include_in_parent": true,
+                      "properties": {"z": {"type": "keyword"}}}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let meta = MetaFields::of(&schema);
+        let nested = meta
+            .nested
+            .expect("a nested mapping adds the _nested field");
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta,
+            nested_objects_limit: 5,
+        };
+        let src = json!({"top": "t", "a": [{"x": "x0", "b": [{"y": "y0"}, {"y": "y1"}]}, {"x": "x1"}],
+                         "c": {"z": "z0"}});
+        let Parsed::Doc(doc) = parser.parse("7", &src).unwrap() else {
+            panic!("a document")
+        };
+        let strs = |d: &TantivyDocument, f: &str| -> Vec<String> {
+            let field = schema.get_field(f).unwrap();
+            d.get_all(field)
+                .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+                .collect()
+        };
+        let marks: Vec<Vec<String>> = doc
+            .nested
+            .iter()
+            .map(|d| {
+                d.get_all(nested)
+                    .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+                    .collect()
+            })
+            .collect();
+        let mark = |p: &str| {
+            vec![
+                crate::schema::NESTED_CHILD.to_string(),
+                p.to_string(),
+                crate::schema::nested_parent_term("7"),
+            ]
+        };
+        assert_eq!(
+            marks,
+            vec![mark("a.b"), mark("a.b"), mark("a"), mark("a"), mark("c")]
+        );
+        assert_eq!(strs(&doc.nested[0], "a.b.y"), vec!["y0"]);
+        assert_eq!(strs(&doc.nested[2], "a.x"), vec!["x0"]);
+        assert!(strs(&doc.nested[2], "a.b.y").is_empty());
+        assert_eq!(strs(&doc.root, "top"), vec!["t"]);
+        assert!(strs(&doc.root, "a.x").is_empty());
+        assert_eq!(strs(&doc.root, "a.b.y"), vec!["y0", "y1"]);
+        assert_eq!(strs(&doc.root, "c.z"), vec!["z0"]);
+        assert!(doc.root.get_first(nested).is_none());
+        let over =
+            json!({"a": [{"x": "1"}, {"x": "2"}, {"x": "3"}, {"x": "4"}, {"x": "5"}, {"x": "6"}]});
+        let err = parser.parse("8", &over).err().expect("over the limit");
+        assert_eq!(err.kind, "document_parsing_exception");
+        assert!(
+            err.reason.contains("allowed limit of [5]"),
+            "{}",
+            err.reason
+        );
     }
 }

@@ -112,9 +112,9 @@ pub fn extend(previous: Option<&Schema>, mapping: &Mapping) -> Schema {
 pub fn needs_extension(schema: &Schema, mapping: &Mapping) -> bool {
     (mapping.has_nested() && schema.get_field(NESTED).is_err())
         || mapping
-        .fields
-        .values()
-        .any(|d| d.storage() != Storage::None && schema.get_field(&d.path).is_err())
+            .fields
+            .values()
+            .any(|d| d.storage() != Storage::None && schema.get_field(&d.path).is_err())
 }
 
 fn field_entry(def: &FieldDef) -> Option<FieldEntry> {

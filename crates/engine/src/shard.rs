@@ -6,9 +6,9 @@
 //! The caller then waits for durability (`sync_translog`) outside the lock.
 
 use crate::directory::LazySyncDirectory;
+use crate::document::ParsedDoc;
 use crate::error::{EsError, EsResult};
 use crate::points::PointsWarmer;
-use crate::document::ParsedDoc;
 use crate::schema::{self, nested_parent_term, MetaFields};
 use crate::settings::{Codec, IndexConfig};
 use crate::translog::{Location, OpKind, Translog, TranslogOp, TranslogStats};

@@ -468,7 +468,10 @@ mod tests {
         let store = seg.get_store_reader(0).unwrap();
         let text = |d: DocId, f: Field| -> String {
             let doc: TantivyDocument = store.get(d).unwrap();
-            doc.get_first(f).and_then(|v| v.as_str()).unwrap().to_string()
+            doc.get_first(f)
+                .and_then(|v| v.as_str())
+                .unwrap()
+                .to_string()
         };
         let mut roots = 0;
         for &p in &parents {

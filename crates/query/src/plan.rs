@@ -450,7 +450,9 @@ impl<'c, 'a> Planner<'c, 'a> {
                 score_mode,
                 boost,
             } => match self.ctx.mapping.objects.get(path.as_str()) {
-                Some(o) if o.nested => boosted(self.nested(path, query, *score_mode, score)?, *boost),
+                Some(o) if o.nested => {
+                    boosted(self.nested(path, query, *score_mode, score)?, *boost)
+                }
                 Some(_) => {
                     return Err(shard_exception(format!(
                         "[nested] nested object under path [{path}] is not of nested type"

@@ -65,7 +65,11 @@ impl TestIndex {
                     d.root.add_text(meta.id, id);
                     let block = d.nested.into_iter().chain(std::iter::once(d.root));
                     writer
-                        .run(block.map(tantivy::indexer::UserOperation::Add).collect::<Vec<_>>())
+                        .run(
+                            block
+                                .map(tantivy::indexer::UserOperation::Add)
+                                .collect::<Vec<_>>(),
+                        )
                         .unwrap();
                 }
                 Parsed::MappingUpdate(u) => panic!("test doc {id} needs a mapping update: {u}"),
@@ -1452,7 +1456,9 @@ fn nested_queries_join_per_object() {
     assert_eq!(ix.ids(pets("dog")), ids(&["1", "4"]));
     // A deeper path straight from the root joins to the root.
     assert_eq!(
-        ix.ids(json!({"nested": {"path": "users.pets", "query": {"term": {"users.pets.kind": "cat"}}}})),
+        ix.ids(
+            json!({"nested": {"path": "users.pets", "query": {"term": {"users.pets.kind": "cat"}}}})
+        ),
         ids(&["1", "2"])
     );
     // Score modes over the matching objects' constant scores (2 objects in doc 1).
