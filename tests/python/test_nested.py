@@ -169,7 +169,31 @@ def test_reverse_nested_is_refused(es, nested_index):
             "back": {"reverse_nested": {}}}}}})
     with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "query": {"nested": {
-            "path": "users", "query": {"match_all": {}}, "inner_hits": {}}}})
+            "path": "users", "query": {"match_all": {}}, "inner_hits": {"sort": ["users.age"]}}}})
+
+
+def test_inner_hits(es, nested_index):
+    index, docs = nested_index
+    q = {"nested": {"path": "users", "query": {"term": {"users.first": "john"}},
+                    "inner_hits": {"name": "johns", "size": 2, "_source": ["users.last"]}}}
+    resp = search(es, index, {"query": q})
+    hits = resp["hits"]["hits"]
+    assert hits
+    for h in hits:
+        users = users_of(docs[h["_id"]])
+        offsets = [k for k, u in enumerate(users) if u["first"] == "john"]
+        inner = h["inner_hits"]["johns"]["hits"]
+        assert inner["total"] == {"value": len(offsets), "relation": "eq"}
+        # Equal constant scores: ties in document (offset) order.
+        got = [x["_nested"] for x in inner["hits"]]
+        assert got == [{"field": "users", "offset": k} for k in offsets[:2]]
+        for x, k in zip(inner["hits"], offsets):
+            assert x["_id"] == h["_id"] and x["_index"] == index
+            assert x["_source"] == {"last": users[k]["last"]}
+    with pytest.raises(BadRequestError) as e:
+        search(es, index, {"query": {"nested": {"path": "users", "query": {"match_all": {}},
+                                                 "inner_hits": {"size": 101}}}})
+    assert "Inner result window is too large" in str(e.value)
 
 
 def test_update_and_delete_remove_the_block(es):

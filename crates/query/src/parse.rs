@@ -64,6 +64,8 @@ pub enum Query {
         query: Box<Query>,
         ignore_unmapped: bool,
         score_mode: crate::nested::ScoreMode,
+        /// The `inner_hits` object as given (rendered by the fetch phase).
+        inner_hits: Option<Value>,
         boost: f32,
     },
     /// A Painless filter; `script` as given (compiled when planned).
@@ -1474,6 +1476,7 @@ fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
     let mut ignore_unmapped = false;
     let mut boost = 1.0;
     let mut score_mode = crate::nested::ScoreMode::Avg;
+    let mut inner_hits = None;
     for (k, v) in body {
         match k.as_str() {
             "path" => path = Some(as_string(Q, k, v)?),
@@ -1489,11 +1492,13 @@ fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
                 })?;
             }
             "boost" => boost = as_f32(Q, k, v)?,
-            // Not built yet: refused rather than ignored.
             "inner_hits" => {
-                return Err(EsError::parsing(
-                    "[nested] query does not support [inner_hits] in Lode".to_string(),
-                ))
+                if !v.is_object() {
+                    return Err(EsError::parsing(format!(
+                        "[{Q}] query malformed, [inner_hits] must be an object"
+                    )));
+                }
+                inner_hits = Some(v.clone());
             }
             "_name" => {}
             _ => return Err(unsupported_key(Q, k)),
@@ -1506,6 +1511,7 @@ fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
         query: Box::new(query),
         ignore_unmapped,
         score_mode,
+        inner_hits,
         boost,
     })
 }

@@ -51,6 +51,21 @@ pub fn build_query(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>
     Planner::new(ctx).build(q, true)
 }
 
+/// Plans a top-level `nested` query's inner `query` on the nested documents of `path` (for
+/// its `inner_hits`), scored. `None` when the index has no nested documents.
+pub fn build_nested_children(
+    path: &str,
+    query: &Query,
+    ctx: &QueryContext,
+) -> EsResult<Option<Box<dyn tq::Query>>> {
+    match ctx.meta.nested {
+        Some(field) => Planner::new(ctx)
+            .nested_children(path, query, true, field)
+            .map(Some),
+        None => Ok(None),
+    }
+}
+
 /// Plans `q` in filter context (`post_filter`, filter aggregations, counting): same
 /// matches, constant scores, cheaper postings.
 pub fn build_filter(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>> {
@@ -449,6 +464,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 ignore_unmapped,
                 score_mode,
                 boost,
+                ..
             } => match self.ctx.mapping.objects.get(path.as_str()) {
                 Some(o) if o.nested => {
                     boosted(self.nested(path, query, *score_mode, score)?, *boost)
@@ -482,6 +498,20 @@ impl<'c, 'a> Planner<'c, 'a> {
             return Ok(none());
         };
         let levels: Vec<String> = self.scope.borrow().clone();
+        let child = self.nested_children(
+            path,
+            query,
+            score && mode != crate::nested::ScoreMode::None,
+            field,
+        )?;
+        Ok(Box::new(crate::nested::ToParentQuery::new(
+            child, field, levels, mode,
+        )))
+    }
+
+    /// `query` on the nested documents of `path`, planned inside that nested scope.
+    fn nested_children(&self, path: &str, query: &Query, score: bool, field: Field) -> EsResult<Q> {
+        let levels: Vec<String> = self.scope.borrow().clone();
         if let Some(outer) = levels.last() {
             if !path.starts_with(&format!("{outer}.")) {
                 return Err(shard_exception(format!(
@@ -490,9 +520,9 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
         }
         self.scope.borrow_mut().push(path.to_string());
-        let inner = self.build(query, score && mode != crate::nested::ScoreMode::None);
+        let inner = self.build(query, score);
         self.scope.borrow_mut().pop();
-        let child: Q = Box::new(BooleanQuery::new(vec![
+        Ok(Box::new(BooleanQuery::new(vec![
             (tq::Occur::Must, inner?),
             (
                 tq::Occur::Must,
@@ -501,10 +531,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     0.0,
                 )),
             ),
-        ]));
-        Ok(Box::new(crate::nested::ToParentQuery::new(
-            child, field, levels, mode,
-        )))
+        ])))
     }
 
     fn resolve(&self, path: &str) -> Target<'a> {
