@@ -5,6 +5,7 @@ is evaluated per object in Python, counts come from the roots, nested aggregatio
 from the number of objects.
 """
 
+import math
 import random
 
 import pytest
@@ -258,3 +259,25 @@ def test_limits(es):
         es.indices.create(index=index, settings={"index.mapping.nested_fields.limit": 1},
                           mappings={"properties": {"u": {"type": "nested"}, "v": {"type": "nested"}}})
     assert "Limit of nested fields [1] has been exceeded" in str(e.value)
+
+
+@pytest.mark.parametrize("mode,order", [("max", "desc"), ("min", "asc"), ("avg", "desc"), ("sum", "asc")])
+def test_nested_sort(es, nested_index, mode, order):
+    index, docs = nested_index
+    sort = [{"users.age": {"order": order, "mode": mode, "nested": {
+        "path": "users", "filter": {"terms": {"users.first": ["john", "alice"]}}}}}, {"n": "asc"}]
+    resp = search(es, index, {"sort": sort, "size": 40})
+    # ES rounds the average of longs with Java's Math.round.
+    reduce = {"max": max, "min": min, "avg": lambda v: math.floor(sum(v) / len(v) + 0.5), "sum": sum}[mode]
+    rows = []
+    for i, d in docs.items():
+        ages = [u["age"] for u in users_of(d) if u["first"] in ("john", "alice")]
+        rows.append((reduce(ages) if ages else None, d["n"], i))
+    present = sorted((r for r in rows if r[0] is not None),
+                     key=lambda r: ((-r[0] if order == "desc" else r[0]), r[1]))
+    missing = sorted((r for r in rows if r[0] is None), key=lambda r: r[1])
+    expected = (present + missing)[:40]
+    assert [h["_id"] for h in resp["hits"]["hits"]] == [r[2] for r in expected]
+    for h, r in zip(resp["hits"]["hits"], expected):
+        if r[0] is not None:
+            assert h["sort"][0] == r[0]

@@ -33,6 +33,7 @@ fn score_keys() -> Vec<SortKey> {
         missing_first: false,
         missing_value: None,
         mode: None,
+        nested: None,
     }]
 }
 
@@ -50,6 +51,7 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
                 pt.target.ctx.mapping,
                 &pt.target.ctx.script_errors,
                 &pt.target.ctx.runtime,
+                Some(pt.target.ctx),
             )?,
             None => score_keys(),
         };
@@ -270,6 +272,7 @@ pub(crate) fn render_top_metrics(
             pt.target.ctx.mapping,
             &pt.target.ctx.script_errors,
             &pt.target.ctx.runtime,
+            Some(pt.target.ctx),
         )?;
         for (i, shard) in pt.target.shards.iter().enumerate() {
             let collector = FieldSortCollector {

@@ -902,6 +902,7 @@ fn query_phase(
                 &state.mapping,
                 &ctx.script_errors,
                 &ctx.runtime,
+                Some(&ctx),
             )?),
             None => None,
         };
@@ -1002,6 +1003,7 @@ fn query_phase(
                             missing_first: false,
                             missing_value: None,
                             mode: None,
+                            nested: None,
                         }]
                     });
                     let coll = sort::FieldSortCollector {
