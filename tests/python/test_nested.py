@@ -281,3 +281,19 @@ def test_nested_sort(es, nested_index, mode, order):
     for h, r in zip(resp["hits"]["hits"], expected):
         if r[0] is not None:
             assert h["sort"][0] == r[0]
+
+
+def test_global_and_significant_terms_see_roots(es, nested_index):
+    index, docs = nested_index
+    resp = search(es, index, {"size": 0, "query": {"term": {"group": "g1"}}, "aggs": {
+        "all": {"global": {}, "aggs": {"top": {"top_hits": {"size": 100, "_source": False, "sort": [{"n": "asc"}]}}}},
+        "sig": {"significant_terms": {"field": "group", "min_doc_count": 1}}}})
+    g = resp["aggregations"]["all"]
+    assert g["doc_count"] == len(docs)
+    first = sorted(docs.values(), key=lambda d: d["n"])[:100]
+    assert [h["_id"] for h in g["top"]["hits"]["hits"]] == [str(d["n"]) for d in first]
+    assert g["top"]["hits"]["total"]["value"] == len(docs)
+    sig = resp["aggregations"]["sig"]
+    g1 = sum(1 for d in docs.values() if d["group"] == "g1")
+    assert sig["doc_count"] == g1
+    assert [(b["key"], b["doc_count"], b["bg_count"]) for b in sig["buckets"]] == [("g1", g1, g1)]

@@ -167,7 +167,7 @@ fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dyn Query>> {
     clauses.push((
         Occur::Must,
         if scope.global {
-            Box::new(AllQuery)
+            lode_query::nested::non_nested(Box::new(AllQuery), pt.target.ctx.meta.nested)
         } else {
             pt.target.query.box_clone()
         },
