@@ -163,11 +163,35 @@ def test_nested_aggregation(es, nested_index):
     assert agg["age"]["min"] == min(ages) and agg["age"]["max"] == max(ages)
 
 
-def test_reverse_nested_is_refused(es, nested_index):
+def test_reverse_nested(es, nested_index):
+    index, docs = nested_index
+    resp = search(es, index, {"size": 0, "query": {"terms": {"group": ["g1", "g3"]}}, "aggs": {
+        "u": {"nested": {"path": "users"}, "aggs": {
+            "back": {"reverse_nested": {}},
+            "first": {"terms": {"field": "users.first", "size": 10}, "aggs": {
+                "roots": {"reverse_nested": {}},
+                "old": {"range": {"field": "users.age", "ranges": [{"from": 50}]}, "aggs": {
+                    "roots": {"reverse_nested": {}}}}}}}}}})
+    picked = {i: d for i, d in docs.items() if d["group"] in ("g1", "g3")}
+    agg = resp["aggregations"]["u"]
+    assert agg["back"]["doc_count"] == sum(1 for d in picked.values() if users_of(d))
+    for b in agg["first"]["buckets"]:
+        with_first = [d for d in picked.values() if any(u["first"] == b["key"] for u in users_of(d))]
+        assert b["roots"]["doc_count"] == len(with_first), b["key"]
+        old = [d for d in picked.values()
+               if any(u["first"] == b["key"] and u["age"] >= 50 for u in users_of(d))]
+        assert b["old"]["buckets"][0]["roots"]["doc_count"] == len(old), b["key"]
+
+
+def test_reverse_nested_refusals(es, nested_index):
     index, _ = nested_index
+    with pytest.raises(BadRequestError) as e:
+        search(es, index, {"size": 0, "aggs": {"g": {"terms": {"field": "group"}, "aggs": {
+            "back": {"reverse_nested": {}}}}}})
+    assert "can only be used inside a [nested] aggregation" in str(e.value)
     with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "aggs": {"u": {"nested": {"path": "users"}, "aggs": {
-            "back": {"reverse_nested": {}}}}}})
+            "back": {"reverse_nested": {}, "aggs": {"g": {"terms": {"field": "group"}}}}}}}})
     with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "query": {"nested": {
             "path": "users", "query": {"match_all": {}}, "inner_hits": {"sort": ["users.age"]}}}})

@@ -250,6 +250,9 @@ pub(crate) enum Op {
     Nested {
         path: Option<String>,
     },
+    /// `reverse_nested` (to the root) under a top-level `nested` aggregation: the roots of
+    /// the bucket's nested documents, counted at render time.
+    ReverseNested,
     Composite(CompositeOp),
     Metric(MetricOp),
     Percentiles(MetricOp),
@@ -449,8 +452,9 @@ fn plan_node<'r>(
                 None => Op::Nested { path: None },
             }
         }
-        // Inside a `nested` aggregation it is refused by `check_nested_subs` (not built yet).
-        AggKind::ReverseNested => {
+        // Inside a `nested` aggregation `check_nested_subs` validated it.
+        AggKind::ReverseNested { .. } if IN_NESTED.with(|c| c.get()) => Op::ReverseNested,
+        AggKind::ReverseNested { .. } => {
             return Err(EsError::illegal_argument(format!(
                 "Reverse nested aggregation [{}] can only be used inside a [nested] aggregation",
                 node.name
@@ -635,7 +639,14 @@ fn plan_node<'r>(
             }
         }
     };
-    let subs = plan_level(&node.subs, ctx, sources, Some(ty))?;
+    let subs = if matches!(op, Op::Nested { .. }) {
+        IN_NESTED.with(|c| c.set(true));
+        let subs = plan_level(&node.subs, ctx, sources, Some(ty));
+        IN_NESTED.with(|c| c.set(false));
+        subs?
+    } else {
+        plan_level(&node.subs, ctx, sources, Some(ty))?
+    };
     validate_order(node, &subs)?;
     Ok(PlanNode {
         req: node,
@@ -647,14 +658,43 @@ fn plan_node<'r>(
 /// Refuses, under a `nested` aggregation, the aggregations that re-run the search per bucket
 /// (they would see root documents) and nested joins Lode does not build yet.
 fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
+    check_nested_level(subs, true)
+}
+
+thread_local! {
+    /// Set while the sub-aggregations of a top-level `nested` aggregation are planned.
+    static IN_NESTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `scoped`: every enclosing bucket aggregation below the `nested` one renders its buckets
+/// with constraints (the bucket as a query), which `reverse_nested` counts with.
+fn check_nested_level(subs: &[AggNode], scoped: bool) -> EsResult<()> {
+    const SCOPED: &[&str] = &[
+        "terms",
+        "histogram",
+        "date_histogram",
+        "range",
+        "date_range",
+        "filter",
+        "filters",
+        "missing",
+    ];
     for n in subs {
+        if let AggKind::ReverseNested { path } = &n.kind {
+            if path.as_deref().is_some_and(|p| !p.is_empty()) || !n.subs.is_empty() || !scoped {
+                return Err(EsError::illegal_argument(format!(
+                    "[reverse_nested] aggregation [{}] with a [path], sub-aggregations or under [composite]-like parents is not supported by Lode",
+                    n.name
+                )));
+            }
+            continue;
+        }
         if matches!(
             n.kind,
             AggKind::TopHits(_)
                 | AggKind::TopMetrics(_)
                 | AggKind::SignificantTerms { .. }
                 | AggKind::Nested { .. }
-                | AggKind::ReverseNested
         ) {
             return Err(EsError::illegal_argument(format!(
                 "[{}] aggregation [{}] under a [nested] aggregation is not supported by Lode",
@@ -662,7 +702,7 @@ fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
                 n.name
             )));
         }
-        check_nested_subs(&n.subs)?;
+        check_nested_level(&n.subs, scoped && SCOPED.contains(&n.kind.type_name()))?;
     }
     Ok(())
 }

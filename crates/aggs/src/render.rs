@@ -43,6 +43,9 @@ pub(crate) struct Scope {
     pub constraints: Vec<Constraint>,
     /// Inside a `global` aggregation: the search query does not apply.
     pub global: bool,
+    /// Inside a top-level `nested` aggregation on this path: the buckets hold its nested
+    /// documents (of the roots the query matches).
+    pub nested: Option<String>,
 }
 
 impl Scope {
@@ -112,7 +115,11 @@ impl Renderer<'_> {
                 Some(r) => Some(r),
                 None if matches!(
                     node.op,
-                    Op::Global | Op::Nested { .. } | Op::TopHits | Op::TopMetrics
+                    Op::Global
+                        | Op::Nested { .. }
+                        | Op::ReverseNested
+                        | Op::TopHits
+                        | Op::TopMetrics
                 ) =>
                 {
                     None
@@ -149,15 +156,24 @@ impl Renderer<'_> {
                 let scope = Scope {
                     constraints: Vec::new(),
                     global: true,
+                    nested: None,
                 };
                 let subs = self.render_level(&node.subs, &results, &scope, false)?;
                 obj.extend(subs);
             }
-            Op::Nested { .. } => {
+            Op::Nested { path } => {
                 let (results, doc_count) = self.exec.collect_nested(node)?;
                 obj.insert("doc_count".into(), json!(doc_count));
-                let subs = self.render_level(&node.subs, &results, scope, false)?;
+                let scope = Scope {
+                    nested: path.clone(),
+                    ..scope.clone()
+                };
+                let subs = self.render_level(&node.subs, &results, &scope, false)?;
                 obj.extend(subs);
+            }
+            Op::ReverseNested => {
+                let doc_count = super::top_hits::reverse_nested_count(self.exec, scope)?;
+                obj.insert("doc_count".into(), json!(doc_count));
             }
             Op::TopHits => {
                 let AggKind::TopHits(req) = &node.req.kind else {

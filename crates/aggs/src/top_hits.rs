@@ -179,6 +179,46 @@ fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dyn Query>> {
     Ok(Box::new(BooleanQuery::new(clauses)))
 }
 
+/// `reverse_nested` (to the root) in a bucket under a top-level `nested` aggregation: the
+/// roots holding at least one of the bucket's nested documents (the nested documents of the
+/// path under the roots the query matches, restricted by the bucket's constraints).
+pub(crate) fn reverse_nested_count(exec: &Exec, scope: &Scope) -> EsResult<u64> {
+    let path = scope
+        .nested
+        .as_deref()
+        .ok_or_else(|| EsError::internal("reverse_nested outside a nested aggregation"))?;
+    let mut total = 0u64;
+    for pt in &exec.targets {
+        let Some(field) = pt.target.ctx.meta.nested else {
+            continue;
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
+            Occur::Must,
+            Box::new(lode_query::nested::ToChildQuery::new(
+                pt.target.query.box_clone(),
+                field,
+                path,
+            )),
+        )];
+        for c in &scope.constraints {
+            clauses.push((Occur::Must, constraint_query(pt, c)?));
+        }
+        let roots = lode_query::nested::ToParentQuery::new(
+            Box::new(BooleanQuery::new(clauses)),
+            field,
+            Vec::new(),
+            lode_query::nested::ScoreMode::None,
+        );
+        for shard in pt.target.shards {
+            total += roots
+                .count(&shard.searcher)
+                .map_err(|e| EsError::internal(format!("reverse_nested failure: {e}")))?
+                as u64;
+        }
+    }
+    Ok(total)
+}
+
 fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<Box<dyn Query>> {
     let schema = pt.target.ctx.schema;
     Ok(match c {
