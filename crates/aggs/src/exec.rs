@@ -87,12 +87,14 @@ enum Nodes {
     Roots,
     /// The sub-aggregations of the `global` aggregation at this root position.
     GlobalSubs(usize),
+    /// The sub-aggregations of the `nested` aggregation at this root position.
+    NestedSubs(usize),
 }
 
 fn select<'p, 'r>(plan: &'p Plan<'r>, nodes: Nodes) -> &'p [PlanNode<'r>] {
     match nodes {
         Nodes::Roots => &plan.roots,
-        Nodes::GlobalSubs(i) => &plan.roots[i].subs,
+        Nodes::GlobalSubs(i) | Nodes::NestedSubs(i) => &plan.roots[i].subs,
     }
 }
 
@@ -157,13 +159,43 @@ impl<'a> Exec<'a> {
             .iter()
             .position(|n| std::ptr::eq(n, node))
             .ok_or_else(|| EsError::internal("global aggregations are top-level"))?;
-        let doc_count = self
-            .targets
-            .iter()
-            .flat_map(|t| t.target.shards.iter())
-            .map(|s| s.searcher.num_docs())
-            .sum();
+        let mut doc_count = 0u64;
+        for t in &self.targets {
+            for s in t.target.shards {
+                doc_count += match t.target.ctx.meta.nested {
+                    // Nested documents are not documents of the index: count the roots.
+                    Some(_) => {
+                        let q = lode_query::nested::non_nested(
+                            Box::new(AllQuery),
+                            t.target.ctx.meta.nested,
+                        );
+                        q.count(&s.searcher).map_err(|e| self.error(e))? as u64
+                    }
+                    None => s.searcher.num_docs(),
+                };
+            }
+        }
         let results = self.collect(Nodes::GlobalSubs(position), |_| {})?;
+        Ok((results, doc_count))
+    }
+
+    /// Runs a top-level `nested` aggregation's sub-aggregations over the nested documents of
+    /// its path whose roots the search query matches; returns them and their count.
+    pub fn collect_nested(&self, node: &PlanNode) -> EsResult<(AggregationResults, u64)> {
+        let position = self
+            .plan()
+            .roots
+            .iter()
+            .position(|n| std::ptr::eq(n, node))
+            .ok_or_else(|| EsError::internal("nested aggregations are top-level"))?;
+        let mut doc_count = 0u64;
+        for t in &self.targets {
+            let q = nested_query(t, position);
+            for s in t.target.shards {
+                doc_count += q.count(&s.searcher).map_err(|e| self.error(e))? as u64;
+            }
+        }
+        let results = self.collect(Nodes::NestedSubs(position), |_| {})?;
         Ok((results, doc_count))
     }
 
@@ -180,9 +212,21 @@ impl<'a> Exec<'a> {
         for t in &self.targets {
             // Each index collects with its own plan (its own field types and computed columns).
             let reqs = Requests::for_nodes(select(&t.plan, nodes))?;
+            let global;
+            let nested;
             let query: &dyn Query = match nodes {
                 Nodes::Roots => t.target.query,
-                Nodes::GlobalSubs(_) => &AllQuery,
+                Nodes::GlobalSubs(_) => {
+                    global = lode_query::nested::non_nested(
+                        Box::new(AllQuery),
+                        t.target.ctx.meta.nested,
+                    );
+                    &*global
+                }
+                Nodes::NestedSubs(i) => {
+                    nested = nested_query(t, i);
+                    &*nested
+                }
             };
             for shard in t.target.shards {
                 super::breaker::reserve_estimate(
@@ -313,6 +357,17 @@ impl<'a> Exec<'a> {
             | TantivyError::InvalidArgument(m) => EsError::illegal_argument(m),
             other => EsError::internal(format!("aggregation failure: {other}")),
         }
+    }
+}
+
+/// The documents of the top-level `nested` aggregation at root position `i` in one target:
+/// the nested documents of its path under the roots the query matches.
+fn nested_query(t: &PlannedTarget, i: usize) -> Box<dyn Query> {
+    match (&t.plan.roots[i].op, t.target.ctx.meta.nested) {
+        (Op::Nested { path: Some(path) }, Some(field)) => Box::new(
+            lode_query::nested::ToChildQuery::new(t.target.query.box_clone(), field, path),
+        ),
+        _ => Box::new(tantivy::query::EmptyQuery),
     }
 }
 

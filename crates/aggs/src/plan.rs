@@ -244,6 +244,14 @@ pub(crate) enum Op {
     Range(RangeOp),
     Filters(FiltersOp),
     Global,
+    /// A top-level `nested` aggregation: its sub-aggregations run over the nested documents
+    /// of `path` whose roots the query matches (`None`: the path is not mapped, no documents).
+    Nested {
+        path: Option<String>,
+    },
+    /// `reverse_nested` (to the root) under a top-level `nested` aggregation: the roots of
+    /// the bucket's nested documents, counted at render time.
+    ReverseNested,
     Composite(CompositeOp),
     Metric(MetricOp),
     /// `percentiles` and `percentile_ranks`: computed by re-running the search per bucket
@@ -474,25 +482,33 @@ fn plan_node<'r>(
             })
         }
         AggKind::Nested { path } => {
-            let prefix = format!("{path}.");
-            let clauses: Vec<(Occur, Box<dyn Query>)> = ctx
-                .mapping
-                .fields
-                .values()
-                .filter(|f| f.path.starts_with(&prefix) && ctx.schema.get_field(&f.path).is_ok())
-                .map(|f| {
-                    let q: Box<dyn Query> = Box::new(ExistsQuery::new(f.path.clone(), false));
-                    (Occur::Should, q)
-                })
-                .collect();
-            let query: Box<dyn Query> = if clauses.is_empty() {
-                Box::new(tantivy::query::EmptyQuery)
-            } else {
-                Box::new(BooleanQuery::new(clauses))
-            };
-            single_filter(node, query, sources)
+            if let Some(parent) = parent {
+                return Err(EsError::illegal_argument(format!(
+                    "[nested] aggregation [{}] under a [{parent}] aggregation is not supported by Lode",
+                    node.name
+                )));
+            }
+            check_nested_subs(&node.subs)?;
+            match ctx.mapping.objects.get(path.as_str()) {
+                Some(o) if o.nested => Op::Nested {
+                    path: Some(path.clone()),
+                },
+                Some(_) => {
+                    return Err(EsError::illegal_argument(format!(
+                        "[nested] nested path [{path}] is not nested"
+                    )))
+                }
+                None => Op::Nested { path: None },
+            }
         }
-        AggKind::ReverseNested => single_filter(node, Box::new(AllQuery), sources),
+        // Inside a `nested` aggregation `check_nested_subs` validated it.
+        AggKind::ReverseNested { .. } if IN_NESTED.with(|c| c.get()) => Op::ReverseNested,
+        AggKind::ReverseNested { .. } => {
+            return Err(EsError::illegal_argument(format!(
+                "Reverse nested aggregation [{}] can only be used inside a [nested] aggregation",
+                node.name
+            )))
+        }
         AggKind::Global => {
             if parent.is_some() {
                 return Err(EsError::new(
@@ -507,7 +523,7 @@ fn plan_node<'r>(
             Op::Global
         }
         AggKind::Composite(c) => {
-            if let Some(parent) = parent {
+            if let Some(parent) = parent.filter(|p| *p != "nested") {
                 return Err(EsError::illegal_argument(format!(
                     "[composite] aggregation cannot be used with a parent aggregation of type: [{parent}]"
                 )));
@@ -674,7 +690,14 @@ fn plan_node<'r>(
             }
         }
     };
-    let subs = plan_level(&node.subs, ctx, sources, Some(ty))?;
+    let subs = if matches!(op, Op::Nested { .. }) {
+        IN_NESTED.with(|c| c.set(true));
+        let subs = plan_level(&node.subs, ctx, sources, Some(ty));
+        IN_NESTED.with(|c| c.set(false));
+        subs?
+    } else {
+        plan_level(&node.subs, ctx, sources, Some(ty))?
+    };
     validate_order(node, &subs)?;
     Ok(PlanNode {
         req: node,
@@ -683,19 +706,64 @@ fn plan_node<'r>(
     })
 }
 
-/// A one-bucket aggregation over the documents matching `query`.
-fn single_filter(node: &AggNode, query: Box<dyn Query>, sources: &mut Vec<SourceSpec>) -> Op {
-    sources.push(SourceSpec::Filters {
-        queries: vec![query],
-        other: false,
-    });
-    Op::Filters(FiltersOp {
-        source: sources.len() - 1,
-        names: vec![node.name.clone()],
-        other: None,
-        ip_bounds: None,
-        style: FiltersStyle::Single,
-    })
+/// Refuses, under a `nested` aggregation, the aggregations that re-run the search per bucket
+/// (they would see root documents) and nested joins Lode does not build yet.
+fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
+    check_nested_level(subs, true)
+}
+
+thread_local! {
+    /// Set while the sub-aggregations of a top-level `nested` aggregation are planned.
+    static IN_NESTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `scoped`: every enclosing bucket aggregation below the `nested` one renders its buckets
+/// with constraints (the bucket as a query), which `reverse_nested` counts with.
+fn check_nested_level(subs: &[AggNode], scoped: bool) -> EsResult<()> {
+    const SCOPED: &[&str] = &[
+        "terms",
+        "histogram",
+        "date_histogram",
+        "range",
+        "date_range",
+        "filter",
+        "filters",
+        "missing",
+    ];
+    for n in subs {
+        if let AggKind::ReverseNested { path } = &n.kind {
+            if path.as_deref().is_some_and(|p| !p.is_empty()) || !n.subs.is_empty() || !scoped {
+                return Err(EsError::illegal_argument(format!(
+                    "[reverse_nested] aggregation [{}] with a [path], sub-aggregations or under [composite]-like parents is not supported by Lode",
+                    n.name
+                )));
+            }
+            continue;
+        }
+        if matches!(
+            n.kind,
+            AggKind::TopHits(_)
+                | AggKind::TopMetrics(_)
+                | AggKind::SignificantTerms { .. }
+                | AggKind::Nested { .. }
+                // These re-run the query restricted to their bucket, which cannot express a
+                // bucket of nested documents.
+                | AggKind::Percentiles(_)
+                | AggKind::DigestMetric(_)
+                | AggKind::StringStats { .. }
+                | AggKind::AutoDateHistogram(_)
+                | AggKind::Sampler { .. }
+                | AggKind::DiversifiedSampler { .. }
+        ) {
+            return Err(EsError::illegal_argument(format!(
+                "[{}] aggregation [{}] under a [nested] aggregation is not supported by Lode",
+                n.kind.type_name(),
+                n.name
+            )));
+        }
+        check_nested_level(&n.subs, scoped && SCOPED.contains(&n.kind.type_name()))?;
+    }
+    Ok(())
 }
 
 /// The format of a date field (or of `format` if given), in `tz`.

@@ -48,6 +48,9 @@ pub(crate) struct Scope {
     /// Inside a bucket the constraints cannot describe (`composite`): aggregations that
     /// re-query their bucket refuse to run there.
     pub unconstrained: bool,
+    /// Inside a top-level `nested` aggregation on this path: the buckets hold its nested
+    /// documents (of the roots the query matches).
+    pub nested: Option<String>,
 }
 
 impl Scope {
@@ -118,6 +121,8 @@ impl Renderer<'_> {
                 None if matches!(
                     node.op,
                     Op::Global
+                        | Op::Nested { .. }
+                        | Op::ReverseNested
                         | Op::TopHits
                         | Op::TopMetrics
                         | Op::Percentiles(_)
@@ -160,9 +165,24 @@ impl Renderer<'_> {
                     constraints: Vec::new(),
                     global: true,
                     unconstrained: false,
+                    nested: None,
                 };
                 let subs = self.render_level(&node.subs, &results, &scope, false)?;
                 obj.extend(subs);
+            }
+            Op::Nested { path } => {
+                let (results, doc_count) = self.exec.collect_nested(node)?;
+                obj.insert("doc_count".into(), json!(doc_count));
+                let scope = Scope {
+                    nested: path.clone(),
+                    ..scope.clone()
+                };
+                let subs = self.render_level(&node.subs, &results, &scope, false)?;
+                obj.extend(subs);
+            }
+            Op::ReverseNested => {
+                let doc_count = super::top_hits::reverse_nested_count(self.exec, scope)?;
+                obj.insert("doc_count".into(), json!(doc_count));
             }
             Op::TopHits => {
                 let AggKind::TopHits(req) = &node.req.kind else {

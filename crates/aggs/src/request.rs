@@ -67,7 +67,10 @@ pub(crate) enum AggKind {
         path: String,
     },
     /// `reverse_nested`: back to the parent documents, i.e. every document of the bucket.
-    ReverseNested,
+    /// `path`: the nested path to join back to (`None` = the root).
+    ReverseNested {
+        path: Option<String>,
+    },
     Composite(CompositeReq),
     Metric(MetricReq),
     Percentiles(PercentilesReq),
@@ -123,7 +126,7 @@ impl AggKind {
             AggKind::Global => "global",
             AggKind::Missing { .. } => "missing",
             AggKind::Nested { .. } => "nested",
-            AggKind::ReverseNested => "reverse_nested",
+            AggKind::ReverseNested { .. } => "reverse_nested",
             AggKind::Composite(_) => "composite",
             AggKind::Metric(m) => m.kind.name(),
             AggKind::Percentiles(p) if p.ranks => "percentile_ranks",
@@ -720,8 +723,11 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
             }
         }
         "reverse_nested" => {
-            expect_fields(ty, obj()?, &["path"])?;
-            AggKind::ReverseNested
+            let o = obj()?;
+            expect_fields(ty, o, &["path"])?;
+            AggKind::ReverseNested {
+                path: o.get("path").and_then(Value::as_str).map(str::to_string),
+            }
         }
         "composite" => AggKind::Composite(parse_composite(name, obj()?)?),
         "avg" | "sum" | "min" | "max" | "value_count" | "stats" | "extended_stats"

@@ -34,17 +34,33 @@ pub(crate) fn background(
         counts: HashMap::new(),
     };
     for pt in &exec.targets {
-        let query = filter.map(|q| build_dsl(q, pt.target.ctx)).transpose()?;
+        let nested = pt.target.ctx.meta.nested;
+        // With nested documents, the background is the root documents (as ES's non-nested
+        // filter makes it).
+        let query = filter
+            .map(|q| build_dsl(q, pt.target.ctx))
+            .transpose()?
+            .map(|q| lode_query::nested::non_nested(q, nested));
         for shard in pt.target.shards {
             let searcher = &shard.searcher;
+            let live_docs = || -> EsResult<u64> {
+                Ok(match nested {
+                    None => searcher.num_docs(),
+                    Some(_) => {
+                        lode_query::nested::non_nested(Box::new(tantivy::query::AllQuery), nested)
+                            .count(searcher)
+                            .map_err(internal)? as u64
+                    }
+                })
+            };
             let Ok(schema_field) = shard.schema.get_field(field) else {
                 if query.is_none() {
-                    bg.size += searcher.num_docs();
+                    bg.size += live_docs()?;
                 }
                 continue;
             };
             let Some(query) = &query else {
-                bg.size += searcher.num_docs();
+                bg.size += live_docs()?;
                 for segment in searcher.segment_readers() {
                     for (term, n) in
                         live_term_counts(segment, schema_field, field).map_err(internal)?

@@ -143,6 +143,7 @@ impl TestIndex {
                 mapping: &mapping,
                 schema: &schema,
                 meta,
+                nested_objects_limit: lode_engine::document::DEFAULT_NESTED_OBJECTS_LIMIT,
             };
             let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
             let per_segment = docs.len().div_ceil(segments.max(1)).max(1);
@@ -150,13 +151,21 @@ impl TestIndex {
                 for d in chunk {
                     let source = d.source();
                     match parser.parse(&d.id, &source).unwrap() {
-                        Parsed::Doc(mut doc) => {
+                        Parsed::Doc(parsed) => {
+                            let mut doc = parsed.root;
                             doc.add_text(meta.id, &d.id);
                             doc.add_bytes(
                                 meta.source,
                                 serde_json::to_vec(&source).unwrap().as_slice(),
                             );
-                            writer.add_document(*doc).unwrap();
+                            let block = parsed.nested.into_iter().chain(std::iter::once(doc));
+                            writer
+                                .run(
+                                    block
+                                        .map(tantivy::indexer::UserOperation::Add)
+                                        .collect::<Vec<_>>(),
+                                )
+                                .unwrap();
                         }
                         Parsed::MappingUpdate(u) => {
                             panic!("doc {} needs a mapping update: {u}", d.id)
@@ -1855,12 +1864,17 @@ fn composite_dates_formats_and_limits() {
         e.reason,
         "[composite] aggregation cannot be used with a parent aggregation of type: [terms]"
     );
-    let out = ix.run(json!({"n": {"nested": {"path": "nothing"}, "aggs": {"s": {"sum": {"field": "balance"}}}},
-        "r": {"terms": {"field": "acctType", "size": 1}, "aggs": {"back": {"reverse_nested": {}}}}}));
+    let out = ix.run(
+        json!({"n": {"nested": {"path": "nothing"}, "aggs": {"s": {"sum": {"field": "balance"}}}}}),
+    );
     assert_eq!(out["n"], json!({"doc_count": 0, "s": {"value": 0.0}}));
+    let e = error_of(
+        &ix,
+        json!({"r": {"terms": {"field": "acctType", "size": 1}, "aggs": {"back": {"reverse_nested": {}}}}}),
+    );
     assert_eq!(
-        out["r"]["buckets"][0]["back"]["doc_count"],
-        out["r"]["buckets"][0]["doc_count"]
+        e.reason,
+        "Reverse nested aggregation [back] can only be used inside a [nested] aggregation"
     );
 }
 

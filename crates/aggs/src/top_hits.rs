@@ -33,6 +33,7 @@ fn score_keys() -> Vec<SortKey> {
         missing_first: false,
         missing_value: None,
         mode: None,
+        nested: None,
     }]
 }
 
@@ -50,6 +51,7 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
                 pt.target.ctx.mapping,
                 &pt.target.ctx.script_errors,
                 &pt.target.ctx.runtime,
+                Some(pt.target.ctx),
             )?,
             None => score_keys(),
         };
@@ -165,7 +167,7 @@ pub(crate) fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dy
     clauses.push((
         Occur::Must,
         if scope.global {
-            Box::new(AllQuery)
+            lode_query::nested::non_nested(Box::new(AllQuery), pt.target.ctx.meta.nested)
         } else {
             pt.target.query.box_clone()
         },
@@ -175,6 +177,46 @@ pub(crate) fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dy
         clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(q, 0.0))));
     }
     Ok(Box::new(BooleanQuery::new(clauses)))
+}
+
+/// `reverse_nested` (to the root) in a bucket under a top-level `nested` aggregation: the
+/// roots holding at least one of the bucket's nested documents (the nested documents of the
+/// path under the roots the query matches, restricted by the bucket's constraints).
+pub(crate) fn reverse_nested_count(exec: &Exec, scope: &Scope) -> EsResult<u64> {
+    let path = scope
+        .nested
+        .as_deref()
+        .ok_or_else(|| EsError::internal("reverse_nested outside a nested aggregation"))?;
+    let mut total = 0u64;
+    for pt in &exec.targets {
+        let Some(field) = pt.target.ctx.meta.nested else {
+            continue;
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
+            Occur::Must,
+            Box::new(lode_query::nested::ToChildQuery::new(
+                pt.target.query.box_clone(),
+                field,
+                path,
+            )),
+        )];
+        for c in &scope.constraints {
+            clauses.push((Occur::Must, constraint_query(pt, c)?));
+        }
+        let roots = lode_query::nested::ToParentQuery::new(
+            Box::new(BooleanQuery::new(clauses)),
+            field,
+            Vec::new(),
+            lode_query::nested::ScoreMode::None,
+        );
+        for shard in pt.target.shards {
+            total += roots
+                .count(&shard.searcher)
+                .map_err(|e| EsError::internal(format!("reverse_nested failure: {e}")))?
+                as u64;
+        }
+    }
+    Ok(total)
 }
 
 fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<Box<dyn Query>> {
@@ -275,6 +317,7 @@ pub(crate) fn render_top_metrics(
             pt.target.ctx.mapping,
             &pt.target.ctx.script_errors,
             &pt.target.ctx.runtime,
+            Some(pt.target.ctx),
         )?;
         for (i, shard) in pt.target.shards.iter().enumerate() {
             let collector = FieldSortCollector {

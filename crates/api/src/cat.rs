@@ -789,7 +789,7 @@ fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table
     let mut total = 0u64;
     for idx in &list {
         for s in idx.shards()? {
-            total += s.doc_counts().0;
+            total += s.root_doc_count()?;
         }
     }
     let mut cols = epoch_columns();

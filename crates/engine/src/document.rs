@@ -2,8 +2,8 @@
 //! mapping update that must be applied first.
 
 use crate::error::{EsError, EsResult};
-use crate::mapping::{infer_dynamic, Dynamic, FieldDef, FieldType, Mapping, Storage};
-use crate::schema::MetaFields;
+use crate::mapping::{infer_dynamic, Dynamic, FieldDef, FieldType, Mapping, ObjectDef, Storage};
+use crate::schema::{nested_parent_term, MetaFields, NESTED_CHILD};
 use lode_dates::Tz;
 use serde_json::{Map, Value};
 use std::net::{IpAddr, Ipv6Addr};
@@ -12,7 +12,7 @@ use tantivy::TantivyDocument;
 
 /// The outcome of parsing one document.
 pub enum Parsed {
-    Doc(Box<TantivyDocument>),
+    Doc(Box<ParsedDoc>),
     /// New fields were found: merge this `mappings` JSON and parse again.
     MappingUpdate(Value),
 }
@@ -23,10 +23,23 @@ fn parse_error(reason: String) -> EsError {
     EsError::bad_request("document_parsing_exception", reason)
 }
 
+/// A parsed document: the root, and one hidden document per object under a `nested` path
+/// (in post-order: an object's nested children come before it), which must be added right
+/// before the root, in one batch, so they stay a contiguous block (Lucene's block join).
+pub struct ParsedDoc {
+    pub root: TantivyDocument,
+    pub nested: Vec<TantivyDocument>,
+}
+
+/// ES's default `index.mapping.nested_objects.limit`.
+pub const DEFAULT_NESTED_OBJECTS_LIMIT: usize = 10_000;
+
 pub struct DocParser<'a> {
     pub mapping: &'a Mapping,
     pub schema: &'a Schema,
     pub meta: MetaFields,
+    /// `index.mapping.nested_objects.limit`.
+    pub nested_objects_limit: usize,
 }
 
 struct Walk<'a> {
@@ -38,6 +51,11 @@ struct Walk<'a> {
     update: Map<String, Value>,
     /// New fields under `dynamic: runtime`: runtime fields (read from `_source`).
     runtime_update: Map<String, Value>,
+    /// The documents enclosing the nested object being walked (root first), each with its
+    /// `_field_names` and nested path ("" = root).
+    outer: Vec<(TantivyDocument, Vec<&'a str>, &'a str)>,
+    /// Finished nested documents, in post-order.
+    nested: Vec<TantivyDocument>,
 }
 
 impl<'a> DocParser<'a> {
@@ -53,6 +71,8 @@ impl<'a> DocParser<'a> {
             field_names: Vec::new(),
             update: Map::new(),
             runtime_update: Map::new(),
+            outer: Vec::new(),
+            nested: Vec::new(),
         };
         w.object("", obj)?;
         if !w.update.is_empty() || !w.runtime_update.is_empty() {
@@ -65,13 +85,26 @@ impl<'a> DocParser<'a> {
             }
             return Ok(Parsed::MappingUpdate(Value::Object(update)));
         }
-        let mut names = std::mem::take(&mut w.field_names);
-        names.sort_unstable();
-        names.dedup();
-        for n in names {
-            w.doc.add_text(self.meta.field_names, n);
-        }
-        Ok(Parsed::Doc(Box::new(w.doc)))
+        add_field_names(&mut w.doc, self.meta, std::mem::take(&mut w.field_names));
+        Ok(Parsed::Doc(Box::new(ParsedDoc {
+            root: w.doc,
+            nested: w.nested,
+        })))
+    }
+}
+
+fn add_field_names(doc: &mut TantivyDocument, meta: MetaFields, mut names: Vec<&str>) {
+    names.sort_unstable();
+    names.dedup();
+    for n in names {
+        doc.add_text(meta.field_names, n);
+    }
+}
+
+/// Copies the mapped field values of `from` into `to` (`include_in_parent`/`include_in_root`).
+fn copy_fields(from: &TantivyDocument, to: &mut TantivyDocument) {
+    for (field, value) in from.field_values() {
+        to.add_field_value(field, value);
     }
 }
 
@@ -100,12 +133,62 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// One object under a `nested` path: its fields go to a new hidden document (and to the
+    /// parent and root documents too with `include_in_parent`/`include_in_root`).
+    fn nested_object(&mut self, obj: &'a ObjectDef, m: &Map<String, Value>) -> EsResult<()> {
+        let p: &'a DocParser<'a> = self.p;
+        if self.nested.len() >= p.nested_objects_limit {
+            return Err(EsError::bad_request(
+                "document_parsing_exception",
+                format!(
+                    "The number of nested documents has exceeded the allowed limit of [{}]. This limit can be set by changing the [index.mapping.nested_objects.limit] index level setting.",
+                    p.nested_objects_limit
+                ),
+            ));
+        }
+        let parent_doc = std::mem::take(&mut self.doc);
+        let parent_names = std::mem::take(&mut self.field_names);
+        self.outer
+            .push((parent_doc, parent_names, obj.path.as_str()));
+        let walked = self.object(&obj.path, m);
+        let (parent_doc, parent_names, _) = self.outer.pop().expect("pushed above");
+        let mut child = std::mem::replace(&mut self.doc, parent_doc);
+        let child_names = std::mem::replace(&mut self.field_names, parent_names);
+        walked?;
+        if obj.include_in_parent {
+            copy_fields(&child, &mut self.doc);
+            self.field_names.extend(child_names.iter().copied());
+        }
+        if obj.include_in_root && !(obj.include_in_parent && self.outer.is_empty()) {
+            match self.outer.first_mut() {
+                Some(root) => {
+                    copy_fields(&child, &mut root.0);
+                    root.1.extend(child_names.iter().copied());
+                }
+                None => {
+                    copy_fields(&child, &mut self.doc);
+                    self.field_names.extend(child_names.iter().copied());
+                }
+            }
+        }
+        add_field_names(&mut child, p.meta, child_names);
+        if let Some(f) = p.meta.nested {
+            child.add_text(f, NESTED_CHILD);
+            child.add_text(f, &obj.path);
+            child.add_text(f, nested_parent_term(self.id));
+        }
+        self.nested.push(child);
+        Ok(())
+    }
+
     fn value(&mut self, path: &str, v: &Value) -> EsResult<()> {
-        if let Some(obj) = self.p.mapping.objects.get(path) {
+        let mapping: &'a Mapping = self.p.mapping;
+        if let Some(obj) = mapping.objects.get(path) {
             if !obj.enabled {
                 return Ok(());
             }
             return match v {
+                Value::Object(m) if obj.nested => self.nested_object(obj, m),
                 Value::Object(m) => self.object(path, m),
                 Value::Array(items) => {
                     for item in items {
@@ -120,7 +203,6 @@ impl<'a> Walk<'a> {
                 .with("preview", other.to_string())),
             };
         }
-        let mapping: &'a Mapping = self.p.mapping;
         if let Some(def) = mapping.fields.get(path) {
             return match v {
                 // A completion array is one set of inputs (deduplicated by input).
@@ -168,7 +250,7 @@ impl<'a> Walk<'a> {
                 // the children of every element) in the same update, so a document's new
                 // fields are checked against the limits, and rejected, together.
                 if let Some(def) = dynamic_def(self.p.mapping, v) {
-                    insert_path(&mut self.update, path, def);
+                    insert_path(Some(self.p.mapping), &mut self.update, path, def);
                 }
                 Ok(())
             }
@@ -761,7 +843,7 @@ fn dynamic_def(mapping: &Mapping, v: &Value) -> Option<Value> {
             let mut props = Map::new();
             for (k, child) in m {
                 if let Some(def) = dynamic_def(mapping, child) {
-                    insert_path(&mut props, k, def);
+                    insert_path(None, &mut props, k, def);
                 }
             }
             Some(serde_json::json!({ "properties": props }))
@@ -851,10 +933,15 @@ fn runtime_defs(mapping: &Mapping, path: &str, v: &Value, out: &mut Map<String, 
     }
 }
 
-fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
+fn insert_path(mapping: Option<&Mapping>, props: &mut Map<String, Value>, path: &str, def: Value) {
     let mut parts = path.split('.').peekable();
     let mut cur = props;
+    let mut prefix = String::new();
     while let Some(part) = parts.next() {
+        if !prefix.is_empty() {
+            prefix.push('.');
+        }
+        prefix.push_str(part);
         if parts.peek().is_none() {
             match cur.get_mut(part) {
                 None => {
@@ -864,9 +951,16 @@ fn insert_path(props: &mut Map<String, Value>, path: &str, def: Value) {
             }
             return;
         }
-        let entry = cur
-            .entry(part.to_string())
-            .or_insert_with(|| serde_json::json!({"properties": {}}));
+        // An enclosing `nested` object keeps its type (an update without one means `object`).
+        let entry = cur.entry(part.to_string()).or_insert_with(|| {
+            match mapping
+                .and_then(|m| m.objects.get(prefix.as_str()))
+                .filter(|o| o.nested)
+            {
+                Some(_) => serde_json::json!({"type": "nested", "properties": {}}),
+                None => serde_json::json!({"properties": {}}),
+            }
+        });
         if entry.get("properties").is_none() {
             entry
                 .as_object_mut()
@@ -906,6 +1000,7 @@ mod tests {
             mapping: &mapping,
             schema: &schema,
             meta: MetaFields::of(&schema),
+            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
         };
         let src = json!({"s": [
             "Nirvana Live",
@@ -917,6 +1012,7 @@ mod tests {
         };
         let field = schema.get_field("s").unwrap();
         let mut terms: Vec<String> = doc
+            .root
             .get_all(field)
             .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
             .collect();
@@ -935,7 +1031,7 @@ mod tests {
         let Parsed::Doc(doc) = parser.parse("3", &json!({"s": ["Ab Cd"]})).unwrap() else {
             panic!("a document")
         };
-        let t = doc.get_first(field).unwrap();
+        let t = doc.root.get_first(field).unwrap();
         let t = tantivy::schema::Value::as_str(&t).unwrap().to_string();
         assert_eq!(t, "ab\u{1f}cd\u{0}0000000001Ab Cd");
         let bad = parser.parse("2", &json!({"s": {"input": "a", "weight": -1}}));
@@ -1030,5 +1126,85 @@ mod tests {
         );
         assert_eq!(java_float_string(1e7), "1.0E7");
         assert_eq!(java_float_string(1.5e-5), "1.5E-5");
+    }
+
+    /// Nested objects become documents in post-order (an object's nested children first),
+    /// marked with the child term, their path and their root's id; their fields stay off
+    /// the root unless `include_in_parent`/`include_in_root` copy them.
+    #[test]
+    fn nested_objects_become_marked_documents_in_post_order() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = crate::mapping::compile(
+            &json!({"properties": {
+                "top": {"type": "keyword"},
+                "a": {"type": "nested", "properties": {
+                    "x": {"type": "keyword"},
+                    "b": {"type": "nested", "include_in_root": true,
+                          "properties": {"y": {"type": "keyword"}}}}},
+                "c": {"type": "nested", "include_in_parent": true,
+                      "properties": {"z": {"type": "keyword"}}}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let meta = MetaFields::of(&schema);
+        let nested = meta
+            .nested
+            .expect("a nested mapping adds the _nested field");
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta,
+            nested_objects_limit: 5,
+        };
+        let src = json!({"top": "t", "a": [{"x": "x0", "b": [{"y": "y0"}, {"y": "y1"}]}, {"x": "x1"}],
+                         "c": {"z": "z0"}});
+        let Parsed::Doc(doc) = parser.parse("7", &src).unwrap() else {
+            panic!("a document")
+        };
+        let strs = |d: &TantivyDocument, f: &str| -> Vec<String> {
+            let field = schema.get_field(f).unwrap();
+            d.get_all(field)
+                .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+                .collect()
+        };
+        let marks: Vec<Vec<String>> = doc
+            .nested
+            .iter()
+            .map(|d| {
+                d.get_all(nested)
+                    .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+                    .collect()
+            })
+            .collect();
+        let mark = |p: &str| {
+            vec![
+                crate::schema::NESTED_CHILD.to_string(),
+                p.to_string(),
+                crate::schema::nested_parent_term("7"),
+            ]
+        };
+        assert_eq!(
+            marks,
+            vec![mark("a.b"), mark("a.b"), mark("a"), mark("a"), mark("c")]
+        );
+        assert_eq!(strs(&doc.nested[0], "a.b.y"), vec!["y0"]);
+        assert_eq!(strs(&doc.nested[2], "a.x"), vec!["x0"]);
+        assert!(strs(&doc.nested[2], "a.b.y").is_empty());
+        assert_eq!(strs(&doc.root, "top"), vec!["t"]);
+        assert!(strs(&doc.root, "a.x").is_empty());
+        assert_eq!(strs(&doc.root, "a.b.y"), vec!["y0", "y1"]);
+        assert_eq!(strs(&doc.root, "c.z"), vec!["z0"]);
+        assert!(doc.root.get_first(nested).is_none());
+        let over =
+            json!({"a": [{"x": "1"}, {"x": "2"}, {"x": "3"}, {"x": "4"}, {"x": "5"}, {"x": "6"}]});
+        let err = parser.parse("8", &over).err().expect("over the limit");
+        assert_eq!(err.kind, "document_parsing_exception");
+        assert!(
+            err.reason.contains("allowed limit of [5]"),
+            "{}",
+            err.reason
+        );
     }
 }

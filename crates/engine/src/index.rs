@@ -2,7 +2,7 @@
 //! shards, persisted under `path.data/indices/<uuid>/`.
 
 use crate::alias::AliasMeta;
-use crate::document::{DocParser, Parsed};
+use crate::document::{DocParser, Parsed, ParsedDoc};
 use crate::error::{EsError, EsResult};
 use crate::mapping::{self, Mapping};
 use crate::schema::{self, MetaFields};
@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::time::Instant;
 use tantivy::schema::Schema;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::TantivyDocument;
 
 /// The mapping and the schema compiled from it, swapped together.
 pub struct MappingState {
@@ -209,6 +208,7 @@ impl IndexService {
                     mapping: &state.mapping,
                     schema: &state.schema,
                     meta: MetaFields::of(&state.schema),
+                    nested_objects_limit: config.mapping_limits.nested_objects as usize,
                 };
                 let mut ops = Vec::with_capacity(pending.len());
                 for op in pending {
@@ -491,6 +491,7 @@ impl IndexService {
                 mapping: &state.mapping,
                 schema: &state.schema,
                 meta: MetaFields::of(&state.schema),
+                nested_objects_limit: self.config().mapping_limits.nested_objects as usize,
             };
             match parser.parse(&id, source)? {
                 Parsed::Doc(doc) => {
@@ -526,12 +527,13 @@ impl IndexService {
     }
 
     /// Parses a document without indexing it (validation for update-by-query and friends).
-    pub fn parse_only(&self, id: &str, source: &Value) -> EsResult<Option<TantivyDocument>> {
+    pub fn parse_only(&self, id: &str, source: &Value) -> EsResult<Option<ParsedDoc>> {
         let state = self.mapping_state();
         let parser = DocParser {
             mapping: &state.mapping,
             schema: &state.schema,
             meta: MetaFields::of(&state.schema),
+            nested_objects_limit: self.config().mapping_limits.nested_objects as usize,
         };
         Ok(match parser.parse(id, source)? {
             Parsed::Doc(d) => Some(*d),

@@ -14,6 +14,17 @@ pub const SEQ_NO: &str = "_seq_no";
 pub const VERSION: &str = "_version";
 pub const FIELD_NAMES: &str = "_field_names";
 pub const ROUTING: &str = "_routing";
+/// Hidden nested documents' markers (present only in indices with `nested` mappings): every
+/// nested document holds [`NESTED_CHILD`], its nested path, and [`nested_parent_term`] of its
+/// root's `_id` (so deleting the root by id deletes the whole block). Root documents hold none.
+pub const NESTED: &str = "_nested";
+/// The term every nested (child) document holds in [`NESTED`].
+pub const NESTED_CHILD: &str = "\u{0}";
+
+/// The term of [`NESTED`] that ties a nested document to its root's `_id`.
+pub fn nested_parent_term(id: &str) -> String {
+    format!("\u{1}{id}")
+}
 
 /// Handles to the metadata fields every shard schema has.
 #[derive(Debug, Clone, Copy)]
@@ -24,6 +35,8 @@ pub struct MetaFields {
     pub version: Field,
     pub field_names: Field,
     pub routing: Field,
+    /// [`NESTED`], when the index has `nested` mappings.
+    pub nested: Option<Field>,
 }
 
 impl MetaFields {
@@ -36,6 +49,7 @@ impl MetaFields {
             version: f(VERSION),
             field_names: f(FIELD_NAMES),
             routing: f(ROUTING),
+            nested: schema.get_field(NESTED).ok(),
         }
     }
 }
@@ -88,15 +102,19 @@ pub fn extend(previous: Option<&Schema>, mapping: &Mapping) -> Schema {
             b.add_field(entry);
         }
     }
+    if mapping.has_nested() && !existing.contains(NESTED) {
+        b.add_text_field(NESTED, exact_terms());
+    }
     b.build()
 }
 
 /// Whether `mapping` has leaf fields that `schema` lacks.
 pub fn needs_extension(schema: &Schema, mapping: &Mapping) -> bool {
-    mapping
-        .fields
-        .values()
-        .any(|d| d.storage() != Storage::None && schema.get_field(&d.path).is_err())
+    (mapping.has_nested() && schema.get_field(NESTED).is_err())
+        || mapping
+            .fields
+            .values()
+            .any(|d| d.storage() != Storage::None && schema.get_field(&d.path).is_err())
 }
 
 fn field_entry(def: &FieldDef) -> Option<FieldEntry> {

@@ -286,6 +286,18 @@ impl IndexConfig {
                 1,
                 "index.mapping.field_name_length.limit",
             )?,
+            nested_fields: parse_long(
+                s("index.mapping.nested_fields.limit"),
+                defaults.nested_fields,
+                0,
+                "index.mapping.nested_fields.limit",
+            )?,
+            nested_objects: parse_long(
+                s("index.mapping.nested_objects.limit"),
+                defaults.nested_objects,
+                0,
+                "index.mapping.nested_objects.limit",
+            )?,
         };
         Ok(IndexConfig {
             mapping_limits,

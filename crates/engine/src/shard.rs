@@ -6,9 +6,10 @@
 //! The caller then waits for durability (`sync_translog`) outside the lock.
 
 use crate::directory::LazySyncDirectory;
+use crate::document::ParsedDoc;
 use crate::error::{EsError, EsResult};
 use crate::points::PointsWarmer;
-use crate::schema::{self, MetaFields};
+use crate::schema::{self, nested_parent_term, MetaFields};
 use crate::settings::{Codec, IndexConfig};
 use crate::translog::{Location, OpKind, Translog, TranslogOp, TranslogStats};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -18,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tantivy::index::SegmentId;
-use tantivy::indexer::{LogMergePolicy, MergeCandidate, MergePolicy};
+use tantivy::indexer::{LogMergePolicy, MergeCandidate, MergePolicy, UserOperation};
 use tantivy::schema::{IndexRecordOption, Schema, Value as _};
 use tantivy::store::{Compressor, ZstdCompressor};
 use tantivy::{
@@ -410,7 +411,7 @@ impl Shard {
 
     /// Re-applies recovered operations (with their parsed documents), then flushes so the
     /// translog starts empty. Idempotent: each operation sets the id's final state.
-    pub fn replay(&self, ops: Vec<(TranslogOp, Option<TantivyDocument>)>) -> EsResult<usize> {
+    pub fn replay(&self, ops: Vec<(TranslogOp, Option<ParsedDoc>)>) -> EsResult<usize> {
         let n = ops.len();
         if n == 0 {
             return Ok(0);
@@ -420,11 +421,10 @@ impl Shard {
             let meta = self.engine.read().meta;
             let mut max_seq = w.next_seq_no;
             for (op, doc) in ops {
-                w.writer()
-                    .delete_term(Term::from_field_text(meta.id, &op.id));
+                delete_block(w.writer(), meta, &op.id);
                 if let (OpKind::Index, Some(mut doc)) = (op.kind, doc) {
                     add_meta(
-                        &mut doc,
+                        &mut doc.root,
                         meta,
                         &op.id,
                         self.stored(&op.source),
@@ -432,7 +432,7 @@ impl Shard {
                         op.version,
                         op.routing.as_deref(),
                     );
-                    w.writer().add_document(doc)?;
+                    add_block(w.writer(), doc)?;
                 }
                 max_seq = max_seq.max(op.seq_no + 1);
             }
@@ -507,7 +507,7 @@ impl Shard {
         &self,
         id: &str,
         source: Arc<[u8]>,
-        mut doc: TantivyDocument,
+        mut doc: ParsedDoc,
         routing: Option<&str>,
         req: VersionReq,
         create_only: bool,
@@ -552,7 +552,7 @@ impl Shard {
         let location = self.translog.append(&op)?;
         w.next_seq_no += 1;
         add_meta(
-            &mut doc,
+            &mut doc.root,
             meta,
             id,
             self.stored(&source),
@@ -561,9 +561,9 @@ impl Shard {
             routing,
         );
         if current.map(|c| c.in_index).unwrap_or(false) {
-            w.writer().delete_term(Term::from_field_text(meta.id, id));
+            delete_block(w.writer(), meta, id);
         }
-        w.writer().add_document(doc)?;
+        add_block(w.writer(), doc)?;
         w.ops_since_refresh += 1;
         live.insert(
             id.to_string(),
@@ -643,7 +643,7 @@ impl Shard {
         let location = self.translog.append(&op)?;
         w.next_seq_no += 1;
         if current.map(|c| c.in_index).unwrap_or(false) {
-            w.writer().delete_term(Term::from_field_text(meta.id, id));
+            delete_block(w.writer(), meta, id);
             w.ops_since_refresh += 1;
         }
         live.insert(
@@ -1032,6 +1032,30 @@ impl Shard {
         self.last_write.lock().elapsed()
     }
 
+    /// Live root documents (`_count` and `_cat/count`): `doc_counts` less the live nested
+    /// documents, which Lucene-level counts (`_stats`, `_cat/indices`) include, as in ES.
+    pub fn root_doc_count(&self) -> EsResult<u64> {
+        let e = self.engine.read();
+        let searcher = e.reader.searcher();
+        let mut n = searcher.num_docs();
+        if let Some(nested) = e.meta.nested {
+            let term = Term::from_field_text(nested, schema::NESTED_CHILD);
+            for seg in searcher.segment_readers() {
+                let inv = seg.inverted_index(nested)?;
+                if let Some(mut p) = inv.read_postings(&term, IndexRecordOption::Basic)? {
+                    let mut d = p.doc();
+                    while d != TERMINATED {
+                        if !seg.is_deleted(d) {
+                            n -= 1;
+                        }
+                        d = p.advance();
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+
     pub fn doc_counts(&self) -> (u64, u64) {
         let s = self.engine.read().reader.searcher();
         let docs = s
@@ -1133,6 +1157,32 @@ fn committed_max_seq_no(index: &Index) -> Option<u64> {
     } else {
         Some(m as u64)
     }
+}
+
+/// Deletes the document `id` and, in an index with `nested` mappings, its nested documents.
+fn delete_block(writer: &IndexWriter, meta: MetaFields, id: &str) {
+    writer.delete_term(Term::from_field_text(meta.id, id));
+    if let Some(nested) = meta.nested {
+        writer.delete_term(Term::from_field_text(nested, &nested_parent_term(id)));
+    }
+}
+
+/// Adds a parsed document. With nested documents, they and the root go in one batch
+/// (`IndexWriter::run`), which tantivy adds to one segment with contiguous doc ids, the root
+/// last: the block join (Lucene's `addDocuments`). Merges keep the block's order.
+fn add_block(writer: &IndexWriter, doc: ParsedDoc) -> EsResult<()> {
+    if doc.nested.is_empty() {
+        writer.add_document(doc.root)?;
+        return Ok(());
+    }
+    let ops: Vec<UserOperation> = doc
+        .nested
+        .into_iter()
+        .chain(std::iter::once(doc.root))
+        .map(UserOperation::Add)
+        .collect();
+    writer.run(ops)?;
+    Ok(())
 }
 
 fn add_meta(

@@ -7,6 +7,7 @@ use lode_engine::{EsError, EsResult};
 use lode_painless::SearchScript;
 use lode_query::runtime::{RuntimeField, RuntimeFields, RuntimeType};
 use lode_query::script::{Fields, ScriptErrors, SegmentDocs};
+use lode_query::QueryContext;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -72,6 +73,18 @@ pub struct SortKey {
     /// How a multi-valued field picks its sort value (`mode`); by default the minimum for
     /// ascending and the maximum for descending sorts, as in ES.
     pub mode: Option<SortMode>,
+    /// `nested`: the value comes from the root's nested documents of a path (matching the
+    /// optional filter), not from the root itself.
+    pub nested: Option<NestedSort>,
+}
+
+/// A field sort's `nested` option, planned: the nested documents whose values count.
+#[derive(Debug, Clone)]
+pub struct NestedSort {
+    /// The `_nested` field.
+    pub field: tantivy::schema::Field,
+    /// The path's nested documents, restricted by `filter` when given.
+    pub docs: Arc<dyn tantivy::query::Query>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -302,6 +315,7 @@ pub fn parse_sort(
     mapping: &Mapping,
     errors: &ScriptErrors,
     runtime: &RuntimeFields,
+    ctx: Option<&QueryContext>,
 ) -> EsResult<Vec<SortKey>> {
     let items: Vec<Value> = match v {
         Value::Array(a) => a.clone(),
@@ -338,8 +352,8 @@ pub fn parse_sort(
         // FieldSortBuilder's parser: unknown keys are errors; known ones Lode lacks are refused.
         for k in opts.as_object().into_iter().flat_map(|o| o.keys()) {
             match k.as_str() {
-                "order" | "missing" | "unmapped_type" | "mode" => {}
-                "numeric_type" | "format" | "nested" => {
+                "order" | "missing" | "unmapped_type" | "mode" | "nested" => {}
+                "numeric_type" | "format" => {
                     return Err(EsError::parsing(format!(
                         "[sort] option [{k}] is not supported by Lode"
                     )))
@@ -435,7 +449,11 @@ pub fn parse_sort(
             missing_first,
             missing_value: None,
             mode,
+            nested: None,
         };
+        if let Some(n) = opts.get("nested") {
+            key.nested = Some(parse_nested_sort(n, &field, ctx)?);
+        }
         if let Some(m) = missing.filter(|m| m.as_str().map(|s| !s.starts_with('_')).unwrap_or(true))
         {
             key.missing_value = Some(SortValue::from_json(m, &key)?);
@@ -523,7 +541,97 @@ fn parse_script_sort(
         missing_first: false,
         missing_value: None,
         mode: None,
+        nested: None,
     })
+}
+
+/// A field sort's `nested` option (`path`, `filter`), for a nested path at the root level.
+fn parse_nested_sort(v: &Value, field: &str, ctx: Option<&QueryContext>) -> EsResult<NestedSort> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| EsError::parsing("[nested] must be an object"))?;
+    let mut path = None;
+    let mut filter = None;
+    for (k, v) in o {
+        match k.as_str() {
+            "path" => path = v.as_str().map(str::to_string),
+            "filter" => filter = Some(lode_query::parse_query(v)?),
+            "max_children" | "nested" => {
+                return Err(EsError::parsing(format!(
+                    "[sort] option [nested.{k}] is not supported by Lode"
+                )))
+            }
+            _ => {
+                return Err(EsError::x_content_parse(format!(
+                    "[nested] unknown field [{k}]"
+                )))
+            }
+        }
+    }
+    let ctx =
+        ctx.ok_or_else(|| EsError::parsing("[sort] option [nested] is not supported here"))?;
+    let path = path.ok_or_else(|| EsError::illegal_argument("[nested] requires 'path' field"))?;
+    match ctx.mapping.objects.get(path.as_str()) {
+        Some(o) if o.nested => {}
+        Some(_) => {
+            return Err(EsError::bad_request(
+                "query_shard_exception",
+                format!("[nested] nested object under path [{path}] is not of nested type"),
+            ))
+        }
+        None => {
+            return Err(EsError::bad_request(
+                "query_shard_exception",
+                format!("[nested] failed to find nested object under path [{path}]"),
+            ))
+        }
+    }
+    if !ctx.mapping.nested_parent(&path).is_empty() {
+        return Err(EsError::parsing(
+            "[sort] option [nested] on a path inside another nested path is not supported by Lode",
+        ));
+    }
+    if !field.starts_with(&format!("{path}.")) {
+        return Err(EsError::bad_request(
+            "query_shard_exception",
+            format!("[nested] nested path [{path}] is not a parent of sort field [{field}]"),
+        ));
+    }
+    let nested_field = ctx
+        .meta
+        .nested
+        .ok_or_else(|| EsError::internal("a nested mapping without the _nested field"))?;
+    let query = filter.unwrap_or(lode_query::Query::MatchAll { boost: 1.0 });
+    let docs = lode_query::build_nested_children(&path, &query, ctx)?
+        .ok_or_else(|| EsError::internal("a nested mapping without the _nested field"))?;
+    Ok(NestedSort {
+        field: nested_field,
+        docs: Arc::from(docs),
+    })
+}
+
+/// The segment's root documents and its live nested documents matching `n`.
+fn segment_nested(
+    n: &NestedSort,
+    reader: &SegmentReader,
+) -> tantivy::Result<(Vec<DocId>, Vec<DocId>)> {
+    use tantivy::DocSet;
+    let parents = lode_query::nested::parent_docs(reader, n.field, &[])?;
+    let weight = n
+        .docs
+        .weight(tantivy::query::EnableScoring::disabled_from_schema(
+            reader.schema(),
+        ))?;
+    let mut scorer = weight.scorer(reader, 1.0)?;
+    let mut children = Vec::new();
+    let mut d = scorer.doc();
+    while d != tantivy::TERMINATED {
+        if !reader.is_deleted(d) {
+            children.push(d);
+        }
+        d = scorer.advance();
+    }
+    Ok((parents, children))
 }
 
 /// A hit found by the collector.
@@ -557,6 +665,9 @@ enum ColumnReader {
 
 pub struct FieldSortSegment {
     keys: Vec<SortKey>,
+    /// Per key with `nested`: the segment's root documents and the nested documents whose
+    /// values count.
+    nested: Vec<Option<(Vec<DocId>, Vec<DocId>)>>,
     columns: Vec<ColumnReader>,
     limit: usize,
     after: Option<Vec<SortValue>>,
@@ -610,8 +721,16 @@ impl Collector for FieldSortCollector {
                 },
             });
         }
+        let mut nested = Vec::with_capacity(self.keys.len());
+        for k in &self.keys {
+            nested.push(match &k.nested {
+                None => None,
+                Some(n) => Some(segment_nested(n, reader)?),
+            });
+        }
         Ok(FieldSortSegment {
             keys: self.keys.clone(),
+            nested,
             columns,
             limit: self.limit,
             after: self.after.clone(),
@@ -704,7 +823,17 @@ impl FieldSortSegment {
         resolve_strings: bool,
         out: &mut Vec<SortValue>,
     ) {
-        for (c, k) in self.columns.iter().zip(&self.keys) {
+        let own = [doc];
+        for ((c, k), n) in self.columns.iter().zip(&self.keys).zip(&self.nested) {
+            let docs: &[DocId] = match n {
+                None => &own,
+                Some((parents, children)) => {
+                    let range = lode_query::nested::children_of(parents, doc);
+                    let from = children.partition_point(|&c| c < range.start);
+                    let to = children.partition_point(|&c| c < range.end);
+                    &children[from..to]
+                }
+            };
             let v = match c {
                 ColumnReader::Score => SortValue::F64(score as f64),
                 ColumnReader::Script(s) => script_value(&s.0, &s.1, doc, score, desc_pick(k)),
@@ -712,39 +841,53 @@ impl FieldSortSegment {
                     ((self.shard_id as i64) << 48) | ((self.segment_ord as i64) << 32) | doc as i64,
                 ),
                 ColumnReader::I64(Some(col)) => match k.mode {
-                    Some(m @ (SortMode::Sum | SortMode::Avg | SortMode::Median)) => {
-                        reduce_f(col.values_for_doc(doc).map(|v| v as f64), m)
-                            .map(|v| SortValue::I64(v as i64))
-                            .unwrap_or(SortValue::Missing)
-                    }
-                    _ => pick(col.values_for_doc(doc), desc_pick(k))
-                        .map(SortValue::I64)
-                        .unwrap_or(SortValue::Missing),
+                    Some(m @ (SortMode::Sum | SortMode::Avg | SortMode::Median)) => reduce_f(
+                        docs.iter()
+                            .flat_map(|&d| col.values_for_doc(d))
+                            .map(|v| v as f64),
+                        m,
+                    )
+                    .map(|v| SortValue::I64(java_round(v)))
+                    .unwrap_or(SortValue::Missing),
+                    _ => pick(
+                        docs.iter().flat_map(|&d| col.values_for_doc(d)),
+                        desc_pick(k),
+                    )
+                    .map(SortValue::I64)
+                    .unwrap_or(SortValue::Missing),
                 },
                 ColumnReader::F64(Some(col)) => match k.mode {
                     Some(m @ (SortMode::Sum | SortMode::Avg | SortMode::Median)) => {
-                        reduce_f(col.values_for_doc(doc), m)
+                        reduce_f(docs.iter().flat_map(|&d| col.values_for_doc(d)), m)
                             .map(SortValue::F64)
                             .unwrap_or(SortValue::Missing)
                     }
-                    _ => pick_f(col.values_for_doc(doc), desc_pick(k))
-                        .map(SortValue::F64)
-                        .unwrap_or(SortValue::Missing),
+                    _ => pick_f(
+                        docs.iter().flat_map(|&d| col.values_for_doc(d)),
+                        desc_pick(k),
+                    )
+                    .map(SortValue::F64)
+                    .unwrap_or(SortValue::Missing),
                 },
-                ColumnReader::Bool(Some(col)) => {
-                    pick(col.values_for_doc(doc).map(|b| b as i64), desc_pick(k))
-                        .map(SortValue::I64)
-                        .unwrap_or(SortValue::Missing)
-                }
-                ColumnReader::Str(Some(col)) => match pick(col.term_ords(doc), desc_pick(k)) {
-                    Some(ord) if resolve_strings => {
-                        let mut s = String::new();
-                        let _ = col.ord_to_str(ord, &mut s);
-                        SortValue::Str(s)
+                ColumnReader::Bool(Some(col)) => pick(
+                    docs.iter()
+                        .flat_map(|&d| col.values_for_doc(d))
+                        .map(|b| b as i64),
+                    desc_pick(k),
+                )
+                .map(SortValue::I64)
+                .unwrap_or(SortValue::Missing),
+                ColumnReader::Str(Some(col)) => {
+                    match pick(docs.iter().flat_map(|&d| col.term_ords(d)), desc_pick(k)) {
+                        Some(ord) if resolve_strings => {
+                            let mut s = String::new();
+                            let _ = col.ord_to_str(ord, &mut s);
+                            SortValue::Str(s)
+                        }
+                        Some(ord) => SortValue::Ord(ord),
+                        None => SortValue::Missing,
                     }
-                    Some(ord) => SortValue::Ord(ord),
-                    None => SortValue::Missing,
-                },
+                }
                 _ => SortValue::Missing,
             };
             let v = match (v, &k.missing_value) {
@@ -792,7 +935,12 @@ impl FieldSortSegment {
             Some(ColumnReader::I64(Some(_)) | ColumnReader::F64(Some(_)))
         );
         let mode_fits = matches!(key.mode, None | Some(SortMode::Min) | Some(SortMode::Max));
-        if !numeric || !mode_fits || key.missing_first || key.missing_value.is_some() {
+        if !numeric
+            || !mode_fits
+            || key.missing_first
+            || key.missing_value.is_some()
+            || key.nested.is_some()
+        {
             return;
         }
         self.lead_bound = Some(match self.lead_bound {
@@ -883,6 +1031,7 @@ const ASC: SortKey = SortKey {
     missing_first: false,
     missing_value: None,
     mode: None,
+    nested: None,
 };
 
 /// Whether a multi-valued field contributes its maximum (else its minimum).
@@ -892,6 +1041,11 @@ fn desc_pick(k: &SortKey) -> bool {
         Some(SortMode::Min) => false,
         _ => k.desc,
     }
+}
+
+/// Java's `Math.round`, as ES's `MultiValueMode` rounds an average or median of longs.
+fn java_round(v: f64) -> i64 {
+    (v + 0.5).floor() as i64
 }
 
 fn reduce_f(it: impl Iterator<Item = f64>, mode: SortMode) -> Option<f64> {
@@ -986,6 +1140,7 @@ mod parse_tests {
             &m,
             &errors,
             &Default::default(),
+            None,
         )
         .unwrap_err();
         assert_eq!(
@@ -1001,6 +1156,7 @@ mod parse_tests {
             &m,
             &errors,
             &Default::default(),
+            None,
         )
         .unwrap_err();
         assert_eq!((e.status, e.kind.as_str()), (400, "parsing_exception"));
@@ -1009,7 +1165,8 @@ mod parse_tests {
                 &json!([{"_score": {"order": "asc"}}, "_doc"]),
                 &m,
                 &errors,
-                &Default::default()
+                &Default::default(),
+                None,
             )
             .unwrap()
             .len(),
@@ -1026,6 +1183,7 @@ mod parse_tests {
             &m,
             &errors,
             &Default::default(),
+            None,
         )
         .unwrap();
         assert!(keys[0].desc);
@@ -1050,6 +1208,7 @@ mod parse_tests {
                 &m,
                 &errors,
                 &Default::default(),
+                None,
             )
             .unwrap_err();
             assert_eq!((e.status, e.kind.as_str()), (400, kind), "{spec}");

@@ -182,6 +182,7 @@ fn lead_key(searcher: &Searcher, collector: &FieldSortCollector) -> Option<Lead>
         Some(_) => false,
     };
     if collector.limit == 0
+        || key.nested.is_some()
         || key.missing_first
         || key.missing_value.is_some()
         || !mode_fits
@@ -544,6 +545,7 @@ mod tests {
             missing_first: false,
             missing_value: None,
             mode: None,
+            nested: None,
         }
     }
 

@@ -25,6 +25,7 @@ mod early_stop;
 mod function_score;
 mod min_score;
 mod msm;
+pub mod nested;
 mod parse;
 mod patterns;
 mod plan;
@@ -53,7 +54,7 @@ pub use parse::{
     MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery, RangeQuery,
     ScoreFunction, ScoreMode, TermQuery, TermsLookup, TermsQuery, ZeroTerms,
 };
-pub use plan::{build_filter, build_query};
+pub use plan::{build_filter, build_nested_children, build_query};
 pub use query_string::{Occur, QsNode, QsTerm};
 pub use script::{DocColumns, ScriptErrors};
 pub use slice::IdSliceQuery;

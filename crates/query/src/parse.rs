@@ -57,12 +57,15 @@ pub enum Query {
     QueryString(QueryStringQuery),
     SimpleQueryString(QueryStringQuery),
     FunctionScore(FunctionScoreQuery),
-    /// Lode flattens nested objects into their parent document, so the inner query runs on
-    /// the flattened `path.*` fields (cross-object matches are possible, unlike in ES).
+    /// The inner query runs on the nested documents of `path`, joined to their parents
+    /// (`crate::nested::ToParentQuery`).
     Nested {
         path: String,
         query: Box<Query>,
         ignore_unmapped: bool,
+        score_mode: crate::nested::ScoreMode,
+        /// The `inner_hits` object as given (rendered by the fetch phase).
+        inner_hits: Option<Value>,
         boost: f32,
     },
     /// A Painless filter; `script` as given (compiled when planned).
@@ -1472,6 +1475,8 @@ fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
     let mut query = None;
     let mut ignore_unmapped = false;
     let mut boost = 1.0;
+    let mut score_mode = crate::nested::ScoreMode::Avg;
+    let mut inner_hits = None;
     for (k, v) in body {
         match k.as_str() {
             "path" => path = Some(as_string(Q, k, v)?),
@@ -1479,15 +1484,23 @@ fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
             "ignore_unmapped" => ignore_unmapped = as_bool(Q, k, v)?,
             "score_mode" => {
                 let m = as_string(Q, k, v)?;
-                if !matches!(m.as_str(), "avg" | "sum" | "min" | "max" | "none") {
-                    return Err(EsError::illegal_argument(format!(
+                score_mode = crate::nested::ScoreMode::parse(&m).ok_or_else(|| {
+                    EsError::illegal_argument(format!(
                         "No enum constant org.apache.lucene.search.join.ScoreMode.{}",
                         m.to_ascii_uppercase()
-                    )));
-                }
+                    ))
+                })?;
             }
             "boost" => boost = as_f32(Q, k, v)?,
-            "inner_hits" | "_name" => {}
+            "inner_hits" => {
+                if !v.is_object() {
+                    return Err(EsError::parsing(format!(
+                        "[{Q}] query malformed, [inner_hits] must be an object"
+                    )));
+                }
+                inner_hits = Some(v.clone());
+            }
+            "_name" => {}
             _ => return Err(unsupported_key(Q, k)),
         }
     }
@@ -1497,6 +1510,8 @@ fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
         path,
         query: Box::new(query),
         ignore_unmapped,
+        score_mode,
+        inner_hits,
         boost,
     })
 }

@@ -51,6 +51,21 @@ pub fn build_query(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>
     Planner::new(ctx).build(q, true)
 }
 
+/// Plans a top-level `nested` query's inner `query` on the nested documents of `path` (for
+/// its `inner_hits`), scored. `None` when the index has no nested documents.
+pub fn build_nested_children(
+    path: &str,
+    query: &Query,
+    ctx: &QueryContext,
+) -> EsResult<Option<Box<dyn tq::Query>>> {
+    match ctx.meta.nested {
+        Some(field) => Planner::new(ctx)
+            .nested_children(path, query, true, field)
+            .map(Some),
+        None => Ok(None),
+    }
+}
+
 /// Plans `q` in filter context (`post_filter`, filter aggregations, counting): same
 /// matches, constant scores, cheaper postings.
 pub fn build_filter(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>> {
@@ -219,6 +234,9 @@ struct Planner<'c, 'a> {
     ctx: &'c QueryContext<'a>,
     /// Leaf queries planned so far, for the max clause count.
     leaves: std::cell::Cell<usize>,
+    /// The nested paths of the enclosing `nested` queries (innermost last): the parent level
+    /// a `nested` query joins to.
+    scope: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'c, 'a> Planner<'c, 'a> {
@@ -226,6 +244,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         Planner {
             ctx,
             leaves: std::cell::Cell::new(0),
+            scope: std::cell::RefCell::new(Vec::new()),
         }
     }
 
@@ -443,9 +462,13 @@ impl<'c, 'a> Planner<'c, 'a> {
                 path,
                 query,
                 ignore_unmapped,
+                score_mode,
                 boost,
+                ..
             } => match self.ctx.mapping.objects.get(path.as_str()) {
-                Some(o) if o.nested => boosted(self.build(query, score)?, *boost),
+                Some(o) if o.nested => {
+                    boosted(self.nested(path, query, *score_mode, score)?, *boost)
+                }
                 Some(_) => {
                     return Err(shard_exception(format!(
                         "[nested] nested object under path [{path}] is not of nested type"
@@ -459,6 +482,56 @@ impl<'c, 'a> Planner<'c, 'a> {
                 }
             },
         })
+    }
+
+    /// A `nested` query: the inner query on `path`'s nested documents, joined to the
+    /// current nested scope (the root, or the path of the enclosing `nested` query).
+    fn nested(
+        &self,
+        path: &str,
+        query: &Query,
+        mode: crate::nested::ScoreMode,
+        score: bool,
+    ) -> EsResult<Q> {
+        let Some(field) = self.ctx.meta.nested else {
+            // A nested mapping always adds the field; without it no nested document exists.
+            return Ok(none());
+        };
+        let levels: Vec<String> = self.scope.borrow().clone();
+        let child = self.nested_children(
+            path,
+            query,
+            score && mode != crate::nested::ScoreMode::None,
+            field,
+        )?;
+        Ok(Box::new(crate::nested::ToParentQuery::new(
+            child, field, levels, mode,
+        )))
+    }
+
+    /// `query` on the nested documents of `path`, planned inside that nested scope.
+    fn nested_children(&self, path: &str, query: &Query, score: bool, field: Field) -> EsResult<Q> {
+        let levels: Vec<String> = self.scope.borrow().clone();
+        if let Some(outer) = levels.last() {
+            if !path.starts_with(&format!("{outer}.")) {
+                return Err(shard_exception(format!(
+                    "[nested] nested path [{path}] is not a child of current nested path [{outer}]"
+                )));
+            }
+        }
+        self.scope.borrow_mut().push(path.to_string());
+        let inner = self.build(query, score);
+        self.scope.borrow_mut().pop();
+        Ok(Box::new(BooleanQuery::new(vec![
+            (tq::Occur::Must, inner?),
+            (
+                tq::Occur::Must,
+                Box::new(ConstScoreQuery::new(
+                    crate::nested::path_query(field, path),
+                    0.0,
+                )),
+            ),
+        ])))
     }
 
     fn resolve(&self, path: &str) -> Target<'a> {

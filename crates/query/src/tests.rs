@@ -55,13 +55,22 @@ impl TestIndex {
             mapping: &mapping,
             schema: &schema,
             meta,
+            nested_objects_limit: lode_engine::document::DEFAULT_NESTED_OBJECTS_LIMIT,
         };
         let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
         for (id, src) in docs {
             match parser.parse(id, src).unwrap() {
-                Parsed::Doc(mut d) => {
-                    d.add_text(meta.id, id);
-                    writer.add_document(*d).unwrap();
+                Parsed::Doc(d) => {
+                    let mut d = *d;
+                    d.root.add_text(meta.id, id);
+                    let block = d.nested.into_iter().chain(std::iter::once(d.root));
+                    writer
+                        .run(
+                            block
+                                .map(tantivy::indexer::UserOperation::Add)
+                                .collect::<Vec<_>>(),
+                        )
+                        .unwrap();
                 }
                 Parsed::MappingUpdate(u) => panic!("test doc {id} needs a mapping update: {u}"),
             }
@@ -100,7 +109,7 @@ impl TestIndex {
 
     fn run(&self, q: &Value) -> EsResult<Vec<(String, f32)>> {
         let parsed = parse_query(q)?;
-        let query = build_query(&parsed, &self.ctx())?;
+        let query = crate::nested::non_nested(build_query(&parsed, &self.ctx())?, self.meta.nested);
         let searcher = self.reader.searcher();
         let stats = FieldStatistics::new(&searcher, &self.meta);
         let top = searcher
@@ -176,7 +185,7 @@ fn fixture() -> TestIndex {
             "hidden_num": {"type": "long", "index": false},
             "hidden_kw": {"type": "keyword", "index": false},
             "user": {"properties": {"name": {"type": "keyword"}, "age": {"type": "integer"}}},
-            "comments": {"type": "nested", "properties": {"author": {"type": "keyword"}, "text": {"type": "text"}}},
+            "comments": {"type": "nested", "include_in_parent": true, "properties": {"author": {"type": "keyword"}, "text": {"type": "text"}}},
             "cjk": {"type": "text"}
         }}),
         &[
@@ -1388,4 +1397,82 @@ fn regex_length_and_clause_limits() {
         )
     );
     assert_eq!(ix.ids(nested(3)), ids(&["1"]));
+}
+
+/// Block join: a `nested` query matches per object, never across two objects of one
+/// document; fields of nested objects are not on the root; score modes; nested in nested.
+#[test]
+fn nested_queries_join_per_object() {
+    let ix = TestIndex::new(
+        json!({"properties": {
+            "name": {"type": "keyword"},
+            "users": {"type": "nested", "properties": {
+                "first": {"type": "keyword"}, "last": {"type": "keyword"}, "age": {"type": "integer"},
+                "pets": {"type": "nested", "properties": {"kind": {"type": "keyword"}}}
+            }}
+        }}),
+        &[
+            (
+                "1",
+                json!({"name": "a", "users": [{"first": "john", "last": "smith", "age": 30},
+                                               {"first": "alice", "last": "white", "age": 40,
+                                                "pets": [{"kind": "cat"}, {"kind": "dog"}]}]}),
+            ),
+            (
+                "2",
+                json!({"name": "b", "users": [{"first": "john", "last": "white", "age": 20,
+                                               "pets": {"kind": "cat"}}]}),
+            ),
+            ("3", json!({"name": "c"})),
+            (
+                "4",
+                json!({"name": "d", "users": [{"first": "alice", "last": "smith",
+                                               "pets": [{"kind": "dog"}]}]}),
+            ),
+        ],
+    );
+    let both = |first: &str, last: &str| {
+        json!({"nested": {"path": "users", "query": {"bool": {"must": [
+            {"term": {"users.first": first}}, {"term": {"users.last": last}}]}}}})
+    };
+    assert_eq!(ix.ids(both("john", "smith")), ids(&["1"]));
+    assert_eq!(ix.ids(both("john", "white")), ids(&["2"]));
+    // john and white are both in document 1, but in two different objects.
+    assert_eq!(ix.ids(both("alice", "smith")), ids(&["4"]));
+    // The nested fields are not on the root document; the root's own fields are.
+    assert_eq!(ix.ids(json!({"term": {"users.first": "john"}})), ids(&[]));
+    assert_eq!(ix.ids(json!({"match_all": {}})), ids(&["1", "2", "3", "4"]));
+    assert_eq!(
+        ix.ids(json!({"bool": {"must_not": {"term": {"name": "a"}}}})),
+        ids(&["2", "3", "4"])
+    );
+    // Nested in nested: pets of a user named alice.
+    let pets = |kind: &str| {
+        json!({"nested": {"path": "users", "query": {"bool": {"must": [
+            {"term": {"users.first": "alice"}},
+            {"nested": {"path": "users.pets", "query": {"term": {"users.pets.kind": kind}}}}]}}}})
+    };
+    assert_eq!(ix.ids(pets("cat")), ids(&["1"]));
+    assert_eq!(ix.ids(pets("dog")), ids(&["1", "4"]));
+    // A deeper path straight from the root joins to the root.
+    assert_eq!(
+        ix.ids(
+            json!({"nested": {"path": "users.pets", "query": {"term": {"users.pets.kind": "cat"}}}})
+        ),
+        ids(&["1", "2"])
+    );
+    // Score modes over the matching objects' constant scores (2 objects in doc 1).
+    let sm = |mode: &str| {
+        ix.score_of(
+            json!({"nested": {"path": "users", "score_mode": mode, "query": {"function_score": {
+                "query": {"match_all": {}}, "functions": [{"field_value_factor": {"field": "users.age", "missing": 1}}],
+                "boost_mode": "replace"}}}}),
+            "1",
+        )
+    };
+    assert!((sm("avg") - 35.0).abs() < 1e-4, "{}", sm("avg"));
+    assert!((sm("sum") - 70.0).abs() < 1e-4);
+    assert!((sm("max") - 40.0).abs() < 1e-4);
+    assert!((sm("min") - 30.0).abs() < 1e-4);
+    assert_eq!(sm("none"), 0.0);
 }

@@ -5,6 +5,7 @@
 mod body;
 mod collapse;
 mod completion;
+mod inner_hits;
 mod phrase;
 pub mod request_cache;
 mod rescore;
@@ -595,6 +596,7 @@ fn filtered_query(
         ])),
         None => q,
     })
+    .map(|q| query::nested::non_nested(q, ctx.meta.nested))
 }
 
 fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
@@ -858,6 +860,10 @@ fn query_phase(
     limit: usize,
     now: i64,
 ) -> EsResult<QueryPhase> {
+    if let Some(q) = &sreq.query {
+        // `inner_hits` definitions are checked even when no hit is fetched.
+        inner_hits::specs(q)?;
+    }
     let mut all_hits: Vec<Candidate> = Vec::new();
     let mut total = 0u64;
     let mut max_score: Option<f32> = None;
@@ -896,6 +902,7 @@ fn query_phase(
                 &state.mapping,
                 &ctx.script_errors,
                 &ctx.runtime,
+                Some(&ctx),
             )?),
             None => None,
         };
@@ -996,6 +1003,7 @@ fn query_phase(
                             missing_first: false,
                             missing_value: None,
                             mode: None,
+                            nested: None,
                         }]
                     });
                     let coll = sort::FieldSortCollector {
@@ -1363,6 +1371,10 @@ fn fetch_phase(
     } else {
         Vec::new()
     };
+    let inner_specs = match &sreq.query {
+        Some(q) => inner_hits::specs(q)?,
+        None => Vec::new(),
+    };
     let cancel = CancelToken::current();
     for h in hits {
         check_cancelled(cancel.as_ref())?;
@@ -1403,7 +1415,8 @@ fn fetch_phase(
         let needs_source = sreq.source.fetch
             || !sreq.fields.is_empty()
             || !sreq.stored_fields.is_empty()
-            || sreq.highlight.is_some();
+            || sreq.highlight.is_some()
+            || !inner_specs.is_empty();
         let source: Option<Value> = if needs_source {
             let bytes = stored_source(&doc, s.meta);
             // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
@@ -1509,6 +1522,18 @@ fn fetch_phase(
             if let Some(v) = hl.highlight(src, &id).map_err(search_phase_error)? {
                 hit.insert("highlight".into(), v);
             }
+        }
+        if !inner_specs.is_empty() {
+            let inner = inner_hits::render(
+                &inner_specs,
+                &ctxs[h.index],
+                s,
+                h.addr,
+                &t.index.name,
+                &id,
+                source.as_ref(),
+            )?;
+            hit.insert("inner_hits".into(), inner);
         }
         if let Some(q) = explained.get(h.index) {
             hit.insert(
@@ -2351,6 +2376,7 @@ pub fn matching_ids(
             (tantivy::query::Occur::Must, f),
         ]));
     }
+    let q = query::nested::non_nested(q, ctx.meta.nested);
     let mut out = Vec::new();
     for shard in index.shards()? {
         let s = shard.searcher();

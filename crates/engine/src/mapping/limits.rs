@@ -16,6 +16,10 @@ pub struct MappingLimits {
     pub depth: u64,
     /// `index.mapping.field_name_length.limit`.
     pub field_name_length: u64,
+    /// `index.mapping.nested_fields.limit`: distinct `nested` mappings.
+    pub nested_fields: u64,
+    /// `index.mapping.nested_objects.limit`: nested objects in one document.
+    pub nested_objects: u64,
 }
 
 impl Default for MappingLimits {
@@ -24,6 +28,8 @@ impl Default for MappingLimits {
             total_fields: 1000,
             depth: 20,
             field_name_length: i64::MAX as u64,
+            nested_fields: 50,
+            nested_objects: 10_000,
         }
     }
 }
@@ -49,6 +55,12 @@ pub fn check_limits(mapping: &Mapping, limits: &MappingLimits) -> EsResult<()> {
         return Err(EsError::illegal_argument(format!(
             "Limit of total fields [{}] has been exceeded",
             limits.total_fields
+        )));
+    }
+    if mapping.nested_paths().count() as u64 > limits.nested_fields {
+        return Err(EsError::illegal_argument(format!(
+            "Limit of nested fields [{}] has been exceeded",
+            limits.nested_fields
         )));
     }
     for path in mapping.objects.keys() {

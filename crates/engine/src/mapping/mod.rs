@@ -353,6 +353,10 @@ pub struct ObjectDef {
     pub dynamic: Option<Dynamic>,
     pub enabled: bool,
     pub nested: bool,
+    /// `nested` only: whether the objects' fields are also indexed in the parent (the
+    /// enclosing nested object, or the root) and in the root document.
+    pub include_in_parent: bool,
+    pub include_in_root: bool,
 }
 
 /// A compiled mapping.
@@ -380,6 +384,45 @@ impl Mapping {
 
     pub fn field(&self, path: &str) -> Option<&Arc<FieldDef>> {
         self.fields.get(path)
+    }
+
+    /// Whether any object is mapped as `nested` (its objects are then indexed as hidden child
+    /// documents, and top-level searches match root documents only).
+    pub fn has_nested(&self) -> bool {
+        self.objects.values().any(|o| o.nested)
+    }
+
+    /// The paths of the `nested` objects, in path order.
+    pub fn nested_paths(&self) -> impl Iterator<Item = &str> {
+        self.objects
+            .values()
+            .filter(|o| o.nested)
+            .map(|o| o.path.as_str())
+    }
+
+    /// The nearest `nested` object strictly enclosing `path` ("" = the root document).
+    pub fn nested_parent<'m>(&'m self, path: &str) -> &'m str {
+        let mut p = path;
+        while let Some(i) = p.rfind('.') {
+            p = &p[..i];
+            if let Some(o) = self.objects.get(p).filter(|o| o.nested) {
+                return o.path.as_str();
+            }
+        }
+        ""
+    }
+
+    /// The nearest `nested` object holding the field at `path` (itself included), if any.
+    pub fn nested_scope<'m>(&'m self, path: &str) -> Option<&'m str> {
+        let mut p = path;
+        loop {
+            if let Some(o) = self.objects.get(p) {
+                if o.nested {
+                    return Some(o.path.as_str());
+                }
+            }
+            p = &p[..p.rfind('.')?];
+        }
     }
 
     /// The `dynamic` setting that applies to a new child of `parent_path` ("" = root),

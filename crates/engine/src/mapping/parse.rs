@@ -297,6 +297,10 @@ fn compile_field(
                 dynamic,
                 enabled,
                 nested: ty == FieldType::Nested,
+                include_in_parent: ty == FieldType::Nested
+                    && def.get("include_in_parent").is_some_and(as_bool),
+                include_in_root: ty == FieldType::Nested
+                    && def.get("include_in_root").is_some_and(as_bool),
             },
         );
         if enabled {
