@@ -176,6 +176,9 @@ impl<'a> Walk<'a> {
     }
 
     fn leaf(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        if def.ty == FieldType::TokenCount {
+            return self.token_count(def, v);
+        }
         let v = match v {
             Value::Null => match &def.null_value {
                 Some(nv) => nv,
@@ -217,6 +220,42 @@ impl<'a> Walk<'a> {
             }
             Err(e) => return Err(e),
         }
+        if def.parent.is_none() {
+            let mapping: &'a Mapping = self.p.mapping;
+            for sub in def.multi_fields.iter().chain(&def.copy_to) {
+                if let Some(sub_def) = mapping.fields.get(sub) {
+                    self.leaf(sub_def, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A `token_count` value as ES's `TokenCountFieldMapper#parseCreateField`: the text's
+    /// position count under the field's analyzer, indexed as an integer; `null` indexes
+    /// `null_value` (itself a count) or nothing. Numbers and booleans are read as their text.
+    fn token_count(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        let Some(opts) = def.token_count.as_ref() else {
+            return Ok(());
+        };
+        let count = match v {
+            Value::Null => match &def.null_value {
+                Some(Value::Number(n)) => n.as_i64().unwrap_or(0),
+                Some(Value::String(s)) => s.trim().parse().unwrap_or(0),
+                _ => return Ok(()),
+            },
+            Value::Array(items) => {
+                for item in items {
+                    self.token_count(def, item)?;
+                }
+                return Ok(());
+            }
+            Value::Object(_) => {
+                return Err(self.bad_value(def, v, "Can't get text on a START_OBJECT"))
+            }
+            other => opts.count(&scalar_string(other)),
+        };
+        self.index_value(def, &Value::from(count))?;
         if def.parent.is_none() {
             let mapping: &'a Mapping = self.p.mapping;
             for sub in def.multi_fields.iter().chain(&def.copy_to) {
@@ -638,7 +677,7 @@ pub fn scalar_string(v: &Value) -> String {
 
 fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
     let (min, max): (i64, i64) = match def.ty {
-        FieldType::Integer => (i32::MIN as i64, i32::MAX as i64),
+        FieldType::Integer | FieldType::TokenCount => (i32::MIN as i64, i32::MAX as i64),
         FieldType::Short => (i16::MIN as i64, i16::MAX as i64),
         FieldType::Byte => (i8::MIN as i64, i8::MAX as i64),
         FieldType::UnsignedLong => (0, i64::MAX),
@@ -648,7 +687,7 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
         format!(
             "Value [{s}] is out of range for {}",
             match def.ty {
-                FieldType::Integer => "an integer",
+                FieldType::Integer | FieldType::TokenCount => "an integer",
                 FieldType::Short => "a short",
                 FieldType::Byte => "a byte",
                 _ => "a long",
@@ -891,6 +930,42 @@ mod tests {
         let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
         let m = compile(&json!({"properties": {"f": {"type": ty}}}), &reg).unwrap();
         (*m.fields["f"]).clone()
+    }
+
+    #[test]
+    fn token_count_indexes_position_counts() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = compile(
+            &json!({"properties": {
+                "t": {"type": "token_count", "analyzer": "standard", "null_value": 9},
+                "s": {"type": "token_count", "analyzer": "stop"},
+                "n": {"type": "token_count", "analyzer": "stop", "enable_position_increments": false}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta: MetaFields::of(&schema),
+        };
+        let src = json!({"t": ["one two three", null, 42], "s": "the fox and the dog", "n": "the fox and the dog"});
+        let Parsed::Doc(doc) = parser.parse("1", &src).unwrap() else {
+            panic!("mapping update")
+        };
+        let ints = |name: &str| -> Vec<i64> {
+            let f = schema.get_field(name).unwrap();
+            doc.get_all(f)
+                .filter_map(|v| tantivy::schema::Value::as_i64(&v))
+                .collect()
+        };
+        assert_eq!(ints("t"), vec![3, 9, 1]);
+        // Stop words removed: 5 positions with increments (fox at 1, dog at 4), 2 without.
+        assert_eq!(ints("s"), vec![5]);
+        assert_eq!(ints("n"), vec![2]);
+        let no_analyzer = compile(&json!({"properties": {"t": {"type": "token_count"}}}), &reg);
+        assert!(no_analyzer.is_err());
     }
 
     #[test]

@@ -204,23 +204,31 @@ impl DecimalFormat {
 }
 
 /// Values of one field taken from `_source` (the `fields` option), in `format` when given.
+/// A value the field's type cannot parse is left out, as ES's `SourceValueFetcher` leaves it
+/// (such a value was refused at index time, or skipped under `ignore_malformed`).
 pub fn from_source(source: &Value, def: &FieldDef, format: Option<&str>) -> EsResult<Vec<Value>> {
     let format = requested_format(def, format)?;
+    let number = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
+    };
     Ok(source_raw(source, def)
         .into_iter()
         .filter(|v| !v.is_null())
-        .map(|v| match def.storage() {
-            Storage::I64 if def.ty.is_date() => match def.date_format.parse_json(&v, &Tz::utc()) {
-                Ok(ms) => format.long(def, ms),
-                Err(_) => v,
-            },
-            Storage::I64 => v.as_f64().map(|f| format.long(def, f as i64)).unwrap_or(v),
-            Storage::F64 => v.as_f64().map(|f| format.double(f)).unwrap_or(v),
-            Storage::Keyword | Storage::Text => match v {
+        .filter_map(|v| match def.storage() {
+            Storage::I64 if def.ty.is_date() => def
+                .date_format
+                .parse_json(&v, &Tz::utc())
+                .ok()
+                .map(|ms| format.long(def, ms)),
+            Storage::I64 => number(&v).map(|f| format.long(def, f as i64)),
+            Storage::F64 => number(&v).map(|f| format.double(f)),
+            Storage::Keyword | Storage::Text => Some(match v {
                 Value::String(_) => v,
                 other => json!(other.to_string()),
-            },
-            _ => v,
+            }),
+            _ => Some(v),
         })
         .collect())
 }

@@ -1439,7 +1439,16 @@ fn fetch_phase(
             let mapping = t.index.mapping();
             for (pattern, format) in &sreq.fields {
                 for def in mapping.matching_fields(pattern) {
-                    let vals = lode_hits::docvalues::from_source(src, &def, format.as_deref())?;
+                    // ES's `TokenCountFieldMapper` fetches the counts from doc values (none
+                    // without them), not the text in `_source`.
+                    let vals = if def.ty == lode_engine::mapping::FieldType::TokenCount {
+                        if !def.doc_values {
+                            continue;
+                        }
+                        lode_hits::docvalues::read(&s.searcher, h.addr, &def, format.as_deref())?
+                    } else {
+                        lode_hits::docvalues::from_source(src, &def, format.as_deref())?
+                    };
                     if !vals.is_empty() {
                         fields.insert(def.path.clone(), Value::Array(vals));
                     }

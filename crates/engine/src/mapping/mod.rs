@@ -41,6 +41,9 @@ pub enum FieldType {
     Flattened,
     /// ES's `completion` field: analyzed inputs with weights, for the completion suggester.
     Completion,
+    /// ES's `token_count`: the number of positions of the analyzed value, indexed as an
+    /// integer (see [`TokenCountOptions`]).
+    TokenCount,
     /// Types Lode accepts and keeps in `_source` (and for `exists`) but does not index yet.
     SourceOnly(&'static str),
 }
@@ -52,7 +55,6 @@ const SOURCE_ONLY_TYPES: &[&str] = &[
     "point",
     "shape",
     "search_as_you_type",
-    "token_count",
     "integer_range",
     "long_range",
     "float_range",
@@ -93,6 +95,7 @@ impl FieldType {
             "nested" => FieldType::Nested,
             "flattened" => FieldType::Flattened,
             "completion" => FieldType::Completion,
+            "token_count" => FieldType::TokenCount,
             other => FieldType::SourceOnly(SOURCE_ONLY_TYPES.iter().find(|t| **t == other)?),
         })
     }
@@ -119,6 +122,7 @@ impl FieldType {
             FieldType::Nested => "nested",
             FieldType::Flattened => "flattened",
             FieldType::Completion => "completion",
+            FieldType::TokenCount => "token_count",
             FieldType::SourceOnly(name) => name,
         }
     }
@@ -131,6 +135,7 @@ impl FieldType {
                 | FieldType::Short
                 | FieldType::Byte
                 | FieldType::UnsignedLong
+                | FieldType::TokenCount
         )
     }
 
@@ -238,6 +243,31 @@ pub struct FieldDef {
     pub copy_to: Vec<String>,
     /// A `completion` field's options.
     pub completion: Option<CompletionOptions>,
+    /// A `token_count` field's options.
+    pub token_count: Option<TokenCountOptions>,
+}
+
+/// A `token_count` field's options (ES's `TokenCountFieldMapper`).
+#[derive(Debug, Clone)]
+pub struct TokenCountOptions {
+    pub analyzer: lode_analysis::Analyzer,
+    pub enable_position_increments: bool,
+}
+
+impl TokenCountOptions {
+    /// ES's `TokenCountFieldMapper#countPositions`: with position increments, the sum of the
+    /// tokens' increments (the last token's position + 1, so a removed stop word between two
+    /// tokens counts); without, one per position.
+    pub fn count(&self, text: &str) -> i64 {
+        let tokens = self.analyzer.analyze(text);
+        if self.enable_position_increments {
+            tokens.last().map_or(0, |t| t.position as i64 + 1)
+        } else {
+            let mut positions: Vec<usize> = tokens.iter().map(|t| t.position).collect();
+            positions.dedup();
+            positions.len() as i64
+        }
+    }
 }
 
 /// Lucene's `CompletionAnalyzer.SEP_LABEL`: joins the tokens of a completion key.

@@ -1,6 +1,8 @@
 //! Compiles and merges mapping JSON, with Elasticsearch's validation errors.
 
-use super::{CompletionOptions, Dynamic, FieldDef, FieldType, Mapping, ObjectDef};
+use super::{
+    CompletionOptions, Dynamic, FieldDef, FieldType, Mapping, ObjectDef, TokenCountOptions,
+};
 use crate::error::{EsError, EsResult};
 use lode_analysis::AnalysisRegistry;
 use lode_dates::DateFormat;
@@ -161,6 +163,13 @@ const COMMON_PARAMS: &[&str] = &["type", "meta", "copy_to", "store", "fields", "
 
 fn allowed_params(ty: FieldType) -> &'static [&'static str] {
     match ty {
+        FieldType::TokenCount => &[
+            "analyzer",
+            "enable_position_increments",
+            "null_value",
+            "index",
+            "doc_values",
+        ],
         FieldType::Text => &[
             "analyzer",
             "search_analyzer",
@@ -506,6 +515,34 @@ fn compile_field(
     } else {
         None
     };
+    let token_count = if ty == FieldType::TokenCount {
+        // ES's `TokenCountFieldMapper.Builder#build`: the analyzer has no default.
+        if !def.contains_key("analyzer") {
+            return Err(mapper_parsing(format!(
+                "Failed to parse mapping: Analyzer must be set for field [{short}] but wasn't."
+            )));
+        }
+        if let Some(v) = def.get("null_value").filter(|v| !v.is_null()) {
+            let ok = v.as_i64().is_some_and(|n| i32::try_from(n).is_ok())
+                || v.as_str().is_some_and(|s| s.trim().parse::<i32>().is_ok());
+            if !ok {
+                return Err(mapper_parsing(format!(
+                    "Failed to parse mapping: Error parsing [null_value] on field [{short}]: For input string: \"{}\"",
+                    render_scalar(v)
+                )));
+            }
+        }
+        Some(TokenCountOptions {
+            analyzer: analysis.analyzer(&analyzer).map_err(|_| {
+                mapper_parsing(format!(
+                    "analyzer [{analyzer}] has not been configured in mappings"
+                ))
+            })?,
+            enable_position_increments: bool_param("enable_position_increments", true)?,
+        })
+    } else {
+        None
+    };
     mapping.fields.insert(
         path.to_string(),
         Arc::new(FieldDef {
@@ -528,6 +565,7 @@ fn compile_field(
             parent: parent.map(str::to_string),
             copy_to,
             completion,
+            token_count,
         }),
     );
     Ok(())
