@@ -77,7 +77,16 @@ fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> 
     if name == "_id" {
         return Err(lode_engine::schema::id_fielddata_error());
     }
-    let Some(def) = ctx.mapping.field(name) else {
+    // `_ignored` is a keyword column of the metadata fields (absent from older indices).
+    let ignored_meta;
+    let def = match ctx.mapping.field(name) {
+        None if name == lode_engine::schema::IGNORED && ctx.meta.ignored.is_some() => {
+            ignored_meta = Arc::new(FieldDef::ignored_meta());
+            Some(&ignored_meta)
+        }
+        d => d,
+    };
+    let Some(def) = def else {
         return Ok(FieldRef {
             name: name.to_string(),
             def: None,

@@ -35,6 +35,8 @@ struct Walk<'a> {
     doc: TantivyDocument,
     /// Paths of the mapped fields present, for `_field_names` (borrowed from the mapping).
     field_names: Vec<&'a str>,
+    /// Paths of the fields whose value was skipped, for `_ignored`.
+    ignored: Vec<&'a str>,
     update: Map<String, Value>,
     /// New fields under `dynamic: runtime`: runtime fields (read from `_source`).
     runtime_update: Map<String, Value>,
@@ -51,6 +53,7 @@ impl<'a> DocParser<'a> {
             id,
             doc: TantivyDocument::default(),
             field_names: Vec::new(),
+            ignored: Vec::new(),
             update: Map::new(),
             runtime_update: Map::new(),
         };
@@ -70,6 +73,14 @@ impl<'a> DocParser<'a> {
         names.dedup();
         for n in names {
             w.doc.add_text(self.meta.field_names, n);
+        }
+        if let Some(f) = self.meta.ignored {
+            let mut ignored = std::mem::take(&mut w.ignored);
+            ignored.sort_unstable();
+            ignored.dedup();
+            for n in ignored {
+                w.doc.add_text(f, n);
+            }
         }
         Ok(Parsed::Doc(Box::new(w.doc)))
     }
@@ -179,6 +190,11 @@ impl<'a> Walk<'a> {
         if def.ty == FieldType::TokenCount {
             return self.token_count(def, v);
         }
+        // ES's `NumberFieldMapper#value`: with `coerce`, an empty string is a null.
+        let v = match v {
+            Value::String(s) if s.is_empty() && def.coerce && def.ty.is_numeric() => &Value::Null,
+            other => other,
+        };
         let v = match v {
             Value::Null => match &def.null_value {
                 Some(nv) => nv,
@@ -198,6 +214,11 @@ impl<'a> Walk<'a> {
             return Ok(());
         }
         if matches!(v, Value::Object(_)) {
+            // ES 8 skips an object under `ignore_malformed` as any malformed value.
+            if def.ignore_malformed {
+                self.ignored.push(&def.path);
+                return Ok(());
+            }
             return Err(parse_error(format!(
                 "failed to parse field [{}] of type [{}] in document with id '{}'. Preview of field's value: '{}'",
                 def.path,
@@ -214,8 +235,9 @@ impl<'a> Walk<'a> {
         }
         match self.index_value(def, v) {
             Ok(()) => {}
-            Err(e) if def.ignore_malformed => {
-                let _ = e;
+            // As ES's mappers: the value is left out and the field listed in `_ignored`.
+            Err(_) if def.ignore_malformed => {
+                self.ignored.push(&def.path);
                 return Ok(());
             }
             Err(e) => return Err(e),
@@ -504,6 +526,7 @@ impl<'a> Walk<'a> {
                 let s = scalar_string(v);
                 if let Some(limit) = def.ignore_above {
                     if s.chars().count() > limit {
+                        self.ignored.push(&def.path);
                         return Ok(());
                     }
                 }
@@ -703,8 +726,13 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
             } else if n.is_u64() {
                 return Err(out_of_range(&n.to_string()));
             } else if let Some(f) = n.as_f64() {
+                // `AbstractXContentParser#ensureNumberConversion`.
                 if !def.coerce && f.fract() != 0.0 {
-                    return Err(format!("Value [{f}] has a decimal part"));
+                    return Err(format!(
+                        "{} cannot be converted to {} without data loss",
+                        java_float_string(f),
+                        java_number_class(def.ty)
+                    ));
                 }
                 // An integer literal below -2^63 reaches here as a double too (serde_json
                 // keeps no arbitrary precision), rounded to -2^63 itself: refused.
@@ -731,15 +759,31 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
                 return Err(format!("For input string: \"{s}\""));
             }
         }
-        Value::Bool(_) | Value::String(_) => {
-            return Err(format!("Current token ({}) not numeric", scalar_string(v)))
+        // `AbstractXContentParser#checkCoerceString`.
+        Value::String(_) => {
+            return Err(format!(
+                "{} value passed as String",
+                java_number_class(def.ty)
+            ))
         }
+        Value::Bool(_) => return Err(format!("Current token ({}) not numeric", scalar_string(v))),
         _ => return Err("not a number".into()),
     };
     if n < min || n > max {
         return Err(out_of_range(&n.to_string()));
     }
     Ok(n)
+}
+
+/// The Java class ES's parser names in its coercion errors for a numeric type (`byte` and
+/// `short` are read as ints).
+fn java_number_class(ty: FieldType) -> &'static str {
+    match ty {
+        FieldType::Long | FieldType::UnsignedLong => "Long",
+        FieldType::Float | FieldType::HalfFloat => "Float",
+        FieldType::Double | FieldType::ScaledFloat => "Double",
+        _ => "Integer",
+    }
 }
 
 fn parse_float(def: &FieldDef, v: &Value) -> Result<f64, String> {
@@ -749,6 +793,12 @@ fn parse_float(def: &FieldDef, v: &Value) -> Result<f64, String> {
             .trim()
             .parse::<f64>()
             .map_err(|_| format!("For input string: \"{s}\""))?,
+        Value::String(_) => {
+            return Err(format!(
+                "{} value passed as String",
+                java_number_class(def.ty)
+            ))
+        }
         _ => return Err(format!("Current token ({}) not numeric", scalar_string(v))),
     };
     // ES parses a float field's value as a Java float (so 1e39 is Infinity) and checks that
@@ -930,6 +980,77 @@ mod tests {
         let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
         let m = compile(&json!({"properties": {"f": {"type": ty}}}), &reg).unwrap();
         (*m.fields["f"]).clone()
+    }
+
+    #[test]
+    fn malformed_values_are_skipped_and_listed_in_ignored() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = crate::mapping::compile_with(
+            &json!({"properties": {
+                "i": {"type": "integer"},
+                "d": {"type": "date"},
+                "k": {"type": "keyword", "ignore_above": 2},
+                "strict": {"type": "long", "ignore_malformed": false}
+            }}),
+            &reg,
+            crate::mapping::FieldDefaults {
+                coerce: true,
+                ignore_malformed: true,
+            },
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let meta = MetaFields::of(&schema);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta,
+        };
+        let src = json!({"i": ["x", 3, {"a": 1}], "d": "nope", "k": ["ab", "abc"], "strict": ""});
+        let Parsed::Doc(doc) = parser.parse("1", &src).unwrap() else {
+            panic!("mapping update")
+        };
+        let ignored: Vec<String> = doc
+            .get_all(meta.ignored.unwrap())
+            .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+            .collect();
+        assert_eq!(ignored, vec!["d", "i", "k"]);
+        let ints: Vec<i64> = doc
+            .get_all(schema.get_field("i").unwrap())
+            .filter_map(|v| tantivy::schema::Value::as_i64(&v))
+            .collect();
+        assert_eq!(ints, vec![3]);
+        assert!(parser.parse("2", &json!({"strict": "x"})).is_err());
+    }
+
+    #[test]
+    fn coerce_off_refuses_strings_and_decimal_parts() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let m = compile(
+            &json!({"properties": {
+                "i": {"type": "integer", "coerce": false},
+                "f": {"type": "float", "coerce": false},
+                "c": {"type": "short"}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        assert_eq!(
+            parse_integer(&m.fields["i"], &json!("5")).unwrap_err(),
+            "Integer value passed as String"
+        );
+        assert_eq!(
+            parse_integer(&m.fields["i"], &json!(1.5)).unwrap_err(),
+            "1.5 cannot be converted to Integer without data loss"
+        );
+        assert_eq!(parse_integer(&m.fields["i"], &json!(2.0)), Ok(2));
+        assert_eq!(
+            parse_float(&m.fields["f"], &json!("1.5")).unwrap_err(),
+            "Float value passed as String"
+        );
+        // With coerce (the default) strings parse and decimals are truncated.
+        assert_eq!(parse_integer(&m.fields["c"], &json!("7.9")), Ok(7));
+        assert_eq!(parse_integer(&m.fields["c"], &json!(-7.9)), Ok(-7));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub const SEQ_NO: &str = "_seq_no";
 pub const VERSION: &str = "_version";
 pub const FIELD_NAMES: &str = "_field_names";
 pub const ROUTING: &str = "_routing";
+pub const IGNORED: &str = "_ignored";
 
 /// Handles to the metadata fields every shard schema has.
 #[derive(Debug, Clone, Copy)]
@@ -24,6 +25,9 @@ pub struct MetaFields {
     pub version: Field,
     pub field_names: Field,
     pub routing: Field,
+    /// `_ignored`: the fields whose values were skipped (`ignore_malformed`, `ignore_above`).
+    /// Absent from indices created before Lode had it.
+    pub ignored: Option<Field>,
 }
 
 impl MetaFields {
@@ -36,6 +40,7 @@ impl MetaFields {
             version: f(VERSION),
             field_names: f(FIELD_NAMES),
             routing: f(ROUTING),
+            ignored: schema.get_field(IGNORED).ok(),
         }
     }
 }
@@ -51,6 +56,8 @@ fn base_builder() -> SchemaBuilder {
     b.add_u64_field(VERSION, FAST);
     b.add_text_field(FIELD_NAMES, exact_terms());
     b.add_text_field(ROUTING, exact_terms() | STORED);
+    // Searched (`term`, `exists`), aggregated (`terms`) and returned in hits from its column.
+    b.add_text_field(IGNORED, exact_terms().set_fast("raw"));
     b
 }
 

@@ -224,8 +224,16 @@ pub fn from_source(source: &Value, def: &FieldDef, format: Option<&str>) -> EsRe
                 .map(|ms| format.long(def, ms)),
             Storage::I64 => number(&v).map(|f| format.long(def, f as i64)),
             Storage::F64 => number(&v).map(|f| format.double(f)),
+            // A keyword value over `ignore_above` was not indexed: ES's fetcher leaves it out.
             Storage::Keyword | Storage::Text => Some(match v {
-                Value::String(_) => v,
+                Value::String(s) => {
+                    if def.storage() == Storage::Keyword
+                        && def.ignore_above.is_some_and(|l| s.chars().count() > l)
+                    {
+                        return None;
+                    }
+                    Value::String(s)
+                }
                 other => json!(other.to_string()),
             }),
             _ => Some(v),

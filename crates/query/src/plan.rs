@@ -466,6 +466,12 @@ impl<'c, 'a> Planner<'c, 'a> {
         match path {
             "_id" => return Target::Meta(meta.id),
             "_routing" => return Target::Meta(meta.routing),
+            "_ignored" => {
+                return match meta.ignored {
+                    Some(f) => Target::Meta(f),
+                    None => Target::Missing,
+                }
+            }
             _ => {}
         }
         let mapping: &'a lode_engine::mapping::Mapping = self.ctx.mapping;
@@ -1056,8 +1062,15 @@ impl<'c, 'a> Planner<'c, 'a> {
             "_id" | "_index" | "_seq_no" | "_version" | "_primary_term"
         ) {
             return Ok(constant(all(), boost, score));
-        } else if field == "_routing" {
-            let f = self.ctx.meta.routing;
+        } else if field == "_routing" || field == "_ignored" {
+            let f = if field == "_routing" {
+                self.ctx.meta.routing
+            } else {
+                match self.ctx.meta.ignored {
+                    Some(f) => f,
+                    None => return Ok(none()),
+                }
+            };
             return Ok(constant(
                 self.term_range(None, true, None, true, Term::from_field_text(f, "")),
                 boost,

@@ -1390,6 +1390,14 @@ fn fetch_phase(
         if let Some(r) = doc.get_first(s.meta.routing).and_then(|v| v.as_str()) {
             hit.insert("_routing".into(), json!(r));
         }
+        // ES returns the `_ignored` metadata field with every hit that has one.
+        if s.meta.ignored.is_some() && !sreq.stored_fields_none {
+            let def = lode_engine::mapping::FieldDef::ignored_meta();
+            let ignored = lode_hits::docvalues::read(&s.searcher, h.addr, &def, None)?;
+            if !ignored.is_empty() {
+                hit.insert("_ignored".into(), Value::Array(ignored));
+            }
+        }
         if sreq.version || sreq.seq_no_primary_term {
             let (seq_no, version) = s.seq_no_version(h.addr)?;
             if sreq.version {

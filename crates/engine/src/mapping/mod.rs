@@ -11,7 +11,7 @@ mod parse;
 
 pub use dynamic::infer_dynamic;
 pub use limits::{check_dynamic_update, check_limits, MappingLimits};
-pub use parse::{compile, merge};
+pub use parse::{compile, compile_with, merge};
 
 use lode_dates::DateFormat;
 use serde_json::Value;
@@ -331,6 +331,33 @@ impl CompletionOptions {
 }
 
 impl FieldDef {
+    /// The definition of the `_ignored` metadata field (a keyword with doc values), for the
+    /// APIs that read it as a field (`terms` aggregations).
+    pub fn ignored_meta() -> FieldDef {
+        FieldDef {
+            path: crate::schema::IGNORED.to_string(),
+            ty: FieldType::Keyword,
+            index: true,
+            doc_values: true,
+            store: false,
+            analyzer: "standard".into(),
+            search_analyzer: "standard".into(),
+            search_quote_analyzer: "standard".into(),
+            normalizer: None,
+            ignore_above: None,
+            null_value: None,
+            date_format: DateFormat::default_es(),
+            scaling_factor: 1.0,
+            coerce: true,
+            ignore_malformed: false,
+            multi_fields: Vec::new(),
+            parent: None,
+            copy_to: Vec::new(),
+            completion: None,
+            token_count: None,
+        }
+    }
+
     pub fn storage(&self) -> Storage {
         self.ty.storage()
     }
@@ -397,6 +424,26 @@ pub struct Mapping {
     pub date_detection: bool,
     pub numeric_detection: bool,
     pub dynamic_date_formats: Vec<DateFormat>,
+    /// The index-level defaults of field parameters.
+    pub defaults: FieldDefaults,
+}
+
+/// The index settings that give field parameters their defaults: `index.mapping.coerce`
+/// and `index.mapping.ignore_malformed` (ES's `NumberFieldMapper`, `DateFieldMapper`, ...
+/// read them when a field does not set its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldDefaults {
+    pub coerce: bool,
+    pub ignore_malformed: bool,
+}
+
+impl Default for FieldDefaults {
+    fn default() -> Self {
+        FieldDefaults {
+            coerce: true,
+            ignore_malformed: false,
+        }
+    }
 }
 
 impl Mapping {

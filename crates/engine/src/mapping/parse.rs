@@ -1,7 +1,8 @@
 //! Compiles and merges mapping JSON, with Elasticsearch's validation errors.
 
 use super::{
-    CompletionOptions, Dynamic, FieldDef, FieldType, Mapping, ObjectDef, TokenCountOptions,
+    CompletionOptions, Dynamic, FieldDef, FieldDefaults, FieldType, Mapping, ObjectDef,
+    TokenCountOptions,
 };
 use crate::error::{EsError, EsResult};
 use lode_analysis::AnalysisRegistry;
@@ -33,6 +34,15 @@ const ROOT_KEYS: &[&str] = &[
 
 /// Compiles `mappings` JSON (already unwrapped from any `_doc` type level) into a `Mapping`.
 pub fn compile(json: &Value, analysis: &AnalysisRegistry) -> EsResult<Mapping> {
+    compile_with(json, analysis, FieldDefaults::default())
+}
+
+/// [`compile`] with the index's defaults of field parameters.
+pub fn compile_with(
+    json: &Value,
+    analysis: &AnalysisRegistry,
+    defaults: FieldDefaults,
+) -> EsResult<Mapping> {
     let root = match json {
         Value::Object(m) => m,
         Value::Null => &Map::new(),
@@ -84,6 +94,7 @@ pub fn compile(json: &Value, analysis: &AnalysisRegistry) -> EsResult<Mapping> {
         date_detection,
         numeric_detection,
         dynamic_date_formats,
+        defaults,
     };
     if let Some(props) = root.get("properties") {
         let props = props.as_object().ok_or_else(|| {
@@ -375,6 +386,12 @@ fn compile_field(
             ))),
         }
     };
+    // The index settings apply to the types that have the parameter.
+    let field_defaults = FieldDefaults {
+        coerce: mapping.defaults.coerce || !allowed.contains(&"coerce"),
+        ignore_malformed: mapping.defaults.ignore_malformed
+            && allowed.contains(&"ignore_malformed"),
+    };
     let index = bool_param("index", true)?;
     let doc_values = ty != FieldType::Text && bool_param("doc_values", ty != FieldType::Binary)?;
     let store = bool_param("store", false)?;
@@ -559,8 +576,8 @@ fn compile_field(
             null_value: def.get("null_value").filter(|v| !v.is_null()).cloned(),
             date_format,
             scaling_factor,
-            coerce: bool_param("coerce", true)?,
-            ignore_malformed: bool_param("ignore_malformed", false)?,
+            coerce: bool_param("coerce", field_defaults.coerce)?,
+            ignore_malformed: bool_param("ignore_malformed", field_defaults.ignore_malformed)?,
             multi_fields,
             parent: parent.map(str::to_string),
             copy_to,
