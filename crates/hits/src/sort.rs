@@ -395,6 +395,12 @@ pub fn parse_sort(
                             def.ty.name()
                         )));
                     }
+                    // Types kept in `_source` only have no values to sort by.
+                    if let lode_engine::mapping::FieldType::SourceOnly(ty) = def.ty {
+                        return Err(EsError::illegal_argument(format!(
+                            "Sorting on field [{field}] of type [{ty}] is not supported by Lode"
+                        )));
+                    }
                     SortKind::Field {
                         name: field.clone(),
                         storage,

@@ -461,6 +461,19 @@ impl<'c, 'a> Planner<'c, 'a> {
         })
     }
 
+    /// [`Self::resolve`] for a query on one named field: a field whose type Lode keeps in
+    /// `_source` only (geo, range, ... types) is refused rather than matching nothing.
+    fn resolve_for(&self, path: &str, query: &str) -> EsResult<Target<'a>> {
+        if let Some(def) = self.ctx.mapping.fields.get(path) {
+            if let lode_engine::mapping::FieldType::SourceOnly(ty) = def.ty {
+                return Err(shard_exception(format!(
+                    "[{query}] queries on field [{path}] of type [{ty}] are not supported by Lode"
+                )));
+            }
+        }
+        Ok(self.resolve(path))
+    }
+
     fn resolve(&self, path: &str) -> Target<'a> {
         let meta = &self.ctx.meta;
         match path {
@@ -565,7 +578,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     // Term-level
 
     fn term(&self, t: &TermQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&t.field);
+        let target = self.resolve_for(&t.field, "term")?;
         if t.case_insensitive {
             let field = match &target {
                 Target::Meta(f) => Some((*f, None)),
@@ -730,7 +743,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 self.ctx.max_terms_count
             )));
         }
-        let target = self.resolve(&t.field);
+        let target = self.resolve_for(&t.field, "terms")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
             Target::Meta(f) => {
@@ -800,7 +813,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn range(&self, r: &RangeQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&r.field);
+        let target = self.resolve_for(&r.field, "range")?;
         let (field, def) = match target {
             Target::Missing => return Ok(none()),
             Target::Meta(f) => {
@@ -1184,7 +1197,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn prefix(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&p.field);
+        let target = self.resolve_for(&p.field, "prefix")?;
         let Some((field, def)) = self.string_target(&target, "prefix", &p.field)? else {
             return Ok(none());
         };
@@ -1209,7 +1222,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn wildcard(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&p.field);
+        let target = self.resolve_for(&p.field, "wildcard")?;
         let Some((field, def)) = self.string_target(&target, "wildcard", &p.field)? else {
             return Ok(none());
         };
@@ -1234,7 +1247,7 @@ impl<'c, 'a> Planner<'c, 'a> {
 
     fn regexp(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
         check_regex_length(&p.value, self.ctx.max_regex_length)?;
-        let target = self.resolve(&p.field);
+        let target = self.resolve_for(&p.field, "regexp")?;
         let Some((field, def)) = self.string_target(&target, "regexp", &p.field)? else {
             return Ok(none());
         };
@@ -1259,7 +1272,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn fuzzy(&self, f: &FuzzyQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&f.field);
+        let target = self.resolve_for(&f.field, "fuzzy")?;
         let Some((field, def)) = self.string_target(&target, "fuzzy", &f.field)? else {
             return Ok(none());
         };
@@ -1359,7 +1372,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn match_query(&self, m: &MatchQuery, score: bool, kind: MatchKind) -> EsResult<Q> {
-        let target = self.resolve(&m.field);
+        let target = self.resolve_for(&m.field, "match")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
             Target::Meta(_) => return self.exact(&target, &m.query, m.boost, score, m.lenient),
@@ -1424,7 +1437,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn phrase(&self, p: &PhraseQuery, score: bool, prefix: bool, lenient: bool) -> EsResult<Q> {
-        let target = self.resolve(&p.field);
+        let target = self.resolve_for(&p.field, "match_phrase")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
             Target::Meta(_) => return self.exact(&target, &p.query, p.boost, score, lenient),
