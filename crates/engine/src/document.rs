@@ -208,6 +208,9 @@ impl<'a> Walk<'a> {
         if def.ty == FieldType::Completion {
             return self.completion(def, v);
         }
+        if let FieldType::Range(kind) = def.ty {
+            return self.range_value(def, kind, v);
+        }
         if def.storage() == Storage::None {
             // Kept in `_source` only (binary, geo, range...), but `exists` still finds it.
             self.field_names.push(&def.path);
@@ -286,6 +289,25 @@ impl<'a> Walk<'a> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A range value (`crate::range_field`): one column value per range, listed in
+    /// `_field_names` for `exists`.
+    fn range_value(
+        &mut self,
+        def: &'a FieldDef,
+        kind: crate::range_field::RangeKind,
+        v: &Value,
+    ) -> EsResult<()> {
+        let encoded = crate::range_field::parse_document_range(kind, def, v)
+            .map_err(|d| self.bad_value(def, v, &d))?;
+        if let Ok(field) = self.p.schema.get_field(&def.path) {
+            if def.doc_values || def.index {
+                self.doc.add_bytes(field, &encoded);
+            }
+        }
+        self.field_names.push(&def.path);
         Ok(())
     }
 
@@ -583,7 +605,7 @@ impl<'a> Walk<'a> {
                 })?;
                 self.doc.add_ip_addr(field, to_v6(ip));
             }
-            Storage::None | Storage::Completion => return Ok(()),
+            Storage::None | Storage::Completion | Storage::Range => return Ok(()),
         }
         if !def.exists_from_column() {
             self.field_names.push(&def.path);

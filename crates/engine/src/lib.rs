@@ -31,6 +31,7 @@ pub mod index;
 pub mod mapping;
 pub mod node;
 pub mod points;
+pub mod range_field;
 pub mod schema;
 pub mod settings;
 pub mod shard;

@@ -170,6 +170,10 @@ fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
                     .set_fieldnorms(false),
             ),
         ),
+        // Ranges are read from their column only (`crate::range_field`).
+        Storage::Range => {
+            FieldEntry::new_bytes(name, tantivy::schema::BytesOptions::default().set_fast())
+        }
         Storage::None => return None,
     })
 }

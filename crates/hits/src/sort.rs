@@ -401,6 +401,12 @@ pub fn parse_sort(
                             "Sorting on field [{field}] of type [{ty}] is not supported by Lode"
                         )));
                     }
+                    if storage == Storage::Range {
+                        let ty = def.ty.name();
+                        return Err(EsError::illegal_argument(format!(
+                            "Sorting on field [{field}] of type [{ty}] is not supported by Lode"
+                        )));
+                    }
                     SortKind::Field {
                         name: field.clone(),
                         storage,

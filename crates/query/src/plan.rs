@@ -602,6 +602,65 @@ impl<'c, 'a> Planner<'c, 'a> {
         self.exact(&target, &t.value, t.boost, score, false)
     }
 
+    /// A query on a range field: its bounds read as the field's values (dates with the
+    /// query's `format` and `time_zone` and date math, rounded as a date `range` rounds),
+    /// exclusive ones moved to the next value inward.
+    #[allow(clippy::too_many_arguments)]
+    fn range_field_query(
+        &self,
+        def: &FieldDef,
+        kind: lode_engine::range_field::RangeKind,
+        lower: (Option<&Value>, bool),
+        upper: (Option<&Value>, bool),
+        relation: lode_engine::range_field::Relation,
+        (format, time_zone): (Option<&str>, Option<&str>),
+        boost: f32,
+        score: bool,
+    ) -> EsResult<Q> {
+        let format = match format {
+            Some(f) => DateFormat::parse(f).map_err(|e| EsError::illegal_argument(e.reason))?,
+            None => def.date_format.clone(),
+        };
+        let tz = match time_zone {
+            Some(z) => Tz::parse(z).map_err(|e| EsError::illegal_argument(e.reason))?,
+            None => Tz::utc(),
+        };
+        let encode = |v: &Value, round_up: bool| -> EsResult<Vec<u8>> {
+            let date = |v: &Value| {
+                self.date_millis(v, &format, &tz, round_up)
+                    .map_err(|e| e.reason)
+            };
+            kind.encode(v, &date).map_err(shard_error)
+        };
+        let lo = match lower {
+            (None, _) => kind.min(),
+            (Some(v), true) => encode(v, false)?,
+            (Some(v), false) => match kind.next_up(&encode(v, true)?) {
+                Some(e) => e,
+                None => return Ok(none()),
+            },
+        };
+        let hi = match upper {
+            (None, _) => kind.max(),
+            (Some(v), true) => encode(v, true)?,
+            (Some(v), false) => match kind.next_down(&encode(v, false)?) {
+                Some(e) => e,
+                None => return Ok(none()),
+            },
+        };
+        if lo > hi {
+            return Ok(none());
+        }
+        let q: Q = Box::new(crate::range_field::RangeFieldQuery {
+            field: def.path.clone(),
+            width: kind.width(),
+            lo,
+            hi,
+            relation,
+        });
+        Ok(constant(q, boost, score))
+    }
+
     /// Documents whose field holds exactly `v`.
     fn exact(
         &self,
@@ -634,6 +693,18 @@ impl<'c, 'a> Planner<'c, 'a> {
             };
             constant(q, boost, score)
         };
+        if let lode_engine::mapping::FieldType::Range(kind) = def.ty {
+            return self.range_field_query(
+                def,
+                kind,
+                (Some(v), true),
+                (Some(v), true),
+                lode_engine::range_field::Relation::Intersects,
+                (None, None),
+                boost,
+                score,
+            );
+        }
         Ok(match def.storage() {
             Storage::Text => {
                 if !def.index {
@@ -712,7 +783,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     }
                 }
             }
-            Storage::None | Storage::Completion => none(),
+            Storage::None | Storage::Completion | Storage::Range => none(),
         })
     }
 
@@ -764,7 +835,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 .collect::<EsResult<Vec<_>>>()?;
             Ok(constant(union(qs), t.boost, score))
         };
-        if def.points() {
+        if def.points() || def.storage() == Storage::Range {
             return per_value();
         }
         if !def.index {
@@ -806,7 +877,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                         values::ip_value(&s).map_err(shard_error)?,
                     ));
                 }
-                Storage::None | Storage::Completion => {}
+                Storage::None | Storage::Completion | Storage::Range => {}
             }
         }
         Ok(constant(term_set(terms), t.boost, score))
@@ -837,6 +908,18 @@ impl<'c, 'a> Planner<'c, 'a> {
         };
         if !def.index && !def.doc_values {
             return Ok(none());
+        }
+        if let lode_engine::mapping::FieldType::Range(kind) = def.ty {
+            return self.range_field_query(
+                def,
+                kind,
+                (r.from.as_ref(), r.include_lower),
+                (r.to.as_ref(), r.include_upper),
+                r.relation,
+                (r.format.as_deref(), r.time_zone.as_deref()),
+                r.boost,
+                score,
+            );
         }
         let q = match def.storage() {
             Storage::Text | Storage::Keyword => {
@@ -992,7 +1075,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     Term::from_field_ip_addr(field, Ipv6Addr::UNSPECIFIED),
                 )
             }
-            Storage::None | Storage::Completion => return Ok(none()),
+            Storage::None | Storage::Completion | Storage::Range => return Ok(none()),
         };
         Ok(constant(q, r.boost, score))
     }
@@ -1517,8 +1600,10 @@ impl<'c, 'a> Planner<'c, 'a> {
             if fb.pattern.contains('*') {
                 all_fields |= fb.pattern == "*";
                 for def in self.ctx.mapping.matching_fields(&fb.pattern) {
-                    if !matches!(def.storage(), Storage::None | Storage::Completion)
-                        && (def.index || def.doc_values)
+                    if !matches!(
+                        def.storage(),
+                        Storage::None | Storage::Completion | Storage::Range
+                    ) && (def.index || def.doc_values)
                         && !out.iter().any(|(p, _)| *p == def.path)
                     {
                         out.push((def.path.clone(), fb.boost));
@@ -2100,6 +2185,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     include_upper: *include_upper,
                     format: None,
                     time_zone: qs.time_zone.clone(),
+                    relation: lode_engine::range_field::Relation::Intersects,
                     boost: 1.0,
                 };
                 self.range(&r, score)

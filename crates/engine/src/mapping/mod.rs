@@ -44,6 +44,9 @@ pub enum FieldType {
     /// ES's `token_count`: the number of positions of the analyzed value, indexed as an
     /// integer (see [`TokenCountOptions`]).
     TokenCount,
+    /// `integer_range`, `long_range`, `float_range`, `double_range`, `date_range`, `ip_range`
+    /// (see `crate::range_field`).
+    Range(crate::range_field::RangeKind),
     /// Types Lode accepts and keeps in `_source` (and for `exists`) but does not index yet.
     SourceOnly(&'static str),
 }
@@ -55,12 +58,6 @@ const SOURCE_ONLY_TYPES: &[&str] = &[
     "point",
     "shape",
     "search_as_you_type",
-    "integer_range",
-    "long_range",
-    "float_range",
-    "double_range",
-    "date_range",
-    "ip_range",
     "percolator",
     "rank_feature",
     "rank_features",
@@ -96,6 +93,9 @@ impl FieldType {
             "flattened" => FieldType::Flattened,
             "completion" => FieldType::Completion,
             "token_count" => FieldType::TokenCount,
+            other if crate::range_field::RangeKind::parse(other).is_some() => {
+                FieldType::Range(crate::range_field::RangeKind::parse(other)?)
+            }
             other => FieldType::SourceOnly(SOURCE_ONLY_TYPES.iter().find(|t| **t == other)?),
         })
     }
@@ -123,6 +123,7 @@ impl FieldType {
             FieldType::Flattened => "flattened",
             FieldType::Completion => "completion",
             FieldType::TokenCount => "token_count",
+            FieldType::Range(kind) => kind.type_name(),
             FieldType::SourceOnly(name) => name,
         }
     }
@@ -170,6 +171,7 @@ impl FieldType {
             FieldType::Boolean => Storage::Bool,
             FieldType::Ip => Storage::Ip,
             FieldType::Completion => Storage::Completion,
+            FieldType::Range(_) => Storage::Range,
             _ => Storage::None,
         }
     }
@@ -189,6 +191,8 @@ pub enum Storage {
     Ip,
     /// Completion keys: one untokenized term per input (see [`CompletionOptions`]).
     Completion,
+    /// Ranges: a bytes column of encoded bounds (`crate::range_field`).
+    Range,
     /// Kept in `_source` only (binary, disabled objects).
     None,
 }

@@ -233,6 +233,10 @@ fn allowed_params(ty: FieldType) -> &'static [&'static str] {
             &["null_value", "index", "doc_values", "ignore_malformed"]
         }
         FieldType::Binary => &["doc_values"],
+        FieldType::Range(crate::range_field::RangeKind::Date) => {
+            &["format", "locale", "index", "doc_values", "coerce"]
+        }
+        FieldType::Range(_) => &["index", "doc_values", "coerce"],
         FieldType::Completion => &[
             "analyzer",
             "search_analyzer",
@@ -448,12 +452,16 @@ fn compile_field(
         ),
     };
     let date_format = match def.get("format") {
-        Some(Value::String(f)) if ty.is_date() => DateFormat::parse(f).map_err(|e| {
-            mapper_parsing(format!(
-                "Failed to parse mapping: Invalid format: [{f}]: {}",
-                e.reason
-            ))
-        })?,
+        Some(Value::String(f))
+            if ty.is_date() || ty == FieldType::Range(crate::range_field::RangeKind::Date) =>
+        {
+            DateFormat::parse(f).map_err(|e| {
+                mapper_parsing(format!(
+                    "Failed to parse mapping: Invalid format: [{f}]: {}",
+                    e.reason
+                ))
+            })?
+        }
         _ => DateFormat::default_es(),
     };
     let scaling_factor = match def.get("scaling_factor") {
