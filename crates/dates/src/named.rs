@@ -145,7 +145,14 @@ fn strict_date_optional_time_nanos() -> Named {
             ymd(),
             vec![t()],
             hms(),
-            vec![lit("."), Tok::Fraction { min: 3, max: 9, width: 0 }],
+            vec![
+                lit("."),
+                Tok::Fraction {
+                    min: 3,
+                    max: 9,
+                    width: 0,
+                },
+            ],
             vec![zone()],
         ]),
     )

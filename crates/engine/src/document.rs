@@ -256,6 +256,53 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// A `date_nanos` value in epoch nanoseconds, refused outside what ES can store
+    /// (`DateUtils#toLong`: from 1970 to 2262-04-11T23:47:16.854775807Z).
+    fn date_nanos(&self, def: &FieldDef, v: &Value) -> EsResult<i64> {
+        let failed = |reason: String| {
+            self.bad_value(
+                def,
+                v,
+                &format!(
+                    "failed to parse date field [{}] with format [{}]",
+                    scalar_string(v),
+                    def.date_format.spec()
+                ),
+            )
+            .caused_by(EsError::illegal_argument(reason))
+        };
+        match def.date_format.parse_json_nanos(v, &Tz::utc()) {
+            Ok(n) if n < 0 => Err(self.bad_value(
+                def,
+                v,
+                &format!(
+                    "date[{}] is before the epoch in 1970 and cannot be stored in nanosecond resolution",
+                    lode_dates::DateFormat::parse("strict_date_optional_time_nanos")
+                        .map(|f| f.format_nanos(n, &Tz::utc()))
+                        .unwrap_or_default()
+                ),
+            )),
+            Ok(n) => Ok(n),
+            // A date the millisecond parser reads but nanoseconds cannot hold.
+            Err(e) => match def.date_format.parse_json(v, &Tz::utc()) {
+                Ok(ms) if ms > 0 => Err(self.bad_value(
+                    def,
+                    v,
+                    &format!(
+                        "date[{}] is after 2262-04-11T23:47:16.854775807 and cannot be stored in nanosecond resolution",
+                        def.date_format.format_millis(ms, &Tz::utc())
+                    ),
+                )),
+                Ok(_) => Err(self.bad_value(
+                    def,
+                    v,
+                    "date is before the epoch in 1970 and cannot be stored in nanosecond resolution",
+                )),
+                Err(_) => Err(failed(e.reason)),
+            },
+        }
+    }
+
     /// A `token_count` value as ES's `TokenCountFieldMapper#parseCreateField`: the text's
     /// position count under the field's analyzer, indexed as an integer; `null` indexes
     /// `null_value` (itself a count) or nothing. Numbers and booleans are read as their text.
@@ -556,6 +603,16 @@ impl<'a> Walk<'a> {
                     check_term_length(&def.path, s.as_bytes())?;
                 }
                 self.doc.add_text(field, s);
+            }
+            Storage::I64 if def.ty == FieldType::DateNanos => {
+                let nanos = self.date_nanos(def, v)?;
+                self.doc.add_i64(field, nanos.div_euclid(1_000_000));
+                if let Some(nf) = def
+                    .nanos_path()
+                    .and_then(|p| self.p.schema.get_field(&p).ok())
+                {
+                    self.doc.add_i64(nf, nanos);
+                }
             }
             Storage::I64 => {
                 let n = if def.ty.is_date() {

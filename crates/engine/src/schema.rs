@@ -88,11 +88,17 @@ pub fn extend(previous: Option<&Schema>, mapping: &Mapping) -> Schema {
         .map(|p| p.fields().map(|(_, e)| e.name().to_string()).collect())
         .unwrap_or_default();
     for def in mapping.fields.values() {
-        if existing.contains(&def.path) {
-            continue;
+        if !existing.contains(&def.path) {
+            if let Some(entry) = field_entry(def) {
+                b.add_field(entry);
+            }
         }
-        if let Some(entry) = field_entry(def) {
-            b.add_field(entry);
+        if let Some(nanos) = def.nanos_path().filter(|n| !existing.contains(n)) {
+            let mut nanos_def = def.as_ref().clone();
+            nanos_def.path = nanos;
+            if let Some(e) = field_entry(&nanos_def) {
+                b.add_field(e);
+            }
         }
     }
     b.build()
@@ -100,10 +106,11 @@ pub fn extend(previous: Option<&Schema>, mapping: &Mapping) -> Schema {
 
 /// Whether `mapping` has leaf fields that `schema` lacks.
 pub fn needs_extension(schema: &Schema, mapping: &Mapping) -> bool {
-    mapping
-        .fields
-        .values()
-        .any(|d| d.storage() != Storage::None && schema.get_field(&d.path).is_err())
+    mapping.fields.values().any(|d| {
+        (d.storage() != Storage::None && schema.get_field(&d.path).is_err())
+            || d.nanos_path()
+                .is_some_and(|n| schema.get_field(&n).is_err())
+    })
 }
 
 fn field_entry(def: &FieldDef) -> Option<FieldEntry> {

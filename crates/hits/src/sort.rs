@@ -408,7 +408,9 @@ pub fn parse_sort(
                         )));
                     }
                     SortKind::Field {
-                        name: field.clone(),
+                        // `date_nanos` sorts by its nanosecond column (sort values in
+                        // epoch nanoseconds, as ES).
+                        name: def.nanos_path().unwrap_or_else(|| field.clone()),
                         storage,
                         is_date: def.ty.is_date(),
                     }

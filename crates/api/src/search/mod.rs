@@ -1574,9 +1574,17 @@ fn search_after_value(
     ) = (&key.kind, v)
     {
         if text.parse::<i64>().is_err() {
-            if let Some(def) = mapping.field(name) {
-                if let Ok(ms) = def.date_format.parse_json(v, &lode_dates::Tz::utc()) {
-                    return Ok(SortValue::I64(ms));
+            let field = name
+                .strip_suffix(lode_engine::mapping::NANOS_SUFFIX)
+                .unwrap_or(name);
+            if let Some(def) = mapping.field(field) {
+                let parsed = if def.nanos_path().is_some() {
+                    def.date_format.parse_json_nanos(v, &lode_dates::Tz::utc())
+                } else {
+                    def.date_format.parse_json(v, &lode_dates::Tz::utc())
+                };
+                if let Ok(x) = parsed {
+                    return Ok(SortValue::I64(x));
                 }
             }
         }

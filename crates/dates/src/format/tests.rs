@@ -655,7 +655,8 @@ fn nanos_parse_and_print() {
     let f = DateFormat::parse("yyyy-MM-dd HH:mm:ss.SSSSSS").unwrap();
     let utc = Tz::utc();
     assert_eq!(
-        f.parse_nanos("2019-10-21 08:30:04.828733", &utc, false).unwrap(),
+        f.parse_nanos("2019-10-21 08:30:04.828733", &utc, false)
+            .unwrap(),
         1_571_646_604_828_733_000
     );
     assert_eq!(

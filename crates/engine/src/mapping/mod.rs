@@ -274,6 +274,9 @@ impl TokenCountOptions {
     }
 }
 
+/// The suffix of a `date_nanos` field's nanosecond column (see [`FieldDef::nanos_path`]).
+pub const NANOS_SUFFIX: &str = "#nanos";
+
 /// Lucene's `CompletionAnalyzer.SEP_LABEL`: joins the tokens of a completion key.
 pub const COMPLETION_SEP: char = '\u{1f}';
 
@@ -364,6 +367,13 @@ impl FieldDef {
 
     pub fn storage(&self) -> Storage {
         self.ty.storage()
+    }
+
+    /// A `date_nanos` field's second column, of epoch nanoseconds (the field's own column
+    /// holds epoch milliseconds, for aggregations and scripts): sorts, `search_after`,
+    /// queries and fetched values read it.
+    pub fn nanos_path(&self) -> Option<String> {
+        (self.ty == FieldType::DateNanos).then(|| format!("{}{NANOS_SUFFIX}", self.path))
     }
 
     /// Whether the tantivy field carries an inverted index (terms and postings). A searchable

@@ -462,6 +462,11 @@ fn compile_field(
                 ))
             })?
         }
+        // ES's `DateFieldMapper.DEFAULT_DATE_TIME_NANOS_FORMATTER`.
+        _ if ty == FieldType::DateNanos => {
+            DateFormat::parse("strict_date_optional_time_nanos||epoch_millis")
+                .expect("builtin format")
+        }
         _ => DateFormat::default_es(),
     };
     let scaling_factor = match def.get("scaling_factor") {
