@@ -21,6 +21,17 @@ pub fn read(
     let format = requested_format(def, format)?;
     let mut out = Vec::new();
     match def.storage() {
+        // `date_nanos`: its nanosecond column, when the index has it.
+        Storage::I64
+            if def
+                .nanos_path()
+                .is_some_and(|p| ff.column_opt::<i64>(&p).ok().flatten().is_some()) =>
+        {
+            let path = def.nanos_path().unwrap_or_default();
+            if let Some(col) = ff.column_opt::<i64>(&path)? {
+                out.extend(col.values_for_doc(doc).map(|v| format.nanos(def, v)));
+            }
+        }
         Storage::I64 => {
             if let Some(col) = ff.column_opt::<i64>(name)? {
                 out.extend(col.values_for_doc(doc).map(|v| format.long(def, v)));
@@ -79,6 +90,16 @@ impl ValueFormat {
                 json!(def.date_format.format_millis(v, &Tz::utc()))
             }
             ValueFormat::Mapping => json!(v),
+        }
+    }
+
+    /// A `date_nanos` value (epoch nanoseconds).
+    fn nanos(&self, def: &FieldDef, v: i64) -> Value {
+        match self {
+            ValueFormat::Date(f) => json!(f.format_nanos(v, &Tz::utc())),
+            ValueFormat::EpochMillis => json!(v.div_euclid(1_000_000).to_string()),
+            ValueFormat::Decimal(d) => json!(d.format(v as f64)),
+            ValueFormat::Mapping => json!(def.date_format.format_nanos(v, &Tz::utc())),
         }
     }
 
@@ -217,6 +238,11 @@ pub fn from_source(source: &Value, def: &FieldDef, format: Option<&str>) -> EsRe
         .into_iter()
         .filter(|v| !v.is_null())
         .filter_map(|v| match def.storage() {
+            Storage::I64 if def.nanos_path().is_some() => def
+                .date_format
+                .parse_json_nanos(&v, &Tz::utc())
+                .ok()
+                .map(|n| format.nanos(def, n)),
             Storage::I64 if def.ty.is_date() => def
                 .date_format
                 .parse_json(&v, &Tz::utc())

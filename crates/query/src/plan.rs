@@ -565,6 +565,37 @@ impl<'c, 'a> Planner<'c, 'a> {
             .map_err(|e| EsError::bad_request("parse_exception", e.reason))
     }
 
+    /// A bound on a `date_nanos` field in epoch nanoseconds, and its nanosecond column: a
+    /// date the format reads keeps its digits below the millisecond; date math is resolved
+    /// in milliseconds (rounding up fills the sub-millisecond digits). `None` when the
+    /// index's schema predates the nanosecond column (the milliseconds one answers).
+    fn date_nanos_bound(
+        &self,
+        def: &FieldDef,
+        v: &Value,
+        format: &DateFormat,
+        tz: &Tz,
+        round_up: bool,
+    ) -> EsResult<Option<(Field, i64)>> {
+        let Some(field) = def
+            .nanos_path()
+            .and_then(|p| self.ctx.schema.get_field(&p).ok())
+        else {
+            return Ok(None);
+        };
+        let text = scalar_string(v);
+        if !text.starts_with("now") && !text.contains("||") {
+            if let Ok(n) = format.parse_nanos(&text, tz, round_up) {
+                return Ok(Some((field, n)));
+            }
+        }
+        let ms = self.date_millis(v, format, tz, round_up)?;
+        let n = ms
+            .saturating_mul(1_000_000)
+            .saturating_add(if round_up { 999_999 } else { 0 });
+        Ok(Some((field, n)))
+    }
+
     /// Ok(none) when lenient, the ES error otherwise.
     fn value_error(&self, e: EsError, lenient: bool) -> EsResult<Q> {
         if lenient {
@@ -723,6 +754,24 @@ impl<'c, 'a> Planner<'c, 'a> {
                     bm25(term_query(term, IndexRecordOption::Basic), boost, score)
                 } else {
                     point(term)
+                }
+            }
+            Storage::I64 if def.nanos_path().is_some() => {
+                let tz = Tz::utc();
+                let lo = match self.date_nanos_bound(def, v, &def.date_format, &tz, false) {
+                    Ok(b) => b,
+                    Err(e) => return self.value_error(e, lenient),
+                };
+                let hi = self.date_nanos_bound(def, v, &def.date_format, &tz, true)?;
+                match (lo, hi) {
+                    (Some((nf, lo)), Some((_, hi))) => {
+                        return Ok(self.i64_range(nf, def, (lo, hi), boost, score))
+                    }
+                    _ => {
+                        let lo = self.date_millis(v, &def.date_format, &tz, false)?;
+                        let hi = self.date_millis(v, &def.date_format, &tz, true)?;
+                        self.i64_range(field, def, (lo, hi), boost, score)
+                    }
                 }
             }
             Storage::I64 if def.ty.is_date() => {
@@ -956,6 +1005,53 @@ impl<'c, 'a> Planner<'c, 'a> {
                     Some(z) => Tz::parse(z).map_err(|e| EsError::illegal_argument(e.reason))?,
                     None => Tz::utc(),
                 };
+                if def.nanos_path().is_some() {
+                    let bound = |v: &Value, round_up: bool| {
+                        self.date_nanos_bound(def, v, &format, &tz, round_up)
+                    };
+                    let lo = match &r.from {
+                        None => Some(None),
+                        Some(v) => bound(v, !r.include_lower)?.map(|(f, n)| {
+                            Some((
+                                f,
+                                if r.include_lower {
+                                    Some(n)
+                                } else {
+                                    n.checked_add(1)
+                                },
+                            ))
+                        }),
+                    };
+                    let hi = match &r.to {
+                        None => Some(None),
+                        Some(v) => bound(v, r.include_upper)?.map(|(f, n)| {
+                            Some((
+                                f,
+                                if r.include_upper {
+                                    Some(n)
+                                } else {
+                                    n.checked_sub(1)
+                                },
+                            ))
+                        }),
+                    };
+                    if let (Some(lo), Some(hi)) = (lo, hi) {
+                        let nf = lo.or(hi).map(|(f, _)| f);
+                        let lo = lo.map_or(Some(i64::MIN), |(_, n)| n);
+                        let hi = hi.map_or(Some(i64::MAX), |(_, n)| n);
+                        return Ok(match (nf, lo, hi) {
+                            (_, Some(lo), Some(hi)) if lo > hi => none(),
+                            (Some(nf), Some(lo), Some(hi)) => {
+                                self.i64_range(nf, def, (lo, hi), r.boost, score)
+                            }
+                            // No bound: every document with a value.
+                            (None, _, _) => {
+                                self.i64_range(field, def, (i64::MIN, i64::MAX), r.boost, score)
+                            }
+                            _ => none(),
+                        });
+                    }
+                }
                 // gt and lte round up, gte and lt round down (ES date math rounding).
                 let lo = match &r.from {
                     None => i64::MIN,
