@@ -369,3 +369,84 @@ def test_range_field_errors(es, index):
     ):
         with pytest.raises(BadRequestError):
             es.search(index=name, body=body)
+
+
+# ---------------------------------------------------------------- date_nanos
+
+
+def iso_nanos(n):
+    """ES's strict_date_optional_time_nanos rendering of epoch nanoseconds (3 to 9 digits)."""
+    secs, frac = divmod(n, 10**9)
+    base = datetime.datetime.fromtimestamp(secs, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    digits = "%09d" % frac
+    digits = digits.rstrip("0")
+    if len(digits) < 3:
+        digits = digits + "0" * (3 - len(digits))
+    return "%s.%sZ" % (base, digits)
+
+
+def test_date_nanos_precision_end_to_end(es, index):
+    name = index(
+        "mt-date-nanos",
+        {"settings": {"number_of_shards": 2}, "mappings": {"properties": {"t": {"type": "date_nanos"}}}},
+    )
+    rng = random.Random(21)
+    base = 1571646604 * 10**9
+    docs = {}
+    for i in range(50):
+        # Values a few microseconds to milliseconds apart, some equal at the millisecond.
+        n = base + rng.randint(0, 5_000_000)
+        docs[str(i)] = n
+        es.index(index=name, id=str(i), body={"t": iso_nanos(n)})
+    es.indices.refresh(index=name)
+
+    # Sort values are epoch nanoseconds; search_after pages through them exactly.
+    seen = []
+    after = None
+    while True:
+        body = {"size": 7, "sort": [{"t": "asc"}], "fields": ["t"], "_source": False}
+        if after is not None:
+            body["search_after"] = after
+        r = es.search(index=name, body=body)
+        hits = r["hits"]["hits"]
+        if not hits:
+            break
+        for h in hits:
+            assert h["sort"] == [docs[h["_id"]]]
+            assert h["fields"]["t"] == [iso_nanos(docs[h["_id"]])]
+        seen.extend(h["sort"][0] for h in hits)
+        after = hits[-1]["sort"]
+    # search_after skips the documents equal to the last sort value of a page (one sort key,
+    # no tie-break), so the pages hold every distinct value, in order.
+    assert seen == sorted(seen)
+    assert set(seen) == set(docs.values())
+
+    values = sorted(docs.values())
+    for _ in range(20):
+        a, b = sorted(rng.choice(values) + rng.randint(-3, 3) for _ in range(2))
+        r = es.search(
+            index=name,
+            body={"query": {"range": {"t": {"gt": iso_nanos(a), "lte": iso_nanos(b)}}}, "size": 100},
+        )
+        assert ids_of(r) == sorted(k for k, v in docs.items() if a < v <= b)
+    v = rng.choice(values)
+    r = es.search(index=name, body={"query": {"term": {"t": iso_nanos(v)}}, "size": 100})
+    assert ids_of(r) == sorted(k for k, x in docs.items() if x == v)
+
+    # Buckets stay in milliseconds, as ES's date_histogram on date_nanos.
+    r = es.search(index=name, body={"size": 0, "aggs": {"h": {"date_histogram": {"field": "t", "fixed_interval": "1ms"}}}})
+    counts = {}
+    for n in docs.values():
+        counts[n // 10**6] = counts.get(n // 10**6, 0) + 1
+    got = {b["key"]: b["doc_count"] for b in r["aggregations"]["h"]["buckets"] if b["doc_count"]}
+    assert got == counts
+
+
+def test_date_nanos_limits(es, index):
+    name = index("mt-date-nanos-lim", {"mappings": {"properties": {"t": {"type": "date_nanos"}}}})
+    with pytest.raises(BadRequestError) as e:
+        es.index(index=name, body={"t": "1969-12-31T23:59:59Z"})
+    assert "before the epoch in 1970" in e.value.body["error"]["caused_by"]["reason"]
+    with pytest.raises(BadRequestError) as e:
+        es.index(index=name, body={"t": "2263-01-01"})
+    assert "cannot be stored in nanosecond resolution" in e.value.body["error"]["caused_by"]["reason"]
