@@ -235,8 +235,38 @@ pub fn parse_document_range(kind: RangeKind, def: &FieldDef, v: &Value) -> Resul
             .parse_json(v, &Tz::utc())
             .map_err(|e| e.reason)
     };
+    // Without `coerce`, a bound must be a number of the type, as ES's number parsers.
+    let check_coerce = |b: &Value| -> Result<(), String> {
+        let class = match kind {
+            RangeKind::Integer => "Integer",
+            RangeKind::Long => "Long",
+            RangeKind::Float => "Float",
+            RangeKind::Double => "Double",
+            RangeKind::Date | RangeKind::Ip => return Ok(()),
+        };
+        if def.coerce {
+            return Ok(());
+        }
+        match b {
+            Value::String(_) => Err(format!("{class} value passed as String")),
+            Value::Number(n)
+                if matches!(kind, RangeKind::Integer | RangeKind::Long)
+                    && n.as_i64().is_none()
+                    && n.as_f64().is_some_and(|f| f.fract() != 0.0) =>
+            {
+                Err(format!(
+                    "{} cannot be converted to {class} without data loss",
+                    crate::document::java_float_string(n.as_f64().unwrap_or(0.0))
+                ))
+            }
+            _ => Ok(()),
+        }
+    };
     let (lo, hi) = match v {
         Value::Object(m) => {
+            for b in m.values() {
+                check_coerce(b)?;
+            }
             let mut lo = kind.min();
             let mut hi = kind.max();
             for (k, b) in m {
@@ -403,6 +433,36 @@ mod tests {
         assert!(!m(Relation::Contains, 1, 8));
         assert!(m(Relation::Within, 2, 8));
         assert!(!m(Relation::Within, 3, 9));
+    }
+
+    #[test]
+    fn document_ranges_and_coerce() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let m = crate::mapping::compile(
+            &serde_json::json!({"properties": {
+                "r": {"type": "integer_range"},
+                "s": {"type": "integer_range", "coerce": false}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        let parse = |f: &str, v: Value| parse_document_range(RangeKind::Integer, &m.fields[f], &v);
+        let e = parse("r", serde_json::json!({"gt": 1, "lt": "5"})).unwrap();
+        assert_eq!(e, [enc_i64(2), enc_i64(4)].concat());
+        let e = parse("r", serde_json::json!({"lte": 1.7})).unwrap();
+        assert_eq!(e, [enc_i64(i32::MIN as i64), enc_i64(1)].concat());
+        assert_eq!(
+            parse("s", serde_json::json!({"gte": "1"})).unwrap_err(),
+            "Integer value passed as String"
+        );
+        assert_eq!(
+            parse("s", serde_json::json!({"gte": 1.5})).unwrap_err(),
+            "1.5 cannot be converted to Integer without data loss"
+        );
+        assert_eq!(
+            parse("r", serde_json::json!({"gt": 3, "lt": 4})).unwrap_err(),
+            "min value (4) is greater than max value (3)"
+        );
     }
 
     #[test]
