@@ -77,7 +77,16 @@ fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> 
     if name == "_id" {
         return Err(lode_engine::schema::id_fielddata_error());
     }
-    let Some(def) = ctx.mapping.field(name) else {
+    // `_ignored` is a keyword column of the metadata fields (absent from older indices).
+    let ignored_meta;
+    let def = match ctx.mapping.field(name) {
+        None if name == lode_engine::schema::IGNORED && ctx.meta.ignored.is_some() => {
+            ignored_meta = Arc::new(FieldDef::ignored_meta());
+            Some(&ignored_meta)
+        }
+        d => d,
+    };
+    let Some(def) = def else {
         return Ok(FieldRef {
             name: name.to_string(),
             def: None,
@@ -90,7 +99,7 @@ fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> 
                 "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."
             )))
         }
-        Storage::None | Storage::Completion => {
+        Storage::None | Storage::Completion | Storage::Range => {
             return Err(EsError::illegal_argument(format!(
                 "Field [{name}] of type [{ty}] is not supported for aggregation [{agg_type}]"
             )))

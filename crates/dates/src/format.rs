@@ -85,10 +85,49 @@ impl Single {
     }
 
     fn print(&self, ms: Millis, tz: &Tz, out: &mut String) {
+        self.print_nanos(ms, 0, tz, out)
+    }
+
+    /// Prints `ms` plus `sub_nanos` nanoseconds (epochs print the milliseconds).
+    fn print_nanos(&self, ms: Millis, sub_nanos: u32, tz: &Tz, out: &mut String) {
         match self {
             Single::Epoch(unit) => epoch::print(ms, *unit, out),
             Single::Tokens { printer, .. } => {
-                token_print::print(printer, &Instant::new(ms, tz), out)
+                let mut at = Instant::new(ms, tz);
+                at.sub_nanos = sub_nanos;
+                token_print::print(printer, &at, out)
+            }
+        }
+    }
+
+    /// As [`Single::parse`], in epoch nanoseconds: the parsed fraction's digits below the
+    /// millisecond are kept (an epoch's are not).
+    fn parse_nanos(&self, input: &str, tz: &Tz, round_up: bool) -> Option<i64> {
+        let with_sub = |p: crate::fields::Parsed| -> Option<i64> {
+            let ms = p.resolve(tz, round_up)?;
+            let max = if round_up { 999_999_999 } else { 0 };
+            let sub = p.get(crate::fields::Slot::Nanos).unwrap_or(max) % 1_000_000;
+            ms.checked_mul(1_000_000)?.checked_add(i64::from(sub))
+        };
+        match self {
+            Single::Epoch(unit) => {
+                let ms = epoch::parse(input, *unit, round_up)?;
+                let sub = if round_up { 999_999 } else { 0 };
+                ms.checked_mul(1_000_000)?.checked_add(sub)
+            }
+            Single::Tokens {
+                parsers, fast_iso, ..
+            } => {
+                if *fast_iso {
+                    match iso_fast::classify(input) {
+                        Fast::Parsed(parsed) => return with_sub(parsed),
+                        Fast::Rejected => return None,
+                        Fast::Unknown => {}
+                    }
+                }
+                parsers
+                    .iter()
+                    .find_map(|toks| with_sub(parse_all(toks, input)?))
             }
         }
     }
@@ -182,6 +221,33 @@ impl DateFormat {
             }
             other => Err(DateError::unparsable(&other.to_string(), &self.spec)),
         }
+    }
+
+    /// Parses a date string into epoch nanoseconds (`date_nanos`), keeping the fraction's
+    /// digits below the millisecond; with `round_up`, missing fields default to their maximum.
+    pub fn parse_nanos(&self, input: &str, tz: &Tz, round_up: bool) -> Result<i64, DateError> {
+        self.formats
+            .iter()
+            .find_map(|f| f.parse_nanos(input, tz, round_up))
+            .ok_or_else(|| DateError::unparsable(input, &self.spec))
+    }
+
+    /// [`DateFormat::parse_json`] in epoch nanoseconds.
+    pub fn parse_json_nanos(&self, v: &serde_json::Value, tz: &Tz) -> Result<i64, DateError> {
+        match v {
+            serde_json::Value::String(s) => self.parse_nanos(s, tz, false),
+            serde_json::Value::Number(n) => self.parse_nanos(&n.to_string(), tz, false),
+            other => Err(DateError::unparsable(&other.to_string(), &self.spec)),
+        }
+    }
+
+    /// Renders epoch nanoseconds in `tz` with the first alternative of the format.
+    pub fn format_nanos(&self, nanos: i64, tz: &Tz) -> String {
+        let mut out = String::with_capacity(40);
+        let ms = nanos.div_euclid(1_000_000);
+        let sub = nanos.rem_euclid(1_000_000) as u32;
+        self.formats[0].print_nanos(ms, sub, tz, &mut out);
+        out
     }
 
     /// Renders `ms` in `tz` with the first alternative of the format.

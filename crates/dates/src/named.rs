@@ -139,7 +139,23 @@ fn strict_date_optional_time_nanos() -> Named {
             ],
         ]))],
     ]);
-    one(parser, date_optional_time_printer())
+    one(
+        parser,
+        cat(vec![
+            ymd(),
+            vec![t()],
+            hms(),
+            vec![
+                lit("."),
+                Tok::Fraction {
+                    min: 3,
+                    max: 9,
+                    width: 0,
+                },
+            ],
+            vec![zone()],
+        ]),
+    )
 }
 
 fn date_optional_time() -> Named {

@@ -17,6 +17,8 @@ pub(crate) struct Instant<'a> {
     /// Offset in effect, seconds east of UTC.
     pub offset_secs: i32,
     pub tz: &'a Tz,
+    /// Nanoseconds below the millisecond (`date_nanos` values).
+    pub sub_nanos: u32,
 }
 
 impl<'a> Instant<'a> {
@@ -27,6 +29,7 @@ impl<'a> Instant<'a> {
             local: LocalDateTime::from_local_millis(utc + offset),
             offset_secs: (offset / MS_PER_SECOND) as i32,
             tz,
+            sub_nanos: 0,
         }
     }
 }
@@ -64,8 +67,16 @@ fn print_tok(tok: &Tok, at: &Instant<'_>, out: &mut String) {
             print_number(value, *min as usize, *sign, out);
         }
         Tok::YearTwoDigits => push_padded(l.year.rem_euclid(100) as u64, 2, out),
+        // Width 0: `min` to 9 digits, trailing zeros dropped down to `min` (Java's
+        // `appendFraction(NANO_OF_SECOND, min, 9, true)`, the nanosecond printers).
+        Tok::Fraction { width: 0, min, .. } => {
+            let nanos = l.milli * 1_000_000 + at.sub_nanos;
+            let digits = format!("{nanos:09}");
+            let keep = digits.trim_end_matches('0').len().max(*min as usize);
+            out.push_str(&digits[..keep.min(9)]);
+        }
         Tok::Fraction { width, .. } => {
-            let mut nanos = l.milli * 1_000_000;
+            let mut nanos = l.milli * 1_000_000 + at.sub_nanos;
             for _ in 0..(*width).min(9) {
                 out.push(char::from(b'0' + (nanos / 100_000_000) as u8));
                 nanos = nanos % 100_000_000 * 10;

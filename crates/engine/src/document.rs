@@ -48,6 +48,8 @@ struct Walk<'a> {
     doc: TantivyDocument,
     /// Paths of the mapped fields present, for `_field_names` (borrowed from the mapping).
     field_names: Vec<&'a str>,
+    /// Paths of the fields whose value was skipped, for `_ignored`.
+    ignored: Vec<&'a str>,
     update: Map<String, Value>,
     /// New fields under `dynamic: runtime`: runtime fields (read from `_source`).
     runtime_update: Map<String, Value>,
@@ -69,6 +71,7 @@ impl<'a> DocParser<'a> {
             id,
             doc: TantivyDocument::default(),
             field_names: Vec::new(),
+            ignored: Vec::new(),
             update: Map::new(),
             runtime_update: Map::new(),
             outer: Vec::new(),
@@ -86,6 +89,14 @@ impl<'a> DocParser<'a> {
             return Ok(Parsed::MappingUpdate(Value::Object(update)));
         }
         add_field_names(&mut w.doc, self.meta, std::mem::take(&mut w.field_names));
+        if let Some(f) = self.meta.ignored {
+            let mut ignored = std::mem::take(&mut w.ignored);
+            ignored.sort_unstable();
+            ignored.dedup();
+            for n in ignored {
+                w.doc.add_text(f, n);
+            }
+        }
         Ok(Parsed::Doc(Box::new(ParsedDoc {
             root: w.doc,
             nested: w.nested,
@@ -258,6 +269,14 @@ impl<'a> Walk<'a> {
     }
 
     fn leaf(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        if def.ty == FieldType::TokenCount {
+            return self.token_count(def, v);
+        }
+        // ES's `NumberFieldMapper#value`: with `coerce`, an empty string is a null.
+        let v = match v {
+            Value::String(s) if s.is_empty() && def.coerce && def.ty.is_numeric() => &Value::Null,
+            other => other,
+        };
         let v = match v {
             Value::Null => match &def.null_value {
                 Some(nv) => nv,
@@ -271,12 +290,20 @@ impl<'a> Walk<'a> {
         if def.ty == FieldType::Completion {
             return self.completion(def, v);
         }
+        if let FieldType::Range(kind) = def.ty {
+            return self.range_value(def, kind, v);
+        }
         if def.storage() == Storage::None {
             // Kept in `_source` only (binary, geo, range...), but `exists` still finds it.
             self.field_names.push(&def.path);
             return Ok(());
         }
         if matches!(v, Value::Object(_)) {
+            // ES 8 skips an object under `ignore_malformed` as any malformed value.
+            if def.ignore_malformed {
+                self.ignored.push(&def.path);
+                return Ok(());
+            }
             return Err(parse_error(format!(
                 "failed to parse field [{}] of type [{}] in document with id '{}'. Preview of field's value: '{}'",
                 def.path,
@@ -293,8 +320,9 @@ impl<'a> Walk<'a> {
         }
         match self.index_value(def, v) {
             Ok(()) => {}
-            Err(e) if def.ignore_malformed => {
-                let _ = e;
+            // As ES's mappers: the value is left out and the field listed in `_ignored`.
+            Err(_) if def.ignore_malformed => {
+                self.ignored.push(&def.path);
                 return Ok(());
             }
             Err(e) => return Err(e),
@@ -307,6 +335,108 @@ impl<'a> Walk<'a> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A `date_nanos` value in epoch nanoseconds, refused outside what ES can store
+    /// (`DateUtils#toLong`: from 1970 to 2262-04-11T23:47:16.854775807Z).
+    fn date_nanos(&self, def: &FieldDef, v: &Value) -> EsResult<i64> {
+        let failed = |reason: String| {
+            self.bad_value(
+                def,
+                v,
+                &format!(
+                    "failed to parse date field [{}] with format [{}]",
+                    scalar_string(v),
+                    def.date_format.spec()
+                ),
+            )
+            .caused_by(EsError::illegal_argument(reason))
+        };
+        match def.date_format.parse_json_nanos(v, &Tz::utc()) {
+            Ok(n) if n < 0 => Err(self.bad_value(
+                def,
+                v,
+                &format!(
+                    "date[{}] is before the epoch in 1970 and cannot be stored in nanosecond resolution",
+                    lode_dates::DateFormat::parse("strict_date_optional_time_nanos")
+                        .map(|f| f.format_nanos(n, &Tz::utc()))
+                        .unwrap_or_default()
+                ),
+            )),
+            Ok(n) => Ok(n),
+            // A date the millisecond parser reads but nanoseconds cannot hold.
+            Err(e) => match def.date_format.parse_json(v, &Tz::utc()) {
+                Ok(ms) if ms > 0 => Err(self.bad_value(
+                    def,
+                    v,
+                    &format!(
+                        "date[{}] is after 2262-04-11T23:47:16.854775807 and cannot be stored in nanosecond resolution",
+                        def.date_format.format_millis(ms, &Tz::utc())
+                    ),
+                )),
+                Ok(_) => Err(self.bad_value(
+                    def,
+                    v,
+                    "date is before the epoch in 1970 and cannot be stored in nanosecond resolution",
+                )),
+                Err(_) => Err(failed(e.reason)),
+            },
+        }
+    }
+
+    /// A `token_count` value as ES's `TokenCountFieldMapper#parseCreateField`: the text's
+    /// position count under the field's analyzer, indexed as an integer; `null` indexes
+    /// `null_value` (itself a count) or nothing. Numbers and booleans are read as their text.
+    fn token_count(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        let Some(opts) = def.token_count.as_ref() else {
+            return Ok(());
+        };
+        let count = match v {
+            Value::Null => match &def.null_value {
+                Some(Value::Number(n)) => n.as_i64().unwrap_or(0),
+                Some(Value::String(s)) => s.trim().parse().unwrap_or(0),
+                _ => return Ok(()),
+            },
+            Value::Array(items) => {
+                for item in items {
+                    self.token_count(def, item)?;
+                }
+                return Ok(());
+            }
+            Value::Object(_) => {
+                return Err(self.bad_value(def, v, "Can't get text on a START_OBJECT"))
+            }
+            other => opts.count(&scalar_string(other)),
+        };
+        self.index_value(def, &Value::from(count))?;
+        if def.parent.is_none() {
+            let mapping: &'a Mapping = self.p.mapping;
+            for sub in def.multi_fields.iter().chain(&def.copy_to) {
+                if let Some(sub_def) = mapping.fields.get(sub) {
+                    self.leaf(sub_def, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A range value (`crate::range_field`): one column value per range, listed in
+    /// `_field_names` for `exists`.
+    fn range_value(
+        &mut self,
+        def: &'a FieldDef,
+        kind: crate::range_field::RangeKind,
+        v: &Value,
+    ) -> EsResult<()> {
+        let encoded = crate::range_field::parse_document_range(kind, def, v)
+            .map_err(|d| self.bad_value(def, v, &d))?;
+        if let Ok(field) = self.p.schema.get_field(&def.path) {
+            if def.doc_values || def.index {
+                self.doc.add_bytes(field, &encoded);
+            }
+        }
+        self.field_names.push(&def.path);
         Ok(())
     }
 
@@ -547,6 +677,7 @@ impl<'a> Walk<'a> {
                 let s = scalar_string(v);
                 if let Some(limit) = def.ignore_above {
                     if s.chars().count() > limit {
+                        self.ignored.push(&def.path);
                         return Ok(());
                     }
                 }
@@ -554,6 +685,16 @@ impl<'a> Walk<'a> {
                     check_term_length(&def.path, s.as_bytes())?;
                 }
                 self.doc.add_text(field, s);
+            }
+            Storage::I64 if def.ty == FieldType::DateNanos => {
+                let nanos = self.date_nanos(def, v)?;
+                self.doc.add_i64(field, nanos.div_euclid(1_000_000));
+                if let Some(nf) = def
+                    .nanos_path()
+                    .and_then(|p| self.p.schema.get_field(&p).ok())
+                {
+                    self.doc.add_i64(nf, nanos);
+                }
             }
             Storage::I64 => {
                 let n = if def.ty.is_date() {
@@ -603,7 +744,7 @@ impl<'a> Walk<'a> {
                 })?;
                 self.doc.add_ip_addr(field, to_v6(ip));
             }
-            Storage::None | Storage::Completion => return Ok(()),
+            Storage::None | Storage::Completion | Storage::Range => return Ok(()),
         }
         if !def.exists_from_column() {
             self.field_names.push(&def.path);
@@ -720,7 +861,7 @@ pub fn scalar_string(v: &Value) -> String {
 
 fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
     let (min, max): (i64, i64) = match def.ty {
-        FieldType::Integer => (i32::MIN as i64, i32::MAX as i64),
+        FieldType::Integer | FieldType::TokenCount => (i32::MIN as i64, i32::MAX as i64),
         FieldType::Short => (i16::MIN as i64, i16::MAX as i64),
         FieldType::Byte => (i8::MIN as i64, i8::MAX as i64),
         FieldType::UnsignedLong => (0, i64::MAX),
@@ -730,7 +871,7 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
         format!(
             "Value [{s}] is out of range for {}",
             match def.ty {
-                FieldType::Integer => "an integer",
+                FieldType::Integer | FieldType::TokenCount => "an integer",
                 FieldType::Short => "a short",
                 FieldType::Byte => "a byte",
                 _ => "a long",
@@ -746,8 +887,13 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
             } else if n.is_u64() {
                 return Err(out_of_range(&n.to_string()));
             } else if let Some(f) = n.as_f64() {
+                // `AbstractXContentParser#ensureNumberConversion`.
                 if !def.coerce && f.fract() != 0.0 {
-                    return Err(format!("Value [{f}] has a decimal part"));
+                    return Err(format!(
+                        "{} cannot be converted to {} without data loss",
+                        java_float_string(f),
+                        java_number_class(def.ty)
+                    ));
                 }
                 // An integer literal below -2^63 reaches here as a double too (serde_json
                 // keeps no arbitrary precision), rounded to -2^63 itself: refused.
@@ -774,15 +920,31 @@ fn parse_integer(def: &FieldDef, v: &Value) -> Result<i64, String> {
                 return Err(format!("For input string: \"{s}\""));
             }
         }
-        Value::Bool(_) | Value::String(_) => {
-            return Err(format!("Current token ({}) not numeric", scalar_string(v)))
+        // `AbstractXContentParser#checkCoerceString`.
+        Value::String(_) => {
+            return Err(format!(
+                "{} value passed as String",
+                java_number_class(def.ty)
+            ))
         }
+        Value::Bool(_) => return Err(format!("Current token ({}) not numeric", scalar_string(v))),
         _ => return Err("not a number".into()),
     };
     if n < min || n > max {
         return Err(out_of_range(&n.to_string()));
     }
     Ok(n)
+}
+
+/// The Java class ES's parser names in its coercion errors for a numeric type (`byte` and
+/// `short` are read as ints).
+fn java_number_class(ty: FieldType) -> &'static str {
+    match ty {
+        FieldType::Long | FieldType::UnsignedLong => "Long",
+        FieldType::Float | FieldType::HalfFloat => "Float",
+        FieldType::Double | FieldType::ScaledFloat => "Double",
+        _ => "Integer",
+    }
 }
 
 fn parse_float(def: &FieldDef, v: &Value) -> Result<f64, String> {
@@ -792,6 +954,12 @@ fn parse_float(def: &FieldDef, v: &Value) -> Result<f64, String> {
             .trim()
             .parse::<f64>()
             .map_err(|_| format!("For input string: \"{s}\""))?,
+        Value::String(_) => {
+            return Err(format!(
+                "{} value passed as String",
+                java_number_class(def.ty)
+            ))
+        }
         _ => return Err(format!("Current token ({}) not numeric", scalar_string(v))),
     };
     // ES parses a float field's value as a Java float (so 1e39 is Infinity) and checks that
@@ -985,6 +1153,117 @@ mod tests {
         let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
         let m = compile(&json!({"properties": {"f": {"type": ty}}}), &reg).unwrap();
         (*m.fields["f"]).clone()
+    }
+
+    #[test]
+    fn malformed_values_are_skipped_and_listed_in_ignored() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = crate::mapping::compile_with(
+            &json!({"properties": {
+                "i": {"type": "integer"},
+                "d": {"type": "date"},
+                "k": {"type": "keyword", "ignore_above": 2},
+                "strict": {"type": "long", "ignore_malformed": false}
+            }}),
+            &reg,
+            crate::mapping::FieldDefaults {
+                coerce: true,
+                ignore_malformed: true,
+            },
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let meta = MetaFields::of(&schema);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta,
+            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
+        };
+        let src = json!({"i": ["x", 3, {"a": 1}], "d": "nope", "k": ["ab", "abc"], "strict": ""});
+        let Parsed::Doc(parsed) = parser.parse("1", &src).unwrap() else {
+            panic!("mapping update")
+        };
+        let doc = &parsed.root;
+        let ignored: Vec<String> = doc
+            .get_all(meta.ignored.unwrap())
+            .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+            .collect();
+        assert_eq!(ignored, vec!["d", "i", "k"]);
+        let ints: Vec<i64> = doc
+            .get_all(schema.get_field("i").unwrap())
+            .filter_map(|v| tantivy::schema::Value::as_i64(&v))
+            .collect();
+        assert_eq!(ints, vec![3]);
+        assert!(parser.parse("2", &json!({"strict": "x"})).is_err());
+    }
+
+    #[test]
+    fn coerce_off_refuses_strings_and_decimal_parts() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let m = compile(
+            &json!({"properties": {
+                "i": {"type": "integer", "coerce": false},
+                "f": {"type": "float", "coerce": false},
+                "c": {"type": "short"}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        assert_eq!(
+            parse_integer(&m.fields["i"], &json!("5")).unwrap_err(),
+            "Integer value passed as String"
+        );
+        assert_eq!(
+            parse_integer(&m.fields["i"], &json!(1.5)).unwrap_err(),
+            "1.5 cannot be converted to Integer without data loss"
+        );
+        assert_eq!(parse_integer(&m.fields["i"], &json!(2.0)), Ok(2));
+        assert_eq!(
+            parse_float(&m.fields["f"], &json!("1.5")).unwrap_err(),
+            "Float value passed as String"
+        );
+        // With coerce (the default) strings parse and decimals are truncated.
+        assert_eq!(parse_integer(&m.fields["c"], &json!("7.9")), Ok(7));
+        assert_eq!(parse_integer(&m.fields["c"], &json!(-7.9)), Ok(-7));
+    }
+
+    #[test]
+    fn token_count_indexes_position_counts() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = compile(
+            &json!({"properties": {
+                "t": {"type": "token_count", "analyzer": "standard", "null_value": 9},
+                "s": {"type": "token_count", "analyzer": "stop"},
+                "n": {"type": "token_count", "analyzer": "stop", "enable_position_increments": false}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta: MetaFields::of(&schema),
+            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
+        };
+        let src = json!({"t": ["one two three", null, 42], "s": "the fox and the dog", "n": "the fox and the dog"});
+        let Parsed::Doc(parsed) = parser.parse("1", &src).unwrap() else {
+            panic!("mapping update")
+        };
+        let doc = &parsed.root;
+        let ints = |name: &str| -> Vec<i64> {
+            let f = schema.get_field(name).unwrap();
+            doc.get_all(f)
+                .filter_map(|v| tantivy::schema::Value::as_i64(&v))
+                .collect()
+        };
+        assert_eq!(ints("t"), vec![3, 9, 1]);
+        // Stop words removed: 5 positions with increments (fox at 1, dog at 4), 2 without.
+        assert_eq!(ints("s"), vec![5]);
+        assert_eq!(ints("n"), vec![2]);
+        let no_analyzer = compile(&json!({"properties": {"t": {"type": "token_count"}}}), &reg);
+        assert!(no_analyzer.is_err());
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl IndexService {
         let mappings_json = unwrap_type(mappings_json);
         // Compiled from the merged form, where dotted field names are objects.
         let mapping_json = mapping::merge(&json!({}), &mappings_json)?;
-        let mapping = mapping::compile(&mapping_json, &analysis)?;
+        let mapping = mapping::compile_with(&mapping_json, &analysis, config.field_defaults)?;
         let mapping = Mapping {
             json: mapping_json,
             ..mapping
@@ -123,7 +123,7 @@ impl IndexService {
             .map_err(|e| EsError::internal(e.to_string()))?;
         let config = IndexConfig::from_flat(&flat)?;
         let analysis = build_analysis(&flat)?;
-        let m = mapping::compile(&state["mappings"], &analysis)?;
+        let m = mapping::compile_with(&state["mappings"], &analysis, config.field_defaults)?;
         let mapping = Mapping {
             json: state["mappings"].clone(),
             ..m
@@ -438,7 +438,8 @@ impl IndexService {
         if merged_json == current.mapping.json {
             return Ok(added);
         }
-        let compiled = mapping::compile(&merged_json, &self.analysis)?;
+        let field_defaults = self.config.read().field_defaults;
+        let compiled = mapping::compile_with(&merged_json, &self.analysis, field_defaults)?;
         let compiled = Mapping {
             json: merged_json,
             ..compiled

@@ -32,6 +32,7 @@ pub mod index;
 pub mod mapping;
 pub mod node;
 pub mod points;
+pub mod range_field;
 pub mod schema;
 pub mod settings;
 pub mod shard;

@@ -26,6 +26,8 @@ pub fn nested_parent_term(id: &str) -> String {
     format!("\u{1}{id}")
 }
 
+pub const IGNORED: &str = "_ignored";
+
 /// Handles to the metadata fields every shard schema has.
 #[derive(Debug, Clone, Copy)]
 pub struct MetaFields {
@@ -37,6 +39,9 @@ pub struct MetaFields {
     pub routing: Field,
     /// [`NESTED`], when the index has `nested` mappings.
     pub nested: Option<Field>,
+    /// `_ignored`: the fields whose values were skipped (`ignore_malformed`, `ignore_above`).
+    /// Absent from indices created before Lode had it.
+    pub ignored: Option<Field>,
 }
 
 impl MetaFields {
@@ -50,6 +55,7 @@ impl MetaFields {
             field_names: f(FIELD_NAMES),
             routing: f(ROUTING),
             nested: schema.get_field(NESTED).ok(),
+            ignored: schema.get_field(IGNORED).ok(),
         }
     }
 }
@@ -65,6 +71,8 @@ fn base_builder() -> SchemaBuilder {
     b.add_u64_field(VERSION, FAST);
     b.add_text_field(FIELD_NAMES, exact_terms());
     b.add_text_field(ROUTING, exact_terms() | STORED);
+    // Searched (`term`, `exists`), aggregated (`terms`) and returned in hits from its column.
+    b.add_text_field(IGNORED, exact_terms().set_fast("raw"));
     b
 }
 
@@ -95,11 +103,17 @@ pub fn extend(previous: Option<&Schema>, mapping: &Mapping) -> Schema {
         .map(|p| p.fields().map(|(_, e)| e.name().to_string()).collect())
         .unwrap_or_default();
     for def in mapping.fields.values() {
-        if existing.contains(&def.path) {
-            continue;
+        if !existing.contains(&def.path) {
+            if let Some(entry) = field_entry(def) {
+                b.add_field(entry);
+            }
         }
-        if let Some(entry) = field_entry(def) {
-            b.add_field(entry);
+        if let Some(nanos) = def.nanos_path().filter(|n| !existing.contains(n)) {
+            let mut nanos_def = def.as_ref().clone();
+            nanos_def.path = nanos;
+            if let Some(e) = field_entry(&nanos_def) {
+                b.add_field(e);
+            }
         }
     }
     if mapping.has_nested() && !existing.contains(NESTED) {
@@ -111,10 +125,11 @@ pub fn extend(previous: Option<&Schema>, mapping: &Mapping) -> Schema {
 /// Whether `mapping` has leaf fields that `schema` lacks.
 pub fn needs_extension(schema: &Schema, mapping: &Mapping) -> bool {
     (mapping.has_nested() && schema.get_field(NESTED).is_err())
-        || mapping
-            .fields
-            .values()
-            .any(|d| d.storage() != Storage::None && schema.get_field(&d.path).is_err())
+        || mapping.fields.values().any(|d| {
+            (d.storage() != Storage::None && schema.get_field(&d.path).is_err())
+                || d.nanos_path()
+                    .is_some_and(|n| schema.get_field(&n).is_err())
+        })
 }
 
 fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
@@ -181,6 +196,10 @@ fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
                     .set_fieldnorms(false),
             ),
         ),
+        // Ranges are read from their column only (`crate::range_field`).
+        Storage::Range => {
+            FieldEntry::new_bytes(name, tantivy::schema::BytesOptions::default().set_fast())
+        }
         Storage::None => return None,
     })
 }

@@ -164,6 +164,8 @@ pub struct IndexConfig {
     /// `index.mapping.total_fields.limit`, `index.mapping.depth.limit`,
     /// `index.mapping.field_name_length.limit`.
     pub mapping_limits: MappingLimits,
+    /// `index.mapping.coerce` and `index.mapping.ignore_malformed`.
+    pub field_defaults: crate::mapping::FieldDefaults,
 }
 
 impl IndexConfig {
@@ -299,7 +301,16 @@ impl IndexConfig {
                 "index.mapping.nested_objects.limit",
             )?,
         };
+        let field_defaults = crate::mapping::FieldDefaults {
+            coerce: parse_bool(s("index.mapping.coerce"), true, "index.mapping.coerce")?,
+            ignore_malformed: parse_bool(
+                s("index.mapping.ignore_malformed"),
+                false,
+                "index.mapping.ignore_malformed",
+            )?,
+        };
         Ok(IndexConfig {
+            field_defaults,
             mapping_limits,
             query_string_lenient,
             number_of_shards,

@@ -21,6 +21,17 @@ pub fn read(
     let format = requested_format(def, format)?;
     let mut out = Vec::new();
     match def.storage() {
+        // `date_nanos`: its nanosecond column, when the index has it.
+        Storage::I64
+            if def
+                .nanos_path()
+                .is_some_and(|p| ff.column_opt::<i64>(&p).ok().flatten().is_some()) =>
+        {
+            let path = def.nanos_path().unwrap_or_default();
+            if let Some(col) = ff.column_opt::<i64>(&path)? {
+                out.extend(col.values_for_doc(doc).map(|v| format.nanos(def, v)));
+            }
+        }
         Storage::I64 => {
             if let Some(col) = ff.column_opt::<i64>(name)? {
                 out.extend(col.values_for_doc(doc).map(|v| format.long(def, v)));
@@ -79,6 +90,16 @@ impl ValueFormat {
                 json!(def.date_format.format_millis(v, &Tz::utc()))
             }
             ValueFormat::Mapping => json!(v),
+        }
+    }
+
+    /// A `date_nanos` value (epoch nanoseconds).
+    fn nanos(&self, def: &FieldDef, v: i64) -> Value {
+        match self {
+            ValueFormat::Date(f) => json!(f.format_nanos(v, &Tz::utc())),
+            ValueFormat::EpochMillis => json!(v.div_euclid(1_000_000).to_string()),
+            ValueFormat::Decimal(d) => json!(d.format(v as f64)),
+            ValueFormat::Mapping => json!(def.date_format.format_nanos(v, &Tz::utc())),
         }
     }
 
@@ -204,23 +225,44 @@ impl DecimalFormat {
 }
 
 /// Values of one field taken from `_source` (the `fields` option), in `format` when given.
+/// A value the field's type cannot parse is left out, as ES's `SourceValueFetcher` leaves it
+/// (such a value was refused at index time, or skipped under `ignore_malformed`).
 pub fn from_source(source: &Value, def: &FieldDef, format: Option<&str>) -> EsResult<Vec<Value>> {
     let format = requested_format(def, format)?;
+    let number = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
+    };
     Ok(source_raw(source, def)
         .into_iter()
         .filter(|v| !v.is_null())
-        .map(|v| match def.storage() {
-            Storage::I64 if def.ty.is_date() => match def.date_format.parse_json(&v, &Tz::utc()) {
-                Ok(ms) => format.long(def, ms),
-                Err(_) => v,
-            },
-            Storage::I64 => v.as_f64().map(|f| format.long(def, f as i64)).unwrap_or(v),
-            Storage::F64 => v.as_f64().map(|f| format.double(f)).unwrap_or(v),
-            Storage::Keyword | Storage::Text => match v {
-                Value::String(_) => v,
+        .filter_map(|v| match def.storage() {
+            Storage::I64 if def.nanos_path().is_some() => def
+                .date_format
+                .parse_json_nanos(&v, &Tz::utc())
+                .ok()
+                .map(|n| format.nanos(def, n)),
+            Storage::I64 if def.ty.is_date() => def
+                .date_format
+                .parse_json(&v, &Tz::utc())
+                .ok()
+                .map(|ms| format.long(def, ms)),
+            Storage::I64 => number(&v).map(|f| format.long(def, f as i64)),
+            Storage::F64 => number(&v).map(|f| format.double(f)),
+            // A keyword value over `ignore_above` was not indexed: ES's fetcher leaves it out.
+            Storage::Keyword | Storage::Text => Some(match v {
+                Value::String(s) => {
+                    if def.storage() == Storage::Keyword
+                        && def.ignore_above.is_some_and(|l| s.chars().count() > l)
+                    {
+                        return None;
+                    }
+                    Value::String(s)
+                }
                 other => json!(other.to_string()),
-            },
-            _ => v,
+            }),
+            _ => Some(v),
         })
         .collect())
 }

@@ -409,8 +409,22 @@ pub fn parse_sort(
                             def.ty.name()
                         )));
                     }
+                    // Types kept in `_source` only have no values to sort by.
+                    if let lode_engine::mapping::FieldType::SourceOnly(ty) = def.ty {
+                        return Err(EsError::illegal_argument(format!(
+                            "Sorting on field [{field}] of type [{ty}] is not supported by Lode"
+                        )));
+                    }
+                    if storage == Storage::Range {
+                        let ty = def.ty.name();
+                        return Err(EsError::illegal_argument(format!(
+                            "Sorting on field [{field}] of type [{ty}] is not supported by Lode"
+                        )));
+                    }
                     SortKind::Field {
-                        name: field.clone(),
+                        // `date_nanos` sorts by its nanosecond column (sort values in
+                        // epoch nanoseconds, as ES).
+                        name: def.nanos_path().unwrap_or_else(|| field.clone()),
                         storage,
                         is_date: def.ty.is_date(),
                     }

@@ -31,6 +31,7 @@ mod patterns;
 mod plan;
 pub mod points;
 mod query_string;
+mod range_field;
 pub mod runtime;
 pub mod script;
 mod slice;

@@ -119,6 +119,8 @@ pub struct RangeQuery {
     pub include_upper: bool,
     pub format: Option<String>,
     pub time_zone: Option<String>,
+    /// How a range field's ranges must relate to this one (other fields ignore it, as ES).
+    pub relation: lode_engine::range_field::Relation,
     pub boost: f32,
 }
 
@@ -864,6 +866,7 @@ fn parse_range(body: &Map<String, Value>) -> EsResult<Query> {
         include_upper: true,
         format: None,
         time_zone: None,
+        relation: lode_engine::range_field::Relation::Intersects,
         boost: 1.0,
     };
     let bound = |v: &Value, key: &str| -> EsResult<Option<Value>> {
@@ -899,14 +902,9 @@ fn parse_range(body: &Map<String, Value>) -> EsResult<Query> {
             "time_zone" => q.time_zone = Some(as_string(Q, k, v)?),
             "relation" => {
                 let r = as_string(Q, k, v)?;
-                if !matches!(
-                    r.to_ascii_lowercase().as_str(),
-                    "intersects" | "contains" | "within"
-                ) {
-                    return Err(EsError::parsing(format!(
-                        "[{Q}] query does not support relation [{r}]"
-                    )));
-                }
+                q.relation = lode_engine::range_field::Relation::parse(&r).ok_or_else(|| {
+                    EsError::parsing(format!("[{Q}] query does not support relation [{r}]"))
+                })?;
             }
             "boost" => q.boost = as_f32(Q, k, v)?,
             "_name" => {}

@@ -534,11 +534,30 @@ impl<'c, 'a> Planner<'c, 'a> {
         ])))
     }
 
+    /// [`Self::resolve`] for a query on one named field: a field whose type Lode keeps in
+    /// `_source` only (geo, range, ... types) is refused rather than matching nothing.
+    fn resolve_for(&self, path: &str, query: &str) -> EsResult<Target<'a>> {
+        if let Some(def) = self.ctx.mapping.fields.get(path) {
+            if let lode_engine::mapping::FieldType::SourceOnly(ty) = def.ty {
+                return Err(shard_exception(format!(
+                    "[{query}] queries on field [{path}] of type [{ty}] are not supported by Lode"
+                )));
+            }
+        }
+        Ok(self.resolve(path))
+    }
+
     fn resolve(&self, path: &str) -> Target<'a> {
         let meta = &self.ctx.meta;
         match path {
             "_id" => return Target::Meta(meta.id),
             "_routing" => return Target::Meta(meta.routing),
+            "_ignored" => {
+                return match meta.ignored {
+                    Some(f) => Target::Meta(f),
+                    None => Target::Missing,
+                }
+            }
             _ => {}
         }
         let mapping: &'a lode_engine::mapping::Mapping = self.ctx.mapping;
@@ -619,6 +638,37 @@ impl<'c, 'a> Planner<'c, 'a> {
             .map_err(|e| EsError::bad_request("parse_exception", e.reason))
     }
 
+    /// A bound on a `date_nanos` field in epoch nanoseconds, and its nanosecond column: a
+    /// date the format reads keeps its digits below the millisecond; date math is resolved
+    /// in milliseconds (rounding up fills the sub-millisecond digits). `None` when the
+    /// index's schema predates the nanosecond column (the milliseconds one answers).
+    fn date_nanos_bound(
+        &self,
+        def: &FieldDef,
+        v: &Value,
+        format: &DateFormat,
+        tz: &Tz,
+        round_up: bool,
+    ) -> EsResult<Option<(Field, i64)>> {
+        let Some(field) = def
+            .nanos_path()
+            .and_then(|p| self.ctx.schema.get_field(&p).ok())
+        else {
+            return Ok(None);
+        };
+        let text = scalar_string(v);
+        if !text.starts_with("now") && !text.contains("||") {
+            if let Ok(n) = format.parse_nanos(&text, tz, round_up) {
+                return Ok(Some((field, n)));
+            }
+        }
+        let ms = self.date_millis(v, format, tz, round_up)?;
+        let n = ms
+            .saturating_mul(1_000_000)
+            .saturating_add(if round_up { 999_999 } else { 0 });
+        Ok(Some((field, n)))
+    }
+
     /// Ok(none) when lenient, the ES error otherwise.
     fn value_error(&self, e: EsError, lenient: bool) -> EsResult<Q> {
         if lenient {
@@ -632,7 +682,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     // Term-level
 
     fn term(&self, t: &TermQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&t.field);
+        let target = self.resolve_for(&t.field, "term")?;
         if t.case_insensitive {
             let field = match &target {
                 Target::Meta(f) => Some((*f, None)),
@@ -654,6 +704,65 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
         }
         self.exact(&target, &t.value, t.boost, score, false)
+    }
+
+    /// A query on a range field: its bounds read as the field's values (dates with the
+    /// query's `format` and `time_zone` and date math, rounded as a date `range` rounds),
+    /// exclusive ones moved to the next value inward.
+    #[allow(clippy::too_many_arguments)]
+    fn range_field_query(
+        &self,
+        def: &FieldDef,
+        kind: lode_engine::range_field::RangeKind,
+        lower: (Option<&Value>, bool),
+        upper: (Option<&Value>, bool),
+        relation: lode_engine::range_field::Relation,
+        (format, time_zone): (Option<&str>, Option<&str>),
+        boost: f32,
+        score: bool,
+    ) -> EsResult<Q> {
+        let format = match format {
+            Some(f) => DateFormat::parse(f).map_err(|e| EsError::illegal_argument(e.reason))?,
+            None => def.date_format.clone(),
+        };
+        let tz = match time_zone {
+            Some(z) => Tz::parse(z).map_err(|e| EsError::illegal_argument(e.reason))?,
+            None => Tz::utc(),
+        };
+        let encode = |v: &Value, round_up: bool| -> EsResult<Vec<u8>> {
+            let date = |v: &Value| {
+                self.date_millis(v, &format, &tz, round_up)
+                    .map_err(|e| e.reason)
+            };
+            kind.encode(v, &date).map_err(shard_error)
+        };
+        let lo = match lower {
+            (None, _) => kind.min(),
+            (Some(v), true) => encode(v, false)?,
+            (Some(v), false) => match kind.next_up(&encode(v, true)?) {
+                Some(e) => e,
+                None => return Ok(none()),
+            },
+        };
+        let hi = match upper {
+            (None, _) => kind.max(),
+            (Some(v), true) => encode(v, true)?,
+            (Some(v), false) => match kind.next_down(&encode(v, false)?) {
+                Some(e) => e,
+                None => return Ok(none()),
+            },
+        };
+        if lo > hi {
+            return Ok(none());
+        }
+        let q: Q = Box::new(crate::range_field::RangeFieldQuery {
+            field: def.path.clone(),
+            width: kind.width(),
+            lo,
+            hi,
+            relation,
+        });
+        Ok(constant(q, boost, score))
     }
 
     /// Documents whose field holds exactly `v`.
@@ -688,6 +797,18 @@ impl<'c, 'a> Planner<'c, 'a> {
             };
             constant(q, boost, score)
         };
+        if let lode_engine::mapping::FieldType::Range(kind) = def.ty {
+            return self.range_field_query(
+                def,
+                kind,
+                (Some(v), true),
+                (Some(v), true),
+                lode_engine::range_field::Relation::Intersects,
+                (None, None),
+                boost,
+                score,
+            );
+        }
         Ok(match def.storage() {
             Storage::Text => {
                 if !def.index {
@@ -706,6 +827,24 @@ impl<'c, 'a> Planner<'c, 'a> {
                     bm25(term_query(term, IndexRecordOption::Basic), boost, score)
                 } else {
                     point(term)
+                }
+            }
+            Storage::I64 if def.nanos_path().is_some() => {
+                let tz = Tz::utc();
+                let lo = match self.date_nanos_bound(def, v, &def.date_format, &tz, false) {
+                    Ok(b) => b,
+                    Err(e) => return self.value_error(e, lenient),
+                };
+                let hi = self.date_nanos_bound(def, v, &def.date_format, &tz, true)?;
+                match (lo, hi) {
+                    (Some((nf, lo)), Some((_, hi))) => {
+                        return Ok(self.i64_range(nf, def, (lo, hi), boost, score))
+                    }
+                    _ => {
+                        let lo = self.date_millis(v, &def.date_format, &tz, false)?;
+                        let hi = self.date_millis(v, &def.date_format, &tz, true)?;
+                        self.i64_range(field, def, (lo, hi), boost, score)
+                    }
                 }
             }
             Storage::I64 if def.ty.is_date() => {
@@ -766,7 +905,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     }
                 }
             }
-            Storage::None | Storage::Completion => none(),
+            Storage::None | Storage::Completion | Storage::Range => none(),
         })
     }
 
@@ -797,7 +936,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 self.ctx.max_terms_count
             )));
         }
-        let target = self.resolve(&t.field);
+        let target = self.resolve_for(&t.field, "terms")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
             Target::Meta(f) => {
@@ -818,7 +957,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 .collect::<EsResult<Vec<_>>>()?;
             Ok(constant(union(qs), t.boost, score))
         };
-        if def.points() {
+        if def.points() || def.storage() == Storage::Range {
             return per_value();
         }
         if !def.index {
@@ -860,14 +999,14 @@ impl<'c, 'a> Planner<'c, 'a> {
                         values::ip_value(&s).map_err(shard_error)?,
                     ));
                 }
-                Storage::None | Storage::Completion => {}
+                Storage::None | Storage::Completion | Storage::Range => {}
             }
         }
         Ok(constant(term_set(terms), t.boost, score))
     }
 
     fn range(&self, r: &RangeQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&r.field);
+        let target = self.resolve_for(&r.field, "range")?;
         let (field, def) = match target {
             Target::Missing => return Ok(none()),
             Target::Meta(f) => {
@@ -891,6 +1030,18 @@ impl<'c, 'a> Planner<'c, 'a> {
         };
         if !def.index && !def.doc_values {
             return Ok(none());
+        }
+        if let lode_engine::mapping::FieldType::Range(kind) = def.ty {
+            return self.range_field_query(
+                def,
+                kind,
+                (r.from.as_ref(), r.include_lower),
+                (r.to.as_ref(), r.include_upper),
+                r.relation,
+                (r.format.as_deref(), r.time_zone.as_deref()),
+                r.boost,
+                score,
+            );
         }
         let q = match def.storage() {
             Storage::Text | Storage::Keyword => {
@@ -927,6 +1078,53 @@ impl<'c, 'a> Planner<'c, 'a> {
                     Some(z) => Tz::parse(z).map_err(|e| EsError::illegal_argument(e.reason))?,
                     None => Tz::utc(),
                 };
+                if def.nanos_path().is_some() {
+                    let bound = |v: &Value, round_up: bool| {
+                        self.date_nanos_bound(def, v, &format, &tz, round_up)
+                    };
+                    let lo = match &r.from {
+                        None => Some(None),
+                        Some(v) => bound(v, !r.include_lower)?.map(|(f, n)| {
+                            Some((
+                                f,
+                                if r.include_lower {
+                                    Some(n)
+                                } else {
+                                    n.checked_add(1)
+                                },
+                            ))
+                        }),
+                    };
+                    let hi = match &r.to {
+                        None => Some(None),
+                        Some(v) => bound(v, r.include_upper)?.map(|(f, n)| {
+                            Some((
+                                f,
+                                if r.include_upper {
+                                    Some(n)
+                                } else {
+                                    n.checked_sub(1)
+                                },
+                            ))
+                        }),
+                    };
+                    if let (Some(lo), Some(hi)) = (lo, hi) {
+                        let nf = lo.or(hi).map(|(f, _)| f);
+                        let lo = lo.map_or(Some(i64::MIN), |(_, n)| n);
+                        let hi = hi.map_or(Some(i64::MAX), |(_, n)| n);
+                        return Ok(match (nf, lo, hi) {
+                            (_, Some(lo), Some(hi)) if lo > hi => none(),
+                            (Some(nf), Some(lo), Some(hi)) => {
+                                self.i64_range(nf, def, (lo, hi), r.boost, score)
+                            }
+                            // No bound: every document with a value.
+                            (None, _, _) => {
+                                self.i64_range(field, def, (i64::MIN, i64::MAX), r.boost, score)
+                            }
+                            _ => none(),
+                        });
+                    }
+                }
                 // gt and lte round up, gte and lt round down (ES date math rounding).
                 let lo = match &r.from {
                     None => i64::MIN,
@@ -1046,7 +1244,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     Term::from_field_ip_addr(field, Ipv6Addr::UNSPECIFIED),
                 )
             }
-            Storage::None | Storage::Completion => return Ok(none()),
+            Storage::None | Storage::Completion | Storage::Range => return Ok(none()),
         };
         Ok(constant(q, r.boost, score))
     }
@@ -1129,8 +1327,15 @@ impl<'c, 'a> Planner<'c, 'a> {
             "_id" | "_index" | "_seq_no" | "_version" | "_primary_term"
         ) {
             return Ok(constant(all(), boost, score));
-        } else if field == "_routing" {
-            let f = self.ctx.meta.routing;
+        } else if field == "_routing" || field == "_ignored" {
+            let f = if field == "_routing" {
+                self.ctx.meta.routing
+            } else {
+                match self.ctx.meta.ignored {
+                    Some(f) => f,
+                    None => return Ok(none()),
+                }
+            };
             return Ok(constant(
                 self.term_range(None, true, None, true, Term::from_field_text(f, "")),
                 boost,
@@ -1244,7 +1449,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn prefix(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&p.field);
+        let target = self.resolve_for(&p.field, "prefix")?;
         let Some((field, def)) = self.string_target(&target, "prefix", &p.field)? else {
             return Ok(none());
         };
@@ -1269,7 +1474,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn wildcard(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&p.field);
+        let target = self.resolve_for(&p.field, "wildcard")?;
         let Some((field, def)) = self.string_target(&target, "wildcard", &p.field)? else {
             return Ok(none());
         };
@@ -1294,7 +1499,7 @@ impl<'c, 'a> Planner<'c, 'a> {
 
     fn regexp(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
         check_regex_length(&p.value, self.ctx.max_regex_length)?;
-        let target = self.resolve(&p.field);
+        let target = self.resolve_for(&p.field, "regexp")?;
         let Some((field, def)) = self.string_target(&target, "regexp", &p.field)? else {
             return Ok(none());
         };
@@ -1319,7 +1524,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn fuzzy(&self, f: &FuzzyQuery, score: bool) -> EsResult<Q> {
-        let target = self.resolve(&f.field);
+        let target = self.resolve_for(&f.field, "fuzzy")?;
         let Some((field, def)) = self.string_target(&target, "fuzzy", &f.field)? else {
             return Ok(none());
         };
@@ -1419,7 +1624,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn match_query(&self, m: &MatchQuery, score: bool, kind: MatchKind) -> EsResult<Q> {
-        let target = self.resolve(&m.field);
+        let target = self.resolve_for(&m.field, "match")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
             Target::Meta(_) => return self.exact(&target, &m.query, m.boost, score, m.lenient),
@@ -1484,7 +1689,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn phrase(&self, p: &PhraseQuery, score: bool, prefix: bool, lenient: bool) -> EsResult<Q> {
-        let target = self.resolve(&p.field);
+        let target = self.resolve_for(&p.field, "match_phrase")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
             Target::Meta(_) => return self.exact(&target, &p.query, p.boost, score, lenient),
@@ -1564,8 +1769,10 @@ impl<'c, 'a> Planner<'c, 'a> {
             if fb.pattern.contains('*') {
                 all_fields |= fb.pattern == "*";
                 for def in self.ctx.mapping.matching_fields(&fb.pattern) {
-                    if !matches!(def.storage(), Storage::None | Storage::Completion)
-                        && (def.index || def.doc_values)
+                    if !matches!(
+                        def.storage(),
+                        Storage::None | Storage::Completion | Storage::Range
+                    ) && (def.index || def.doc_values)
                         && !out.iter().any(|(p, _)| *p == def.path)
                     {
                         out.push((def.path.clone(), fb.boost));
@@ -2147,6 +2354,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     include_upper: *include_upper,
                     format: None,
                     time_zone: qs.time_zone.clone(),
+                    relation: lode_engine::range_field::Relation::Intersects,
                     boost: 1.0,
                 };
                 self.range(&r, score)

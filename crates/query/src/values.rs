@@ -51,7 +51,7 @@ pub fn parse_num(v: &Value) -> Result<Num, String> {
 /// The values an integer field of this type can hold.
 pub fn int_bounds(ty: FieldType) -> (i64, i64) {
     match ty {
-        FieldType::Integer => (i32::MIN as i64, i32::MAX as i64),
+        FieldType::Integer | FieldType::TokenCount => (i32::MIN as i64, i32::MAX as i64),
         FieldType::Short => (i16::MIN as i64, i16::MAX as i64),
         FieldType::Byte => (i8::MIN as i64, i8::MAX as i64),
         FieldType::UnsignedLong => (0, i64::MAX),

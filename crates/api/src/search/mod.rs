@@ -1402,6 +1402,14 @@ fn fetch_phase(
         if let Some(r) = doc.get_first(s.meta.routing).and_then(|v| v.as_str()) {
             hit.insert("_routing".into(), json!(r));
         }
+        // ES returns the `_ignored` metadata field with every hit that has one.
+        if s.meta.ignored.is_some() && !sreq.stored_fields_none {
+            let def = lode_engine::mapping::FieldDef::ignored_meta();
+            let ignored = lode_hits::docvalues::read(&s.searcher, h.addr, &def, None)?;
+            if !ignored.is_empty() {
+                hit.insert("_ignored".into(), Value::Array(ignored));
+            }
+        }
         if sreq.version || sreq.seq_no_primary_term {
             let (seq_no, version) = s.seq_no_version(h.addr)?;
             if sreq.version {
@@ -1452,7 +1460,16 @@ fn fetch_phase(
             let mapping = t.index.mapping();
             for (pattern, format) in &sreq.fields {
                 for def in mapping.matching_fields(pattern) {
-                    let vals = lode_hits::docvalues::from_source(src, &def, format.as_deref())?;
+                    // ES's `TokenCountFieldMapper` fetches the counts from doc values (none
+                    // without them), not the text in `_source`.
+                    let vals = if def.ty == lode_engine::mapping::FieldType::TokenCount {
+                        if !def.doc_values {
+                            continue;
+                        }
+                        lode_hits::docvalues::read(&s.searcher, h.addr, &def, format.as_deref())?
+                    } else {
+                        lode_hits::docvalues::from_source(src, &def, format.as_deref())?
+                    };
                     if !vals.is_empty() {
                         fields.insert(def.path.clone(), Value::Array(vals));
                     }
@@ -1582,9 +1599,17 @@ fn search_after_value(
     ) = (&key.kind, v)
     {
         if text.parse::<i64>().is_err() {
-            if let Some(def) = mapping.field(name) {
-                if let Ok(ms) = def.date_format.parse_json(v, &lode_dates::Tz::utc()) {
-                    return Ok(SortValue::I64(ms));
+            let field = name
+                .strip_suffix(lode_engine::mapping::NANOS_SUFFIX)
+                .unwrap_or(name);
+            if let Some(def) = mapping.field(field) {
+                let parsed = if def.nanos_path().is_some() {
+                    def.date_format.parse_json_nanos(v, &lode_dates::Tz::utc())
+                } else {
+                    def.date_format.parse_json(v, &lode_dates::Tz::utc())
+                };
+                if let Ok(x) = parsed {
+                    return Ok(SortValue::I64(x));
                 }
             }
         }

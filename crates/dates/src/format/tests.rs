@@ -649,3 +649,35 @@ fn printing_then_parsing_round_trips() {
         }
     }
 }
+
+#[test]
+fn nanos_parse_and_print() {
+    let f = DateFormat::parse("yyyy-MM-dd HH:mm:ss.SSSSSS").unwrap();
+    let utc = Tz::utc();
+    assert_eq!(
+        f.parse_nanos("2019-10-21 08:30:04.828733", &utc, false)
+            .unwrap(),
+        1_571_646_604_828_733_000
+    );
+    assert_eq!(
+        f.format_nanos(1_571_646_604_828_733_000, &utc),
+        "2019-10-21 08:30:04.828733"
+    );
+    let n = DateFormat::parse("strict_date_optional_time_nanos").unwrap();
+    let x = n
+        .parse_nanos("2019-10-21T08:30:04.828733123Z", &utc, false)
+        .unwrap();
+    assert_eq!(x, 1_571_646_604_828_733_123);
+    assert_eq!(n.format_nanos(x, &utc), "2019-10-21T08:30:04.828733123Z");
+    assert_eq!(
+        n.format_nanos(1_571_646_604_828_000_000, &utc),
+        "2019-10-21T08:30:04.828Z"
+    );
+    // Round up fills the missing fraction with its maximum.
+    assert_eq!(
+        n.parse_nanos("2019-10-21", &utc, true).unwrap() % 1_000_000_000,
+        999_999_999
+    );
+    let e = DateFormat::parse("epoch_millis").unwrap();
+    assert_eq!(e.parse_nanos("1000", &utc, false).unwrap(), 1_000_000_000);
+}

@@ -11,7 +11,7 @@ mod parse;
 
 pub use dynamic::infer_dynamic;
 pub use limits::{check_dynamic_update, check_limits, MappingLimits};
-pub use parse::{compile, merge};
+pub use parse::{compile, compile_with, merge};
 
 use lode_dates::DateFormat;
 use serde_json::Value;
@@ -41,6 +41,12 @@ pub enum FieldType {
     Flattened,
     /// ES's `completion` field: analyzed inputs with weights, for the completion suggester.
     Completion,
+    /// ES's `token_count`: the number of positions of the analyzed value, indexed as an
+    /// integer (see [`TokenCountOptions`]).
+    TokenCount,
+    /// `integer_range`, `long_range`, `float_range`, `double_range`, `date_range`, `ip_range`
+    /// (see `crate::range_field`).
+    Range(crate::range_field::RangeKind),
     /// Types Lode accepts and keeps in `_source` (and for `exists`) but does not index yet.
     SourceOnly(&'static str),
 }
@@ -52,13 +58,6 @@ const SOURCE_ONLY_TYPES: &[&str] = &[
     "point",
     "shape",
     "search_as_you_type",
-    "token_count",
-    "integer_range",
-    "long_range",
-    "float_range",
-    "double_range",
-    "date_range",
-    "ip_range",
     "percolator",
     "rank_feature",
     "rank_features",
@@ -93,6 +92,10 @@ impl FieldType {
             "nested" => FieldType::Nested,
             "flattened" => FieldType::Flattened,
             "completion" => FieldType::Completion,
+            "token_count" => FieldType::TokenCount,
+            other if crate::range_field::RangeKind::parse(other).is_some() => {
+                FieldType::Range(crate::range_field::RangeKind::parse(other)?)
+            }
             other => FieldType::SourceOnly(SOURCE_ONLY_TYPES.iter().find(|t| **t == other)?),
         })
     }
@@ -119,6 +122,8 @@ impl FieldType {
             FieldType::Nested => "nested",
             FieldType::Flattened => "flattened",
             FieldType::Completion => "completion",
+            FieldType::TokenCount => "token_count",
+            FieldType::Range(kind) => kind.type_name(),
             FieldType::SourceOnly(name) => name,
         }
     }
@@ -131,6 +136,7 @@ impl FieldType {
                 | FieldType::Short
                 | FieldType::Byte
                 | FieldType::UnsignedLong
+                | FieldType::TokenCount
         )
     }
 
@@ -165,6 +171,7 @@ impl FieldType {
             FieldType::Boolean => Storage::Bool,
             FieldType::Ip => Storage::Ip,
             FieldType::Completion => Storage::Completion,
+            FieldType::Range(_) => Storage::Range,
             _ => Storage::None,
         }
     }
@@ -184,6 +191,8 @@ pub enum Storage {
     Ip,
     /// Completion keys: one untokenized term per input (see [`CompletionOptions`]).
     Completion,
+    /// Ranges: a bytes column of encoded bounds (`crate::range_field`).
+    Range,
     /// Kept in `_source` only (binary, disabled objects).
     None,
 }
@@ -238,7 +247,35 @@ pub struct FieldDef {
     pub copy_to: Vec<String>,
     /// A `completion` field's options.
     pub completion: Option<CompletionOptions>,
+    /// A `token_count` field's options.
+    pub token_count: Option<TokenCountOptions>,
 }
+
+/// A `token_count` field's options (ES's `TokenCountFieldMapper`).
+#[derive(Debug, Clone)]
+pub struct TokenCountOptions {
+    pub analyzer: lode_analysis::Analyzer,
+    pub enable_position_increments: bool,
+}
+
+impl TokenCountOptions {
+    /// ES's `TokenCountFieldMapper#countPositions`: with position increments, the sum of the
+    /// tokens' increments (the last token's position + 1, so a removed stop word between two
+    /// tokens counts); without, one per position.
+    pub fn count(&self, text: &str) -> i64 {
+        let tokens = self.analyzer.analyze(text);
+        if self.enable_position_increments {
+            tokens.last().map_or(0, |t| t.position as i64 + 1)
+        } else {
+            let mut positions: Vec<usize> = tokens.iter().map(|t| t.position).collect();
+            positions.dedup();
+            positions.len() as i64
+        }
+    }
+}
+
+/// The suffix of a `date_nanos` field's nanosecond column (see [`FieldDef::nanos_path`]).
+pub const NANOS_SUFFIX: &str = "#nanos";
 
 /// Lucene's `CompletionAnalyzer.SEP_LABEL`: joins the tokens of a completion key.
 pub const COMPLETION_SEP: char = '\u{1f}';
@@ -301,8 +338,42 @@ impl CompletionOptions {
 }
 
 impl FieldDef {
+    /// The definition of the `_ignored` metadata field (a keyword with doc values), for the
+    /// APIs that read it as a field (`terms` aggregations).
+    pub fn ignored_meta() -> FieldDef {
+        FieldDef {
+            path: crate::schema::IGNORED.to_string(),
+            ty: FieldType::Keyword,
+            index: true,
+            doc_values: true,
+            store: false,
+            analyzer: "standard".into(),
+            search_analyzer: "standard".into(),
+            search_quote_analyzer: "standard".into(),
+            normalizer: None,
+            ignore_above: None,
+            null_value: None,
+            date_format: DateFormat::default_es(),
+            scaling_factor: 1.0,
+            coerce: true,
+            ignore_malformed: false,
+            multi_fields: Vec::new(),
+            parent: None,
+            copy_to: Vec::new(),
+            completion: None,
+            token_count: None,
+        }
+    }
+
     pub fn storage(&self) -> Storage {
         self.ty.storage()
+    }
+
+    /// A `date_nanos` field's second column, of epoch nanoseconds (the field's own column
+    /// holds epoch milliseconds, for aggregations and scripts): sorts, `search_after`,
+    /// queries and fetched values read it.
+    pub fn nanos_path(&self) -> Option<String> {
+        (self.ty == FieldType::DateNanos).then(|| format!("{}{NANOS_SUFFIX}", self.path))
     }
 
     /// Whether the tantivy field carries an inverted index (terms and postings). A searchable
@@ -371,6 +442,26 @@ pub struct Mapping {
     pub date_detection: bool,
     pub numeric_detection: bool,
     pub dynamic_date_formats: Vec<DateFormat>,
+    /// The index-level defaults of field parameters.
+    pub defaults: FieldDefaults,
+}
+
+/// The index settings that give field parameters their defaults: `index.mapping.coerce`
+/// and `index.mapping.ignore_malformed` (ES's `NumberFieldMapper`, `DateFieldMapper`, ...
+/// read them when a field does not set its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldDefaults {
+    pub coerce: bool,
+    pub ignore_malformed: bool,
+}
+
+impl Default for FieldDefaults {
+    fn default() -> Self {
+        FieldDefaults {
+            coerce: true,
+            ignore_malformed: false,
+        }
+    }
 }
 
 impl Mapping {

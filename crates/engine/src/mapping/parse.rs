@@ -1,6 +1,9 @@
 //! Compiles and merges mapping JSON, with Elasticsearch's validation errors.
 
-use super::{CompletionOptions, Dynamic, FieldDef, FieldType, Mapping, ObjectDef};
+use super::{
+    CompletionOptions, Dynamic, FieldDef, FieldDefaults, FieldType, Mapping, ObjectDef,
+    TokenCountOptions,
+};
 use crate::error::{EsError, EsResult};
 use lode_analysis::AnalysisRegistry;
 use lode_dates::DateFormat;
@@ -31,6 +34,15 @@ const ROOT_KEYS: &[&str] = &[
 
 /// Compiles `mappings` JSON (already unwrapped from any `_doc` type level) into a `Mapping`.
 pub fn compile(json: &Value, analysis: &AnalysisRegistry) -> EsResult<Mapping> {
+    compile_with(json, analysis, FieldDefaults::default())
+}
+
+/// [`compile`] with the index's defaults of field parameters.
+pub fn compile_with(
+    json: &Value,
+    analysis: &AnalysisRegistry,
+    defaults: FieldDefaults,
+) -> EsResult<Mapping> {
     let root = match json {
         Value::Object(m) => m,
         Value::Null => &Map::new(),
@@ -82,6 +94,7 @@ pub fn compile(json: &Value, analysis: &AnalysisRegistry) -> EsResult<Mapping> {
         date_detection,
         numeric_detection,
         dynamic_date_formats,
+        defaults,
     };
     if let Some(props) = root.get("properties") {
         let props = props.as_object().ok_or_else(|| {
@@ -161,6 +174,13 @@ const COMMON_PARAMS: &[&str] = &["type", "meta", "copy_to", "store", "fields", "
 
 fn allowed_params(ty: FieldType) -> &'static [&'static str] {
     match ty {
+        FieldType::TokenCount => &[
+            "analyzer",
+            "enable_position_increments",
+            "null_value",
+            "index",
+            "doc_values",
+        ],
         FieldType::Text => &[
             "analyzer",
             "search_analyzer",
@@ -213,6 +233,10 @@ fn allowed_params(ty: FieldType) -> &'static [&'static str] {
             &["null_value", "index", "doc_values", "ignore_malformed"]
         }
         FieldType::Binary => &["doc_values"],
+        FieldType::Range(crate::range_field::RangeKind::Date) => {
+            &["format", "locale", "index", "doc_values", "coerce"]
+        }
+        FieldType::Range(_) => &["index", "doc_values", "coerce"],
         FieldType::Completion => &[
             "analyzer",
             "search_analyzer",
@@ -370,6 +394,12 @@ fn compile_field(
             ))),
         }
     };
+    // The index settings apply to the types that have the parameter.
+    let field_defaults = FieldDefaults {
+        coerce: mapping.defaults.coerce || !allowed.contains(&"coerce"),
+        ignore_malformed: mapping.defaults.ignore_malformed
+            && allowed.contains(&"ignore_malformed"),
+    };
     let index = bool_param("index", true)?;
     let doc_values = ty != FieldType::Text && bool_param("doc_values", ty != FieldType::Binary)?;
     let store = bool_param("store", false)?;
@@ -426,12 +456,21 @@ fn compile_field(
         ),
     };
     let date_format = match def.get("format") {
-        Some(Value::String(f)) if ty.is_date() => DateFormat::parse(f).map_err(|e| {
-            mapper_parsing(format!(
-                "Failed to parse mapping: Invalid format: [{f}]: {}",
-                e.reason
-            ))
-        })?,
+        Some(Value::String(f))
+            if ty.is_date() || ty == FieldType::Range(crate::range_field::RangeKind::Date) =>
+        {
+            DateFormat::parse(f).map_err(|e| {
+                mapper_parsing(format!(
+                    "Failed to parse mapping: Invalid format: [{f}]: {}",
+                    e.reason
+                ))
+            })?
+        }
+        // ES's `DateFieldMapper.DEFAULT_DATE_TIME_NANOS_FORMATTER`.
+        _ if ty == FieldType::DateNanos => {
+            DateFormat::parse("strict_date_optional_time_nanos||epoch_millis")
+                .expect("builtin format")
+        }
         _ => DateFormat::default_es(),
     };
     let scaling_factor = match def.get("scaling_factor") {
@@ -510,6 +549,34 @@ fn compile_field(
     } else {
         None
     };
+    let token_count = if ty == FieldType::TokenCount {
+        // ES's `TokenCountFieldMapper.Builder#build`: the analyzer has no default.
+        if !def.contains_key("analyzer") {
+            return Err(mapper_parsing(format!(
+                "Failed to parse mapping: Analyzer must be set for field [{short}] but wasn't."
+            )));
+        }
+        if let Some(v) = def.get("null_value").filter(|v| !v.is_null()) {
+            let ok = v.as_i64().is_some_and(|n| i32::try_from(n).is_ok())
+                || v.as_str().is_some_and(|s| s.trim().parse::<i32>().is_ok());
+            if !ok {
+                return Err(mapper_parsing(format!(
+                    "Failed to parse mapping: Error parsing [null_value] on field [{short}]: For input string: \"{}\"",
+                    render_scalar(v)
+                )));
+            }
+        }
+        Some(TokenCountOptions {
+            analyzer: analysis.analyzer(&analyzer).map_err(|_| {
+                mapper_parsing(format!(
+                    "analyzer [{analyzer}] has not been configured in mappings"
+                ))
+            })?,
+            enable_position_increments: bool_param("enable_position_increments", true)?,
+        })
+    } else {
+        None
+    };
     mapping.fields.insert(
         path.to_string(),
         Arc::new(FieldDef {
@@ -526,12 +593,13 @@ fn compile_field(
             null_value: def.get("null_value").filter(|v| !v.is_null()).cloned(),
             date_format,
             scaling_factor,
-            coerce: bool_param("coerce", true)?,
-            ignore_malformed: bool_param("ignore_malformed", false)?,
+            coerce: bool_param("coerce", field_defaults.coerce)?,
+            ignore_malformed: bool_param("ignore_malformed", field_defaults.ignore_malformed)?,
             multi_fields,
             parent: parent.map(str::to_string),
             copy_to,
             completion,
+            token_count,
         }),
     );
     Ok(())
