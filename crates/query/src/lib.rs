@@ -29,6 +29,7 @@ mod parse;
 mod patterns;
 mod plan;
 pub mod points;
+pub mod profile;
 mod query_string;
 pub mod runtime;
 pub mod script;
@@ -53,7 +54,7 @@ pub use parse::{
     MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery, RangeQuery,
     ScoreFunction, ScoreMode, TermQuery, TermsLookup, TermsQuery, ZeroTerms,
 };
-pub use plan::{build_filter, build_query};
+pub use plan::{build_filter, build_query, build_query_profiled};
 pub use query_string::{Occur, QsNode, QsTerm};
 pub use script::{DocColumns, ScriptErrors};
 pub use slice::IdSliceQuery;
