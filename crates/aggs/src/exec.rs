@@ -4,6 +4,7 @@
 //! tree becomes final results (`Stage::Final`) for rendering.
 
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
+use super::profile;
 use super::render::{key_id, too_many_buckets};
 use super::sources::{
     DateIndexProvider, FilterProvider, RangeProvider, RankProvider, WeightedProvider,
@@ -61,6 +62,8 @@ pub(crate) struct Exec<'a> {
     /// The `request` breaker's reservation for this search's aggregations, released when
     /// the search is done with them.
     pub reserved: std::sync::Mutex<lode_engine::breaker::Reservation<'static>>,
+    /// A profiled search: the aggregators' profile entries of each shard, in shard order.
+    pub profile: Option<std::sync::Mutex<Vec<Vec<serde_json::Value>>>>,
 }
 
 /// The per-shard requests of one collection (the final one is shared by all indices).
@@ -192,13 +195,33 @@ impl<'a> Exec<'a> {
                     shard,
                     &mut self.reserved.lock().unwrap_or_else(|p| p.into_inner()),
                 )?;
-                let registry = self.registry_for(&t.plan, shard)?;
-                let params = AggContextParams::new(limits(), TokenizerManager::default())
-                    .with_value_sources(Arc::new(registry));
-                let mut res = collect_shard(select(&t.plan, nodes), shard, query, &reqs, params)
-                    .map_err(|e| self.error(e))?;
-                res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
-                    .map_err(|e| self.error(e))?;
+                let res = match &self.profile {
+                    Some(entries) if matches!(nodes, Nodes::Roots) => {
+                        let (res, shard_entries) = self.collect_profiled(t, shard, query)?;
+                        entries
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(shard_entries);
+                        res
+                    }
+                    _ => {
+                        let registry = self.registry_for(&t.plan, shard)?;
+                        let params = AggContextParams::new(limits(), TokenizerManager::default())
+                            .with_value_sources(Arc::new(registry));
+                        let mut res = collect_shard(
+                            select(&t.plan, nodes),
+                            shard,
+                            query,
+                            &reqs,
+                            params,
+                            None,
+                        )
+                        .map_err(|e| self.error(e))?;
+                        res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
+                            .map_err(|e| self.error(e))?;
+                        res
+                    }
+                };
                 on_shard(&res);
                 match &mut merged {
                     None => merged = Some(res),
@@ -210,6 +233,42 @@ impl<'a> Exec<'a> {
             .unwrap_or_default()
             .into_final_result(fin, limits())
             .map_err(|e| self.error(e))
+    }
+
+    /// A profiled shard collection: each top-level aggregation collected on its own, timed
+    /// (see `profile.rs`); the same shard result as one collection of them all.
+    fn collect_profiled(
+        &self,
+        t: &PlannedTarget,
+        shard: &ShardSearcher,
+        query: &dyn Query,
+    ) -> EsResult<(IntermediateAggregationResults, Vec<serde_json::Value>)> {
+        let mut out = IntermediateAggregationResults::default();
+        let mut entries = Vec::new();
+        for i in 0..t.plan.roots.len() {
+            let one = &t.plan.roots[i..=i];
+            let timer = Arc::new(profile::AggTimer::default());
+            let started = std::time::Instant::now();
+            let reqs = Requests::for_nodes(one)?;
+            let registry = self.registry_for(&t.plan, shard)?;
+            let params = AggContextParams::new(limits(), TokenizerManager::default())
+                .with_value_sources(Arc::new(registry));
+            timer.add(profile::INITIALIZE, started, 1);
+            let mut res = collect_shard(one, shard, query, &reqs, params, Some(&timer))
+                .map_err(|e| self.error(e))?;
+            let started = std::time::Instant::now();
+            res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
+                .map_err(|e| self.error(e))?;
+            timer.add(profile::BUILD_AGGREGATION, started, 0);
+            entries.push(profile::entry(&one[0], &res, &timer, shard));
+            let keys: Vec<String> = res.keys().cloned().collect();
+            for key in keys {
+                if let Some(v) = res.remove(&key) {
+                    out.push(key, v).map_err(|e| self.error(e))?;
+                }
+            }
+        }
+        Ok((out, entries))
     }
 
     /// Final results of `nodes` over no documents (empty buckets, null metrics).
@@ -313,6 +372,7 @@ fn collect_shard(
     query: &dyn Query,
     reqs: &Requests,
     params: AggContextParams,
+    timer: Option<&Arc<profile::AggTimer>>,
 ) -> tantivy::Result<IntermediateAggregationResults> {
     let countable: Vec<(&str, &str, Field)> = nodes
         .iter()
@@ -324,8 +384,35 @@ fn collect_shard(
         .collect();
     let collector =
         DistributedAggregationCollector::from_aggs(reqs.collect.clone(), params.clone());
+    // A profiled collection goes through the timing wrapper (only then: no cost otherwise).
+    let collect_one = |c: &DistributedAggregationCollector,
+                       weight: &dyn tantivy::query::Weight,
+                       ord: u32,
+                       reader: &tantivy::SegmentReader|
+     -> tantivy::Result<IntermediateAggregationResults> {
+        match timer {
+            None => c.collect_segment(weight, ord, reader)?,
+            Some(t) => {
+                let timed = profile::Timed {
+                    inner: c,
+                    timer: t.clone(),
+                };
+                let fruit = timed.collect_segment(weight, ord, reader)?;
+                timed.merge_fruits(vec![fruit])
+            }
+        }
+    };
     if countable.is_empty() {
-        return shard.searcher.search(query, &collector);
+        return match timer {
+            None => shard.searcher.search(query, &collector),
+            Some(t) => shard.searcher.search(
+                query,
+                &profile::Timed {
+                    inner: &collector,
+                    timer: t.clone(),
+                },
+            ),
+        };
     }
     let mut rest = reqs.collect.clone();
     for (name, _, _) in &countable {
@@ -343,11 +430,11 @@ fn collect_shard(
         let ord = ord as u32;
         let everything = lode_query::matches_every_doc(&*weight.scorer(segment, 1.0)?);
         if !everything {
-            merged.merge_fruits(collector.collect_segment(&*weight, ord, segment)??)?;
+            merged.merge_fruits(collect_one(&collector, &*weight, ord, segment)?)?;
             continue;
         }
         if let Some(c) = &rest_collector {
-            merged.merge_fruits(c.collect_segment(&*weight, ord, segment)??)?;
+            merged.merge_fruits(collect_one(c, &*weight, ord, segment)?)?;
         }
         for (&(_, field_name, field), sums) in countable.iter().zip(&mut counted) {
             let sums = sums.get_or_insert_with(BTreeMap::new);

@@ -33,6 +33,7 @@ mod exec;
 mod format;
 mod pipeline;
 mod plan;
+mod profile;
 mod render;
 mod request;
 mod rounding;
@@ -96,8 +97,27 @@ pub fn run_aggs_multi(
     targets: &[AggTarget],
     typed_keys: bool,
 ) -> EsResult<Value> {
+    Ok(run(req, targets, typed_keys, false)?.0)
+}
+
+/// [`run_aggs_multi`] for a profiled search: also Elasticsearch's `profile.shards[].aggregations`
+/// of every shard (targets' shards in order), timed as `profile.rs` describes.
+pub fn run_aggs_multi_profiled(
+    req: &AggsRequest,
+    targets: &[AggTarget],
+    typed_keys: bool,
+) -> EsResult<(Value, Vec<Vec<Value>>)> {
+    run(req, targets, typed_keys, true)
+}
+
+fn run(
+    req: &AggsRequest,
+    targets: &[AggTarget],
+    typed_keys: bool,
+    profiled: bool,
+) -> EsResult<(Value, Vec<Vec<Value>>)> {
     if targets.is_empty() {
-        return Ok(Value::Object(Default::default()));
+        return Ok((Value::Object(Default::default()), Vec::new()));
     }
     check_sizes(&req.aggs, req.max_buckets)?;
     let planned = targets
@@ -116,6 +136,7 @@ pub fn run_aggs_multi(
         reserved: std::sync::Mutex::new(
             lode_engine::breaker::service().empty(lode_engine::breaker::Kind::Request),
         ),
+        profile: profiled.then(Default::default),
     };
     let results = exec.collect_main()?;
     let mut renderer = Renderer {
@@ -126,7 +147,12 @@ pub fn run_aggs_multi(
     };
     let mut out = renderer.render_level(&exec.plan().roots, &results, &Scope::default(), true)?;
     pipeline::apply(&mut out, &req.pipelines, typed_keys)?;
-    Ok(Value::Object(out))
+    let profile = exec
+        .profile
+        .take()
+        .map(|p| p.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .unwrap_or_default();
+    Ok((Value::Object(out), profile))
 }
 
 /// Requests that ask for more buckets than `search.max_buckets` up front fail before collecting.

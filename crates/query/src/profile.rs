@@ -30,7 +30,6 @@ pub const BREAKDOWN_KEYS: [&str; 10] = [
     "count_weight",
 ];
 
-const SET_MIN: usize = 0;
 const NEXT_DOC: usize = 3;
 const SCORE: usize = 4;
 const BUILD_SCORER: usize = 6;
@@ -259,51 +258,6 @@ impl Scorer for ProfiledScorer {
         let s = self.inner.score();
         self.node.record(SCORE, started);
         s
-    }
-}
-
-// `set_min_competitive_score` has no tantivy counterpart (see the module comment).
-const _: usize = SET_MIN;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tantivy::collector::Count;
-    use tantivy::schema::{Schema, STRING};
-    use tantivy::{doc, Index};
-
-    #[test]
-    fn profiled_query_times_and_counts_what_runs_through_it() {
-        let mut schema = Schema::builder();
-        let f = schema.add_text_field("t", STRING);
-        let index = Index::create_in_ram(schema.build());
-        let mut w: tantivy::IndexWriter = index.writer(15_000_000).unwrap();
-        for v in ["a", "b", "a", "c", "a"] {
-            w.add_document(doc!(f => v)).unwrap();
-        }
-        w.commit().unwrap();
-        let searcher = index.reader().unwrap().searcher();
-        let node = Arc::new(ProfileNode::new("TermQuery".into(), "t:a".into(), vec![]));
-        let q = ProfiledQuery::new(
-            Box::new(tantivy::query::TermQuery::new(
-                Term::from_field_text(f, "a"),
-                tantivy::schema::IndexRecordOption::Basic,
-            )),
-            node.clone(),
-        );
-        let top = tantivy::collector::TopDocs::with_limit(10).order_by_score();
-        let (n, hits) = searcher.search(&q, &(Count, top)).unwrap();
-        assert_eq!((n, hits.len()), (3, 3));
-        assert_eq!(node.timing("create_weight").1, 1);
-        assert_eq!(node.timing("build_scorer").1, 1);
-        // three matches, then the end
-        assert_eq!(node.timing("next_doc").1, 3);
-        assert_eq!(node.timing("score").1, 3);
-        assert!(node.time_in_nanos() > 0);
-        let j = node.to_json();
-        assert_eq!(j["type"], "TermQuery");
-        assert_eq!(j["breakdown"]["match"], 0);
-        assert_eq!(j["breakdown"].as_object().unwrap().len(), 20);
     }
 }
 
@@ -540,11 +494,58 @@ fn built_description(
             parts.push(format!("{prefix}{d}"));
         }
         let mut d = parts.join(" ");
+        // tantivy's disjunction asks for one match where Lucene's asks for none (the same
+        // matches without a required clause): Lucene's `~n` shows only what changes them.
         let min = b.get_minimum_number_should_match();
-        if min > 0 && b.clauses().iter().any(|(o, _)| *o == Occur::Should) {
+        let required = b.clauses().iter().any(|(o, _)| *o == Occur::Must);
+        if (min > 1 || (min == 1 && required))
+            && b.clauses().iter().any(|(o, _)| *o == Occur::Should)
+        {
             d = format!("({d})~{min}");
         }
         return Some(("BooleanQuery", d));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tantivy::collector::Count;
+    use tantivy::schema::{Schema, STRING};
+    use tantivy::{doc, Index};
+
+    #[test]
+    fn profiled_query_times_and_counts_what_runs_through_it() {
+        let mut schema = Schema::builder();
+        let f = schema.add_text_field("t", STRING);
+        let index = Index::create_in_ram(schema.build());
+        let mut w: tantivy::IndexWriter = index.writer(15_000_000).unwrap();
+        for v in ["a", "b", "a", "c", "a"] {
+            w.add_document(doc!(f => v)).unwrap();
+        }
+        w.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let node = Arc::new(ProfileNode::new("TermQuery".into(), "t:a".into(), vec![]));
+        let q = ProfiledQuery::new(
+            Box::new(tantivy::query::TermQuery::new(
+                Term::from_field_text(f, "a"),
+                tantivy::schema::IndexRecordOption::Basic,
+            )),
+            node.clone(),
+        );
+        let top = tantivy::collector::TopDocs::with_limit(10).order_by_score();
+        let (n, hits) = searcher.search(&q, &(Count, top)).unwrap();
+        assert_eq!((n, hits.len()), (3, 3));
+        assert_eq!(node.timing("create_weight").1, 1);
+        assert_eq!(node.timing("build_scorer").1, 1);
+        // three matches, then the end
+        assert_eq!(node.timing("next_doc").1, 3);
+        assert_eq!(node.timing("score").1, 3);
+        assert!(node.time_in_nanos() > 0);
+        let j = node.to_json();
+        assert_eq!(j["type"], "TermQuery");
+        assert_eq!(j["breakdown"]["match"], 0);
+        assert_eq!(j["breakdown"].as_object().unwrap().len(), 20);
+    }
 }

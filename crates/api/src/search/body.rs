@@ -51,8 +51,6 @@ impl Token {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Support {
     Yes,
-    /// Accepted only as `false` (the default): `true` asks for a feature Lode lacks.
-    OnlyFalse,
     No,
 }
 
@@ -107,7 +105,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("_source", "voa", Yes),
     key("stored_fields", "va", Yes),
     key("sort", "voa", Yes),
-    key("profile", "v", OnlyFalse),
+    key("profile", "v", Yes),
     key("search_after", "a", Yes),
     key("aggregations", "o", Yes),
     key("aggs", "o", Yes),
@@ -147,11 +145,6 @@ pub fn check_keys(body: &Map<String, Value>) -> EsResult<()> {
         };
         match key.support {
             Yes => {}
-            OnlyFalse => {
-                if read_bool(v, key.name)? {
-                    return Err(not_supported(key.name));
-                }
-            }
             No => return Err(not_supported(key.name)),
         }
     }
@@ -469,7 +462,8 @@ mod tests {
             assert!(e.reason.contains(k), "{k}");
         }
         assert!(check(json!({"explain": false, "profile": false})).is_ok());
-        assert!(check(json!({"profile": true})).is_err());
+        assert!(check(json!({"profile": true})).is_ok());
+        assert!(check(json!({"profile": {}})).is_err());
         assert!(check(json!({"script_fields": {}})).is_ok());
     }
 

@@ -6,6 +6,7 @@ mod body;
 mod collapse;
 mod completion;
 mod phrase;
+mod profile;
 pub mod request_cache;
 mod rescore;
 mod runtime_aggs;
@@ -92,6 +93,10 @@ pub struct SearchRequest {
     pub highlight: Option<HighlightRequest>,
     /// `explain`: each hit carries how its score was computed.
     pub explain: bool,
+    /// `profile`: the response carries the shards' timings (`profile.shards`).
+    pub profile: bool,
+    /// The node's id, as a profiled response names its shards (`[node][index][shard]`).
+    pub node_id: String,
     /// `search_type=dfs_query_then_fetch`: scores use index-wide term statistics.
     pub dfs: bool,
     /// `slice` of a sliced scroll.
@@ -374,6 +379,8 @@ impl SearchRequest {
             },
             collapse: b.get("collapse").map(body::read_collapse).transpose()?,
             explain: bool_opt("explain")?,
+            profile: bool_opt("profile")?,
+            node_id: String::new(),
             dfs,
             slice: b.get("slice").map(body::read_slice).transpose()?,
             terms_lookups: Default::default(),
@@ -518,6 +525,10 @@ struct QueryPhase {
     terminated_early: bool,
     /// Some shard stopped at the `timeout` deadline.
     timed_out: bool,
+    /// A profiled search: each shard's query profile, and its aggregations' profile by
+    /// (index position, shard id).
+    profiles: Vec<profile::ShardQueryProfile>,
+    agg_profiles: HashMap<(usize, usize), Vec<Value>>,
 }
 
 /// Per-index searchers pinned for the fetch phase (and for scrolls).
@@ -537,7 +548,25 @@ fn base_query(
     ctx: &QueryContext,
     early: &EarlyStop,
 ) -> EsResult<Box<dyn tantivy::query::Query>> {
-    let mut q = filtered_query(t, sreq, ctx)?;
+    Ok(base_query_with(t, sreq, ctx, early, false)?.0)
+}
+
+/// A planned query and, when profiled, the root of its profile tree.
+type ProfiledPlan = (
+    Box<dyn tantivy::query::Query>,
+    Option<Arc<query::profile::ProfileNode>>,
+);
+
+/// [`base_query`], with the search query profiled when `profiled` (its profile tree's root
+/// returned beside it).
+fn base_query_with(
+    t: &Target,
+    sreq: &SearchRequest,
+    ctx: &QueryContext,
+    early: &EarlyStop,
+    profiled: bool,
+) -> EsResult<ProfiledPlan> {
+    let (mut q, node) = filtered_query(t, sreq, ctx, profiled)?;
     if let Some(boost) = index_boost(&sreq.indices_boost, &t.index.name) {
         q = Box::new(tantivy::query::BoostQuery::new(q, boost));
     }
@@ -553,7 +582,7 @@ fn base_query(
             early.stopped.clone(),
         ));
     }
-    Ok(q)
+    Ok((q, node))
 }
 
 /// When shards stop collecting, and whether they did. `cancel` is the request's task token
@@ -577,12 +606,22 @@ fn filtered_query(
     t: &Target,
     sreq: &SearchRequest,
     ctx: &QueryContext,
-) -> EsResult<Box<dyn tantivy::query::Query>> {
-    let q: Box<dyn tantivy::query::Query> = match &sreq.query {
-        Some(q) => query::build_query(q, ctx)?,
-        None => Box::new(tantivy::query::AllQuery),
+    profiled: bool,
+) -> EsResult<ProfiledPlan> {
+    let (q, node): (Box<dyn tantivy::query::Query>, _) = match &sreq.query {
+        Some(q) if profiled => {
+            let (q, node) = query::build_query_profiled(q, ctx)?;
+            (q, Some(node))
+        }
+        None if profiled => {
+            let all = query::Query::MatchAll { boost: 1.0 };
+            let (q, node) = query::build_query_profiled(&all, ctx)?;
+            (q, Some(node))
+        }
+        Some(q) => (query::build_query(q, ctx)?, None),
+        None => (Box::new(tantivy::query::AllQuery), None),
     };
-    Ok(match &t.alias_filter {
+    let q = match &t.alias_filter {
         Some(f) => Box::new(tantivy::query::BooleanQuery::new(vec![
             (tantivy::query::Occur::Must, q),
             (
@@ -594,7 +633,8 @@ fn filtered_query(
             ),
         ])),
         None => q,
-    })
+    };
+    Ok((q, node))
 }
 
 fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
@@ -864,6 +904,8 @@ fn query_phase(
     let mut aggs_out: Option<Value> = None;
     let mut shards = 0;
     let mut keys_out: Option<Vec<SortKey>> = None;
+    let profiles: std::sync::Mutex<Vec<profile::ShardQueryProfile>> = Default::default();
+    let mut agg_profiles = HashMap::new();
     let early = EarlyStop {
         deadline: sreq
             .timeout
@@ -938,13 +980,34 @@ fn query_phase(
         });
         let num_shards = t.index.num_shards();
         let run_shard = |s: &ShardSearcher| -> EsResult<(u64, Vec<Candidate>)> {
+            // A profiled search plans its query per shard, each shard timing its own nodes.
+            let (base, profiled) = if sreq.profile {
+                let started = Instant::now();
+                let (bq, node) = base_query_with(t, sreq, &ctx, &early, true)?;
+                let bq: Box<dyn tantivy::query::Query> = match &sreq.post_filter {
+                    Some(pf) => Box::new(tantivy::query::BooleanQuery::new(vec![
+                        (tantivy::query::Occur::Must, bq),
+                        (
+                            tantivy::query::Occur::Must,
+                            Box::new(tantivy::query::ConstScoreQuery::new(
+                                query::build_query(pf, &ctx)?,
+                                0.0,
+                            )),
+                        ),
+                    ])),
+                    None => bq,
+                };
+                (bq, node.map(|n| (n, started.elapsed().as_nanos() as u64)))
+            } else {
+                (q.box_clone(), None)
+            };
             let q = match sreq.slice {
-                None => q.box_clone(),
+                None => base,
                 Some(slice) => match shard_slice(slice, s.shard_id, num_shards, s.meta.id) {
                     SliceOfShard::None => return Ok((0, Vec::new())),
-                    SliceOfShard::All => q.box_clone(),
+                    SliceOfShard::All => base,
                     SliceOfShard::Part(part) => Box::new(tantivy::query::BooleanQuery::new(vec![
-                        (tantivy::query::Occur::Must, q.box_clone()),
+                        (tantivy::query::Occur::Must, base),
                         (
                             tantivy::query::Occur::Must,
                             Box::new(tantivy::query::ConstScoreQuery::new(part, 0.0)),
@@ -1068,6 +1131,26 @@ fn query_phase(
                     },
                 )?,
             };
+            if let Some((node, rewrite_nanos)) = profiled {
+                let (name, reason) = match (score_only, limit) {
+                    (true, 0) => ("TotalHitCountCollector", "search_count"),
+                    (true, _) => ("SimpleTopScoreDocCollector", "search_top_hits"),
+                    (false, _) => ("SimpleFieldCollector", "search_top_hits"),
+                };
+                let elapsed = started.elapsed().as_nanos() as u64;
+                profiles.lock().unwrap_or_else(|p| p.into_inner()).push(
+                    profile::ShardQueryProfile {
+                        index: ti,
+                        shard: s.shard_id,
+                        // the collector's time: the shard's search outside the query's calls
+                        collector_nanos: elapsed.saturating_sub(node.time_in_nanos()),
+                        query: node,
+                        rewrite_nanos,
+                        collector: name,
+                        reason,
+                    },
+                );
+            }
             shard_stats.query_total.fetch_add(1, Ordering::Relaxed);
             add_elapsed(&shard_stats.query_time_nanos, started);
             shard_stats.record_groups(
@@ -1185,6 +1268,16 @@ fn query_phase(
             })
             .collect();
         let mut out = match a {
+            Some(a) if sreq.profile => {
+                let (out, shards) =
+                    aggs::run_aggs_multi_profiled(a, &agg_targets, sreq.typed_keys)?;
+                let order = targets
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(ti, t)| t.searchers.iter().map(move |s| (ti, s.shard_id)));
+                agg_profiles.extend(order.zip(shards));
+                out
+            }
             Some(a) => aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?,
             None => json!({}),
         };
@@ -1246,6 +1339,8 @@ fn query_phase(
         shards,
         terminated_early: early.stopped.terminated.load(Ordering::Relaxed),
         timed_out: early.stopped.timed_out.load(Ordering::Relaxed),
+        profiles: profiles.into_inner().unwrap_or_else(|p| p.into_inner()),
+        agg_profiles,
     })
 }
 
@@ -1322,6 +1417,7 @@ fn fetch_phase(
     hits: &[Candidate],
     sreq: &SearchRequest,
     keys: Option<&[SortKey]>,
+    mut prof: Option<&mut profile::FetchProfiles>,
 ) -> EsResult<Vec<Value>> {
     let mut out = Vec::with_capacity(hits.len());
     let now = now_millis();
@@ -1374,6 +1470,7 @@ fn fetch_phase(
             .expect("shard searcher");
         let started = Instant::now();
         let doc: TantivyDocument = s.searcher.doc(h.addr)?;
+        let stored_nanos = started.elapsed().as_nanos() as u64;
         let id = doc
             .get_first(s.meta.id)
             .and_then(|v| v.as_str().map(str::to_string))
@@ -1404,6 +1501,7 @@ fn fetch_phase(
             || !sreq.fields.is_empty()
             || !sreq.stored_fields.is_empty()
             || sreq.highlight.is_some();
+        let source_started = Instant::now();
         let source: Option<Value> = if needs_source {
             let bytes = stored_source(&doc, s.meta);
             // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
@@ -1411,6 +1509,7 @@ fn fetch_phase(
         } else {
             None
         };
+        let source_nanos = source_started.elapsed().as_nanos() as u64;
         if let (true, Some(src)) = (sreq.source.fetch, &source) {
             if let Some(f) = sreq.source.apply(src) {
                 hit.insert("_source".into(), f);
@@ -1532,6 +1631,14 @@ fn fetch_phase(
             st.record_groups(
                 &sreq.stats_groups,
                 true,
+                started.elapsed().as_nanos() as u64,
+            );
+        }
+        if let Some(p) = prof.as_deref_mut() {
+            p.record(
+                (h.index, h.shard),
+                stored_nanos,
+                needs_source.then_some(source_nanos),
                 started.elapsed().as_nanos() as u64,
             );
         }
@@ -1744,7 +1851,9 @@ fn execute(
         let page_hits: Vec<Candidate> = hits.drain(..take).collect();
         (page_hits, hits)
     };
-    let rendered = fetch_phase(&targets, &page, sreq, keys.as_deref())?;
+    let mut fetch_prof = sreq.profile.then(profile::FetchProfiles::default);
+    let index_names: Vec<String> = targets.iter().map(|t| t.index.name.clone()).collect();
+    let rendered = fetch_phase(&targets, &page, sreq, keys.as_deref(), fetch_prof.as_mut())?;
     // With no shard to ask (a wildcard matching nothing), ES's empty response has no
     // `suggest` section.
     let suggest_out = match &sreq.suggest {
@@ -1810,6 +1919,19 @@ fn execute(
     if let Some(s) = suggest_out {
         body.insert("suggest".into(), s);
     }
+    if sreq.profile {
+        let names: Vec<&str> = index_names.iter().map(String::as_str).collect();
+        body.insert(
+            "profile".into(),
+            profile::render(
+                &sreq.node_id,
+                &names,
+                qp.profiles,
+                qp.agg_profiles,
+                fetch_prof.unwrap_or_default(),
+            ),
+        );
+    }
     Ok(Value::Object(body))
 }
 
@@ -1841,6 +1963,9 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
     sreq.resolve_lookups(node, body.as_ref())?;
+    if sreq.profile {
+        sreq.node_id = crate::cluster::node_id(node);
+    }
     if let (Some(a), Some(m)) = (
         sreq.aggs.as_mut(),
         crate::cluster_settings::max_buckets(node),
@@ -1897,6 +2022,10 @@ fn cache_key(
     scroll: bool,
     list: &[Searched],
 ) -> EsResult<Option<String>> {
+    // A profiled search measures its own execution: never answered from the cache.
+    if sreq.profile {
+        return Ok(None);
+    }
     let enabled = match req.param("request_cache") {
         Some(_) => req.bool_param("request_cache", true)?,
         None => list.iter().all(|s| {
@@ -2103,6 +2232,9 @@ pub fn msearch(
             .and_then(|_| SearchRequest::parse(Some(body), &sub))
             .and_then(|mut sreq| {
                 sreq.resolve_lookups(node, Some(body))?;
+                if sreq.profile {
+                    sreq.node_id = crate::cluster::node_id(node);
+                }
                 targets(node, &indices, &sub).and_then(|list| {
                     let _hits = reserve_hits_window(&sreq, &list)?;
                     match &child {
@@ -2262,13 +2394,15 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         collapse: None,
         highlight: ctx.highlight.clone(),
         explain: false,
+        profile: false,
+        node_id: String::new(),
         dfs: false,
         slice: None,
         terms_lookups: Default::default(),
         suggest: None,
         query: ctx.query.clone(),
     };
-    let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
+    let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref(), None)?;
     for t in &ctx.targets {
         if let Ok(shards) = t.index.shards() {
             for s in shards {
