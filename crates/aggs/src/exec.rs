@@ -280,6 +280,35 @@ impl<'a> Exec<'a> {
 
     fn registry_for(&self, plan: &Plan, shard: &ShardSearcher) -> EsResult<ValueSourceRegistry> {
         let mut registry = ValueSourceRegistry::default();
+        // Runtime fields are value sources (read only by the aggregations that name them).
+        let ctx = self
+            .targets
+            .iter()
+            .find(|t| std::ptr::eq(&t.plan, plan))
+            .map(|t| t.target.ctx);
+        if let Some(ctx) = ctx.filter(|c| !c.runtime.is_empty()) {
+            let mut names = Vec::new();
+            super::plan::runtime_sources(&plan.roots, &mut names);
+            let fields: lode_query::script::Fields = Arc::new(ctx.mapping.fields.clone());
+            for name in names {
+                let Some((field, missing)) = super::plan::parse_runtime_source(&name) else {
+                    continue;
+                };
+                let Some(f) = ctx.runtime.get(field) else {
+                    continue;
+                };
+                registry.register(
+                    &name,
+                    Arc::new(super::sources::RuntimeProvider {
+                        field: f.clone(),
+                        fields: fields.clone(),
+                        runtime: ctx.runtime.clone(),
+                        errors: ctx.script_errors.clone(),
+                        missing: missing.map(|m| serde_json::Value::String(m.to_string())),
+                    }),
+                );
+            }
+        }
         for (i, spec) in plan.sources.iter().enumerate() {
             let provider: Arc<dyn ValueSourceProvider> = match spec {
                 SourceSpec::Filters { queries, other } => {

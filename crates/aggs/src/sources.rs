@@ -512,3 +512,166 @@ mod weighted_tests {
         assert!(weighted_terms(&[], &[4.0]).is_empty());
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Runtime fields and scripts
+
+/// A runtime field (or an aggregation's `script`, an anonymous one) as a value source: the
+/// field is evaluated per collected document (compiled once per request, its columns opened
+/// per segment), its values encoded as the column of its type would hold them. Keywords get
+/// ordinals from a dictionary that grows as values are met.
+pub(crate) struct RuntimeProvider {
+    pub field: Arc<lode_query::runtime::RuntimeField>,
+    pub fields: lode_query::script::Fields,
+    pub runtime: lode_query::runtime::RuntimeFields,
+    pub errors: lode_query::ScriptErrors,
+    /// The value of a document without any (a keyword aggregation's `missing`).
+    pub missing: Option<serde_json::Value>,
+}
+
+impl ValueSourceProvider for RuntimeProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        Ok(Some(Box::new(RuntimeSource {
+            docs: lode_query::DocColumns::new(reader, self.fields.clone())
+                .with_runtime(self.runtime.clone()),
+            field: self.field.clone(),
+            errors: self.errors.clone(),
+            dict: RuntimeDict::default(),
+            f64: false,
+            missing: self.missing.clone(),
+        })))
+    }
+}
+
+#[derive(Default)]
+struct RuntimeDict {
+    ords: std::collections::HashMap<String, u64>,
+    terms: Vec<String>,
+}
+
+impl tantivy::aggregation::ValueSourceDictionary for RuntimeDict {
+    fn num_terms(&self) -> u64 {
+        self.terms.len() as u64
+    }
+
+    fn sorted_ords_to_term_cb(
+        &self,
+        sorted_ords: &[u64],
+        callback: &mut dyn FnMut(&[u8]),
+    ) -> std::io::Result<bool> {
+        for &o in sorted_ords {
+            match self.terms.get(o as usize) {
+                Some(t) => callback(t.as_bytes()),
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+}
+
+struct RuntimeSource {
+    docs: lode_query::DocColumns,
+    field: Arc<lode_query::runtime::RuntimeField>,
+    errors: lode_query::ScriptErrors,
+    dict: RuntimeDict,
+    /// Numbers handed over as `f64` (metrics, see `ValueSource::to_f64`).
+    f64: bool,
+    missing: Option<serde_json::Value>,
+}
+
+impl std::fmt::Debug for RuntimeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeSource")
+            .field("field", &self.field.name)
+            .finish()
+    }
+}
+
+impl ValueSource for RuntimeSource {
+    fn column_type(&self) -> ColumnType {
+        use lode_query::runtime::RuntimeType;
+        match self.field.ty {
+            _ if self.f64 => ColumnType::F64,
+            RuntimeType::Keyword => ColumnType::Str,
+            RuntimeType::Long | RuntimeType::Date => ColumnType::I64,
+            RuntimeType::Double => ColumnType::F64,
+            RuntimeType::Boolean => ColumnType::Bool,
+        }
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        use serde_json::Value;
+        use tantivy::columnar::MonotonicallyMappableToU64;
+        values.clear();
+        docids.clear();
+        let ty = self.column_type();
+        for &doc in docs {
+            self.docs.doc = doc;
+            let mut vals = self.field.values_or_record(&mut self.docs, &self.errors);
+            if vals.is_empty() {
+                vals.extend(self.missing.clone());
+            }
+            let first = values.len();
+            for v in vals {
+                let encoded = match (ty, &v) {
+                    (ColumnType::Str, Value::String(s)) => match self.dict.ords.get(s) {
+                        Some(o) => *o,
+                        None => {
+                            let o = self.dict.terms.len() as u64;
+                            self.dict.ords.insert(s.clone(), o);
+                            self.dict.terms.push(s.clone());
+                            o
+                        }
+                    },
+                    (ColumnType::I64, v) => match v.as_i64() {
+                        Some(i) => i.to_u64(),
+                        None => continue,
+                    },
+                    (ColumnType::F64, Value::Bool(b)) => f64::from(u8::from(*b)).to_u64(),
+                    (ColumnType::F64, v) => match v.as_f64() {
+                        Some(f) => f.to_u64(),
+                        None => continue,
+                    },
+                    (ColumnType::Bool, Value::Bool(b)) => b.to_u64(),
+                    _ => continue,
+                };
+                values.push(encoded);
+            }
+            // A keyword counts once per document and term, as ES's ordinals do.
+            if ty == ColumnType::Str {
+                values[first..].sort_unstable();
+                let mut keep = first;
+                for i in first..values.len() {
+                    if i == first || values[i] != values[keep - 1] {
+                        values[keep] = values[i];
+                        keep += 1;
+                    }
+                }
+                values.truncate(keep);
+            }
+            docids.extend(std::iter::repeat_n(doc, values.len() - first));
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(mut self: Box<Self>) -> Box<dyn ValueSource> {
+        if self.column_type() != ColumnType::Str {
+            self.f64 = true;
+        }
+        self
+    }
+
+    fn term_dictionary(&self) -> Option<&dyn tantivy::aggregation::ValueSourceDictionary> {
+        (self.column_type() == ColumnType::Str).then_some(&self.dict as _)
+    }
+}

@@ -9,7 +9,6 @@ mod phrase;
 mod profile;
 pub mod request_cache;
 mod rescore;
-mod runtime_aggs;
 mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -761,35 +760,6 @@ fn runtime_fields_values(
     Ok(())
 }
 
-/// Aggregations run on tantivy's columns, which a runtime field does not have: an
-/// aggregation over one is refused, never answered empty.
-fn refuse_runtime_aggs(aggs: &Value, runtime: &lode_query::runtime::RuntimeFields) -> EsResult<()> {
-    if runtime.is_empty() {
-        return Ok(());
-    }
-    match aggs {
-        Value::Object(o) => {
-            for (k, v) in o {
-                if k == "field" {
-                    if let Some(f) = v.as_str().filter(|f| runtime.contains_key(*f)) {
-                        return Err(EsError::illegal_argument(format!(
-                            "aggregations on runtime field [{f}] are not supported by Lode"
-                        )));
-                    }
-                }
-                refuse_runtime_aggs(v, runtime)?;
-            }
-        }
-        Value::Array(a) => {
-            for v in a {
-                refuse_runtime_aggs(v, runtime)?;
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
 fn context<'a>(
     index: &'a IndexService,
     state: &'a lode_engine::index::MappingState,
@@ -1211,51 +1181,6 @@ fn query_phase(
             .zip(&ctxs)
             .map(|(t, ctx)| base_query(t, sreq, ctx, &early))
             .collect::<EsResult<Vec<_>>>()?;
-        // Top-level aggregations on a runtime field run on their own collector; any other
-        // reference to a runtime field in the aggregations is refused.
-        let runtimes: Vec<_> = ctxs.iter().map(|c| &c.runtime).collect();
-        let mut rest_req = None;
-        let mut runtime_out = None;
-        if let Some(raw) = sreq
-            .aggs_json
-            .as_ref()
-            .filter(|_| runtimes.iter().any(|r| !r.is_empty()))
-        {
-            let (rt_aggs, rest) = runtime_aggs::split(raw, &runtimes)?;
-            if let Some(rest) = &rest {
-                for r in &runtimes {
-                    refuse_runtime_aggs(rest, r)?;
-                }
-            }
-            if !rt_aggs.is_empty() {
-                let rt_targets: Vec<_> = targets
-                    .iter()
-                    .zip(&ctxs)
-                    .zip(&queries)
-                    .map(|((t, ctx), q)| {
-                        (
-                            &ctx.runtime,
-                            &t.searchers[..],
-                            &**q,
-                            Arc::new(ctx.mapping.fields.clone()),
-                        )
-                    })
-                    .collect();
-                runtime_out = Some(runtime_aggs::run(&rt_aggs, &rt_targets, sreq.typed_keys)?);
-                rest_req = Some(match rest {
-                    Some(rest) => {
-                        let mut r = aggs::parse_aggs(&rest)?;
-                        r.set_max_buckets(a.max_buckets());
-                        Some(r)
-                    }
-                    None => None,
-                });
-            }
-        }
-        let a = match &rest_req {
-            Some(r) => r.as_ref(),
-            None => Some(a),
-        };
         let agg_targets: Vec<aggs::AggTarget> = targets
             .iter()
             .zip(&ctxs)
@@ -1267,23 +1192,17 @@ fn query_phase(
                 query: &**q,
             })
             .collect();
-        let mut out = match a {
-            Some(a) if sreq.profile => {
-                let (out, shards) =
-                    aggs::run_aggs_multi_profiled(a, &agg_targets, sreq.typed_keys)?;
-                let order = targets
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(ti, t)| t.searchers.iter().map(move |s| (ti, s.shard_id)));
-                agg_profiles.extend(order.zip(shards));
-                out
-            }
-            Some(a) => aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?,
-            None => json!({}),
+        let out = if sreq.profile {
+            let (out, shards) = aggs::run_aggs_multi_profiled(a, &agg_targets, sreq.typed_keys)?;
+            let order = targets
+                .iter()
+                .enumerate()
+                .flat_map(|(ti, t)| t.searchers.iter().map(move |s| (ti, s.shard_id)));
+            agg_profiles.extend(order.zip(shards));
+            out
+        } else {
+            aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?
         };
-        if let (Some(rt), Some(o)) = (runtime_out, out.as_object_mut()) {
-            o.extend(rt);
-        }
         aggs_out = Some(out);
         if let Some(e) = ctxs.iter().find_map(query::take_script_error) {
             return Err(e);
