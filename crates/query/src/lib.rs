@@ -66,6 +66,7 @@ use lode_engine::schema::MetaFields;
 use tantivy::schema::Schema;
 
 /// Everything planning needs to know about the index being searched.
+#[derive(Clone)]
 pub struct QueryContext<'a> {
     pub mapping: &'a Mapping,
     pub schema: &'a Schema,
