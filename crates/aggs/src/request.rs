@@ -1975,6 +1975,12 @@ fn parse_percentiles_like(
             "script",
         ],
     )?;
+    if values_key == "values" && o.contains_key("script") {
+        // ranks are counted from the field's column (see `sources::RankProvider`)
+        return Err(EsError::illegal_argument(format!(
+            "[script] is not supported in [{ty}] aggregations"
+        )));
+    }
     let mut r = PercentilesReq {
         field: field_or_script(o, false)?,
         percents: vec![1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0],
