@@ -89,6 +89,11 @@ pub struct SearchRequest {
     pub timeout: Option<u64>,
     /// `collapse.field`: one hit per value of this field.
     pub collapse: Option<String>,
+    /// `collapse.inner_hits`: each collapsed hit's group, searched per hit.
+    pub collapse_inner_hits: Vec<body::InnerHits>,
+    /// The body's `query` and `runtime_mappings` as sent (a group's search repeats them).
+    pub query_json: Option<Value>,
+    pub runtime_json: Option<Value>,
     pub highlight: Option<HighlightRequest>,
     /// `explain`: each hit carries how its score was computed.
     pub explain: bool,
@@ -318,6 +323,7 @@ impl SearchRequest {
             .map(lode_query::runtime::parse_runtime_mappings)
             .transpose()?
             .unwrap_or_default();
+        let collapse = b.get("collapse").map(body::read_collapse).transpose()?;
         Ok(SearchRequest {
             runtime,
             aggs_json: b.get("aggs").or(b.get("aggregations")).cloned(),
@@ -376,7 +382,10 @@ impl SearchRequest {
                     .transpose()?
                     .flatten(),
             },
-            collapse: b.get("collapse").map(body::read_collapse).transpose()?,
+            collapse: collapse.as_ref().map(|c| c.field.clone()),
+            collapse_inner_hits: collapse.map(|c| c.inner_hits).unwrap_or_default(),
+            query_json: b.get("query").cloned(),
+            runtime_json: b.get("runtime_mappings").cloned(),
             explain: bool_opt("explain")?,
             profile: bool_opt("profile")?,
             node_id: String::new(),
@@ -1566,6 +1575,75 @@ fn fetch_phase(
     Ok(out)
 }
 
+/// `collapse.inner_hits`, as ES's `ExpandSearchPhase`: per collapsed hit and inner hits
+/// definition, a search of the hit's group (the request's query, filtered on the group's value
+/// or, for the null group, on documents without the field) with the definition's `from`,
+/// `size`, `sort`, `_source`, a second-level `collapse`, ...; its hits go in the hit's
+/// `inner_hits.<name>`.
+fn expand_groups(
+    targets: &[Target],
+    sreq: &SearchRequest,
+    page: &[Candidate],
+    rendered: &mut [Value],
+    now: i64,
+) -> EsResult<()> {
+    let Some(field) = sreq.collapse.as_deref() else {
+        return Ok(());
+    };
+    if sreq.collapse_inner_hits.is_empty() {
+        return Ok(());
+    }
+    let params = RestRequest {
+        method: crate::rest::Method::Post,
+        path: String::new(),
+        params: Default::default(),
+        body: Vec::new(),
+    };
+    for (cand, hit) in page.iter().zip(rendered.iter_mut()) {
+        let group = cand.group.clone().unwrap_or(Value::Null);
+        let mut bool_q = Map::new();
+        if group.is_null() {
+            bool_q.insert("must_not".into(), json!([{"exists": {"field": field}}]));
+        } else {
+            bool_q.insert("filter".into(), json!([{"term": {field: group}}]));
+        }
+        if let Some(q) = &sreq.query_json {
+            bool_q.insert("must".into(), json!([q]));
+        }
+        let mut inner_hits = Map::new();
+        for spec in &sreq.collapse_inner_hits {
+            let mut body = spec.body.clone();
+            body.insert("query".into(), json!({"bool": bool_q}));
+            body.insert("track_total_hits".into(), json!(true));
+            if let Some(rt) = &sreq.runtime_json {
+                body.insert("runtime_mappings".into(), rt.clone());
+            }
+            let body = Value::Object(body);
+            let mut inner = SearchRequest::parse(Some(&body), &params)?;
+            inner.terms_lookups = sreq.terms_lookups.clone();
+            inner.typed_keys = sreq.typed_keys;
+            let qp = query_phase(targets, &inner, inner.from + inner.size, now)?;
+            let mut hits = qp.hits;
+            hits.drain(..inner.from.min(hits.len()));
+            hits.truncate(inner.size);
+            let mut inner_rendered = fetch_phase(targets, &hits, &inner, qp.keys.as_deref(), None)?;
+            expand_groups(targets, &inner, &hits, &mut inner_rendered, now)?;
+            inner_hits.insert(
+                spec.name.clone(),
+                json!({"hits": {
+                    "total": {"value": qp.total, "relation": "eq"},
+                    "max_score": qp.max_score.map(float_value).unwrap_or(Value::Null),
+                    "hits": inner_rendered,
+                }}),
+            );
+        }
+        if let Some(o) = hit.as_object_mut() {
+            o.insert("inner_hits".into(), Value::Object(inner_hits));
+        }
+    }
+    Ok(())
+}
+
 /// A `search_after` value for one sort key: a date may be given formatted, in the field's
 /// date format (as the sort values of `fields` show it), as ES accepts it.
 fn search_after_value(
@@ -1772,7 +1850,8 @@ fn execute(
     };
     let mut fetch_prof = sreq.profile.then(profile::FetchProfiles::default);
     let index_names: Vec<String> = targets.iter().map(|t| t.index.name.clone()).collect();
-    let rendered = fetch_phase(&targets, &page, sreq, keys.as_deref(), fetch_prof.as_mut())?;
+    let mut rendered = fetch_phase(&targets, &page, sreq, keys.as_deref(), fetch_prof.as_mut())?;
+    expand_groups(&targets, sreq, &page, &mut rendered, now)?;
     // With no shard to ask (a wildcard matching nothing), ES's empty response has no
     // `suggest` section.
     let suggest_out = match &sreq.suggest {
@@ -2311,6 +2390,9 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         indices_boost: Vec::new(),
         timeout: None,
         collapse: None,
+        collapse_inner_hits: Vec::new(),
+        query_json: None,
+        runtime_json: None,
         highlight: ctx.highlight.clone(),
         explain: false,
         profile: false,
