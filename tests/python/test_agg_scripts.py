@@ -89,6 +89,23 @@ def test_terms_and_histogram_scripts_with_sub_aggregations(es, docs):
             ranked(Counter(d["tag"] for d in g))
 
 
+def test_range_scripts(es, docs):
+    a = search(es, {"aggs": {
+        "r": {"range": {"script": "doc['a'].value + doc['x'].value",
+                        "ranges": [{"to": 10}, {"from": 5, "to": 20}, {"from": 20}]}},
+        "v": {"range": {"field": "a", "script": "_value * 2",
+                        "ranges": [{"key": "low", "to": 10}, {"key": "high", "from": 10}]}}}})
+    def count(lo, hi, f):
+        return sum(1 for d in docs.values()
+                   if (lo is None or f(d) >= lo) and (hi is None or f(d) < hi))
+    s = lambda d: d["a"] + d["x"]
+    assert [b["doc_count"] for b in a["r"]["buckets"]] == \
+        [count(None, 10, s), count(5, 20, s), count(20, None, s)]
+    t = lambda d: 2 * d["a"]
+    assert [(b["key"], b["doc_count"]) for b in a["v"]["buckets"]] == \
+        [("low", count(None, 10, t)), ("high", count(10, None, t))]
+
+
 def test_value_type_types_script_keys(es, docs):
     a = search(es, {"aggs": {"t": {"terms": {"script": "doc['a'].value % 4",
                                              "value_type": "long"}}}})

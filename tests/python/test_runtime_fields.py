@@ -87,7 +87,6 @@ def test_multi_valued_and_shadowing(es, docs):
     {"aggs": {"x": {"terms": {"field": "full", "include": "a.*"}}}},
     {"aggs": {"x": {"terms": {"field": "full", "min_doc_count": 0}}}},
     {"aggs": {"x": {"min": {"field": "full"}}}},
-    {"aggs": {"x": {"range": {"field": "twice", "ranges": [{"to": 10}]}}}},
     {"aggs": {"x": {"terms": {"field": "a"}, "aggs": {"m": {"date_histogram": {
         "field": "twice", "fixed_interval": "1d"}}}}}},
 ])
@@ -136,6 +135,14 @@ def test_runtime_fields_anywhere_in_the_aggregation_tree(es, docs):
               [(n["key"], n["doc_count"]) for n in b["names"]["buckets"]])
              for b in a["h"]["buckets"]]
     assert got_h == want_h
+    r = search(es, {"size": 0, "aggs": {"r": {
+        "range": {"field": "twice", "ranges": [{"to": 20}, {"from": 10, "to": 40}]},
+        "aggs": {"m": {"max": {"field": "multi"}}}}}})
+    for b, (lo, hi) in zip(r["aggregations"]["r"]["buckets"], [(None, 20), (10, 40)]):
+        sel = [d for d in docs.values()
+               if (lo is None or 2 * d["a"] >= lo) and 2 * d["a"] < hi]
+        assert b["doc_count"] == len(sel)
+        assert b["m"]["value"] == (max(d["a"] + 100 for d in sel) if sel else None)
     for b in a["first"]["buckets"]:
         tw = [2 * d["a"] for d in docs.values() if d["first"] == b["key"]]
         assert b["doc_count"] == len(tw)

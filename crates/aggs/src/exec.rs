@@ -333,6 +333,7 @@ impl<'a> Exec<'a> {
                     column: *column,
                     ranges: ranges.clone(),
                     missing: *missing,
+                    runtime: self.runtime_provider(plan, field),
                 }),
                 SourceSpec::Dates { field, rounding } => Arc::new(DateIndexProvider {
                     field: field.clone(),
@@ -362,6 +363,28 @@ impl<'a> Exec<'a> {
             registry.register(&source_name(i), provider);
         }
         Ok(registry)
+    }
+
+    /// The runtime field a computed column reads instead of a column, when `field` names one.
+    fn runtime_provider(
+        &self,
+        plan: &Plan,
+        field: &str,
+    ) -> Option<Arc<super::sources::RuntimeProvider>> {
+        let (name, _) = super::plan::parse_runtime_source(field)?;
+        let ctx = self
+            .targets
+            .iter()
+            .find(|t| std::ptr::eq(&t.plan, plan))?
+            .target
+            .ctx;
+        Some(Arc::new(super::sources::RuntimeProvider {
+            field: ctx.runtime.get(name)?.clone(),
+            fields: Arc::new(ctx.mapping.fields.clone()),
+            runtime: ctx.runtime.clone(),
+            errors: ctx.script_errors.clone(),
+            missing: None,
+        }))
     }
 
     fn error(&self, e: TantivyError) -> EsError {

@@ -198,6 +198,7 @@ fn script_fields(nodes: &[request::AggNode], out: &mut Vec<String>) {
             request::AggKind::Histogram(h) => Some(&h.field),
             request::AggKind::Metric(m) => Some(&m.field),
             request::AggKind::Percentiles(p) => Some(&p.field),
+            request::AggKind::Range(r) => Some(&r.field),
             _ => None,
         };
         if let Some(f) = field.filter(|f| f.starts_with(request::SCRIPT_MARK)) {

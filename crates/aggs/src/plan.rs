@@ -122,6 +122,8 @@ pub(crate) fn runtime_sources(nodes: &[PlanNode], out: &mut Vec<String>) {
 const RUNTIME_AGGS: &[&str] = &[
     "terms",
     "histogram",
+    "range",
+    "date_range",
     "avg",
     "sum",
     "min",

@@ -1303,9 +1303,22 @@ fn parse_range(name: &str, ty: &str, o: &Map<String, Value>, is_date: bool) -> E
     expect_fields(
         ty,
         o,
-        &["field", "ranges", "keyed", "format", "time_zone", "missing"],
+        &[
+            "field",
+            "ranges",
+            "keyed",
+            "format",
+            "time_zone",
+            "missing",
+            "script",
+        ],
     )?;
-    let field = required_field(o)?;
+    if is_date && o.contains_key("script") {
+        return Err(EsError::illegal_argument(format!(
+            "[script] is not supported in [{ty}] aggregations"
+        )));
+    }
+    let field = field_or_script(o, false)?;
     let ranges_json = match o.get("ranges") {
         Some(Value::Array(a)) => a,
         Some(other) => {

@@ -121,6 +121,8 @@ pub(crate) struct RangeProvider {
     pub column: NumericColumn,
     pub ranges: Vec<(f64, f64)>,
     pub missing: Option<f64>,
+    /// A runtime field (or an aggregation script) read instead of a column.
+    pub runtime: Option<Arc<RuntimeProvider>>,
 }
 
 impl ValueSourceProvider for RangeProvider {
@@ -130,9 +132,15 @@ impl ValueSourceProvider for RangeProvider {
         _allowed: Option<&[ColumnType]>,
     ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
         let fast = reader.fast_fields();
-        let column = match self.column {
-            NumericColumn::I64 => fast.column_opt::<i64>(&self.field)?.map(AnyColumn::I64),
-            NumericColumn::F64 => fast.column_opt::<f64>(&self.field)?.map(AnyColumn::F64),
+        let column = match (&self.runtime, self.column) {
+            (Some(rt), _) => Some(AnyColumn::Runtime(Box::new(RuntimeColumn {
+                docs: lode_query::DocColumns::new(reader, rt.fields.clone())
+                    .with_runtime(rt.runtime.clone()),
+                field: rt.field.clone(),
+                errors: rt.errors.clone(),
+            }))),
+            (None, NumericColumn::I64) => fast.column_opt::<i64>(&self.field)?.map(AnyColumn::I64),
+            (None, NumericColumn::F64) => fast.column_opt::<f64>(&self.field)?.map(AnyColumn::F64),
         };
         Ok(Some(Box::new(RangeSource {
             column,
@@ -143,25 +151,45 @@ impl ValueSourceProvider for RangeProvider {
     }
 }
 
-#[derive(Clone)]
 enum AnyColumn {
     I64(Column<i64>),
     F64(Column<f64>),
+    /// A runtime field evaluated per document.
+    Runtime(Box<RuntimeColumn>),
+}
+
+struct RuntimeColumn {
+    docs: lode_query::DocColumns,
+    field: Arc<lode_query::runtime::RuntimeField>,
+    errors: lode_query::ScriptErrors,
 }
 
 impl AnyColumn {
-    fn values_into(&self, doc: DocId, out: &mut Vec<f64>) {
+    fn values_into(&mut self, doc: DocId, out: &mut Vec<f64>) {
         out.clear();
         match self {
             AnyColumn::I64(c) => out.extend(c.values_for_doc(doc).map(|v| v as f64)),
             AnyColumn::F64(c) => out.extend(c.values_for_doc(doc)),
+            AnyColumn::Runtime(r) => {
+                r.docs.doc = doc;
+                let vals = r.field.values_or_record(&mut r.docs, &r.errors);
+                out.extend(vals.iter().filter_map(|v| match v {
+                    serde_json::Value::Bool(b) => Some(f64::from(u8::from(*b))),
+                    v => v.as_f64(),
+                }));
+            }
         }
     }
 }
 
 /// A document's values of an optional column into `out`, or the `missing` value when it has
 /// none.
-fn doc_values(column: &Option<AnyColumn>, missing: Option<f64>, doc: DocId, out: &mut Vec<f64>) {
+fn doc_values(
+    column: &mut Option<AnyColumn>,
+    missing: Option<f64>,
+    doc: DocId,
+    out: &mut Vec<f64>,
+) {
     match column {
         Some(c) => c.values_into(doc, out),
         None => out.clear(),
@@ -201,7 +229,7 @@ impl ValueSource for RangeSource {
         values.clear();
         docids.clear();
         for &doc in docs {
-            doc_values(&self.column, self.missing, doc, &mut self.scratch);
+            doc_values(&mut self.column, self.missing, doc, &mut self.scratch);
             for (i, (from, to)) in self.ranges.iter().enumerate() {
                 if self.scratch.iter().any(|v| v >= from && v < to) {
                     values.push(i as u64 + 1);
@@ -377,7 +405,7 @@ impl ValueSource for RankSource {
         values.clear();
         docids.clear();
         for &doc in docs {
-            doc_values(&self.column, self.missing, doc, &mut self.scratch);
+            doc_values(&mut self.column, self.missing, doc, &mut self.scratch);
             // tantivy's histogram counts a document once per bucket: the `j`-th value of a
             // document goes to slot + j * (n + 1), which rendering folds back modulo n + 1.
             let stride = self.values.len() as u64 + 1;
@@ -479,11 +507,16 @@ impl ValueSource for WeightedSource {
         values.clear();
         docids.clear();
         for &doc in docs {
-            doc_values(&self.weight, self.weight_missing, doc, &mut self.weights);
+            doc_values(
+                &mut self.weight,
+                self.weight_missing,
+                doc,
+                &mut self.weights,
+            );
             if self.weights.is_empty() {
                 continue;
             }
-            doc_values(&self.value, self.value_missing, doc, &mut self.values);
+            doc_values(&mut self.value, self.value_missing, doc, &mut self.values);
             for (product, weight) in weighted_terms(&self.values, &self.weights) {
                 let x = if self.product { product } else { weight };
                 values.push(tantivy::f64_to_u64(x));
