@@ -73,6 +73,20 @@ pub(crate) fn metric_field(ctx: &QueryContext, name: &str) -> EsResult<FieldRef>
     }
 }
 
+/// A field name as errors show it: an aggregation script's stand-in name is its source.
+fn shown_field(name: &str) -> String {
+    match super::request::ScriptSpec::of(name) {
+        Some(spec) => match &spec.script {
+            Value::String(s) => format!("script: {s}"),
+            other => format!(
+                "script: {}",
+                other.get("source").and_then(Value::as_str).unwrap_or("")
+            ),
+        },
+        None => name.to_string(),
+    }
+}
+
 /// The value source a runtime field is registered under (see `sources::RuntimeProvider`).
 pub(crate) fn runtime_source_name(field: &str) -> String {
     format!("{RUNTIME_PREFIX}{field}")
@@ -144,16 +158,15 @@ fn runtime_field_ref(
     need: Need,
 ) -> EsResult<FieldRef> {
     use lode_query::runtime::RuntimeType;
+    let shown = shown_field(&f.name);
     if !RUNTIME_AGGS.contains(&agg_type) {
         return Err(EsError::illegal_argument(format!(
-            "aggregation of type [{agg_type}] on runtime field [{}] is not supported by Lode",
-            f.name
+            "aggregation of type [{agg_type}] on runtime field [{shown}] is not supported by Lode"
         )));
     }
     if need == Need::Numeric && matches!(f.ty, RuntimeType::Keyword | RuntimeType::Boolean) {
         return Err(EsError::illegal_argument(format!(
-            "Field [{}] of type [{}] is not supported for aggregation [{agg_type}]",
-            f.name,
+            "Field [{shown}] of type [{}] is not supported for aggregation [{agg_type}]",
             f.ty.name()
         )));
     }
@@ -871,7 +884,8 @@ fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<Term
         if let Some(what) = refused {
             return Err(EsError::illegal_argument(format!(
                 "[{what}] of aggregation [{}] on runtime field [{}] is not supported by Lode",
-                node.name, t.field
+                node.name,
+                shown_field(&t.field)
             )));
         }
     }

@@ -1847,3 +1847,30 @@ fn profiled_run_matches_and_times_each_top_level_aggregation() {
         assert!(h["breakdown"]["initialize"].as_u64().unwrap() > 0);
     }
 }
+
+#[test]
+fn refusals_on_scripts_name_the_script() {
+    let all = docs(20);
+    let ix = TestIndex::new(&[&all], 1);
+    let e = ix
+        .run_with(
+            None,
+            json!({"t": {"terms": {"script": "doc['acctType'].value", "include": "a.*"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, "illegal_argument_exception");
+    assert!(
+        e.reason.contains("[script: doc['acctType'].value]"),
+        "{}",
+        e.reason
+    );
+    let e = ix
+        .run_with(
+            None,
+            json!({"a": {"avg": {"script": "doc['acctType'].value", "value_type": "string"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert!(e.reason.contains("of type [keyword]"), "{}", e.reason);
+}
