@@ -84,19 +84,70 @@ def test_multi_valued_and_shadowing(es, docs):
 
 
 @pytest.mark.parametrize("body", [
-    {"aggs": {"x": {"terms": {"field": "full"}, "aggs": {"m": {"max": {"field": "a"}}}}}},
-    {"aggs": {"x": {"histogram": {"field": "twice", "interval": 5}}}},
     {"aggs": {"x": {"terms": {"field": "full", "include": "a.*"}}}},
     {"aggs": {"x": {"terms": {"field": "full", "min_doc_count": 0}}}},
-    {"aggs": {"x": {"terms": {"field": "full", "order": {"m": "desc"}}}}},
     {"aggs": {"x": {"min": {"field": "full"}}}},
-    {"aggs": {"x": {"terms": {"field": "a"}, "aggs": {"m": {"max": {"field": "twice"}}}}}},
+    {"aggs": {"x": {"terms": {"field": "a"}, "aggs": {"m": {"date_histogram": {
+        "field": "twice", "fixed_interval": "1d"}}}}}},
 ])
 def test_refused_aggs(es, docs, body):
     with pytest.raises(ApiError) as ei:
         search(es, dict(body, size=0))
     assert ei.value.meta.status == 400
     assert ei.value.body["error"]["root_cause"][0]["type"] == "illegal_argument_exception"
+
+
+def test_runtime_fields_anywhere_in_the_aggregation_tree(es, docs):
+    """Runtime fields are value sources of the aggregations: bucket sources at any depth and
+    metrics under buckets, as mapped fields are."""
+    from collections import defaultdict
+    r = search(es, {"size": 0, "aggs": {
+        "full": {"terms": {"field": "full", "size": 100, "order": {"m": "desc"}},
+                 "aggs": {"m": {"max": {"field": "a"}}, "s": {"sum": {"field": "twice"}}}},
+        "h": {"histogram": {"field": "twice", "interval": 10},
+              "aggs": {"multi": {"value_count": {"field": "multi"}},
+                       "names": {"terms": {"field": "full", "size": 100}}}},
+        "first": {"terms": {"field": "first", "size": 10},
+                  "aggs": {"tw": {"stats": {"field": "twice"}}}}}})
+    a = r["aggregations"]
+    groups = defaultdict(list)
+    for d in docs.values():
+        groups[d["first"] + " " + d["last"]].append(d)
+    want = sorted(((k, len(g), max(d["a"] for d in g), sum(2 * d["a"] for d in g))
+                   for k, g in groups.items()), key=lambda t: (-t[2], t[0]))
+    got = [(b["key"], b["doc_count"], b["m"]["value"], b["s"]["value"])
+           for b in a["full"]["buckets"]]
+    assert [g[2] for g in got] == [w[2] for w in want]
+    assert sorted(got) == sorted(want)
+    hist = defaultdict(list)
+    for d in docs.values():
+        hist[(2 * d["a"]) // 10 * 10].append(d)
+    lo, hi = min(hist), max(hist)
+    want_h = []
+    for k in range(lo, hi + 10, 10):
+        g = hist.get(k, [])
+        names = defaultdict(int)
+        for d in g:
+            names[d["first"] + " " + d["last"]] += 1
+        want_h.append((k, len(g), 2 * len(g),
+                       sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))))
+    got_h = [(b["key"], b["doc_count"], b["multi"]["value"],
+              [(n["key"], n["doc_count"]) for n in b["names"]["buckets"]])
+             for b in a["h"]["buckets"]]
+    assert got_h == want_h
+    r = search(es, {"size": 0, "aggs": {"r": {
+        "range": {"field": "twice", "ranges": [{"to": 20}, {"from": 10, "to": 40}]},
+        "aggs": {"m": {"max": {"field": "multi"}}}}}})
+    for b, (lo, hi) in zip(r["aggregations"]["r"]["buckets"], [(None, 20), (10, 40)]):
+        sel = [d for d in docs.values()
+               if (lo is None or 2 * d["a"] >= lo) and 2 * d["a"] < hi]
+        assert b["doc_count"] == len(sel)
+        assert b["m"]["value"] == (max(d["a"] + 100 for d in sel) if sel else None)
+    for b in a["first"]["buckets"]:
+        tw = [2 * d["a"] for d in docs.values() if d["first"] == b["key"]]
+        assert b["doc_count"] == len(tw)
+        assert b["tw"]["count"] == len(tw) and b["tw"]["sum"] == sum(tw)
+        assert b["tw"]["min"] == min(tw) and b["tw"]["max"] == max(tw)
 
 
 def _terms(counter, size=10, key=lambda k: k):
@@ -109,7 +160,8 @@ def test_terms_agg_on_runtime_fields(es, docs):
     from collections import Counter
     r = search(es, {"size": 0, "query": {"range": {"a": {"gte": 5}}},
                     "aggs": {"full": {"terms": {"field": "full", "size": 4}},
-                             "multi": {"terms": {"field": "multi", "size": 5}},
+                             "multi": {"terms": {"field": "multi", "size": 5,
+                                                         "shard_size": 100}},
                              "by_key": {"terms": {"field": "twice", "order": {"_key": "desc"},
                                                   "size": 3, "min_doc_count": 2}}}})
     sel = [d for d in docs.values() if d["a"] >= 5]

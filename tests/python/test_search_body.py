@@ -240,11 +240,9 @@ def test_values_of_the_wrong_type_are_refused(es, docs, body, kind):
 
 
 @pytest.mark.parametrize("key,value", [
-    ("collapse", {"field": "tag", "inner_hits": {"name": "x"}}),
     ("suggest", {"s": {"text": "x", "phrase": {"field": "tag", "collate": {"query": {}}}}}),
     ("pit", {"id": "x"}),
     ("slice", {"id": 0, "max": 2}),
-    ("profile", True),
 ])
 def test_features_lode_lacks_are_refused_not_ignored(es, docs, key, value):
     e = refused(es, {key: value})

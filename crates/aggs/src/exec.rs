@@ -4,6 +4,7 @@
 //! tree becomes final results (`Stage::Final`) for rendering.
 
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
+use super::profile;
 use super::render::{key_id, too_many_buckets};
 use super::sources::{DateIndexProvider, FilterProvider, RangeProvider, WeightedProvider};
 use super::term_counts;
@@ -59,6 +60,8 @@ pub(crate) struct Exec<'a> {
     /// The `request` breaker's reservation for this search's aggregations, released when
     /// the search is done with them.
     pub reserved: std::sync::Mutex<lode_engine::breaker::Reservation<'static>>,
+    /// A profiled search: the aggregators' profile entries of each shard, in shard order.
+    pub profile: Option<std::sync::Mutex<Vec<Vec<serde_json::Value>>>>,
 }
 
 /// The per-shard requests of one collection (the final one is shared by all indices).
@@ -234,13 +237,33 @@ impl<'a> Exec<'a> {
                     shard,
                     &mut self.reserved.lock().unwrap_or_else(|p| p.into_inner()),
                 )?;
-                let registry = self.registry_for(&t.plan, shard, query)?;
-                let params = AggContextParams::new(limits(), TokenizerManager::default())
-                    .with_value_sources(Arc::new(registry));
-                let mut res = collect_shard(select(&t.plan, nodes), shard, query, &reqs, params)
-                    .map_err(|e| self.error(e))?;
-                res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
-                    .map_err(|e| self.error(e))?;
+                let res = match &self.profile {
+                    Some(entries) if matches!(nodes, Nodes::Roots) => {
+                        let (res, shard_entries) = self.collect_profiled(t, shard, query)?;
+                        entries
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(shard_entries);
+                        res
+                    }
+                    _ => {
+                        let registry = self.registry_for(&t.plan, shard, query)?;
+                        let params = AggContextParams::new(limits(), TokenizerManager::default())
+                            .with_value_sources(Arc::new(registry));
+                        let mut res = collect_shard(
+                            select(&t.plan, nodes),
+                            shard,
+                            query,
+                            &reqs,
+                            params,
+                            None,
+                        )
+                        .map_err(|e| self.error(e))?;
+                        res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
+                            .map_err(|e| self.error(e))?;
+                        res
+                    }
+                };
                 on_shard(&res);
                 match &mut merged {
                     None => merged = Some(res),
@@ -252,6 +275,42 @@ impl<'a> Exec<'a> {
             .unwrap_or_default()
             .into_final_result(fin, limits())
             .map_err(|e| self.error(e))
+    }
+
+    /// A profiled shard collection: each top-level aggregation collected on its own, timed
+    /// (see `profile.rs`); the same shard result as one collection of them all.
+    fn collect_profiled(
+        &self,
+        t: &PlannedTarget,
+        shard: &ShardSearcher,
+        query: &dyn Query,
+    ) -> EsResult<(IntermediateAggregationResults, Vec<serde_json::Value>)> {
+        let mut out = IntermediateAggregationResults::default();
+        let mut entries = Vec::new();
+        for i in 0..t.plan.roots.len() {
+            let one = &t.plan.roots[i..=i];
+            let timer = Arc::new(profile::AggTimer::default());
+            let started = std::time::Instant::now();
+            let reqs = Requests::for_nodes(one)?;
+            let registry = self.registry_for(&t.plan, shard, query)?;
+            let params = AggContextParams::new(limits(), TokenizerManager::default())
+                .with_value_sources(Arc::new(registry));
+            timer.add(profile::INITIALIZE, started, 1);
+            let mut res = collect_shard(one, shard, query, &reqs, params, Some(&timer))
+                .map_err(|e| self.error(e))?;
+            let started = std::time::Instant::now();
+            res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
+                .map_err(|e| self.error(e))?;
+            timer.add(profile::BUILD_AGGREGATION, started, 0);
+            entries.push(profile::entry(&one[0], &res, &timer, shard));
+            let keys: Vec<String> = res.keys().cloned().collect();
+            for key in keys {
+                if let Some(v) = res.remove(&key) {
+                    out.push(key, v).map_err(|e| self.error(e))?;
+                }
+            }
+        }
+        Ok((out, entries))
     }
 
     /// Final results of `nodes` over no documents (empty buckets, null metrics).
@@ -268,6 +327,35 @@ impl<'a> Exec<'a> {
         query: &dyn Query,
     ) -> EsResult<ValueSourceRegistry> {
         let mut registry = ValueSourceRegistry::default();
+        // Runtime fields are value sources (read only by the aggregations that name them).
+        let ctx = self
+            .targets
+            .iter()
+            .find(|t| std::ptr::eq(&t.plan, plan))
+            .map(|t| t.target.ctx);
+        if let Some(ctx) = ctx.filter(|c| !c.runtime.is_empty()) {
+            let mut names = Vec::new();
+            super::plan::runtime_sources(&plan.roots, &mut names);
+            let fields: lode_query::script::Fields = Arc::new(ctx.mapping.fields.clone());
+            for name in names {
+                let Some((field, missing)) = super::plan::parse_runtime_source(&name) else {
+                    continue;
+                };
+                let Some(f) = ctx.runtime.get(field) else {
+                    continue;
+                };
+                registry.register(
+                    &name,
+                    Arc::new(super::sources::RuntimeProvider {
+                        field: f.clone(),
+                        fields: fields.clone(),
+                        runtime: ctx.runtime.clone(),
+                        errors: ctx.script_errors.clone(),
+                        missing: missing.map(|m| serde_json::Value::String(m.to_string())),
+                    }),
+                );
+            }
+        }
         for (i, spec) in plan.sources.iter().enumerate() {
             let provider: Arc<dyn ValueSourceProvider> = match spec {
                 SourceSpec::Sample {
@@ -312,6 +400,7 @@ impl<'a> Exec<'a> {
                     column: *column,
                     ranges: ranges.clone(),
                     missing: *missing,
+                    runtime: self.runtime_provider(plan, field),
                 }),
                 SourceSpec::Dates { field, rounding } => Arc::new(DateIndexProvider {
                     field: field.clone(),
@@ -330,6 +419,28 @@ impl<'a> Exec<'a> {
             registry.register(&source_name(i), provider);
         }
         Ok(registry)
+    }
+
+    /// The runtime field a computed column reads instead of a column, when `field` names one.
+    fn runtime_provider(
+        &self,
+        plan: &Plan,
+        field: &str,
+    ) -> Option<Arc<super::sources::RuntimeProvider>> {
+        let (name, _) = super::plan::parse_runtime_source(field)?;
+        let ctx = self
+            .targets
+            .iter()
+            .find(|t| std::ptr::eq(&t.plan, plan))?
+            .target
+            .ctx;
+        Some(Arc::new(super::sources::RuntimeProvider {
+            field: ctx.runtime.get(name)?.clone(),
+            fields: Arc::new(ctx.mapping.fields.clone()),
+            runtime: ctx.runtime.clone(),
+            errors: ctx.script_errors.clone(),
+            missing: None,
+        }))
     }
 
     fn error(&self, e: TantivyError) -> EsError {
@@ -380,6 +491,7 @@ fn collect_shard(
     query: &dyn Query,
     reqs: &Requests,
     params: AggContextParams,
+    timer: Option<&Arc<profile::AggTimer>>,
 ) -> tantivy::Result<IntermediateAggregationResults> {
     let countable: Vec<(&str, &str, Field)> = nodes
         .iter()
@@ -391,8 +503,35 @@ fn collect_shard(
         .collect();
     let collector =
         DistributedAggregationCollector::from_aggs(reqs.collect.clone(), params.clone());
+    // A profiled collection goes through the timing wrapper (only then: no cost otherwise).
+    let collect_one = |c: &DistributedAggregationCollector,
+                       weight: &dyn tantivy::query::Weight,
+                       ord: u32,
+                       reader: &tantivy::SegmentReader|
+     -> tantivy::Result<IntermediateAggregationResults> {
+        match timer {
+            None => c.collect_segment(weight, ord, reader)?,
+            Some(t) => {
+                let timed = profile::Timed {
+                    inner: c,
+                    timer: t.clone(),
+                };
+                let fruit = timed.collect_segment(weight, ord, reader)?;
+                timed.merge_fruits(vec![fruit])
+            }
+        }
+    };
     if countable.is_empty() {
-        return shard.searcher.search(query, &collector);
+        return match timer {
+            None => shard.searcher.search(query, &collector),
+            Some(t) => shard.searcher.search(
+                query,
+                &profile::Timed {
+                    inner: &collector,
+                    timer: t.clone(),
+                },
+            ),
+        };
     }
     let mut rest = reqs.collect.clone();
     for (name, _, _) in &countable {
@@ -410,11 +549,11 @@ fn collect_shard(
         let ord = ord as u32;
         let everything = lode_query::matches_every_doc(&*weight.scorer(segment, 1.0)?);
         if !everything {
-            merged.merge_fruits(collector.collect_segment(&*weight, ord, segment)??)?;
+            merged.merge_fruits(collect_one(&collector, &*weight, ord, segment)?)?;
             continue;
         }
         if let Some(c) = &rest_collector {
-            merged.merge_fruits(c.collect_segment(&*weight, ord, segment)??)?;
+            merged.merge_fruits(collect_one(c, &*weight, ord, segment)?)?;
         }
         for (&(_, field_name, field), sums) in countable.iter().zip(&mut counted) {
             let sums = sums.get_or_insert_with(BTreeMap::new);

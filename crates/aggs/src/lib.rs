@@ -35,6 +35,7 @@ mod format;
 mod percentiles;
 mod pipeline;
 mod plan;
+mod profile;
 mod render;
 mod request;
 mod rounding;
@@ -57,6 +58,7 @@ use plan::Plan;
 use render::{Renderer, Scope};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Runs the aggregations over the matching documents of every shard of one index and returns the
 /// ES `aggregations` response object. `query` is the planned search query (already a tantivy query),
@@ -98,9 +100,62 @@ pub fn run_aggs_multi(
     targets: &[AggTarget],
     typed_keys: bool,
 ) -> EsResult<Value> {
+    Ok(run(req, targets, typed_keys, false)?.0)
+}
+
+/// [`run_aggs_multi`] for a profiled search: also Elasticsearch's `profile.shards[].aggregations`
+/// of every shard (targets' shards in order), timed as `profile.rs` describes.
+pub fn run_aggs_multi_profiled(
+    req: &AggsRequest,
+    targets: &[AggTarget],
+    typed_keys: bool,
+) -> EsResult<(Value, Vec<Vec<Value>>)> {
+    run(req, targets, typed_keys, true)
+}
+
+fn run(
+    req: &AggsRequest,
+    targets: &[AggTarget],
+    typed_keys: bool,
+    profiled: bool,
+) -> EsResult<(Value, Vec<Vec<Value>>)> {
     if targets.is_empty() {
-        return Ok(Value::Object(Default::default()));
+        return Ok((Value::Object(Default::default()), Vec::new()));
     }
+    // Aggregation scripts become runtime fields of the search, compiled once per index.
+    let mut scripts = Vec::new();
+    script_fields(&req.aggs, &mut scripts);
+    let extended: Vec<QueryContext> = if scripts.is_empty() {
+        Vec::new()
+    } else {
+        targets
+            .iter()
+            .map(|t| {
+                let mut runtime = (*t.ctx.runtime).clone();
+                for name in &scripts {
+                    runtime.insert(name.clone(), Arc::new(script_field(name, t.ctx)?));
+                }
+                let mut ctx = t.ctx.clone();
+                ctx.runtime = Arc::new(runtime);
+                Ok(ctx)
+            })
+            .collect::<EsResult<_>>()?
+    };
+    let with_scripts: Vec<AggTarget> = targets
+        .iter()
+        .zip(&extended)
+        .map(|(t, ctx)| AggTarget {
+            index_name: t.index_name,
+            ctx,
+            shards: t.shards,
+            query: t.query,
+        })
+        .collect();
+    let targets = if scripts.is_empty() {
+        targets
+    } else {
+        &with_scripts[..]
+    };
     check_sizes(&req.aggs, req.max_buckets)?;
     auto_date::prepare(&req.aggs, targets)?;
     let planned = targets
@@ -119,6 +174,7 @@ pub fn run_aggs_multi(
         reserved: std::sync::Mutex::new(
             lode_engine::breaker::service().empty(lode_engine::breaker::Kind::Request),
         ),
+        profile: profiled.then(Default::default),
     };
     let results = exec.collect_main()?;
     let mut renderer = Renderer {
@@ -129,7 +185,65 @@ pub fn run_aggs_multi(
     };
     let mut out = renderer.render_level(&exec.plan().roots, &results, &Scope::default(), true)?;
     pipeline::apply(&mut out, &req.pipelines, typed_keys)?;
-    Ok(Value::Object(out))
+    let profile = exec
+        .profile
+        .take()
+        .map(|p| p.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .unwrap_or_default();
+    Ok((Value::Object(out), profile))
+}
+
+/// The field names standing for aggregation scripts in the tree.
+fn script_fields(nodes: &[request::AggNode], out: &mut Vec<String>) {
+    for n in nodes {
+        let field = match &n.kind {
+            request::AggKind::Terms(t) => Some(&t.field),
+            request::AggKind::Histogram(h) => Some(&h.field),
+            request::AggKind::Metric(m) => Some(&m.field),
+            request::AggKind::Percentiles(p) => Some(&p.field),
+            request::AggKind::Range(r) => Some(&r.field),
+            _ => None,
+        };
+        if let Some(f) = field.filter(|f| f.starts_with(request::SCRIPT_MARK)) {
+            if !out.contains(f) {
+                out.push(f.clone());
+            }
+        }
+        script_fields(&n.subs, out);
+    }
+}
+
+/// An aggregation script as a runtime field: typed by `value_type`, else as its field (a
+/// value script producing keys), else keyword keys or double values, as ES's defaults.
+fn script_field(name: &str, ctx: &QueryContext) -> EsResult<lode_query::runtime::RuntimeField> {
+    use lode_engine::mapping::Storage;
+    use lode_query::runtime::{RuntimeField, RuntimeType};
+    let spec = request::ScriptSpec::of(name)
+        .ok_or_else(|| lode_engine::EsError::internal("bad aggregation script"))?;
+    let ty = match spec.value_type.as_deref() {
+        Some("string" | "keyword") => RuntimeType::Keyword,
+        Some("long" | "integer" | "short" | "byte") => RuntimeType::Long,
+        Some("double" | "float" | "number" | "numeric") => RuntimeType::Double,
+        Some("date") => RuntimeType::Date,
+        Some("boolean") => RuntimeType::Boolean,
+        Some(other) => {
+            return Err(lode_engine::EsError::illegal_argument(format!(
+                "Unknown value type [{other}]"
+            )))
+        }
+        None if !spec.keys => RuntimeType::Double,
+        None => match spec.field.as_deref().and_then(|f| ctx.mapping.field(f)) {
+            Some(d) if d.ty.is_date() => RuntimeType::Date,
+            Some(d) => match d.storage() {
+                Storage::I64 => RuntimeType::Long,
+                Storage::F64 => RuntimeType::Double,
+                Storage::Bool => RuntimeType::Boolean,
+                _ => RuntimeType::Keyword,
+            },
+            None => RuntimeType::Keyword,
+        },
+    };
+    RuntimeField::agg_script(name.to_string(), ty, &spec.script, spec.field)
 }
 
 /// Requests that ask for more buckets than `search.max_buckets` up front fail before collecting.

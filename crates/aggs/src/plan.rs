@@ -73,7 +73,119 @@ pub(crate) fn metric_field(ctx: &QueryContext, name: &str) -> EsResult<FieldRef>
     }
 }
 
+/// A field name as errors show it: an aggregation script's stand-in name is its source.
+fn shown_field(name: &str) -> String {
+    match super::request::ScriptSpec::of(name) {
+        Some(spec) => match &spec.script {
+            Value::String(s) => format!("script: {s}"),
+            other => format!(
+                "script: {}",
+                other.get("source").and_then(Value::as_str).unwrap_or("")
+            ),
+        },
+        None => name.to_string(),
+    }
+}
+
+/// The value source a runtime field is registered under (see `sources::RuntimeProvider`).
+pub(crate) fn runtime_source_name(field: &str) -> String {
+    format!("{RUNTIME_PREFIX}{field}")
+}
+
+const RUNTIME_PREFIX: &str = "__lode_runtime_";
+/// Separates a runtime source's field from the `missing` value it gives.
+const MISSING_MARK: char = '\u{1}';
+
+fn is_runtime_source(name: &str) -> bool {
+    name.starts_with(RUNTIME_PREFIX)
+}
+
+fn with_missing(source: &str, missing: &str) -> String {
+    format!("{source}{MISSING_MARK}{missing}")
+}
+
+/// A runtime source name's field and `missing` value.
+pub(crate) fn parse_runtime_source(name: &str) -> Option<(&str, Option<&str>)> {
+    let rest = name.strip_prefix(RUNTIME_PREFIX)?;
+    Some(match rest.split_once(MISSING_MARK) {
+        Some((f, m)) => (f, Some(m)),
+        None => (rest, None),
+    })
+}
+
+/// The runtime sources a plan reads (see `sources::RuntimeProvider`).
+pub(crate) fn runtime_sources(nodes: &[PlanNode], out: &mut Vec<String>) {
+    for n in nodes {
+        let name = match &n.op {
+            Op::Terms(t) => Some(&t.field.name),
+            Op::Histogram { field, .. } => Some(field),
+            Op::Metric(m) | Op::Percentiles(m) => Some(&m.field.name),
+            _ => None,
+        };
+        if let Some(name) = name.filter(|n| is_runtime_source(n)) {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+        runtime_sources(&n.subs, out);
+    }
+}
+
+/// The aggregations that read a runtime field as a value source: their field is only handed
+/// to tantivy (others read columns themselves and refuse runtime fields).
+const RUNTIME_AGGS: &[&str] = &[
+    "terms",
+    "histogram",
+    "range",
+    "date_range",
+    "avg",
+    "sum",
+    "min",
+    "max",
+    "stats",
+    "extended_stats",
+    "value_count",
+    "cardinality",
+    "percentiles",
+];
+
+/// A runtime field as an aggregation field: a mapped field of its type, whose values come
+/// from its value source.
+fn runtime_field_ref(
+    ctx: &QueryContext,
+    f: &lode_query::runtime::RuntimeField,
+    agg_type: &str,
+    need: Need,
+) -> EsResult<FieldRef> {
+    use lode_query::runtime::RuntimeType;
+    let shown = shown_field(&f.name);
+    if !RUNTIME_AGGS.contains(&agg_type) {
+        return Err(EsError::illegal_argument(format!(
+            "aggregation of type [{agg_type}] on runtime field [{shown}] is not supported by Lode"
+        )));
+    }
+    if need == Need::Numeric && matches!(f.ty, RuntimeType::Keyword | RuntimeType::Boolean) {
+        return Err(EsError::illegal_argument(format!(
+            "Field [{shown}] of type [{}] is not supported for aggregation [{agg_type}]",
+            f.ty.name()
+        )));
+    }
+    let mapping = lode_engine::mapping::compile(
+        &serde_json::json!({"properties": {"f": {"type": f.ty.name()}}}),
+        ctx.analysis,
+    )?;
+    let mut def = (*mapping.fields["f"]).clone();
+    def.path = f.name.clone();
+    Ok(FieldRef {
+        name: runtime_source_name(&f.name),
+        def: Some(Arc::new(def)),
+    })
+}
+
 fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> EsResult<FieldRef> {
+    if let Some(f) = ctx.runtime.get(name) {
+        return runtime_field_ref(ctx, f, agg_type, need);
+    }
     if name == "_id" {
         return Err(lode_engine::schema::id_fielddata_error());
     }
@@ -248,6 +360,8 @@ pub(crate) enum Op {
     Terms(TermsOp),
     Histogram {
         format: ValueFormat,
+        /// What tantivy reads (a runtime field's value source).
+        field: String,
     },
     DateHistogram(DateHistogramOp),
     Range(RangeOp),
@@ -362,7 +476,10 @@ fn plan_node<'r>(
                 Some(f) => ValueFormat::decimal(f)?,
                 None => ValueFormat::Raw,
             };
-            Op::Histogram { format }
+            Op::Histogram {
+                format,
+                field: field.name,
+            }
         }
         AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources)?),
         AggKind::AutoDateHistogram(a) => {
@@ -580,7 +697,14 @@ fn plan_node<'r>(
             } else {
                 Need::Any
             };
-            let field = resolve_field(ctx, &m.field, ty, need)?;
+            let mut field = resolve_field(ctx, &m.field, ty, need)?;
+            if let (true, Some(Value::String(missing))) =
+                (is_runtime_source(&field.name), &m.missing)
+            {
+                if field.storage() == Some(Storage::Keyword) {
+                    field.name = with_missing(&field.name, missing);
+                }
+            }
             check_metric_missing(
                 m.missing.as_ref(),
                 &field,
@@ -874,7 +998,25 @@ fn path_string(agg: &str, metric: &Option<String>) -> String {
 }
 
 fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<TermsOp> {
-    let field = resolve_field(ctx, &t.field, "terms", Need::Any)?;
+    let mut field = resolve_field(ctx, &t.field, "terms", Need::Any)?;
+    if is_runtime_source(&field.name) {
+        // tantivy filters and fills terms from a column's dictionary, which a runtime
+        // field has not.
+        let refused = if t.include.is_some() || t.exclude.is_some() {
+            Some("include/exclude")
+        } else if t.min_doc_count == 0 {
+            Some("min_doc_count: 0")
+        } else {
+            None
+        };
+        if let Some(what) = refused {
+            return Err(EsError::illegal_argument(format!(
+                "[{what}] of aggregation [{}] on runtime field [{}] is not supported by Lode",
+                node.name,
+                shown_field(&t.field)
+            )));
+        }
+    }
     let kind = match field.storage() {
         Some(Storage::I64) => TermsKind::Long,
         Some(Storage::F64) => TermsKind::Double,
@@ -919,7 +1061,15 @@ fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<Term
                 ))
             }
         }),
+    }; // tantivy takes no text `missing` for a computed source: the runtime source gives it.
+    let tantivy_missing = match tantivy_missing {
+        Some(Value::String(m)) if is_runtime_source(&field.name) => {
+            field.name = with_missing(&field.name, &m);
+            None
+        }
+        other => other,
     };
+
     let mut op = TermsOp {
         field,
         kind,
@@ -1390,14 +1540,14 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("terms", body)
         }
-        (AggKind::Histogram(h), Op::Histogram { .. }) => {
+        (AggKind::Histogram(h), Op::Histogram { field, .. }) => {
             let extended = if h.min_doc_count == 0 {
                 clip(h.extended_bounds, h.hard_bounds)
             } else {
                 None
             };
             let mut body = json!({
-                "field": h.field,
+                "field": field,
                 "interval": h.interval,
                 "offset": h.offset,
                 "min_doc_count": h.min_doc_count,
@@ -1528,6 +1678,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             let mut body = json!({"field": op.field.name});
             // A cardinality (value_count) counts a text `missing` as a value of its own.
             let text_missing = match (&m.kind, &m.missing) {
+                _ if op.field.name.contains(MISSING_MARK) => None,
                 (MetricKind::Cardinality | MetricKind::ValueCount, Some(Value::String(s)))
                     if metric_missing(m.missing.as_ref(), &op.field).is_none() =>
                 {

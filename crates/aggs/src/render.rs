@@ -297,7 +297,7 @@ impl Renderer<'_> {
             }
             (
                 AggKind::Histogram(h),
-                Op::Histogram { format },
+                Op::Histogram { format, .. },
                 BucketResult::Histogram { buckets },
             ) => {
                 let entries = entries_vec(buckets);

@@ -915,6 +915,58 @@ fn expect_fields(ty: &str, obj: &Map<String, Value>, allowed: &[&str]) -> EsResu
     }
 }
 
+/// Marks a field name that stands for an aggregation's `script` (see [`ScriptSpec`]).
+pub(crate) const SCRIPT_MARK: char = '\u{2}';
+
+/// An aggregation's `script`: with `field`, a value script (`_value` is each of the field's
+/// values); without, the script's values. Carried as the aggregation's field name (JSON
+/// after [`SCRIPT_MARK`]) and turned into a runtime field of the search when planned.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct ScriptSpec {
+    pub script: Value,
+    pub field: Option<String>,
+    pub value_type: Option<String>,
+    /// Values as keys (terms, cardinality, value_count): keywords unless typed.
+    pub keys: bool,
+}
+
+impl ScriptSpec {
+    pub fn of(name: &str) -> Option<ScriptSpec> {
+        serde_json::from_str(name.strip_prefix(SCRIPT_MARK)?).ok()
+    }
+}
+
+/// The aggregation's `field`, or the field name standing for its `script`.
+fn field_or_script(obj: &Map<String, Value>, keys: bool) -> EsResult<String> {
+    let Some(script) = obj.get("script") else {
+        return required_field(obj);
+    };
+    let field = match obj.get("field") {
+        None => None,
+        Some(_) => Some(required_field(obj)?),
+    };
+    let value_type = match obj.get("value_type") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[value_type] must be a string but was [{}]",
+                token_name(other)
+            )))
+        }
+    };
+    let spec = ScriptSpec {
+        script: script.clone(),
+        field,
+        value_type,
+        keys,
+    };
+    Ok(format!(
+        "{SCRIPT_MARK}{}",
+        serde_json::to_string(&spec).map_err(|e| EsError::internal(e.to_string()))?
+    ))
+}
+
 fn required_field(obj: &Map<String, Value>) -> EsResult<String> {
     match obj.get("field") {
         Some(Value::String(s)) => Ok(s.clone()),
@@ -1079,10 +1131,11 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
             "show_term_doc_count_error",
             "format",
             "value_type",
+            "script",
         ],
     )?;
     let mut r = TermsReq {
-        field: required_field(o)?,
+        field: field_or_script(o, true)?,
         size: 10,
         shard_size: None,
         min_doc_count: 1,
@@ -1377,9 +1430,10 @@ fn parse_histogram(name: &str, o: &Map<String, Value>) -> EsResult<HistogramReq>
             "order",
             "format",
             "missing",
+            "script",
         ],
     )?;
-    let field = required_field(o)?;
+    let field = field_or_script(o, false)?;
     let interval = match o.get("interval") {
         Some(v) => num(TY, "interval", v)?,
         None => {
@@ -1586,9 +1640,22 @@ fn parse_range(name: &str, ty: &str, o: &Map<String, Value>, is_date: bool) -> E
     expect_fields(
         ty,
         o,
-        &["field", "ranges", "keyed", "format", "time_zone", "missing"],
+        &[
+            "field",
+            "ranges",
+            "keyed",
+            "format",
+            "time_zone",
+            "missing",
+            "script",
+        ],
     )?;
-    let field = required_field(o)?;
+    if is_date && o.contains_key("script") {
+        return Err(EsError::illegal_argument(format!(
+            "[script] is not supported in [{ty}] aggregations"
+        )));
+    }
+    let field = field_or_script(o, false)?;
     let ranges_json = match o.get("ranges") {
         Some(Value::Array(a)) => a,
         Some(other) => {
@@ -2058,7 +2125,7 @@ fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<Metric
         "extended_stats" => MetricKind::ExtendedStats,
         _ => MetricKind::Cardinality,
     };
-    let mut allowed = vec!["field", "missing", "format", "value_type"];
+    let mut allowed = vec!["field", "missing", "format", "value_type", "script"];
     match kind {
         MetricKind::ExtendedStats => allowed.push("sigma"),
         MetricKind::Cardinality => {
@@ -2069,7 +2136,11 @@ fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<Metric
     expect_fields(ty, o, &allowed)?;
     let mut r = MetricReq {
         kind,
-        field: required_field(o)?,
+        // a cardinality or value_count script's values are counted as keywords
+        field: field_or_script(
+            o,
+            matches!(kind, MetricKind::Cardinality | MetricKind::ValueCount),
+        )?,
         missing: None,
         format: None,
         sigma: 2.0,
@@ -2251,10 +2322,17 @@ fn parse_percentiles_like(
             "tdigest",
             "hdr",
             "value_type",
+            "script",
         ],
     )?;
+    if values_key == "values" && o.contains_key("script") {
+        // ranks are counted from the field's column (see `sources::RankProvider`)
+        return Err(EsError::illegal_argument(format!(
+            "[script] is not supported in [{ty}] aggregations"
+        )));
+    }
     let mut r = PercentilesReq {
-        field: required_field(o)?,
+        field: field_or_script(o, false)?,
         percents: vec![1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0],
         ranks: false,
         keyed: true,

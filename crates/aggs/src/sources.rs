@@ -227,6 +227,8 @@ pub(crate) struct RangeProvider {
     pub column: NumericColumn,
     pub ranges: Vec<(f64, f64)>,
     pub missing: Option<f64>,
+    /// A runtime field (or an aggregation script) read instead of a column.
+    pub runtime: Option<Arc<RuntimeProvider>>,
 }
 
 impl ValueSourceProvider for RangeProvider {
@@ -236,9 +238,15 @@ impl ValueSourceProvider for RangeProvider {
         _allowed: Option<&[ColumnType]>,
     ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
         let fast = reader.fast_fields();
-        let column = match self.column {
-            NumericColumn::I64 => fast.column_opt::<i64>(&self.field)?.map(AnyColumn::I64),
-            NumericColumn::F64 => fast.column_opt::<f64>(&self.field)?.map(AnyColumn::F64),
+        let column = match (&self.runtime, self.column) {
+            (Some(rt), _) => Some(AnyColumn::Runtime(Box::new(RuntimeColumn {
+                docs: lode_query::DocColumns::new(reader, rt.fields.clone())
+                    .with_runtime(rt.runtime.clone()),
+                field: rt.field.clone(),
+                errors: rt.errors.clone(),
+            }))),
+            (None, NumericColumn::I64) => fast.column_opt::<i64>(&self.field)?.map(AnyColumn::I64),
+            (None, NumericColumn::F64) => fast.column_opt::<f64>(&self.field)?.map(AnyColumn::F64),
         };
         Ok(Some(Box::new(RangeSource {
             column,
@@ -249,25 +257,45 @@ impl ValueSourceProvider for RangeProvider {
     }
 }
 
-#[derive(Clone)]
 enum AnyColumn {
     I64(Column<i64>),
     F64(Column<f64>),
+    /// A runtime field evaluated per document.
+    Runtime(Box<RuntimeColumn>),
+}
+
+struct RuntimeColumn {
+    docs: lode_query::DocColumns,
+    field: Arc<lode_query::runtime::RuntimeField>,
+    errors: lode_query::ScriptErrors,
 }
 
 impl AnyColumn {
-    fn values_into(&self, doc: DocId, out: &mut Vec<f64>) {
+    fn values_into(&mut self, doc: DocId, out: &mut Vec<f64>) {
         out.clear();
         match self {
             AnyColumn::I64(c) => out.extend(c.values_for_doc(doc).map(|v| v as f64)),
             AnyColumn::F64(c) => out.extend(c.values_for_doc(doc)),
+            AnyColumn::Runtime(r) => {
+                r.docs.doc = doc;
+                let vals = r.field.values_or_record(&mut r.docs, &r.errors);
+                out.extend(vals.iter().filter_map(|v| match v {
+                    serde_json::Value::Bool(b) => Some(f64::from(u8::from(*b))),
+                    v => v.as_f64(),
+                }));
+            }
         }
     }
 }
 
 /// A document's values of an optional column into `out`, or the `missing` value when it has
 /// none.
-fn doc_values(column: &Option<AnyColumn>, missing: Option<f64>, doc: DocId, out: &mut Vec<f64>) {
+fn doc_values(
+    column: &mut Option<AnyColumn>,
+    missing: Option<f64>,
+    doc: DocId,
+    out: &mut Vec<f64>,
+) {
     match column {
         Some(c) => c.values_into(doc, out),
         None => out.clear(),
@@ -307,7 +335,7 @@ impl ValueSource for RangeSource {
         values.clear();
         docids.clear();
         for &doc in docs {
-            doc_values(&self.column, self.missing, doc, &mut self.scratch);
+            doc_values(&mut self.column, self.missing, doc, &mut self.scratch);
             for (i, (from, to)) in self.ranges.iter().enumerate() {
                 if self.scratch.iter().any(|v| v >= from && v < to) {
                     values.push(i as u64 + 1);
@@ -495,11 +523,16 @@ impl ValueSource for WeightedSource {
         values.clear();
         docids.clear();
         for &doc in docs {
-            doc_values(&self.weight, self.weight_missing, doc, &mut self.weights);
+            doc_values(
+                &mut self.weight,
+                self.weight_missing,
+                doc,
+                &mut self.weights,
+            );
             if self.weights.is_empty() {
                 continue;
             }
-            doc_values(&self.value, self.value_missing, doc, &mut self.values);
+            doc_values(&mut self.value, self.value_missing, doc, &mut self.values);
             for (product, weight) in weighted_terms(&self.values, &self.weights) {
                 let x = if self.product { product } else { weight };
                 values.push(tantivy::f64_to_u64(x));
@@ -526,5 +559,168 @@ mod weighted_tests {
         );
         assert!(weighted_terms(&[1.0], &[]).is_empty());
         assert!(weighted_terms(&[], &[4.0]).is_empty());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime fields and scripts
+
+/// A runtime field (or an aggregation's `script`, an anonymous one) as a value source: the
+/// field is evaluated per collected document (compiled once per request, its columns opened
+/// per segment), its values encoded as the column of its type would hold them. Keywords get
+/// ordinals from a dictionary that grows as values are met.
+pub(crate) struct RuntimeProvider {
+    pub field: Arc<lode_query::runtime::RuntimeField>,
+    pub fields: lode_query::script::Fields,
+    pub runtime: lode_query::runtime::RuntimeFields,
+    pub errors: lode_query::ScriptErrors,
+    /// The value of a document without any (a keyword aggregation's `missing`).
+    pub missing: Option<serde_json::Value>,
+}
+
+impl ValueSourceProvider for RuntimeProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        Ok(Some(Box::new(RuntimeSource {
+            docs: lode_query::DocColumns::new(reader, self.fields.clone())
+                .with_runtime(self.runtime.clone()),
+            field: self.field.clone(),
+            errors: self.errors.clone(),
+            dict: RuntimeDict::default(),
+            f64: false,
+            missing: self.missing.clone(),
+        })))
+    }
+}
+
+#[derive(Default)]
+struct RuntimeDict {
+    ords: std::collections::HashMap<String, u64>,
+    terms: Vec<String>,
+}
+
+impl tantivy::aggregation::ValueSourceDictionary for RuntimeDict {
+    fn num_terms(&self) -> u64 {
+        self.terms.len() as u64
+    }
+
+    fn sorted_ords_to_term_cb(
+        &self,
+        sorted_ords: &[u64],
+        callback: &mut dyn FnMut(&[u8]),
+    ) -> std::io::Result<bool> {
+        for &o in sorted_ords {
+            match self.terms.get(o as usize) {
+                Some(t) => callback(t.as_bytes()),
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+}
+
+struct RuntimeSource {
+    docs: lode_query::DocColumns,
+    field: Arc<lode_query::runtime::RuntimeField>,
+    errors: lode_query::ScriptErrors,
+    dict: RuntimeDict,
+    /// Numbers handed over as `f64` (metrics, see `ValueSource::to_f64`).
+    f64: bool,
+    missing: Option<serde_json::Value>,
+}
+
+impl std::fmt::Debug for RuntimeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeSource")
+            .field("field", &self.field.name)
+            .finish()
+    }
+}
+
+impl ValueSource for RuntimeSource {
+    fn column_type(&self) -> ColumnType {
+        use lode_query::runtime::RuntimeType;
+        match self.field.ty {
+            _ if self.f64 => ColumnType::F64,
+            RuntimeType::Keyword => ColumnType::Str,
+            RuntimeType::Long | RuntimeType::Date => ColumnType::I64,
+            RuntimeType::Double => ColumnType::F64,
+            RuntimeType::Boolean => ColumnType::Bool,
+        }
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        use serde_json::Value;
+        use tantivy::columnar::MonotonicallyMappableToU64;
+        values.clear();
+        docids.clear();
+        let ty = self.column_type();
+        for &doc in docs {
+            self.docs.doc = doc;
+            let mut vals = self.field.values_or_record(&mut self.docs, &self.errors);
+            if vals.is_empty() {
+                vals.extend(self.missing.clone());
+            }
+            let first = values.len();
+            for v in vals {
+                let encoded = match (ty, &v) {
+                    (ColumnType::Str, Value::String(s)) => match self.dict.ords.get(s) {
+                        Some(o) => *o,
+                        None => {
+                            let o = self.dict.terms.len() as u64;
+                            self.dict.ords.insert(s.clone(), o);
+                            self.dict.terms.push(s.clone());
+                            o
+                        }
+                    },
+                    (ColumnType::I64, v) => match v.as_i64() {
+                        Some(i) => i.to_u64(),
+                        None => continue,
+                    },
+                    (ColumnType::F64, Value::Bool(b)) => f64::from(u8::from(*b)).to_u64(),
+                    (ColumnType::F64, v) => match v.as_f64() {
+                        Some(f) => f.to_u64(),
+                        None => continue,
+                    },
+                    (ColumnType::Bool, Value::Bool(b)) => b.to_u64(),
+                    _ => continue,
+                };
+                values.push(encoded);
+            }
+            // A keyword counts once per document and term, as ES's ordinals do.
+            if ty == ColumnType::Str {
+                values[first..].sort_unstable();
+                let mut keep = first;
+                for i in first..values.len() {
+                    if i == first || values[i] != values[keep - 1] {
+                        values[keep] = values[i];
+                        keep += 1;
+                    }
+                }
+                values.truncate(keep);
+            }
+            docids.extend(std::iter::repeat_n(doc, values.len() - first));
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(mut self: Box<Self>) -> Box<dyn ValueSource> {
+        if self.column_type() != ColumnType::Str {
+            self.f64 = true;
+        }
+        self
+    }
+
+    fn term_dictionary(&self) -> Option<&dyn tantivy::aggregation::ValueSourceDictionary> {
+        (self.column_type() == ColumnType::Str).then_some(&self.dict as _)
     }
 }

@@ -1999,3 +1999,108 @@ fn top_metrics_by_balance() {
         assert_eq!(t["metrics"]["status"], json!(d.status));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Scripts, runtime fields, profiling
+
+#[test]
+fn value_scripts_and_scripts_as_sources_under_buckets() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({
+        "by_type": {"terms": {"script": "doc['acctType'].value + '!'", "size": 10},
+            "aggs": {"twice": {"sum": {"field": "status", "script": {
+                "source": "_value * params.k", "params": {"k": 2}}}}}},
+        "h": {"histogram": {"script": "doc['status'].value * 10", "interval": 20}}
+    }));
+    let expected = expected_terms(all.iter().map(|d| d.acct_type));
+    let got: Vec<(String, u64)> = bucket_pairs(&out["by_type"]);
+    let want: Vec<(String, u64)> = expected
+        .iter()
+        .map(|(k, c)| (format!("{k}!"), *c))
+        .collect();
+    assert_eq!(got, want);
+    for b in out["by_type"]["buckets"].as_array().unwrap() {
+        let key = b["key"].as_str().unwrap().trim_end_matches('!');
+        let sum: i64 = all
+            .iter()
+            .filter(|d| d.acct_type == key)
+            .map(|d| 2 * d.status)
+            .sum();
+        assert_close(&b["twice"]["value"], sum as f64, key);
+    }
+    let mut hist: BTreeMap<i64, u64> = BTreeMap::new();
+    for d in &all {
+        *hist.entry(d.status * 10 / 20 * 20).or_default() += 1;
+    }
+    let got: BTreeMap<i64, u64> = out["h"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["doc_count"].as_u64() != Some(0))
+        .map(|b| {
+            (
+                b["key"].as_f64().unwrap() as i64,
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, hist);
+}
+
+#[test]
+fn profiled_run_matches_and_times_each_top_level_aggregation() {
+    let all = docs(200);
+    let ix = TestIndex::new(&[&all, &all[..50]], 2);
+    let aggs = json!({"t": {"terms": {"field": "acctType"}},
+                      "h": {"histogram": {"field": "status", "interval": 2},
+                            "aggs": {"m": {"max": {"field": "balance"}}}}});
+    let req = parse_aggs(&aggs).unwrap();
+    let ctx = ix.ctx();
+    let q = tantivy::query::AllQuery;
+    let target = AggTarget {
+        index_name: "test",
+        ctx: &ctx,
+        shards: &ix.shards,
+        query: &q,
+    };
+    let plain = run_aggs_multi(&req, std::slice::from_ref(&target), false).unwrap();
+    let (out, shards) =
+        super::run_aggs_multi_profiled(&req, std::slice::from_ref(&target), false).unwrap();
+    assert_eq!(out, plain);
+    assert_eq!(shards.len(), 2);
+    for (entries, n) in shards.iter().zip([200u64, 50]) {
+        let h = entries.iter().find(|e| e["description"] == "h").unwrap();
+        assert_eq!(h["type"], "NumericHistogramAggregator");
+        assert_eq!(h["breakdown"]["collect_count"], json!(n));
+        assert_eq!(h["children"][0]["type"], "MaxAggregator");
+        assert!(h["breakdown"]["initialize"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn refusals_on_scripts_name_the_script() {
+    let all = docs(20);
+    let ix = TestIndex::new(&[&all], 1);
+    let e = ix
+        .run_with(
+            None,
+            json!({"t": {"terms": {"script": "doc['acctType'].value", "include": "a.*"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, "illegal_argument_exception");
+    assert!(
+        e.reason.contains("[script: doc['acctType'].value]"),
+        "{}",
+        e.reason
+    );
+    let e = ix
+        .run_with(
+            None,
+            json!({"a": {"avg": {"script": "doc['acctType'].value", "value_type": "string"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert!(e.reason.contains("of type [keyword]"), "{}", e.reason);
+}

@@ -52,7 +52,7 @@ mod tests;
 pub use eval::{DocField, DocLookup};
 use eval::{Interp, OMap, Obj, Val};
 use lode_engine::{EsError, EsResult};
-use parser::{Program, CTX_SLOT, DOC_SLOT, PARAMS_SLOT, SCORE_SLOT};
+use parser::{Program, CTX_SLOT, DOC_SLOT, PARAMS_SLOT, SCORE_SLOT, VALUE_SLOT};
 use serde_json::{json, Map, Value};
 
 /// What the update does with the document once the script has run (`ctx.op`).
@@ -266,8 +266,24 @@ impl SearchScript {
         })
     }
 
+    /// An aggregation's script (`_value` defined: the field's value for a value script).
+    pub fn compile_agg(script: &Value, stored: Option<StoredScripts>) -> EsResult<SearchScript> {
+        Ok(SearchScript {
+            script: Script::compile_as(script, stored, parser::Kind::AggValue)?,
+        })
+    }
+
     pub fn source(&self) -> &str {
         &self.script.source
+    }
+
+    /// An aggregation script's value on a document, with `_value` the field's value (a value
+    /// script) or null: JSON (a list when the script returns several).
+    pub fn agg_value(&self, doc: &mut dyn DocLookup, value: Option<&Value>) -> EsResult<Value> {
+        self.run_with(doc, 0.0, true, value, |it, v| {
+            it.to_json(&v)
+                .map_err(|e| ("illegal_argument_exception", e))
+        })
     }
 
     /// Runs a runtime field's script on a document: the values it emitted, in order.
@@ -280,6 +296,17 @@ impl SearchScript {
         doc: &mut dyn DocLookup,
         score: f64,
         with_source: bool,
+        out: impl FnOnce(&Interp, Val) -> Result<T, (&'static str, String)>,
+    ) -> EsResult<T> {
+        self.run_with(doc, score, with_source, None, out)
+    }
+
+    fn run_with<T>(
+        &self,
+        doc: &mut dyn DocLookup,
+        score: f64,
+        with_source: bool,
+        value: Option<&Value>,
         out: impl FnOnce(&Interp, Val) -> Result<T, (&'static str, String)>,
     ) -> EsResult<T> {
         let s = &self.script;
@@ -299,6 +326,10 @@ impl SearchScript {
         let d = it.alloc(Obj::Doc);
         it.set_slot(DOC_SLOT, d);
         it.set_slot(SCORE_SLOT, Val::Float(score));
+        if let Some(v) = value {
+            let v = it.load_json(v);
+            it.set_slot(VALUE_SLOT, v);
+        }
         it.set_lookup(doc);
         let fail = |kind: &'static str, reason: String, pos: Option<usize>| {
             let cause = EsError::bad_request(kind, reason);

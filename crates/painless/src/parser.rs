@@ -15,6 +15,8 @@ pub(crate) const PARAMS_SLOT: usize = 1;
 /// Search scripts only: `doc` and `_score`.
 pub(crate) const DOC_SLOT: usize = 2;
 pub(crate) const SCORE_SLOT: usize = 3;
+/// Aggregation scripts only: `_value`.
+pub(crate) const VALUE_SLOT: usize = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ty {
@@ -405,6 +407,9 @@ pub(crate) enum Kind {
     Search,
     /// A runtime field's script: a search script that also has `emit(value)`.
     Runtime,
+    /// An aggregation's script: a search script that also has `_value` (the field's value,
+    /// for a value script).
+    AggValue,
     /// `bucket_script` / `bucket_selector`: `params` only (the bucket values are in it).
     Bucket,
     /// `moving_fn`: `params` and `values`, the window as a `double[]`.
@@ -417,7 +422,7 @@ pub(crate) const VALUES_SLOT: usize = 2;
 /// Parses a script of the given context.
 pub(crate) fn parse(src: &str, kind: Kind) -> Result<Program, CompileError> {
     let tokens = tokenize(src)?;
-    let search = matches!(kind, Kind::Search | Kind::Runtime);
+    let search = matches!(kind, Kind::Search | Kind::Runtime | Kind::AggValue);
     let (globals, slot_types): (Vec<(String, usize)>, _) = match kind {
         Kind::Search | Kind::Runtime => (
             vec![
@@ -426,6 +431,15 @@ pub(crate) fn parse(src: &str, kind: Kind) -> Result<Program, CompileError> {
                 ("_score".into(), SCORE_SLOT),
             ],
             vec![Ty::Map, Ty::Map, Ty::Map, Ty::Def],
+        ),
+        Kind::AggValue => (
+            vec![
+                ("params".into(), PARAMS_SLOT),
+                ("doc".into(), DOC_SLOT),
+                ("_score".into(), SCORE_SLOT),
+                ("_value".into(), VALUE_SLOT),
+            ],
+            vec![Ty::Map, Ty::Map, Ty::Map, Ty::Def, Ty::Def],
         ),
         Kind::Update => (
             vec![("ctx".into(), CTX_SLOT), ("params".into(), PARAMS_SLOT)],

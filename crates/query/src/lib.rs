@@ -30,6 +30,7 @@ mod parse;
 mod patterns;
 mod plan;
 pub mod points;
+pub mod profile;
 mod query_string;
 mod range_field;
 pub mod runtime;
@@ -55,7 +56,7 @@ pub use parse::{
     MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery, RangeQuery,
     ScoreFunction, ScoreMode, TermQuery, TermsLookup, TermsQuery, ZeroTerms,
 };
-pub use plan::{build_filter, build_nested_children, build_query};
+pub use plan::{build_filter, build_nested_children, build_query, build_query_profiled};
 pub use query_string::{Occur, QsNode, QsTerm};
 pub use script::{DocColumns, ScriptErrors};
 pub use slice::IdSliceQuery;
@@ -67,6 +68,7 @@ use lode_engine::schema::MetaFields;
 use tantivy::schema::Schema;
 
 /// Everything planning needs to know about the index being searched.
+#[derive(Clone)]
 pub struct QueryContext<'a> {
     pub mapping: &'a Mapping,
     pub schema: &'a Schema,

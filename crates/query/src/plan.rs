@@ -72,6 +72,25 @@ pub fn build_filter(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query
     Planner::new(ctx).build(q, false)
 }
 
+/// Plans `q` in query context for a profiled search: every DSL node of the plan is a
+/// [`crate::profile::ProfiledQuery`]; the returned node is the root of their tree.
+pub fn build_query_profiled(
+    q: &Query,
+    ctx: &QueryContext,
+) -> EsResult<(
+    Box<dyn tq::Query>,
+    std::sync::Arc<crate::profile::ProfileNode>,
+)> {
+    let mut planner = Planner::new(ctx);
+    planner.profile = Some(Default::default());
+    let built = planner.build(q, true)?;
+    let node = built
+        .downcast_ref::<crate::profile::ProfiledQuery>()
+        .map(|p| p.node.clone())
+        .ok_or_else(|| lode_engine::EsError::internal("profiled plan without a root node"))?;
+    Ok((built, node))
+}
+
 // ----------------------------------------------------------------------------------------------
 // Small constructors
 
@@ -232,6 +251,12 @@ struct QsOptions<'q> {
 
 struct Planner<'c, 'a> {
     ctx: &'c QueryContext<'a>,
+    /// Profiling (`"profile": true`): the levels of nodes planned so far, and the
+    /// descriptions of the DSL nodes planned (by address, for their parents' descriptions).
+    profile: Option<(
+        crate::profile::Frames,
+        std::cell::RefCell<std::collections::HashMap<usize, String>>,
+    )>,
     /// Leaf queries planned so far, for the max clause count.
     leaves: std::cell::Cell<usize>,
     /// The nested paths of the enclosing `nested` queries (innermost last): the parent level
@@ -243,6 +268,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     fn new(ctx: &'c QueryContext<'a>) -> Self {
         Planner {
             ctx,
+            profile: None,
             leaves: std::cell::Cell::new(0),
             scope: std::cell::RefCell::new(Vec::new()),
         }
@@ -366,6 +392,31 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn build(&self, q: &Query, score: bool) -> EsResult<Q> {
+        let Some((frames, described)) = &self.profile else {
+            return self.build_node(q, score);
+        };
+        frames.open();
+        let built = self.build_node(q, score);
+        let children = frames.close();
+        let built = built?;
+        let (type_name, description) = {
+            let described = described.borrow();
+            let lookup = |c: &Query| described.get(&(c as *const Query as usize)).cloned();
+            crate::profile::describe(q, &*built, self.ctx.schema, &lookup)
+        };
+        described
+            .borrow_mut()
+            .insert(q as *const Query as usize, description.clone());
+        let node = std::sync::Arc::new(crate::profile::ProfileNode::new(
+            type_name,
+            description,
+            children,
+        ));
+        frames.add(node.clone());
+        Ok(Box::new(crate::profile::ProfiledQuery::new(built, node)))
+    }
+
+    fn build_node(&self, q: &Query, score: bool) -> EsResult<Q> {
         self.count_leaf(q)?;
         if let Some(q) = self.runtime_query(q)? {
             return Ok(q);

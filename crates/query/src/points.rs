@@ -54,6 +54,19 @@ impl PointRangeQuery {
         (self.lo, self.hi)
     }
 
+    /// Lucene's `toString` of the range, `field:[lo TO hi]`, in the field's own values.
+    pub fn describe(&self, schema: &tantivy::schema::Schema) -> String {
+        use tantivy::columnar::MonotonicallyMappableToU64;
+        use tantivy::schema::FieldType;
+        let entry = schema.get_field_entry(self.field);
+        let show = |v: u64| match entry.field_type() {
+            FieldType::F64(_) => f64::from_u64(v).to_string(),
+            FieldType::U64(_) => v.to_string(),
+            _ => i64::from_u64(v).to_string(),
+        };
+        format!("{}:[{} TO {}]", entry.name(), show(self.lo), show(self.hi))
+    }
+
     /// Every match scores `score` (1.0 by default).
     pub fn with_score(mut self, score: Score) -> PointRangeQuery {
         self.score = score;

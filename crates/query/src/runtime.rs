@@ -37,6 +37,88 @@ pub struct RuntimeField {
     pub ty: RuntimeType,
     /// None: the values of the same-named field in `_source`, as ES reads them.
     pub script: Option<SearchScript>,
+    /// An aggregation's `script` standing in for a field: its values are what the script
+    /// returns (not `emit`s), per value of `value_of` (as `_value`) for a value script.
+    pub agg: Option<AggEval>,
+}
+
+#[derive(Debug)]
+pub struct AggEval {
+    pub value_of: Option<String>,
+}
+
+impl RuntimeField {
+    /// An aggregation's script as a field of type `ty` (compiled once, run per document).
+    pub fn agg_script(
+        name: String,
+        ty: RuntimeType,
+        script: &Value,
+        value_of: Option<String>,
+    ) -> EsResult<RuntimeField> {
+        Ok(RuntimeField {
+            name,
+            ty,
+            script: Some(SearchScript::compile_agg(script, None)?),
+            agg: Some(AggEval { value_of }),
+        })
+    }
+
+    /// An aggregation script's values on the current document, as the field's type.
+    fn agg_values(
+        &self,
+        script: &SearchScript,
+        agg: &AggEval,
+        docs: &mut SegmentDocs,
+    ) -> EsResult<Vec<Value>> {
+        use lode_painless::{DocField, DocLookup};
+        let mut raw = Vec::new();
+        match &agg.value_of {
+            None => raw.push(script.agg_value(docs, None)?),
+            Some(f) => {
+                let vals: Vec<Value> = match docs.field(f).map_err(EsError::illegal_argument)? {
+                    DocField::Long(v) | DocField::Date(v) => {
+                        v.into_iter().map(Value::from).collect()
+                    }
+                    DocField::Double(v) => v.into_iter().map(Value::from).collect(),
+                    DocField::Str(v) => v.into_iter().map(Value::from).collect(),
+                    DocField::Bool(v) => v.into_iter().map(Value::from).collect(),
+                };
+                for v in vals {
+                    raw.push(script.agg_value(docs, Some(&v))?);
+                }
+            }
+        }
+        let mut flat = Vec::new();
+        for v in raw {
+            match v {
+                Value::Array(a) => flat.extend(a),
+                Value::Null => {}
+                v => flat.push(v),
+            }
+        }
+        Ok(flat
+            .into_iter()
+            .filter_map(|v| match (self.ty, &v) {
+                (_, Value::Null | Value::Array(_) | Value::Object(_)) => None,
+                (RuntimeType::Keyword, Value::String(_)) => Some(v),
+                (RuntimeType::Keyword, _) => Some(Value::String(v.to_string())),
+                (RuntimeType::Boolean, Value::Bool(_)) => Some(v),
+                (RuntimeType::Long | RuntimeType::Date, Value::Number(n)) => n
+                    .as_i64()
+                    .or_else(|| n.as_f64().map(|f| f as i64))
+                    .map(Value::from),
+                (RuntimeType::Double, Value::Number(n)) => n.as_f64().map(Value::from),
+                (RuntimeType::Double, Value::Bool(b)) => Some(Value::from(u8::from(*b) as f64)),
+                (RuntimeType::Double | RuntimeType::Long | RuntimeType::Date, Value::String(s)) => {
+                    s.parse::<f64>().ok().map(|f| match self.ty {
+                        RuntimeType::Double => Value::from(f),
+                        _ => Value::from(f as i64),
+                    })
+                }
+                _ => None,
+            })
+            .collect())
+    }
 }
 
 /// The request's runtime fields by name.
@@ -110,6 +192,7 @@ pub fn parse_runtime_mappings(v: &Value) -> EsResult<RuntimeFields> {
                 name: name.clone(),
                 ty,
                 script,
+                agg: None,
             }),
         );
     }
@@ -131,6 +214,9 @@ impl RuntimeField {
                 .filter_map(|v| self.read_source_value(v))
                 .collect());
         };
+        if let Some(agg) = &self.agg {
+            return self.agg_values(script, agg, docs);
+        }
         let emitted = script.emit(docs)?;
         emitted.into_iter().map(|v| self.coerce(v)).collect()
     }

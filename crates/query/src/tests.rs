@@ -1476,3 +1476,49 @@ fn nested_queries_join_per_object() {
     assert!((sm("min") - 30.0).abs() < 1e-4);
     assert_eq!(sm("none"), 0.0);
 }
+
+#[test]
+fn profiled_plans_match_the_same_documents_and_name_lucene_classes() {
+    let ix = fixture();
+    let q = json!({"bool": {
+        "must": [{"match": {"title": "quick"}}],
+        "filter": [{"range": {"age": {"gte": 3}}}],
+        "must_not": [{"term": {"tag": "plant"}}],
+        "should": [{"constant_score": {"filter": {"terms": {"tag": ["pet", "animal"]}}}}]}});
+    let parsed = parse_query(&q).unwrap();
+    let ctx = ix.ctx();
+    let (profiled, root) = super::build_query_profiled(&parsed, &ctx).unwrap();
+    let searcher = ix.reader.searcher();
+    let collector = TopDocs::with_limit(100).order_by_score();
+    let plain = build_query(&parsed, &ctx).unwrap();
+    let ids = |q: &dyn tantivy::query::Query| {
+        let mut v: Vec<_> = searcher
+            .search(q, &collector)
+            .unwrap()
+            .into_iter()
+            .map(|(_, a)| (a.segment_ord, a.doc_id))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(ids(&*profiled), ids(&*plain));
+    assert_eq!(root.type_name, "BooleanQuery");
+    let kinds: Vec<&str> = root.children.iter().map(|c| c.type_name.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "TermQuery",
+            "IndexOrDocValuesQuery",
+            "ConstantScoreQuery",
+            "TermQuery"
+        ]
+    );
+    assert_eq!(root.children[0].description, "title:quick");
+    // an integer field: Lucene's IntPoint bounds
+    assert_eq!(root.children[1].description, "age:[3 TO 2147483647]");
+    assert_eq!(root.children[2].children[0].type_name, "TermInSetQuery");
+    assert!(root.description.starts_with("+title:quick #age:[3 TO "));
+    assert!(root.description.ends_with("-tag:plant"));
+    assert_eq!(root.timing("create_weight").1, 1);
+    assert!(root.timing("build_scorer").1 >= 1);
+}

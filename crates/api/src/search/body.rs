@@ -51,8 +51,6 @@ impl Token {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Support {
     Yes,
-    /// Accepted only as `false` (the default): `true` asks for a feature Lode lacks.
-    OnlyFalse,
     No,
 }
 
@@ -107,7 +105,7 @@ pub const SEARCH_KEYS: &[Key] = &[
     key("_source", "voa", Yes),
     key("stored_fields", "va", Yes),
     key("sort", "voa", Yes),
-    key("profile", "v", OnlyFalse),
+    key("profile", "v", Yes),
     key("search_after", "a", Yes),
     key("aggregations", "o", Yes),
     key("aggs", "o", Yes),
@@ -147,11 +145,6 @@ pub fn check_keys(body: &Map<String, Value>) -> EsResult<()> {
         };
         match key.support {
             Yes => {}
-            OnlyFalse => {
-                if read_bool(v, key.name)? {
-                    return Err(not_supported(key.name));
-                }
-            }
             No => return Err(not_supported(key.name)),
         }
     }
@@ -351,17 +344,105 @@ pub fn read_indices_boost(v: &Value) -> EsResult<Vec<(String, f32)>> {
 }
 
 /// `collapse`: the field whose values group the hits (one hit per value).
-pub fn read_collapse(v: &Value) -> EsResult<String> {
+/// `collapse`: the field, and the `inner_hits` that expand each collapsed hit.
+pub struct Collapse {
+    pub field: String,
+    pub inner_hits: Vec<InnerHits>,
+}
+
+/// One `inner_hits` of `collapse`: its name and the search body of a group's documents
+/// (`from`, `size`, `sort`, `_source`, a second-level `collapse`, ...), ES's `InnerHitBuilder`.
+pub struct InnerHits {
+    pub name: String,
+    pub body: Map<String, Value>,
+}
+
+/// The `InnerHitBuilder` keys a group's search takes over (`name` aside).
+const INNER_HITS_KEYS: &[&str] = &[
+    "from",
+    "size",
+    "sort",
+    "_source",
+    "collapse",
+    "version",
+    "seq_no_primary_term",
+    "explain",
+    "track_scores",
+    "docvalue_fields",
+    "fields",
+    "stored_fields",
+    "highlight",
+    "script_fields",
+];
+
+fn read_inner_hits(v: &Value, field: &str) -> EsResult<InnerHits> {
+    let Value::Object(o) = v else {
+        return Err(EsError::x_content_parse(
+            "[inner_hits] inner_hits doesn't support values of type: VALUE",
+        ));
+    };
+    let mut name = None;
+    let mut body = Map::new();
+    for (k, v) in o {
+        match k.as_str() {
+            "name" => match v {
+                Value::String(n) => name = Some(n.clone()),
+                _ => {
+                    return Err(EsError::x_content_parse(
+                        "[inner_hits] name doesn't support values of this type",
+                    ))
+                }
+            },
+            "collapse" => {
+                // a group's own collapse: checked as a search body's
+                read_collapse(v)?;
+                body.insert(k.clone(), v.clone());
+            }
+            k if INNER_HITS_KEYS.contains(&k) => {
+                body.insert(k.to_string(), v.clone());
+            }
+            _ => {
+                return Err(EsError::x_content_parse(format!(
+                    "[inner_hits] unknown field [{k}]"
+                )))
+            }
+        }
+    }
+    for (k, default) in [("from", 0), ("size", 3)] {
+        let n = match body.get(k) {
+            Some(v) => read_int(v)?,
+            None => default,
+        };
+        if n < 0 {
+            return Err(EsError::illegal_argument(format!(
+                "illegal {k} value, at least 0 or higher"
+            )));
+        }
+        body.insert(k.to_string(), Value::from(n));
+    }
+    Ok(InnerHits {
+        name: name.unwrap_or_else(|| field.to_string()),
+        body,
+    })
+}
+
+pub fn read_collapse(v: &Value) -> EsResult<Collapse> {
     let Value::Object(o) = v else {
         return Err(EsError::parsing("[collapse] must be an object"));
     };
     let mut field = None;
+    let mut inner = None;
     for (k, v) in o {
         match (k.as_str(), v) {
             ("field", Value::String(f)) => field = Some(f.clone()),
-            // Groups' inner hits need a second search per group, not built yet.
-            ("inner_hits" | "max_concurrent_group_searches", _) => {
-                return Err(not_supported(&format!("collapse.{k}")))
+            ("inner_hits", _) => inner = Some(v),
+            ("max_concurrent_group_searches", v) => {
+                // Lode runs a hit's group searches one after the other: the bound holds.
+                if read_int(v)? < 1 {
+                    return Err(EsError::illegal_argument(
+                        "maxConcurrentGroupRequests` must be positive",
+                    ));
+                }
             }
             _ => {
                 return Err(EsError::x_content_parse(format!(
@@ -370,7 +451,25 @@ pub fn read_collapse(v: &Value) -> EsResult<String> {
             }
         }
     }
-    field.ok_or_else(|| EsError::x_content_parse("Required [field]"))
+    let field = field.ok_or_else(|| EsError::x_content_parse("Required [field]"))?;
+    let inner_hits = match inner {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| read_inner_hits(v, &field))
+            .collect::<EsResult<_>>()?,
+        Some(v) => vec![read_inner_hits(v, &field)?],
+    };
+    let mut names = std::collections::HashSet::new();
+    for h in &inner_hits {
+        if !names.insert(h.name.as_str()) {
+            return Err(EsError::illegal_argument(format!(
+                "[inner_hits] already contains an entry for key [{}]",
+                h.name
+            )));
+        }
+    }
+    Ok(Collapse { field, inner_hits })
 }
 
 /// `slice`: slice `id` of `max` of a sliced scroll.
@@ -469,7 +568,8 @@ mod tests {
             assert!(e.reason.contains(k), "{k}");
         }
         assert!(check(json!({"explain": false, "profile": false})).is_ok());
-        assert!(check(json!({"profile": true})).is_err());
+        assert!(check(json!({"profile": true})).is_ok());
+        assert!(check(json!({"profile": {}})).is_err());
         assert!(check(json!({"script_fields": {}})).is_ok());
     }
 
@@ -504,5 +604,30 @@ mod tests {
             vec![("a".to_string(), 2.0), ("b*".to_string(), 1.5)]
         );
         assert!(read_indices_boost(&json!([{"a": 2, "b": 1}])).is_err());
+    }
+
+    #[test]
+    fn collapse_inner_hits_are_read_as_es_builds_them() {
+        let c = read_collapse(&json!({"field": "g", "max_concurrent_group_searches": 2,
+            "inner_hits": [{"name": "a", "size": 2, "sort": ["n"]}, {"from": 1}]}))
+        .unwrap();
+        assert_eq!(c.field, "g");
+        assert_eq!(c.inner_hits.len(), 2);
+        assert_eq!(c.inner_hits[0].name, "a");
+        assert_eq!(c.inner_hits[0].body["size"], json!(2));
+        assert_eq!(c.inner_hits[0].body["from"], json!(0));
+        // unnamed: the collapse field; size defaults to 3
+        assert_eq!(c.inner_hits[1].name, "g");
+        assert_eq!(c.inner_hits[1].body["size"], json!(3));
+        let single = read_collapse(&json!({"field": "g", "inner_hits": {"name": "x"}})).unwrap();
+        assert_eq!(single.inner_hits.len(), 1);
+        for bad in [
+            json!({"field": "g", "max_concurrent_group_searches": 0}),
+            json!({"field": "g", "inner_hits": {"nope": 1}}),
+            json!({"field": "g", "inner_hits": [{"name": "x"}, {"name": "x"}]}),
+            json!({"field": "g", "inner_hits": {"collapse": {"bogus": 1}}}),
+        ] {
+            assert!(read_collapse(&bad).is_err(), "{bad}");
+        }
     }
 }

@@ -7,9 +7,9 @@ mod collapse;
 mod completion;
 mod inner_hits;
 mod phrase;
+mod profile;
 pub mod request_cache;
 mod rescore;
-mod runtime_aggs;
 mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -90,9 +90,18 @@ pub struct SearchRequest {
     pub timeout: Option<u64>,
     /// `collapse.field`: one hit per value of this field.
     pub collapse: Option<String>,
+    /// `collapse.inner_hits`: each collapsed hit's group, searched per hit.
+    pub collapse_inner_hits: Vec<body::InnerHits>,
+    /// The body's `query` and `runtime_mappings` as sent (a group's search repeats them).
+    pub query_json: Option<Value>,
+    pub runtime_json: Option<Value>,
     pub highlight: Option<HighlightRequest>,
     /// `explain`: each hit carries how its score was computed.
     pub explain: bool,
+    /// `profile`: the response carries the shards' timings (`profile.shards`).
+    pub profile: bool,
+    /// The node's id, as a profiled response names its shards (`[node][index][shard]`).
+    pub node_id: String,
     /// `search_type=dfs_query_then_fetch`: scores use index-wide term statistics.
     pub dfs: bool,
     /// `slice` of a sliced scroll.
@@ -315,6 +324,7 @@ impl SearchRequest {
             .map(lode_query::runtime::parse_runtime_mappings)
             .transpose()?
             .unwrap_or_default();
+        let collapse = b.get("collapse").map(body::read_collapse).transpose()?;
         Ok(SearchRequest {
             runtime,
             aggs_json: b.get("aggs").or(b.get("aggregations")).cloned(),
@@ -373,8 +383,13 @@ impl SearchRequest {
                     .transpose()?
                     .flatten(),
             },
-            collapse: b.get("collapse").map(body::read_collapse).transpose()?,
+            collapse: collapse.as_ref().map(|c| c.field.clone()),
+            collapse_inner_hits: collapse.map(|c| c.inner_hits).unwrap_or_default(),
+            query_json: b.get("query").cloned(),
+            runtime_json: b.get("runtime_mappings").cloned(),
             explain: bool_opt("explain")?,
+            profile: bool_opt("profile")?,
+            node_id: String::new(),
             dfs,
             slice: b.get("slice").map(body::read_slice).transpose()?,
             terms_lookups: Default::default(),
@@ -519,6 +534,10 @@ struct QueryPhase {
     terminated_early: bool,
     /// Some shard stopped at the `timeout` deadline.
     timed_out: bool,
+    /// A profiled search: each shard's query profile, and its aggregations' profile by
+    /// (index position, shard id).
+    profiles: Vec<profile::ShardQueryProfile>,
+    agg_profiles: HashMap<(usize, usize), Vec<Value>>,
 }
 
 /// Per-index searchers pinned for the fetch phase (and for scrolls).
@@ -538,7 +557,25 @@ fn base_query(
     ctx: &QueryContext,
     early: &EarlyStop,
 ) -> EsResult<Box<dyn tantivy::query::Query>> {
-    let mut q = filtered_query(t, sreq, ctx)?;
+    Ok(base_query_with(t, sreq, ctx, early, false)?.0)
+}
+
+/// A planned query and, when profiled, the root of its profile tree.
+type ProfiledPlan = (
+    Box<dyn tantivy::query::Query>,
+    Option<Arc<query::profile::ProfileNode>>,
+);
+
+/// [`base_query`], with the search query profiled when `profiled` (its profile tree's root
+/// returned beside it).
+fn base_query_with(
+    t: &Target,
+    sreq: &SearchRequest,
+    ctx: &QueryContext,
+    early: &EarlyStop,
+    profiled: bool,
+) -> EsResult<ProfiledPlan> {
+    let (mut q, node) = filtered_query(t, sreq, ctx, profiled)?;
     if let Some(boost) = index_boost(&sreq.indices_boost, &t.index.name) {
         q = Box::new(tantivy::query::BoostQuery::new(q, boost));
     }
@@ -554,7 +591,7 @@ fn base_query(
             early.stopped.clone(),
         ));
     }
-    Ok(q)
+    Ok((q, node))
 }
 
 /// When shards stop collecting, and whether they did. `cancel` is the request's task token
@@ -578,12 +615,22 @@ fn filtered_query(
     t: &Target,
     sreq: &SearchRequest,
     ctx: &QueryContext,
-) -> EsResult<Box<dyn tantivy::query::Query>> {
-    let q: Box<dyn tantivy::query::Query> = match &sreq.query {
-        Some(q) => query::build_query(q, ctx)?,
-        None => Box::new(tantivy::query::AllQuery),
+    profiled: bool,
+) -> EsResult<ProfiledPlan> {
+    let (q, node): (Box<dyn tantivy::query::Query>, _) = match &sreq.query {
+        Some(q) if profiled => {
+            let (q, node) = query::build_query_profiled(q, ctx)?;
+            (q, Some(node))
+        }
+        None if profiled => {
+            let all = query::Query::MatchAll { boost: 1.0 };
+            let (q, node) = query::build_query_profiled(&all, ctx)?;
+            (q, Some(node))
+        }
+        Some(q) => (query::build_query(q, ctx)?, None),
+        None => (Box::new(tantivy::query::AllQuery), None),
     };
-    Ok(match &t.alias_filter {
+    let q = match &t.alias_filter {
         Some(f) => Box::new(tantivy::query::BooleanQuery::new(vec![
             (tantivy::query::Occur::Must, q),
             (
@@ -595,8 +642,8 @@ fn filtered_query(
             ),
         ])),
         None => q,
-    })
-    .map(|q| query::nested::non_nested(q, ctx.meta.nested))
+    };
+    Ok((query::nested::non_nested(q, ctx.meta.nested), node))
 }
 
 fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
@@ -723,35 +770,6 @@ fn runtime_fields_values(
     Ok(())
 }
 
-/// Aggregations run on tantivy's columns, which a runtime field does not have: an
-/// aggregation over one is refused, never answered empty.
-fn refuse_runtime_aggs(aggs: &Value, runtime: &lode_query::runtime::RuntimeFields) -> EsResult<()> {
-    if runtime.is_empty() {
-        return Ok(());
-    }
-    match aggs {
-        Value::Object(o) => {
-            for (k, v) in o {
-                if k == "field" {
-                    if let Some(f) = v.as_str().filter(|f| runtime.contains_key(*f)) {
-                        return Err(EsError::illegal_argument(format!(
-                            "aggregations on runtime field [{f}] are not supported by Lode"
-                        )));
-                    }
-                }
-                refuse_runtime_aggs(v, runtime)?;
-            }
-        }
-        Value::Array(a) => {
-            for v in a {
-                refuse_runtime_aggs(v, runtime)?;
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
 fn context<'a>(
     index: &'a IndexService,
     state: &'a lode_engine::index::MappingState,
@@ -870,6 +888,8 @@ fn query_phase(
     let mut aggs_out: Option<Value> = None;
     let mut shards = 0;
     let mut keys_out: Option<Vec<SortKey>> = None;
+    let profiles: std::sync::Mutex<Vec<profile::ShardQueryProfile>> = Default::default();
+    let mut agg_profiles = HashMap::new();
     let early = EarlyStop {
         deadline: sreq
             .timeout
@@ -945,13 +965,34 @@ fn query_phase(
         });
         let num_shards = t.index.num_shards();
         let run_shard = |s: &ShardSearcher| -> EsResult<(u64, Vec<Candidate>)> {
+            // A profiled search plans its query per shard, each shard timing its own nodes.
+            let (base, profiled) = if sreq.profile {
+                let started = Instant::now();
+                let (bq, node) = base_query_with(t, sreq, &ctx, &early, true)?;
+                let bq: Box<dyn tantivy::query::Query> = match &sreq.post_filter {
+                    Some(pf) => Box::new(tantivy::query::BooleanQuery::new(vec![
+                        (tantivy::query::Occur::Must, bq),
+                        (
+                            tantivy::query::Occur::Must,
+                            Box::new(tantivy::query::ConstScoreQuery::new(
+                                query::build_query(pf, &ctx)?,
+                                0.0,
+                            )),
+                        ),
+                    ])),
+                    None => bq,
+                };
+                (bq, node.map(|n| (n, started.elapsed().as_nanos() as u64)))
+            } else {
+                (q.box_clone(), None)
+            };
             let q = match sreq.slice {
-                None => q.box_clone(),
+                None => base,
                 Some(slice) => match shard_slice(slice, s.shard_id, num_shards, s.meta.id) {
                     SliceOfShard::None => return Ok((0, Vec::new())),
-                    SliceOfShard::All => q.box_clone(),
+                    SliceOfShard::All => base,
                     SliceOfShard::Part(part) => Box::new(tantivy::query::BooleanQuery::new(vec![
-                        (tantivy::query::Occur::Must, q.box_clone()),
+                        (tantivy::query::Occur::Must, base),
                         (
                             tantivy::query::Occur::Must,
                             Box::new(tantivy::query::ConstScoreQuery::new(part, 0.0)),
@@ -1076,6 +1117,26 @@ fn query_phase(
                     },
                 )?,
             };
+            if let Some((node, rewrite_nanos)) = profiled {
+                let (name, reason) = match (score_only, limit) {
+                    (true, 0) => ("TotalHitCountCollector", "search_count"),
+                    (true, _) => ("SimpleTopScoreDocCollector", "search_top_hits"),
+                    (false, _) => ("SimpleFieldCollector", "search_top_hits"),
+                };
+                let elapsed = started.elapsed().as_nanos() as u64;
+                profiles.lock().unwrap_or_else(|p| p.into_inner()).push(
+                    profile::ShardQueryProfile {
+                        index: ti,
+                        shard: s.shard_id,
+                        // the collector's time: the shard's search outside the query's calls
+                        collector_nanos: elapsed.saturating_sub(node.time_in_nanos()),
+                        query: node,
+                        rewrite_nanos,
+                        collector: name,
+                        reason,
+                    },
+                );
+            }
             shard_stats.query_total.fetch_add(1, Ordering::Relaxed);
             add_elapsed(&shard_stats.query_time_nanos, started);
             shard_stats.record_groups(
@@ -1136,51 +1197,6 @@ fn query_phase(
             .zip(&ctxs)
             .map(|(t, ctx)| base_query(t, sreq, ctx, &early))
             .collect::<EsResult<Vec<_>>>()?;
-        // Top-level aggregations on a runtime field run on their own collector; any other
-        // reference to a runtime field in the aggregations is refused.
-        let runtimes: Vec<_> = ctxs.iter().map(|c| &c.runtime).collect();
-        let mut rest_req = None;
-        let mut runtime_out = None;
-        if let Some(raw) = sreq
-            .aggs_json
-            .as_ref()
-            .filter(|_| runtimes.iter().any(|r| !r.is_empty()))
-        {
-            let (rt_aggs, rest) = runtime_aggs::split(raw, &runtimes)?;
-            if let Some(rest) = &rest {
-                for r in &runtimes {
-                    refuse_runtime_aggs(rest, r)?;
-                }
-            }
-            if !rt_aggs.is_empty() {
-                let rt_targets: Vec<_> = targets
-                    .iter()
-                    .zip(&ctxs)
-                    .zip(&queries)
-                    .map(|((t, ctx), q)| {
-                        (
-                            &ctx.runtime,
-                            &t.searchers[..],
-                            &**q,
-                            Arc::new(ctx.mapping.fields.clone()),
-                        )
-                    })
-                    .collect();
-                runtime_out = Some(runtime_aggs::run(&rt_aggs, &rt_targets, sreq.typed_keys)?);
-                rest_req = Some(match rest {
-                    Some(rest) => {
-                        let mut r = aggs::parse_aggs(&rest)?;
-                        r.set_max_buckets(a.max_buckets());
-                        Some(r)
-                    }
-                    None => None,
-                });
-            }
-        }
-        let a = match &rest_req {
-            Some(r) => r.as_ref(),
-            None => Some(a),
-        };
         let agg_targets: Vec<aggs::AggTarget> = targets
             .iter()
             .zip(&ctxs)
@@ -1192,13 +1208,17 @@ fn query_phase(
                 query: &**q,
             })
             .collect();
-        let mut out = match a {
-            Some(a) => aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?,
-            None => json!({}),
+        let out = if sreq.profile {
+            let (out, shards) = aggs::run_aggs_multi_profiled(a, &agg_targets, sreq.typed_keys)?;
+            let order = targets
+                .iter()
+                .enumerate()
+                .flat_map(|(ti, t)| t.searchers.iter().map(move |s| (ti, s.shard_id)));
+            agg_profiles.extend(order.zip(shards));
+            out
+        } else {
+            aggs::run_aggs_multi(a, &agg_targets, sreq.typed_keys)?
         };
-        if let (Some(rt), Some(o)) = (runtime_out, out.as_object_mut()) {
-            o.extend(rt);
-        }
         aggs_out = Some(out);
         if let Some(e) = ctxs.iter().find_map(query::take_script_error) {
             return Err(e);
@@ -1254,6 +1274,8 @@ fn query_phase(
         shards,
         terminated_early: early.stopped.terminated.load(Ordering::Relaxed),
         timed_out: early.stopped.timed_out.load(Ordering::Relaxed),
+        profiles: profiles.into_inner().unwrap_or_else(|p| p.into_inner()),
+        agg_profiles,
     })
 }
 
@@ -1330,6 +1352,7 @@ fn fetch_phase(
     hits: &[Candidate],
     sreq: &SearchRequest,
     keys: Option<&[SortKey]>,
+    mut prof: Option<&mut profile::FetchProfiles>,
 ) -> EsResult<Vec<Value>> {
     let mut out = Vec::with_capacity(hits.len());
     let now = now_millis();
@@ -1386,6 +1409,7 @@ fn fetch_phase(
             .expect("shard searcher");
         let started = Instant::now();
         let doc: TantivyDocument = s.searcher.doc(h.addr)?;
+        let stored_nanos = started.elapsed().as_nanos() as u64;
         let id = doc
             .get_first(s.meta.id)
             .and_then(|v| v.as_str().map(str::to_string))
@@ -1425,6 +1449,7 @@ fn fetch_phase(
             || !sreq.stored_fields.is_empty()
             || sreq.highlight.is_some()
             || !inner_specs.is_empty();
+        let source_started = Instant::now();
         let source: Option<Value> = if needs_source {
             let bytes = stored_source(&doc, s.meta);
             // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
@@ -1432,6 +1457,7 @@ fn fetch_phase(
         } else {
             None
         };
+        let source_nanos = source_started.elapsed().as_nanos() as u64;
         if let (true, Some(src)) = (sreq.source.fetch, &source) {
             if let Some(f) = sreq.source.apply(src) {
                 hit.insert("_source".into(), f);
@@ -1577,9 +1603,86 @@ fn fetch_phase(
                 started.elapsed().as_nanos() as u64,
             );
         }
+        if let Some(p) = prof.as_deref_mut() {
+            p.record(
+                (h.index, h.shard),
+                stored_nanos,
+                needs_source.then_some(source_nanos),
+                started.elapsed().as_nanos() as u64,
+            );
+        }
         out.push(Value::Object(hit));
     }
     Ok(out)
+}
+
+/// `collapse.inner_hits`, as ES's `ExpandSearchPhase`: per collapsed hit and inner hits
+/// definition, a search of the hit's group (the request's query, filtered on the group's value
+/// or, for the null group, on documents without the field) with the definition's `from`,
+/// `size`, `sort`, `_source`, a second-level `collapse`, ...; its hits go in the hit's
+/// `inner_hits.<name>`.
+fn expand_groups(
+    targets: &[Target],
+    sreq: &SearchRequest,
+    page: &[Candidate],
+    rendered: &mut [Value],
+    now: i64,
+) -> EsResult<()> {
+    let Some(field) = sreq.collapse.as_deref() else {
+        return Ok(());
+    };
+    if sreq.collapse_inner_hits.is_empty() {
+        return Ok(());
+    }
+    let params = RestRequest {
+        method: crate::rest::Method::Post,
+        path: String::new(),
+        params: Default::default(),
+        body: Vec::new(),
+    };
+    for (cand, hit) in page.iter().zip(rendered.iter_mut()) {
+        let group = cand.group.clone().unwrap_or(Value::Null);
+        let mut bool_q = Map::new();
+        if group.is_null() {
+            bool_q.insert("must_not".into(), json!([{"exists": {"field": field}}]));
+        } else {
+            bool_q.insert("filter".into(), json!([{"term": {field: group}}]));
+        }
+        if let Some(q) = &sreq.query_json {
+            bool_q.insert("must".into(), json!([q]));
+        }
+        let mut inner_hits = Map::new();
+        for spec in &sreq.collapse_inner_hits {
+            let mut body = spec.body.clone();
+            body.insert("query".into(), json!({"bool": bool_q}));
+            body.insert("track_total_hits".into(), json!(true));
+            if let Some(rt) = &sreq.runtime_json {
+                body.insert("runtime_mappings".into(), rt.clone());
+            }
+            let body = Value::Object(body);
+            let mut inner = SearchRequest::parse(Some(&body), &params)?;
+            inner.terms_lookups = sreq.terms_lookups.clone();
+            inner.typed_keys = sreq.typed_keys;
+            let qp = query_phase(targets, &inner, inner.from + inner.size, now)?;
+            let mut hits = qp.hits;
+            hits.drain(..inner.from.min(hits.len()));
+            hits.truncate(inner.size);
+            let mut inner_rendered = fetch_phase(targets, &hits, &inner, qp.keys.as_deref(), None)?;
+            expand_groups(targets, &inner, &hits, &mut inner_rendered, now)?;
+            inner_hits.insert(
+                spec.name.clone(),
+                json!({"hits": {
+                    "total": {"value": qp.total, "relation": "eq"},
+                    "max_score": qp.max_score.map(float_value).unwrap_or(Value::Null),
+                    "hits": inner_rendered,
+                }}),
+            );
+        }
+        if let Some(o) = hit.as_object_mut() {
+            o.insert("inner_hits".into(), Value::Object(inner_hits));
+        }
+    }
+    Ok(())
 }
 
 /// A `search_after` value for one sort key: a date may be given formatted, in the field's
@@ -1794,7 +1897,10 @@ fn execute(
         let page_hits: Vec<Candidate> = hits.drain(..take).collect();
         (page_hits, hits)
     };
-    let rendered = fetch_phase(&targets, &page, sreq, keys.as_deref())?;
+    let mut fetch_prof = sreq.profile.then(profile::FetchProfiles::default);
+    let index_names: Vec<String> = targets.iter().map(|t| t.index.name.clone()).collect();
+    let mut rendered = fetch_phase(&targets, &page, sreq, keys.as_deref(), fetch_prof.as_mut())?;
+    expand_groups(&targets, sreq, &page, &mut rendered, now)?;
     // With no shard to ask (a wildcard matching nothing), ES's empty response has no
     // `suggest` section.
     let suggest_out = match &sreq.suggest {
@@ -1860,6 +1966,19 @@ fn execute(
     if let Some(s) = suggest_out {
         body.insert("suggest".into(), s);
     }
+    if sreq.profile {
+        let names: Vec<&str> = index_names.iter().map(String::as_str).collect();
+        body.insert(
+            "profile".into(),
+            profile::render(
+                &sreq.node_id,
+                &names,
+                qp.profiles,
+                qp.agg_profiles,
+                fetch_prof.unwrap_or_default(),
+            ),
+        );
+    }
     Ok(Value::Object(body))
 }
 
@@ -1891,6 +2010,9 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
     sreq.resolve_lookups(node, body.as_ref())?;
+    if sreq.profile {
+        sreq.node_id = crate::cluster::node_id(node);
+    }
     if let (Some(a), Some(m)) = (
         sreq.aggs.as_mut(),
         crate::cluster_settings::max_buckets(node),
@@ -1947,6 +2069,10 @@ fn cache_key(
     scroll: bool,
     list: &[Searched],
 ) -> EsResult<Option<String>> {
+    // A profiled search measures its own execution: never answered from the cache.
+    if sreq.profile {
+        return Ok(None);
+    }
     let enabled = match req.param("request_cache") {
         Some(_) => req.bool_param("request_cache", true)?,
         None => list.iter().all(|s| {
@@ -2153,6 +2279,9 @@ pub fn msearch(
             .and_then(|_| SearchRequest::parse(Some(body), &sub))
             .and_then(|mut sreq| {
                 sreq.resolve_lookups(node, Some(body))?;
+                if sreq.profile {
+                    sreq.node_id = crate::cluster::node_id(node);
+                }
                 targets(node, &indices, &sub).and_then(|list| {
                     let _hits = reserve_hits_window(&sreq, &list)?;
                     match &child {
@@ -2310,15 +2439,20 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         indices_boost: Vec::new(),
         timeout: None,
         collapse: None,
+        collapse_inner_hits: Vec::new(),
+        query_json: None,
+        runtime_json: None,
         highlight: ctx.highlight.clone(),
         explain: false,
+        profile: false,
+        node_id: String::new(),
         dfs: false,
         slice: None,
         terms_lookups: Default::default(),
         suggest: None,
         query: ctx.query.clone(),
     };
-    let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref())?;
+    let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref(), None)?;
     for t in &ctx.targets {
         if let Ok(shards) = t.index.shards() {
             for s in shards {
