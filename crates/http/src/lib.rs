@@ -303,13 +303,8 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         (response, pending)
     };
     let handled = match inline_slot {
-        Some(_slot) => {
-            // The worker that read this request may be the one that was polling the I/O
-            // driver: yielding wakes an idle worker (when one is parked), which takes the
-            // driver over, so connections keep being served while this handler runs.
-            tokio::task::yield_now().await;
-            Ok(work())
-        }
+        // A long handler gets another worker woken for the I/O driver (`inline::watch`).
+        Some(_slot) => Ok(work()),
         None => tokio::task::spawn_blocking(work).await,
     };
     let result = match handled {

@@ -221,6 +221,7 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
         .worker_threads(workers)
         .enable_all()
         .build()?;
+    lode_http::inline::watch(rt.handle().clone());
     let stopped = rt.block_on(async {
         let listener =
             tokio::net::TcpListener::bind((cfg.network_host.as_str(), cfg.http_port)).await?;
