@@ -9,6 +9,8 @@ from collections import Counter, defaultdict
 import pytest
 from elasticsearch import ApiError
 
+import conftest
+
 INDEX = "agg_scripts"
 MAPPING = {"properties": {"a": {"type": "long"}, "x": {"type": "double"},
                           "tag": {"type": "keyword"}}}
@@ -19,13 +21,8 @@ def docs(es):
     rng = random.Random(5)
     docs = {str(i): {"a": rng.randrange(0, 20), "x": rng.randrange(0, 40) / 4,
                      "tag": rng.choice(["p", "q", "r"])} for i in range(70)}
-    if es.indices.exists(index=INDEX):
-        es.indices.delete(index=INDEX)
-    es.indices.create(index=INDEX, settings={"number_of_shards": 2}, mappings=MAPPING)
-    ops = []
-    for i, d in docs.items():
-        ops += [{"index": {"_index": INDEX, "_id": i}}, d]
-    assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    conftest.make_index(es, INDEX, {"settings": {"number_of_shards": 2}, "mappings": MAPPING},
+                        list(docs.items()))
     yield docs
     es.indices.delete(index=INDEX, ignore_unavailable=True)
 

@@ -9,6 +9,8 @@ from collections import defaultdict
 import pytest
 from elasticsearch import ApiError
 
+import conftest
+
 INDEX = "collapse_inner"
 MAPPING = {"properties": {"g": {"type": "keyword"}, "n": {"type": "long"},
                           "s": {"type": "keyword"}, "w": {"type": "text"}}}
@@ -24,13 +26,8 @@ def docs(es):
         if i % 11:
             d["g"] = rng.choice(["a", "b", "c", "d"])
         docs[str(i)] = d
-    if es.indices.exists(index=INDEX):
-        es.indices.delete(index=INDEX)
-    es.indices.create(index=INDEX, settings={"number_of_shards": 2}, mappings=MAPPING)
-    ops = []
-    for i, d in docs.items():
-        ops += [{"index": {"_index": INDEX, "_id": i}}, d]
-    assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    conftest.make_index(es, INDEX, {"settings": {"number_of_shards": 2}, "mappings": MAPPING},
+                        list(docs.items()))
     yield docs
     es.indices.delete(index=INDEX, ignore_unavailable=True)
 

@@ -7,6 +7,8 @@ import random
 
 import pytest
 
+import conftest
+
 INDEX = "profile_docs"
 MAPPING = {"properties": {"title": {"type": "text"}, "n": {"type": "long"},
                           "x": {"type": "double"}, "tag": {"type": "keyword"}}}
@@ -23,13 +25,8 @@ def docs(es):
     docs = {str(i): {"title": " ".join(rng.sample(WORDS, 2)), "n": rng.randrange(0, 40),
                      "x": rng.randrange(0, 100) / 4, "tag": rng.choice(["a", "b", "c"])}
             for i in range(80)}
-    if es.indices.exists(index=INDEX):
-        es.indices.delete(index=INDEX)
-    es.indices.create(index=INDEX, settings={"number_of_shards": 2}, mappings=MAPPING)
-    ops = []
-    for i, d in docs.items():
-        ops += [{"index": {"_index": INDEX, "_id": i}}, d]
-    assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    conftest.make_index(es, INDEX, {"settings": {"number_of_shards": 2}, "mappings": MAPPING},
+                        list(docs.items()))
     yield docs
     es.indices.delete(index=INDEX, ignore_unavailable=True)
 

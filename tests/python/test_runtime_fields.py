@@ -6,6 +6,8 @@ import random
 import pytest
 from elasticsearch import ApiError
 
+import conftest
+
 INDEX = "runtime_fields"
 MAPPING = {"properties": {"first": {"type": "keyword"}, "last": {"type": "keyword"},
                           "a": {"type": "long"}}}
@@ -22,13 +24,8 @@ def docs(es):
     docs = {str(i): {"first": rng.choice(["ann", "bob", "cy"]),
                      "last": rng.choice(["xu", "yi"]), "a": rng.randrange(0, 30)}
             for i in range(60)}
-    if es.indices.exists(index=INDEX):
-        es.indices.delete(index=INDEX)
-    es.indices.create(index=INDEX, settings={"number_of_shards": 2}, mappings=MAPPING)
-    ops = []
-    for i, d in docs.items():
-        ops += [{"index": {"_index": INDEX, "_id": i}}, d]
-    assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    conftest.make_index(es, INDEX, {"settings": {"number_of_shards": 2}, "mappings": MAPPING},
+                        list(docs.items()))
     yield docs
     es.indices.delete(index=INDEX, ignore_unavailable=True)
 

@@ -10,6 +10,8 @@ import random
 import pytest
 from elasticsearch import ApiError
 
+import conftest
+
 INDEX = "script_sort"
 N = 120
 MAPPING = {"properties": {
@@ -38,13 +40,8 @@ def _docs():
 @pytest.fixture(scope="module")
 def docs(es):
     docs = _docs()
-    if es.indices.exists(index=INDEX):
-        es.indices.delete(index=INDEX)
-    es.indices.create(index=INDEX, settings={"number_of_shards": 2}, mappings=MAPPING)
-    ops = []
-    for i, d in docs.items():
-        ops += [{"index": {"_index": INDEX, "_id": i}}, d]
-    assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    conftest.make_index(es, INDEX, {"settings": {"number_of_shards": 2}, "mappings": MAPPING},
+                        list(docs.items()))
     yield docs
     es.indices.delete(index=INDEX, ignore_unavailable=True)
 

@@ -390,3 +390,21 @@ def test_script_in_conjunction_skips_documents_the_filter_excludes(es, script_fi
             "hits"]["total"]["value"] == 40
     finally:
         es.indices.delete(index=name)
+
+
+def _script_stats(es):
+    nodes = es.nodes.stats(metric="script,script_cache")["nodes"]
+    (node,) = nodes.values()
+    return node["script"], node["script_cache"]["sum"]
+
+
+def test_node_stats_count_script_compilations(es, docs):
+    before, cache_before = _script_stats(es)
+    assert before["cache_evictions"] == 0 and before["compilation_limit_triggered"] == 0
+    assert cache_before == before
+    n = 3
+    for i in range(n):
+        es.search(index=INDEX, query={"script": {"script": {"source": "doc['sell_time'].size() > %d" % i}}})
+    after, _ = _script_stats(es)
+    # Lode keeps no compiled-script cache: every search compiles its script (at least once).
+    assert after["compilations"] - before["compilations"] >= n

@@ -1207,6 +1207,21 @@ fn node_stats_json(
             lode_engine::breaker::service().stats_json(),
         );
     }
+    if wants(metrics, "script") || wants(metrics, "script_cache") {
+        // No compiled-script cache (see lode_painless::compilations): no evictions, no
+        // compilation rate limit.
+        let counts = json!({
+            "compilations": lode_painless::compilations(),
+            "cache_evictions": 0,
+            "compilation_limit_triggered": 0
+        });
+        if wants(metrics, "script") {
+            m.insert("script".into(), counts.clone());
+        }
+        if wants(metrics, "script_cache") {
+            m.insert("script_cache".into(), json!({"sum": counts}));
+        }
+    }
     // Sections of what a single node without ingest pipelines, transport or snapshot
     // repositories truly has: nothing ran, so every count is zero and every map empty.
     if wants(metrics, "ingest") {

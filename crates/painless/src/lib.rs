@@ -120,6 +120,16 @@ impl CompileError {
     }
 }
 
+/// Scripts compiled since the process started (`_nodes/stats` `script.compilations`). Lode
+/// keeps no compiled-script cache: every request compiles the scripts it uses (parsing is
+/// cheap next to running them), so each one counts, and nothing is ever evicted or limited.
+static COMPILATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many scripts have been compiled since the process started.
+pub fn compilations() -> u64 {
+    COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 const CTX_KEYS: &[&str] = &[
     "_index", "_id", "_version", "_routing", "_now", "op", "_source",
 ];
@@ -145,6 +155,7 @@ impl Script {
                 EsError::illegal_argument(e.msg),
             )
         })?;
+        COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Script {
             source,
             params,

@@ -5,34 +5,8 @@
 use lode_engine::{EsError, EsResult};
 use serde_json::{json, Map, Value};
 
-/// `*` wildcards, as ES's index name patterns and action patterns (`?` is not special in ES
-/// index patterns either; `/regex/` patterns are refused when a role is put).
-pub fn glob(pattern: &str, text: &str) -> bool {
-    let p = pattern.as_bytes();
-    let t = text.as_bytes();
-    let (mut pi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ti < t.len() {
-        if pi < p.len() && p[pi] == b'*' {
-            star = Some(pi);
-            pi += 1;
-            mark = ti;
-        } else if pi < p.len() && p[pi] == t[ti] {
-            pi += 1;
-            ti += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && p[pi] == b'*' {
-        pi += 1;
-    }
-    pi == p.len()
-}
+/// ES's wildcard patterns (`*`, `?`) over index names and action names.
+pub use lode_engine::mapping::wildcard_match as glob;
 
 /// The cluster privileges Lode knows, with the action patterns each grants (and, for `manage`,
 /// the security actions it does not grant, as ES excludes them).
