@@ -724,3 +724,219 @@ impl ValueSource for RuntimeSource {
         (self.column_type() == ColumnType::Str).then_some(&self.dict as _)
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Histograms on range fields
+
+/// How a range field's histogram names its buckets.
+#[derive(Debug, Clone)]
+pub(crate) enum RangeBucketing {
+    /// `histogram`: bucket `floor((v - offset) / interval)`, clipped to `hard` (ES's
+    /// `RangeHistogramAggregator`).
+    Numeric {
+        interval: f64,
+        offset: f64,
+        hard: (Option<f64>, Option<f64>),
+    },
+    /// `date_histogram` (ES's `DateRangeHistogramAggregator`), clipped to `hard`.
+    Date {
+        rounding: super::rounding::DateRounding,
+        hard: (Option<i64>, Option<i64>),
+    },
+}
+
+/// Every bucket one of a document's ranges overlaps, each once: for `histogram` the middle of
+/// the bucket (so tantivy's histogram with the same interval and offset puts it there whatever
+/// the rounding of `key * interval + offset`), for a fixed `date_histogram` the middle of the
+/// bucket in milliseconds, for an indexed one the bucket's index.
+pub(crate) struct RangeBucketProvider {
+    pub field: String,
+    pub kind: lode_engine::range_field::RangeKind,
+    pub bucketing: RangeBucketing,
+    /// More buckets than this for one document fail the request (`search.max_buckets`), as
+    /// they would be too many buckets anyway: stop counting there.
+    pub max_buckets: usize,
+}
+
+impl ValueSourceProvider for RangeBucketProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        let Some(column) = reader.fast_fields().bytes(&self.field)? else {
+            return Ok(None);
+        };
+        Ok(Some(Box::new(RangeBucketSource {
+            column,
+            kind: self.kind,
+            bucketing: self.bucketing.clone(),
+            limit: self.max_buckets.saturating_add(1),
+            buf: Vec::new(),
+        })))
+    }
+}
+
+struct RangeBucketSource {
+    column: tantivy::columnar::BytesColumn,
+    kind: lode_engine::range_field::RangeKind,
+    bucketing: RangeBucketing,
+    limit: usize,
+    buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for RangeBucketSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RangeBucketSource")
+            .field("bucketing", &self.bucketing)
+            .finish()
+    }
+}
+
+/// The buckets of one document's ranges (sorted by lower bound, as the column's ordinals
+/// are), each once, as the values tantivy reads; at most `limit`. Numeric bounds are read as
+/// ES's `RangeType#doubleValue`, dates as milliseconds.
+pub(crate) fn numeric_bucket_values(
+    interval: f64,
+    offset: f64,
+    hard: (Option<f64>, Option<f64>),
+    ranges: &[(f64, f64)],
+    limit: usize,
+    out: &mut Vec<u64>,
+) {
+    let mut previous = f64::NEG_INFINITY;
+    for &(from, to) in ranges {
+        let from = hard.0.map_or(from, |m| from.max(m));
+        let to = hard.1.map_or(to, |m| to.min(m));
+        let start = ((from - offset) / interval).floor();
+        let end = ((to - offset) / interval).floor();
+        let mut key = start.max(previous);
+        while key <= end {
+            if key != previous {
+                if out.len() >= limit {
+                    return;
+                }
+                out.push(tantivy::f64_to_u64(
+                    key * interval + offset + interval / 2.0,
+                ));
+            }
+            key += 1.0;
+        }
+        if end > previous {
+            previous = end;
+        }
+    }
+}
+
+/// [`numeric_bucket_values`] for `date_histogram`: buckets are numbered consecutively
+/// (fixed-width bucket numbers or the indexed rounding's indices).
+pub(crate) fn date_bucket_values(
+    rounding: &super::rounding::DateRounding,
+    hard: (Option<i64>, Option<i64>),
+    ranges: &[(i64, i64)],
+    limit: usize,
+    out: &mut Vec<u64>,
+) {
+    use super::rounding::DateRounding;
+    let mut previous: Option<i128> = None;
+    for &(from, to) in ranges {
+        let from = hard.0.map_or(from, |m| from.max(m));
+        let to = hard.1.map_or(to, |m| to.min(m));
+        let number = |t: i64| -> i128 {
+            match rounding {
+                DateRounding::Native { interval, offset } => {
+                    (t as i128 - *offset as i128).div_euclid(*interval as i128)
+                }
+                DateRounding::Indexed(ix) => ix.bucket_of(t).0 as i128,
+            }
+        };
+        let (start, end) = (number(from), number(to));
+        let mut key = previous.map_or(start, |p| start.max(p + 1));
+        while key <= end {
+            if out.len() >= limit {
+                return;
+            }
+            let v = match rounding {
+                DateRounding::Native { interval, offset } => {
+                    key * *interval as i128 + *offset as i128 + (*interval / 2) as i128
+                }
+                DateRounding::Indexed(_) => key,
+            };
+            out.push(tantivy::i64_to_u64(
+                v.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+            ));
+            key += 1;
+        }
+        if previous.is_none_or(|p| end > p) {
+            previous = Some(end);
+        }
+    }
+}
+
+use lode_engine::range_field::{dec_f64, dec_i64, RangeKind};
+
+impl ValueSource for RangeBucketSource {
+    fn column_type(&self) -> ColumnType {
+        match self.bucketing {
+            RangeBucketing::Numeric { .. } => ColumnType::F64,
+            RangeBucketing::Date { .. } => ColumnType::I64,
+        }
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        values.clear();
+        docids.clear();
+        let width = self.kind.width();
+        let mut ranges_f = Vec::new();
+        let mut ranges_i = Vec::new();
+        let mut out = Vec::new();
+        for &doc in docs {
+            ranges_f.clear();
+            ranges_i.clear();
+            for ord in self.column.term_ords(doc) {
+                self.buf.clear();
+                if self.column.ord_to_bytes(ord, &mut self.buf).is_err()
+                    || self.buf.len() != 2 * width
+                {
+                    continue;
+                }
+                let (a, b) = self.buf.split_at(width);
+                match self.kind {
+                    RangeKind::Float | RangeKind::Double => ranges_f.push((dec_f64(a), dec_f64(b))),
+                    _ => ranges_i.push((dec_i64(a), dec_i64(b))),
+                }
+            }
+            out.clear();
+            match &self.bucketing {
+                RangeBucketing::Numeric {
+                    interval,
+                    offset,
+                    hard,
+                } => {
+                    if !ranges_i.is_empty() {
+                        ranges_f.extend(ranges_i.iter().map(|&(a, b)| (a as f64, b as f64)));
+                    }
+                    numeric_bucket_values(
+                        *interval, *offset, *hard, &ranges_f, self.limit, &mut out,
+                    )
+                }
+                RangeBucketing::Date { rounding, hard } => {
+                    date_bucket_values(rounding, *hard, &ranges_i, self.limit, &mut out)
+                }
+            }
+            docids.extend(std::iter::repeat_n(doc, out.len()));
+            values.extend_from_slice(&out);
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}
