@@ -10,6 +10,8 @@
 //! - [`RangeSource`]: `range` and `date_range`, where ranges may overlap and a document with
 //!   several values counts once per range, as in Elasticsearch.
 //! - [`DateIndexSource`]: `date_histogram` buckets of variable width (months, DST days).
+//! - [`RangeBucketSource`]: `histogram` and `date_histogram` on range fields, where a
+//!   document counts once in every bucket its ranges overlap.
 
 use super::rounding::IndexedRounding;
 use std::sync::Arc;
@@ -793,8 +795,7 @@ impl std::fmt::Debug for RangeBucketSource {
     }
 }
 
-/// The buckets of one document's ranges (sorted by lower bound, as the column's ordinals
-/// are), each once, as the values tantivy reads; at most `limit`. Numeric bounds are read as
+/// The buckets of one document's ranges (sorted by lower bound), each once, as the values tantivy reads; at most `limit`. Numeric bounds are read as
 /// ES's `RangeType#doubleValue`, dates as milliseconds.
 pub(crate) fn numeric_bucket_values(
     interval: f64,
@@ -912,6 +913,10 @@ impl ValueSource for RangeBucketSource {
                     _ => ranges_i.push((dec_i64(a), dec_i64(b))),
                 }
             }
+            // ES walks a document's ranges sorted by lower bound (its doc values encode them
+            // sorted); the column keeps them in document order.
+            ranges_f.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            ranges_i.sort_unstable();
             out.clear();
             match &self.bucketing {
                 RangeBucketing::Numeric {
@@ -919,9 +924,8 @@ impl ValueSource for RangeBucketSource {
                     offset,
                     hard,
                 } => {
-                    if !ranges_i.is_empty() {
-                        ranges_f.extend(ranges_i.iter().map(|&(a, b)| (a as f64, b as f64)));
-                    }
+                    // Integers and dates, already sorted; `ranges_f` is then empty.
+                    ranges_f.extend(ranges_i.iter().map(|&(a, b)| (a as f64, b as f64)));
                     numeric_bucket_values(
                         *interval, *offset, *hard, &ranges_f, self.limit, &mut out,
                     )
@@ -938,5 +942,79 @@ impl ValueSource for RangeBucketSource {
 
     fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
         self
+    }
+}
+
+#[cfg(test)]
+mod range_bucket_tests {
+    use super::{date_bucket_values, numeric_bucket_values};
+    use crate::rounding::DateRounding;
+
+    fn numeric(
+        interval: f64,
+        offset: f64,
+        hard: (Option<f64>, Option<f64>),
+        r: &[(f64, f64)],
+    ) -> Vec<f64> {
+        let mut out = Vec::new();
+        numeric_bucket_values(interval, offset, hard, r, 1000, &mut out);
+        // The middle of each bucket, back to its key.
+        out.iter()
+            .map(|&v| tantivy::u64_to_f64(v) - interval / 2.0)
+            .collect()
+    }
+
+    #[test]
+    fn overlapping_ranges_count_once_per_bucket() {
+        assert_eq!(
+            numeric(5.0, 1.0, (None, None), &[(1.0, 3.0), (2.0, 7.0)]),
+            vec![1.0, 6.0]
+        );
+        assert_eq!(
+            numeric(
+                10.0,
+                0.0,
+                (None, None),
+                &[(0.0, 50.0), (10.0, 20.0), (55.0, 61.0)]
+            ),
+            vec![0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+        );
+    }
+
+    #[test]
+    fn hard_bounds_clip_each_range() {
+        let r = [(i64::MIN as f64, 10.0), (15.0, i64::MAX as f64)];
+        let keys = numeric(1.0, 0.0, (Some(0.0), Some(20.0)), &r);
+        let want: Vec<f64> = (0..=10).chain(15..=20).map(f64::from).collect();
+        assert_eq!(keys, want);
+    }
+
+    #[test]
+    fn a_document_stops_past_the_limit() {
+        let mut out = Vec::new();
+        numeric_bucket_values(1.0, 0.0, (None, None), &[(0.0, 1e12)], 7, &mut out);
+        assert_eq!(out.len(), 7);
+    }
+
+    #[test]
+    fn fixed_date_buckets_are_bucket_middles() {
+        let rounding = DateRounding::Native {
+            interval: 100,
+            offset: 10,
+        };
+        let mut out = Vec::new();
+        date_bucket_values(
+            &rounding,
+            (None, None),
+            &[(5, 120), (115, 260)],
+            100,
+            &mut out,
+        );
+        let got: Vec<i64> = out.iter().map(|&v| tantivy::u64_to_i64(v)).collect();
+        assert_eq!(got, vec![-40, 60, 160, 260]);
+        out.clear();
+        date_bucket_values(&rounding, (Some(50), Some(150)), &[(5, 260)], 100, &mut out);
+        let got: Vec<i64> = out.iter().map(|&v| tantivy::u64_to_i64(v)).collect();
+        assert_eq!(got, vec![60, 160]);
     }
 }
