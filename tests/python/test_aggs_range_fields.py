@@ -190,3 +190,6 @@ def test_unsupported_range_types_are_refused(es, index):
     assert "Expected date range type but found range type [long_range]" in str(e.value)
     with pytest.raises(BadRequestError):
         search(es, {"h": {"terms": {"field": "l"}}})
+    with pytest.raises(BadRequestError) as e:
+        search(es, {"h": {"auto_date_histogram": {"field": "t"}}})
+    assert "Field [t] of type [date_range] is not supported for aggregation [auto_date_histogram]" in str(e.value)

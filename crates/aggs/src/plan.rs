@@ -525,7 +525,7 @@ fn plan_node<'r>(
                 plan_histogram(ctx, h, ty)?
             }
         }
-        AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources, true)?),
+        AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources, ty)?),
         AggKind::AutoDateHistogram(a) => {
             let chosen = a.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let Some(choice) = chosen else {
@@ -533,7 +533,7 @@ fn plan_node<'r>(
                     "[auto_date_histogram] under another bucket aggregation is not supported by Lode (only at the top level)",
                 ));
             };
-            let mut op = plan_date_histogram(&a.hist, ctx, sources, false)?;
+            let mut op = plan_date_histogram(&a.hist, ctx, sources, ty)?;
             sources.push(SourceSpec::Dates {
                 field: op.field.name.clone(),
                 rounding: choice.rounding.clone(),
@@ -1245,9 +1245,10 @@ fn plan_date_histogram(
     d: &DateHistogramReq,
     ctx: &QueryContext,
     sources: &mut Vec<SourceSpec>,
-    ranges: bool,
+    ty: &str,
 ) -> EsResult<DateHistogramOp> {
-    let range = if ranges {
+    // `auto_date_histogram` reads numbers and dates only, as ES's.
+    let range = if ty == "date_histogram" {
         range_field(ctx, &d.field)?
     } else {
         None
@@ -1265,11 +1266,11 @@ fn plan_date_histogram(
             name: d.field.clone(),
             def: Some(def.clone()),
         },
-        None => resolve_field(ctx, &d.field, "date_histogram", Need::Numeric)?,
+        None => resolve_field(ctx, &d.field, ty, Need::Numeric)?,
     };
     if field.storage() == Some(Storage::F64) {
         return Err(EsError::illegal_argument(format!(
-            "Field [{}] of type [{}] is not supported for aggregation [date_histogram]",
+            "Field [{}] of type [{}] is not supported for aggregation [{ty}]",
             field.name,
             field.ty().map(FieldType::name).unwrap_or("unknown")
         )));
