@@ -406,6 +406,16 @@ impl<'a> Exec<'a> {
                     field: field.clone(),
                     rounding: rounding.clone(),
                 }),
+                SourceSpec::RangeBuckets {
+                    field,
+                    kind,
+                    bucketing,
+                } => Arc::new(super::sources::RangeBucketProvider {
+                    field: field.clone(),
+                    kind: *kind,
+                    bucketing: bucketing.clone(),
+                    max_buckets: self.max_buckets,
+                }),
                 SourceSpec::Weighted {
                     value,
                     weight,

@@ -12,6 +12,7 @@ use super::request::*;
 use super::rounding::{DateRounding, IndexedRounding};
 use lode_dates::{parse_date_math, DateFormat, Tz};
 use lode_engine::mapping::{FieldDef, FieldType, Storage};
+use lode_engine::range_field::RangeKind;
 use lode_engine::{EsError, EsResult};
 use lode_query::QueryContext;
 use serde_json::{json, Map, Value};
@@ -270,6 +271,13 @@ pub(crate) enum SourceSpec {
         field: String,
         rounding: IndexedRounding,
     },
+    /// `histogram`/`date_histogram` on a range field: every bucket a document's ranges
+    /// overlap.
+    RangeBuckets {
+        field: String,
+        kind: RangeKind,
+        bucketing: super::sources::RangeBucketing,
+    },
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
         value: (String, super::sources::NumericColumn, Option<f64>),
@@ -311,6 +319,15 @@ pub(crate) struct DateHistogramOp {
     pub format: ValueFormat,
     extended_bounds: Option<(Option<i64>, Option<i64>)>,
     hard_bounds: Option<(Option<i64>, Option<i64>)>,
+    /// On a range field: `source` emits the buckets, hard bounds already applied.
+    range: bool,
+}
+
+impl DateHistogramOp {
+    /// On a range field.
+    pub fn is_range(&self) -> bool {
+        self.range
+    }
 }
 
 pub(crate) struct RangeBucketDef {
@@ -362,6 +379,8 @@ pub(crate) enum Op {
         format: ValueFormat,
         /// What tantivy reads (a runtime field's value source).
         field: String,
+        /// On a range field: `field` is a source of the buckets, hard bounds already applied.
+        range: bool,
     },
     DateHistogram(DateHistogramOp),
     Range(RangeOp),
@@ -470,18 +489,43 @@ fn plan_node<'r>(
     let op = match &node.kind {
         AggKind::Terms(t) => Op::Terms(plan_terms(node, t, ctx)?),
         AggKind::Histogram(h) => {
-            let field = resolve_field(ctx, &h.field, ty, Need::Numeric)?;
-            let format = match &h.format {
-                _ if field.is_date() => date_format(&field, h.format.as_deref(), &Tz::utc())?,
-                Some(f) => ValueFormat::decimal(f)?,
-                None => ValueFormat::Raw,
-            };
-            Op::Histogram {
-                format,
-                field: field.name,
+            if let Some((def, kind)) = range_field(ctx, &h.field)? {
+                if kind == RangeKind::Ip {
+                    return Err(EsError::illegal_argument(format!(
+                        "Expected numeric range type but found non-numeric range [{}]",
+                        kind.type_name()
+                    )));
+                }
+                let format = match &h.format {
+                    _ if kind == RangeKind::Date => {
+                        let field = FieldRef {
+                            name: h.field.clone(),
+                            def: Some(def),
+                        };
+                        date_format(&field, h.format.as_deref(), &Tz::utc())?
+                    }
+                    Some(f) => ValueFormat::decimal(f)?,
+                    None => ValueFormat::Raw,
+                };
+                sources.push(SourceSpec::RangeBuckets {
+                    field: h.field.clone(),
+                    kind,
+                    bucketing: super::sources::RangeBucketing::Numeric {
+                        interval: h.interval,
+                        offset: h.offset,
+                        hard: h.hard_bounds.unwrap_or((None, None)),
+                    },
+                });
+                Op::Histogram {
+                    format,
+                    field: source_name(sources.len() - 1),
+                    range: true,
+                }
+            } else {
+                plan_histogram(ctx, h, ty)?
             }
         }
-        AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources)?),
+        AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources, ty)?),
         AggKind::AutoDateHistogram(a) => {
             let chosen = a.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let Some(choice) = chosen else {
@@ -489,7 +533,7 @@ fn plan_node<'r>(
                     "[auto_date_histogram] under another bucket aggregation is not supported by Lode (only at the top level)",
                 ));
             };
-            let mut op = plan_date_histogram(&a.hist, ctx, sources)?;
+            let mut op = plan_date_histogram(&a.hist, ctx, sources, ty)?;
             sources.push(SourceSpec::Dates {
                 field: op.field.name.clone(),
                 rounding: choice.rounding.clone(),
@@ -911,7 +955,10 @@ pub(crate) fn date_format(
             field
                 .def
                 .as_ref()
-                .filter(|d| d.ty.is_date())
+                .filter(|d| {
+                    d.ty.is_date()
+                        || d.ty == FieldType::Range(lode_engine::range_field::RangeKind::Date)
+                })
                 .map(|d| d.date_format.clone())
                 .unwrap_or_else(DateFormat::default_es),
             tz.clone(),
@@ -1198,11 +1245,32 @@ fn plan_date_histogram(
     d: &DateHistogramReq,
     ctx: &QueryContext,
     sources: &mut Vec<SourceSpec>,
+    ty: &str,
 ) -> EsResult<DateHistogramOp> {
-    let field = resolve_field(ctx, &d.field, "date_histogram", Need::Numeric)?;
+    // `auto_date_histogram` reads numbers and dates only, as ES's.
+    let range = if ty == "date_histogram" {
+        range_field(ctx, &d.field)?
+    } else {
+        None
+    };
+    if let Some((_, kind)) = range {
+        if kind != RangeKind::Date {
+            return Err(EsError::illegal_argument(format!(
+                "Expected date range type but found range type [{}]",
+                kind.type_name()
+            )));
+        }
+    }
+    let field = match &range {
+        Some((def, _)) => FieldRef {
+            name: d.field.clone(),
+            def: Some(def.clone()),
+        },
+        None => resolve_field(ctx, &d.field, ty, Need::Numeric)?,
+    };
     if field.storage() == Some(Storage::F64) {
         return Err(EsError::illegal_argument(format!(
-            "Field [{}] of type [{}] is not supported for aggregation [date_histogram]",
+            "Field [{}] of type [{}] is not supported for aggregation [{ty}]",
             field.name,
             field.ty().map(FieldType::name).unwrap_or("unknown")
         )));
@@ -1240,6 +1308,25 @@ fn plan_date_histogram(
     };
     let extended_bounds = bounds(&d.extended_bounds, "extended_bounds")?;
     let hard_bounds = bounds(&d.hard_bounds, "hard_bounds")?;
+    if range.is_some() {
+        sources.push(SourceSpec::RangeBuckets {
+            field: field.name.clone(),
+            kind: RangeKind::Date,
+            bucketing: super::sources::RangeBucketing::Date {
+                rounding: rounding.clone(),
+                hard: hard_bounds.unwrap_or((None, None)),
+            },
+        });
+        return Ok(DateHistogramOp {
+            field,
+            rounding,
+            source: Some(sources.len() - 1),
+            format,
+            extended_bounds,
+            hard_bounds,
+            range: true,
+        });
+    }
     let source = match &rounding {
         DateRounding::Indexed(ix) => {
             sources.push(SourceSpec::Dates {
@@ -1257,7 +1344,43 @@ fn plan_date_histogram(
         format,
         extended_bounds,
         hard_bounds,
+        range: false,
     })
+}
+
+fn plan_histogram(ctx: &QueryContext, h: &HistogramReq, ty: &str) -> EsResult<Op> {
+    let field = resolve_field(ctx, &h.field, ty, Need::Numeric)?;
+    let format = match &h.format {
+        _ if field.is_date() => date_format(&field, h.format.as_deref(), &Tz::utc())?,
+        Some(f) => ValueFormat::decimal(f)?,
+        None => ValueFormat::Raw,
+    };
+    Ok(Op::Histogram {
+        format,
+        field: field.name,
+        range: false,
+    })
+}
+
+/// A range field's mapping and kind, when `name` is one (`histogram` and `date_histogram`
+/// read them as ES's range aggregators do).
+fn range_field(ctx: &QueryContext, name: &str) -> EsResult<Option<(Arc<FieldDef>, RangeKind)>> {
+    if ctx.runtime.get(name).is_some() {
+        return Ok(None);
+    }
+    let Some(def) = ctx.mapping.field(name) else {
+        return Ok(None);
+    };
+    let FieldType::Range(kind) = def.ty else {
+        return Ok(None);
+    };
+    if !def.doc_values {
+        return Err(EsError::illegal_argument(format!(
+            "Can't load fielddata on [{name}] because fielddata is unsupported on fields of type [{}]. Use doc values instead.",
+            kind.type_name()
+        )));
+    }
+    Ok(Some((def.clone(), kind)))
 }
 
 fn plan_range(
@@ -1540,7 +1663,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("terms", body)
         }
-        (AggKind::Histogram(h), Op::Histogram { field, .. }) => {
+        (AggKind::Histogram(h), Op::Histogram { field, range, .. }) => {
             let extended = if h.min_doc_count == 0 {
                 clip(h.extended_bounds, h.hard_bounds)
             } else {
@@ -1556,7 +1679,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             if let Some(b) = bounds_json(extended, true) {
                 o.insert("extended_bounds".into(), b);
             }
-            if let Some(b) = bounds_json(h.hard_bounds, false) {
+            if let Some(b) = bounds_json(h.hard_bounds.filter(|_| !range), false) {
                 o.insert("hard_bounds".into(), b);
             }
             ("histogram", body)
@@ -1570,7 +1693,10 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             };
             let (field, interval, offset, ext, hard) = match (&op.rounding, op.source) {
                 (DateRounding::Native { interval, offset }, _) => (
-                    Value::String(op.field.name.clone()),
+                    match op.source {
+                        Some(s) if op.range => src(s),
+                        _ => Value::String(op.field.name.clone()),
+                    },
                     *interval as f64,
                     *offset as f64,
                     to_f(op.extended_bounds),
@@ -1610,7 +1736,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             if let Some(b) = bounds_json(extended, true) {
                 o.insert("extended_bounds".into(), b);
             }
-            if let Some(b) = bounds_json(hard, false) {
+            if let Some(b) = bounds_json(hard.filter(|_| !op.range), false) {
                 o.insert("hard_bounds".into(), b);
             }
             ("histogram", body)

@@ -145,7 +145,9 @@ fn type_name(n: &PlanNode) -> String {
     match &n.op {
         Op::Terms(t) if numeric_terms(&t.kind) => return "NumericTermsAggregator".into(),
         Op::Terms(_) => return "GlobalOrdinalsStringTermsAggregator".into(),
+        Op::Histogram { range: true, .. } => return "RangeHistogramAggregator".into(),
         Op::Histogram { .. } => return "NumericHistogramAggregator".into(),
+        Op::DateHistogram(d) if d.is_range() => return "DateRangeHistogramAggregator".into(),
         Op::DateHistogram(_) => return "DateHistogramAggregator".into(),
         Op::Percentiles(_) => {
             if let crate::request::AggKind::Percentiles(p) = &n.req.kind {

@@ -10,6 +10,8 @@
 //! - [`RangeSource`]: `range` and `date_range`, where ranges may overlap and a document with
 //!   several values counts once per range, as in Elasticsearch.
 //! - [`DateIndexSource`]: `date_histogram` buckets of variable width (months, DST days).
+//! - [`RangeBucketSource`]: `histogram` and `date_histogram` on range fields, where a
+//!   document counts once in every bucket its ranges overlap.
 
 use super::rounding::IndexedRounding;
 use std::sync::Arc;
@@ -722,5 +724,297 @@ impl ValueSource for RuntimeSource {
 
     fn term_dictionary(&self) -> Option<&dyn tantivy::aggregation::ValueSourceDictionary> {
         (self.column_type() == ColumnType::Str).then_some(&self.dict as _)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Histograms on range fields
+
+/// How a range field's histogram names its buckets.
+#[derive(Debug, Clone)]
+pub(crate) enum RangeBucketing {
+    /// `histogram`: bucket `floor((v - offset) / interval)`, clipped to `hard` (ES's
+    /// `RangeHistogramAggregator`).
+    Numeric {
+        interval: f64,
+        offset: f64,
+        hard: (Option<f64>, Option<f64>),
+    },
+    /// `date_histogram` (ES's `DateRangeHistogramAggregator`), clipped to `hard`.
+    Date {
+        rounding: super::rounding::DateRounding,
+        hard: (Option<i64>, Option<i64>),
+    },
+}
+
+/// Every bucket one of a document's ranges overlaps, each once: for `histogram` the middle of
+/// the bucket (so tantivy's histogram with the same interval and offset puts it there whatever
+/// the rounding of `key * interval + offset`), for a fixed `date_histogram` the middle of the
+/// bucket in milliseconds, for an indexed one the bucket's index.
+pub(crate) struct RangeBucketProvider {
+    pub field: String,
+    pub kind: lode_engine::range_field::RangeKind,
+    pub bucketing: RangeBucketing,
+    /// More buckets than this for one document fail the request (`search.max_buckets`), as
+    /// they would be too many buckets anyway: stop counting there.
+    pub max_buckets: usize,
+}
+
+impl ValueSourceProvider for RangeBucketProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        let Some(column) = reader.fast_fields().bytes(&self.field)? else {
+            return Ok(None);
+        };
+        Ok(Some(Box::new(RangeBucketSource {
+            column,
+            kind: self.kind,
+            bucketing: self.bucketing.clone(),
+            limit: self.max_buckets.saturating_add(1),
+            buf: Vec::new(),
+        })))
+    }
+}
+
+struct RangeBucketSource {
+    column: tantivy::columnar::BytesColumn,
+    kind: lode_engine::range_field::RangeKind,
+    bucketing: RangeBucketing,
+    limit: usize,
+    buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for RangeBucketSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RangeBucketSource")
+            .field("bucketing", &self.bucketing)
+            .finish()
+    }
+}
+
+/// The buckets of one document's ranges (sorted by lower bound), each once, as the values tantivy reads; at most `limit`. Numeric bounds are read as
+/// ES's `RangeType#doubleValue`, dates as milliseconds.
+pub(crate) fn numeric_bucket_values(
+    interval: f64,
+    offset: f64,
+    hard: (Option<f64>, Option<f64>),
+    ranges: &[(f64, f64)],
+    limit: usize,
+    out: &mut Vec<u64>,
+) {
+    let mut previous = f64::NEG_INFINITY;
+    for &(from, to) in ranges {
+        let from = hard.0.map_or(from, |m| from.max(m));
+        let to = hard.1.map_or(to, |m| to.min(m));
+        let start = ((from - offset) / interval).floor();
+        let end = ((to - offset) / interval).floor();
+        let mut key = start.max(previous);
+        while key <= end {
+            if key != previous {
+                if out.len() >= limit {
+                    return;
+                }
+                out.push(tantivy::f64_to_u64(
+                    key * interval + offset + interval / 2.0,
+                ));
+            }
+            key += 1.0;
+        }
+        if end > previous {
+            previous = end;
+        }
+    }
+}
+
+/// [`numeric_bucket_values`] for `date_histogram`: buckets are numbered consecutively
+/// (fixed-width bucket numbers or the indexed rounding's indices).
+pub(crate) fn date_bucket_values(
+    rounding: &super::rounding::DateRounding,
+    hard: (Option<i64>, Option<i64>),
+    ranges: &[(i64, i64)],
+    limit: usize,
+    out: &mut Vec<u64>,
+) {
+    use super::rounding::DateRounding;
+    let mut previous: Option<i128> = None;
+    for &(from, to) in ranges {
+        let from = hard.0.map_or(from, |m| from.max(m));
+        let to = hard.1.map_or(to, |m| to.min(m));
+        let number = |t: i64| -> i128 {
+            match rounding {
+                DateRounding::Native { interval, offset } => {
+                    (t as i128 - *offset as i128).div_euclid(*interval as i128)
+                }
+                DateRounding::Indexed(ix) => ix.bucket_of(t).0 as i128,
+            }
+        };
+        let (start, end) = (number(from), number(to));
+        let mut key = previous.map_or(start, |p| start.max(p + 1));
+        while key <= end {
+            if out.len() >= limit {
+                return;
+            }
+            let v = match rounding {
+                DateRounding::Native { interval, offset } => {
+                    key * *interval as i128 + *offset as i128 + (*interval / 2) as i128
+                }
+                DateRounding::Indexed(_) => key,
+            };
+            out.push(tantivy::i64_to_u64(
+                v.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+            ));
+            key += 1;
+        }
+        if previous.is_none_or(|p| end > p) {
+            previous = Some(end);
+        }
+    }
+}
+
+use lode_engine::range_field::{dec_f64, dec_i64, RangeKind};
+
+impl ValueSource for RangeBucketSource {
+    fn column_type(&self) -> ColumnType {
+        match self.bucketing {
+            RangeBucketing::Numeric { .. } => ColumnType::F64,
+            RangeBucketing::Date { .. } => ColumnType::I64,
+        }
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        values.clear();
+        docids.clear();
+        let width = self.kind.width();
+        let mut ranges_f = Vec::new();
+        let mut ranges_i = Vec::new();
+        let mut out = Vec::new();
+        for &doc in docs {
+            ranges_f.clear();
+            ranges_i.clear();
+            for ord in self.column.term_ords(doc) {
+                self.buf.clear();
+                if self.column.ord_to_bytes(ord, &mut self.buf).is_err()
+                    || self.buf.len() != 2 * width
+                {
+                    continue;
+                }
+                let (a, b) = self.buf.split_at(width);
+                match self.kind {
+                    RangeKind::Float | RangeKind::Double => ranges_f.push((dec_f64(a), dec_f64(b))),
+                    _ => ranges_i.push((dec_i64(a), dec_i64(b))),
+                }
+            }
+            // ES walks a document's ranges sorted by lower bound (its doc values encode them
+            // sorted); the column keeps them in document order.
+            ranges_f.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            ranges_i.sort_unstable();
+            out.clear();
+            match &self.bucketing {
+                RangeBucketing::Numeric {
+                    interval,
+                    offset,
+                    hard,
+                } => {
+                    // Integers and dates, already sorted; `ranges_f` is then empty.
+                    ranges_f.extend(ranges_i.iter().map(|&(a, b)| (a as f64, b as f64)));
+                    numeric_bucket_values(
+                        *interval, *offset, *hard, &ranges_f, self.limit, &mut out,
+                    )
+                }
+                RangeBucketing::Date { rounding, hard } => {
+                    date_bucket_values(rounding, *hard, &ranges_i, self.limit, &mut out)
+                }
+            }
+            docids.extend(std::iter::repeat_n(doc, out.len()));
+            values.extend_from_slice(&out);
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}
+
+#[cfg(test)]
+mod range_bucket_tests {
+    use super::{date_bucket_values, numeric_bucket_values};
+    use crate::rounding::DateRounding;
+
+    fn numeric(
+        interval: f64,
+        offset: f64,
+        hard: (Option<f64>, Option<f64>),
+        r: &[(f64, f64)],
+    ) -> Vec<f64> {
+        let mut out = Vec::new();
+        numeric_bucket_values(interval, offset, hard, r, 1000, &mut out);
+        // The middle of each bucket, back to its key.
+        out.iter()
+            .map(|&v| tantivy::u64_to_f64(v) - interval / 2.0)
+            .collect()
+    }
+
+    #[test]
+    fn overlapping_ranges_count_once_per_bucket() {
+        assert_eq!(
+            numeric(5.0, 1.0, (None, None), &[(1.0, 3.0), (2.0, 7.0)]),
+            vec![1.0, 6.0]
+        );
+        assert_eq!(
+            numeric(
+                10.0,
+                0.0,
+                (None, None),
+                &[(0.0, 50.0), (10.0, 20.0), (55.0, 61.0)]
+            ),
+            vec![0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+        );
+    }
+
+    #[test]
+    fn hard_bounds_clip_each_range() {
+        let r = [(i64::MIN as f64, 10.0), (15.0, i64::MAX as f64)];
+        let keys = numeric(1.0, 0.0, (Some(0.0), Some(20.0)), &r);
+        let want: Vec<f64> = (0..=10).chain(15..=20).map(f64::from).collect();
+        assert_eq!(keys, want);
+    }
+
+    #[test]
+    fn a_document_stops_past_the_limit() {
+        let mut out = Vec::new();
+        numeric_bucket_values(1.0, 0.0, (None, None), &[(0.0, 1e12)], 7, &mut out);
+        assert_eq!(out.len(), 7);
+    }
+
+    #[test]
+    fn fixed_date_buckets_are_bucket_middles() {
+        let rounding = DateRounding::Native {
+            interval: 100,
+            offset: 10,
+        };
+        let mut out = Vec::new();
+        date_bucket_values(
+            &rounding,
+            (None, None),
+            &[(5, 120), (115, 260)],
+            100,
+            &mut out,
+        );
+        let got: Vec<i64> = out.iter().map(|&v| tantivy::u64_to_i64(v)).collect();
+        assert_eq!(got, vec![-40, 60, 160, 260]);
+        out.clear();
+        date_bucket_values(&rounding, (Some(50), Some(150)), &[(5, 260)], 100, &mut out);
+        let got: Vec<i64> = out.iter().map(|&v| tantivy::u64_to_i64(v)).collect();
+        assert_eq!(got, vec![60, 160]);
     }
 }

@@ -277,6 +277,11 @@ fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<Box<dyn Quer
             let Ok(f) = schema.get_field(&field.name) else {
                 return Ok(Box::new(EmptyQuery));
             };
+            if let Some(lode_engine::mapping::FieldType::Range(kind)) =
+                field.def.as_ref().map(|d| d.ty)
+            {
+                return Ok(range_field_bucket(&field.name, kind, *from, *to));
+            }
             let (lo, hi) = match field.storage() {
                 Some(Storage::I64) => (
                     from.map(|x| Bound::Included(Term::from_field_i64(f, x.ceil() as i64)))
@@ -433,4 +438,37 @@ fn metric_value(
         }
         _ => Value::Null,
     })
+}
+
+/// A histogram bucket `[from, to)` of a range field: the documents one of whose ranges
+/// intersects it, as the bucket counted them.
+fn range_field_bucket(
+    field: &str,
+    kind: lode_engine::range_field::RangeKind,
+    from: Option<f64>,
+    to: Option<f64>,
+) -> Box<dyn tantivy::query::Query> {
+    use lode_engine::range_field::{enc_f64, enc_i64, RangeKind, Relation};
+    let integral = !matches!(kind, RangeKind::Float | RangeKind::Double);
+    let lo = match from {
+        None => kind.min(),
+        Some(x) if integral => enc_i64(x.ceil() as i64),
+        Some(x) => enc_f64(x),
+    };
+    let hi = match to {
+        None => Some(kind.max()),
+        // The last value below `to`.
+        Some(x) if integral => (x.ceil() as i64).checked_sub(1).map(enc_i64),
+        Some(x) => RangeKind::Double.next_down(&enc_f64(x)),
+    };
+    let Some(hi) = hi else {
+        return Box::new(EmptyQuery);
+    };
+    Box::new(lode_query::RangeFieldQuery::new(
+        field,
+        kind,
+        lo,
+        hi,
+        Relation::Intersects,
+    ))
 }

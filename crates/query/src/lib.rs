@@ -33,6 +33,7 @@ pub mod points;
 pub mod profile;
 mod query_string;
 mod range_field;
+pub use range_field::RangeFieldQuery;
 pub mod runtime;
 pub mod script;
 mod slice;

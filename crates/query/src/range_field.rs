@@ -11,7 +11,7 @@ use tantivy::query::{
 use tantivy::{DocId, Score, SegmentReader};
 
 #[derive(Debug, Clone)]
-pub(crate) struct RangeFieldQuery {
+pub struct RangeFieldQuery {
     pub field: String,
     /// Bytes of one encoded bound.
     pub width: usize,
@@ -22,6 +22,24 @@ pub(crate) struct RangeFieldQuery {
 }
 
 impl RangeFieldQuery {
+    /// The documents of `field` (of `kind`) one of whose ranges relates to the encoded
+    /// inclusive range `[lo, hi]` as `relation` asks.
+    pub fn new(
+        field: &str,
+        kind: lode_engine::range_field::RangeKind,
+        lo: Vec<u8>,
+        hi: Vec<u8>,
+        relation: Relation,
+    ) -> RangeFieldQuery {
+        RangeFieldQuery {
+            field: field.to_string(),
+            width: kind.width(),
+            lo,
+            hi,
+            relation,
+        }
+    }
+
     fn matches(&self, value: &[u8]) -> bool {
         if value.len() != 2 * self.width {
             return false;
