@@ -25,6 +25,8 @@ pub struct AnalyzedToken {
     /// `<ALPHANUM>`, `<NUM>`, `<IDEOGRAPHIC>`, ..., or `word`.
     pub token_type: String,
     pub position: usize,
+    /// How many positions the token spans (`positionLength` in `_analyze` when above 1).
+    pub position_length: usize,
 }
 
 /// The immutable definition of an analysis chain.
@@ -161,6 +163,7 @@ impl Analyzer {
                 end_offset: utf16.convert(t.end),
                 token_type: t.kind.as_str().to_string(),
                 position: position.advance(t.pos_inc),
+                position_length: t.pos_len,
             })
             .collect()
     }
@@ -180,6 +183,7 @@ impl Analyzer {
                 end_offset: t.end,
                 token_type: t.kind.as_str().to_string(),
                 position: position.advance(t.pos_inc),
+                position_length: t.pos_len,
             })
             .collect()
     }
@@ -260,7 +264,7 @@ impl TokenStream for AnalyzerTokenStream<'_> {
         current.offset_from = t.start;
         current.offset_to = t.end;
         current.position = self.positions.advance(t.pos_inc);
-        current.position_length = 1;
+        current.position_length = t.pos_len;
         true
     }
 

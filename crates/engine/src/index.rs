@@ -887,7 +887,22 @@ fn validate_settings_keys(flat: &FlatSettings) -> EsResult<()> {
 fn build_analysis(flat: &FlatSettings) -> EsResult<AnalysisRegistry> {
     let nested = settings::nest(flat);
     let analysis = nested.get("index").and_then(|i| i.get("analysis"));
-    AnalysisRegistry::new(analysis).map_err(|e| EsError::new(400, e.kind, e.reason))
+    let max_shingle_diff = match flat.get("index.max_shingle_diff") {
+        None => lode_analysis::DEFAULT_MAX_SHINGLE_DIFF,
+        Some(v) => {
+            let s = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
+            s.trim().parse::<usize>().map_err(|_| {
+                EsError::illegal_argument(format!(
+                    "Failed to parse value [{s}] for setting [index.max_shingle_diff]"
+                ))
+            })?
+        }
+    };
+    AnalysisRegistry::with_limits(analysis, max_shingle_diff)
+        .map_err(|e| EsError::new(400, e.kind, e.reason))
 }
 
 /// Accepts `{"_doc": {"properties": ..}}` as older clients send it.

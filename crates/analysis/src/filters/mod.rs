@@ -6,6 +6,7 @@
 
 pub(crate) mod ascii_folding;
 pub(crate) mod porter;
+pub(crate) mod shingle;
 pub(crate) mod stopwords;
 
 use std::collections::HashSet;
@@ -49,6 +50,8 @@ pub(crate) enum TokenFilter {
         preserve_original: bool,
         edge: bool,
     },
+    /// Lucene's `ShingleFilter`.
+    Shingle(Box<shingle::Shingle>),
 }
 
 /// Reusable buffers a filter may need.
@@ -220,6 +223,7 @@ impl TokenFilter {
                 *preserve_original,
                 *edge,
             ),
+            TokenFilter::Shingle(cfg) => shingle::shingles(cfg, toks, scratch.spare),
         }
     }
 }
