@@ -1104,7 +1104,7 @@ fn shingle_separator_and_unigrams_if_no_shingles() {
     assert_eq!(t, vec!["ab", "bc"]);
     let f = json!({"type": "shingle", "output_unigrams": false, "output_unigrams_if_no_shingles": true});
     assert_eq!(
-        shingled(&[f.clone()], "fox"),
+        shingled(std::slice::from_ref(&f), "fox"),
         vec![sh("fox", 0, 3, "word", 0, 1)]
     );
     let t: Vec<String> = shingled(&[f], "fox dog").into_iter().map(|t| t.0).collect();
