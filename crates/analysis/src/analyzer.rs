@@ -30,7 +30,7 @@ pub struct AnalyzedToken {
 }
 
 /// The immutable definition of an analysis chain.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Chain {
     pub name: String,
     pub char_filters: Vec<CharFilter>,
@@ -136,6 +136,14 @@ impl Analyzer {
             chain: Arc::new(chain),
             scratch: Box::default(),
         }
+    }
+
+    /// This analyzer's chain with `filter` appended, named `name`.
+    pub(crate) fn with_filter(&self, name: String, filter: TokenFilter) -> Analyzer {
+        let mut chain = (*self.chain).clone();
+        chain.name = name;
+        chain.filters.push(filter);
+        Analyzer::new(chain)
     }
 
     /// The analyzer's name (registry name, or `_anonymous_` for ad-hoc chains).

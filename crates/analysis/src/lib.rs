@@ -40,7 +40,10 @@ mod unicode;
 
 pub use analyzer::{AnalyzedToken, Analyzer, AnalyzerTokenStream, DEFAULT_POSITION_INCREMENT_GAP};
 pub use error::AnalysisError;
-pub use registry::{AnalysisRegistry, DEFAULT_MAX_SHINGLE_DIFF};
+pub use filters::shingle::SAYT_MAX_PREFIX_CHARS;
+pub use registry::{
+    sayt_prefix_analyzer, sayt_shingle_analyzer, AnalysisRegistry, DEFAULT_MAX_SHINGLE_DIFF,
+};
 
 #[cfg(test)]
 mod tests;

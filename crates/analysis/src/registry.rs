@@ -144,7 +144,21 @@ impl AnalysisRegistry {
     /// The analyzer registered under `name` (custom definitions shadow built-ins).
     /// `default` is the index default (the `standard` analyzer unless configured) and
     /// `default_search` falls back to `default`.
+    ///
+    /// The names [`sayt_shingle_analyzer`] and [`sayt_prefix_analyzer`] make resolve to the
+    /// named analyzer wrapped as a `search_as_you_type` subfield's.
     pub fn analyzer(&self, name: &str) -> Result<Analyzer, AnalysisError> {
+        if let Some((base, derived)) = name.split_once(SAYT_MARK) {
+            let size = |s: &str| s.parse::<usize>().ok().filter(|n| (2..=4).contains(n));
+            let filter = if let Some(n) = derived.strip_prefix("shingle_").and_then(size) {
+                TokenFilter::Shingle(Box::new(Shingle::new(n, n, false)))
+            } else if let Some(n) = derived.strip_prefix("prefix_").and_then(size) {
+                TokenFilter::SaytPrefix { size: n }
+            } else {
+                return Err(illegal(format!("failed to find analyzer [{name}]")));
+            };
+            return Ok(self.analyzer(base)?.with_filter(name.to_string(), filter));
+        }
         let analyzers = &self.inner.analyzers;
         let found = match name {
             "default" => analyzers
@@ -249,6 +263,22 @@ impl AnalysisRegistry {
             position_increment_gap: DEFAULT_POSITION_INCREMENT_GAP,
         }))
     }
+}
+
+/// Marks the name of an analyzer derived for a `search_as_you_type` subfield.
+const SAYT_MARK: &str = "#sayt_";
+
+/// The analyzer of a `search_as_you_type` field's `._{size}gram` subfield: `base` followed by
+/// shingles of exactly `size` tokens (ES's `SearchAsYouTypeAnalyzer.withShingle`).
+pub fn sayt_shingle_analyzer(base: &str, size: usize) -> String {
+    format!("{base}{SAYT_MARK}shingle_{size}")
+}
+
+/// The analyzer of a `search_as_you_type` field's `._index_prefix` subfield: `base`, then
+/// shingles of `size` tokens with trailing padding, then edge n-grams of 1 to 20 characters
+/// (ES's `SearchAsYouTypeAnalyzer.withShingleAndPrefix`).
+pub fn sayt_prefix_analyzer(base: &str, size: usize) -> String {
+    format!("{base}{SAYT_MARK}prefix_{size}")
 }
 
 /// Entries of one section (`analyzer`, `filter`, ...) of the analysis settings.

@@ -1137,3 +1137,49 @@ fn shingle_validation_matches_elasticsearch() {
         )
         .is_ok());
 }
+
+#[test]
+fn search_as_you_type_subfield_analyzers() {
+    let reg = registry();
+    let two = reg
+        .analyzer(&crate::sayt_shingle_analyzer("standard", 2))
+        .unwrap();
+    assert_eq!(
+        terms(&two, "Quick Brown fox"),
+        vec!["quick brown", "brown fox"]
+    );
+    assert!(terms(&two, "quick").is_empty());
+    let prefix = reg
+        .analyzer(&crate::sayt_prefix_analyzer("standard", 3))
+        .unwrap();
+    let toks = prefix.analyze("Quick Fox");
+    let grams: Vec<(&str, usize)> = toks
+        .iter()
+        .map(|t| (t.token.as_str(), t.position))
+        .collect();
+    // "quick fox " (padded to three tokens), then "fox  ", each cut into edge n-grams.
+    assert_eq!(
+        grams,
+        vec![
+            ("q", 0),
+            ("qu", 0),
+            ("qui", 0),
+            ("quic", 0),
+            ("quick", 0),
+            ("quick ", 0),
+            ("quick f", 0),
+            ("quick fo", 0),
+            ("quick fox", 0),
+            ("quick fox ", 0),
+            ("f", 1),
+            ("fo", 1),
+            ("fox", 1),
+            ("fox ", 1),
+            ("fox  ", 1),
+        ]
+    );
+    let long = terms(&prefix, "abcdefghijklmnopqrstuvwxyz");
+    assert_eq!(long.len(), 20);
+    assert_eq!(long[19], "abcdefghijklmnopqrst");
+    assert!(reg.analyzer("standard#sayt_shingle_9").is_err());
+}

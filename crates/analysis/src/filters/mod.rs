@@ -52,6 +52,13 @@ pub(crate) enum TokenFilter {
     },
     /// Lucene's `ShingleFilter`.
     Shingle(Box<shingle::Shingle>),
+    /// What a `search_as_you_type` field indexes in `._index_prefix`: the shingles of exactly
+    /// `size` tokens starting at each token (padded with empty tokens at the end, as ES's
+    /// `TrailingShingleTokenFilter` + `FixedShingleFilter`), cut into edge n-grams of
+    /// 1 to 20 characters.
+    SaytPrefix {
+        size: usize,
+    },
 }
 
 /// Reusable buffers a filter may need.
@@ -224,6 +231,7 @@ impl TokenFilter {
                 *edge,
             ),
             TokenFilter::Shingle(cfg) => shingle::shingles(cfg, toks, scratch.spare),
+            TokenFilter::SaytPrefix { size } => shingle::sayt_prefixes(*size, toks, scratch.spare),
         }
     }
 }

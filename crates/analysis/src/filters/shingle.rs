@@ -230,3 +230,40 @@ pub(crate) fn shingles(cfg: &Shingle, toks: &mut TokList, out: &mut TokList) {
     while state.increment(out) {}
     std::mem::swap(toks, out);
 }
+
+/// The longest prefix (in characters) a `search_as_you_type` field's `._index_prefix` holds.
+pub const SAYT_MAX_PREFIX_CHARS: usize = 20;
+
+/// See [`crate::filters::TokenFilter::SaytPrefix`].
+pub(crate) fn sayt_prefixes(size: usize, toks: &mut TokList, out: &mut TokList) {
+    out.clear();
+    let input = toks.as_slice();
+    let mut shingle = String::new();
+    for (i, t) in input.iter().enumerate() {
+        shingle.clear();
+        let last = (i + size).min(input.len());
+        for (k, part) in input[i..last].iter().enumerate() {
+            if k > 0 {
+                shingle.push(' ');
+            }
+            shingle.push_str(&part.text);
+        }
+        for _ in last..i + size {
+            shingle.push(' ');
+        }
+        let mut pos_inc = t.pos_inc;
+        for (n, (at, c)) in shingle.char_indices().enumerate() {
+            if n == SAYT_MAX_PREFIX_CHARS {
+                break;
+            }
+            let slot = out.next_slot();
+            slot.text.push_str(&shingle[..at + c.len_utf8()]);
+            slot.start = t.start;
+            slot.end = input[last - 1].end;
+            slot.pos_inc = pos_inc;
+            slot.kind = TokenType::Shingle;
+            pos_inc = 0;
+        }
+    }
+    std::mem::swap(toks, out);
+}
