@@ -245,8 +245,15 @@ impl IndexService {
             .values()
             .filter_map(|f| f.normalizer.clone())
             .collect();
+        // Analyzers derived for `search_as_you_type` subfields are not in the registry's list.
+        let derived: Vec<String> = mapping
+            .fields
+            .values()
+            .filter(|f| f.sayt.is_some_and(|s| s.role != mapping::SaytRole::Root))
+            .map(|f| f.analyzer.clone())
+            .collect();
         move |index: &tantivy::Index| {
-            for name in analysis.analyzer_names() {
+            for name in analysis.analyzer_names().into_iter().chain(derived.clone()) {
                 if let Ok(a) = analysis.analyzer(&name) {
                     index.tokenizers().register(&name, TextAnalyzer::from(a));
                 }
