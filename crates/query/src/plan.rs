@@ -29,7 +29,7 @@ use super::QueryContext;
 use crate::points::PointRangeQuery;
 use lode_analysis::AnalysisError;
 use lode_dates::{parse_date_math, parse_time_value, DateFormat, Tz};
-use lode_engine::mapping::{FieldDef, Storage};
+use lode_engine::mapping::{FieldDef, SaytRole, Storage, SAYT_INDEX_PREFIX};
 use lode_engine::{EsError, EsResult};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -1519,9 +1519,32 @@ impl<'c, 'a> Planner<'c, 'a> {
             _ if p.case_insensitive => {
                 self.regex_query(&literal_regex(&value, true, true), field)?
             }
+            // ES's `SearchAsYouTypeFieldType#prefixQuery`: a prefix of at most 20 characters
+            // is one term of the `._index_prefix` field.
+            Some(d) if self.sayt_prefix_field(d, &value).is_some() => {
+                let pf = self.sayt_prefix_field(d, &value).expect("checked");
+                term_query(Term::from_field_text(pf, &value), IndexRecordOption::Basic)
+            }
             _ => self.prefix_range(field, &value, false),
         };
         Ok(constant(q, p.boost, score))
+    }
+
+    /// The `._index_prefix` field of a `search_as_you_type` root field, when it holds
+    /// `prefix` as one term (1 to 20 characters, as ES's `PrefixFieldType#termLengthWithinBounds`).
+    fn sayt_prefix_field(&self, def: &FieldDef, prefix: &str) -> Option<Field> {
+        let sayt = def.sayt?;
+        if sayt.role != SaytRole::Root || !def.index {
+            return None;
+        }
+        let chars = prefix.chars().count();
+        if chars == 0 || chars > lode_analysis::SAYT_MAX_PREFIX_CHARS {
+            return None;
+        }
+        self.ctx
+            .schema
+            .get_field(&format!("{}{SAYT_INDEX_PREFIX}", def.path))
+            .ok()
     }
 
     fn wildcard(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
@@ -1786,6 +1809,31 @@ impl<'c, 'a> Planner<'c, 'a> {
                     p.boost,
                 )
             });
+        }
+        // A `search_as_you_type` field answers a phrase prefix of up to `max_shingle_size`
+        // consecutive words from its `._index_prefix` field: the words joined by spaces are
+        // the start of one indexed shingle (ES's `SearchAsYouTypeFieldType#phrasePrefixQuery`).
+        if prefix
+            && def
+                .sayt
+                .is_some_and(|s| positions.len() <= s.max_shingle_size)
+            && positions
+                .iter()
+                .enumerate()
+                .all(|(i, (pos, toks))| pos - first == i && toks.len() == 1)
+        {
+            let joined = positions
+                .iter()
+                .map(|(_, toks)| toks[0].as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            if let Some(pf) = self.sayt_prefix_field(def, &joined) {
+                let q = term_query(
+                    Term::from_field_text(pf, &joined),
+                    IndexRecordOption::WithFreqs,
+                );
+                return Ok(bm25(q, p.boost, score));
+            }
         }
         // Phrases take the first token of each position.
         let terms: Vec<(usize, Term)> = positions
