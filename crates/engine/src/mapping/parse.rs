@@ -994,6 +994,55 @@ mod tests {
     }
 
     #[test]
+    fn search_as_you_type_compiles_to_root_and_subfields() {
+        let m = compile(
+            &json!({"properties":{"s":{"type":"search_as_you_type","max_shingle_size":2,
+                "analyzer":"simple","search_analyzer":"standard","store":true}}}),
+            &reg(),
+        )
+        .unwrap();
+        let root = &m.fields["s"];
+        assert_eq!(root.ty.name(), "search_as_you_type");
+        assert_eq!(root.storage(), super::super::Storage::Text);
+        assert!(root.store && !root.doc_values);
+        assert_eq!(root.multi_fields, vec!["s._2gram", "s._index_prefix"]);
+        let two = &m.fields["s._2gram"];
+        assert_eq!(
+            two.analyzer,
+            lode_analysis::sayt_shingle_analyzer("simple", 2)
+        );
+        assert_eq!(
+            two.search_analyzer,
+            lode_analysis::sayt_shingle_analyzer("standard", 2)
+        );
+        assert_eq!(two.parent.as_deref(), Some("s"));
+        assert!(!two.store);
+        let prefix = &m.fields["s._index_prefix"];
+        assert_eq!(
+            prefix.analyzer,
+            lode_analysis::sayt_prefix_analyzer("simple", 2)
+        );
+        assert!(!m.fields.contains_key("s._3gram"));
+        for bad in [1, 5] {
+            let e = compile(
+                &json!({"properties":{"s":{"type":"search_as_you_type","max_shingle_size":bad}}}),
+                &reg(),
+            )
+            .unwrap_err();
+            assert_eq!(
+                e.reason,
+                format!("Failed to parse mapping: [max_shingle_size] must be at least [2] and at most [4], got [{bad}]")
+            );
+        }
+        let e = compile(
+            &json!({"properties":{"s":{"type":"search_as_you_type","fielddata":true}}}),
+            &reg(),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, "mapper_parsing_exception");
+    }
+
+    #[test]
     fn rejects_bad_definitions() {
         let e = compile(&json!({"properties":{"a":{"type":"nope"}}}), &reg()).unwrap_err();
         assert_eq!(e.kind, "mapper_parsing_exception");
