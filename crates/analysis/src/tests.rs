@@ -1183,3 +1183,27 @@ fn search_as_you_type_subfield_analyzers() {
     assert_eq!(long[19], "abcdefghijklmnopqrst");
     assert!(reg.analyzer("standard#sayt_shingle_9").is_err());
 }
+
+#[test]
+fn search_as_you_type_prefix_matches_elasticsearch_analyzer_tests() {
+    // ES's `SearchAsYouTypeAnalyzerTests#testMultiTermPrefix`, shingle size 3, `simple`.
+    let prefix = registry()
+        .analyzer(&crate::sayt_prefix_analyzer("simple", 3))
+        .unwrap();
+    let grams = |s: &str| -> Vec<String> {
+        s.char_indices()
+            .map(|(i, c)| s[..i + c.len_utf8()].to_string())
+            .collect()
+    };
+    let mut want = Vec::new();
+    for shingle in [
+        "quick red fox",
+        "red fox lazy",
+        "fox lazy brown",
+        "lazy brown ",
+        "brown  ",
+    ] {
+        want.extend(grams(shingle));
+    }
+    assert_eq!(terms(&prefix, "quick red fox lazy brown"), want);
+}
