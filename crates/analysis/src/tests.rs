@@ -1179,8 +1179,9 @@ fn search_as_you_type_subfield_analyzers() {
         ]
     );
     let long = terms(&prefix, "abcdefghijklmnopqrstuvwxyz");
-    assert_eq!(long.len(), 20);
+    assert_eq!(long.len(), 21);
     assert_eq!(long[19], "abcdefghijklmnopqrst");
+    assert_eq!(long[20], "abcdefghijklmnopqrstuvwxyz  ");
     assert!(reg.analyzer("standard#sayt_shingle_9").is_err());
 }
 

@@ -252,17 +252,27 @@ pub(crate) fn sayt_prefixes(size: usize, toks: &mut TokList, out: &mut TokList) 
             shingle.push(' ');
         }
         let mut pos_inc = t.pos_inc;
-        for (n, (at, c)) in shingle.char_indices().enumerate() {
-            if n == SAYT_MAX_PREFIX_CHARS {
-                break;
-            }
+        let mut emit = |text: &str| {
             let slot = out.next_slot();
-            slot.text.push_str(&shingle[..at + c.len_utf8()]);
+            slot.text.push_str(text);
             slot.start = t.start;
             slot.end = input[last - 1].end;
             slot.pos_inc = pos_inc;
             slot.kind = TokenType::Shingle;
             pos_inc = 0;
+        };
+        let mut chars = 0;
+        for (at, c) in shingle.char_indices() {
+            if chars == SAYT_MAX_PREFIX_CHARS {
+                break;
+            }
+            chars += 1;
+            emit(&shingle[..at + c.len_utf8()]);
+        }
+        // ES's `EdgeNGramTokenFilter(.., 1, 20, preserveOriginal = true)`: a longer shingle
+        // is kept whole after its grams.
+        if shingle.chars().count() > SAYT_MAX_PREFIX_CHARS {
+            emit(&shingle);
         }
     }
     std::mem::swap(toks, out);
