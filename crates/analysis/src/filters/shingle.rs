@@ -261,12 +261,7 @@ pub(crate) fn sayt_prefixes(size: usize, toks: &mut TokList, out: &mut TokList) 
             slot.kind = TokenType::Shingle;
             pos_inc = 0;
         };
-        let mut chars = 0;
-        for (at, c) in shingle.char_indices() {
-            if chars == SAYT_MAX_PREFIX_CHARS {
-                break;
-            }
-            chars += 1;
+        for (at, c) in shingle.char_indices().take(SAYT_MAX_PREFIX_CHARS) {
             emit(&shingle[..at + c.len_utf8()]);
         }
         // ES's `EdgeNGramTokenFilter(.., 1, 20, preserveOriginal = true)`: a longer shingle
