@@ -1521,10 +1521,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             // ES's `SearchAsYouTypeFieldType#prefixQuery`: a prefix of at most 20 characters
             // is one term of the `._index_prefix` field.
-            Some(d) if self.sayt_prefix_field(d, &value).is_some() => {
-                let pf = self.sayt_prefix_field(d, &value).expect("checked");
-                term_query(Term::from_field_text(pf, &value), IndexRecordOption::Basic)
-            }
+            Some(d) => self.text_prefix(d, field, &value),
             _ => self.prefix_range(field, &value, false),
         };
         Ok(constant(q, p.boost, score))
@@ -1534,17 +1531,29 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// `prefix` as one term (1 to 20 characters, as ES's `PrefixFieldType#termLengthWithinBounds`).
     fn sayt_prefix_field(&self, def: &FieldDef, prefix: &str) -> Option<Field> {
         let sayt = def.sayt?;
-        if sayt.role != SaytRole::Root || !def.index {
-            return None;
-        }
+        let root = match sayt.role {
+            SaytRole::Root => def.path.as_str(),
+            // ES's `ShingleFieldType#prefixQuery` delegates to the same prefix field.
+            SaytRole::Shingle(_) => def.parent.as_deref()?,
+            SaytRole::IndexPrefix => return None,
+        };
         let chars = prefix.chars().count();
-        if chars == 0 || chars > lode_analysis::SAYT_MAX_PREFIX_CHARS {
+        if !def.index || chars == 0 || chars > lode_analysis::SAYT_MAX_PREFIX_CHARS {
             return None;
         }
         self.ctx
             .schema
-            .get_field(&format!("{}{SAYT_INDEX_PREFIX}", def.path))
+            .get_field(&format!("{root}{SAYT_INDEX_PREFIX}"))
             .ok()
+    }
+
+    /// Terms of a text field starting with `prefix`: one `._index_prefix` term for a
+    /// `search_as_you_type` field when it holds the prefix, else a term-dictionary range.
+    fn text_prefix(&self, def: &FieldDef, field: Field, prefix: &str) -> Q {
+        match self.sayt_prefix_field(def, prefix) {
+            Some(pf) => term_query(Term::from_field_text(pf, prefix), IndexRecordOption::Basic),
+            None => self.prefix_range(field, prefix, false),
+        }
     }
 
     fn wildcard(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
@@ -1746,7 +1755,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 if kind == MatchKind::BoolPrefix && i + 1 == n {
                     let prefixes = toks
                         .iter()
-                        .map(|t| self.prefix_range(field, t, false))
+                        .map(|t| self.text_prefix(def, field, t))
                         .collect();
                     constant(union(prefixes), 1.0, score)
                 } else {

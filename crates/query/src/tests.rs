@@ -1572,6 +1572,15 @@ fn search_as_you_type_fields_and_queries() {
         ix.ids(json!({"prefix": {"t": "quicksilverquicksilverx"}})),
         ids(&[])
     );
+    // A prefix on a shingle field reads the prefix field too (ES's `ShingleFieldType`).
+    assert_eq!(
+        ix.ids(json!({"prefix": {"t._2gram": "quick b"}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"prefix": {"t._2gram": "quic"}})),
+        ids(&["1", "2", "3"])
+    );
     assert_eq!(
         ix.ids(json!({"match_phrase_prefix": {"t": "quick b"}})),
         ids(&["1"])
