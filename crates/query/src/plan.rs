@@ -1881,6 +1881,9 @@ impl<'c, 'a> Planner<'c, 'a> {
                         def.storage(),
                         Storage::None | Storage::Completion | Storage::Range
                     ) && (def.index || def.doc_values)
+                        // A `search_as_you_type` field's subfields are internal (ES's
+                        // `mayExistInIndex` is false for them): patterns skip them.
+                        && def.sayt.is_none_or(|s| s.role == SaytRole::Root)
                         && !out.iter().any(|(p, _)| *p == def.path)
                     {
                         out.push((def.path.clone(), fb.boost));

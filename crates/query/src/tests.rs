@@ -1600,6 +1600,13 @@ fn search_as_you_type_fields_and_queries() {
         ),
         ids(&["2"])
     );
+    // Field patterns leave the internal subfields out: "qu" is no word of any document
+    // (the prefix field's "qu" term must not match).
+    assert_eq!(
+        ix.ids(json!({"multi_match": {"query": "qu", "fields": ["t*"]}})),
+        ids(&[])
+    );
+    assert_eq!(ix.ids(json!({"query_string": {"query": "qu"}})), ids(&[]));
     assert_eq!(
         ix.ids(
             json!({"multi_match": {"query": "lazy", "type": "bool_prefix",
