@@ -222,3 +222,23 @@ def test_shingle_in_custom_analyzer_and_max_shingle_diff(es):
         es.indices.create(index="shingled_bad", settings={"analysis": {
             "filter": {"sh": {"type": "shingle", "max_shingle_size": 5}}}})
     assert e.value.error == "illegal_argument_exception"
+
+
+def padded_shingles(toks, size=3):
+    """What ._index_prefix holds before cutting: the `size`-token shingle at each token,
+    padded with empty tokens after the last one."""
+    return [" ".join((toks[i:i + size] + [""] * size)[:size]) for i in range(len(toks))]
+
+
+@pytest.mark.parametrize("field,value", [
+    ("title._2gram", "quick b"), ("title._2gram", "qu"), ("title", "lazy d"), ("title._3gram", "brown fox j"),
+])
+def test_prefix_read_from_index_prefix(es, sayt, field, value):
+    # ES delegates a prefix (<= 20 chars) on the root or a shingle field to ._index_prefix.
+    resp = search(es, {"prefix": {field: value}})
+    assert ids(resp) == {i for i, dt in TOKS.items() if any(s.startswith(value) for s in padded_shingles(dt))}
+
+
+def test_field_patterns_skip_subfields(es, sayt):
+    for q in ({"query_string": {"query": "qu"}}, {"multi_match": {"query": "qu", "fields": ["title*"]}}):
+        assert ids(search(es, q)) == {i for i, dt in TOKS.items() if "qu" in dt}
