@@ -242,3 +242,11 @@ def test_prefix_read_from_index_prefix(es, sayt, field, value):
 def test_field_patterns_skip_subfields(es, sayt):
     for q in ({"query_string": {"query": "qu"}}, {"multi_match": {"query": "qu", "fields": ["title*"]}}):
         assert ids(search(es, q)) == {i for i, dt in TOKS.items() if "qu" in dt}
+
+
+def test_no_fielddata_for_sorts_and_aggregations(es, sayt):
+    want = "Fielddata is not supported on field [title] of type [search_as_you_type]"
+    for kw in ({"sort": [{"title": "asc"}]}, {"aggs": {"a": {"terms": {"field": "title"}}}}):
+        with pytest.raises(BadRequestError) as e:
+            es.search(index=INDEX, **kw)
+        assert want in str(e.value.info)
