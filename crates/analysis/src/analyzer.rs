@@ -25,10 +25,12 @@ pub struct AnalyzedToken {
     /// `<ALPHANUM>`, `<NUM>`, `<IDEOGRAPHIC>`, ..., or `word`.
     pub token_type: String,
     pub position: usize,
+    /// How many positions the token spans (`positionLength` in `_analyze` when above 1).
+    pub position_length: usize,
 }
 
 /// The immutable definition of an analysis chain.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Chain {
     pub name: String,
     pub char_filters: Vec<CharFilter>,
@@ -136,6 +138,14 @@ impl Analyzer {
         }
     }
 
+    /// This analyzer's chain with `filter` appended, named `name`.
+    pub(crate) fn with_filter(&self, name: String, filter: TokenFilter) -> Analyzer {
+        let mut chain = (*self.chain).clone();
+        chain.name = name;
+        chain.filters.push(filter);
+        Analyzer::new(chain)
+    }
+
     /// The analyzer's name (registry name, or `_anonymous_` for ad-hoc chains).
     pub fn name(&self) -> &str {
         &self.chain.name
@@ -161,6 +171,7 @@ impl Analyzer {
                 end_offset: utf16.convert(t.end),
                 token_type: t.kind.as_str().to_string(),
                 position: position.advance(t.pos_inc),
+                position_length: t.pos_len,
             })
             .collect()
     }
@@ -180,6 +191,7 @@ impl Analyzer {
                 end_offset: t.end,
                 token_type: t.kind.as_str().to_string(),
                 position: position.advance(t.pos_inc),
+                position_length: t.pos_len,
             })
             .collect()
     }
@@ -260,7 +272,7 @@ impl TokenStream for AnalyzerTokenStream<'_> {
         current.offset_from = t.start;
         current.offset_to = t.end;
         current.position = self.positions.advance(t.pos_inc);
-        current.position_length = 1;
+        current.position_length = t.pos_len;
         true
     }
 

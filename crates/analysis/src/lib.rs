@@ -12,7 +12,7 @@
 //! - **Token filters**: `lowercase`, `uppercase`, `asciifolding`
 //!   (`preserve_original`), `stop` (`_english_`, `_none_`, word lists, `ignore_case`,
 //!   `remove_trailing`; removed words leave position gaps), `length`, `trim`, `unique`,
-//!   `truncate`, `reverse`, `ngram`, `edge_ngram`, `porter_stem`, `smartcn_stop`.
+//!   `truncate`, `reverse`, `ngram`, `edge_ngram`, `porter_stem`, `smartcn_stop`, `shingle`.
 //! - **Char filters**: `html_strip`, `mapping`.
 //! - **Analyzers**: `standard`, `simple`, `whitespace`, `keyword`, `stop`, `ik_smart`,
 //!   `ik_max_word`, `smartcn`, and `custom`
@@ -40,7 +40,10 @@ mod unicode;
 
 pub use analyzer::{AnalyzedToken, Analyzer, AnalyzerTokenStream, DEFAULT_POSITION_INCREMENT_GAP};
 pub use error::AnalysisError;
-pub use registry::AnalysisRegistry;
+pub use filters::shingle::SAYT_MAX_PREFIX_CHARS;
+pub use registry::{
+    sayt_prefix_analyzer, sayt_shingle_analyzer, AnalysisRegistry, DEFAULT_MAX_SHINGLE_DIFF,
+};
 
 #[cfg(test)]
 mod tests;

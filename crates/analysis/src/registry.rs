@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use crate::analyzer::{Analyzer, Chain, DEFAULT_POSITION_INCREMENT_GAP};
 use crate::char_filters::{CharFilter, HtmlStrip, MappingTable};
 use crate::error::{illegal, AnalysisError};
+use crate::filters::shingle::Shingle;
 use crate::filters::{StopWords, TokenFilter};
 use crate::settings::{
     as_object, expand_dotted, get_bool, get_list, get_str, get_usize, reject_path, Obj,
@@ -27,6 +28,9 @@ const BUILTIN_ANALYZERS: [&str; 8] = [
     "ik_max_word",
     "smartcn",
 ];
+
+/// Elasticsearch's default `index.max_shingle_diff`.
+pub const DEFAULT_MAX_SHINGLE_DIFF: usize = 3;
 
 /// Lucene's hard upper bound for `max_token_length`.
 const MAX_TOKEN_LENGTH_LIMIT: usize = 1024 * 1024;
@@ -48,6 +52,8 @@ struct Inner {
     tokenizers: HashMap<String, Tokenizer>,
     filters: HashMap<String, TokenFilter>,
     char_filters: HashMap<String, CharFilter>,
+    /// `index.max_shingle_diff` (ES default 3).
+    max_shingle_diff: usize,
 }
 
 impl AnalysisRegistry {
@@ -56,7 +62,18 @@ impl AnalysisRegistry {
     /// `normalizer`; flat dotted keys are accepted too). Every definition is validated now,
     /// so an invalid one fails here as index creation fails in Elasticsearch.
     pub fn new(analysis_settings: Option<&Value>) -> Result<Self, AnalysisError> {
-        let mut inner = Inner::default();
+        Self::with_limits(analysis_settings, DEFAULT_MAX_SHINGLE_DIFF)
+    }
+
+    /// As [`AnalysisRegistry::new`] with the index's `index.max_shingle_diff`.
+    pub fn with_limits(
+        analysis_settings: Option<&Value>,
+        max_shingle_diff: usize,
+    ) -> Result<Self, AnalysisError> {
+        let mut inner = Inner {
+            max_shingle_diff,
+            ..Inner::default()
+        };
         let no_params = Map::new();
         for name in BUILTIN_ANALYZERS {
             let chain = builtin_analyzer(name, name, &no_params)?;
@@ -102,7 +119,7 @@ impl AnalysisRegistry {
         for (name, def) in section(&settings, "filter")? {
             let obj = as_object("filter", name, def)?;
             let ty = component_type("filter", name, obj)?;
-            let f = filter_from_def(ty, obj)?
+            let f = filter_from_def(ty, obj, max_shingle_diff)?
                 .ok_or_else(|| illegal(format!("Unknown filter type [{ty}] for [{name}]")))?;
             inner.filters.insert(name.clone(), f);
         }
@@ -127,7 +144,21 @@ impl AnalysisRegistry {
     /// The analyzer registered under `name` (custom definitions shadow built-ins).
     /// `default` is the index default (the `standard` analyzer unless configured) and
     /// `default_search` falls back to `default`.
+    ///
+    /// The names [`sayt_shingle_analyzer`] and [`sayt_prefix_analyzer`] make resolve to the
+    /// named analyzer wrapped as a `search_as_you_type` subfield's.
     pub fn analyzer(&self, name: &str) -> Result<Analyzer, AnalysisError> {
+        if let Some((base, derived)) = name.split_once(SAYT_MARK) {
+            let size = |s: &str| s.parse::<usize>().ok().filter(|n| (2..=4).contains(n));
+            let filter = if let Some(n) = derived.strip_prefix("shingle_").and_then(size) {
+                TokenFilter::Shingle(Box::new(Shingle::new(n, n, false)))
+            } else if let Some(n) = derived.strip_prefix("prefix_").and_then(size) {
+                TokenFilter::SaytPrefix { size: n }
+            } else {
+                return Err(illegal(format!("failed to find analyzer [{name}]")));
+            };
+            return Ok(self.analyzer(base)?.with_filter(name.to_string(), filter));
+        }
         let analyzers = &self.inner.analyzers;
         let found = match name {
             "default" => analyzers
@@ -198,7 +229,7 @@ impl AnalysisRegistry {
                     .ok_or_else(|| illegal(format!("failed to find filter under [{name}]"))),
                 Value::Object(obj) => {
                     let ty = anonymous_type("filter", obj)?;
-                    filter_from_def(ty, obj)?.ok_or_else(|| {
+                    filter_from_def(ty, obj, inner.max_shingle_diff)?.ok_or_else(|| {
                         illegal(format!("failed to find global filter under [{ty}]"))
                     })
                 }
@@ -232,6 +263,22 @@ impl AnalysisRegistry {
             position_increment_gap: DEFAULT_POSITION_INCREMENT_GAP,
         }))
     }
+}
+
+/// Marks the name of an analyzer derived for a `search_as_you_type` subfield.
+const SAYT_MARK: &str = "#sayt_";
+
+/// The analyzer of a `search_as_you_type` field's `._{size}gram` subfield: `base` followed by
+/// shingles of exactly `size` tokens (ES's `SearchAsYouTypeAnalyzer.withShingle`).
+pub fn sayt_shingle_analyzer(base: &str, size: usize) -> String {
+    format!("{base}{SAYT_MARK}shingle_{size}")
+}
+
+/// The analyzer of a `search_as_you_type` field's `._index_prefix` subfield: `base`, then
+/// shingles of `size` tokens with trailing padding, then edge n-grams of 1 to 20 characters
+/// (ES's `SearchAsYouTypeAnalyzer.withShingleAndPrefix`).
+pub fn sayt_prefix_analyzer(base: &str, size: usize) -> String {
+    format!("{base}{SAYT_MARK}prefix_{size}")
 }
 
 /// Entries of one section (`analyzer`, `filter`, ...) of the analysis settings.
@@ -275,10 +322,11 @@ impl Inner {
     }
 
     fn filter(&self, name: &str) -> Option<TokenFilter> {
-        self.filters
-            .get(name)
-            .cloned()
-            .or_else(|| filter_from_def(name, &Map::new()).ok().flatten())
+        self.filters.get(name).cloned().or_else(|| {
+            filter_from_def(name, &Map::new(), self.max_shingle_diff)
+                .ok()
+                .flatten()
+        })
     }
 
     fn char_filter(&self, name: &str) -> Option<CharFilter> {
@@ -646,8 +694,13 @@ fn token_chars(p: &Obj) -> Result<TokenChars, AnalysisError> {
 }
 
 /// Builds a token filter of type `ty`; `Ok(None)` when the type is unknown.
-fn filter_from_def(ty: &str, p: &Obj) -> Result<Option<TokenFilter>, AnalysisError> {
+fn filter_from_def(
+    ty: &str,
+    p: &Obj,
+    max_shingle_diff: usize,
+) -> Result<Option<TokenFilter>, AnalysisError> {
     Ok(Some(match ty {
+        "shingle" => TokenFilter::Shingle(Box::new(shingle_filter(p, max_shingle_diff)?)),
         "lowercase" => match get_str(p, "language") {
             None => TokenFilter::Lowercase,
             Some(lang) => {
@@ -741,4 +794,36 @@ fn char_filter_from_def(ty: &str, p: &Obj) -> Result<Option<CharFilter>, Analysi
         }
         _ => return Ok(None),
     }))
+}
+
+/// ES's `ShingleTokenFilterFactory`: the size difference check against
+/// `index.max_shingle_diff` first, then Lucene's `ShingleFilter` checks.
+fn shingle_filter(p: &Obj, max_shingle_diff: usize) -> Result<Shingle, AnalysisError> {
+    let max = get_usize(p, "max_shingle_size", 2)?;
+    let min = get_usize(p, "min_shingle_size", 2)?;
+    let output_unigrams = get_bool(p, "output_unigrams", true)?;
+    let diff = max as i64 - min as i64 + i64::from(output_unigrams);
+    if diff > max_shingle_diff as i64 {
+        return Err(illegal(format!(
+            "In Shingle TokenFilter the difference between max_shingle_size and min_shingle_size (and +1 if outputting unigrams) must be less than or equal to: [{max_shingle_diff}] but was [{diff}]. This limit can be set by changing the [index.max_shingle_diff] index level setting."
+        )));
+    }
+    if max < 2 {
+        return Err(illegal("Max shingle size must be >= 2"));
+    }
+    if min < 2 {
+        return Err(illegal("Min shingle size must be >= 2"));
+    }
+    if min > max {
+        return Err(illegal("Min shingle size must be <= max shingle size"));
+    }
+    let mut cfg = Shingle::new(min, max, output_unigrams);
+    cfg.output_unigrams_if_no_shingles = get_bool(p, "output_unigrams_if_no_shingles", false)?;
+    if let Some(sep) = get_str(p, "token_separator") {
+        cfg.token_separator = sep.to_string();
+    }
+    if let Some(filler) = get_str(p, "filler_token") {
+        cfg.filler_token = filler.to_string();
+    }
+    Ok(cfg)
 }

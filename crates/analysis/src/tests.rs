@@ -1006,3 +1006,205 @@ fn ik_tokenizer_settings() {
         assert!(e.contains("not supported by Lode"), "{e}");
     }
 }
+
+// ---------------------------------------------------------------- shingle
+
+/// `(token, start, end, type, position, positionLength)`.
+fn shingled(filters: &[Value], text: &str) -> Vec<(String, usize, usize, String, usize, usize)> {
+    chain(json!("whitespace"), filters)
+        .analyze(text)
+        .into_iter()
+        .map(|t| {
+            (
+                t.token,
+                t.start_offset,
+                t.end_offset,
+                t.token_type,
+                t.position,
+                t.position_length,
+            )
+        })
+        .collect()
+}
+
+fn sh(
+    t: &str,
+    s: usize,
+    e: usize,
+    ty: &str,
+    p: usize,
+    len: usize,
+) -> (String, usize, usize, String, usize, usize) {
+    (t.to_string(), s, e, ty.to_string(), p, len)
+}
+
+#[test]
+fn shingle_defaults_bigrams_with_unigrams() {
+    // Lucene ShingleFilter(2, 2) with unigrams: each unigram, then the bigram starting at it.
+    assert_eq!(
+        shingled(&[json!("shingle")], "please divide this sentence"),
+        vec![
+            sh("please", 0, 6, "word", 0, 1),
+            sh("please divide", 0, 13, "shingle", 0, 2),
+            sh("divide", 7, 13, "word", 1, 1),
+            sh("divide this", 7, 18, "shingle", 1, 2),
+            sh("this", 14, 18, "word", 2, 1),
+            sh("this sentence", 14, 27, "shingle", 2, 2),
+            sh("sentence", 19, 27, "word", 3, 1),
+        ]
+    );
+}
+
+#[test]
+fn shingle_two_to_three_without_unigrams() {
+    // The ES reference example: min 2, max 3, output_unigrams false.
+    let f = json!({"type": "shingle", "min_shingle_size": 2, "max_shingle_size": 3, "output_unigrams": false});
+    assert_eq!(
+        shingled(&[f], "quick brown fox jumps"),
+        vec![
+            sh("quick brown", 0, 11, "shingle", 0, 1),
+            sh("quick brown fox", 0, 15, "shingle", 0, 2),
+            sh("brown fox", 6, 15, "shingle", 1, 1),
+            sh("brown fox jumps", 6, 21, "shingle", 1, 2),
+            sh("fox jumps", 12, 21, "shingle", 2, 1),
+        ]
+    );
+    // Exactly one size: what search_as_you_type's n-gram subfields index.
+    let f = json!({"type": "shingle", "min_shingle_size": 3, "max_shingle_size": 3, "output_unigrams": false});
+    let t: Vec<String> = shingled(&[f], "a b c d").into_iter().map(|t| t.0).collect();
+    assert_eq!(t, vec!["a b c", "b c d"]);
+}
+
+#[test]
+fn shingle_fillers_for_position_gaps() {
+    // The ES reference `filler_token` example.
+    let filters = [
+        json!({"type": "stop", "stopwords": ["a"]}),
+        json!({"type": "shingle", "filler_token": "+"}),
+    ];
+    assert_eq!(
+        shingled(&filters, "fox jumps a lazy dog"),
+        vec![
+            sh("fox", 0, 3, "word", 0, 1),
+            sh("fox jumps", 0, 9, "shingle", 0, 2),
+            sh("jumps", 4, 9, "word", 1, 1),
+            sh("jumps +", 4, 12, "shingle", 1, 2),
+            sh("+ lazy", 12, 16, "shingle", 2, 2),
+            sh("lazy", 12, 16, "word", 3, 1),
+            sh("lazy dog", 12, 20, "shingle", 3, 2),
+            sh("dog", 17, 20, "word", 4, 1),
+        ]
+    );
+}
+
+#[test]
+fn shingle_separator_and_unigrams_if_no_shingles() {
+    let f = json!({"type": "shingle", "token_separator": "", "output_unigrams": false});
+    let t: Vec<String> = shingled(&[f], "a b c").into_iter().map(|t| t.0).collect();
+    assert_eq!(t, vec!["ab", "bc"]);
+    let f = json!({"type": "shingle", "output_unigrams": false, "output_unigrams_if_no_shingles": true});
+    assert_eq!(
+        shingled(std::slice::from_ref(&f), "fox"),
+        vec![sh("fox", 0, 3, "word", 0, 1)]
+    );
+    let t: Vec<String> = shingled(&[f], "fox dog").into_iter().map(|t| t.0).collect();
+    assert_eq!(t, vec!["fox dog"]);
+}
+
+#[test]
+fn shingle_validation_matches_elasticsearch() {
+    let build = |f: Value| registry().build_custom(&json!("whitespace"), &[f], &[]);
+    assert_eq!(
+        err(build(json!({"type": "shingle", "max_shingle_size": 5}))),
+        "In Shingle TokenFilter the difference between max_shingle_size and min_shingle_size (and +1 if outputting unigrams) must be less than or equal to: [3] but was [4]. This limit can be set by changing the [index.max_shingle_diff] index level setting."
+    );
+    assert_eq!(
+        err(build(json!({"type": "shingle", "min_shingle_size": 1}))),
+        "Min shingle size must be >= 2"
+    );
+    assert_eq!(
+        err(build(
+            json!({"type": "shingle", "min_shingle_size": 3, "max_shingle_size": 2})
+        )),
+        "Min shingle size must be <= max shingle size"
+    );
+    let roomy = AnalysisRegistry::with_limits(None, 10).unwrap();
+    assert!(roomy
+        .build_custom(
+            &json!("whitespace"),
+            &[json!({"type": "shingle", "max_shingle_size": 5})],
+            &[]
+        )
+        .is_ok());
+}
+
+#[test]
+fn search_as_you_type_subfield_analyzers() {
+    let reg = registry();
+    let two = reg
+        .analyzer(&crate::sayt_shingle_analyzer("standard", 2))
+        .unwrap();
+    assert_eq!(
+        terms(&two, "Quick Brown fox"),
+        vec!["quick brown", "brown fox"]
+    );
+    assert!(terms(&two, "quick").is_empty());
+    let prefix = reg
+        .analyzer(&crate::sayt_prefix_analyzer("standard", 3))
+        .unwrap();
+    let toks = prefix.analyze("Quick Fox");
+    let grams: Vec<(&str, usize)> = toks
+        .iter()
+        .map(|t| (t.token.as_str(), t.position))
+        .collect();
+    // "quick fox " (padded to three tokens), then "fox  ", each cut into edge n-grams.
+    assert_eq!(
+        grams,
+        vec![
+            ("q", 0),
+            ("qu", 0),
+            ("qui", 0),
+            ("quic", 0),
+            ("quick", 0),
+            ("quick ", 0),
+            ("quick f", 0),
+            ("quick fo", 0),
+            ("quick fox", 0),
+            ("quick fox ", 0),
+            ("f", 1),
+            ("fo", 1),
+            ("fox", 1),
+            ("fox ", 1),
+            ("fox  ", 1),
+        ]
+    );
+    let long = terms(&prefix, "abcdefghijklmnopqrstuvwxyz");
+    assert_eq!(long.len(), 21);
+    assert_eq!(long[19], "abcdefghijklmnopqrst");
+    assert_eq!(long[20], "abcdefghijklmnopqrstuvwxyz  ");
+    assert!(reg.analyzer("standard#sayt_shingle_9").is_err());
+}
+
+#[test]
+fn search_as_you_type_prefix_matches_elasticsearch_analyzer_tests() {
+    // ES's `SearchAsYouTypeAnalyzerTests#testMultiTermPrefix`, shingle size 3, `simple`.
+    let prefix = registry()
+        .analyzer(&crate::sayt_prefix_analyzer("simple", 3))
+        .unwrap();
+    let grams = |s: &str| -> Vec<String> {
+        s.char_indices()
+            .map(|(i, c)| s[..i + c.len_utf8()].to_string())
+            .collect()
+    };
+    let mut want = Vec::new();
+    for shingle in [
+        "quick red fox",
+        "red fox lazy",
+        "fox lazy brown",
+        "lazy brown ",
+        "brown  ",
+    ] {
+        want.extend(grams(shingle));
+    }
+    assert_eq!(terms(&prefix, "quick red fox lazy brown"), want);
+}

@@ -27,6 +27,8 @@ pub(crate) enum TokenType {
     Letter,
     /// IK: a single kana, hangul or other CJK-form character.
     OtherCjk,
+    /// A word n-gram made by the `shingle` filter.
+    Shingle,
 }
 
 impl TokenType {
@@ -47,6 +49,7 @@ impl TokenType {
             TokenType::Arabic => "ARABIC",
             TokenType::Letter => "LETTER",
             TokenType::OtherCjk => "OTHER_CJK",
+            TokenType::Shingle => "shingle",
         }
     }
 }
@@ -61,6 +64,8 @@ pub(crate) struct Tok {
     pub start: usize,
     pub end: usize,
     pub pos_inc: usize,
+    /// Lucene's position length: how many positions the token spans (shingles span several).
+    pub pos_len: usize,
     pub kind: TokenType,
 }
 
@@ -71,6 +76,7 @@ impl Default for Tok {
             start: 0,
             end: 0,
             pos_inc: 1,
+            pos_len: 1,
             kind: TokenType::Word,
         }
     }
@@ -124,6 +130,7 @@ impl TokList {
         self.len += 1;
         slot.text.clear();
         slot.pos_inc = 1;
+        slot.pos_len = 1;
         slot
     }
 

@@ -517,13 +517,17 @@ pub fn analyze(node: &Node, index: Option<&str>, req: &RestRequest) -> EsResult<
         let toks = analyzer.analyze(text);
         let mut last_pos = 0;
         for t in &toks {
-            tokens.push(json!({
+            let mut token = json!({
                 "token": t.token,
                 "start_offset": t.start_offset + offset_base,
                 "end_offset": t.end_offset + offset_base,
                 "type": t.token_type,
                 "position": t.position + pos_base,
-            }));
+            });
+            if t.position_length > 1 {
+                token["positionLength"] = json!(t.position_length);
+            }
+            tokens.push(token);
             last_pos = t.position + pos_base;
         }
         if ti + 1 < texts.len() {

@@ -245,8 +245,15 @@ impl IndexService {
             .values()
             .filter_map(|f| f.normalizer.clone())
             .collect();
+        // Analyzers derived for `search_as_you_type` subfields are not in the registry's list.
+        let derived: Vec<String> = mapping
+            .fields
+            .values()
+            .filter(|f| f.sayt.is_some_and(|s| s.role != mapping::SaytRole::Root))
+            .map(|f| f.analyzer.clone())
+            .collect();
         move |index: &tantivy::Index| {
-            for name in analysis.analyzer_names() {
+            for name in analysis.analyzer_names().into_iter().chain(derived.clone()) {
                 if let Ok(a) = analysis.analyzer(&name) {
                     index.tokenizers().register(&name, TextAnalyzer::from(a));
                 }
@@ -887,7 +894,22 @@ fn validate_settings_keys(flat: &FlatSettings) -> EsResult<()> {
 fn build_analysis(flat: &FlatSettings) -> EsResult<AnalysisRegistry> {
     let nested = settings::nest(flat);
     let analysis = nested.get("index").and_then(|i| i.get("analysis"));
-    AnalysisRegistry::new(analysis).map_err(|e| EsError::new(400, e.kind, e.reason))
+    let max_shingle_diff = match flat.get("index.max_shingle_diff") {
+        None => lode_analysis::DEFAULT_MAX_SHINGLE_DIFF,
+        Some(v) => {
+            let s = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
+            s.trim().parse::<usize>().map_err(|_| {
+                EsError::illegal_argument(format!(
+                    "Failed to parse value [{s}] for setting [index.max_shingle_diff]"
+                ))
+            })?
+        }
+    };
+    AnalysisRegistry::with_limits(analysis, max_shingle_diff)
+        .map_err(|e| EsError::new(400, e.kind, e.reason))
 }
 
 /// Accepts `{"_doc": {"properties": ..}}` as older clients send it.

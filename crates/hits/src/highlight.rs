@@ -705,6 +705,7 @@ impl<'a> Highlighter<'a> {
                     end_offset: value.len(),
                     token_type: "word".into(),
                     position: 0,
+                    position_length: 1,
                 }],
                 (None, _) => vec![AnalyzedToken {
                     token: value.clone(),
@@ -712,6 +713,7 @@ impl<'a> Highlighter<'a> {
                     end_offset: value.len(),
                     token_type: "word".into(),
                     position: 0,
+                    position_length: 1,
                 }],
             };
             let tokens: Vec<&AnalyzedToken> = match opts.max_analyzed_offset {
@@ -1180,6 +1182,7 @@ mod tests {
             end_offset: end,
             token_type: "<ALPHANUM>".into(),
             position,
+            position_length: 1,
         }
     }
 

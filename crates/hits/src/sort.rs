@@ -398,6 +398,12 @@ pub fn parse_sort(
             _ => match mapping.field(&field) {
                 Some(def) => {
                     let storage = def.storage();
+                    // ES's `MappedFieldType#fielddataBuilder` (not overridden by it).
+                    if def.ty == lode_engine::mapping::FieldType::SearchAsYouType {
+                        return Err(EsError::illegal_argument(format!(
+                            "Fielddata is not supported on field [{field}] of type [search_as_you_type]"
+                        )));
+                    }
                     if storage == Storage::Text {
                         return Err(EsError::illegal_argument(format!(
                             "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{field}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."

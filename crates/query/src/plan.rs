@@ -29,7 +29,7 @@ use super::QueryContext;
 use crate::points::PointRangeQuery;
 use lode_analysis::AnalysisError;
 use lode_dates::{parse_date_math, parse_time_value, DateFormat, Tz};
-use lode_engine::mapping::{FieldDef, Storage};
+use lode_engine::mapping::{FieldDef, SaytRole, Storage, SAYT_INDEX_PREFIX};
 use lode_engine::{EsError, EsResult};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -1519,9 +1519,41 @@ impl<'c, 'a> Planner<'c, 'a> {
             _ if p.case_insensitive => {
                 self.regex_query(&literal_regex(&value, true, true), field)?
             }
+            // ES's `SearchAsYouTypeFieldType#prefixQuery`: a prefix of at most 20 characters
+            // is one term of the `._index_prefix` field.
+            Some(d) => self.text_prefix(d, field, &value),
             _ => self.prefix_range(field, &value, false),
         };
         Ok(constant(q, p.boost, score))
+    }
+
+    /// The `._index_prefix` field of a `search_as_you_type` root field, when it holds
+    /// `prefix` as one term (1 to 20 characters, as ES's `PrefixFieldType#termLengthWithinBounds`).
+    fn sayt_prefix_field(&self, def: &FieldDef, prefix: &str) -> Option<Field> {
+        let sayt = def.sayt?;
+        let root = match sayt.role {
+            SaytRole::Root => def.path.as_str(),
+            // ES's `ShingleFieldType#prefixQuery` delegates to the same prefix field.
+            SaytRole::Shingle(_) => def.parent.as_deref()?,
+            SaytRole::IndexPrefix => return None,
+        };
+        let chars = prefix.chars().count();
+        if !def.index || chars == 0 || chars > lode_analysis::SAYT_MAX_PREFIX_CHARS {
+            return None;
+        }
+        self.ctx
+            .schema
+            .get_field(&format!("{root}{SAYT_INDEX_PREFIX}"))
+            .ok()
+    }
+
+    /// Terms of a text field starting with `prefix`: one `._index_prefix` term for a
+    /// `search_as_you_type` field when it holds the prefix, else a term-dictionary range.
+    fn text_prefix(&self, def: &FieldDef, field: Field, prefix: &str) -> Q {
+        match self.sayt_prefix_field(def, prefix) {
+            Some(pf) => term_query(Term::from_field_text(pf, prefix), IndexRecordOption::Basic),
+            None => self.prefix_range(field, prefix, false),
+        }
     }
 
     fn wildcard(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
@@ -1723,7 +1755,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 if kind == MatchKind::BoolPrefix && i + 1 == n {
                     let prefixes = toks
                         .iter()
-                        .map(|t| self.prefix_range(field, t, false))
+                        .map(|t| self.text_prefix(def, field, t))
                         .collect();
                     constant(union(prefixes), 1.0, score)
                 } else {
@@ -1787,6 +1819,31 @@ impl<'c, 'a> Planner<'c, 'a> {
                 )
             });
         }
+        // A `search_as_you_type` field answers a phrase prefix of up to `max_shingle_size`
+        // consecutive words from its `._index_prefix` field: the words joined by spaces are
+        // the start of one indexed shingle (ES's `SearchAsYouTypeFieldType#phrasePrefixQuery`).
+        if prefix
+            && def
+                .sayt
+                .is_some_and(|s| positions.len() <= s.max_shingle_size)
+            && positions
+                .iter()
+                .enumerate()
+                .all(|(i, (pos, toks))| pos - first == i && toks.len() == 1)
+        {
+            let joined = positions
+                .iter()
+                .map(|(_, toks)| toks[0].as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            if let Some(pf) = self.sayt_prefix_field(def, &joined) {
+                let q = term_query(
+                    Term::from_field_text(pf, &joined),
+                    IndexRecordOption::WithFreqs,
+                );
+                return Ok(bm25(q, p.boost, score));
+            }
+        }
         // Phrases take the first token of each position.
         let terms: Vec<(usize, Term)> = positions
             .iter()
@@ -1824,6 +1881,9 @@ impl<'c, 'a> Planner<'c, 'a> {
                         def.storage(),
                         Storage::None | Storage::Completion | Storage::Range
                     ) && (def.index || def.doc_values)
+                        // A `search_as_you_type` field's subfields are internal (ES's
+                        // `mayExistInIndex` is false for them): patterns skip them.
+                        && def.sayt.is_none_or(|s| s.role == SaytRole::Root)
                         && !out.iter().any(|(p, _)| *p == def.path)
                     {
                         out.push((def.path.clone(), fb.boost));

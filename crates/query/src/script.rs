@@ -338,6 +338,11 @@ impl SegmentDocs {
                 def.ty.name()
             )
         };
+        if def.ty == FieldType::SearchAsYouType {
+            return Err(format!(
+                "Fielddata is not supported on field [{name}] of type [search_as_you_type]"
+            ));
+        }
         if def.ty == FieldType::Text {
             return Err(format!(
                 "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."

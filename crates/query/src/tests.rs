@@ -39,6 +39,13 @@ impl TestIndex {
                 .register(&name, TextAnalyzer::from(analysis.analyzer(&name).unwrap()));
         }
         for f in mapping.fields.values() {
+            // Analyzers derived for `search_as_you_type` subfields.
+            if f.sayt.is_some() {
+                let a = analysis.analyzer(&f.analyzer).unwrap();
+                index
+                    .tokenizers()
+                    .register(&f.analyzer, TextAnalyzer::from(a));
+            }
             if let Some(n) = &f.normalizer {
                 let a = analysis.normalizer(n).unwrap();
                 let tn = mapping::normalizer_tokenizer_name(n);
@@ -1521,4 +1528,90 @@ fn profiled_plans_match_the_same_documents_and_name_lucene_classes() {
     assert!(root.description.ends_with("-tag:plant"));
     assert_eq!(root.timing("create_weight").1, 1);
     assert!(root.timing("build_scorer").1 >= 1);
+}
+
+#[test]
+fn search_as_you_type_fields_and_queries() {
+    let ix = TestIndex::new(
+        json!({"properties": {"t": {"type": "search_as_you_type"}}}),
+        &[
+            ("1", json!({"t": "quick brown fox jumps"})),
+            ("2", json!({"t": "brown quick fox"})),
+            ("3", json!({"t": "Quicksilver"})),
+            ("4", json!({"t": "lazy dog"})),
+        ],
+    );
+    for sub in ["t._2gram", "t._3gram", "t._index_prefix"] {
+        assert!(ix.mapping.field(sub).is_some(), "{sub}");
+    }
+    assert!(ix.mapping.field("t._4gram").is_none());
+    // Shingle subfields hold shingles of exactly their size.
+    assert_eq!(
+        ix.ids(json!({"term": {"t._2gram": "quick brown"}})),
+        ids(&["1"])
+    );
+    assert_eq!(ix.ids(json!({"term": {"t._2gram": "quick"}})), ids(&[]));
+    assert_eq!(
+        ix.ids(json!({"term": {"t._3gram": "brown quick fox"}})),
+        ids(&["2"])
+    );
+    // The prefix field: edge n-grams of the 3-token shingles (padded at the end).
+    assert_eq!(
+        ix.ids(json!({"term": {"t._index_prefix": "quick b"}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"term": {"t._index_prefix": "fox "}})),
+        ids(&["1", "2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"prefix": {"t": "qui"}})),
+        ids(&["1", "2", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"prefix": {"t": "quicksilverquicksilverx"}})),
+        ids(&[])
+    );
+    // A prefix on a shingle field reads the prefix field too (ES's `ShingleFieldType`).
+    assert_eq!(
+        ix.ids(json!({"prefix": {"t._2gram": "quick b"}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"prefix": {"t._2gram": "quic"}})),
+        ids(&["1", "2", "3"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase_prefix": {"t": "quick b"}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase_prefix": {"t": "quick f"}})),
+        ids(&["2"])
+    );
+    assert_eq!(
+        ix.ids(json!({"match_phrase_prefix": {"t": "quick brown fox j"}})),
+        ids(&["1"])
+    );
+    assert_eq!(
+        ix.ids(
+            json!({"multi_match": {"query": "brown q", "type": "bool_prefix",
+            "fields": ["t._2gram", "t._3gram"]}})
+        ),
+        ids(&["2"])
+    );
+    // Field patterns leave the internal subfields out: "qu" is no word of any document
+    // (the prefix field's "qu" term must not match).
+    assert_eq!(
+        ix.ids(json!({"multi_match": {"query": "qu", "fields": ["t*"]}})),
+        ids(&[])
+    );
+    assert_eq!(ix.ids(json!({"query_string": {"query": "qu"}})), ids(&[]));
+    assert_eq!(
+        ix.ids(
+            json!({"multi_match": {"query": "lazy", "type": "bool_prefix",
+            "fields": ["t", "t._2gram", "t._3gram"]}})
+        ),
+        ids(&["4"])
+    );
 }

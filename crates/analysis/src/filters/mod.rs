@@ -6,6 +6,7 @@
 
 pub(crate) mod ascii_folding;
 pub(crate) mod porter;
+pub(crate) mod shingle;
 pub(crate) mod stopwords;
 
 use std::collections::HashSet;
@@ -48,6 +49,15 @@ pub(crate) enum TokenFilter {
         max_gram: usize,
         preserve_original: bool,
         edge: bool,
+    },
+    /// Lucene's `ShingleFilter`.
+    Shingle(Box<shingle::Shingle>),
+    /// What a `search_as_you_type` field indexes in `._index_prefix`: the shingles of exactly
+    /// `size` tokens starting at each token (padded with empty tokens at the end, as ES's
+    /// `TrailingShingleTokenFilter` + `FixedShingleFilter`), cut into edge n-grams of
+    /// 1 to 20 characters.
+    SaytPrefix {
+        size: usize,
     },
 }
 
@@ -220,6 +230,8 @@ impl TokenFilter {
                 *preserve_original,
                 *edge,
             ),
+            TokenFilter::Shingle(cfg) => shingle::shingles(cfg, toks, scratch.spare),
+            TokenFilter::SaytPrefix { size } => shingle::sayt_prefixes(*size, toks, scratch.spare),
         }
     }
 }

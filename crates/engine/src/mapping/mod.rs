@@ -47,6 +47,9 @@ pub enum FieldType {
     /// `integer_range`, `long_range`, `float_range`, `double_range`, `date_range`, `ip_range`
     /// (see `crate::range_field`).
     Range(crate::range_field::RangeKind),
+    /// ES's `search_as_you_type`: analyzed text with shingle and prefix subfields (see
+    /// [`SaytField`]).
+    SearchAsYouType,
     /// Types Lode accepts and keeps in `_source` (and for `exists`) but does not index yet.
     SourceOnly(&'static str),
 }
@@ -57,7 +60,6 @@ const SOURCE_ONLY_TYPES: &[&str] = &[
     "geo_shape",
     "point",
     "shape",
-    "search_as_you_type",
     "percolator",
     "rank_feature",
     "rank_features",
@@ -93,6 +95,7 @@ impl FieldType {
             "flattened" => FieldType::Flattened,
             "completion" => FieldType::Completion,
             "token_count" => FieldType::TokenCount,
+            "search_as_you_type" => FieldType::SearchAsYouType,
             other if crate::range_field::RangeKind::parse(other).is_some() => {
                 FieldType::Range(crate::range_field::RangeKind::parse(other)?)
             }
@@ -123,6 +126,7 @@ impl FieldType {
             FieldType::Flattened => "flattened",
             FieldType::Completion => "completion",
             FieldType::TokenCount => "token_count",
+            FieldType::SearchAsYouType => "search_as_you_type",
             FieldType::Range(kind) => kind.type_name(),
             FieldType::SourceOnly(name) => name,
         }
@@ -163,7 +167,7 @@ impl FieldType {
     /// How the value is kept in tantivy.
     pub fn storage(self) -> Storage {
         match self {
-            FieldType::Text => Storage::Text,
+            FieldType::Text | FieldType::SearchAsYouType => Storage::Text,
             FieldType::Keyword | FieldType::Flattened => Storage::Keyword,
             t if t.is_integer() => Storage::I64,
             t if t.is_float() => Storage::F64,
@@ -249,6 +253,45 @@ pub struct FieldDef {
     pub completion: Option<CompletionOptions>,
     /// A `token_count` field's options.
     pub token_count: Option<TokenCountOptions>,
+    /// A `search_as_you_type` field or one of its subfields.
+    pub sayt: Option<SaytField>,
+}
+
+/// ES's default `max_shingle_size` of a `search_as_you_type` field.
+pub const SAYT_DEFAULT_MAX_SHINGLE_SIZE: usize = 3;
+
+/// The suffix of a `search_as_you_type` field's prefix subfield.
+pub const SAYT_INDEX_PREFIX: &str = "._index_prefix";
+
+/// A `search_as_you_type` field (ES's `SearchAsYouTypeFieldMapper`): the root field indexes
+/// the value with the field's analyzer; `._2gram` .. `._{max}gram` index shingles of exactly
+/// that many tokens; `._index_prefix` indexes edge n-grams of the shingles of the largest
+/// size (see `lode_analysis::sayt_prefix_analyzer`). The subfields are leaf fields of their
+/// own, fed the root's value like multi-fields, and not shown in `GET _mapping`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SaytField {
+    pub max_shingle_size: usize,
+    pub role: SaytRole,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaytRole {
+    Root,
+    /// `._{n}gram`.
+    Shingle(usize),
+    /// `._index_prefix`.
+    IndexPrefix,
+}
+
+impl SaytField {
+    /// The subfield suffixes of a root field, shingles first.
+    pub fn subfields(max_shingle_size: usize) -> Vec<(String, SaytRole)> {
+        let mut out: Vec<(String, SaytRole)> = (2..=max_shingle_size)
+            .map(|n| (format!("._{n}gram"), SaytRole::Shingle(n)))
+            .collect();
+        out.push((SAYT_INDEX_PREFIX.to_string(), SaytRole::IndexPrefix));
+        out
+    }
 }
 
 /// A `token_count` field's options (ES's `TokenCountFieldMapper`).
@@ -362,6 +405,7 @@ impl FieldDef {
             copy_to: Vec::new(),
             completion: None,
             token_count: None,
+            sayt: None,
         }
     }
 

@@ -1,8 +1,8 @@
 //! Compiles and merges mapping JSON, with Elasticsearch's validation errors.
 
 use super::{
-    CompletionOptions, Dynamic, FieldDef, FieldDefaults, FieldType, Mapping, ObjectDef,
-    TokenCountOptions,
+    CompletionOptions, Dynamic, FieldDef, FieldDefaults, FieldType, Mapping, ObjectDef, SaytField,
+    SaytRole, TokenCountOptions, SAYT_DEFAULT_MAX_SHINGLE_SIZE,
 };
 use crate::error::{EsError, EsResult};
 use lode_analysis::AnalysisRegistry;
@@ -195,6 +195,16 @@ fn allowed_params(ty: FieldType) -> &'static [&'static str] {
             "fielddata",
             "fielddata_frequency_filter",
             "eager_global_ordinals",
+        ],
+        FieldType::SearchAsYouType => &[
+            "analyzer",
+            "search_analyzer",
+            "search_quote_analyzer",
+            "index",
+            "index_options",
+            "norms",
+            "term_vector",
+            "max_shingle_size",
         ],
         FieldType::Keyword | FieldType::Flattened => &[
             "ignore_above",
@@ -401,7 +411,8 @@ fn compile_field(
             && allowed.contains(&"ignore_malformed"),
     };
     let index = bool_param("index", true)?;
-    let doc_values = ty != FieldType::Text && bool_param("doc_values", ty != FieldType::Binary)?;
+    let doc_values = !matches!(ty, FieldType::Text | FieldType::SearchAsYouType)
+        && bool_param("doc_values", ty != FieldType::Binary)?;
     let store = bool_param("store", false)?;
     let text_analyzer = |k: &str| -> EsResult<Option<String>> {
         match def.get(k) {
@@ -577,6 +588,90 @@ fn compile_field(
     } else {
         None
     };
+    let sayt = if ty == FieldType::SearchAsYouType {
+        if parent.is_some() {
+            return Err(mapper_parsing(
+                "Type [search_as_you_type] cannot be used in multi field",
+            ));
+        }
+        let max_shingle_size = match def.get("max_shingle_size") {
+            None => SAYT_DEFAULT_MAX_SHINGLE_SIZE,
+            Some(v) => {
+                let n = v
+                    .as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                    .ok_or_else(|| {
+                        mapper_parsing(format!(
+                            "Failed to parse mapping: For input string: \"{}\"",
+                            render_scalar(v)
+                        ))
+                    })?;
+                if !(2..=4).contains(&n) {
+                    return Err(mapper_parsing(format!(
+                        "Failed to parse mapping: [max_shingle_size] must be at least [2] and at most [4], got [{n}]"
+                    )));
+                }
+                n as usize
+            }
+        };
+        Some(SaytField {
+            max_shingle_size,
+            role: SaytRole::Root,
+        })
+    } else {
+        None
+    };
+    let mut sayt_subfields = Vec::new();
+    if let Some(root) = sayt {
+        // ES's `SearchAsYouTypeFieldMapper.Builder#build`: each subfield wraps the root's
+        // index and search analyzers; `store` and doc values are the root's alone.
+        for (suffix, role) in SaytField::subfields(root.max_shingle_size) {
+            let derive = |base: &str| match role {
+                SaytRole::Shingle(n) => lode_analysis::sayt_shingle_analyzer(base, n),
+                _ => lode_analysis::sayt_prefix_analyzer(base, root.max_shingle_size),
+            };
+            // The prefix field is searched with shingles of the largest size, unpadded.
+            let derive_search = |base: &str| match role {
+                SaytRole::IndexPrefix => {
+                    lode_analysis::sayt_shingle_analyzer(base, root.max_shingle_size)
+                }
+                _ => derive(base),
+            };
+            let sub_path = format!("{path}{suffix}");
+            mapping.fields.insert(
+                sub_path.clone(),
+                Arc::new(FieldDef {
+                    path: sub_path.clone(),
+                    ty,
+                    index,
+                    doc_values: false,
+                    store: false,
+                    analyzer: derive(&analyzer),
+                    search_analyzer: derive_search(&search_analyzer),
+                    search_quote_analyzer: derive_search(&search_quote_analyzer),
+                    normalizer: None,
+                    ignore_above: None,
+                    null_value: None,
+                    date_format: DateFormat::default_es(),
+                    scaling_factor: 1.0,
+                    coerce: true,
+                    ignore_malformed: false,
+                    multi_fields: Vec::new(),
+                    parent: Some(path.to_string()),
+                    copy_to: Vec::new(),
+                    completion: None,
+                    token_count: None,
+                    sayt: Some(SaytField {
+                        max_shingle_size: root.max_shingle_size,
+                        role,
+                    }),
+                }),
+            );
+            sayt_subfields.push(sub_path);
+        }
+    }
+    sayt_subfields.extend(multi_fields);
+    let multi_fields = sayt_subfields;
     mapping.fields.insert(
         path.to_string(),
         Arc::new(FieldDef {
@@ -600,6 +695,7 @@ fn compile_field(
             copy_to,
             completion,
             token_count,
+            sayt,
         }),
     );
     Ok(())
@@ -895,6 +991,55 @@ mod tests {
             &reg(),
         )
         .unwrap();
+    }
+
+    #[test]
+    fn search_as_you_type_compiles_to_root_and_subfields() {
+        let m = compile(
+            &json!({"properties":{"s":{"type":"search_as_you_type","max_shingle_size":2,
+                "analyzer":"simple","search_analyzer":"standard","store":true}}}),
+            &reg(),
+        )
+        .unwrap();
+        let root = &m.fields["s"];
+        assert_eq!(root.ty.name(), "search_as_you_type");
+        assert_eq!(root.storage(), super::super::Storage::Text);
+        assert!(root.store && !root.doc_values);
+        assert_eq!(root.multi_fields, vec!["s._2gram", "s._index_prefix"]);
+        let two = &m.fields["s._2gram"];
+        assert_eq!(
+            two.analyzer,
+            lode_analysis::sayt_shingle_analyzer("simple", 2)
+        );
+        assert_eq!(
+            two.search_analyzer,
+            lode_analysis::sayt_shingle_analyzer("standard", 2)
+        );
+        assert_eq!(two.parent.as_deref(), Some("s"));
+        assert!(!two.store);
+        let prefix = &m.fields["s._index_prefix"];
+        assert_eq!(
+            prefix.analyzer,
+            lode_analysis::sayt_prefix_analyzer("simple", 2)
+        );
+        assert!(!m.fields.contains_key("s._3gram"));
+        for bad in [1, 5] {
+            let e = compile(
+                &json!({"properties":{"s":{"type":"search_as_you_type","max_shingle_size":bad}}}),
+                &reg(),
+            )
+            .unwrap_err();
+            assert_eq!(
+                e.reason,
+                format!("Failed to parse mapping: [max_shingle_size] must be at least [2] and at most [4], got [{bad}]")
+            );
+        }
+        let e = compile(
+            &json!({"properties":{"s":{"type":"search_as_you_type","fielddata":true}}}),
+            &reg(),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, "mapper_parsing_exception");
     }
 
     #[test]
