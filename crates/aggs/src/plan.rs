@@ -211,7 +211,7 @@ fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> 
                 "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."
             )))
         }
-        Storage::None | Storage::Completion | Storage::Range => {
+        Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint => {
             return Err(EsError::illegal_argument(format!(
                 "Field [{name}] of type [{ty}] is not supported for aggregation [{agg_type}]"
             )))

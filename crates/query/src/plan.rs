@@ -594,6 +594,24 @@ impl<'c, 'a> Planner<'c, 'a> {
                     "[{query}] queries on field [{path}] of type [{ty}] are not supported by Lode"
                 )));
             }
+            if def.ty == lode_engine::mapping::FieldType::GeoPoint {
+                // ES's `AbstractGeometryFieldType` and `MappedFieldType` refusals.
+                let ty = "geo_point";
+                return Err(match query {
+                    "term" | "terms" | "match" | "match_phrase" => shard_exception(format!(
+                        "Geometry fields do not support exact searching, use dedicated geometry queries instead: [{path}]"
+                    )),
+                    "range" => EsError::illegal_argument(format!(
+                        "Field [{path}] of type [{ty}] does not support range queries"
+                    )),
+                    "prefix" | "wildcard" => shard_exception(format!(
+                        "Can only use {query} queries on keyword, text and wildcard fields - not on [{path}] which is of type [{ty}]"
+                    )),
+                    _ => shard_exception(format!(
+                        "Can only use {query} queries on keyword and text fields - not on [{path}] which is of type [{ty}]"
+                    )),
+                });
+            }
         }
         Ok(self.resolve(path))
     }
@@ -956,7 +974,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     }
                 }
             }
-            Storage::None | Storage::Completion | Storage::Range => none(),
+            Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint => none(),
         })
     }
 
@@ -1050,7 +1068,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                         values::ip_value(&s).map_err(shard_error)?,
                     ));
                 }
-                Storage::None | Storage::Completion | Storage::Range => {}
+                Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint => {}
             }
         }
         Ok(constant(term_set(terms), t.boost, score))
@@ -1295,7 +1313,9 @@ impl<'c, 'a> Planner<'c, 'a> {
                     Term::from_field_ip_addr(field, Ipv6Addr::UNSPECIFIED),
                 )
             }
-            Storage::None | Storage::Completion | Storage::Range => return Ok(none()),
+            Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint => {
+                return Ok(none())
+            }
         };
         Ok(constant(q, r.boost, score))
     }
@@ -1822,7 +1842,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 for def in self.ctx.mapping.matching_fields(&fb.pattern) {
                     if !matches!(
                         def.storage(),
-                        Storage::None | Storage::Completion | Storage::Range
+                        Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint
                     ) && (def.index || def.doc_values)
                         && !out.iter().any(|(p, _)| *p == def.path)
                     {

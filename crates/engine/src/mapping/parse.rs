@@ -237,6 +237,13 @@ fn allowed_params(ty: FieldType) -> &'static [&'static str] {
             &["format", "locale", "index", "doc_values", "coerce"]
         }
         FieldType::Range(_) => &["index", "doc_values", "coerce"],
+        FieldType::GeoPoint => &[
+            "index",
+            "doc_values",
+            "ignore_malformed",
+            "ignore_z_value",
+            "null_value",
+        ],
         FieldType::Completion => &[
             "analyzer",
             "search_analyzer",
@@ -370,6 +377,8 @@ fn compile_field(
     if let Some(v) = def.get("null_value").filter(|v| !v.is_null()) {
         let ok = if ty.is_numeric() {
             v.is_number() || v.as_str().is_some_and(|s| s.trim().parse::<f64>().is_ok())
+        } else if ty == FieldType::GeoPoint {
+            crate::geo::parse_point(v, true).is_ok()
         } else if ty == FieldType::Boolean {
             v.is_boolean() || matches!(v.as_str(), Some("true" | "false" | ""))
         } else {
@@ -595,6 +604,7 @@ fn compile_field(
             scaling_factor,
             coerce: bool_param("coerce", field_defaults.coerce)?,
             ignore_malformed: bool_param("ignore_malformed", field_defaults.ignore_malformed)?,
+            ignore_z_value: bool_param("ignore_z_value", true)?,
             multi_fields,
             parent: parent.map(str::to_string),
             copy_to,
