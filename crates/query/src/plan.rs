@@ -441,6 +441,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             Query::Bool(b) => self.bool_query(b, score)?,
             Query::Ids { values, boost } => self.ids(values, *boost, score),
             Query::Exists { field, boost } => self.exists(field, *boost, score)?,
+            Query::Geo(g) => self.geo(g, score)?,
             Query::Prefix(p) => self.prefix(p, score)?,
             Query::Wildcard(p) => self.wildcard(p, score)?,
             Query::Regexp(p) => self.regexp(p, score)?,
@@ -583,6 +584,36 @@ impl<'c, 'a> Planner<'c, 'a> {
                 )),
             ),
         ])))
+    }
+
+    /// A `geo_distance` or `geo_bounding_box` query (`crate::geo`), as ES's builders check
+    /// the field first.
+    fn geo(&self, g: &crate::geo::GeoQuery, score: bool) -> EsResult<Q> {
+        let Some(def) = self.ctx.mapping.fields.get(&g.field) else {
+            if g.ignore_unmapped {
+                return Ok(none());
+            }
+            return Err(shard_exception(format!(
+                "failed to find geo field [{}]",
+                g.field
+            )));
+        };
+        if def.ty != lode_engine::mapping::FieldType::GeoPoint {
+            return Err(shard_exception(format!(
+                "type [{}] for field [{}] is not supported for [{}] queries",
+                def.ty.name(),
+                g.field,
+                g.name
+            )));
+        }
+        if self.ctx.schema.get_field(&g.field).is_err() {
+            return Ok(none());
+        }
+        let q: Q = Box::new(crate::geo::GeoPointQuery {
+            field: g.field.clone(),
+            shape: g.shape.clone(),
+        });
+        Ok(constant(q, g.boost, score))
     }
 
     /// [`Self::resolve`] for a query on one named field: a field whose type Lode keeps in
