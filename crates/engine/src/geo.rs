@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 /// ES's `GeoUtils.EARTH_MEAN_RADIUS` (and Lucene's `GeoUtils.EARTH_MEAN_RADIUS`), in meters.
-pub const EARTH_MEAN_RADIUS: f64 = 6_371_008.7714;
+pub const EARTH_MEAN_RADIUS: f64 = 6371008.7714;
 
 const LAT_SCALE: f64 = (1u64 << 32) as f64 / 180.0;
 const LAT_DECODE: f64 = 1.0 / LAT_SCALE;

@@ -1,0 +1,217 @@
+"""geo_point fields: input formats, geo_distance / geo_bounding_box queries, the
+_geo_distance sort and fields rendering. Expected answers are computed here, in Python,
+from the documents the tests index (haversine on ES's earth radius, box membership)."""
+
+import math
+import random
+
+import pytest
+from elasticsearch import BadRequestError
+
+from conftest import make_index
+
+R = 6371008.7714
+LAT_DECODE = 180.0 / 2**32
+LON_DECODE = 360.0 / 2**32
+
+
+def quantize(lat, lon):
+    """Lucene's GeoEncodingUtils encode/decode (what ES's doc values hold)."""
+    if lat == 90.0:
+        lat = math.nextafter(90.0, 0)
+    if lon == 180.0:
+        lon = math.nextafter(180.0, 0)
+    return math.floor(lat / LAT_DECODE) * LAT_DECODE, math.floor(lon / LON_DECODE) * LON_DECODE
+
+
+def haversine(lat1, lon1, lat2, lon2):
+    x1, x2 = math.radians(lat1), math.radians(lat2)
+    h1 = 1 - math.cos(x1 - x2)
+    h2 = 1 - math.cos(math.radians(lon1 - lon2))
+    h = h1 + math.cos(x1) * math.cos(x2) * h2
+    return R * 2 * math.asin(min(1.0, math.sqrt(h * 0.5)))
+
+
+def ids(r):
+    return sorted(h["_id"] for h in r["hits"]["hits"])
+
+
+MAPPING = {"mappings": {"properties": {"loc": {"type": "geo_point"}, "tag": {"type": "keyword"}}}}
+
+
+@pytest.fixture(scope="module")
+def points(es):
+    rng = random.Random(11)
+    pts = {}
+    docs = []
+    for i in range(60):
+        lat = round(rng.uniform(-60, 60), 6)
+        lon = round(rng.uniform(-179.9, 179.9), 6)
+        pts[str(i)] = [(lat, lon)]
+        fmt = i % 6
+        loc = [
+            {"lat": lat, "lon": lon},
+            f"{lat},{lon}",
+            [lon, lat],
+            f"POINT ({lon} {lat})",
+            {"type": "Point", "coordinates": [lon, lat]},
+            [[lon, lat]],
+        ][fmt]
+        docs.append((str(i), {"loc": loc, "tag": "a"}))
+    # A document with two points, and one without a point.
+    pts["multi"] = [(10.0, 170.0), (-10.0, -170.0)]
+    docs.append(("multi", {"loc": [{"lat": 10.0, "lon": 170.0}, "-10.0,-170.0"]}))
+    docs.append(("none", {"tag": "b"}))
+    make_index(es, "geo-points", MAPPING, docs)
+    return pts
+
+
+def test_geo_distance_matches_haversine(es, points):
+    rng = random.Random(5)
+    for _ in range(15):
+        clat, clon = rng.uniform(-50, 50), rng.uniform(-170, 170)
+        km = rng.choice([500, 1500, 3000])
+        r = es.search(
+            index="geo-points",
+            query={"geo_distance": {"distance": f"{km}km", "loc": {"lat": clat, "lon": clon}}},
+            size=100,
+        )
+        want = sorted(
+            d
+            for d, ps in points.items()
+            if any(haversine(clat, clon, *quantize(la, lo)) <= km * 1000 for la, lo in ps)
+        )
+        assert ids(r) == want
+
+
+def test_geo_distance_units_and_formats(es, points):
+    la, lo = points["0"][0]
+    for center in ([lo, la], f"{la},{lo}", {"lat": la, "lon": lo}, f"POINT ({lo} {la})"):
+        for dist in ("1km", "1000m", 0.6, "0.5mi"):
+            r = es.search(index="geo-points", query={"geo_distance": {"distance": dist, "loc": center}})
+            assert "0" in ids(r)
+
+
+def in_box(lat, lon, top, left, bottom, right):
+    if not bottom <= lat <= top:
+        return False
+    if left <= right:
+        return left <= lon <= right
+    return lon >= left or lon <= right
+
+
+def test_geo_bounding_box(es, points):
+    rng = random.Random(9)
+    boxes = [(10.5, 160.0, -10.5, -160.0)]  # crossing the dateline
+    for _ in range(10):
+        b, t = sorted(rng.uniform(-60, 60) for _ in range(2))
+        l, r = sorted(rng.uniform(-180, 180) for _ in range(2))
+        boxes.append((t, l, b, r))
+    for top, left, bottom, right in boxes:
+        want = sorted(
+            d
+            for d, ps in points.items()
+            if any(in_box(*quantize(la, lo), top, left, bottom, right) for la, lo in ps)
+        )
+        for spec in (
+            {"top_left": {"lat": top, "lon": left}, "bottom_right": {"lat": bottom, "lon": right}},
+            {"top": top, "left": left, "bottom": bottom, "right": right},
+            {"wkt": f"BBOX ({left}, {right}, {top}, {bottom})"},
+        ):
+            r = es.search(index="geo-points", query={"geo_bounding_box": {"loc": spec}}, size=100)
+            assert ids(r) == want, spec
+    assert "multi" in ids(
+        es.search(index="geo-points", query={"geo_bounding_box": {"loc": {"top": 11, "left": 169, "bottom": 9, "right": 171}}})
+    )
+
+
+def test_geo_distance_sort(es, points):
+    clat, clon = 20.0, -30.0
+    for order, mode in (("asc", None), ("desc", None), ("asc", "max"), ("desc", "avg")):
+        spec = {"loc": [clon, clat], "order": order, "unit": "km"}
+        if mode:
+            spec["mode"] = mode
+        r = es.search(index="geo-points", sort=[{"_geo_distance": spec}], size=100)
+        hits = r["hits"]["hits"]
+        assert hits[-1]["_id"] == "none"
+        got = [(h["_id"], h["sort"][0]) for h in hits[:-1]]
+
+        def dist(ps):
+            ds = [haversine(clat, clon, *quantize(la, lo)) / 1000 for la, lo in ps]
+            m = mode or ("max" if order == "desc" else "min")
+            return {"min": min, "max": max, "avg": lambda x: sum(x) / len(x)}[m](ds)
+
+        want = {d: dist(ps) for d, ps in points.items()}
+        for d, v in got:
+            assert v == pytest.approx(want[d], rel=1e-9)
+        vals = [v for _, v in got]
+        assert vals == sorted(vals, reverse=order == "desc")
+    with pytest.raises(BadRequestError):
+        es.search(index="geo-points", sort=[{"loc": "asc"}])
+    with pytest.raises(BadRequestError):
+        es.search(index="geo-points", sort=[{"_geo_distance": {"loc": [0, 0], "mode": "sum"}}])
+
+
+def test_fields_and_docvalue_fields(es, points):
+    la, lo = points["2"][0]
+    r = es.search(index="geo-points", query={"ids": {"values": ["2"]}}, fields=["loc"])
+    assert r["hits"]["hits"][0]["fields"]["loc"] == [{"type": "Point", "coordinates": [lo, la]}]
+    r = es.search(index="geo-points", query={"ids": {"values": ["2"]}}, fields=[{"field": "loc", "format": "wkt"}])
+    assert r["hits"]["hits"][0]["fields"]["loc"] == [f"POINT ({lo!r} {la!r})"]
+    r = es.search(index="geo-points", query={"ids": {"values": ["2"]}}, docvalue_fields=["loc"])
+    qla, qlo = quantize(la, lo)
+    assert r["hits"]["hits"][0]["fields"]["loc"] == [f"{qla!r}, {qlo!r}"]
+
+
+def test_exists_and_refusals(es, points):
+    r = es.search(index="geo-points", query={"exists": {"field": "loc"}}, size=100)
+    assert ids(r) == sorted(d for d in points)
+    for q in ({"term": {"loc": "1,2"}}, {"range": {"loc": {"gte": 1}}}, {"geo_polygon": {"loc": {"points": []}}}):
+        with pytest.raises(BadRequestError):
+            es.search(index="geo-points", query=q)
+    with pytest.raises(BadRequestError) as e:
+        es.search(index="geo-points", query={"geo_distance": {"distance": "1km", "nope": [0, 0]}})
+    assert "failed to find geo field [nope]" in str(e.value.body)
+    r = es.search(index="geo-points", query={"geo_distance": {"distance": "1km", "nope": [0, 0], "ignore_unmapped": True}})
+    assert r["hits"]["total"]["value"] == 0
+    with pytest.raises(BadRequestError) as e:
+        es.search(index="geo-points", query={"geo_bounding_box": {"loc": {"top": 1, "left": 0, "bottom": 2, "right": 1}}})
+    assert "top is below bottom corner" in str(e.value.body)
+
+
+def test_indexing_errors_and_options(es):
+    name = make_index(
+        es,
+        "geo-opts",
+        {"mappings": {"properties": {
+            "p": {"type": "geo_point"},
+            "m": {"type": "geo_point", "ignore_malformed": True},
+            "z": {"type": "geo_point", "ignore_z_value": False},
+            "n": {"type": "geo_point", "null_value": "1.5,2.5"},
+        }}},
+        [],
+    )
+    with pytest.raises(BadRequestError) as e:
+        es.index(index=name, document={"p": {"lat": 91, "lon": 0}})
+    err = e.value.body["error"]
+    assert err["type"] == "document_parsing_exception"
+    assert err["caused_by"]["reason"] == "illegal latitude value [91.0] for p"
+    with pytest.raises(BadRequestError) as e:
+        es.index(index=name, document={"p": "0,181"})
+    assert e.value.body["error"]["caused_by"]["reason"] == "illegal longitude value [181.0] for p"
+    with pytest.raises(BadRequestError):
+        es.index(index=name, document={"z": [1.0, 2.0, 3.0]})
+    with pytest.raises(BadRequestError):
+        es.index(index=name, document={"p": "not a point!"})
+    es.index(index=name, id="1", document={"m": {"lat": 100, "lon": 0}, "p": [1.0, 2.0, 5.0]})
+    es.index(index=name, id="2", document={"m": "garbage!"})
+    es.index(index=name, id="3", document={"n": None}, refresh=True)
+    # ignore_malformed wraps the point onto the globe: lat 100 -> 80, lon 0 -> 180.
+    r = es.search(index=name, query={"geo_distance": {"distance": "1m", "m": [180, 80]}})
+    assert ids(r) == ["1"]
+    r = es.search(index=name, query={"exists": {"field": "m"}})
+    assert ids(r) == ["1"]
+    r = es.search(index=name, query={"term": {"_ignored": "m"}})
+    assert ids(r) == ["2"]
+    r = es.search(index=name, query={"geo_distance": {"distance": "1m", "n": "1.5,2.5"}})
+    assert ids(r) == ["3"]
