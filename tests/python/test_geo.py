@@ -215,3 +215,50 @@ def test_indexing_errors_and_options(es):
     assert ids(r) == ["2"]
     r = es.search(index=name, query={"geo_distance": {"distance": "1m", "n": "1.5,2.5"}})
     assert ids(r) == ["3"]
+
+
+def test_geo_bounds_and_centroid(es, points):
+    def expect(docs):
+        qs = [quantize(la, lo) for d in docs for la, lo in points[d]]
+        lats = [a for a, _ in qs]
+        pos = [o for _, o in qs if o >= 0]
+        neg = [o for _, o in qs if o < 0]
+        top, bottom = max(lats), min(lats)
+        if not pos:
+            left, right = min(neg), max(neg)
+        elif not neg:
+            left, right = min(pos), max(pos)
+        elif max(pos) - min(neg) <= (180 - min(pos)) - (-180 - max(neg)):
+            left, right = min(neg), max(pos)
+        else:
+            left, right = min(pos), max(neg)
+        centroid = (sum(lats) / len(qs), sum(o for _, o in qs) / len(qs))
+        return (top, left, bottom, right), centroid, len(qs)
+
+    r = es.search(
+        index="geo-points",
+        size=0,
+        aggs={
+            "b": {"geo_bounds": {"field": "loc"}},
+            "c": {"geo_centroid": {"field": "loc"}},
+            "per": {"terms": {"field": "tag"}, "aggs": {"b": {"geo_bounds": {"field": "loc"}}, "c": {"geo_centroid": {"field": "loc"}}}},
+        },
+    )
+    aggs = r["aggregations"]
+    (top, left, bottom, right), (clat, clon), n = expect(list(points))
+    b = aggs["b"]["bounds"]
+    assert b["top_left"] == {"lat": pytest.approx(top), "lon": pytest.approx(left)}
+    assert b["bottom_right"] == {"lat": pytest.approx(bottom), "lon": pytest.approx(right)}
+    assert aggs["c"]["count"] == n
+    assert aggs["c"]["location"] == {"lat": pytest.approx(clat), "lon": pytest.approx(clon)}
+    buckets = {bk["key"]: bk for bk in aggs["per"]["buckets"]}
+    assert "bounds" not in buckets["b"]["b"]
+    assert buckets["b"]["c"] == {"count": 0}
+    # The dateline-crossing pair alone: the narrow box across the dateline.
+    r = es.search(index="geo-points", size=0, query={"ids": {"values": ["multi"]}}, aggs={"b": {"geo_bounds": {"field": "loc"}}})
+    (top, left, bottom, right), _, _ = expect(["multi"])
+    got = r["aggregations"]["b"]["bounds"]
+    assert got["top_left"]["lon"] == pytest.approx(left) and left > 0
+    assert got["bottom_right"]["lon"] == pytest.approx(right) and right < 0
+    with pytest.raises(BadRequestError):
+        es.search(index="geo-points", size=0, aggs={"b": {"geo_bounds": {"field": "tag"}}})

@@ -384,6 +384,8 @@ pub(crate) enum Op {
     DigestMetric(MetricOp),
     /// `string_stats` on a keyword field, read per bucket as `percentiles` (`percentiles.rs`).
     StringStats(FieldRef),
+    /// `geo_bounds` and `geo_centroid`, read per bucket as `percentiles` (`percentiles.rs`).
+    GeoMetric(FieldRef),
     TopHits,
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
@@ -733,6 +735,18 @@ fn plan_node<'r>(
             }
             Op::StringStats(f)
         }
+        AggKind::GeoMetric { field, .. } => match ctx.mapping.field(field) {
+            Some(def) if def.ty != FieldType::GeoPoint => {
+                return Err(EsError::illegal_argument(format!(
+                    "Field [{field}] of type [{}] is not supported for aggregation [{ty}]",
+                    def.ty.name()
+                )))
+            }
+            def => Op::GeoMetric(FieldRef {
+                name: field.clone(),
+                def: def.cloned(),
+            }),
+        },
         AggKind::DigestMetric(d) => {
             let field = resolve_field(ctx, &d.field, ty, Need::Numeric)?;
             check_metric_missing(d.missing.as_ref(), &field, false)?;
@@ -884,6 +898,7 @@ fn check_nested_level(subs: &[AggNode], scoped: bool) -> EsResult<()> {
                 | AggKind::Percentiles(_)
                 | AggKind::DigestMetric(_)
                 | AggKind::StringStats { .. }
+                | AggKind::GeoMetric { .. }
                 | AggKind::AutoDateHistogram(_)
                 | AggKind::Sampler { .. }
                 | AggKind::DiversifiedSampler { .. }

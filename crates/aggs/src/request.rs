@@ -109,6 +109,12 @@ pub(crate) enum AggKind {
         terms: TermsReq,
         max_doc_count: u64,
     },
+    /// `geo_bounds` (`centroid` false) or `geo_centroid` on a `geo_point` field.
+    GeoMetric {
+        centroid: bool,
+        field: String,
+        wrap_longitude: bool,
+    },
 }
 
 impl AggKind {
@@ -142,6 +148,8 @@ impl AggKind {
             AggKind::RareTerms { .. } => "rare_terms",
             AggKind::TopMetrics(_) => "top_metrics",
             AggKind::SignificantTerms { .. } => "significant_terms",
+            AggKind::GeoMetric { centroid: true, .. } => "geo_centroid",
+            AggKind::GeoMetric { .. } => "geo_bounds",
         }
     }
 
@@ -152,6 +160,7 @@ impl AggKind {
                 | AggKind::Percentiles(_)
                 | AggKind::DigestMetric(_)
                 | AggKind::StringStats { .. }
+                | AggKind::GeoMetric { .. }
                 | AggKind::TopHits(_)
                 | AggKind::WeightedAvg(_)
                 | AggKind::TopMetrics(_)
@@ -844,12 +853,37 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "top_metrics" => AggKind::TopMetrics(parse_top_metrics(obj()?)?),
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
+        "geo_bounds" | "geo_centroid" => {
+            let o = obj()?;
+            let centroid = ty == "geo_centroid";
+            expect_fields(
+                ty,
+                o,
+                if centroid {
+                    &["field"]
+                } else {
+                    &["field", "wrap_longitude"]
+                },
+            )?;
+            let wrap_longitude = match o.get("wrap_longitude") {
+                None => true,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    return Err(EsError::x_content_parse(format!(
+                        "[{ty}] failed to parse field [wrap_longitude]"
+                    )))
+                }
+            };
+            AggKind::GeoMetric {
+                centroid,
+                field: required_field(o)?,
+                wrap_longitude,
+            }
+        }
         "significant_text"
         | "geo_distance"
         | "geohash_grid"
         | "geotile_grid"
-        | "geo_bounds"
-        | "geo_centroid"
         | "adjacency_matrix"
         | "variable_width_histogram"
         | "scripted_metric"
