@@ -262,3 +262,45 @@ def test_geo_bounds_and_centroid(es, points):
     assert got["bottom_right"]["lon"] == pytest.approx(right) and right < 0
     with pytest.raises(BadRequestError):
         es.search(index="geo-points", size=0, aggs={"b": {"geo_bounds": {"field": "tag"}}})
+
+
+def point_in_ring(ring, lon, lat):
+    inside = False
+    j = len(ring) - 1
+    for i in range(len(ring)):
+        (xi, yi), (xj, yj) = ring[i], ring[j]
+        if (yi > lat) != (yj > lat) and lon < (xj - xi) * (lat - yi) / (yj - yi) + xi:
+            inside = not inside
+        j = i
+    return inside
+
+
+def test_geo_shape_on_geo_point(es, points):
+    r = es.search(
+        index="geo-points",
+        size=100,
+        query={"geo_shape": {"loc": {"shape": {"type": "envelope", "coordinates": [[-100, 40], [20, -30]]}}}},
+    )
+    want = sorted(d for d, ps in points.items() if any(in_box(*quantize(a, o), 40, -100, -30, 20) for a, o in ps))
+    assert ids(r) == want
+    outer = [[-120, -50], [60, -50], [60, 50], [-120, 50], [-120, -50]]
+    hole = [[-20, -10], [10, -10], [10, 10], [-20, 10], [-20, -10]]
+    r = es.search(
+        index="geo-points",
+        size=100,
+        query={"geo_shape": {"loc": {"shape": {"type": "polygon", "coordinates": [outer, hole]}, "relation": "intersects"}}},
+    )
+    want = sorted(
+        d
+        for d, ps in points.items()
+        if any(
+            point_in_ring(outer, q[1], q[0]) and not point_in_ring(hole, q[1], q[0])
+            for q in (quantize(a, o) for a, o in ps)
+        )
+    )
+    assert ids(r) == want
+    la, lo = points["3"][0]
+    r = es.search(index="geo-points", query={"geo_shape": {"loc": {"shape": {"type": "point", "coordinates": [lo, la]}}}})
+    assert "3" in ids(r)
+    with pytest.raises(BadRequestError):
+        es.search(index="geo-points", query={"geo_shape": {"loc": {"shape": {"type": "point", "coordinates": [0, 0]}, "relation": "contains"}}})

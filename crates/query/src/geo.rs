@@ -29,6 +29,189 @@ pub enum GeoShape {
         left: f64,
         right: f64,
     },
+    /// Points inside a polygon's outer ring and outside its holes (rings of `(lon, lat)`).
+    Polygon(Vec<Vec<(f64, f64)>>),
+}
+
+/// Whether `(lon, lat)` is inside a ring (even-odd ray casting).
+fn in_ring(ring: &[(f64, f64)], lon: f64, lat: f64) -> bool {
+    let mut inside = false;
+    let n = ring.len();
+    if n < 3 {
+        return false;
+    }
+    let mut j = n - 1;
+    for i in 0..n {
+        let (xi, yi) = ring[i];
+        let (xj, yj) = ring[j];
+        if (yi > lat) != (yj > lat) && lon < (xj - xi) * (lat - yi) / (yj - yi) + xi {
+            inside = !inside;
+        }
+        j = i;
+    }
+    inside
+}
+
+fn polygon_contains(rings: &[Vec<(f64, f64)>], lon: f64, lat: f64) -> bool {
+    match rings.split_first() {
+        Some((outer, holes)) => {
+            in_ring(outer, lon, lat) && !holes.iter().any(|h| in_ring(h, lon, lat))
+        }
+        None => false,
+    }
+}
+
+fn coord(v: &Value) -> EsResult<(f64, f64)> {
+    match v {
+        Value::Array(c) if c.len() >= 2 => match (c[0].as_f64(), c[1].as_f64()) {
+            (Some(lon), Some(lat)) => Ok((lon, lat)),
+            _ => Err(EsError::parsing("geo coordinates must be numbers")),
+        },
+        _ => Err(EsError::parsing(
+            "geo coordinates must be an array of [lon, lat]",
+        )),
+    }
+}
+
+/// ES's `GeoShapeQueryBuilder` on a `geo_point` field, for an inline GeoJSON `shape` of
+/// type `envelope`, `point` or `polygon` and the `intersects` (or, the same for points,
+/// `within`) relation.
+pub fn parse_geo_shape(body: &Map<String, Value>) -> EsResult<GeoQuery> {
+    const Q: &str = "geo_shape";
+    let mut field: Option<(String, GeoShape)> = None;
+    let mut ignore_unmapped = false;
+    let mut boost = 1.0f32;
+    for (k, v) in body {
+        match k.as_str() {
+            "ignore_unmapped" => ignore_unmapped = parse_bool(Q, k, v)?,
+            "boost" => {
+                boost = v.as_f64().ok_or_else(|| {
+                    EsError::x_content_parse(format!("[{Q}] failed to parse field [boost]"))
+                })? as f32
+            }
+            "_name" => {}
+            f => {
+                if let Some((first, _)) = &field {
+                    return Err(EsError::parsing(format!(
+                        "[{Q}] point specified twice. [{first}] and [{f}]"
+                    )));
+                }
+                let o = v.as_object().ok_or_else(|| {
+                    EsError::parsing(format!(
+                        "[{Q}] query malformed, no start_object after query name"
+                    ))
+                })?;
+                let mut shape = None;
+                for (k, v) in o {
+                    match k.as_str() {
+                        "shape" => shape = Some(parse_shape(v)?),
+                        "relation" => match v.as_str().map(str::to_ascii_lowercase).as_deref() {
+                            Some("intersects" | "within") => {}
+                            Some("disjoint" | "contains") => {
+                                return Err(EsError::parsing(format!(
+                                    "[{Q}] relation [{}] on a geo_point field is not supported by Lode",
+                                    v.as_str().unwrap_or_default()
+                                )))
+                            }
+                            _ => {
+                                return Err(EsError::illegal_argument(format!(
+                                    "Unknown ShapeRelation type [{}]",
+                                    v.as_str().unwrap_or_default()
+                                )))
+                            }
+                        },
+                        "indexed_shape" => {
+                            return Err(EsError::parsing(format!(
+                                "[{Q}] [indexed_shape] is not supported by Lode"
+                            )))
+                        }
+                        other => {
+                            return Err(EsError::parsing(format!(
+                                "[{Q}] query does not support [{other}]"
+                            )))
+                        }
+                    }
+                }
+                let shape = shape.ok_or_else(|| {
+                    EsError::illegal_argument("either shape or indexedShapeId is required")
+                })?;
+                field = Some((f.to_string(), shape));
+            }
+        }
+    }
+    let (field, shape) = field.ok_or_else(|| EsError::illegal_argument("fieldName is required"))?;
+    Ok(GeoQuery {
+        name: Q,
+        field,
+        shape,
+        validation: Validation::Strict,
+        ignore_unmapped,
+        boost,
+    })
+}
+
+fn parse_shape(v: &Value) -> EsResult<GeoShape> {
+    let o = v.as_object().ok_or_else(|| {
+        EsError::parsing("[geo_shape] shape as WKT text is not supported by Lode")
+    })?;
+    let ty = o
+        .get("type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| EsError::parsing("type of geometry is required"))?
+        .to_ascii_lowercase();
+    let coords = o
+        .get("coordinates")
+        .ok_or_else(|| EsError::parsing("coordinates not included"))?;
+    let arr = |v: &Value| -> EsResult<Vec<Value>> {
+        v.as_array()
+            .cloned()
+            .ok_or_else(|| EsError::parsing("coordinates must be an array"))
+    };
+    match ty.as_str() {
+        "envelope" => {
+            let c = arr(coords)?;
+            if c.len() != 2 {
+                return Err(EsError::parsing(
+                    "failed to parse envelope: expected 2 coordinates",
+                ));
+            }
+            let (left, top) = coord(&c[0])?;
+            let (right, bottom) = coord(&c[1])?;
+            Ok(GeoShape::Box {
+                top,
+                bottom,
+                left,
+                right,
+            })
+        }
+        "point" => {
+            // A point matches the documents holding its quantized value.
+            let (lon, lat) = coord(coords)?;
+            let lat = geo::decode_lat(geo::encode_lat(lat));
+            let lon = geo::decode_lon(geo::encode_lon(lon));
+            Ok(GeoShape::Box {
+                top: lat,
+                bottom: lat,
+                left: lon,
+                right: lon,
+            })
+        }
+        "polygon" => {
+            let rings = arr(coords)?
+                .iter()
+                .map(|r| arr(r)?.iter().map(coord).collect::<EsResult<Vec<_>>>())
+                .collect::<EsResult<Vec<_>>>()?;
+            if rings.is_empty() || rings[0].len() < 4 {
+                return Err(EsError::parsing(
+                    "invalid number of points in LinearRing (found [0] - must be >= 4)",
+                ));
+            }
+            Ok(GeoShape::Polygon(rings))
+        }
+        other => Err(EsError::parsing(format!(
+            "[geo_shape] shape type [{other}] is not supported by Lode"
+        ))),
+    }
 }
 
 /// A parsed `geo_distance` or `geo_bounding_box` query.
@@ -362,6 +545,13 @@ impl GeoPointQuery {
                 let (plat, plon) = geo::decode(v);
                 geo::arc_distance(lat, lon, plat, plon) <= meters
             }),
+            GeoShape::Polygon(ref rings) => {
+                let rings = rings.clone();
+                Box::new(move |v| {
+                    let (lat, lon) = geo::decode(v);
+                    polygon_contains(&rings, lon, lat)
+                })
+            }
             GeoShape::Box {
                 top,
                 bottom,

@@ -513,6 +513,7 @@ pub fn parse_query(v: &Value) -> EsResult<Query> {
         "script_score" => parse_script_score(body),
         "geo_distance" => Ok(Query::Geo(crate::geo::parse_geo_distance(body)?)),
         "geo_bounding_box" => Ok(Query::Geo(crate::geo::parse_geo_bounding_box(body)?)),
+        "geo_shape" => Ok(Query::Geo(crate::geo::parse_geo_shape(body)?)),
         other if UNSUPPORTED.contains(&other) => Err(EsError::parsing(format!(
             "[{other}] query is not supported by Lode"
         ))),
@@ -535,7 +536,6 @@ const UNSUPPORTED: &[&str] = &[
     "span_within",
     "field_masking_span",
     "geo_polygon",
-    "geo_shape",
     "shape",
     "has_child",
     "has_parent",
