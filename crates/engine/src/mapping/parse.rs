@@ -362,6 +362,16 @@ fn compile_field(
             unknown.join("] [")
         )));
     }
+    // Not built: refused rather than left unindexed.
+    if ty == FieldType::GeoPoint
+        && def
+            .get("fields")
+            .is_some_and(|f| f.as_object().is_some_and(|o| !o.is_empty()))
+    {
+        return Err(mapper_parsing(format!(
+            "Multi-fields on [geo_point] field [{short}] are not supported by Lode"
+        )));
+    }
     // Accepted and kept (positions are always indexed), but only ES's values: a typo is refused.
     if let Some(v) = def.get("index_options") {
         const OPTIONS: [&str; 4] = ["docs", "freqs", "positions", "offsets"];
