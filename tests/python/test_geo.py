@@ -304,3 +304,31 @@ def test_geo_shape_on_geo_point(es, points):
     assert "3" in ids(r)
     with pytest.raises(BadRequestError):
         es.search(index="geo-points", query={"geo_shape": {"loc": {"shape": {"type": "point", "coordinates": [0, 0]}, "relation": "contains"}}})
+
+
+def test_geo_distance_aggregation(es, points):
+    olat, olon = 10.0, 20.0
+    r = es.search(
+        index="geo-points",
+        size=0,
+        aggs={"rings": {
+            "geo_distance": {
+                "field": "loc",
+                "origin": f"{olat},{olon}",
+                "unit": "km",
+                "ranges": [{"from": 3000, "to": 8000}, {"to": 3000}, {"from": 8000}],
+            },
+            "aggs": {"c": {"value_count": {"field": "tag"}}},
+        }},
+    )
+    buckets = r["aggregations"]["rings"]["buckets"]
+    assert [b["key"] for b in buckets] == ["*-3000.0", "3000.0-8000.0", "8000.0-*"]
+    assert [(b.get("from"), b.get("to")) for b in buckets] == [(0.0, 3000.0), (3000.0, 8000.0), (8000.0, None)]
+    for b, (lo, hi) in zip(buckets, [(-1, 3000), (3000, 8000), (8000, math.inf)]):
+        want = sorted(
+            d
+            for d, ps in points.items()
+            if any(lo <= haversine(olat, olon, *quantize(a, o)) / 1000 < hi for a, o in ps)
+        )
+        assert b["doc_count"] == len(want)
+        assert b["c"]["value"] == sum(1 for d in want if d not in ("multi", "none"))

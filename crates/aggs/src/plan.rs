@@ -548,7 +548,18 @@ fn plan_node<'r>(
             })
         }
         AggKind::Filters(f) => {
-            if let Some((field, _)) = &f.ip_bounds {
+            if let (true, Some((field, _))) = (f.geo_distance, &f.ip_bounds) {
+                if let Some(def) = ctx
+                    .mapping
+                    .field(field)
+                    .filter(|d| d.ty != FieldType::GeoPoint)
+                {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{field}] of type [{}] is not supported for aggregation [geo_distance]",
+                        def.ty.name()
+                    )));
+                }
+            } else if let Some((field, _)) = &f.ip_bounds {
                 let r = resolve_field(ctx, field, ty, Need::Any)?;
                 if let Some(def) = r.def.as_ref().filter(|_| r.storage() != Some(Storage::Ip)) {
                     return Err(EsError::illegal_argument(format!(

@@ -29,6 +29,16 @@ pub enum GeoShape {
         left: f64,
         right: f64,
     },
+    /// Points whose distance to the center, in units of `unit` meters, is in `[from, to)`
+    /// (a `geo_distance` aggregation's bucket).
+    Ring {
+        lat: f64,
+        lon: f64,
+        from: f64,
+        to: f64,
+        unit: f64,
+        plane: bool,
+    },
     /// Points inside a polygon's outer ring and outside its holes (rings of `(lon, lat)`).
     Polygon(Vec<Vec<(f64, f64)>>),
 }
@@ -545,6 +555,25 @@ impl GeoPointQuery {
                 let (plat, plon) = geo::decode(v);
                 geo::arc_distance(lat, lon, plat, plon) <= meters
             }),
+            GeoShape::Ring {
+                lat,
+                lon,
+                from,
+                to,
+                unit,
+                plane,
+            } => {
+                let ty = if plane {
+                    geo::DistanceType::Plane
+                } else {
+                    geo::DistanceType::Arc
+                };
+                Box::new(move |v| {
+                    let (plat, plon) = geo::decode(v);
+                    let d = ty.meters(lat, lon, plat, plon) / unit;
+                    from <= d && d < to
+                })
+            }
             GeoShape::Polygon(ref rings) => {
                 let rings = rings.clone();
                 Box::new(move |v| {
