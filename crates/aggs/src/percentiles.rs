@@ -480,3 +480,197 @@ pub(crate) fn render_string_stats(
     }
     Ok(())
 }
+
+/// What `geo_bounds` and `geo_centroid` keep of a bucket's points (ES's
+/// `GeoBoundsAggregator` and `GeoCentroidAggregator`): the quantized points' latitude
+/// range, the longitude ranges east and west of Greenwich, and the coordinate sums.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GeoStats {
+    count: u64,
+    sum_lat: f64,
+    sum_lon: f64,
+    top: f64,
+    bottom: f64,
+    pos_left: f64,
+    pos_right: f64,
+    neg_left: f64,
+    neg_right: f64,
+}
+
+impl Default for GeoStats {
+    fn default() -> Self {
+        GeoStats {
+            count: 0,
+            sum_lat: 0.0,
+            sum_lon: 0.0,
+            top: f64::NEG_INFINITY,
+            bottom: f64::INFINITY,
+            pos_left: f64::INFINITY,
+            pos_right: f64::NEG_INFINITY,
+            neg_left: f64::INFINITY,
+            neg_right: f64::NEG_INFINITY,
+        }
+    }
+}
+
+impl GeoStats {
+    fn add(&mut self, lat: f64, lon: f64) {
+        self.count += 1;
+        self.sum_lat += lat;
+        self.sum_lon += lon;
+        self.top = self.top.max(lat);
+        self.bottom = self.bottom.min(lat);
+        if lon >= 0.0 {
+            self.pos_left = self.pos_left.min(lon);
+            self.pos_right = self.pos_right.max(lon);
+        } else {
+            self.neg_left = self.neg_left.min(lon);
+            self.neg_right = self.neg_right.max(lon);
+        }
+    }
+
+    fn merge(&mut self, o: &GeoStats) {
+        self.count += o.count;
+        self.sum_lat += o.sum_lat;
+        self.sum_lon += o.sum_lon;
+        self.top = self.top.max(o.top);
+        self.bottom = self.bottom.min(o.bottom);
+        self.pos_left = self.pos_left.min(o.pos_left);
+        self.pos_right = self.pos_right.max(o.pos_right);
+        self.neg_left = self.neg_left.min(o.neg_left);
+        self.neg_right = self.neg_right.max(o.neg_right);
+    }
+
+    /// ES's `InternalGeoBounds#boundingBox`: `(top, left, bottom, right)`; with
+    /// `wrap_longitude`, the narrower of the boxes with and without crossing the dateline.
+    pub(crate) fn bounds(&self, wrap_longitude: bool) -> Option<(f64, f64, f64, f64)> {
+        if self.top.is_infinite() {
+            return None;
+        }
+        Some(if self.pos_left.is_infinite() {
+            (self.top, self.neg_left, self.bottom, self.neg_right)
+        } else if self.neg_left.is_infinite() {
+            (self.top, self.pos_left, self.bottom, self.pos_right)
+        } else if wrap_longitude {
+            let unwrapped = self.pos_right - self.neg_left;
+            let wrapped = (180.0 - self.pos_left) - (-180.0 - self.neg_right);
+            if unwrapped <= wrapped {
+                (self.top, self.neg_left, self.bottom, self.pos_right)
+            } else {
+                (self.top, self.pos_left, self.bottom, self.neg_right)
+            }
+        } else {
+            (self.top, self.neg_left, self.bottom, self.pos_right)
+        })
+    }
+}
+
+struct GeoCollector<'a> {
+    field: &'a str,
+}
+
+struct SegmentGeo {
+    column: Option<Column<u64>>,
+    stats: GeoStats,
+}
+
+impl Collector for GeoCollector<'_> {
+    type Fruit = GeoStats;
+    type Child = SegmentGeo;
+
+    fn for_segment(
+        &self,
+        _segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<SegmentGeo> {
+        Ok(SegmentGeo {
+            column: reader.fast_fields().column_opt::<u64>(self.field)?,
+            stats: GeoStats::default(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<GeoStats>) -> tantivy::Result<GeoStats> {
+        let mut out = GeoStats::default();
+        for f in &fruits {
+            out.merge(f);
+        }
+        Ok(out)
+    }
+}
+
+impl SegmentCollector for SegmentGeo {
+    type Fruit = GeoStats;
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        if let Some(col) = &self.column {
+            for v in col.values_for_doc(doc) {
+                let (lat, lon) = lode_engine::geo::decode(v);
+                self.stats.add(lat, lon);
+            }
+        }
+    }
+
+    fn harvest(self) -> GeoStats {
+        self.stats
+    }
+}
+
+/// `geo_bounds` (`{"bounds": {"top_left", "bottom_right"}}`, absent without points) or
+/// `geo_centroid` (`{"location", "count"}`, the mean of the points' coordinates) of the
+/// bucket's documents' quantized points.
+pub(crate) fn render_geo(
+    exec: &Exec,
+    field: &FieldRef,
+    centroid: bool,
+    wrap_longitude: bool,
+    scope: &Scope,
+    obj: &mut Map<String, Value>,
+) -> EsResult<()> {
+    let name = if centroid {
+        "geo_centroid"
+    } else {
+        "geo_bounds"
+    };
+    if scope.unconstrained {
+        return Err(EsError::illegal_argument(format!(
+            "[{name}] under a [composite] aggregation is not supported by Lode"
+        )));
+    }
+    let mut stats = GeoStats::default();
+    if field.def.is_some() {
+        for pt in &exec.targets {
+            let query = bucket_query(pt, scope)?;
+            let collector = GeoCollector { field: &field.name };
+            for shard in pt.target.shards {
+                let found = shard
+                    .searcher
+                    .search(&*query, &collector)
+                    .map_err(|e| EsError::internal(format!("{name} failure: {e}")))?;
+                stats.merge(&found);
+            }
+        }
+    }
+    if centroid {
+        if stats.count > 0 {
+            let n = stats.count as f64;
+            obj.insert(
+                "location".into(),
+                json!({"lat": stats.sum_lat / n, "lon": stats.sum_lon / n}),
+            );
+        }
+        obj.insert("count".into(), json!(stats.count));
+    } else if let Some((top, left, bottom, right)) = stats.bounds(wrap_longitude) {
+        obj.insert(
+            "bounds".into(),
+            json!({
+                "top_left": {"lat": top, "lon": left},
+                "bottom_right": {"lat": bottom, "lon": right},
+            }),
+        );
+    }
+    Ok(())
+}

@@ -218,7 +218,7 @@ fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> 
                 "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."
             )))
         }
-        Storage::None | Storage::Completion | Storage::Range => {
+        Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint => {
             return Err(EsError::illegal_argument(format!(
                 "Field [{name}] of type [{ty}] is not supported for aggregation [{agg_type}]"
             )))
@@ -409,6 +409,8 @@ pub(crate) enum Op {
     DigestMetric(MetricOp),
     /// `string_stats` on a keyword field, read per bucket as `percentiles` (`percentiles.rs`).
     StringStats(FieldRef),
+    /// `geo_bounds` and `geo_centroid`, read per bucket as `percentiles` (`percentiles.rs`).
+    GeoMetric(FieldRef),
     TopHits,
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
@@ -596,7 +598,18 @@ fn plan_node<'r>(
             })
         }
         AggKind::Filters(f) => {
-            if let Some((field, _)) = &f.ip_bounds {
+            if let (true, Some((field, _))) = (f.geo_distance, &f.ip_bounds) {
+                if let Some(def) = ctx
+                    .mapping
+                    .field(field)
+                    .filter(|d| d.ty != FieldType::GeoPoint)
+                {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{field}] of type [{}] is not supported for aggregation [geo_distance]",
+                        def.ty.name()
+                    )));
+                }
+            } else if let Some((field, _)) = &f.ip_bounds {
                 let r = resolve_field(ctx, field, ty, Need::Any)?;
                 if let Some(def) = r.def.as_ref().filter(|_| r.storage() != Some(Storage::Ip)) {
                     return Err(EsError::illegal_argument(format!(
@@ -783,6 +796,18 @@ fn plan_node<'r>(
             }
             Op::StringStats(f)
         }
+        AggKind::GeoMetric { field, .. } => match ctx.mapping.field(field) {
+            Some(def) if def.ty != FieldType::GeoPoint => {
+                return Err(EsError::illegal_argument(format!(
+                    "Field [{field}] of type [{}] is not supported for aggregation [{ty}]",
+                    def.ty.name()
+                )))
+            }
+            def => Op::GeoMetric(FieldRef {
+                name: field.clone(),
+                def: def.cloned(),
+            }),
+        },
         AggKind::DigestMetric(d) => {
             let field = resolve_field(ctx, &d.field, ty, Need::Numeric)?;
             check_metric_missing(d.missing.as_ref(), &field, false)?;
@@ -934,6 +959,7 @@ fn check_nested_level(subs: &[AggNode], scoped: bool) -> EsResult<()> {
                 | AggKind::Percentiles(_)
                 | AggKind::DigestMetric(_)
                 | AggKind::StringStats { .. }
+                | AggKind::GeoMetric { .. }
                 | AggKind::AutoDateHistogram(_)
                 | AggKind::Sampler { .. }
                 | AggKind::DiversifiedSampler { .. }

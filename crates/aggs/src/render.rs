@@ -128,6 +128,7 @@ impl Renderer<'_> {
                         | Op::Percentiles(_)
                         | Op::DigestMetric(_)
                         | Op::StringStats(_)
+                        | Op::GeoMetric(_)
                 ) =>
                 {
                     None
@@ -230,6 +231,24 @@ impl Renderer<'_> {
                     field,
                     missing.as_deref(),
                     *show_distribution,
+                    scope,
+                    obj,
+                )?;
+            }
+            Op::GeoMetric(field) => {
+                let AggKind::GeoMetric {
+                    centroid,
+                    wrap_longitude,
+                    ..
+                } = &node.req.kind
+                else {
+                    unreachable!()
+                };
+                super::percentiles::render_geo(
+                    self.exec,
+                    field,
+                    *centroid,
+                    *wrap_longitude,
                     scope,
                     obj,
                 )?;
@@ -963,6 +982,10 @@ fn typed_name(node: &PlanNode) -> &'static str {
             _ => "lrare_terms",
         },
         Op::StringStats(_) => "string_stats",
+        Op::GeoMetric(_) => match &node.req.kind {
+            AggKind::GeoMetric { centroid: true, .. } => "geo_centroid",
+            _ => "geo_bounds",
+        },
         Op::DigestMetric(_) => match &node.req.kind {
             AggKind::DigestMetric(d) => d.kind.name(),
             _ => "boxplot",

@@ -109,6 +109,12 @@ pub(crate) enum AggKind {
         terms: TermsReq,
         max_doc_count: u64,
     },
+    /// `geo_bounds` (`centroid` false) or `geo_centroid` on a `geo_point` field.
+    GeoMetric {
+        centroid: bool,
+        field: String,
+        wrap_longitude: bool,
+    },
 }
 
 impl AggKind {
@@ -121,6 +127,7 @@ impl AggKind {
             AggKind::Range(r) if r.is_date => "date_range",
             AggKind::Range(_) => "range",
             AggKind::Filter(_) => "filter",
+            AggKind::Filters(f) if f.geo_distance => "geo_distance",
             AggKind::Filters(f) if f.ip_bounds.is_some() => "ip_range",
             AggKind::Filters(_) => "filters",
             AggKind::Global => "global",
@@ -142,6 +149,8 @@ impl AggKind {
             AggKind::RareTerms { .. } => "rare_terms",
             AggKind::TopMetrics(_) => "top_metrics",
             AggKind::SignificantTerms { .. } => "significant_terms",
+            AggKind::GeoMetric { centroid: true, .. } => "geo_centroid",
+            AggKind::GeoMetric { .. } => "geo_bounds",
         }
     }
 
@@ -152,6 +161,7 @@ impl AggKind {
                 | AggKind::Percentiles(_)
                 | AggKind::DigestMetric(_)
                 | AggKind::StringStats { .. }
+                | AggKind::GeoMetric { .. }
                 | AggKind::TopHits(_)
                 | AggKind::WeightedAvg(_)
                 | AggKind::TopMetrics(_)
@@ -329,7 +339,7 @@ pub(crate) struct RangeReq {
 }
 
 /// Each `ip_range` bucket's `from` and `to`, as rendered.
-pub(crate) type IpBounds = Vec<(Option<String>, Option<String>)>;
+pub(crate) type IpBounds = Vec<(Option<Value>, Option<Value>)>;
 
 pub(crate) struct FiltersReq {
     pub filters: Vec<(String, DslQuery)>,
@@ -338,6 +348,8 @@ pub(crate) struct FiltersReq {
     pub other_bucket: Option<String>,
     /// `ip_range`: the field, and per filter the range's `from` and `to` for rendering.
     pub ip_bounds: Option<(String, IpBounds)>,
+    /// A `geo_distance` aggregation (its buckets' bounds in `ip_bounds`).
+    pub geo_distance: bool,
 }
 
 pub(crate) enum CompositeSourceKind {
@@ -699,6 +711,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "filter" => AggKind::Filter(Box::new(parse_dsl(body)?)),
         "filters" => AggKind::Filters(parse_filters(name, obj()?)?),
         "ip_range" => AggKind::Filters(parse_ip_range(obj()?)?),
+        "geo_distance" => AggKind::Filters(parse_geo_distance_agg(obj()?)?),
         "global" => {
             expect_fields(ty, obj()?, &[])?;
             AggKind::Global
@@ -844,12 +857,36 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "top_metrics" => AggKind::TopMetrics(parse_top_metrics(obj()?)?),
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
+        "geo_bounds" | "geo_centroid" => {
+            let o = obj()?;
+            let centroid = ty == "geo_centroid";
+            expect_fields(
+                ty,
+                o,
+                if centroid {
+                    &["field"]
+                } else {
+                    &["field", "wrap_longitude"]
+                },
+            )?;
+            let wrap_longitude = match o.get("wrap_longitude") {
+                None => true,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    return Err(EsError::x_content_parse(format!(
+                        "[{ty}] failed to parse field [wrap_longitude]"
+                    )))
+                }
+            };
+            AggKind::GeoMetric {
+                centroid,
+                field: required_field(o)?,
+                wrap_longitude,
+            }
+        }
         "significant_text"
-        | "geo_distance"
         | "geohash_grid"
         | "geotile_grid"
-        | "geo_bounds"
-        | "geo_centroid"
         | "adjacency_matrix"
         | "variable_width_histogram"
         | "scripted_metric"
@@ -1771,6 +1808,7 @@ fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
         keyed,
         other_bucket: other.then(|| other_key.unwrap_or_else(|| "_other_".to_string())),
         ip_bounds: None,
+        geo_distance: false,
     })
 }
 
@@ -1894,13 +1932,147 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
             json!({"range": {field.clone(): range}})
         };
         filters.push((key, parse_dsl(&q)?));
-        bounds.push((from_s, to_s));
+        bounds.push((from_s.map(Value::String), to_s.map(Value::String)));
     }
     Ok(FiltersReq {
         filters,
         keyed,
         other_bucket: None,
         ip_bounds: Some((field, bounds)),
+        geo_distance: false,
+    })
+}
+
+/// `geo_distance` (ES's `GeoDistanceAggregationBuilder`): one bucket per range of distance
+/// from `origin` (`from` inclusive, `to` exclusive, in `unit`), each a filter on the field's
+/// points (`lode_query::geo`); ranges ordered by `from` then `to`, as ES's range aggregator.
+fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
+    const TY: &str = "geo_distance";
+    expect_fields(
+        TY,
+        o,
+        &[
+            "field",
+            "origin",
+            "ranges",
+            "unit",
+            "distance_type",
+            "keyed",
+        ],
+    )?;
+    let field = required_field(o)?;
+    let keyed = o
+        .get("keyed")
+        .map(|v| boolean(TY, "keyed", v))
+        .transpose()?
+        .unwrap_or(false);
+    let origin = o
+        .get("origin")
+        .ok_or_else(|| EsError::illegal_argument("Required [origin]"))?;
+    let (lat, lon) = lode_engine::geo::parse_point(origin, true)
+        .map_err(|e| EsError::parsing(format!("[{TY}] {e}")))?;
+    let unit = match o.get("unit") {
+        None => 1.0,
+        Some(v) => v
+            .as_str()
+            .and_then(lode_engine::geo::unit_meters)
+            .ok_or_else(|| {
+                EsError::illegal_argument(format!(
+                    "No distance unit match [{}]",
+                    v.as_str().unwrap_or_default()
+                ))
+            })?,
+    };
+    let plane = match o.get("distance_type") {
+        None => false,
+        Some(v) => {
+            v.as_str()
+                .and_then(lode_engine::geo::DistanceType::parse)
+                .ok_or_else(|| {
+                    EsError::illegal_argument(format!(
+                        "No geo distance for [{}]",
+                        v.as_str().unwrap_or_default()
+                    ))
+                })?
+                == lode_engine::geo::DistanceType::Plane
+        }
+    };
+    let ranges = o
+        .get("ranges")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| {
+            EsError::illegal_argument("No [ranges] specified for the [geo_distance] aggregation")
+        })?;
+    let mut specs: Vec<(Option<String>, Option<f64>, Option<f64>)> = Vec::new();
+    for r in ranges {
+        let r = r
+            .as_object()
+            .ok_or_else(|| EsError::parsing(format!("[{TY}] ranges must be objects")))?;
+        let num = |k: &str| -> EsResult<Option<f64>> {
+            match r.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) => Ok(n.as_f64()),
+                Some(Value::String(s)) => s
+                    .trim()
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| EsError::parsing(format!("[{TY}] failed to parse [{k}]"))),
+                Some(_) => Err(EsError::parsing(format!("[{TY}] failed to parse [{k}]"))),
+            }
+        };
+        for k in r.keys() {
+            if !matches!(k.as_str(), "from" | "to" | "key") {
+                return Err(unknown_field("range", k));
+            }
+        }
+        let key = r.get("key").and_then(Value::as_str).map(str::to_string);
+        specs.push((key, num("from")?, num("to")?));
+    }
+    specs.sort_by(|a, b| {
+        a.1.unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&b.1.unwrap_or(f64::NEG_INFINITY))
+            .then(
+                a.2.unwrap_or(f64::INFINITY)
+                    .total_cmp(&b.2.unwrap_or(f64::INFINITY)),
+            )
+    });
+    let show = crate::plan::java_double;
+    let mut filters = Vec::new();
+    let mut bounds = Vec::new();
+    for (key, from, to) in specs {
+        let key = key.unwrap_or_else(|| {
+            format!(
+                "{}-{}",
+                from.map(show).unwrap_or_else(|| "*".into()),
+                to.map(show).unwrap_or_else(|| "*".into())
+            )
+        });
+        let q = lode_query::Query::Geo(lode_query::geo::GeoQuery {
+            name: TY,
+            field: field.clone(),
+            shape: lode_query::geo::GeoShape::Ring {
+                lat,
+                lon,
+                from: from.unwrap_or(f64::NEG_INFINITY),
+                to: to.unwrap_or(f64::INFINITY),
+                unit,
+                plane,
+            },
+            validation: lode_query::geo::Validation::Strict,
+            ignore_unmapped: true,
+            boost: 1.0,
+        });
+        filters.push((key, q));
+        // ES renders an open start as 0 (no distance is below it).
+        bounds.push((Some(json!(from.unwrap_or(0.0))), to.map(|t| json!(t))));
+    }
+    Ok(FiltersReq {
+        filters,
+        keyed,
+        other_bucket: None,
+        ip_bounds: Some((field, bounds)),
+        geo_distance: true,
     })
 }
 

@@ -218,6 +218,12 @@ impl<'a> Walk<'a> {
             return match v {
                 // A completion array is one set of inputs (deduplicated by input).
                 Value::Array(_) if def.ty == FieldType::Completion => self.leaf(def, v),
+                // `[lon, lat]` is one point; other arrays are lists of points.
+                Value::Array(_)
+                    if def.ty == FieldType::GeoPoint && crate::geo::is_coordinate_array(v) =>
+                {
+                    self.leaf(def, v)
+                }
                 Value::Array(items) => {
                     for item in items {
                         self.leaf(def, item)?;
@@ -292,6 +298,9 @@ impl<'a> Walk<'a> {
         }
         if let FieldType::Range(kind) = def.ty {
             return self.range_value(def, kind, v);
+        }
+        if def.ty == FieldType::GeoPoint {
+            return self.geo_point(def, v);
         }
         if def.storage() == Storage::None {
             // Kept in `_source` only (binary, geo, range...), but `exists` still finds it.
@@ -413,6 +422,69 @@ impl<'a> Walk<'a> {
         if def.parent.is_none() {
             let mapping: &'a Mapping = self.p.mapping;
             for sub in def.multi_fields.iter().chain(&def.copy_to) {
+                if let Some(sub_def) = mapping.fields.get(sub) {
+                    self.leaf(sub_def, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A `geo_point` value as ES's `GeoPointFieldMapper`: a point in any of ES's formats
+    /// (`crate::geo::parse_point`), or an array of them. Out of range, it is refused, or
+    /// with `ignore_malformed` wrapped onto the globe (`GeoUtils#normalizePoint`); a value
+    /// that is not a point is refused or, with `ignore_malformed`, skipped into `_ignored`.
+    fn geo_point(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        if let Value::Array(items) = v {
+            if !crate::geo::is_coordinate_array(v) {
+                for item in items {
+                    let item = match item {
+                        Value::Null => match &def.null_value {
+                            Some(nv) => nv,
+                            None => continue,
+                        },
+                        other => other,
+                    };
+                    self.geo_point(def, item)?;
+                }
+                return Ok(());
+            }
+        }
+        let parsed = crate::geo::parse_point(v, def.ignore_z_value).and_then(|(lat, lon)| {
+            if lat.is_nan() || lon.is_nan() || lat.is_infinite() || lon.is_infinite() {
+                return Err("cannot normalize the point - not a number".to_string());
+            }
+            if def.ignore_malformed {
+                Ok(crate::geo::normalize(lat, lon))
+            } else {
+                crate::geo::check_range(lat, lon, &def.path).map(|_| (lat, lon))
+            }
+        });
+        let (lat, lon) = match parsed {
+            Ok(p) => p,
+            Err(_) if def.ignore_malformed => {
+                self.ignored.push(&def.path);
+                return Ok(());
+            }
+            Err(detail) => {
+                let mut e = self.bad_value(def, v, "");
+                e = e.caused_by(if detail.starts_with("illegal ") {
+                    EsError::illegal_argument(detail)
+                } else {
+                    EsError::bad_request("parse_exception", detail)
+                });
+                return Err(e);
+            }
+        };
+        if let Ok(field) = self.p.schema.get_field(&def.path) {
+            if def.doc_values || def.index {
+                self.doc.add_u64(field, crate::geo::encode(lat, lon));
+            }
+        }
+        self.field_names.push(&def.path);
+        if def.parent.is_none() {
+            let mapping: &'a Mapping = self.p.mapping;
+            for sub in &def.copy_to {
                 if let Some(sub_def) = mapping.fields.get(sub) {
                     self.leaf(sub_def, v)?;
                 }
@@ -744,7 +816,9 @@ impl<'a> Walk<'a> {
                 })?;
                 self.doc.add_ip_addr(field, to_v6(ip));
             }
-            Storage::None | Storage::Completion | Storage::Range => return Ok(()),
+            Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint => {
+                return Ok(())
+            }
         }
         if !def.exists_from_column() {
             self.field_names.push(&def.path);

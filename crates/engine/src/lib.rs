@@ -28,6 +28,7 @@ pub mod durability;
 pub mod error;
 mod fieldnorms;
 pub mod float;
+pub mod geo;
 pub mod index;
 pub mod mapping;
 pub mod node;

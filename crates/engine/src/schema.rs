@@ -200,6 +200,8 @@ fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
         Storage::Range => {
             FieldEntry::new_bytes(name, tantivy::schema::BytesOptions::default().set_fast())
         }
+        // Read from their column only (`crate::geo`), as ES answers geo queries from doc values too.
+        Storage::GeoPoint => FieldEntry::new_u64(name, NumericOptions::default().set_fast()),
         Storage::None => return None,
     })
 }

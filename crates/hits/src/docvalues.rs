@@ -66,6 +66,16 @@ pub fn read(
                 }
             }
         }
+        // ES's `DocValueFormat.GEO`-less rendering of a geo point's doc value:
+        // `GeoPoint#toString` of the quantized point ("lat, lon").
+        Storage::GeoPoint => {
+            if let Some(col) = ff.column_opt::<u64>(name)? {
+                for v in col.values_for_doc(doc) {
+                    let (lat, lon) = lode_engine::geo::decode(v);
+                    out.push(json!(format!("{lat:?}, {lon:?}")));
+                }
+            }
+        }
         _ => {}
     }
     Ok(out)
@@ -78,6 +88,8 @@ pub enum ValueFormat {
     EpochMillis,
     Date(DateFormat),
     Decimal(DecimalFormat),
+    /// `wkt` on a geo point (`geojson`, the default, is `Mapping`).
+    Wkt,
 }
 
 impl ValueFormat {
@@ -89,7 +101,7 @@ impl ValueFormat {
             ValueFormat::Mapping if def.ty.is_date() => {
                 json!(def.date_format.format_millis(v, &Tz::utc()))
             }
-            ValueFormat::Mapping => json!(v),
+            ValueFormat::Mapping | ValueFormat::Wkt => json!(v),
         }
     }
 
@@ -99,7 +111,9 @@ impl ValueFormat {
             ValueFormat::Date(f) => json!(f.format_nanos(v, &Tz::utc())),
             ValueFormat::EpochMillis => json!(v.div_euclid(1_000_000).to_string()),
             ValueFormat::Decimal(d) => json!(d.format(v as f64)),
-            ValueFormat::Mapping => json!(def.date_format.format_nanos(v, &Tz::utc())),
+            ValueFormat::Mapping | ValueFormat::Wkt => {
+                json!(def.date_format.format_nanos(v, &Tz::utc()))
+            }
         }
     }
 
@@ -129,6 +143,15 @@ pub fn requested_format(def: &FieldDef, format: Option<&str>) -> EsResult<ValueF
     }
     if def.ty.is_numeric() {
         return DecimalFormat::parse(f).map(ValueFormat::Decimal);
+    }
+    if def.ty == lode_engine::mapping::FieldType::GeoPoint {
+        return match f {
+            "geojson" => Ok(ValueFormat::Mapping),
+            "wkt" => Ok(ValueFormat::Wkt),
+            _ => Err(EsError::illegal_argument(format!(
+                "Unrecognized geometry format [{f}]."
+            ))),
+        };
     }
     Err(EsError::illegal_argument(format!(
         "Field [{}] of type [{}] doesn't support formats.",
@@ -229,6 +252,9 @@ impl DecimalFormat {
 /// (such a value was refused at index time, or skipped under `ignore_malformed`).
 pub fn from_source(source: &Value, def: &FieldDef, format: Option<&str>) -> EsResult<Vec<Value>> {
     let format = requested_format(def, format)?;
+    if def.ty == lode_engine::mapping::FieldType::GeoPoint {
+        return Ok(geo_from_source(source, def, &format));
+    }
     let number = |v: &Value| match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
@@ -265,6 +291,61 @@ pub fn from_source(source: &Value, def: &FieldDef, format: Option<&str>) -> EsRe
             _ => Some(v),
         })
         .collect())
+}
+
+/// A geo point's values from `_source`, as ES's `GeoPointFieldMapper` fetcher: each point
+/// parsed (normalized under `ignore_malformed`, left out when malformed) and rendered as
+/// GeoJSON, or WKT with `format: wkt`.
+fn geo_from_source(source: &Value, def: &FieldDef, format: &ValueFormat) -> Vec<Value> {
+    let path = def.parent.as_deref().unwrap_or(&def.path);
+    let mut raw = Vec::new();
+    collect_geo(source, &path.split('.').collect::<Vec<_>>(), &mut raw);
+    raw.iter()
+        .map(|v| match v {
+            Value::Null => def.null_value.as_ref().unwrap_or(v),
+            other => other,
+        })
+        .filter_map(|v| {
+            let (lat, lon) = lode_engine::geo::parse_point(v, def.ignore_z_value).ok()?;
+            let (lat, lon) = if def.ignore_malformed {
+                lode_engine::geo::normalize(lat, lon)
+            } else {
+                lode_engine::geo::check_range(lat, lon, &def.path).ok()?;
+                (lat, lon)
+            };
+            Some(match format {
+                ValueFormat::Wkt => json!(format!("POINT ({lon:?} {lat:?})")),
+                _ => json!({"type": "Point", "coordinates": [lon, lat]}),
+            })
+        })
+        .collect()
+}
+
+/// [`collect`] for geo points: an array of numbers is one point (`[lon, lat]`).
+fn collect_geo(v: &Value, path: &[&str], out: &mut Vec<Value>) {
+    match v {
+        Value::Array(_) if path.is_empty() && lode_engine::geo::is_coordinate_array(v) => {
+            out.push(v.clone())
+        }
+        Value::Array(items) => {
+            for i in items {
+                collect_geo(i, path, out);
+            }
+        }
+        Value::Object(m) if !path.is_empty() => {
+            if let Some(child) = m.get(path[0]) {
+                collect_geo(child, &path[1..], out);
+            }
+            for n in 2..=path.len() {
+                let key = path[..n].join(".");
+                if let Some(child) = m.get(&key) {
+                    collect_geo(child, &path[n..], out);
+                }
+            }
+        }
+        other if path.is_empty() => out.push(other.clone()),
+        _ => {}
+    }
 }
 
 /// A field's values as `_source` holds them (a multi-field's are its parent's), arrays

@@ -30,6 +30,21 @@ pub enum SortKind {
     Unmapped,
     /// `_script`: a Painless script run per matching document.
     Script(ScriptSort),
+    /// `_geo_distance`: the distance of a `geo_point` field's points to the given ones.
+    Geo(GeoSort),
+}
+
+/// A `_geo_distance` sort (ES's `GeoDistanceSortBuilder`): every distance between a
+/// document's (quantized) points and the origins, in `unit`, reduced by the mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeoSort {
+    /// The field; `None` when unmapped with `ignore_unmapped` (every document missing).
+    pub field: Option<String>,
+    /// `(lat, lon)` origins.
+    pub points: Vec<(f64, f64)>,
+    /// Meters per unit.
+    pub unit: f64,
+    pub distance_type: lode_engine::geo::DistanceType,
 }
 
 /// A `_script` sort: the compiled script, its type (`number` sorts as doubles, `string` as
@@ -150,7 +165,8 @@ impl SortValue {
                 SortKind::Field {
                     storage: Storage::F64,
                     ..
-                } => {
+                }
+                | SortKind::Geo(_) => {
                     json!(if key.missing_first != key.desc {
                         f64::NEG_INFINITY
                     } else {
@@ -213,6 +229,11 @@ impl SortValue {
                     .ok_or_else(|| bad_after(v))?,
             ),
             (SortKind::Doc, v) => SortValue::I64(v.as_i64().ok_or_else(|| bad_after(v))?),
+            (SortKind::Geo(_), v) => SortValue::F64(
+                v.as_f64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                    .ok_or_else(|| bad_after(v))?,
+            ),
             (
                 SortKind::Field {
                     storage: Storage::F64,
@@ -349,6 +370,10 @@ pub fn parse_sort(
             keys.push(parse_script_sort(&opts, mapping, errors, runtime)?);
             continue;
         }
+        if field == "_geo_distance" {
+            keys.push(parse_geo_sort(&opts, mapping)?);
+            continue;
+        }
         // FieldSortBuilder's parser: unknown keys are errors; known ones Lode lacks are refused.
         for k in opts.as_object().into_iter().flat_map(|o| o.keys()) {
             match k.as_str() {
@@ -421,6 +446,11 @@ pub fn parse_sort(
                             "Sorting on field [{field}] of type [{ty}] is not supported by Lode"
                         )));
                     }
+                    if storage == Storage::GeoPoint {
+                        return Err(EsError::illegal_argument(
+                            "can't sort on geo_point field without using specific sorting feature, like geo_distance",
+                        ));
+                    }
                     if storage == Storage::Range {
                         let ty = def.ty.name();
                         return Err(EsError::illegal_argument(format!(
@@ -481,6 +511,146 @@ pub fn parse_sort(
         keys.push(key);
     }
     Ok(keys)
+}
+
+/// `{"_geo_distance": {"<field>": points, "order", "unit", "mode", "distance_type",
+/// "ignore_unmapped", "validation_method"}}` (ES's `GeoDistanceSortBuilder#fromXContent`).
+fn parse_geo_sort(opts: &Value, mapping: &Mapping) -> EsResult<SortKey> {
+    use lode_engine::geo;
+    const S: &str = "_geo_distance";
+    let o = opts
+        .as_object()
+        .ok_or_else(|| EsError::parsing(format!("[{S}] malformed sort specification")))?;
+    let mut field: Option<(String, Vec<(f64, f64)>)> = None;
+    let mut desc = false;
+    let mut unit = 1.0;
+    let mut mode = None;
+    let mut distance_type = geo::DistanceType::Arc;
+    let mut ignore_unmapped = false;
+    let mut coerce = false;
+    let point = |v: &Value| -> EsResult<(f64, f64)> {
+        geo::parse_point(v, true).map_err(|e| EsError::parsing(format!("[{S}] {e}")))
+    };
+    for (k, v) in o {
+        match k.as_str() {
+            "order" => {
+                desc = match v.as_str().map(str::to_lowercase).as_deref() {
+                    Some("asc") => false,
+                    Some("desc") => true,
+                    _ => {
+                        return Err(EsError::illegal_argument(format!(
+                            "Unknown SortOrder [{}]",
+                            v.as_str().unwrap_or_default()
+                        )))
+                    }
+                }
+            }
+            "unit" => {
+                unit = v.as_str().and_then(geo::unit_meters).ok_or_else(|| {
+                    EsError::illegal_argument(format!(
+                        "No distance unit match [{}]",
+                        v.as_str().unwrap_or_default()
+                    ))
+                })?
+            }
+            "mode" => {
+                let m = SortMode::parse(v)?;
+                if m == SortMode::Sum {
+                    return Err(EsError::illegal_argument(
+                        "sort_mode [sum] isn't supported for sorting by geo distance",
+                    ));
+                }
+                mode = Some(m);
+            }
+            "distance_type" => {
+                distance_type = v
+                    .as_str()
+                    .and_then(geo::DistanceType::parse)
+                    .ok_or_else(|| {
+                        EsError::illegal_argument(format!(
+                            "No geo distance for [{}]",
+                            v.as_str().unwrap_or_default()
+                        ))
+                    })?
+            }
+            "ignore_unmapped" => ignore_unmapped = v.as_bool().unwrap_or(false),
+            "validation_method" => match v.as_str().map(str::to_ascii_uppercase).as_deref() {
+                Some("STRICT") => coerce = false,
+                Some("COERCE" | "IGNORE_MALFORMED") => coerce = true,
+                _ => {
+                    return Err(EsError::illegal_argument(format!(
+                        "No enum constant org.elasticsearch.index.query.GeoValidationMethod.{}",
+                        v.as_str().unwrap_or_default().to_ascii_uppercase()
+                    )))
+                }
+            },
+            "nested" => {
+                return Err(EsError::parsing(format!(
+                    "[{S}] option [nested] is not supported by Lode"
+                )))
+            }
+            "_name" => {}
+            f => {
+                if let Some((first, _)) = &field {
+                    return Err(EsError::parsing(format!(
+                        "[{S}] does not support multiple fields, found [{first}] and [{f}]"
+                    )));
+                }
+                let points = match v {
+                    Value::Array(items) if !geo::is_coordinate_array(v) => {
+                        items.iter().map(point).collect::<EsResult<Vec<_>>>()?
+                    }
+                    other => vec![point(other)?],
+                };
+                field = Some((f.to_string(), points));
+            }
+        }
+    }
+    let (name, mut points) =
+        field.ok_or_else(|| EsError::illegal_argument("No geo points specified"))?;
+    for p in &mut points {
+        if coerce {
+            *p = geo::normalize(p.0, p.1);
+        } else if !(-90.0..=90.0).contains(&p.0) {
+            return Err(EsError::illegal_argument(format!(
+                "illegal latitude value [{:?}] for [GeoDistanceSort] for field [{name}].",
+                p.0
+            )));
+        } else if !(-180.0..=180.0).contains(&p.1) {
+            return Err(EsError::illegal_argument(format!(
+                "illegal longitude value [{:?}] for [GeoDistanceSort] for field [{name}].",
+                p.1
+            )));
+        }
+    }
+    let field = match mapping.field(&name) {
+        Some(def) if def.ty == lode_engine::mapping::FieldType::GeoPoint => Some(name),
+        Some(def) => {
+            return Err(EsError::illegal_argument(format!(
+                "unable to apply geo distance sort to field [{name}] of type [{}]",
+                def.ty.name()
+            )))
+        }
+        None if ignore_unmapped => None,
+        None => {
+            return Err(EsError::illegal_argument(format!(
+                "failed to find mapper for [{name}] for geo distance based sort"
+            )))
+        }
+    };
+    Ok(SortKey {
+        kind: SortKind::Geo(GeoSort {
+            field,
+            points,
+            unit,
+            distance_type,
+        }),
+        desc,
+        missing_first: false,
+        missing_value: None,
+        mode,
+        nested: None,
+    })
 }
 
 /// `{"_script": {"type": ..., "script": ..., "order": ...}}` (ES's `ScriptSortBuilder`).
@@ -680,6 +850,8 @@ enum ColumnReader {
     Doc,
     /// A `_script` key: the segment's `doc` lookup (values are computed through `&self`).
     Script(Box<(RefCell<SegmentDocs>, ScriptSort)>),
+    /// A `_geo_distance` key: the field's packed points.
+    Geo(Option<Column<u64>>, GeoSort),
     None,
 }
 
@@ -722,6 +894,13 @@ impl Collector for FieldSortCollector {
                 SortKind::Score => ColumnReader::Score,
                 SortKind::Doc => ColumnReader::Doc,
                 SortKind::Unmapped => ColumnReader::None,
+                SortKind::Geo(g) => ColumnReader::Geo(
+                    match &g.field {
+                        Some(f) => ff.column_opt::<u64>(f)?,
+                        None => None,
+                    },
+                    g.clone(),
+                ),
                 SortKind::Script(spec) => ColumnReader::Script(Box::new((
                     RefCell::new(
                         SegmentDocs::new(reader, spec.fields.clone())
@@ -889,6 +1068,23 @@ impl FieldSortSegment {
                     .map(SortValue::F64)
                     .unwrap_or(SortValue::Missing),
                 },
+                ColumnReader::Geo(Some(col), g) => {
+                    let dists = docs
+                        .iter()
+                        .flat_map(|&d| col.values_for_doc(d))
+                        .flat_map(|v| {
+                            let (lat, lon) = lode_engine::geo::decode(v);
+                            g.points.iter().map(move |&(plat, plon)| {
+                                g.distance_type.meters(plat, plon, lat, lon) / g.unit
+                            })
+                        });
+                    match k.mode {
+                        Some(m @ (SortMode::Avg | SortMode::Median)) => reduce_f(dists, m),
+                        _ => pick_f(dists, desc_pick(k)),
+                    }
+                    .map(SortValue::F64)
+                    .unwrap_or(SortValue::Missing)
+                }
                 ColumnReader::Bool(Some(col)) => pick(
                     docs.iter()
                         .flat_map(|&d| col.values_for_doc(d))

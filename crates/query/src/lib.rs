@@ -23,6 +23,7 @@
 mod boosting;
 mod early_stop;
 mod function_score;
+pub mod geo;
 mod min_score;
 mod msm;
 pub mod nested;

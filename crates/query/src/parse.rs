@@ -80,6 +80,8 @@ pub enum Query {
         min_score: Option<f32>,
         boost: f32,
     },
+    /// `geo_distance` and `geo_bounding_box` (`crate::geo`).
+    Geo(crate::geo::GeoQuery),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -509,6 +511,9 @@ pub fn parse_query(v: &Value) -> EsResult<Query> {
         "function_score" => parse_function_score(body),
         "script" => parse_script(body),
         "script_score" => parse_script_score(body),
+        "geo_distance" => Ok(Query::Geo(crate::geo::parse_geo_distance(body)?)),
+        "geo_bounding_box" => Ok(Query::Geo(crate::geo::parse_geo_bounding_box(body)?)),
+        "geo_shape" => Ok(Query::Geo(crate::geo::parse_geo_shape(body)?)),
         other if UNSUPPORTED.contains(&other) => Err(EsError::parsing(format!(
             "[{other}] query is not supported by Lode"
         ))),
@@ -530,10 +535,7 @@ const UNSUPPORTED: &[&str] = &[
     "span_containing",
     "span_within",
     "field_masking_span",
-    "geo_bounding_box",
-    "geo_distance",
     "geo_polygon",
-    "geo_shape",
     "shape",
     "has_child",
     "has_parent",

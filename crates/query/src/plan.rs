@@ -441,6 +441,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             Query::Bool(b) => self.bool_query(b, score)?,
             Query::Ids { values, boost } => self.ids(values, *boost, score),
             Query::Exists { field, boost } => self.exists(field, *boost, score)?,
+            Query::Geo(g) => self.geo(g, score)?,
             Query::Prefix(p) => self.prefix(p, score)?,
             Query::Wildcard(p) => self.wildcard(p, score)?,
             Query::Regexp(p) => self.regexp(p, score)?,
@@ -585,6 +586,36 @@ impl<'c, 'a> Planner<'c, 'a> {
         ])))
     }
 
+    /// A `geo_distance` or `geo_bounding_box` query (`crate::geo`), as ES's builders check
+    /// the field first.
+    fn geo(&self, g: &crate::geo::GeoQuery, score: bool) -> EsResult<Q> {
+        let Some(def) = self.ctx.mapping.fields.get(&g.field) else {
+            if g.ignore_unmapped {
+                return Ok(none());
+            }
+            return Err(shard_exception(format!(
+                "failed to find geo field [{}]",
+                g.field
+            )));
+        };
+        if def.ty != lode_engine::mapping::FieldType::GeoPoint {
+            return Err(shard_exception(format!(
+                "type [{}] for field [{}] is not supported for [{}] queries",
+                def.ty.name(),
+                g.field,
+                g.name
+            )));
+        }
+        if self.ctx.schema.get_field(&g.field).is_err() {
+            return Ok(none());
+        }
+        let q: Q = Box::new(crate::geo::GeoPointQuery {
+            field: g.field.clone(),
+            shape: g.shape.clone(),
+        });
+        Ok(constant(q, g.boost, score))
+    }
+
     /// [`Self::resolve`] for a query on one named field: a field whose type Lode keeps in
     /// `_source` only (geo, range, ... types) is refused rather than matching nothing.
     fn resolve_for(&self, path: &str, query: &str) -> EsResult<Target<'a>> {
@@ -593,6 +624,24 @@ impl<'c, 'a> Planner<'c, 'a> {
                 return Err(shard_exception(format!(
                     "[{query}] queries on field [{path}] of type [{ty}] are not supported by Lode"
                 )));
+            }
+            if def.ty == lode_engine::mapping::FieldType::GeoPoint {
+                // ES's `AbstractGeometryFieldType` and `MappedFieldType` refusals.
+                let ty = "geo_point";
+                return Err(match query {
+                    "term" | "terms" | "match" | "match_phrase" => shard_exception(format!(
+                        "Geometry fields do not support exact searching, use dedicated geometry queries instead: [{path}]"
+                    )),
+                    "range" => EsError::illegal_argument(format!(
+                        "Field [{path}] of type [{ty}] does not support range queries"
+                    )),
+                    "prefix" | "wildcard" => shard_exception(format!(
+                        "Can only use {query} queries on keyword, text and wildcard fields - not on [{path}] which is of type [{ty}]"
+                    )),
+                    _ => shard_exception(format!(
+                        "Can only use {query} queries on keyword and text fields - not on [{path}] which is of type [{ty}]"
+                    )),
+                });
             }
         }
         Ok(self.resolve(path))
@@ -956,7 +1005,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     }
                 }
             }
-            Storage::None | Storage::Completion | Storage::Range => none(),
+            Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint => none(),
         })
     }
 
@@ -1050,7 +1099,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                         values::ip_value(&s).map_err(shard_error)?,
                     ));
                 }
-                Storage::None | Storage::Completion | Storage::Range => {}
+                Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint => {}
             }
         }
         Ok(constant(term_set(terms), t.boost, score))
@@ -1295,7 +1344,9 @@ impl<'c, 'a> Planner<'c, 'a> {
                     Term::from_field_ip_addr(field, Ipv6Addr::UNSPECIFIED),
                 )
             }
-            Storage::None | Storage::Completion | Storage::Range => return Ok(none()),
+            Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint => {
+                return Ok(none())
+            }
         };
         Ok(constant(q, r.boost, score))
     }
@@ -1879,7 +1930,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 for def in self.ctx.mapping.matching_fields(&fb.pattern) {
                     if !matches!(
                         def.storage(),
-                        Storage::None | Storage::Completion | Storage::Range
+                        Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint
                     ) && (def.index || def.doc_values)
                         // A `search_as_you_type` field's subfields are internal (ES's
                         // `mayExistInIndex` is false for them): patterns skip them.

@@ -50,13 +50,14 @@ pub enum FieldType {
     /// ES's `search_as_you_type`: analyzed text with shingle and prefix subfields (see
     /// [`SaytField`]).
     SearchAsYouType,
+    /// ES's `geo_point`: one packed `u64` column value per point (`crate::geo`).
+    GeoPoint,
     /// Types Lode accepts and keeps in `_source` (and for `exists`) but does not index yet.
     SourceOnly(&'static str),
 }
 
 /// Elasticsearch types that are accepted as `SourceOnly` (see docs/compatibility.md).
 const SOURCE_ONLY_TYPES: &[&str] = &[
-    "geo_point",
     "geo_shape",
     "point",
     "shape",
@@ -96,6 +97,7 @@ impl FieldType {
             "completion" => FieldType::Completion,
             "token_count" => FieldType::TokenCount,
             "search_as_you_type" => FieldType::SearchAsYouType,
+            "geo_point" => FieldType::GeoPoint,
             other if crate::range_field::RangeKind::parse(other).is_some() => {
                 FieldType::Range(crate::range_field::RangeKind::parse(other)?)
             }
@@ -128,6 +130,7 @@ impl FieldType {
             FieldType::TokenCount => "token_count",
             FieldType::SearchAsYouType => "search_as_you_type",
             FieldType::Range(kind) => kind.type_name(),
+            FieldType::GeoPoint => "geo_point",
             FieldType::SourceOnly(name) => name,
         }
     }
@@ -176,6 +179,7 @@ impl FieldType {
             FieldType::Ip => Storage::Ip,
             FieldType::Completion => Storage::Completion,
             FieldType::Range(_) => Storage::Range,
+            FieldType::GeoPoint => Storage::GeoPoint,
             _ => Storage::None,
         }
     }
@@ -197,6 +201,8 @@ pub enum Storage {
     Completion,
     /// Ranges: a bytes column of encoded bounds (`crate::range_field`).
     Range,
+    /// Geo points: a multi-valued `u64` column of packed quantized points (`crate::geo`).
+    GeoPoint,
     /// Kept in `_source` only (binary, disabled objects).
     None,
 }
@@ -244,6 +250,8 @@ pub struct FieldDef {
     pub scaling_factor: f64,
     pub coerce: bool,
     pub ignore_malformed: bool,
+    /// A `geo_point`'s `ignore_z_value` (default true).
+    pub ignore_z_value: bool,
     /// Paths of this field's multi-fields.
     pub multi_fields: Vec<String>,
     /// Set when this is a multi-field: the path of the field whose value it indexes.
@@ -400,6 +408,7 @@ impl FieldDef {
             scaling_factor: 1.0,
             coerce: true,
             ignore_malformed: false,
+            ignore_z_value: true,
             multi_fields: Vec::new(),
             parent: None,
             copy_to: Vec::new(),

@@ -247,6 +247,13 @@ fn allowed_params(ty: FieldType) -> &'static [&'static str] {
             &["format", "locale", "index", "doc_values", "coerce"]
         }
         FieldType::Range(_) => &["index", "doc_values", "coerce"],
+        FieldType::GeoPoint => &[
+            "index",
+            "doc_values",
+            "ignore_malformed",
+            "ignore_z_value",
+            "null_value",
+        ],
         FieldType::Completion => &[
             "analyzer",
             "search_analyzer",
@@ -365,6 +372,16 @@ fn compile_field(
             unknown.join("] [")
         )));
     }
+    // Not built: refused rather than left unindexed.
+    if ty == FieldType::GeoPoint
+        && def
+            .get("fields")
+            .is_some_and(|f| f.as_object().is_some_and(|o| !o.is_empty()))
+    {
+        return Err(mapper_parsing(format!(
+            "Multi-fields on [geo_point] field [{short}] are not supported by Lode"
+        )));
+    }
     // Accepted and kept (positions are always indexed), but only ES's values: a typo is refused.
     if let Some(v) = def.get("index_options") {
         const OPTIONS: [&str; 4] = ["docs", "freqs", "positions", "offsets"];
@@ -380,6 +397,8 @@ fn compile_field(
     if let Some(v) = def.get("null_value").filter(|v| !v.is_null()) {
         let ok = if ty.is_numeric() {
             v.is_number() || v.as_str().is_some_and(|s| s.trim().parse::<f64>().is_ok())
+        } else if ty == FieldType::GeoPoint {
+            crate::geo::parse_point(v, true).is_ok()
         } else if ty == FieldType::Boolean {
             v.is_boolean() || matches!(v.as_str(), Some("true" | "false" | ""))
         } else {
@@ -661,6 +680,7 @@ fn compile_field(
                     copy_to: Vec::new(),
                     completion: None,
                     token_count: None,
+                    ignore_z_value: true,
                     sayt: Some(SaytField {
                         max_shingle_size: root.max_shingle_size,
                         role,
@@ -690,6 +710,7 @@ fn compile_field(
             scaling_factor,
             coerce: bool_param("coerce", field_defaults.coerce)?,
             ignore_malformed: bool_param("ignore_malformed", field_defaults.ignore_malformed)?,
+            ignore_z_value: bool_param("ignore_z_value", true)?,
             multi_fields,
             parent: parent.map(str::to_string),
             copy_to,
