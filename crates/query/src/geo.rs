@@ -93,12 +93,8 @@ pub fn parse_geo_shape(body: &Map<String, Value>) -> EsResult<GeoQuery> {
     let mut boost = 1.0f32;
     for (k, v) in body {
         match k.as_str() {
-            "ignore_unmapped" => ignore_unmapped = parse_bool(Q, k, v)?,
-            "boost" => {
-                boost = v.as_f64().ok_or_else(|| {
-                    EsError::x_content_parse(format!("[{Q}] failed to parse field [boost]"))
-                })? as f32
-            }
+            "ignore_unmapped" => ignore_unmapped = crate::parse::as_bool(Q, k, v)?,
+            "boost" => boost = crate::parse::as_f32(Q, k, v)?,
             "_name" => {}
             f => {
                 if let Some((first, _)) = &field {
@@ -247,17 +243,6 @@ fn parse_validation(v: &Value) -> EsResult<Validation> {
     }
 }
 
-fn parse_bool(q: &str, k: &str, v: &Value) -> EsResult<bool> {
-    match v {
-        Value::Bool(b) => Ok(*b),
-        Value::String(s) if s == "true" => Ok(true),
-        Value::String(s) if s == "false" => Ok(false),
-        _ => Err(EsError::x_content_parse(format!(
-            "[{q}] failed to parse field [{k}]"
-        ))),
-    }
-}
-
 fn point(q: &str, v: &Value) -> EsResult<(f64, f64)> {
     geo::parse_point(v, true).map_err(|e| EsError::parsing(format!("[{q}] {e}")))
 }
@@ -284,12 +269,8 @@ pub fn parse_geo_distance(body: &Map<String, Value>) -> EsResult<GeoQuery> {
                     })?;
             }
             "validation_method" => validation = parse_validation(v)?,
-            "ignore_unmapped" => ignore_unmapped = parse_bool(Q, k, v)?,
-            "boost" => {
-                boost = v.as_f64().ok_or_else(|| {
-                    EsError::x_content_parse(format!("[{Q}] failed to parse field [boost]"))
-                })? as f32
-            }
+            "ignore_unmapped" => ignore_unmapped = crate::parse::as_bool(Q, k, v)?,
+            "boost" => boost = crate::parse::as_f32(Q, k, v)?,
             "_name" => {}
             "unit" | "optimize_bbox" | "coerce" | "ignore_malformed" => {
                 return Err(EsError::parsing(format!(
@@ -453,14 +434,10 @@ pub fn parse_geo_bounding_box(body: &Map<String, Value>) -> EsResult<GeoQuery> {
     for (k, v) in body {
         match k.as_str() {
             "validation_method" => validation = parse_validation(v)?,
-            "ignore_unmapped" => ignore_unmapped = parse_bool(Q, k, v)?,
+            "ignore_unmapped" => ignore_unmapped = crate::parse::as_bool(Q, k, v)?,
             // Deprecated and ignored by ES 8 (`memory` or `indexed`).
             "type" => {}
-            "boost" => {
-                boost = v.as_f64().ok_or_else(|| {
-                    EsError::x_content_parse(format!("[{Q}] failed to parse field [boost]"))
-                })? as f32
-            }
+            "boost" => boost = crate::parse::as_f32(Q, k, v)?,
             "_name" => {}
             f => {
                 if let Some((first, _)) = &field {

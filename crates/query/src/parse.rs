@@ -569,7 +569,7 @@ fn field_value_error(query: &str, key: &str) -> EsError {
     EsError::x_content_parse(format!("[{query}] failed to parse field [{key}]"))
 }
 
-fn as_f32(query: &str, key: &str, v: &Value) -> EsResult<f32> {
+pub(crate) fn as_f32(query: &str, key: &str, v: &Value) -> EsResult<f32> {
     let f = match v {
         Value::Number(n) => n.as_f64().map(|f| f as f32),
         Value::String(s) => s.trim().parse::<f32>().ok(),
@@ -593,7 +593,7 @@ fn as_u32(query: &str, key: &str, v: &Value) -> EsResult<u32> {
     .ok_or_else(|| field_value_error(query, key))
 }
 
-fn as_bool(query: &str, key: &str, v: &Value) -> EsResult<bool> {
+pub(crate) fn as_bool(query: &str, key: &str, v: &Value) -> EsResult<bool> {
     match v {
         Value::Bool(b) => Some(*b),
         Value::String(s) if s == "true" => Some(true),
