@@ -6,7 +6,7 @@ mapping, N documents from its deterministic generator, and every reference query
 schedule is what the issue asks a benchmark-only race to cover: delete and create the index,
 wait for health, bulk with two clients, refresh, every query kind, a force merge.
 
-    make_track.py OUT_DIR [--docs N] [--iterations N]
+    make_track.py OUT_DIR [--docs N] [--iterations N] [--warmup-iterations N] [--no-request-cache]
 """
 
 import argparse
@@ -24,6 +24,10 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--docs", type=int, default=4000)
     ap.add_argument("--iterations", type=int, default=3)
+    ap.add_argument("--warmup-iterations", type=int, default=1)
+    ap.add_argument("--no-request-cache", action="store_true",
+                    help="search operations bypass the shard request cache (request_cache=false), "
+                         "so a comparison measures the query, not a cache hit")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -47,9 +51,15 @@ def main():
             with open(os.path.join(qdir, name), encoding="utf-8") as f:
                 queries.append((name[: -len(".json")], json.load(f)))
 
+    def search_op(name, body):
+        op = {"name": name, "operation-type": "search", "index": "accounts", "body": body}
+        if args.no_request_cache:
+            op["request-cache"] = False
+        return op
+
     search = [{
-        "operation": {"name": name, "operation-type": "search", "index": "accounts", "body": body},
-        "clients": 1, "warmup-iterations": 1, "iterations": args.iterations,
+        "operation": search_op(name, body),
+        "clients": 1, "warmup-iterations": args.warmup_iterations, "iterations": args.iterations,
     } for name, body in queries]
     track = {
         "version": 2,
