@@ -163,16 +163,21 @@ pub fn add_elapsed(counter: &AtomicU64, since: Instant) {
     counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
 }
 
-/// The background merge policy: tantivy's log-structured policy, counting the merges it starts.
+/// The background merge policy: tantivy's log-structured policy, counting the merges it starts,
+/// and starting none while a force merge runs (`paused`).
 #[derive(Debug)]
 struct CountingMergePolicy {
     inner: LogMergePolicy,
     merges: Arc<AtomicU64>,
     docs: Arc<AtomicU64>,
+    paused: Arc<AtomicBool>,
 }
 
 impl MergePolicy for CountingMergePolicy {
     fn compute_merge_candidates(&self, segments: &[SegmentMeta]) -> Vec<MergeCandidate> {
+        if self.paused.load(Ordering::Relaxed) {
+            return Vec::new();
+        }
         let c = self.inner.compute_merge_candidates(segments);
         for cand in &c {
             self.merges.fetch_add(1, Ordering::Relaxed);
@@ -305,6 +310,8 @@ pub struct Shard {
     commit: Mutex<()>,
     /// Signalled when queued changes were taken or the writer is back (`MAX_PENDING`).
     writer_back: Condvar,
+    /// Set while a force merge runs: background merges start none.
+    merges_paused: Arc<AtomicBool>,
     flushed_segments: Mutex<HashSet<SegmentId>>,
     generations: Mutex<HashMap<SegmentId, u64>>,
     max_seq_no: AtomicU64,
@@ -395,6 +402,67 @@ struct Committed {
     new_generation: Option<u64>,
 }
 
+/// Stops background merges from starting for as long as it lives.
+struct PauseMerges<'a>(&'a AtomicBool);
+
+impl<'a> PauseMerges<'a> {
+    fn new(flag: &'a AtomicBool) -> Self {
+        flag.store(true, Ordering::Relaxed);
+        PauseMerges(flag)
+    }
+}
+
+impl Drop for PauseMerges<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+/// The segments a force merge is due to merge: those present when it started and what its own
+/// merges made of them. A background merge already running when it started may still take
+/// some of them; its result (which appears as they vanish) joins the scope.
+struct MergeScope {
+    covered: HashSet<SegmentId>,
+    /// Every segment seen at the last listing.
+    seen: HashSet<SegmentId>,
+}
+
+impl MergeScope {
+    fn new(ids: Vec<SegmentId>) -> Self {
+        let covered: HashSet<SegmentId> = ids.into_iter().collect();
+        MergeScope {
+            seen: covered.clone(),
+            covered,
+        }
+    }
+
+    /// Takes in the segments searchable now.
+    fn observe(&mut self, alive: impl Iterator<Item = SegmentId>) {
+        let alive: HashSet<SegmentId> = alive.collect();
+        if self.covered.iter().any(|id| !alive.contains(id)) {
+            // Taken by another merge: its result is among the segments new since the last
+            // listing (maybe with a refreshed one, merged in too, which is harmless).
+            let appeared: Vec<SegmentId> = alive.difference(&self.seen).copied().collect();
+            self.covered.extend(appeared);
+            self.covered.retain(|id| alive.contains(id));
+        }
+        self.seen = alive;
+    }
+
+    fn covers(&self, id: SegmentId) -> bool {
+        self.covered.contains(&id)
+    }
+
+    /// Records one of the force merge's own merges.
+    fn merged(&mut self, inputs: &[SegmentId], output: Option<SegmentId>) {
+        for id in inputs {
+            self.covered.remove(id);
+        }
+        self.covered.extend(output);
+        self.seen.extend(output);
+    }
+}
+
 impl Shard {
     /// Opens (or creates) shard `id` in `path`. Returns the operations the translog holds
     /// beyond the last flush; the caller parses them and passes them to `replay`.
@@ -428,7 +496,8 @@ impl Shard {
         };
         tokenizers(&index);
         let stats = ShardStats::default();
-        let (writer, reader, warmer) = open_writer_reader(&index, &stats)?;
+        let merges_paused = Arc::new(AtomicBool::new(false));
+        let (writer, reader, warmer) = open_writer_reader(&index, &stats, &merges_paused)?;
         // A crash can leave files registered in `.managed.json` that no commit references
         // (e.g. `<segment>.<opstamp>.del` of a commit that never finished). The reopened
         // writer counts opstamps from the last commit again, so replay would pick the same
@@ -469,6 +538,7 @@ impl Shard {
             flush_lock: Mutex::new(()),
             commit: Mutex::new(()),
             writer_back: Condvar::new(),
+            merges_paused,
             flushed_segments: Mutex::new(flushed),
             generations: Mutex::new(HashMap::new()),
             max_seq_no: AtomicU64::new(next),
@@ -993,6 +1063,12 @@ impl Shard {
 
     /// Merges segments down to `max_num_segments` (or only rewrites segments with deletes),
     /// blocking until done.
+    ///
+    /// As Lucene's `forceMerge`, it merges the segments present when it starts (and what its
+    /// own merges make of them), not those later refreshes add: under steady writes a merge of
+    /// the whole index takes seconds, during which new segments appear, so "until one segment
+    /// is left" would never end. Background merges start none meanwhile, so none takes a
+    /// segment this merge is due to merge.
     pub fn force_merge(
         &self,
         max_num_segments: Option<usize>,
@@ -1000,11 +1076,14 @@ impl Shard {
     ) -> EsResult<()> {
         let started = Instant::now();
         self.refresh(false)?;
-        // A background merge may consume some of the chosen segments between listing and
-        // merging; tantivy then refuses the merge, so list again and retry.
+        let _paused = PauseMerges::new(&self.merges_paused);
+        self.engine.read().reader.reload()?;
+        let mut scope = MergeScope::new(self.engine.read().index.searchable_segment_ids()?);
+        // A background merge that was already running may hold some of the chosen segments;
+        // tantivy then refuses the merge, so list again and retry.
         let mut attempt = 0;
         loop {
-            match self.force_merge_once(max_num_segments, only_expunge_deletes) {
+            match self.force_merge_once(max_num_segments, only_expunge_deletes, &mut scope) {
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(e) if attempt < 20 => {
@@ -1023,14 +1102,17 @@ impl Shard {
         Ok(())
     }
 
-    /// One force-merge pass over the current segments; `true` once nothing is left to merge.
+    /// One force-merge pass over the segments in scope; `true` once nothing is left to merge.
     fn force_merge_once(
         &self,
         max_num_segments: Option<usize>,
         only_expunge_deletes: bool,
+        scope: &mut MergeScope,
     ) -> EsResult<bool> {
         self.engine.read().reader.reload()?;
-        let metas = self.engine.read().index.searchable_segment_metas()?;
+        let all = self.engine.read().index.searchable_segment_metas()?;
+        scope.observe(all.iter().map(|m| m.id()));
+        let metas: Vec<SegmentMeta> = all.into_iter().filter(|m| scope.covers(m.id())).collect();
         let mut groups: Vec<Vec<SegmentId>> = Vec::new();
         if only_expunge_deletes {
             for m in metas.iter().filter(|m| m.num_deleted_docs() > 0) {
@@ -1056,7 +1138,8 @@ impl Shard {
                 let mut w = self.write.lock();
                 w.writer_mut().merge(&g)
             };
-            fut.wait()?;
+            let merged = fut.wait()?;
+            scope.merged(&g, merged.map(|m| m.id()));
             self.stats.merge_total.fetch_add(1, Ordering::Relaxed);
         }
         // Expunging is one pass; a merge to N segments is done when N remain.
@@ -1086,7 +1169,8 @@ impl Shard {
         let index = Index::open(self.dir.clone())?;
         crate::fieldnorms::backfill(&index, &self.dir, &self.path.join("index"))?;
         tokenizers(&index);
-        let (writer, reader, warmer) = open_writer_reader(&index, &self.stats)?;
+        let (writer, reader, warmer) =
+            open_writer_reader(&index, &self.stats, &self.merges_paused)?;
         w.writer = Some(writer);
         *e = Engine {
             meta: MetaFields::of(schema),
@@ -1229,6 +1313,7 @@ fn segment_file_sizes(dir: &Path) -> HashMap<String, u64> {
 fn open_writer_reader(
     index: &Index,
     stats: &ShardStats,
+    merges_paused: &Arc<AtomicBool>,
 ) -> EsResult<(IndexWriter, IndexReader, Arc<PointsWarmer>)> {
     // One indexing thread per shard: the request threads already parse and prepare documents in
     // parallel, and one thread's segments are twice as large as two threads' at each refresh
@@ -1239,6 +1324,7 @@ fn open_writer_reader(
         inner: LogMergePolicy::default(),
         merges: stats.merge_total.clone(),
         docs: stats.merge_docs.clone(),
+        paused: merges_paused.clone(),
     }));
     let warmer = Arc::new(PointsWarmer::default());
     let weak: std::sync::Weak<dyn tantivy::Warmer> = Arc::downgrade(&warmer) as _;
@@ -1428,7 +1514,17 @@ mod tests {
         };
         let source: Arc<[u8]> = Arc::from(body.as_bytes());
         shard
-            .index(id, source, doc, None, VersionReq::Internal, false, false, "t", "u")
+            .index(
+                id,
+                source,
+                doc,
+                None,
+                VersionReq::Internal,
+                false,
+                false,
+                "t",
+                "u",
+            )
             .unwrap()
     }
 
@@ -1459,7 +1555,9 @@ mod tests {
         let updated = put(&shard, "new", r#"{"v":2}"#);
         assert_eq!(updated.version, 2);
         put(&shard, "kept", r#"{"v":2}"#);
-        shard.delete("gone", VersionReq::Internal, "t", "u").unwrap();
+        shard
+            .delete("gone", VersionReq::Internal, "t", "u")
+            .unwrap();
         assert_eq!(shard.write.lock().pending.len(), 6);
         // Realtime reads see the queued writes already.
         let got = shard.get("new", true).unwrap().unwrap();
@@ -1472,6 +1570,57 @@ mod tests {
         assert_eq!(count(&shard, Some("kept")), 1);
         assert_eq!(count(&shard, Some("gone")), 0);
         assert!(shard.write.lock().pending.is_empty());
+    }
+
+    /// A force merge under steady writes merges the segments present when it started, in one
+    /// merge, and returns: the segments refreshes add meanwhile are left out (as Lucene's).
+    #[test]
+    fn force_merge_under_writes_merges_the_segments_it_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let shard = open(dir.path());
+        for seg in 0..6 {
+            for i in 0..50 {
+                put(&shard, &format!("{seg}-{i}"), "{}");
+            }
+            shard.refresh(true).unwrap();
+        }
+        let before = shard.stats.merge_total.load(Ordering::Relaxed);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut i = 0;
+                while !done.load(Ordering::Relaxed) {
+                    put(&shard, &format!("w-{i}"), "{}");
+                    if i % 20 == 0 {
+                        shard.refresh(true).unwrap();
+                    }
+                    i += 1;
+                }
+            });
+            shard.force_merge(Some(1), false).unwrap();
+            done.store(true, Ordering::Relaxed);
+        });
+        assert_eq!(shard.stats.merge_total.load(Ordering::Relaxed) - before, 1);
+        let s = shard.searcher();
+        let largest = s.searcher.segment_readers().iter().map(|r| r.num_docs()).max();
+        assert!(largest >= Some(300), "{largest:?}");
+        assert!(!shard.merges_paused.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn merge_scope_follows_its_own_and_others_merges() {
+        let ids: Vec<SegmentId> = (0..6).map(|_| SegmentId::generate_random()).collect();
+        let mut scope = MergeScope::new(ids[..3].to_vec());
+        // A refreshed segment appears: out of scope.
+        scope.observe(ids[..4].iter().copied());
+        assert!(!scope.covers(ids[3]));
+        // Our merge of 0 and 1 into 4.
+        scope.merged(&ids[..2], Some(ids[4]));
+        scope.observe([ids[2], ids[3], ids[4]].into_iter());
+        assert!(scope.covers(ids[4]) && scope.covers(ids[2]) && !scope.covers(ids[0]));
+        // A merge already running took 2 and made 5: 5 joins the scope.
+        scope.observe([ids[3], ids[4], ids[5]].into_iter());
+        assert!(scope.covers(ids[5]) && scope.covers(ids[4]) && !scope.covers(ids[3]));
     }
 
     /// Writers running while refreshes and flushes commit lose nothing and duplicate nothing.
