@@ -387,6 +387,13 @@ impl Walk<'_> {
             }
             let rate = (found.len().max(1) as f64) / walked as f64;
             let want = ((self.limit - counted) as f64 / rate * 1.25) as usize;
+            if want > budget - walked {
+                // At the rate met so far (an optimistic one: at least one match), the walk
+                // would run out of budget before `limit` matches: scan now rather than walk
+                // up to the budget first (a sort anti-correlated with a filter on another
+                // field walked a third of the segment for nothing).
+                return Ok(None);
+            }
             chunk = want.clamp(chunk * 2, chunk * 4).min(budget - walked);
         }
         if !conclusive {
