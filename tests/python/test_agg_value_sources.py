@@ -221,3 +221,18 @@ def test_top_metrics_on_runtime_fields(es, docs):
     assert [t["metrics"] for t in got] == [
         {"label": d["tag"] + str(d["a"]), "when": utc(d["ms"]).strftime("%Y-%m-%d"),
          "neg": -d["a"] * 100 - d["ms"] % 97} for d in ranked_docs]
+
+
+def test_composite_on_scripts_and_runtime_fields_is_refused(es, docs):
+    for source in [{"terms": {"script": "doc['tag'].value"}},
+                   {"date_histogram": {"script": "doc['ms'].value",
+                                       "calendar_interval": "day"}}]:
+        with pytest.raises(ApiError) as ei:
+            search(es, {"aggs": {"c": {"composite": {"sources": [{"k": source}]}}}})
+        assert ei.value.meta.status == 400
+        assert ei.value.body["error"]["type"] == "illegal_argument_exception"
+    with pytest.raises(ApiError) as ei:
+        search(es, {"runtime_mappings": {"t2": {"type": "keyword",
+                                                "script": "emit(doc['tag'].value)"}},
+                    "aggs": {"c": {"composite": {"sources": [{"k": {"terms": {"field": "t2"}}}]}}}})
+    assert ei.value.meta.status == 400

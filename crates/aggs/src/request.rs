@@ -2119,6 +2119,12 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
         let body = body
             .as_object()
             .ok_or_else(|| EsError::parsing(format!("Unknown source type in [{src_name}]")))?;
+        // tantivy's composite reads its sources from columns only.
+        if body.contains_key("script") {
+            return Err(EsError::illegal_argument(
+                "[script] is not supported in [composite] aggregations",
+            ));
+        }
         let field = required_field(body)?;
         let asc = match body.get("order").and_then(Value::as_str) {
             None | Some("asc") => true,

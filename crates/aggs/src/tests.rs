@@ -1122,11 +1122,11 @@ fn percentile_ranks_errors() {
         e.caused_by.unwrap().reason,
         "[values] must not be an empty array: [r]"
     );
+    // a script is a value source like any other: one that does not compile fails
     let e = err(
-        json!({"r": {"percentile_ranks": {"field": "balance", "values": [1],
-                                                  "script": "doc.x"}}}),
+        json!({"r": {"percentile_ranks": {"script": "doc['balance'].value +", "values": [1]}}}),
     );
-    assert_eq!(e.kind, "illegal_argument_exception");
+    assert_eq!(e.kind, "script_exception");
     let e = err(
         json!({"r": {"percentile_ranks": {"field": "balance", "values": [1],
                                                   "percents": [1]}}}),
