@@ -240,9 +240,7 @@ def test_hdr_ranks(es, pranks):
 
 
 def test_refused_options(es, pranks):
-    # Not built (scripts): refused, never ignored.
-    assert _error(es, {"field": "price", "values": [1], "script": {"source": "1"}})["type"] \
-        == "illegal_argument_exception"
+    # Not built: refused, never ignored (scripts are built: test_agg_value_sources.py).
     assert _error(es, {"field": "price", "values": [1],
                        "hdr": {"number_of_significant_value_digits": 6}})["type"] \
         == "illegal_argument_exception"

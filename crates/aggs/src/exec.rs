@@ -405,6 +405,7 @@ impl<'a> Exec<'a> {
                 SourceSpec::Dates { field, rounding } => Arc::new(DateIndexProvider {
                     field: field.clone(),
                     rounding: rounding.clone(),
+                    runtime: self.runtime_provider(plan, field),
                 }),
                 SourceSpec::RangeBuckets {
                     field,
@@ -424,6 +425,8 @@ impl<'a> Exec<'a> {
                     value: value.clone(),
                     weight: weight.clone(),
                     product: *product,
+                    value_runtime: self.runtime_provider(plan, &value.0),
+                    weight_runtime: self.runtime_provider(plan, &weight.0),
                 }),
             };
             registry.register(&source_name(i), provider);
@@ -437,20 +440,13 @@ impl<'a> Exec<'a> {
         plan: &Plan,
         field: &str,
     ) -> Option<Arc<super::sources::RuntimeProvider>> {
-        let (name, _) = super::plan::parse_runtime_source(field)?;
         let ctx = self
             .targets
             .iter()
             .find(|t| std::ptr::eq(&t.plan, plan))?
             .target
             .ctx;
-        Some(Arc::new(super::sources::RuntimeProvider {
-            field: ctx.runtime.get(name)?.clone(),
-            fields: Arc::new(ctx.mapping.fields.clone()),
-            runtime: ctx.runtime.clone(),
-            errors: ctx.script_errors.clone(),
-            missing: None,
-        }))
+        runtime_provider_in(ctx, field)
     }
 
     fn error(&self, e: TantivyError) -> EsError {
@@ -592,4 +588,20 @@ fn terms_error_mode(n: &PlanNode) -> Option<bool> {
         super::request::OrderKey::Count => Some(!t.order[0].asc),
         _ => Some(false),
     }
+}
+
+/// The runtime field (or aggregation script) a computed column reads instead of a column,
+/// when `field` names one's value source.
+pub(crate) fn runtime_provider_in(
+    ctx: &QueryContext,
+    field: &str,
+) -> Option<Arc<super::sources::RuntimeProvider>> {
+    let (name, _) = super::plan::parse_runtime_source(field)?;
+    Some(Arc::new(super::sources::RuntimeProvider {
+        field: ctx.runtime.get(name)?.clone(),
+        fields: Arc::new(ctx.mapping.fields.clone()),
+        runtime: ctx.runtime.clone(),
+        errors: ctx.script_errors.clone(),
+        missing: None,
+    }))
 }

@@ -196,16 +196,20 @@ fn run(
 /// The field names standing for aggregation scripts in the tree.
 fn script_fields(nodes: &[request::AggNode], out: &mut Vec<String>) {
     for n in nodes {
-        let field = match &n.kind {
-            request::AggKind::Terms(t) => Some(&t.field),
-            request::AggKind::Histogram(h) => Some(&h.field),
-            request::AggKind::Metric(m) => Some(&m.field),
-            request::AggKind::Percentiles(p) => Some(&p.field),
-            request::AggKind::Range(r) => Some(&r.field),
-            _ => None,
+        let fields: Vec<&String> = match &n.kind {
+            request::AggKind::Terms(t) => vec![&t.field],
+            request::AggKind::Histogram(h) => vec![&h.field],
+            request::AggKind::DateHistogram(d) => vec![&d.field],
+            request::AggKind::Metric(m) => vec![&m.field],
+            request::AggKind::Percentiles(p) => vec![&p.field],
+            request::AggKind::Range(r) => vec![&r.field],
+            request::AggKind::Missing { field } => vec![field],
+            request::AggKind::WeightedAvg(w) => vec![&w.value.field, &w.weight.field],
+            request::AggKind::Composite(c) => c.sources.iter().map(|s| &s.field).collect(),
+            _ => Vec::new(),
         };
-        if let Some(f) = field.filter(|f| f.starts_with(request::SCRIPT_MARK)) {
-            if !out.contains(f) {
+        for f in fields {
+            if f.starts_with(request::SCRIPT_MARK) && !out.contains(f) {
                 out.push(f.clone());
             }
         }
@@ -231,6 +235,7 @@ fn script_field(name: &str, ctx: &QueryContext) -> EsResult<lode_query::runtime:
                 "Unknown value type [{other}]"
             )))
         }
+        None if spec.date => RuntimeType::Date,
         None if !spec.keys => RuntimeType::Double,
         None => match spec.field.as_deref().and_then(|f| ctx.mapping.field(f)) {
             Some(d) if d.ty.is_date() => RuntimeType::Date,

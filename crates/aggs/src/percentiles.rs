@@ -7,15 +7,17 @@
 //! one add.
 
 use super::digest::{Hdr, TDigest};
-use super::exec::Exec;
+use super::exec::{runtime_provider_in, Exec};
 use super::plan::{metric_missing, FieldRef, MetricOp};
 use super::render::Scope;
 use super::render::{double, with_string};
 use super::request::{DigestKind, DigestMetricReq, PercentilesMethod, PercentilesReq};
+use super::sources::{open_numeric, AnyColumn, NumericColumn, RuntimeProvider};
 use super::top_hits::bucket_query;
 use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
@@ -53,10 +55,11 @@ impl State {
     }
 }
 
-#[derive(Clone)]
 enum NumColumn {
     I64(Column<i64>),
     F64(Column<f64>),
+    /// A runtime field or an aggregation script (see `sources::AnyColumn`).
+    Computed(Box<AnyColumn>, Vec<f64>),
 }
 
 /// Adds the values of a numeric field (or `missing`) of every collected document.
@@ -64,6 +67,7 @@ struct ValuesCollector<'a> {
     field: &'a FieldRef,
     missing: Option<f64>,
     method: PercentilesMethod,
+    runtime: Option<Arc<RuntimeProvider>>,
 }
 
 struct SegmentValues {
@@ -83,6 +87,13 @@ impl Collector for ValuesCollector<'_> {
     ) -> tantivy::Result<SegmentValues> {
         let fast = reader.fast_fields();
         let column = match self.field.storage() {
+            _ if self.runtime.is_some() => open_numeric(
+                reader,
+                &self.field.name,
+                NumericColumn::F64,
+                self.runtime.as_deref(),
+            )?
+            .map(|c| NumColumn::Computed(Box::new(c), Vec::new())),
             Some(Storage::F64) => fast
                 .column_opt::<f64>(&self.field.name)?
                 .map(NumColumn::F64),
@@ -116,7 +127,14 @@ impl SegmentCollector for SegmentValues {
 
     fn collect(&mut self, doc: DocId, _score: Score) {
         let mut any = false;
-        match &self.column {
+        match &mut self.column {
+            Some(NumColumn::Computed(c, scratch)) => {
+                c.values_into(doc, scratch);
+                for &v in scratch.iter() {
+                    any = true;
+                    self.state.add(v);
+                }
+            }
             Some(NumColumn::I64(c)) => {
                 for v in c.values_for_doc(doc) {
                     any = true;
@@ -160,16 +178,22 @@ pub(crate) fn collect(
     let missing = metric_missing(missing, field).and_then(|m| m.as_f64());
     let mut state = State::new(method);
     for pt in &exec.targets {
-        // Each index resolves the field against its own mapping.
+        // Each index resolves the field against its own mapping (a runtime field or script
+        // against its own runtime fields).
+        let runtime = runtime_provider_in(pt.target.ctx, &field.name);
         let local = FieldRef {
             name: field.name.clone(),
-            def: pt.target.ctx.mapping.field(&field.name).cloned(),
+            def: match &runtime {
+                Some(_) => field.def.clone(),
+                None => pt.target.ctx.mapping.field(&field.name).cloned(),
+            },
         };
         let query = bucket_query(pt, scope)?;
         let collector = ValuesCollector {
             field: &local,
             missing,
             method,
+            runtime,
         };
         for shard in pt.target.shards {
             let s = shard

@@ -120,6 +120,7 @@ pub(crate) fn runtime_sources(nodes: &[PlanNode], out: &mut Vec<String>) {
         let name = match &n.op {
             Op::Terms(t) => Some(&t.field.name),
             Op::Histogram { field, .. } => Some(field),
+            Op::DateHistogram(d) => Some(&d.field.name),
             Op::Metric(m) | Op::Percentiles(m) => Some(&m.field.name),
             _ => None,
         };
@@ -137,8 +138,13 @@ pub(crate) fn runtime_sources(nodes: &[PlanNode], out: &mut Vec<String>) {
 const RUNTIME_AGGS: &[&str] = &[
     "terms",
     "histogram",
+    "date_histogram",
     "range",
     "date_range",
+    "missing",
+    "weighted_avg",
+    "percentile_ranks",
+    "top_metrics",
     "avg",
     "sum",
     "min",
@@ -171,8 +177,13 @@ fn runtime_field_ref(
             f.ty.name()
         )));
     }
+    // A runtime date's `format` renders its keys and values, as a mapped date's does.
+    let mut def = serde_json::json!({"type": f.ty.name()});
+    if let Some((spec, _)) = &f.format {
+        def["format"] = Value::String(spec.clone());
+    }
     let mapping = lode_engine::mapping::compile(
-        &serde_json::json!({"properties": {"f": {"type": f.ty.name()}}}),
+        &serde_json::json!({"properties": {"f": def}}),
         ctx.analysis,
     )?;
     let mut def = (*mapping.fields["f"]).clone();
@@ -649,6 +660,20 @@ fn plan_node<'r>(
         AggKind::Missing { field } => {
             let f = resolve_field(ctx, field, ty, Need::Any)?;
             let query: Box<dyn Query> = match f.def {
+                // A runtime field (or script) without values, as the `exists` query reads it.
+                Some(_) if is_runtime_source(&f.name) => Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
+                    (
+                        Occur::MustNot,
+                        build_dsl(
+                            &lode_query::Query::Exists {
+                                field: field.clone(),
+                                boost: 1.0,
+                            },
+                            ctx,
+                        )?,
+                    ),
+                ])),
                 None => Box::new(AllQuery),
                 Some(_) => Box::new(BooleanQuery::new(vec![
                     (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),

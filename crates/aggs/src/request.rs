@@ -718,9 +718,9 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         }
         "missing" => {
             let o = obj()?;
-            expect_fields(ty, o, &["field"])?;
+            expect_fields(ty, o, &["field", "script", "value_type"])?;
             AggKind::Missing {
-                field: required_field(o)?,
+                field: field_or_script(o, true)?,
             }
         }
         "nested" => {
@@ -965,6 +965,10 @@ pub(crate) struct ScriptSpec {
     pub value_type: Option<String>,
     /// Values as keys (terms, cardinality, value_count): keywords unless typed.
     pub keys: bool,
+    /// Values as dates (`date_histogram`, `date_range`): dates unless typed, as ES's
+    /// `ValueType.DATE` default for them.
+    #[serde(default)]
+    pub date: bool,
 }
 
 impl ScriptSpec {
@@ -975,6 +979,15 @@ impl ScriptSpec {
 
 /// The aggregation's `field`, or the field name standing for its `script`.
 fn field_or_script(obj: &Map<String, Value>, keys: bool) -> EsResult<String> {
+    field_or_script_typed(obj, keys, false)
+}
+
+/// [`field_or_script`] whose script gives dates unless `value_type` says otherwise.
+fn date_field_or_script(obj: &Map<String, Value>) -> EsResult<String> {
+    field_or_script_typed(obj, false, true)
+}
+
+fn field_or_script_typed(obj: &Map<String, Value>, keys: bool, date: bool) -> EsResult<String> {
     let Some(script) = obj.get("script") else {
         return required_field(obj);
     };
@@ -997,6 +1010,7 @@ fn field_or_script(obj: &Map<String, Value>, keys: bool) -> EsResult<String> {
         field,
         value_type,
         keys,
+        date,
     };
     Ok(format!(
         "{SCRIPT_MARK}{}",
@@ -1591,9 +1605,11 @@ fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHist
             "keyed",
             "order",
             "missing",
+            "script",
+            "value_type",
         ],
     )?;
-    let field = required_field(o)?;
+    let field = date_field_or_script(o)?;
     let calendar = o
         .get("calendar_interval")
         .map(|v| string(TY, "calendar_interval", v))
@@ -1687,12 +1703,11 @@ fn parse_range(name: &str, ty: &str, o: &Map<String, Value>, is_date: bool) -> E
             "script",
         ],
     )?;
-    if is_date && o.contains_key("script") {
-        return Err(EsError::illegal_argument(format!(
-            "[script] is not supported in [{ty}] aggregations"
-        )));
-    }
-    let field = field_or_script(o, false)?;
+    let field = if is_date {
+        date_field_or_script(o)?
+    } else {
+        field_or_script(o, false)?
+    };
     let ranges_json = match o.get("ranges") {
         Some(Value::Array(a)) => a,
         Some(other) => {
@@ -2104,6 +2119,12 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
         let body = body
             .as_object()
             .ok_or_else(|| EsError::parsing(format!("Unknown source type in [{src_name}]")))?;
+        // tantivy's composite reads its sources from columns only.
+        if body.contains_key("script") {
+            return Err(EsError::illegal_argument(
+                "[script] is not supported in [composite] aggregations",
+            ));
+        }
         let field = required_field(body)?;
         let asc = match body.get("order").and_then(Value::as_str) {
             None | Some("asc") => true,
@@ -2376,24 +2397,30 @@ fn parse_weighted_avg(name: &str, o: &Map<String, Value>) -> EsResult<WeightedAv
         };
         if let Some(k) = s
             .keys()
-            .find(|k| !["field", "missing"].contains(&k.as_str()))
+            .find(|k| !["field", "missing", "script"].contains(&k.as_str()))
         {
-            return Err(if k == "script" {
-                EsError::illegal_argument(format!(
-                    "[script] is not supported in [{TY}] aggregations"
-                ))
-            } else {
-                EsError::x_content_parse(format!("[{key}] unknown field [{k}]"))
-            });
+            return Err(EsError::x_content_parse(format!(
+                "[{key}] unknown field [{k}]"
+            )));
         }
         let missing = match s.get("missing") {
             None | Some(Value::Null) => None,
             Some(m) => Some(Value::from(num(key, "missing", m)?)),
         };
-        Ok(WeightedSource {
-            field: required_field(s)?,
-            missing,
-        })
+        // ES's `MultiValuesSourceFieldConfig`: a field or a script (its values as doubles).
+        let field = match (s.get("field"), s.get("script")) {
+            (Some(_), Some(_)) => return Err(EsError::illegal_argument(
+                "[field] and [script] cannot both be configured.  Please specify one or the other.",
+            )),
+            (None, None) => {
+                return Err(EsError::illegal_argument(
+                    "[field] and [script] cannot both be null.  Please specify one or the other.",
+                ))
+            }
+            (Some(_), None) => required_field(s)?,
+            (None, Some(_)) => field_or_script(s, false)?,
+        };
+        Ok(WeightedSource { field, missing })
     };
     let value = source("value")?;
     let weight = source("weight")?;
@@ -2437,6 +2464,7 @@ fn parse_percentile_ranks(name: &str, o: &Map<String, Value>) -> EsResult<Percen
             "tdigest",
             "hdr",
             "value_type",
+            "script",
         ],
     )?;
     let values = match o.get("values") {
@@ -2497,12 +2525,6 @@ fn parse_percentiles_like(
             "script",
         ],
     )?;
-    if values_key == "values" && o.contains_key("script") {
-        // ranks are counted from the field's column (see `sources::RankProvider`)
-        return Err(EsError::illegal_argument(format!(
-            "[script] is not supported in [{ty}] aggregations"
-        )));
-    }
     let mut r = PercentilesReq {
         field: field_or_script(o, false)?,
         percents: vec![1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0],

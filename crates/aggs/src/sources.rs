@@ -239,17 +239,7 @@ impl ValueSourceProvider for RangeProvider {
         reader: &SegmentReader,
         _allowed: Option<&[ColumnType]>,
     ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
-        let fast = reader.fast_fields();
-        let column = match (&self.runtime, self.column) {
-            (Some(rt), _) => Some(AnyColumn::Runtime(Box::new(RuntimeColumn {
-                docs: lode_query::DocColumns::new(reader, rt.fields.clone())
-                    .with_runtime(rt.runtime.clone()),
-                field: rt.field.clone(),
-                errors: rt.errors.clone(),
-            }))),
-            (None, NumericColumn::I64) => fast.column_opt::<i64>(&self.field)?.map(AnyColumn::I64),
-            (None, NumericColumn::F64) => fast.column_opt::<f64>(&self.field)?.map(AnyColumn::F64),
-        };
+        let column = open_numeric(reader, &self.field, self.column, self.runtime.as_deref())?;
         Ok(Some(Box::new(RangeSource {
             column,
             ranges: Arc::new(self.ranges.clone()),
@@ -259,21 +249,46 @@ impl ValueSourceProvider for RangeProvider {
     }
 }
 
-enum AnyColumn {
+/// The numeric values of a document, from a column or a runtime field (or an aggregation
+/// script): the one value source the computed columns read (`range`, `date_range`,
+/// calendar `date_histogram`, `weighted_avg`, `percentiles`). A column is matched once per
+/// block by the sources that have a fast loop for it.
+pub(crate) enum AnyColumn {
     I64(Column<i64>),
     F64(Column<f64>),
     /// A runtime field evaluated per document.
     Runtime(Box<RuntimeColumn>),
 }
 
-struct RuntimeColumn {
+pub(crate) struct RuntimeColumn {
     docs: lode_query::DocColumns,
     field: Arc<lode_query::runtime::RuntimeField>,
     errors: lode_query::ScriptErrors,
 }
 
+/// Opens `field`'s values on a segment: the runtime field when one is given, else the column
+/// (`None` when the segment has none).
+pub(crate) fn open_numeric(
+    reader: &SegmentReader,
+    field: &str,
+    column: NumericColumn,
+    runtime: Option<&RuntimeProvider>,
+) -> tantivy::Result<Option<AnyColumn>> {
+    let fast = reader.fast_fields();
+    Ok(match (runtime, column) {
+        (Some(rt), _) => Some(AnyColumn::Runtime(Box::new(RuntimeColumn {
+            docs: lode_query::DocColumns::new(reader, rt.fields.clone())
+                .with_runtime(rt.runtime.clone()),
+            field: rt.field.clone(),
+            errors: rt.errors.clone(),
+        }))),
+        (None, NumericColumn::I64) => fast.column_opt::<i64>(field)?.map(AnyColumn::I64),
+        (None, NumericColumn::F64) => fast.column_opt::<f64>(field)?.map(AnyColumn::F64),
+    })
+}
+
 impl AnyColumn {
-    fn values_into(&mut self, doc: DocId, out: &mut Vec<f64>) {
+    pub(crate) fn values_into(&mut self, doc: DocId, out: &mut Vec<f64>) {
         out.clear();
         match self {
             AnyColumn::I64(c) => out.extend(c.values_for_doc(doc).map(|v| v as f64)),
@@ -356,10 +371,12 @@ impl ValueSource for RangeSource {
 // ---------------------------------------------------------------------------------------------
 // Date buckets of variable width
 
-/// The bucket index of every value of an `i64` millisecond column.
+/// The bucket index of every value of an `i64` millisecond column (or of a runtime date
+/// field's values).
 pub(crate) struct DateIndexProvider {
     pub field: String,
     pub rounding: IndexedRounding,
+    pub runtime: Option<Arc<RuntimeProvider>>,
 }
 
 impl ValueSourceProvider for DateIndexProvider {
@@ -368,19 +385,33 @@ impl ValueSourceProvider for DateIndexProvider {
         reader: &SegmentReader,
         _allowed: Option<&[ColumnType]>,
     ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
-        let Some(column) = reader.fast_fields().column_opt::<i64>(&self.field)? else {
+        let Some(column) = open_numeric(
+            reader,
+            &self.field,
+            NumericColumn::I64,
+            self.runtime.as_deref(),
+        )?
+        else {
             return Ok(None);
         };
         Ok(Some(Box::new(DateIndexSource {
             column,
-            rounding: self.rounding.clone(),
-            cached: (1, 0, 0),
+            index: DateIndexer {
+                rounding: self.rounding.clone(),
+                cached: (1, 0, 0),
+            },
+            scratch: Vec::new(),
         })))
     }
 }
 
 struct DateIndexSource {
-    column: Column<i64>,
+    column: AnyColumn,
+    index: DateIndexer,
+    scratch: Vec<f64>,
+}
+
+struct DateIndexer {
     rounding: IndexedRounding,
     /// The last bucket seen: `(index, start, end)`; values are often close together.
     cached: (i64, i64, i64),
@@ -389,12 +420,30 @@ struct DateIndexSource {
 impl std::fmt::Debug for DateIndexSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DateIndexSource")
-            .field("rounding", &self.rounding)
+            .field("rounding", &self.index.rounding)
             .finish()
     }
 }
 
-impl DateIndexSource {
+impl DateIndexer {
+    /// Adds the bucket of `t` for `doc` unless the document already has it (a document
+    /// counts once per bucket).
+    #[inline]
+    fn push(
+        &mut self,
+        t: i64,
+        first: usize,
+        doc: DocId,
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+    ) {
+        let index = tantivy::i64_to_u64(self.index_of(t));
+        if !values[first..].contains(&index) {
+            values.push(index);
+            docids.push(doc);
+        }
+    }
+
     #[inline]
     fn index_of(&mut self, t: i64) -> i64 {
         let (index, start, end) = self.cached;
@@ -420,15 +469,20 @@ impl ValueSource for DateIndexSource {
     ) -> Cardinality {
         values.clear();
         docids.clear();
-        let column = self.column.clone();
-        for &doc in docs {
-            let first = values.len();
-            for v in column.values_for_doc(doc) {
-                let index = tantivy::i64_to_u64(self.index_of(v));
-                // A document counts once per bucket.
-                if !values[first..].contains(&index) {
-                    values.push(index);
-                    docids.push(doc);
+        // The column is matched once per block: a mapped date keeps its direct loop.
+        if let AnyColumn::I64(column) = &self.column {
+            for &doc in docs {
+                let first = values.len();
+                for v in column.values_for_doc(doc) {
+                    self.index.push(v, first, doc, values, docids);
+                }
+            }
+        } else {
+            for &doc in docs {
+                self.column.values_into(doc, &mut self.scratch);
+                let first = values.len();
+                for &v in &self.scratch {
+                    self.index.push(v as i64, first, doc, values, docids);
                 }
             }
         }
@@ -452,18 +506,9 @@ pub(crate) struct WeightedProvider {
     pub value: (String, NumericColumn, Option<f64>),
     pub weight: (String, NumericColumn, Option<f64>),
     pub product: bool,
-}
-
-fn any_column(
-    reader: &SegmentReader,
-    field: &str,
-    column: NumericColumn,
-) -> tantivy::Result<Option<AnyColumn>> {
-    let fast = reader.fast_fields();
-    Ok(match column {
-        NumericColumn::I64 => fast.column_opt::<i64>(field)?.map(AnyColumn::I64),
-        NumericColumn::F64 => fast.column_opt::<f64>(field)?.map(AnyColumn::F64),
-    })
+    /// The runtime fields (or scripts) read instead of the value's and the weight's columns.
+    pub value_runtime: Option<Arc<RuntimeProvider>>,
+    pub weight_runtime: Option<Arc<RuntimeProvider>>,
 }
 
 impl ValueSourceProvider for WeightedProvider {
@@ -473,9 +518,19 @@ impl ValueSourceProvider for WeightedProvider {
         _allowed: Option<&[ColumnType]>,
     ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
         Ok(Some(Box::new(WeightedSource {
-            value: any_column(reader, &self.value.0, self.value.1)?,
+            value: open_numeric(
+                reader,
+                &self.value.0,
+                self.value.1,
+                self.value_runtime.as_deref(),
+            )?,
             value_missing: self.value.2,
-            weight: any_column(reader, &self.weight.0, self.weight.1)?,
+            weight: open_numeric(
+                reader,
+                &self.weight.0,
+                self.weight.1,
+                self.weight_runtime.as_deref(),
+            )?,
             weight_missing: self.weight.2,
             product: self.product,
             values: Vec::new(),

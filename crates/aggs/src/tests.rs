@@ -1122,11 +1122,11 @@ fn percentile_ranks_errors() {
         e.caused_by.unwrap().reason,
         "[values] must not be an empty array: [r]"
     );
+    // a script is a value source like any other: one that does not compile fails
     let e = err(
-        json!({"r": {"percentile_ranks": {"field": "balance", "values": [1],
-                                                  "script": "doc.x"}}}),
+        json!({"r": {"percentile_ranks": {"script": "doc['balance'].value +", "values": [1]}}}),
     );
-    assert_eq!(e.kind, "illegal_argument_exception");
+    assert_eq!(e.kind, "script_exception");
     let e = err(
         json!({"r": {"percentile_ranks": {"field": "balance", "values": [1],
                                                   "percents": [1]}}}),
@@ -2103,4 +2103,75 @@ fn refusals_on_scripts_name_the_script() {
         )
         .unwrap_err();
     assert!(e.reason.contains("of type [keyword]"), "{}", e.reason);
+}
+
+#[test]
+fn scripts_feed_date_histograms_date_ranges_weighted_avg_percentile_ranks_and_missing() {
+    let all = docs(200);
+    let ix = TestIndex::new(&[&all], 2);
+    const BASE: i64 = 1_704_067_200_000; // 2024-01-01
+    let script = format!("doc['status'].value * 40L * 86400000L + {BASE}L");
+    let out = ix.run(json!({
+        "months": {"date_histogram": {"script": script, "calendar_interval": "month"}},
+        "days": {"date_histogram": {"script": script, "fixed_interval": "1d",
+                                    "min_doc_count": 1}},
+        "dr": {"date_range": {"script": script,
+                              "ranges": [{"to": "2024-02-01"}, {"from": "2024-02-01"}]}},
+        "wa": {"weighted_avg": {"value": {"script": "doc['status'].value * 2"},
+                                "weight": {"field": "status"}}},
+        "pr": {"percentile_ranks": {"script": "doc['status'].value", "values": [-1, 10]}},
+        "none": {"missing": {"script": "doc['status'].value == 0 ? null : 1"}}
+    }));
+    let millis = |d: &Doc| d.status * 40 * DAY + BASE;
+    // 2024-01-01, 2024-02-10, 2024-03-21, 2024-04-30: one month each
+    let mut months: BTreeMap<i64, u64> = BTreeMap::new();
+    for d in &all {
+        *months.entry(d.status).or_default() += 1;
+    }
+    let got: Vec<(String, u64)> = out["months"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["doc_count"].as_u64() != Some(0))
+        .map(|b| {
+            (
+                b["key_as_string"].as_str().unwrap().to_string(),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let names = [
+        "2024-01-01T00:00:00.000Z",
+        "2024-02-01T00:00:00.000Z",
+        "2024-03-01T00:00:00.000Z",
+        "2024-04-01T00:00:00.000Z",
+    ];
+    let want: Vec<(String, u64)> = months
+        .iter()
+        .map(|(s, c)| (names[*s as usize].to_string(), *c))
+        .collect();
+    assert_eq!(got, want);
+    let days: Vec<(i64, u64)> = out["days"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["key"].as_i64().unwrap(), b["doc_count"].as_u64().unwrap()))
+        .collect();
+    let want: Vec<(i64, u64)> = months
+        .iter()
+        .map(|(s, c)| (s * 40 * DAY + BASE, *c))
+        .collect();
+    assert_eq!(days, want);
+    let feb = BASE + 31 * DAY;
+    let before = all.iter().filter(|d| millis(d) < feb).count() as u64;
+    let ranges = out["dr"]["buckets"].as_array().unwrap();
+    assert_eq!(ranges[0]["doc_count"], json!(before));
+    assert_eq!(ranges[1]["doc_count"], json!(all.len() as u64 - before));
+    let num: i64 = all.iter().map(|d| 2 * d.status * d.status).sum();
+    let den: i64 = all.iter().map(|d| d.status).sum();
+    assert_close(&out["wa"]["value"], num as f64 / den as f64, "weighted_avg");
+    assert_eq!(out["pr"]["values"]["-1.0"], json!(0.0));
+    assert_eq!(out["pr"]["values"]["10.0"], json!(100.0));
+    let zero = all.iter().filter(|d| d.status == 0).count() as u64;
+    assert_eq!(out["none"]["doc_count"], json!(zero));
 }

@@ -371,7 +371,11 @@ pub(crate) fn render_top_metrics(
         let mut metrics = Map::new();
         for name in &req.metrics {
             let field = super::plan::metric_field(pt.target.ctx, name)?;
-            metrics.insert(name.clone(), metric_value(segment, &field, doc)?);
+            let value = match super::exec::runtime_provider_in(pt.target.ctx, &field.name) {
+                Some(rt) => runtime_metric_value(segment, &rt, &field, doc),
+                None => metric_value(segment, &field, doc)?,
+            };
+            metrics.insert(name.clone(), value);
         }
         let sort: Vec<Value> = h
             .hit
@@ -387,6 +391,32 @@ pub(crate) fn render_top_metrics(
         out.push(json!({"sort": sort, "metrics": metrics}));
     }
     Ok(Value::Array(out))
+}
+
+/// The first value of a runtime field in `doc`, rendered as [`metric_value`] renders a
+/// column's.
+fn runtime_metric_value(
+    segment: &tantivy::SegmentReader,
+    rt: &super::sources::RuntimeProvider,
+    field: &super::plan::FieldRef,
+    doc: tantivy::DocId,
+) -> Value {
+    let mut docs =
+        lode_query::DocColumns::new(segment, rt.fields.clone()).with_runtime(rt.runtime.clone());
+    docs.doc = doc;
+    let first = rt
+        .field
+        .values_or_record(&mut docs, &rt.errors)
+        .into_iter()
+        .next();
+    match (first, &field.def) {
+        (Some(v), Some(def)) if def.ty.is_date() => match v.as_i64() {
+            Some(ms) => json!(def.date_format.format_millis(ms, &lode_dates::Tz::utc())),
+            None => Value::Null,
+        },
+        (Some(v), _) => v,
+        (None, _) => Value::Null,
+    }
 }
 
 /// The first doc value of `field` in `doc`, as Elasticsearch renders a top metric: a number

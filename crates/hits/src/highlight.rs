@@ -484,6 +484,13 @@ fn extract(q: &Query, ctx: &QueryContext, out: &mut WantedByField) -> EsResult<(
                 );
             }
         }
+        // Each leaf as the query it plans as: prefixes and wildcards highlight every term they
+        // expand to, as ES's.
+        Query::QueryString(_) | Query::SimpleQueryString(_) => {
+            for leaf in lode_query::query_string_leaves(q, ctx) {
+                extract(&leaf, ctx, out)?;
+            }
+        }
         Query::MatchAll { .. } | Query::MatchNone | Query::Range(_) | Query::Exists { .. } => {}
         Query::Ids { .. } => {}
         _ => leaf_terms(q, ctx, &mut |field, term| {

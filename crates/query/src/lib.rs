@@ -58,7 +58,9 @@ pub use parse::{
     MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery, RangeQuery,
     ScoreFunction, ScoreMode, TermQuery, TermsLookup, TermsQuery, ZeroTerms,
 };
-pub use plan::{build_filter, build_nested_children, build_query, build_query_profiled};
+pub use plan::{
+    build_filter, build_nested_children, build_query, build_query_profiled, query_string_leaves,
+};
 pub use query_string::{Occur, QsNode, QsTerm};
 pub use script::{DocColumns, ScriptErrors};
 pub use slice::IdSliceQuery;

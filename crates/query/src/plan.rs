@@ -51,6 +51,35 @@ pub fn build_query(q: &Query, ctx: &QueryContext) -> EsResult<Box<dyn tq::Query>
     Planner::new(ctx).build(q, true)
 }
 
+/// The DSL leaves a `query_string` or `simple_query_string` stands for on this index: per
+/// clause that is not excluded (`-`, `NOT`) and per field it expands to, the `match`,
+/// `match_phrase`, `prefix`, `wildcard`, `regexp` or `fuzzy` query it plans as. Highlighting
+/// reads what each leaf looks for (every term a wildcard expands to, as ES's highlighters).
+/// Empty for any other query.
+pub fn query_string_leaves(q: &Query, ctx: &QueryContext) -> Vec<Query> {
+    let qs = match q {
+        Query::QueryString(qs) | Query::SimpleQueryString(qs) => qs,
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    Planner::new(ctx).qs_leaves(&qs.tree, None, qs, &qs_default_fields(qs), &mut out);
+    out
+}
+
+/// A query string's default fields: `fields`, else `default_field`, else every field.
+fn qs_default_fields(qs: &QueryStringQuery) -> Vec<FieldBoost> {
+    if !qs.fields.is_empty() {
+        qs.fields.clone()
+    } else if let Some(df) = &qs.default_field {
+        vec![FieldBoost::parse(df)]
+    } else {
+        vec![FieldBoost {
+            pattern: "*".to_string(),
+            boost: 1.0,
+        }]
+    }
+}
+
 /// Plans a top-level `nested` query's inner `query` on the nested documents of `path` (for
 /// its `inner_hits`), scored. `None` when the index has no nested documents.
 pub fn build_nested_children(
@@ -2366,16 +2395,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     // Query strings
 
     fn query_string(&self, qs: &QueryStringQuery, score: bool, simple: bool) -> EsResult<Q> {
-        let defaults: Vec<FieldBoost> = if !qs.fields.is_empty() {
-            qs.fields.clone()
-        } else if let Some(df) = &qs.default_field {
-            vec![FieldBoost::parse(df)]
-        } else {
-            vec![FieldBoost {
-                pattern: "*".to_string(),
-                boost: 1.0,
-            }]
-        };
+        let defaults = qs_default_fields(qs);
         let all_fields = defaults.iter().any(|f| f.pattern == "*");
         let opts = QsOptions {
             qs,
@@ -2444,6 +2464,84 @@ impl<'c, 'a> Planner<'c, 'a> {
                 Ok(boosted(combined, *boost))
             }
         }
+    }
+
+    /// The DSL leaves of a query string tree (see [`query_string_leaves`]).
+    fn qs_leaves(
+        &self,
+        node: &QsNode,
+        scope: Option<&str>,
+        qs: &QueryStringQuery,
+        defaults: &[FieldBoost],
+        out: &mut Vec<Query>,
+    ) {
+        match node {
+            QsNode::Scoped { field, node } => self.qs_leaves(node, Some(field), qs, defaults, out),
+            QsNode::Bool { clauses, .. } => {
+                for (occur, child) in clauses {
+                    if *occur != Occur::MustNot {
+                        self.qs_leaves(child, scope, qs, defaults, out);
+                    }
+                }
+            }
+            QsNode::Leaf { field, term, .. } => {
+                let patterns: Vec<FieldBoost> = match field.as_deref().or(scope) {
+                    Some(f) => vec![FieldBoost::parse(f)],
+                    None => defaults.to_vec(),
+                };
+                let (fields, _) = self.expand_fields(&patterns);
+                for (path, _) in &fields {
+                    out.extend(self.qs_leaf_dsl(path, term, qs));
+                }
+            }
+            QsNode::MatchAll { .. } | QsNode::MatchNone => {}
+        }
+    }
+
+    /// The DSL query a query string leaf is on `path` (ranges and `exists` have no terms).
+    fn qs_leaf_dsl(&self, path: &str, term: &QsTerm, qs: &QueryStringQuery) -> Option<Query> {
+        let is_text =
+            matches!(self.resolve(path), Target::Field(_, d) if d.storage() == Storage::Text);
+        let normalize = |s: &str| {
+            if is_text {
+                s.to_lowercase()
+            } else {
+                s.to_string()
+            }
+        };
+        let pattern = |value: String| PatternQuery {
+            field: path.to_string(),
+            value,
+            case_insensitive: false,
+            boost: 1.0,
+        };
+        Some(match term {
+            QsTerm::Term(text) => {
+                let mut m = MatchQuery::new(path, Value::String(text.clone()));
+                m.analyzer = qs.analyzer.clone();
+                m.lenient = true;
+                Query::Match(m)
+            }
+            QsTerm::Phrase { text, slop } => {
+                let mut p = PhraseQuery::new(path, Value::String(text.clone()));
+                p.slop = slop.unwrap_or(qs.phrase_slop);
+                p.analyzer = qs.quote_analyzer.clone().or_else(|| qs.analyzer.clone());
+                Query::MatchPhrase(p)
+            }
+            QsTerm::Prefix(p) => Query::Prefix(pattern(normalize(p))),
+            QsTerm::Wildcard(p) => Query::Wildcard(pattern(normalize(p))),
+            QsTerm::Regex(r) => Query::Regexp(pattern(r.clone())),
+            QsTerm::Fuzzy { text, fuzziness } => Query::Fuzzy(FuzzyQuery {
+                field: path.to_string(),
+                value: Value::String(normalize(text)),
+                fuzziness: fuzziness.unwrap_or(qs.fuzziness),
+                prefix_length: 0,
+                max_expansions: 50,
+                transpositions: qs.fuzzy_transpositions,
+                boost: 1.0,
+            }),
+            QsTerm::Range { .. } | QsTerm::Exists => return None,
+        })
     }
 
     fn qs_leaf(

@@ -40,6 +40,9 @@ pub struct RuntimeField {
     /// An aggregation's `script` standing in for a field: its values are what the script
     /// returns (not `emit`s), per value of `value_of` (as `_value`) for a value script.
     pub agg: Option<AggEval>,
+    /// A `date` field's `format` (ES's default `strict_date_optional_time||epoch_millis`
+    /// when none is given): parses `_source` and emitted strings, renders keys and `fields`.
+    pub format: Option<(String, lode_dates::DateFormat)>,
 }
 
 #[derive(Debug)]
@@ -60,6 +63,7 @@ impl RuntimeField {
             ty,
             script: Some(SearchScript::compile_agg(script, None)?),
             agg: Some(AggEval { value_of }),
+            format: None,
         })
     }
 
@@ -109,7 +113,8 @@ impl RuntimeField {
                     .map(Value::from),
                 (RuntimeType::Double, Value::Number(n)) => n.as_f64().map(Value::from),
                 (RuntimeType::Double, Value::Bool(b)) => Some(Value::from(u8::from(*b) as f64)),
-                (RuntimeType::Double | RuntimeType::Long | RuntimeType::Date, Value::String(s)) => {
+                (RuntimeType::Date, Value::String(_)) => self.parse_date(&v).map(Value::from),
+                (RuntimeType::Double | RuntimeType::Long, Value::String(s)) => {
                     s.parse::<f64>().ok().map(|f| match self.ty {
                         RuntimeType::Double => Value::from(f),
                         _ => Value::from(f as i64),
@@ -166,13 +171,20 @@ pub fn parse_runtime_mappings(v: &Value) -> EsResult<RuntimeFields> {
                 }
             },
         };
-        for k in d.keys() {
+        let mut format = None;
+        for (k, v) in d {
             match k.as_str() {
                 "type" | "script" => {}
                 "format" if ty == RuntimeType::Date => {
-                    return Err(mapper_parsing(format!(
-                        "runtime field [{name}]: [format] is not supported by Lode"
-                    )))
+                    let spec = v.as_str().ok_or_else(|| {
+                        mapper_parsing(format!(
+                            "Wrong value for format of runtime field [{name}]: [{v}]"
+                        ))
+                    })?;
+                    let f = lode_dates::DateFormat::parse(spec).map_err(|e| {
+                        mapper_parsing(format!("Error parsing [format] on field [{name}]: {e}"))
+                    })?;
+                    format = Some((spec.to_string(), f));
                 }
                 _ => {
                     return Err(mapper_parsing(format!(
@@ -193,6 +205,7 @@ pub fn parse_runtime_mappings(v: &Value) -> EsResult<RuntimeFields> {
                 ty,
                 script,
                 agg: None,
+                format,
             }),
         );
     }
@@ -253,13 +266,25 @@ impl RuntimeField {
             },
             RuntimeType::Date => match v {
                 Value::Number(n) => n.as_i64().map(Value::from),
-                Value::String(_) => lode_dates::DateFormat::default()
-                    .parse_json(v, &lode_dates::Tz::utc())
-                    .ok()
-                    .map(Value::from),
+                Value::String(_) => self.parse_date(v).map(Value::from),
                 _ => None,
             },
         }
+    }
+
+    /// The field's date format (ES's default when the definition has none).
+    pub fn date_format(&self) -> lode_dates::DateFormat {
+        match &self.format {
+            Some((_, f)) => f.clone(),
+            None => lode_dates::DateFormat::default(),
+        }
+    }
+
+    /// A date string read with the field's format, as epoch milliseconds.
+    fn parse_date(&self, v: &Value) -> Option<i64> {
+        self.date_format()
+            .parse_json(v, &lode_dates::Tz::utc())
+            .ok()
     }
 
     fn coerce(&self, v: Value) -> EsResult<Value> {
@@ -276,6 +301,11 @@ impl RuntimeField {
         Ok(match (self.ty, &v) {
             (RuntimeType::Keyword, Value::String(_)) => v,
             (RuntimeType::Long | RuntimeType::Date, Value::Number(n)) if n.is_i64() => v,
+            // A date string is read with the field's format.
+            (RuntimeType::Date, Value::String(_)) => match self.parse_date(&v) {
+                Some(ms) => Value::from(ms),
+                None => return Err(bad(&v)),
+            },
             (RuntimeType::Double, Value::Number(n)) => Value::from(n.as_f64().unwrap_or(0.0)),
             (RuntimeType::Boolean, Value::Bool(_)) => v,
             _ => return Err(bad(&v)),
@@ -416,11 +446,7 @@ pub fn query_value(f: &RuntimeField, v: &Value) -> EsResult<Value> {
             Value::Number(n) => Value::from(n.as_i64().ok_or_else(bad)?),
             Value::String(s) => match s.parse::<i64>() {
                 Ok(i) => Value::from(i),
-                Err(_) => Value::from(
-                    lode_dates::DateFormat::default()
-                        .parse_json(v, &lode_dates::Tz::utc())
-                        .map_err(|_| bad())?,
-                ),
+                Err(_) => Value::from(f.parse_date(v).ok_or_else(bad)?),
             },
             _ => return Err(bad()),
         },

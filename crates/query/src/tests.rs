@@ -1615,3 +1615,38 @@ fn search_as_you_type_fields_and_queries() {
         ids(&["4"])
     );
 }
+
+#[test]
+fn query_string_leaves_are_the_queries_each_clause_plans_as() {
+    let ix = fixture();
+    let ctx = ix.ctx();
+    let q = crate::parse_query(&json!({"query_string": {
+        "query": "title:qui* AND (body:\"lazy dog\" OR dogs~1) -title:cats",
+        "default_field": "body"}}))
+    .unwrap();
+    let leaves = crate::query_string_leaves(&q, &ctx);
+    let shown: Vec<String> = leaves
+        .iter()
+        .map(|l| match l {
+            crate::Query::Prefix(p) => format!("prefix {} {}", p.field, p.value),
+            crate::Query::MatchPhrase(p) => format!("phrase {} {}", p.field, p.query),
+            crate::Query::Fuzzy(f) => format!("fuzzy {} {}", f.field, f.value),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    // the excluded clause (`-title:cats`) is not a leaf to highlight
+    assert_eq!(
+        shown,
+        vec![
+            "prefix title qui".to_string(),
+            "phrase body \"lazy dog\"".to_string(),
+            "fuzzy body \"dogs\"".to_string(),
+        ]
+    );
+    let simple = crate::parse_query(&json!({"simple_query_string": {
+        "query": "br?wn* | fox", "fields": ["title"]}}))
+    .unwrap();
+    assert_eq!(crate::query_string_leaves(&simple, &ctx).len(), 2);
+    let other = crate::parse_query(&json!({"match": {"title": "fox"}})).unwrap();
+    assert!(crate::query_string_leaves(&other, &ctx).is_empty());
+}

@@ -754,7 +754,10 @@ fn runtime_fields_values(
                 let fmt = match format {
                     Some(spec) => lode_dates::DateFormat::parse(spec)
                         .map_err(|e| EsError::illegal_argument(e.to_string()))?,
-                    None => lode_dates::DateFormat::default_es(),
+                    None => match &f.format {
+                        Some((_, own)) => own.clone(),
+                        None => lode_dates::DateFormat::default_es(),
+                    },
                 };
                 vals.iter()
                     .map(|v| {
