@@ -189,3 +189,48 @@ def test_missing_on_an_unmapped_field(es, accounts):
         "a": {"avg": {"field": "no_such_field", "missing": 7}}})
     assert r["aggregations"]["c"]["value"] == 1
     assert r["aggregations"]["a"]["value"] == 7
+
+
+def test_cardinality_exact_under_buckets(es, accounts, corpus):
+    """Below precision_threshold every bucket's count is exact, at any depth."""
+    got = aggs(es, {"t": {"terms": {"field": "acctType", "size": 50},
+                          "aggs": {"c": {"cardinality": {"field": "acctId"}},
+                                   "b": {"cardinality": {"field": "balance",
+                                                         "precision_threshold": 40000}}}}})
+    buckets = got["t"]["buckets"]
+    assert buckets
+    for b in buckets:
+        pred = lambda d, k=b["key"]: d.get("acctType") == k  # noqa: E731
+        assert b["c"]["value"] == len(set(corpus.values("acctId", pred)))
+        assert b["b"]["value"] == len(set(corpus.values("balance", pred)))
+
+
+def test_cardinality_missing_counts_as_a_value(es, accounts, corpus):
+    got = aggs(es, {"c": {"cardinality": {"field": "balance", "missing": -123456.5}}})["c"]["value"]
+    vals = set(corpus.values("balance"))
+    if any("balance" not in d for _, d in corpus.docs):
+        vals.add(-123456.5)
+    assert got == len(vals)
+
+
+def test_percentiles_under_two_bucket_levels(es, accounts, corpus):
+    """Each bucket's sketch holds exactly its own documents' values (all collected in one pass)."""
+    got = aggs(es, {"t": {"terms": {"field": "acctType", "size": 50},
+                          "aggs": {"s": {"terms": {"field": "status", "size": 50},
+                                         "aggs": {"p": {"percentiles": {"field": "balance",
+                                                                        "percents": [50]}},
+                                                  "m": {"median_absolute_deviation": {"field": "balance"}}}}}}})
+    seen = 0
+    for tb in got["t"]["buckets"]:
+        for sb in tb["s"]["buckets"]:
+            pred = lambda d, k=tb["key"], s=sb["key"]: d.get("acctType") == k and d.get("status") == s  # noqa: E731
+            vals = sorted(corpus.values("balance", pred))
+            if not vals:
+                assert sb["p"]["values"]["50.0"] is None
+                continue
+            seen += 1
+            oracle.check_percentile(sb["p"]["values"]["50.0"], vals, 50)
+            med = sb["p"]["values"]["50.0"]
+            dev = sorted(abs(v - med) for v in vals)
+            oracle.check_percentile(sb["m"]["value"], dev, 50, rank_tol=0.02)
+    assert seen > 1
