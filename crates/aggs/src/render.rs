@@ -27,7 +27,8 @@ use tantivy::aggregation::agg_result::{
 };
 use tantivy::aggregation::Key;
 
-/// The bucket a sub-aggregation runs in, for `top_hits` (which re-queries its bucket).
+/// The bucket a sub-aggregation runs in, for `top_hits` (which re-queries its bucket) and the
+/// per-bucket sketches (`sketch.rs`).
 #[derive(Clone)]
 pub(crate) enum Constraint {
     /// A `terms` bucket.
