@@ -189,3 +189,68 @@ def test_missing_on_an_unmapped_field(es, accounts):
         "a": {"avg": {"field": "no_such_field", "missing": 7}}})
     assert r["aggregations"]["c"]["value"] == 1
     assert r["aggregations"]["a"]["value"] == 7
+
+
+def test_cardinality_exact_under_buckets(es, accounts, corpus):
+    """Below precision_threshold every bucket's count is exact, at any depth."""
+    got = aggs(es, {"t": {"terms": {"field": "acctType", "size": 50},
+                          "aggs": {"c": {"cardinality": {"field": "acctId",
+                                                         "precision_threshold": 40000}},
+                                   "d": {"cardinality": {"field": "acctId"}},
+                                   "b": {"cardinality": {"field": "balance",
+                                                         "precision_threshold": 40000}}}}})
+    buckets = got["t"]["buckets"]
+    assert buckets
+    for b in buckets:
+        pred = lambda d, k=b["key"]: d.get("acctType") == k  # noqa: E731
+        assert b["c"]["value"] == len(set(corpus.values("acctId", pred)))
+        oracle.check_cardinality(b["d"]["value"], len(set(corpus.values("acctId", pred))))
+        assert b["b"]["value"] == len(set(corpus.values("balance", pred)))
+
+
+def test_cardinality_missing_counts_as_a_value(es, accounts, corpus):
+    got = aggs(es, {"c": {"cardinality": {"field": "balance", "missing": -123456.5,
+                                          "precision_threshold": 40000}}})["c"]["value"]
+    vals = set(corpus.values("balance"))
+    if any("balance" not in d for _, d in corpus.docs):
+        vals.add(-123456.5)
+    assert len(vals) < 40000
+    assert got == len(vals)
+
+
+def interpolated(sorted_values, q):
+    """ES's exact t-digest phase: linear interpolation at q * (n - 1)."""
+    index = q * (len(sorted_values) - 1)
+    lo = int(index)
+    if lo + 1 >= len(sorted_values):
+        return sorted_values[-1]
+    return sorted_values[lo] + (index - lo) * (sorted_values[lo + 1] - sorted_values[lo])
+
+
+def test_percentiles_under_two_bucket_levels(es, accounts, corpus):
+    """Each bucket's sketch holds exactly its own documents' values (all collected in one pass):
+    exact up to 20 x compression values, then within t-digest's rank error."""
+    got = aggs(es, {"t": {"terms": {"field": "acctType", "size": 50},
+                          "aggs": {"s": {"terms": {"field": "status", "size": 50},
+                                         "aggs": {"p": {"percentiles": {"field": "balance",
+                                                                        "percents": [50]}},
+                                                  "m": {"median_absolute_deviation": {"field": "balance"}}}}}}})
+    exact = 0
+    for tb in got["t"]["buckets"]:
+        for sb in tb["s"]["buckets"]:
+            pred = lambda d, k=tb["key"], s=sb["key"]: d.get("acctType") == k and d.get("status") == s  # noqa: E731
+            vals = sorted(corpus.values("balance", pred))
+            p50 = sb["p"]["values"]["50.0"]
+            if not vals:
+                assert p50 is None and sb["m"]["value"] is None
+                continue
+            if len(vals) <= 2000:
+                exact += 1
+                assert abs(p50 - interpolated(vals, 0.5)) <= 1e-9 * max(1.0, abs(p50))
+            else:
+                oracle.check_percentile(p50, vals, 50, rank_tol=0.03)
+            # MAD's digests (compression 1000) stay exact up to 20000 values.
+            med = interpolated(vals, 0.5)
+            mad = interpolated(sorted(abs(v - med) for v in vals), 0.5)
+            assert abs(sb["m"]["value"] - mad) <= 1e-9 * max(1.0, mad)
+    assert exact > 1

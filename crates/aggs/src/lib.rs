@@ -40,6 +40,7 @@ mod render;
 mod request;
 mod rounding;
 mod significant;
+mod sketch;
 mod sources;
 mod term_counts;
 mod top_hits;
@@ -179,11 +180,13 @@ fn run(
     let results = exec.collect_main()?;
     let mut renderer = Renderer {
         exec: &exec,
+        pending: Vec::new(),
         typed_keys,
         max_buckets: req.max_buckets,
         buckets: 0,
     };
     let mut out = renderer.render_level(&exec.plan().roots, &results, &Scope::default(), true)?;
+    renderer.fill_sketches(&mut out)?;
     pipeline::apply(&mut out, &req.pipelines, typed_keys)?;
     let profile = exec
         .profile

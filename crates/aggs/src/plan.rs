@@ -413,14 +413,14 @@ pub(crate) enum Op {
     ReverseNested,
     Composite(CompositeOp),
     Metric(MetricOp),
-    /// `percentiles` and `percentile_ranks`: computed by re-running the search per bucket
-    /// into a TDigest or HDR histogram (`percentiles.rs`), not by tantivy.
+    /// `percentiles` and `percentile_ranks`: every bucket's TDigest or HDR histogram,
+    /// collected in one pass after rendering (`sketch.rs`), not by tantivy.
     Percentiles(MetricOp),
     /// `median_absolute_deviation` and `boxplot`: the same per-bucket TDigest.
     DigestMetric(MetricOp),
-    /// `string_stats` on a keyword field, read per bucket as `percentiles` (`percentiles.rs`).
+    /// `string_stats` on a keyword field, collected as `percentiles` (`sketch.rs`).
     StringStats(FieldRef),
-    /// `geo_bounds` and `geo_centroid`, read per bucket as `percentiles` (`percentiles.rs`).
+    /// `geo_bounds` and `geo_centroid`, collected as `percentiles` (`sketch.rs`).
     GeoMetric(FieldRef),
     TopHits,
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
@@ -940,7 +940,7 @@ fn plan_node<'r>(
 }
 
 /// Refuses, under a `nested` aggregation, the aggregations that re-run the search per bucket
-/// (they would see root documents) and nested joins Lode does not build yet.
+/// or collect per-bucket sketches over the search's matches (they would see root documents) and nested joins Lode does not build yet.
 fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
     check_nested_level(subs, true)
 }
@@ -979,8 +979,8 @@ fn check_nested_level(subs: &[AggNode], scoped: bool) -> EsResult<()> {
                 | AggKind::TopMetrics(_)
                 | AggKind::SignificantTerms { .. }
                 | AggKind::Nested { .. }
-                // These re-run the query restricted to their bucket, which cannot express a
-                // bucket of nested documents.
+                // These re-run the query restricted to their bucket, or collect over the
+                // query's matches (`sketch.rs`), which cannot express nested documents.
                 | AggKind::Percentiles(_)
                 | AggKind::DigestMetric(_)
                 | AggKind::StringStats { .. }

@@ -7,25 +7,28 @@
 use super::exec::{Exec, TermsShardInfo};
 use super::format::ValueFormat;
 use super::plan::{
-    docs_count_name, java_double, weight_sum_name, FieldRef, FiltersOp, FiltersStyle, Op, PlanNode,
-    TermsKind, TermsOp, MULTI_TERMS_LEVEL,
+    docs_count_name, java_double, metric_missing, weight_sum_name, FieldRef, FiltersOp,
+    FiltersStyle, Op, PlanNode, TermsKind, TermsOp, MULTI_TERMS_LEVEL,
 };
 use super::request::{
     AggKind, BucketOrder, CompositeSourceKind, MetricKind, OrderKey, PercentilesMethod, TermsReq,
 };
 use super::rounding::DateRounding;
+use super::sketch::{Pending, Sketch, SketchSpec};
 use super::top_hits;
 use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
 use serde_json::{json, Map, Value};
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use tantivy::aggregation::agg_result::{
     AggregationResult, AggregationResults, BucketEntries, BucketEntry, BucketResult, CompositeKey,
     MetricResult,
 };
 use tantivy::aggregation::Key;
 
-/// The bucket a sub-aggregation runs in, for `top_hits` (which re-queries its bucket).
+/// The bucket a sub-aggregation runs in, for `top_hits` (which re-queries its bucket) and the
+/// per-bucket sketches (`sketch.rs`).
 #[derive(Clone)]
 pub(crate) enum Constraint {
     /// A `terms` bucket.
@@ -63,6 +66,8 @@ impl Scope {
 
 pub(crate) struct Renderer<'a> {
     pub exec: &'a Exec<'a>,
+    /// The sketch metrics rendering met, collected at the end in one pass.
+    pub pending: Vec<Pending>,
     pub typed_keys: bool,
     pub max_buckets: usize,
     pub buckets: usize,
@@ -72,7 +77,103 @@ fn no_results() -> AggregationResults {
     AggregationResults::default()
 }
 
+const DIGEST_UNCONSTRAINED: &str = "percentiles, percentile_ranks, median_absolute_deviation and boxplot under a [composite] aggregation are not supported by Lode";
+
+/// The key marking, in a rendered metric, the sketch it waits for (not a valid field name).
+const SKETCH_MARK: &str = "\u{0}sketch";
+
 impl Renderer<'_> {
+    /// Records a bucket's sketch metric, collected later with all the others in one pass
+    /// ([`Renderer::fill_sketches`]), and marks its place in the response.
+    fn defer(
+        &mut self,
+        node: &PlanNode,
+        field: &str,
+        spec: SketchSpec,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+        unconstrained: &str,
+    ) -> EsResult<()> {
+        if scope.unconstrained {
+            return Err(EsError::illegal_argument(unconstrained));
+        }
+        obj.insert(SKETCH_MARK.into(), json!(self.pending.len()));
+        self.pending.push(Pending {
+            node: node as *const PlanNode as usize,
+            field: field.to_string(),
+            spec,
+            scope: scope.clone(),
+        });
+        Ok(())
+    }
+
+    /// A `cardinality` counted exactly (below its threshold) when its field is a mapped
+    /// keyword, numeric, date or boolean column of every index (scripts, runtime fields and
+    /// other types keep tantivy's HyperLogLog estimate).
+    fn distinct_spec(
+        &self,
+        req: &super::request::MetricReq,
+        op: &super::plan::MetricOp,
+    ) -> Option<SketchSpec> {
+        let name = &op.field.name;
+        let mut storage = None;
+        for pt in &self.exec.targets {
+            let ctx = pt.target.ctx;
+            if ctx.runtime.contains_key(name) {
+                return None;
+            }
+            let s = ctx.mapping.field(name).map(|d| d.storage());
+            match s {
+                Some(Storage::Keyword | Storage::I64 | Storage::F64 | Storage::Bool) => {}
+                _ => return None,
+            }
+            if storage.is_some_and(|t| Some(t) != s) {
+                return None;
+            }
+            storage = s;
+        }
+        let missing = match (&req.missing, storage?) {
+            (None, _) => None,
+            (Some(Value::String(m)), Storage::Keyword) => {
+                Some(super::sketch::str_identity(m.as_bytes()))
+            }
+            (Some(_), Storage::Keyword) => return None,
+            (Some(m), Storage::I64 | Storage::Bool) => {
+                let x = metric_missing(Some(m), &op.field)?.as_f64()?;
+                if x.fract() != 0.0 {
+                    return None;
+                }
+                Some(x as i64 as u64)
+            }
+            (Some(m), _) => Some(metric_missing(Some(m), &op.field)?.as_f64()?.to_bits()),
+        };
+        Some(SketchSpec::Distinct {
+            limit: super::sketch::exact_limit(req.precision_threshold),
+            missing,
+        })
+    }
+
+    /// Collects every recorded sketch in one pass and renders each in its place.
+    pub fn fill_sketches(&mut self, out: &mut Map<String, Value>) -> EsResult<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let mut sketches: Vec<Option<Sketch>> = super::sketch::collect_all(self.exec, &pending)?
+            .into_iter()
+            .map(Some)
+            .collect();
+        let mut nodes: HashMap<usize, &PlanNode> = HashMap::new();
+        fn index<'p, 'r>(list: &'p [PlanNode<'r>], out: &mut HashMap<usize, &'p PlanNode<'r>>) {
+            for n in list {
+                out.insert(n as *const PlanNode as usize, n);
+                index(&n.subs, out);
+            }
+        }
+        index(&self.exec.plan().roots, &mut nodes);
+        fill(out, &pending, &mut sketches, &nodes)
+    }
+
     fn count_buckets(&mut self, n: usize) -> EsResult<()> {
         self.buckets += n;
         if self.buckets > self.max_buckets {
@@ -209,55 +310,71 @@ impl Renderer<'_> {
                     unreachable!()
                 };
                 render_metric(req.kind, req.sigma, m, &op.format, obj);
+                if req.kind == MetricKind::Cardinality && !scope.unconstrained {
+                    if let Some(spec) = self.distinct_spec(req, op) {
+                        // Exact below the threshold: the value is replaced once collected.
+                        self.defer(node, &op.field.name, spec, scope, obj, "")?;
+                    }
+                }
             }
             Op::Percentiles(op) => {
                 let AggKind::Percentiles(req) = &node.req.kind else {
                     unreachable!()
                 };
-                let values = super::percentiles::values(self.exec, req, op, scope)?;
-                render_percentiles(req.keyed, &values, &op.format, obj);
+                let spec = SketchSpec::Digest {
+                    method: req.method,
+                    missing: metric_missing(req.missing.as_ref(), &op.field)
+                        .and_then(|m| m.as_f64()),
+                };
+                self.defer(node, &op.field.name, spec, scope, obj, DIGEST_UNCONSTRAINED)?;
             }
             Op::StringStats(field) => {
-                let AggKind::StringStats {
-                    missing,
-                    show_distribution,
-                    ..
-                } = &node.req.kind
-                else {
+                let AggKind::StringStats { missing, .. } = &node.req.kind else {
                     unreachable!()
                 };
-                super::percentiles::render_string_stats(
-                    self.exec,
-                    field,
-                    missing.as_deref(),
-                    *show_distribution,
+                let spec = SketchSpec::Strings {
+                    missing: missing.is_some(),
+                };
+                self.defer(
+                    node,
+                    &field.name,
+                    spec,
                     scope,
                     obj,
+                    "[string_stats] under a [composite] aggregation is not supported by Lode",
                 )?;
             }
             Op::GeoMetric(field) => {
-                let AggKind::GeoMetric {
-                    centroid,
-                    wrap_longitude,
-                    ..
-                } = &node.req.kind
-                else {
+                let AggKind::GeoMetric { centroid, .. } = &node.req.kind else {
                     unreachable!()
                 };
-                super::percentiles::render_geo(
-                    self.exec,
-                    field,
-                    *centroid,
-                    *wrap_longitude,
+                let name = if *centroid {
+                    "geo_centroid"
+                } else {
+                    "geo_bounds"
+                };
+                let spec = SketchSpec::Geo {
+                    mapped: field.def.is_some(),
+                };
+                self.defer(
+                    node,
+                    &field.name,
+                    spec,
                     scope,
                     obj,
+                    &format!("[{name}] under a [composite] aggregation is not supported by Lode"),
                 )?;
             }
             Op::DigestMetric(op) => {
                 let AggKind::DigestMetric(req) = &node.req.kind else {
                     unreachable!()
                 };
-                super::percentiles::render_digest_metric(self.exec, req, op, scope, obj)?;
+                let spec = SketchSpec::Digest {
+                    method: req.method,
+                    missing: metric_missing(req.missing.as_ref(), &op.field)
+                        .and_then(|m| m.as_f64()),
+                };
+                self.defer(node, &op.field.name, spec, scope, obj, DIGEST_UNCONSTRAINED)?;
             }
             _ => {
                 let Some(AggregationResult::BucketResult(b)) = result else {
@@ -953,6 +1070,108 @@ impl RenderedBucket {
         o.extend(self.subs);
         o
     }
+}
+
+/// Replaces each sketch marker in `out` by its metric's body.
+fn fill(
+    out: &mut Map<String, Value>,
+    pending: &[Pending],
+    sketches: &mut [Option<Sketch>],
+    nodes: &HashMap<usize, &PlanNode>,
+) -> EsResult<()> {
+    if let Some(mark) = out.get(SKETCH_MARK).and_then(Value::as_u64) {
+        out.remove(SKETCH_MARK);
+        let i = mark as usize;
+        let (Some(p), Some(node)) = (
+            pending.get(i),
+            pending.get(i).and_then(|p| nodes.get(&p.node)),
+        ) else {
+            return Err(EsError::internal("a sketch without its aggregation"));
+        };
+        let sketch = sketches
+            .get_mut(i)
+            .and_then(Option::take)
+            .ok_or_else(|| EsError::internal("a sketch rendered twice"))?;
+        return render_sketch(node, p, sketch, out);
+    }
+    for v in out.values_mut() {
+        fill_value(v, pending, sketches, nodes)?;
+    }
+    Ok(())
+}
+
+fn fill_value(
+    v: &mut Value,
+    pending: &[Pending],
+    sketches: &mut [Option<Sketch>],
+    nodes: &HashMap<usize, &PlanNode>,
+) -> EsResult<()> {
+    match v {
+        Value::Object(o) => fill(o, pending, sketches, nodes),
+        Value::Array(a) => {
+            for x in a {
+                fill_value(x, pending, sketches, nodes)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn render_sketch(
+    node: &PlanNode,
+    p: &Pending,
+    sketch: Sketch,
+    obj: &mut Map<String, Value>,
+) -> EsResult<()> {
+    use super::percentiles;
+    match (&node.op, &node.req.kind, sketch) {
+        (Op::Percentiles(op), AggKind::Percentiles(req), Sketch::Digest(state)) => {
+            let values = percentiles::values(req, state)?;
+            render_percentiles(req.keyed, &values, &op.format, obj);
+        }
+        (Op::DigestMetric(op), AggKind::DigestMetric(req), Sketch::Digest(state)) => {
+            percentiles::render_digest_metric(req, op, percentiles::checked(state)?, obj)?;
+        }
+        (
+            Op::StringStats(_),
+            AggKind::StringStats {
+                missing,
+                show_distribution,
+                ..
+            },
+            Sketch::Strings { counts, missing: n },
+        ) => {
+            percentiles::render_string_stats(
+                counts,
+                missing.as_deref().map(|m| (m, n)),
+                *show_distribution,
+                obj,
+            )?;
+        }
+        (
+            Op::GeoMetric(_),
+            AggKind::GeoMetric {
+                centroid,
+                wrap_longitude,
+                ..
+            },
+            Sketch::Geo(stats),
+        ) => percentiles::render_geo(stats, *centroid, *wrap_longitude, obj)?,
+        (Op::Metric(_), _, Sketch::Distinct(set)) => {
+            // Past the exact limit, tantivy's estimate stays.
+            if let Some(set) = set {
+                obj.insert("value".into(), json!(set.len()));
+            }
+        }
+        _ => {
+            return Err(EsError::internal(format!(
+                "a sketch of the wrong kind for [{}] on [{}]",
+                node.req.name, p.field
+            )))
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn too_many_buckets(max: usize) -> EsError {

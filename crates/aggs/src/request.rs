@@ -439,6 +439,9 @@ pub(crate) struct MetricReq {
     pub missing: Option<Value>,
     pub format: Option<String>,
     pub sigma: f64,
+    /// `cardinality`: counts are exact up to about this many distinct values (3000 by
+    /// default, at most 40000, as ES caps it).
+    pub precision_threshold: u64,
 }
 
 /// `percentiles`, and `percentile_ranks` (`ranks`), whose `values` are kept in `percents`.
@@ -2337,6 +2340,7 @@ fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<Metric
         missing: None,
         format: None,
         sigma: 2.0,
+        precision_threshold: 3000,
     };
     for (k, v) in o {
         match k.as_str() {
@@ -2359,6 +2363,7 @@ fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<Metric
                         t as i64
                     )));
                 }
+                r.precision_threshold = (t as u64).min(40000);
             }
             // Only the default (murmur3 rehashing of the values) exists in Lode.
             "rehash" if boolean(ty, k, v)? => {}

@@ -2175,3 +2175,163 @@ fn scripts_feed_date_histograms_date_ranges_weighted_avg_percentile_ranks_and_mi
     let zero = all.iter().filter(|d| d.status == 0).count() as u64;
     assert_eq!(out["none"]["doc_count"], json!(zero));
 }
+
+/// Every per-bucket sketch (percentiles, percentile_ranks, boxplot, MAD, string_stats) at
+/// any depth comes from one search per shard (one more under `global`), whatever the number
+/// of buckets, with each bucket's exact values.
+#[test]
+fn sketches_of_every_bucket_in_one_pass() {
+    let all = docs(600);
+    let (a, b) = all.split_at(250);
+    let ix = TestIndex::new(&[a, b], 3);
+    let before = crate::sketch::passes();
+    let out = ix.run(json!({
+        "t": {"terms": {"field": "acctType", "size": 10},
+              "aggs": {"h": {"histogram": {"field": "status", "interval": 1,
+                                           "extended_bounds": {"min": -1, "max": 4}},
+                             "aggs": {"p": {"percentiles": {"field": "balance",
+                                                            "percents": [25, 50, 75]}},
+                                      "s": {"string_stats": {"field": "tags"}}}}}},
+        "f": {"filters": {"filters": {"on": {"term": {"active": true}},
+                                      "off": {"term": {"active": false}}}},
+              "aggs": {"r": {"range": {"field": "balance",
+                                       "ranges": [{"to": 0}, {"from": 0, "to": 40000},
+                                                  {"from": 20000}]},
+                             "aggs": {"m": {"median_absolute_deviation": {"field": "balance"}}}}}},
+        "g": {"global": {}, "aggs": {"b": {"boxplot": {"field": "status"}}}},
+        "tags": {"terms": {"field": "tags"},
+                 "aggs": {"k": {"percentile_ranks": {"field": "status", "values": [1]}}}},
+    }));
+    // Two shards: one pass over the query's matches and one over `global`'s documents each.
+    assert_eq!(crate::sketch::passes() - before, 4);
+    for tb in out["t"]["buckets"].as_array().unwrap() {
+        let key = tb["key"].as_str().unwrap();
+        let hb = tb["h"]["buckets"].as_array().unwrap();
+        assert_eq!(hb.len(), 6, "{key}: extended bounds -1..4");
+        for b in hb {
+            let s = b["key"].as_f64().unwrap() as i64;
+            let in_bucket: Vec<&Doc> = all
+                .iter()
+                .filter(|d| d.acct_type == key && d.status == s)
+                .collect();
+            assert_eq!(b["doc_count"], json!(in_bucket.len()));
+            let v: Vec<f64> = in_bucket.iter().filter_map(|d| d.balance).collect();
+            for p in [25.0, 50.0, 75.0] {
+                let got = &b["p"]["values"][format!("{p:.1}")];
+                if v.is_empty() {
+                    assert_eq!(*got, Value::Null);
+                } else {
+                    assert_close(got, interpolated(&v, p / 100.0), key);
+                }
+            }
+            let tags: usize = in_bucket
+                .iter()
+                .map(|d| {
+                    let mut t = d.tags.clone();
+                    t.sort();
+                    t.dedup();
+                    t.len()
+                })
+                .sum();
+            assert_eq!(b["s"]["count"], json!(tags), "{key}/{s}");
+        }
+    }
+    for (name, active) in [("on", true), ("off", false)] {
+        let ranges = out["f"]["buckets"][name]["r"]["buckets"]
+            .as_array()
+            .unwrap();
+        for r in ranges {
+            let from = r["from"].as_f64().unwrap_or(f64::NEG_INFINITY);
+            let to = r["to"].as_f64().unwrap_or(f64::INFINITY);
+            let v: Vec<f64> = all
+                .iter()
+                .filter(|d| d.active == active)
+                .filter_map(|d| d.balance)
+                .filter(|x| *x >= from && *x < to)
+                .collect();
+            assert_eq!(r["doc_count"], json!(v.len()));
+            let m = interpolated(&v, 0.5);
+            let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+            assert_close(&r["m"]["value"], interpolated(&dev, 0.5), name);
+        }
+    }
+    let st: Vec<f64> = all.iter().map(|d| d.status as f64).collect();
+    assert_close(&out["g"]["b"]["q3"], interpolated(&st, 0.75), "global q3");
+    for tb in out["tags"]["buckets"].as_array().unwrap() {
+        let key = tb["key"].as_str().unwrap();
+        let v: Vec<f64> = all
+            .iter()
+            .filter(|d| d.tags.iter().any(|t| t == key))
+            .map(|d| d.status as f64)
+            .collect();
+        assert_close(&tb["k"]["values"]["1.0"], exact_rank(&v, 1.0), key);
+    }
+    // No sketch: no extra pass.
+    let before = crate::sketch::passes();
+    ix.run(json!({"t": {"terms": {"field": "acctType"}}}));
+    assert_eq!(crate::sketch::passes(), before);
+}
+
+/// `cardinality` counts exactly up to its precision threshold's limit, at any depth, with
+/// `missing`; past the limit the HyperLogLog estimate stays.
+#[test]
+fn cardinality_is_exact_below_the_precision_threshold() {
+    assert_eq!(crate::sketch::exact_limit(3000), 3072);
+    assert_eq!(crate::sketch::exact_limit(40000), 49152);
+    assert_eq!(crate::sketch::exact_limit(100), 192);
+    let all = docs(1500);
+    let (a, b) = all.split_at(700);
+    let ix = TestIndex::new(&[a, b], 3);
+    let out = ix.run(json!({
+        "balance": {"cardinality": {"field": "balance"}},
+        "with_missing": {"cardinality": {"field": "balance", "missing": -1}},
+        "created": {"cardinality": {"field": "createdTime"}},
+        "acct": {"cardinality": {"field": "acctId"}},
+        "low": {"cardinality": {"field": "balance", "precision_threshold": 100}},
+        "t": {"terms": {"field": "acctType", "size": 10},
+              "aggs": {"c": {"cardinality": {"field": "balance"}},
+                       "k": {"cardinality": {"field": "tags", "missing": "none"}},
+                       "a": {"cardinality": {"field": "active"}}}},
+    }));
+    let distinct = |it: &mut dyn Iterator<Item = String>| {
+        let mut v: Vec<String> = it.collect();
+        v.sort();
+        v.dedup();
+        v.len()
+    };
+    let balances = distinct(&mut all.iter().filter_map(|d| d.balance).map(|x| x.to_string()));
+    assert!(balances > 1000, "{balances}");
+    assert_eq!(out["balance"]["value"], json!(balances));
+    let with_missing = distinct(
+        &mut all
+            .iter()
+            .map(|d| d.balance.unwrap_or(-1.0))
+            .map(|x| x.to_string()),
+    );
+    assert_eq!(out["with_missing"]["value"], json!(with_missing));
+    let created = distinct(&mut all.iter().map(|d| d.created.to_string()));
+    assert_eq!(out["created"]["value"], json!(created));
+    assert_eq!(out["acct"]["value"], json!(37));
+    // Past the limit (192): an estimate, within HyperLogLog's error.
+    let low = out["low"]["value"].as_f64().unwrap();
+    assert!(
+        (low - balances as f64).abs() <= 0.05 * balances as f64,
+        "{low}"
+    );
+    for tb in out["t"]["buckets"].as_array().unwrap() {
+        let key = tb["key"].as_str().unwrap();
+        let docs: Vec<&Doc> = all.iter().filter(|d| d.acct_type == key).collect();
+        let c = distinct(&mut docs.iter().filter_map(|d| d.balance).map(|x| x.to_string()));
+        assert_eq!(tb["c"]["value"], json!(c), "{key}");
+        let k = distinct(&mut docs.iter().flat_map(|d| {
+            if d.tags.is_empty() {
+                vec!["none".to_string()]
+            } else {
+                d.tags.clone()
+            }
+        }));
+        assert_eq!(tb["k"]["value"], json!(k), "{key}");
+        let act = distinct(&mut docs.iter().map(|d| d.active.to_string()));
+        assert_eq!(tb["a"]["value"], json!(act), "{key}");
+    }
+}

@@ -219,7 +219,7 @@ pub(crate) fn reverse_nested_count(exec: &Exec, scope: &Scope) -> EsResult<u64> 
     Ok(total)
 }
 
-fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<Box<dyn Query>> {
+pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<Box<dyn Query>> {
     let schema = pt.target.ctx.schema;
     Ok(match c {
         Constraint::Filter { source, bucket } => {
