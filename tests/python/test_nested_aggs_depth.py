@@ -279,11 +279,15 @@ def test_refusals(es, ix):
         search(es, index, {"aggs": {"g": {"terms": {"field": "group"}, "aggs": {
             "back": {"reverse_nested": {}}}}}})
     assert "can only be used inside a [nested] aggregation" in str(e.value)
+    # A path that is not a nested object mapping (here a keyword field) is unmapped as one.
+    resp = search(es, index, {"aggs": {"u": {"nested": {"path": "users"}, "aggs": {
+        "back": {"reverse_nested": {"path": "group"}}}}}})
+    assert resp["aggregations"]["u"]["back"]["doc_count"] == 0
+    with pytest.raises(BadRequestError) as e:
+        search(es, index, {"aggs": {"c": {"composite": {"sources": [{"g": {"terms": {"field": "group"}}}]},
+                                          "aggs": {"u": {"nested": {"path": "users"}}}}}})
+    assert "not supported by Lode" in str(e.value)
     with pytest.raises(BadRequestError) as e:
         search(es, index, {"aggs": {"u": {"nested": {"path": "users"}, "aggs": {
-            "back": {"reverse_nested": {"path": "group"}}}}}})
-    assert "[reverse_nested] nested path [group] is not nested" in str(e.value)
-    with pytest.raises(BadRequestError) as e:
-        search(es, index, {"aggs": {"g": {"terms": {"field": "group"}, "aggs": {
-            "u": {"nested": {"path": "group"}}}}}})
-    assert "[nested] nested path [group] is not nested" in str(e.value)
+            "a": {"auto_date_histogram": {"field": "users.age"}}}}}})
+    assert "not supported by Lode" in str(e.value)
