@@ -190,9 +190,6 @@ def test_reverse_nested_refusals(es, nested_index):
             "back": {"reverse_nested": {}}}}}})
     assert "can only be used inside a [nested] aggregation" in str(e.value)
     with pytest.raises(BadRequestError):
-        search(es, index, {"size": 0, "aggs": {"u": {"nested": {"path": "users"}, "aggs": {
-            "back": {"reverse_nested": {}, "aggs": {"g": {"terms": {"field": "group"}}}}}}}})
-    with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "query": {"nested": {
             "path": "users", "query": {"match_all": {}}, "inner_hits": {"sort": ["users.age"]}}}})
 

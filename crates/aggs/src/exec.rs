@@ -5,7 +5,7 @@
 
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::profile;
-use super::render::{key_id, too_many_buckets};
+use super::render::{key_id, too_many_buckets, Scope};
 use super::sources::{DateIndexProvider, FilterProvider, RangeProvider, WeightedProvider};
 use super::term_counts;
 use lode_engine::shard::ShardSearcher;
@@ -86,19 +86,41 @@ fn limits() -> AggregationLimitsGuard {
 
 /// Which nodes one collection runs, in every target's plan.
 #[derive(Clone, Copy)]
-enum Nodes {
+enum Nodes<'x> {
     Roots,
     /// The sub-aggregations of the `global` aggregation at this root position.
     GlobalSubs(usize),
-    /// The sub-aggregations of the `nested` aggregation at this root position.
-    NestedSubs(usize),
+    /// The sub-aggregations of the node at this position (child indices from the roots),
+    /// over the documents of one query per target.
+    Subs(&'x [usize]),
 }
 
 fn select<'p, 'r>(plan: &'p Plan<'r>, nodes: Nodes) -> &'p [PlanNode<'r>] {
     match nodes {
         Nodes::Roots => &plan.roots,
-        Nodes::GlobalSubs(i) | Nodes::NestedSubs(i) => &plan.roots[i].subs,
+        Nodes::GlobalSubs(i) => &plan.roots[i].subs,
+        Nodes::Subs(at) => {
+            let mut level = &plan.roots;
+            for &i in &at[..at.len() - 1] {
+                level = &level[i].subs;
+            }
+            &level[at[at.len() - 1]].subs
+        }
     }
+}
+
+/// Where `node` is in `nodes` (child indices), found by identity.
+fn position_of(nodes: &[PlanNode], node: &PlanNode) -> Option<Vec<usize>> {
+    for (i, n) in nodes.iter().enumerate() {
+        if std::ptr::eq(n, node) {
+            return Some(vec![i]);
+        }
+        if let Some(mut rest) = position_of(&n.subs, node) {
+            rest.insert(0, i);
+            return Some(rest);
+        }
+    }
+    None
 }
 
 impl<'a> Exec<'a> {
@@ -182,29 +204,47 @@ impl<'a> Exec<'a> {
         Ok((results, doc_count))
     }
 
-    /// Runs a top-level `nested` aggregation's sub-aggregations over the nested documents of
-    /// its path whose roots the search query matches; returns them and their count.
-    pub fn collect_nested(&self, node: &PlanNode) -> EsResult<(AggregationResults, u64)> {
-        let position = self
-            .plan()
-            .roots
-            .iter()
-            .position(|n| std::ptr::eq(n, node))
-            .ok_or_else(|| EsError::internal("nested aggregations are top-level"))?;
+    /// Runs the sub-aggregations of a `nested` or `reverse_nested` aggregation (at any
+    /// depth) over the documents of its bucket, `scope` (per target, as
+    /// `top_hits::bucket_query` builds them: the enclosing bucket's documents mapped over
+    /// the block-join layout); returns them and the bucket's document count.
+    pub fn collect_level(
+        &self,
+        node: &PlanNode,
+        scope: &Scope,
+    ) -> EsResult<(AggregationResults, u64)> {
+        let at = position_of(&self.plan().roots, node)
+            .ok_or_else(|| EsError::internal("aggregation not in the plan"))?;
         let mut doc_count = 0u64;
+        let mut queries = Vec::with_capacity(self.targets.len());
         for t in &self.targets {
-            let q = nested_query(t, position);
+            let q = super::top_hits::bucket_query(t, scope)?;
             for s in t.target.shards {
                 doc_count += q.count(&s.searcher).map_err(|e| self.error(e))? as u64;
             }
+            queries.push(q);
         }
-        let results = self.collect(Nodes::NestedSubs(position), |_| {})?;
+        let results = if node.subs.is_empty() {
+            AggregationResults::default()
+        } else {
+            self.collect_over(Nodes::Subs(&at), Some(&queries), |_| {})?
+        };
         Ok((results, doc_count))
     }
 
     fn collect(
         &self,
         nodes: Nodes,
+        on_shard: impl FnMut(&IntermediateAggregationResults),
+    ) -> EsResult<AggregationResults> {
+        self.collect_over(nodes, None, on_shard)
+    }
+
+    /// `queries`: the documents of [`Nodes::Subs`], one query per target.
+    fn collect_over(
+        &self,
+        nodes: Nodes,
+        queries: Option<&[Box<dyn Query>]>,
         mut on_shard: impl FnMut(&IntermediateAggregationResults),
     ) -> EsResult<AggregationResults> {
         let fin = Plan::request_for(select(self.plan(), nodes), Stage::Final)?;
@@ -212,11 +252,10 @@ impl<'a> Exec<'a> {
             return Ok(AggregationResults::default());
         }
         let mut merged: Option<IntermediateAggregationResults> = None;
-        for t in &self.targets {
+        for (ti, t) in self.targets.iter().enumerate() {
             // Each index collects with its own plan (its own field types and computed columns).
             let reqs = Requests::for_nodes(select(&t.plan, nodes))?;
             let global;
-            let nested;
             let query: &dyn Query = match nodes {
                 Nodes::Roots => t.target.query,
                 Nodes::GlobalSubs(_) => {
@@ -226,10 +265,10 @@ impl<'a> Exec<'a> {
                     );
                     &*global
                 }
-                Nodes::NestedSubs(i) => {
-                    nested = nested_query(t, i);
-                    &*nested
-                }
+                Nodes::Subs(_) => match queries.and_then(|q| q.get(ti)) {
+                    Some(q) => &**q,
+                    None => return Err(EsError::internal("no documents for a sub-collection")),
+                },
             };
             for shard in t.target.shards {
                 super::breaker::reserve_estimate(
@@ -474,17 +513,6 @@ impl<'a> Exec<'a> {
             | TantivyError::InvalidArgument(m) => EsError::illegal_argument(m),
             other => EsError::internal(format!("aggregation failure: {other}")),
         }
-    }
-}
-
-/// The documents of the top-level `nested` aggregation at root position `i` in one target:
-/// the nested documents of its path under the roots the query matches.
-fn nested_query(t: &PlannedTarget, i: usize) -> Box<dyn Query> {
-    match (&t.plan.roots[i].op, t.target.ctx.meta.nested) {
-        (Op::Nested { path: Some(path) }, Some(field)) => Box::new(
-            lode_query::nested::ToChildQuery::new(t.target.query.box_clone(), field, path),
-        ),
-        _ => Box::new(tantivy::query::EmptyQuery),
     }
 }
 

@@ -403,14 +403,18 @@ pub(crate) enum Op {
     Range(RangeOp),
     Filters(FiltersOp),
     Global,
-    /// A top-level `nested` aggregation: its sub-aggregations run over the nested documents
-    /// of `path` whose roots the query matches (`None`: the path is not mapped, no documents).
+    /// `nested`: its sub-aggregations run over the nested documents of `path` under the
+    /// enclosing bucket's documents (`None`: the path is not mapped, no documents).
     Nested {
         path: Option<String>,
     },
-    /// `reverse_nested` (to the root) under a top-level `nested` aggregation: the roots of
-    /// the bucket's nested documents, counted at render time.
-    ReverseNested,
+    /// `reverse_nested` under a `nested` aggregation: its sub-aggregations run over the
+    /// documents of the enclosing level `path` (`None`: the roots) holding the bucket's
+    /// nested documents (`unmapped`: the path is not mapped, no documents).
+    ReverseNested {
+        path: Option<String>,
+        unmapped: bool,
+    },
     Composite(CompositeOp),
     Metric(MetricOp),
     /// `percentiles` and `percentile_ranks`: every bucket's TDigest or HDR histogram,
@@ -696,9 +700,9 @@ fn plan_node<'r>(
             })
         }
         AggKind::Nested { path } => {
-            if let Some(parent) = parent {
+            if parent == Some("composite") {
                 return Err(EsError::illegal_argument(format!(
-                    "[nested] aggregation [{}] under a [{parent}] aggregation is not supported by Lode",
+                    "[nested] aggregation [{}] under a [composite] aggregation is not supported by Lode",
                     node.name
                 )));
             }
@@ -715,13 +719,41 @@ fn plan_node<'r>(
                 None => Op::Nested { path: None },
             }
         }
-        // Inside a `nested` aggregation `check_nested_subs` validated it.
-        AggKind::ReverseNested { .. } if IN_NESTED.with(|c| c.get()) => Op::ReverseNested,
-        AggKind::ReverseNested { .. } => {
-            return Err(EsError::illegal_argument(format!(
-                "Reverse nested aggregation [{}] can only be used inside a [nested] aggregation",
-                node.name
-            )))
+        AggKind::ReverseNested { path } => {
+            // ES's `findNestedAggregatorFactory`: a `nested` aggregation above, at any depth.
+            if NESTED_DEPTH.with(|c| c.get()) == 0 {
+                return Err(EsError::illegal_argument(format!(
+                    "Reverse nested aggregation [{}] can only be used inside a [nested] aggregation",
+                    node.name
+                )));
+            }
+            if parent == Some("composite") {
+                return Err(EsError::illegal_argument(format!(
+                    "[reverse_nested] aggregation [{}] under a [composite] aggregation is not supported by Lode",
+                    node.name
+                )));
+            }
+            match path.as_deref().filter(|p| !p.is_empty()) {
+                None => Op::ReverseNested {
+                    path: None,
+                    unmapped: false,
+                },
+                Some(p) => match ctx.mapping.objects.get(p) {
+                    Some(o) if o.nested => Op::ReverseNested {
+                        path: Some(p.to_string()),
+                        unmapped: false,
+                    },
+                    Some(_) => {
+                        return Err(EsError::illegal_argument(format!(
+                            "[reverse_nested] nested path [{p}] is not nested"
+                        )))
+                    }
+                    None => Op::ReverseNested {
+                        path: None,
+                        unmapped: true,
+                    },
+                },
+            }
         }
         AggKind::Global => {
             if parent.is_some() {
@@ -924,9 +956,9 @@ fn plan_node<'r>(
         }
     };
     let subs = if matches!(op, Op::Nested { .. }) {
-        IN_NESTED.with(|c| c.set(true));
+        NESTED_DEPTH.with(|c| c.set(c.get() + 1));
         let subs = plan_level(&node.subs, ctx, sources, Some(ty));
-        IN_NESTED.with(|c| c.set(false));
+        NESTED_DEPTH.with(|c| c.set(c.get() - 1));
         subs?
     } else {
         plan_level(&node.subs, ctx, sources, Some(ty))?
@@ -939,53 +971,15 @@ fn plan_node<'r>(
     })
 }
 
-/// Refuses, under a `nested` aggregation, the aggregations that re-run the search per bucket
-/// or collect per-bucket sketches over the search's matches (they would see root documents) and nested joins Lode does not build yet.
+/// Refuses, under a `nested` aggregation, what Lode cannot run over a bucket of nested
+/// documents: `auto_date_histogram` (it reads its field's range in the search query before
+/// planning, over root documents) and the samplers (their shard samples are the query's
+/// best root documents).
 fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
-    check_nested_level(subs, true)
-}
-
-thread_local! {
-    /// Set while the sub-aggregations of a top-level `nested` aggregation are planned.
-    static IN_NESTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// `scoped`: every enclosing bucket aggregation below the `nested` one renders its buckets
-/// with constraints (the bucket as a query), which `reverse_nested` counts with.
-fn check_nested_level(subs: &[AggNode], scoped: bool) -> EsResult<()> {
-    const SCOPED: &[&str] = &[
-        "terms",
-        "histogram",
-        "date_histogram",
-        "range",
-        "date_range",
-        "filter",
-        "filters",
-        "missing",
-    ];
     for n in subs {
-        if let AggKind::ReverseNested { path } = &n.kind {
-            if path.as_deref().is_some_and(|p| !p.is_empty()) || !n.subs.is_empty() || !scoped {
-                return Err(EsError::illegal_argument(format!(
-                    "[reverse_nested] aggregation [{}] with a [path], sub-aggregations or under [composite]-like parents is not supported by Lode",
-                    n.name
-                )));
-            }
-            continue;
-        }
         if matches!(
             n.kind,
-            AggKind::TopHits(_)
-                | AggKind::TopMetrics(_)
-                | AggKind::SignificantTerms { .. }
-                | AggKind::Nested { .. }
-                // These re-run the query restricted to their bucket, or collect over the
-                // query's matches (`sketch.rs`), which cannot express nested documents.
-                | AggKind::Percentiles(_)
-                | AggKind::DigestMetric(_)
-                | AggKind::StringStats { .. }
-                | AggKind::GeoMetric { .. }
-                | AggKind::AutoDateHistogram(_)
+            AggKind::AutoDateHistogram(_)
                 | AggKind::Sampler { .. }
                 | AggKind::DiversifiedSampler { .. }
         ) {
@@ -995,9 +989,14 @@ fn check_nested_level(subs: &[AggNode], scoped: bool) -> EsResult<()> {
                 n.name
             )));
         }
-        check_nested_level(&n.subs, scoped && SCOPED.contains(&n.kind.type_name()))?;
+        check_nested_subs(&n.subs)?;
     }
     Ok(())
+}
+
+thread_local! {
+    /// How many `nested` aggregations enclose the node being planned.
+    static NESTED_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// The format of a date field (or of `format` if given), in `tz`.

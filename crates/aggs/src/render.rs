@@ -51,9 +51,28 @@ pub(crate) struct Scope {
     /// Inside a bucket the constraints cannot describe (`composite`): aggregations that
     /// re-query their bucket refuse to run there.
     pub unconstrained: bool,
-    /// Inside a top-level `nested` aggregation on this path: the buckets hold its nested
-    /// documents (of the roots the query matches).
-    pub nested: Option<String>,
+    /// Below a `nested` or `reverse_nested` aggregation: the documents of the level it
+    /// entered (`None`: the search's root documents).
+    pub level: Option<std::sync::Arc<Level>>,
+}
+
+/// A change of nesting level by a `nested` or `reverse_nested` aggregation: the documents
+/// of its bucket are the documents of `outer` (the enclosing bucket, as a scope) mapped over
+/// the block-join layout (see `top_hits::bucket_query`).
+pub(crate) struct Level {
+    pub outer: Scope,
+    pub kind: LevelKind,
+}
+
+pub(crate) enum LevelKind {
+    /// `nested`: the objects of the path (`None`: not mapped, no documents) under the outer
+    /// bucket's documents.
+    Nested(Option<String>),
+    /// `reverse_nested`: the documents of the enclosing level `path` (`None`: the roots)
+    /// holding the outer bucket's documents.
+    Reverse(Option<String>),
+    /// `reverse_nested` on an unmapped path: no documents.
+    Unmapped,
 }
 
 impl Scope {
@@ -61,6 +80,32 @@ impl Scope {
         let mut s = self.clone();
         s.constraints.push(c);
         s
+    }
+
+    /// The nested path whose objects this scope's documents are (`None`: root documents).
+    pub fn path(&self) -> Option<&str> {
+        match self.level.as_deref().map(|l| &l.kind) {
+            Some(LevelKind::Nested(p)) | Some(LevelKind::Reverse(p)) => p.as_deref(),
+            Some(LevelKind::Unmapped) | None => None,
+        }
+    }
+
+    /// The scope of a `nested` or `reverse_nested` aggregation's bucket inside this one.
+    fn enter(&self, kind: LevelKind, name: &str) -> EsResult<Scope> {
+        if self.unconstrained {
+            return Err(EsError::illegal_argument(format!(
+                "[nested] and [reverse_nested] aggregations under a [composite] aggregation are not supported by Lode (aggregation [{name}])"
+            )));
+        }
+        Ok(Scope {
+            constraints: Vec::new(),
+            global: false,
+            unconstrained: false,
+            level: Some(std::sync::Arc::new(Level {
+                outer: self.clone(),
+                kind,
+            })),
+        })
     }
 }
 
@@ -223,7 +268,7 @@ impl Renderer<'_> {
                     node.op,
                     Op::Global
                         | Op::Nested { .. }
-                        | Op::ReverseNested
+                        | Op::ReverseNested { .. }
                         | Op::TopHits
                         | Op::TopMetrics
                         | Op::Percentiles(_)
@@ -267,24 +312,29 @@ impl Renderer<'_> {
                     constraints: Vec::new(),
                     global: true,
                     unconstrained: false,
-                    nested: None,
+                    level: None,
                 };
                 let subs = self.render_level(&node.subs, &results, &scope, false)?;
                 obj.extend(subs);
             }
             Op::Nested { path } => {
-                let (results, doc_count) = self.exec.collect_nested(node)?;
+                let scope = scope.enter(LevelKind::Nested(path.clone()), &node.req.name)?;
+                let (results, doc_count) = self.exec.collect_level(node, &scope)?;
                 obj.insert("doc_count".into(), json!(doc_count));
-                let scope = Scope {
-                    nested: path.clone(),
-                    ..scope.clone()
-                };
                 let subs = self.render_level(&node.subs, &results, &scope, false)?;
                 obj.extend(subs);
             }
-            Op::ReverseNested => {
-                let doc_count = super::top_hits::reverse_nested_count(self.exec, scope)?;
+            Op::ReverseNested { path, unmapped } => {
+                let kind = if *unmapped {
+                    LevelKind::Unmapped
+                } else {
+                    LevelKind::Reverse(path.clone())
+                };
+                let scope = scope.enter(kind, &node.req.name)?;
+                let (results, doc_count) = self.exec.collect_level(node, &scope)?;
                 obj.insert("doc_count".into(), json!(doc_count));
+                let subs = self.render_level(&node.subs, &results, &scope, false)?;
+                obj.extend(subs);
             }
             Op::TopHits => {
                 let AggKind::TopHits(req) = &node.req.kind else {

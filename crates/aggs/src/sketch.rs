@@ -22,7 +22,7 @@ use super::plan::FieldRef;
 use super::render::{key_f64, key_id, Constraint, Scope};
 use super::request::PercentilesMethod;
 use super::sources::{open_numeric, AnyColumn, NumericColumn, RuntimeProvider};
-use super::top_hits::constraint_query;
+use super::top_hits::{bucket_query, constraint_query};
 use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
 use std::cell::Cell;
@@ -161,19 +161,35 @@ impl Sketch {
 /// search query, one more for those under `global`.
 pub(crate) fn collect_all(exec: &Exec, pending: &[Pending]) -> EsResult<Vec<Sketch>> {
     let mut out: Vec<Sketch> = pending.iter().map(|p| Sketch::empty(&p.spec)).collect();
+    // Sketches at the root level share one pass per shard (one more under `global`); one
+    // below a `nested`/`reverse_nested` aggregation reads its bucket's documents, mapped over
+    // the block-join layout, in a pass of its own.
+    let mut passes: Vec<(Option<bool>, Vec<usize>)> = Vec::new();
     for global in [false, true] {
         let group: Vec<usize> = (0..pending.len())
-            .filter(|&i| pending[i].scope.global == global)
+            .filter(|&i| pending[i].scope.global == global && pending[i].scope.level.is_none())
             .collect();
-        if group.is_empty() {
-            continue;
+        if !group.is_empty() {
+            passes.push((Some(global), group));
         }
+    }
+    for i in (0..pending.len()).filter(|&i| pending[i].scope.level.is_some()) {
+        passes.push((None, vec![i]));
+    }
+    for (global, group) in passes {
         for pt in &exec.targets {
-            let trie = Arc::new(Trie::build(pending, &group, pt.target.ctx)?);
-            let query: Box<dyn Query> = if global {
-                lode_query::nested::non_nested(Box::new(AllQuery), pt.target.ctx.meta.nested)
-            } else {
-                pt.target.query.box_clone()
+            let trie = Arc::new(Trie::build(
+                pending,
+                &group,
+                pt.target.ctx,
+                global.is_some(),
+            )?);
+            let query: Box<dyn Query> = match global {
+                Some(true) => {
+                    lode_query::nested::non_nested(Box::new(AllQuery), pt.target.ctx.meta.nested)
+                }
+                Some(false) => pt.target.query.box_clone(),
+                None => bucket_query(pt, &pending[group[0]].scope)?,
             };
             for shard in pt.target.shards {
                 // The bit-set constraints' own queries, weighted once per shard.
@@ -297,10 +313,13 @@ fn eval_of(c: &Constraint) -> GroupEval {
 }
 
 impl Trie {
+    /// The trie of the sketches `group` of `pending`; without `constrained`, the pass's query
+    /// is already the one bucket's documents and its constraints are not tested again.
     fn build(
         pending: &[Pending],
         group: &[usize],
         ctx: &lode_query::QueryContext,
+        constrained: bool,
     ) -> EsResult<Trie> {
         let mut trie = Trie {
             nodes: vec![TrieNode::default()],
@@ -316,7 +335,12 @@ impl Trie {
                 return Err(EsError::internal("a sketch in an unconstrained bucket"));
             }
             let mut node = 0;
-            for c in &p.scope.constraints {
+            let constraints = if constrained {
+                &p.scope.constraints[..]
+            } else {
+                &[]
+            };
+            for c in constraints {
                 let (level, bucket) = level_and_bucket(c);
                 let g = *levels.entry((node, level)).or_insert_with(|| {
                     trie.groups.push(Group {

@@ -4,12 +4,13 @@
 
 use super::exec::{Exec, PlannedTarget};
 use super::plan::SourceSpec;
-use super::render::{Constraint, Scope};
+use super::render::{Constraint, LevelKind, Scope};
 use super::request::TopHitsReq;
 use lode_engine::mapping::Storage;
 use lode_engine::shard::stored_source;
 use lode_engine::{EsError, EsResult};
 use lode_hits::sort::{cmp_rows, parse_sort, FieldSortCollector, SortKey, SortKind, SortedHit};
+use lode_hits::source::{objects_at, unwrap, wrap};
 use serde_json::{json, Map, Value};
 use std::ops::Bound;
 use tantivy::aggregation::Key;
@@ -96,7 +97,24 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
     for h in hits.into_iter().skip(req.from).take(req.size) {
         let target = exec.targets[h.target].target;
         let shard = &target.shards[h.shard];
-        let doc: TantivyDocument = shard.searcher.doc(h.hit.addr).map_err(internal)?;
+        // A nested object is rendered as ES's nested hit: its root's `_id`, the `_nested`
+        // identity and the object's own `_source`.
+        let nested = match (scope.path(), shard.meta.nested) {
+            (Some(path), Some(field)) => {
+                let chain = nested_chain(target.ctx.mapping, path);
+                let seg = shard.searcher.segment_reader(h.hit.addr.segment_ord);
+                let (root, offsets) =
+                    lode_query::nested::nested_identity(seg, field, &chain, h.hit.addr.doc_id)
+                        .map_err(internal)?;
+                Some((chain, root, offsets))
+            }
+            _ => None,
+        };
+        let root_addr = match &nested {
+            Some((_, root, _)) => tantivy::DocAddress::new(h.hit.addr.segment_ord, *root),
+            None => h.hit.addr,
+        };
+        let doc: TantivyDocument = shard.searcher.doc(root_addr).map_err(internal)?;
         let id = doc
             .get_first(shard.meta.id)
             .and_then(|v| v.as_str())
@@ -105,8 +123,11 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         let mut o = Map::new();
         o.insert("_index".into(), json!(target.index_name));
         o.insert("_id".into(), json!(id));
+        if let Some((chain, _, offsets)) = &nested {
+            o.insert("_nested".into(), nested_identity_json(chain, offsets));
+        }
         let (seq_no, version) = if req.version || req.seq_no_primary_term {
-            shard.seq_no_version(h.hit.addr).map_err(|e| {
+            shard.seq_no_version(root_addr).map_err(|e| {
                 tantivy::TantivyError::InternalError(format!("versions: {}", e.reason))
             })?
         } else {
@@ -133,8 +154,22 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         if req.source.fetch {
             let bytes = stored_source(&doc, shard.meta);
             let source: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            if let Some(filtered) = req.source.apply(&source) {
-                o.insert("_source".into(), filtered);
+            match &nested {
+                None => {
+                    if let Some(filtered) = req.source.apply(&source) {
+                        o.insert("_source".into(), filtered);
+                    }
+                }
+                Some((chain, _, offsets)) => {
+                    if let Some(obj) = nested_object(&source, chain, offsets) {
+                        // Filtered under its full path, as `inner_hits` filters.
+                        let path = chain.last().map_or("", String::as_str);
+                        let wrapped = wrap(path, obj);
+                        if let Some(filtered) = req.source.apply(&wrapped) {
+                            o.insert("_source".into(), unwrap(path, filtered));
+                        }
+                    }
+                }
             }
         }
         if !by_score_only {
@@ -156,67 +191,125 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
     }))
 }
 
+/// `path` and its enclosing nested paths, outermost first (the levels of a nested hit).
+fn nested_chain(mapping: &lode_engine::mapping::Mapping, path: &str) -> Vec<String> {
+    let mut chain = Vec::new();
+    let mut end = 0;
+    for part in path.split('.') {
+        end += if end == 0 { part.len() } else { part.len() + 1 };
+        let prefix = &path[..end];
+        if mapping.objects.get(prefix).is_some_and(|o| o.nested) {
+            chain.push(prefix.to_string());
+        }
+    }
+    if chain.last().map(String::as_str) != Some(path) {
+        chain.push(path.to_string());
+    }
+    chain
+}
+
+/// ES's `_nested`: `{field, offset}` per level, the inner level under `_nested`, each
+/// field relative to its parent level.
+fn nested_identity_json(chain: &[String], offsets: &[usize]) -> Value {
+    let mut out: Option<Value> = None;
+    for k in (0..chain.len()).rev() {
+        let field = match k {
+            0 => chain[0].as_str(),
+            _ => chain[k]
+                .strip_prefix(chain[k - 1].as_str())
+                .and_then(|r| r.strip_prefix('.'))
+                .unwrap_or(&chain[k]),
+        };
+        let mut o = Map::new();
+        o.insert("field".into(), json!(field));
+        o.insert("offset".into(), json!(offsets[k]));
+        if let Some(inner) = out.take() {
+            o.insert("_nested".into(), inner);
+        }
+        out = Some(Value::Object(o));
+    }
+    out.unwrap_or(Value::Null)
+}
+
+/// The object a nested hit stands for in its root's `_source`.
+fn nested_object(source: &Value, chain: &[String], offsets: &[usize]) -> Option<Value> {
+    let mut cur = source;
+    let mut prefix = "";
+    for (path, &offset) in chain.iter().zip(offsets) {
+        let rel = match prefix {
+            "" => path.as_str(),
+            p => path.strip_prefix(p)?.strip_prefix('.')?,
+        };
+        let mut objects = Vec::new();
+        objects_at(cur, rel, &mut objects);
+        cur = objects.get(offset)?;
+        prefix = path;
+    }
+    Some(cur.clone())
+}
+
 fn internal(e: tantivy::TantivyError) -> EsError {
     EsError::internal(format!("top_hits failure: {e}"))
 }
 
-/// The search query (unless inside `global`) AND every bucket constraint, the constraints
-/// not contributing to the score.
+/// The documents of the bucket `scope`, AND every bucket constraint (not contributing to
+/// the score) on the documents of its level: the search query (every root inside
+/// `global`), or for a level entered by `nested` / `reverse_nested` the outer bucket's
+/// documents mapped over the block-join layout (children precede their parent; an object's
+/// parent is the next document of the enclosing level): `nested` takes the objects of its
+/// path under them, `reverse_nested` the documents of its level holding them.
 pub(crate) fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dyn Query>> {
-    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    clauses.push((
-        Occur::Must,
-        if scope.global {
-            lode_query::nested::non_nested(Box::new(AllQuery), pt.target.ctx.meta.nested)
-        } else {
-            pt.target.query.box_clone()
-        },
-    ));
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, level_query(pt, scope)?)];
     for c in &scope.constraints {
         let q = constraint_query(pt, c)?;
         clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(q, 0.0))));
     }
+    if clauses.len() == 1 {
+        return Ok(clauses.pop().expect("one clause").1);
+    }
     Ok(Box::new(BooleanQuery::new(clauses)))
 }
 
-/// `reverse_nested` (to the root) in a bucket under a top-level `nested` aggregation: the
-/// roots holding at least one of the bucket's nested documents (the nested documents of the
-/// path under the roots the query matches, restricted by the bucket's constraints).
-pub(crate) fn reverse_nested_count(exec: &Exec, scope: &Scope) -> EsResult<u64> {
-    let path = scope
-        .nested
-        .as_deref()
-        .ok_or_else(|| EsError::internal("reverse_nested outside a nested aggregation"))?;
-    let mut total = 0u64;
-    for pt in &exec.targets {
-        let Some(field) = pt.target.ctx.meta.nested else {
-            continue;
-        };
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
-            Occur::Must,
+fn level_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dyn Query>> {
+    let Some(level) = scope.level.as_deref() else {
+        return Ok(if scope.global {
+            lode_query::nested::non_nested(Box::new(AllQuery), pt.target.ctx.meta.nested)
+        } else {
+            pt.target.query.box_clone()
+        });
+    };
+    let Some(field) = pt.target.ctx.meta.nested else {
+        // This index has no nested mappings: no nested documents.
+        return Ok(Box::new(EmptyQuery));
+    };
+    // Each index resolves the paths against its own mapping (unmapped: no documents).
+    let nested_here = |p: &str| {
+        pt.target
+            .ctx
+            .mapping
+            .objects
+            .get(p)
+            .is_some_and(|o| o.nested)
+    };
+    Ok(match &level.kind {
+        LevelKind::Nested(Some(path)) if nested_here(path) => {
             Box::new(lode_query::nested::ToChildQuery::new(
-                pt.target.query.box_clone(),
+                bucket_query(pt, &level.outer)?,
                 field,
+                level.outer.path(),
                 path,
-            )),
-        )];
-        for c in &scope.constraints {
-            clauses.push((Occur::Must, constraint_query(pt, c)?));
+            ))
         }
-        let roots = lode_query::nested::ToParentQuery::new(
-            Box::new(BooleanQuery::new(clauses)),
-            field,
-            Vec::new(),
-            lode_query::nested::ScoreMode::None,
-        );
-        for shard in pt.target.shards {
-            total += roots
-                .count(&shard.searcher)
-                .map_err(|e| EsError::internal(format!("reverse_nested failure: {e}")))?
-                as u64;
+        LevelKind::Reverse(path) if path.as_deref().is_none_or(nested_here) => {
+            Box::new(lode_query::nested::ToParentQuery::new(
+                bucket_query(pt, &level.outer)?,
+                field,
+                path.iter().cloned().collect(),
+                lode_query::nested::ScoreMode::Max,
+            ))
         }
-    }
-    Ok(total)
+        _ => Box::new(EmptyQuery),
+    })
 }
 
 pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<Box<dyn Query>> {

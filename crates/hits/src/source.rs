@@ -2,7 +2,7 @@
 //! and top_hits apply it.
 
 use lode_engine::mapping::wildcard_match;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 /// What part of `_source` a response carries.
 #[derive(Debug, Clone, Default)]
@@ -188,10 +188,89 @@ fn filter_value(v: &Value, path: &str, includes: &[String], excludes: &[String])
     }
 }
 
+/// The objects at `path` in `source`, in document order (arrays flattened), as the nested
+/// documents of that path were indexed.
+pub fn objects_at<'v>(source: &'v Value, path: &str, out: &mut Vec<&'v Value>) {
+    let (head, rest) = match path.split_once('.') {
+        Some((h, r)) => (h, Some(r)),
+        None => (path, None),
+    };
+    let visit = |v: &'v Value, out: &mut Vec<&'v Value>| match rest {
+        Some(r) => objects_at(v, r, out),
+        None => {
+            if v.is_object() {
+                out.push(v)
+            }
+        }
+    };
+    match source {
+        Value::Object(m) => {
+            // A dotted key holding the whole rest of the path counts too.
+            if let Some(v) = m.get(path).filter(|_| rest.is_some()) {
+                push_all(v, out);
+            }
+            if let Some(v) = m.get(head) {
+                match v {
+                    Value::Array(items) => {
+                        for i in items {
+                            visit(i, out);
+                        }
+                    }
+                    other => visit(other, out),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for i in items {
+                objects_at(i, path, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn push_all<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
+    match v {
+        Value::Array(items) => out.extend(items.iter().filter(|i| i.is_object())),
+        Value::Object(_) => out.push(v),
+        _ => {}
+    }
+}
+
+/// `{path: obj}` (nested by the path's dots), so `_source` filters name full paths.
+pub fn wrap(path: &str, obj: Value) -> Value {
+    path.rsplit('.').fold(obj, |acc, k| json!({ k: acc }))
+}
+
+pub fn unwrap(path: &str, v: Value) -> Value {
+    let mut cur = v;
+    for k in path.split('.') {
+        cur = match cur {
+            Value::Object(mut m) => m.remove(k).unwrap_or_else(|| json!({})),
+            _ => json!({}),
+        };
+    }
+    cur
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    #[test]
+    fn objects_in_document_order() {
+        let src = json!({"a": [{"x": 1}, {"x": 2}], "o": {"b": [{"y": 1}]}, "c": {"z": 1}});
+        let mut out = Vec::new();
+        objects_at(&src, "a", &mut out);
+        assert_eq!(out, vec![&json!({"x": 1}), &json!({"x": 2})]);
+        let mut out = Vec::new();
+        objects_at(&src, "o.b", &mut out);
+        assert_eq!(out, vec![&json!({"y": 1})]);
+        let mut out = Vec::new();
+        objects_at(&src, "c", &mut out);
+        assert_eq!(out, vec![&json!({"z": 1})]);
+        assert_eq!(unwrap("o.b", wrap("o.b", json!({"y": 1}))), json!({"y": 1}));
+    }
 
     #[test]
     fn includes_and_excludes() {

@@ -280,12 +280,17 @@ impl Weight for ToParentWeight {
     }
 }
 
-/// The nested documents of `path` whose root matches `parent` (a top-level `nested`
-/// aggregation's documents; Lucene's `ToChildBlockJoinQuery` from the root level). Scores are 0.
+/// The nested documents of `path` under the parents `parent` matches (Lucene's
+/// `ToChildBlockJoinQuery`, ES's `NestedAggregator`): a parent's children are the documents of
+/// `path` between the previous document of the parent level and the parent. The parent level
+/// is `parent_path`'s nested documents (with the roots), or the roots when `None`. Each child
+/// scores as its parent (as ES's nested aggregation hands its sub-aggregations the parent's
+/// scorer).
 #[derive(Debug)]
 pub struct ToChildQuery {
     parent: Box<dyn Query>,
     nested: Field,
+    parent_path: Option<String>,
     path: String,
 }
 
@@ -294,16 +299,23 @@ impl Clone for ToChildQuery {
         ToChildQuery {
             parent: self.parent.box_clone(),
             nested: self.nested,
+            parent_path: self.parent_path.clone(),
             path: self.path.clone(),
         }
     }
 }
 
 impl ToChildQuery {
-    pub fn new(parent: Box<dyn Query>, nested: Field, path: &str) -> ToChildQuery {
+    pub fn new(
+        parent: Box<dyn Query>,
+        nested: Field,
+        parent_path: Option<&str>,
+        path: &str,
+    ) -> ToChildQuery {
         ToChildQuery {
             parent,
             nested,
+            parent_path: parent_path.map(str::to_string),
             path: path.to_string(),
         }
     }
@@ -311,22 +323,26 @@ impl ToChildQuery {
 
 impl Query for ToChildQuery {
     fn weight(&self, enable_scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
-        let disabled = match enable_scoring.searcher() {
-            Some(s) => EnableScoring::disabled_from_searcher(s),
-            None => EnableScoring::disabled_from_schema(enable_scoring.schema()),
-        };
         Ok(Box::new(ToChildWeight {
-            parent: self.parent.weight(disabled)?,
+            parent: self.parent.weight(enable_scoring)?,
             nested: self.nested,
+            levels: self.parent_path.iter().cloned().collect(),
             path: self.path.clone(),
+            scoring: enable_scoring.is_scoring_enabled(),
         }))
+    }
+
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
+        self.parent.query_terms(visitor);
     }
 }
 
 struct ToChildWeight {
     parent: Box<dyn Weight>,
     nested: Field,
+    levels: Vec<String>,
     path: String,
+    scoring: bool,
 }
 
 impl Weight for ToChildWeight {
@@ -334,7 +350,7 @@ impl Weight for ToChildWeight {
         let mut parent = self.parent.scorer(reader, boost)?;
         let mut out = Vec::new();
         if parent.doc() != TERMINATED {
-            let roots = parent_docs(reader, self.nested, &[])?;
+            let parents = parent_docs(reader, self.nested, &self.levels)?;
             let mut children = Vec::new();
             postings(
                 reader,
@@ -345,10 +361,11 @@ impl Weight for ToChildWeight {
             let mut d = parent.doc();
             while d != TERMINATED {
                 if alive.is_none_or(|a| a.is_alive(d)) {
-                    let range = children_of(&roots, d);
+                    let score = if self.scoring { parent.score() } else { 0.0 };
+                    let range = children_of(&parents, d);
                     let from = children.partition_point(|&c| c < range.start);
                     let to = children.partition_point(|&c| c < range.end);
-                    out.extend(children[from..to].iter().map(|&c| (c, 0.0)));
+                    out.extend(children[from..to].iter().map(|&c| (c, score)));
                 }
                 d = parent.advance();
             }
@@ -356,10 +373,52 @@ impl Weight for ToChildWeight {
         Ok(Box::new(VecScorer::new(out)))
     }
 
-    fn explain(&self, _reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let _ = doc;
-        Ok(Explanation::new("nested document", 0.0))
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let mut s = self.scorer(reader, 1.0)?;
+        if s.seek(doc) != doc {
+            return Err(tantivy::TantivyError::InvalidArgument(format!(
+                "Document #({doc}) does not match"
+            )));
+        }
+        Ok(Explanation::new(
+            "Score based on parent document",
+            s.score(),
+        ))
     }
+}
+
+/// Where nested document `doc` sits in its block, for ES's `_nested` identity: `chain` is
+/// the document's nested path and its enclosing nested paths, outermost first. Returns the
+/// root and, per level of `chain`, the offset of the document's ancestor (the document
+/// itself last) among the objects of that path under its parent, in indexing order (which
+/// is `_source` order).
+pub fn nested_identity(
+    reader: &SegmentReader,
+    nested: Field,
+    chain: &[String],
+    doc: DocId,
+) -> tantivy::Result<(DocId, Vec<usize>)> {
+    let mut offsets = vec![0; chain.len()];
+    let mut cur = doc;
+    for k in (0..chain.len()).rev() {
+        let levels: Vec<String> = chain[..k].last().cloned().into_iter().collect();
+        let parents = parent_docs(reader, nested, &levels)?;
+        let Some(&parent) = parents.get(parents.partition_point(|&p| p <= cur)) else {
+            break;
+        };
+        let range = children_of(&parents, parent);
+        let mut of_path = Vec::new();
+        postings(
+            reader,
+            &Term::from_field_text(nested, &chain[k]),
+            &mut of_path,
+        )?;
+        let from = of_path.partition_point(|&c| c < range.start);
+        let to = of_path.partition_point(|&c| c < cur);
+        offsets[k] = to.saturating_sub(from);
+        cur = parent;
+    }
+    Ok((cur, offsets))
 }
 
 /// A scorer over precomputed (doc, score) pairs in doc order.
@@ -497,6 +556,118 @@ mod tests {
                 .filter(|i| i % 3 != 0 || i % 2 == 0)
                 .map(|i| 1 + i % 4)
                 .sum::<usize>()
+        );
+    }
+
+    /// Two blocks of users (nested) with pets (nested in users), post-order: a user's pets
+    /// precede it, the root comes last. `ToChildQuery` from the roots and from the users,
+    /// and `nested_identity` of each pet.
+    #[test]
+    fn to_child_levels_and_identity() {
+        let mut b = Schema::builder();
+        let name = b.add_text_field("name", STRING | STORED);
+        let nested = b.add_text_field("_nested", STRING);
+        let index = Index::create_in_ram(b.build());
+        let mut w: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        let doc = |n: &str, path: Option<&str>| {
+            let mut d = TantivyDocument::default();
+            d.add_text(name, n);
+            if let Some(p) = path {
+                d.add_text(nested, NESTED_CHILD);
+                d.add_text(nested, p);
+            }
+            UserOperation::Add(d)
+        };
+        // Block 1: u0 (pets p00, p01), u1 (none), u2 (pet p20); block 2: u0 (pet q00).
+        w.run(vec![
+            doc("p00", Some("users.pets")),
+            doc("p01", Some("users.pets")),
+            doc("u0", Some("users")),
+            doc("u1", Some("users")),
+            doc("p20", Some("users.pets")),
+            doc("u2", Some("users")),
+            doc("r1", None),
+        ])
+        .unwrap();
+        w.run(vec![
+            doc("q00", Some("users.pets")),
+            doc("v0", Some("users")),
+            doc("r2", None),
+        ])
+        .unwrap();
+        w.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let seg = &searcher.segment_readers()[0];
+        let store = seg.get_store_reader(0).unwrap();
+        let names = |q: &dyn Query| -> Vec<String> {
+            let w = q
+                .weight(EnableScoring::disabled_from_searcher(&searcher))
+                .unwrap();
+            let mut s = w.scorer(seg, 1.0).unwrap();
+            let mut out = Vec::new();
+            while s.doc() != TERMINATED {
+                let d: TantivyDocument = store.get(s.doc()).unwrap();
+                out.push(
+                    d.get_first(name)
+                        .and_then(|v| v.as_str())
+                        .unwrap()
+                        .to_string(),
+                );
+                s.advance();
+            }
+            out
+        };
+        let term = |n: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(name, n),
+                IndexRecordOption::Basic,
+            ))
+        };
+        // From the root: its users, or all its pets (a path two levels down).
+        let q = ToChildQuery::new(term("r1"), nested, None, "users");
+        assert_eq!(names(&q), ["u0", "u1", "u2"]);
+        let q = ToChildQuery::new(term("r1"), nested, None, "users.pets");
+        assert_eq!(names(&q), ["p00", "p01", "p20"]);
+        // From users: each user's own pets only.
+        for (user, pets) in [
+            ("u0", vec!["p00", "p01"]),
+            ("u1", vec![]),
+            ("u2", vec!["p20"]),
+            ("v0", vec!["q00"]),
+        ] {
+            let q = ToChildQuery::new(term(user), nested, Some("users"), "users.pets");
+            assert_eq!(names(&q), pets, "{user}");
+        }
+        // Back up: pets to their users, users to their roots.
+        let pets = ToChildQuery::new(term("r1"), nested, None, "users.pets");
+        let q = ToParentQuery::new(
+            Box::new(pets),
+            nested,
+            vec!["users".into()],
+            ScoreMode::None,
+        );
+        assert_eq!(names(&q), ["u0", "u2"]);
+        // Identity: (root, offsets per level).
+        let chain = ["users".to_string(), "users.pets".to_string()];
+        assert_eq!(
+            nested_identity(seg, nested, &chain, 0).unwrap(),
+            (6, vec![0, 0])
+        );
+        assert_eq!(
+            nested_identity(seg, nested, &chain, 1).unwrap(),
+            (6, vec![0, 1])
+        );
+        assert_eq!(
+            nested_identity(seg, nested, &chain, 4).unwrap(),
+            (6, vec![2, 0])
+        );
+        assert_eq!(
+            nested_identity(seg, nested, &chain, 7).unwrap(),
+            (9, vec![0, 0])
+        );
+        assert_eq!(
+            nested_identity(seg, nested, &chain[..1], 3).unwrap(),
+            (6, vec![1])
         );
     }
 

@@ -5,7 +5,7 @@
 
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
-use lode_hits::source::SourceFilter;
+use lode_hits::source::{objects_at, unwrap, wrap, SourceFilter};
 use lode_query::{Query, QueryContext};
 use serde_json::{json, Map, Value};
 use tantivy::query::EnableScoring;
@@ -118,55 +118,6 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
     Ok(s)
 }
 
-/// The objects at `path` in `source`, in document order (arrays flattened), as the nested
-/// documents of that path were indexed.
-fn objects_at<'v>(source: &'v Value, path: &str, out: &mut Vec<&'v Value>) {
-    let (head, rest) = match path.split_once('.') {
-        Some((h, r)) => (h, Some(r)),
-        None => (path, None),
-    };
-    let visit = |v: &'v Value, out: &mut Vec<&'v Value>| match rest {
-        Some(r) => objects_at(v, r, out),
-        None => {
-            if v.is_object() {
-                out.push(v)
-            }
-        }
-    };
-    match source {
-        Value::Object(m) => {
-            // A dotted key holding the whole rest of the path counts too.
-            if let Some(v) = m.get(path).filter(|_| rest.is_some()) {
-                push_all(v, out);
-            }
-            if let Some(v) = m.get(head) {
-                match v {
-                    Value::Array(items) => {
-                        for i in items {
-                            visit(i, out);
-                        }
-                    }
-                    other => visit(other, out),
-                }
-            }
-        }
-        Value::Array(items) => {
-            for i in items {
-                objects_at(i, path, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn push_all<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
-    match v {
-        Value::Array(items) => out.extend(items.iter().filter(|i| i.is_object())),
-        Value::Object(_) => out.push(v),
-        _ => {}
-    }
-}
-
 /// Renders the `inner_hits` object of one search hit.
 pub(super) fn render(
     specs: &[InnerHitsSpec],
@@ -261,40 +212,4 @@ pub(super) fn render(
         );
     }
     Ok(Value::Object(out))
-}
-
-/// `{path: obj}` (nested by the path's dots), so `_source` filters name full paths.
-fn wrap(path: &str, obj: Value) -> Value {
-    path.rsplit('.').fold(obj, |acc, k| json!({ k: acc }))
-}
-
-fn unwrap(path: &str, v: Value) -> Value {
-    let mut cur = v;
-    for k in path.split('.') {
-        cur = match cur {
-            Value::Object(mut m) => m.remove(k).unwrap_or_else(|| json!({})),
-            _ => json!({}),
-        };
-    }
-    cur
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn objects_in_document_order() {
-        let src = json!({"a": [{"x": 1}, {"x": 2}], "o": {"b": [{"y": 1}]}, "c": {"z": 1}});
-        let mut out = Vec::new();
-        objects_at(&src, "a", &mut out);
-        assert_eq!(out, vec![&json!({"x": 1}), &json!({"x": 2})]);
-        let mut out = Vec::new();
-        objects_at(&src, "o.b", &mut out);
-        assert_eq!(out, vec![&json!({"y": 1})]);
-        let mut out = Vec::new();
-        objects_at(&src, "c", &mut out);
-        assert_eq!(out, vec![&json!({"z": 1})]);
-        assert_eq!(unwrap("o.b", wrap("o.b", json!({"y": 1}))), json!({"y": 1}));
-    }
 }
