@@ -788,6 +788,16 @@ fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table
         cluster::resolve_indices(node, target, expand, ignore_unavailable, allow_no_indices)?;
     let mut total = 0u64;
     for idx in &list {
+        // document-level security: only the documents the role query lets the subject see
+        let dls = req
+            .doc_security
+            .as_ref()
+            .and_then(|d| d.filter(&idx.name, &[]));
+        if let Some(filter) = dls {
+            let seen = crate::search::matching_ids(idx, Some(&filter), None, &Default::default())?;
+            total += seen.len() as u64;
+            continue;
+        }
         for s in idx.shards()? {
             total += s.root_doc_count()?;
         }
@@ -1299,6 +1309,7 @@ mod tests {
 
     fn request(path: &str, params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
+            doc_security: None,
             method: Method::Get,
             path: path.to_string(),
             params: params

@@ -453,12 +453,35 @@ fn get_whole_source(
     })
 }
 
+/// Whether document-level security hides document `id` of `index` (reached as `named`) from
+/// the request's subject: the role query is run with the id against the index's searcher, so
+/// a document not yet refreshed is hidden too.
+fn dls_hidden(req: &RestRequest, index: &IndexService, named: &str, id: &str) -> EsResult<bool> {
+    let Some(ds) = &req.doc_security else {
+        return Ok(false);
+    };
+    let aliases: Vec<String> = if named != index.name {
+        vec![named.to_string()]
+    } else {
+        Vec::new()
+    };
+    let Some(filter) = ds.filter(&index.name, &aliases) else {
+        return Ok(false);
+    };
+    let q = json!({"bool": {"filter": [{"ids": {"values": [id]}}, filter]}});
+    let found = crate::search::matching_ids(index, Some(&q), None, &Default::default())?;
+    Ok(!found.iter().any(|(i, _, _)| i == id))
+}
+
 /// `GET|HEAD /{index}/_doc/{id}`.
 pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let index = node.read_target(index_name)?;
     let realtime = req.bool_param("realtime", true)?;
     if req.bool_param("refresh", false)? {
         index.refresh()?;
+    }
+    if dls_hidden(req, &index, index_name, id)? {
+        return Ok(RestResponse::json(404, not_found_body(&index, id)));
     }
     let stored = req
         .param("stored_fields")
@@ -552,7 +575,11 @@ pub fn get_source(
     }
     let filter = source_filter(req);
     let version = read_version(req)?;
-    let doc = index.get_doc(id, routing(req), realtime)?;
+    let doc = if dls_hidden(req, &index, index_name, id)? {
+        None
+    } else {
+        index.get_doc(id, routing(req), realtime)?
+    };
     if let Some(d) = &doc {
         check_read_version(&index, id, routing(req), d.version, version)?;
     }
@@ -640,6 +667,9 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             None => stored_fields_filter(default_filter.clone(), url_source, stored.as_deref()),
         };
         let item = node.read_target(&index_name).and_then(|i| {
+            if dls_hidden(req, &i, &index_name, &doc.id)? {
+                return Ok((false, not_found_body(&i, &doc.id)));
+            }
             get_with_stored(
                 &i,
                 &doc.id,

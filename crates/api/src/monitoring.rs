@@ -169,6 +169,7 @@ mod tests {
     #[test]
     fn only_global_parameters() {
         let req = |params: &[(&str, &str)]| RestRequest {
+            doc_security: None,
             method: Method::Get,
             path: "/_prometheus/metrics".into(),
             params: params

@@ -21,6 +21,28 @@ pub struct RestRequest {
     /// Query-string parameters.
     pub params: BTreeMap<String, String>,
     pub body: Vec<u8>,
+    /// Document-level security, set by the security gate for a subject whose roles restrict
+    /// documents (`None`: every document may be read).
+    pub doc_security: Option<DocSecurity>,
+}
+
+/// Document-level security (ES's role `query`): for a concrete index and the aliases a
+/// request reached it through, the query its documents must match to be seen (`None`: no
+/// restriction on that index). Searches, counts, aggregations and by-query requests combine
+/// it as a filter, as the alias filters; gets answer a hidden document as missing.
+#[derive(Clone)]
+pub struct DocSecurity(pub std::sync::Arc<dyn Fn(&str, &[String]) -> Option<Value> + Send + Sync>);
+
+impl DocSecurity {
+    pub fn filter(&self, index: &str, aliases: &[String]) -> Option<Value> {
+        (self.0)(index, aliases)
+    }
+}
+
+impl std::fmt::Debug for DocSecurity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DocSecurity")
+    }
 }
 
 #[derive(Debug)]

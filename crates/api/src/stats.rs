@@ -997,6 +997,7 @@ mod tests {
 
     fn request(path: &str, params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
+            doc_security: None,
             method: Method::Get,
             path: path.to_string(),
             params: params

@@ -50,6 +50,7 @@ const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10
 pub struct CountingListener {
     tcp: TcpListener,
     tls: Option<Tls>,
+    limits: HeadLimits,
 }
 
 struct Tls {
@@ -69,7 +70,17 @@ impl CountingListener {
                 rx,
             }
         });
-        CountingListener { tcp, tls }
+        CountingListener {
+            tcp,
+            tls,
+            limits: HeadLimits::default(),
+        }
+    }
+
+    /// Checks request heads against these limits instead of ES's defaults.
+    pub fn with_head_limits(mut self, limits: HeadLimits) -> Self {
+        self.limits = limits;
+        self
     }
 }
 
@@ -190,11 +201,14 @@ pub struct CountedStream {
     drain_deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
-fn counted(inner: Transport) -> CountedStream {
+fn counted(inner: Transport, limits: HeadLimits) -> CountedStream {
     CountedStream {
         inner,
         _guard: ConnectionGuard::opened(),
-        check: HeadCheck::default(),
+        check: HeadCheck {
+            limits,
+            ..HeadCheck::default()
+        },
         drain_deadline: None,
     }
 }
@@ -204,9 +218,10 @@ impl axum::serve::Listener for CountingListener {
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        let limits = self.limits;
         let Some(tls) = self.tls.as_mut() else {
             let (inner, addr) = axum::serve::Listener::accept(&mut self.tcp).await;
-            return (counted(Transport::Plain(inner)), addr);
+            return (counted(Transport::Plain(inner), limits), addr);
         };
         loop {
             tokio::select! {
@@ -223,7 +238,7 @@ impl axum::serve::Listener for CountingListener {
                         }
                     });
                 }
-                Some((stream, addr)) = tls.rx.recv() => return (counted(stream), addr),
+                Some((stream, addr)) = tls.rx.recv() => return (counted(stream, limits), addr),
             }
         }
     }
@@ -398,6 +413,27 @@ impl AsyncWrite for CountedStream {
 pub const MAX_INITIAL_LINE_LENGTH: usize = 4096;
 /// Elasticsearch 8's `http.max_header_size` default (16kb): the size of all header lines.
 pub const MAX_HEADER_SIZE: usize = 16 * 1024;
+/// hyper's read buffer (its `max_buf_size` default, 8kb + 100 * 4kb): a head larger than this
+/// is refused by hyper itself with an empty answer, so the two settings together may not
+/// exceed it (checked when the node starts).
+pub const HYPER_MAX_HEAD: usize = 8192 + 4096 * 100;
+
+/// The request-head limits, from the node settings `http.max_initial_line_length` and
+/// `http.max_header_size` (ES 8's defaults otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadLimits {
+    pub max_initial_line_length: usize,
+    pub max_header_size: usize,
+}
+
+impl Default for HeadLimits {
+    fn default() -> Self {
+        HeadLimits {
+            max_initial_line_length: MAX_INITIAL_LINE_LENGTH,
+            max_header_size: MAX_HEADER_SIZE,
+        }
+    }
+}
 /// hyper parses at most this many headers (Netty has no count limit; Lode refuses more).
 pub const MAX_HEADERS: usize = 100;
 
@@ -437,13 +473,13 @@ fn bad(kind: &'static str, reason: impl Into<String>) -> HeadVerdict {
 /// Checks a complete request head (without its final empty line), as Netty's decoder and
 /// `HttpUtil` would: the request line, the size of the line and of the headers, each header
 /// line's syntax, and the body framing (`Content-Length` syntax and agreement).
-fn check_head(head: &[u8]) -> HeadVerdict {
+fn check_head(head: &[u8], limits: HeadLimits) -> HeadVerdict {
     let mut lines = head
         .split(|&b| b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
     let line = lines.next().unwrap_or(b"");
-    if line.len() > MAX_INITIAL_LINE_LENGTH {
-        return too_long_line();
+    if line.len() > limits.max_initial_line_length {
+        return too_long_line(limits);
     }
     let line = String::from_utf8_lossy(line);
     let parts: Vec<&str> = line.split_ascii_whitespace().collect();
@@ -476,8 +512,8 @@ fn check_head(head: &[u8]) -> HeadVerdict {
     let mut all: Vec<(String, String)> = Vec::new();
     for l in lines {
         size += l.len();
-        if size > MAX_HEADER_SIZE {
-            return too_long_header();
+        if size > limits.max_header_size {
+            return too_long_header(limits);
         }
         let Some(colon) = l.iter().position(|&b| b == b':') else {
             return bad("illegal_argument_exception", "No colon found");
@@ -545,17 +581,23 @@ fn check_head(head: &[u8]) -> HeadVerdict {
     }
 }
 
-fn too_long_line() -> HeadVerdict {
+fn too_long_line(limits: HeadLimits) -> HeadVerdict {
     bad(
         "too_long_http_line_exception",
-        format!("An HTTP line is larger than {MAX_INITIAL_LINE_LENGTH} bytes."),
+        format!(
+            "An HTTP line is larger than {} bytes.",
+            limits.max_initial_line_length
+        ),
     )
 }
 
-fn too_long_header() -> HeadVerdict {
+fn too_long_header(limits: HeadLimits) -> HeadVerdict {
     bad(
         "too_long_http_header_exception",
-        format!("HTTP header is larger than {MAX_HEADER_SIZE} bytes."),
+        format!(
+            "HTTP header is larger than {} bytes.",
+            limits.max_header_size
+        ),
     )
 }
 
@@ -583,6 +625,7 @@ fn error_bytes(status: u16, kind: &str, reason: &str) -> Vec<u8> {
 /// The pre-check's state for one connection.
 #[derive(Default)]
 struct HeadCheck {
+    limits: HeadLimits,
     framing: Option<Framing>,
     /// Bytes read from the socket, not yet given to hyper.
     pending: Vec<u8>,
@@ -639,14 +682,17 @@ impl HeadCheck {
                             .map(|p| (p, p + 2))
                     });
                     let verdict = match end {
-                        Some((head_end, _)) => check_head(&rest[..head_end]),
+                        Some((head_end, _)) => check_head(&rest[..head_end], self.limits),
                         None => {
+                            let limits = self.limits;
                             let line_len =
                                 rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-                            if line_len > MAX_INITIAL_LINE_LENGTH {
-                                too_long_line()
-                            } else if rest.len() > MAX_INITIAL_LINE_LENGTH + MAX_HEADER_SIZE + 4 {
-                                too_long_header()
+                            if line_len > limits.max_initial_line_length {
+                                too_long_line(limits)
+                            } else if rest.len()
+                                > limits.max_initial_line_length + limits.max_header_size + 4
+                            {
+                                too_long_header(limits)
                             } else {
                                 return;
                             }
@@ -693,7 +739,9 @@ impl HeadCheck {
                 }
                 Framing::ChunkSize | Framing::Trailer => {
                     let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
-                        if rest.len() > MAX_INITIAL_LINE_LENGTH + MAX_HEADER_SIZE {
+                        if rest.len()
+                            > self.limits.max_initial_line_length + self.limits.max_header_size
+                        {
                             // hyper refuses such a line itself; stop following this connection
                             self.framing = Some(Framing::Passthrough);
                             continue;
@@ -731,7 +779,7 @@ mod tests {
     use super::*;
 
     fn kind(head: &str) -> Option<&'static str> {
-        match check_head(head.as_bytes()) {
+        match check_head(head.as_bytes(), HeadLimits::default()) {
             HeadVerdict::Ok(_) => None,
             HeadVerdict::Refused(_, kind, _) => Some(kind),
         }
@@ -762,6 +810,46 @@ mod tests {
         assert_eq!(kind(&long), Some("too_long_http_line_exception"));
         let big = format!("GET / HTTP/1.1\r\nX: {}", "a".repeat(MAX_HEADER_SIZE));
         assert_eq!(kind(&big), Some("too_long_http_header_exception"));
+    }
+
+    #[test]
+    fn head_limits_come_from_settings() {
+        let limits = HeadLimits {
+            max_initial_line_length: 100,
+            max_header_size: 50,
+        };
+        let line = format!("GET /{} HTTP/1.1", "a".repeat(90));
+        assert!(
+            matches!(check_head(line.as_bytes(), limits), HeadVerdict::Refused(400, "too_long_http_line_exception", ref m) if m == "An HTTP line is larger than 100 bytes.")
+        );
+        let ok = format!("GET /{} HTTP/1.1", "a".repeat(80));
+        assert!(matches!(
+            check_head(ok.as_bytes(), limits),
+            HeadVerdict::Ok(_)
+        ));
+        let head = format!("GET / HTTP/1.1\r\nX: {}", "a".repeat(60));
+        assert!(
+            matches!(check_head(head.as_bytes(), limits), HeadVerdict::Refused(400, "too_long_http_header_exception", ref m) if m == "HTTP header is larger than 50 bytes.")
+        );
+        // a longer line passes with larger limits
+        let wide = HeadLimits {
+            max_initial_line_length: 8192,
+            max_header_size: 16384,
+        };
+        let long = format!("GET /{} HTTP/1.1", "a".repeat(6000));
+        assert!(matches!(
+            check_head(long.as_bytes(), wide),
+            HeadVerdict::Ok(_)
+        ));
+        // an unfinished head over the limits is refused before it ends
+        let mut hc = HeadCheck {
+            limits,
+            ..HeadCheck::default()
+        };
+        hc.pending
+            .extend_from_slice(format!("GET /{}", "a".repeat(200)).as_bytes());
+        hc.scan();
+        assert!(hc.refusal.is_some());
     }
 
     fn released_after(bytes: &[u8]) -> (usize, bool, Framing) {

@@ -226,6 +226,12 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         _ => None,
     };
     let rest = RestRequest {
+        doc_security: subject.as_ref().filter(|s| s.has_dls()).map(|s| {
+            let s = s.clone();
+            lode_api::rest::DocSecurity(Arc::new(move |index: &str, aliases: &[String]| {
+                s.doc_filter(index, aliases)
+            }))
+        }),
         method,
         path: path.clone(),
         params: params.clone(),

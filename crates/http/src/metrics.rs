@@ -162,6 +162,7 @@ async fn serve(state: Arc<AppState>, req: Request<Body>) -> Response<Body> {
         return crate::render(RestResponse::error(&e), &params, head);
     }
     let rest = RestRequest {
+        doc_security: None,
         method: Method::Get,
         path,
         params: params.clone(),

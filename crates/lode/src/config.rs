@@ -12,6 +12,8 @@ pub struct Settings {
     pub cluster_name: String,
     pub node_name: String,
     pub max_content_length: usize,
+    /// `http.max_initial_line_length` and `http.max_header_size`.
+    pub head_limits: lode_http::connections::HeadLimits,
     pub log_level: String,
     /// `indices.query.bool.max_clause_count` (ES 8 deprecates it but still applies it).
     pub max_clause_count: Option<usize>,
@@ -182,6 +184,41 @@ fn parse_size(s: &str) -> anyhow::Result<usize> {
     Ok(t.parse()?)
 }
 
+/// `http.max_initial_line_length` (default 4kb) and `http.max_header_size` (16kb), as ES's
+/// byte size settings; Netty refuses values that are not positive, and together they must fit
+/// hyper's read buffer (a larger head would be refused by hyper with an empty answer).
+fn head_limits(
+    map: &BTreeMap<String, String>,
+) -> anyhow::Result<lode_http::connections::HeadLimits> {
+    use lode_http::connections::{HeadLimits, HYPER_MAX_HEAD};
+    let mut limits = HeadLimits::default();
+    for (key, slot) in [
+        (
+            "http.max_initial_line_length",
+            &mut limits.max_initial_line_length,
+        ),
+        ("http.max_header_size", &mut limits.max_header_size),
+    ] {
+        if let Some(v) = map.get(key) {
+            let n = parse_size(v).map_err(|_| {
+                anyhow::anyhow!("failed to parse setting [{key}] with value [{v}] as a size in bytes: unit is missing or unrecognized")
+            })?;
+            if n == 0 {
+                bail!("setting [{key}] must be positive, got [{v}]");
+            }
+            *slot = n;
+        }
+    }
+    if limits.max_initial_line_length + limits.max_header_size > HYPER_MAX_HEAD {
+        bail!(
+            "[http.max_initial_line_length] and [http.max_header_size] together may be at most [{HYPER_MAX_HEAD}] bytes in Lode, got [{}] and [{}]",
+            limits.max_initial_line_length,
+            limits.max_header_size
+        );
+    }
+    Ok(limits)
+}
+
 fn breaker_key(k: &str) -> bool {
     lode_engine::breaker::DYNAMIC.contains(&k) || lode_engine::breaker::STATIC.contains(&k)
 }
@@ -213,6 +250,8 @@ impl Settings {
             "cluster.name",
             "node.name",
             "http.max_content_length",
+            "http.max_initial_line_length",
+            "http.max_header_size",
             "indices.query.bool.max_clause_count",
             "logger.level",
             "log.level",
@@ -304,7 +343,9 @@ impl Settings {
         )
         .map_err(|e| anyhow::anyhow!(e))?;
         let security = SecuritySettings::from_map(&map)?;
+        let head_limits = head_limits(&map)?;
         Ok(Settings {
+            head_limits,
             security,
             thread_pools: std::sync::Arc::new(thread_pools),
             disk,
@@ -347,6 +388,26 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn head_limit_settings() {
+        let s = Settings::load(None, &[]).unwrap();
+        assert_eq!(s.head_limits.max_initial_line_length, 4096);
+        assert_eq!(s.head_limits.max_header_size, 16384);
+        let s = Settings::load(
+            None,
+            &[
+                "http.max_initial_line_length=8kb".into(),
+                "http.max_header_size=1000b".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.head_limits.max_initial_line_length, 8192);
+        assert_eq!(s.head_limits.max_header_size, 1000);
+        assert!(Settings::load(None, &["http.max_header_size=0".into()]).is_err());
+        assert!(Settings::load(None, &["http.max_header_size=abc".into()]).is_err());
+        assert!(Settings::load(None, &["http.max_header_size=10mb".into()]).is_err());
+    }
 
     #[test]
     fn security_settings() {

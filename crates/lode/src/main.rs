@@ -262,7 +262,8 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
                 "shutdown started: not accepting connections, closing idle ones, waiting for in-flight requests"
             );
         };
-        let listener = lode_http::connections::CountingListener::new(listener, tls.clone());
+        let listener = lode_http::connections::CountingListener::new(listener, tls.clone())
+            .with_head_limits(cfg.head_limits);
         let stopped = shutdown::serve(
             listener,
             app,

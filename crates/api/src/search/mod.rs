@@ -45,6 +45,8 @@ pub enum TrackTotal {
 
 /// A parsed search body (index independent).
 pub struct SearchRequest {
+    /// `search.max_open_scroll_context`, read from the cluster settings by the handler.
+    pub max_scroll_contexts: usize,
     /// `runtime_mappings`: the request's runtime fields.
     pub runtime: lode_query::runtime::RuntimeFields,
     /// The `aggs` as sent: checked against each index's runtime fields.
@@ -326,6 +328,7 @@ impl SearchRequest {
             .unwrap_or_default();
         let collapse = b.get("collapse").map(body::read_collapse).transpose()?;
         Ok(SearchRequest {
+            max_scroll_contexts: 500,
             runtime,
             aggs_json: b.get("aggs").or(b.get("aggregations")).cloned(),
             query,
@@ -692,6 +695,8 @@ pub struct Searched {
     /// The alias filters, OR-ed (ES): `None` when an alias without filter, the index name or a
     /// wildcard also named the index.
     pub filter: Option<Value>,
+    /// Whether document-level security filters this index for the request's subject.
+    pub dls: bool,
 }
 
 pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Searched>> {
@@ -703,6 +708,15 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
         }
         // As `TransportSearchAction`: the first index with a read block fails the search.
         r.index.check_block(lode_engine::blocks::Level::Read)?;
+        let alias_names: Vec<String> = r
+            .via_aliases
+            .as_ref()
+            .map(|v| v.iter().map(|(a, _)| a.clone()).collect())
+            .unwrap_or_default();
+        let dls = req
+            .doc_security
+            .as_ref()
+            .and_then(|d| d.filter(&r.index.name, &alias_names));
         let filter = r.via_aliases.and_then(|aliases| {
             let filters: Option<Vec<Value>> =
                 aliases.into_iter().map(|(_, meta)| meta.filter).collect();
@@ -712,9 +726,17 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
                 None => None,
             }
         });
+        // document-level security: the role query filters as an alias filter does
+        let has_dls = dls.is_some();
+        let filter = match (filter, dls) {
+            (f, None) => f,
+            (None, Some(d)) => Some(d),
+            (Some(f), Some(d)) => Some(json!({"bool": {"filter": [f, d]}})),
+        };
         out.push(Searched {
             index: r.index,
             filter,
+            dls: has_dls,
         });
     }
     Ok(out)
@@ -1638,6 +1660,7 @@ fn expand_groups(
         return Ok(());
     }
     let params = RestRequest {
+        doc_security: None,
         method: crate::rest::Method::Post,
         path: String::new(),
         params: Default::default(),
@@ -1930,27 +1953,36 @@ fn execute(
     hits.insert("hits".into(), Value::Array(rendered));
     let mut body = Map::new();
     if let Some(ttl) = scroll {
-        let id = scroll_store().insert(ScrollCtx {
-            targets,
-            remaining: rest,
-            size: sreq.size,
-            keys: keys.clone(),
-            total: qp.total,
-            track: sreq.track_total,
-            source: sreq.source.clone(),
-            version: sreq.version,
-            seq_no_primary_term: sreq.seq_no_primary_term,
-            docvalue_fields: sreq.docvalue_fields.clone(),
-            fields: sreq.fields.clone(),
-            script_field_specs: sreq.script_field_specs.clone(),
-            stored_fields_none: sreq.stored_fields_none,
-            stored_fields: sreq.stored_fields.clone(),
-            stats_groups: sreq.stats_groups.clone(),
-            highlight: sreq.highlight.clone(),
-            query: sreq.query.clone(),
-            expires: Instant::now() + ttl,
-            as_int: sreq.rest_total_hits_as_int,
-        });
+        let contexts = targets.iter().map(|t| t.searchers.len()).sum();
+        let bytes = scroll_bytes(targets.len(), rest.len());
+        let id = scroll_store().insert(
+            sreq.max_scroll_contexts,
+            contexts,
+            bytes,
+            ScrollCtx {
+                reservation: None,
+                contexts: 0,
+                targets,
+                remaining: rest,
+                size: sreq.size,
+                keys: keys.clone(),
+                total: qp.total,
+                track: sreq.track_total,
+                source: sreq.source.clone(),
+                version: sreq.version,
+                seq_no_primary_term: sreq.seq_no_primary_term,
+                docvalue_fields: sreq.docvalue_fields.clone(),
+                fields: sreq.fields.clone(),
+                script_field_specs: sreq.script_field_specs.clone(),
+                stored_fields_none: sreq.stored_fields_none,
+                stored_fields: sreq.stored_fields.clone(),
+                stats_groups: sreq.stats_groups.clone(),
+                highlight: sreq.highlight.clone(),
+                query: sreq.query.clone(),
+                expires: Instant::now() + ttl,
+                as_int: sreq.rest_total_hits_as_int,
+            },
+        )?;
         body.insert("_scroll_id".into(), json!(id));
     }
     body.insert("took".into(), json!(started.elapsed().as_millis() as u64));
@@ -2023,6 +2055,7 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
         a.set_max_buckets(m);
     }
     let scroll = req.param("scroll").map(parse_keep_alive).transpose()?;
+    sreq.max_scroll_contexts = max_open_scroll_context(node);
     check_keep_alive(node, scroll)?;
     if scroll.is_some() && sreq.search_after.is_some() {
         return Err(EsError::bad_request(
@@ -2031,11 +2064,35 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
         ));
     }
     let list = targets(node, indices, req)?;
+    check_dls_features(&sreq, &list)?;
     let _hits = reserve_hits_window(&sreq, &list)?;
     let cache_key = cache_key(body.as_ref(), req, &sreq, scroll.is_some(), &list)?;
     Ok(RestResponse::ok(execute_cached(
         list, &sreq, scroll, cache_key,
     )?))
+}
+
+/// What ES refuses in a search under document-level security (its `DlsFlsRequestValidator`):
+/// suggesters (they read terms of every document) and profiling.
+fn check_dls_features(sreq: &SearchRequest, list: &[Searched]) -> EsResult<()> {
+    if !list.iter().any(|s| s.dls) {
+        return Ok(());
+    }
+    if sreq.suggest.is_some() {
+        return Err(EsError::new(
+            400,
+            "security_exception",
+            "Suggest isn't supported if document level security is enabled",
+        ));
+    }
+    if sreq.profile {
+        return Err(EsError::new(
+            400,
+            "security_exception",
+            "A search request cannot be profiled if document level security is enabled",
+        ));
+    }
+    Ok(())
 }
 
 /// Estimated bytes of one hit kept by a shard's query phase and the merge (score, sort
@@ -2243,6 +2300,7 @@ pub fn msearch(
             _ => default_indices.unwrap_or("_all").to_string(),
         };
         let mut sub = RestRequest {
+            doc_security: req.doc_security.clone(),
             method: crate::rest::Method::Post,
             path: String::new(),
             params: req.params.clone(),
@@ -2286,6 +2344,7 @@ pub fn msearch(
                     sreq.node_id = crate::cluster::node_id(node);
                 }
                 targets(node, &indices, &sub).and_then(|list| {
+                    check_dls_features(&sreq, &list)?;
                     let _hits = reserve_hits_window(&sreq, &list)?;
                     match &child {
                         Some(c) => c.run(|| execute(list, &sreq, None)),
@@ -2308,6 +2367,11 @@ pub fn msearch(
 }
 
 struct ScrollCtx {
+    /// The context's memory on the `request` breaker, released when it is dropped (cleared,
+    /// expired or replaced).
+    reservation: Option<lode_engine::breaker::Reservation<'static>>,
+    /// How many shard contexts it holds (one per searched shard, as ES counts them).
+    contexts: usize,
     targets: Vec<Target>,
     remaining: Vec<Candidate>,
     size: usize,
@@ -2342,15 +2406,92 @@ fn scroll_store() -> &'static ScrollStore {
     })
 }
 
+/// Estimated bytes of a scroll context: the pinned searchers of each target and every hit
+/// it still has to return.
+fn scroll_bytes(targets: usize, remaining: usize) -> i64 {
+    const TARGET_BYTES: i64 = 1024;
+    (targets as i64)
+        .saturating_mul(TARGET_BYTES)
+        .saturating_add((remaining as i64).saturating_mul(HIT_BYTES))
+}
+
+/// `search.max_open_scroll_context` (ES's default 500).
+fn max_open_scroll_context(node: &Node) -> usize {
+    crate::cluster_settings::value(node, "search.max_open_scroll_context")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500)
+}
+
+fn too_many_scroll_contexts(max: usize) -> EsError {
+    let inner = EsError::new(
+        429,
+        "too_many_scroll_contexts_exception",
+        format!("Trying to create too many scroll contexts. Must be less than or equal to: [{max}]. This limit can be set by changing the [search.max_open_scroll_context] setting."),
+    );
+    let mut outer = EsError::new(429, "search_phase_execution_exception", "all shards failed");
+    outer.root_cause = Some(Box::new(inner.clone()));
+    outer.caused_by = Some(Box::new(inner));
+    outer
+}
+
 impl ScrollStore {
-    fn insert(&self, ctx: ScrollCtx) -> String {
+    /// Registers a scroll holding `contexts` shard contexts and about `bytes` of memory:
+    /// refused when the open shard contexts would exceed `search.max_open_scroll_context`
+    /// (429 `too_many_scroll_contexts_exception`) or the `request` breaker trips.
+    fn insert(
+        &self,
+        max: usize,
+        contexts: usize,
+        bytes: i64,
+        mut ctx: ScrollCtx,
+    ) -> EsResult<String> {
+        start_reaper();
         let id = lode_engine::index::new_uuid() + &lode_engine::index::new_uuid();
         let mut m = self.map.lock();
         let now = Instant::now();
         m.retain(|_, c| c.expires > now);
+        let open: usize = m.values().map(|c| c.contexts).sum();
+        if open.saturating_add(contexts) > max {
+            return Err(too_many_scroll_contexts(max));
+        }
+        let breakers = lode_engine::breaker::service();
+        ctx.reservation = Some(breakers.reserve(
+            lode_engine::breaker::Kind::Request,
+            bytes,
+            "<scroll_context>",
+        )?);
+        ctx.contexts = contexts;
         m.insert(id.clone(), ctx);
-        id
+        Ok(id)
     }
+
+    /// Drops the expired contexts (releasing their memory); returns how many remain open.
+    fn reap(&self) -> usize {
+        let mut m = self.map.lock();
+        let now = Instant::now();
+        m.retain(|_, c| c.expires > now);
+        m.values().map(|c| c.contexts).sum()
+    }
+}
+
+/// The open scroll contexts (one per shard of each open scroll), for the stats APIs.
+pub fn open_scroll_contexts() -> usize {
+    scroll_store().reap()
+}
+
+/// A background thread that frees expired scroll contexts every second, as ES's keep-alive
+/// reaper does (`search.keep_alive_interval`), so an abandoned scroll's memory returns to the
+/// breaker without waiting for the next scroll request.
+fn start_reaper() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("scroll-reaper".into())
+            .spawn(|| loop {
+                std::thread::sleep(Duration::from_secs(1));
+                scroll_store().reap();
+            });
+    });
 }
 
 fn scroll_missing(id: &str) -> EsError {
@@ -2411,6 +2552,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
     let take = ctx.size.min(ctx.remaining.len());
     let page: Vec<Candidate> = ctx.remaining.drain(..take).collect();
     let sreq = SearchRequest {
+        max_scroll_contexts: 500,
         runtime: Default::default(),
         aggs_json: None,
         post_filter: None,

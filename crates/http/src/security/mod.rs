@@ -10,6 +10,7 @@
 pub mod items;
 pub mod privileges;
 pub mod rest;
+pub mod role_mapping;
 pub mod store;
 pub mod tls;
 
@@ -83,6 +84,33 @@ impl Subject {
 
     pub fn can_index(&self, action: &str, name: &str) -> bool {
         self.both(|r| r.grants_index(action, name))
+    }
+
+    /// Whether any of the subject's roles restricts documents (a role `query`).
+    pub fn has_dls(&self) -> bool {
+        let any = |roles: &[Role]| {
+            roles
+                .iter()
+                .any(|r| r.indices.iter().any(|i| i.query.is_some()))
+        };
+        any(self.roles.as_slice()) || self.limited_by.as_deref().is_some_and(any)
+    }
+
+    /// The document-level security filter on `index` (reached through `aliases`): the
+    /// subject's roles' filter, and for an API key with `role_descriptors` its owner's too.
+    pub fn doc_filter(&self, index: &str, aliases: &[String]) -> Option<Value> {
+        let mut names: Vec<&str> = vec![index];
+        names.extend(aliases.iter().map(String::as_str));
+        let own = privileges::dls_filter(&self.roles, &names);
+        let owner = self
+            .limited_by
+            .as_ref()
+            .and_then(|l| privileges::dls_filter(l, &names));
+        match (own, owner) {
+            (None, None) => None,
+            (Some(q), None) | (None, Some(q)) => Some(q),
+            (Some(a), Some(b)) => Some(json!({"bool": {"filter": [a, b]}})),
+        }
     }
 
     /// Who owns what this subject creates (scrolls): the API key, else the user of its realm.
@@ -434,6 +462,12 @@ pub enum Target {
         seg: Option<usize>,
         insert_at: usize,
     },
+    /// a `_cat` API over indices: the cluster action (`cluster:monitor/state`), then the
+    /// index action on the expression at segment 2 (none: every index), as `Indices`
+    CatIndices {
+        action: &'static str,
+        seg: Option<usize>,
+    },
     /// an index action whose indices are in the body, checked item by item (`items.rs`)
     Items(&'static str),
     /// any authenticated subject may (scrolls are bound to the search that opened them,
@@ -490,6 +524,19 @@ pub fn classify(method: &axum::http::Method, s: &[&str]) -> Target {
         ["_cluster", "health", ..] => Cluster("cluster:monitor/health"),
         ["_nodes", rest @ ..] if rest.contains(&"stats") => Cluster("cluster:monitor/nodes/stats"),
         ["_nodes", ..] => Cluster("cluster:monitor/nodes/info"),
+        ["_cat", api @ ("indices" | "count" | "shards" | "segments" | "recovery"), rest @ ..]
+            if rest.len() <= 1 =>
+        {
+            CatIndices {
+                action: match *api {
+                    "count" => "indices:data/read/search",
+                    "segments" => "indices:monitor/segments",
+                    "recovery" => "indices:monitor/recovery",
+                    _ => "indices:monitor/stats",
+                },
+                seg: (!rest.is_empty()).then_some(2),
+            }
+        }
         ["_cat", ..] => Cluster("cluster:monitor/state"),
         ["_prometheus", ..] => Cluster("cluster:monitor/prometheus/metrics"),
         ["_lode", ..] => Cluster("cluster:monitor/lode/console"),
@@ -698,12 +745,26 @@ pub async fn gate(
     let raw: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let segs: Vec<String> = raw.iter().map(|s| crate::decode(s)).collect();
     let seg_refs: Vec<&str> = segs.iter().map(String::as_str).collect();
-    match classify(req.method(), &seg_refs) {
+    let mut target = classify(req.method(), &seg_refs);
+    if let Target::CatIndices { action, seg } = target {
+        // the cluster privilege first, then only the indices the subject may see
+        let cluster = "cluster:monitor/state";
+        if !subject.can_cluster(cluster) {
+            return head_error_response(&subject.cluster_denied(cluster), &params, head);
+        }
+        target = Target::Indices {
+            action,
+            seg,
+            insert_at: 2,
+        };
+    }
+    match target {
         Target::Cluster(action) => {
             if !subject.can_cluster(action) {
                 return head_error_response(&subject.cluster_denied(action), &params, head);
             }
         }
+        Target::CatIndices { .. } => unreachable!("resolved above"),
         Target::Indices {
             action,
             seg,
@@ -783,6 +844,68 @@ mod tests {
             email: None,
             metadata: Default::default(),
         }
+    }
+
+    #[test]
+    fn cat_apis_over_indices_are_filtered_per_index() {
+        let c = |p: &str| {
+            let segs: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+            classify(&M::GET, &segs)
+        };
+        assert_eq!(
+            c("/_cat/indices"),
+            Target::CatIndices {
+                action: "indices:monitor/stats",
+                seg: None
+            }
+        );
+        assert_eq!(
+            c("/_cat/count/logs-*"),
+            Target::CatIndices {
+                action: "indices:data/read/search",
+                seg: Some(2)
+            }
+        );
+        assert_eq!(c("/_cat/health"), Target::Cluster("cluster:monitor/state"));
+    }
+
+    #[test]
+    fn document_level_security_filters_combine_as_es() {
+        let q1 = json!({"term": {"team": "a"}});
+        let q2 = json!({"term": {"team": "b"}});
+        let s = subject(json!({"indices": [
+            {"names": ["logs-*"], "privileges": ["read"], "query": q1},
+            {"names": ["logs-1"], "privileges": ["read"], "query": q2.to_string()},
+            {"names": ["open"], "privileges": ["read"]},
+            {"names": ["open", "meta"], "privileges": ["read"], "query": q1},
+            {"names": ["meta"], "privileges": ["view_index_metadata"]},
+        ]}));
+        assert!(s.has_dls());
+        assert_eq!(s.doc_filter("logs-2", &[]), Some(q1.clone()));
+        assert_eq!(
+            s.doc_filter("logs-1", &[]),
+            Some(json!({"bool": {"should": [q1, q2], "minimum_should_match": 1}}))
+        );
+        // an entry without a query leaves the index unrestricted
+        assert_eq!(s.doc_filter("open", &[]), None);
+        // entries that do not grant reading do not lift the restriction
+        assert_eq!(s.doc_filter("meta", &[]), Some(q1.clone()));
+        // reached through an alias the role names
+        assert_eq!(s.doc_filter("x", &["logs-a".to_string()]), Some(q1.clone()));
+        assert!(!subject(json!({"indices": [{"names": ["*"], "privileges": ["read"]}]})).has_dls());
+        // the query is shown as ES stores it, a string
+        let r = Role::parse(
+            "r",
+            &json!({"indices": [{"names": ["a"], "privileges": ["read"], "query": q1}]}),
+        )
+        .unwrap();
+        assert_eq!(r.to_json()["indices"][0]["query"], json!(q1.to_string()));
+        assert!(Role::parse("r", &json!({"indices": [{"names": ["a"], "privileges": ["read"], "query": {"template": {"source": "{}"}}}]})).is_err());
+        assert!(Role::parse(
+            "r",
+            &json!({"indices": [{"names": ["a"], "privileges": ["read"], "query": 5}]})
+        )
+        .is_err());
     }
 
     #[test]

@@ -229,6 +229,8 @@ pub struct IndicesPrivileges {
     pub names: Vec<String>,
     pub privileges: Vec<String>,
     pub allow_restricted_indices: bool,
+    /// document-level security: the query (a JSON object) documents must match
+    pub query: Option<Value>,
 }
 
 /// A role descriptor (`cluster`, `indices`; `metadata` kept as given).
@@ -323,11 +325,18 @@ impl Role {
     pub fn to_json(&self) -> Value {
         json!({
             "cluster": self.cluster,
-            "indices": self.indices.iter().map(|i| json!({
-                "names": i.names,
-                "privileges": i.privileges,
-                "allow_restricted_indices": i.allow_restricted_indices,
-            })).collect::<Vec<_>>(),
+            "indices": self.indices.iter().map(|i| {
+                let mut o = json!({
+                    "names": i.names,
+                    "privileges": i.privileges,
+                    "allow_restricted_indices": i.allow_restricted_indices,
+                });
+                if let Some(q) = &i.query {
+                    // ES returns the query as the string it stores
+                    o["query"] = json!(q.to_string());
+                }
+                o
+            }).collect::<Vec<_>>(),
             "applications": [],
             "run_as": self.run_as,
             "metadata": self.metadata,
@@ -360,6 +369,7 @@ fn parse_indices(role: &str, v: &Value) -> EsResult<IndicesPrivileges> {
         names: vec![],
         privileges: vec![],
         allow_restricted_indices: false,
+        query: None,
     };
     for (k, val) in obj {
         match k.as_str() {
@@ -372,9 +382,10 @@ fn parse_indices(role: &str, v: &Value) -> EsResult<IndicesPrivileges> {
                     ))
                 })?
             }
-            "field_security" | "query" => {
+            "query" => out.query = parse_dls_query(role, val)?,
+            "field_security" => {
                 return Err(EsError::illegal_argument(format!(
-                    "[{k}] (document and field level security) is not supported by Lode"
+                    "[{k}] (field level security) is not supported by Lode"
                 )))
             }
             other => {
@@ -412,12 +423,75 @@ fn parse_indices(role: &str, v: &Value) -> EsResult<IndicesPrivileges> {
     Ok(out)
 }
 
+/// A role's `query`: an object, or a string holding one (as ES stores it); `null` is no query.
+/// Templates (`{"template": ...}`, Mustache) are refused.
+fn parse_dls_query(role: &str, v: &Value) -> EsResult<Option<Value>> {
+    let q = match v {
+        Value::Null => return Ok(None),
+        Value::String(s) if s.trim().is_empty() => return Ok(None),
+        Value::String(s) => serde_json::from_str::<Value>(s).map_err(|e| {
+            EsError::parsing(format!(
+                "failed to parse indices privileges for role [{role}]. could not parse [query] field: {e}"
+            ))
+        })?,
+        other => other.clone(),
+    };
+    let Some(obj) = q.as_object() else {
+        return Err(EsError::parsing(format!(
+            "failed to parse indices privileges for role [{role}]. expected field [query] value to be a string or an object, but found [{v}] instead"
+        )));
+    };
+    if obj.contains_key("template") {
+        return Err(EsError::illegal_argument(
+            "templated role queries ([query.template]) are not supported by Lode",
+        ));
+    }
+    Ok(Some(q))
+}
+
+/// The document-level security filter of a set of roles on an index reached by `names` (the
+/// index and the aliases through which the request reached it), as ES's
+/// `IndicesPermission`: among the entries granting the read action on one of the names, any
+/// without a query leaves the index unrestricted; otherwise a document must match one of the
+/// queries. `None`: no restriction.
+pub fn dls_filter(roles: &[Role], names: &[&str]) -> Option<Value> {
+    let mut queries: Vec<Value> = Vec::new();
+    for r in roles {
+        for ip in &r.indices {
+            if !names.iter().any(|n| ip.names.iter().any(|p| glob(p, n))) {
+                continue;
+            }
+            if !ip
+                .privileges
+                .iter()
+                .any(|p| index_grants(p, "indices:data/read/search"))
+            {
+                continue;
+            }
+            match &ip.query {
+                None => return None,
+                Some(q) => {
+                    if !queries.contains(q) {
+                        queries.push(q.clone())
+                    }
+                }
+            }
+        }
+    }
+    match queries.len() {
+        0 => None,
+        1 => queries.pop(),
+        _ => Some(json!({"bool": {"should": queries, "minimum_should_match": 1}})),
+    }
+}
+
 /// The built-in (reserved) roles Lode defines, as ES's `ReservedRolesStore`.
 pub fn builtin(name: &str) -> Option<Role> {
     let idx = |names: &[&str], privileges: &[&str], restricted: bool| IndicesPrivileges {
         names: names.iter().map(|s| s.to_string()).collect(),
         privileges: privileges.iter().map(|s| s.to_string()).collect(),
         allow_restricted_indices: restricted,
+        query: None,
     };
     let role = |cluster: &[&str], indices: Vec<IndicesPrivileges>| Role {
         cluster: cluster.iter().map(|s| s.to_string()).collect(),

@@ -97,7 +97,9 @@ fn route(
         ["_security", "user", "_has_privileges"] if get || m == M::POST => {
             has_privileges(subject, body)
         }
-        ["_security", "user", "_privileges"] if get => Ok(RestResponse::ok(user_privileges(subject))),
+        ["_security", "user", "_privileges"] if get => {
+            Ok(RestResponse::ok(user_privileges(subject)))
+        }
         ["_security", "user"] if get => get_users(sec, subject, None),
         ["_security", "user", names] if get => get_users(sec, subject, Some(names)),
         ["_security", "user", name] if put => put_user(sec, subject, name, body),
@@ -119,9 +121,12 @@ fn route(
         ["_security", "api_key"] if put => create_api_key(sec, subject, body),
         ["_security", "api_key"] if get => get_api_keys(sec, subject, params),
         ["_security", "api_key"] if m == M::DELETE => invalidate_api_keys(sec, subject, body),
-        ["_security", "role_mapping", ..] => Err(EsError::illegal_argument(
-            "role mappings ([_security/role_mapping]) are not supported by Lode: users get their roles from the native realm",
-        )),
+        ["_security", "role_mapping"] if get => get_role_mappings(sec, subject, None),
+        ["_security", "role_mapping", names] if get => get_role_mappings(sec, subject, Some(names)),
+        ["_security", "role_mapping", name] if put => put_role_mapping(sec, subject, name, body),
+        ["_security", "role_mapping", name] if m == M::DELETE => {
+            delete_role_mapping(sec, subject, name)
+        }
         _ => Err(EsError::illegal_argument(format!(
             "request [/{}] contains unrecognized parameters or path",
             s.join("/")
@@ -551,6 +556,67 @@ fn delete_role(sec: &Security, subject: &Subject, name: &str) -> EsResult<RestRe
     }
     let mut d = sec.store.data.lock();
     let found = d.roles.remove(name).is_some();
+    if found {
+        sec.store.save(&d)?;
+    }
+    Ok(RestResponse::json(
+        if found { 200 } else { 404 },
+        json!({"found": found}),
+    ))
+}
+
+fn get_role_mappings(
+    sec: &Security,
+    subject: &Subject,
+    names: Option<&str>,
+) -> EsResult<RestResponse> {
+    require(subject, "cluster:admin/xpack/security/role_mapping/get")?;
+    let d = sec.store.data.lock();
+    let mut out = Map::new();
+    match names {
+        Some(l) => {
+            for n in l.split(',') {
+                if let Some(m) = d.role_mappings.get(n) {
+                    out.insert(n.to_string(), m.clone());
+                }
+            }
+            if out.is_empty() {
+                return Ok(RestResponse::json(404, json!({})));
+            }
+        }
+        None => {
+            for (n, m) in &d.role_mappings {
+                out.insert(n.clone(), m.clone());
+            }
+        }
+    }
+    Ok(RestResponse::ok(Value::Object(out)))
+}
+
+fn put_role_mapping(
+    sec: &Security,
+    subject: &Subject,
+    name: &str,
+    body: &[u8],
+) -> EsResult<RestResponse> {
+    require(subject, "cluster:admin/xpack/security/role_mapping/put")?;
+    let v = body_json(body)?;
+    let mapping = super::role_mapping::Mapping::parse(name, &v)?;
+    let mut d = sec.store.data.lock();
+    let created = d
+        .role_mappings
+        .insert(name.to_string(), mapping.to_json())
+        .is_none();
+    sec.store.save(&d)?;
+    Ok(RestResponse::ok(
+        json!({"role_mapping": {"created": created}}),
+    ))
+}
+
+fn delete_role_mapping(sec: &Security, subject: &Subject, name: &str) -> EsResult<RestResponse> {
+    require(subject, "cluster:admin/xpack/security/role_mapping/delete")?;
+    let mut d = sec.store.data.lock();
+    let found = d.role_mappings.remove(name).is_some();
     if found {
         sec.store.save(&d)?;
     }

@@ -57,6 +57,9 @@ pub struct Data {
     pub users: BTreeMap<String, User>,
     pub roles: BTreeMap<String, Value>,
     pub api_keys: BTreeMap<String, ApiKey>,
+    /// role mappings by name (`role_mapping.rs`), as given and validated
+    #[serde(default)]
+    pub role_mappings: BTreeMap<String, Value>,
 }
 
 pub struct Store {
