@@ -31,7 +31,10 @@ pub struct RestRequest {
 /// restriction on that index). Searches, counts, aggregations and by-query requests combine
 /// it as a filter, as the alias filters; gets answer a hidden document as missing.
 #[derive(Clone)]
-pub struct DocSecurity(pub std::sync::Arc<dyn Fn(&str, &[String]) -> Option<Value> + Send + Sync>);
+pub struct DocSecurity(pub std::sync::Arc<DocFilterFn>);
+
+/// Index name and the aliases it was reached through → the role query its documents must match.
+pub type DocFilterFn = dyn Fn(&str, &[String]) -> Option<Value> + Send + Sync;
 
 impl DocSecurity {
     pub fn filter(&self, index: &str, aliases: &[String]) -> Option<Value> {
