@@ -31,6 +31,7 @@ pub mod float;
 pub mod geo;
 pub mod index;
 pub mod mapping;
+mod merge_priority;
 pub mod node;
 pub mod points;
 pub mod range_field;

@@ -141,14 +141,21 @@ impl Node {
         let node = Arc::downgrade(self);
         std::thread::Builder::new()
             .name("lode-maintenance".into())
-            .spawn(move || loop {
-                std::thread::sleep(Duration::from_millis(50));
-                let Some(n) = node.upgrade() else { return };
-                if n.stopping.load(Ordering::SeqCst) {
-                    return;
-                }
-                for idx in n.all() {
-                    idx.maintain();
+            .spawn(move || {
+                let mut merges = crate::merge_priority::MergePriority::default();
+                for tick in 0u64.. {
+                    std::thread::sleep(Duration::from_millis(50));
+                    let Some(n) = node.upgrade() else { return };
+                    if n.stopping.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    for idx in n.all() {
+                        idx.maintain();
+                    }
+                    // Merge threads start lazily: look for new ones every half second.
+                    if tick % 10 == 0 {
+                        merges.apply();
+                    }
                 }
             })
             .expect("spawn maintenance thread");
