@@ -20,6 +20,9 @@ pub const HIGH: &str = "cluster.routing.allocation.disk.watermark.high";
 pub const FLOOD: &str = "cluster.routing.allocation.disk.watermark.flood_stage";
 pub const INTERVAL: &str = "cluster.info.update.interval";
 
+/// How often the flood stage is sampled between full checks (`Monitor::flood_crossed`).
+pub const FLOOD_POLL: Duration = Duration::from_secs(1);
+
 /// One watermark: a used-space percentage, or a minimum of free bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Watermark {
@@ -296,14 +299,29 @@ impl Monitor {
         self.state.lock().settings.clone()
     }
 
-    /// Waits up to the check interval or until `configure` is called.
-    pub(crate) fn wait(&self, seen: u64) -> u64 {
+    /// Waits up to `FLOOD_POLL` or until `configure` is called; returns the settings'
+    /// generation and the check interval.
+    pub(crate) fn wait(&self, seen: u64) -> (u64, Duration) {
         let mut st = self.state.lock();
         if st.generation == seen {
-            let interval = st.settings.interval;
-            self.wake.wait_for(&mut st, interval);
+            let poll = st.settings.interval.min(FLOOD_POLL);
+            self.wake.wait_for(&mut st, poll);
         }
-        st.generation
+        (st.generation, st.settings.interval)
+    }
+
+    /// Whether the disk crossed the flood stage since the last check. Sampled every
+    /// `FLOOD_POLL` between the full checks of `cluster.info.update.interval` (at least 10 s,
+    /// as ES requires): a small or fast-filling disk passes from the flood stage to full in
+    /// less than that, and a full disk fails writes with I/O errors instead of the block, and
+    /// can keep an index from reopening (its translog replay needs to write).
+    pub(crate) fn flood_crossed(&self, data: &Path) -> bool {
+        let settings = self.settings();
+        let Ok((total, free)) = usage(data) else {
+            return false;
+        };
+        decide(&settings, total, free) == Decision::Block
+            && self.state.lock().last != Some(Decision::Block)
     }
 
     /// One check against the data path: applies the decision to `indices`.
@@ -343,6 +361,11 @@ impl Monitor {
                 return;
             }
         };
+        match decision {
+            Decision::Block => crate::shard::hold_merges_for_disk(true),
+            Decision::Release => crate::shard::hold_merges_for_disk(false),
+            Decision::Keep => {}
+        }
         let key = Block::ReadOnlyAllowDelete.setting();
         for index in indices {
             let has = flag(&index.settings(), key);

@@ -165,15 +165,24 @@ impl Node {
             .name("lode-disk-monitor".into())
             .spawn(move || {
                 let mut seen = 0;
+                let mut generation = 0;
+                let mut interval = Duration::ZERO;
+                let mut checked: Option<std::time::Instant> = None;
                 loop {
                     {
                         let Some(n) = node.upgrade() else { return };
                         if n.stopping.load(Ordering::SeqCst) {
                             return;
                         }
-                        monitor.check(&n.data, &n.all());
+                        let due =
+                            generation != seen || checked.is_none_or(|t| t.elapsed() >= interval);
+                        if due || monitor.flood_crossed(&n.data) {
+                            monitor.check(&n.data, &n.all());
+                            checked = Some(std::time::Instant::now());
+                            seen = generation;
+                        }
                     }
-                    seen = monitor.wait(seen);
+                    (generation, interval) = monitor.wait(seen);
                 }
             })
             .expect("spawn disk monitor thread");

@@ -173,9 +173,24 @@ struct CountingMergePolicy {
     paused: Arc<AtomicBool>,
 }
 
+/// Set while the node's disk is over the flood-stage watermark (`disk.rs`): a merge needs
+/// room for its result before the merged segments go, and it was merges, after writes were
+/// blocked, that took a disk from the flood stage to full (I/O errors, a killed index writer).
+static DISK_FLOOD: AtomicBool = AtomicBool::new(false);
+
+/// Holds back (or lets go) every shard's background merges for the disk.
+pub(crate) fn hold_merges_for_disk(on: bool) {
+    if DISK_FLOOD.swap(on, Ordering::Relaxed) != on {
+        tracing::warn!(
+            held = on,
+            "background merges held back for the flood-stage watermark"
+        );
+    }
+}
+
 impl MergePolicy for CountingMergePolicy {
     fn compute_merge_candidates(&self, segments: &[SegmentMeta]) -> Vec<MergeCandidate> {
-        if self.paused.load(Ordering::Relaxed) {
+        if self.paused.load(Ordering::Relaxed) || DISK_FLOOD.load(Ordering::Relaxed) {
             return Vec::new();
         }
         let c = self.inner.compute_merge_candidates(segments);
@@ -553,16 +568,30 @@ impl Shard {
 
     /// Re-applies recovered operations (with their parsed documents), then flushes so the
     /// translog starts empty. Idempotent: each operation sets the id's final state.
+    ///
+    /// The translog holds everything since the last flush, most of which the last refresh
+    /// commit usually holds too (refresh commits are not fsynced, so they cannot be trusted
+    /// to exist, but they can be read): an operation whose id the opened index already holds
+    /// at the same or a later seq_no is skipped. Re-indexing it would write the data again
+    /// (a restart after a crash re-indexed up to 512 MB of translog, and on a disk near full
+    /// that failed and left the index closed).
     pub fn replay(&self, ops: Vec<(TranslogOp, Option<ParsedDoc>)>) -> EsResult<usize> {
         let n = ops.len();
         if n == 0 {
             return Ok(0);
         }
+        let committed = self.searcher();
         {
             let mut w = self.lock_write();
             let meta = self.engine.read().meta;
             let mut max_seq = w.next_seq_no;
+            let mut applied = 0u64;
             for (op, doc) in ops {
+                max_seq = max_seq.max(op.seq_no + 1);
+                if lookup(&committed, &op.id)?.is_some_and(|(_, seq, _)| seq >= op.seq_no) {
+                    continue;
+                }
+                applied += 1;
                 w.delete_block(meta, &op.id);
                 if let (OpKind::Index, Some(mut doc)) = (op.kind, doc) {
                     add_meta(
@@ -576,10 +605,9 @@ impl Shard {
                     );
                     w.add_block(doc)?;
                 }
-                max_seq = max_seq.max(op.seq_no + 1);
             }
             w.next_seq_no = max_seq;
-            w.ops_since_refresh += n as u64;
+            w.ops_since_refresh += applied;
         }
         self.refresh(false)?;
         self.flush()?;
@@ -1626,6 +1654,54 @@ mod tests {
         // A merge already running took 2 and made 5: 5 joins the scope.
         scope.observe([ids[3], ids[4], ids[5]].into_iter());
         assert!(scope.covers(ids[5]) && scope.covers(ids[4]) && !scope.covers(ids[3]));
+    }
+
+    /// Replay after a crash skips what the last (refresh) commit already holds and re-applies
+    /// the rest: nothing is written twice, and an older operation never overwrites newer state.
+    #[test]
+    fn replay_skips_operations_the_commit_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let shard = open(dir.path());
+            put(&shard, "a", r#"{"v":1}"#);
+            put(&shard, "a", r#"{"v":2}"#);
+            put(&shard, "b", "{}");
+            shard.refresh(true).unwrap();
+            put(&shard, "c", "{}");
+            // Dropped without a flush: the translog holds all four operations.
+        }
+        let schema = schema::extend(None, &Mapping::empty());
+        let config = IndexConfig::from_flat(&FlatSettings::default()).unwrap();
+        let (shard, ops) = Shard::open(dir.path(), 0, &schema, &|_| {}, &config).unwrap();
+        assert_eq!(ops.len(), 4);
+        let parsed = ops
+            .into_iter()
+            .map(|op| {
+                let doc = ParsedDoc {
+                    root: TantivyDocument::default(),
+                    nested: Vec::new(),
+                };
+                (op, Some(doc))
+            })
+            .collect();
+        let before = shard.write.lock().ops_since_refresh;
+        shard.replay(parsed).unwrap();
+        assert_eq!(before, 0);
+        assert_eq!(count(&shard, None), 3);
+        assert_eq!(count(&shard, Some("a")), 1);
+        assert_eq!(shard.get("a", false).unwrap().unwrap().version, 2);
+        assert_eq!(count(&shard, Some("c")), 1);
+        // Only `c` was indexed again: the committed segment's 3 documents (one deleted) + 1.
+        let s = shard.searcher();
+        let max_docs: u32 = s
+            .searcher
+            .segment_readers()
+            .iter()
+            .map(|r| r.max_doc())
+            .sum();
+        assert_eq!(max_docs, 4);
+        // The next write continues the sequence.
+        assert_eq!(put(&shard, "d", "{}").seq_no, 4);
     }
 
     /// Writers running while refreshes and flushes commit lose nothing and duplicate nothing.
