@@ -288,6 +288,7 @@ pub(crate) fn tile_long(precision: u32, x: u64, y: u64) -> u64 {
 }
 
 /// `GeoTileUtils.longEncode(lon, lat, precision)`.
+#[cfg(test)]
 pub(crate) fn tile_long_of(lon: f64, lat: f64, precision: u32) -> u64 {
     let tiles = 1u64 << precision;
     tile_long(precision, tile_x(lon, tiles), tile_y(lat, tiles))
