@@ -369,3 +369,38 @@ def test_geo_grid_precision_error_causes(es, grid):
         es.search(index="geo-grid", size=0, aggs={"g": {"geohash_grid": {"field": "loc", "precision": "1mm"}}})
     cause = e.value.body["error"]["caused_by"]
     assert cause["reason"] == "precision too high [1mm]"
+
+
+def test_geo_grid_across_shards_and_pipeline(es, grid):
+    """Three shards (documents routed by id) merge into the same buckets; a bucket pipeline
+    reads the grid's buckets."""
+    docs = []
+    for i, pts in grid.items():
+        docs.append((i, {"loc": [{"lat": a, "lon": b} for a, b in pts]}))
+    body = {"settings": {"number_of_shards": 3}, "mappings": {"properties": {"loc": {"type": "geo_point"}}}}
+    make_index(es, "geo-grid-3", body, docs)
+    r = es.search(
+        index="geo-grid-3",
+        size=0,
+        aggs={
+            "h": {"geohash_grid": {"field": "loc", "precision": 4}},
+            "t": {"geotile_grid": {"field": "loc", "precision": 6, "size": 5}},
+            "most": {"max_bucket": {"buckets_path": "h>_count"}},
+        },
+    )
+    want = expected(grid, hash_cell(4))
+    assert buckets(r["aggregations"]["h"]) == [(k, c) for k, c, _ in want]
+    assert buckets(r["aggregations"]["t"]) == [(k, c) for k, c, _ in expected(grid, tile_of(6), size=5)]
+    top = want[0][1]
+    assert r["aggregations"]["most"]["value"] == top
+    assert r["aggregations"]["most"]["keys"] == [k for k, c, _ in want if c == top]
+
+
+def test_geo_grid_refusals(es, grid):
+    """What Lode does not implement is refused with a 400, never ignored."""
+    for aggs in [
+        {"c": {"composite": {"sources": [{"t": {"geotile_grid": {"field": "loc"}}}]}}},
+        {"g": {"geohash_grid": {"field": "loc", "missing": "1,1"}}},
+    ]:
+        with pytest.raises(BadRequestError):
+            es.search(index="geo-grid", size=0, aggs=aggs)

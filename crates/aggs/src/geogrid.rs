@@ -238,7 +238,7 @@ fn normalize_lon(lon: f64) -> f64 {
 
 /// ES's `GeoUtils.normalizeLat`.
 fn normalize_lat(lat: f64) -> f64 {
-    if lat > 90.0 || lat < -90.0 {
+    if !(-90.0..=90.0).contains(&lat) {
         let l = centered_modulus(lat, 360.0);
         if l < -90.0 {
             -180.0 - l
@@ -679,5 +679,55 @@ mod tests {
         assert!(cross.of(p(5.0, 175.0)).is_some());
         assert!(cross.of(p(5.0, -175.0)).is_some());
         assert!(cross.of(p(5.0, 0.0)).is_none());
+    }
+
+    fn parse(body: serde_json::Value) -> lode_engine::EsResult<crate::request::GeoGridReq> {
+        let req = crate::request::parse_aggs(&serde_json::json!({ "g": body }))?;
+        match &req.aggs[0].kind {
+            crate::request::AggKind::GeoGrid(g) => Ok(g.clone()),
+            _ => panic!("not a grid"),
+        }
+    }
+
+    #[test]
+    fn parses_as_es() {
+        use serde_json::json;
+        let g = parse(json!({"geohash_grid": {"field": "loc"}})).unwrap();
+        assert_eq!(
+            (g.grid.tile, g.grid.precision, g.size, g.shard_size),
+            (false, 5, 10_000, 15_010)
+        );
+        let g = parse(json!({"geotile_grid": {"field": "loc", "size": 3}})).unwrap();
+        assert_eq!(
+            (g.grid.tile, g.grid.precision, g.size, g.shard_size),
+            (true, 7, 3, 14)
+        );
+        // `shard_size` below `size` is raised to it.
+        let g =
+            parse(json!({"geotile_grid": {"field": "loc", "size": 30, "shard_size": 5}})).unwrap();
+        assert_eq!(g.shard_size, 30);
+        let g = parse(json!({"geohash_grid": {"field": "loc", "precision": "10km"}})).unwrap();
+        assert_eq!(g.grid.precision, 5);
+        let g = parse(json!({"geohash_grid": {"field": "loc", "precision": "8"}})).unwrap();
+        assert_eq!(g.grid.precision, 8);
+        let g = parse(json!({"geotile_grid": {"field": "loc", "precision": 0,
+            "bounds": {"top": 10, "left": -5, "bottom": -10, "right": 5}}}))
+        .unwrap();
+        assert_eq!(
+            g.grid.bounds,
+            Some(BBox {
+                top: 10.0,
+                bottom: -10.0,
+                left: -5.0,
+                right: 5.0
+            })
+        );
+        let e = parse(json!({"geohash_grid": {"field": "loc", "precision": 13}})).unwrap_err();
+        assert_eq!(e.reason, "[geohash_grid] failed to parse field [precision]");
+        let e = parse(json!({"geotile_grid": {"field": "loc", "precision": "x"}})).unwrap_err();
+        assert_eq!(e.reason, "[geotile_grid] failed to parse field [precision]");
+        let e = parse(json!({"geotile_grid": {"field": "loc", "script": "x"}})).unwrap_err();
+        assert_eq!(e.reason, "[geotile_grid] unknown field [script]");
+        assert!(parse(json!({"geotile_grid": {"field": "loc", "missing": "1,1"}})).is_err());
     }
 }

@@ -2306,6 +2306,11 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             None => false,
         };
         let kind = match kind_name.as_str() {
+            "geotile_grid" | "geohash_grid" => {
+                return Err(EsError::illegal_argument(format!(
+                    "[{kind_name}] sources in [composite] aggregations are not supported by Lode (source [{src_name}])"
+                )))
+            }
             "terms" => {
                 expect_fields(
                     kind_name,
