@@ -400,7 +400,25 @@ def test_geo_grid_refusals(es, grid):
     """What Lode does not implement is refused with a 400, never ignored."""
     for aggs in [
         {"c": {"composite": {"sources": [{"t": {"geotile_grid": {"field": "loc"}}}]}}},
-        {"g": {"geohash_grid": {"field": "loc", "missing": "1,1"}}},
+        {"g": {"geohash_grid": {"field": "loc", "value_type": "geo_point"}}},
     ]:
         with pytest.raises(BadRequestError):
             es.search(index="geo-grid", size=0, aggs=aggs)
+
+
+def test_geo_grid_missing(es, grid):
+    """`missing`: documents without a point count in the missing point's cell."""
+    with_none = dict(grid)
+    with_none["none"] = [(48.8566, 2.3522)]
+    for agg, cell_of in [
+        ({"geohash_grid": {"field": "loc", "precision": 4, "missing": "48.8566,2.3522"}}, hash_cell(4)),
+        ({"geotile_grid": {"field": "loc", "precision": 9, "missing": "POINT (2.3522 48.8566)"}}, tile_of(9)),
+    ]:
+        r = es.search(index="geo-grid", size=0, aggs={"g": agg, "g2": {**agg, "aggs": {"top": {"top_hits": {"size": 100, "_source": False}}}}})
+        want = expected(with_none, cell_of)
+        assert buckets(r["aggregations"]["g"]) == [(k, c) for k, c, _ in want]
+        for b, (_, _, ids) in zip(r["aggregations"]["g2"]["buckets"], want):
+            assert sorted(h["_id"] for h in b["top"]["hits"]["hits"]) == sorted(ids)
+    # On an unmapped field every document has the missing point.
+    r = es.search(index="geo-grid", size=0, aggs={"g": {"geohash_grid": {"field": "nope", "precision": 2, "missing": "u0"}}})
+    assert buckets(r["aggregations"]["g"]) == [("u0", len(grid) + 1)]

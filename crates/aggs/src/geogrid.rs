@@ -37,6 +37,8 @@ pub(crate) struct Grid {
     pub tile: bool,
     pub precision: u32,
     pub bounds: Option<BBox>,
+    /// The point of documents without one (`missing`).
+    pub missing: Option<(f64, f64)>,
 }
 
 impl Grid {
@@ -74,9 +76,14 @@ impl Cells {
     pub fn of(&self, v: u64) -> Option<u64> {
         let lat_enc = (v >> 32) as u32 as i32;
         let lon_enc = v as u32 as i32;
+        self.of_point(geo::decode_lat(lat_enc), geo::decode_lon(lon_enc))
+    }
+
+    /// The cell of a point (ES computes tiles from the point it reads, geohashes from its
+    /// encoding).
+    pub fn of_point(&self, lat: f64, lon: f64) -> Option<u64> {
         let p = self.grid.precision;
         if self.grid.tile {
-            let (lat, lon) = (geo::decode_lat(lat_enc), geo::decode_lon(lon_enc));
             let tiles = 1u64 << p;
             let x = tile_x(lon, tiles);
             let y = tile_y(lat, tiles);
@@ -87,12 +94,18 @@ impl Cells {
             }
             Some(tile_long(p, x, y))
         } else {
-            let hash = geohash_long(lat_enc, lon_enc, p);
+            let hash = geohash_long(geo::encode_lat(lat), geo::encode_lon(lon), p);
             match &self.grid.bounds {
                 Some(b) if !geohash_in_bounds(hash, b) => None,
                 _ => Some(hash),
             }
         }
+    }
+
+    /// The cell of the `missing` point, if any.
+    fn missing(&self) -> Option<u64> {
+        let (lat, lon) = self.grid.missing?;
+        self.of_point(lat, lon)
     }
 }
 
@@ -399,9 +412,10 @@ impl ValueSourceProvider for CellProvider {
         reader: &SegmentReader,
         _allowed: Option<&[ColumnType]>,
     ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
-        let Some(column) = reader.fast_fields().column_opt::<u64>(&self.field)? else {
+        let column = reader.fast_fields().column_opt::<u64>(&self.field)?;
+        if column.is_none() && self.grid.missing.is_none() {
             return Ok(None);
-        };
+        }
         Ok(Some(Box::new(CellSource {
             column,
             cells: Arc::new(self.grid.cells()),
@@ -411,7 +425,7 @@ impl ValueSourceProvider for CellProvider {
 }
 
 struct CellSource {
-    column: Column<u64>,
+    column: Option<Column<u64>>,
     cells: Arc<Cells>,
     buf: Vec<u64>,
 }
@@ -424,10 +438,20 @@ impl std::fmt::Debug for CellSource {
     }
 }
 
-/// The distinct cells of one document's points into `buf` (cleared first), ascending.
-fn doc_cells(column: &Column<u64>, cells: &Cells, doc: DocId, buf: &mut Vec<u64>) {
+/// The distinct cells of one document's points into `buf` (cleared first), ascending; a
+/// document without points has the `missing` point's.
+fn doc_cells(column: Option<&Column<u64>>, cells: &Cells, doc: DocId, buf: &mut Vec<u64>) {
     buf.clear();
-    buf.extend(column.values_for_doc(doc).filter_map(|v| cells.of(v)));
+    let mut any = false;
+    if let Some(column) = column {
+        buf.extend(column.values_for_doc(doc).filter_map(|v| {
+            any = true;
+            cells.of(v)
+        }));
+    }
+    if !any {
+        buf.extend(cells.missing());
+    }
     if buf.len() > 1 {
         buf.sort_unstable();
         buf.dedup();
@@ -449,7 +473,7 @@ impl ValueSource for CellSource {
         values.clear();
         docids.clear();
         for &doc in docs {
-            doc_cells(&self.column, &self.cells, doc, &mut self.buf);
+            doc_cells(self.column.as_ref(), &self.cells, doc, &mut self.buf);
             for &c in &self.buf {
                 values.push(c);
                 docids.push(doc);
@@ -476,15 +500,13 @@ impl CellQuery {
     fn doc_set(&self, reader: &SegmentReader) -> tantivy::Result<tantivy::BitSet> {
         let max_doc = reader.max_doc();
         let mut set = tantivy::BitSet::with_max_value(max_doc.max(1));
-        if let Some(col) = reader.fast_fields().column_opt::<u64>(&self.field)? {
-            let cells = self.grid.cells();
-            for doc in 0..max_doc {
-                if col
-                    .values_for_doc(doc)
-                    .any(|v| cells.of(v) == Some(self.cell))
-                {
-                    set.insert(doc);
-                }
+        let col = reader.fast_fields().column_opt::<u64>(&self.field)?;
+        let cells = self.grid.cells();
+        let mut buf = Vec::new();
+        for doc in 0..max_doc {
+            doc_cells(col.as_ref(), &cells, doc, &mut buf);
+            if buf.contains(&self.cell) {
+                set.insert(doc);
             }
         }
         Ok(set)
@@ -639,6 +661,7 @@ mod tests {
             tile: false,
             precision: 1,
             bounds: Some(b),
+            missing: None,
         }
         .cells();
         // Level 1 cells are 45 x 45: the box touches four of them.
@@ -651,6 +674,7 @@ mod tests {
             tile: true,
             precision: 2,
             bounds: Some(b),
+            missing: None,
         }
         .cells();
         // Zoom 2: x tiles of 90 degrees, the box is inside tiles x 1..2, y 1..2.
@@ -674,6 +698,7 @@ mod tests {
                 left: 170.0,
                 right: -170.0,
             }),
+            missing: None,
         }
         .cells();
         assert!(cross.of(p(5.0, 175.0)).is_some());
@@ -728,6 +753,8 @@ mod tests {
         assert_eq!(e.reason, "[geotile_grid] failed to parse field [precision]");
         let e = parse(json!({"geotile_grid": {"field": "loc", "script": "x"}})).unwrap_err();
         assert_eq!(e.reason, "[geotile_grid] unknown field [script]");
-        assert!(parse(json!({"geotile_grid": {"field": "loc", "missing": "1,1"}})).is_err());
+        let g = parse(json!({"geotile_grid": {"field": "loc", "missing": "1.5,2.5"}})).unwrap();
+        assert_eq!(g.grid.missing, Some((1.5, 2.5)));
+        assert!(parse(json!({"geotile_grid": {"field": "loc", "value_type": "long"}})).is_err());
     }
 }

@@ -1974,6 +1974,13 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     })
 }
 
+fn field_name(o: &Map<String, Value>) -> String {
+    o.get("field")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// `geohash_grid` and `geotile_grid` (ES's `GeoGridAggregationBuilder`: `precision` as
 /// `GeoUtils#parsePrecision` or `GeoTileUtils#parsePrecision`, `size`, `shard_size`,
 /// `bounds` as `GeoBoundingBox#parseBoundingBox`).
@@ -1983,7 +1990,7 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
     if let Some(k) = o.keys().find(|k| *k == "script") {
         return Err(unknown_field(ty, k));
     }
-    if let Some(k) = o.keys().find(|k| *k == "missing" || *k == "value_type") {
+    if let Some(k) = o.keys().find(|k| *k == "value_type") {
         return Err(EsError::illegal_argument(format!(
             "[{k}] in [{ty}] aggregations is not supported by Lode"
         )));
@@ -1991,8 +1998,31 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
     expect_fields(
         ty,
         o,
-        &["field", "precision", "size", "shard_size", "bounds"],
+        &[
+            "field",
+            "precision",
+            "size",
+            "shard_size",
+            "bounds",
+            "missing",
+        ],
     )?;
+    // ES's `new GeoPoint(missing.toString())`: `"lat,lon"`, WKT or a geohash.
+    let missing = match o.get("missing") {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let (lat, lon) = lode_engine::geo::parse_point_str(&text, false)
+                .and_then(|(lat, lon)| {
+                    lode_engine::geo::check_range(lat, lon, &field_name(o)).map(|_| (lat, lon))
+                })
+                .map_err(EsError::illegal_argument)?;
+            Some((lat, lon))
+        }
+    };
     let setter = |key: &str, cause: EsError| {
         EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(cause)
     };
@@ -2118,6 +2148,7 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
             tile,
             precision,
             bounds,
+            missing,
         },
         size,
         shard_size,
@@ -2306,7 +2337,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             None => false,
         };
         let kind = match kind_name.as_str() {
-            "geotile_grid" | "geohash_grid" => {
+            "geotile_grid" => {
                 return Err(EsError::illegal_argument(format!(
                     "[{kind_name}] sources in [composite] aggregations are not supported by Lode (source [{src_name}])"
                 )))
