@@ -751,6 +751,16 @@ mod tests {
         assert_eq!(e.reason, "[geohash_grid] failed to parse field [precision]");
         let e = parse(json!({"geotile_grid": {"field": "loc", "precision": "x"}})).unwrap_err();
         assert_eq!(e.reason, "[geotile_grid] failed to parse field [precision]");
+        let e = parse(json!({"geotile_grid": {"field": "loc", "precision": true}})).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "[geotile_grid] precision doesn't support values of type: VALUE_BOOLEAN"
+        );
+        let e = parse(json!({"geohash_grid": {"field": "loc", "bounds": "x"}})).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "[geohash_grid] bounds doesn't support values of type: VALUE_STRING"
+        );
         let e = parse(json!({"geotile_grid": {"field": "loc", "script": "x"}})).unwrap_err();
         assert_eq!(e.reason, "[geotile_grid] unknown field [script]");
         let g = parse(json!({"geotile_grid": {"field": "loc", "missing": "1.5,2.5"}})).unwrap();

@@ -2099,13 +2099,10 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
             }
         },
         Some(other) => {
-            return Err(setter(
-                "precision",
-                EsError::illegal_argument(format!(
-                    "[precision] doesn't support values of type: {}",
-                    token_name(other)
-                )),
-            ))
+            return Err(EsError::x_content_parse(format!(
+                "[{ty}] precision doesn't support values of type: {}",
+                token_name(other)
+            )))
         }
     };
     let positive = |key: &str, es_key: &str| -> EsResult<Option<usize>> {
@@ -2131,6 +2128,12 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
         .max(size);
     let bounds = match o.get("bounds") {
         None => None,
+        Some(v) if !v.is_object() => {
+            return Err(EsError::x_content_parse(format!(
+                "[{ty}] bounds doesn't support values of type: {}",
+                token_name(v)
+            )))
+        }
         Some(v) => {
             let (top, bottom, left, right) =
                 lode_query::geo::parse_box(ty, v).map_err(|e| setter("bounds", e))?;
