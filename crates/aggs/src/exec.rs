@@ -456,6 +456,10 @@ impl<'a> Exec<'a> {
                     bucketing: bucketing.clone(),
                     max_buckets: self.max_buckets,
                 }),
+                SourceSpec::GeoCells { field, grid } => Arc::new(super::geogrid::CellProvider {
+                    field: field.clone(),
+                    grid: grid.clone(),
+                }),
                 SourceSpec::Weighted {
                     value,
                     weight,

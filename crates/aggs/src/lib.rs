@@ -32,6 +32,7 @@ mod digest;
 mod dsl;
 mod exec;
 mod format;
+mod geogrid;
 mod percentiles;
 mod pipeline;
 mod plan;

@@ -295,6 +295,11 @@ pub(crate) enum SourceSpec {
         kind: RangeKind,
         bucketing: super::sources::RangeBucketing,
     },
+    /// `geohash_grid`/`geotile_grid`: each document's distinct cells (ES's hash longs).
+    GeoCells {
+        field: String,
+        grid: crate::geogrid::Grid,
+    },
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
         value: (String, super::sources::NumericColumn, Option<f64>),
@@ -426,6 +431,11 @@ pub(crate) enum Op {
     StringStats(FieldRef),
     /// `geo_bounds` and `geo_centroid`, collected as `percentiles` (`sketch.rs`).
     GeoMetric(FieldRef),
+    /// `geohash_grid`/`geotile_grid`: `terms` over the [`SourceSpec::GeoCells`] `source`,
+    /// ordered and cut at render time as ES's `BucketPriorityQueue`.
+    GeoGrid {
+        source: usize,
+    },
     TopHits,
     /// `multi_terms`: nested `terms` on each field (under [`MULTI_TERMS_LEVEL`] below the
     /// first), uncut, flattened and ordered at render time.
@@ -865,6 +875,26 @@ fn plan_node<'r>(
                 def: def.cloned(),
             }),
         },
+        AggKind::GeoGrid(g) => {
+            if let Some(def) = ctx
+                .mapping
+                .field(&g.field)
+                .filter(|d| d.ty != FieldType::GeoPoint)
+            {
+                return Err(EsError::illegal_argument(format!(
+                    "Field [{}] of type [{}] is not supported for aggregation [{ty}]",
+                    g.field,
+                    def.ty.name()
+                )));
+            }
+            sources.push(SourceSpec::GeoCells {
+                field: g.field.clone(),
+                grid: g.grid.clone(),
+            });
+            Op::GeoGrid {
+                source: sources.len() - 1,
+            }
+        }
         AggKind::DigestMetric(d) => {
             let field = resolve_field(ctx, &d.field, ty, Need::Numeric)?;
             check_metric_missing(d.missing.as_ref(), &field, false)?;
@@ -1901,6 +1931,22 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 o.insert("exclude".into(), e.clone());
             }
             ("terms", body)
+        }
+        (AggKind::GeoGrid(g), Op::GeoGrid { source, .. }) => {
+            let (size, segment_size) = match stage {
+                Stage::Collect | Stage::Final => (ALL, ALL),
+                Stage::ShardPrune => (g.shard_size as u64, g.shard_size as u64),
+            };
+            (
+                "terms",
+                json!({
+                    "field": src(*source),
+                    "size": size,
+                    "segment_size": segment_size,
+                    "min_doc_count": 1,
+                    "order": {"_count": "desc"},
+                }),
+            )
         }
         (_, Op::WeightedAvg { product, .. }) => ("sum", json!({"field": src(*product)})),
         _ => return None,

@@ -149,6 +149,10 @@ fn type_name(n: &PlanNode) -> String {
         Op::Histogram { .. } => return "NumericHistogramAggregator".into(),
         Op::DateHistogram(d) if d.is_range() => return "DateRangeHistogramAggregator".into(),
         Op::DateHistogram(_) => return "DateHistogramAggregator".into(),
+        Op::GeoGrid { .. } if n.req.kind.type_name() == "geotile_grid" => {
+            return "GeoTileGridAggregator".into()
+        }
+        Op::GeoGrid { .. } => return "GeoHashGridAggregator".into(),
         Op::Percentiles(_) => {
             if let crate::request::AggKind::Percentiles(p) = &n.req.kind {
                 let method = match p.method {

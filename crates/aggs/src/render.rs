@@ -41,6 +41,8 @@ pub(crate) enum Constraint {
     },
     /// Bucket `bucket` of the filters source `source` (`bucket == n` is the other bucket).
     Filter { source: usize, bucket: usize },
+    /// The cell `cell` (ES's hash long) of the geo grid source `source`.
+    GeoCell { source: usize, cell: u64 },
 }
 
 #[derive(Clone, Default)]
@@ -482,6 +484,11 @@ impl Renderer<'_> {
                 )
             }
             (
+                AggKind::GeoGrid(g),
+                Op::GeoGrid { source, .. },
+                BucketResult::Terms { buckets, .. },
+            ) => self.render_geo_grid(node, g, *source, buckets, scope, obj),
+            (
                 AggKind::Histogram(h),
                 Op::Histogram { format, .. },
                 BucketResult::Histogram { buckets },
@@ -740,6 +747,45 @@ impl Renderer<'_> {
         }
         obj.insert("doc_count_error_upper_bound".into(), json!(total_error));
         obj.insert("sum_other_doc_count".into(), json!(other));
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
+    /// `geohash_grid`/`geotile_grid`: ES's reduce, a `BucketPriorityQueue` of `size`: by
+    /// count, then by hash long (descending both, the hash compared as Java's signed long),
+    /// each bucket keyed by its cell's string.
+    fn render_geo_grid(
+        &mut self,
+        node: &PlanNode,
+        req: &crate::request::GeoGridReq,
+        source: usize,
+        buckets: &[BucketEntry],
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let cell = |k: &Key| match k {
+            Key::I64(v) => *v as u64,
+            Key::U64(v) => *v,
+            other => key_f64(other) as u64,
+        };
+        let mut kept: Vec<(u64, &BucketEntry)> =
+            buckets.iter().map(|b| (cell(&b.key), b)).collect();
+        kept.sort_by(|a, b| {
+            b.1.doc_count
+                .cmp(&a.1.doc_count)
+                .then((b.0 as i64).cmp(&(a.0 as i64)))
+        });
+        kept.truncate(req.size);
+        self.count_buckets(kept.len())?;
+        let mut list = Vec::with_capacity(kept.len());
+        for (hash, b) in kept {
+            let mut o = Map::new();
+            o.insert("key".into(), json!(req.grid.key(hash)));
+            o.insert("doc_count".into(), json!(b.doc_count));
+            let scope = scope.with(Constraint::GeoCell { source, cell: hash });
+            o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
+            list.push(Value::Object(o));
+        }
         obj.insert("buckets".into(), Value::Array(list));
         Ok(())
     }

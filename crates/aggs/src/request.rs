@@ -115,6 +115,18 @@ pub(crate) enum AggKind {
         field: String,
         wrap_longitude: bool,
     },
+    /// `geohash_grid` or `geotile_grid` on a `geo_point` field.
+    GeoGrid(GeoGridReq),
+}
+
+/// `geohash_grid` / `geotile_grid` (ES's `GeoGridAggregationBuilder`).
+#[derive(Debug, Clone)]
+pub(crate) struct GeoGridReq {
+    pub field: String,
+    pub grid: crate::geogrid::Grid,
+    pub size: usize,
+    /// Resolved as ES's `innerBuild`: `size * 1.5 + 10` by default, at least `size`.
+    pub shard_size: usize,
 }
 
 impl AggKind {
@@ -151,6 +163,8 @@ impl AggKind {
             AggKind::SignificantTerms { .. } => "significant_terms",
             AggKind::GeoMetric { centroid: true, .. } => "geo_centroid",
             AggKind::GeoMetric { .. } => "geo_bounds",
+            AggKind::GeoGrid(g) if g.grid.tile => "geotile_grid",
+            AggKind::GeoGrid(_) => "geohash_grid",
         }
     }
 
@@ -887,9 +901,8 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
                 wrap_longitude,
             }
         }
+        "geohash_grid" | "geotile_grid" => AggKind::GeoGrid(parse_geo_grid(name, ty, obj()?)?),
         "significant_text"
-        | "geohash_grid"
-        | "geotile_grid"
         | "adjacency_matrix"
         | "variable_width_histogram"
         | "scripted_metric"
@@ -1961,6 +1974,190 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     })
 }
 
+fn field_name(o: &Map<String, Value>) -> String {
+    o.get("field")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `geohash_grid` and `geotile_grid` (ES's `GeoGridAggregationBuilder`: `precision` as
+/// `GeoUtils#parsePrecision` or `GeoTileUtils#parsePrecision`, `size`, `shard_size`,
+/// `bounds` as `GeoBoundingBox#parseBoundingBox`).
+fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoGridReq> {
+    use crate::geogrid::{BBox, Grid, GEOHASH_MAX, TILE_MAX_ZOOM};
+    let tile = ty == "geotile_grid";
+    if let Some(k) = o.keys().find(|k| *k == "script") {
+        return Err(unknown_field(ty, k));
+    }
+    if let Some(k) = o.keys().find(|k| *k == "value_type") {
+        return Err(EsError::illegal_argument(format!(
+            "[{k}] in [{ty}] aggregations is not supported by Lode"
+        )));
+    }
+    expect_fields(
+        ty,
+        o,
+        &[
+            "field",
+            "precision",
+            "size",
+            "shard_size",
+            "bounds",
+            "missing",
+        ],
+    )?;
+    // ES's `new GeoPoint(missing.toString())`: `"lat,lon"`, WKT or a geohash.
+    let missing = match o.get("missing") {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let (lat, lon) = lode_engine::geo::parse_point_str(&text, false)
+                .and_then(|(lat, lon)| {
+                    lode_engine::geo::check_range(lat, lon, &field_name(o)).map(|_| (lat, lon))
+                })
+                .map_err(EsError::illegal_argument)?;
+            Some((lat, lon))
+        }
+    };
+    let setter = |key: &str, cause: EsError| {
+        EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(cause)
+    };
+    let field = match o.get("field") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[field] must be a string but was [{}]",
+                token_name(other)
+            )))
+        }
+        None => {
+            return Err(EsError::illegal_argument(
+                "Required one of fields [field], but none were specified. ",
+            ))
+        }
+    };
+    let number_format = |s: &str| {
+        EsError::bad_request(
+            "number_format_exception",
+            format!("For input string: \"{s}\""),
+        )
+    };
+    let check = |p: i64| -> Result<u32, EsError> {
+        let (lo, hi) = if tile {
+            (0, TILE_MAX_ZOOM as i64)
+        } else {
+            (1, GEOHASH_MAX as i64)
+        };
+        if p < lo || p > hi {
+            return Err(EsError::illegal_argument(if tile {
+                format!("Invalid geotile_grid precision of {p}. Must be between 0 and 29.")
+            } else {
+                format!("Invalid geohash aggregation precision of {p}. Must be between 1 and 12.")
+            }));
+        }
+        Ok(p as u32)
+    };
+    let precision = match o.get("precision") {
+        None => {
+            if tile {
+                7
+            } else {
+                5
+            }
+        }
+        Some(Value::Number(n)) => {
+            // `parser.intValue()`: a decimal is truncated.
+            let x = n.as_f64().unwrap_or(0.0);
+            if !(i32::MIN as f64..=i32::MAX as f64).contains(&x.trunc()) {
+                return Err(setter(
+                    "precision",
+                    EsError::illegal_argument(format!(
+                        "Numeric value ({n}) out of range of int (-2147483648 - 2147483647)"
+                    )),
+                ));
+            }
+            check(x.trunc() as i64).map_err(|e| setter("precision", e))?
+        }
+        Some(Value::String(s)) => match s.parse::<i32>() {
+            Ok(p) => check(p as i64).map_err(|e| setter("precision", e))?,
+            Err(_) if tile => return Err(setter("precision", number_format(s))),
+            Err(_) => {
+                // A distance: the level whose cells are at most that wide.
+                let meters = lode_engine::geo::parse_distance(&Value::String(s.clone()), 1.0)
+                    .map_err(|_| setter("precision", number_format(s)))?;
+                let level = crate::geogrid::geohash_levels_for_precision(meters);
+                check(level).map_err(|e| {
+                    setter(
+                        "precision",
+                        EsError::illegal_argument(format!("precision too high [{s}]")).caused_by(e),
+                    )
+                })?
+            }
+        },
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[{ty}] precision doesn't support values of type: {}",
+                token_name(other)
+            )))
+        }
+    };
+    let positive = |key: &str, es_key: &str| -> EsResult<Option<usize>> {
+        match o.get(key) {
+            None => Ok(None),
+            Some(v) => {
+                let n = int32(ty, key, v)?;
+                if n <= 0 {
+                    return Err(setter(
+                        key,
+                        EsError::illegal_argument(format!(
+                            "[{es_key}] must be greater than 0. Found [{n}] in [{name}]"
+                        )),
+                    ));
+                }
+                Ok(Some(n as usize))
+            }
+        }
+    };
+    let size = positive("size", "size")?.unwrap_or(10_000);
+    let shard_size = positive("shard_size", "shardSize")?
+        .unwrap_or_else(|| ((size as f64 * 1.5 + 10.0) as usize).min(i32::MAX as usize))
+        .max(size);
+    let bounds = match o.get("bounds") {
+        None => None,
+        Some(v) if !v.is_object() => {
+            return Err(EsError::x_content_parse(format!(
+                "[{ty}] bounds doesn't support values of type: {}",
+                token_name(v)
+            )))
+        }
+        Some(v) => {
+            let (top, bottom, left, right) =
+                lode_query::geo::parse_box(ty, v).map_err(|e| setter("bounds", e))?;
+            Some(BBox {
+                top,
+                bottom,
+                left,
+                right,
+            })
+        }
+    };
+    Ok(GeoGridReq {
+        field,
+        grid: Grid {
+            tile,
+            precision,
+            bounds,
+            missing,
+        },
+        size,
+        shard_size,
+    })
+}
+
 /// `geo_distance` (ES's `GeoDistanceAggregationBuilder`): one bucket per range of distance
 /// from `origin` (`from` inclusive, `to` exclusive, in `unit`), each a filter on the field's
 /// points (`lode_query::geo`); ranges ordered by `from` then `to`, as ES's range aggregator.
@@ -2143,6 +2340,11 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             None => false,
         };
         let kind = match kind_name.as_str() {
+            "geotile_grid" => {
+                return Err(EsError::illegal_argument(format!(
+                    "[{kind_name}] sources in [composite] aggregations are not supported by Lode (source [{src_name}])"
+                )))
+            }
             "terms" => {
                 expect_fields(
                     kind_name,

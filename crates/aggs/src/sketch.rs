@@ -285,6 +285,7 @@ fn level_and_bucket(c: &Constraint) -> (String, String) {
             (format!("r{}", field.name), format!("{from:?}/{to:?}"))
         }
         Constraint::Filter { source, bucket } => (format!("f{source}"), bucket.to_string()),
+        Constraint::GeoCell { source, cell } => (format!("g{source}"), cell.to_string()),
     }
 }
 

@@ -334,6 +334,16 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
                 }
             }
         }
+        Constraint::GeoCell { source, cell } => {
+            let Some(SourceSpec::GeoCells { field, grid }) = pt.plan.sources.get(*source) else {
+                return Err(EsError::internal("unknown geo grid source"));
+            };
+            Box::new(crate::geogrid::CellQuery {
+                field: field.clone(),
+                grid: grid.clone(),
+                cell: *cell,
+            })
+        }
         Constraint::Term { field, key } => {
             let Ok(f) = schema.get_field(&field.name) else {
                 return Ok(Box::new(EmptyQuery));

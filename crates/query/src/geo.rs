@@ -327,7 +327,7 @@ fn shard(reason: String) -> EsError {
 }
 
 /// ES's `GeoBoundingBox#parseBoundingBox` for one field's value.
-fn parse_box(q: &str, v: &Value) -> EsResult<(f64, f64, f64, f64)> {
+pub fn parse_box(q: &str, v: &Value) -> EsResult<(f64, f64, f64, f64)> {
     let Value::Object(o) = v else {
         return Err(EsError::parsing(format!(
             "failed to parse bounding box. Expected start object but found [{}]",
