@@ -44,6 +44,7 @@ mod sketch;
 mod sources;
 mod term_counts;
 mod top_hits;
+mod vwh;
 
 #[cfg(test)]
 mod tests;
@@ -159,6 +160,7 @@ fn run(
     };
     check_sizes(&req.aggs, req.max_buckets)?;
     auto_date::prepare(&req.aggs, targets)?;
+    vwh::prepare(&req.aggs, targets, req.max_buckets)?;
     let planned = targets
         .iter()
         .map(|t| {

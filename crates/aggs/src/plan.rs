@@ -566,6 +566,43 @@ fn plan_node<'r>(
             Op::DateHistogram(op)
         }
         AggKind::Range(r) => Op::Range(plan_range(r, ty, ctx, sources)?),
+        AggKind::VariableWidthHistogram(v) => {
+            let chosen = v.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let Some(buckets) = chosen else {
+                return Err(EsError::illegal_argument(
+                    "[variable_width_histogram] under another bucket aggregation is not supported by Lode (only at the top level)",
+                ));
+            };
+            let field = resolve_field(ctx, &v.field, ty, Need::Numeric)?;
+            let format = metric_format(&field, v.format.as_deref())?;
+            let mut ranges = super::vwh::bucket_ranges(&buckets);
+            if ranges.is_empty() {
+                // No buckets: one range that matches nothing keeps tantivy's request valid.
+                ranges.push((f64::INFINITY, f64::INFINITY));
+            }
+            sources.push(SourceSpec::Ranges {
+                field: field.name.clone(),
+                column: match field.storage() {
+                    Some(Storage::F64) => super::sources::NumericColumn::F64,
+                    _ => super::sources::NumericColumn::I64,
+                },
+                ranges: ranges.clone(),
+                missing: None,
+            });
+            Op::Range(RangeOp {
+                field,
+                source: sources.len() - 1,
+                ranges: ranges
+                    .iter()
+                    .map(|&(from, to)| RangeBucketDef {
+                        key: String::new(),
+                        from: Some(from),
+                        to: Some(to),
+                    })
+                    .collect(),
+                format,
+            })
+        }
         AggKind::Sampler { .. } | AggKind::DiversifiedSampler { .. } => {
             if let Some(parent) = parent {
                 return Err(EsError::illegal_argument(format!(
@@ -980,6 +1017,7 @@ fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
         if matches!(
             n.kind,
             AggKind::AutoDateHistogram(_)
+                | AggKind::VariableWidthHistogram(_)
                 | AggKind::Sampler { .. }
                 | AggKind::DiversifiedSampler { .. }
         ) {
@@ -1797,7 +1835,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("histogram", body)
         }
-        (AggKind::Range(_), Op::Range(op)) => (
+        (AggKind::Range(_) | AggKind::VariableWidthHistogram(_), Op::Range(op)) => (
             "range",
             json!({"field": src(op.source), "ranges": unit_ranges(op.ranges.len())}),
         ),

@@ -559,6 +559,39 @@ impl Renderer<'_> {
                 }
                 Ok(())
             }
+            (
+                AggKind::VariableWidthHistogram(v),
+                Op::Range(op),
+                BucketResult::Range { buckets },
+            ) => {
+                let entries: Vec<_> = buckets.iter().collect();
+                let chosen = v.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let clusters = chosen.unwrap_or_default();
+                self.count_buckets(clusters.len())?;
+                let mut list = Vec::with_capacity(clusters.len());
+                for (i, (c, def)) in clusters.iter().zip(&op.ranges).enumerate() {
+                    let entry = entries.iter().find(|e| e.from == Some((i + 1) as f64));
+                    let mut b = Map::new();
+                    for (name, x) in [("min", c.min), ("key", c.centroid), ("max", c.max)] {
+                        b.insert(name.into(), json!(x));
+                        if let Some(s) = op.format.format(x) {
+                            b.insert(format!("{name}_as_string"), json!(s));
+                        }
+                    }
+                    b.insert("doc_count".into(), json!(c.doc_count));
+                    let scope = scope.with(Constraint::Range {
+                        field: op.field.clone(),
+                        from: def.from,
+                        to: def.to,
+                    });
+                    let empty = no_results();
+                    let subs = entry.map(|e| &e.sub_aggregation).unwrap_or(&empty);
+                    b.extend(self.render_level(&node.subs, subs, &scope, false)?);
+                    list.push(Value::Object(b));
+                }
+                obj.insert("buckets".into(), Value::Array(list));
+                Ok(())
+            }
             (AggKind::Range(r), Op::Range(op), BucketResult::Range { buckets }) => {
                 let entries: Vec<_> = buckets.iter().collect();
                 let mut list = Vec::new();

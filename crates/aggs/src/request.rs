@@ -78,6 +78,8 @@ pub(crate) enum AggKind {
     DigestMetric(DigestMetricReq),
     /// `auto_date_histogram`: a `date_histogram` whose interval is chosen from the data.
     AutoDateHistogram(Box<AutoDateHistogramReq>),
+    /// `variable_width_histogram`: buckets clustered from the data before planning (`vwh.rs`).
+    VariableWidthHistogram(Box<crate::vwh::VwhReq>),
     /// `sampler`: the `shard_size` best-scoring documents of each shard.
     Sampler {
         shard_size: usize,
@@ -141,6 +143,7 @@ impl AggKind {
             AggKind::DigestMetric(d) => d.kind.name(),
             AggKind::StringStats { .. } => "string_stats",
             AggKind::AutoDateHistogram(_) => "auto_date_histogram",
+            AggKind::VariableWidthHistogram(_) => "variable_width_histogram",
             AggKind::Sampler { .. } => "sampler",
             AggKind::DiversifiedSampler { .. } => "diversified_sampler",
             AggKind::TopHits(_) => "top_hits",
@@ -857,6 +860,9 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "rare_terms" => parse_rare_terms(name, obj()?)?,
         "significant_terms" => parse_significant_terms(name, obj()?)?,
+        "variable_width_histogram" => {
+            AggKind::VariableWidthHistogram(Box::new(crate::vwh::parse(name, obj()?)?))
+        }
         "top_metrics" => AggKind::TopMetrics(parse_top_metrics(obj()?)?),
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
@@ -891,7 +897,6 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         | "geohash_grid"
         | "geotile_grid"
         | "adjacency_matrix"
-        | "variable_width_histogram"
         | "scripted_metric"
         | "t_test"
         | "matrix_stats"
@@ -1021,7 +1026,7 @@ fn field_or_script_typed(obj: &Map<String, Value>, keys: bool, date: bool) -> Es
     ))
 }
 
-fn required_field(obj: &Map<String, Value>) -> EsResult<String> {
+pub(crate) fn required_field(obj: &Map<String, Value>) -> EsResult<String> {
     match obj.get("field") {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(EsError::x_content_parse(format!(
@@ -1064,7 +1069,7 @@ fn int(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
 
 /// A field Elasticsearch declares as `int` (`ObjectParser#declareInt`): a value outside
 /// `i32` fails as Jackson's int coercion fails, instead of reaching tantivy's `u32` fields.
-fn int32(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
+pub(crate) fn int32(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
     let x = int(ty, key, v)?;
     if i32::try_from(x).is_err() {
         return Err(

@@ -1602,7 +1602,12 @@ mod tests {
         });
         assert_eq!(shard.stats.merge_total.load(Ordering::Relaxed) - before, 1);
         let s = shard.searcher();
-        let largest = s.searcher.segment_readers().iter().map(|r| r.num_docs()).max();
+        let largest = s
+            .searcher
+            .segment_readers()
+            .iter()
+            .map(|r| r.num_docs())
+            .max();
         assert!(largest >= Some(300), "{largest:?}");
         assert!(!shard.merges_paused.load(Ordering::Relaxed));
     }
