@@ -40,6 +40,7 @@ mod render;
 mod request;
 mod rounding;
 mod significant;
+mod significant_text;
 mod sketch;
 mod sources;
 mod term_counts;

@@ -439,6 +439,9 @@ pub(crate) enum Op {
     },
     /// `top_metrics`: rendered by re-running the search per bucket (see `top_hits.rs`).
     TopMetrics,
+    /// `significant_text`: counted at render time from the bucket's documents' `_source`
+    /// (`significant_text.rs`), nothing collected by tantivy.
+    SignificantText,
     /// `rare_terms`: uncut `terms`, kept up to `max_doc_count` at render time.
     RareTerms(TermsOp),
     /// `weighted_avg`: a `sum` of the [`SourceSpec::Weighted`] products under the node's
@@ -933,6 +936,35 @@ fn plan_node<'r>(
                 docs: sources.len() - 1,
             }
         }
+        AggKind::SignificantText(t) => {
+            if !node.subs.is_empty() {
+                return Err(EsError::illegal_argument(format!(
+                    "sub-aggregations under [significant_text] aggregation [{}] are not supported by Lode",
+                    node.name
+                )));
+            }
+            match ctx.mapping.field(&t.terms.field) {
+                None if ctx.runtime.contains_key(&t.terms.field) => {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{}] of type [{}] is not supported for aggregation [significant_text]",
+                        t.terms.field, "runtime"
+                    )))
+                }
+                Some(def) if def.storage() != Storage::Text => {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{}] of type [{}] is not supported for aggregation [significant_text]",
+                        t.terms.field,
+                        def.ty.name()
+                    )))
+                }
+                _ => {}
+            }
+            super::significant_text::check_filters(t)?;
+            if let Some(q) = &t.background_filter {
+                build_dsl(q, ctx)?;
+            }
+            Op::SignificantText
+        }
         AggKind::TopMetrics(t) => {
             // `index.top_metrics_max_size` is not a setting of Lode: its default holds.
             if t.size > 10 {
@@ -1018,6 +1050,7 @@ fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
             n.kind,
             AggKind::AutoDateHistogram(_)
                 | AggKind::VariableWidthHistogram(_)
+                | AggKind::SignificantText(_)
                 | AggKind::Sampler { .. }
                 | AggKind::DiversifiedSampler { .. }
         ) {

@@ -252,6 +252,24 @@ impl Renderer<'_> {
                 out.insert(key, Value::Object(obj));
                 continue;
             }
+            if let (Op::SignificantText, AggKind::SignificantText(req)) = (&node.op, &node.req.kind)
+            {
+                let r = super::significant_text::run(self.exec, req, scope)?;
+                self.count_buckets(r.buckets.len())?;
+                let list: Vec<Value> = r
+                    .buckets
+                    .into_iter()
+                    .map(|b| {
+                        json!({"key": b.key, "doc_count": b.doc_count, "score": b.score,
+                               "bg_count": b.bg_count})
+                    })
+                    .collect();
+                obj.insert("doc_count".into(), json!(r.subset_size));
+                obj.insert("bg_count".into(), json!(r.superset_size));
+                obj.insert("buckets".into(), Value::Array(list));
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
             if let Op::WeightedAvg { format, .. } = &node.op {
                 with_string(
                     &mut obj,
@@ -1278,7 +1296,7 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::Long | TermsKind::Bool => "lterms",
             TermsKind::Double => "dterms",
         },
-        Op::SignificantTerms { .. } => "sigsterms",
+        Op::SignificantTerms { .. } | Op::SignificantText => "sigsterms",
         Op::RareTerms(op) => match op.kind {
             TermsKind::String => "srare_terms",
             _ => "lrare_terms",

@@ -106,6 +106,9 @@ pub(crate) enum AggKind {
         terms: TermsReq,
         background_filter: Option<Box<DslQuery>>,
     },
+    /// `significant_text`: a text field's terms re-analyzed from `_source`, scored as
+    /// `significant_terms` (`significant_text.rs`).
+    SignificantText(Box<crate::significant_text::SignificantTextReq>),
     /// `rare_terms`: the terms with at most `max_doc_count` documents.
     RareTerms {
         terms: TermsReq,
@@ -152,6 +155,7 @@ impl AggKind {
             AggKind::RareTerms { .. } => "rare_terms",
             AggKind::TopMetrics(_) => "top_metrics",
             AggKind::SignificantTerms { .. } => "significant_terms",
+            AggKind::SignificantText(_) => "significant_text",
             AggKind::GeoMetric { centroid: true, .. } => "geo_centroid",
             AggKind::GeoMetric { .. } => "geo_bounds",
         }
@@ -860,6 +864,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "rare_terms" => parse_rare_terms(name, obj()?)?,
         "significant_terms" => parse_significant_terms(name, obj()?)?,
+        "significant_text" => parse_significant_text(name, obj()?)?,
         "variable_width_histogram" => {
             AggKind::VariableWidthHistogram(Box::new(crate::vwh::parse(name, obj()?)?))
         }
@@ -893,8 +898,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
                 wrap_longitude,
             }
         }
-        "significant_text"
-        | "geohash_grid"
+        "geohash_grid"
         | "geotile_grid"
         | "adjacency_matrix"
         | "scripted_metric"
@@ -1313,6 +1317,84 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
         terms,
         background_filter,
     })
+}
+
+/// `significant_text`: `field`, `size`, `shard_size`, `min_doc_count` (default 3),
+/// `shard_min_doc_count`, `include`/`exclude`, `background_filter`, `jlh` and
+/// `filter_duplicate_text: false`; the other heuristics, `source_fields` and
+/// `filter_duplicate_text: true` are refused.
+fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
+    const TY: &str = "significant_text";
+    let heuristics = [
+        "mutual_information",
+        "chi_square",
+        "gnd",
+        "percentage",
+        "script_heuristic",
+    ];
+    let mut keys = vec![
+        "field",
+        "size",
+        "shard_size",
+        "min_doc_count",
+        "shard_min_doc_count",
+        "include",
+        "exclude",
+        "background_filter",
+        "filter_duplicate_text",
+        "source_fields",
+        "jlh",
+    ];
+    keys.extend(heuristics);
+    expect_fields(TY, o, &keys)?;
+    if let Some(h) = heuristics.iter().find(|h| o.contains_key(**h)) {
+        return Err(EsError::illegal_argument(format!(
+            "significance heuristic [{h}] is not supported by Lode"
+        )));
+    }
+    if o.contains_key("source_fields") {
+        return Err(EsError::illegal_argument(
+            "[source_fields] in [significant_text] aggregations is not supported by Lode",
+        ));
+    }
+    if let Some(v) = o.get("filter_duplicate_text") {
+        if boolean(TY, "filter_duplicate_text", v)? {
+            return Err(EsError::illegal_argument(
+                "[filter_duplicate_text] in [significant_text] aggregations is not supported by Lode",
+            ));
+        }
+    }
+    if let Some(v) = o.get("jlh") {
+        match v.as_object() {
+            Some(m) if m.is_empty() => {}
+            _ => {
+                return Err(EsError::parsing(format!(
+                    "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
+                )))
+            }
+        }
+    }
+    if !matches!(o.get("field"), Some(Value::String(_))) {
+        required_field(o)?;
+    }
+    let background_filter = o
+        .get("background_filter")
+        .map(|v| parse_dsl(v).map(Box::new))
+        .transpose()?;
+    let mut only = o.clone();
+    for k in ["background_filter", "jlh", "filter_duplicate_text"] {
+        only.remove(k);
+    }
+    let mut terms = parse_terms(name, &only)?;
+    if !o.contains_key("min_doc_count") {
+        terms.min_doc_count = 3;
+    }
+    Ok(AggKind::SignificantText(Box::new(
+        crate::significant_text::SignificantTextReq {
+            terms,
+            background_filter,
+        },
+    )))
 }
 
 /// `rare_terms`: `field`, `max_doc_count` (1 to 100), `precision` (validated: Lode counts

@@ -1,0 +1,270 @@
+//! `significant_text`: Elasticsearch's `SignificantTextAggregator`. The bucket's documents
+//! (every match, as ES collects them when not wrapped in a `sampler`) are read from
+//! `_source`, the field's values re-analyzed with its index analyzer, and each distinct term
+//! of a document counted once (the foreground). The background is counted as
+//! `significant_terms`' (`significant.rs`): every live document, a term's frequency its
+//! live document frequency in the field's postings, or with a `background_filter` the
+//! filter's documents and, per term, those of them holding it. Terms are scored with JLH.
+
+use super::dsl::{build_dsl, DslQuery};
+use super::exec::Exec;
+use super::render::Scope;
+use super::request::{IncludeExclude, TermsReq};
+use super::top_hits::bucket_query;
+use lode_engine::mapping::Storage;
+use lode_engine::shard::stored_source;
+use lode_engine::{EsError, EsResult};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use tantivy::collector::{Count, DocSetCollector};
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocAddress, DocSet, TantivyDocument, Term, TERMINATED};
+
+/// The request: the `terms` parameters it shares with `significant_terms` (`field`, `size`,
+/// `min_doc_count` default 3, `include`/`exclude`) and an optional `background_filter`.
+pub(crate) struct SignificantTextReq {
+    pub terms: TermsReq,
+    pub background_filter: Option<Box<DslQuery>>,
+}
+
+/// One scored term.
+pub(crate) struct Scored {
+    pub key: String,
+    pub doc_count: u64,
+    pub bg_count: u64,
+    pub score: f64,
+}
+
+/// The aggregation's result for one bucket: its size, the background's, the kept terms.
+pub(crate) struct TextResult {
+    pub subset_size: u64,
+    pub superset_size: u64,
+    pub buckets: Vec<Scored>,
+}
+
+fn internal(e: tantivy::TantivyError) -> EsError {
+    EsError::internal(format!("significant_text failure: {e}"))
+}
+
+fn io(e: std::io::Error) -> EsError {
+    EsError::internal(format!("significant_text failure: {e}"))
+}
+
+/// Whether `term` passes `include` and `exclude` (a regular expression matches the whole
+/// term, as Lucene's `RegExp`).
+fn accepted(term: &str, include: &[Filter], exclude: &[Filter]) -> bool {
+    let hit = |f: &Filter| match f {
+        Filter::Regex(r) => r.is_match(term),
+        Filter::Values(v) => v.contains(term),
+    };
+    (include.is_empty() || include.iter().any(hit)) && !exclude.iter().any(hit)
+}
+
+enum Filter {
+    Regex(regex::Regex),
+    Values(HashSet<String>),
+}
+
+fn filter(f: &Option<IncludeExclude>) -> EsResult<Vec<Filter>> {
+    Ok(match f {
+        None => Vec::new(),
+        Some(IncludeExclude::Regex(r)) => vec![Filter::Regex(
+            regex::Regex::new(&format!("^(?:{r})$")).map_err(|e| {
+                EsError::illegal_argument(format!("Invalid regular expression [{r}]: {e}"))
+            })?,
+        )],
+        Some(IncludeExclude::Values(v)) => vec![Filter::Values(
+            v.iter()
+                .map(|x| match x {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect(),
+        )],
+    })
+}
+
+/// Validates the include/exclude patterns at planning.
+pub(crate) fn check_filters(req: &SignificantTextReq) -> EsResult<()> {
+    filter(&req.terms.include)?;
+    filter(&req.terms.exclude)?;
+    Ok(())
+}
+
+/// Counts, scores and selects the terms of the bucket `scope`.
+pub(crate) fn run(exec: &Exec, req: &SignificantTextReq, scope: &Scope) -> EsResult<TextResult> {
+    let field = &req.terms.field;
+    let include = filter(&req.terms.include)?;
+    let exclude = filter(&req.terms.exclude)?;
+    // The foreground: each matching document's distinct terms.
+    let mut subset_size = 0u64;
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    for pt in &exec.targets {
+        let query = bucket_query(pt, scope)?;
+        let def = pt
+            .target
+            .ctx
+            .mapping
+            .field(field)
+            .filter(|d| d.storage() == Storage::Text);
+        let analyzer = def
+            .map(|d| pt.target.ctx.analysis.analyzer(&d.analyzer))
+            .transpose()
+            .map_err(|e| EsError::new(400, e.kind, e.reason))?;
+        for shard in pt.target.shards {
+            let mut docs: Vec<DocAddress> = shard
+                .searcher
+                .search(&*query, &DocSetCollector)
+                .map_err(internal)?
+                .into_iter()
+                .collect();
+            docs.sort();
+            subset_size += docs.len() as u64;
+            let (Some(def), Some(analyzer)) = (def, &analyzer) else {
+                continue;
+            };
+            let mut in_doc: HashSet<String> = HashSet::new();
+            for addr in docs {
+                let doc: TantivyDocument = shard.searcher.doc(addr).map_err(internal)?;
+                let source: Value =
+                    serde_json::from_slice(&stored_source(&doc, shard.meta)).unwrap_or(Value::Null);
+                in_doc.clear();
+                for v in lode_hits::docvalues::source_raw(&source, def) {
+                    let text = match v {
+                        Value::String(s) => s,
+                        Value::Null | Value::Object(_) | Value::Array(_) => continue,
+                        other => other.to_string(),
+                    };
+                    for t in analyzer.analyze_bytes(&text) {
+                        in_doc.insert(t.token);
+                    }
+                }
+                for t in in_doc.drain() {
+                    *counts.entry(t).or_default() += 1;
+                }
+            }
+        }
+    }
+    let candidates: Vec<(String, u64)> = counts
+        .into_iter()
+        .filter(|(t, n)| *n >= req.terms.min_doc_count && accepted(t, &include, &exclude))
+        .collect();
+    let (superset_size, bg) = background(
+        exec,
+        field,
+        req.background_filter.as_deref(),
+        candidates.iter().map(|(t, _)| t.as_str()),
+    )?;
+    let mut buckets: Vec<Scored> = candidates
+        .into_iter()
+        .map(|(key, doc_count)| {
+            let bg_count = bg.get(&key).copied().unwrap_or(0);
+            let score = super::significant::jlh(doc_count, subset_size, bg_count, superset_size);
+            Scored {
+                key,
+                doc_count,
+                bg_count,
+                score,
+            }
+        })
+        .filter(|s| s.score > 0.0)
+        .collect();
+    buckets.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+    buckets.truncate(req.terms.size);
+    Ok(TextResult {
+        subset_size,
+        superset_size,
+        buckets,
+    })
+}
+
+/// The background's size and each term's frequency in it, over every shard of every target.
+fn background<'a>(
+    exec: &Exec,
+    field: &str,
+    filter: Option<&DslQuery>,
+    terms: impl Iterator<Item = &'a str> + Clone,
+) -> EsResult<(u64, HashMap<String, u64>)> {
+    let mut size = 0u64;
+    let mut freqs: HashMap<String, u64> = HashMap::new();
+    for pt in &exec.targets {
+        let nested = pt.target.ctx.meta.nested;
+        let query: Box<dyn Query> = match filter {
+            Some(q) => lode_query::nested::non_nested(build_dsl(q, pt.target.ctx)?, nested),
+            None => lode_query::nested::non_nested(Box::new(tantivy::query::AllQuery), nested),
+        };
+        for shard in pt.target.shards {
+            let searcher = &shard.searcher;
+            size += match (filter, nested) {
+                (None, None) => searcher.num_docs(),
+                _ => query.count(searcher).map_err(internal)? as u64,
+            };
+            let Ok(schema_field) = shard.schema.get_field(field) else {
+                continue;
+            };
+            for term in terms.clone() {
+                let t = Term::from_field_text(schema_field, term);
+                let n = match filter {
+                    Some(_) => {
+                        let q = BooleanQuery::new(vec![
+                            (Occur::Must, query.box_clone()),
+                            (
+                                Occur::Must,
+                                Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
+                            ),
+                        ]);
+                        searcher.search(&q, &Count).map_err(internal)? as u64
+                    }
+                    None => live_doc_freq(searcher, &t)?,
+                };
+                if n > 0 {
+                    *freqs.entry(term.to_string()).or_default() += n;
+                }
+            }
+        }
+    }
+    Ok((size, freqs))
+}
+
+/// A term's live document frequency: the postings' count, less the deleted documents.
+fn live_doc_freq(searcher: &tantivy::Searcher, term: &Term) -> EsResult<u64> {
+    let mut n = 0u64;
+    for segment in searcher.segment_readers() {
+        let inverted = segment.inverted_index(term.field()).map_err(internal)?;
+        match segment.alive_bitset() {
+            None => n += inverted.doc_freq(term).map_err(io)? as u64,
+            Some(alive) => {
+                let Some(mut postings) = inverted
+                    .read_postings(term, IndexRecordOption::Basic)
+                    .map_err(io)?
+                else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if alive.is_alive(doc) {
+                        n += 1;
+                    }
+                    doc = postings.advance();
+                }
+            }
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn include_exclude_match_whole_terms() {
+        let inc = vec![Filter::Regex(regex::Regex::new("^(?:sp.*)$").unwrap())];
+        let exc = vec![Filter::Values(["spam".to_string()].into_iter().collect())];
+        assert!(accepted("space", &inc, &exc));
+        assert!(!accepted("spam", &inc, &exc));
+        assert!(!accepted("aspen", &inc, &exc));
+        assert!(accepted("anything", &[], &[]));
+    }
+}

@@ -1,0 +1,155 @@
+"""`significant_text`, against terms scored here in Python from the documents this file
+indexes: the text is lowercase words separated by spaces, so the `standard` analyzer's
+terms are the words. The foreground is every matching document (each term counted once per
+document), the background every document (or those matching `background_filter`); the
+score is Elasticsearch's JLH: (fg/fg_size - bg/bg_size) * ((fg/fg_size) / (bg/bg_size)),
+buckets with a positive score and at least `min_doc_count` documents, by score then key."""
+
+import random
+import re
+
+import pytest
+from elasticsearch import BadRequestError
+
+from conftest import make_index
+
+INDEX = "sigtext"
+WORDS = ["apple", "banana", "cherry", "date", "elder", "fig", "grape", "honey", "iris",
+         "jade", "kiwi", "lime", "mango", "nectar", "olive", "peach"]
+TOPIC = {"fruit": ["apple", "banana", "cherry", "mango"], "gem": ["jade", "iris", "olive"],
+         "misc": []}
+
+
+def _docs():
+    rnd = random.Random(5)
+    docs = []
+    for i in range(160):
+        cat = rnd.choice(["fruit", "gem", "misc", "misc"])
+        words = [rnd.choice(WORDS) for _ in range(rnd.randrange(3, 9))]
+        words += [rnd.choice(TOPIC[cat]) for _ in range(2)] if TOPIC[cat] else []
+        body = " ".join(words)
+        doc = {"cat": cat, "n": i, "body": body}
+        if i % 7 == 0:
+            doc["body"] = [body, rnd.choice(WORDS) + " " + rnd.choice(WORDS)]
+        docs.append(doc)
+    return docs
+
+
+DOCS = _docs()
+
+
+def terms_of(doc):
+    bodies = doc.get("body", [])
+    bodies = bodies if isinstance(bodies, list) else [bodies]
+    return {w for b in bodies for w in b.split()}
+
+
+def expected(fg, bg, size=10, min_doc_count=3, include=None, exclude=None):
+    fg_counts, bg_counts = {}, {}
+    for d in fg:
+        for t in terms_of(d):
+            fg_counts[t] = fg_counts.get(t, 0) + 1
+    for d in bg:
+        for t in terms_of(d):
+            bg_counts[t] = bg_counts.get(t, 0) + 1
+    out = []
+    for t, n in fg_counts.items():
+        if n < min_doc_count:
+            continue
+        if include is not None and not re.fullmatch(include, t):
+            continue
+        if exclude is not None and t in exclude:
+            continue
+        b = bg_counts.get(t, 0)
+        if not fg or not bg or b == 0:
+            continue
+        sub, sup = n / len(fg), b / len(bg)
+        if sub - sup <= 0:
+            continue
+        out.append((-(sub - sup) * (sub / sup), t, n, b))
+    out.sort()
+    return [{"key": t, "doc_count": n, "bg_count": b, "score": -s}
+            for s, t, n, b in out[:size]]
+
+
+def check(got, fg, bg, **kw):
+    assert got["doc_count"] == len(fg)
+    assert got["bg_count"] == len(bg)
+    want = expected(fg, bg, **kw)
+    assert [b["key"] for b in got["buckets"]] == [w["key"] for w in want]
+    for g, w in zip(got["buckets"], want):
+        assert g["doc_count"] == w["doc_count"]
+        assert g["bg_count"] == w["bg_count"]
+        assert g["score"] == pytest.approx(w["score"], rel=1e-9)
+
+
+@pytest.fixture(scope="module", params=[1, 3], ids=["one_shard", "three_shards"])
+def sigtext(es, request):
+    body = {"settings": {"number_of_shards": request.param}, "mappings": {"properties": {
+        "cat": {"type": "keyword"}, "n": {"type": "integer"}, "body": {"type": "text"}}}}
+    return make_index(es, INDEX, body, [(str(i), d) for i, d in enumerate(DOCS)])
+
+
+def agg(es, spec, query=None, **kw):
+    r = es.search(index=INDEX, size=0, query=query or {"match_all": {}},
+                  aggs={"s": {"significant_text": spec}}, **kw)
+    return r
+
+
+@pytest.mark.parametrize("cat", ["fruit", "gem"])
+def test_foreground_against_every_document(es, sigtext, cat):
+    r = agg(es, {"field": "body"}, query={"term": {"cat": cat}})
+    fg = [d for d in DOCS if d["cat"] == cat]
+    check(r["aggregations"]["s"], fg, DOCS)
+
+
+def test_size_min_doc_count_include_exclude(es, sigtext):
+    fg = [d for d in DOCS if d["cat"] == "fruit"]
+    r = agg(es, {"field": "body", "size": 2, "min_doc_count": 1},
+            query={"term": {"cat": "fruit"}})
+    check(r["aggregations"]["s"], fg, DOCS, size=2, min_doc_count=1)
+    r = agg(es, {"field": "body", "include": "[a-c].*", "exclude": ["banana"]},
+            query={"term": {"cat": "fruit"}})
+    check(r["aggregations"]["s"], fg, DOCS, include="[a-c].*", exclude=["banana"])
+
+
+def test_background_filter(es, sigtext):
+    fg = [d for d in DOCS if d["cat"] == "gem"]
+    bg = [d for d in DOCS if d["n"] < 100]
+    r = agg(es, {"field": "body", "background_filter": {"range": {"n": {"lt": 100}}}},
+            query={"term": {"cat": "gem"}})
+    check(r["aggregations"]["s"], fg, bg)
+
+
+def test_under_a_terms_bucket_and_typed_keys(es, sigtext):
+    r = es.search(index=INDEX, size=0, typed_keys=True, aggs={
+        "c": {"terms": {"field": "cat"}, "aggs": {
+            "s": {"significant_text": {"field": "body", "min_doc_count": 2}}}}})
+    buckets = r["aggregations"]["sterms#c"]["buckets"]
+    assert {b["key"] for b in buckets} == {"fruit", "gem", "misc"}
+    for b in buckets:
+        fg = [d for d in DOCS if d["cat"] == b["key"]]
+        check(b["sigsterms#s"], fg, DOCS, min_doc_count=2)
+
+
+def test_no_match(es, sigtext):
+    r = agg(es, {"field": "body"}, query={"term": {"cat": "nothing"}})
+    assert r["aggregations"]["s"] == {"doc_count": 0, "bg_count": len(DOCS), "buckets": []}
+
+
+def test_refusals(es, sigtext):
+    def refused(spec, **kw):
+        with pytest.raises(BadRequestError) as e:
+            es.search(index=INDEX, size=0, aggs={"s": {"significant_text": spec, **kw}})
+        assert e.value.status_code == 400
+        return str(e.value.body["error"])
+
+    assert "not supported" in refused({"field": "cat"})
+    refused({"field": "body", "filter_duplicate_text": True})
+    refused({"field": "body", "chi_square": {}})
+    refused({"field": "body", "source_fields": ["body"]})
+    refused({"field": "body", "bogus": 1})
+    refused({"field": "body"}, aggs={"m": {"max": {"field": "n"}}})
+    # filter_duplicate_text: false is ES's default behaviour.
+    r = agg(es, {"field": "body", "filter_duplicate_text": False})
+    assert r["aggregations"]["s"]["doc_count"] == len(DOCS)
