@@ -145,7 +145,6 @@ def test_refusals(es, sigtext):
         return str(e.value.body["error"])
 
     assert "not supported" in refused({"field": "cat"})
-    refused({"field": "body", "filter_duplicate_text": True})
     refused({"field": "body", "chi_square": {}})
     refused({"field": "body", "source_fields": ["body"]})
     refused({"field": "body", "bogus": 1})
@@ -153,3 +152,111 @@ def test_refusals(es, sigtext):
     # filter_duplicate_text: false is ES's default behaviour.
     r = agg(es, {"field": "body", "filter_duplicate_text": False})
     assert r["aggregations"]["s"]["doc_count"] == len(DOCS)
+
+
+# --- filter_duplicate_text: ES's DeDuplicatingTokenFilter, written from its description -
+
+M64 = (1 << 64) - 1
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & M64
+
+
+def _fmix(k):
+    k ^= k >> 33
+    k = (k * 0xff51afd7ed558ccd) & M64
+    k ^= k >> 33
+    k = (k * 0xc4ceb9fe1a85ec53) & M64
+    return k ^ (k >> 33)
+
+
+def murmur3_h1(data):
+    """MurmurHash3 x64 128, seed 0: the first 64 bits."""
+    c1, c2 = 0x87c37b91114253d5, 0x4cf5ad432745937f
+    h1 = h2 = 0
+    n = len(data) // 16
+    for i in range(n):
+        k1 = int.from_bytes(data[16 * i:16 * i + 8], "little")
+        k2 = int.from_bytes(data[16 * i + 8:16 * i + 16], "little")
+        h1 ^= (_rotl((k1 * c1) & M64, 31) * c2) & M64
+        h1 = (((_rotl(h1, 27) + h2) & M64) * 5 + 0x52dce729) & M64
+        h2 ^= (_rotl((k2 * c2) & M64, 33) * c1) & M64
+        h2 = (((_rotl(h2, 31) + h1) & M64) * 5 + 0x38495ab5) & M64
+    tail = data[16 * n:]
+    if len(tail) > 8:
+        k2 = int.from_bytes(tail[8:], "little")
+        h2 ^= (_rotl((k2 * c2) & M64, 33) * c1) & M64
+    if tail:
+        k1 = int.from_bytes(tail[:8], "little")
+        h1 ^= (_rotl((k1 * c1) & M64, 31) * c2) & M64
+    h1 ^= len(data)
+    h2 ^= len(data)
+    h1 = (h1 + h2) & M64
+    h2 = (h2 + h1) & M64
+    return (_fmix(h1) + _fmix(h2)) & M64
+
+
+class Spotter:
+    """How often each sequence of 6 token bytes was seen before (up to 255)."""
+
+    def __init__(self):
+        self.seen, self.window = {}, []
+
+    def new_sequence(self):
+        self.window = []
+
+    def add(self, b):
+        self.window = (self.window + [b])[-6:]
+        if len(self.window) < 6:
+            return 0
+        key = tuple(self.window)
+        prior = self.seen.get(key, 0)
+        self.seen[key] = min(prior + 1, 255)
+        return prior
+
+
+def dedup(tokens, spotter):
+    """Drop the tokens of any 6-token run whose byte sequence was seen before."""
+    dup = [False] * len(tokens)
+    for i, t in enumerate(tokens):
+        if spotter.add(murmur3_h1(t.encode()) & 0xFF) >= 1:
+            for j in range(max(0, i - 5), i + 1):
+                dup[j] = True
+    return [t for t, d in zip(tokens, dup) if not d]
+
+
+def test_murmur3_reference_value():
+    assert murmur3_h1(b"hello") == 0xcbd8a7b341bd9b02
+
+
+def test_filter_duplicate_text(es):
+    rnd = random.Random(9)
+    boiler = "this message and any attachment is strictly confidential".split()
+    docs = []
+    for i in range(60):
+        cat = rnd.choice(["a", "b"])
+        words = [rnd.choice(WORDS) for _ in range(rnd.randrange(2, 6))]
+        if cat == "a" or i % 5 == 0:
+            words += boiler
+        words += [rnd.choice(WORDS) for _ in range(2)]
+        docs.append({"cat": cat, "body": " ".join(words)})
+    make_index(es, "sigtext_dup", {"settings": {"number_of_shards": 1}, "mappings": {
+        "properties": {"cat": {"type": "keyword"}, "body": {"type": "text"}}}},
+        [(str(i), d) for i, d in enumerate(docs)])
+    r = es.search(index="sigtext_dup", size=0, query={"term": {"cat": "a"}}, aggs={
+        "s": {"significant_text": {"field": "body", "filter_duplicate_text": True,
+                                   "min_doc_count": 1, "size": 50}}})
+    fg = [d for d in docs if d["cat"] == "a"]
+    spotter = Spotter()
+    seen = []
+    for d in fg:  # one shard, one bulk: collection order is indexing order
+        seen.append({"body": " ".join(dedup(d["body"].split(), spotter))})
+        spotter.new_sequence()
+    want = expected(seen, docs, size=50, min_doc_count=1)
+    got = r["aggregations"]["s"]
+    assert got["doc_count"] == len(fg)
+    assert [(b["key"], b["doc_count"], b["bg_count"]) for b in got["buckets"]] == \
+        [(w["key"], w["doc_count"], w["bg_count"]) for w in want]
+    # The boilerplate is counted in its first document only.
+    assert not any(b["key"] == "confidential" and b["doc_count"] > 1 for b in got["buckets"])

@@ -1321,8 +1321,7 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
 
 /// `significant_text`: `field`, `size`, `shard_size`, `min_doc_count` (default 3),
 /// `shard_min_doc_count`, `include`/`exclude`, `background_filter`, `jlh` and
-/// `filter_duplicate_text: false`; the other heuristics, `source_fields` and
-/// `filter_duplicate_text: true` are refused.
+/// `filter_duplicate_text`; the other heuristics and `source_fields` are refused.
 fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_text";
     let heuristics = [
@@ -1357,13 +1356,10 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
             "[source_fields] in [significant_text] aggregations is not supported by Lode",
         ));
     }
-    if let Some(v) = o.get("filter_duplicate_text") {
-        if boolean(TY, "filter_duplicate_text", v)? {
-            return Err(EsError::illegal_argument(
-                "[filter_duplicate_text] in [significant_text] aggregations is not supported by Lode",
-            ));
-        }
-    }
+    let filter_duplicate_text = match o.get("filter_duplicate_text") {
+        Some(v) => boolean(TY, "filter_duplicate_text", v)?,
+        None => false,
+    };
     if let Some(v) = o.get("jlh") {
         match v.as_object() {
             Some(m) if m.is_empty() => {}
@@ -1393,6 +1389,7 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
         crate::significant_text::SignificantTextReq {
             terms,
             background_filter,
+            filter_duplicate_text,
         },
     )))
 }

@@ -26,6 +26,8 @@ use tantivy::{DocAddress, DocSet, TantivyDocument, Term, TERMINATED};
 pub(crate) struct SignificantTextReq {
     pub terms: TermsReq,
     pub background_filter: Option<Box<DslQuery>>,
+    /// `filter_duplicate_text`: ES's `DeDuplicatingTokenFilter` on every value.
+    pub filter_duplicate_text: bool,
 }
 
 /// One scored term.
@@ -125,6 +127,8 @@ pub(crate) fn run(exec: &Exec, req: &SignificantTextReq, scope: &Scope) -> EsRes
                 continue;
             };
             let mut in_doc: HashSet<String> = HashSet::new();
+            // One spotter per shard and bucket, as ES keeps one per owning bucket.
+            let mut spotter = req.filter_duplicate_text.then(Spotter::default);
             for addr in docs {
                 let doc: TantivyDocument = shard.searcher.doc(addr).map_err(internal)?;
                 let source: Value =
@@ -136,9 +140,14 @@ pub(crate) fn run(exec: &Exec, req: &SignificantTextReq, scope: &Scope) -> EsRes
                         Value::Null | Value::Object(_) | Value::Array(_) => continue,
                         other => other.to_string(),
                     };
-                    for t in analyzer.analyze_bytes(&text) {
-                        in_doc.insert(t.token);
+                    let tokens = analyzer.analyze_bytes(&text).into_iter().map(|t| t.token);
+                    match &mut spotter {
+                        None => in_doc.extend(tokens),
+                        Some(sp) => in_doc.extend(dedup(tokens.collect(), sp)),
                     }
+                }
+                if let Some(sp) = &mut spotter {
+                    sp.start_new_sequence();
                 }
                 for t in in_doc.drain() {
                     *counts.entry(t).or_default() += 1;
@@ -254,9 +263,173 @@ fn live_doc_freq(searcher: &tantivy::Searcher, term: &Term) -> EsResult<u64> {
     Ok(n)
 }
 
+/// The length of the token sequences `filter_duplicate_text` looks for
+/// (`DuplicateByteSequenceSpotter.TREE_DEPTH`).
+const WINDOW: usize = 6;
+
+/// ES's `DuplicateByteSequenceSpotter`: how many times each sequence of [`WINDOW`] bytes
+/// (one byte per token) was seen before, counting up to 255.
+#[derive(Default)]
+struct Spotter {
+    seen: HashMap<[u8; WINDOW], u8>,
+    buffer: [u8; WINDOW],
+    next: usize,
+    filled: bool,
+}
+
+impl Spotter {
+    fn start_new_sequence(&mut self) {
+        self.filled = false;
+        self.next = 0;
+    }
+
+    /// Adds a byte; returns the prior sightings of the sequence it ends.
+    fn add_byte(&mut self, b: u8) -> u16 {
+        self.buffer[self.next] = b;
+        self.next += 1;
+        if self.next >= WINDOW {
+            self.next = 0;
+            self.filled = true;
+        }
+        if !self.filled {
+            return 0;
+        }
+        let seq: [u8; WINDOW] = std::array::from_fn(|i| self.buffer[(self.next + i) % WINDOW]);
+        let count = self.seen.entry(seq).or_insert(0);
+        let prior = *count;
+        *count = count.saturating_add(1);
+        prior as u16
+    }
+}
+
+/// ES's `DeDuplicatingTokenFilter` over one value's tokens: each token hashed to a byte
+/// (the low byte of MurmurHash3's first 64 bits), fed to the spotter; the tokens of a
+/// sequence of [`WINDOW`] seen before are dropped.
+fn dedup(tokens: Vec<String>, spotter: &mut Spotter) -> Vec<String> {
+    let mut slots: [Option<usize>; WINDOW] = [None; WINDOW];
+    let mut sightings = [0u16; WINDOW];
+    let mut kept = Vec::with_capacity(tokens.len());
+    let mut cursor = 0;
+    let mut wrapped = false;
+    let mut record = |p: usize, slots: &[Option<usize>; WINDOW], sightings: &mut [u16; WINDOW]| {
+        let n = std::mem::take(&mut sightings[p]);
+        if let (Some(t), 0) = (slots[p], n) {
+            kept.push(t);
+        }
+    };
+    for (i, t) in tokens.iter().enumerate() {
+        let n = spotter.add_byte(murmur3_h1(t.as_bytes()) as u8);
+        slots[cursor] = Some(i);
+        if n >= 1 {
+            for k in 0..WINDOW {
+                let p = (cursor + WINDOW - k) % WINDOW;
+                sightings[p] = sightings[p].max(n);
+            }
+        }
+        cursor += 1;
+        if cursor >= WINDOW {
+            cursor = 0;
+            wrapped = true;
+        }
+        if wrapped && slots[cursor].is_some() {
+            record(cursor, &slots, &mut sightings);
+        }
+    }
+    let mut p = if wrapped { (cursor + 1) % WINDOW } else { 0 };
+    while p != cursor {
+        record(p, &slots, &mut sightings);
+        p = (p + 1) % WINDOW;
+    }
+    let mut tokens: Vec<Option<String>> = tokens.into_iter().map(Some).collect();
+    kept.into_iter().filter_map(|i| tokens[i].take()).collect()
+}
+
+/// MurmurHash3 x64 128 with seed 0, its first 64 bits (ES's `MurmurHash3.hash128(..).h1`).
+/// Written here: no crate with the 128-bit variant is available to this build (the
+/// workspace has only `murmurhash32`).
+fn murmur3_h1(data: &[u8]) -> u64 {
+    const C1: u64 = 0x87c3_7b91_1142_53d5;
+    const C2: u64 = 0x4cf5_ad43_2745_937f;
+    fn fmix(mut k: u64) -> u64 {
+        k ^= k >> 33;
+        k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        k ^= k >> 33;
+        k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        k ^ (k >> 33)
+    }
+    let (mut h1, mut h2) = (0u64, 0u64);
+    let blocks = data.len() / 16;
+    for i in 0..blocks {
+        let word = |o: usize| {
+            u64::from_le_bytes(
+                data[i * 16 + o..i * 16 + o + 8]
+                    .try_into()
+                    .expect("8 bytes"),
+            )
+        };
+        let k1 = word(0).wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
+        h1 ^= k1;
+        h1 = h1
+            .rotate_left(27)
+            .wrapping_add(h2)
+            .wrapping_mul(5)
+            .wrapping_add(0x52dc_e729);
+        let k2 = word(8).wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
+        h2 ^= k2;
+        h2 = h2
+            .rotate_left(31)
+            .wrapping_add(h1)
+            .wrapping_mul(5)
+            .wrapping_add(0x3849_5ab5);
+    }
+    let tail = &data[blocks * 16..];
+    let (mut k1, mut k2) = (0u64, 0u64);
+    for (i, &b) in tail.iter().enumerate() {
+        if i < 8 {
+            k1 |= (b as u64) << (8 * i);
+        } else {
+            k2 |= (b as u64) << (8 * (i - 8));
+        }
+    }
+    if tail.len() > 8 {
+        h2 ^= k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
+    }
+    if !tail.is_empty() {
+        h1 ^= k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
+    }
+    h1 ^= data.len() as u64;
+    h2 ^= data.len() as u64;
+    h1 = h1.wrapping_add(h2);
+    h2 = h2.wrapping_add(h1);
+    fmix(h1).wrapping_add(fmix(h2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn murmur3_known_values() {
+        // The reference implementation's x64 128-bit hash of "hello", seed 0.
+        assert_eq!(murmur3_h1(b"hello"), 0xcbd8_a7b3_41bd_9b02);
+        assert_eq!(murmur3_h1(b""), 0);
+    }
+
+    #[test]
+    fn duplicate_sequences_are_dropped_from_later_documents() {
+        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let mut sp = Spotter::default();
+        let first = dedup(words("a b c d e f g"), &mut sp);
+        assert_eq!(first, words("a b c d e f g"));
+        sp.start_new_sequence();
+        // "b c d e f g" was seen: those six go, the rest stay.
+        let second = dedup(words("x b c d e f g y"), &mut sp);
+        assert_eq!(second, words("x y"));
+        sp.start_new_sequence();
+        // Five in a row are not a duplicate sequence.
+        let third = dedup(words("b c d e f z"), &mut sp);
+        assert_eq!(third, words("b c d e f z"));
+    }
 
     #[test]
     fn include_exclude_match_whole_terms() {
