@@ -132,6 +132,25 @@ def test_under_a_terms_bucket_and_typed_keys(es, sigtext):
         check(b["sigsterms#s"], fg, DOCS, min_doc_count=2)
 
 
+def test_sub_aggregations_see_the_documents_holding_the_term(es, sigtext):
+    r = agg(es, {"field": "body", "min_doc_count": 2}, query={"term": {"cat": "gem"}})
+    got = r["aggregations"]["s"]
+    r2 = es.search(index=INDEX, size=0, query={"term": {"cat": "gem"}}, aggs={
+        "s": {"significant_text": {"field": "body", "min_doc_count": 2},
+              "aggs": {"top": {"max": {"field": "n"}}, "c": {"value_count": {"field": "n"}},
+                       "h": {"top_hits": {"size": 1, "sort": [{"n": "asc"}],
+                                          "_source": False}}}}})
+    fg = [d for d in DOCS if d["cat"] == "gem"]
+    check(r2["aggregations"]["s"], fg, DOCS, min_doc_count=2)
+    assert [b["key"] for b in r2["aggregations"]["s"]["buckets"]] == \
+        [b["key"] for b in got["buckets"]]
+    for b in r2["aggregations"]["s"]["buckets"]:
+        holding = [d for d in fg if b["key"] in terms_of(d)]
+        assert b["top"]["value"] == max(d["n"] for d in holding)
+        assert b["c"]["value"] == len(holding)
+        assert b["h"]["hits"]["hits"][0]["_id"] == str(min(d["n"] for d in holding))
+
+
 def test_no_match(es, sigtext):
     r = agg(es, {"field": "body"}, query={"term": {"cat": "nothing"}})
     assert r["aggregations"]["s"] == {"doc_count": 0, "bg_count": len(DOCS), "buckets": []}
@@ -148,7 +167,8 @@ def test_refusals(es, sigtext):
     refused({"field": "body", "chi_square": {}})
     refused({"field": "body", "source_fields": ["body"]})
     refused({"field": "body", "bogus": 1})
-    refused({"field": "body"}, aggs={"m": {"max": {"field": "n"}}})
+    refused({"field": "body", "filter_duplicate_text": True},
+            aggs={"m": {"max": {"field": "n"}}})
     # filter_duplicate_text: false is ES's default behaviour.
     r = agg(es, {"field": "body", "filter_duplicate_text": False})
     assert r["aggregations"]["s"]["doc_count"] == len(DOCS)

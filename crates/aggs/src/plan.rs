@@ -937,9 +937,9 @@ fn plan_node<'r>(
             }
         }
         AggKind::SignificantText(t) => {
-            if !node.subs.is_empty() {
+            if !node.subs.is_empty() && t.filter_duplicate_text {
                 return Err(EsError::illegal_argument(format!(
-                    "sub-aggregations under [significant_text] aggregation [{}] are not supported by Lode",
+                    "sub-aggregations under [significant_text] aggregation [{}] with [filter_duplicate_text] are not supported by Lode",
                     node.name
                 )));
             }

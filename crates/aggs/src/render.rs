@@ -256,14 +256,33 @@ impl Renderer<'_> {
             {
                 let r = super::significant_text::run(self.exec, req, scope)?;
                 self.count_buckets(r.buckets.len())?;
-                let list: Vec<Value> = r
-                    .buckets
-                    .into_iter()
-                    .map(|b| {
-                        json!({"key": b.key, "doc_count": b.doc_count, "score": b.score,
-                               "bg_count": b.bg_count})
-                    })
-                    .collect();
+                let field = super::plan::FieldRef {
+                    name: req.terms.field.clone(),
+                    def: self.exec.targets[0]
+                        .target
+                        .ctx
+                        .mapping
+                        .field(&req.terms.field)
+                        .cloned(),
+                };
+                let mut list = Vec::with_capacity(r.buckets.len());
+                for b in r.buckets {
+                    let mut o = Map::new();
+                    o.insert("key".into(), json!(b.key));
+                    o.insert("doc_count".into(), json!(b.doc_count));
+                    o.insert("score".into(), json!(b.score));
+                    o.insert("bg_count".into(), json!(b.bg_count));
+                    if !node.subs.is_empty() {
+                        // The bucket's documents: the enclosing bucket's holding the term.
+                        let scope = scope.with(Constraint::Term {
+                            field: field.clone(),
+                            key: Key::Str(b.key),
+                        });
+                        let (results, _) = self.exec.collect_level(node, &scope)?;
+                        o.extend(self.render_level(&node.subs, &results, &scope, false)?);
+                    }
+                    list.push(Value::Object(o));
+                }
                 obj.insert("doc_count".into(), json!(r.subset_size));
                 obj.insert("bg_count".into(), json!(r.superset_size));
                 obj.insert("buckets".into(), Value::Array(list));
