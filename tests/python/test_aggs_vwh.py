@@ -227,6 +227,35 @@ def test_query_and_sub_aggregations(es, vwh):
         assert b["top"]["value"] == max(d["v"] for d in inside)
 
 
+def inside(docs, want, i):
+    if i + 1 < len(want):
+        return [d for d in docs if want[i][0] <= d["v"] < want[i + 1][0]]
+    return [d for d in docs if want[i][0] <= d["v"] <= want[i][1]]
+
+
+def test_under_a_terms_bucket(es, vwh):
+    r = es.search(index="vwh", size=0, typed_keys=True, aggs={"g": {
+        "terms": {"field": "g"}, "aggs": {"h": {
+            "variable_width_histogram": {"field": "v", "buckets": 3},
+            "aggs": {"c": {"value_count": {"field": "v"}}, "s": {"sum": {"field": "v"}}}}}}})
+    buckets = r["aggregations"]["lterms#g"]["buckets"]
+    assert {b["key"] for b in buckets} == {d["g"] for d in DOCS}
+    for b in buckets:
+        docs = [d for d in DOCS if d["g"] == b["key"]]
+        want = expected(docs, 3)
+        got = b["variable_width_histogram#h"]["buckets"]
+        check(got, want)
+        for i, gb in enumerate(got):
+            assert gb["value_count#c"]["value"] == len(inside(docs, want, i))
+            assert gb["sum#s"]["value"] == sum(d["v"] for d in inside(docs, want, i))
+
+
+def test_under_global(es, vwh):
+    r = es.search(index="vwh", size=0, query={"term": {"g": 1}}, aggs={"all": {
+        "global": {}, "aggs": {"h": {"variable_width_histogram": {"field": "v", "buckets": 4}}}}})
+    check(r["aggregations"]["all"]["h"]["buckets"], expected(DOCS, 4))
+
+
 def test_typed_keys_and_empty(es, vwh):
     r = es.search(index="vwh", size=0, typed_keys=True, query={"term": {"g": 99}},
                   aggs={"h": {"variable_width_histogram": {"field": "v"}}})
@@ -275,4 +304,4 @@ def test_errors(es, vwh):
     refused({"variable_width_histogram": {"field": "v", "script": "1"}})
     refused({"variable_width_histogram": {"field": "t"}})
     refused({"terms": {"field": "g"},
-             "aggs": {"x": {"variable_width_histogram": {"field": "v"}}}})
+             "aggs": {"x": {"variable_width_histogram": {"field": "v", "buckets": 0}}}})

@@ -439,6 +439,12 @@ pub(crate) enum Op {
     },
     /// `top_metrics`: rendered by re-running the search per bucket (see `top_hits.rs`).
     TopMetrics,
+    /// `variable_width_histogram` below a bucket aggregation: clustered per bucket at
+    /// render time (`vwh.rs`), its sub-aggregations collected per bucket.
+    VariableWidthPerBucket {
+        field: FieldRef,
+        format: ValueFormat,
+    },
     /// `significant_text`: counted at render time from the bucket's documents' `_source`
     /// (`significant_text.rs`), nothing collected by tantivy.
     SignificantText,
@@ -571,40 +577,13 @@ fn plan_node<'r>(
         AggKind::Range(r) => Op::Range(plan_range(r, ty, ctx, sources)?),
         AggKind::VariableWidthHistogram(v) => {
             let chosen = v.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            let Some(buckets) = chosen else {
-                return Err(EsError::illegal_argument(
-                    "[variable_width_histogram] under another bucket aggregation is not supported by Lode (only at the top level)",
-                ));
-            };
             let field = resolve_field(ctx, &v.field, ty, Need::Numeric)?;
             let format = metric_format(&field, v.format.as_deref())?;
-            let mut ranges = super::vwh::bucket_ranges(&buckets);
-            if ranges.is_empty() {
-                // No buckets: one range that matches nothing keeps tantivy's request valid.
-                ranges.push((f64::INFINITY, f64::INFINITY));
+            match chosen {
+                // Below a bucket aggregation: clustered per bucket at render time.
+                None => Op::VariableWidthPerBucket { field, format },
+                Some(buckets) => plan_vwh(&buckets, field, format, sources),
             }
-            sources.push(SourceSpec::Ranges {
-                field: field.name.clone(),
-                column: match field.storage() {
-                    Some(Storage::F64) => super::sources::NumericColumn::F64,
-                    _ => super::sources::NumericColumn::I64,
-                },
-                ranges: ranges.clone(),
-                missing: None,
-            });
-            Op::Range(RangeOp {
-                field,
-                source: sources.len() - 1,
-                ranges: ranges
-                    .iter()
-                    .map(|&(from, to)| RangeBucketDef {
-                        key: String::new(),
-                        from: Some(from),
-                        to: Some(to),
-                    })
-                    .collect(),
-                format,
-            })
         }
         AggKind::Sampler { .. } | AggKind::DiversifiedSampler { .. } => {
             if let Some(parent) = parent {
@@ -1598,6 +1577,43 @@ fn plan_range(
         field,
         source: sources.len() - 1,
         ranges: defs,
+        format,
+    })
+}
+
+/// A top-level `variable_width_histogram`: a `range` over its buckets' intervals, which its
+/// sub-aggregations are collected under.
+fn plan_vwh(
+    buckets: &[super::vwh::Cluster],
+    field: FieldRef,
+    format: ValueFormat,
+    sources: &mut Vec<SourceSpec>,
+) -> Op {
+    let mut ranges = super::vwh::bucket_ranges(buckets);
+    if ranges.is_empty() {
+        // No buckets: one range that matches nothing keeps tantivy's request valid.
+        ranges.push((f64::INFINITY, f64::INFINITY));
+    }
+    sources.push(SourceSpec::Ranges {
+        field: field.name.clone(),
+        column: match field.storage() {
+            Some(Storage::F64) => super::sources::NumericColumn::F64,
+            _ => super::sources::NumericColumn::I64,
+        },
+        ranges: ranges.clone(),
+        missing: None,
+    });
+    Op::Range(RangeOp {
+        field,
+        source: sources.len() - 1,
+        ranges: ranges
+            .iter()
+            .map(|&(from, to)| RangeBucketDef {
+                key: String::new(),
+                from: Some(from),
+                to: Some(to),
+            })
+            .collect(),
         format,
     })
 }

@@ -252,6 +252,15 @@ impl Renderer<'_> {
                 out.insert(key, Value::Object(obj));
                 continue;
             }
+            if let (
+                Op::VariableWidthPerBucket { field, format },
+                AggKind::VariableWidthHistogram(req),
+            ) = (&node.op, &node.req.kind)
+            {
+                self.render_vwh_per_bucket(node, req, field, format, scope, &mut obj)?;
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
             if let (Op::SignificantText, AggKind::SignificantText(req)) = (&node.op, &node.req.kind)
             {
                 let r = super::significant_text::run(self.exec, req, scope)?;
@@ -810,6 +819,59 @@ impl Renderer<'_> {
         }
         obj.insert("doc_count_error_upper_bound".into(), json!(total_error));
         obj.insert("sum_other_doc_count".into(), json!(other));
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
+    /// A `variable_width_histogram` below a bucket aggregation: the bucket's documents
+    /// clustered here, each of its buckets collecting its sub-aggregations over the
+    /// enclosing bucket's documents in its interval.
+    fn render_vwh_per_bucket(
+        &mut self,
+        node: &PlanNode,
+        req: &crate::vwh::VwhReq,
+        field: &FieldRef,
+        format: &ValueFormat,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let queries = self
+            .exec
+            .targets
+            .iter()
+            .map(|pt| top_hits::bucket_query(pt, scope))
+            .collect::<EsResult<Vec<_>>>()?;
+        let parts: Vec<(&crate::exec::AggTarget, &dyn tantivy::query::Query)> = self
+            .exec
+            .targets
+            .iter()
+            .zip(&queries)
+            .map(|(pt, q)| (pt.target, &**q))
+            .collect();
+        let clusters = crate::vwh::clusters(req, &parts)?;
+        self.count_buckets(clusters.len())?;
+        let ranges = crate::vwh::bucket_ranges(&clusters);
+        let mut list = Vec::with_capacity(clusters.len());
+        for (c, (from, to)) in clusters.iter().zip(ranges) {
+            let mut b = Map::new();
+            for (name, x) in [("min", c.min), ("key", c.centroid), ("max", c.max)] {
+                b.insert(name.into(), json!(x));
+                if let Some(s) = format.format(x) {
+                    b.insert(format!("{name}_as_string"), json!(s));
+                }
+            }
+            b.insert("doc_count".into(), json!(c.doc_count));
+            if !node.subs.is_empty() {
+                let scope = scope.with(Constraint::Range {
+                    field: field.clone(),
+                    from: Some(from),
+                    to: Some(to),
+                });
+                let (results, _) = self.exec.collect_level(node, &scope)?;
+                b.extend(self.render_level(&node.subs, &results, &scope, false)?);
+            }
+            list.push(Value::Object(b));
+        }
         obj.insert("buckets".into(), Value::Array(list));
         Ok(())
     }

@@ -16,8 +16,9 @@
 //! per shard, its values held in memory); the aggregation then runs as a `range` over the
 //! buckets' intervals (`[min, next min)`, the last one up to its `max`) so sub-aggregations
 //! see the documents whose values lie in a bucket. `doc_count` is the clusters' own count of
-//! values, as ES's. Only at the top level: under a bucket aggregation each bucket would need
-//! its own clustering (refused there, as `auto_date_histogram`).
+//! values, as ES's. Below a bucket aggregation each bucket clusters its own documents at
+//! render time (`top_hits`' bucket query), and each of its buckets collects its
+//! sub-aggregations over the enclosing bucket's documents in its interval.
 
 use super::exec::AggTarget;
 use super::request::{AggKind, AggNode};
@@ -479,7 +480,8 @@ fn next_up(x: f64) -> f64 {
 }
 
 /// Computes the buckets of every top-level `variable_width_histogram` from the matches of
-/// every shard of every target (each resolving the field against its own mapping).
+/// every shard of every target (each resolving the field against its own mapping), and
+/// checks the parameters of those below (computed per bucket at render time, [`clusters`]).
 pub(crate) fn prepare(
     nodes: &[AggNode],
     targets: &[AggTarget],
@@ -487,43 +489,66 @@ pub(crate) fn prepare(
 ) -> EsResult<()> {
     for node in nodes {
         let AggKind::VariableWidthHistogram(req) = &node.kind else {
+            validate_below(&node.subs, max_buckets)?;
             continue;
         };
         req.validate(&node.name, max_buckets)?;
-        let mut shards = Vec::new();
-        for t in targets {
-            if t.ctx.runtime.contains_key(&req.field) {
-                return Err(EsError::illegal_argument(format!(
-                    "[variable_width_histogram] on the runtime field [{}] is not supported by Lode",
-                    req.field
-                )));
-            }
-            let Some(def) = t.ctx.mapping.field(&req.field) else {
-                continue;
-            };
-            let storage = def.storage();
-            if !matches!(storage, Storage::I64 | Storage::F64) {
-                continue; // planning reports the field type
-            }
-            let collector = Values {
-                field: &req.field,
-                float: storage == Storage::F64,
-            };
-            for shard in t.shards {
-                let segments = shard
-                    .searcher
-                    .search(t.query, &collector)
-                    .map_err(|e| EsError::internal(format!("variable_width_histogram: {e}")))?;
-                let mut clustering = ShardClustering::new(req.shard_size, req.initial_buffer);
-                for v in segments.into_iter().flatten() {
-                    clustering.collect(v);
-                }
-                shards.push(clustering.finish());
-            }
-        }
-        *req.chosen.lock().unwrap_or_else(|e| e.into_inner()) = Some(reduce(shards, req.buckets));
+        validate_below(&node.subs, max_buckets)?;
+        let parts: Vec<(&AggTarget, &dyn tantivy::query::Query)> =
+            targets.iter().map(|t| (t, t.query)).collect();
+        *req.chosen.lock().unwrap_or_else(|e| e.into_inner()) = Some(clusters(req, &parts)?);
     }
     Ok(())
+}
+
+fn validate_below(nodes: &[AggNode], max_buckets: usize) -> EsResult<()> {
+    for node in nodes {
+        if let AggKind::VariableWidthHistogram(req) = &node.kind {
+            req.validate(&node.name, max_buckets)?;
+        }
+        validate_below(&node.subs, max_buckets)?;
+    }
+    Ok(())
+}
+
+/// The buckets of the documents of `query` in each target: every shard clustered on its
+/// own, the shards reduced.
+pub(crate) fn clusters(
+    req: &VwhReq,
+    parts: &[(&AggTarget, &dyn tantivy::query::Query)],
+) -> EsResult<Vec<Cluster>> {
+    let mut shards = Vec::new();
+    for (t, query) in parts {
+        if t.ctx.runtime.contains_key(&req.field) {
+            return Err(EsError::illegal_argument(format!(
+                "[variable_width_histogram] on the runtime field [{}] is not supported by Lode",
+                req.field
+            )));
+        }
+        let Some(def) = t.ctx.mapping.field(&req.field) else {
+            continue;
+        };
+        let storage = def.storage();
+        if !matches!(storage, Storage::I64 | Storage::F64) {
+            continue; // planning reports the field type
+        }
+        let collector = Values {
+            field: &req.field,
+            float: storage == Storage::F64,
+        };
+        for shard in t.shards {
+            let segments = shard
+                .searcher
+                .search(*query, &collector)
+                .map_err(|e| EsError::internal(format!("variable_width_histogram: {e}")))?;
+            let mut clustering = ShardClustering::new(req.shard_size, req.initial_buffer);
+            for v in segments.into_iter().flatten() {
+                clustering.collect(v);
+            }
+            shards.push(clustering.finish());
+        }
+    }
+    Ok(reduce(shards, req.buckets))
 }
 
 /// The values of the collected documents in collection order, per segment: each document's
