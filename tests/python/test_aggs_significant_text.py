@@ -165,7 +165,7 @@ def test_refusals(es, sigtext):
 
     assert "not supported" in refused({"field": "cat"})
     refused({"field": "body", "chi_square": {}})
-    refused({"field": "body", "source_fields": ["body"]})
+    refused({"field": "body", "source_fields": [1]})
     refused({"field": "body", "bogus": 1})
     refused({"field": "body", "filter_duplicate_text": True},
             aggs={"m": {"max": {"field": "n"}}})
@@ -280,3 +280,31 @@ def test_filter_duplicate_text(es):
         [(w["key"], w["doc_count"], w["bg_count"]) for w in want]
     # The boilerplate is counted in its first document only.
     assert not any(b["key"] == "confidential" and b["doc_count"] > 1 for b in got["buckets"])
+
+
+def test_source_fields(es):
+    rnd = random.Random(4)
+    docs = []
+    for i in range(80):
+        cat = rnd.choice(["x", "y"])
+        title = " ".join(rnd.choice(WORDS[:8]) for _ in range(3))
+        notes = [" ".join(rnd.choice(WORDS[8:]) for _ in range(2)) for _ in range(2)]
+        if cat == "x":
+            notes.append("kiwi lime")
+        # "body" (whose index is the background) holds the same text, and "peach" in the
+        # foreground documents, which the source fields do not hold.
+        body = " ".join([title] + notes + (["peach peach"] if cat == "x" else []))
+        docs.append({"cat": cat, "body": body, "title": title, "extra": {"notes": notes}})
+    make_index(es, "sigtext_src", {"settings": {"number_of_shards": 2}, "mappings": {
+        "properties": {"cat": {"type": "keyword"}, "body": {"type": "text"},
+                       "title": {"type": "text"},
+                       "extra": {"properties": {"notes": {"type": "text"}}}}}},
+        [(str(i), d) for i, d in enumerate(docs)])
+    r = es.search(index="sigtext_src", size=0, query={"term": {"cat": "x"}}, aggs={
+        "s": {"significant_text": {"field": "body", "min_doc_count": 1,
+                                   "source_fields": ["title", "extra.notes"]}}})
+    fg = [{"body": " ".join([d["title"]] + d["extra"]["notes"])}
+          for d in docs if d["cat"] == "x"]
+    check(r["aggregations"]["s"], fg, docs, min_doc_count=1)
+    assert "kiwi" in [b["key"] for b in r["aggregations"]["s"]["buckets"]]
+    assert "peach" not in [b["key"] for b in r["aggregations"]["s"]["buckets"]]

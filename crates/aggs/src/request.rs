@@ -1321,7 +1321,7 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
 
 /// `significant_text`: `field`, `size`, `shard_size`, `min_doc_count` (default 3),
 /// `shard_min_doc_count`, `include`/`exclude`, `background_filter`, `jlh` and
-/// `filter_duplicate_text`; the other heuristics and `source_fields` are refused.
+/// `filter_duplicate_text`, `source_fields`; the other heuristics are refused.
 fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_text";
     let heuristics = [
@@ -1351,11 +1351,27 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
             "significance heuristic [{h}] is not supported by Lode"
         )));
     }
-    if o.contains_key("source_fields") {
-        return Err(EsError::illegal_argument(
-            "[source_fields] in [significant_text] aggregations is not supported by Lode",
-        ));
-    }
+    let source_fields = match o.get("source_fields") {
+        None => None,
+        Some(Value::String(s)) => Some(vec![s.clone()]),
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(EsError::x_content_parse(format!(
+                        "[{TY}] source_fields doesn't support values of type: {}",
+                        token_name(other)
+                    ))),
+                })
+                .collect::<EsResult<Vec<_>>>()?,
+        ),
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] source_fields doesn't support values of type: {}",
+                token_name(other)
+            )))
+        }
+    };
     let filter_duplicate_text = match o.get("filter_duplicate_text") {
         Some(v) => boolean(TY, "filter_duplicate_text", v)?,
         None => false,
@@ -1378,7 +1394,12 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
         .map(|v| parse_dsl(v).map(Box::new))
         .transpose()?;
     let mut only = o.clone();
-    for k in ["background_filter", "jlh", "filter_duplicate_text"] {
+    for k in [
+        "background_filter",
+        "jlh",
+        "filter_duplicate_text",
+        "source_fields",
+    ] {
         only.remove(k);
     }
     let mut terms = parse_terms(name, &only)?;
@@ -1390,6 +1411,7 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
             terms,
             background_filter,
             filter_duplicate_text,
+            source_fields,
         },
     )))
 }

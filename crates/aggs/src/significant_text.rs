@@ -28,6 +28,8 @@ pub(crate) struct SignificantTextReq {
     pub background_filter: Option<Box<DslQuery>>,
     /// `filter_duplicate_text`: ES's `DeDuplicatingTokenFilter` on every value.
     pub filter_duplicate_text: bool,
+    /// `source_fields`: the `_source` paths analyzed instead of the field's own.
+    pub source_fields: Option<Vec<String>>,
 }
 
 /// One scored term.
@@ -134,7 +136,17 @@ pub(crate) fn run(exec: &Exec, req: &SignificantTextReq, scope: &Scope) -> EsRes
                 let source: Value =
                     serde_json::from_slice(&stored_source(&doc, shard.meta)).unwrap_or(Value::Null);
                 in_doc.clear();
-                for v in lode_hits::docvalues::source_raw(&source, def) {
+                let values = match &req.source_fields {
+                    None => lode_hits::docvalues::source_raw(&source, def),
+                    Some(paths) => {
+                        let mut out = Vec::new();
+                        for p in paths {
+                            extract(&source, &p.split('.').collect::<Vec<_>>(), &mut out);
+                        }
+                        out
+                    }
+                };
+                for v in values {
                     let text = match v {
                         Value::String(s) => s,
                         Value::Null | Value::Object(_) | Value::Array(_) => continue,
@@ -261,6 +273,27 @@ fn live_doc_freq(searcher: &tantivy::Searcher, term: &Term) -> EsResult<u64> {
         }
     }
     Ok(n)
+}
+
+/// The values at a dotted `_source` path (ES's `XContentMapValues.extractRawValues`): keys
+/// may hold dots themselves, arrays are flattened.
+fn extract(v: &Value, parts: &[&str], out: &mut Vec<Value>) {
+    match v {
+        Value::Array(a) => {
+            for e in a {
+                extract(e, parts, out);
+            }
+        }
+        _ if parts.is_empty() => out.push(v.clone()),
+        Value::Object(o) => {
+            for i in 1..=parts.len() {
+                if let Some(child) = o.get(&parts[..i].join(".")) {
+                    extract(child, &parts[i..], out);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The length of the token sequences `filter_duplicate_text` looks for
@@ -407,6 +440,27 @@ fn murmur3_h1(data: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_paths() {
+        let src =
+            serde_json::json!({"a": {"b": ["x", "y"]}, "c.d": "z", "e": [{"f": "u"}, {"f": "v"}]});
+        let get = |p: &str| {
+            let mut out = Vec::new();
+            extract(&src, &p.split('.').collect::<Vec<_>>(), &mut out);
+            out
+        };
+        assert_eq!(
+            get("a.b"),
+            vec![serde_json::json!("x"), serde_json::json!("y")]
+        );
+        assert_eq!(get("c.d"), vec![serde_json::json!("z")]);
+        assert_eq!(
+            get("e.f"),
+            vec![serde_json::json!("u"), serde_json::json!("v")]
+        );
+        assert!(get("nope").is_empty());
+    }
 
     #[test]
     fn murmur3_known_values() {
