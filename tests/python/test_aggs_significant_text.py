@@ -169,6 +169,8 @@ def test_refusals(es, sigtext):
     refused({"field": "body", "bogus": 1})
     refused({"field": "body", "filter_duplicate_text": True},
             aggs={"m": {"max": {"field": "n"}}})
+    refused({"field": "body", "source_fields": ["body"]},
+            aggs={"m": {"max": {"field": "n"}}})
     # filter_duplicate_text: false is ES's default behaviour.
     r = agg(es, {"field": "body", "filter_duplicate_text": False})
     assert r["aggregations"]["s"]["doc_count"] == len(DOCS)

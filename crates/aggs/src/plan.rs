@@ -916,9 +916,11 @@ fn plan_node<'r>(
             }
         }
         AggKind::SignificantText(t) => {
-            if !node.subs.is_empty() && t.filter_duplicate_text {
+            // A bucket's documents are those holding the term in the field's index: with
+            // either option ES's bucket holds other documents.
+            if !node.subs.is_empty() && (t.filter_duplicate_text || t.source_fields.is_some()) {
                 return Err(EsError::illegal_argument(format!(
-                    "sub-aggregations under [significant_text] aggregation [{}] with [filter_duplicate_text] are not supported by Lode",
+                    "sub-aggregations under [significant_text] aggregation [{}] with [filter_duplicate_text] or [source_fields] are not supported by Lode",
                     node.name
                 )));
             }
