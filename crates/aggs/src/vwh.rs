@@ -13,7 +13,7 @@
 //! same `min`, and moves the bounds of overlapping neighbours to their midpoint.
 //!
 //! This runs before planning, as `auto_date_histogram`'s range (one pass over the matches
-//! per shard, its values held in memory); the aggregation then runs as a `range` over the
+//! per shard, holding only the buffer and the clusters, as ES); the aggregation then runs as a `range` over the
 //! buckets' intervals (`[min, next min)`, the last one up to its `max`) so sub-aggregations
 //! see the documents whose values lie in a bucket. `doc_count` is the clusters' own count of
 //! values, as ES's. Below a bucket aggregation each bucket clusters its own documents at
@@ -25,9 +25,9 @@ use super::request::{AggKind, AggNode};
 use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
-use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
-use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
+use tantivy::query::EnableScoring;
+use tantivy::{DocSet, TERMINATED};
 
 /// The request: `field`, `buckets`, `shard_size`, `initial_buffer`, `format`; the buckets
 /// are computed before planning into `chosen`.
@@ -532,93 +532,61 @@ pub(crate) fn clusters(
         if !matches!(storage, Storage::I64 | Storage::F64) {
             continue; // planning reports the field type
         }
-        let collector = Values {
-            field: &req.field,
-            float: storage == Storage::F64,
-        };
+        let float = storage == Storage::F64;
         for shard in t.shards {
-            let segments = shard
-                .searcher
-                .search(*query, &collector)
-                .map_err(|e| EsError::internal(format!("variable_width_histogram: {e}")))?;
             let mut clustering = ShardClustering::new(req.shard_size, req.initial_buffer);
-            for v in segments.into_iter().flatten() {
-                clustering.collect(v);
-            }
+            shard_values(&shard.searcher, *query, &req.field, float, &mut clustering)
+                .map_err(|e| EsError::internal(format!("variable_width_histogram: {e}")))?;
             shards.push(clustering.finish());
         }
     }
     Ok(reduce(shards, req.buckets))
 }
 
-/// The values of the collected documents in collection order, per segment: each document's
-/// distinct values in ascending order.
-struct Values<'a> {
-    field: &'a str,
+/// Feeds the values of the matching live documents of a shard to `clustering`, segment by
+/// segment in document order (each document's distinct values in ascending order), as ES's
+/// collector sees them: only the buffer and the clusters are held.
+fn shard_values(
+    searcher: &tantivy::Searcher,
+    query: &dyn tantivy::query::Query,
+    field: &str,
     float: bool,
-}
-
-enum AnyColumn {
-    I64(Column<i64>),
-    F64(Column<f64>),
-    None,
-}
-
-struct SegmentValues {
-    column: AnyColumn,
-    values: Vec<f64>,
-    doc: Vec<f64>,
-}
-
-impl Collector for Values<'_> {
-    type Fruit = Vec<Vec<f64>>;
-    type Child = SegmentValues;
-
-    fn for_segment(
-        &self,
-        _: SegmentOrdinal,
-        reader: &SegmentReader,
-    ) -> tantivy::Result<SegmentValues> {
-        let ff = reader.fast_fields();
-        let column = if self.float {
-            ff.column_opt::<f64>(self.field)?.map(AnyColumn::F64)
+    clustering: &mut ShardClustering,
+) -> tantivy::Result<()> {
+    let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
+    let mut doc_values: Vec<f64> = Vec::new();
+    for segment in searcher.segment_readers() {
+        let ff = segment.fast_fields();
+        let (ints, floats): (Option<Column<i64>>, Option<Column<f64>>) = if float {
+            (None, ff.column_opt::<f64>(field)?)
         } else {
-            ff.column_opt::<i64>(self.field)?.map(AnyColumn::I64)
+            (ff.column_opt::<i64>(field)?, None)
         };
-        Ok(SegmentValues {
-            column: column.unwrap_or(AnyColumn::None),
-            values: Vec::new(),
-            doc: Vec::new(),
-        })
-    }
-
-    fn requires_scoring(&self) -> bool {
-        false
-    }
-
-    fn merge_fruits(&self, fruits: Vec<Vec<f64>>) -> tantivy::Result<Vec<Vec<f64>>> {
-        Ok(fruits)
-    }
-}
-
-impl SegmentCollector for SegmentValues {
-    type Fruit = Vec<f64>;
-
-    fn collect(&mut self, doc: DocId, _: Score) {
-        self.doc.clear();
-        match &self.column {
-            AnyColumn::I64(c) => self.doc.extend(c.values_for_doc(doc).map(|v| v as f64)),
-            AnyColumn::F64(c) => self.doc.extend(c.values_for_doc(doc)),
-            AnyColumn::None => return,
+        if ints.is_none() && floats.is_none() {
+            continue;
         }
-        self.doc.sort_by(|a, b| java_compare(*a, *b));
-        self.doc.dedup();
-        self.values.extend_from_slice(&self.doc);
+        let alive = segment.alive_bitset();
+        let mut scorer = weight.scorer(segment, 1.0)?;
+        let mut doc = scorer.doc();
+        while doc != TERMINATED {
+            if alive.is_none_or(|a| a.is_alive(doc)) {
+                doc_values.clear();
+                if let Some(c) = &ints {
+                    doc_values.extend(c.values_for_doc(doc).map(|v| v as f64));
+                }
+                if let Some(c) = &floats {
+                    doc_values.extend(c.values_for_doc(doc));
+                }
+                doc_values.sort_by(|a, b| java_compare(*a, *b));
+                doc_values.dedup();
+                for &v in &doc_values {
+                    clustering.collect(v);
+                }
+            }
+            doc = scorer.advance();
+        }
     }
-
-    fn harvest(self) -> Vec<f64> {
-        self.values
-    }
+    Ok(())
 }
 
 #[cfg(test)]
