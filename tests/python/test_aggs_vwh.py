@@ -305,3 +305,29 @@ def test_errors(es, vwh):
     refused({"variable_width_histogram": {"field": "t"}})
     refused({"terms": {"field": "g"},
              "aggs": {"x": {"variable_width_histogram": {"field": "v", "buckets": 0}}}})
+
+
+def test_date_field_as_strings(es):
+    import datetime as dt
+    base = dt.datetime(2021, 3, 1, tzinfo=dt.timezone.utc)
+    rnd = random.Random(2)
+    docs = [{"d": int((base + dt.timedelta(days=rnd.choice([0, 1, 40, 41, 90]),
+                                            minutes=rnd.randrange(0, 600))).timestamp() * 1000)}
+            for _ in range(30)]
+    make_index(es, "vwh_dates", {"settings": {"number_of_shards": 1},
+                                 "mappings": {"properties": {"d": {"type": "date"}}}},
+               [(i, {"d": d["d"]}) for i, d in enumerate(docs)])
+    got = search(es, "vwh_dates", {"field": "d", "buckets": 3})
+    want = expected([{"v": d["d"]} for d in docs], 3)
+    check(got, want)
+
+    def fmt(ms):
+        t = dt.datetime.fromtimestamp(int(ms) // 1000, dt.timezone.utc)
+        return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
+
+    for g, (lo, hi, c, _) in zip(got, want):
+        assert g["min_as_string"] == fmt(lo)
+        assert g["key_as_string"] == fmt(c)
+        assert g["max_as_string"] == fmt(hi)
+    got = search(es, "vwh_dates", {"field": "d", "buckets": 3, "format": "yyyy-MM-dd"})
+    assert [g["min_as_string"] for g in got] == [fmt(w[0])[:10] for w in want]
