@@ -41,10 +41,12 @@ mod render;
 mod request;
 mod rounding;
 mod significant;
+mod significant_text;
 mod sketch;
 mod sources;
 mod term_counts;
 mod top_hits;
+mod vwh;
 
 #[cfg(test)]
 mod tests;
@@ -160,6 +162,7 @@ fn run(
     };
     check_sizes(&req.aggs, req.max_buckets)?;
     auto_date::prepare(&req.aggs, targets)?;
+    vwh::prepare(&req.aggs, targets, req.max_buckets)?;
     let planned = targets
         .iter()
         .map(|t| {

@@ -449,6 +449,15 @@ pub(crate) enum Op {
     },
     /// `top_metrics`: rendered by re-running the search per bucket (see `top_hits.rs`).
     TopMetrics,
+    /// `variable_width_histogram` below a bucket aggregation: clustered per bucket at
+    /// render time (`vwh.rs`), its sub-aggregations collected per bucket.
+    VariableWidthPerBucket {
+        field: FieldRef,
+        format: ValueFormat,
+    },
+    /// `significant_text`: counted at render time from the bucket's documents' `_source`
+    /// (`significant_text.rs`), nothing collected by tantivy.
+    SignificantText,
     /// `rare_terms`: uncut `terms`, kept up to `max_doc_count` at render time.
     RareTerms(TermsOp),
     /// `weighted_avg`: a `sum` of the [`SourceSpec::Weighted`] products under the node's
@@ -576,6 +585,16 @@ fn plan_node<'r>(
             Op::DateHistogram(op)
         }
         AggKind::Range(r) => Op::Range(plan_range(r, ty, ctx, sources)?),
+        AggKind::VariableWidthHistogram(v) => {
+            let chosen = v.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let field = resolve_field(ctx, &v.field, ty, Need::Numeric)?;
+            let format = metric_format(&field, v.format.as_deref())?;
+            match chosen {
+                // Below a bucket aggregation: clustered per bucket at render time.
+                None => Op::VariableWidthPerBucket { field, format },
+                Some(buckets) => plan_vwh(&buckets, field, format, sources),
+            }
+        }
         AggKind::Sampler { .. } | AggKind::DiversifiedSampler { .. } => {
             if let Some(parent) = parent {
                 return Err(EsError::illegal_argument(format!(
@@ -926,6 +945,37 @@ fn plan_node<'r>(
                 docs: sources.len() - 1,
             }
         }
+        AggKind::SignificantText(t) => {
+            // A bucket's documents are those holding the term in the field's index: with
+            // either option ES's bucket holds other documents.
+            if !node.subs.is_empty() && (t.filter_duplicate_text || t.source_fields.is_some()) {
+                return Err(EsError::illegal_argument(format!(
+                    "sub-aggregations under [significant_text] aggregation [{}] with [filter_duplicate_text] or [source_fields] are not supported by Lode",
+                    node.name
+                )));
+            }
+            match ctx.mapping.field(&t.terms.field) {
+                None if ctx.runtime.contains_key(&t.terms.field) => {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{}] of type [{}] is not supported for aggregation [significant_text]",
+                        t.terms.field, "runtime"
+                    )))
+                }
+                Some(def) if def.storage() != Storage::Text => {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{}] of type [{}] is not supported for aggregation [significant_text]",
+                        t.terms.field,
+                        def.ty.name()
+                    )))
+                }
+                _ => {}
+            }
+            super::significant_text::check_filters(t)?;
+            if let Some(q) = &t.background_filter {
+                build_dsl(q, ctx)?;
+            }
+            Op::SignificantText
+        }
         AggKind::TopMetrics(t) => {
             // `index.top_metrics_max_size` is not a setting of Lode: its default holds.
             if t.size > 10 {
@@ -1010,6 +1060,8 @@ fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
         if matches!(
             n.kind,
             AggKind::AutoDateHistogram(_)
+                | AggKind::VariableWidthHistogram(_)
+                | AggKind::SignificantText(_)
                 | AggKind::Sampler { .. }
                 | AggKind::DiversifiedSampler { .. }
         ) {
@@ -1561,6 +1613,43 @@ fn plan_range(
     })
 }
 
+/// A top-level `variable_width_histogram`: a `range` over its buckets' intervals, which its
+/// sub-aggregations are collected under.
+fn plan_vwh(
+    buckets: &[super::vwh::Cluster],
+    field: FieldRef,
+    format: ValueFormat,
+    sources: &mut Vec<SourceSpec>,
+) -> Op {
+    let mut ranges = super::vwh::bucket_ranges(buckets);
+    if ranges.is_empty() {
+        // No buckets: one range that matches nothing keeps tantivy's request valid.
+        ranges.push((f64::INFINITY, f64::INFINITY));
+    }
+    sources.push(SourceSpec::Ranges {
+        field: field.name.clone(),
+        column: match field.storage() {
+            Some(Storage::F64) => super::sources::NumericColumn::F64,
+            _ => super::sources::NumericColumn::I64,
+        },
+        ranges: ranges.clone(),
+        missing: None,
+    });
+    Op::Range(RangeOp {
+        field,
+        source: sources.len() - 1,
+        ranges: ranges
+            .iter()
+            .map(|&(from, to)| RangeBucketDef {
+                key: String::new(),
+                from: Some(from),
+                to: Some(to),
+            })
+            .collect(),
+        format,
+    })
+}
+
 /// A double as Java's `Double.toString` prints it (`100.0`, `1.0E7`).
 pub(crate) fn java_double(x: f64) -> String {
     if x.is_nan() {
@@ -1827,7 +1916,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             }
             ("histogram", body)
         }
-        (AggKind::Range(_), Op::Range(op)) => (
+        (AggKind::Range(_) | AggKind::VariableWidthHistogram(_), Op::Range(op)) => (
             "range",
             json!({"field": src(op.source), "ranges": unit_ranges(op.ranges.len())}),
         ),

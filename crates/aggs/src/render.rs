@@ -254,6 +254,52 @@ impl Renderer<'_> {
                 out.insert(key, Value::Object(obj));
                 continue;
             }
+            if let (
+                Op::VariableWidthPerBucket { field, format },
+                AggKind::VariableWidthHistogram(req),
+            ) = (&node.op, &node.req.kind)
+            {
+                self.render_vwh_per_bucket(node, req, field, format, scope, &mut obj)?;
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
+            if let (Op::SignificantText, AggKind::SignificantText(req)) = (&node.op, &node.req.kind)
+            {
+                let r = super::significant_text::run(self.exec, req, scope)?;
+                self.count_buckets(r.buckets.len())?;
+                let field = super::plan::FieldRef {
+                    name: req.terms.field.clone(),
+                    def: self.exec.targets[0]
+                        .target
+                        .ctx
+                        .mapping
+                        .field(&req.terms.field)
+                        .cloned(),
+                };
+                let mut list = Vec::with_capacity(r.buckets.len());
+                for b in r.buckets {
+                    let mut o = Map::new();
+                    o.insert("key".into(), json!(b.key));
+                    o.insert("doc_count".into(), json!(b.doc_count));
+                    o.insert("score".into(), json!(b.score));
+                    o.insert("bg_count".into(), json!(b.bg_count));
+                    if !node.subs.is_empty() {
+                        // The bucket's documents: the enclosing bucket's holding the term.
+                        let scope = scope.with(Constraint::Term {
+                            field: field.clone(),
+                            key: Key::Str(b.key),
+                        });
+                        let (results, _) = self.exec.collect_level(node, &scope)?;
+                        o.extend(self.render_level(&node.subs, &results, &scope, false)?);
+                    }
+                    list.push(Value::Object(o));
+                }
+                obj.insert("doc_count".into(), json!(r.subset_size));
+                obj.insert("bg_count".into(), json!(r.superset_size));
+                obj.insert("buckets".into(), Value::Array(list));
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
             if let Op::WeightedAvg { format, .. } = &node.op {
                 with_string(
                     &mut obj,
@@ -566,6 +612,39 @@ impl Renderer<'_> {
                 }
                 Ok(())
             }
+            (
+                AggKind::VariableWidthHistogram(v),
+                Op::Range(op),
+                BucketResult::Range { buckets },
+            ) => {
+                let entries: Vec<_> = buckets.iter().collect();
+                let chosen = v.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let clusters = chosen.unwrap_or_default();
+                self.count_buckets(clusters.len())?;
+                let mut list = Vec::with_capacity(clusters.len());
+                for (i, (c, def)) in clusters.iter().zip(&op.ranges).enumerate() {
+                    let entry = entries.iter().find(|e| e.from == Some((i + 1) as f64));
+                    let mut b = Map::new();
+                    for (name, x) in [("min", c.min), ("key", c.centroid), ("max", c.max)] {
+                        b.insert(name.into(), json!(x));
+                        if let Some(s) = op.format.format(x) {
+                            b.insert(format!("{name}_as_string"), json!(s));
+                        }
+                    }
+                    b.insert("doc_count".into(), json!(c.doc_count));
+                    let scope = scope.with(Constraint::Range {
+                        field: op.field.clone(),
+                        from: def.from,
+                        to: def.to,
+                    });
+                    let empty = no_results();
+                    let subs = entry.map(|e| &e.sub_aggregation).unwrap_or(&empty);
+                    b.extend(self.render_level(&node.subs, subs, &scope, false)?);
+                    list.push(Value::Object(b));
+                }
+                obj.insert("buckets".into(), Value::Array(list));
+                Ok(())
+            }
             (AggKind::Range(r), Op::Range(op), BucketResult::Range { buckets }) => {
                 let entries: Vec<_> = buckets.iter().collect();
                 let mut list = Vec::new();
@@ -785,6 +864,59 @@ impl Renderer<'_> {
             let scope = scope.with(Constraint::GeoCell { source, cell: hash });
             o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
             list.push(Value::Object(o));
+        }
+        obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
+    /// A `variable_width_histogram` below a bucket aggregation: the bucket's documents
+    /// clustered here, each of its buckets collecting its sub-aggregations over the
+    /// enclosing bucket's documents in its interval.
+    fn render_vwh_per_bucket(
+        &mut self,
+        node: &PlanNode,
+        req: &crate::vwh::VwhReq,
+        field: &FieldRef,
+        format: &ValueFormat,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let queries = self
+            .exec
+            .targets
+            .iter()
+            .map(|pt| top_hits::bucket_query(pt, scope))
+            .collect::<EsResult<Vec<_>>>()?;
+        let parts: Vec<(&crate::exec::AggTarget, &dyn tantivy::query::Query)> = self
+            .exec
+            .targets
+            .iter()
+            .zip(&queries)
+            .map(|(pt, q)| (pt.target, &**q))
+            .collect();
+        let clusters = crate::vwh::clusters(req, &parts)?;
+        self.count_buckets(clusters.len())?;
+        let ranges = crate::vwh::bucket_ranges(&clusters);
+        let mut list = Vec::with_capacity(clusters.len());
+        for (c, (from, to)) in clusters.iter().zip(ranges) {
+            let mut b = Map::new();
+            for (name, x) in [("min", c.min), ("key", c.centroid), ("max", c.max)] {
+                b.insert(name.into(), json!(x));
+                if let Some(s) = format.format(x) {
+                    b.insert(format!("{name}_as_string"), json!(s));
+                }
+            }
+            b.insert("doc_count".into(), json!(c.doc_count));
+            if !node.subs.is_empty() {
+                let scope = scope.with(Constraint::Range {
+                    field: field.clone(),
+                    from: Some(from),
+                    to: Some(to),
+                });
+                let (results, _) = self.exec.collect_level(node, &scope)?;
+                b.extend(self.render_level(&node.subs, &results, &scope, false)?);
+            }
+            list.push(Value::Object(b));
         }
         obj.insert("buckets".into(), Value::Array(list));
         Ok(())
@@ -1291,7 +1423,7 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::Long | TermsKind::Bool => "lterms",
             TermsKind::Double => "dterms",
         },
-        Op::SignificantTerms { .. } => "sigsterms",
+        Op::SignificantTerms { .. } | Op::SignificantText => "sigsterms",
         Op::RareTerms(op) => match op.kind {
             TermsKind::String => "srare_terms",
             _ => "lrare_terms",

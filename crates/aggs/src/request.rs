@@ -78,6 +78,8 @@ pub(crate) enum AggKind {
     DigestMetric(DigestMetricReq),
     /// `auto_date_histogram`: a `date_histogram` whose interval is chosen from the data.
     AutoDateHistogram(Box<AutoDateHistogramReq>),
+    /// `variable_width_histogram`: buckets clustered from the data before planning (`vwh.rs`).
+    VariableWidthHistogram(Box<crate::vwh::VwhReq>),
     /// `sampler`: the `shard_size` best-scoring documents of each shard.
     Sampler {
         shard_size: usize,
@@ -104,6 +106,9 @@ pub(crate) enum AggKind {
         terms: TermsReq,
         background_filter: Option<Box<DslQuery>>,
     },
+    /// `significant_text`: a text field's terms re-analyzed from `_source`, scored as
+    /// `significant_terms` (`significant_text.rs`).
+    SignificantText(Box<crate::significant_text::SignificantTextReq>),
     /// `rare_terms`: the terms with at most `max_doc_count` documents.
     RareTerms {
         terms: TermsReq,
@@ -153,6 +158,7 @@ impl AggKind {
             AggKind::DigestMetric(d) => d.kind.name(),
             AggKind::StringStats { .. } => "string_stats",
             AggKind::AutoDateHistogram(_) => "auto_date_histogram",
+            AggKind::VariableWidthHistogram(_) => "variable_width_histogram",
             AggKind::Sampler { .. } => "sampler",
             AggKind::DiversifiedSampler { .. } => "diversified_sampler",
             AggKind::TopHits(_) => "top_hits",
@@ -161,6 +167,7 @@ impl AggKind {
             AggKind::RareTerms { .. } => "rare_terms",
             AggKind::TopMetrics(_) => "top_metrics",
             AggKind::SignificantTerms { .. } => "significant_terms",
+            AggKind::SignificantText(_) => "significant_text",
             AggKind::GeoMetric { centroid: true, .. } => "geo_centroid",
             AggKind::GeoMetric { .. } => "geo_bounds",
             AggKind::GeoGrid(g) if g.grid.tile => "geotile_grid",
@@ -871,6 +878,10 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "top_hits" => AggKind::TopHits(parse_top_hits(obj()?)?),
         "rare_terms" => parse_rare_terms(name, obj()?)?,
         "significant_terms" => parse_significant_terms(name, obj()?)?,
+        "significant_text" => parse_significant_text(name, obj()?)?,
+        "variable_width_histogram" => {
+            AggKind::VariableWidthHistogram(Box::new(crate::vwh::parse(name, obj()?)?))
+        }
         "top_metrics" => AggKind::TopMetrics(parse_top_metrics(obj()?)?),
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
@@ -902,9 +913,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
             }
         }
         "geohash_grid" | "geotile_grid" => AggKind::GeoGrid(parse_geo_grid(name, ty, obj()?)?),
-        "significant_text"
-        | "adjacency_matrix"
-        | "variable_width_histogram"
+        "adjacency_matrix"
         | "scripted_metric"
         | "t_test"
         | "matrix_stats"
@@ -1034,7 +1043,7 @@ fn field_or_script_typed(obj: &Map<String, Value>, keys: bool, date: bool) -> Es
     ))
 }
 
-fn required_field(obj: &Map<String, Value>) -> EsResult<String> {
+pub(crate) fn required_field(obj: &Map<String, Value>) -> EsResult<String> {
     match obj.get("field") {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(EsError::x_content_parse(format!(
@@ -1077,7 +1086,7 @@ fn int(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
 
 /// A field Elasticsearch declares as `int` (`ObjectParser#declareInt`): a value outside
 /// `i32` fails as Jackson's int coercion fails, instead of reaching tantivy's `u32` fields.
-fn int32(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
+pub(crate) fn int32(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
     let x = int(ty, key, v)?;
     if i32::try_from(x).is_err() {
         return Err(
@@ -1321,6 +1330,103 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
         terms,
         background_filter,
     })
+}
+
+/// `significant_text`: `field`, `size`, `shard_size`, `min_doc_count` (default 3),
+/// `shard_min_doc_count`, `include`/`exclude`, `background_filter`, `jlh` and
+/// `filter_duplicate_text`, `source_fields`; the other heuristics are refused.
+fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
+    const TY: &str = "significant_text";
+    let heuristics = [
+        "mutual_information",
+        "chi_square",
+        "gnd",
+        "percentage",
+        "script_heuristic",
+    ];
+    let mut keys = vec![
+        "field",
+        "size",
+        "shard_size",
+        "min_doc_count",
+        "shard_min_doc_count",
+        "include",
+        "exclude",
+        "background_filter",
+        "filter_duplicate_text",
+        "source_fields",
+        "jlh",
+    ];
+    keys.extend(heuristics);
+    expect_fields(TY, o, &keys)?;
+    if let Some(h) = heuristics.iter().find(|h| o.contains_key(**h)) {
+        return Err(EsError::illegal_argument(format!(
+            "significance heuristic [{h}] is not supported by Lode"
+        )));
+    }
+    let source_fields = match o.get("source_fields") {
+        None => None,
+        Some(Value::String(s)) => Some(vec![s.clone()]),
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(EsError::x_content_parse(format!(
+                        "[{TY}] source_fields doesn't support values of type: {}",
+                        token_name(other)
+                    ))),
+                })
+                .collect::<EsResult<Vec<_>>>()?,
+        ),
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] source_fields doesn't support values of type: {}",
+                token_name(other)
+            )))
+        }
+    };
+    let filter_duplicate_text = match o.get("filter_duplicate_text") {
+        Some(v) => boolean(TY, "filter_duplicate_text", v)?,
+        None => false,
+    };
+    if let Some(v) = o.get("jlh") {
+        match v.as_object() {
+            Some(m) if m.is_empty() => {}
+            _ => {
+                return Err(EsError::parsing(format!(
+                    "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
+                )))
+            }
+        }
+    }
+    if !matches!(o.get("field"), Some(Value::String(_))) {
+        required_field(o)?;
+    }
+    let background_filter = o
+        .get("background_filter")
+        .map(|v| parse_dsl(v).map(Box::new))
+        .transpose()?;
+    let mut only = o.clone();
+    for k in [
+        "background_filter",
+        "jlh",
+        "filter_duplicate_text",
+        "source_fields",
+    ] {
+        only.remove(k);
+    }
+    let mut terms = parse_terms(name, &only)?;
+    if !o.contains_key("min_doc_count") {
+        terms.min_doc_count = 3;
+    }
+    Ok(AggKind::SignificantText(Box::new(
+        crate::significant_text::SignificantTextReq {
+            terms,
+            background_filter,
+            filter_duplicate_text,
+            source_fields,
+        },
+    )))
 }
 
 /// `rare_terms`: `field`, `max_doc_count` (1 to 100), `precision` (validated: Lode counts

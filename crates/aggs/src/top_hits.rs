@@ -349,7 +349,9 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
                 return Ok(Box::new(EmptyQuery));
             };
             let term = match (field.storage(), key) {
-                (Some(Storage::Keyword), Key::Str(s)) => Term::from_field_text(f, s),
+                (Some(Storage::Keyword | Storage::Text), Key::Str(s)) => {
+                    Term::from_field_text(f, s)
+                }
                 (Some(Storage::Ip), Key::Str(s)) => match s.parse::<std::net::IpAddr>() {
                     Ok(ip) => Term::from_field_ip_addr(f, lode_engine::document::to_v6(ip)),
                     Err(_) => return Ok(Box::new(EmptyQuery)),
