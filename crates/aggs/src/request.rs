@@ -1273,17 +1273,21 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
     Ok(r)
 }
 
+/// The significance heuristics besides `jlh`: `significant_terms` and `significant_text`
+/// know them by name and refuse them.
+const UNBUILT_HEURISTICS: [&str; 5] = [
+    "mutual_information",
+    "chi_square",
+    "gnd",
+    "percentage",
+    "script_heuristic",
+];
+
 /// `significant_terms`: the `terms` parameters (`min_doc_count` defaults to 3), an optional
 /// `background_filter`, and the default `jlh` heuristic; the other heuristics are refused.
 fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_terms";
-    let heuristics = [
-        "mutual_information",
-        "chi_square",
-        "gnd",
-        "percentage",
-        "script_heuristic",
-    ];
+    let heuristics = UNBUILT_HEURISTICS;
     let mut keys = vec![
         "field",
         "size",
@@ -1337,13 +1341,7 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
 /// `filter_duplicate_text`, `source_fields`; the other heuristics are refused.
 fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_text";
-    let heuristics = [
-        "mutual_information",
-        "chi_square",
-        "gnd",
-        "percentage",
-        "script_heuristic",
-    ];
+    let heuristics = UNBUILT_HEURISTICS;
     let mut keys = vec![
         "field",
         "size",
