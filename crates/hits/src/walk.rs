@@ -29,6 +29,12 @@ const MIN_SEGMENT_DOCS: u32 = 4_096;
 /// What walking one position costs, in scan steps (large chunks go into doc order through a
 /// bitset, so a position costs about two: measured with `scripts/bench-page-shapes.py`).
 const WALK_STEP_COST: u64 = 2;
+/// How many positions a walk over a bitset of the matches may take per match before the
+/// scan is cheaper: a position costs a bit test, a scanned match reading and comparing its
+/// sort value (measured with `scripts/bench-page-shapes.py`: about a tenth).
+const BITS_WALK_GAIN: u64 = 8;
+/// Positions a bitset walk takes between checks of the request's cancellation.
+const CANCEL_EVERY: usize = 1 << 16;
 /// The smallest chunk of positions walked at once.
 const MIN_CHUNK: usize = 256;
 
@@ -273,6 +279,12 @@ impl Walk<'_> {
         if scorer.doc() == TERMINATED {
             return Ok(Some(Vec::new()));
         }
+        if !self.scoring && !points.multi_valued() {
+            if let Some(words) = lode_query::points::held_bitset(&*scorer) {
+                let token = token.as_ref();
+                return Ok(self.walk_bits(&points, span, &words, scorer.cost(), token, conclusive));
+            }
+        }
         // A scan steps through the documents of the query's leading clause (its `cost`); a
         // walked position costs a few scan steps (a sort and a seek). Walk at most a quarter
         // as many positions, and not at all when `limit` positions are already more (unless
@@ -400,6 +412,69 @@ impl Walk<'_> {
             return Ok(None);
         }
         Ok(Some(found))
+    }
+}
+
+impl Walk<'_> {
+    /// The walk when the query's matches are a bitset (`matches` of them): a walked position
+    /// then costs a bit test, where a scanned match costs reading and comparing its sort
+    /// value, so the walk may go [`BITS_WALK_GAIN`] times as many positions as there are
+    /// matches before the scan is cheaper. Candidates come in walked order, and the walk
+    /// stops at the end of the value where the `limit`-th one stands (ties sort by doc id).
+    fn walk_bits(
+        &self,
+        points: &SortedPoints,
+        span: std::ops::Range<usize>,
+        words: &[u64],
+        matches: u64,
+        token: Option<&lode_query::TokenCheck>,
+        conclusive: bool,
+    ) -> Option<Vec<Candidate>> {
+        #[cfg(test)]
+        tests::BIT_WALKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let budget = matches
+            .saturating_mul(BITS_WALK_GAIN)
+            .max(self.limit as u64 * 4) as usize;
+        let alive = self.reader.alive_bitset();
+        let mut found = Vec::new();
+        let mut counted = 0;
+        let mut last: Option<u64> = None;
+        for i in 0..span.len() {
+            if i >= budget {
+                return None;
+            }
+            if i % CANCEL_EVERY == 0 && token.is_some_and(|t| t.cancelled()) {
+                // The query phase answers the cancellation; what was found is dropped.
+                return Some(found);
+            }
+            let pos = if self.lead.desc {
+                span.end - 1 - i
+            } else {
+                span.start + i
+            };
+            let value = points.value(pos);
+            if last.is_some_and(|l| l != value) {
+                return Some(found);
+            }
+            let doc = points.doc(pos);
+            if (words[doc as usize / 64] >> (doc % 64)) & 1 == 0
+                || alive.is_some_and(|a| !a.is_alive(doc))
+            {
+                continue;
+            }
+            found.push(Candidate {
+                doc,
+                value,
+                score: 0.0,
+            });
+            if self.past_after(value) {
+                counted += 1;
+                if counted >= self.limit {
+                    last = Some(value);
+                }
+            }
+        }
+        conclusive.then_some(found)
     }
 }
 
@@ -533,6 +608,8 @@ fn chunk_end(
 mod tests {
     use super::*;
     use crate::sort::SortKey;
+    use lode_query::conjunction::FilterConjunction;
+    use lode_query::points::PointRangeQuery;
     use tantivy::collector::Collector;
     use tantivy::query::{AllQuery, BooleanQuery, Occur, RangeQuery, TermQuery};
     use tantivy::schema::{IndexRecordOption, Schema, FAST, INDEXED};
@@ -540,6 +617,8 @@ mod tests {
 
     /// Segments answered by a walk (the rest were scanned).
     pub static WALKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    /// Segments walked over a bitset of the matches.
+    pub static BIT_WALKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
     fn key(name: &str, storage: Storage, desc: bool) -> SortKey {
         SortKey {
@@ -616,6 +695,23 @@ mod tests {
                 std::ops::Bound::Excluded(Term::from_field_i64(field("t"), hi)),
             ))
         };
+        // The engine's own filters: ranges on the points, ANDed as bitsets (the walk then
+        // tests bits).
+        let s_is = |v: u64| -> Box<dyn Query> {
+            let fallback = TermQuery::new(
+                Term::from_field_u64(field("s"), v),
+                IndexRecordOption::Basic,
+            );
+            Box::new(PointRangeQuery::new(field("s"), v, v, Box::new(fallback)))
+        };
+        let t_under = |hi: i64| -> Box<dyn Query> {
+            Box::new(PointRangeQuery::new(
+                field("t"),
+                i64::MIN.to_u64(),
+                (hi - 1).to_u64(),
+                t_below(hi),
+            ))
+        };
         type Case = (&'static str, Box<dyn Query>, Option<(u64, u64)>);
         let queries: Vec<Case> = vec![
             ("all", Box::new(AllQuery), None),
@@ -627,6 +723,16 @@ mod tests {
                     (Occur::Must, t_below(1200)),
                 ])),
                 Some((i64::MIN.to_u64(), 1199i64.to_u64())),
+            ),
+            (
+                "s=2 and t<1200 as bitsets",
+                Box::new(FilterConjunction::new(vec![s_is(2), t_under(1200)])),
+                Some((i64::MIN.to_u64(), 1199i64.to_u64())),
+            ),
+            (
+                "s=1 and t<4000 as bitsets",
+                Box::new(FilterConjunction::new(vec![s_is(1), t_under(4000)])),
+                Some((i64::MIN.to_u64(), 3999i64.to_u64())),
             ),
         ];
         let sorts = [
@@ -669,9 +775,11 @@ mod tests {
                 }
             }
         }
-        assert_eq!(walked, 3 * 6 * 4);
+        assert_eq!(walked, 5 * 6 * 4);
         let segments = WALKED.load(std::sync::atomic::Ordering::Relaxed);
         assert!(segments >= 150, "only {segments} segments were walked");
+        let bit_walks = BIT_WALKS.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(bit_walks >= 40, "only {bit_walks} walks over bitsets");
         // The collector above is the oracle only if it is right itself: check it against the
         // stored values once.
         let coll = FieldSortCollector {

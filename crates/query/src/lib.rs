@@ -21,6 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 mod boosting;
+pub mod conjunction;
 mod early_stop;
 mod function_score;
 pub mod geo;

@@ -2193,6 +2193,22 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             filter.push(all());
         }
+        // Clauses that only filter are ANDed together as bitsets where they are dense
+        // (`FilterConjunction`); profiled clauses keep their own nodes in the profile tree.
+        let is_script = |q: &Q| q.downcast_ref::<crate::script::ScriptQuery>().is_some();
+        let filtering =
+            |q: &Q| !is_script(q) && q.downcast_ref::<crate::profile::ProfiledQuery>().is_none();
+        if !score {
+            filter.append(&mut must);
+        }
+        let (grouped, mut filter): (Vec<Q>, Vec<Q>) = filter.into_iter().partition(filtering);
+        match grouped.len() {
+            0 => {}
+            1 => filter.extend(grouped),
+            _ => filter.push(Box::new(crate::conjunction::FilterConjunction::new(
+                grouped,
+            ))),
+        }
         // Single-clause shortcuts.
         if must_not.is_empty() && should.is_empty() {
             if must.len() == 1 && filter.is_empty() {
@@ -2207,7 +2223,6 @@ impl<'c, 'a> Planner<'c, 'a> {
         // Script filters go last: tantivy aligns a conjunction's clauses in this order, so a
         // script is then only asked about documents the other clauses already proposed (as
         // Lucene's two-phase iteration asks it), never about ones they exclude.
-        let is_script = |q: &Q| q.downcast_ref::<crate::script::ScriptQuery>().is_some();
         let mut required: Vec<(bool, Q)> = must
             .into_iter()
             .map(|q| (is_script(&q), q))

@@ -14,7 +14,10 @@ use tantivy::query::{
     AllScorer, ConstScorer, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight,
 };
 use tantivy::schema::Field;
-use tantivy::{DocId, DocSet, Score, SeekDangerResult, SegmentReader, TantivyError, TERMINATED};
+use tantivy::{
+    DocId, DocSet, Score, SeekDangerResult, SegmentReader, TantivyError, COLLECT_BLOCK_BUFFER_LEN,
+    TERMINATED,
+};
 
 /// A range `[lo, hi]` (in the column's `u64` mapping) over a numeric fast field, answered per
 /// segment from [`SortedPoints`] or from `fallback` (tantivy's range query on the same field
@@ -195,9 +198,10 @@ impl Weight for PointRangeWeight {
                     slot,
                     steps: 0,
                     advances: 0,
+                    score: 1.0,
                 },
             };
-            return Ok(Box::new(ConstScorer::new(dense, boost)));
+            return Ok(Box::new(dense.scored(boost)));
         }
         let len = span.len();
         let memo = self.memo(reader, || {
@@ -212,7 +216,7 @@ impl Weight for PointRangeWeight {
             Memo::Docs(docs) => Box::new(ConstScorer::new(SortedDocs::new(docs), boost)),
             Memo::Bits(slot) => {
                 let words = slot.get().expect("filled when made").clone();
-                Box::new(ConstScorer::new(DenseRange::from_bits(words, len), boost))
+                Box::new(DenseRange::from_bits(words, len).scored(boost))
             }
         })
     }
@@ -256,7 +260,7 @@ const MATERIALISE_AFTER_WALKED: usize = 16;
 /// into a bitset of its documents, built from the points in one pass, which then costs a
 /// word scan per step. A range repeated across requests starts as its cached bitset
 /// ([`SortedPoints::cached_bits`]).
-struct DenseRange {
+pub(crate) struct DenseRange {
     column: Box<dyn Scorer>,
     points: Arc<SortedPoints>,
     span: std::ops::Range<usize>,
@@ -266,10 +270,11 @@ struct DenseRange {
     slot: Arc<OnceLock<DocBits>>,
     steps: u32,
     advances: usize,
+    score: Score,
 }
 
 impl DenseRange {
-    fn from_bits(words: DocBits, len: usize) -> DenseRange {
+    pub(crate) fn from_bits(words: DocBits, len: usize) -> DenseRange {
         let mut bits = Bits { words, doc: 0 };
         bits.seek(0);
         DenseRange {
@@ -281,7 +286,23 @@ impl DenseRange {
             slot: Arc::default(),
             steps: 0,
             advances: 0,
+            score: 1.0,
         }
+    }
+
+    /// The same documents, each scoring `score`.
+    pub(crate) fn scored(mut self, score: Score) -> DenseRange {
+        self.score = score;
+        self
+    }
+
+    /// The segment's matches as a bitset, built from the points if the range still reads
+    /// its column (and kept for the weight's later scorers on this segment).
+    fn bitset(&mut self) -> DocBits {
+        if self.bits.is_none() {
+            self.materialise();
+        }
+        self.bits.as_ref().expect("materialised").words.clone()
     }
 
     /// Counts a seek; past [`MATERIALISE_AFTER`], switches to the bitset, at the column's
@@ -320,6 +341,27 @@ impl DenseRange {
     }
 }
 
+impl Scorer for DenseRange {
+    fn score(&mut self) -> Score {
+        self.score
+    }
+}
+
+/// The bitset of a scorer's matches when it is one of the doc sets here that hold or can
+/// build one cheaply (a dense range, a gathered term set), for conjunctions that AND their
+/// clauses word by word ([`crate::conjunction`]). Bits past the scorer's position are all
+/// there: only a fresh scorer may be asked.
+pub(crate) fn bitset_of(scorer: &mut dyn Scorer) -> Option<DocBits> {
+    scorer.downcast_mut::<DenseRange>().map(DenseRange::bitset)
+}
+
+/// The bitset of a scorer's matches when it already holds one: a membership test then costs
+/// a bit, for the sorted-page walk. Only a fresh scorer may be asked.
+pub fn held_bitset(scorer: &dyn Scorer) -> Option<DocBits> {
+    let dense = scorer.downcast_ref::<DenseRange>()?;
+    dense.bits.as_ref().map(|b| b.words.clone())
+}
+
 impl DocSet for DenseRange {
     fn advance(&mut self) -> DocId {
         self.walked();
@@ -349,6 +391,25 @@ impl DocSet for DenseRange {
         }
     }
 
+    fn fill_buffer(&mut self, buffer: &mut [DocId; COLLECT_BLOCK_BUFFER_LEN]) -> usize {
+        match &mut self.bits {
+            Some(b) => b.fill(buffer),
+            None => {
+                // tantivy's default, which an override cannot call.
+                if self.doc() == TERMINATED {
+                    return 0;
+                }
+                for (i, slot) in buffer.iter_mut().enumerate() {
+                    *slot = self.doc();
+                    if self.advance() == TERMINATED {
+                        return i + 1;
+                    }
+                }
+                buffer.len()
+            }
+        }
+    }
+
     fn doc(&self) -> DocId {
         match &self.bits {
             Some(b) => b.doc,
@@ -372,6 +433,34 @@ struct Bits {
 }
 
 impl Bits {
+    /// Fills `buffer` from the current document on, word by word, and moves past them.
+    fn fill(&mut self, buffer: &mut [DocId; COLLECT_BLOCK_BUFFER_LEN]) -> usize {
+        if self.doc == TERMINATED {
+            return 0;
+        }
+        let mut w = self.doc as usize / 64;
+        let mut word = self.words[w] & (u64::MAX << (self.doc % 64));
+        let mut n = 0;
+        loop {
+            while word != 0 {
+                let doc = (w * 64) as DocId + word.trailing_zeros();
+                if n == buffer.len() {
+                    self.doc = doc;
+                    return n;
+                }
+                buffer[n] = doc;
+                n += 1;
+                word &= word - 1;
+            }
+            w += 1;
+            if w == self.words.len() {
+                self.doc = TERMINATED;
+                return n;
+            }
+            word = self.words[w];
+        }
+    }
+
     /// Moves to the first document at or after `target`.
     fn seek(&mut self, target: DocId) -> DocId {
         let mut w = target as usize / 64;
@@ -398,10 +487,9 @@ impl Bits {
 /// gathers its matches up front (a range's points, a term set's postings) hands on.
 pub(crate) fn const_scorer(docs: Gathered, boost: Score) -> Box<dyn Scorer> {
     match docs {
-        Gathered::Bits { words, len } => Box::new(ConstScorer::new(
-            DenseRange::from_bits(Arc::new(words), len),
-            boost,
-        )),
+        Gathered::Bits { words, len } => {
+            Box::new(DenseRange::from_bits(Arc::new(words), len).scored(boost))
+        }
         Gathered::Sorted(docs) => Box::new(ConstScorer::new(SortedDocs::new(docs.into()), boost)),
     }
 }
