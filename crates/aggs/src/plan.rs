@@ -300,6 +300,9 @@ pub(crate) enum SourceSpec {
         field: String,
         grid: crate::geogrid::Grid,
     },
+    /// `composite` over computed keys: each shard's page of keys, then each document's
+    /// keys on it (`composite.rs`).
+    CompositeKeys(Arc<crate::composite::KeySpec>),
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
         value: (String, super::sources::NumericColumn, Option<f64>),
@@ -393,6 +396,9 @@ pub(crate) struct CompositeOp {
     /// Per source: the `format` that turns keys into strings (dates, when explicitly given).
     pub formats: Vec<Option<ValueFormat>>,
     pub fields: Vec<FieldRef>,
+    /// Keys tantivy's composite cannot read from columns: `terms` over the
+    /// [`SourceSpec::CompositeKeys`] source at this index (see `composite.rs`).
+    pub computed: Option<usize>,
 }
 
 pub(crate) enum Op {
@@ -805,28 +811,53 @@ fn plan_node<'r>(
             }
             let mut formats = Vec::new();
             let mut fields = Vec::new();
+            let mut computed = false;
             for s in &c.sources {
-                let need = match s.kind {
-                    CompositeSourceKind::Terms { .. } => Need::Any,
-                    _ => Need::Numeric,
-                };
-                let f = resolve_field(ctx, &s.field, "composite", need)?;
-                if let CompositeSourceKind::DateHistogram {
-                    interval,
-                    time_zone,
-                    ..
-                } = &s.kind
-                {
-                    let fixed_len = match interval {
-                        DateInterval::Fixed(_) => true,
-                        DateInterval::Calendar(u) => super::composite_calendar_millis(*u).is_some(),
-                    };
-                    if !fixed_len || !time_zone.is_utc() {
-                        return Err(EsError::illegal_argument(format!(
-                            "composite date_histogram source [{}] supports fixed intervals and minute, hour and day calendar intervals in UTC only",
-                            s.name
-                        )));
+                let f = match &s.kind {
+                    CompositeSourceKind::GeoTile { .. } => {
+                        if let Some(def) = ctx
+                            .mapping
+                            .field(&s.field)
+                            .filter(|d| d.ty != FieldType::GeoPoint)
+                        {
+                            return Err(EsError::illegal_argument(format!(
+                                "Field [{}] of type [{}] is not supported for aggregation [geotile_grid]",
+                                s.field,
+                                def.ty.name()
+                            )));
+                        }
+                        computed = true;
+                        FieldRef {
+                            name: s.field.clone(),
+                            def: None,
+                        }
                     }
+                    kind => {
+                        let need = match kind {
+                            CompositeSourceKind::Terms { .. } => Need::Any,
+                            _ => Need::Numeric,
+                        };
+                        resolve_field(ctx, &s.field, "composite", need)?
+                    }
+                };
+                computed |= ctx.runtime.contains_key(&s.field);
+                match &s.kind {
+                    CompositeSourceKind::DateHistogram {
+                        interval,
+                        time_zone,
+                        offset,
+                        ..
+                    } => {
+                        let fixed_len = match interval {
+                            DateInterval::Fixed(_) => true,
+                            DateInterval::Calendar(u) => {
+                                super::composite_calendar_millis(*u).is_some()
+                            }
+                        };
+                        computed |= !fixed_len || !time_zone.is_utc() || *offset != 0;
+                    }
+                    CompositeSourceKind::Histogram { .. } => computed |= s.missing_bucket,
+                    _ => {}
                 }
                 formats.push(match &s.kind {
                     CompositeSourceKind::DateHistogram {
@@ -838,7 +869,18 @@ fn plan_node<'r>(
                 });
                 fields.push(f);
             }
-            Op::Composite(CompositeOp { formats, fields })
+            let computed = if computed {
+                let spec = composite_key_spec(ctx, c, &fields, &formats)?;
+                sources.push(SourceSpec::CompositeKeys(Arc::new(spec)));
+                Some(sources.len() - 1)
+            } else {
+                None
+            };
+            Op::Composite(CompositeOp {
+                formats,
+                fields,
+                computed,
+            })
         }
         AggKind::Metric(m) => {
             let need = if m.kind.is_numeric() {
@@ -1927,6 +1969,24 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 "ranges": unit_ranges(op.names.len() + op.other.is_some() as usize),
             }),
         ),
+        (
+            AggKind::Composite(_),
+            Op::Composite(CompositeOp {
+                computed: Some(source),
+                ..
+            }),
+        ) => (
+            "terms",
+            json!({
+                "field": src(*source),
+                "size": ALL,
+                "segment_size": ALL,
+                "min_doc_count": 1,
+                // tantivy refuses `_key` order on a computed text source; nothing is cut
+                // (each shard's page is at most `size` keys), rendering orders by key.
+                "order": {"_count": "desc"},
+            }),
+        ),
         (AggKind::Composite(c), Op::Composite(op)) => {
             let sources: Vec<Value> = c
                 .sources
@@ -1953,6 +2013,8 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                             };
                             json!({"histogram": {"field": s.field, "order": order, "interval": ms}})
                         }
+                        // Planned as computed keys.
+                        CompositeSourceKind::GeoTile { .. } => Value::Null,
                     };
                     json!({ s.name.clone(): body })
                 })
@@ -2118,4 +2180,142 @@ fn clip(
         }
     }
     Some((lo, hi))
+}
+
+/// The key sources of a `composite` over computed keys, with its `after` key encoded.
+fn composite_key_spec(
+    ctx: &QueryContext,
+    c: &super::request::CompositeReq,
+    fields: &[FieldRef],
+    formats: &[Option<ValueFormat>],
+) -> EsResult<crate::composite::KeySpec> {
+    use crate::composite::{Bucketing, KeySource, KeySpec, KeyVal, Read};
+    use lode_query::runtime::RuntimeType;
+    let mut sources = Vec::with_capacity(c.sources.len());
+    for (s, f) in c.sources.iter().zip(fields) {
+        let read = if matches!(s.kind, CompositeSourceKind::GeoTile { .. }) {
+            match ctx.mapping.field(&s.field) {
+                Some(_) => Read::Geo(s.field.clone()),
+                None => Read::Unmapped,
+            }
+        } else if ctx.runtime.contains_key(&s.field) {
+            Read::Runtime(s.field.clone())
+        } else if f.def.is_none() {
+            Read::Unmapped
+        } else if f.storage() == Some(Storage::Ip) {
+            return Err(EsError::illegal_argument(format!(
+                "[composite] source [{}] on the ip field [{}] together with script, runtime field, geotile_grid or time-zoned date_histogram sources is not supported by Lode",
+                s.name, s.field
+            )));
+        } else {
+            Read::Mapped(s.field.clone())
+        };
+        let bucketing = match &s.kind {
+            CompositeSourceKind::Terms { .. } => Bucketing::Raw,
+            CompositeSourceKind::Histogram { interval } => Bucketing::Histogram(*interval),
+            CompositeSourceKind::DateHistogram {
+                interval,
+                time_zone,
+                offset,
+                ..
+            } => Bucketing::Date(match interval {
+                DateInterval::Calendar(u) => DateRounding::calendar(*u, time_zone, *offset),
+                DateInterval::Fixed(ms) => DateRounding::fixed(*ms, time_zone, *offset),
+            }),
+            CompositeSourceKind::GeoTile { grid } => Bucketing::Tile(grid.cells()),
+        };
+        sources.push(KeySource {
+            read,
+            bucketing,
+            asc: s.asc,
+            missing_bucket: s.missing_bucket,
+            missing_first: s.missing_first,
+        });
+    }
+    let mut spec = KeySpec {
+        sources,
+        size: c.size,
+        after: None,
+    };
+    if let Some(after) = &c.after {
+        let mut key = Vec::with_capacity(c.sources.len());
+        for ((s, f), format) in c.sources.iter().zip(fields).zip(formats) {
+            let v = after.get(&s.name).unwrap_or(&Value::Null);
+            let bad = || {
+                EsError::illegal_argument(format!(
+                    "Invalid value for [after.{}]: [{}]",
+                    s.name,
+                    scalar(v)
+                ))
+            };
+            let runtime_ty = ctx.runtime.get(&s.field).map(|r| r.ty);
+            let k = match (&s.kind, v) {
+                (_, Value::Null) => KeyVal::Missing,
+                (CompositeSourceKind::GeoTile { .. }, Value::String(t)) => {
+                    let parts: Vec<u64> = t
+                        .split('/')
+                        .map(|p| p.trim().parse::<u64>())
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| bad())?;
+                    match parts[..] {
+                        [z, x, y] if z <= 29 => {
+                            KeyVal::Tile(crate::geogrid::tile_long(z as u32, x, y))
+                        }
+                        _ => return Err(bad()),
+                    }
+                }
+                (CompositeSourceKind::GeoTile { .. }, _) => return Err(bad()),
+                (CompositeSourceKind::Histogram { .. }, v) => {
+                    KeyVal::F64(number(v).ok_or_else(bad)?)
+                }
+                (CompositeSourceKind::DateHistogram { time_zone, .. }, v) => {
+                    KeyVal::I64(after_millis(v, f, format.as_ref(), time_zone).ok_or_else(bad)?)
+                }
+                (CompositeSourceKind::Terms { .. }, v) => {
+                    let storage = match runtime_ty {
+                        Some(RuntimeType::Keyword) => Some(Storage::Keyword),
+                        Some(RuntimeType::Long | RuntimeType::Date) => Some(Storage::I64),
+                        Some(RuntimeType::Double) => Some(Storage::F64),
+                        Some(RuntimeType::Boolean) => Some(Storage::Bool),
+                        None => f.storage(),
+                    };
+                    let is_date = f.is_date() || runtime_ty == Some(RuntimeType::Date);
+                    match storage {
+                        Some(Storage::I64) if is_date => {
+                            KeyVal::I64(after_millis(v, f, None, &Tz::utc()).ok_or_else(bad)?)
+                        }
+                        Some(Storage::I64) => KeyVal::I64(number(v).ok_or_else(bad)? as i64),
+                        Some(Storage::F64) => KeyVal::F64(number(v).ok_or_else(bad)?),
+                        Some(Storage::Bool) => match v {
+                            Value::Bool(b) => KeyVal::Bool(*b),
+                            _ => KeyVal::Bool(matches!(scalar(v).as_str(), "true" | "1")),
+                        },
+                        _ => KeyVal::Str(scalar(v)),
+                    }
+                }
+            };
+            key.push(k);
+        }
+        spec.after = Some(spec.encode(&key));
+    }
+    Ok(spec)
+}
+
+/// A date `after` value: a number of milliseconds, or a string in the source's `format`
+/// (else the field's).
+fn after_millis(v: &Value, f: &FieldRef, format: Option<&ValueFormat>, tz: &Tz) -> Option<i64> {
+    match v {
+        Value::String(text) => {
+            if let Some(ValueFormat::Date(df, tz)) = format {
+                return df.parse_millis(text, tz).ok();
+            }
+            if let Some(def) = &f.def {
+                if let Ok(ms) = def.date_format.parse_millis(text, tz) {
+                    return Some(ms);
+                }
+            }
+            text.parse::<f64>().ok().map(|x| x as i64)
+        }
+        v => number(v).map(|x| x as i64),
+    }
 }

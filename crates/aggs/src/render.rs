@@ -693,6 +693,50 @@ impl Renderer<'_> {
             (_, Op::Filters(op), BucketResult::Range { buckets }) => {
                 self.render_filters(node, op, buckets, scope, obj)
             }
+            (AggKind::Composite(c), Op::Composite(op), BucketResult::Terms { buckets, .. })
+                if op.computed.is_some() =>
+            {
+                // `terms` over the computed keys: in key order, the first `size` are the page.
+                let mut buckets: Vec<&BucketEntry> = buckets.iter().collect();
+                buckets.sort_by(|a, b| match (&a.key, &b.key) {
+                    (Key::Str(x), Key::Str(y)) => x.cmp(y),
+                    _ => Ordering::Equal,
+                });
+                buckets.truncate(c.size);
+                self.count_buckets(buckets.len())?;
+                let mut list = Vec::with_capacity(buckets.len());
+                let mut last_key = None;
+                let scope = &Scope {
+                    unconstrained: true,
+                    ..scope.clone()
+                };
+                for b in buckets {
+                    let values = match &b.key {
+                        Key::Str(t) => crate::composite::decode_term(t),
+                        _ => None,
+                    }
+                    .ok_or_else(|| EsError::internal("composite: undecodable key"))?;
+                    let mut key = Map::new();
+                    for ((s, format), v) in c.sources.iter().zip(&op.formats).zip(values) {
+                        let (v, integral) = computed_key(v, format.is_some());
+                        key.insert(
+                            s.name.clone(),
+                            composite_value(&v, format.as_ref(), integral),
+                        );
+                    }
+                    let mut o = Map::new();
+                    o.insert("key".into(), Value::Object(key.clone()));
+                    o.insert("doc_count".into(), json!(b.doc_count));
+                    o.extend(self.render_level(&node.subs, &b.sub_aggregation, scope, false)?);
+                    list.push(Value::Object(o));
+                    last_key = Some(key);
+                }
+                if let Some(k) = last_key {
+                    obj.insert("after_key".into(), Value::Object(k));
+                }
+                obj.insert("buckets".into(), Value::Array(list));
+                Ok(())
+            }
             (AggKind::Composite(c), Op::Composite(op), BucketResult::Composite { buckets, .. }) => {
                 self.count_buckets(buckets.len())?;
                 let mut list = Vec::with_capacity(buckets.len());
@@ -1497,6 +1541,21 @@ fn terms_key(op: &TermsOp, k: &Key) -> (Value, Option<String>) {
             let x = key_f64(k);
             (json!(x), op.format.format(x))
         }
+    }
+}
+
+/// A computed composite key value as a tantivy key, and whether it is an integer.
+fn computed_key(v: crate::composite::KeyVal, formatted: bool) -> (CompositeKey, bool) {
+    use crate::composite::KeyVal;
+    match v {
+        KeyVal::Missing => (CompositeKey::Null, false),
+        KeyVal::Str(s) => (CompositeKey::Str(s), false),
+        // A format reads a double; exact otherwise.
+        KeyVal::I64(x) if formatted => (CompositeKey::F64(x as f64), true),
+        KeyVal::I64(x) => (CompositeKey::I64(x), true),
+        KeyVal::F64(x) => (CompositeKey::F64(x), false),
+        KeyVal::Bool(b) => (CompositeKey::Bool(b), false),
+        KeyVal::Tile(t) => (CompositeKey::Str(crate::geogrid::tile_string(t)), false),
     }
 }
 
