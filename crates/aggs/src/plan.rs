@@ -154,6 +154,8 @@ const RUNTIME_AGGS: &[&str] = &[
     "value_count",
     "cardinality",
     "percentiles",
+    // Its sources read runtime fields as computed keys (`composite.rs`).
+    "composite",
 ];
 
 /// A runtime field as an aggregation field: a mapped field of its type, whose values come
