@@ -376,6 +376,35 @@ def test_sub_aggregations_per_computed_bucket(es, comp):
         assert b["top"]["value"] == pytest.approx(maxes[b["key"]["t"]])
 
 
+def test_aggregations_that_requery_their_bucket(es, comp):
+    """percentiles, cardinality and top_hits see exactly their composite bucket's documents."""
+    tz = ZoneInfo("Europe/Paris")
+    sources = [
+        Src("k", {"terms": {"field": "kw"}}, lambda d: as_list(d.get("kw")), missing_bucket=True),
+        Src("t", {"date_histogram": {"field": "ts", "calendar_interval": "year",
+                                      "time_zone": "Europe/Paris"}}, date_keys("ts", "year", tz)),
+    ]
+    for plain in (False, True):
+        srcs = sources[:1] if plain else sources
+        want = expected(comp, srcs)
+        got = paginate(es, srcs, 4, extra={
+            "p": {"percentiles": {"field": "d", "percents": [0, 100]}},
+            "card": {"cardinality": {"field": "m"}},
+            "top": {"top_hits": {"size": 1, "sort": [{"m": "desc"}, {"d": "asc"}], "_source": False}},
+        })
+        assert [(b["key"], b["doc_count"]) for b in got] == want
+        for b in got:
+            members = [(i, d) for i, d in comp.items()
+                       if all(b["key"][s.name] in (s.keys(d) or [None]) for s in srcs)]
+            assert len(members) == b["doc_count"]
+            ds = [d["d"] for _, d in members]
+            assert b["p"]["values"]["0.0"] == pytest.approx(min(ds))
+            assert b["p"]["values"]["100.0"] == pytest.approx(max(ds))
+            assert b["card"]["value"] == len({d["m"] for _, d in members})
+            best = sorted(members, key=lambda m: (-m[1]["m"], m[1]["d"]))[0]
+            assert b["top"]["hits"]["hits"][0]["_id"] == best[0]
+
+
 def test_query_filters_the_keys(es, comp):
     tz = ZoneInfo("Europe/Paris")
     s = Src("t", {"date_histogram": {"field": "ts", "calendar_interval": "week",

@@ -159,13 +159,17 @@ pub(crate) fn term(encoded: &[u8], key: &[KeyVal]) -> String {
     s
 }
 
-/// The key values of a term made by [`term`].
-pub(crate) fn decode_term(term: &str) -> Option<Vec<KeyVal>> {
-    let (_, json) = term.split_once('|')?;
+/// The encoded key and the key values of a term made by [`term`].
+pub(crate) fn decode_term(term: &str) -> Option<(Vec<u8>, Vec<KeyVal>)> {
+    let (hex, json) = term.split_once('|')?;
+    let encoded = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
     let Value::Array(values) = serde_json::from_str(json).ok()? else {
         return None;
     };
-    values
+    let values = values
         .into_iter()
         .map(|v| {
             Some(match v {
@@ -184,7 +188,8 @@ pub(crate) fn decode_term(term: &str) -> Option<Vec<KeyVal>> {
                 _ => return None,
             })
         })
-        .collect()
+        .collect::<Option<Vec<KeyVal>>>()?;
+    Some((encoded, values))
 }
 
 fn date_key(r: &DateRounding, t: i64) -> i64 {
@@ -500,6 +505,79 @@ impl ValueSource for CompositeKeysSource {
     }
 }
 
+/// The documents having one composite key (a computed composite bucket, for the aggregations
+/// that re-query their bucket): each segment's documents keyed and tested, into a bit set.
+#[derive(Clone)]
+pub(crate) struct CompositeKeyQuery {
+    pub spec: Arc<KeySpec>,
+    pub key: Arc<Vec<u8>>,
+    pub fields: Fields,
+    pub runtime: RuntimeFields,
+}
+
+impl std::fmt::Debug for CompositeKeyQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompositeKeyQuery").finish()
+    }
+}
+
+impl CompositeKeyQuery {
+    fn doc_set(&self, reader: &SegmentReader) -> tantivy::Result<tantivy::BitSet> {
+        let max_doc = reader.max_doc();
+        let mut set = tantivy::BitSet::with_max_value(max_doc.max(1));
+        let mut keys = SegmentKeys::new(
+            self.spec.clone(),
+            reader,
+            self.fields.clone(),
+            self.runtime.clone(),
+        )?;
+        let mut buf = Vec::new();
+        for doc in 0..max_doc {
+            if keys.doc_keys(doc, &mut buf).is_ok() && buf.iter().any(|(k, _)| *k == *self.key) {
+                set.insert(doc);
+            }
+        }
+        Ok(set)
+    }
+}
+
+impl Query for CompositeKeyQuery {
+    fn weight(
+        &self,
+        _scoring: EnableScoring<'_>,
+    ) -> tantivy::Result<Box<dyn tantivy::query::Weight>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl tantivy::query::Weight for CompositeKeyQuery {
+    fn scorer(
+        &self,
+        reader: &SegmentReader,
+        boost: tantivy::Score,
+    ) -> tantivy::Result<Box<dyn tantivy::query::Scorer>> {
+        let set = self.doc_set(reader)?;
+        Ok(Box::new(tantivy::query::ConstScorer::new(
+            tantivy::query::BitSetDocSet::from(set),
+            boost,
+        )))
+    }
+
+    fn explain(
+        &self,
+        reader: &SegmentReader,
+        doc: DocId,
+    ) -> tantivy::Result<tantivy::query::Explanation> {
+        if self.doc_set(reader)?.contains(doc) {
+            Ok(tantivy::query::Explanation::new("CompositeKeyQuery", 1.0))
+        } else {
+            Err(tantivy::TantivyError::InvalidArgument(format!(
+                "document {doc} does not match"
+            )))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -563,7 +641,7 @@ mod tests {
         ];
         let t = term(b"\x01\xff", &key);
         assert!(t.starts_with("01ff|"));
-        assert_eq!(decode_term(&t), Some(key));
+        assert_eq!(decode_term(&t), Some((vec![1, 255], key)));
     }
 
     #[test]

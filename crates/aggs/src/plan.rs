@@ -737,12 +737,6 @@ fn plan_node<'r>(
             })
         }
         AggKind::Nested { path } => {
-            if parent == Some("composite") {
-                return Err(EsError::illegal_argument(format!(
-                    "[nested] aggregation [{}] under a [composite] aggregation is not supported by Lode",
-                    node.name
-                )));
-            }
             check_nested_subs(&node.subs)?;
             match ctx.mapping.objects.get(path.as_str()) {
                 Some(o) if o.nested => Op::Nested {
@@ -761,12 +755,6 @@ fn plan_node<'r>(
             if NESTED_DEPTH.with(|c| c.get()) == 0 {
                 return Err(EsError::illegal_argument(format!(
                     "Reverse nested aggregation [{}] can only be used inside a [nested] aggregation",
-                    node.name
-                )));
-            }
-            if parent == Some("composite") {
-                return Err(EsError::illegal_argument(format!(
-                    "[reverse_nested] aggregation [{}] under a [composite] aggregation is not supported by Lode",
                     node.name
                 )));
             }
@@ -871,6 +859,10 @@ fn plan_node<'r>(
                 });
                 fields.push(f);
             }
+            // Aggregations that re-query their bucket need its documents, which only
+            // computed keys can name (ip sources stay on tantivy's composite).
+            computed |= rereads_bucket(&node.subs)
+                && !fields.iter().any(|f| f.storage() == Some(Storage::Ip));
             let computed = if computed {
                 let spec = composite_key_spec(ctx, c, &fields, &formats)?;
                 sources.push(SourceSpec::CompositeKeys(Arc::new(spec)));
@@ -2320,4 +2312,25 @@ fn after_millis(v: &Value, f: &FieldRef, format: Option<&ValueFormat>, tz: &Tz) 
         }
         v => number(v).map(|x| x as i64),
     }
+}
+
+/// Whether an aggregation below re-queries its bucket's documents (see `render::Scope`).
+fn rereads_bucket(nodes: &[AggNode]) -> bool {
+    nodes.iter().any(|n| {
+        matches!(
+            n.kind.type_name(),
+            "nested"
+                | "reverse_nested"
+                | "percentiles"
+                | "percentile_ranks"
+                | "median_absolute_deviation"
+                | "boxplot"
+                | "string_stats"
+                | "geo_bounds"
+                | "geo_centroid"
+                | "top_hits"
+                | "top_metrics"
+                | "cardinality"
+        ) || rereads_bucket(&n.subs)
+    })
 }

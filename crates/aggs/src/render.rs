@@ -43,6 +43,11 @@ pub(crate) enum Constraint {
     Filter { source: usize, bucket: usize },
     /// The cell `cell` (ES's hash long) of the geo grid source `source`.
     GeoCell { source: usize, cell: u64 },
+    /// The key (encoded, see `composite.rs`) of the computed composite source `source`.
+    CompositeKey {
+        source: usize,
+        key: std::sync::Arc<Vec<u8>>,
+    },
 }
 
 #[derive(Clone, Default)]
@@ -706,16 +711,19 @@ impl Renderer<'_> {
                 self.count_buckets(buckets.len())?;
                 let mut list = Vec::with_capacity(buckets.len());
                 let mut last_key = None;
-                let scope = &Scope {
-                    unconstrained: true,
-                    ..scope.clone()
-                };
+                let source = op.computed.unwrap_or_default();
                 for b in buckets {
-                    let values = match &b.key {
+                    let (encoded, values) = match &b.key {
                         Key::Str(t) => crate::composite::decode_term(t),
                         _ => None,
                     }
                     .ok_or_else(|| EsError::internal("composite: undecodable key"))?;
+                    // The bucket's documents are those with this key: aggregations that
+                    // re-query their bucket (nested, percentiles, top_hits, ...) can run.
+                    let scope = &scope.with(Constraint::CompositeKey {
+                        source,
+                        key: std::sync::Arc::new(encoded),
+                    });
                     let mut key = Map::new();
                     for ((s, format), v) in c.sources.iter().zip(&op.formats).zip(values) {
                         let (v, integral) = computed_key(v, format.is_some());
