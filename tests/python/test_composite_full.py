@@ -431,3 +431,29 @@ def test_after_is_validated(es, comp, after, message):
     err = e.value.body["error"]
     reasons = [err.get("reason", "")] + [c.get("reason", "") for c in err.get("root_cause", [])]
     assert message in reasons, err
+
+
+def test_formats_on_terms_and_histogram_sources(es, comp):
+    sources = [
+        Src("h", {"histogram": {"field": "d", "interval": 5, "format": "0.00"}},
+            lambda d: [math.floor(d["d"] / 5) * 5.0]),
+        # A format that keeps every millisecond: the formatted after key parses back exactly.
+        Src("day", {"terms": {"field": "ts", "format": "yyyy-MM-dd'T'HH:mm:ss.SSS"}},
+            lambda d: [d["ts"]]),
+    ]
+    want = expected(comp, sources)
+
+    def fmt_day(ms):
+        t = dt.datetime.fromtimestamp(ms // 1000, tz=UTC)
+        return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%03d" % (ms % 1000)
+
+    got = paginate(es, sources, 50)
+    assert [(b["key"], b["doc_count"]) for b in got] == \
+        [({"h": "%.2f" % k["h"], "day": fmt_day(k["day"])}, c) for k, c in want]
+
+
+def test_format_on_a_keyword_source_is_refused(es, comp):
+    with pytest.raises(BadRequestError) as e:
+        es.search(index=INDEX, size=0, aggs={"c": {"composite": {
+            "sources": [{"k": {"terms": {"field": "kw", "format": "0.0"}}}]}}})
+    assert "Field [kw] of type [keyword] does not support custom formats" in str(e.value.body)

@@ -849,12 +849,31 @@ fn plan_node<'r>(
                     CompositeSourceKind::Histogram { .. } => computed |= s.missing_bucket,
                     _ => {}
                 }
-                formats.push(match &s.kind {
-                    CompositeSourceKind::DateHistogram {
-                        time_zone,
-                        format: Some(format),
-                        ..
-                    } => Some(date_format(&f, Some(format), time_zone)?),
+                formats.push(match (&s.kind, &s.format) {
+                    (CompositeSourceKind::DateHistogram { time_zone, .. }, Some(format)) => {
+                        Some(date_format(&f, Some(format), time_zone)?)
+                    }
+                    (CompositeSourceKind::GeoTile { .. }, Some(_)) => {
+                        return Err(EsError::illegal_argument(format!(
+                            "Field [{}] of type [geo_point] does not support custom formats",
+                            s.field
+                        )))
+                    }
+                    (_, Some(format)) => match f.storage() {
+                        Some(Storage::I64 | Storage::F64) => {
+                            // A number or date format renders the key; tantivy's composite
+                            // keys only plain columns, so a formatted source is computed.
+                            computed = true;
+                            Some(metric_format(&f, Some(format))?)
+                        }
+                        _ => {
+                            return Err(EsError::illegal_argument(format!(
+                                "Field [{}] of type [{}] does not support custom formats",
+                                shown_field(&s.field),
+                                f.def.as_ref().map_or("keyword", |d| d.ty.name())
+                            )))
+                        }
+                    },
                     _ => None,
                 });
                 fields.push(f);
@@ -2275,9 +2294,9 @@ fn composite_key_spec(
                     };
                     let is_date = f.is_date() || runtime_ty == Some(RuntimeType::Date);
                     match storage {
-                        Some(Storage::I64) if is_date => {
-                            KeyVal::I64(after_millis(v, f, None, &Tz::utc()).ok_or_else(bad)?)
-                        }
+                        Some(Storage::I64) if is_date => KeyVal::I64(
+                            after_millis(v, f, format.as_ref(), &Tz::utc()).ok_or_else(bad)?,
+                        ),
                         Some(Storage::I64) => KeyVal::I64(number(v).ok_or_else(bad)? as i64),
                         Some(Storage::F64) => KeyVal::F64(number(v).ok_or_else(bad)?),
                         Some(Storage::Bool) => match v {

@@ -1574,8 +1574,10 @@ fn composite_value(v: &CompositeKey, format: Option<&ValueFormat>, integral: boo
         CompositeKey::Null => return Value::Null,
         CompositeKey::Str(s) => return json!(s),
         CompositeKey::Bool(b) => return json!(b),
-        CompositeKey::I64(x) => return json!(x),
-        CompositeKey::U64(x) => return json!(x),
+        CompositeKey::I64(x) if format.is_none() => return json!(x),
+        CompositeKey::U64(x) if format.is_none() => return json!(x),
+        CompositeKey::I64(x) => *x as f64,
+        CompositeKey::U64(x) => *x as f64,
         CompositeKey::F64(x) => *x,
     };
     if let Some(s) = format.and_then(|f| f.format(num)) {

@@ -385,7 +385,6 @@ pub(crate) enum CompositeSourceKind {
     DateHistogram {
         interval: DateInterval,
         time_zone: Tz,
-        format: Option<String>,
         /// `offset` in milliseconds.
         offset: i64,
     },
@@ -406,6 +405,8 @@ pub(crate) struct CompositeSource {
     /// Where the missing bucket sorts: first (`missing_order: first`, or `default`
     /// ascending) or last.
     pub missing_first: bool,
+    /// `format`: renders the keys (and parses a date `after`).
+    pub format: Option<String>,
 }
 
 pub(crate) struct CompositeReq {
@@ -2574,16 +2575,10 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                 CompositeSourceKind::DateHistogram {
                     interval,
                     time_zone,
-                    format: format.clone(),
                     offset,
                 }
             }
         };
-        if format.is_some() && !matches!(kind, CompositeSourceKind::DateHistogram { .. }) {
-            return Err(EsError::illegal_argument(format!(
-                "[format] on [{kind_name}] sources in [composite] aggregations is not supported by Lode (source [{src_name}])"
-            )));
-        }
         sources.push(CompositeSource {
             name: src_name.clone(),
             field,
@@ -2591,6 +2586,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             kind,
             missing_bucket,
             missing_first,
+            format,
         });
     }
     let mut names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
