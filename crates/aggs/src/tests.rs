@@ -2335,3 +2335,53 @@ fn cardinality_is_exact_below_the_precision_threshold() {
         assert_eq!(tb["a"]["value"], json!(act), "{key}");
     }
 }
+
+/// A composite over computed keys (a zoned, offset date histogram and a keyword), on two
+/// shards of several segments, paged through `after_key`: every key once, in order, with
+/// the documents' counts and a sub-aggregation.
+#[test]
+fn composite_computed_keys_page_across_shards() {
+    let all = docs(200);
+    let (a, b) = all.split_at(90);
+    let ix = TestIndex::new(&[a, b], 3);
+    let zone = 5 * 3_600_000 + 30 * 60_000;
+    let offset = -3_600_000;
+    let o = offset - zone;
+    let mut want: std::collections::BTreeMap<(String, i64), (u64, i64)> = Default::default();
+    for d in &all {
+        let day = (d.created - o).div_euclid(DAY) * DAY + o;
+        let e = want.entry((d.acct_type.to_string(), -day)).or_default();
+        e.0 += 1;
+        e.1 += d.status;
+    }
+    let sources = json!([
+        {"t": {"terms": {"field": "acctType"}}},
+        {"d": {"date_histogram": {"field": "createdTime", "calendar_interval": "day",
+                                  "time_zone": "+05:30", "offset": "-1h", "order": "desc"}}},
+    ]);
+    let mut got = Vec::new();
+    let mut after = Value::Null;
+    loop {
+        let mut c = json!({"size": 7, "sources": sources});
+        if !after.is_null() {
+            c["after"] = after.clone();
+        }
+        let out =
+            ix.run(json!({"c": {"composite": c, "aggs": {"s": {"sum": {"field": "status"}}}}}));
+        let buckets = out["c"]["buckets"].as_array().unwrap().clone();
+        if buckets.is_empty() {
+            assert!(out["c"].get("after_key").is_none());
+            break;
+        }
+        assert!(buckets.len() <= 7);
+        after = out["c"]["after_key"].clone();
+        got.extend(buckets);
+    }
+    let want: Vec<Value> = want
+        .into_iter()
+        .map(|((t, d), (n, s))| {
+            json!({"key": {"t": t, "d": -d}, "doc_count": n, "s": {"value": s as f64}})
+        })
+        .collect();
+    assert_eq!(got, want);
+}
