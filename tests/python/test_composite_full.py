@@ -6,6 +6,7 @@ documents this module indexes (dates rounded with zoneinfo)."""
 
 import datetime as dt
 import functools
+import ipaddress
 import itertools
 import math
 import random
@@ -53,6 +54,10 @@ def make_docs():
             d["n"] = [rng.randrange(-3, 6) for _ in range(rng.choice([2, 3]))]
         else:
             d["n"] = rng.randrange(-3, 6)
+        if i % 5 == 1:
+            d["ip"] = ["10.0.%d.%d" % (i % 4, i % 7), "2001:db8::%x" % (i % 5)]
+        elif i % 5 != 0:
+            d["ip"] = "10.0.%d.%d" % (i % 4, i % 7) if i % 3 else "2001:db8::%x" % (i % 5)
         if i % 9 != 0:
             d["loc"] = {"lat": round(rng.uniform(-60, 70), 5), "lon": round(rng.uniform(-170, 170), 5)}
         docs[str(i)] = d
@@ -72,7 +77,7 @@ def comp(es):
         mappings={"properties": {
             "kw": {"type": "keyword"}, "n": {"type": "long"}, "m": {"type": "long"},
             "d": {"type": "double"}, "flag": {"type": "boolean"}, "ts": {"type": "date"},
-            "loc": {"type": "geo_point"},
+            "loc": {"type": "geo_point"}, "ip": {"type": "ip"},
         }},
     )
     ids = list(DOCS)
@@ -457,3 +462,40 @@ def test_format_on_a_keyword_source_is_refused(es, comp):
         es.search(index=INDEX, size=0, aggs={"c": {"composite": {
             "sources": [{"k": {"terms": {"field": "kw", "format": "0.0"}}}]}}})
     assert "Field [kw] of type [keyword] does not support custom formats" in str(e.value.body)
+
+
+def ip_bytes(text):
+    """ES orders addresses by their 16-byte encoding (IPv4 mapped into IPv6)."""
+    a = ipaddress.ip_address(text)
+    if a.version == 4:
+        return b"\0" * 10 + b"\xff\xff" + a.packed
+    return a.packed
+
+
+def ip_text(b):
+    a = ipaddress.IPv6Address(b)
+    return str(a.ipv4_mapped) if a.ipv4_mapped else str(a)
+
+
+def test_ip_sources_with_computed_keys_and_rereading_sub_aggregations(es, comp):
+    tz = ZoneInfo("Europe/Paris")
+    sources = [
+        Src("ip", {"terms": {"field": "ip"}}, lambda d: [ip_bytes(x) for x in as_list(d.get("ip"))],
+            missing_bucket=True, asc=False),
+        Src("t", {"date_histogram": {"field": "ts", "calendar_interval": "year",
+                                      "time_zone": "Europe/Paris"}}, date_keys("ts", "year", tz)),
+    ]
+    want = expected(comp, sources)
+    got = paginate(es, sources, 6, extra={"c": {"cardinality": {"field": "m"}}})
+    assert [(b["key"], b["doc_count"]) for b in got] == \
+        [({"ip": None if k["ip"] is None else ip_text(k["ip"]), "t": k["t"]}, c) for k, c in want]
+    for b, (k, _) in zip(got, want):
+        ms = {d["m"] for d in comp.values()
+              if (ip_bytes_list(d) if k["ip"] is not None else [None]) and
+              (k["ip"] in ip_bytes_list(d) if k["ip"] is not None else not ip_bytes_list(d))
+              and k["t"] in sources[1].keys(d)}
+        assert b["c"]["value"] == len(ms)
+
+
+def ip_bytes_list(d):
+    return [ip_bytes(x) for x in as_list(d.get("ip"))]

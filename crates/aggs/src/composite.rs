@@ -43,6 +43,8 @@ pub(crate) enum KeyVal {
     Bool(bool),
     /// A geotile's long (`zoom << 58 | x << 29 | y`), rendered `"z/x/y"`.
     Tile(u64),
+    /// An address, ordered by its 16 bytes (IPv4 mapped), as ES orders its encoded bytes.
+    Ip(std::net::Ipv6Addr),
 }
 
 /// Where a source reads its values.
@@ -54,6 +56,8 @@ pub(crate) enum Read {
     Runtime(String),
     /// A `geo_point` column.
     Geo(String),
+    /// An `ip` column.
+    Ip(String),
     /// A field no document has.
     Unmapped,
 }
@@ -127,6 +131,7 @@ fn encode_component(out: &mut Vec<u8>, v: &KeyVal, s: &KeySource) {
         }
         KeyVal::Bool(b) => out.push(u8::from(*b)),
         KeyVal::Tile(t) => out.extend(t.to_be_bytes()),
+        KeyVal::Ip(ip) => out.extend(ip.octets()),
     }
     if !s.asc {
         for b in &mut out[start..] {
@@ -153,6 +158,7 @@ pub(crate) fn term(encoded: &[u8], key: &[KeyVal]) -> String {
             KeyVal::F64(x) => serde_json::json!({ "d": x }),
             KeyVal::Bool(x) => Value::Bool(*x),
             KeyVal::Tile(x) => serde_json::json!({ "t": x }),
+            KeyVal::Ip(x) => serde_json::json!({ "i": x.to_string() }),
         })
         .collect();
     s.push_str(&Value::Array(values).to_string());
@@ -181,6 +187,8 @@ pub(crate) fn decode_term(term: &str) -> Option<(Vec<u8>, Vec<KeyVal>)> {
                         KeyVal::I64(x.as_i64()?)
                     } else if let Some(x) = o.get("d") {
                         KeyVal::F64(x.as_f64()?)
+                    } else if let Some(x) = o.get("i") {
+                        KeyVal::Ip(x.as_str()?.parse().ok()?)
                     } else {
                         KeyVal::Tile(o.get("t")?.as_u64()?)
                     }
@@ -207,6 +215,7 @@ struct SegmentKeys {
     docs: lode_query::DocColumns,
     runtime: RuntimeFields,
     geo: Vec<Option<Column<u64>>>,
+    ips: Vec<Option<Column<std::net::Ipv6Addr>>>,
     per_source: Vec<Vec<KeyVal>>,
 }
 
@@ -218,9 +227,14 @@ impl SegmentKeys {
         runtime: RuntimeFields,
     ) -> tantivy::Result<SegmentKeys> {
         let mut geo = Vec::with_capacity(spec.sources.len());
+        let mut ips = Vec::with_capacity(spec.sources.len());
         for s in &spec.sources {
             geo.push(match &s.read {
                 Read::Geo(f) => reader.fast_fields().column_opt::<u64>(f)?,
+                _ => None,
+            });
+            ips.push(match &s.read {
+                Read::Ip(f) => reader.fast_fields().column_opt::<std::net::Ipv6Addr>(f)?,
                 _ => None,
             });
         }
@@ -229,6 +243,7 @@ impl SegmentKeys {
             docs: lode_query::DocColumns::new(reader, fields).with_runtime(runtime.clone()),
             runtime,
             geo,
+            ips,
             spec,
         })
     }
@@ -267,6 +282,11 @@ impl SegmentKeys {
                         RuntimeType::Boolean => v.as_bool().map(KeyVal::Bool),
                     };
                     raw.extend(k);
+                }
+            }
+            Read::Ip(_) => {
+                if let Some(col) = &self.ips[i] {
+                    raw.extend(col.values_for_doc(doc).map(KeyVal::Ip));
                 }
             }
             Read::Geo(_) => {
@@ -637,6 +657,7 @@ mod tests {
             KeyVal::Str("x|y".into()),
             KeyVal::Bool(true),
             KeyVal::Tile(7),
+            KeyVal::Ip("::ffff:10.0.0.1".parse().unwrap()),
             KeyVal::Missing,
         ];
         let t = term(b"\x01\xff", &key);

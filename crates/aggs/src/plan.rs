@@ -879,9 +879,8 @@ fn plan_node<'r>(
                 fields.push(f);
             }
             // Aggregations that re-query their bucket need its documents, which only
-            // computed keys can name (ip sources stay on tantivy's composite).
-            computed |= rereads_bucket(&node.subs)
-                && !fields.iter().any(|f| f.storage() == Some(Storage::Ip));
+            // computed keys can name.
+            computed |= rereads_bucket(&node.subs);
             let computed = if computed {
                 let spec = composite_key_spec(ctx, c, &fields, &formats)?;
                 sources.push(SourceSpec::CompositeKeys(Arc::new(spec)));
@@ -2216,10 +2215,7 @@ fn composite_key_spec(
         } else if f.def.is_none() {
             Read::Unmapped
         } else if f.storage() == Some(Storage::Ip) {
-            return Err(EsError::illegal_argument(format!(
-                "[composite] source [{}] on the ip field [{}] together with script, runtime field, geotile_grid or time-zoned date_histogram sources is not supported by Lode",
-                s.name, s.field
-            )));
+            Read::Ip(s.field.clone())
         } else {
             Read::Mapped(s.field.clone())
         };
@@ -2299,6 +2295,11 @@ fn composite_key_spec(
                         ),
                         Some(Storage::I64) => KeyVal::I64(number(v).ok_or_else(bad)? as i64),
                         Some(Storage::F64) => KeyVal::F64(number(v).ok_or_else(bad)?),
+                        Some(Storage::Ip) => match scalar(v).parse::<std::net::IpAddr>() {
+                            Ok(std::net::IpAddr::V4(v4)) => KeyVal::Ip(v4.to_ipv6_mapped()),
+                            Ok(std::net::IpAddr::V6(v6)) => KeyVal::Ip(v6),
+                            Err(_) => return Err(bad()),
+                        },
                         Some(Storage::Bool) => match v {
                             Value::Bool(b) => KeyVal::Bool(*b),
                             _ => KeyVal::Bool(matches!(scalar(v).as_str(), "true" | "1")),

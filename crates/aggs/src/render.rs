@@ -1564,6 +1564,13 @@ fn computed_key(v: crate::composite::KeyVal, formatted: bool) -> (CompositeKey, 
         KeyVal::F64(x) => (CompositeKey::F64(x), false),
         KeyVal::Bool(b) => (CompositeKey::Bool(b), false),
         KeyVal::Tile(t) => (CompositeKey::Str(crate::geogrid::tile_string(t)), false),
+        KeyVal::Ip(ip) => (
+            CompositeKey::Str(match ip.to_ipv4_mapped() {
+                Some(v4) => v4.to_string(),
+                None => ip.to_string(),
+            }),
+            false,
+        ),
     }
 }
 
