@@ -390,11 +390,12 @@ def test_aggregations_that_requery_their_bucket(es, comp):
                                       "time_zone": "Europe/Paris"}}, date_keys("ts", "year", tz)),
     ]
     for plain in (False, True):
+        # A plain keyword source too: the re-reading sub-aggregations make its keys computed.
         srcs = sources[:1] if plain else sources
         want = expected(comp, srcs)
-        got = paginate(es, srcs, 4, extra={
+        extra = {} if plain else {"card": {"cardinality": {"field": "m"}}}
+        got = paginate(es, srcs, 4, extra={**extra,
             "p": {"percentiles": {"field": "d", "percents": [0, 100]}},
-            "card": {"cardinality": {"field": "m"}},
             "top": {"top_hits": {"size": 1, "sort": [{"m": "desc"}, {"d": "asc"}], "_source": False}},
         })
         assert [(b["key"], b["doc_count"]) for b in got] == want
@@ -405,7 +406,8 @@ def test_aggregations_that_requery_their_bucket(es, comp):
             ds = [d["d"] for _, d in members]
             assert b["p"]["values"]["0.0"] == pytest.approx(min(ds))
             assert b["p"]["values"]["100.0"] == pytest.approx(max(ds))
-            assert b["card"]["value"] == len({d["m"] for _, d in members})
+            if not plain:
+                assert b["card"]["value"] == len({d["m"] for _, d in members})
             best = sorted(members, key=lambda m: (-m[1]["m"], m[1]["d"]))[0]
             assert b["top"]["hits"]["hits"][0]["_id"] == best[0]
 

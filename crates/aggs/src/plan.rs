@@ -2335,6 +2335,8 @@ fn after_millis(v: &Value, f: &FieldRef, format: Option<&ValueFormat>, tz: &Tz) 
 }
 
 /// Whether an aggregation below re-queries its bucket's documents (see `render::Scope`).
+/// `cardinality` is not counted: under a plain composite it stays tantivy's estimate rather
+/// than key every segment's documents once per bucket.
 fn rereads_bucket(nodes: &[AggNode]) -> bool {
     nodes.iter().any(|n| {
         matches!(
@@ -2350,7 +2352,6 @@ fn rereads_bucket(nodes: &[AggNode]) -> bool {
                 | "geo_centroid"
                 | "top_hits"
                 | "top_metrics"
-                | "cardinality"
         ) || rereads_bucket(&n.subs)
     })
 }
