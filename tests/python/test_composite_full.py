@@ -501,3 +501,16 @@ def test_ip_sources_with_computed_keys_and_rereading_sub_aggregations(es, comp):
 
 def ip_bytes_list(d):
     return [ip_bytes(x) for x in as_list(d.get("ip"))]
+
+
+def test_missing_bucket_on_a_utc_date_histogram(es, comp):
+    """UTC fixed-interval date histograms with `missing_bucket` (here also on the optional
+    long `n`, which a date histogram reads as epoch milliseconds)."""
+    sources = [
+        Src("t", {"date_histogram": {"field": "ts", "fixed_interval": "30d"}},
+            lambda d: [d["ts"] // (30 * 86400000) * 30 * 86400000], missing_bucket=True,
+            missing_order="last"),
+        Src("n", {"date_histogram": {"field": "n", "fixed_interval": "2ms"}},
+            lambda d: [v // 2 * 2 for v in as_list(d.get("n"))], missing_bucket=True),
+    ]
+    check(es, sources, size=9)

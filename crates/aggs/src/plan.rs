@@ -844,7 +844,8 @@ fn plan_node<'r>(
                                 super::composite_calendar_millis(*u).is_some()
                             }
                         };
-                        computed |= !fixed_len || !time_zone.is_utc() || *offset != 0;
+                        computed |=
+                            !fixed_len || !time_zone.is_utc() || *offset != 0 || s.missing_bucket;
                     }
                     CompositeSourceKind::Histogram { .. } => computed |= s.missing_bucket,
                     _ => {}
