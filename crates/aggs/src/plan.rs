@@ -799,6 +799,7 @@ fn plan_node<'r>(
                     "[composite] aggregation cannot be used with a parent aggregation of type: [{parent}]"
                 )));
             }
+            check_after(c)?;
             let mut formats = Vec::new();
             let mut fields = Vec::new();
             let mut computed = false;
@@ -2355,4 +2356,39 @@ fn rereads_bucket(nodes: &[AggNode]) -> bool {
                 | "top_metrics"
         ) || rereads_bucket(&n.subs)
     })
+}
+
+/// ES's `CompositeAggregationBuilder#doBuild` checks of `after` (on the shards, so its
+/// errors come as a failed search phase).
+fn check_after(c: &super::request::CompositeReq) -> EsResult<()> {
+    let Some(m) = &c.after else {
+        return Ok(());
+    };
+    if m.len() != c.sources.len() {
+        return Err(EsError::illegal_argument(format!(
+            "[after] has {} value(s) but [sources] has {}",
+            m.len(),
+            c.sources.len()
+        )));
+    }
+    for s in &c.sources {
+        let got = match m.get(&s.name) {
+            None => {
+                return Err(EsError::illegal_argument(format!(
+                    "Missing value for [after.{}]",
+                    s.name
+                )))
+            }
+            Some(Value::Null) if s.missing_bucket => continue,
+            Some(Value::Null) => "null",
+            Some(Value::Object(_)) => "LinkedHashMap",
+            Some(Value::Array(_)) => "ArrayList",
+            Some(_) => continue,
+        };
+        return Err(EsError::illegal_argument(format!(
+            "Invalid value for [after.{}], expected comparable, got [{got}]",
+            s.name
+        )));
+    }
+    Ok(())
 }

@@ -2616,36 +2616,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
         None => 10,
     };
     let after = match o.get("after") {
-        Some(Value::Object(m)) => {
-            // ES's `CompositeAggregationBuilder#doBuild`.
-            if m.len() != sources.len() {
-                return Err(EsError::illegal_argument(format!(
-                    "[after] has {} value(s) but [sources] has {}",
-                    m.len(),
-                    sources.len()
-                )));
-            }
-            for s in &sources {
-                let got = match m.get(&s.name) {
-                    None => {
-                        return Err(EsError::illegal_argument(format!(
-                            "Missing value for [after.{}]",
-                            s.name
-                        )))
-                    }
-                    Some(Value::Null) if s.missing_bucket => continue,
-                    Some(Value::Null) => "null",
-                    Some(Value::Object(_)) => "LinkedHashMap",
-                    Some(Value::Array(_)) => "ArrayList",
-                    Some(_) => continue,
-                };
-                return Err(EsError::illegal_argument(format!(
-                    "Invalid value for [after.{}], expected comparable, got [{got}]",
-                    s.name
-                )));
-            }
-            Some(m.clone())
-        }
+        Some(Value::Object(m)) => Some(m.clone()),
         Some(other) => {
             return Err(EsError::x_content_parse(format!(
                 "[composite] after doesn't support values of type: {}",
