@@ -113,6 +113,25 @@ def test_nested_under_composite(es, ix):
         assert b["u"]["back"]["doc_count"] == sum(1 for d in roots if users_of(d))
 
 
+def test_composite_under_nested_under_terms_with_percentiles(es, ix):
+    """One composite page per enclosing bucket; each bucket's percentiles see its own users."""
+    index, docs = ix
+    resp = search(es, index, {"aggs": {"g": {"terms": {"field": "group"}, "aggs": {
+        "u": {"nested": {"path": "users"}, "aggs": {
+            "c": {"composite": {"size": 3, "sources": [{"f": {"terms": {"field": "users.first"}}}]},
+                  "aggs": {"p": {"percentiles": {"field": "users.age", "percents": [0, 100]}}}}}}}}}})
+    for g in resp["aggregations"]["g"]["buckets"]:
+        users = [u for d in docs.values() if d["group"] == g["key"] for u in users_of(d)]
+        firsts = sorted({u["first"] for u in users})[:3]
+        got = g["u"]["c"]["buckets"]
+        assert [b["key"]["f"] for b in got] == firsts
+        for b in got:
+            ages = [u["age"] for u in users if u["first"] == b["key"]["f"]]
+            assert b["doc_count"] == len(ages)
+            assert b["p"]["values"]["0.0"] == min(ages)
+            assert b["p"]["values"]["100.0"] == max(ages)
+
+
 def test_nested_under_histogram_range_and_filters(es, ix):
     index, docs = ix
     resp = search(es, index, {"query": {"range": {"n": {"gte": 10}}}, "aggs": {

@@ -90,9 +90,42 @@ pub(crate) struct KeySpec {
     pub size: usize,
     /// The encoded `after` key: only keys after it are collected.
     pub after: Option<Vec<u8>>,
+    /// The documents of the rendered buckets' keys, per segment, for [`CompositeKeyQuery`].
+    pub bucket_docs: std::sync::Mutex<BucketDocs>,
+}
+
+/// Each segment keyed once for all the buckets that re-read their documents.
+#[derive(Default)]
+pub(crate) struct BucketDocs {
+    /// The keys of the rendered page.
+    wanted: Option<Arc<std::collections::HashSet<Vec<u8>>>>,
+    segments: std::collections::HashMap<tantivy::index::SegmentId, Arc<SegmentBuckets>>,
+}
+
+type SegmentBuckets = std::collections::HashMap<Vec<u8>, Vec<DocId>>;
+
+impl std::fmt::Debug for BucketDocs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BucketDocs")
+            .field("segments", &self.segments.len())
+            .finish()
+    }
 }
 
 impl KeySpec {
+    /// Records the keys of a rendered page (a composite under `nested` renders one page per
+    /// enclosing bucket): a segment is keyed once for all of them.
+    pub fn want(&self, keys: std::collections::HashSet<Vec<u8>>) {
+        let mut g = self.bucket_docs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut all = g.wanted.as_deref().cloned().unwrap_or_default();
+        let before = all.len();
+        all.extend(keys);
+        if all.len() != before || g.wanted.is_none() {
+            g.wanted = Some(Arc::new(all));
+            g.segments.clear();
+        }
+    }
+
     /// The sortable encoding of a key (one value per source).
     pub fn encode(&self, key: &[KeyVal]) -> Vec<u8> {
         let mut out = Vec::with_capacity(16 * key.len());
@@ -545,17 +578,51 @@ impl CompositeKeyQuery {
     fn doc_set(&self, reader: &SegmentReader) -> tantivy::Result<tantivy::BitSet> {
         let max_doc = reader.max_doc();
         let mut set = tantivy::BitSet::with_max_value(max_doc.max(1));
-        let mut keys = SegmentKeys::new(
-            self.spec.clone(),
-            reader,
-            self.fields.clone(),
-            self.runtime.clone(),
-        )?;
-        let mut buf = Vec::new();
-        for doc in 0..max_doc {
-            if keys.doc_keys(doc, &mut buf).is_ok() && buf.iter().any(|(k, _)| *k == *self.key) {
-                set.insert(doc);
+        let mut g = self
+            .spec
+            .bucket_docs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        // A key no page recorded is keyed on its own, uncached.
+        let wanted = g.wanted.clone().filter(|w| w.contains(&*self.key));
+        let buckets = match g.segments.get(&reader.segment_id()) {
+            Some(b) if wanted.is_some() => b.clone(),
+            _ => {
+                let mut keys = SegmentKeys::new(
+                    self.spec.clone(),
+                    reader,
+                    self.fields.clone(),
+                    self.runtime.clone(),
+                )?;
+                let mut buckets = SegmentBuckets::new();
+                let mut buf = Vec::new();
+                for doc in 0..max_doc {
+                    if keys.doc_keys(doc, &mut buf).is_err() {
+                        continue;
+                    }
+                    for (k, _) in buf.drain(..) {
+                        let keep = match &wanted {
+                            Some(w) => w.contains(&k),
+                            None => k == *self.key,
+                        };
+                        if keep {
+                            let docs = buckets.entry(k).or_default();
+                            if docs.last() != Some(&doc) {
+                                docs.push(doc);
+                            }
+                        }
+                    }
+                }
+                let buckets = Arc::new(buckets);
+                if wanted.is_some() {
+                    g.segments.insert(reader.segment_id(), buckets.clone());
+                }
+                buckets
             }
+        };
+        drop(g);
+        for &doc in buckets.get(&*self.key).into_iter().flatten() {
+            set.insert(doc);
         }
         Ok(set)
     }
@@ -617,6 +684,7 @@ mod tests {
             sources,
             size: 10,
             after: None,
+            bucket_docs: Default::default(),
         }
     }
 

@@ -2247,6 +2247,7 @@ fn composite_key_spec(
         sources,
         size: c.size,
         after: None,
+        bucket_docs: Default::default(),
     };
     if let Some(after) = &c.after {
         let mut key = Vec::with_capacity(c.sources.len());

@@ -712,6 +712,20 @@ impl Renderer<'_> {
                 let mut list = Vec::with_capacity(buckets.len());
                 let mut last_key = None;
                 let source = op.computed.unwrap_or_default();
+                let page: std::collections::HashSet<Vec<u8>> = buckets
+                    .iter()
+                    .filter_map(|b| match &b.key {
+                        Key::Str(t) => crate::composite::decode_term(t).map(|(k, _)| k),
+                        _ => None,
+                    })
+                    .collect();
+                for t in &self.exec.targets {
+                    if let Some(super::plan::SourceSpec::CompositeKeys(spec)) =
+                        t.plan.sources.get(source)
+                    {
+                        spec.want(page.clone());
+                    }
+                }
                 for b in buckets {
                     let (encoded, values) = match &b.key {
                         Key::Str(t) => crate::composite::decode_term(t),
