@@ -1143,11 +1143,27 @@ fn percentile_ranks_errors() {
     let e = err(json!({"r": {"percentiles": {"field": "balance",
                                      "tdigest": {"execution_hint": "fast"}}}}));
     assert_eq!(e.status, 400);
-    let e = err(
+    // Under composite, a bucket's percentiles see its documents (computed keys).
+    let out = ix.run(
         json!({"c": {"composite": {"sources": [{"t": {"terms": {"field": "acctType"}}}]},
-                             "aggs": {"p": {"percentiles": {"field": "balance"}}}}}),
+                     "aggs": {"p": {"percentiles": {"field": "balance", "percents": [0, 100]}}}}}),
     );
-    assert_eq!(e.status, 400);
+    for b in out["c"]["buckets"].as_array().unwrap() {
+        let t = b["key"]["t"].as_str().unwrap();
+        let vals: Vec<f64> = docs(10)
+            .iter()
+            .filter(|d| d.acct_type == t)
+            .filter_map(|d| d.balance)
+            .collect();
+        let min = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if vals.is_empty() {
+            assert!(b["p"]["values"]["0.0"].is_null());
+        } else {
+            assert_eq!(b["p"]["values"]["0.0"], json!(min));
+            assert_eq!(b["p"]["values"]["100.0"], json!(max));
+        }
+    }
     let e = err(json!({"r": {"percentile_ranks": {"field": "acctType", "values": [1]}}}));
     assert_eq!(e.status, 400);
     let e = err(json!({"r": {"percentile_ranks": {"values": [1]}}}));
