@@ -2296,7 +2296,13 @@ fn composite_key_spec(
                         Some(Storage::I64) if is_date => KeyVal::I64(
                             after_millis(v, f, format.as_ref(), &Tz::utc()).ok_or_else(bad)?,
                         ),
-                        Some(Storage::I64) => KeyVal::I64(number(v).ok_or_else(bad)? as i64),
+                        Some(Storage::I64) => KeyVal::I64(
+                            // Exact for longs beyond 2^53.
+                            match v.as_i64().or_else(|| scalar(v).parse().ok()) {
+                                Some(x) => x,
+                                None => number(v).ok_or_else(bad)? as i64,
+                            },
+                        ),
                         Some(Storage::F64) => KeyVal::F64(number(v).ok_or_else(bad)?),
                         Some(Storage::Ip) => match scalar(v).parse::<std::net::IpAddr>() {
                             Ok(std::net::IpAddr::V4(v4)) => KeyVal::Ip(v4.to_ipv6_mapped()),
