@@ -399,7 +399,6 @@ def test_geo_grid_across_shards_and_pipeline(es, grid):
 def test_geo_grid_refusals(es, grid):
     """What Lode does not implement is refused with a 400, never ignored."""
     for aggs in [
-        {"c": {"composite": {"sources": [{"t": {"geotile_grid": {"field": "loc"}}}]}}},
         {"g": {"geohash_grid": {"field": "loc", "value_type": "geo_point"}}},
     ]:
         with pytest.raises(BadRequestError):

@@ -84,8 +84,6 @@ def test_multi_valued_and_shadowing(es, docs):
     {"aggs": {"x": {"terms": {"field": "full", "include": "a.*"}}}},
     {"aggs": {"x": {"terms": {"field": "full", "min_doc_count": 0}}}},
     {"aggs": {"x": {"min": {"field": "full"}}}},
-    # tantivy's composite reads its sources from columns only
-    {"aggs": {"x": {"composite": {"sources": [{"t": {"terms": {"field": "twice"}}}]}}}},
 ])
 def test_refused_aggs(es, docs, body):
     with pytest.raises(ApiError) as ei:

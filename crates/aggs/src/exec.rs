@@ -456,6 +456,27 @@ impl<'a> Exec<'a> {
                     bucketing: bucketing.clone(),
                     max_buckets: self.max_buckets,
                 }),
+                SourceSpec::CompositeKeys(spec) => {
+                    let ctx = ctx.ok_or_else(|| EsError::internal("composite: no index"))?;
+                    let fields: lode_query::script::Fields = Arc::new(ctx.mapping.fields.clone());
+                    let page = super::composite::shard_page(
+                        spec,
+                        &shard.searcher,
+                        query,
+                        fields.clone(),
+                        ctx.runtime.clone(),
+                    )?;
+                    // A script that failed on a document fails the search.
+                    if let Some(e) = ctx.script_errors.lock().clone() {
+                        return Err(e);
+                    }
+                    Arc::new(super::composite::CompositeKeysProvider {
+                        spec: spec.clone(),
+                        page: Arc::new(page),
+                        fields,
+                        runtime: ctx.runtime.clone(),
+                    })
+                }
                 SourceSpec::GeoCells { field, grid } => Arc::new(super::geogrid::CellProvider {
                     field: field.clone(),
                     grid: grid.clone(),

@@ -28,6 +28,7 @@
 
 mod auto_date;
 mod breaker;
+mod composite;
 mod digest;
 mod dsl;
 mod exec;

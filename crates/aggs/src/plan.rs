@@ -154,6 +154,8 @@ const RUNTIME_AGGS: &[&str] = &[
     "value_count",
     "cardinality",
     "percentiles",
+    // Its sources read runtime fields as computed keys (`composite.rs`).
+    "composite",
 ];
 
 /// A runtime field as an aggregation field: a mapped field of its type, whose values come
@@ -300,6 +302,9 @@ pub(crate) enum SourceSpec {
         field: String,
         grid: crate::geogrid::Grid,
     },
+    /// `composite` over computed keys: each shard's page of keys, then each document's
+    /// keys on it (`composite.rs`).
+    CompositeKeys(Arc<crate::composite::KeySpec>),
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
         value: (String, super::sources::NumericColumn, Option<f64>),
@@ -393,6 +398,9 @@ pub(crate) struct CompositeOp {
     /// Per source: the `format` that turns keys into strings (dates, when explicitly given).
     pub formats: Vec<Option<ValueFormat>>,
     pub fields: Vec<FieldRef>,
+    /// Keys tantivy's composite cannot read from columns: `terms` over the
+    /// [`SourceSpec::CompositeKeys`] source at this index (see `composite.rs`).
+    pub computed: Option<usize>,
 }
 
 pub(crate) enum Op {
@@ -729,12 +737,6 @@ fn plan_node<'r>(
             })
         }
         AggKind::Nested { path } => {
-            if parent == Some("composite") {
-                return Err(EsError::illegal_argument(format!(
-                    "[nested] aggregation [{}] under a [composite] aggregation is not supported by Lode",
-                    node.name
-                )));
-            }
             check_nested_subs(&node.subs)?;
             match ctx.mapping.objects.get(path.as_str()) {
                 Some(o) if o.nested => Op::Nested {
@@ -753,12 +755,6 @@ fn plan_node<'r>(
             if NESTED_DEPTH.with(|c| c.get()) == 0 {
                 return Err(EsError::illegal_argument(format!(
                     "Reverse nested aggregation [{}] can only be used inside a [nested] aggregation",
-                    node.name
-                )));
-            }
-            if parent == Some("composite") {
-                return Err(EsError::illegal_argument(format!(
-                    "[reverse_nested] aggregation [{}] under a [composite] aggregation is not supported by Lode",
                     node.name
                 )));
             }
@@ -803,42 +799,102 @@ fn plan_node<'r>(
                     "[composite] aggregation cannot be used with a parent aggregation of type: [{parent}]"
                 )));
             }
+            check_after(c)?;
             let mut formats = Vec::new();
             let mut fields = Vec::new();
+            let mut computed = false;
             for s in &c.sources {
-                let need = match s.kind {
-                    CompositeSourceKind::Terms { .. } => Need::Any,
-                    _ => Need::Numeric,
-                };
-                let f = resolve_field(ctx, &s.field, "composite", need)?;
-                if let CompositeSourceKind::DateHistogram {
-                    interval,
-                    time_zone,
-                    ..
-                } = &s.kind
-                {
-                    let fixed_len = match interval {
-                        DateInterval::Fixed(_) => true,
-                        DateInterval::Calendar(u) => super::composite_calendar_millis(*u).is_some(),
-                    };
-                    if !fixed_len || !time_zone.is_utc() {
-                        return Err(EsError::illegal_argument(format!(
-                            "composite date_histogram source [{}] supports fixed intervals and minute, hour and day calendar intervals in UTC only",
-                            s.name
-                        )));
+                let f = match &s.kind {
+                    CompositeSourceKind::GeoTile { .. } => {
+                        if let Some(def) = ctx
+                            .mapping
+                            .field(&s.field)
+                            .filter(|d| d.ty != FieldType::GeoPoint)
+                        {
+                            return Err(EsError::illegal_argument(format!(
+                                "Field [{}] of type [{}] is not supported for aggregation [geotile_grid]",
+                                s.field,
+                                def.ty.name()
+                            )));
+                        }
+                        computed = true;
+                        FieldRef {
+                            name: s.field.clone(),
+                            def: None,
+                        }
                     }
-                }
-                formats.push(match &s.kind {
+                    kind => {
+                        let need = match kind {
+                            CompositeSourceKind::Terms { .. } => Need::Any,
+                            _ => Need::Numeric,
+                        };
+                        resolve_field(ctx, &s.field, "composite", need)?
+                    }
+                };
+                computed |= ctx.runtime.contains_key(&s.field);
+                match &s.kind {
                     CompositeSourceKind::DateHistogram {
+                        interval,
                         time_zone,
-                        format: Some(format),
+                        offset,
                         ..
-                    } => Some(date_format(&f, Some(format), time_zone)?),
+                    } => {
+                        let fixed_len = match interval {
+                            DateInterval::Fixed(_) => true,
+                            DateInterval::Calendar(u) => {
+                                super::composite_calendar_millis(*u).is_some()
+                            }
+                        };
+                        computed |=
+                            !fixed_len || !time_zone.is_utc() || *offset != 0 || s.missing_bucket;
+                    }
+                    CompositeSourceKind::Histogram { .. } => computed |= s.missing_bucket,
+                    _ => {}
+                }
+                formats.push(match (&s.kind, &s.format) {
+                    (CompositeSourceKind::DateHistogram { time_zone, .. }, Some(format)) => {
+                        Some(date_format(&f, Some(format), time_zone)?)
+                    }
+                    (CompositeSourceKind::GeoTile { .. }, Some(_)) => {
+                        return Err(EsError::illegal_argument(format!(
+                            "Field [{}] of type [geo_point] does not support custom formats",
+                            s.field
+                        )))
+                    }
+                    (_, Some(format)) => match f.storage() {
+                        Some(Storage::I64 | Storage::F64) => {
+                            // A number or date format renders the key; tantivy's composite
+                            // keys only plain columns, so a formatted source is computed.
+                            computed = true;
+                            Some(metric_format(&f, Some(format))?)
+                        }
+                        _ => {
+                            return Err(EsError::illegal_argument(format!(
+                                "Field [{}] of type [{}] does not support custom formats",
+                                shown_field(&s.field),
+                                f.def.as_ref().map_or("keyword", |d| d.ty.name())
+                            )))
+                        }
+                    },
                     _ => None,
                 });
                 fields.push(f);
             }
-            Op::Composite(CompositeOp { formats, fields })
+            // Aggregations that re-query their bucket need its documents, which only
+            // computed keys can name.
+            computed |= rereads_bucket(&node.subs);
+            let computed = if computed {
+                let spec = composite_key_spec(ctx, c, &fields, &formats)?;
+                sources.push(SourceSpec::CompositeKeys(Arc::new(spec)));
+                Some(sources.len() - 1)
+            } else {
+                None
+            };
+            Op::Composite(CompositeOp {
+                formats,
+                fields,
+                computed,
+            })
         }
         AggKind::Metric(m) => {
             let need = if m.kind.is_numeric() {
@@ -1927,6 +1983,24 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 "ranges": unit_ranges(op.names.len() + op.other.is_some() as usize),
             }),
         ),
+        (
+            AggKind::Composite(_),
+            Op::Composite(CompositeOp {
+                computed: Some(source),
+                ..
+            }),
+        ) => (
+            "terms",
+            json!({
+                "field": src(*source),
+                "size": ALL,
+                "segment_size": ALL,
+                "min_doc_count": 1,
+                // tantivy refuses `_key` order on a computed text source; nothing is cut
+                // (each shard's page is at most `size` keys), rendering orders by key.
+                "order": {"_count": "desc"},
+            }),
+        ),
         (AggKind::Composite(c), Op::Composite(op)) => {
             let sources: Vec<Value> = c
                 .sources
@@ -1953,6 +2027,8 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                             };
                             json!({"histogram": {"field": s.field, "order": order, "interval": ms}})
                         }
+                        // Planned as computed keys.
+                        CompositeSourceKind::GeoTile { .. } => Value::Null,
                     };
                     json!({ s.name.clone(): body })
                 })
@@ -2118,4 +2194,208 @@ fn clip(
         }
     }
     Some((lo, hi))
+}
+
+/// The key sources of a `composite` over computed keys, with its `after` key encoded.
+fn composite_key_spec(
+    ctx: &QueryContext,
+    c: &super::request::CompositeReq,
+    fields: &[FieldRef],
+    formats: &[Option<ValueFormat>],
+) -> EsResult<crate::composite::KeySpec> {
+    use crate::composite::{Bucketing, KeySource, KeySpec, KeyVal, Read};
+    use lode_query::runtime::RuntimeType;
+    let mut sources = Vec::with_capacity(c.sources.len());
+    for (s, f) in c.sources.iter().zip(fields) {
+        let read = if matches!(s.kind, CompositeSourceKind::GeoTile { .. }) {
+            match ctx.mapping.field(&s.field) {
+                Some(_) => Read::Geo(s.field.clone()),
+                None => Read::Unmapped,
+            }
+        } else if ctx.runtime.contains_key(&s.field) {
+            Read::Runtime(s.field.clone())
+        } else if f.def.is_none() {
+            Read::Unmapped
+        } else if f.storage() == Some(Storage::Ip) {
+            Read::Ip(s.field.clone())
+        } else {
+            Read::Mapped(s.field.clone())
+        };
+        let bucketing = match &s.kind {
+            CompositeSourceKind::Terms { .. } => Bucketing::Raw,
+            CompositeSourceKind::Histogram { interval } => Bucketing::Histogram(*interval),
+            CompositeSourceKind::DateHistogram {
+                interval,
+                time_zone,
+                offset,
+                ..
+            } => Bucketing::Date(match interval {
+                DateInterval::Calendar(u) => DateRounding::calendar(*u, time_zone, *offset),
+                DateInterval::Fixed(ms) => DateRounding::fixed(*ms, time_zone, *offset),
+            }),
+            CompositeSourceKind::GeoTile { grid } => Bucketing::Tile(grid.cells()),
+        };
+        sources.push(KeySource {
+            read,
+            bucketing,
+            asc: s.asc,
+            missing_bucket: s.missing_bucket,
+            missing_first: s.missing_first,
+        });
+    }
+    let mut spec = KeySpec {
+        sources,
+        size: c.size,
+        after: None,
+        bucket_docs: Default::default(),
+    };
+    if let Some(after) = &c.after {
+        let mut key = Vec::with_capacity(c.sources.len());
+        for ((s, f), format) in c.sources.iter().zip(fields).zip(formats) {
+            let v = after.get(&s.name).unwrap_or(&Value::Null);
+            let bad = || {
+                EsError::illegal_argument(format!(
+                    "Invalid value for [after.{}]: [{}]",
+                    s.name,
+                    scalar(v)
+                ))
+            };
+            let runtime_ty = ctx.runtime.get(&s.field).map(|r| r.ty);
+            let k = match (&s.kind, v) {
+                (_, Value::Null) => KeyVal::Missing,
+                (CompositeSourceKind::GeoTile { .. }, Value::String(t)) => {
+                    let parts: Vec<u64> = t
+                        .split('/')
+                        .map(|p| p.trim().parse::<u64>())
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| bad())?;
+                    match parts[..] {
+                        [z, x, y] if z <= 29 => {
+                            KeyVal::Tile(crate::geogrid::tile_long(z as u32, x, y))
+                        }
+                        _ => return Err(bad()),
+                    }
+                }
+                (CompositeSourceKind::GeoTile { .. }, _) => return Err(bad()),
+                (CompositeSourceKind::Histogram { .. }, v) => {
+                    KeyVal::F64(number(v).ok_or_else(bad)?)
+                }
+                (CompositeSourceKind::DateHistogram { time_zone, .. }, v) => {
+                    KeyVal::I64(after_millis(v, f, format.as_ref(), time_zone).ok_or_else(bad)?)
+                }
+                (CompositeSourceKind::Terms { .. }, v) => {
+                    let storage = match runtime_ty {
+                        Some(RuntimeType::Keyword) => Some(Storage::Keyword),
+                        Some(RuntimeType::Long | RuntimeType::Date) => Some(Storage::I64),
+                        Some(RuntimeType::Double) => Some(Storage::F64),
+                        Some(RuntimeType::Boolean) => Some(Storage::Bool),
+                        None => f.storage(),
+                    };
+                    let is_date = f.is_date() || runtime_ty == Some(RuntimeType::Date);
+                    match storage {
+                        Some(Storage::I64) if is_date => KeyVal::I64(
+                            after_millis(v, f, format.as_ref(), &Tz::utc()).ok_or_else(bad)?,
+                        ),
+                        Some(Storage::I64) => KeyVal::I64(
+                            // Exact for longs beyond 2^53.
+                            match v.as_i64().or_else(|| scalar(v).parse().ok()) {
+                                Some(x) => x,
+                                None => number(v).ok_or_else(bad)? as i64,
+                            },
+                        ),
+                        Some(Storage::F64) => KeyVal::F64(number(v).ok_or_else(bad)?),
+                        Some(Storage::Ip) => match scalar(v).parse::<std::net::IpAddr>() {
+                            Ok(std::net::IpAddr::V4(v4)) => KeyVal::Ip(v4.to_ipv6_mapped()),
+                            Ok(std::net::IpAddr::V6(v6)) => KeyVal::Ip(v6),
+                            Err(_) => return Err(bad()),
+                        },
+                        Some(Storage::Bool) => match v {
+                            Value::Bool(b) => KeyVal::Bool(*b),
+                            _ => KeyVal::Bool(matches!(scalar(v).as_str(), "true" | "1")),
+                        },
+                        _ => KeyVal::Str(scalar(v)),
+                    }
+                }
+            };
+            key.push(k);
+        }
+        spec.after = Some(spec.encode(&key));
+    }
+    Ok(spec)
+}
+
+/// A date `after` value: a number of milliseconds, or a string in the source's `format`
+/// (else the field's).
+fn after_millis(v: &Value, f: &FieldRef, format: Option<&ValueFormat>, tz: &Tz) -> Option<i64> {
+    match v {
+        Value::String(text) => {
+            if let Some(ValueFormat::Date(df, tz)) = format {
+                return df.parse_millis(text, tz).ok();
+            }
+            if let Some(def) = &f.def {
+                if let Ok(ms) = def.date_format.parse_millis(text, tz) {
+                    return Some(ms);
+                }
+            }
+            text.parse::<f64>().ok().map(|x| x as i64)
+        }
+        v => number(v).map(|x| x as i64),
+    }
+}
+
+/// Whether an aggregation below re-queries its bucket's documents (see `render::Scope`).
+/// `cardinality` is not counted: under a plain composite it stays tantivy's estimate rather
+/// than key every segment's documents once per bucket.
+fn rereads_bucket(nodes: &[AggNode]) -> bool {
+    nodes.iter().any(|n| {
+        matches!(
+            n.kind.type_name(),
+            "nested"
+                | "reverse_nested"
+                | "percentiles"
+                | "percentile_ranks"
+                | "median_absolute_deviation"
+                | "boxplot"
+                | "string_stats"
+                | "geo_bounds"
+                | "geo_centroid"
+                | "top_hits"
+                | "top_metrics"
+        ) || rereads_bucket(&n.subs)
+    })
+}
+
+/// ES's `CompositeAggregationBuilder#doBuild` checks of `after` (on the shards, so its
+/// errors come as a failed search phase).
+fn check_after(c: &super::request::CompositeReq) -> EsResult<()> {
+    let Some(m) = &c.after else {
+        return Ok(());
+    };
+    if m.len() != c.sources.len() {
+        return Err(EsError::illegal_argument(format!(
+            "[after] has {} value(s) but [sources] has {}",
+            m.len(),
+            c.sources.len()
+        )));
+    }
+    for s in &c.sources {
+        let got = match m.get(&s.name) {
+            None => {
+                return Err(EsError::illegal_argument(format!(
+                    "Missing value for [after.{}]",
+                    s.name
+                )))
+            }
+            Some(Value::Null) if s.missing_bucket => continue,
+            Some(Value::Null) => "null",
+            Some(Value::Object(_)) => "LinkedHashMap",
+            Some(Value::Array(_)) => "ArrayList",
+            Some(_) => continue,
+        };
+        return Err(EsError::illegal_argument(format!(
+            "Invalid value for [after.{}], expected comparable, got [{got}]",
+            s.name
+        )));
+    }
+    Ok(())
 }

@@ -43,6 +43,11 @@ pub(crate) enum Constraint {
     Filter { source: usize, bucket: usize },
     /// The cell `cell` (ES's hash long) of the geo grid source `source`.
     GeoCell { source: usize, cell: u64 },
+    /// The key (encoded, see `composite.rs`) of the computed composite source `source`.
+    CompositeKey {
+        source: usize,
+        key: std::sync::Arc<Vec<u8>>,
+    },
 }
 
 #[derive(Clone, Default)]
@@ -692,6 +697,67 @@ impl Renderer<'_> {
             }
             (_, Op::Filters(op), BucketResult::Range { buckets }) => {
                 self.render_filters(node, op, buckets, scope, obj)
+            }
+            (AggKind::Composite(c), Op::Composite(op), BucketResult::Terms { buckets, .. })
+                if op.computed.is_some() =>
+            {
+                // `terms` over the computed keys: in key order, the first `size` are the page.
+                let mut buckets: Vec<&BucketEntry> = buckets.iter().collect();
+                buckets.sort_by(|a, b| match (&a.key, &b.key) {
+                    (Key::Str(x), Key::Str(y)) => x.cmp(y),
+                    _ => Ordering::Equal,
+                });
+                buckets.truncate(c.size);
+                self.count_buckets(buckets.len())?;
+                let mut list = Vec::with_capacity(buckets.len());
+                let mut last_key = None;
+                let source = op.computed.unwrap_or_default();
+                let page: std::collections::HashSet<Vec<u8>> = buckets
+                    .iter()
+                    .filter_map(|b| match &b.key {
+                        Key::Str(t) => crate::composite::decode_term(t).map(|(k, _)| k),
+                        _ => None,
+                    })
+                    .collect();
+                for t in &self.exec.targets {
+                    if let Some(super::plan::SourceSpec::CompositeKeys(spec)) =
+                        t.plan.sources.get(source)
+                    {
+                        spec.want(page.clone());
+                    }
+                }
+                for b in buckets {
+                    let (encoded, values) = match &b.key {
+                        Key::Str(t) => crate::composite::decode_term(t),
+                        _ => None,
+                    }
+                    .ok_or_else(|| EsError::internal("composite: undecodable key"))?;
+                    // The bucket's documents are those with this key: aggregations that
+                    // re-query their bucket (nested, percentiles, top_hits, ...) can run.
+                    let scope = &scope.with(Constraint::CompositeKey {
+                        source,
+                        key: std::sync::Arc::new(encoded),
+                    });
+                    let mut key = Map::new();
+                    for ((s, format), v) in c.sources.iter().zip(&op.formats).zip(values) {
+                        let (v, integral) = computed_key(v, format.is_some());
+                        key.insert(
+                            s.name.clone(),
+                            composite_value(&v, format.as_ref(), integral),
+                        );
+                    }
+                    let mut o = Map::new();
+                    o.insert("key".into(), Value::Object(key.clone()));
+                    o.insert("doc_count".into(), json!(b.doc_count));
+                    o.extend(self.render_level(&node.subs, &b.sub_aggregation, scope, false)?);
+                    list.push(Value::Object(o));
+                    last_key = Some(key);
+                }
+                if let Some(k) = last_key {
+                    obj.insert("after_key".into(), Value::Object(k));
+                }
+                obj.insert("buckets".into(), Value::Array(list));
+                Ok(())
             }
             (AggKind::Composite(c), Op::Composite(op), BucketResult::Composite { buckets, .. }) => {
                 self.count_buckets(buckets.len())?;
@@ -1500,6 +1566,28 @@ fn terms_key(op: &TermsOp, k: &Key) -> (Value, Option<String>) {
     }
 }
 
+/// A computed composite key value as a tantivy key, and whether it is an integer.
+fn computed_key(v: crate::composite::KeyVal, formatted: bool) -> (CompositeKey, bool) {
+    use crate::composite::KeyVal;
+    match v {
+        KeyVal::Missing => (CompositeKey::Null, false),
+        KeyVal::Str(s) => (CompositeKey::Str(s), false),
+        // A format reads a double; exact otherwise.
+        KeyVal::I64(x) if formatted => (CompositeKey::F64(x as f64), true),
+        KeyVal::I64(x) => (CompositeKey::I64(x), true),
+        KeyVal::F64(x) => (CompositeKey::F64(x), false),
+        KeyVal::Bool(b) => (CompositeKey::Bool(b), false),
+        KeyVal::Tile(t) => (CompositeKey::Str(crate::geogrid::tile_string(t)), false),
+        KeyVal::Ip(ip) => (
+            CompositeKey::Str(match ip.to_ipv4_mapped() {
+                Some(v4) => v4.to_string(),
+                None => ip.to_string(),
+            }),
+            false,
+        ),
+    }
+}
+
 /// A composite key value: formatted when the source has a `format`, an integer for integer
 /// and date fields (tantivy's histogram sources key by `f64`).
 fn composite_value(v: &CompositeKey, format: Option<&ValueFormat>, integral: bool) -> Value {
@@ -1507,8 +1595,10 @@ fn composite_value(v: &CompositeKey, format: Option<&ValueFormat>, integral: boo
         CompositeKey::Null => return Value::Null,
         CompositeKey::Str(s) => return json!(s),
         CompositeKey::Bool(b) => return json!(b),
-        CompositeKey::I64(x) => return json!(x),
-        CompositeKey::U64(x) => return json!(x),
+        CompositeKey::I64(x) if format.is_none() => return json!(x),
+        CompositeKey::U64(x) if format.is_none() => return json!(x),
+        CompositeKey::I64(x) => *x as f64,
+        CompositeKey::U64(x) => *x as f64,
         CompositeKey::F64(x) => *x,
     };
     if let Some(s) = format.and_then(|f| f.format(num)) {

@@ -385,15 +385,28 @@ pub(crate) enum CompositeSourceKind {
     DateHistogram {
         interval: DateInterval,
         time_zone: Tz,
-        format: Option<String>,
+        /// `offset` in milliseconds.
+        offset: i64,
+    },
+    /// `geotile_grid`: keys `"z/x/y"`, ordered by ES's tile long.
+    GeoTile {
+        grid: crate::geogrid::Grid,
     },
 }
 
 pub(crate) struct CompositeSource {
     pub name: String,
+    /// The field, or the stand-in name of the source's `script` (see [`ScriptSpec`]).
     pub field: String,
     pub asc: bool,
     pub kind: CompositeSourceKind,
+    /// `missing_bucket` (every source kind takes it, as ES's `CompositeValuesSourceBuilder`).
+    pub missing_bucket: bool,
+    /// Where the missing bucket sorts: first (`missing_order: first`, or `default`
+    /// ascending) or last.
+    pub missing_first: bool,
+    /// `format`: renders the keys (and parses a date `after`).
+    pub format: Option<String>,
 }
 
 pub(crate) struct CompositeReq {
@@ -2423,13 +2436,44 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
         let body = body
             .as_object()
             .ok_or_else(|| EsError::parsing(format!("Unknown source type in [{src_name}]")))?;
-        // tantivy's composite reads its sources from columns only.
-        if body.contains_key("script") {
-            return Err(EsError::illegal_argument(
-                "[script] is not supported in [composite] aggregations",
-            ));
+        // Every source takes these (ES's `CompositeValuesSourceParserHelper`).
+        const COMMON: &[&str] = &[
+            "field",
+            "script",
+            "value_type",
+            "order",
+            "missing_bucket",
+            "missing_order",
+            "format",
+        ];
+        let own: &[&str] = match kind_name.as_str() {
+            "terms" => &[],
+            "histogram" => &["interval"],
+            "date_histogram" => &[
+                "calendar_interval",
+                "fixed_interval",
+                "interval",
+                "time_zone",
+                "offset",
+            ],
+            "geotile_grid" => &["precision", "bounds"],
+            other => {
+                return Err(EsError::parsing(format!(
+                    "Unknown source type [{other}] in [{src_name}]"
+                )))
+            }
+        };
+        let allowed: Vec<&str> = COMMON.iter().chain(own).copied().collect();
+        expect_fields(kind_name, body, &allowed)?;
+        let field = match kind_name.as_str() {
+            "geotile_grid" => required_field(body)?,
+            "terms" => field_or_script(body, true)?,
+            "date_histogram" => date_field_or_script(body)?,
+            _ => field_or_script(body, false)?,
+        };
+        if kind_name == "geotile_grid" && body.contains_key("script") {
+            return Err(unknown_field(kind_name, "script"));
         }
-        let field = required_field(body)?;
         let asc = match body.get("order").and_then(Value::as_str) {
             None | Some("asc") => true,
             Some("desc") => false,
@@ -2443,49 +2487,51 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             Some(v) => boolean(kind_name, "missing_bucket", v)?,
             None => false,
         };
-        let kind = match kind_name.as_str() {
-            "geotile_grid" => {
+        let missing_order = match body
+            .get("missing_order")
+            .map(|v| string(kind_name, "missing_order", v))
+            .transpose()?
+            .as_deref()
+        {
+            None | Some("default") => "default",
+            Some("first") => "first",
+            Some("last") => "last",
+            Some(other) => {
                 return Err(EsError::illegal_argument(format!(
-                    "[{kind_name}] sources in [composite] aggregations are not supported by Lode (source [{src_name}])"
+                    "Unknown MissingOrder value [{other}]"
                 )))
             }
-            "terms" => {
-                expect_fields(
-                    kind_name,
-                    body,
-                    &["field", "order", "missing_bucket", "missing_order"],
-                )?;
-                let missing_order = match body
-                    .get("missing_order")
-                    .map(|v| string(kind_name, "missing_order", v))
-                    .transpose()?
-                    .as_deref()
-                {
-                    None | Some("default") => "default",
-                    Some("first") => "first",
-                    Some("last") => "last",
-                    Some(other) => {
-                        return Err(EsError::illegal_argument(format!(
-                            "Unknown MissingOrder value [{other}]"
-                        )))
+        };
+        if missing_order != "default" && !missing_bucket {
+            return Err(EsError::illegal_argument(format!(
+                "missingOrder can only be set if missingBucket is true: [{src_name}]"
+            )));
+        }
+        let missing_first = match missing_order {
+            "first" => true,
+            "last" => false,
+            _ => asc,
+        };
+        let format = body
+            .get("format")
+            .map(|v| string(kind_name, "format", v))
+            .transpose()?;
+        let kind = match kind_name.as_str() {
+            "geotile_grid" => {
+                let mut grid_body = Map::new();
+                for k in ["field", "precision", "bounds"] {
+                    if let Some(v) = body.get(k) {
+                        grid_body.insert(k.to_string(), v.clone());
                     }
-                };
-                if missing_order != "default" && !missing_bucket {
-                    return Err(EsError::illegal_argument(format!(
-                        "missingOrder can only be set if missingBucket is true: [{src_name}]"
-                    )));
                 }
-                CompositeSourceKind::Terms {
-                    missing_bucket,
-                    missing_order,
-                }
+                let g = parse_geo_grid(src_name, "geotile_grid", &grid_body)?;
+                CompositeSourceKind::GeoTile { grid: g.grid }
             }
+            "terms" => CompositeSourceKind::Terms {
+                missing_bucket,
+                missing_order,
+            },
             "histogram" => {
-                expect_fields(
-                    kind_name,
-                    body,
-                    &["field", "order", "interval", "missing_bucket"],
-                )?;
                 let interval = num(
                     kind_name,
                     "interval",
@@ -2498,22 +2544,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                 }
                 CompositeSourceKind::Histogram { interval }
             }
-            "date_histogram" => {
-                expect_fields(
-                    kind_name,
-                    body,
-                    &[
-                        "field",
-                        "order",
-                        "calendar_interval",
-                        "fixed_interval",
-                        "interval",
-                        "time_zone",
-                        "format",
-                        "offset",
-                        "missing_bucket",
-                    ],
-                )?;
+            _ => {
                 let interval = if let Some(c) = body.get("calendar_interval") {
                     DateInterval::Calendar(parse_calendar(&string(
                         kind_name,
@@ -2537,40 +2568,25 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                     Some(v) => parse_time_zone(v)?,
                     None => Tz::utc(),
                 };
-                if body
-                    .get("offset")
-                    .is_some_and(|o| parse_offset(o).ok() != Some(0))
-                {
-                    return Err(EsError::illegal_argument(format!(
-                        "[offset] is not supported in composite date_histogram source [{src_name}]"
-                    )));
-                }
-                let format = body
-                    .get("format")
-                    .map(|v| string(kind_name, "format", v))
-                    .transpose()?;
+                let offset = match body.get("offset") {
+                    Some(o) => parse_offset(o)?,
+                    None => 0,
+                };
                 CompositeSourceKind::DateHistogram {
                     interval,
                     time_zone,
-                    format,
+                    offset,
                 }
             }
-            other => {
-                return Err(EsError::parsing(format!(
-                    "Unknown source type [{other}] in [{src_name}]"
-                )))
-            }
         };
-        if missing_bucket && !matches!(kind, CompositeSourceKind::Terms { .. }) {
-            return Err(EsError::illegal_argument(format!(
-                "[missing_bucket] is only supported on terms sources in [{src_name}]"
-            )));
-        }
         sources.push(CompositeSource {
             name: src_name.clone(),
             field,
             asc,
             kind,
+            missing_bucket,
+            missing_first,
+            format,
         });
     }
     let mut names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();

@@ -1143,11 +1143,27 @@ fn percentile_ranks_errors() {
     let e = err(json!({"r": {"percentiles": {"field": "balance",
                                      "tdigest": {"execution_hint": "fast"}}}}));
     assert_eq!(e.status, 400);
-    let e = err(
+    // Under composite, a bucket's percentiles see its documents (computed keys).
+    let out = ix.run(
         json!({"c": {"composite": {"sources": [{"t": {"terms": {"field": "acctType"}}}]},
-                             "aggs": {"p": {"percentiles": {"field": "balance"}}}}}),
+                     "aggs": {"p": {"percentiles": {"field": "balance", "percents": [0, 100]}}}}}),
     );
-    assert_eq!(e.status, 400);
+    for b in out["c"]["buckets"].as_array().unwrap() {
+        let t = b["key"]["t"].as_str().unwrap();
+        let vals: Vec<f64> = docs(10)
+            .iter()
+            .filter(|d| d.acct_type == t)
+            .filter_map(|d| d.balance)
+            .collect();
+        let min = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if vals.is_empty() {
+            assert!(b["p"]["values"]["0.0"].is_null());
+        } else {
+            assert_eq!(b["p"]["values"]["0.0"], json!(min));
+            assert_eq!(b["p"]["values"]["100.0"], json!(max));
+        }
+    }
     let e = err(json!({"r": {"percentile_ranks": {"field": "acctType", "values": [1]}}}));
     assert_eq!(e.status, 400);
     let e = err(json!({"r": {"percentile_ranks": {"values": [1]}}}));
@@ -2334,4 +2350,54 @@ fn cardinality_is_exact_below_the_precision_threshold() {
         let act = distinct(&mut docs.iter().map(|d| d.active.to_string()));
         assert_eq!(tb["a"]["value"], json!(act), "{key}");
     }
+}
+
+/// A composite over computed keys (a zoned, offset date histogram and a keyword), on two
+/// shards of several segments, paged through `after_key`: every key once, in order, with
+/// the documents' counts and a sub-aggregation.
+#[test]
+fn composite_computed_keys_page_across_shards() {
+    let all = docs(200);
+    let (a, b) = all.split_at(90);
+    let ix = TestIndex::new(&[a, b], 3);
+    let zone = 5 * 3_600_000 + 30 * 60_000;
+    let offset = -3_600_000;
+    let o = offset - zone;
+    let mut want: std::collections::BTreeMap<(String, i64), (u64, i64)> = Default::default();
+    for d in &all {
+        let day = (d.created - o).div_euclid(DAY) * DAY + o;
+        let e = want.entry((d.acct_type.to_string(), -day)).or_default();
+        e.0 += 1;
+        e.1 += d.status;
+    }
+    let sources = json!([
+        {"t": {"terms": {"field": "acctType"}}},
+        {"d": {"date_histogram": {"field": "createdTime", "calendar_interval": "day",
+                                  "time_zone": "+05:30", "offset": "-1h", "order": "desc"}}},
+    ]);
+    let mut got = Vec::new();
+    let mut after = Value::Null;
+    loop {
+        let mut c = json!({"size": 7, "sources": sources});
+        if !after.is_null() {
+            c["after"] = after.clone();
+        }
+        let out =
+            ix.run(json!({"c": {"composite": c, "aggs": {"s": {"sum": {"field": "status"}}}}}));
+        let buckets = out["c"]["buckets"].as_array().unwrap().clone();
+        if buckets.is_empty() {
+            assert!(out["c"].get("after_key").is_none());
+            break;
+        }
+        assert!(buckets.len() <= 7);
+        after = out["c"]["after_key"].clone();
+        got.extend(buckets);
+    }
+    let want: Vec<Value> = want
+        .into_iter()
+        .map(|((t, d), (n, s))| {
+            json!({"key": {"t": t, "d": -d}, "doc_count": n, "s": {"value": s as f64}})
+        })
+        .collect();
+    assert_eq!(got, want);
 }

@@ -344,6 +344,18 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
                 cell: *cell,
             })
         }
+        Constraint::CompositeKey { source, key } => {
+            let Some(SourceSpec::CompositeKeys(spec)) = pt.plan.sources.get(*source) else {
+                return Err(EsError::internal("unknown composite source"));
+            };
+            let ctx = pt.target.ctx;
+            Box::new(crate::composite::CompositeKeyQuery {
+                spec: spec.clone(),
+                key: key.clone(),
+                fields: std::sync::Arc::new(ctx.mapping.fields.clone()),
+                runtime: ctx.runtime.clone(),
+            })
+        }
         Constraint::Term { field, key } => {
             let Ok(f) = schema.get_field(&field.name) else {
                 return Ok(Box::new(EmptyQuery));
