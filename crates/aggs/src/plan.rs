@@ -924,6 +924,7 @@ fn plan_node<'r>(
         AggKind::SignificantTerms {
             terms,
             background_filter,
+            ..
         } => {
             let op = plan_terms(node, terms, ctx)?;
             if op.kind != TermsKind::String || op.field.def.is_none() {

@@ -100,11 +100,12 @@ pub(crate) enum AggKind {
     WeightedAvg(WeightedAvgReq),
     MultiTerms(MultiTermsReq),
     TopMetrics(TopMetricsReq),
-    /// `significant_terms` with the JLH score: `terms` holds `field`, `size`,
-    /// `min_doc_count` (default 3), `include`/`exclude`.
+    /// `significant_terms`: `terms` holds `field`, `size`, `min_doc_count` (default 3),
+    /// `include`/`exclude`; scored by `heuristic`.
     SignificantTerms {
         terms: TermsReq,
         background_filter: Option<Box<DslQuery>>,
+        heuristic: crate::significant::Heuristic,
     },
     /// `significant_text`: a text field's terms re-analyzed from `_source`, scored as
     /// `significant_terms` (`significant_text.rs`).
@@ -1273,21 +1274,10 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
     Ok(r)
 }
 
-/// The significance heuristics besides `jlh`: `significant_terms` and `significant_text`
-/// know them by name and refuse them.
-const UNBUILT_HEURISTICS: [&str; 5] = [
-    "mutual_information",
-    "chi_square",
-    "gnd",
-    "percentage",
-    "script_heuristic",
-];
-
 /// `significant_terms`: the `terms` parameters (`min_doc_count` defaults to 3), an optional
-/// `background_filter`, and the default `jlh` heuristic; the other heuristics are refused.
+/// `background_filter`, and a significance heuristic (`jlh` by default, see `significant.rs`).
 fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_terms";
-    let heuristics = UNBUILT_HEURISTICS;
     let mut keys = vec![
         "field",
         "size",
@@ -1298,32 +1288,18 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
         "exclude",
         "execution_hint",
         "background_filter",
-        "jlh",
         "value_type",
     ];
-    keys.extend(heuristics);
+    keys.extend(crate::significant::HEURISTICS);
     expect_fields(TY, o, &keys)?;
-    if let Some(h) = heuristics.iter().find(|h| o.contains_key(**h)) {
-        return Err(EsError::illegal_argument(format!(
-            "significance heuristic [{h}] is not supported by Lode"
-        )));
-    }
-    if let Some(v) = o.get("jlh") {
-        match v.as_object() {
-            Some(m) if m.is_empty() => {}
-            _ => {
-                return Err(EsError::parsing(format!(
-                    "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
-                )))
-            }
-        }
-    }
+    let heuristic = crate::significant::parse_heuristic(TY, o)?;
     let background_filter = o
         .get("background_filter")
         .map(|v| parse_dsl(v).map(Box::new))
         .transpose()?;
     let mut only = o.clone();
-    for k in ["background_filter", "jlh"] {
+    only.remove("background_filter");
+    for k in crate::significant::HEURISTICS {
         only.remove(k);
     }
     let mut terms = parse_terms(name, &only)?;
@@ -1333,15 +1309,15 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
     Ok(AggKind::SignificantTerms {
         terms,
         background_filter,
+        heuristic,
     })
 }
 
 /// `significant_text`: `field`, `size`, `shard_size`, `min_doc_count` (default 3),
 /// `shard_min_doc_count`, `include`/`exclude`, `background_filter`, `jlh` and
-/// `filter_duplicate_text`, `source_fields`; the other heuristics are refused.
+/// `filter_duplicate_text`, `source_fields`, and a significance heuristic.
 fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_text";
-    let heuristics = UNBUILT_HEURISTICS;
     let mut keys = vec![
         "field",
         "size",
@@ -1353,15 +1329,9 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
         "background_filter",
         "filter_duplicate_text",
         "source_fields",
-        "jlh",
     ];
-    keys.extend(heuristics);
+    keys.extend(crate::significant::HEURISTICS);
     expect_fields(TY, o, &keys)?;
-    if let Some(h) = heuristics.iter().find(|h| o.contains_key(**h)) {
-        return Err(EsError::illegal_argument(format!(
-            "significance heuristic [{h}] is not supported by Lode"
-        )));
-    }
     let source_fields = match o.get("source_fields") {
         None => None,
         Some(Value::String(s)) => Some(vec![s.clone()]),
@@ -1387,16 +1357,7 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
         Some(v) => boolean(TY, "filter_duplicate_text", v)?,
         None => false,
     };
-    if let Some(v) = o.get("jlh") {
-        match v.as_object() {
-            Some(m) if m.is_empty() => {}
-            _ => {
-                return Err(EsError::parsing(format!(
-                    "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
-                )))
-            }
-        }
-    }
+    let heuristic = crate::significant::parse_heuristic(TY, o)?;
     if !matches!(o.get("field"), Some(Value::String(_))) {
         required_field(o)?;
     }
@@ -1407,10 +1368,12 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
     let mut only = o.clone();
     for k in [
         "background_filter",
-        "jlh",
         "filter_duplicate_text",
         "source_fields",
-    ] {
+    ]
+    .into_iter()
+    .chain(crate::significant::HEURISTICS)
+    {
         only.remove(k);
     }
     let mut terms = parse_terms(name, &only)?;
@@ -1423,6 +1386,7 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
             background_filter,
             filter_duplicate_text,
             source_fields,
+            heuristic,
         },
     )))
 }

@@ -30,6 +30,7 @@ pub(crate) struct SignificantTextReq {
     pub filter_duplicate_text: bool,
     /// `source_fields`: the `_source` paths analyzed instead of the field's own.
     pub source_fields: Option<Vec<String>>,
+    pub heuristic: super::significant::Heuristic,
 }
 
 /// One scored term.
@@ -177,20 +178,22 @@ pub(crate) fn run(exec: &Exec, req: &SignificantTextReq, scope: &Scope) -> EsRes
         req.background_filter.as_deref(),
         candidates.iter().map(|(t, _)| t.as_str()),
     )?;
-    let mut buckets: Vec<Scored> = candidates
-        .into_iter()
-        .map(|(key, doc_count)| {
-            let bg_count = bg.get(&key).copied().unwrap_or(0);
-            let score = super::significant::jlh(doc_count, subset_size, bg_count, superset_size);
-            Scored {
+    let mut buckets: Vec<Scored> = Vec::new();
+    for (key, doc_count) in candidates {
+        let bg_count = bg.get(&key).copied().unwrap_or(0);
+        let score = req
+            .heuristic
+            .score(doc_count, subset_size, bg_count, superset_size)?;
+        // ES's reduce keeps the terms scored above 0.
+        if score > 0.0 {
+            buckets.push(Scored {
                 key,
                 doc_count,
                 bg_count,
                 score,
-            }
-        })
-        .filter(|s| s.score > 0.0)
-        .collect();
+            });
+        }
+    }
     buckets.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
     buckets.truncate(req.terms.size);
     Ok(TextResult {
