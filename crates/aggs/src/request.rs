@@ -287,6 +287,8 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
         o,
         &[
             "field",
+            "script",
+            "value_type",
             "buckets",
             "minimum_interval",
             "time_zone",
@@ -295,7 +297,7 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
     )?;
     let mut r = AutoDateHistogramReq {
         hist: DateHistogramReq {
-            field: required_field(o)?,
+            field: date_field_or_script(o)?,
             interval: DateInterval::Fixed(1000),
             time_zone: Tz::utc(),
             offset: 0,
@@ -1500,9 +1502,13 @@ fn parse_multi_terms(name: &str, o: &Map<String, Value>) -> EsResult<MultiTermsR
                 token_name(item)
             )));
         };
-        expect_fields("terms", t, &["field", "missing", "format", "value_type"])?;
+        expect_fields(
+            "terms",
+            t,
+            &["field", "script", "missing", "format", "value_type"],
+        )?;
         let mut only = Map::new();
-        for k in ["field", "missing", "format", "value_type"] {
+        for k in ["field", "script", "missing", "format", "value_type"] {
             if let Some(v) = t.get(k) {
                 only.insert(k.to_string(), v.clone());
             }

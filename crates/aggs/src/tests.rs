@@ -1963,6 +1963,36 @@ fn multi_terms_orders_and_cuts_combined_keys() {
 }
 
 #[test]
+fn multi_terms_reads_scripts_as_value_sources() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"m": {"multi_terms": {"size": 1000, "terms": [
+        {"script": "doc['acctType'].value + '!'"},
+        {"field": "status", "script": "_value % 3"}]}}}));
+    let mut counts: BTreeMap<(String, i64), u64> = BTreeMap::new();
+    for d in &all {
+        *counts
+            .entry((format!("{}!", d.acct_type), d.status % 3))
+            .or_default() += 1;
+    }
+    let mut expected: Vec<((String, i64), u64)> = counts.into_iter().collect();
+    expected.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let got: Vec<((String, i64), u64)> = out["m"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let k = &b["key"];
+            (
+                (k[0].as_str().unwrap().to_string(), k[1].as_i64().unwrap()),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+}
+
+#[test]
 fn multi_terms_needs_two_terms() {
     let err = parse_aggs(&json!({"m": {"multi_terms": {"terms": [{"field": "a"}]}}})).unwrap_err();
     assert_eq!(err.status, 400);
