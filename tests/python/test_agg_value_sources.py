@@ -1,6 +1,6 @@
 """Scripts and runtime fields as the value source of every aggregation that reads a field's
-values: date_histogram (calendar and fixed intervals), date_range, weighted_avg,
-percentiles/percentile_ranks and missing; runtime `date` fields with a `format`; and
+values: date_histogram (calendar and fixed intervals), auto_date_histogram, date_range,
+weighted_avg, percentiles/percentile_ranks, missing and multi_terms; runtime `date` fields with a `format`; and
 highlighting of query_string wildcards. Expected answers are computed here from the indexed
 documents (the script's logic applied in Python)."""
 

@@ -2143,6 +2143,8 @@ fn scripts_feed_date_histograms_date_ranges_weighted_avg_percentile_ranks_and_mi
     let script = format!("doc['status'].value * 40L * 86400000L + {BASE}L");
     let out = ix.run(json!({
         "months": {"date_histogram": {"script": script, "calendar_interval": "month"}},
+        // 120 days in 10 buckets: 121 days exceed 10 x 7, the 4 months fit.
+        "auto": {"auto_date_histogram": {"script": script, "buckets": 10}},
         "days": {"date_histogram": {"script": script, "fixed_interval": "1d",
                                     "min_doc_count": 1}},
         "dr": {"date_range": {"script": script,
@@ -2181,6 +2183,20 @@ fn scripts_feed_date_histograms_date_ranges_weighted_avg_percentile_ranks_and_mi
         .map(|(s, c)| (names[*s as usize].to_string(), *c))
         .collect();
     assert_eq!(got, want);
+    assert_eq!(out["auto"]["interval"], json!("1M"));
+    let auto: Vec<(String, u64)> = out["auto"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["doc_count"].as_u64() != Some(0))
+        .map(|b| {
+            (
+                b["key_as_string"].as_str().unwrap().to_string(),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(auto, want);
     let days: Vec<(i64, u64)> = out["days"]["buckets"]
         .as_array()
         .unwrap()
