@@ -1,6 +1,6 @@
 """Scripts and runtime fields as the value source of every aggregation that reads a field's
-values: date_histogram (calendar and fixed intervals), date_range, weighted_avg,
-percentiles/percentile_ranks and missing; runtime `date` fields with a `format`; and
+values: date_histogram (calendar and fixed intervals), auto_date_histogram, date_range,
+weighted_avg, percentiles/percentile_ranks, missing and multi_terms; runtime `date` fields with a `format`; and
 highlighting of query_string wildcards. Expected answers are computed here from the indexed
 documents (the script's logic applied in Python)."""
 
@@ -238,3 +238,41 @@ def test_composite_on_scripts_and_runtime_fields(es, docs):
                                                 "script": "emit(doc['tag'].value)"}},
                     "aggs": {"c": {"composite": {"sources": [{"k": {"terms": {"field": "t2"}}}]}}}})
     assert [(b["key"]["k"], b["doc_count"]) for b in a["c"]["buckets"]] == sorted(tags.items())
+
+
+def test_auto_date_histogram_on_a_script_and_a_runtime_date(es, docs):
+    """200 days of data in 10 buckets: 200 daily buckets exceed 10 x 7, the months fit."""
+    a = search(es, {
+        "runtime_mappings": {"shifted": {"type": "date",
+                                         "script": "emit(doc['ms'].value + 10800000L)"}},
+        "aggs": {"s": {"auto_date_histogram": {"script": SHIFTED, "buckets": 10},
+                       "aggs": {"t": {"sum": {"field": "a"}}}},
+                 "r": {"auto_date_histogram": {"field": "shifted", "buckets": 10,
+                                               "format": "yyyy-MM"}}}})
+    months = defaultdict(list)
+    for d in docs.values():
+        months[month_key(d["ms"] + SHIFT)].append(d)
+    assert a["s"]["interval"] == "1M" and a["r"]["interval"] == "1M"
+    assert [(b["key"], b["doc_count"], b["t"]["value"]) for b in a["s"]["buckets"]
+            if b["doc_count"]] == \
+        [(k, len(v), sum(d["a"] for d in v)) for k, v in sorted(months.items())]
+    assert [(b["key"], b["key_as_string"], b["doc_count"]) for b in a["r"]["buckets"]
+            if b["doc_count"]] == \
+        [(k, utc(k).strftime("%Y-%m"), len(v)) for k, v in sorted(months.items())]
+
+
+def test_multi_terms_on_scripts_and_runtime_fields(es, docs):
+    a = search(es, {
+        "runtime_mappings": {"half": {"type": "long", "script": "emit(doc['a'].value / 10)"}},
+        "aggs": {"m": {"multi_terms": {"size": 100, "terms": [
+            {"script": "doc['tag'].value + '-x'"},
+            {"field": "half"},
+            {"field": "a", "script": "_value % 2"}]}}}})
+    want = Counter((d["tag"] + "-x", d["a"] // 10, d["a"] % 2) for d in docs.values())
+    got = a["m"]["buckets"]
+    assert sorted((tuple(b["key"]), b["doc_count"]) for b in got) == sorted(want.items())
+    # by count descending, then the keys ascending
+    assert [(tuple(b["key"]), b["doc_count"]) for b in got] == \
+        sorted(want.items(), key=lambda kv: (-kv[1], kv[0]))
+    b = got[0]
+    assert b["key_as_string"] == "|".join(str(k) for k in b["key"])

@@ -60,10 +60,11 @@ def expected(fg, bg, size=10, min_doc_count=3, include=None, exclude=None):
             continue
         if exclude is not None and t in exclude:
             continue
+        # ES's JLHScore counts a term missing from the background once.
         b = bg_counts.get(t, 0)
-        if not fg or not bg or b == 0:
+        if not fg or not bg:
             continue
-        sub, sup = n / len(fg), b / len(bg)
+        sub, sup = n / len(fg), max(b, 1) / len(bg)
         if sub - sup <= 0:
             continue
         out.append((-(sub - sup) * (sub / sup), t, n, b))
@@ -164,7 +165,7 @@ def test_refusals(es, sigtext):
         return str(e.value.body["error"])
 
     assert "not supported" in refused({"field": "cat"})
-    refused({"field": "body", "chi_square": {}})
+    refused({"field": "body", "chi_square": {"bogus": 1}})
     refused({"field": "body", "source_fields": [1]})
     refused({"field": "body", "bogus": 1})
     refused({"field": "body", "filter_duplicate_text": True},

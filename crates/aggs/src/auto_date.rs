@@ -11,14 +11,16 @@
 //! Only at the top level (or under `global`): under a bucket aggregation every bucket would
 //! need its own rounding, which tantivy's single histogram cannot do: refused there.
 
-use super::exec::AggTarget;
+use super::exec::{runtime_provider_in, AggTarget};
+use super::plan::runtime_source_name;
 use super::request::{AggKind, AggNode, AutoDateHistogramReq};
 use super::rounding::{IndexedRounding, IndexedUnit};
+use super::sources::{open_numeric, AnyColumn, NumericColumn, RuntimeProvider};
 use lode_dates::{CalendarUnit, Tz};
 use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
+use std::sync::Arc;
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::Column;
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
 /// One rung of ES's rounding ladder (`AutoDateHistogramAggregationBuilder.buildRoundings`).
@@ -161,15 +163,19 @@ pub(crate) fn prepare(nodes: &[AggNode], targets: &[AggTarget]) -> EsResult<()> 
         };
         let mut bounds: Option<(i64, i64)> = None;
         for t in targets {
-            let Some(def) = t.ctx.mapping.field(&req.hist.field) else {
-                continue;
+            let field = &req.hist.field;
+            // A runtime field (or the aggregation's script) is read through its value source.
+            let runtime = match t.ctx.runtime.get(field) {
+                Some(_) => Some(
+                    runtime_provider_in(t.ctx, &runtime_source_name(field))
+                        .ok_or_else(|| EsError::internal("auto_date_histogram: runtime field"))?,
+                ),
+                None => match t.ctx.mapping.field(field) {
+                    Some(def) if def.storage() == Storage::I64 => None,
+                    _ => continue, // planning reports the field or its type
+                },
             };
-            if def.storage() != Storage::I64 {
-                continue; // planning reports the field type
-            }
-            let collector = MinMax {
-                field: &req.hist.field,
-            };
+            let collector = MinMax { field, runtime };
             for shard in t.shards {
                 let found = shard
                     .searcher
@@ -188,13 +194,16 @@ pub(crate) fn prepare(nodes: &[AggNode], targets: &[AggTarget]) -> EsResult<()> 
     Ok(())
 }
 
-/// The smallest and largest value of an `i64` column over the collected documents.
+/// The smallest and largest value of an `i64` column (or a runtime field's values) over the
+/// collected documents.
 struct MinMax<'a> {
     field: &'a str,
+    runtime: Option<Arc<RuntimeProvider>>,
 }
 
 struct SegmentMinMax {
-    column: Option<Column<i64>>,
+    column: Option<AnyColumn>,
+    values: Vec<f64>,
     bounds: Option<(i64, i64)>,
 }
 
@@ -208,7 +217,13 @@ impl Collector for MinMax<'_> {
         reader: &SegmentReader,
     ) -> tantivy::Result<SegmentMinMax> {
         Ok(SegmentMinMax {
-            column: reader.fast_fields().column_opt::<i64>(self.field)?,
+            column: open_numeric(
+                reader,
+                self.field,
+                NumericColumn::I64,
+                self.runtime.as_deref(),
+            )?,
+            values: Vec::new(),
             bounds: None,
         })
     }
@@ -229,8 +244,10 @@ impl SegmentCollector for SegmentMinMax {
     type Fruit = Option<(i64, i64)>;
 
     fn collect(&mut self, doc: DocId, _: Score) {
-        if let Some(c) = &self.column {
-            for v in c.values_for_doc(doc) {
+        if let Some(c) = &mut self.column {
+            c.values_into(doc, &mut self.values);
+            // Dates are whole milliseconds (a runtime date's values too).
+            for v in self.values.iter().map(|v| *v as i64) {
                 self.bounds = Some(match self.bounds {
                     Some((a, b)) => (a.min(v), b.max(v)),
                     None => (v, v),

@@ -208,6 +208,8 @@ fn script_fields(nodes: &[request::AggNode], out: &mut Vec<String>) {
             request::AggKind::Terms(t) => vec![&t.field],
             request::AggKind::Histogram(h) => vec![&h.field],
             request::AggKind::DateHistogram(d) => vec![&d.field],
+            request::AggKind::AutoDateHistogram(a) => vec![&a.hist.field],
+            request::AggKind::MultiTerms(m) => m.terms.iter().map(|t| &t.field).collect(),
             request::AggKind::Metric(m) => vec![&m.field],
             request::AggKind::Percentiles(p) => vec![&p.field],
             request::AggKind::Range(r) => vec![&r.field],

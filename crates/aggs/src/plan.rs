@@ -117,14 +117,15 @@ pub(crate) fn parse_runtime_source(name: &str) -> Option<(&str, Option<&str>)> {
 /// The runtime sources a plan reads (see `sources::RuntimeProvider`).
 pub(crate) fn runtime_sources(nodes: &[PlanNode], out: &mut Vec<String>) {
     for n in nodes {
-        let name = match &n.op {
-            Op::Terms(t) => Some(&t.field.name),
-            Op::Histogram { field, .. } => Some(field),
-            Op::DateHistogram(d) => Some(&d.field.name),
-            Op::Metric(m) | Op::Percentiles(m) => Some(&m.field.name),
-            _ => None,
+        let names: Vec<&String> = match &n.op {
+            Op::Terms(t) => vec![&t.field.name],
+            Op::MultiTerms(ops) => ops.iter().map(|t| &t.field.name).collect(),
+            Op::Histogram { field, .. } => vec![field],
+            Op::DateHistogram(d) => vec![&d.field.name],
+            Op::Metric(m) | Op::Percentiles(m) => vec![&m.field.name],
+            _ => Vec::new(),
         };
-        if let Some(name) = name.filter(|n| is_runtime_source(n)) {
+        for name in names.into_iter().filter(|n| is_runtime_source(n)) {
             if !out.contains(name) {
                 out.push(name.clone());
             }
@@ -139,6 +140,8 @@ const RUNTIME_AGGS: &[&str] = &[
     "terms",
     "histogram",
     "date_histogram",
+    "auto_date_histogram",
+    "multi_terms",
     "range",
     "date_range",
     "missing",
@@ -980,6 +983,7 @@ fn plan_node<'r>(
         AggKind::SignificantTerms {
             terms,
             background_filter,
+            ..
         } => {
             let op = plan_terms(node, terms, ctx)?;
             if op.kind != TermsKind::String || op.field.def.is_none() {

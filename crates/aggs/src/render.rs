@@ -1002,6 +1002,7 @@ impl Renderer<'_> {
         let AggKind::SignificantTerms {
             terms: req,
             background_filter,
+            heuristic,
         } = &node.req.kind
         else {
             unreachable!()
@@ -1025,20 +1026,23 @@ impl Renderer<'_> {
             &op.field.name,
             background_filter.as_deref(),
         )?;
-        let mut scored: Vec<(f64, u64, &BucketEntry)> = buckets
-            .into_iter()
-            .filter(|b| b.doc_count >= req.min_doc_count)
-            .map(|b| {
-                let term = match &b.key {
-                    Key::Str(s) => s.clone(),
-                    other => key_id(other),
-                };
-                let bg_count = bg.counts.get(&term).copied().unwrap_or(0);
-                let score = super::significant::jlh(b.doc_count, subset_size, bg_count, bg.size);
-                (score, bg_count, b)
-            })
-            .filter(|(score, _, _)| *score > 0.0)
-            .collect();
+        let mut scored: Vec<(f64, u64, &BucketEntry)> = Vec::new();
+        for b in buckets {
+            if b.doc_count < req.min_doc_count {
+                continue;
+            }
+            let term = match &b.key {
+                Key::Str(s) => s.clone(),
+                other => key_id(other),
+            };
+            let bg_count = bg.counts.get(&term).copied().unwrap_or(0);
+            let score = heuristic.score(b.doc_count, subset_size, bg_count, bg.size)?;
+            // ES's reduce keeps the terms scored above 0 (a negative or -Infinity score
+            // drops the term).
+            if score > 0.0 {
+                scored.push((score, bg_count, b));
+            }
+        }
         scored.sort_by(|a, b| {
             b.0.total_cmp(&a.0)
                 .then_with(|| cmp_key(&a.2.key, &b.2.key))

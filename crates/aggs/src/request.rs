@@ -100,11 +100,12 @@ pub(crate) enum AggKind {
     WeightedAvg(WeightedAvgReq),
     MultiTerms(MultiTermsReq),
     TopMetrics(TopMetricsReq),
-    /// `significant_terms` with the JLH score: `terms` holds `field`, `size`,
-    /// `min_doc_count` (default 3), `include`/`exclude`.
+    /// `significant_terms`: `terms` holds `field`, `size`, `min_doc_count` (default 3),
+    /// `include`/`exclude`; scored by `heuristic`.
     SignificantTerms {
         terms: TermsReq,
         background_filter: Option<Box<DslQuery>>,
+        heuristic: crate::significant::Heuristic,
     },
     /// `significant_text`: a text field's terms re-analyzed from `_source`, scored as
     /// `significant_terms` (`significant_text.rs`).
@@ -286,6 +287,8 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
         o,
         &[
             "field",
+            "script",
+            "value_type",
             "buckets",
             "minimum_interval",
             "time_zone",
@@ -294,7 +297,7 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
     )?;
     let mut r = AutoDateHistogramReq {
         hist: DateHistogramReq {
-            field: required_field(o)?,
+            field: date_field_or_script(o)?,
             interval: DateInterval::Fixed(1000),
             time_zone: Tz::utc(),
             offset: 0,
@@ -1286,21 +1289,10 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
     Ok(r)
 }
 
-/// The significance heuristics besides `jlh`: `significant_terms` and `significant_text`
-/// know them by name and refuse them.
-const UNBUILT_HEURISTICS: [&str; 5] = [
-    "mutual_information",
-    "chi_square",
-    "gnd",
-    "percentage",
-    "script_heuristic",
-];
-
 /// `significant_terms`: the `terms` parameters (`min_doc_count` defaults to 3), an optional
-/// `background_filter`, and the default `jlh` heuristic; the other heuristics are refused.
+/// `background_filter`, and a significance heuristic (`jlh` by default, see `significant.rs`).
 fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_terms";
-    let heuristics = UNBUILT_HEURISTICS;
     let mut keys = vec![
         "field",
         "size",
@@ -1311,32 +1303,18 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
         "exclude",
         "execution_hint",
         "background_filter",
-        "jlh",
         "value_type",
     ];
-    keys.extend(heuristics);
+    keys.extend(crate::significant::HEURISTICS);
     expect_fields(TY, o, &keys)?;
-    if let Some(h) = heuristics.iter().find(|h| o.contains_key(**h)) {
-        return Err(EsError::illegal_argument(format!(
-            "significance heuristic [{h}] is not supported by Lode"
-        )));
-    }
-    if let Some(v) = o.get("jlh") {
-        match v.as_object() {
-            Some(m) if m.is_empty() => {}
-            _ => {
-                return Err(EsError::parsing(format!(
-                    "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
-                )))
-            }
-        }
-    }
+    let heuristic = crate::significant::parse_heuristic(TY, o)?;
     let background_filter = o
         .get("background_filter")
         .map(|v| parse_dsl(v).map(Box::new))
         .transpose()?;
     let mut only = o.clone();
-    for k in ["background_filter", "jlh"] {
+    only.remove("background_filter");
+    for k in crate::significant::HEURISTICS {
         only.remove(k);
     }
     let mut terms = parse_terms(name, &only)?;
@@ -1346,15 +1324,15 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
     Ok(AggKind::SignificantTerms {
         terms,
         background_filter,
+        heuristic,
     })
 }
 
 /// `significant_text`: `field`, `size`, `shard_size`, `min_doc_count` (default 3),
 /// `shard_min_doc_count`, `include`/`exclude`, `background_filter`, `jlh` and
-/// `filter_duplicate_text`, `source_fields`; the other heuristics are refused.
+/// `filter_duplicate_text`, `source_fields`, and a significance heuristic.
 fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_text";
-    let heuristics = UNBUILT_HEURISTICS;
     let mut keys = vec![
         "field",
         "size",
@@ -1366,15 +1344,9 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
         "background_filter",
         "filter_duplicate_text",
         "source_fields",
-        "jlh",
     ];
-    keys.extend(heuristics);
+    keys.extend(crate::significant::HEURISTICS);
     expect_fields(TY, o, &keys)?;
-    if let Some(h) = heuristics.iter().find(|h| o.contains_key(**h)) {
-        return Err(EsError::illegal_argument(format!(
-            "significance heuristic [{h}] is not supported by Lode"
-        )));
-    }
     let source_fields = match o.get("source_fields") {
         None => None,
         Some(Value::String(s)) => Some(vec![s.clone()]),
@@ -1400,16 +1372,7 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
         Some(v) => boolean(TY, "filter_duplicate_text", v)?,
         None => false,
     };
-    if let Some(v) = o.get("jlh") {
-        match v.as_object() {
-            Some(m) if m.is_empty() => {}
-            _ => {
-                return Err(EsError::parsing(format!(
-                    "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
-                )))
-            }
-        }
-    }
+    let heuristic = crate::significant::parse_heuristic(TY, o)?;
     if !matches!(o.get("field"), Some(Value::String(_))) {
         required_field(o)?;
     }
@@ -1420,10 +1383,12 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
     let mut only = o.clone();
     for k in [
         "background_filter",
-        "jlh",
         "filter_duplicate_text",
         "source_fields",
-    ] {
+    ]
+    .into_iter()
+    .chain(crate::significant::HEURISTICS)
+    {
         only.remove(k);
     }
     let mut terms = parse_terms(name, &only)?;
@@ -1436,6 +1401,7 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
             background_filter,
             filter_duplicate_text,
             source_fields,
+            heuristic,
         },
     )))
 }
@@ -1549,9 +1515,13 @@ fn parse_multi_terms(name: &str, o: &Map<String, Value>) -> EsResult<MultiTermsR
                 token_name(item)
             )));
         };
-        expect_fields("terms", t, &["field", "missing", "format", "value_type"])?;
+        expect_fields(
+            "terms",
+            t,
+            &["field", "script", "missing", "format", "value_type"],
+        )?;
         let mut only = Map::new();
-        for k in ["field", "missing", "format", "value_type"] {
+        for k in ["field", "script", "missing", "format", "value_type"] {
             if let Some(v) = t.get(k) {
                 only.insert(k.to_string(), v.clone());
             }

@@ -10,6 +10,7 @@ use super::dsl::{build_dsl, DslQuery};
 use super::exec::Exec;
 use super::term_counts::live_term_counts;
 use lode_engine::{EsError, EsResult};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use tantivy::query::EnableScoring;
 use tantivy::{DocSet, TERMINATED};
@@ -105,17 +106,271 @@ pub(crate) fn background(
     Ok(bg)
 }
 
+/// A significance heuristic, as Elasticsearch's `SignificanceHeuristic` subclasses: the score
+/// of a term from its frequency in the subset (the bucket) and in the superset (the background).
+pub(crate) enum Heuristic {
+    Jlh,
+    /// `mutual_information` and `chi_square` (ES's `NXYSignificanceHeuristic`s).
+    MutualInformation(Nxy),
+    ChiSquare(Nxy),
+    /// `gnd`: `include_negatives` is always true.
+    Gnd(Nxy),
+    Percentage,
+    /// `script_heuristic`: a Painless script over `params._subset_freq`, `_subset_size`,
+    /// `_superset_freq` and `_superset_size` (longs).
+    Script(lode_painless::AggScript),
+}
+
+/// The parameters of the heuristics built on the 2x2 contingency table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Nxy {
+    pub include_negatives: bool,
+    /// When false, the background does not hold the subset: the subset is added to it.
+    pub background_is_superset: bool,
+}
+
+/// The heuristics' names, as the aggregations' parameters.
+pub(crate) const HEURISTICS: [&str; 6] = [
+    "jlh",
+    "mutual_information",
+    "chi_square",
+    "gnd",
+    "percentage",
+    "script_heuristic",
+];
+
+/// `NXYSignificanceHeuristic.SCORE_ERROR_MESSAGE`.
+const SCORE_ERROR: &str = ", does your background filter not include all documents in the bucket? If so and it is intentional, set \"background_is_superset\": false";
+
+/// The 2x2 table of document counts (ES's `Frequencies`): `n_xy` where x is "has the term"
+/// and y is "is in the subset".
+struct Table {
+    n00: f64,
+    n01: f64,
+    n10: f64,
+    n11: f64,
+    n0_: f64,
+    n1_: f64,
+    n_0: f64,
+    n_1: f64,
+    n: f64,
+}
+
+fn check_validity(sub_f: u64, sub_n: u64, sup_f: u64, sup_n: u64, name: &str) -> EsResult<()> {
+    if sub_f > sub_n {
+        return Err(EsError::illegal_argument(format!(
+            "subsetFreq > subsetSize, in {name}"
+        )));
+    }
+    if sup_f > sup_n {
+        return Err(EsError::illegal_argument(format!(
+            "supersetFreq > supersetSize, in {name}"
+        )));
+    }
+    Ok(())
+}
+
+impl Nxy {
+    fn table(&self, sub_f: u64, sub_n: u64, sup_f: u64, sup_n: u64, name: &str) -> EsResult<Table> {
+        check_validity(sub_f, sub_n, sup_f, sup_n, name)?;
+        let (a, b, c, d) = (sub_f as f64, sub_n as f64, sup_f as f64, sup_n as f64);
+        if self.background_is_superset {
+            let refuse =
+                |what: &str| Err(EsError::illegal_argument(format!("{what}{SCORE_ERROR}")));
+            if sub_f > sup_f {
+                return refuse("subsetFreq > supersetFreq");
+            }
+            if sub_n > sup_n {
+                return refuse("subsetSize > supersetSize");
+            }
+            if sup_f - sub_f > sup_n - sub_n {
+                return refuse("supersetFreq - subsetFreq > supersetSize - subsetSize");
+            }
+            Ok(Table {
+                n00: d - c - (b - a),
+                n01: b - a,
+                n10: c - a,
+                n11: a,
+                n0_: d - c,
+                n1_: c,
+                n_0: d - b,
+                n_1: b,
+                n: d,
+            })
+        } else {
+            Ok(Table {
+                n00: d - c,
+                n01: b - a,
+                n10: c,
+                n11: a,
+                n0_: d - c + b - a,
+                n1_: c + a,
+                n_0: d,
+                n_1: b,
+                n: d + b,
+            })
+        }
+    }
+
+    /// The term is rarer in the subset than in the rest of the background (as ES compares it,
+    /// in doubles: 0/0 is NaN and compares false).
+    fn negative(&self, t: &Table) -> bool {
+        !self.include_negatives && t.n11 / t.n_1 < t.n10 / t.n_0
+    }
+}
+
+/// One term of the mutual information sum, 0 where ES's `getMITerm` treats `0 * log(0)` as 0.
+fn mi_term(nxy: f64, nx_: f64, n_y: f64, n: f64) -> f64 {
+    let numerator = (n * nxy).abs();
+    let denominator = (nx_ * n_y).abs();
+    let factor = (nxy / n).abs();
+    if numerator < 1e-7 && factor < 1e-7 {
+        0.0
+    } else {
+        factor * (numerator / denominator).ln()
+    }
+}
+
+impl Heuristic {
+    /// The term's score; ES's reduce keeps only the terms scored above 0.
+    pub(crate) fn score(&self, sub_f: u64, sub_n: u64, sup_f: u64, sup_n: u64) -> EsResult<f64> {
+        match self {
+            Heuristic::Jlh => {
+                check_validity(sub_f, sub_n, sup_f, sup_n, "JLHScore")?;
+                Ok(jlh(sub_f, sub_n, sup_f, sup_n))
+            }
+            Heuristic::MutualInformation(p) => {
+                let t = p.table(sub_f, sub_n, sup_f, sup_n, "MutualInformation")?;
+                let mut score = (mi_term(t.n00, t.n0_, t.n_0, t.n)
+                    + mi_term(t.n01, t.n0_, t.n_1, t.n)
+                    + mi_term(t.n10, t.n1_, t.n_0, t.n)
+                    + mi_term(t.n11, t.n1_, t.n_1, t.n))
+                    / std::f64::consts::LN_2;
+                if score.is_nan() || p.negative(&t) {
+                    score = f64::NEG_INFINITY;
+                }
+                Ok(score)
+            }
+            Heuristic::ChiSquare(p) => {
+                let t = p.table(sub_f, sub_n, sup_f, sup_n, "ChiSquare")?;
+                if p.negative(&t) {
+                    return Ok(f64::NEG_INFINITY);
+                }
+                Ok(t.n * (t.n11 * t.n00 - t.n01 * t.n10).powi(2) / (t.n_1 * t.n1_ * t.n0_ * t.n_0))
+            }
+            Heuristic::Gnd(p) => {
+                let t = p.table(sub_f, sub_n, sup_f, sup_n, "GND")?;
+                let (fx, fy, fxy) = (t.n1_, t.n_1, t.n11);
+                if fxy == 0.0 {
+                    return Ok(0.0);
+                }
+                if fx == fy && fx == fxy {
+                    return Ok(1.0);
+                }
+                let score = (fx.ln().max(fy.ln()) - fxy.ln()) / (t.n.ln() - fx.ln().min(fy.ln()));
+                Ok((-score).exp())
+            }
+            Heuristic::Percentage => {
+                check_validity(sub_f, sub_n, sup_f, sup_n, "PercentageScore")?;
+                if sup_f == 0 {
+                    return Ok(0.0);
+                }
+                Ok(sub_f as f64 / sup_f as f64)
+            }
+            Heuristic::Script(script) => script.heuristic(&[
+                ("_subset_freq", sub_f as i64),
+                ("_subset_size", sub_n as i64),
+                ("_superset_freq", sup_f as i64),
+                ("_superset_size", sup_n as i64),
+            ]),
+        }
+    }
+}
+
+/// The heuristic an aggregation's parameters name (`jlh` when none): `ty` is the
+/// aggregation's type, for the errors.
+pub(crate) fn parse_heuristic(ty: &str, o: &Map<String, Value>) -> EsResult<Heuristic> {
+    let mut out = Heuristic::Jlh;
+    for (name, v) in o.iter().filter(|(k, _)| HEURISTICS.contains(&k.as_str())) {
+        let Value::Object(p) = v else {
+            return Err(EsError::x_content_parse(format!(
+                "[{ty}] {name} doesn't support values of type: {}",
+                crate::request::token_name(v)
+            )));
+        };
+        let flag = |key: &str, default: bool| -> EsResult<bool> {
+            match p.get(key) {
+                None => Ok(default),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(Value::String(s)) if s == "true" => Ok(true),
+                Some(Value::String(s)) if s == "false" => Ok(false),
+                Some(_) => Err(EsError::x_content_parse(format!(
+                    "[{name}] failed to parse field [{key}]"
+                ))),
+            }
+        };
+        let only = |keys: &[&str]| -> EsResult<()> {
+            match p.keys().find(|k| !keys.contains(&k.as_str())) {
+                Some(k) => Err(EsError::x_content_parse(format!(
+                    "[{name}] unknown field [{k}]"
+                ))),
+                None => Ok(()),
+            }
+        };
+        let nxy = || -> EsResult<Nxy> {
+            only(&["include_negatives", "background_is_superset"])?;
+            Ok(Nxy {
+                include_negatives: flag("include_negatives", false)?,
+                background_is_superset: flag("background_is_superset", true)?,
+            })
+        };
+        out = match name.as_str() {
+            "jlh" => {
+                if !p.is_empty() {
+                    return Err(EsError::parsing(format!(
+                        "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
+                    )));
+                }
+                Heuristic::Jlh
+            }
+            "mutual_information" => Heuristic::MutualInformation(nxy()?),
+            "chi_square" => Heuristic::ChiSquare(nxy()?),
+            "gnd" => {
+                only(&["background_is_superset"])?;
+                Heuristic::Gnd(Nxy {
+                    include_negatives: true,
+                    background_is_superset: flag("background_is_superset", true)?,
+                })
+            }
+            "percentage" => {
+                only(&[])?;
+                Heuristic::Percentage
+            }
+            _ => {
+                only(&["script"])?;
+                let Some(script) = p.get("script") else {
+                    return Err(EsError::illegal_argument("Required [script]"));
+                };
+                Heuristic::Script(lode_painless::AggScript::compile_bucket(script, None)?)
+            }
+        };
+    }
+    Ok(out)
+}
+
 /// Elasticsearch's `JLHScore`: the absolute change in probability times the relative change,
-/// 0 when the term is not more frequent in the subset.
+/// 0 when the term is not more frequent in the subset. A term missing from the background
+/// (possible with a `background_filter`) counts as found once there.
 pub(crate) fn jlh(
     subset_freq: u64,
     subset_size: u64,
     superset_freq: u64,
     superset_size: u64,
 ) -> f64 {
-    if subset_size == 0 || superset_size == 0 || superset_freq == 0 {
+    if subset_size == 0 || superset_size == 0 {
         return 0.0;
     }
+    let superset_freq = superset_freq.max(1);
     let subset = subset_freq as f64 / subset_size as f64;
     let superset = superset_freq as f64 / superset_size as f64;
     let change = subset - superset;
@@ -127,7 +382,23 @@ pub(crate) fn jlh(
 
 #[cfg(test)]
 mod tests {
-    use super::jlh;
+    use super::{jlh, parse_heuristic, Heuristic, Nxy};
+    use serde_json::json;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12 * b.abs().max(1.0)
+    }
+
+    fn nxy(include_negatives: bool, background_is_superset: bool) -> Nxy {
+        Nxy {
+            include_negatives,
+            background_is_superset,
+        }
+    }
+
+    fn parse(v: serde_json::Value) -> lode_engine::EsResult<Heuristic> {
+        parse_heuristic("significant_terms", v.as_object().unwrap())
+    }
 
     #[test]
     fn jlh_as_elasticsearch() {
@@ -135,5 +406,136 @@ mod tests {
         assert!((jlh(5, 10, 10, 100) - 2.0).abs() < 1e-12);
         assert_eq!(jlh(1, 10, 10, 100), 0.0);
         assert_eq!(jlh(1, 0, 10, 100), 0.0);
+        // A term missing from the background counts once there: (0.5 - 0.01) * 50.
+        assert!(close(jlh(5, 10, 0, 100), 0.49 * 50.0));
+    }
+
+    // The tables below by hand for 5 of 10 in the subset, 10 of 100 in the superset:
+    // N00 = 85, N01 = 5, N10 = 5, N11 = 5, N0_ = 90, N1_ = 10, N_0 = 90, N_1 = 10, N = 100;
+    // with the background not a superset, N00 = 90, N10 = 10, N0_ = 95, N1_ = 15, N_0 = 100,
+    // N = 110.
+
+    #[test]
+    fn chi_square_as_elasticsearch() {
+        let h = Heuristic::ChiSquare(nxy(false, true));
+        // 100 * (5 * 85 - 5 * 5)^2 / (10 * 10 * 90 * 90)
+        assert!(close(h.score(5, 10, 10, 100).unwrap(), 19.753086419753085));
+        // 1 of 10 against 49 of the other 90: a negative term, dropped unless included.
+        assert_eq!(h.score(1, 10, 50, 100).unwrap(), f64::NEG_INFINITY);
+        let h = Heuristic::ChiSquare(nxy(true, true));
+        // 100 * (1 * 41 - 9 * 49)^2 / (10 * 50 * 50 * 90)
+        assert!(close(
+            h.score(1, 10, 50, 100).unwrap(),
+            100.0 * 160000.0 / 2250000.0
+        ));
+        let h = Heuristic::ChiSquare(nxy(false, false));
+        // 110 * (5 * 90 - 5 * 10)^2 / (10 * 15 * 95 * 100)
+        assert!(close(h.score(5, 10, 10, 100).unwrap(), 12.350877192982455));
+    }
+
+    #[test]
+    fn mutual_information_as_elasticsearch() {
+        // The sum of N_xy/N * log2(N * N_xy / (N_x. * N_.y)) over the four cells.
+        let h = Heuristic::MutualInformation(nxy(false, true));
+        assert!(close(h.score(5, 10, 10, 100).unwrap(), 0.0904065073539886));
+        assert_eq!(h.score(1, 10, 50, 100).unwrap(), f64::NEG_INFINITY);
+        let h = Heuristic::MutualInformation(nxy(true, true));
+        assert!(close(
+            h.score(1, 10, 50, 100).unwrap(),
+            0.058236799454230916
+        ));
+        let h = Heuristic::MutualInformation(nxy(false, false));
+        assert!(close(h.score(5, 10, 10, 100).unwrap(), 0.05736697639287818));
+    }
+
+    #[test]
+    fn superset_checks_as_elasticsearch() {
+        let h = Heuristic::MutualInformation(nxy(false, true));
+        let e = h.score(5, 10, 3, 100).unwrap_err();
+        assert_eq!(e.status, 400);
+        assert!(e
+            .reason
+            .starts_with("subsetFreq > supersetFreq, does your background filter"));
+        let e = h.score(5, 200, 10, 100).unwrap_err();
+        assert!(e.reason.starts_with("subsetSize > supersetSize"));
+        // Not a superset: the subset is added to the background, nothing to check.
+        let h = Heuristic::MutualInformation(nxy(false, false));
+        assert!(h.score(5, 10, 3, 100).unwrap() > 0.0);
+    }
+
+    #[test]
+    fn gnd_and_percentage_as_elasticsearch() {
+        let h = Heuristic::Gnd(nxy(true, true));
+        // exp(-(ln 10 - ln 5) / (ln 100 - ln 10))
+        assert!(close(h.score(5, 10, 10, 100).unwrap(), 0.7400555739554517));
+        assert_eq!(h.score(10, 10, 10, 100).unwrap(), 1.0);
+        assert_eq!(h.score(0, 10, 10, 100).unwrap(), 0.0);
+        assert_eq!(Heuristic::Percentage.score(5, 10, 10, 100).unwrap(), 0.5);
+        assert_eq!(Heuristic::Percentage.score(0, 10, 0, 100).unwrap(), 0.0);
+    }
+
+    #[test]
+    fn script_heuristic_reads_the_four_longs() {
+        let h = parse(json!({"script_heuristic": {"script": {
+            "source": "params._subset_freq / (params._superset_freq - params._subset_freq + 1) + params.k",
+            "params": {"k": 0.5}}}}))
+        .unwrap();
+        // Long division as in Painless: 5 / 6 = 0.
+        assert_eq!(h.score(5, 10, 10, 100).unwrap(), 0.5);
+        let h = parse(json!({"script_heuristic": {"script":
+            "(double) params._subset_size / params._superset_size"}}))
+        .unwrap();
+        assert_eq!(h.score(5, 10, 10, 100).unwrap(), 0.1);
+    }
+
+    #[test]
+    fn parameters_as_elasticsearch() {
+        let Heuristic::MutualInformation(p) = parse(json!({"mutual_information": {}})).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(p, nxy(false, true));
+        let Heuristic::ChiSquare(p) = parse(json!({"chi_square": {
+            "include_negatives": true, "background_is_superset": false}}))
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(p, nxy(true, false));
+        let err = |v| parse(v).err().map(|e| (e.kind.clone(), e.reason));
+        assert_eq!(
+            err(json!({"gnd": {"include_negatives": true}})),
+            Some((
+                "x_content_parse_exception".into(),
+                "[gnd] unknown field [include_negatives]".into()
+            ))
+        );
+        assert_eq!(
+            err(json!({"chi_square": {"include_negatives": 3}})),
+            Some((
+                "x_content_parse_exception".into(),
+                "[chi_square] failed to parse field [include_negatives]".into()
+            ))
+        );
+        assert_eq!(
+            err(json!({"percentage": {"x": 1}})),
+            Some((
+                "x_content_parse_exception".into(),
+                "[percentage] unknown field [x]".into()
+            ))
+        );
+        assert_eq!(
+            err(json!({"script_heuristic": {}})),
+            Some((
+                "illegal_argument_exception".into(),
+                "Required [script]".into()
+            ))
+        );
+        assert_eq!(
+            err(json!({"gnd": true})),
+            Some((
+                "x_content_parse_exception".into(),
+                "[significant_terms] gnd doesn't support values of type: VALUE_BOOLEAN".into()
+            ))
+        );
     }
 }

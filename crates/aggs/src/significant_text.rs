@@ -30,6 +30,7 @@ pub(crate) struct SignificantTextReq {
     pub filter_duplicate_text: bool,
     /// `source_fields`: the `_source` paths analyzed instead of the field's own.
     pub source_fields: Option<Vec<String>>,
+    pub heuristic: super::significant::Heuristic,
 }
 
 /// One scored term.
@@ -177,20 +178,22 @@ pub(crate) fn run(exec: &Exec, req: &SignificantTextReq, scope: &Scope) -> EsRes
         req.background_filter.as_deref(),
         candidates.iter().map(|(t, _)| t.as_str()),
     )?;
-    let mut buckets: Vec<Scored> = candidates
-        .into_iter()
-        .map(|(key, doc_count)| {
-            let bg_count = bg.get(&key).copied().unwrap_or(0);
-            let score = super::significant::jlh(doc_count, subset_size, bg_count, superset_size);
-            Scored {
+    let mut buckets: Vec<Scored> = Vec::new();
+    for (key, doc_count) in candidates {
+        let bg_count = bg.get(&key).copied().unwrap_or(0);
+        let score = req
+            .heuristic
+            .score(doc_count, subset_size, bg_count, superset_size)?;
+        // ES's reduce keeps the terms scored above 0.
+        if score > 0.0 {
+            buckets.push(Scored {
                 key,
                 doc_count,
                 bg_count,
                 score,
-            }
-        })
-        .filter(|s| s.score > 0.0)
-        .collect();
+            });
+        }
+    }
     buckets.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
     buckets.truncate(req.terms.size);
     Ok(TextResult {
@@ -377,64 +380,12 @@ fn dedup(tokens: Vec<String>, spotter: &mut Spotter) -> Vec<String> {
     kept.into_iter().filter_map(|i| tokens[i].take()).collect()
 }
 
-/// MurmurHash3 x64 128 with seed 0, its first 64 bits (ES's `MurmurHash3.hash128(..).h1`).
-/// Written here: no crate with the 128-bit variant is available to this build (the
-/// workspace has only `murmurhash32`).
+/// MurmurHash3 x64 128 with seed 0, its first 64 bits (ES's `MurmurHash3.hash128(..).h1`):
+/// the `murmur3` crate gives `h2 << 64 | h1`.
 fn murmur3_h1(data: &[u8]) -> u64 {
-    const C1: u64 = 0x87c3_7b91_1142_53d5;
-    const C2: u64 = 0x4cf5_ad43_2745_937f;
-    fn fmix(mut k: u64) -> u64 {
-        k ^= k >> 33;
-        k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        k ^= k >> 33;
-        k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        k ^ (k >> 33)
-    }
-    let (mut h1, mut h2) = (0u64, 0u64);
-    let blocks = data.len() / 16;
-    for i in 0..blocks {
-        let word = |o: usize| {
-            u64::from_le_bytes(
-                data[i * 16 + o..i * 16 + o + 8]
-                    .try_into()
-                    .expect("8 bytes"),
-            )
-        };
-        let k1 = word(0).wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
-        h1 ^= k1;
-        h1 = h1
-            .rotate_left(27)
-            .wrapping_add(h2)
-            .wrapping_mul(5)
-            .wrapping_add(0x52dc_e729);
-        let k2 = word(8).wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
-        h2 ^= k2;
-        h2 = h2
-            .rotate_left(31)
-            .wrapping_add(h1)
-            .wrapping_mul(5)
-            .wrapping_add(0x3849_5ab5);
-    }
-    let tail = &data[blocks * 16..];
-    let (mut k1, mut k2) = (0u64, 0u64);
-    for (i, &b) in tail.iter().enumerate() {
-        if i < 8 {
-            k1 |= (b as u64) << (8 * i);
-        } else {
-            k2 |= (b as u64) << (8 * (i - 8));
-        }
-    }
-    if tail.len() > 8 {
-        h2 ^= k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
-    }
-    if !tail.is_empty() {
-        h1 ^= k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
-    }
-    h1 ^= data.len() as u64;
-    h2 ^= data.len() as u64;
-    h1 = h1.wrapping_add(h2);
-    h2 = h2.wrapping_add(h1);
-    fmix(h1).wrapping_add(fmix(h2))
+    let mut source = data;
+    // Reading a byte slice cannot fail.
+    murmur3::murmur3_x64_128(&mut source, 0).map_or(0, |h| h as u64)
 }
 
 #[cfg(test)]
@@ -467,6 +418,18 @@ mod tests {
         // The reference implementation's x64 128-bit hash of "hello", seed 0.
         assert_eq!(murmur3_h1(b"hello"), 0xcbd8_a7b3_41bd_9b02);
         assert_eq!(murmur3_h1(b""), 0);
+        // Longer than one 16-byte block, with a tail of each length (the reference's values).
+        assert_eq!(
+            murmur3_h1(b"The quick brown fox jumps over the lazy dog"),
+            0xe34b_bc7b_bc07_1b6c
+        );
+        // One block exactly, a block and one byte, a block and nine (both tail words).
+        assert_eq!(murmur3_h1(b"abcdefghijklmnop"), 0xc4ca_3ca3_224c_b723);
+        assert_eq!(murmur3_h1(b"abcdefghijklmnopq"), 0x7564_747f_88bd_a657);
+        assert_eq!(
+            murmur3_h1(b"abcdefghijklmnopqrstuvwxy"),
+            0x71e7_cba4_2f07_960f
+        );
     }
 
     #[test]

@@ -1979,6 +1979,36 @@ fn multi_terms_orders_and_cuts_combined_keys() {
 }
 
 #[test]
+fn multi_terms_reads_scripts_as_value_sources() {
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"m": {"multi_terms": {"size": 1000, "terms": [
+        {"script": "doc['acctType'].value + '!'"},
+        {"field": "status", "script": "_value % 3"}]}}}));
+    let mut counts: BTreeMap<(String, i64), u64> = BTreeMap::new();
+    for d in &all {
+        *counts
+            .entry((format!("{}!", d.acct_type), d.status % 3))
+            .or_default() += 1;
+    }
+    let mut expected: Vec<((String, i64), u64)> = counts.into_iter().collect();
+    expected.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let got: Vec<((String, i64), u64)> = out["m"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let k = &b["key"];
+            (
+                (k[0].as_str().unwrap().to_string(), k[1].as_i64().unwrap()),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+}
+
+#[test]
 fn multi_terms_needs_two_terms() {
     let err = parse_aggs(&json!({"m": {"multi_terms": {"terms": [{"field": "a"}]}}})).unwrap_err();
     assert_eq!(err.status, 400);
@@ -2129,6 +2159,8 @@ fn scripts_feed_date_histograms_date_ranges_weighted_avg_percentile_ranks_and_mi
     let script = format!("doc['status'].value * 40L * 86400000L + {BASE}L");
     let out = ix.run(json!({
         "months": {"date_histogram": {"script": script, "calendar_interval": "month"}},
+        // 120 days in 10 buckets: 121 days exceed 10 x 7, the 4 months fit.
+        "auto": {"auto_date_histogram": {"script": script, "buckets": 10}},
         "days": {"date_histogram": {"script": script, "fixed_interval": "1d",
                                     "min_doc_count": 1}},
         "dr": {"date_range": {"script": script,
@@ -2167,6 +2199,20 @@ fn scripts_feed_date_histograms_date_ranges_weighted_avg_percentile_ranks_and_mi
         .map(|(s, c)| (names[*s as usize].to_string(), *c))
         .collect();
     assert_eq!(got, want);
+    assert_eq!(out["auto"]["interval"], json!("1M"));
+    let auto: Vec<(String, u64)> = out["auto"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["doc_count"].as_u64() != Some(0))
+        .map(|b| {
+            (
+                b["key_as_string"].as_str().unwrap().to_string(),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(auto, want);
     let days: Vec<(i64, u64)> = out["days"]["buckets"]
         .as_array()
         .unwrap()

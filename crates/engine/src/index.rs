@@ -1020,41 +1020,27 @@ fn routing_num_shards(flat: &FlatSettings, shards: usize) -> EsResult<usize> {
 
 /// MurmurHash3 x86 32-bit (seed 0), the hash Elasticsearch routes with.
 pub fn murmur3_32(data: &[u8]) -> u32 {
-    murmur3_32_seeded(data, 0)
+    murmur3_32_seeded::<0>(data)
 }
 
-/// MurmurHash3 x86 32-bit with a seed (slices hash `_id` terms with 7919, as ES).
-pub fn murmur3_32_seeded(data: &[u8], seed: u32) -> u32 {
-    let (c1, c2) = (0xcc9e2d51u32, 0x1b873593u32);
-    let mut h = seed;
-    let chunks = data.chunks_exact(4);
-    let tail = chunks.remainder();
-    for c in chunks {
-        let mut k = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        k = k.wrapping_mul(c1).rotate_left(15).wrapping_mul(c2);
-        h ^= k;
-        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe6546b64);
-    }
-    let mut k = 0u32;
-    for (i, b) in tail.iter().enumerate() {
-        k |= (*b as u32) << (8 * i);
-    }
-    if !tail.is_empty() {
-        k = k.wrapping_mul(c1).rotate_left(15).wrapping_mul(c2);
-        h ^= k;
-    }
-    h ^= data.len() as u32;
-    h ^= h >> 16;
-    h = h.wrapping_mul(0x85ebca6b);
-    h ^= h >> 13;
-    h = h.wrapping_mul(0xc2b2ae35);
-    h ^= h >> 16;
-    h
+/// MurmurHash3 x86 32-bit with a seed (slices hash `_id` terms with 7919, as ES), from the
+/// `murmurhash32` crate (whose plain `murmurhash3` uses a seed of its own, not 0).
+pub fn murmur3_32_seeded<const SEED: u32>(data: &[u8]) -> u32 {
+    murmurhash32::murmurhash3_with_seed::<SEED>(data)
 }
 
 #[cfg(test)]
 mod routing_tests {
     use super::*;
+
+    /// The reference MurmurHash3_x86_32's values, seed 0 and ES's slice seed 7919.
+    #[test]
+    fn murmur3_32_known_values() {
+        assert_eq!(murmur3_32(b"hello"), 0x248b_fa47);
+        assert_eq!(murmur3_32(b""), 0);
+        assert_eq!(murmur3_32_seeded::<7919>(b"hello"), 0x1da2_ba2f);
+        assert_eq!(murmur3_32_seeded::<7919>(b"abcdefg"), 0x4836_2aad);
+    }
 
     /// Shards Elasticsearch 8 puts these ids on (computed with ES's `Murmur3HashFunction`).
     #[test]

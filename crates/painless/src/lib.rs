@@ -426,6 +426,7 @@ impl AggScript {
     fn run<T>(
         &self,
         vars: &[(&str, f64)],
+        ints: &[(&str, i64)],
         values: Option<&[f64]>,
         out: impl FnOnce(&Interp, Val) -> Result<T, (&'static str, String)>,
     ) -> EsResult<T> {
@@ -438,6 +439,9 @@ impl AggScript {
         }
         for (k, v) in vars {
             params.insert((*k).into(), Val::Float(*v));
+        }
+        for (k, v) in ints {
+            params.insert((*k).into(), Val::Int(*v));
         }
         let params = it.alloc(Obj::Map(params));
         it.set_slot(PARAMS_SLOT, params);
@@ -459,7 +463,7 @@ impl AggScript {
 
     /// `bucket_script`: the script's number, `None` when it returns `null`.
     pub fn number(&self, vars: &[(&str, f64)]) -> EsResult<Option<f64>> {
-        self.run(vars, None, |it, v| match v {
+        self.run(vars, &[], None, |it, v| match v {
             Val::Null => Ok(None),
             Val::Int(i) => Ok(Some(i as f64)),
             Val::Float(f) => Ok(Some(f)),
@@ -475,7 +479,7 @@ impl AggScript {
 
     /// `bucket_selector`: the script must return a boolean.
     pub fn select(&self, vars: &[(&str, f64)]) -> EsResult<bool> {
-        self.run(vars, None, |it, v| match v {
+        self.run(vars, &[], None, |it, v| match v {
             Val::Bool(b) => Ok(b),
             other => Err((
                 "class_cast_exception",
@@ -484,9 +488,22 @@ impl AggScript {
         })
     }
 
+    /// `script_heuristic` (ES's `SignificantTermsHeuristicScoreScript`, a `params`-only
+    /// script as `bucket_script`): the script's double, from the long `params` given.
+    pub fn heuristic(&self, ints: &[(&str, i64)]) -> EsResult<f64> {
+        self.run(&[], ints, None, |it, v| match v {
+            Val::Int(i) => Ok(i as f64),
+            Val::Float(f) => Ok(f),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [double].", it.type_name(&other)),
+            )),
+        })
+    }
+
     /// `moving_fn`: the script's double over one window.
     pub fn moving(&self, values: &[f64]) -> EsResult<f64> {
-        self.run(&[], Some(values), |it, v| match v {
+        self.run(&[], &[], Some(values), |it, v| match v {
             Val::Int(i) => Ok(i as f64),
             Val::Float(f) => Ok(f),
             other => Err((

@@ -36,7 +36,7 @@ impl Weight for IdSliceQuery {
         let index = reader.inverted_index(self.id_field)?;
         let mut terms = index.terms().stream()?;
         while terms.advance() {
-            let hash = lode_engine::index::murmur3_32_seeded(terms.key(), SEED) as i32;
+            let hash = lode_engine::index::murmur3_32_seeded::<SEED>(terms.key()) as i32;
             if hash.rem_euclid(self.max as i32) as u32 != self.id {
                 continue;
             }
