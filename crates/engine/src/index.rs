@@ -713,6 +713,14 @@ impl IndexService {
         routing: Option<&str>,
         realtime: bool,
     ) -> EsResult<Option<crate::shard::StoredDoc>> {
+        if self.allocation_failure().is_some() && !self.is_closed() {
+            // ES's `TransportSingleShardAction` with no started copy, `GetRequest#toString`.
+            return Err(EsError::no_shard_available(format!(
+                "No shard available for [get [{}][{id}]: routing [{}]]",
+                self.name,
+                routing.unwrap_or("null")
+            )));
+        }
         let shards = self.shards()?;
         shards[self.shard_for(id, routing)].get(id, realtime)
     }
