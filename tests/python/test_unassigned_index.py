@@ -130,6 +130,18 @@ def test_red_then_back(red_node):
                                                                      "ALLOCATION_FAILED")
         assert "red-auto" in r["unassigned.details"]
 
+    # --- broadcast and stats APIs answer, the red shards counted in total only
+    all_shards = sum(n for n, _, _ in INDICES.values())
+    r = es.indices.refresh().body
+    assert r["_shards"]["total"] == all_shards and r["_shards"]["successful"] == healthy_shards
+    r = es.indices.stats().body
+    assert r["_shards"]["successful"] == healthy_shards
+    assert r["indices"]["red-auto"]["health"] == "red"
+    assert r["indices"]["healthy"]["primaries"]["docs"]["count"] == INDICES["healthy"][1]
+    assert es.indices.segments().body["_shards"]["successful"] == healthy_shards
+    assert {r["index"] for r in es.cat.segments(format="json").body} == {"healthy"}
+    assert es.indices.get_mapping(index="red-auto").body["red-auto"]["mappings"]["properties"]
+
     # --- searches
     status, body = error_of(lambda: es.search(index="red-stuck", query={"match_all": {}}))
     assert status == 503

@@ -1031,7 +1031,8 @@ fn segments(
     ]);
     let id = cluster::node_id(node);
     let ip = info.publish_host();
-    for idx in &list {
+    // A red index has no started shard, hence no segment to list.
+    for idx in list.iter().filter(|i| i.allocation_failure().is_none()) {
         for s in idx.shards()? {
             for g in s.segments()? {
                 t.push(vec![
