@@ -141,6 +141,9 @@ def test_red_then_back(red_node):
     assert es.indices.segments().body["_shards"]["successful"] == healthy_shards
     assert {r["index"] for r in es.cat.segments(format="json").body} == {"healthy"}
     assert es.indices.get_mapping(index="red-auto").body["red-auto"]["mappings"]["properties"]
+    assert es.cat.count(format="json").body[0]["count"] == str(INDICES["healthy"][1])
+    status, body = error_of(lambda: es.cat.count(index="red-stuck"))
+    assert status == 503 and body["error"]["type"] == "search_phase_execution_exception"
 
     # --- searches
     status, body = error_of(lambda: es.search(index="red-stuck", query={"match_all": {}}))

@@ -785,8 +785,21 @@ fn health(node: &Node, info: &NodeInfo, _req: &RestRequest) -> EsResult<Table> {
 fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table> {
     let expand = Expand::from_request(req, Expand::OPEN)?;
     let (ignore_unavailable, allow_no_indices) = cluster::lenience(req, false, true)?;
-    let list =
+    let mut list =
         cluster::resolve_indices(node, target, expand, ignore_unavailable, allow_no_indices)?;
+    // As the count search under it: red indices are left out (their shards fail), and when
+    // nothing else is left it is the search's 503.
+    let red: Vec<(String, Vec<usize>)> = list
+        .iter()
+        .filter(|i| i.allocation_failure().is_some())
+        .map(|i| (i.name.clone(), (0..i.num_shards()).collect()))
+        .collect();
+    if !red.is_empty() {
+        list.retain(|i| i.allocation_failure().is_none());
+        if list.is_empty() {
+            return Err(crate::search::all_shards_unavailable(&red));
+        }
+    }
     let mut total = 0u64;
     for idx in &list {
         // document-level security: only the documents the role query lets the subject see

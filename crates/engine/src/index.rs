@@ -794,14 +794,9 @@ impl IndexService {
             .read()
             .as_ref()
             .map(|f| f.next_retry.is_some_and(|t| Instant::now() >= t));
-        match due {
-            Some(true) => {
-                if !self.retry_open(false) {
-                    return;
-                }
-            }
-            Some(false) => return,
-            None => {}
+        // An index whose shards failed to open: only the retry, when due.
+        if due.is_some_and(|due| !due || !self.retry_open(false)) {
+            return;
         }
         let config = self.config();
         let Ok(shards) = self.shards() else { return };

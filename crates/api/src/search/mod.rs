@@ -1789,7 +1789,7 @@ fn unavailable(list: &[Searched], routing: &[String]) -> Vec<(String, Vec<usize>
 }
 
 /// ES's answer when no searched shard has a started copy: 503 "all shards failed".
-fn all_shards_unavailable(missing: &[(String, Vec<usize>)]) -> EsError {
+pub(crate) fn all_shards_unavailable(missing: &[(String, Vec<usize>)]) -> EsError {
     let cause = EsError::no_shard_available("").with("reason", Value::Null);
     let mut outer = EsError::new(503, "search_phase_execution_exception", "all shards failed");
     outer.extra.insert("phase".into(), json!("query"));
@@ -2817,4 +2817,32 @@ pub fn matching_ids(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod unavailable_tests {
+    use super::*;
+
+    /// The shapes ES 8 gives shards with no started copy (`AbstractSearchAsyncAction`).
+    #[test]
+    fn unavailable_shards_render_as_es() {
+        let mut out = json!({"_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0}});
+        report_unavailable(&mut out, &[("red".into(), vec![0, 1])]);
+        let failure = json!({"shard": 0, "index": "red", "node": null,
+            "reason": {"type": "no_shard_available_action_exception", "reason": null}});
+        assert_eq!(
+            out["_shards"],
+            json!({"total": 5, "successful": 3, "skipped": 0, "failed": 2,
+                   "failures": [failure.clone()]})
+        );
+        let e = all_shards_unavailable(&[("red".into(), vec![0])]);
+        assert_eq!(
+            e.to_response_json(),
+            json!({"error": {
+                "root_cause": [{"type": "no_shard_available_action_exception", "reason": null}],
+                "type": "search_phase_execution_exception", "reason": "all shards failed",
+                "phase": "query", "grouped": true, "failed_shards": [failure]},
+                "status": 503})
+        );
+    }
 }
