@@ -145,6 +145,8 @@ def verify(url, state_file, ballast=None):
     was_red = health == "red"
     if was_red:
         check_red(url)
+    else:
+        print(f"verify: the index opened after the restart ({health}): its writer found room")
     if ballast and os.path.exists(ballast):
         os.remove(ballast)
         print("verify: ballast deleted: space freed")
