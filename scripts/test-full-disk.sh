@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # A real full disk under a running node (issue 11): mounts a small tmpfs as path.data (needs
-# root; not part of .ci/run, whose machines may not allow mounts), indexes until the node
-# refuses writes, kills it with SIGKILL, restarts it on the same data and checks that every
-# acknowledged document survived and that deleting the index still works
+# root; not part of .ci/run, whose machines may not allow mounts) with a ballast file on it,
+# indexes until the node refuses writes, kills it with SIGKILL, restarts it on the same data,
+# checks that an index that cannot open on the full disk is red (not gone) and answers ES's
+# errors, deletes the ballast and checks that the index comes back without a restart, that
+# every acknowledged document survived and that deleting the index works
 # (tests/disk/full_disk.py says what passes). It does not build Lode.
 #
 #   LODE_BIN   server binary (default: target/debug/lode)
 #   SIZE       tmpfs size (default 64m)
+#   BALLAST    ballast size in MB (default 8)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/lode.sh"
 SIZE="${SIZE:-64m}"
@@ -34,6 +37,7 @@ serve() {
   echo "test-full-disk: the node did not start" >&2; cat "$TMP/stderr" >&2; exit 3
 }
 
+head -c "${BALLAST:-8}M" /dev/urandom > "$MNT/ballast"
 serve
 python3 tests/disk/full_disk.py "$URL" fill "$TMP/state.json"
 df -h "$MNT" | tail -1
@@ -42,6 +46,6 @@ kill -9 "$PID"; wait "$PID" 2>/dev/null || true
 echo "test-full-disk: killed with SIGKILL on a full disk; restarting"
 : > "$TMP/stdout"
 serve
-python3 tests/disk/full_disk.py "$URL" verify "$TMP/state.json"
+python3 tests/disk/full_disk.py "$URL" verify "$TMP/state.json" "$MNT/ballast"
 df -h "$MNT" | tail -1
 echo "test-full-disk: passed"

@@ -10,9 +10,16 @@ flood-stage watermark, index has read-only-allow-delete block") or, when the dis
 between two watermark checks, an error answer (never a 2xx for a write that was not kept),
 and when the node still answers searches.
 
-Phase `verify` (after a kill -9 and a restart on the same data): every acknowledged id is
-there (`_count` and `ids` queries after `_refresh`, or a realtime GET per id when the disk is
-too full to refresh), and deleting the index frees the disk so that the block goes away.
+Phase `verify` (after a kill -9 and a restart on the same data; BALLAST names a file the
+script put on the disk before filling it): when the restarted node could not open the index
+(its writer must write, and the disk is full), the index is there and red, as Elasticsearch
+keeps an unassigned shard: `_cluster/health` red, `_cat/shards` UNASSIGNED with
+`ALLOCATION_FAILED`, a search answers 503 `search_phase_execution_exception` and a GET 503
+`no_shard_available_action_exception`. Then the ballast is deleted (space freed) and the index
+must come back without a restart (the node's automatic retries; after 40 s the script asks
+`POST _cluster/reroute?retry_failed=true`, as an operator would, and says so). Then every
+acknowledged id is there (`_count` and `ids` queries after `_refresh`, or a realtime GET per
+id when the disk is too full to refresh), and deleting the index works.
 Standard library only.
 """
 import json
@@ -103,9 +110,59 @@ def fill(url, state_file):
               "writes were refused with the errors above")
 
 
-def verify(url, state_file):
+def index_health(url):
+    status, body = call(url, "GET", f"/_cluster/health/{INDEX}?timeout=1s")
+    return body.get("status") if isinstance(body, dict) else None
+
+
+def check_red(url):
+    """The index failed to open: it must be there, red, and answer ES's errors."""
+    print("verify: the index is red after the restart (its shard could not open)")
+    status, body = call(url, "GET", "/_cluster/health")
+    assert body["status"] == "red" and body["unassigned_primary_shards"] >= 1, body
+    status, rows = call(url, "GET", f"/_cat/shards/{INDEX}?format=json"
+                                    "&h=shard,prirep,state,unassigned.reason,unassigned.details")
+    rows = [r for r in rows if r["prirep"] == "p"]
+    assert status == 200 and rows, rows
+    for r in rows:
+        assert (r["state"], r["unassigned.reason"]) == ("UNASSIGNED", "ALLOCATION_FAILED"), r
+    print(f"verify: _cat/shards: {rows[0]['state']} {rows[0]['unassigned.reason']}: "
+          f"{(rows[0]['unassigned.details'] or '')[:200]}")
+    status, body = call(url, "POST", f"/{INDEX}/_search", {"size": 0})
+    assert status == 503 and body["error"]["type"] == "search_phase_execution_exception", body
+    status, body = call(url, "GET", f"/{INDEX}/_doc/0")
+    assert status == 503 and body["error"]["type"] == "no_shard_available_action_exception", body
+    print("verify: search 503 search_phase_execution_exception, "
+          "GET 503 no_shard_available_action_exception")
+
+
+def verify(url, state_file, ballast=None):
     with open(state_file) as f:
         acked = json.load(f)["acked"]
+    health = index_health(url)
+    if health is None:
+        sys.exit("verify: the index is gone after the restart (ES keeps it, red)")
+    was_red = health == "red"
+    if was_red:
+        check_red(url)
+    else:
+        print(f"verify: the index opened after the restart ({health}): its writer found room")
+    if ballast and os.path.exists(ballast):
+        os.remove(ballast)
+        print("verify: ballast deleted: space freed")
+    if was_red:
+        started = time.time()
+        rerouted = False
+        while index_health(url) == "red":
+            if time.time() - started > 40 and not rerouted:
+                print("verify: still red after 40 s: POST _cluster/reroute?retry_failed=true")
+                call(url, "POST", "/_cluster/reroute?retry_failed=true&metric=none")
+                rerouted = True
+            if time.time() - started > 100:
+                sys.exit("verify: the index did not come back once space was freed")
+            time.sleep(0.5)
+        how = "after the reroute" if rerouted else "by the node's own retries"
+        print(f"verify: the index came back {how} in {time.time() - started:.1f} s, no restart")
     status, _ = call(url, "POST", f"/{INDEX}/_refresh")
     print(f"verify: refresh after restart answers {status}")
     status, body = call(url, "GET", f"/{INDEX}/_count")
@@ -134,7 +191,10 @@ def verify(url, state_file):
 
 def main():
     url, phase, state = sys.argv[1], sys.argv[2], sys.argv[3]
-    {"fill": fill, "verify": verify}[phase](url, state)
+    if phase == "verify":
+        verify(url, state, sys.argv[4] if len(sys.argv) > 4 else None)
+    else:
+        fill(url, state)
 
 
 if __name__ == "__main__":

@@ -653,6 +653,53 @@ pub fn shards_acknowledged(idx: &IndexService, wanted: Option<&str>) -> EsResult
     Ok(active_shards_wanted(idx, wanted)?.unwrap_or(1) <= 1)
 }
 
+/// A write to an index whose shards failed to open waits up to the request's `timeout`
+/// (default `1m`; until `deadline` when a `_bulk` shares one) for the primary to come back,
+/// then fails as ES's replication actions do: 503 `unavailable_shards_exception`. `item`
+/// describes the request (ES prints its `BulkShardRequest`).
+pub fn wait_for_primary(
+    idx: &IndexService,
+    timeout: Option<&str>,
+    deadline: Option<std::time::Instant>,
+    item: &str,
+) -> EsResult<()> {
+    if idx.allocation_failure().is_none() {
+        return Ok(());
+    }
+    let text = timeout.unwrap_or("1m");
+    let wait = match deadline {
+        Some(d) => d.saturating_duration_since(std::time::Instant::now()),
+        None => parse_write_timeout(text)?,
+    };
+    match idx.wait_active(wait) {
+        Ok(()) => Ok(()),
+        Err(f) => Err(EsError::new(
+            503,
+            "unavailable_shards_exception",
+            format!(
+                "[{0}][{1}] primary shard is not active Timeout: [{text}], request: [BulkShardRequest [[{0}][{1}]] containing [{item}]]",
+                idx.name, f.shard
+            ),
+        )),
+    }
+}
+
+/// A write's `timeout` parameter (a time value, `-1` for none).
+pub fn parse_write_timeout(text: &str) -> EsResult<std::time::Duration> {
+    if text.trim() == "-1" {
+        return Ok(std::time::Duration::from_secs(365 * 24 * 3600));
+    }
+    lode_dates::parse_time_value(text)
+        .map(|ms| std::time::Duration::from_millis(ms.max(0) as u64))
+        .map_err(|_| {
+            EsError::new(
+                400,
+                "parse_exception",
+                format!("failed to parse setting [timeout] with value [{text}] as a time value: unit is missing or unrecognized"),
+            )
+        })
+}
+
 pub fn check_active_shards(
     idx: &IndexService,
     wanted: Option<&str>,

@@ -661,7 +661,8 @@ fn indices(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Tab
             continue;
         }
         let closed = idx.is_closed();
-        let numbers = (!closed).then(|| {
+        // A red index has no started shard to read numbers from: ES leaves them empty.
+        let numbers = (!closed && idx.allocation_failure().is_none()).then(|| {
             let mut n = Numbers::default();
             for s in stats::index_shard_numbers(&idx, &opts) {
                 n.add(&s);
@@ -784,8 +785,21 @@ fn health(node: &Node, info: &NodeInfo, _req: &RestRequest) -> EsResult<Table> {
 fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table> {
     let expand = Expand::from_request(req, Expand::OPEN)?;
     let (ignore_unavailable, allow_no_indices) = cluster::lenience(req, false, true)?;
-    let list =
+    let mut list =
         cluster::resolve_indices(node, target, expand, ignore_unavailable, allow_no_indices)?;
+    // As the count search under it: red indices are left out (their shards fail), and when
+    // nothing else is left it is the search's 503.
+    let red: Vec<(String, Vec<usize>)> = list
+        .iter()
+        .filter(|i| i.allocation_failure().is_some())
+        .map(|i| (i.name.clone(), (0..i.num_shards()).collect()))
+        .collect();
+    if !red.is_empty() {
+        list.retain(|i| i.allocation_failure().is_none());
+        if list.is_empty() {
+            return Err(crate::search::all_shards_unavailable(&red));
+        }
+    }
     let mut total = 0u64;
     for idx in &list {
         // document-level security: only the documents the role query lets the subject see
@@ -886,7 +900,8 @@ fn shards(
     let opts = StatsOptions::default();
     for idx in list {
         let h = cluster::index_health(&idx);
-        let numbers: Vec<Option<Numbers>> = if idx.is_closed() {
+        let failure = idx.allocation_failure().filter(|_| !idx.is_closed());
+        let numbers: Vec<Option<Numbers>> = if idx.is_closed() || failure.is_some() {
             vec![None; h.shards]
         } else {
             stats::index_shard_numbers(&idx, &opts)
@@ -897,34 +912,59 @@ fn shards(
         for (s, n) in numbers.iter().enumerate().take(h.shards) {
             let n = n.as_ref();
             let path = idx.path().join(s.to_string()).display().to_string();
-            let mut row = vec![
-                Cell::s(idx.name.clone()),
-                Cell::i(s),
-                Cell::s("p"),
-                Cell::s("STARTED"),
-                n.map(|n| Cell::i(n.docs_count)).unwrap_or(Cell::Null),
-                n.map(|n| Cell::Bytes(n.store_bytes)).unwrap_or(Cell::Null),
-                n.map(|n| Cell::Bytes(n.store_bytes)).unwrap_or(Cell::Null),
-                Cell::s(ip.clone()),
-                Cell::s(id.clone()),
-                Cell::s(info.node_name.clone()),
-                Cell::Null,
-                Cell::Null,
-                Cell::Null,
-                Cell::Null,
-                Cell::Null,
-                Cell::s("EXISTING_STORE"),
-            ];
-            row.extend(stat_cells(n));
-            let seq = n.map(|n| Cell::i(n.max_seq_no)).unwrap_or(Cell::Null);
-            row.extend([
-                seq.clone(),
-                seq.clone(),
-                seq,
-                Cell::s(path.clone()),
-                Cell::s(path),
-            ]);
-            t.push(row);
+            if let Some(f) = &failure {
+                // The primary failed to open: unassigned, as ES's `ALLOCATION_FAILED`.
+                let mut row = vec![
+                    Cell::s(idx.name.clone()),
+                    Cell::i(s),
+                    Cell::s("p"),
+                    Cell::s("UNASSIGNED"),
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::s("ALLOCATION_FAILED"),
+                    Cell::s(iso_date(f.at)),
+                    Cell::Time((now_millis() - f.at).max(0) as u64),
+                    Cell::s(f.details(&idx.name, &idx.uuid)),
+                    Cell::s("EXISTING_STORE"),
+                ];
+                row.extend(stat_cells(None));
+                row.extend(std::iter::repeat_n(Cell::Null, 5));
+                t.push(row);
+            } else {
+                let mut row = vec![
+                    Cell::s(idx.name.clone()),
+                    Cell::i(s),
+                    Cell::s("p"),
+                    Cell::s("STARTED"),
+                    n.map(|n| Cell::i(n.docs_count)).unwrap_or(Cell::Null),
+                    n.map(|n| Cell::Bytes(n.store_bytes)).unwrap_or(Cell::Null),
+                    n.map(|n| Cell::Bytes(n.store_bytes)).unwrap_or(Cell::Null),
+                    Cell::s(ip.clone()),
+                    Cell::s(id.clone()),
+                    Cell::s(info.node_name.clone()),
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::Null,
+                    Cell::s("EXISTING_STORE"),
+                ];
+                row.extend(stat_cells(n));
+                let seq = n.map(|n| Cell::i(n.max_seq_no)).unwrap_or(Cell::Null);
+                row.extend([
+                    seq.clone(),
+                    seq.clone(),
+                    seq,
+                    Cell::s(path.clone()),
+                    Cell::s(path),
+                ]);
+                t.push(row);
+            }
             let unassigned_for = (now_millis() - idx.creation_date).max(0) as u64;
             for _ in 0..h.replicas {
                 let mut row = vec![
@@ -1004,7 +1044,8 @@ fn segments(
     ]);
     let id = cluster::node_id(node);
     let ip = info.publish_host();
-    for idx in &list {
+    // A red index has no started shard, hence no segment to list.
+    for idx in list.iter().filter(|i| i.allocation_failure().is_none()) {
         for s in idx.shards()? {
             for g in s.segments()? {
                 t.push(vec![

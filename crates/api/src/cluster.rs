@@ -280,11 +280,25 @@ pub(crate) struct IndexHealth {
     pub active_primary: usize,
     pub active: usize,
     pub unassigned: usize,
+    /// Primaries unassigned because the index's shards failed to open: the index is red.
+    pub unassigned_primary: usize,
 }
 
 pub(crate) fn index_health(idx: &IndexService) -> IndexHealth {
     let shards = idx.num_shards();
     let replicas = effective_replicas(idx);
+    if idx.allocation_failure().is_some() {
+        return IndexHealth {
+            name: idx.name.clone(),
+            status: Health::Red,
+            shards,
+            replicas,
+            active_primary: 0,
+            active: 0,
+            unassigned: shards * (replicas + 1),
+            unassigned_primary: shards,
+        };
+    }
     let unassigned = shards * replicas;
     IndexHealth {
         name: idx.name.clone(),
@@ -298,6 +312,7 @@ pub(crate) fn index_health(idx: &IndexService) -> IndexHealth {
         active_primary: shards,
         active: shards,
         unassigned,
+        unassigned_primary: 0,
     }
 }
 
@@ -308,6 +323,7 @@ pub(crate) struct ClusterHealth {
     pub active_primary: usize,
     pub active: usize,
     pub unassigned: usize,
+    pub unassigned_primary: usize,
     pub indices: Vec<IndexHealth>,
     /// Concrete names of the expression that do not exist.
     pub missing: Vec<String>,
@@ -353,6 +369,7 @@ pub(crate) fn cluster_health(
         active_primary: indices.iter().map(|i| i.active_primary).sum(),
         active: indices.iter().map(|i| i.active).sum(),
         unassigned: indices.iter().map(|i| i.unassigned).sum(),
+        unassigned_primary: indices.iter().map(|i| i.unassigned_primary).sum(),
         indices,
         missing,
     })
@@ -451,6 +468,47 @@ pub(crate) fn parse_timeout(req: &RestRequest, key: &str, default: Duration) -> 
                 )
             }),
     }
+}
+
+/// `POST /_cluster/reroute`: one node has nowhere to move a shard, so `commands` are
+/// refused; `retry_failed` retries opening every index whose shards failed to open,
+/// resetting their failed attempts, as ES resets `index.allocation.max_retries`' count.
+pub fn reroute(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
+    let dry_run = req.bool_param("dry_run", false)?;
+    let explain = req.bool_param("explain", false)?;
+    let retry_failed = req.bool_param("retry_failed", false)?;
+    if let Some(body) = req.json_body()? {
+        let Some(obj) = body.as_object() else {
+            return Err(EsError::parsing("request body must be an object"));
+        };
+        for (k, v) in obj {
+            match k.as_str() {
+                "commands" if v.as_array().is_some_and(|a| a.is_empty()) => {}
+                "commands" => {
+                    return Err(EsError::illegal_argument(
+                        "[commands] is not supported by Lode: a single node has no shard to move, allocate or cancel",
+                    ))
+                }
+                other => {
+                    return Err(EsError::x_content_parse(format!(
+                        "[1:2] [cluster_reroute] unknown field [{other}]"
+                    )))
+                }
+            }
+        }
+    }
+    if retry_failed && !dry_run {
+        node.retry_failed();
+    }
+    let mut out = Map::new();
+    out.insert("acknowledged".into(), json!(true));
+    if explain {
+        out.insert("explanations".into(), json!([]));
+    }
+    if req.param("metric").map(str::trim) != Some("none") {
+        out.insert("state".into(), json!({"cluster_uuid": node.cluster_uuid}));
+    }
+    Ok(RestResponse::ok(Value::Object(out)))
 }
 
 /// `GET /_cluster/health[/{index}]`.
@@ -560,7 +618,10 @@ fn health_json(info: &NodeInfo, h: &ClusterHealth, level: Level, timed_out: bool
     m.insert("relocating_shards".into(), json!(0));
     m.insert("initializing_shards".into(), json!(0));
     m.insert("unassigned_shards".into(), json!(h.unassigned));
-    m.insert("unassigned_primary_shards".into(), json!(0));
+    m.insert(
+        "unassigned_primary_shards".into(),
+        json!(h.unassigned_primary),
+    );
     m.insert("delayed_unassigned_shards".into(), json!(0));
     m.insert("number_of_pending_tasks".into(), json!(0));
     m.insert("number_of_in_flight_fetch".into(), json!(0));
@@ -581,20 +642,24 @@ fn health_json(info: &NodeInfo, h: &ClusterHealth, level: Level, timed_out: bool
             im.insert("relocating_shards".into(), json!(0));
             im.insert("initializing_shards".into(), json!(0));
             im.insert("unassigned_shards".into(), json!(i.unassigned));
-            im.insert("unassigned_primary_shards".into(), json!(0));
+            im.insert(
+                "unassigned_primary_shards".into(),
+                json!(i.unassigned_primary),
+            );
             if level == Level::Shards {
                 let mut shards = Map::new();
+                let red = i.unassigned_primary > 0;
                 for s in 0..i.shards {
                     shards.insert(
                         s.to_string(),
                         json!({
                             "status": i.status.as_str(),
-                            "primary_active": true,
-                            "active_shards": 1,
+                            "primary_active": !red,
+                            "active_shards": if red { 0 } else { 1 },
                             "relocating_shards": 0,
                             "initializing_shards": 0,
-                            "unassigned_shards": i.replicas,
-                            "unassigned_primary_shards": 0
+                            "unassigned_shards": i.replicas + usize::from(red),
+                            "unassigned_primary_shards": usize::from(red)
                         }),
                     );
                 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What `refresh=` asks for after a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,6 +213,12 @@ pub fn index(
         return Err(require_alias_error(index_name));
     }
     let index = node.index_for_write(index_name)?;
+    crate::by_query::wait_for_primary(
+        &index,
+        req.param("timeout"),
+        None,
+        &item_description("index", &index.name, id, Some(&req.body)),
+    )?;
     wait_for_active_shards(&index, req)?;
     let raw: Arc<[u8]> = Arc::from(req.body.as_slice());
     let w = index.index_doc(id, &source, raw, routing(req), vreq, create_only)?;
@@ -312,6 +318,12 @@ pub fn delete(
     )?;
     let refresh = RefreshPolicy::from_request(req)?;
     let index = node.existing_write_target(index_name)?;
+    crate::by_query::wait_for_primary(
+        &index,
+        req.param("timeout"),
+        None,
+        &item_description("delete", &index.name, Some(id), None),
+    )?;
     wait_for_active_shards(&index, req)?;
     let w = index.delete_doc(id, routing(req), vreq)?;
     let forced = finish_write(&index, &w, refresh)?;
@@ -1073,6 +1085,12 @@ pub fn update(
     } else {
         node.existing_write_target(index_name)?
     };
+    crate::by_query::wait_for_primary(
+        &index,
+        req.param("timeout"),
+        None,
+        &item_description("update", &index.name, Some(id), None),
+    )?;
     wait_for_active_shards(&index, req)?;
     let required = match (
         req.i64_param("if_seq_no")?,
@@ -1109,6 +1127,35 @@ struct BulkDefaults {
     require_alias: bool,
     active_shards: Option<String>,
     timeout: Option<String>,
+    /// Until when items to an index whose primary is not active wait for it, all together.
+    deadline: Instant,
+}
+
+/// An item as ES's `toString` prints it inside a `BulkShardRequest` (`IndexRequest`:
+/// `index {[idx][id], source[..]}`, the source cut at 2 KB as ES cuts it).
+fn item_description(action: &str, index: &str, id: Option<&str>, source: Option<&[u8]>) -> String {
+    let id = id.unwrap_or("null");
+    match (action, source) {
+        ("index" | "create", Some(raw)) => {
+            let text = if raw.len() > 2048 {
+                format!(
+                    "n/a, actual length: [{}], max length: 2kb",
+                    human_kb(raw.len())
+                )
+            } else {
+                String::from_utf8_lossy(raw).trim().to_string()
+            };
+            format!("index {{[{index}][{id}], source[{text}]}}")
+        }
+        _ => format!("{action} {{[{index}][{id}]}}"),
+    }
+}
+
+/// ES's `ByteSizeValue` text for a source length (`2.1kb`).
+fn human_kb(n: usize) -> String {
+    let kb = n as f64 / 1024.0;
+    let s = format!("{kb:.1}");
+    format!("{}kb", s.trim_end_matches(".0"))
 }
 
 struct BulkItem {
@@ -1213,6 +1260,12 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
         require_alias: req.bool_param("require_alias", false)?,
         active_shards: req.param("wait_for_active_shards").map(str::to_string),
         timeout: req.param("timeout").map(str::to_string),
+        deadline: Instant::now()
+            + req
+                .param("timeout")
+                .map(crate::by_query::parse_write_timeout)
+                .transpose()?
+                .unwrap_or(Duration::from_secs(60)),
     };
     let body = &req.body;
     if !req.has_body() {
@@ -1360,6 +1413,16 @@ fn bulk_item(
             i
         }
     };
+    let source = match (item.action.as_str(), item.source) {
+        ("index" | "create", Some((s, e))) => Some(&body[s..e]),
+        _ => None,
+    };
+    crate::by_query::wait_for_primary(
+        &index,
+        defaults.timeout.as_deref(),
+        Some(defaults.deadline),
+        &item_description(&item.action, &index.name, item.id.as_deref(), source),
+    )?;
     crate::by_query::check_active_shards(
         &index,
         defaults.active_shards.as_deref(),

@@ -284,12 +284,20 @@ fn broadcast(
     list: &[Arc<IndexService>],
     f: impl Fn(&IndexService) -> EsResult<()>,
 ) -> EsResult<Value> {
-    let mut shards = 0;
+    let (mut total, mut done) = (0, 0);
     for i in list {
+        total += i.num_shards();
+        // A red index's unassigned shards count in `total` only (ES's broadcast actions skip
+        // shards with no started copy without calling them failures).
+        if i.allocation_failure().is_some() {
+            continue;
+        }
         f(i)?;
-        shards += i.num_shards();
+        done += i.num_shards();
     }
-    Ok(json!({"_shards": shards_header(shards)}))
+    let mut header = shards_header(total);
+    header["successful"] = json!(done);
+    Ok(json!({"_shards": header}))
 }
 
 /// `POST /{index}/_refresh`.

@@ -831,7 +831,12 @@ pub fn segments(node: &Node, indices: Option<&str>, req: &RestRequest) -> EsResu
     for idx in &list {
         let health = cluster::index_health(idx);
         shard_copies += health.shards * (1 + health.replicas);
-        let shards = idx.shards()?;
+        // A red index has no started shard: it counts in `total` only.
+        let shards = if idx.allocation_failure().is_some() {
+            Vec::new()
+        } else {
+            idx.shards()?
+        };
         started += shards.len();
         let mode = match shards.first().map(|s| s.codec()) {
             Some(Codec::BestCompression) => "BEST_COMPRESSION",

@@ -147,6 +147,12 @@ pub const CLUSTER_HEALTH: ApiParams = api(
     ],
     &["awareness_attribute", "ensure_node_weighed_in"],
 );
+pub const CLUSTER_REROUTE: ApiParams = api(
+    "cluster.reroute",
+    &[NO_EFFECT, &["dry_run", "explain", "retry_failed", "metric"]],
+    &[],
+)
+.with_body();
 pub const CLUSTER_PUT_SETTINGS: ApiParams = api(
     "cluster.put_settings",
     &[NO_EFFECT, &["flat_settings"]],

@@ -63,6 +63,11 @@ impl EsError {
         .with("index", index)
     }
 
+    /// ES's `NoShardAvailableActionException` (503): no started copy of a shard to read from.
+    pub fn no_shard_available(reason: impl Into<String>) -> EsError {
+        EsError::new(503, "no_shard_available_action_exception", reason)
+    }
+
     pub fn index_closed(index: &str, uuid: &str) -> EsError {
         EsError::new(400, "index_closed_exception", "closed")
             .with("index_uuid", uuid)

@@ -46,6 +46,42 @@ pub struct IndexService {
     /// `floorMod(murmur3(routing as UTF-16), routing_num_shards) / routing_factor`. `None` for
     /// indices created before Lode routed as ES (they keep the hash they were written with).
     routing_num_shards: Option<usize>,
+    /// Set while the index's shards could not be opened (ES: the primaries are unassigned
+    /// with `ALLOCATION_FAILED`): the index stays in the node, red, and opening is retried.
+    failure: RwLock<Option<AllocationFailure>>,
+    /// Set once the index is deleted, so an opening retry in flight gives up.
+    deleted: AtomicBool,
+}
+
+/// Why an index's shards are unassigned: ES's `UnassignedInfo` for `ALLOCATION_FAILED`.
+#[derive(Debug, Clone)]
+pub struct AllocationFailure {
+    /// The error opening a shard gave (ES's `details`).
+    pub error: EsError,
+    /// The shard that failed to open.
+    pub shard: usize,
+    /// When the last attempt failed, epoch milliseconds (ES's `at`).
+    pub at: i64,
+    /// Failed attempts so far (ES's `failed_allocation_attempts`).
+    pub attempts: u32,
+    /// When the next automatic retry is due (`None` once `index.allocation.max_retries` is reached).
+    pub next_retry: Option<Instant>,
+}
+
+impl AllocationFailure {
+    /// ES's `UnassignedInfo#getDetails` text: "failed shard on node [..]: failed recovery, failure ..".
+    pub fn details(&self, index: &str, uuid: &str) -> String {
+        format!(
+            "failed shard on node [lode]: failed to create shard, failure [{index}/{uuid}][{}] {}: {}",
+            self.shard, self.error.kind, self.error.reason
+        )
+    }
+}
+
+/// The delay before automatic retry `n` (1-based) of opening an index: 5 s, doubling, at most
+/// a minute. ES retries at each reroute; one node has no cluster changes to trigger them.
+fn retry_delay(n: u32) -> std::time::Duration {
+    std::time::Duration::from_secs((5u64 << (n.saturating_sub(1)).min(4)).min(60))
 }
 
 /// Where an acknowledged write landed, so the caller can wait for durability/visibility.
@@ -54,6 +90,15 @@ pub struct DocWrite {
     pub id: String,
     pub shard: usize,
     pub result: WriteResult,
+}
+
+/// What `assemble` does with the shards: open them (a failure fails the creation), recover
+/// them (a failure leaves the index unassigned), or nothing (a closed index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpenMode {
+    Create,
+    Recover,
+    Closed,
 }
 
 fn state_path(path: &Path) -> PathBuf {
@@ -108,6 +153,7 @@ impl IndexService {
             mapping,
             None,
             Some(routing_num_shards),
+            OpenMode::Create,
         )?;
         svc.persist()?;
         Ok(svc)
@@ -129,6 +175,7 @@ impl IndexService {
             ..m
         };
         let schema: Option<Schema> = serde_json::from_value(state["schema"].clone()).ok();
+        let closed = state["state"] == "close";
         let svc = IndexService::assemble(
             path.to_path_buf(),
             state["name"].as_str().unwrap_or_default().to_string(),
@@ -140,13 +187,17 @@ impl IndexService {
             mapping,
             schema,
             state["routing_num_shards"].as_u64().map(|n| n as usize),
+            if closed {
+                OpenMode::Closed
+            } else {
+                OpenMode::Recover
+            },
         )?;
         if let Ok(aliases) = serde_json::from_value(state["aliases"].clone()) {
             *svc.aliases.write() = aliases;
         }
-        if state["state"] == "close" {
+        if closed {
             svc.closed.store(true, Ordering::SeqCst);
-            svc.shards.write().clear();
         }
         Ok(svc)
     }
@@ -163,6 +214,7 @@ impl IndexService {
         mapping: Mapping,
         schema: Option<Schema>,
         routing_num_shards: Option<usize>,
+        mode: OpenMode,
     ) -> EsResult<IndexService> {
         let schema = schema::extend(schema.as_ref(), &mapping);
         let svc = IndexService {
@@ -184,12 +236,77 @@ impl IndexService {
             last_refresh: Mutex::new(Instant::now()),
             aliases: RwLock::new(BTreeMap::new()),
             routing_num_shards,
+            failure: RwLock::new(None),
+            deleted: AtomicBool::new(false),
         };
-        svc.open_shards()?;
+        match mode {
+            OpenMode::Create => svc.open_shards().map_err(|(_, e)| e)?,
+            OpenMode::Recover => {
+                if let Err(e) = svc.open_shards() {
+                    svc.record_failure(e);
+                }
+            }
+            OpenMode::Closed => {}
+        }
         Ok(svc)
     }
 
-    fn open_shards(&self) -> EsResult<()> {
+    /// Records a failed attempt to open the shards, scheduling the next retry while
+    /// `index.allocation.max_retries` (default 5) allows one.
+    fn record_failure(&self, (shard, error): (usize, EsError)) {
+        let max = self.usize_setting("index.allocation.max_retries", 5) as u32;
+        let mut slot = self.failure.write();
+        let attempts = slot.as_ref().map_or(0, |f| f.attempts) + 1;
+        tracing::error!(index = %self.name, shard, attempts, error = %error, "could not open the index's shards: it stays red and unassigned");
+        *slot = Some(AllocationFailure {
+            error,
+            shard,
+            at: now_millis(),
+            attempts,
+            next_retry: (attempts < max).then(|| Instant::now() + retry_delay(attempts)),
+        });
+    }
+
+    /// Why the index's shards are unassigned, when they are.
+    pub fn allocation_failure(&self) -> Option<AllocationFailure> {
+        self.failure.read().clone()
+    }
+
+    /// Tries to open the shards of an index that failed to open. `reset` clears the failed
+    /// attempts count first (`POST _cluster/reroute?retry_failed=true`). Returns whether the
+    /// index is open now.
+    pub fn retry_open(&self, reset: bool) -> bool {
+        let _one = self.state_lock.lock();
+        if self.deleted.load(Ordering::SeqCst) || self.failure.read().is_none() {
+            return self.failure.read().is_none();
+        }
+        if reset {
+            if let Some(f) = self.failure.write().as_mut() {
+                f.attempts = 0;
+            }
+        }
+        match self.open_shards() {
+            Ok(()) => {
+                *self.failure.write() = None;
+                self.data_version.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(index = %self.name, "the index's shards opened on retry");
+                true
+            }
+            Err(e) => {
+                self.record_failure(e);
+                false
+            }
+        }
+    }
+
+    /// Marks the index deleted (waiting for an opening retry in flight to finish).
+    pub fn mark_deleted(&self) {
+        let _one = self.state_lock.lock();
+        self.deleted.store(true, Ordering::SeqCst);
+    }
+
+    /// Opens every shard (recovering its translog). On failure, the shard that failed and why.
+    fn open_shards(&self) -> Result<(), (usize, EsError)> {
         let config = self.config();
         let state = self.mapping_state();
         let tokenizers = self.tokenizer_registrar(&state.mapping);
@@ -201,7 +318,8 @@ impl IndexService {
                 &state.schema,
                 &tokenizers,
                 &config,
-            )?;
+            )
+            .map_err(|e| (i, e))?;
             shard.set_store_source(state.mapping.source_enabled);
             if !pending.is_empty() {
                 let parser = DocParser {
@@ -228,7 +346,7 @@ impl IndexService {
                     };
                     ops.push((op, doc));
                 }
-                let n = shard.replay(ops)?;
+                let n = shard.replay(ops).map_err(|e| (i, e))?;
                 tracing::info!(index = %self.name, shard = i, operations = n, "recovered operations from translog");
             }
             shards.push(Arc::new(shard));
@@ -392,7 +510,30 @@ impl IndexService {
         if self.is_closed() {
             return Err(EsError::index_closed(&self.name, &self.uuid));
         }
+        if let Some(f) = self.failure.read().as_ref() {
+            return Err(EsError::no_shard_available(format!(
+                "No shard available for [[{}][{}]]",
+                self.name, f.shard
+            )));
+        }
         Ok(self.shards.read().clone())
+    }
+
+    /// Waits up to `timeout` for the shards of an index that failed to open to come back
+    /// (ES's replication actions wait for an active primary, then answer
+    /// `unavailable_shards_exception`). `Err` holds the failure still in place.
+    pub fn wait_active(&self, timeout: std::time::Duration) -> Result<(), AllocationFailure> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let Some(f) = self.allocation_failure() else {
+                return Ok(());
+            };
+            let now = Instant::now();
+            if now >= deadline || self.deleted.load(Ordering::SeqCst) {
+                return Err(f);
+            }
+            std::thread::sleep((deadline - now).min(std::time::Duration::from_millis(50)));
+        }
     }
 
     pub fn num_shards(&self) -> usize {
@@ -572,6 +713,14 @@ impl IndexService {
         routing: Option<&str>,
         realtime: bool,
     ) -> EsResult<Option<crate::shard::StoredDoc>> {
+        if self.allocation_failure().is_some() && !self.is_closed() {
+            // ES's `TransportSingleShardAction` with no started copy, `GetRequest#toString`.
+            return Err(EsError::no_shard_available(format!(
+                "No shard available for [get [{}][{id}]: routing [{}]]",
+                self.name,
+                routing.unwrap_or("null")
+            )));
+        }
         let shards = self.shards()?;
         shards[self.shard_for(id, routing)].get(id, realtime)
     }
@@ -638,6 +787,15 @@ impl IndexService {
     /// Periodic work: scheduled refresh, async translog sync, size-triggered flush.
     pub fn maintain(&self) {
         if self.is_closed() {
+            return;
+        }
+        let due = self
+            .failure
+            .read()
+            .as_ref()
+            .map(|f| f.next_retry.is_some_and(|t| Instant::now() >= t));
+        // An index whose shards failed to open: only the retry, when due.
+        if due.is_some_and(|due| !due || !self.retry_open(false)) {
             return;
         }
         let config = self.config();
@@ -739,7 +897,7 @@ impl IndexService {
         if !self.is_closed() {
             return Ok(());
         }
-        self.open_shards()?;
+        self.open_shards().map_err(|(_, e)| e)?;
         self.closed.store(false, Ordering::SeqCst);
         self.persist()
     }

@@ -256,6 +256,8 @@ impl Node {
             .write()
             .remove(name)
             .ok_or_else(|| EsError::index_not_found(name))?;
+        // An index whose shards failed to open may be retrying: let it finish, then stop it.
+        svc.mark_deleted();
         let path = svc.path().to_path_buf();
         drop(svc);
         // Background merges of the dropped shards may still be finishing their files: retry.
@@ -440,6 +442,16 @@ impl Node {
         }
     }
 
+    /// Retries opening every index whose shards failed to open, resetting their failed
+    /// attempts (`POST _cluster/reroute?retry_failed=true`).
+    pub fn retry_failed(&self) {
+        for idx in self.all() {
+            if idx.allocation_failure().is_some() {
+                idx.retry_open(true);
+            }
+        }
+    }
+
     /// Flushes everything (SIGTERM / SIGINT).
     pub fn shutdown(&self) {
         self.stopping.store(true, Ordering::SeqCst);
@@ -482,4 +494,102 @@ pub fn validate_index_name(name: &str) -> EsResult<()> {
         return invalid("index name is too long, (256 > 255)");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod failed_open_tests {
+    use super::*;
+    use crate::shard::VersionReq;
+    use serde_json::json;
+
+    /// An index whose shard cannot open (its commit point is corrupt) stays in the node,
+    /// unassigned, refuses shard access with ES's 503, opens again once the fault is gone and
+    /// can be deleted meanwhile.
+    #[test]
+    fn an_index_that_cannot_open_stays_and_recovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = json!({"number_of_shards": 1});
+        {
+            let node = Node::open(dir.path()).unwrap();
+            for name in ["broken", "doomed"] {
+                let idx = node.create_index(name, &settings, &Value::Null).unwrap();
+                let src = json!({"f": 1});
+                let raw: Arc<[u8]> = serde_json::to_vec(&src).unwrap().into();
+                idx.index_doc(Some("1"), &src, raw, None, VersionReq::Internal, false)
+                    .unwrap();
+                idx.flush().unwrap();
+            }
+            node.shutdown();
+        }
+        let meta = |name: &str| {
+            let node = Node::open(dir.path()).unwrap();
+            let p = node.get(name).unwrap().path().join("0/index/meta.json");
+            node.shutdown();
+            p
+        };
+        let (broken, doomed) = (meta("broken"), meta("doomed"));
+        let good = std::fs::read(&broken).unwrap();
+        std::fs::write(&broken, b"{not json").unwrap();
+        std::fs::write(&doomed, b"{not json").unwrap();
+
+        let node = Node::open(dir.path()).unwrap();
+        let idx = node
+            .get("broken")
+            .expect("a failed index stays in the node");
+        let f = idx.allocation_failure().expect("unassigned");
+        assert_eq!((f.shard, f.attempts), (0, 1));
+        assert!(f.next_retry.is_some());
+        let e = idx.shards().err().unwrap();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (503, "no_shard_available_action_exception")
+        );
+        assert!(idx.wait_active(Duration::from_millis(60)).is_err());
+
+        // Still broken: the retry counts another failure.
+        assert!(!idx.retry_open(false));
+        assert_eq!(idx.allocation_failure().unwrap().attempts, 2);
+        // A reset retry starts counting again.
+        assert!(!idx.retry_open(true));
+        assert_eq!(idx.allocation_failure().unwrap().attempts, 1);
+
+        std::fs::write(&broken, &good).unwrap();
+        assert!(idx.retry_open(false));
+        assert!(idx.allocation_failure().is_none());
+        assert!(idx.wait_active(Duration::ZERO).is_ok());
+        let doc = idx.get_doc("1", None, true).unwrap();
+        assert!(doc.is_some(), "the document survived");
+
+        let path = node.get("doomed").unwrap().path().to_path_buf();
+        node.delete_index("doomed").unwrap();
+        assert!(node.get("doomed").is_none() && !path.exists());
+    }
+
+    #[test]
+    fn retries_stop_at_max_retries() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let node = Node::open(dir.path()).unwrap();
+            let s = json!({"number_of_shards": 1, "index.allocation.max_retries": 2});
+            node.create_index("x", &s, &Value::Null)
+                .unwrap()
+                .flush()
+                .unwrap();
+            node.shutdown();
+        }
+        let node = Node::open(dir.path()).unwrap();
+        let meta = node.get("x").unwrap().path().join("0/index/meta.json");
+        drop(node);
+        std::fs::write(&meta, b"[").unwrap();
+        let node = Node::open(dir.path()).unwrap();
+        let idx = node.get("x").unwrap();
+        assert!(idx.allocation_failure().unwrap().next_retry.is_some());
+        idx.retry_open(false);
+        let f = idx.allocation_failure().unwrap();
+        assert_eq!(f.attempts, 2);
+        assert!(
+            f.next_retry.is_none(),
+            "no automatic retry past max_retries"
+        );
+    }
 }

@@ -99,6 +99,7 @@ fn dispatch(
         (Get, ["_cluster", "settings"]) => {
             call(&CLUSTER_GET_SETTINGS, &|| cluster_settings::get(node, req))
         }
+        (Post, ["_cluster", "reroute"]) => call(&CLUSTER_REROUTE, &|| cluster::reroute(node, req)),
         (Get, ["_cluster", "health"]) => {
             call(&CLUSTER_HEALTH, &|| cluster::health(node, info, None, req))
         }

@@ -1766,7 +1766,114 @@ fn es_explanation(e: Value) -> Value {
     json!({"value": value, "description": description, "details": details})
 }
 
+/// One shard failure of a shard with no started copy, as ES renders it in `failed_shards`
+/// and `_shards.failures` (`NoShardAvailableActionException#forOnShardFailureWrapper`: no
+/// message, no node).
+fn unavailable_shard_failure(index: &str, shard: usize) -> Value {
+    json!({"shard": shard, "index": index, "node": null,
+           "reason": {"type": "no_shard_available_action_exception", "reason": null}})
+}
+
+/// The searched indices whose shards failed to open, each with the shards the request would
+/// have searched (ES groups shard failures by index and cause: one entry per index).
+fn unavailable(list: &[Searched], routing: &[String]) -> Vec<(String, Vec<usize>)> {
+    list.iter()
+        .filter(|s| s.index.allocation_failure().is_some())
+        .map(|s| {
+            let shards = (0..s.index.num_shards())
+                .filter(|i| routed(&s.index, routing, *i))
+                .collect();
+            (s.index.name.clone(), shards)
+        })
+        .collect()
+}
+
+/// ES's answer when no searched shard has a started copy: 503 "all shards failed".
+pub(crate) fn all_shards_unavailable(missing: &[(String, Vec<usize>)]) -> EsError {
+    let cause = EsError::no_shard_available("").with("reason", Value::Null);
+    let mut outer = EsError::new(503, "search_phase_execution_exception", "all shards failed");
+    outer.extra.insert("phase".into(), json!("query"));
+    outer.extra.insert("grouped".into(), json!(true));
+    outer.extra.insert(
+        "failed_shards".into(),
+        Value::Array(
+            missing
+                .iter()
+                .map(|(i, shards)| {
+                    unavailable_shard_failure(i, shards.first().copied().unwrap_or(0))
+                })
+                .collect(),
+        ),
+    );
+    outer.root_cause = Some(Box::new(cause));
+    outer
+}
+
+/// Takes the indices whose shards failed to open out of a search: an error when nothing is
+/// left or `allow_partial_search_results` is false (ES's `AbstractSearchAsyncAction#run`),
+/// else the shard failures to report in `_shards`.
+fn split_unavailable(
+    list: &mut Vec<Searched>,
+    routing: &[String],
+    allow_partial: bool,
+) -> EsResult<Vec<(String, Vec<usize>)>> {
+    let missing = unavailable(list, routing);
+    if missing.is_empty() {
+        return Ok(missing);
+    }
+    if !allow_partial {
+        let names: Vec<String> = missing
+            .iter()
+            .flat_map(|(i, shards)| shards.iter().map(move |s| format!("[{i}][{s}]")))
+            .collect();
+        let mut e = EsError::new(
+            503,
+            "search_phase_execution_exception",
+            format!(
+                "Search rejected due to missing shards [{}]. Consider using `allow_partial_search_results` setting to bypass this error.",
+                names.join(", ")
+            ),
+        );
+        e.extra.insert("phase".into(), json!("query"));
+        e.extra.insert("grouped".into(), json!(true));
+        e.extra.insert("failed_shards".into(), json!([]));
+        return Err(e);
+    }
+    list.retain(|s| s.index.allocation_failure().is_none());
+    if list.is_empty() {
+        return Err(all_shards_unavailable(&missing));
+    }
+    Ok(missing)
+}
+
+/// Adds the shards that had no started copy to a response's `_shards` header.
+fn report_unavailable(out: &mut Value, missing: &[(String, Vec<usize>)]) {
+    if missing.is_empty() {
+        return;
+    }
+    let n: usize = missing.iter().map(|(_, s)| s.len()).sum();
+    if let Some(h) = out.get_mut("_shards").and_then(Value::as_object_mut) {
+        let total = h.get("total").and_then(Value::as_u64).unwrap_or(0);
+        let failed = h.get("failed").and_then(Value::as_u64).unwrap_or(0);
+        h.insert("total".into(), json!(total + n as u64));
+        h.insert("failed".into(), json!(failed + n as u64));
+        let failures = h.entry("failures").or_insert_with(|| json!([]));
+        if let Some(a) = failures.as_array_mut() {
+            for (i, shards) in missing {
+                a.push(unavailable_shard_failure(
+                    i,
+                    shards.first().copied().unwrap_or(0),
+                ));
+            }
+        }
+    }
+}
+
 fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
+    let missing = unavailable(&indices, routing);
+    if !missing.is_empty() {
+        return Err(all_shards_unavailable(&missing));
+    }
     indices
         .into_iter()
         .map(|s| {
@@ -2063,13 +2170,14 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
             "Validation Failed: 1: using [search_after] is not allowed in a scroll context;",
         ));
     }
-    let list = targets(node, indices, req)?;
+    let mut list = targets(node, indices, req)?;
+    let missing = split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
     check_dls_features(&sreq, &list)?;
     let _hits = reserve_hits_window(&sreq, &list)?;
     let cache_key = cache_key(body.as_ref(), req, &sreq, scroll.is_some(), &list)?;
-    Ok(RestResponse::ok(execute_cached(
-        list, &sreq, scroll, cache_key,
-    )?))
+    let mut out = execute_cached(list, &sreq, scroll, cache_key)?;
+    report_unavailable(&mut out, &missing);
+    Ok(RestResponse::ok(out))
 }
 
 /// What ES refuses in a search under document-level security (its `DlsFlsRequestValidator`):
@@ -2258,13 +2366,16 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
     sreq.resolve_lookups(node, body.as_ref())?;
     sreq.size = 0;
     sreq.track_total = TrackTotal::Exact;
-    let list = targets(node, indices, req)?;
+    let mut list = targets(node, indices, req)?;
+    let missing = split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
     let targets = pin(list, &sreq.routing)?;
     let qp = query_phase(&targets, &sreq, 0, now_millis()).map_err(search_phase_error)?;
-    Ok(RestResponse::ok(json!({
+    let mut out = json!({
         "count": qp.total,
         "_shards": {"total": qp.shards, "successful": qp.shards, "skipped": 0, "failed": 0},
-    })))
+    });
+    report_unavailable(&mut out, &missing);
+    Ok(RestResponse::ok(out))
 }
 
 /// `POST /_msearch`, `/{index}/_msearch`.
@@ -2706,4 +2817,32 @@ pub fn matching_ids(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod unavailable_tests {
+    use super::*;
+
+    /// The shapes ES 8 gives shards with no started copy (`AbstractSearchAsyncAction`).
+    #[test]
+    fn unavailable_shards_render_as_es() {
+        let mut out = json!({"_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0}});
+        report_unavailable(&mut out, &[("red".into(), vec![0, 1])]);
+        let failure = json!({"shard": 0, "index": "red", "node": null,
+            "reason": {"type": "no_shard_available_action_exception", "reason": null}});
+        assert_eq!(
+            out["_shards"],
+            json!({"total": 5, "successful": 3, "skipped": 0, "failed": 2,
+                   "failures": [failure.clone()]})
+        );
+        let e = all_shards_unavailable(&[("red".into(), vec![0])]);
+        assert_eq!(
+            e.to_response_json(),
+            json!({"error": {
+                "root_cause": [{"type": "no_shard_available_action_exception", "reason": null}],
+                "type": "search_phase_execution_exception", "reason": "all shards failed",
+                "phase": "query", "grouped": true, "failed_shards": [failure]},
+                "status": 503})
+        );
+    }
 }
