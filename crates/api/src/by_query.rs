@@ -389,6 +389,7 @@ fn execute(plan: &Plan, searched: &[Searched], task: &Task) -> EsResult<(u16, Va
             plan.query.as_ref(),
             s.filter.as_ref(),
             &plan.lookups,
+            s.fls.as_deref(),
         )?;
         for (id, routing, seq_no) in matches {
             let s = if slices > 1 { slice_of(&id, slices) } else { 0 };

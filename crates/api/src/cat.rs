@@ -794,7 +794,8 @@ fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table
             .as_ref()
             .and_then(|d| d.filter(&idx.name, &[]));
         if let Some(filter) = dls {
-            let seen = crate::search::matching_ids(idx, Some(&filter), None, &Default::default())?;
+            let seen =
+                crate::search::matching_ids(idx, Some(&filter), None, &Default::default(), None)?;
             total += seen.len() as u64;
             continue;
         }
@@ -1310,6 +1311,7 @@ mod tests {
     fn request(path: &str, params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
             doc_security: None,
+            field_security: None,
             method: Method::Get,
             path: path.to_string(),
             params: params

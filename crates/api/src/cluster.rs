@@ -1277,6 +1277,7 @@ mod tests {
     pub(crate) fn request(path: &str, params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
             doc_security: None,
+            field_security: None,
             method: Method::Get,
             path: path.to_string(),
             params: params

@@ -24,6 +24,9 @@ pub struct RestRequest {
     /// Document-level security, set by the security gate for a subject whose roles restrict
     /// documents (`None`: every document may be read).
     pub doc_security: Option<DocSecurity>,
+    /// Field-level security, set by the security gate for a subject whose roles restrict
+    /// fields (`None`: every field may be read).
+    pub field_security: Option<FieldSecurity>,
 }
 
 /// Document-level security (ES's role `query`): for a concrete index and the aliases a
@@ -39,6 +42,33 @@ pub type DocFilterFn = dyn Fn(&str, &[String]) -> Option<Value> + Send + Sync;
 impl DocSecurity {
     pub fn filter(&self, index: &str, aliases: &[String]) -> Option<Value> {
         (self.0)(index, aliases)
+    }
+}
+
+/// Field-level security (ES's role `field_security`): for a concrete index and the aliases a
+/// request reached it through, the fields the subject may read (`None`: every field).
+/// Searches plan against the mapping without the other fields and filter `_source`; gets
+/// filter `_source` and stored fields.
+#[derive(Clone)]
+pub struct FieldSecurity(pub std::sync::Arc<FieldPermissionsFn>);
+
+/// Index name and the aliases it was reached through → the fields the subject may read.
+pub type FieldPermissionsFn =
+    dyn Fn(&str, &[String]) -> Option<lode_engine::field_security::FieldPermissions> + Send + Sync;
+
+impl FieldSecurity {
+    pub fn permissions(
+        &self,
+        index: &str,
+        aliases: &[String],
+    ) -> Option<lode_engine::field_security::FieldPermissions> {
+        (self.0)(index, aliases)
+    }
+}
+
+impl std::fmt::Debug for FieldSecurity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FieldSecurity")
     }
 }
 

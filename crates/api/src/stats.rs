@@ -998,6 +998,7 @@ mod tests {
     fn request(path: &str, params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
             doc_security: None,
+            field_security: None,
             method: Method::Get,
             path: path.to_string(),
             params: params

@@ -587,6 +587,7 @@ mod tests {
     fn req(params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
             doc_security: None,
+            field_security: None,
             method: Method::Get,
             path: "/i/_search".into(),
             params: params

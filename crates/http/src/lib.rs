@@ -232,6 +232,12 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
                 s.doc_filter(index, aliases)
             }))
         }),
+        field_security: subject.as_ref().filter(|s| s.has_fls()).map(|s| {
+            let s = s.clone();
+            lode_api::rest::FieldSecurity(Arc::new(move |index: &str, aliases: &[String]| {
+                s.field_permissions(index, aliases)
+            }))
+        }),
         method,
         path: path.clone(),
         params: params.clone(),

@@ -163,6 +163,7 @@ async fn serve(state: Arc<AppState>, req: Request<Body>) -> Response<Body> {
     }
     let rest = RestRequest {
         doc_security: None,
+        field_security: None,
         method: Method::Get,
         path,
         params: params.clone(),

@@ -15,8 +15,9 @@ mod suggest;
 use crate::rest::{RestRequest, RestResponse};
 use lode_aggs::{self as aggs, AggsRequest};
 use lode_engine::cancel::CancelToken;
+use lode_engine::field_security::FieldPermissions;
 use lode_engine::float::float_value;
-use lode_engine::index::{now_millis, IndexService};
+use lode_engine::index::{now_millis, IndexService, MappingState};
 use lode_engine::node::ResolveOptions;
 use lode_engine::schema::MetaFields;
 use lode_engine::shard::{add_elapsed, stored_source, ShardSearcher, PRIMARY_TERM};
@@ -548,6 +549,26 @@ struct Target {
     index: Arc<IndexService>,
     searchers: Vec<ShardSearcher>,
     alias_filter: Option<query::Query>,
+    /// Field-level security: the readable fields, and the index's mapping without the others,
+    /// which the search plans against so that the other fields do not exist for it.
+    fls: Option<(Arc<FieldPermissions>, Arc<MappingState>)>,
+}
+
+impl Target {
+    /// The mapping this search sees: the index's, less what field-level security hides.
+    fn mapping_state(&self) -> Arc<MappingState> {
+        match &self.fls {
+            Some((_, state)) => state.clone(),
+            None => self.index.mapping_state(),
+        }
+    }
+
+    fn mapping(&self) -> Arc<lode_engine::mapping::Mapping> {
+        match &self.fls {
+            Some((_, state)) => state.mapping.clone(),
+            None => self.index.mapping(),
+        }
+    }
 }
 
 /// The search query on one index as every collector of the query phase sees it: restricted by
@@ -639,7 +660,7 @@ fn filtered_query(
             (
                 tantivy::query::Occur::Must,
                 Box::new(tantivy::query::ConstScoreQuery::new(
-                    query::build_query(f, ctx)?,
+                    build_unrestricted(f, &t.index, t.fls.is_some(), ctx)?,
                     0.0,
                 )),
             ),
@@ -647,6 +668,27 @@ fn filtered_query(
         None => q,
     };
     Ok((query::nested::non_nested(q, ctx.meta.nested), node))
+}
+
+/// Plans an alias or role filter: against the index's whole mapping when field-level
+/// security hides fields from the search's own (ES applies the role query to the index
+/// before it hides fields).
+fn build_unrestricted(
+    f: &query::Query,
+    index: &IndexService,
+    fls: bool,
+    ctx: &QueryContext,
+) -> EsResult<Box<dyn tantivy::query::Query>> {
+    if !fls {
+        return query::build_query(f, ctx);
+    }
+    let full = index.mapping_state();
+    let fctx = QueryContext {
+        mapping: &full.mapping,
+        schema: &full.schema,
+        ..ctx.clone()
+    };
+    query::build_query(f, &fctx)
 }
 
 fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
@@ -697,6 +739,8 @@ pub struct Searched {
     pub filter: Option<Value>,
     /// Whether document-level security filters this index for the request's subject.
     pub dls: bool,
+    /// Field-level security: the fields the request's subject may read of this index.
+    pub fls: Option<Arc<FieldPermissions>>,
 }
 
 pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Searched>> {
@@ -733,10 +777,16 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
             (None, Some(d)) => Some(d),
             (Some(f), Some(d)) => Some(json!({"bool": {"filter": [f, d]}})),
         };
+        let fls = req
+            .field_security
+            .as_ref()
+            .and_then(|f| f.permissions(&r.index.name, &alias_names))
+            .map(Arc::new);
         out.push(Searched {
             index: r.index,
             filter,
             dls: has_dls,
+            fls,
         });
     }
     Ok(out)
@@ -926,7 +976,7 @@ fn query_phase(
         if let Some(c) = &early.cancel {
             c.check()?;
         }
-        let state = t.index.mapping_state();
+        let state = t.mapping_state();
         let ctx = context(&t.index, &state, now, &sreq.terms_lookups, &sreq.runtime)?;
         let mut q = base_query(t, sreq, &ctx, &early)?;
         if let Some(pf) = &sreq.post_filter {
@@ -1211,7 +1261,7 @@ fn query_phase(
     // Aggregations run over the shards of every index, each planned against its own mapping,
     // and reduce together as in Elasticsearch.
     if let Some(a) = sreq.aggs.as_ref().filter(|_| !targets.is_empty()) {
-        let states: Vec<_> = targets.iter().map(|t| t.index.mapping_state()).collect();
+        let states: Vec<_> = targets.iter().map(|t| t.mapping_state()).collect();
         let ctxs: Vec<_> = targets
             .iter()
             .zip(&states)
@@ -1381,7 +1431,7 @@ fn fetch_phase(
 ) -> EsResult<Vec<Value>> {
     let mut out = Vec::with_capacity(hits.len());
     let now = now_millis();
-    let states: Vec<_> = targets.iter().map(|t| t.index.mapping_state()).collect();
+    let states: Vec<_> = targets.iter().map(|t| t.mapping_state()).collect();
     let ctxs: Vec<_> = targets
         .iter()
         .zip(&states)
@@ -1478,7 +1528,14 @@ fn fetch_phase(
         let source: Option<Value> = if needs_source {
             let bytes = stored_source(&doc, s.meta);
             // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
-            (!bytes.is_empty()).then(|| serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+            (!bytes.is_empty()).then(|| {
+                let src = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                // field-level security: the hidden fields are not in `_source`
+                match &t.fls {
+                    Some((p, _)) => p.filter_source(&src),
+                    None => src,
+                }
+            })
         } else {
             None
         };
@@ -1490,7 +1547,7 @@ fn fetch_phase(
         }
         let mut fields = Map::new();
         if !sreq.docvalue_fields.is_empty() {
-            let mapping = t.index.mapping();
+            let mapping = t.mapping();
             for (pattern, format) in &sreq.docvalue_fields {
                 for def in mapping.matching_fields(pattern) {
                     let vals =
@@ -1508,7 +1565,7 @@ fn fetch_phase(
             )));
         }
         if let (false, Some(src)) = (sreq.fields.is_empty(), &source) {
-            let mapping = t.index.mapping();
+            let mapping = t.mapping();
             for (pattern, format) in &sreq.fields {
                 for def in mapping.matching_fields(pattern) {
                     // ES's `TokenCountFieldMapper` fetches the counts from doc values (none
@@ -1540,7 +1597,7 @@ fn fetch_phase(
         if !sreq.stored_fields.is_empty() {
             // Lode reads stored fields' values from `_source` and renders them as ES renders
             // stored values; without `_source` it has nothing to read them from.
-            let mapping = t.index.mapping();
+            let mapping = t.mapping();
             for pattern in &sreq.stored_fields {
                 for def in mapping.matching_fields(pattern) {
                     if !def.store || fields.contains_key(&def.path) {
@@ -1562,7 +1619,7 @@ fn fetch_phase(
             fields.insert(field.clone(), json!([group]));
         }
         if !sreq.script_field_specs.is_empty() {
-            let mapping = t.index.mapping();
+            let mapping = t.mapping();
             let reader = s.searcher.segment_reader(h.addr.segment_ord);
             let mut docs = query::DocColumns::new(reader, Arc::new(mapping.fields.clone()))
                 .with_runtime(ctxs[h.index].runtime.clone());
@@ -1661,6 +1718,7 @@ fn expand_groups(
     }
     let params = RestRequest {
         doc_security: None,
+        field_security: None,
         method: crate::rest::Method::Post,
         path: String::new(),
         params: Default::default(),
@@ -1778,10 +1836,19 @@ fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
                 .map(|sh| sh.searcher())
                 .collect();
             let alias_filter = s.filter.as_ref().map(query::parse_query).transpose()?;
+            let fls = s.fls.map(|p| {
+                let st = s.index.mapping_state();
+                let state = Arc::new(MappingState {
+                    mapping: Arc::new(p.filter_mapping(&st.mapping)),
+                    schema: st.schema.clone(),
+                });
+                (p, state)
+            });
             Ok(Target {
                 index: s.index,
                 searchers,
                 alias_filter,
+                fls,
             })
         })
         .collect()
@@ -2169,6 +2236,10 @@ fn cache_key(
         if let Some(rt) = s.index.mapping().json.get("runtime") {
             text = format!("{text}|runtime:{}={rt}", s.index.name);
         }
+        // field-level security changes what the aggregations see
+        if let Some(p) = &s.fls {
+            text = format!("{text}|fls:{}={:?}", s.index.name, p.limits);
+        }
     }
     // Parameters that only shape the rendering (applied later, in the HTTP layer) stay out.
     let params: Vec<String> = req
@@ -2301,6 +2372,7 @@ pub fn msearch(
         };
         let mut sub = RestRequest {
             doc_security: req.doc_security.clone(),
+            field_security: req.field_security.clone(),
             method: crate::rest::Method::Post,
             path: String::new(),
             params: req.params.clone(),
@@ -2666,15 +2738,24 @@ pub fn matching_ids(
     query: Option<&Value>,
     alias_filter: Option<&Value>,
     lookups: &query::TermsLookups,
+    fls: Option<&FieldPermissions>,
 ) -> EsResult<Vec<(String, Option<String>, u64)>> {
-    let state = index.mapping_state();
+    let full = index.mapping_state();
+    // field-level security: the query sees the readable fields only
+    let state = match fls {
+        Some(p) => Arc::new(MappingState {
+            mapping: Arc::new(p.filter_mapping(&full.mapping)),
+            schema: full.schema.clone(),
+        }),
+        None => full.clone(),
+    };
     let ctx = context(index, &state, now_millis(), lookups, &Default::default())?;
     let mut q: Box<dyn tantivy::query::Query> = match query {
         Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
         None => Box::new(tantivy::query::AllQuery),
     };
     if let Some(f) = alias_filter {
-        let f = query::build_query(&query::parse_query(f)?, &ctx)?;
+        let f = build_unrestricted(&query::parse_query(f)?, index, fls.is_some(), &ctx)?;
         q = Box::new(tantivy::query::BooleanQuery::new(vec![
             (tantivy::query::Occur::Must, q),
             (tantivy::query::Occur::Must, f),

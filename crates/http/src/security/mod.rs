@@ -96,6 +96,48 @@ impl Subject {
         any(self.roles.as_slice()) || self.limited_by.as_deref().is_some_and(any)
     }
 
+    /// Whether any of the subject's roles restricts fields (a role `field_security` that
+    /// does not grant every field).
+    pub fn has_fls(&self) -> bool {
+        let any = |roles: &[Role]| {
+            roles.iter().any(|r| {
+                r.indices
+                    .iter()
+                    .any(|i| i.field_security.as_ref().is_some_and(|f| !f.is_total()))
+            })
+        };
+        any(self.roles.as_slice()) || self.limited_by.as_deref().is_some_and(any)
+    }
+
+    /// The field-level security on `index` (reached through `aliases`): the union of the
+    /// subject's roles' grants, intersected with its API key owner's (ES's
+    /// `limitFieldPermissions`). `None`: every field is readable.
+    pub fn field_permissions(
+        &self,
+        index: &str,
+        aliases: &[String],
+    ) -> Option<lode_engine::field_security::FieldPermissions> {
+        let mut names: Vec<&str> = vec![index];
+        names.extend(aliases.iter().map(String::as_str));
+        let own = privileges::fls_permissions(&self.roles, &names);
+        let owner = self
+            .limited_by
+            .as_ref()
+            .and_then(|l| privileges::fls_permissions(l, &names));
+        lode_engine::field_security::FieldPermissions::intersect(own, owner)
+    }
+
+    /// Whether document- or field-level security applies to `action` on `index` for this
+    /// subject (its own roles or, for an API key, its owner's): ES then refuses updates.
+    pub fn dls_or_fls_for(&self, action: &str, index: &str) -> bool {
+        let names = [index];
+        privileges::dls_or_fls_for(&self.roles, &names, action)
+            || self
+                .limited_by
+                .as_ref()
+                .is_some_and(|l| privileges::dls_or_fls_for(l, &names, action))
+    }
+
     /// The document-level security filter on `index` (reached through `aliases`): the
     /// subject's roles' filter, and for an API key with `role_descriptors` its owner's too.
     pub fn doc_filter(&self, index: &str, aliases: &[String]) -> Option<Value> {
@@ -684,6 +726,16 @@ pub fn authorize_expression_with(
     Ok(Some(out.join(",")))
 }
 
+/// Whether document- or field-level security restricts `action` on `name` (an index, or an
+/// alias: checked on it and on its indices) for the subject.
+pub fn update_restricted(node: &Node, subject: &Subject, action: &str, name: &str) -> bool {
+    subject.dls_or_fls_for(action, name)
+        || node
+            .alias_indices(name)
+            .iter()
+            .any(|i| subject.dls_or_fls_for(action, &i.name))
+}
+
 fn remote_of(req: &Request<Body>) -> IpAddr {
     req.extensions()
         .get::<ConnectInfo<crate::connections::ConnInfo>>()
@@ -802,6 +854,19 @@ pub async fn gate(
                         }
                     }
                 }
+            }
+            // ES's `UpdateRequestInterceptor`: an update would write back a document the
+            // subject sees only part of
+            if action == "indices:data/write/update"
+                && seg == Some(0)
+                && update_restricted(&sec.node, &subject, action, &segs[0])
+            {
+                let e = EsError::new(
+                    400,
+                    "security_exception",
+                    "Can't execute an update request if field or document level security is enabled",
+                );
+                return head_error_response(&e, &params, head);
             }
             // a write that would create its index also needs the index creation privilege
             if action.starts_with("indices:data/write/")
