@@ -341,3 +341,19 @@ def test_updates_are_refused_under_field_level_security(node):
     assert adm.get(index="people-w", id="new")["_source"] == {"name": "new", "email": "n@x"}
     # ... and walt reads back only `name`
     assert walt.get(index="people-w", id="new")["_source"] == {"name": "new"}
+
+
+def test_sort_on_a_hidden_field_sees_every_value_missing(node):
+    alice = user(node, "alice")
+    bob = user(node, "bob")
+    # alice cannot read `salary`: every document is missing it, the tie is broken by `name`
+    r = alice.search(index="people", size=100, sort=[{"salary": "desc"}, {"name": "asc"}])
+    assert [h["_id"] for h in r["hits"]["hits"]] == \
+        [str(i) for i, _ in sorted(enumerate(DOCS), key=lambda p: p[1]["name"])]
+    assert len({str(h["sort"][0]) for h in r["hits"]["hits"]}) == 1
+    # bob can
+    r = bob.search(index="people", size=100, sort=[{"salary": "desc"}])
+    assert [h["_id"] for h in r["hits"]["hits"]] == \
+        [str(i) for i, _ in sorted(enumerate(DOCS), key=lambda p: -p[1]["salary"])]
+    assert [h["sort"][0] for h in r["hits"]["hits"]] == sorted(
+        (d["salary"] for d in DOCS), reverse=True)

@@ -670,6 +670,45 @@ fn filtered_query(
     Ok((query::nested::non_nested(q, ctx.meta.nested), node))
 }
 
+/// The sort of a search under field-level security: a field the index maps but the subject
+/// may not read sorts as a field without values (`unmapped_type` of its own type), as
+/// ES's `FieldSubsetReader` leaves it mapped with no doc values.
+fn sort_hidden_as_missing(
+    sort: &Value,
+    full: &lode_engine::mapping::Mapping,
+    seen: &lode_engine::mapping::Mapping,
+) -> Value {
+    let hidden = |f: &str| full.field(f).filter(|_| seen.field(f).is_none());
+    let item = |v: &Value| -> Value {
+        let (field, mut opts) = match v {
+            Value::String(s) => match s.split_once(':') {
+                Some((f, o)) => (f.to_string(), json!({ "order": o })),
+                None => (s.clone(), json!({})),
+            },
+            Value::Object(o) if o.len() == 1 => {
+                let (f, spec) = o.iter().next().expect("one key");
+                match spec {
+                    Value::String(order) => (f.clone(), json!({ "order": order })),
+                    Value::Object(_) => (f.clone(), spec.clone()),
+                    _ => return v.clone(),
+                }
+            }
+            _ => return v.clone(),
+        };
+        match (hidden(&field), opts.as_object_mut()) {
+            (Some(def), Some(o)) if !o.contains_key("unmapped_type") => {
+                o.insert("unmapped_type".into(), json!(def.ty.name()));
+                json!({ field: opts })
+            }
+            _ => v.clone(),
+        }
+    };
+    match sort {
+        Value::Array(a) => Value::Array(a.iter().map(item).collect()),
+        other => item(other),
+    }
+}
+
 /// Plans an alias or role filter: against the index's whole mapping when field-level
 /// security hides fields from the search's own (ES applies the role query to the index
 /// before it hides fields).
@@ -991,7 +1030,15 @@ fn query_phase(
         }
         // Every planned script query holds a clone of the request's error slot.
         let scripted = std::sync::Arc::strong_count(&ctx.script_errors) > 1;
-        let keys = match &sreq.sort {
+        let fls_sort = match (&sreq.sort, &t.fls) {
+            (Some(s), Some(_)) => Some(sort_hidden_as_missing(
+                s,
+                &t.index.mapping(),
+                &state.mapping,
+            )),
+            _ => None,
+        };
+        let keys = match fls_sort.as_ref().or(sreq.sort.as_ref()) {
             Some(s) => Some(sort::parse_sort(
                 s,
                 &state.mapping,
