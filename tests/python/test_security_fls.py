@@ -57,6 +57,9 @@ ROLES = {
     # document-level security without field-level security
     "dls_red": {"indices": [{"names": ["people"], "privileges": ["read"],
                              "query": {"term": {"team": "red"}}}]},
+    # sees some aliases' metadata
+    "alias_viewer": {"indices": [{"names": ["people", "people-view", "w-*"],
+                                  "privileges": ["view_index_metadata"]}]},
     # may write, sees `name` only
     "fls_writer": {"indices": [{"names": ["people", "people-w"], "privileges": ["read", "write"],
                                 "field_security": {"grant": ["name"]}}]},
@@ -66,7 +69,11 @@ USERS = {
     "bob": ["fls_basic", "fls_salary"],
     "carol": ["fls_basic", "dls_red"],
     "walt": ["fls_writer"],
+    "vera": ["alias_viewer"],
 }
+# alias → indices
+ALIASES = {"people-view": ["people"], "people-all": ["people", "people-w"], "w-view": ["people-w"],
+           "w-people": ["people"]}
 PASSWORD = "user-pw-%s-1"
 
 
@@ -104,6 +111,9 @@ def node(tmp_path_factory):
         adm.indices.create(index=index, mappings=MAPPING)
         helpers.bulk(adm, ({"_index": index, "_id": str(i), "_source": d}
                            for i, d in enumerate(DOCS)), refresh=True)
+    for alias, indices in ALIASES.items():
+        for index in indices:
+            adm.indices.put_alias(index=index, name=alias)
     for name, role in ROLES.items():
         adm.security.put_role(name=name, **role)
     for name, roles in USERS.items():
@@ -357,3 +367,25 @@ def test_sort_on_a_hidden_field_sees_every_value_missing(node):
         [str(i) for i, _ in sorted(enumerate(DOCS), key=lambda p: -p[1]["salary"])]
     assert [h["sort"][0] for h in r["hits"]["hits"]] == sorted(
         (d["salary"] for d in DOCS), reverse=True)
+
+
+def test_cat_aliases_lists_what_the_subject_may_see(node):
+    def can(name, target):
+        return any(any(fnmatch.fnmatchcase(target, p) for p in e["names"])
+                   and set(e["privileges"]) & {"view_index_metadata", "manage", "all"}
+                   for role in USERS[name] for e in ROLES[role]["indices"])
+
+    every = sorted((a, i) for a, ixs in ALIASES.items() for i in ixs)
+    rows = admin(node).cat.aliases(format="json", h="alias,index")
+    assert sorted((r["alias"], r["index"]) for r in rows) == every
+    for name in ("vera", "alice"):
+        c = user(node, name)
+        want = [(a, i) for a, i in every if can(name, a) and can(name, i)]
+        rows = c.cat.aliases(format="json", h="alias,index")
+        assert sorted((r["alias"], r["index"]) for r in rows) == want, name
+        rows = c.cat.aliases(name="*view", format="json", h="alias,index")
+        assert sorted((r["alias"], r["index"]) for r in rows) == \
+            [(a, i) for a, i in want if a.endswith("view")]
+    # vera does see some, alice (read only) none
+    assert user(node, "vera").cat.aliases(format="json")
+    assert user(node, "alice").cat.aliases(format="json").body == []

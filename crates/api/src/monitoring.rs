@@ -171,6 +171,7 @@ mod tests {
         let req = |params: &[(&str, &str)]| RestRequest {
             doc_security: None,
             field_security: None,
+            authorized: None,
             method: Method::Get,
             path: "/_prometheus/metrics".into(),
             params: params

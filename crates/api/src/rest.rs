@@ -27,6 +27,25 @@ pub struct RestRequest {
     /// Field-level security, set by the security gate for a subject whose roles restrict
     /// fields (`None`: every field may be read).
     pub field_security: Option<FieldSecurity>,
+    /// With security enabled, whether the request's subject holds an index action on an index
+    /// or alias name, for the APIs that filter what they list (`_cat/aliases`).
+    pub authorized: Option<IndexAuthorization>,
+}
+
+/// Action and index (or alias) name → whether the subject holds the action on it.
+#[derive(Clone)]
+pub struct IndexAuthorization(pub std::sync::Arc<dyn Fn(&str, &str) -> bool + Send + Sync>);
+
+impl IndexAuthorization {
+    pub fn allows(&self, action: &str, name: &str) -> bool {
+        (self.0)(action, name)
+    }
+}
+
+impl std::fmt::Debug for IndexAuthorization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IndexAuthorization")
+    }
 }
 
 /// Document-level security (ES's role `query`): for a concrete index and the aliases a

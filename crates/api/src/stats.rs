@@ -999,6 +999,7 @@ mod tests {
         RestRequest {
             doc_security: None,
             field_security: None,
+            authorized: None,
             method: Method::Get,
             path: path.to_string(),
             params: params

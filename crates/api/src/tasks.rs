@@ -581,6 +581,7 @@ mod search_task_tests {
         RestRequest {
             doc_security: None,
             field_security: None,
+            authorized: None,
             method: crate::rest::Method::Post,
             path: "/x/_search".into(),
             params: Default::default(),

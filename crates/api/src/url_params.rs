@@ -588,6 +588,7 @@ mod tests {
         RestRequest {
             doc_security: None,
             field_security: None,
+            authorized: None,
             method: Method::Get,
             path: "/i/_search".into(),
             params: params

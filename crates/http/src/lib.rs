@@ -238,6 +238,12 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
                 s.field_permissions(index, aliases)
             }))
         }),
+        authorized: subject.as_ref().map(|s| {
+            let s = s.clone();
+            lode_api::rest::IndexAuthorization(Arc::new(move |action: &str, name: &str| {
+                s.can_index(action, name)
+            }))
+        }),
         method,
         path: path.clone(),
         params: params.clone(),

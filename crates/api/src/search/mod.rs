@@ -1766,6 +1766,7 @@ fn expand_groups(
     let params = RestRequest {
         doc_security: None,
         field_security: None,
+        authorized: None,
         method: crate::rest::Method::Post,
         path: String::new(),
         params: Default::default(),
@@ -2420,6 +2421,7 @@ pub fn msearch(
         let mut sub = RestRequest {
             doc_security: req.doc_security.clone(),
             field_security: req.field_security.clone(),
+            authorized: req.authorized.clone(),
             method: crate::rest::Method::Post,
             path: String::new(),
             params: req.params.clone(),

@@ -579,6 +579,9 @@ pub fn classify(method: &axum::http::Method, s: &[&str]) -> Target {
                 seg: (!rest.is_empty()).then_some(2),
             }
         }
+        // as ES's `RestAliasAction`, a get aliases request only: the handler lists the
+        // aliases the subject holds `indices:admin/aliases/get` on (index and alias name)
+        ["_cat", "aliases", rest @ ..] if rest.len() <= 1 => Authenticated,
         ["_cat", ..] => Cluster("cluster:monitor/state"),
         ["_prometheus", ..] => Cluster("cluster:monitor/prometheus/metrics"),
         ["_lode", ..] => Cluster("cluster:monitor/lode/console"),
@@ -932,6 +935,8 @@ mod tests {
             }
         );
         assert_eq!(c("/_cat/health"), Target::Cluster("cluster:monitor/state"));
+        assert_eq!(c("/_cat/aliases"), Target::Authenticated);
+        assert_eq!(c("/_cat/aliases/a*"), Target::Authenticated);
     }
 
     #[test]
