@@ -57,6 +57,9 @@ ROLES = {
     # document-level security without field-level security
     "dls_red": {"indices": [{"names": ["people"], "privileges": ["read"],
                              "query": {"term": {"team": "red"}}}]},
+    # reads and sees the mapping of a few fields
+    "fls_meta": {"indices": [{"names": ["people"], "privileges": ["read", "view_index_metadata"],
+                              "field_security": {"grant": ["name", "customer.phone", "tag*"]}}]},
     # sees some aliases' metadata
     "alias_viewer": {"indices": [{"names": ["people", "people-view", "w-*"],
                                   "privileges": ["view_index_metadata"]}]},
@@ -70,6 +73,7 @@ USERS = {
     "carol": ["fls_basic", "dls_red"],
     "walt": ["fls_writer"],
     "vera": ["alias_viewer"],
+    "mia": ["fls_meta"],
 }
 # alias → indices
 ALIASES = {"people-view": ["people"], "people-all": ["people", "people-w"], "w-view": ["people-w"],
@@ -389,3 +393,33 @@ def test_cat_aliases_lists_what_the_subject_may_see(node):
     # vera does see some, alice (read only) none
     assert user(node, "vera").cat.aliases(format="json")
     assert user(node, "alice").cat.aliases(format="json").body == []
+
+
+def test_get_mapping_shows_only_readable_fields(node):
+    mia = user(node, "mia")
+    groups = grants_of("mia")
+
+    def keep(props, prefix=""):
+        out = {}
+        for k, v in props.items():
+            if "properties" in v:
+                sub = keep(v["properties"], prefix + k + ".")
+                if sub:
+                    out[k] = dict(v, properties=sub)
+            elif allowed(groups, prefix + k):
+                out[k] = v
+        return out
+
+    want = keep(MAPPING["properties"])
+    assert want and set(want) != set(MAPPING["properties"])
+    got = mia.indices.get_mapping(index="people")["people"]["mappings"]["properties"]
+    assert got == want
+    got = mia.indices.get(index="people")["people"]["mappings"]["properties"]
+    assert got == want
+    # the administrator sees the whole mapping
+    got = admin(node).indices.get_mapping(index="people")["people"]["mappings"]["properties"]
+    assert got == MAPPING["properties"]
+    # and mia reads what the mapping shows
+    r = mia.search(index="people", size=100)
+    assert {h["_id"]: h["_source"] for h in r["hits"]["hits"]} == {
+        str(i): view(groups, d) for i, d in enumerate(DOCS)}

@@ -71,17 +71,29 @@ impl DocSecurity {
 #[derive(Clone)]
 pub struct FieldSecurity(pub std::sync::Arc<FieldPermissionsFn>);
 
-/// Index name and the aliases it was reached through → the fields the subject may read.
-pub type FieldPermissionsFn =
-    dyn Fn(&str, &[String]) -> Option<lode_engine::field_security::FieldPermissions> + Send + Sync;
+/// Action, index name and the aliases it was reached through → the fields the subject may
+/// read (ES computes them from the role entries that grant the action).
+pub type FieldPermissionsFn = dyn Fn(&str, &str, &[String]) -> Option<lode_engine::field_security::FieldPermissions>
+    + Send
+    + Sync;
 
 impl FieldSecurity {
+    /// For reading documents (search, get).
     pub fn permissions(
         &self,
         index: &str,
         aliases: &[String],
     ) -> Option<lode_engine::field_security::FieldPermissions> {
-        (self.0)(index, aliases)
+        (self.0)("indices:data/read/search", index, aliases)
+    }
+
+    /// For another action (`indices:admin/mappings/get`, ...).
+    pub fn permissions_for(
+        &self,
+        action: &str,
+        index: &str,
+    ) -> Option<lode_engine::field_security::FieldPermissions> {
+        (self.0)(action, index, &[])
     }
 }
 

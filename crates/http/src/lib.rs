@@ -234,9 +234,11 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         }),
         field_security: subject.as_ref().filter(|s| s.has_fls()).map(|s| {
             let s = s.clone();
-            lode_api::rest::FieldSecurity(Arc::new(move |index: &str, aliases: &[String]| {
-                s.field_permissions(index, aliases)
-            }))
+            lode_api::rest::FieldSecurity(Arc::new(
+                move |action: &str, index: &str, aliases: &[String]| {
+                    s.field_permissions(action, index, aliases)
+                },
+            ))
         }),
         authorized: subject.as_ref().map(|s| {
             let s = s.clone();

@@ -109,21 +109,23 @@ impl Subject {
         any(self.roles.as_slice()) || self.limited_by.as_deref().is_some_and(any)
     }
 
-    /// The field-level security on `index` (reached through `aliases`): the union of the
+    /// The field-level security for `action` on `index` (reached through `aliases`): the
+    /// union of the grants of the entries granting the action, as ES's
     /// subject's roles' grants, intersected with its API key owner's (ES's
     /// `limitFieldPermissions`). `None`: every field is readable.
     pub fn field_permissions(
         &self,
+        action: &str,
         index: &str,
         aliases: &[String],
     ) -> Option<lode_engine::field_security::FieldPermissions> {
         let mut names: Vec<&str> = vec![index];
         names.extend(aliases.iter().map(String::as_str));
-        let own = privileges::fls_permissions(&self.roles, &names);
+        let own = privileges::fls_permissions(&self.roles, &names, action);
         let owner = self
             .limited_by
             .as_ref()
-            .and_then(|l| privileges::fls_permissions(l, &names));
+            .and_then(|l| privileges::fls_permissions(l, &names, action));
         lode_engine::field_security::FieldPermissions::intersect(own, owner)
     }
 

@@ -508,22 +508,18 @@ fn parse_field_security(role: &str, v: &Value) -> EsResult<Option<FieldGrant>> {
     Ok(Some(FieldGrant { grant, except }))
 }
 
-/// The field-level security of a set of roles on an index reached by `names`, as ES's
-/// `IndicesPermission`: the union of the `field_security` of the entries granting the read
-/// action on one of the names; an entry without it grants every field. `None`: no
+/// The field-level security of a set of roles for `action` on an index reached by `names`,
+/// as ES's `IndicesPermission`: the union of the `field_security` of the entries granting
+/// the action on one of the names; an entry without it grants every field. `None`: no
 /// restriction.
-pub fn fls_permissions(roles: &[Role], names: &[&str]) -> Option<FieldPermissions> {
+pub fn fls_permissions(roles: &[Role], names: &[&str], action: &str) -> Option<FieldPermissions> {
     let mut groups: Vec<FieldGrant> = Vec::new();
     for r in roles {
         for ip in &r.indices {
             if !names.iter().any(|n| ip.names.iter().any(|p| glob(p, n))) {
                 continue;
             }
-            if !ip
-                .privileges
-                .iter()
-                .any(|p| index_grants(p, "indices:data/read/search"))
-            {
+            if !ip.privileges.iter().any(|p| index_grants(p, action)) {
                 continue;
             }
             match &ip.field_security {
@@ -801,6 +797,8 @@ mod tests {
             .grants_index("indices:data/write/index", "x"));
     }
 
+    const READ: &str = "indices:data/read/search";
+
     #[test]
     fn field_security_parses_as_es() {
         let r = Role::parse(
@@ -825,13 +823,13 @@ mod tests {
         );
         assert!(r.to_json()["indices"][2].get("field_security").is_none());
         let roles = [r];
-        let p = fls_permissions(&roles, &["logs-a"]).unwrap();
+        let p = fls_permissions(&roles, &["logs-a"], READ).unwrap();
         assert!(p.allows("title") && p.allows("body") && p.allows("customer.email"));
         assert!(!p.allows("customer.handle") && !p.allows("secret"));
         // an entry without field_security grants every field
-        assert!(fls_permissions(&roles, &["open"]).is_none());
+        assert!(fls_permissions(&roles, &["open"], READ).is_none());
         // entries that do not grant reading do not restrict
-        assert!(fls_permissions(&roles, &["meta"]).is_none());
+        assert!(fls_permissions(&roles, &["meta"], READ).is_none());
 
         let err = |fs: Value| {
             Role::parse(
