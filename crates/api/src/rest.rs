@@ -34,7 +34,10 @@ pub struct RestRequest {
 
 /// Action and index (or alias) name → whether the subject holds the action on it.
 #[derive(Clone)]
-pub struct IndexAuthorization(pub std::sync::Arc<dyn Fn(&str, &str) -> bool + Send + Sync>);
+pub struct IndexAuthorization(pub std::sync::Arc<IndexAuthorizationFn>);
+
+/// Action and index (or alias) name → whether the subject holds the action on it.
+pub type IndexAuthorizationFn = dyn Fn(&str, &str) -> bool + Send + Sync;
 
 impl IndexAuthorization {
     pub fn allows(&self, action: &str, name: &str) -> bool {
