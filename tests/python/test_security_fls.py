@@ -423,3 +423,29 @@ def test_get_mapping_shows_only_readable_fields(node):
     r = mia.search(index="people", size=100)
     assert {h["_id"]: h["_source"] for h in r["hits"]["hits"]} == {
         str(i): view(groups, d) for i, d in enumerate(DOCS)}
+
+
+def test_msearch_and_by_query_apis_apply_field_level_security(node):
+    alice = user(node, "alice")
+    groups = grants_of("alice")
+    r = alice.msearch(searches=[
+        {"index": "people"}, {"query": {"term": {"name": "user4"}}},
+        {"index": "people"}, {"query": {"term": {"email": "user4@corp.example"}}},
+    ])["responses"]
+    assert [h["_source"] for h in r[0]["hits"]["hits"]] == [view(groups, DOCS[4])]
+    assert r[1]["hits"]["total"]["value"] == 0
+    # an update by query would write back documents walt sees only part of
+    walt = user(node, "walt")
+    with pytest.raises(ApiError) as e:
+        walt.update_by_query(index="people-w", query={"match_all": {}})
+    assert e.value.meta.status == 400
+    assert e.value.body["error"]["type"] == "security_exception"
+    assert admin(node).get(index="people-w", id="3")["_source"] == DOCS[3]
+    # a delete by query on a hidden field matches nothing (walt sees `name` only)
+    r = walt.delete_by_query(index="people-w", query={"term": {"email": DOCS[5]["email"]}},
+                             refresh=True)
+    assert r["deleted"] == 0
+    r = walt.delete_by_query(index="people-w", query={"term": {"name": DOCS[5]["name"]}},
+                             refresh=True)
+    assert r["deleted"] == 1
+    assert not admin(node).exists(index="people-w", id="5")

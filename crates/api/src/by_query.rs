@@ -218,6 +218,16 @@ fn validation(msg: &str) -> EsError {
 pub fn run(node: &Arc<Node>, kind: Kind, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let plan = plan(node, kind, req)?;
     let targets = crate::search::targets(node, expr, req)?;
+    // ES lets an update by query rewrite documents its subject sees only part of, losing the
+    // hidden fields (elastic/elasticsearch#92014, a known bug); its update API refuses the
+    // same case, and so does Lode here.
+    if kind == Kind::Update && targets.iter().any(|t| t.fls.is_some()) {
+        return Err(EsError::new(
+            400,
+            "security_exception",
+            "Can't execute an update by query request if field level security is enabled",
+        ));
+    }
     let names: Vec<String> = targets
         .iter()
         .map(|t| format!("[{}]", t.index.name))
