@@ -449,3 +449,21 @@ def test_msearch_and_by_query_apis_apply_field_level_security(node):
                              refresh=True)
     assert r["deleted"] == 1
     assert not admin(node).exists(index="people-w", id="5")
+
+
+def test_terms_lookups_read_the_document_as_the_user_may(node):
+    adm = admin(node)
+    adm.index(index="people-lookup", id="lk", document={"name": "user7", "email": "user9"},
+              refresh=True)
+    alice = user(node, "alice")
+
+    def lookup(path):
+        return {"terms": {"name": {"index": "people-lookup", "id": "lk", "path": path}}}
+
+    # the granted field's values are looked up
+    r = alice.search(index="people", query=lookup("name"))
+    assert [h["_id"] for h in r["hits"]["hits"]] == ["7"]
+    # the hidden one gives no terms (the administrator's lookup finds user9)
+    assert alice.count(index="people", query=lookup("email"))["count"] == 0
+    r = adm.search(index="people", query=lookup("email"))
+    assert [h["_id"] for h in r["hits"]["hits"]] == ["9"]

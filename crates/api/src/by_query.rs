@@ -193,7 +193,7 @@ fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
     }
     Ok(Plan {
         kind,
-        lookups: crate::search::terms_lookups(node, query.as_ref())?,
+        lookups: crate::search::terms_lookups(node, query.as_ref(), req)?,
         query,
         script,
         max_docs: max_docs.map(|m| m as usize),

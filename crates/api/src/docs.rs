@@ -457,7 +457,12 @@ fn get_whole_source(
 /// Whether document-level security hides document `id` of `index` (reached as `named`) from
 /// the request's subject: the role query is run with the id against the index's searcher, so
 /// a document not yet refreshed is hidden too.
-fn dls_hidden(req: &RestRequest, index: &IndexService, named: &str, id: &str) -> EsResult<bool> {
+pub(crate) fn dls_hidden(
+    req: &RestRequest,
+    index: &IndexService,
+    named: &str,
+    id: &str,
+) -> EsResult<bool> {
     let Some(ds) = &req.doc_security else {
         return Ok(false);
     };
@@ -476,7 +481,11 @@ fn dls_hidden(req: &RestRequest, index: &IndexService, named: &str, id: &str) ->
 
 /// Field-level security on `index` (reached as `named`) for the request's subject: the
 /// fields it may read, `None` when it may read every field.
-fn fls_of(req: &RestRequest, index: &IndexService, named: &str) -> Option<FieldPermissions> {
+pub(crate) fn fls_of(
+    req: &RestRequest,
+    index: &IndexService,
+    named: &str,
+) -> Option<FieldPermissions> {
     let fs = req.field_security.as_ref()?;
     let aliases: Vec<String> = if named != index.name {
         vec![named.to_string()]

@@ -410,14 +410,26 @@ impl SearchRequest {
     /// Fetches the terms of every `terms` lookup in the body (queries, filters, aggregation
     /// filters alike), as ES fetches them before the shards plan the query: the document is
     /// read in real time, a missing document gives no terms, a missing index is an error.
-    pub fn resolve_lookups(&mut self, node: &Node, body: Option<&Value>) -> EsResult<()> {
-        self.terms_lookups = terms_lookups(node, body)?;
+    pub fn resolve_lookups(
+        &mut self,
+        node: &Node,
+        body: Option<&Value>,
+        req: &RestRequest,
+    ) -> EsResult<()> {
+        self.terms_lookups = terms_lookups(node, body, req)?;
         Ok(())
     }
 }
 
-/// The terms of every `terms` lookup in a request body, each read from its document.
-pub fn terms_lookups(node: &Node, body: Option<&Value>) -> EsResult<query::TermsLookups> {
+/// The terms of every `terms` lookup in a request body, each read from its document as the
+/// request's subject may read it (a document hidden by document-level security gives no
+/// terms, fields hidden by field-level security none either), as ES's lookup runs a get
+/// with the subject's permissions.
+pub fn terms_lookups(
+    node: &Node,
+    body: Option<&Value>,
+    req: &RestRequest,
+) -> EsResult<query::TermsLookups> {
     let mut found = Vec::new();
     if let Some(b) = body {
         collect_lookups(b, &mut found);
@@ -429,9 +441,18 @@ pub fn terms_lookups(node: &Node, body: Option<&Value>) -> EsResult<query::Terms
         }
         let index = node.read_target(&l.index)?;
         let mut values = Vec::new();
-        if let Some(doc) = index.get_doc(&l.id, l.routing.as_deref(), true)? {
+        let doc = if crate::docs::dls_hidden(req, &index, &l.index, &l.id)? {
+            None
+        } else {
+            index.get_doc(&l.id, l.routing.as_deref(), true)?
+        };
+        if let Some(doc) = doc {
             if !doc.source.is_empty() {
                 let src: Value = crate::rest::parse_json(&doc.source)?;
+                let src = match crate::docs::fls_of(req, &index, &l.index) {
+                    Some(p) => p.filter_source(&src),
+                    None => src,
+                };
                 path_values(&src, &l.path.split('.').collect::<Vec<_>>(), &mut values);
             }
         }
@@ -2159,7 +2180,7 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
         crate::stored_scripts::inline_all(node, b)?;
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
-    sreq.resolve_lookups(node, body.as_ref())?;
+    sreq.resolve_lookups(node, body.as_ref(), req)?;
     if sreq.profile {
         sreq.node_id = crate::cluster::node_id(node);
     }
@@ -2374,7 +2395,7 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
         }
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
-    sreq.resolve_lookups(node, body.as_ref())?;
+    sreq.resolve_lookups(node, body.as_ref(), req)?;
     sreq.size = 0;
     sreq.track_total = TrackTotal::Exact;
     let list = targets(node, indices, req)?;
@@ -2460,7 +2481,7 @@ pub fn msearch(
         let result = inlined
             .and_then(|_| SearchRequest::parse(Some(body), &sub))
             .and_then(|mut sreq| {
-                sreq.resolve_lookups(node, Some(body))?;
+                sreq.resolve_lookups(node, Some(body), &sub)?;
                 if sreq.profile {
                     sreq.node_id = crate::cluster::node_id(node);
                 }
