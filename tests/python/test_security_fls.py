@@ -467,3 +467,33 @@ def test_terms_lookups_read_the_document_as_the_user_may(node):
     assert alice.count(index="people", query=lookup("email"))["count"] == 0
     r = adm.search(index="people", query=lookup("email"))
     assert [h["_id"] for h in r["hits"]["hits"]] == ["9"]
+
+
+def test_scripts_runtime_fields_and_top_hits_see_the_filtered_source(node):
+    alice = user(node, "alice")
+    bob = user(node, "bob")
+    groups = grants_of("alice")
+    # a runtime field without a script reads `_source`: the hidden value is not there
+    rt = {"salary": {"type": "long"}}
+    q = {"range": {"salary": {"gte": 0}}}
+    r = alice.search(index="people", query=q, runtime_mappings=rt, size=100)
+    assert r["hits"]["total"]["value"] == 0
+    r = bob.search(index="people", query=q, runtime_mappings=rt, size=100)
+    assert r["hits"]["total"]["value"] == len(DOCS)
+    # scripts' params._source
+    r = alice.search(index="people", size=100, query={"match_all": {}}, script_fields={
+        "n": {"script": "params._source.name"},
+        "s": {"script": "params._source.salary"}})
+    for h in r["hits"]["hits"]:
+        d = DOCS[int(h["_id"])]
+        assert h["fields"]["n"] == [d["name"]]
+        assert h["fields"].get("s") in (None, [None])
+    # top_hits
+    r = alice.search(index="people", size=0, aggs={"by_team": {
+        "terms": {"field": "team"}, "aggs": {"top": {"top_hits": {"size": 20}}}}})
+    for b in r["aggregations"]["by_team"]["buckets"]:
+        hits = b["top"]["hits"]["hits"]
+        assert {h["_id"] for h in hits} == {
+            str(i) for i, d in enumerate(DOCS) if d["team"] == b["key"]}
+        for h in hits:
+            assert h["_source"] == view(groups, DOCS[int(h["_id"])])

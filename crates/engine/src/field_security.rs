@@ -139,6 +139,7 @@ impl FieldPermissions {
     /// `fields` patterns do not reach them.
     pub fn filter_mapping(&self, mapping: &Mapping) -> Mapping {
         let mut m = mapping.clone();
+        m.source_filter = Some(std::sync::Arc::new(self.clone()));
         m.fields.retain(|path, _| self.allows(path));
         let kept: Vec<String> = m.fields.keys().cloned().collect();
         m.objects.retain(|path, _| {

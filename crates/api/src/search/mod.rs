@@ -857,7 +857,7 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
 fn runtime_fields_values(
     wanted: &[(String, Option<String>)],
     runtime: &lode_query::runtime::RuntimeFields,
-    index: &IndexService,
+    mapping: &lode_engine::mapping::Mapping,
     s: &ShardSearcher,
     addr: tantivy::DocAddress,
     out: &mut Map<String, Value>,
@@ -871,9 +871,8 @@ fn runtime_fields_values(
             }
             let docs = docs.get_or_insert_with(|| {
                 let reader = s.searcher.segment_reader(addr.segment_ord);
-                let mut d =
-                    query::DocColumns::new(reader, Arc::new(index.mapping().fields.clone()))
-                        .with_runtime(runtime.clone());
+                let mut d = query::DocColumns::new(reader, query::script::fields_of(mapping))
+                    .with_runtime(runtime.clone());
                 d.doc = addr.doc_id;
                 d
             });
@@ -1656,7 +1655,7 @@ fn fetch_phase(
             runtime_fields_values(
                 &sreq.fields,
                 &ctxs[h.index].runtime,
-                &t.index,
+                &states[h.index].mapping,
                 s,
                 h.addr,
                 &mut fields,
@@ -1689,7 +1688,7 @@ fn fetch_phase(
         if !sreq.script_field_specs.is_empty() {
             let mapping = t.mapping();
             let reader = s.searcher.segment_reader(h.addr.segment_ord);
-            let mut docs = query::DocColumns::new(reader, Arc::new(mapping.fields.clone()))
+            let mut docs = query::DocColumns::new(reader, query::script::fields_of(&mapping))
                 .with_runtime(ctxs[h.index].runtime.clone());
             docs.doc = h.addr.doc_id;
             let score = f64::from(h.score.unwrap_or(0.0));
