@@ -497,3 +497,24 @@ def test_scripts_runtime_fields_and_top_hits_see_the_filtered_source(node):
             str(i) for i, d in enumerate(DOCS) if d["team"] == b["key"]}
         for h in hits:
             assert h["_source"] == view(groups, DOCS[int(h["_id"])])
+
+
+def test_suggesters_do_not_read_hidden_fields(node):
+    alice = user(node, "alice")
+    sugg = {"hidden": {"text": "user3@corp.exampel", "term": {"field": "email"}},
+            "shown": {"text": "user3x", "term": {"field": "name"}}}
+    # what an unrestricted subject gets, computed from the documents: the close values
+    emails = {d["email"] for d in DOCS}
+    r = admin(node).search(index="people", size=0, suggest=sugg)["suggest"]
+    assert {o["text"] for o in r["hidden"][0]["options"]} <= emails
+    assert "user3@corp.example" in {o["text"] for o in r["hidden"][0]["options"]}
+    r = alice.search(index="people", size=0, suggest=sugg)["suggest"]
+    assert r["hidden"][0]["text"] == "user3@corp.exampel"
+    assert r["hidden"][0]["options"] == []
+    names = {d["name"] for d in DOCS}
+    shown = {o["text"] for o in r["shown"][0]["options"]}
+    assert shown and shown <= names
+    # the phrase suggester neither
+    phrase = {"p": {"text": "user3@corp.exampel", "phrase": {"field": "email"}}}
+    r = alice.search(index="people", size=0, suggest=phrase)["suggest"]
+    assert all(e["options"] == [] for e in r["p"])

@@ -2066,14 +2066,46 @@ fn execute(
     // `suggest` section.
     let suggest_out = match &sreq.suggest {
         Some(s) if targets.iter().any(|t| !t.searchers.is_empty()) => {
-            let shards: Vec<_> = targets
-                .iter()
-                .map(|t| (&t.index, t.searchers.as_slice()))
-                .collect();
-            Some(
-                suggest::run(s, &shards, sreq.typed_keys, &sreq.source)
-                    .map_err(search_phase_error)?,
-            )
+            if targets.iter().all(|t| t.fls.is_none()) {
+                let shards: Vec<_> = targets
+                    .iter()
+                    .map(|t| (&t.index, t.searchers.as_slice()))
+                    .collect();
+                Some(
+                    suggest::run(s, &shards, sreq.typed_keys, &sreq.source)
+                        .map_err(search_phase_error)?,
+                )
+            } else {
+                // field-level security: a suggester reads the terms of its fields only in the
+                // indices where the subject may read them (elsewhere the index analyzes the
+                // text but has no terms to offer)
+                let mut out = Map::new();
+                for one in &s.suggestions {
+                    let fields = suggest::fields_read(&one.1);
+                    let shards: Vec<_> = targets
+                        .iter()
+                        .map(|t| {
+                            let visible = t
+                                .fls
+                                .as_ref()
+                                .is_none_or(|(p, _)| fields.iter().all(|f| p.allows(f)));
+                            let searchers: &[ShardSearcher] =
+                                if visible { &t.searchers } else { &[] };
+                            (&t.index, searchers)
+                        })
+                        .collect();
+                    let single = suggest::SuggestRequest {
+                        global_text: s.global_text.clone(),
+                        suggestions: vec![one.clone()],
+                    };
+                    let v = suggest::run(&single, &shards, sreq.typed_keys, &sreq.source)
+                        .map_err(search_phase_error)?;
+                    if let Value::Object(m) = v {
+                        out.extend(m);
+                    }
+                }
+                Some(Value::Object(out))
+            }
         }
         _ => None,
     };
