@@ -52,7 +52,8 @@ ROLES = {
     "fls_basic": {"indices": [{"names": ["people*"], "privileges": ["read"],
                                "field_security": BASIC}]},
     # a second role granting one more field: roles unite
-    "fls_salary": {"indices": [{"names": ["people"], "privileges": ["read"],
+    "fls_salary": {"cluster": ["manage_own_api_key"],
+                   "indices": [{"names": ["people"], "privileges": ["read"],
                                 "field_security": {"grant": ["salary"]}}]},
     # document-level security without field-level security
     "dls_red": {"indices": [{"names": ["people"], "privileges": ["read"],
@@ -518,3 +519,27 @@ def test_suggesters_do_not_read_hidden_fields(node):
     phrase = {"p": {"text": "user3@corp.exampel", "phrase": {"field": "email"}}}
     r = alice.search(index="people", size=0, suggest=phrase)["suggest"]
     assert all(e["options"] == [] for e in r["p"])
+
+
+def test_api_keys_are_bounded_by_their_own_and_their_owners_fields(node):
+    def key_client(resp):
+        return Elasticsearch(node, api_key=(resp["id"], resp["api_key"]), request_timeout=30,
+                             max_retries=0)
+
+    descriptors = {"k": {"indices": [{"names": ["people"], "privileges": ["read"],
+                                      "field_security": {"grant": ["name", "salary", "email"]}}]}}
+    # the superuser's key: its own descriptors only
+    k = key_client(admin(node).security.create_api_key(name="k1", role_descriptors=descriptors))
+    g_key = [(["name", "salary", "email"], [])]
+    r = k.search(index="people", size=100)
+    assert {h["_id"]: h["_source"] for h in r["hits"]["hits"]} == {
+        str(i): view(g_key, d) for i, d in enumerate(DOCS)}
+    # bob's key: the intersection of the key's fields and bob's (name, salary)
+    k = key_client(user(node, "bob").security.create_api_key(name="k2",
+                                                             role_descriptors=descriptors))
+    g_bob = grants_of("bob")
+    r = k.search(index="people", size=100)
+    for h in r["hits"]["hits"]:
+        d = DOCS[int(h["_id"])]
+        want = {p: v for p, v in leaves(d) if allowed(g_key, p) and allowed(g_bob, p)}
+        assert dict(leaves(h["_source"])) == want
