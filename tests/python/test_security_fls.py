@@ -61,6 +61,10 @@ ROLES = {
     # reads and sees the mapping of a few fields
     "fls_meta": {"indices": [{"names": ["people"], "privileges": ["read", "view_index_metadata"],
                               "field_security": {"grant": ["name", "customer.phone", "tag*"]}}]},
+    # document- and field-level security in one entry; the role query reads a hidden field
+    "low_pay_names": {"indices": [{"names": ["people"], "privileges": ["read"],
+                                   "query": {"range": {"salary": {"lt": 1200}}},
+                                   "field_security": {"grant": ["name"]}}]},
     # sees some aliases' metadata
     "alias_viewer": {"indices": [{"names": ["people", "people-view", "w-*"],
                                   "privileges": ["view_index_metadata"]}]},
@@ -75,6 +79,7 @@ USERS = {
     "walt": ["fls_writer"],
     "vera": ["alias_viewer"],
     "mia": ["fls_meta"],
+    "dora": ["low_pay_names"],
 }
 # alias → indices
 ALIASES = {"people-view": ["people"], "people-all": ["people", "people-w"], "w-view": ["people-w"],
@@ -543,3 +548,19 @@ def test_api_keys_are_bounded_by_their_own_and_their_owners_fields(node):
         d = DOCS[int(h["_id"])]
         want = {p: v for p, v in leaves(d) if allowed(g_key, p) and allowed(g_bob, p)}
         assert dict(leaves(h["_source"])) == want
+
+
+def test_role_query_sees_the_fields_the_role_hides(node):
+    dora = user(node, "dora")
+    want = {str(i): {"name": d["name"]} for i, d in enumerate(DOCS) if d["salary"] < 1200}
+    assert want and len(want) < len(DOCS)
+    r = dora.search(index="people", size=100)
+    assert {h["_id"]: h["_source"] for h in r["hits"]["hits"]} == want
+    assert dora.count(index="people")["count"] == len(want)
+    # her own queries on the hidden field match nothing
+    assert dora.count(index="people", query={"range": {"salary": {"lt": 1200}}})["count"] == 0
+    hidden = next(str(i) for i, d in enumerate(DOCS) if d["salary"] >= 1200)
+    assert dora.get(index="people", id=next(iter(want)))["_source"] == want[next(iter(want))]
+    with pytest.raises(ApiError) as e:
+        dora.get(index="people", id=hidden)
+    assert e.value.meta.status == 404
