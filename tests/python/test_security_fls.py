@@ -494,6 +494,13 @@ def test_scripts_runtime_fields_and_top_hits_see_the_filtered_source(node):
         d = DOCS[int(h["_id"])]
         assert h["fields"]["n"] == [d["name"]]
         assert h["fields"].get("s") in (None, [None])
+    # doc values: the hidden field is mapped but has none
+    sf = {"k": {"script": "doc['salary'].size()"}, "v": {"script": "doc['name'].value"}}
+    for c, size in ((alice, 0), (bob, 1)):
+        r = c.search(index="people", size=100, script_fields=sf)
+        for h in r["hits"]["hits"]:
+            assert h["fields"]["k"] == [size]
+            assert h["fields"]["v"] == [DOCS[int(h["_id"])]["name"]]
     # top_hits
     r = alice.search(index="people", size=0, aggs={"by_team": {
         "terms": {"field": "team"}, "aggs": {"top": {"top_hits": {"size": 20}}}}})

@@ -320,6 +320,25 @@ impl SegmentDocs {
         })
     }
 
+    /// A field the index maps but field-level security hides from this search: a column
+    /// without values of its kind, as ES's `FieldSubsetReader` leaves it mapped without doc
+    /// values (`doc['f'].size() == 0`).
+    fn hidden(&self, name: &str) -> Option<Col> {
+        use tantivy::schema::FieldType as T;
+        let p = self.fields.source_filter.as_ref()?;
+        if p.allows(name) {
+            return None;
+        }
+        let schema = self.reader.schema();
+        let field = schema.get_field(name).ok()?;
+        Some(match schema.get_field_entry(field).field_type() {
+            T::I64(_) | T::Date(_) => Col::I64(None, false),
+            T::F64(_) => Col::F64(None),
+            T::Bool(_) => Col::Bool(None),
+            _ => Col::Str(None),
+        })
+    }
+
     /// The current document's stored `_source` (null when it has none), as ES's
     /// `params._source`: read per document, as a runtime field without a script reads it.
     pub fn source(&mut self) -> Result<serde_json::Value, String> {
@@ -354,10 +373,11 @@ impl SegmentDocs {
     }
 
     fn open(&self, name: &str) -> Result<Col, String> {
-        let def = self
-            .fields
-            .get(name)
-            .ok_or_else(|| format!("No field found for [{name}] in mapping"))?;
+        let Some(def) = self.fields.get(name) else {
+            return self
+                .hidden(name)
+                .ok_or_else(|| format!("No field found for [{name}] in mapping"));
+        };
         let ff = self.reader.fast_fields();
         let io = |e: tantivy::TantivyError| e.to_string();
         let unsupported = || {
