@@ -446,29 +446,31 @@ fn parse_field_security(role: &str, v: &Value) -> EsResult<Option<FieldGrant>> {
     let obj = match v {
         Value::Null => return Ok(None),
         Value::Object(o) => o,
-        _ => {
+        other => {
             return Err(parse_err(format!(
-                "expected field [field_security] value to be an object, but found [{v}] instead"
+                "expected START_OBJECT but got {} in \"field_security\".",
+                token_name(other)
             )))
         }
     };
+    if obj.is_empty() {
+        return Err(parse_err("\"field_security\" must not be empty.".into()));
+    }
     let list = |field: &str, val: &Value| -> EsResult<Vec<String>> {
+        let not_strings = |x: &Value| {
+            parse_err(format!(
+                "could not parse [{field}] field. expected a string array but found [{}] instead",
+                token_name(x)
+            ))
+        };
         match val {
-            Value::Null => Ok(vec![]),
+            Value::Null => Err(parse_err(format!("{field} must not be null."))),
             Value::String(s) => Ok(vec![s.clone()]),
             Value::Array(a) => a
                 .iter()
-                .map(|x| {
-                    x.as_str().map(str::to_string).ok_or_else(|| {
-                        parse_err(format!(
-                            "[field_security.{field}] must be an array of strings, but found [{x}] instead"
-                        ))
-                    })
-                })
+                .map(|x| x.as_str().map(str::to_string).ok_or_else(|| not_strings(x)))
                 .collect(),
-            other => Err(parse_err(format!(
-                "[field_security.{field}] must be an array of strings, but found [{other}] instead"
-            ))),
+            other => Err(not_strings(other)),
         }
     };
     let mut grant: Option<Vec<String>> = None;
@@ -479,14 +481,14 @@ fn parse_field_security(role: &str, v: &Value) -> EsResult<Option<FieldGrant>> {
             "except" => except = Some(list("except", val)?),
             other => {
                 return Err(parse_err(format!(
-                    "[field_security] only accepts [grant] and [except] fields, but found [{other}]"
+                    "\"field_security\" only accepts options grant and except, but got: {other}"
                 )))
             }
         }
     }
     if grant.is_none() && except.is_some() {
         return Err(parse_err(
-            "[field_security] requires [grant] if [except] is given".to_string(),
+            "field_security requires grant if except is given".to_string(),
         ));
     }
     let except = except.unwrap_or_default();
@@ -499,13 +501,32 @@ fn parse_field_security(role: &str, v: &Value) -> EsResult<Option<FieldGrant>> {
     }
     let grant_patterns = grant.clone().unwrap_or_else(|| vec!["*".to_string()]);
     if !patterns_subset(&except, &grant_patterns) {
-        return Err(parse_err(format!(
-            "Exceptions for field permissions must be a subset of the granted fields but {} is not a subset of {}",
-            except.join(","),
-            grant_patterns.join(",")
-        )));
+        // ES's `checkIfExceptFieldsIsSubsetOfGrantedFields`
+        return Err(EsError::new(
+            400,
+            "parse_exception",
+            format!(
+                "failed to parse indices privileges for role [{role}] - Exceptions for field permissions must be a subset of the granted fields but {} is not a subset of {}",
+                except.join(","),
+                grant_patterns.join(",")
+            ),
+        ));
     }
     Ok(Some(FieldGrant { grant, except }))
+}
+
+/// The name of the JSON token a value starts with, as Jackson's `JsonToken` (ES's messages).
+fn token_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "VALUE_NULL",
+        Value::Bool(true) => "VALUE_TRUE",
+        Value::Bool(false) => "VALUE_FALSE",
+        Value::Number(n) if n.is_f64() => "VALUE_NUMBER_FLOAT",
+        Value::Number(_) => "VALUE_NUMBER_INT",
+        Value::String(_) => "VALUE_STRING",
+        Value::Array(_) => "START_ARRAY",
+        Value::Object(_) => "START_OBJECT",
+    }
 }
 
 /// The field-level security of a set of roles for `action` on an index reached by `names`,
@@ -842,20 +863,36 @@ mod tests {
         assert_eq!(e.kind, "parse_exception");
         assert_eq!(
             e.reason,
-            "failed to parse indices privileges for role [r]. Exceptions for field permissions must be a subset of the granted fields but f3 is not a subset of f1,f2"
+            "failed to parse indices privileges for role [r] - Exceptions for field permissions must be a subset of the granted fields but f3 is not a subset of f1,f2"
         );
-        assert!(err(json!({"except": ["f3"]}))
-            .reason
-            .contains("requires [grant] if [except] is given"));
-        assert!(err(json!({"grant": ["a"], "other": []}))
-            .reason
-            .contains("[field_security] only accepts"));
+        let p = "failed to parse indices privileges for role [r]. ";
+        assert_eq!(
+            err(json!({"except": ["f3"]})).reason,
+            format!("{p}field_security requires grant if except is given")
+        );
+        assert_eq!(
+            err(json!({"grant": ["a"], "other": []})).reason,
+            format!("{p}\"field_security\" only accepts options grant and except, but got: other")
+        );
+        assert_eq!(
+            err(json!({})).reason,
+            format!("{p}\"field_security\" must not be empty.")
+        );
+        assert_eq!(
+            err(json!({"grant": null})).reason,
+            format!("{p}grant must not be null.")
+        );
         assert!(err(json!({"grant": [1]}))
             .reason
-            .contains("must be an array of strings"));
-        assert!(err(json!(["a"]))
+            .contains("expected a string array but found [VALUE_NUMBER_INT]"));
+        assert_eq!(
+            err(json!(["a"])).reason,
+            format!("{p}expected START_OBJECT but got START_ARRAY in \"field_security\".")
+        );
+        // metadata fields are always granted: excepting one is not a subset of the grant
+        assert!(err(json!({"grant": ["field*"], "except": ["_id"]}))
             .reason
-            .contains("expected field [field_security]"));
+            .contains("must be a subset"));
         // except inside a wildcard grant is fine
         assert!(Role::parse(
             "r",
