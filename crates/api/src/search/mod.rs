@@ -2889,3 +2889,38 @@ pub fn matching_ids(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod fls_tests {
+    use super::*;
+    use lode_engine::field_security::{FieldGrant, FieldPermissions};
+
+    #[test]
+    fn a_sort_on_a_hidden_field_sorts_as_an_unmapped_field_of_its_type() {
+        let analysis = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let full = lode_engine::mapping::compile(
+            &json!({"properties": {"pay": {"type": "integer"}, "name": {"type": "keyword"}}}),
+            &analysis,
+        )
+        .unwrap();
+        let fls = FieldPermissions::union(vec![FieldGrant {
+            grant: Some(vec!["name".into()]),
+            except: vec![],
+        }])
+        .unwrap();
+        let seen = fls.filter_mapping(&full);
+        assert!(seen.field("pay").is_none() && seen.field("name").is_some());
+        let sort = json!(["pay:desc", {"name": "asc"}, {"pay": {"order": "asc", "missing": "_first"}},
+            {"pay": {"unmapped_type": "long"}}, "_score"]);
+        assert_eq!(
+            sort_hidden_as_missing(&sort, &full, &seen),
+            json!([
+                {"pay": {"order": "desc", "unmapped_type": "integer"}},
+                {"name": "asc"},
+                {"pay": {"order": "asc", "missing": "_first", "unmapped_type": "integer"}},
+                {"pay": {"unmapped_type": "long"}},
+                "_score"
+            ])
+        );
+    }
+}
