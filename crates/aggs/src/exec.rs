@@ -375,7 +375,7 @@ impl<'a> Exec<'a> {
         if let Some(ctx) = ctx.filter(|c| !c.runtime.is_empty()) {
             let mut names = Vec::new();
             super::plan::runtime_sources(&plan.roots, &mut names);
-            let fields: lode_query::script::Fields = Arc::new(ctx.mapping.fields.clone());
+            let fields: lode_query::script::Fields = lode_query::script::fields_of(ctx.mapping);
             for name in names {
                 let Some((field, missing)) = super::plan::parse_runtime_source(&name) else {
                     continue;
@@ -652,7 +652,7 @@ pub(crate) fn runtime_provider_in(
     let (name, _) = super::plan::parse_runtime_source(field)?;
     Some(Arc::new(super::sources::RuntimeProvider {
         field: ctx.runtime.get(name)?.clone(),
-        fields: Arc::new(ctx.mapping.fields.clone()),
+        fields: lode_query::script::fields_of(ctx.mapping),
         runtime: ctx.runtime.clone(),
         errors: ctx.script_errors.clone(),
         missing: None,

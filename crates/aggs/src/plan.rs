@@ -216,8 +216,15 @@ fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> 
         d => d,
     };
     let Some(def) = def else {
+        // A field the index has but this search's mapping does not (hidden by field-level
+        // security) has no values for it: no column is read.
+        let hidden = !name.starts_with('_') && ctx.schema.get_field(name).is_ok();
         return Ok(FieldRef {
-            name: name.to_string(),
+            name: if hidden {
+                "__lode_no_such_field".to_string()
+            } else {
+                name.to_string()
+            },
             def: None,
         });
     };

@@ -154,6 +154,11 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         if req.source.fetch {
             let bytes = stored_source(&doc, shard.meta);
             let source: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            // field-level security: the hidden fields are not in `_source`
+            let source = match &target.ctx.mapping.source_filter {
+                Some(p) => p.filter_source(&source),
+                None => source,
+            };
             match &nested {
                 None => {
                     if let Some(filtered) = req.source.apply(&source) {

@@ -193,7 +193,7 @@ fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
     }
     Ok(Plan {
         kind,
-        lookups: crate::search::terms_lookups(node, query.as_ref())?,
+        lookups: crate::search::terms_lookups(node, query.as_ref(), req)?,
         query,
         script,
         max_docs: max_docs.map(|m| m as usize),
@@ -218,6 +218,16 @@ fn validation(msg: &str) -> EsError {
 pub fn run(node: &Arc<Node>, kind: Kind, expr: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let plan = plan(node, kind, req)?;
     let targets = crate::search::targets(node, expr, req)?;
+    // ES lets an update by query rewrite documents its subject sees only part of, losing the
+    // hidden fields (elastic/elasticsearch#92014, a known bug); its update API refuses the
+    // same case, and so does Lode here.
+    if kind == Kind::Update && targets.iter().any(|t| t.fls.is_some()) {
+        return Err(EsError::new(
+            400,
+            "security_exception",
+            "Can't execute an update by query request if field level security is enabled",
+        ));
+    }
     let names: Vec<String> = targets
         .iter()
         .map(|t| format!("[{}]", t.index.name))
@@ -389,6 +399,7 @@ fn execute(plan: &Plan, searched: &[Searched], task: &Task) -> EsResult<(u16, Va
             plan.query.as_ref(),
             s.filter.as_ref(),
             &plan.lookups,
+            s.fls.as_deref(),
         )?;
         for (id, routing, seq_no) in matches {
             let s = if slices > 1 { slice_of(&id, slices) } else { 0 };

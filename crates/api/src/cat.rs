@@ -587,7 +587,7 @@ pub fn cat(
         "shards" => shards(node, info, target, req)?,
         "segments" => segments(node, info, target, req)?,
         "nodes" => nodes(node, info, req)?,
-        "aliases" => aliases(node, target)?,
+        "aliases" => aliases(node, target, req)?,
         "thread_pool" => thread_pool(node, info, target),
         _ => {
             return Err(EsError::bad_request(
@@ -808,7 +808,8 @@ fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table
             .as_ref()
             .and_then(|d| d.filter(&idx.name, &[]));
         if let Some(filter) = dls {
-            let seen = crate::search::matching_ids(idx, Some(&filter), None, &Default::default())?;
+            let seen =
+                crate::search::matching_ids(idx, Some(&filter), None, &Default::default(), None)?;
             total += seen.len() as u64;
             continue;
         }
@@ -1212,7 +1213,10 @@ fn nodes(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<Table> {
     Ok(t)
 }
 
-fn aliases(node: &Node, target: Option<&str>) -> EsResult<Table> {
+/// `GET /_cat/aliases[/{name}]`. With security, as ES's get aliases request: only the
+/// aliases whose index and name the subject holds `indices:admin/aliases/get` on.
+fn aliases(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table> {
+    const ACTION: &str = "indices:admin/aliases/get";
     let patterns = crate::rest::list_param(target);
     let mut t = Table::new(vec![
         col("alias", "a", "", "alias name"),
@@ -1224,7 +1228,21 @@ fn aliases(node: &Node, target: Option<&str>) -> EsResult<Table> {
     ]);
     let mut rows = Vec::new();
     for idx in node.all() {
+        if req
+            .authorized
+            .as_ref()
+            .is_some_and(|a| !a.allows(ACTION, &idx.name))
+        {
+            continue;
+        }
         for (name, meta) in idx.aliases() {
+            if req
+                .authorized
+                .as_ref()
+                .is_some_and(|a| !a.allows(ACTION, &name))
+            {
+                continue;
+            }
             if !patterns.is_empty()
                 && !patterns
                     .iter()
@@ -1351,6 +1369,8 @@ mod tests {
     fn request(path: &str, params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
             doc_security: None,
+            field_security: None,
+            authorized: None,
             method: Method::Get,
             path: path.to_string(),
             params: params

@@ -1342,6 +1342,8 @@ mod tests {
     pub(crate) fn request(path: &str, params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
             doc_security: None,
+            field_security: None,
+            authorized: None,
             method: Method::Get,
             path: path.to_string(),
             params: params

@@ -1,6 +1,7 @@
 //! Document APIs: index, create, get, `_source`, exists, delete, update, `_mget`, `_bulk`.
 
 use crate::rest::{parse_json, RestBody, RestRequest, RestResponse};
+use lode_engine::field_security::FieldPermissions;
 use lode_engine::index::{DocWrite, IndexService};
 use lode_engine::shard::{VersionReq, WriteOutcome, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
@@ -468,7 +469,12 @@ fn get_whole_source(
 /// Whether document-level security hides document `id` of `index` (reached as `named`) from
 /// the request's subject: the role query is run with the id against the index's searcher, so
 /// a document not yet refreshed is hidden too.
-fn dls_hidden(req: &RestRequest, index: &IndexService, named: &str, id: &str) -> EsResult<bool> {
+pub(crate) fn dls_hidden(
+    req: &RestRequest,
+    index: &IndexService,
+    named: &str,
+    id: &str,
+) -> EsResult<bool> {
     let Some(ds) = &req.doc_security else {
         return Ok(false);
     };
@@ -481,8 +487,24 @@ fn dls_hidden(req: &RestRequest, index: &IndexService, named: &str, id: &str) ->
         return Ok(false);
     };
     let q = json!({"bool": {"filter": [{"ids": {"values": [id]}}, filter]}});
-    let found = crate::search::matching_ids(index, Some(&q), None, &Default::default())?;
+    let found = crate::search::matching_ids(index, Some(&q), None, &Default::default(), None)?;
     Ok(!found.iter().any(|(i, _, _)| i == id))
+}
+
+/// Field-level security on `index` (reached as `named`) for the request's subject: the
+/// fields it may read, `None` when it may read every field.
+pub(crate) fn fls_of(
+    req: &RestRequest,
+    index: &IndexService,
+    named: &str,
+) -> Option<FieldPermissions> {
+    let fs = req.field_security.as_ref()?;
+    let aliases: Vec<String> = if named != index.name {
+        vec![named.to_string()]
+    } else {
+        Vec::new()
+    };
+    fs.permissions(&index.name, &aliases)
 }
 
 /// `GET|HEAD /{index}/_doc/{id}`.
@@ -499,7 +521,8 @@ pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResu
         .param("stored_fields")
         .map(|p| crate::rest::list_param(Some(p)));
     let filter = stored_fields_filter(source_filter(req), req.has("_source"), stored.as_deref());
-    if stored.is_none() && filter.is_identity() {
+    let fls = fls_of(req, &index, index_name);
+    if stored.is_none() && filter.is_identity() && fls.is_none() {
         return get_whole_source(&index, id, routing(req), realtime, read_version(req)?);
     }
     let (found, body) = get_with_stored(
@@ -510,6 +533,7 @@ pub fn get(node: &Node, index_name: &str, id: &str, req: &RestRequest) -> EsResu
         &filter,
         stored.as_deref().unwrap_or_default(),
         read_version(req)?,
+        fls.as_ref(),
     )?;
     Ok(RestResponse::json(if found { 200 } else { 404 }, body))
 }
@@ -526,7 +550,9 @@ fn stored_fields_filter(
     filter
 }
 
-/// A GET body with the requested stored fields under `fields`.
+/// A GET body with the requested stored fields under `fields`; under field-level security
+/// (`fls`) the hidden fields are neither in `_source` nor among the stored fields.
+#[allow(clippy::too_many_arguments)]
 fn get_with_stored(
     index: &IndexService,
     id: &str,
@@ -535,8 +561,10 @@ fn get_with_stored(
     filter: &SourceFilter,
     stored: &[String],
     version: Option<i64>,
+    fls: Option<&FieldPermissions>,
 ) -> EsResult<(bool, Value)> {
     let wants_stored = stored.iter().any(|f| f != "_source" && f != "_none_");
+    let whole = wants_stored || fls.is_some();
     // Stored fields are read from the whole `_source` of the same read.
     let all = SourceFilter::from_json(None);
     let (found, mut body) = get_body(
@@ -544,12 +572,20 @@ fn get_with_stored(
         id,
         routing,
         realtime,
-        if wants_stored { &all } else { filter },
+        if whole { &all } else { filter },
         version,
     )?;
-    if let (true, Some(src)) = (wants_stored, body.get("_source").cloned()) {
+    if let (true, Some(src)) = (whole, body.get("_source").cloned()) {
+        let src = match fls {
+            Some(p) => p.filter_source(&src),
+            None => src,
+        };
         let mut fields = serde_json::Map::new();
-        let mapping = index.mapping();
+        let mapping = match fls {
+            Some(p) => Arc::new(p.filter_mapping(&index.mapping())),
+            None => index.mapping(),
+        };
+        let stored = if wants_stored { stored } else { &[] };
         for pattern in stored {
             for def in mapping.matching_fields(pattern) {
                 if def.store && !fields.contains_key(&def.path) {
@@ -603,6 +639,10 @@ pub fn get_source(
         )),
         Some(doc) => {
             let src = parse_json(&doc.source)?;
+            let src = match fls_of(req, &index, index_name) {
+                Some(p) => p.filter_source(&src),
+                None => src,
+            };
             Ok(RestResponse::ok(filter.apply(&src).unwrap_or(json!({}))))
         }
         None => Err(EsError::new(
@@ -682,6 +722,7 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             if dls_hidden(req, &i, &index_name, &doc.id)? {
                 return Ok((false, not_found_body(&i, &doc.id)));
             }
+            let fls = fls_of(req, &i, &index_name);
             get_with_stored(
                 &i,
                 &doc.id,
@@ -690,6 +731,7 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
                 &filter,
                 stored.as_deref().unwrap_or_default(),
                 doc.version,
+                fls.as_ref(),
             )
         });
         out.push(match item {

@@ -166,7 +166,7 @@ pub fn get(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestResponse>
     let mut out = Map::new();
     for i in list {
         let s = settings_json(&i, flat, req.bool_param("include_defaults", false)?);
-        let mut entry = json!({"aliases": crate::aliases::index_aliases_json(&i), "mappings": i.mapping().json, "settings": s["settings"]});
+        let mut entry = json!({"aliases": crate::aliases::index_aliases_json(&i), "mappings": visible_mapping(&i, req, "indices:admin/get"), "settings": s["settings"]});
         if let Some(d) = s.get("defaults") {
             entry["defaults"] = d.clone();
         }
@@ -181,9 +181,30 @@ pub fn get_mapping(node: &Node, expr: &str, req: &RestRequest) -> EsResult<RestR
     lode_engine::blocks::check_all(&list, Level::MetadataRead)?;
     let mut out = Map::new();
     for i in list {
-        out.insert(i.name.clone(), json!({"mappings": i.mapping().json}));
+        out.insert(
+            i.name.clone(),
+            json!({"mappings": visible_mapping(&i, req, "indices:admin/mappings/get")}),
+        );
     }
     Ok(RestResponse::ok(Value::Object(out)))
+}
+
+/// An index's mapping as the request's subject may see it: under field-level security for
+/// `action`, without the fields it may not read, as ES's `MapperPlugin#getFieldFilter` filters
+/// get mapping and get index.
+fn visible_mapping(index: &IndexService, req: &RestRequest, action: &str) -> Value {
+    let mut json = index.mapping().json.clone();
+    let fls = req
+        .field_security
+        .as_ref()
+        .and_then(|f| f.permissions_for(action, &index.name));
+    if let (Some(p), Some(props)) = (
+        fls,
+        json.get_mut("properties").and_then(Value::as_object_mut),
+    ) {
+        p.filter_properties(props, "");
+    }
+    json
 }
 
 /// `PUT /{index}/_mapping`.

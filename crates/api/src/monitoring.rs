@@ -170,6 +170,8 @@ mod tests {
     fn only_global_parameters() {
         let req = |params: &[(&str, &str)]| RestRequest {
             doc_security: None,
+            field_security: None,
+            authorized: None,
             method: Method::Get,
             path: "/_prometheus/metrics".into(),
             params: params

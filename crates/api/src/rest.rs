@@ -24,6 +24,31 @@ pub struct RestRequest {
     /// Document-level security, set by the security gate for a subject whose roles restrict
     /// documents (`None`: every document may be read).
     pub doc_security: Option<DocSecurity>,
+    /// Field-level security, set by the security gate for a subject whose roles restrict
+    /// fields (`None`: every field may be read).
+    pub field_security: Option<FieldSecurity>,
+    /// With security enabled, whether the request's subject holds an index action on an index
+    /// or alias name, for the APIs that filter what they list (`_cat/aliases`).
+    pub authorized: Option<IndexAuthorization>,
+}
+
+/// Action and index (or alias) name → whether the subject holds the action on it.
+#[derive(Clone)]
+pub struct IndexAuthorization(pub std::sync::Arc<IndexAuthorizationFn>);
+
+/// Action and index (or alias) name → whether the subject holds the action on it.
+pub type IndexAuthorizationFn = dyn Fn(&str, &str) -> bool + Send + Sync;
+
+impl IndexAuthorization {
+    pub fn allows(&self, action: &str, name: &str) -> bool {
+        (self.0)(action, name)
+    }
+}
+
+impl std::fmt::Debug for IndexAuthorization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IndexAuthorization")
+    }
 }
 
 /// Document-level security (ES's role `query`): for a concrete index and the aliases a
@@ -39,6 +64,45 @@ pub type DocFilterFn = dyn Fn(&str, &[String]) -> Option<Value> + Send + Sync;
 impl DocSecurity {
     pub fn filter(&self, index: &str, aliases: &[String]) -> Option<Value> {
         (self.0)(index, aliases)
+    }
+}
+
+/// Field-level security (ES's role `field_security`): for a concrete index and the aliases a
+/// request reached it through, the fields the subject may read (`None`: every field).
+/// Searches plan against the mapping without the other fields and filter `_source`; gets
+/// filter `_source` and stored fields.
+#[derive(Clone)]
+pub struct FieldSecurity(pub std::sync::Arc<FieldPermissionsFn>);
+
+/// Action, index name and the aliases it was reached through → the fields the subject may
+/// read (ES computes them from the role entries that grant the action).
+pub type FieldPermissionsFn = dyn Fn(&str, &str, &[String]) -> Option<lode_engine::field_security::FieldPermissions>
+    + Send
+    + Sync;
+
+impl FieldSecurity {
+    /// For reading documents (search, get).
+    pub fn permissions(
+        &self,
+        index: &str,
+        aliases: &[String],
+    ) -> Option<lode_engine::field_security::FieldPermissions> {
+        (self.0)("indices:data/read/search", index, aliases)
+    }
+
+    /// For another action (`indices:admin/mappings/get`, ...).
+    pub fn permissions_for(
+        &self,
+        action: &str,
+        index: &str,
+    ) -> Option<lode_engine::field_security::FieldPermissions> {
+        (self.0)(action, index, &[])
+    }
+}
+
+impl std::fmt::Debug for FieldSecurity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FieldSecurity")
     }
 }
 

@@ -1003,6 +1003,8 @@ mod tests {
     fn request(path: &str, params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
             doc_security: None,
+            field_security: None,
+            authorized: None,
             method: Method::Get,
             path: path.to_string(),
             params: params

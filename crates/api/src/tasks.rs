@@ -580,6 +580,8 @@ mod search_task_tests {
     fn req(body: &str) -> RestRequest {
         RestRequest {
             doc_security: None,
+            field_security: None,
+            authorized: None,
             method: crate::rest::Method::Post,
             path: "/x/_search".into(),
             params: Default::default(),

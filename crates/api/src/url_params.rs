@@ -593,6 +593,8 @@ mod tests {
     fn req(params: &[(&str, &str)]) -> RestRequest {
         RestRequest {
             doc_security: None,
+            field_security: None,
+            authorized: None,
             method: Method::Get,
             path: "/i/_search".into(),
             params: params

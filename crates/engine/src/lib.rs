@@ -26,6 +26,7 @@ pub mod disk_usage;
 pub mod document;
 pub mod durability;
 pub mod error;
+pub mod field_security;
 mod fieldnorms;
 pub mod float;
 pub mod geo;

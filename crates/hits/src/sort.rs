@@ -413,7 +413,7 @@ pub fn parse_sort(
                     script: Arc::new(SearchScript::compile(&json!("0"), None)?),
                     string: f.ty == RuntimeType::Keyword,
                     runtime: Some(f),
-                    fields: Arc::new(mapping.fields.clone()),
+                    fields: lode_query::script::fields_of(mapping),
                     runtime_fields: runtime.clone(),
                     errors: errors.clone(),
                 })
@@ -723,7 +723,7 @@ fn parse_script_sort(
             script: Arc::new(script),
             string,
             runtime: None,
-            fields: Arc::new(mapping.fields.clone()),
+            fields: lode_query::script::fields_of(mapping),
             runtime_fields: runtime.clone(),
             errors: errors.clone(),
         }),

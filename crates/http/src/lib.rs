@@ -232,6 +232,20 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
                 s.doc_filter(index, aliases)
             }))
         }),
+        field_security: subject.as_ref().filter(|s| s.has_fls()).map(|s| {
+            let s = s.clone();
+            lode_api::rest::FieldSecurity(Arc::new(
+                move |action: &str, index: &str, aliases: &[String]| {
+                    s.field_permissions(action, index, aliases)
+                },
+            ))
+        }),
+        authorized: subject.as_ref().map(|s| {
+            let s = s.clone();
+            lode_api::rest::IndexAuthorization(Arc::new(move |action: &str, name: &str| {
+                s.can_index(action, name)
+            }))
+        }),
         method,
         path: path.clone(),
         params: params.clone(),

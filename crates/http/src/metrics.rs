@@ -163,6 +163,8 @@ async fn serve(state: Arc<AppState>, req: Request<Body>) -> Response<Body> {
     }
     let rest = RestRequest {
         doc_security: None,
+        field_security: None,
+        authorized: None,
         method: Method::Get,
         path,
         params: params.clone(),

@@ -413,7 +413,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         let f = self.ctx.runtime[field].clone();
         Ok(Some(Box::new(crate::script::ScriptQuery {
             script: crate::script::DocFilter::Runtime(f, pred),
-            fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+            fields: crate::script::fields_of(self.ctx.mapping),
             runtime: self.ctx.runtime.clone(),
             errors: self.ctx.script_errors.clone(),
             boost,
@@ -493,7 +493,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 let script = lode_painless::SearchScript::compile(script, None)?;
                 let q: Q = Box::new(crate::script::ScriptQuery {
                     script: crate::script::DocFilter::Script(std::sync::Arc::new(script)),
-                    fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                    fields: crate::script::fields_of(self.ctx.mapping),
                     runtime: self.ctx.runtime.clone(),
                     errors: self.ctx.script_errors.clone(),
                     boost: *boost,
@@ -511,7 +511,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 let q: Q = Box::new(crate::script::ScriptScoreQuery {
                     query: inner,
                     script: std::sync::Arc::new(script),
-                    fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                    fields: crate::script::fields_of(self.ctx.mapping),
                     runtime: self.ctx.runtime.clone(),
                     errors: self.ctx.script_errors.clone(),
                     min_score: *min_score,
@@ -2311,7 +2311,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             FunctionKind::Weight => Compiled::Const,
             FunctionKind::ScriptScore { script } => Compiled::Script {
                 script: std::sync::Arc::new(lode_painless::SearchScript::compile(script, None)?),
-                fields: std::sync::Arc::new(self.ctx.mapping.fields.clone()),
+                fields: crate::script::fields_of(self.ctx.mapping),
                 errors: self.ctx.script_errors.clone(),
             },
             FunctionKind::RandomScore { seed } => Compiled::Random {

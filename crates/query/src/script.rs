@@ -22,7 +22,30 @@ use tantivy::{DocId, DocSet, Score, SeekDangerResult, SegmentReader, TERMINATED}
 pub type ScriptErrors = Arc<Mutex<Option<EsError>>>;
 
 /// The mapping's fields, shared by every segment's lookup.
-pub type Fields = Arc<BTreeMap<String, Arc<FieldDef>>>;
+pub type Fields = Arc<FieldsMap>;
+
+/// A mapping's fields, and the field-level security filter of the search's `_source`
+/// (`params._source`, runtime fields without a script read it filtered).
+#[derive(Debug, Default)]
+pub struct FieldsMap {
+    pub map: BTreeMap<String, Arc<FieldDef>>,
+    pub source_filter: Option<Arc<lode_engine::field_security::FieldPermissions>>,
+}
+
+impl std::ops::Deref for FieldsMap {
+    type Target = BTreeMap<String, Arc<FieldDef>>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+/// The fields scripts of a search over `mapping` read.
+pub fn fields_of(mapping: &lode_engine::mapping::Mapping) -> Fields {
+    Arc::new(FieldsMap {
+        map: mapping.fields.clone(),
+        source_filter: mapping.source_filter.clone(),
+    })
+}
 
 /// `doc` for one document of a segment, as `script_fields` reads it.
 pub type DocColumns = SegmentDocs;
@@ -297,6 +320,25 @@ impl SegmentDocs {
         })
     }
 
+    /// A field the index maps but field-level security hides from this search: a column
+    /// without values of its kind, as ES's `FieldSubsetReader` leaves it mapped without doc
+    /// values (`doc['f'].size() == 0`).
+    fn hidden(&self, name: &str) -> Option<Col> {
+        use tantivy::schema::FieldType as T;
+        let p = self.fields.source_filter.as_ref()?;
+        if p.allows(name) {
+            return None;
+        }
+        let schema = self.reader.schema();
+        let field = schema.get_field(name).ok()?;
+        Some(match schema.get_field_entry(field).field_type() {
+            T::I64(_) | T::Date(_) => Col::I64(None, false),
+            T::F64(_) => Col::F64(None),
+            T::Bool(_) => Col::Bool(None),
+            _ => Col::Str(None),
+        })
+    }
+
     /// The current document's stored `_source` (null when it has none), as ES's
     /// `params._source`: read per document, as a runtime field without a script reads it.
     pub fn source(&mut self) -> Result<serde_json::Value, String> {
@@ -317,19 +359,25 @@ impl SegmentDocs {
             .expect("opened")
             .get(self.doc)
             .map_err(|e| e.to_string())?;
-        Ok(doc
+        let src = doc
             .get_first(field)
             .and_then(|v| v.as_bytes())
             .filter(|b| !b.is_empty())
             .and_then(|b| serde_json::from_slice(b).ok())
-            .unwrap_or(serde_json::Value::Null))
+            .unwrap_or(serde_json::Value::Null);
+        // field-level security: the hidden fields are not in the script's `_source`
+        Ok(match &self.fields.source_filter {
+            Some(p) => p.filter_source(&src),
+            None => src,
+        })
     }
 
     fn open(&self, name: &str) -> Result<Col, String> {
-        let def = self
-            .fields
-            .get(name)
-            .ok_or_else(|| format!("No field found for [{name}] in mapping"))?;
+        let Some(def) = self.fields.get(name) else {
+            return self
+                .hidden(name)
+                .ok_or_else(|| format!("No field found for [{name}] in mapping"));
+        };
         let ff = self.reader.fast_fields();
         let io = |e: tantivy::TantivyError| e.to_string();
         let unsupported = || {

@@ -15,8 +15,9 @@ mod suggest;
 use crate::rest::{RestRequest, RestResponse};
 use lode_aggs::{self as aggs, AggsRequest};
 use lode_engine::cancel::CancelToken;
+use lode_engine::field_security::FieldPermissions;
 use lode_engine::float::float_value;
-use lode_engine::index::{now_millis, IndexService};
+use lode_engine::index::{now_millis, IndexService, MappingState};
 use lode_engine::node::ResolveOptions;
 use lode_engine::schema::MetaFields;
 use lode_engine::shard::{add_elapsed, stored_source, ShardSearcher, PRIMARY_TERM};
@@ -409,14 +410,26 @@ impl SearchRequest {
     /// Fetches the terms of every `terms` lookup in the body (queries, filters, aggregation
     /// filters alike), as ES fetches them before the shards plan the query: the document is
     /// read in real time, a missing document gives no terms, a missing index is an error.
-    pub fn resolve_lookups(&mut self, node: &Node, body: Option<&Value>) -> EsResult<()> {
-        self.terms_lookups = terms_lookups(node, body)?;
+    pub fn resolve_lookups(
+        &mut self,
+        node: &Node,
+        body: Option<&Value>,
+        req: &RestRequest,
+    ) -> EsResult<()> {
+        self.terms_lookups = terms_lookups(node, body, req)?;
         Ok(())
     }
 }
 
-/// The terms of every `terms` lookup in a request body, each read from its document.
-pub fn terms_lookups(node: &Node, body: Option<&Value>) -> EsResult<query::TermsLookups> {
+/// The terms of every `terms` lookup in a request body, each read from its document as the
+/// request's subject may read it (a document hidden by document-level security gives no
+/// terms, fields hidden by field-level security none either), as ES's lookup runs a get
+/// with the subject's permissions.
+pub fn terms_lookups(
+    node: &Node,
+    body: Option<&Value>,
+    req: &RestRequest,
+) -> EsResult<query::TermsLookups> {
     let mut found = Vec::new();
     if let Some(b) = body {
         collect_lookups(b, &mut found);
@@ -428,9 +441,18 @@ pub fn terms_lookups(node: &Node, body: Option<&Value>) -> EsResult<query::Terms
         }
         let index = node.read_target(&l.index)?;
         let mut values = Vec::new();
-        if let Some(doc) = index.get_doc(&l.id, l.routing.as_deref(), true)? {
+        let doc = if crate::docs::dls_hidden(req, &index, &l.index, &l.id)? {
+            None
+        } else {
+            index.get_doc(&l.id, l.routing.as_deref(), true)?
+        };
+        if let Some(doc) = doc {
             if !doc.source.is_empty() {
                 let src: Value = crate::rest::parse_json(&doc.source)?;
+                let src = match crate::docs::fls_of(req, &index, &l.index) {
+                    Some(p) => p.filter_source(&src),
+                    None => src,
+                };
                 path_values(&src, &l.path.split('.').collect::<Vec<_>>(), &mut values);
             }
         }
@@ -548,6 +570,26 @@ struct Target {
     index: Arc<IndexService>,
     searchers: Vec<ShardSearcher>,
     alias_filter: Option<query::Query>,
+    /// Field-level security: the readable fields, and the index's mapping without the others,
+    /// which the search plans against so that the other fields do not exist for it.
+    fls: Option<(Arc<FieldPermissions>, Arc<MappingState>)>,
+}
+
+impl Target {
+    /// The mapping this search sees: the index's, less what field-level security hides.
+    fn mapping_state(&self) -> Arc<MappingState> {
+        match &self.fls {
+            Some((_, state)) => state.clone(),
+            None => self.index.mapping_state(),
+        }
+    }
+
+    fn mapping(&self) -> Arc<lode_engine::mapping::Mapping> {
+        match &self.fls {
+            Some((_, state)) => state.mapping.clone(),
+            None => self.index.mapping(),
+        }
+    }
 }
 
 /// The search query on one index as every collector of the query phase sees it: restricted by
@@ -639,7 +681,7 @@ fn filtered_query(
             (
                 tantivy::query::Occur::Must,
                 Box::new(tantivy::query::ConstScoreQuery::new(
-                    query::build_query(f, ctx)?,
+                    build_unrestricted(f, &t.index, t.fls.is_some(), ctx)?,
                     0.0,
                 )),
             ),
@@ -647,6 +689,66 @@ fn filtered_query(
         None => q,
     };
     Ok((query::nested::non_nested(q, ctx.meta.nested), node))
+}
+
+/// The sort of a search under field-level security: a field the index maps but the subject
+/// may not read sorts as a field without values (`unmapped_type` of its own type), as
+/// ES's `FieldSubsetReader` leaves it mapped with no doc values.
+fn sort_hidden_as_missing(
+    sort: &Value,
+    full: &lode_engine::mapping::Mapping,
+    seen: &lode_engine::mapping::Mapping,
+) -> Value {
+    let hidden = |f: &str| full.field(f).filter(|_| seen.field(f).is_none());
+    let item = |v: &Value| -> Value {
+        let (field, mut opts) = match v {
+            Value::String(s) => match s.split_once(':') {
+                Some((f, o)) => (f.to_string(), json!({ "order": o })),
+                None => (s.clone(), json!({})),
+            },
+            Value::Object(o) if o.len() == 1 => {
+                let (f, spec) = o.iter().next().expect("one key");
+                match spec {
+                    Value::String(order) => (f.clone(), json!({ "order": order })),
+                    Value::Object(_) => (f.clone(), spec.clone()),
+                    _ => return v.clone(),
+                }
+            }
+            _ => return v.clone(),
+        };
+        match (hidden(&field), opts.as_object_mut()) {
+            (Some(def), Some(o)) if !o.contains_key("unmapped_type") => {
+                o.insert("unmapped_type".into(), json!(def.ty.name()));
+                json!({ field: opts })
+            }
+            _ => v.clone(),
+        }
+    };
+    match sort {
+        Value::Array(a) => Value::Array(a.iter().map(item).collect()),
+        other => item(other),
+    }
+}
+
+/// Plans an alias or role filter: against the index's whole mapping when field-level
+/// security hides fields from the search's own (ES applies the role query to the index
+/// before it hides fields).
+fn build_unrestricted(
+    f: &query::Query,
+    index: &IndexService,
+    fls: bool,
+    ctx: &QueryContext,
+) -> EsResult<Box<dyn tantivy::query::Query>> {
+    if !fls {
+        return query::build_query(f, ctx);
+    }
+    let full = index.mapping_state();
+    let fctx = QueryContext {
+        mapping: &full.mapping,
+        schema: &full.schema,
+        ..ctx.clone()
+    };
+    query::build_query(f, &fctx)
 }
 
 fn resolve_opts(req: &RestRequest) -> EsResult<ResolveOptions> {
@@ -697,6 +799,8 @@ pub struct Searched {
     pub filter: Option<Value>,
     /// Whether document-level security filters this index for the request's subject.
     pub dls: bool,
+    /// Field-level security: the fields the request's subject may read of this index.
+    pub fls: Option<Arc<FieldPermissions>>,
 }
 
 pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Searched>> {
@@ -733,10 +837,16 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
             (None, Some(d)) => Some(d),
             (Some(f), Some(d)) => Some(json!({"bool": {"filter": [f, d]}})),
         };
+        let fls = req
+            .field_security
+            .as_ref()
+            .and_then(|f| f.permissions(&r.index.name, &alias_names))
+            .map(Arc::new);
         out.push(Searched {
             index: r.index,
             filter,
             dls: has_dls,
+            fls,
         });
     }
     Ok(out)
@@ -747,7 +857,7 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
 fn runtime_fields_values(
     wanted: &[(String, Option<String>)],
     runtime: &lode_query::runtime::RuntimeFields,
-    index: &IndexService,
+    mapping: &lode_engine::mapping::Mapping,
     s: &ShardSearcher,
     addr: tantivy::DocAddress,
     out: &mut Map<String, Value>,
@@ -761,9 +871,8 @@ fn runtime_fields_values(
             }
             let docs = docs.get_or_insert_with(|| {
                 let reader = s.searcher.segment_reader(addr.segment_ord);
-                let mut d =
-                    query::DocColumns::new(reader, Arc::new(index.mapping().fields.clone()))
-                        .with_runtime(runtime.clone());
+                let mut d = query::DocColumns::new(reader, query::script::fields_of(mapping))
+                    .with_runtime(runtime.clone());
                 d.doc = addr.doc_id;
                 d
             });
@@ -926,7 +1035,7 @@ fn query_phase(
         if let Some(c) = &early.cancel {
             c.check()?;
         }
-        let state = t.index.mapping_state();
+        let state = t.mapping_state();
         let ctx = context(&t.index, &state, now, &sreq.terms_lookups, &sreq.runtime)?;
         let mut q = base_query(t, sreq, &ctx, &early)?;
         if let Some(pf) = &sreq.post_filter {
@@ -941,7 +1050,15 @@ fn query_phase(
         }
         // Every planned script query holds a clone of the request's error slot.
         let scripted = std::sync::Arc::strong_count(&ctx.script_errors) > 1;
-        let keys = match &sreq.sort {
+        let fls_sort = match (&sreq.sort, &t.fls) {
+            (Some(s), Some(_)) => Some(sort_hidden_as_missing(
+                s,
+                &t.index.mapping(),
+                &state.mapping,
+            )),
+            _ => None,
+        };
+        let keys = match fls_sort.as_ref().or(sreq.sort.as_ref()) {
             Some(s) => Some(sort::parse_sort(
                 s,
                 &state.mapping,
@@ -1211,7 +1328,7 @@ fn query_phase(
     // Aggregations run over the shards of every index, each planned against its own mapping,
     // and reduce together as in Elasticsearch.
     if let Some(a) = sreq.aggs.as_ref().filter(|_| !targets.is_empty()) {
-        let states: Vec<_> = targets.iter().map(|t| t.index.mapping_state()).collect();
+        let states: Vec<_> = targets.iter().map(|t| t.mapping_state()).collect();
         let ctxs: Vec<_> = targets
             .iter()
             .zip(&states)
@@ -1381,7 +1498,7 @@ fn fetch_phase(
 ) -> EsResult<Vec<Value>> {
     let mut out = Vec::with_capacity(hits.len());
     let now = now_millis();
-    let states: Vec<_> = targets.iter().map(|t| t.index.mapping_state()).collect();
+    let states: Vec<_> = targets.iter().map(|t| t.mapping_state()).collect();
     let ctxs: Vec<_> = targets
         .iter()
         .zip(&states)
@@ -1478,7 +1595,14 @@ fn fetch_phase(
         let source: Option<Value> = if needs_source {
             let bytes = stored_source(&doc, s.meta);
             // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
-            (!bytes.is_empty()).then(|| serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+            (!bytes.is_empty()).then(|| {
+                let src = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                // field-level security: the hidden fields are not in `_source`
+                match &t.fls {
+                    Some((p, _)) => p.filter_source(&src),
+                    None => src,
+                }
+            })
         } else {
             None
         };
@@ -1490,7 +1614,7 @@ fn fetch_phase(
         }
         let mut fields = Map::new();
         if !sreq.docvalue_fields.is_empty() {
-            let mapping = t.index.mapping();
+            let mapping = t.mapping();
             for (pattern, format) in &sreq.docvalue_fields {
                 for def in mapping.matching_fields(pattern) {
                     let vals =
@@ -1508,7 +1632,7 @@ fn fetch_phase(
             )));
         }
         if let (false, Some(src)) = (sreq.fields.is_empty(), &source) {
-            let mapping = t.index.mapping();
+            let mapping = t.mapping();
             for (pattern, format) in &sreq.fields {
                 for def in mapping.matching_fields(pattern) {
                     // ES's `TokenCountFieldMapper` fetches the counts from doc values (none
@@ -1531,7 +1655,7 @@ fn fetch_phase(
             runtime_fields_values(
                 &sreq.fields,
                 &ctxs[h.index].runtime,
-                &t.index,
+                &states[h.index].mapping,
                 s,
                 h.addr,
                 &mut fields,
@@ -1540,7 +1664,7 @@ fn fetch_phase(
         if !sreq.stored_fields.is_empty() {
             // Lode reads stored fields' values from `_source` and renders them as ES renders
             // stored values; without `_source` it has nothing to read them from.
-            let mapping = t.index.mapping();
+            let mapping = t.mapping();
             for pattern in &sreq.stored_fields {
                 for def in mapping.matching_fields(pattern) {
                     if !def.store || fields.contains_key(&def.path) {
@@ -1562,9 +1686,9 @@ fn fetch_phase(
             fields.insert(field.clone(), json!([group]));
         }
         if !sreq.script_field_specs.is_empty() {
-            let mapping = t.index.mapping();
+            let mapping = t.mapping();
             let reader = s.searcher.segment_reader(h.addr.segment_ord);
-            let mut docs = query::DocColumns::new(reader, Arc::new(mapping.fields.clone()))
+            let mut docs = query::DocColumns::new(reader, query::script::fields_of(&mapping))
                 .with_runtime(ctxs[h.index].runtime.clone());
             docs.doc = h.addr.doc_id;
             let score = f64::from(h.score.unwrap_or(0.0));
@@ -1661,6 +1785,8 @@ fn expand_groups(
     }
     let params = RestRequest {
         doc_security: None,
+        field_security: None,
+        authorized: None,
         method: crate::rest::Method::Post,
         path: String::new(),
         params: Default::default(),
@@ -1885,10 +2011,19 @@ fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
                 .map(|sh| sh.searcher())
                 .collect();
             let alias_filter = s.filter.as_ref().map(query::parse_query).transpose()?;
+            let fls = s.fls.map(|p| {
+                let st = s.index.mapping_state();
+                let state = Arc::new(MappingState {
+                    mapping: Arc::new(p.filter_mapping(&st.mapping)),
+                    schema: st.schema.clone(),
+                });
+                (p, state)
+            });
             Ok(Target {
                 index: s.index,
                 searchers,
                 alias_filter,
+                fls,
             })
         })
         .collect()
@@ -2038,14 +2173,46 @@ fn execute(
     // `suggest` section.
     let suggest_out = match &sreq.suggest {
         Some(s) if targets.iter().any(|t| !t.searchers.is_empty()) => {
-            let shards: Vec<_> = targets
-                .iter()
-                .map(|t| (&t.index, t.searchers.as_slice()))
-                .collect();
-            Some(
-                suggest::run(s, &shards, sreq.typed_keys, &sreq.source)
-                    .map_err(search_phase_error)?,
-            )
+            if targets.iter().all(|t| t.fls.is_none()) {
+                let shards: Vec<_> = targets
+                    .iter()
+                    .map(|t| (&t.index, t.searchers.as_slice()))
+                    .collect();
+                Some(
+                    suggest::run(s, &shards, sreq.typed_keys, &sreq.source)
+                        .map_err(search_phase_error)?,
+                )
+            } else {
+                // field-level security: a suggester reads the terms of its fields only in the
+                // indices where the subject may read them (elsewhere the index analyzes the
+                // text but has no terms to offer)
+                let mut out = Map::new();
+                for one in &s.suggestions {
+                    let fields = suggest::fields_read(&one.1);
+                    let shards: Vec<_> = targets
+                        .iter()
+                        .map(|t| {
+                            let visible = t
+                                .fls
+                                .as_ref()
+                                .is_none_or(|(p, _)| fields.iter().all(|f| p.allows(f)));
+                            let searchers: &[ShardSearcher] =
+                                if visible { &t.searchers } else { &[] };
+                            (&t.index, searchers)
+                        })
+                        .collect();
+                    let single = suggest::SuggestRequest {
+                        global_text: s.global_text.clone(),
+                        suggestions: vec![one.clone()],
+                    };
+                    let v = suggest::run(&single, &shards, sreq.typed_keys, &sreq.source)
+                        .map_err(search_phase_error)?;
+                    if let Value::Object(m) = v {
+                        out.extend(m);
+                    }
+                }
+                Some(Value::Object(out))
+            }
         }
         _ => None,
     };
@@ -2151,7 +2318,7 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
         crate::stored_scripts::inline_all(node, b)?;
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
-    sreq.resolve_lookups(node, body.as_ref())?;
+    sreq.resolve_lookups(node, body.as_ref(), req)?;
     if sreq.profile {
         sreq.node_id = crate::cluster::node_id(node);
     }
@@ -2277,6 +2444,10 @@ fn cache_key(
         if let Some(rt) = s.index.mapping().json.get("runtime") {
             text = format!("{text}|runtime:{}={rt}", s.index.name);
         }
+        // field-level security changes what the aggregations see
+        if let Some(p) = &s.fls {
+            text = format!("{text}|fls:{}={:?}", s.index.name, p.limits);
+        }
     }
     // Parameters that only shape the rendering (applied later, in the HTTP layer) stay out.
     let params: Vec<String> = req
@@ -2363,7 +2534,7 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
         }
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
-    sreq.resolve_lookups(node, body.as_ref())?;
+    sreq.resolve_lookups(node, body.as_ref(), req)?;
     sreq.size = 0;
     sreq.track_total = TrackTotal::Exact;
     let mut list = targets(node, indices, req)?;
@@ -2412,6 +2583,8 @@ pub fn msearch(
         };
         let mut sub = RestRequest {
             doc_security: req.doc_security.clone(),
+            field_security: req.field_security.clone(),
+            authorized: req.authorized.clone(),
             method: crate::rest::Method::Post,
             path: String::new(),
             params: req.params.clone(),
@@ -2450,7 +2623,7 @@ pub fn msearch(
         let result = inlined
             .and_then(|_| SearchRequest::parse(Some(body), &sub))
             .and_then(|mut sreq| {
-                sreq.resolve_lookups(node, Some(body))?;
+                sreq.resolve_lookups(node, Some(body), &sub)?;
                 if sreq.profile {
                     sreq.node_id = crate::cluster::node_id(node);
                 }
@@ -2777,15 +2950,24 @@ pub fn matching_ids(
     query: Option<&Value>,
     alias_filter: Option<&Value>,
     lookups: &query::TermsLookups,
+    fls: Option<&FieldPermissions>,
 ) -> EsResult<Vec<(String, Option<String>, u64)>> {
-    let state = index.mapping_state();
+    let full = index.mapping_state();
+    // field-level security: the query sees the readable fields only
+    let state = match fls {
+        Some(p) => Arc::new(MappingState {
+            mapping: Arc::new(p.filter_mapping(&full.mapping)),
+            schema: full.schema.clone(),
+        }),
+        None => full.clone(),
+    };
     let ctx = context(index, &state, now_millis(), lookups, &Default::default())?;
     let mut q: Box<dyn tantivy::query::Query> = match query {
         Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
         None => Box::new(tantivy::query::AllQuery),
     };
     if let Some(f) = alias_filter {
-        let f = query::build_query(&query::parse_query(f)?, &ctx)?;
+        let f = build_unrestricted(&query::parse_query(f)?, index, fls.is_some(), &ctx)?;
         q = Box::new(tantivy::query::BooleanQuery::new(vec![
             (tantivy::query::Occur::Must, q),
             (tantivy::query::Occur::Must, f),
@@ -2843,6 +3025,41 @@ mod unavailable_tests {
                 "type": "search_phase_execution_exception", "reason": "all shards failed",
                 "phase": "query", "grouped": true, "failed_shards": [failure]},
                 "status": 503})
+        );
+    }
+}
+
+#[cfg(test)]
+mod fls_tests {
+    use super::*;
+    use lode_engine::field_security::{FieldGrant, FieldPermissions};
+
+    #[test]
+    fn a_sort_on_a_hidden_field_sorts_as_an_unmapped_field_of_its_type() {
+        let analysis = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let full = lode_engine::mapping::compile(
+            &json!({"properties": {"pay": {"type": "integer"}, "name": {"type": "keyword"}}}),
+            &analysis,
+        )
+        .unwrap();
+        let fls = FieldPermissions::union(vec![FieldGrant {
+            grant: Some(vec!["name".into()]),
+            except: vec![],
+        }])
+        .unwrap();
+        let seen = fls.filter_mapping(&full);
+        assert!(seen.field("pay").is_none() && seen.field("name").is_some());
+        let sort = json!(["pay:desc", {"name": "asc"}, {"pay": {"order": "asc", "missing": "_first"}},
+            {"pay": {"unmapped_type": "long"}}, "_score"]);
+        assert_eq!(
+            sort_hidden_as_missing(&sort, &full, &seen),
+            json!([
+                {"pay": {"order": "desc", "unmapped_type": "integer"}},
+                {"name": "asc"},
+                {"pay": {"order": "asc", "missing": "_first", "unmapped_type": "integer"}},
+                {"pay": {"unmapped_type": "long"}},
+                "_score"
+            ])
         );
     }
 }

@@ -383,6 +383,17 @@ fn compare(sort: SortBy, a: &TermOption, b: &TermOption) -> std::cmp::Ordering {
 
 /// Runs every suggestion over the shards of every target index and renders the `suggest`
 /// section.
+/// The fields a suggestion reads terms of (its field, and a phrase suggester's generators').
+pub fn fields_read(s: &Suggestion) -> Vec<String> {
+    match &s.kind {
+        SuggestKind::Term(t) => vec![t.field.clone()],
+        SuggestKind::Completion(c) => vec![c.field.clone()],
+        SuggestKind::Phrase(p) => std::iter::once(p.field.clone())
+            .chain(p.generators.iter().map(|g| g.field.clone()))
+            .collect(),
+    }
+}
+
 pub fn run(
     req: &SuggestRequest,
     targets: &[(&Arc<IndexService>, &[ShardSearcher])],
@@ -459,8 +470,24 @@ pub fn run(
         // One list of entries per shard; every shard analyzes the same text the same way
         // unless indices differ in analysis, as in ES (which then fails the reduce).
         let mut merged: Option<Vec<Entry>> = None;
+        // An index given no shards (its field hidden by field-level security) still analyzes
+        // the text: its entries have no options.
+        let mut unread: Option<Vec<Entry>> = None;
         for (index, shards) in targets {
             let tokens = analyze(index, t, text)?;
+            if shards.is_empty() && unread.is_none() {
+                unread = Some(
+                    tokens
+                        .iter()
+                        .map(|(tok, offset, length)| Entry {
+                            text: tok.clone(),
+                            offset: *offset,
+                            length: *length,
+                            options: Vec::new(),
+                        })
+                        .collect(),
+                );
+            }
             for shard in shards.iter() {
                 // A shard without live documents answers its entries without options
                 // (`Suggester#execute`'s empty suggestion), whatever its terms still count.
@@ -511,6 +538,7 @@ pub fn run(
             }
         }
         let entries: Vec<Value> = merged
+            .or(unread)
             .unwrap_or_default()
             .into_iter()
             .map(|mut e| {

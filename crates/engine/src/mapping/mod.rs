@@ -497,6 +497,10 @@ pub struct Mapping {
     pub dynamic_date_formats: Vec<DateFormat>,
     /// The index-level defaults of field parameters.
     pub defaults: FieldDefaults,
+    /// Field-level security: set on a search's copy of the mapping without the fields its
+    /// subject may not read, so that what reads `_source` for that search (scripts'
+    /// `params._source`, runtime fields without a script) filters it the same way.
+    pub source_filter: Option<Arc<crate::field_security::FieldPermissions>>,
 }
 
 /// The index settings that give field parameters their defaults: `index.mapping.coerce`

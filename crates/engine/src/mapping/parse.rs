@@ -95,6 +95,7 @@ pub fn compile_with(
         numeric_detection,
         dynamic_date_formats,
         defaults,
+        source_filter: None,
     };
     if let Some(props) = root.get("properties") {
         let props = props.as_object().ok_or_else(|| {

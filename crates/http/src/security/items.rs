@@ -101,7 +101,28 @@ fn bulk(node: &Node, subject: &Subject, default_index: Option<&str>, body: Vec<u
             }
             Some(_) => None,
         };
-        if denied_action.is_none() {
+        // ES's `BulkShardRequestInterceptor`: an update item under document- or field-level
+        // security fails on its own (400)
+        let restricted = denied_action.is_none()
+            && op == "update"
+            && index.as_deref().is_some_and(|ix| {
+                super::update_restricted(node, subject, "indices:data/write/bulk[s]", ix)
+            });
+        if restricted {
+            let e = EsError::new(
+                400,
+                "security_exception",
+                "Can't execute a bulk item request with update requests embedded if field or document level security is enabled",
+            );
+            let mut item = serde_json::Map::new();
+            item.insert("_index".into(), json!(index.clone().unwrap_or_default()));
+            if let Some(id) = meta.get("_id") {
+                item.insert("_id".into(), id.clone());
+            }
+            item.insert("status".into(), json!(400));
+            item.insert("error".into(), error_json(&e));
+            failures.push((pos, json!({ op.as_str(): item })));
+        } else if denied_action.is_none() {
             for l in &ls[i..(i + n).min(ls.len())] {
                 kept.extend_from_slice(l);
                 kept.push(b'\n');

@@ -96,6 +96,50 @@ impl Subject {
         any(self.roles.as_slice()) || self.limited_by.as_deref().is_some_and(any)
     }
 
+    /// Whether any of the subject's roles restricts fields (a role `field_security` that
+    /// does not grant every field).
+    pub fn has_fls(&self) -> bool {
+        let any = |roles: &[Role]| {
+            roles.iter().any(|r| {
+                r.indices
+                    .iter()
+                    .any(|i| i.field_security.as_ref().is_some_and(|f| !f.is_total()))
+            })
+        };
+        any(self.roles.as_slice()) || self.limited_by.as_deref().is_some_and(any)
+    }
+
+    /// The field-level security for `action` on `index` (reached through `aliases`): the
+    /// union of the grants of the entries granting the action, as ES's
+    /// subject's roles' grants, intersected with its API key owner's (ES's
+    /// `limitFieldPermissions`). `None`: every field is readable.
+    pub fn field_permissions(
+        &self,
+        action: &str,
+        index: &str,
+        aliases: &[String],
+    ) -> Option<lode_engine::field_security::FieldPermissions> {
+        let mut names: Vec<&str> = vec![index];
+        names.extend(aliases.iter().map(String::as_str));
+        let own = privileges::fls_permissions(&self.roles, &names, action);
+        let owner = self
+            .limited_by
+            .as_ref()
+            .and_then(|l| privileges::fls_permissions(l, &names, action));
+        lode_engine::field_security::FieldPermissions::intersect(own, owner)
+    }
+
+    /// Whether document- or field-level security applies to `action` on `index` for this
+    /// subject (its own roles or, for an API key, its owner's): ES then refuses updates.
+    pub fn dls_or_fls_for(&self, action: &str, index: &str) -> bool {
+        let names = [index];
+        privileges::dls_or_fls_for(&self.roles, &names, action)
+            || self
+                .limited_by
+                .as_ref()
+                .is_some_and(|l| privileges::dls_or_fls_for(l, &names, action))
+    }
+
     /// The document-level security filter on `index` (reached through `aliases`): the
     /// subject's roles' filter, and for an API key with `role_descriptors` its owner's too.
     pub fn doc_filter(&self, index: &str, aliases: &[String]) -> Option<Value> {
@@ -537,6 +581,9 @@ pub fn classify(method: &axum::http::Method, s: &[&str]) -> Target {
                 seg: (!rest.is_empty()).then_some(2),
             }
         }
+        // as ES's `RestAliasAction`, a get aliases request only: the handler lists the
+        // aliases the subject holds `indices:admin/aliases/get` on (index and alias name)
+        ["_cat", "aliases", rest @ ..] if rest.len() <= 1 => Authenticated,
         ["_cat", ..] => Cluster("cluster:monitor/state"),
         ["_prometheus", ..] => Cluster("cluster:monitor/prometheus/metrics"),
         ["_lode", ..] => Cluster("cluster:monitor/lode/console"),
@@ -684,6 +731,16 @@ pub fn authorize_expression_with(
     Ok(Some(out.join(",")))
 }
 
+/// Whether document- or field-level security restricts `action` on `name` (an index, or an
+/// alias: checked on it and on its indices) for the subject.
+pub fn update_restricted(node: &Node, subject: &Subject, action: &str, name: &str) -> bool {
+    subject.dls_or_fls_for(action, name)
+        || node
+            .alias_indices(name)
+            .iter()
+            .any(|i| subject.dls_or_fls_for(action, &i.name))
+}
+
 fn remote_of(req: &Request<Body>) -> IpAddr {
     req.extensions()
         .get::<ConnectInfo<crate::connections::ConnInfo>>()
@@ -803,6 +860,19 @@ pub async fn gate(
                     }
                 }
             }
+            // ES's `UpdateRequestInterceptor`: an update would write back a document the
+            // subject sees only part of
+            if action == "indices:data/write/update"
+                && seg == Some(0)
+                && update_restricted(&sec.node, &subject, action, &segs[0])
+            {
+                let e = EsError::new(
+                    400,
+                    "security_exception",
+                    "Can't execute an update request if field or document level security is enabled",
+                );
+                return head_error_response(&e, &params, head);
+            }
             // a write that would create its index also needs the index creation privilege
             if action.starts_with("indices:data/write/")
                 && seg == Some(0)
@@ -867,6 +937,8 @@ mod tests {
             }
         );
         assert_eq!(c("/_cat/health"), Target::Cluster("cluster:monitor/state"));
+        assert_eq!(c("/_cat/aliases"), Target::Authenticated);
+        assert_eq!(c("/_cat/aliases/a*"), Target::Authenticated);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! name patterns (ES's `ClusterPrivilegeResolver` and `IndexPrivilege`), role descriptors, the
 //! built-in roles, and the check of one action against a set of roles.
 
+use lode_engine::field_security::{patterns_subset, FieldGrant, FieldPermissions};
 use lode_engine::{EsError, EsResult};
 use serde_json::{json, Map, Value};
 
@@ -231,6 +232,8 @@ pub struct IndicesPrivileges {
     pub allow_restricted_indices: bool,
     /// document-level security: the query (a JSON object) documents must match
     pub query: Option<Value>,
+    /// field-level security: the fields the entry grants (`None`: every field)
+    pub field_security: Option<FieldGrant>,
 }
 
 /// A role descriptor (`cluster`, `indices`; `metadata` kept as given).
@@ -331,6 +334,16 @@ impl Role {
                     "privileges": i.privileges,
                     "allow_restricted_indices": i.allow_restricted_indices,
                 });
+                if let Some(fs) = &i.field_security {
+                    let mut f = json!({});
+                    if let Some(g) = &fs.grant {
+                        f["grant"] = json!(g);
+                    }
+                    if !fs.except.is_empty() {
+                        f["except"] = json!(fs.except);
+                    }
+                    o["field_security"] = f;
+                }
                 if let Some(q) = &i.query {
                     // ES returns the query as the string it stores
                     o["query"] = json!(q.to_string());
@@ -370,6 +383,7 @@ fn parse_indices(role: &str, v: &Value) -> EsResult<IndicesPrivileges> {
         privileges: vec![],
         allow_restricted_indices: false,
         query: None,
+        field_security: None,
     };
     for (k, val) in obj {
         match k.as_str() {
@@ -383,11 +397,7 @@ fn parse_indices(role: &str, v: &Value) -> EsResult<IndicesPrivileges> {
                 })?
             }
             "query" => out.query = parse_dls_query(role, val)?,
-            "field_security" => {
-                return Err(EsError::illegal_argument(format!(
-                    "[{k}] (field level security) is not supported by Lode"
-                )))
-            }
+            "field_security" => out.field_security = parse_field_security(role, val)?,
             other => {
                 return Err(EsError::parsing(format!(
                     "failed to parse indices privileges for role [{role}]. unexpected field [{other}]"
@@ -421,6 +431,154 @@ fn parse_indices(role: &str, v: &Value) -> EsResult<IndicesPrivileges> {
         }
     }
     Ok(out)
+}
+
+/// A role's `field_security`: `grant` and `except`, each a string array (ES's
+/// `RoleDescriptor#parseIndex`); `except` must be a subset of `grant`.
+fn parse_field_security(role: &str, v: &Value) -> EsResult<Option<FieldGrant>> {
+    let parse_err = |msg: String| {
+        EsError::new(
+            400,
+            "parse_exception",
+            format!("failed to parse indices privileges for role [{role}]. {msg}"),
+        )
+    };
+    let obj = match v {
+        Value::Null => return Ok(None),
+        Value::Object(o) => o,
+        other => {
+            return Err(parse_err(format!(
+                "expected START_OBJECT but got {} in \"field_security\".",
+                token_name(other)
+            )))
+        }
+    };
+    if obj.is_empty() {
+        return Err(parse_err("\"field_security\" must not be empty.".into()));
+    }
+    let list = |field: &str, val: &Value| -> EsResult<Vec<String>> {
+        let not_strings = |x: &Value| {
+            parse_err(format!(
+                "could not parse [{field}] field. expected a string array but found [{}] instead",
+                token_name(x)
+            ))
+        };
+        match val {
+            Value::Null => Err(parse_err(format!("{field} must not be null."))),
+            Value::String(s) => Ok(vec![s.clone()]),
+            Value::Array(a) => a
+                .iter()
+                .map(|x| x.as_str().map(str::to_string).ok_or_else(|| not_strings(x)))
+                .collect(),
+            other => Err(not_strings(other)),
+        }
+    };
+    let mut grant: Option<Vec<String>> = None;
+    let mut except: Option<Vec<String>> = None;
+    for (k, val) in obj {
+        match k.as_str() {
+            "grant" => grant = Some(list("grant", val)?),
+            "except" => except = Some(list("except", val)?),
+            other => {
+                return Err(parse_err(format!(
+                    "\"field_security\" only accepts options grant and except, but got: {other}"
+                )))
+            }
+        }
+    }
+    if grant.is_none() && except.is_some() {
+        return Err(parse_err(
+            "field_security requires grant if except is given".to_string(),
+        ));
+    }
+    let except = except.unwrap_or_default();
+    for p in grant.iter().flatten().chain(&except) {
+        if p.starts_with('/') {
+            return Err(EsError::illegal_argument(format!(
+                "regular expression field patterns [{p}] are not supported by Lode"
+            )));
+        }
+    }
+    let grant_patterns = grant.clone().unwrap_or_else(|| vec!["*".to_string()]);
+    if !patterns_subset(&except, &grant_patterns) {
+        // ES's `checkIfExceptFieldsIsSubsetOfGrantedFields`
+        return Err(EsError::new(
+            400,
+            "parse_exception",
+            format!(
+                "failed to parse indices privileges for role [{role}] - Exceptions for field permissions must be a subset of the granted fields but {} is not a subset of {}",
+                except.join(","),
+                grant_patterns.join(",")
+            ),
+        ));
+    }
+    Ok(Some(FieldGrant { grant, except }))
+}
+
+/// The name of the JSON token a value starts with, as Jackson's `JsonToken` (ES's messages).
+fn token_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "VALUE_NULL",
+        Value::Bool(true) => "VALUE_TRUE",
+        Value::Bool(false) => "VALUE_FALSE",
+        Value::Number(n) if n.is_f64() => "VALUE_NUMBER_FLOAT",
+        Value::Number(_) => "VALUE_NUMBER_INT",
+        Value::String(_) => "VALUE_STRING",
+        Value::Array(_) => "START_ARRAY",
+        Value::Object(_) => "START_OBJECT",
+    }
+}
+
+/// The field-level security of a set of roles for `action` on an index reached by `names`,
+/// as ES's `IndicesPermission`: the union of the `field_security` of the entries granting
+/// the action on one of the names; an entry without it grants every field. `None`: no
+/// restriction.
+pub fn fls_permissions(roles: &[Role], names: &[&str], action: &str) -> Option<FieldPermissions> {
+    let mut groups: Vec<FieldGrant> = Vec::new();
+    for r in roles {
+        for ip in &r.indices {
+            if !names.iter().any(|n| ip.names.iter().any(|p| glob(p, n))) {
+                continue;
+            }
+            if !ip.privileges.iter().any(|p| index_grants(p, action)) {
+                continue;
+            }
+            match &ip.field_security {
+                None => return None,
+                Some(g) => {
+                    if !groups.contains(g) {
+                        groups.push(g.clone())
+                    }
+                }
+            }
+        }
+    }
+    FieldPermissions::union(groups)
+}
+
+/// Whether document- or field-level security restricts what `roles` grant for `action` on an
+/// index reached by `names`, as ES's `IndicesAccessControl` for that action: among the
+/// entries granting it, all have a query, or their `field_security` together does not grant
+/// every field. ES refuses updates then (`UpdateRequestInterceptor`,
+/// `BulkShardRequestInterceptor`): they would write back what the subject cannot see.
+pub fn dls_or_fls_for(roles: &[Role], names: &[&str], action: &str) -> bool {
+    let entries: Vec<&IndicesPrivileges> = roles
+        .iter()
+        .flat_map(|r| &r.indices)
+        .filter(|ip| names.iter().any(|n| ip.names.iter().any(|p| glob(p, n))))
+        .filter(|ip| ip.privileges.iter().any(|p| index_grants(p, action)))
+        .collect();
+    if entries.is_empty() {
+        return false;
+    }
+    let dls = entries.iter().all(|ip| ip.query.is_some());
+    let fls = entries
+        .iter()
+        .map(|ip| ip.field_security.clone())
+        .collect::<Option<Vec<FieldGrant>>>()
+        .and_then(FieldPermissions::union)
+        .is_some();
+    dls || fls
 }
 
 /// A role's `query`: an object, or a string holding one (as ES stores it); `null` is no query.
@@ -492,6 +650,7 @@ pub fn builtin(name: &str) -> Option<Role> {
         privileges: privileges.iter().map(|s| s.to_string()).collect(),
         allow_restricted_indices: restricted,
         query: None,
+        field_security: None,
     };
     let role = |cluster: &[&str], indices: Vec<IndicesPrivileges>| Role {
         cluster: cluster.iter().map(|s| s.to_string()).collect(),
@@ -657,5 +816,89 @@ mod tests {
         assert!(builtin("editor")
             .unwrap()
             .grants_index("indices:data/write/index", "x"));
+    }
+
+    const READ: &str = "indices:data/read/search";
+
+    #[test]
+    fn field_security_parses_as_es() {
+        let r = Role::parse(
+            "r",
+            &json!({"indices": [
+                {"names": ["logs-*"], "privileges": ["read"],
+                 "field_security": {"grant": ["customer.*", "title"], "except": ["customer.handle"]}},
+                {"names": ["logs-*"], "privileges": ["read"],
+                 "field_security": {"grant": ["body"]}},
+                {"names": ["open"], "privileges": ["read"]},
+                {"names": ["open", "meta"], "privileges": ["view_index_metadata"],
+                 "field_security": {"grant": []}}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            r.to_json()["indices"][0]["field_security"],
+            json!({"grant": ["customer.*", "title"], "except": ["customer.handle"]})
+        );
+        assert_eq!(
+            r.to_json()["indices"][1]["field_security"],
+            json!({"grant": ["body"]})
+        );
+        assert!(r.to_json()["indices"][2].get("field_security").is_none());
+        let roles = [r];
+        let p = fls_permissions(&roles, &["logs-a"], READ).unwrap();
+        assert!(p.allows("title") && p.allows("body") && p.allows("customer.email"));
+        assert!(!p.allows("customer.handle") && !p.allows("secret"));
+        // an entry without field_security grants every field
+        assert!(fls_permissions(&roles, &["open"], READ).is_none());
+        // entries that do not grant reading do not restrict
+        assert!(fls_permissions(&roles, &["meta"], READ).is_none());
+
+        let err = |fs: Value| {
+            Role::parse(
+                "r",
+                &json!({"indices": [{"names": ["a"], "privileges": ["read"], "field_security": fs}]}),
+            )
+            .unwrap_err()
+        };
+        let e = err(json!({"grant": ["f1", "f2"], "except": ["f3"]}));
+        assert_eq!(e.kind, "parse_exception");
+        assert_eq!(
+            e.reason,
+            "failed to parse indices privileges for role [r] - Exceptions for field permissions must be a subset of the granted fields but f3 is not a subset of f1,f2"
+        );
+        let p = "failed to parse indices privileges for role [r]. ";
+        assert_eq!(
+            err(json!({"except": ["f3"]})).reason,
+            format!("{p}field_security requires grant if except is given")
+        );
+        assert_eq!(
+            err(json!({"grant": ["a"], "other": []})).reason,
+            format!("{p}\"field_security\" only accepts options grant and except, but got: other")
+        );
+        assert_eq!(
+            err(json!({})).reason,
+            format!("{p}\"field_security\" must not be empty.")
+        );
+        assert_eq!(
+            err(json!({"grant": null})).reason,
+            format!("{p}grant must not be null.")
+        );
+        assert!(err(json!({"grant": [1]}))
+            .reason
+            .contains("expected a string array but found [VALUE_NUMBER_INT]"));
+        assert_eq!(
+            err(json!(["a"])).reason,
+            format!("{p}expected START_OBJECT but got START_ARRAY in \"field_security\".")
+        );
+        // metadata fields are always granted: excepting one is not a subset of the grant
+        assert!(err(json!({"grant": ["field*"], "except": ["_id"]}))
+            .reason
+            .contains("must be a subset"));
+        // except inside a wildcard grant is fine
+        assert!(Role::parse(
+            "r",
+            &json!({"indices": [{"names": ["a"], "privileges": ["read"],
+                "field_security": {"grant": ["*"], "except": ["customer.handle", "x*"]}}]}),
+        )
+        .is_ok());
     }
 }
