@@ -458,7 +458,8 @@ impl<'a> Exec<'a> {
                 }),
                 SourceSpec::CompositeKeys(spec) => {
                     let ctx = ctx.ok_or_else(|| EsError::internal("composite: no index"))?;
-                    let fields: lode_query::script::Fields = Arc::new(ctx.mapping.fields.clone());
+                    let fields: lode_query::script::Fields =
+                        lode_query::script::fields_of(ctx.mapping);
                     let page = super::composite::shard_page(
                         spec,
                         &shard.searcher,

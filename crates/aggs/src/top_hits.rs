@@ -357,7 +357,7 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
             Box::new(crate::composite::CompositeKeyQuery {
                 spec: spec.clone(),
                 key: key.clone(),
-                fields: std::sync::Arc::new(ctx.mapping.fields.clone()),
+                fields: lode_query::script::fields_of(ctx.mapping),
                 runtime: ctx.runtime.clone(),
             })
         }
