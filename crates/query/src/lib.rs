@@ -211,6 +211,41 @@ pub fn cheap_count(
     }
 }
 
+/// Live documents of the segment that `q` surely matches (0 when no cheap bound is known):
+/// a total tracked up to N is "at least N" once these bounds reach it, without reading a
+/// match. A term matches its document frequency less the segment's deleted documents; a
+/// disjunction (one clause required) at least what its largest clause matches.
+pub fn count_lower_bound(
+    q: &dyn tantivy::query::Query,
+    reader: &tantivy::SegmentReader,
+) -> tantivy::Result<u64> {
+    use tantivy::query::{BooleanQuery, Occur, TermQuery};
+    if let Some(watched) = q.downcast_ref::<EarlyStopQuery>().and_then(|w| w.watched()) {
+        return count_lower_bound(watched, reader);
+    }
+    if let Some(n) = cheap_count(q, reader)? {
+        return Ok(n.into());
+    }
+    if let Some(t) = q.downcast_ref::<TermQuery>() {
+        let term = t.term();
+        let df = reader.inverted_index(term.field())?.doc_freq(term)?;
+        return Ok(df.saturating_sub(reader.num_deleted_docs()).into());
+    }
+    if let Some(b) = q.downcast_ref::<BooleanQuery>() {
+        let clauses = b.clauses();
+        if b.get_minimum_number_should_match() <= 1
+            && clauses.iter().all(|(o, _)| *o == Occur::Should)
+        {
+            let mut best = 0;
+            for (_, c) in clauses {
+                best = best.max(count_lower_bound(&**c, reader)?);
+            }
+            return Ok(best);
+        }
+    }
+    Ok(0)
+}
+
 /// The inclusive bounds (in the column's `u64` mapping, as [`points::SortedPoints`] holds
 /// them) that `q`'s required clauses put on `field`: every match has a value inside, so a
 /// document without one cannot match. `None` when no required range is on the field.

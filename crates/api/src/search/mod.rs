@@ -980,6 +980,15 @@ fn count_up_to(
     let weight = q.weight(tantivy::query::EnableScoring::disabled_from_searcher(
         searcher,
     ))?;
+    if cap != u64::MAX {
+        let mut sure = 0u64;
+        for seg in searcher.segment_readers() {
+            sure += lode_query::count_lower_bound(q, seg)?;
+            if sure >= cap {
+                return Ok(cap);
+            }
+        }
+    }
     let mut total = 0u64;
     for seg in searcher.segment_readers() {
         if let Some(n) = lode_query::cheap_count(q, seg)? {
@@ -1157,15 +1166,33 @@ fn query_phase(
                             Vec::new(),
                         )
                     } else {
-                        let collector = (Count, TopDocs::with_limit(limit).order_by_score());
-                        let (c, top) = match &dfs {
-                            Some(stats) => {
-                                searcher.search_with_statistics_provider(&*q, &collector, stats)?
-                            }
-                            None => searcher.search(&*q, &collector)?,
+                        let top_docs = TopDocs::with_limit(limit).order_by_score();
+                        let (c, top) = if matches!(sreq.track_total, TrackTotal::Exact)
+                            || sreq.terminate_after.is_some()
+                            || sreq.profile
+                        {
+                            let collector = (Count, top_docs);
+                            let (c, top) = match &dfs {
+                                Some(stats) => searcher
+                                    .search_with_statistics_provider(&*q, &collector, stats)?,
+                                None => searcher.search(&*q, &collector)?,
+                            };
+                            (c as u64, top)
+                        } else {
+                            // Counted on its own up to the threshold, the top hits keep
+                            // tantivy's pruning (block-max WAND), which a full count beside
+                            // them would defeat; a `terminate_after` budget is charged once
+                            // per document and a profile shows one weight, so they keep the
+                            // one pass.
+                            let top = match &dfs {
+                                Some(stats) => searcher
+                                    .search_with_statistics_provider(&*q, &top_docs, stats)?,
+                                None => searcher.search(&*q, &top_docs)?,
+                            };
+                            (count_total(searcher, &*q, sreq.track_total, scripted)?, top)
                         };
                         (
-                            c as u64,
+                            c,
                             top.into_iter()
                                 .map(|(score, addr)| Candidate {
                                     index: ti,
