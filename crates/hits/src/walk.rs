@@ -30,8 +30,8 @@ const MIN_SEGMENT_DOCS: u32 = 4_096;
 /// bitset, so a position costs about two: measured with `scripts/bench-page-shapes.py`).
 const WALK_STEP_COST: u64 = 2;
 /// How many positions a walk over a bitset of the matches may take per match before the
-/// scan is cheaper: a position costs a bit test, a scanned match reading and comparing its
-/// sort value (measured with `scripts/bench-page-shapes.py`: about a tenth).
+/// scan is cheaper: a position costs a sequential read and a bit test, a scanned match
+/// reading and comparing its sort value (a random column read) and the collector's work.
 const BITS_WALK_GAIN: u64 = 8;
 /// Positions a bitset walk takes between checks of the request's cancellation.
 const CANCEL_EVERY: usize = 1 << 16;
