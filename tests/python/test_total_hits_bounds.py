@@ -125,3 +125,15 @@ def test_dense_filters(es, docs, track, shape):
                    if lo <= d["n"] <= hi and d["k"] in {"k1", "k2", "k3", "k4", "k5"}
                    and d["t"] >= t0 and has(d, "alpha")), key=lambda x: (-x[0], x[1]))[:15]
     assert [tuple(h["sort"]) for h in r["hits"]["hits"]] == best
+
+
+@pytest.mark.parametrize("track", [True, 10_000, 5_000, 1])
+@pytest.mark.parametrize("lo,hi", [(0, 99), (0, 89), (10, 50), (95, 99)])
+def test_range_totals(es, docs, track, lo, hi):
+    """A range's points less the deleted documents bound its matches: (0, 89) holds 11,250
+    points of which fewer than 10,000 are live."""
+    want = sum(1 for d in docs.values() if lo <= d["n"] <= hi)
+    for q in [{"range": {"n": {"gte": lo, "lte": hi}}},
+              {"bool": {"filter": [{"range": {"n": {"gte": lo, "lte": hi}}}]}}]:
+        assert total(es, {"size": 0, "track_total_hits": track, "query": q}) == \
+            expect(want, track)

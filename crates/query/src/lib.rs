@@ -213,8 +213,9 @@ pub fn cheap_count(
 
 /// Live documents of the segment that `q` surely matches (0 when no cheap bound is known):
 /// a total tracked up to N is "at least N" once these bounds reach it, without reading a
-/// match. A term matches its document frequency less the segment's deleted documents; a
-/// disjunction (one clause required) at least what its largest clause matches.
+/// match. A term matches its document frequency less the segment's deleted documents, a
+/// range on a single-valued field its points less them; a disjunction (one clause required)
+/// at least what its largest clause matches.
 pub fn count_lower_bound(
     q: &dyn tantivy::query::Query,
     reader: &tantivy::SegmentReader,
@@ -225,6 +226,9 @@ pub fn count_lower_bound(
     }
     if let Some(n) = cheap_count(q, reader)? {
         return Ok(n.into());
+    }
+    if let Some(r) = q.downcast_ref::<points::PointRangeQuery>() {
+        return r.count_lower_bound(reader);
     }
     if let Some(t) = q.downcast_ref::<TermQuery>() {
         let term = t.term();

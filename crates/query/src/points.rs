@@ -93,6 +93,22 @@ impl PointRangeQuery {
     }
 }
 
+impl PointRangeQuery {
+    /// Live documents surely matched: on a single-valued field, the range's points less the
+    /// segment's deleted documents (each point is one document).
+    pub fn count_lower_bound(&self, reader: &SegmentReader) -> tantivy::Result<u64> {
+        if self.lo > self.hi {
+            return Ok(0);
+        }
+        let points = sorted_points(reader, self.field)?;
+        if points.multi_valued() {
+            return Ok(0);
+        }
+        let span = points.span(self.lo, self.hi).len() as u64;
+        Ok(span.saturating_sub(reader.num_deleted_docs().into()))
+    }
+}
+
 impl Query for PointRangeQuery {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
         Ok(Box::new(PointRangeWeight {
