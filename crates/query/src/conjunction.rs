@@ -15,7 +15,8 @@ use crate::points::{bitset_of, DenseRange};
 use std::sync::{Arc, Mutex};
 use tantivy::index::SegmentId;
 use tantivy::query::{
-    intersect_scorers, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight,
+    intersect_scorers, AllQuery, EmptyScorer, EnableScoring, Explanation, Query, Scorer, TermQuery,
+    Weight,
 };
 use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, Term, TERMINATED};
 
@@ -23,8 +24,10 @@ use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, Term, TERMINATE
 /// seeks cost less than a bitset of the segment.
 const SPARSE_SHARE: u64 = 32;
 
-/// A clause without a bitset of its own is drained into one when it matches at most this
-/// many times the documents still in the conjunction; otherwise it seeks them.
+/// A term clause is drained into a bitset when it matches at most this many times the
+/// documents still in the conjunction (reading a posting costs a fraction of a seek);
+/// otherwise it seeks them. Other clauses (a phrase checks positions per document) are
+/// drained only when they match no more documents than are left.
 const DRAIN_RATIO: u64 = 4;
 
 /// Required, non-scoring clauses of a `bool` query (its `filter` clauses, or every required
@@ -88,6 +91,7 @@ impl Query for FilterConjunction {
             .collect::<tantivy::Result<Vec<_>>>()?;
         Ok(Box::new(ConjunctionWeight {
             weights,
+            cheap: self.clauses.iter().map(|q| cheap_to_drain(&**q)).collect(),
             memo: self.memo.clone(),
         }))
     }
@@ -101,6 +105,8 @@ impl Query for FilterConjunction {
 
 struct ConjunctionWeight {
     weights: Vec<Box<dyn Weight>>,
+    /// Per clause, [`cheap_to_drain`].
+    cheap: Vec<bool>,
     memo: Memo,
 }
 
@@ -122,7 +128,7 @@ impl ConjunctionWeight {
         for (i, mut s) in rest.drain(..) {
             match bitset_of(&mut *s) {
                 Some(bits) => and(&mut words, &bits),
-                None if s.cost() <= DRAIN_RATIO * len as u64 => {
+                None if s.cost() <= len as u64 * if self.cheap[i] { DRAIN_RATIO } else { 1 } => {
                     and(&mut words, &bitset(&mut *s, max_doc))
                 }
                 None => {
@@ -200,6 +206,14 @@ impl Weight for ConjunctionWeight {
         }
         Ok(e)
     }
+}
+
+/// Whether a clause's matches cost a posting each to read (terms, ranges, term sets).
+fn cheap_to_drain(q: &dyn Query) -> bool {
+    q.is::<TermQuery>()
+        || q.is::<AllQuery>()
+        || q.is::<crate::points::PointRangeQuery>()
+        || q.is::<crate::term_set::TermSetLookup>()
 }
 
 /// A fresh scorer's matches as a bitset of the segment.
