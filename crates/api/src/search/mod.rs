@@ -2805,6 +2805,26 @@ fn start_reaper() {
     });
 }
 
+/// The id of a scroll as `ScrollStore::insert` makes it: two random UUIDs, each 16 bytes in
+/// URL-safe base64 without padding.
+fn parseable_scroll_id(id: &str) -> bool {
+    use base64::Engine;
+    id.len() == 44
+        && base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(id)
+            .is_ok_and(|b| b.len() == 32)
+}
+
+/// ES's `TransportSearchHelper#parseScrollId` refuses an id it cannot decode (400) before
+/// looking for its context (a well-formed id of no open scroll is a 404).
+fn check_scroll_id(id: &str) -> EsResult<()> {
+    if parseable_scroll_id(id) {
+        Ok(())
+    } else {
+        Err(EsError::illegal_argument("Cannot parse scroll id"))
+    }
+}
+
 fn scroll_missing(id: &str) -> EsError {
     let inner = EsError::new(
         404,
@@ -2847,6 +2867,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         .map(|s| parse_keep_alive(&s))
         .transpose()?;
     check_keep_alive(node, keep)?;
+    check_scroll_id(&id)?;
     let started = Instant::now();
     let store = scroll_store();
     let mut map = store.map.lock();
@@ -2948,9 +2969,15 @@ pub fn clear_scroll(req: &RestRequest, path_ids: Option<&str>) -> EsResult<RestR
     if let Some(p) = req.param("scroll_id") {
         ids.extend(crate::rest::list_param(Some(p)));
     }
+    let all = ids.iter().any(|i| i == "_all");
+    if !all {
+        for id in &ids {
+            check_scroll_id(id)?;
+        }
+    }
     let mut map = scroll_store().map.lock();
     let mut freed = 0;
-    if ids.iter().any(|i| i == "_all") {
+    if all {
         freed = map.len();
         map.clear();
     } else {
