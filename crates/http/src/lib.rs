@@ -318,10 +318,11 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
             ))
         }),
         authorized: subject.as_ref().map(|s| {
-            let s = s.clone();
-            lode_api::rest::IndexAuthorization(Arc::new(move |action: &str, name: &str| {
-                s.can_index(action, name)
-            }))
+            let (s, d) = (s.clone(), s.clone());
+            lode_api::rest::IndexAuthorization(
+                Arc::new(move |action: &str, name: &str| s.can_index(action, name)),
+                Arc::new(move |action: &str, names: &[String]| d.index_denied(action, names)),
+            )
         }),
         method,
         path: path.clone(),

@@ -424,7 +424,8 @@ impl SearchRequest {
 /// The terms of every `terms` lookup in a request body, each read from its document as the
 /// request's subject may read it (a document hidden by document-level security gives no
 /// terms, fields hidden by field-level security none either), as ES's lookup runs a get
-/// with the subject's permissions.
+/// with the subject's permissions: a subject without `indices:data/read/get` on the lookup
+/// index is refused with ES's 403, before the index is resolved.
 pub fn terms_lookups(
     node: &Node,
     body: Option<&Value>,
@@ -438,6 +439,9 @@ pub fn terms_lookups(
     for l in found {
         if out.contains_key(&l) {
             continue;
+        }
+        if let Some(auth) = &req.authorized {
+            auth.require(LOOKUP_GET_ACTION, &l.index)?;
         }
         let index = node.read_target(&l.index)?;
         let mut values = Vec::new();
@@ -460,6 +464,27 @@ pub fn terms_lookups(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod scroll_id_tests {
+    #[test]
+    fn scroll_ids_parse_as_the_store_makes_them() {
+        let id = lode_engine::index::new_uuid() + &lode_engine::index::new_uuid();
+        super::check_scroll_id(&id).unwrap();
+        for bad in ["not-a-scroll", "", &id[1..], "é".repeat(22).as_str()] {
+            let e = super::check_scroll_id(bad).unwrap_err();
+            assert_eq!(
+                (e.status, e.kind.as_str()),
+                (400, "illegal_argument_exception")
+            );
+            assert_eq!(e.reason, "Cannot parse scroll id");
+        }
+    }
+}
+
+/// The action a `terms` lookup's get is authorized as (ES's `TermsQueryBuilder#fetch` runs a
+/// `GetRequest` as the searching user).
+pub const LOOKUP_GET_ACTION: &str = "indices:data/read/get";
 
 /// The `terms` lookups anywhere in a request body.
 fn collect_lookups(v: &Value, out: &mut Vec<query::TermsLookup>) {
@@ -2809,10 +2834,12 @@ fn start_reaper() {
 /// URL-safe base64 without padding.
 fn parseable_scroll_id(id: &str) -> bool {
     use base64::Engine;
-    id.len() == 44
-        && base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(id)
-            .is_ok_and(|b| b.len() == 32)
+    let uuid = |s: &str| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(s)
+            .is_ok_and(|b| b.len() == 16)
+    };
+    id.len() == 44 && id.is_char_boundary(22) && uuid(&id[..22]) && uuid(&id[22..])
 }
 
 /// ES's `TransportSearchHelper#parseScrollId` refuses an id it cannot decode (400) before
