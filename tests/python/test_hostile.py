@@ -225,6 +225,16 @@ def test_malformed_json_other_apis(lode_url, ctl, path, body):
     assert_es_error(status, resp, 400)
 
 
+def test_cluster_settings_body_shape(lode_url, ctl):
+    # ClusterUpdateSettingsRequest's ObjectParser: an object of persistent/transient only
+    status, resp = send(lode_url, "PUT", "/_cluster/settings", b"[1]")
+    doc = assert_es_error(status, resp, 400, "x_content_parse_exception")
+    assert "Expected START_OBJECT but was: START_ARRAY" in doc["error"]["reason"]
+    status, resp = send(lode_url, "PUT", "/_cluster/settings", {"persistant": {}})
+    doc = assert_es_error(status, resp, 400, "x_content_parse_exception")
+    assert doc["error"]["reason"].endswith("unknown field [persistant]")
+
+
 # ---------------------------------------------------------------------------
 # 2. Query DSL errors
 # ---------------------------------------------------------------------------
@@ -510,6 +520,14 @@ BAD_DOCS = {
     "meta_field_in_source": {"_id": "x"},
     "array_of_mixed": {"n": [1, "abc"]},
 }
+
+
+def test_dotted_field_into_leaf_message(lode_url, ctl):
+    status, resp = send(lode_url, "PUT", "/%s/_doc/bad?refresh=true" % CTL, {"o.x.y": 1})
+    doc = assert_es_error(status, resp, 400, "document_parsing_exception")
+    assert doc["error"]["reason"].endswith(
+        "Could not dynamically add mapping for field [o.x.y]. Existing mapping for [o.x] must "
+        "be of type object but found [integer].")
 
 
 @pytest.mark.parametrize("doc", list(BAD_DOCS.values()), ids=list(BAD_DOCS))
