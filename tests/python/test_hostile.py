@@ -333,7 +333,9 @@ BAD_PATTERNS = {
     "match_bad_fuzziness": {"match": {"t": {"query": "abc", "fuzziness": "lots"}}},
     "match_bad_operator": {"match": {"t": {"query": "abc", "operator": "xor"}}},
     "query_string_syntax": {"query_string": {"query": "t:(abc"}},
-    "query_string_bad_regex": {"query_string": {"query": "k:/[a-/"}},
+    # not lenient: ES's QueryStringQueryParser rethrows RegExp's error (see the test below)
+    "query_string_bad_regex": {"query_string": {"query": "k:/[a-/", "lenient": False}},
+    "query_string_bad_regex_default_field": {"query_string": {"query": "/[a-/", "default_field": "k"}},
     "query_string_bad_range": {"query_string": {"query": "n:[1 TO"}},
     "terms_object_values": {"terms": {"k": {"a": 1}}},
     "terms_nested_arrays": {"terms": {"k": [["a"]]}},
@@ -353,6 +355,21 @@ BAD_PATTERNS = {
 def test_bad_query_values(lode_url, ctl, q):
     status, resp = send(lode_url, "POST", "/%s/_search" % CTL, {"query": q})
     assert_es_error(status, resp, 400)
+
+
+def test_query_string_bad_regex_is_lenient_over_all_fields(lode_url, ctl):
+    # With no default_field the index's default `*` makes query_string lenient (ES's
+    # QueryStringQueryBuilder: `lenient == null ? true : lenient`), so a bad regex on a field
+    # becomes a query that matches nothing, as Elasticsearch answers.
+    status, resp = send(lode_url, "POST", "/%s/_search" % CTL,
+                        {"query": {"query_string": {"query": "k:/[a-/"}}})
+    assert status == 200, resp
+    assert json.loads(resp)["hits"]["total"]["value"] == 0
+    status, resp = send(lode_url, "POST", "/%s/_search" % CTL,
+                        {"query": {"query_string": {"query": "k:/[a-/ OR k:k1"}}})
+    assert status == 200, resp
+    want = sum(1 for d in CTL_DOCS if d["k"] == "k1")
+    assert json.loads(resp)["hits"]["total"]["value"] == want
 
 
 BAD_SCRIPTS = {
