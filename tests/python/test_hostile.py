@@ -225,6 +225,16 @@ def test_malformed_json_other_apis(lode_url, ctl, path, body):
     assert_es_error(status, resp, 400)
 
 
+def test_cluster_settings_body_shape(lode_url, ctl):
+    # ClusterUpdateSettingsRequest's ObjectParser: an object of persistent/transient only
+    status, resp = send(lode_url, "PUT", "/_cluster/settings", b"[1]")
+    doc = assert_es_error(status, resp, 400, "x_content_parse_exception")
+    assert "Expected START_OBJECT but was: START_ARRAY" in doc["error"]["reason"]
+    status, resp = send(lode_url, "PUT", "/_cluster/settings", {"persistant": {}})
+    doc = assert_es_error(status, resp, 400, "x_content_parse_exception")
+    assert doc["error"]["reason"].endswith("unknown field [persistant]")
+
+
 # ---------------------------------------------------------------------------
 # 2. Query DSL errors
 # ---------------------------------------------------------------------------
@@ -323,7 +333,9 @@ BAD_PATTERNS = {
     "match_bad_fuzziness": {"match": {"t": {"query": "abc", "fuzziness": "lots"}}},
     "match_bad_operator": {"match": {"t": {"query": "abc", "operator": "xor"}}},
     "query_string_syntax": {"query_string": {"query": "t:(abc"}},
-    "query_string_bad_regex": {"query_string": {"query": "k:/[a-/"}},
+    # not lenient: ES's QueryStringQueryParser rethrows RegExp's error (see the test below)
+    "query_string_bad_regex": {"query_string": {"query": "k:/[a-/", "lenient": False}},
+    "query_string_bad_regex_default_field": {"query_string": {"query": "/[a-/", "default_field": "k"}},
     "query_string_bad_range": {"query_string": {"query": "n:[1 TO"}},
     "terms_object_values": {"terms": {"k": {"a": 1}}},
     "terms_nested_arrays": {"terms": {"k": [["a"]]}},
@@ -343,6 +355,21 @@ BAD_PATTERNS = {
 def test_bad_query_values(lode_url, ctl, q):
     status, resp = send(lode_url, "POST", "/%s/_search" % CTL, {"query": q})
     assert_es_error(status, resp, 400)
+
+
+def test_query_string_bad_regex_is_lenient_over_all_fields(lode_url, ctl):
+    # With no default_field the index's default `*` makes query_string lenient (ES's
+    # QueryStringQueryBuilder: `lenient == null ? true : lenient`), so a bad regex on a field
+    # becomes a query that matches nothing, as Elasticsearch answers.
+    status, resp = send(lode_url, "POST", "/%s/_search" % CTL,
+                        {"query": {"query_string": {"query": "k:/[a-/"}}})
+    assert status == 200, resp
+    assert json.loads(resp)["hits"]["total"]["value"] == 0
+    status, resp = send(lode_url, "POST", "/%s/_search" % CTL,
+                        {"query": {"query_string": {"query": "k:/[a-/ OR k:k1"}}})
+    assert status == 200, resp
+    want = sum(1 for d in CTL_DOCS if d["k"] == "k1")
+    assert json.loads(resp)["hits"]["total"]["value"] == want
 
 
 BAD_SCRIPTS = {
@@ -512,6 +539,14 @@ BAD_DOCS = {
 }
 
 
+def test_dotted_field_into_leaf_message(lode_url, ctl):
+    status, resp = send(lode_url, "PUT", "/%s/_doc/bad?refresh=true" % CTL, {"o.x.y": 1})
+    doc = assert_es_error(status, resp, 400, "document_parsing_exception")
+    assert doc["error"]["reason"].endswith(
+        "Could not dynamically add mapping for field [o.x.y]. Existing mapping for [o.x] must "
+        "be of type object but found [integer].")
+
+
 @pytest.mark.parametrize("doc", list(BAD_DOCS.values()), ids=list(BAD_DOCS))
 def test_document_violates_mapping(lode_url, ctl, doc):
     status, resp = send(lode_url, "PUT", "/%s/_doc/bad?refresh=true" % CTL, doc)
@@ -648,7 +683,7 @@ BAD_PARAMS = [
     ("PUT", "/%s/_doc/1?version_type=sometimes" % SCRATCH), ("PUT", "/%s/_doc/1?timeout=-5x" % SCRATCH),
     ("POST", "/%s/_bulk?refresh=maybe" % SCRATCH), ("POST", "/_bulk?bogus=1"),
     ("POST", "/%s/_refresh?bogus=1" % CTL), ("GET", "/%s/_mapping?bogus=1" % CTL),
-    ("GET", "/_cat/indices?bytes=zz"), ("GET", "/_cat/indices?bogus=1"),
+    ("GET", "/_cat/indices?bogus=1"),
     ("GET", "/_cluster/health?wait_for_status=purple"), ("GET", "/_cluster/health?level=galaxy"),
     ("GET", "/%s/_stats/nonsense_metric" % CTL), ("GET", "/?bogus=1"),
     ("POST", "/%s/_search?scroll=1m&size=abc" % CTL), ("POST", "/_search/scroll?scroll_id=not-a-scroll"),
@@ -664,6 +699,19 @@ def test_bad_parameter(lode_url, ctl, method, path):
     headers = {"Content-Type": "application/x-ndjson"} if "_bulk" in path else None
     status, resp = send(lode_url, method, path, body, headers)
     assert_es_error(status, resp)
+
+
+def test_cat_unknown_bytes_unit_renders_human_sizes(lode_url, ctl):
+    # Elasticsearch's RestTable compares `bytes` with b/k/kb/m/mb/g/gb/t/tb/p/pb and renders
+    # any other value as if it were absent (ByteSizeValue#toString): not an error.
+    path = "/_cat/indices/%s?h=index,pri.store.size&format=json" % CTL
+    status, plain = send(lode_url, "GET", path)
+    assert status == 200
+    status, odd = send(lode_url, "GET", path + "&bytes=zz")
+    assert status == 200, odd
+    assert json.loads(odd) == json.loads(plain)
+    status, raw = send(lode_url, "GET", path + "&bytes=b")
+    assert status == 200 and json.loads(raw)[0]["pri.store.size"].isdigit()
 
 
 BAD_BODY_VALUES = {

@@ -185,6 +185,38 @@ def test_explicit_forbidden_index_403(node):
     assert es.get(index="logs-a", id="0")["_source"] == DOCS["logs-a"][0]
 
 
+def test_terms_lookup_needs_read_on_the_looked_up_index(node):
+    # ES's terms lookup runs a get as the searching user: indices:data/read/get on its index
+    es = client(node, ("reader", "reader-pw-1"))
+    lookup_b = {"terms": {"n": {"index": "logs-b", "id": "2", "path": "n"}}}
+    with pytest.raises(AuthorizationException) as e:
+        es.search(index="logs-a", query=lookup_b)
+    assert e.value.meta.status == 403
+    assert e.value.body["error"]["type"] == "security_exception"
+    assert e.value.body["error"]["reason"] == (
+        "action [indices:data/read/get] is unauthorized for user [reader] with effective "
+        "roles [logs_a_reader] on indices [logs-b], this action is granted by the index "
+        "privileges [read,all]")
+    # every path that resolves lookups: count, aggregation filters, msearch items, by-query
+    with pytest.raises(AuthorizationException):
+        es.count(index="logs-a", query=lookup_b)
+    with pytest.raises(AuthorizationException):
+        es.search(index="logs-a", size=0, aggs={"f": {"filter": lookup_b}})
+    # a missing index the user may not read is refused too, before it is resolved
+    with pytest.raises(AuthorizationException):
+        es.search(index="logs-a", query={"terms": {"n": {"index": "nope", "id": "1", "path": "n"}}})
+    # a lookup on an index the user reads (by name or alias) works
+    for lookup_index in ["logs-a", "view-a"]:
+        q = {"terms": {"n": {"index": lookup_index, "id": "3", "path": "n"}}}
+        r = es.search(index="logs-a", query=q, size=100)
+        want = {str(i) for i, d in enumerate(DOCS["logs-a"]) if d["n"] == DOCS["logs-a"][3]["n"]}
+        assert hits_by_index(r) == {"logs-a": want}
+    # the superuser may look up in logs-b
+    r = admin(node).search(index="logs-a", query=lookup_b, size=100)
+    want = {str(i) for i, d in enumerate(DOCS["logs-a"]) if d["n"] == DOCS["logs-b"][2]["n"]}
+    assert hits_by_index(r) == {"logs-a": want}
+
+
 def test_aliases_checked_on_the_alias_name(node):
     es = client(node, ("reader", "reader-pw-1"))
     r = es.search(index="view-a", size=100)

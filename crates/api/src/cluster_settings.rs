@@ -165,8 +165,36 @@ fn render(flat: &FlatSettings, flat_settings: bool) -> Value {
 }
 
 /// `PUT /_cluster/settings`.
+/// `ClusterUpdateSettingsRequest#fromXContent` (an `ObjectParser` that refuses unknown
+/// fields): the body is an object of `persistent` and `transient` only.
+fn check_body_shape(body: &Value) -> EsResult<()> {
+    const NAME: &str = "cluster_update_settings_request";
+    let Some(obj) = body.as_object() else {
+        let token = match body {
+            Value::Array(_) => "START_ARRAY",
+            Value::String(_) => "VALUE_STRING",
+            Value::Number(_) => "VALUE_NUMBER",
+            Value::Bool(_) => "VALUE_BOOLEAN",
+            _ => "VALUE_NULL",
+        };
+        return Err(EsError::x_content_parse(format!(
+            "[1:1] [{NAME}] Expected START_OBJECT but was: {token}"
+        )));
+    };
+    match obj
+        .keys()
+        .find(|k| !matches!(k.as_str(), "persistent" | "transient"))
+    {
+        Some(k) => Err(EsError::x_content_parse(format!(
+            "[1:2] [{NAME}] unknown field [{k}]"
+        ))),
+        None => Ok(()),
+    }
+}
+
 pub fn put(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
     let body = req.required_body()?;
+    check_body_shape(&body)?;
     let scope = |k: &str| -> EsResult<FlatSettings> {
         match body.get(k) {
             None | Some(Value::Null) => Ok(FlatSettings::new()),
@@ -342,4 +370,30 @@ pub fn time_string(d: Duration) -> String {
         }
     }
     format!("{ms}ms")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_body_shape;
+    use serde_json::json;
+
+    #[test]
+    fn the_body_is_an_object_of_persistent_and_transient() {
+        check_body_shape(&json!({"persistent": {}, "transient": {"a": 1}})).unwrap();
+        check_body_shape(&json!({})).unwrap();
+        let e = check_body_shape(&json!([1])).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "x_content_parse_exception")
+        );
+        assert_eq!(
+            e.reason,
+            "[1:1] [cluster_update_settings_request] Expected START_OBJECT but was: START_ARRAY"
+        );
+        let e = check_body_shape(&json!({"persistant": {}})).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "[1:2] [cluster_update_settings_request] unknown field [persistant]"
+        );
+    }
 }

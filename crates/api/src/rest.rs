@@ -32,16 +32,33 @@ pub struct RestRequest {
     pub authorized: Option<IndexAuthorization>,
 }
 
-/// Action and index (or alias) name → whether the subject holds the action on it.
+/// Action and index (or alias) name → whether the subject holds the action on it, with the
+/// subject's 403 for an action it does not hold.
 #[derive(Clone)]
-pub struct IndexAuthorization(pub std::sync::Arc<IndexAuthorizationFn>);
+pub struct IndexAuthorization(
+    pub std::sync::Arc<IndexAuthorizationFn>,
+    pub std::sync::Arc<IndexDeniedFn>,
+);
 
 /// Action and index (or alias) name → whether the subject holds the action on it.
 pub type IndexAuthorizationFn = dyn Fn(&str, &str) -> bool + Send + Sync;
 
+/// Action and the names it was refused on → ES's 403 `security_exception` for the subject.
+pub type IndexDeniedFn = dyn Fn(&str, &[String]) -> EsError + Send + Sync;
+
 impl IndexAuthorization {
     pub fn allows(&self, action: &str, name: &str) -> bool {
         (self.0)(action, name)
+    }
+
+    /// The subject's 403 unless it holds `action` on `name`, for the requests a handler
+    /// makes on the subject's behalf (a `terms` lookup's get).
+    pub fn require(&self, action: &str, name: &str) -> EsResult<()> {
+        if self.allows(action, name) {
+            Ok(())
+        } else {
+            Err((self.1)(action, &[name.to_string()]))
+        }
     }
 }
 

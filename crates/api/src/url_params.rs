@@ -59,6 +59,11 @@ impl ApiParams {
             unknown.push(name.to_string());
         }
         if unknown.is_empty() {
+            for (name, value) in &req.params {
+                if let Some((_, kind)) = VALUE_KINDS.iter().find(|(n, _)| *n == name.as_str()) {
+                    kind.check(name, value)?;
+                }
+            }
             return Ok(());
         }
         let candidates: Vec<&str> = self
@@ -67,6 +72,97 @@ impl ApiParams {
             .chain(GLOBAL.iter().copied())
             .collect();
         Err(unrecognized(req, &unknown, &candidates, "parameter"))
+    }
+}
+
+/// How a parameter's value is read, once per kind of value, as Elasticsearch's `RestRequest`
+/// reads it (`paramAsTime`, `paramAsInt`) before its setter validates it. A parameter name
+/// has the same kind in every API that accepts it.
+#[derive(Clone, Copy, Debug)]
+pub enum ValueKind {
+    /// A time value (`30s`, `1m`, `-1`, `0`): `TimeValue.parseTimeValue`, whose failures are
+    /// `parse_exception`s naming the parameter.
+    Time,
+    /// An `int` (`RestRequest#paramAsInt`) that the request's setter requires to be at least
+    /// `min`, failing with "`setter` must be >= `min`" (`SearchRequest#setBatchedReduceSize`).
+    IntAtLeast { min: i64, setter: &'static str },
+}
+
+/// The parameters whose values are checked before a handler runs, with their kind.
+pub const VALUE_KINDS: &[(&str, ValueKind)] = &[
+    ("timeout", ValueKind::Time),
+    ("master_timeout", ValueKind::Time),
+    ("cluster_manager_timeout", ValueKind::Time),
+    (
+        "batched_reduce_size",
+        ValueKind::IntAtLeast {
+            min: 2,
+            setter: "batchedReduceSize",
+        },
+    ),
+    (
+        "pre_filter_shard_size",
+        ValueKind::IntAtLeast {
+            min: 1,
+            setter: "preFilterShardSize",
+        },
+    ),
+    (
+        "max_concurrent_shard_requests",
+        ValueKind::IntAtLeast {
+            min: 1,
+            setter: "maxConcurrentShardRequests",
+        },
+    ),
+];
+
+impl ValueKind {
+    /// Refuses `value` of parameter `name` as Elasticsearch does.
+    pub fn check(self, name: &str, value: &str) -> EsResult<()> {
+        match self {
+            ValueKind::Time => parse_time_param(name, value).map(|_| ()),
+            ValueKind::IntAtLeast { min, setter } => {
+                let n = parse_int_param(name, value)?;
+                if i64::from(n) < min {
+                    return Err(EsError::illegal_argument(format!(
+                        "{setter} must be >= {min}"
+                    )));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `RestRequest#paramAsInt`: a Java `int` (`Integer.parseInt`: an optional sign and digits).
+pub fn parse_int_param(name: &str, value: &str) -> EsResult<i32> {
+    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad_int(name, value));
+    }
+    value.parse::<i32>().map_err(|_| bad_int(name, value))
+}
+
+fn bad_int(name: &str, value: &str) -> EsError {
+    EsError::illegal_argument(format!(
+        "Failed to parse int parameter [{name}] with value [{value}]"
+    ))
+}
+
+/// `TimeValue.parseTimeValue` of a URL parameter, in milliseconds (`None` for `-1`): a unit is
+/// required except for `0` and `-1`; failures are `parse_exception`s naming the parameter.
+pub fn parse_time_param(name: &str, value: &str) -> EsResult<Option<u64>> {
+    let bare_number = value.trim().parse::<f64>().is_ok();
+    match lode_dates::parse_time_value_setting(value, name) {
+        Ok(ms) if ms < 0 => Ok(None),
+        Ok(ms) if ms >= 0 && (!bare_number || ms == 0) => Ok(Some(ms as u64)),
+        Ok(_) => Err(EsError::bad_request(
+            "parse_exception",
+            format!(
+                "failed to parse setting [{name}] with value [{value}] as a time value: unit is missing or unrecognized"
+            ),
+        )),
+        Err(e) => Err(EsError::bad_request("parse_exception", e.reason)),
     }
 }
 
@@ -603,6 +699,73 @@ mod tests {
                 .collect(),
             body: Vec::new(),
         }
+    }
+
+    const SEARCHY: ApiParams = ApiParams {
+        api: "demo",
+        accepted: &[&[
+            "timeout",
+            "batched_reduce_size",
+            "pre_filter_shard_size",
+            "max_concurrent_shard_requests",
+        ]],
+        unsupported: &[],
+        body: false,
+    };
+
+    #[test]
+    fn time_values_are_parsed_as_timevalue_does() {
+        for ok in ["1s", "30m", "0", "-1", "500ms", "2d", " 1S "] {
+            SEARCHY.check(&req(&[("timeout", ok)])).unwrap();
+        }
+        assert_eq!(parse_time_param("timeout", "2s").unwrap(), Some(2000));
+        assert_eq!(parse_time_param("timeout", "-1").unwrap(), None);
+        let e = SEARCHY.check(&req(&[("timeout", "-5x")])).unwrap_err();
+        assert_eq!((e.status, e.kind.as_str()), (400, "parse_exception"));
+        assert_eq!(
+            e.reason,
+            "failed to parse setting [timeout] with value [-5x] as a time value: unit is missing or unrecognized"
+        );
+        let e = SEARCHY.check(&req(&[("timeout", "5")])).unwrap_err();
+        assert!(e.reason.contains("unit is missing"), "{}", e.reason);
+        let e = SEARCHY.check(&req(&[("timeout", "-5s")])).unwrap_err();
+        assert!(e.reason.contains("negative durations"), "{}", e.reason);
+    }
+
+    #[test]
+    fn int_parameters_are_parsed_then_bounded_by_their_setter() {
+        SEARCHY
+            .check(&req(&[
+                ("batched_reduce_size", "2"),
+                ("pre_filter_shard_size", "+1"),
+                ("max_concurrent_shard_requests", "5"),
+            ]))
+            .unwrap();
+        let e = SEARCHY
+            .check(&req(&[("batched_reduce_size", "1")]))
+            .unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "illegal_argument_exception")
+        );
+        assert_eq!(e.reason, "batchedReduceSize must be >= 2");
+        let e = SEARCHY
+            .check(&req(&[("max_concurrent_shard_requests", "0")]))
+            .unwrap_err();
+        assert_eq!(e.reason, "maxConcurrentShardRequests must be >= 1");
+        let e = SEARCHY
+            .check(&req(&[("pre_filter_shard_size", "x")]))
+            .unwrap_err();
+        assert_eq!(e.kind, "illegal_argument_exception");
+        assert_eq!(
+            e.reason,
+            "Failed to parse int parameter [pre_filter_shard_size] with value [x]"
+        );
+        // Integer.parseInt: no spaces, no decimals, within an int
+        for bad in [" 3", "3.0", "", "2147483648", "1e3"] {
+            assert!(parse_int_param("p", bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_int_param("p", "-2147483648").unwrap(), i32::MIN);
     }
 
     #[test]

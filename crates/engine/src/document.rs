@@ -243,6 +243,20 @@ impl<'a> Walk<'a> {
         {
             return Ok(());
         }
+        // A dotted name under a leaf field (`{"n.x": 1}` with `n` a long) cannot become an
+        // object of that leaf: ES's DocumentParser refuses it whatever `dynamic` says. A
+        // flattened field takes dotted keys as its own.
+        for (i, _) in path.match_indices('.') {
+            if let Some(leaf) = mapping.fields.get(&path[..i]) {
+                if leaf.ty != FieldType::Flattened {
+                    return Err(parse_error(format!(
+                        "Could not dynamically add mapping for field [{path}]. Existing mapping for [{}] must be of type object but found [{}].",
+                        &path[..i],
+                        leaf.ty.name()
+                    )));
+                }
+            }
+        }
         // An unmapped path: dynamic mapping decides.
         let parent = match path.rfind('.') {
             Some(i) => &path[..i],
@@ -1338,6 +1352,45 @@ mod tests {
         assert_eq!(ints("n"), vec![2]);
         let no_analyzer = compile(&json!({"properties": {"t": {"type": "token_count"}}}), &reg);
         assert!(no_analyzer.is_err());
+    }
+
+    #[test]
+    fn a_dotted_name_under_a_leaf_is_refused_as_es_refuses_it() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = compile(
+            &json!({"dynamic": "false", "properties": {
+                "n": {"type": "long"},
+                "o": {"properties": {"x": {"type": "integer"}}},
+                "f": {"type": "flattened"}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta: MetaFields::of(&schema),
+            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
+        };
+        for (src, path, leaf, ty) in [
+            (json!({"n.x": 1}), "n.x", "n", "long"),
+            (json!({"o.x.y": 1}), "o.x.y", "o.x", "integer"),
+            (json!({"o": {"x.y": {"z": 1}}}), "o.x.y", "o.x", "integer"),
+        ] {
+            let e = parser.parse("1", &src).err().expect("refused");
+            assert_eq!(
+                (e.status, e.kind.as_str()),
+                (400, "document_parsing_exception")
+            );
+            assert_eq!(
+                e.reason,
+                format!("Could not dynamically add mapping for field [{path}]. Existing mapping for [{leaf}] must be of type object but found [{ty}].")
+            );
+        }
+        // unmapped dotted names under objects, and a flattened field's keys, are fine
+        assert!(parser.parse("2", &json!({"o.y": 1, "q.r": 2})).is_ok());
+        assert!(parser.parse("3", &json!({"f": {"a.b": "c"}})).is_ok());
     }
 
     #[test]

@@ -73,6 +73,80 @@ pub(crate) fn parse_query_string(q: Option<&str>) -> BTreeMap<String, String> {
     out
 }
 
+/// The query string's parameters decoded as Elasticsearch's `RestUtils#decodeQueryString`
+/// decodes them: a malformed `%` escape refuses the request (ES's `BadParameterException`,
+/// 400 `bad_parameter_exception` wrapping the `illegal_argument_exception`), where
+/// [`parse_query_string`] keeps it as text.
+pub(crate) fn parse_query_string_strict(
+    q: Option<&str>,
+) -> Result<BTreeMap<String, String>, EsError> {
+    let mut out = BTreeMap::new();
+    if let Some(q) = q {
+        for pair in q.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let bad = |reason: String| {
+                EsError::bad_request(
+                    "bad_parameter_exception",
+                    format!("java.lang.IllegalArgumentException: {reason}"),
+                )
+                .caused_by(EsError::illegal_argument(reason))
+            };
+            let k = decode_component(k).map_err(bad)?;
+            let v = decode_component(v).map_err(bad)?;
+            out.insert(k, v);
+        }
+    }
+    Ok(out)
+}
+
+/// `RestUtils#decodeComponent` of a query-string component: `+` is a space, `%XX` a byte
+/// (the bytes are UTF-8, malformed sequences replaced), and a `%` that does not start two hex
+/// digits is refused with ES's message. Written by hand because `percent_encoding` decodes
+/// leniently (a bad escape stays as text) and cannot report one.
+fn decode_component(s: &str) -> Result<String, String> {
+    if !s.contains(['%', '+']) {
+        return Ok(s.to_string());
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                if i == b.len() - 1 {
+                    return Err(format!(
+                        "unterminated escape sequence at end of string: {s}"
+                    ));
+                }
+                i += 1;
+                if b[i] == b'%' {
+                    out.push(b'%');
+                } else {
+                    if i == b.len() - 1 {
+                        return Err(format!("partial escape sequence at end of string: {s}"));
+                    }
+                    let hex = |c: u8| (c as char).to_digit(16);
+                    match (hex(b[i]), hex(b[i + 1])) {
+                        (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
+                        _ => {
+                            let seq = String::from_utf8_lossy(&b[i..i + 2]);
+                            return Err(format!(
+                                "invalid escape sequence `%{seq}' at index {} of: {s}",
+                                i - 1
+                            ));
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
 fn error_response(e: &EsError) -> RestResponse {
     RestResponse::error(e)
 }
@@ -98,7 +172,10 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
         }
     };
     let path = req.uri().path().to_string();
-    let params = parse_query_string(req.uri().query());
+    let params = match parse_query_string_strict(req.uri().query()) {
+        Ok(p) => p,
+        Err(e) => return render(error_response(&e), &BTreeMap::new(), method == Method::Head),
+    };
     let probe = req
         .extensions()
         .get::<axum::extract::ConnectInfo<connections::ConnInfo>>()
@@ -241,10 +318,11 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
             ))
         }),
         authorized: subject.as_ref().map(|s| {
-            let s = s.clone();
-            lode_api::rest::IndexAuthorization(Arc::new(move |action: &str, name: &str| {
-                s.can_index(action, name)
-            }))
+            let (s, d) = (s.clone(), s.clone());
+            lode_api::rest::IndexAuthorization(
+                Arc::new(move |action: &str, name: &str| s.can_index(action, name)),
+                Arc::new(move |action: &str, names: &[String]| d.index_denied(action, names)),
+            )
         }),
         method,
         path: path.clone(),
@@ -686,6 +764,41 @@ pub(crate) fn render(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn query_strings_decode_as_restutils_does() {
+        let p =
+            super::parse_query_string_strict(Some("a=b+c&_source=%5Fid,%C3%A9&f=%%&flag")).unwrap();
+        assert_eq!(p["a"], "b c");
+        assert_eq!(p["_source"], "_id,\u{e9}");
+        assert_eq!(p["f"], "%");
+        assert_eq!(p["flag"], "");
+        let e = super::parse_query_string_strict(Some("q=1&_source=%ZZ")).unwrap_err();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "bad_parameter_exception")
+        );
+        assert_eq!(
+            e.reason,
+            "java.lang.IllegalArgumentException: invalid escape sequence `%ZZ' at index 0 of: %ZZ"
+        );
+        let cause = e.caused_by.unwrap();
+        assert_eq!(cause.kind, "illegal_argument_exception");
+        assert_eq!(
+            cause.reason,
+            "invalid escape sequence `%ZZ' at index 0 of: %ZZ"
+        );
+        let e = super::decode_component("ab%4x").unwrap_err();
+        assert_eq!(e, "invalid escape sequence `%4x' at index 2 of: ab%4x");
+        assert_eq!(
+            super::decode_component("fo%").unwrap_err(),
+            "unterminated escape sequence at end of string: fo%"
+        );
+        assert_eq!(
+            super::decode_component("f%4").unwrap_err(),
+            "partial escape sequence at end of string: f%4"
+        );
+    }
+
     use super::*;
 
     const V8: &str = "application/vnd.elasticsearch+json; compatible-with=8";

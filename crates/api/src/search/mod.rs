@@ -424,7 +424,8 @@ impl SearchRequest {
 /// The terms of every `terms` lookup in a request body, each read from its document as the
 /// request's subject may read it (a document hidden by document-level security gives no
 /// terms, fields hidden by field-level security none either), as ES's lookup runs a get
-/// with the subject's permissions.
+/// with the subject's permissions: a subject without `indices:data/read/get` on the lookup
+/// index is refused with ES's 403, before the index is resolved.
 pub fn terms_lookups(
     node: &Node,
     body: Option<&Value>,
@@ -438,6 +439,9 @@ pub fn terms_lookups(
     for l in found {
         if out.contains_key(&l) {
             continue;
+        }
+        if let Some(auth) = &req.authorized {
+            auth.require(LOOKUP_GET_ACTION, &l.index)?;
         }
         let index = node.read_target(&l.index)?;
         let mut values = Vec::new();
@@ -460,6 +464,27 @@ pub fn terms_lookups(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod scroll_id_tests {
+    #[test]
+    fn scroll_ids_parse_as_the_store_makes_them() {
+        let id = lode_engine::index::new_uuid() + &lode_engine::index::new_uuid();
+        super::check_scroll_id(&id).unwrap();
+        for bad in ["not-a-scroll", "", &id[1..], "é".repeat(22).as_str()] {
+            let e = super::check_scroll_id(bad).unwrap_err();
+            assert_eq!(
+                (e.status, e.kind.as_str()),
+                (400, "illegal_argument_exception")
+            );
+            assert_eq!(e.reason, "Cannot parse scroll id");
+        }
+    }
+}
+
+/// The action a `terms` lookup's get is authorized as (ES's `TermsQueryBuilder#fetch` runs a
+/// `GetRequest` as the searching user).
+pub const LOOKUP_GET_ACTION: &str = "indices:data/read/get";
 
 /// The `terms` lookups anywhere in a request body.
 fn collect_lookups(v: &Value, out: &mut Vec<query::TermsLookup>) {
@@ -2805,6 +2830,28 @@ fn start_reaper() {
     });
 }
 
+/// The id of a scroll as `ScrollStore::insert` makes it: two random UUIDs, each 16 bytes in
+/// URL-safe base64 without padding.
+fn parseable_scroll_id(id: &str) -> bool {
+    use base64::Engine;
+    let uuid = |s: &str| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(s)
+            .is_ok_and(|b| b.len() == 16)
+    };
+    id.len() == 44 && id.is_char_boundary(22) && uuid(&id[..22]) && uuid(&id[22..])
+}
+
+/// ES's `TransportSearchHelper#parseScrollId` refuses an id it cannot decode (400) before
+/// looking for its context (a well-formed id of no open scroll is a 404).
+fn check_scroll_id(id: &str) -> EsResult<()> {
+    if parseable_scroll_id(id) {
+        Ok(())
+    } else {
+        Err(EsError::illegal_argument("Cannot parse scroll id"))
+    }
+}
+
 fn scroll_missing(id: &str) -> EsError {
     let inner = EsError::new(
         404,
@@ -2847,6 +2894,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         .map(|s| parse_keep_alive(&s))
         .transpose()?;
     check_keep_alive(node, keep)?;
+    check_scroll_id(&id)?;
     let started = Instant::now();
     let store = scroll_store();
     let mut map = store.map.lock();
@@ -2948,9 +2996,15 @@ pub fn clear_scroll(req: &RestRequest, path_ids: Option<&str>) -> EsResult<RestR
     if let Some(p) = req.param("scroll_id") {
         ids.extend(crate::rest::list_param(Some(p)));
     }
+    let all = ids.iter().any(|i| i == "_all");
+    if !all {
+        for id in &ids {
+            check_scroll_id(id)?;
+        }
+    }
     let mut map = scroll_store().map.lock();
     let mut freed = 0;
-    if ids.iter().any(|i| i == "_all") {
+    if all {
         freed = map.len();
         map.clear();
     } else {

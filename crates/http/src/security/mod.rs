@@ -791,6 +791,11 @@ pub async fn gate(
         }
         Err(AuthError::Failed(e)) => return head_error_response(&e, &params, head),
     };
+    // a malformed query string is a bad request, answered before authorization (ES
+    // dispatches it as such, to no handler)
+    if let Err(e) = crate::parse_query_string_strict(req.uri().query()) {
+        return head_error_response(&e, &BTreeMap::new(), head);
+    }
     // run-as (`es-security-runas-user`) is not implemented: refused, never ignored
     if req.headers().contains_key("es-security-runas-user") {
         let e = EsError::illegal_argument(
