@@ -441,9 +441,26 @@ impl<'a> Exec<'a> {
                     missing: *missing,
                     runtime: self.runtime_provider(plan, field),
                 }),
-                SourceSpec::Dates { field, rounding } => Arc::new(DateIndexProvider {
+                SourceSpec::Dates {
+                    field,
+                    rounding,
+                    missing,
+                } => Arc::new(DateIndexProvider {
                     field: field.clone(),
                     rounding: rounding.clone(),
+                    runtime: self.runtime_provider(plan, field),
+                    missing: *missing,
+                }),
+                SourceSpec::Values {
+                    field,
+                    column,
+                    missing,
+                    as_i64,
+                } => Arc::new(super::sources::ValuesProvider {
+                    field: field.clone(),
+                    column: *column,
+                    missing: *missing,
+                    as_i64: *as_i64,
                     runtime: self.runtime_provider(plan, field),
                 }),
                 SourceSpec::RangeBuckets {

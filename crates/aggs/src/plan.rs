@@ -299,6 +299,16 @@ pub(crate) enum SourceSpec {
     Dates {
         field: String,
         rounding: IndexedRounding,
+        /// The value (milliseconds) of documents without any (`missing`).
+        missing: Option<i64>,
+    },
+    /// A field's values, and `missing` for documents without any (`histogram` and fixed
+    /// `date_histogram`'s `missing`); `i64` values for dates.
+    Values {
+        field: String,
+        column: super::sources::NumericColumn,
+        missing: f64,
+        as_i64: bool,
     },
     /// `histogram`/`date_histogram` on a range field: every bucket a document's ranges
     /// overlap.
@@ -358,6 +368,9 @@ pub(crate) struct DateHistogramOp {
     hard_bounds: Option<(Option<i64>, Option<i64>)>,
     /// On a range field: `source` emits the buckets, hard bounds already applied.
     range: bool,
+    /// `missing`, parsed (milliseconds): with a fixed rounding `source` reads the field
+    /// with it, with an indexed one the `Dates` source gives its bucket.
+    pub missing: Option<i64>,
 }
 
 impl DateHistogramOp {
@@ -550,6 +563,9 @@ fn plan_node<'r>(
         AggKind::Terms(t) => Op::Terms(plan_terms(node, t, ctx)?),
         AggKind::Histogram(h) => {
             if let Some((def, kind)) = range_field(ctx, &h.field)? {
+                if h.missing.is_some() {
+                    return Err(range_missing_error());
+                }
                 if kind == RangeKind::Ip {
                     return Err(EsError::illegal_argument(format!(
                         "Expected numeric range type but found non-numeric range [{}]",
@@ -582,7 +598,7 @@ fn plan_node<'r>(
                     range: true,
                 }
             } else {
-                plan_histogram(ctx, h, ty)?
+                plan_histogram(ctx, h, ty, sources)?
             }
         }
         AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources, ty)?),
@@ -597,6 +613,7 @@ fn plan_node<'r>(
             sources.push(SourceSpec::Dates {
                 field: op.field.name.clone(),
                 rounding: choice.rounding.clone(),
+                missing: op.missing,
             });
             op.source = Some(sources.len() - 1);
             op.rounding = DateRounding::Indexed(choice.rounding);
@@ -1459,6 +1476,9 @@ fn plan_date_histogram(
         None
     };
     if let Some((_, kind)) = range {
+        if d.missing.is_some() {
+            return Err(range_missing_error());
+        }
         if kind != RangeKind::Date {
             return Err(EsError::illegal_argument(format!(
                 "Expected date range type but found range type [{}]",
@@ -1513,6 +1533,11 @@ fn plan_date_histogram(
     };
     let extended_bounds = bounds(&d.extended_bounds, "extended_bounds")?;
     let hard_bounds = bounds(&d.hard_bounds, "hard_bounds")?;
+    let missing = d
+        .missing
+        .as_ref()
+        .map(|v| date_range_bound(v, &parse_format, tz, ctx.now_millis, "missing"))
+        .transpose()?;
     if range.is_some() {
         sources.push(SourceSpec::RangeBuckets {
             field: field.name.clone(),
@@ -1530,6 +1555,7 @@ fn plan_date_histogram(
             extended_bounds,
             hard_bounds,
             range: true,
+            missing: None,
         });
     }
     let source = match &rounding {
@@ -1537,10 +1563,21 @@ fn plan_date_histogram(
             sources.push(SourceSpec::Dates {
                 field: field.name.clone(),
                 rounding: ix.clone(),
+                missing,
             });
             Some(sources.len() - 1)
         }
-        DateRounding::Native { .. } => None,
+        // tantivy's histogram has no `missing`: it reads the field through a source that
+        // gives it.
+        DateRounding::Native { .. } => missing.map(|m| {
+            sources.push(SourceSpec::Values {
+                field: field.name.clone(),
+                column: super::sources::NumericColumn::I64,
+                missing: m as f64,
+                as_i64: true,
+            });
+            sources.len() - 1
+        }),
     };
     Ok(DateHistogramOp {
         field,
@@ -1550,19 +1587,75 @@ fn plan_date_histogram(
         extended_bounds,
         hard_bounds,
         range: false,
+        missing,
     })
 }
 
-fn plan_histogram(ctx: &QueryContext, h: &HistogramReq, ty: &str) -> EsResult<Op> {
+/// A `date_histogram`'s (or `auto_date_histogram`'s) `missing`, in milliseconds: parsed with
+/// the aggregation's format (or the field's) and time zone, as planning parses it.
+pub(crate) fn date_histogram_missing(
+    ctx: &QueryContext,
+    d: &DateHistogramReq,
+    ty: &str,
+) -> EsResult<Option<i64>> {
+    let Some(v) = &d.missing else {
+        return Ok(None);
+    };
+    let field = resolve_field(ctx, &d.field, ty, Need::Numeric)?;
+    let parse_format = match date_format(&field, d.format.as_deref(), &d.time_zone)? {
+        ValueFormat::Date(f, _) => f,
+        _ => DateFormat::default_es(),
+    };
+    date_range_bound(v, &parse_format, &d.time_zone, ctx.now_millis, "missing").map(Some)
+}
+
+/// ES's range values source refuses `missing` (`CoreValuesSourceType.RANGE#replaceMissing`).
+fn range_missing_error() -> EsError {
+    EsError::illegal_argument(
+        "Can't apply missing values on a class org.elasticsearch.search.aggregations.support.ValuesSource$Range",
+    )
+}
+
+fn plan_histogram(
+    ctx: &QueryContext,
+    h: &HistogramReq,
+    ty: &str,
+    sources: &mut Vec<SourceSpec>,
+) -> EsResult<Op> {
     let field = resolve_field(ctx, &h.field, ty, Need::Numeric)?;
     let format = match &h.format {
         _ if field.is_date() => date_format(&field, h.format.as_deref(), &Tz::utc())?,
         Some(f) => ValueFormat::decimal(f)?,
         None => ValueFormat::Raw,
     };
+    // `missing` is parsed as ES's `ValuesSourceConfig` does: through the date format on a
+    // date field, as a double otherwise. tantivy's histogram has none: a source gives it.
+    let field = match &h.missing {
+        None => field.name,
+        Some(v) => {
+            let missing = match &format {
+                ValueFormat::Date(f, _) => {
+                    date_range_bound(v, f, &Tz::utc(), ctx.now_millis, "missing")? as f64
+                }
+                _ => number(v).ok_or_else(|| {
+                    EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))
+                })?,
+            };
+            sources.push(SourceSpec::Values {
+                column: match field.storage() {
+                    Some(Storage::F64) => super::sources::NumericColumn::F64,
+                    _ => super::sources::NumericColumn::I64,
+                },
+                field: field.name,
+                missing,
+                as_i64: false,
+            });
+            source_name(sources.len() - 1)
+        }
+    };
     Ok(Op::Histogram {
         format,
-        field: field.name,
+        field,
         range: false,
     })
 }
@@ -1935,9 +2028,10 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             };
             let (field, interval, offset, ext, hard) = match (&op.rounding, op.source) {
                 (DateRounding::Native { interval, offset }, _) => (
+                    // A range field's buckets, or the field with its `missing` value.
                     match op.source {
-                        Some(s) if op.range => src(s),
-                        _ => Value::String(op.field.name.clone()),
+                        Some(s) => src(s),
+                        None => Value::String(op.field.name.clone()),
                     },
                     *interval as f64,
                     *offset as f64,

@@ -237,6 +237,8 @@ pub(crate) struct HistogramReq {
     pub keyed: bool,
     pub order: Vec<BucketOrder>,
     pub format: Option<String>,
+    /// The value of documents without one (parsed against the field when planned).
+    pub missing: Option<Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -257,6 +259,9 @@ pub(crate) struct DateHistogramReq {
     pub hard_bounds: Option<(Option<Value>, Option<Value>)>,
     pub keyed: bool,
     pub order: Vec<BucketOrder>,
+    /// The value of documents without one (a date parsed with the agg's format and time
+    /// zone when planned).
+    pub missing: Option<Value>,
 }
 
 /// `auto_date_histogram`: `hist` holds the field, `time_zone`, `format` (and a key order, no
@@ -293,6 +298,7 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
             "minimum_interval",
             "time_zone",
             "format",
+            "missing",
         ],
     )?;
     let mut r = AutoDateHistogramReq {
@@ -310,6 +316,7 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
                 key: OrderKey::Key,
                 asc: true,
             }],
+            missing: None,
         },
         buckets: 10,
         minimum_interval: 0,
@@ -339,6 +346,7 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
             }
             "time_zone" => r.hist.time_zone = parse_time_zone(v)?,
             "format" => r.hist.format = Some(string(TY, k, v)?),
+            "missing" => r.hist.missing = Some(missing_value(TY, v)?),
             _ => {}
         }
     }
@@ -1614,6 +1622,7 @@ fn parse_histogram(name: &str, o: &Map<String, Value>) -> EsResult<HistogramReq>
             asc: true,
         }],
         format: None,
+        missing: None,
     };
     for (k, v) in o {
         match k.as_str() {
@@ -1632,15 +1641,23 @@ fn parse_histogram(name: &str, o: &Map<String, Value>) -> EsResult<HistogramReq>
             "keyed" => r.keyed = boolean(TY, k, v)?,
             "order" => r.order = parse_order(TY, v)?,
             "format" => r.format = Some(string(TY, k, v)?),
-            "missing" => {
-                return Err(EsError::illegal_argument(
-                    "[missing] is not supported in [histogram] aggregations",
-                ))
-            }
+            "missing" => r.missing = Some(missing_value(TY, v)?),
             _ => {}
         }
     }
     Ok(r)
+}
+
+/// A values source's `missing`: a scalar (ES's `XContentParser#objectText`: a string, a
+/// number or a boolean).
+fn missing_value(ty: &str, v: &Value) -> EsResult<Value> {
+    match v {
+        Value::String(_) | Value::Number(_) | Value::Bool(_) => Ok(v.clone()),
+        other => Err(EsError::x_content_parse(format!(
+            "[{ty}] missing doesn't support values of type: {}",
+            token_name(other)
+        ))),
+    }
 }
 
 /// Parses an offset such as `+6h`, `-1d` or a number of milliseconds.
@@ -1762,6 +1779,7 @@ fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHist
             key: OrderKey::Key,
             asc: true,
         }],
+        missing: None,
     };
     for (k, v) in o {
         match k.as_str() {
@@ -1781,11 +1799,7 @@ fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHist
             "hard_bounds" => r.hard_bounds = Some(parse_bounds(TY, k, v)?),
             "keyed" => r.keyed = boolean(TY, k, v)?,
             "order" => r.order = parse_order(TY, v)?,
-            "missing" => {
-                return Err(EsError::illegal_argument(
-                    "[missing] is not supported in [date_histogram] aggregations",
-                ))
-            }
+            "missing" => r.missing = Some(missing_value(TY, v)?),
             _ => {}
         }
     }
