@@ -391,6 +391,8 @@ pub(crate) struct RangeOp {
     pub source: usize,
     pub ranges: Vec<RangeBucketDef>,
     pub format: ValueFormat,
+    /// The value of documents without one (`missing`).
+    pub missing: Option<f64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -434,6 +436,8 @@ pub(crate) enum Op {
         field: String,
         /// On a range field: `field` is a source of the buckets, hard bounds already applied.
         range: bool,
+        /// The value of documents without one (`missing`).
+        missing: Option<f64>,
     },
     DateHistogram(DateHistogramOp),
     Range(RangeOp),
@@ -596,6 +600,7 @@ fn plan_node<'r>(
                     format,
                     field: source_name(sources.len() - 1),
                     range: true,
+                    missing: None,
                 }
             } else {
                 plan_histogram(ctx, h, ty, sources)?
@@ -1630,6 +1635,7 @@ fn plan_histogram(
     };
     // `missing` is parsed as ES's `ValuesSourceConfig` does: through the date format on a
     // date field, as a double otherwise. tantivy's histogram has none: a source gives it.
+    let mut missing_value = None;
     let field = match &h.missing {
         None => field.name,
         Some(v) => {
@@ -1650,6 +1656,7 @@ fn plan_histogram(
                 missing,
                 as_i64: false,
             });
+            missing_value = Some(missing);
             source_name(sources.len() - 1)
         }
     };
@@ -1657,6 +1664,7 @@ fn plan_histogram(
         format,
         field,
         range: false,
+        missing: missing_value,
     })
 }
 
@@ -1770,6 +1778,7 @@ fn plan_range(
         source: sources.len() - 1,
         ranges: defs,
         format,
+        missing,
     })
 }
 
@@ -1807,6 +1816,7 @@ fn plan_vwh(
             })
             .collect(),
         format,
+        missing: None,
     })
 }
 

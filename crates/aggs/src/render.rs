@@ -33,11 +33,14 @@ use tantivy::aggregation::Key;
 pub(crate) enum Constraint {
     /// A `terms` bucket.
     Term { field: FieldRef, key: Key },
-    /// `[from, to)` on a numeric or date field (histogram buckets, ranges).
+    /// `[from, to)` on a numeric or date field (histogram buckets, ranges); with `missing`
+    /// (the aggregation's `missing` value, set only when it falls in the range), the
+    /// documents without a value too.
     Range {
         field: FieldRef,
         from: Option<f64>,
         to: Option<f64>,
+        missing: Option<f64>,
     },
     /// Bucket `bucket` of the filters source `source` (`bucket == n` is the other bucket).
     Filter { source: usize, bucket: usize },
@@ -61,6 +64,25 @@ pub(crate) struct Scope {
     /// Below a `nested` or `reverse_nested` aggregation: the documents of the level it
     /// entered (`None`: the search's root documents).
     pub level: Option<std::sync::Arc<Level>>,
+}
+
+impl Constraint {
+    /// `[from, to)` on `field`, holding the documents without a value when the aggregation's
+    /// `missing` value falls in it.
+    pub(crate) fn range(
+        field: FieldRef,
+        from: Option<f64>,
+        to: Option<f64>,
+        missing: Option<f64>,
+    ) -> Constraint {
+        let missing = missing.filter(|&m| from.is_none_or(|f| m >= f) && to.is_none_or(|t| m < t));
+        Constraint::Range {
+            field,
+            from,
+            to,
+            missing,
+        }
+    }
 }
 
 /// A change of nesting level by a `nested` or `reverse_nested` aggregation: the documents
@@ -541,7 +563,9 @@ impl Renderer<'_> {
             ) => self.render_geo_grid(node, g, *source, buckets, scope, obj),
             (
                 AggKind::Histogram(h),
-                Op::Histogram { format, .. },
+                Op::Histogram {
+                    format, missing, ..
+                },
                 BucketResult::Histogram { buckets },
             ) => {
                 let entries = entries_vec(buckets);
@@ -549,8 +573,8 @@ impl Renderer<'_> {
                 for b in entries {
                     let x = key_f64(&b.key);
                     let key_as_string = format.format(x);
-                    let scope = scope.with(Constraint::Range {
-                        field: FieldRef {
+                    let scope = scope.with(Constraint::range(
+                        FieldRef {
                             name: h.field.clone(),
                             def: self.exec.targets[0]
                                 .target
@@ -559,9 +583,10 @@ impl Renderer<'_> {
                                 .field(&h.field)
                                 .cloned(),
                         },
-                        from: Some(x),
-                        to: Some(x + h.interval),
-                    });
+                        Some(x),
+                        Some(x + h.interval),
+                        *missing,
+                    ));
                     out.push(self.histogram_bucket(
                         node,
                         &h.order,
@@ -589,11 +614,12 @@ impl Renderer<'_> {
                     if b.doc_count == 0 && out.last().is_some_and(|p| p.key == json!(key)) {
                         continue;
                     }
-                    let scope = scope.with(Constraint::Range {
-                        field: op.field.clone(),
-                        from: Some(key as f64),
-                        to: Some(next as f64),
-                    });
+                    let scope = scope.with(Constraint::range(
+                        op.field.clone(),
+                        Some(key as f64),
+                        Some(next as f64),
+                        op.missing.map(|m| m as f64),
+                    ));
                     let rendered = self.histogram_bucket(
                         node,
                         &d.order,
@@ -637,11 +663,8 @@ impl Renderer<'_> {
                         }
                     }
                     b.insert("doc_count".into(), json!(c.doc_count));
-                    let scope = scope.with(Constraint::Range {
-                        field: op.field.clone(),
-                        from: def.from,
-                        to: def.to,
-                    });
+                    let scope =
+                        scope.with(Constraint::range(op.field.clone(), def.from, def.to, None));
                     let empty = no_results();
                     let subs = entry.map(|e| &e.sub_aggregation).unwrap_or(&empty);
                     b.extend(self.render_level(&node.subs, subs, &scope, false)?);
@@ -671,11 +694,12 @@ impl Renderer<'_> {
                         }
                     }
                     b.insert("doc_count".into(), json!(doc_count));
-                    let scope = scope.with(Constraint::Range {
-                        field: op.field.clone(),
-                        from: def.from,
-                        to: def.to,
-                    });
+                    let scope = scope.with(Constraint::range(
+                        op.field.clone(),
+                        def.from,
+                        def.to,
+                        op.missing,
+                    ));
                     let empty = no_results();
                     let subs = entry.map(|e| &e.sub_aggregation).unwrap_or(&empty);
                     b.extend(self.render_level(&node.subs, subs, &scope, false)?);
@@ -974,11 +998,8 @@ impl Renderer<'_> {
             }
             b.insert("doc_count".into(), json!(c.doc_count));
             if !node.subs.is_empty() {
-                let scope = scope.with(Constraint::Range {
-                    field: field.clone(),
-                    from: Some(from),
-                    to: Some(to),
-                });
+                let scope =
+                    scope.with(Constraint::range(field.clone(), Some(from), Some(to), None));
                 let (results, _) = self.exec.collect_level(node, &scope)?;
                 b.extend(self.render_level(&node.subs, &results, &scope, false)?);
             }

@@ -281,9 +281,20 @@ struct Trie {
 fn level_and_bucket(c: &Constraint) -> (String, String) {
     match c {
         Constraint::Term { field, key } => (format!("t{}", field.name), key_id(key)),
-        Constraint::Range { field, from, to } => {
-            (format!("r{}", field.name), format!("{from:?}/{to:?}"))
-        }
+        // A bucket holding the documents without a value is read from its query.
+        Constraint::Range {
+            field,
+            from,
+            to,
+            missing,
+        } => (
+            format!(
+                "r{}{}",
+                field.name,
+                if missing.is_some() { "+m" } else { "" }
+            ),
+            format!("{from:?}/{to:?}"),
+        ),
         Constraint::Filter { source, bucket } => (format!("f{source}"), bucket.to_string()),
         Constraint::GeoCell { source, cell } => (format!("g{source}"), cell.to_string()),
         Constraint::CompositeKey { source, key } => (format!("c{source}"), format!("{key:?}")),
@@ -305,7 +316,11 @@ fn eval_of(c: &Constraint) -> GroupEval {
             Some(Storage::Bool) => GroupEval::BoolTerm(field.name.clone()),
             _ => GroupEval::Bits,
         },
-        Constraint::Range { field, .. } if !range_field(field) => match field.storage() {
+        Constraint::Range {
+            field,
+            missing: None,
+            ..
+        } if !range_field(field) => match field.storage() {
             Some(Storage::I64) => GroupEval::I64Range(field.name.clone()),
             Some(Storage::F64) => GroupEval::F64Range(field.name.clone()),
             _ => GroupEval::Bits,

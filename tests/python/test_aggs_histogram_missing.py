@@ -1,0 +1,264 @@
+"""`missing` on `histogram`, `date_histogram` and `auto_date_histogram`: documents without a
+value count as having the `missing` value (they land in its bucket, which extends the bucket
+range as a real value would). Expected buckets are computed here in Python from the documents
+this file indexes (two shards, several segments)."""
+
+import datetime as dt
+import math
+import random
+from collections import Counter
+from zoneinfo import ZoneInfo
+
+import pytest
+from elasticsearch import BadRequestError
+
+from test_aggs_auto_date import expected as auto_expected
+
+INDEX = "histmissing"
+UTC = dt.timezone.utc
+DAY = 86_400_000
+
+MAPPING = {
+    "settings": {"number_of_shards": 2},
+    "mappings": {"properties": {
+        "n": {"type": "long"},
+        "x": {"type": "double"},
+        "ts": {"type": "date", "format": "yyyy-MM-dd HH:mm||epoch_millis"},
+        "r": {"type": "integer_range"},
+        "k": {"type": "keyword"},
+    }},
+}
+
+
+def make_docs():
+    rnd = random.Random(1013)
+    base = int(dt.datetime(2021, 3, 20, tzinfo=UTC).timestamp() * 1000)
+    docs = []
+    for i in range(60):
+        d = {"k": f"k{i % 3}"}
+        if rnd.random() < 0.7:
+            d["n"] = rnd.randint(10, 60)
+        if rnd.random() < 0.6:
+            d["x"] = round(rnd.uniform(-3.0, 3.0), 2)
+        if rnd.random() < 0.65:
+            t = base + rnd.randint(0, 120) * DAY + rnd.randint(0, 23) * 3_600_000
+            d["ts"] = dt.datetime.fromtimestamp(t / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+        if i % 5 == 0:
+            d["r"] = {"gte": i, "lte": i + 3}
+        docs.append((str(i), d))
+    return docs
+
+
+DOCS = make_docs()
+
+
+@pytest.fixture(scope="module")
+def index(es):
+    if es.indices.exists(index=INDEX):
+        es.indices.delete(index=INDEX)
+    es.indices.create(index=INDEX, **MAPPING)
+    # Several segments per shard: one bulk (and refresh) per slice.
+    for start in range(0, len(DOCS), 15):
+        ops = []
+        for i, d in DOCS[start:start + 15]:
+            ops += [{"index": {"_index": INDEX, "_id": i}}, d]
+        assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    yield INDEX
+    es.indices.delete(index=INDEX, ignore_unavailable=True)
+
+
+def ts_ms(s):
+    return int(dt.datetime.strptime(s, "%Y-%m-%d %H:%M").replace(tzinfo=UTC).timestamp() * 1000)
+
+
+def search(es, aggs, **kw):
+    return es.search(index=INDEX, size=0, aggs=aggs, **kw).body["aggregations"]
+
+
+def numeric_buckets(values, interval, offset=0.0, min_doc_count=0, bounds=None):
+    """ES's histogram: key = floor((v - offset) / interval) * interval + offset; with
+    min_doc_count 0 every key from the first to the last (and `extended_bounds`)."""
+    def key(v):
+        return math.floor((v - offset) / interval) * interval + offset
+    counts = Counter(key(v) for v in values)
+    if min_doc_count > 0:
+        return sorted((k, c) for k, c in counts.items() if c >= min_doc_count)
+    ks = list(counts)
+    if bounds:
+        ks += [key(b) for b in bounds]
+    lo, hi = min(ks), max(ks)
+    out, k, i = [], lo, 0
+    while k <= hi + 1e-9:
+        out.append((k, counts.get(k, 0)))
+        i += 1
+        k = lo + i * interval
+    return out
+
+
+def got(agg):
+    return [(b["key"], b["doc_count"]) for b in agg["buckets"]]
+
+
+@pytest.mark.parametrize("missing, interval, offset", [(-5, 5, 0), (100, 10, 3), (35, 7, 0), ("0", 20, 0)])
+def test_histogram_long_missing_extends_range(es, index, missing, interval, offset):
+    a = search(es, {"h": {"histogram": {"field": "n", "interval": interval, "offset": offset,
+                                        "missing": missing}}})
+    vals = [d.get("n", float(missing)) for _, d in DOCS]
+    assert got(a["h"]) == numeric_buckets(vals, interval, offset)
+
+
+def test_histogram_double_missing_min_doc_count_and_bounds(es, index):
+    a = search(es, {"h": {"histogram": {"field": "x", "interval": 0.5, "missing": 7.25,
+                                        "min_doc_count": 0,
+                                        "extended_bounds": {"min": -6, "max": 9}}},
+                    "m": {"histogram": {"field": "x", "interval": 1, "missing": -9.5,
+                                        "min_doc_count": 2}}})
+    vals = [d.get("x", 7.25) for _, d in DOCS]
+    assert got(a["h"]) == numeric_buckets(vals, 0.5, bounds=(-6, 9))
+    vals = [d.get("x", -9.5) for _, d in DOCS]
+    assert got(a["m"]) == numeric_buckets(vals, 1, min_doc_count=2)
+
+
+def test_histogram_missing_bucket_sub_aggregations(es, index):
+    a = search(es, {"h": {"histogram": {"field": "n", "interval": 10, "missing": 0},
+                          "aggs": {"mx": {"max": {"field": "x"}},
+                                   "top": {"top_hits": {"size": 100, "_source": False}}}}})
+    first = a["h"]["buckets"][0]
+    miss = [(i, d) for i, d in DOCS if "n" not in d]
+    assert first["key"] == 0 and first["doc_count"] == len(miss)
+    xs = [d["x"] for _, d in miss if "x" in d]
+    assert first["mx"]["value"] == (max(xs) if xs else None)
+    assert sorted(h["_id"] for h in first["top"]["hits"]["hits"]) == sorted(i for i, _ in miss)
+
+
+def test_histogram_missing_with_query_and_runtime_field(es, index):
+    # Only the documents the query matches count, the missing ones included.
+    a = search(es, {"h": {"histogram": {"field": "n", "interval": 25, "missing": 1}}},
+               query={"term": {"k": "k1"}})
+    vals = [d.get("n", 1) for _, d in DOCS if d["k"] == "k1"]
+    assert got(a["h"]) == numeric_buckets(vals, 25)
+    # A runtime field that emits only for some documents.
+    rt = {"n2": {"type": "long",
+                 "script": "if (doc['n'].size() > 0 && doc['n'].value % 2 == 0) emit(doc['n'].value * 2)"}}
+    a = search(es, {"h": {"histogram": {"field": "n2", "interval": 30, "missing": -1}}},
+               runtime_mappings=rt)
+    vals = [d["n"] * 2 if d.get("n", 1) % 2 == 0 else -1 for _, d in DOCS]
+    assert got(a["h"]) == numeric_buckets(vals, 30)
+    # A script (no field).
+    a = search(es, {"h": {"histogram": {"interval": 10, "missing": 5, "script": {
+        "source": "if (doc['n'].size() > 0) { return doc['n'].value; } return null;"}}}})
+    vals = [d.get("n", 5) for _, d in DOCS]
+    # ES treats a script returning null as no value: the missing value applies.
+    assert got(a["h"]) == numeric_buckets(vals, 10)
+
+
+def test_histogram_missing_on_unmapped_field(es, index):
+    a = search(es, {"h": {"histogram": {"field": "nope", "interval": 10, "missing": 42}}})
+    assert got(a["h"]) == [(40.0, len(DOCS))]
+
+
+def local_key_fixed(t, interval, offset, tz):
+    off = int(tz.utcoffset(dt.datetime.fromtimestamp(t / 1000, UTC)).total_seconds() * 1000)
+    return (t + off - offset) // interval * interval + offset - off
+
+
+@pytest.mark.parametrize("tz_name, offset", [("UTC", 0), ("+05:30", 0), ("-03:00", 6 * 3_600_000)])
+def test_date_histogram_fixed_missing(es, index, tz_name, offset):
+    tz = UTC if tz_name == "UTC" else dt.datetime.strptime(tz_name.replace(":", ""), "%z").tzinfo
+    missing = "2021-01-02 10:00"
+    body = {"field": "ts", "fixed_interval": "7d", "missing": missing, "time_zone": tz_name,
+            "min_doc_count": 0, "extended_bounds": {"min": "2021-01-01 00:00", "max": "2021-08-30 00:00"}}
+    if offset:
+        body["offset"] = "+6h"
+    a = search(es, {"h": {"date_histogram": body}})
+    vals = [ts_ms(d.get("ts", missing)) for _, d in DOCS]
+    counts = Counter(local_key_fixed(v, 7 * DAY, offset, tz) for v in vals)
+    ks = list(counts) + [local_key_fixed(ts_ms(b), 7 * DAY, offset, tz)
+                         for b in ("2021-01-01 00:00", "2021-08-30 00:00")]
+    want = [(k, counts.get(k, 0)) for k in range(min(ks), max(ks) + 1, 7 * DAY)]
+    assert got(a["h"]) == want
+    # The missing document's bucket renders in the field's format.
+    first = a["h"]["buckets"][0]
+    assert first["key_as_string"] == dt.datetime.fromtimestamp(first["key"] / 1000, tz).strftime("%Y-%m-%d %H:%M")
+
+
+def month_start(t, tz):
+    local = dt.datetime.fromtimestamp(t / 1000, tz)
+    return int(local.replace(day=1, hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000)
+
+
+def test_date_histogram_calendar_missing_agg_format_and_zone(es, index):
+    tz = ZoneInfo("America/New_York")
+    # The aggregation's format parses `missing`, in the aggregation's time zone.
+    a = search(es, {"h": {"date_histogram": {"field": "ts", "calendar_interval": "month",
+                                             "time_zone": "America/New_York", "format": "dd/MM/yyyy",
+                                             "missing": "15/12/2021"}}})
+    missing = int(dt.datetime(2021, 12, 15, tzinfo=tz).timestamp() * 1000)
+    vals = [ts_ms(d["ts"]) if "ts" in d else missing for _, d in DOCS]
+    counts = Counter(month_start(v, tz) for v in vals)
+    lo = dt.datetime.fromtimestamp(min(counts) / 1000, tz)
+    want, t = [], lo
+    while int(t.timestamp() * 1000) <= max(counts):
+        k = int(t.timestamp() * 1000)
+        want.append((k, counts.get(k, 0)))
+        t = t.replace(year=t.year + (t.month == 12), month=t.month % 12 + 1)
+    assert got(a["h"]) == want
+    assert a["h"]["buckets"][-1]["key_as_string"] == "01/12/2021"
+    # epoch millis in the field's format; a number parses through it too.
+    a = search(es, {"h": {"date_histogram": {"field": "ts", "calendar_interval": "year",
+                                             "missing": 0}}})
+    vals = [ts_ms(d["ts"]) if "ts" in d else 0 for _, d in DOCS]
+    years = Counter(dt.datetime.fromtimestamp(v / 1000, UTC).year for v in vals)
+    assert [(b["key_as_string"][:4], b["doc_count"]) for b in a["h"]["buckets"]] == \
+        [(str(y), years.get(y, 0)) for y in range(min(years), max(years) + 1)]
+
+
+@pytest.mark.parametrize("missing, target", [("2021-03-01 00:00", 10), ("2023-06-01 12:00", 5), ("2021-05-01 00:00", 30)])
+def test_auto_date_histogram_missing(es, index, missing, target):
+    a = search(es, {"h": {"auto_date_histogram": {"field": "ts", "buckets": target, "missing": missing}}})
+    vals = [ts_ms(d.get("ts", missing)) for _, d in DOCS]
+    interval, buckets = auto_expected(vals, target)
+    assert a["h"]["interval"] == interval
+    assert got(a["h"]) == buckets
+
+
+def test_missing_refusals(es, index):
+    # ES's range values source cannot apply `missing`.
+    for agg in ({"histogram": {"field": "r", "interval": 5, "missing": 3}},
+                {"date_histogram": {"field": "r", "fixed_interval": "1d", "missing": 3}}):
+        with pytest.raises(BadRequestError) as e:
+            search(es, {"h": agg})
+        assert e.value.info["error"]["root_cause"][0]["type"] == "illegal_argument_exception"
+    with pytest.raises(BadRequestError) as e:
+        search(es, {"h": {"histogram": {"field": "n", "interval": 5, "missing": "abc"}}})
+    assert "For input string" in str(e.value.info)
+    with pytest.raises(BadRequestError) as e:
+        search(es, {"h": {"date_histogram": {"field": "ts", "fixed_interval": "1d", "missing": "not a date"}}})
+    assert e.value.info["error"]["root_cause"][0]["type"] == "parse_exception"
+    with pytest.raises(BadRequestError):
+        search(es, {"h": {"histogram": {"field": "n", "interval": 5, "missing": {"a": 1}}}})
+
+
+def test_missing_bucket_documents_for_re_reading_sub_aggregations(es, index):
+    """Sub-aggregations that read their bucket's documents again (`top_hits`, `cardinality`,
+    `percentiles`) see the documents without a value in the `missing` value's bucket."""
+    missing = "2021-02-10 00:00"
+    a = search(es, {
+        "d": {"date_histogram": {"field": "ts", "calendar_interval": "month", "missing": missing},
+              "aggs": {"c": {"cardinality": {"field": "k"}},
+                       "p": {"percentiles": {"field": "n", "percents": [50]}},
+                       "top": {"top_hits": {"size": 100, "_source": False}}}},
+        "r": {"range": {"field": "x", "missing": 0.5, "ranges": [{"to": 0}, {"from": 0, "to": 1}, {"from": 1}]},
+              "aggs": {"top": {"top_hits": {"size": 100, "_source": False}}}}})
+    feb = [(i, d) for i, d in DOCS if d.get("ts", missing).startswith("2021-02")]
+    b = a["d"]["buckets"][0]
+    assert b["key_as_string"].startswith("2021-02") and b["doc_count"] == len(feb)
+    assert sorted(h["_id"] for h in b["top"]["hits"]["hits"]) == sorted(i for i, _ in feb)
+    assert b["c"]["value"] == len({d["k"] for _, d in feb})
+    ns = sorted(d["n"] for _, d in feb if "n" in d)
+    if ns:
+        assert ns[0] <= b["p"]["values"]["50.0"] <= ns[-1]
+    for bucket, (lo, hi) in zip(a["r"]["buckets"], [(-math.inf, 0), (0, 1), (1, math.inf)]):
+        ids = sorted(i for i, d in DOCS if lo <= d.get("x", 0.5) < hi)
+        assert bucket["doc_count"] == len(ids)
+        assert sorted(h["_id"] for h in bucket["top"]["hits"]["hits"]) == ids
