@@ -262,3 +262,47 @@ def test_missing_bucket_documents_for_re_reading_sub_aggregations(es, index):
         ids = sorted(i for i, d in DOCS if lo <= d.get("x", 0.5) < hi)
         assert bucket["doc_count"] == len(ids)
         assert sorted(h["_id"] for h in bucket["top"]["hits"]["hits"]) == ids
+
+
+def test_ip_range_missing(es):
+    import ipaddress
+    name = "ip_missing"
+    if es.indices.exists(index=name):
+        es.indices.delete(index=name)
+    es.indices.create(index=name, settings={"number_of_shards": 2},
+                      mappings={"properties": {"ip": {"type": "ip"}, "k": {"type": "keyword"}}})
+    ips = ["10.0.0.1", None, "10.0.1.5", "192.168.0.1", None, "::1", "2001:db8::5", None, "10.0.0.77"]
+    docs = [(str(i), {"k": "x", **({"ip": ip} if ip else {})}) for i, ip in enumerate(ips)]
+    for part in (docs[:4], docs[4:]):
+        ops = []
+        for i, d in part:
+            ops += [{"index": {"_index": name, "_id": i}}, d]
+        es.bulk(operations=ops, refresh=True)
+
+    def v6(s):
+        a = ipaddress.ip_address(s)
+        return int(ipaddress.IPv6Address(f"::ffff:{a}") if isinstance(a, ipaddress.IPv4Address) else a)
+
+    ranges = [{"to": "10.0.0.128"}, {"from": "10.0.0.128", "to": "192.168.0.0"}, {"from": "192.168.0.0"},
+              {"mask": "10.0.0.0/24"}]
+    bounds = [(None, v6("10.0.0.128")), (v6("10.0.0.128"), v6("192.168.0.0")), (v6("192.168.0.0"), None),
+              (v6("10.0.0.0"), v6("10.0.1.0"))]
+    for missing in ("10.0.0.50", "172.16.0.1"):
+        r = es.search(index=name, size=0, aggs={"r": {"ip_range": {"field": "ip", "ranges": ranges, "missing": missing},
+                                                      "aggs": {"top": {"top_hits": {"size": 20, "_source": False}}}}})
+        buckets = r["aggregations"]["r"]["buckets"]
+        vals = [(i, v6(d.get("ip", missing))) for i, d in docs]
+        # ES orders ip ranges by from, then to.
+        order = sorted(range(len(bounds)), key=lambda j: (bounds[j][0] or 0, bounds[j][1] or 2 ** 128))
+        for b, j in zip(buckets, order):
+            lo, hi = bounds[j]
+            ids = sorted(i for i, v in vals if (lo is None or v >= lo) and (hi is None or v < hi))
+            assert b["doc_count"] == len(ids), (missing, b)
+            assert sorted(h["_id"] for h in b["top"]["hits"]["hits"]) == ids
+    # An unmapped field: every document has the missing address.
+    r = es.search(index=name, size=0, aggs={"r": {"ip_range": {"field": "nope", "ranges": ranges, "missing": "10.0.0.1"}}})
+    assert [b["doc_count"] for b in r["aggregations"]["r"]["buckets"]] == [len(docs), len(docs), 0, 0]
+    with pytest.raises(BadRequestError) as e:
+        es.search(index=name, size=0, aggs={"r": {"ip_range": {"field": "ip", "ranges": ranges, "missing": "nope"}}})
+    assert "is not an IP string literal" in str(e.value.info)
+    es.indices.delete(index=name)

@@ -1949,7 +1949,7 @@ fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
 fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     use std::net::{IpAddr, Ipv6Addr};
     const TY: &str = "ip_range";
-    expect_fields(TY, o, &["field", "ranges", "keyed"])?;
+    expect_fields(TY, o, &["field", "ranges", "keyed", "missing"])?;
     let field = required_field(o)?;
     let keyed = o
         .get("keyed")
@@ -1970,6 +1970,20 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
             Err(_) => Err(EsError::illegal_argument(format!(
                 "'{s}' is not an IP string literal."
             ))),
+        }
+    };
+    // `missing`: the address of documents without one (ES's `DocValueFormat.IP` parse).
+    let missing = match o.get("missing") {
+        None => None,
+        Some(Value::String(s)) => Some(u128::from(parse_ip(s)?)),
+        Some(v @ (Value::Number(_) | Value::Bool(_))) => {
+            Some(u128::from(parse_ip(&v.to_string())?))
+        }
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] missing doesn't support values of type: {}",
+                token_name(other)
+            )))
         }
     };
     let show = |ip: Ipv6Addr| match ip.to_ipv4_mapped() {
@@ -2062,6 +2076,14 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
             json!({"exists": {"field": field}})
         } else {
             json!({"range": {field.clone(): range}})
+        };
+        // The range holding the `missing` address holds the documents without one too.
+        let holds_missing =
+            missing.is_some_and(|m| from.is_none_or(|f| m >= f) && to.is_none_or(|t| m < t));
+        let q = if holds_missing {
+            json!({"bool": {"should": [q, {"bool": {"must_not": {"exists": {"field": field}}}}]}})
+        } else {
+            q
         };
         filters.push((key, parse_dsl(&q)?));
         bounds.push((from_s.map(Value::String), to_s.map(Value::String)));
