@@ -306,3 +306,43 @@ def test_ip_range_missing(es):
         es.search(index=name, size=0, aggs={"r": {"ip_range": {"field": "ip", "ranges": ranges, "missing": "nope"}}})
     assert "is not an IP string literal" in str(e.value.info)
     es.indices.delete(index=name)
+
+
+def haversine_km(lat1, lon1, lat2, lon2):
+    r = 6371.0087714
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    dp, dl = p2 - p1, math.radians(lon2 - lon1)
+    h = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+    return 2 * r * math.asin(math.sqrt(h))
+
+
+def test_geo_distance_missing(es):
+    name = "geo_missing"
+    if es.indices.exists(index=name):
+        es.indices.delete(index=name)
+    es.indices.create(index=name, settings={"number_of_shards": 2},
+                      mappings={"properties": {"loc": {"type": "geo_point"}}})
+    # Points 0.1 to 9 degrees of latitude north of the origin (about 11 to 1000 km).
+    pts = [0.1, None, 1.5, 3.2, None, 5.5, 8.9, None, 0.6]
+    docs = [(str(i), {"loc": {"lat": p, "lon": 0.0}} if p is not None else {}) for i, p in enumerate(pts)]
+    for part in (docs[:5], docs[5:]):
+        ops = []
+        for i, d in part:
+            ops += [{"index": {"_index": name, "_id": i}}, d]
+        es.bulk(operations=ops, refresh=True)
+    ranges = [{"to": 100}, {"from": 100, "to": 400}, {"from": 400}]
+    bounds = [(-math.inf, 100), (100, 400), (400, math.inf)]
+    for missing in ("2.0,0.0", "s00000000"):  # about 222 km; a geohash at the origin (0 km)
+        mlat = 2.0 if missing.startswith("2") else 0.0
+        r = es.search(index=name, size=0, aggs={"d": {
+            "geo_distance": {"field": "loc", "origin": "0,0", "unit": "km", "ranges": ranges, "missing": missing},
+            "aggs": {"top": {"top_hits": {"size": 20, "_source": False}}}}})
+        dist = [(i, haversine_km(0, 0, p if p is not None else mlat, 0)) for i, p in enumerate(pts)]
+        for b, (lo, hi) in zip(r["aggregations"]["d"]["buckets"], bounds):
+            ids = sorted(i for i, d in dist if lo <= d < hi)
+            assert b["doc_count"] == len(ids), (missing, b)
+            assert sorted(h["_id"] for h in b["top"]["hits"]["hits"]) == sorted(str(i) for i in ids)
+    with pytest.raises(BadRequestError):
+        es.search(index=name, size=0, aggs={"d": {"geo_distance": {
+            "field": "loc", "origin": "0,0", "ranges": ranges, "missing": "nowhere"}}})
+    es.indices.delete(index=name)

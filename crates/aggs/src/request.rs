@@ -2130,22 +2130,7 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
             "missing",
         ],
     )?;
-    // ES's `new GeoPoint(missing.toString())`: `"lat,lon"`, WKT or a geohash.
-    let missing = match o.get("missing") {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            let text = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let (lat, lon) = lode_engine::geo::parse_point_str(&text, false)
-                .and_then(|(lat, lon)| {
-                    lode_engine::geo::check_range(lat, lon, &field_name(o)).map(|_| (lat, lon))
-                })
-                .map_err(EsError::illegal_argument)?;
-            Some((lat, lon))
-        }
-    };
+    let missing = missing_point(o)?;
     let setter = |key: &str, cause: EsError| {
         EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(cause)
     };
@@ -2284,6 +2269,26 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
 /// `geo_distance` (ES's `GeoDistanceAggregationBuilder`): one bucket per range of distance
 /// from `origin` (`from` inclusive, `to` exclusive, in `unit`), each a filter on the field's
 /// points (`lode_query::geo`); ranges ordered by `from` then `to`, as ES's range aggregator.
+/// A geo values source's `missing` point: ES's `new GeoPoint(missing.toString())`
+/// (`"lat,lon"`, WKT or a geohash).
+fn missing_point(o: &Map<String, Value>) -> EsResult<Option<(f64, f64)>> {
+    match o.get("missing") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let (lat, lon) = lode_engine::geo::parse_point_str(&text, false)
+                .and_then(|(lat, lon)| {
+                    lode_engine::geo::check_range(lat, lon, &field_name(o)).map(|_| (lat, lon))
+                })
+                .map_err(EsError::illegal_argument)?;
+            Ok(Some((lat, lon)))
+        }
+    }
+}
+
 fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     const TY: &str = "geo_distance";
     expect_fields(
@@ -2296,9 +2301,11 @@ fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
             "unit",
             "distance_type",
             "keyed",
+            "missing",
         ],
     )?;
     let field = required_field(o)?;
+    let missing = missing_point(o)?;
     let keyed = o
         .get("keyed")
         .map(|v| boolean(TY, "keyed", v))
@@ -2401,6 +2408,39 @@ fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
             ignore_unmapped: true,
             boost: 1.0,
         });
+        // The range holding the `missing` point's distance holds the documents without a
+        // point too.
+        let ty = if plane {
+            lode_engine::geo::DistanceType::Plane
+        } else {
+            lode_engine::geo::DistanceType::Arc
+        };
+        let holds_missing = missing.is_some_and(|(mlat, mlon)| {
+            let d = ty.meters(lat, lon, mlat, mlon) / unit;
+            from.is_none_or(|f| f <= d) && to.is_none_or(|t| d < t)
+        });
+        let q = if holds_missing {
+            let bool_query = |should, must_not| {
+                lode_query::Query::Bool(lode_query::BoolQuery {
+                    must: Vec::new(),
+                    filter: Vec::new(),
+                    should,
+                    must_not,
+                    minimum_should_match: None,
+                    boost: 1.0,
+                })
+            };
+            let without = bool_query(
+                Vec::new(),
+                vec![lode_query::Query::Exists {
+                    field: field.clone(),
+                    boost: 1.0,
+                }],
+            );
+            bool_query(vec![q, without], Vec::new())
+        } else {
+            q
+        };
         filters.push((key, q));
         // ES renders an open start as 0 (no distance is below it).
         bounds.push((Some(json!(from.unwrap_or(0.0))), to.map(|t| json!(t))));
