@@ -489,6 +489,8 @@ pub(crate) enum Op {
     VariableWidthPerBucket {
         field: FieldRef,
         format: ValueFormat,
+        /// The value of documents without one (`missing`).
+        missing: Option<f64>,
     },
     /// `significant_text`: counted at render time from the bucket's documents' `_source`
     /// (`significant_text.rs`), nothing collected by tantivy.
@@ -629,10 +631,19 @@ fn plan_node<'r>(
             let chosen = v.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let field = resolve_field(ctx, &v.field, ty, Need::Numeric)?;
             let format = metric_format(&field, v.format.as_deref())?;
+            let missing = v
+                .missing
+                .as_ref()
+                .map(|m| numeric_missing(ctx, m, &format))
+                .transpose()?;
             match chosen {
                 // Below a bucket aggregation: clustered per bucket at render time.
-                None => Op::VariableWidthPerBucket { field, format },
-                Some(buckets) => plan_vwh(&buckets, field, format, sources),
+                None => Op::VariableWidthPerBucket {
+                    field,
+                    format,
+                    missing,
+                },
+                Some(buckets) => plan_vwh(&buckets, field, format, missing, sources),
             }
         }
         AggKind::Sampler { .. } | AggKind::DiversifiedSampler { .. } => {
@@ -1596,6 +1607,30 @@ fn plan_date_histogram(
     })
 }
 
+/// A numeric values source's `missing`, as ES's `ValuesSourceConfig` parses it: through the
+/// date format (UTC) when the aggregation's format is one, as a double otherwise.
+fn numeric_missing(ctx: &QueryContext, v: &Value, format: &ValueFormat) -> EsResult<f64> {
+    Ok(match format {
+        ValueFormat::Date(f, _) => {
+            date_range_bound(v, f, &Tz::utc(), ctx.now_millis, "missing")? as f64
+        }
+        _ => number(v).ok_or_else(|| {
+            EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))
+        })?,
+    })
+}
+
+/// `variable_width_histogram`'s `missing` against an index's mapping (read before planning,
+/// when its values are clustered).
+pub(crate) fn vwh_missing(ctx: &QueryContext, req: &super::vwh::VwhReq) -> EsResult<Option<f64>> {
+    let Some(v) = &req.missing else {
+        return Ok(None);
+    };
+    let field = resolve_field(ctx, &req.field, "variable_width_histogram", Need::Numeric)?;
+    let format = metric_format(&field, req.format.as_deref())?;
+    numeric_missing(ctx, v, &format).map(Some)
+}
+
 /// A `date_histogram`'s (or `auto_date_histogram`'s) `missing`, in milliseconds: parsed with
 /// the aggregation's format (or the field's) and time zone, as planning parses it.
 pub(crate) fn date_histogram_missing(
@@ -1639,14 +1674,7 @@ fn plan_histogram(
     let field = match &h.missing {
         None => field.name,
         Some(v) => {
-            let missing = match &format {
-                ValueFormat::Date(f, _) => {
-                    date_range_bound(v, f, &Tz::utc(), ctx.now_millis, "missing")? as f64
-                }
-                _ => number(v).ok_or_else(|| {
-                    EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))
-                })?,
-            };
+            let missing = numeric_missing(ctx, v, &format)?;
             sources.push(SourceSpec::Values {
                 column: match field.storage() {
                     Some(Storage::F64) => super::sources::NumericColumn::F64,
@@ -1788,6 +1816,7 @@ fn plan_vwh(
     buckets: &[super::vwh::Cluster],
     field: FieldRef,
     format: ValueFormat,
+    missing: Option<f64>,
     sources: &mut Vec<SourceSpec>,
 ) -> Op {
     let mut ranges = super::vwh::bucket_ranges(buckets);
@@ -1802,7 +1831,7 @@ fn plan_vwh(
             _ => super::sources::NumericColumn::I64,
         },
         ranges: ranges.clone(),
-        missing: None,
+        missing,
     });
     Op::Range(RangeOp {
         field,
@@ -1816,7 +1845,7 @@ fn plan_vwh(
             })
             .collect(),
         format,
-        missing: None,
+        missing,
     })
 }
 

@@ -281,12 +281,10 @@ impl Renderer<'_> {
                 out.insert(key, Value::Object(obj));
                 continue;
             }
-            if let (
-                Op::VariableWidthPerBucket { field, format },
-                AggKind::VariableWidthHistogram(req),
-            ) = (&node.op, &node.req.kind)
+            if let (Op::VariableWidthPerBucket { .. }, AggKind::VariableWidthHistogram(req)) =
+                (&node.op, &node.req.kind)
             {
-                self.render_vwh_per_bucket(node, req, field, format, scope, &mut obj)?;
+                self.render_vwh_per_bucket(node, req, scope, &mut obj)?;
                 out.insert(key, Value::Object(obj));
                 continue;
             }
@@ -663,8 +661,12 @@ impl Renderer<'_> {
                         }
                     }
                     b.insert("doc_count".into(), json!(c.doc_count));
-                    let scope =
-                        scope.with(Constraint::range(op.field.clone(), def.from, def.to, None));
+                    let scope = scope.with(Constraint::range(
+                        op.field.clone(),
+                        def.from,
+                        def.to,
+                        op.missing,
+                    ));
                     let empty = no_results();
                     let subs = entry.map(|e| &e.sub_aggregation).unwrap_or(&empty);
                     b.extend(self.render_level(&node.subs, subs, &scope, false)?);
@@ -966,11 +968,20 @@ impl Renderer<'_> {
         &mut self,
         node: &PlanNode,
         req: &crate::vwh::VwhReq,
-        field: &FieldRef,
-        format: &ValueFormat,
         scope: &Scope,
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
+        let Op::VariableWidthPerBucket {
+            field,
+            format,
+            missing,
+        } = &node.op
+        else {
+            return Err(EsError::internal(
+                "variable_width_histogram: not planned per bucket",
+            ));
+        };
+        let missing = *missing;
         let queries = self
             .exec
             .targets
@@ -998,8 +1009,12 @@ impl Renderer<'_> {
             }
             b.insert("doc_count".into(), json!(c.doc_count));
             if !node.subs.is_empty() {
-                let scope =
-                    scope.with(Constraint::range(field.clone(), Some(from), Some(to), None));
+                let scope = scope.with(Constraint::range(
+                    field.clone(),
+                    Some(from),
+                    Some(to),
+                    missing,
+                ));
                 let (results, _) = self.exec.collect_level(node, &scope)?;
                 b.extend(self.render_level(&node.subs, &results, &scope, false)?);
             }
