@@ -285,10 +285,11 @@ pub(crate) enum SourceSpec {
         other: bool,
     },
     /// `sampler`: bucket 1 holds each shard's `shard_size` best-scoring matches; with
-    /// `diversify`, at most `.1` of them per value of the field `.0`.
+    /// `diversify`, at most `.1` of them per value of the field `.0` (documents without one
+    /// having the key `.2`, the `missing` value's).
     Sample {
         shard_size: usize,
-        diversify: Option<(FieldRef, usize)>,
+        diversify: Option<(FieldRef, usize, Option<String>)>,
     },
     Ranges {
         field: String,
@@ -657,13 +658,15 @@ fn plan_node<'r>(
                     shard_size,
                     field,
                     max_docs_per_value,
-                } => (
-                    *shard_size,
-                    Some((
-                        resolve_field(ctx, field, ty, Need::Any)?,
-                        *max_docs_per_value,
-                    )),
-                ),
+                    missing,
+                } => {
+                    let field = resolve_field(ctx, field, ty, Need::Any)?;
+                    let missing = missing
+                        .as_ref()
+                        .map(|m| diversify_missing_key(ctx, &field, m))
+                        .transpose()?;
+                    (*shard_size, Some((field, *max_docs_per_value, missing)))
+                }
                 AggKind::Sampler { shard_size } => (*shard_size, None),
                 _ => unreachable!(),
             };
@@ -1629,6 +1632,25 @@ pub(crate) fn vwh_missing(ctx: &QueryContext, req: &super::vwh::VwhReq) -> EsRes
     let field = resolve_field(ctx, &req.field, "variable_width_histogram", Need::Numeric)?;
     let format = metric_format(&field, req.format.as_deref())?;
     numeric_missing(ctx, v, &format).map(Some)
+}
+
+/// `diversified_sampler`'s `missing` as the key a document's values make
+/// (`sources::doc_key`): the keyword itself, or the number (a date in milliseconds, parsed
+/// with the field's format) as the column's values print.
+fn diversify_missing_key(ctx: &QueryContext, field: &FieldRef, v: &Value) -> EsResult<String> {
+    let bad = || EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)));
+    Ok(match field.storage() {
+        Some(Storage::F64) => number(v).ok_or_else(bad)?.to_string(),
+        Some(Storage::I64) if field.is_date() => {
+            let format = match date_format(field, None, &Tz::utc())? {
+                ValueFormat::Date(f, _) => f,
+                _ => DateFormat::default_es(),
+            };
+            date_range_bound(v, &format, &Tz::utc(), ctx.now_millis, "missing")?.to_string()
+        }
+        Some(Storage::I64) => (number(v).ok_or_else(bad)?.floor() as i64).to_string(),
+        _ => scalar(v),
+    })
 }
 
 /// A `date_histogram`'s (or `auto_date_histogram`'s) `missing`, in milliseconds: parsed with

@@ -89,6 +89,8 @@ pub(crate) enum AggKind {
         shard_size: usize,
         field: String,
         max_docs_per_value: usize,
+        /// The value of documents without one (they share its key).
+        missing: Option<Value>,
     },
     /// `string_stats` over a keyword field.
     StringStats {
@@ -825,6 +827,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
                     "shard_size",
                     "max_docs_per_value",
                     "execution_hint",
+                    "missing",
                 ],
             )?;
             let positive = |key: &str, es_key: &str, default: usize| -> EsResult<usize> {
@@ -856,6 +859,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
                 shard_size,
                 field: required_field(o)?,
                 max_docs_per_value,
+                missing: o.get("missing").map(|v| missing_value(ty, v)).transpose()?,
             }
         }
         "auto_date_histogram" => {

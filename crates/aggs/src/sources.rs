@@ -123,10 +123,10 @@ pub(crate) fn sample(
     shard: &lode_engine::shard::ShardSearcher,
     query: &dyn tantivy::query::Query,
     shard_size: usize,
-    diversify: Option<&(crate::plan::FieldRef, usize)>,
+    diversify: Option<&(crate::plan::FieldRef, usize, Option<String>)>,
 ) -> tantivy::Result<Vec<tantivy::DocAddress>> {
     use tantivy::collector::TopDocs;
-    let Some((field, max)) = diversify else {
+    let Some((field, max, missing)) = diversify else {
         let top = shard
             .searcher
             .search(query, &TopDocs::with_limit(shard_size).order_by_score())?;
@@ -141,7 +141,7 @@ pub(crate) fn sample(
         let mut per_key: std::collections::HashMap<String, usize> = Default::default();
         let mut out = Vec::new();
         for (_, addr) in &top {
-            let key = doc_key(shard, field, *addr)?;
+            let key = doc_key(shard, field, *addr, missing.as_deref())?;
             let n = per_key.entry(key).or_insert(0);
             if *n < *max {
                 *n += 1;
@@ -163,6 +163,7 @@ fn doc_key(
     shard: &lode_engine::shard::ShardSearcher,
     field: &crate::plan::FieldRef,
     addr: tantivy::DocAddress,
+    missing: Option<&str>,
 ) -> tantivy::Result<String> {
     use lode_engine::mapping::Storage;
     let fast = shard
@@ -193,6 +194,10 @@ fn doc_key(
             }
         }
         None => {}
+    }
+    // A document without values has the `missing` value's key.
+    if parts.is_empty() {
+        parts.extend(missing.map(str::to_string));
     }
     Ok(parts.join("\u{1}"))
 }
