@@ -346,3 +346,24 @@ def test_geo_distance_missing(es):
         es.search(index=name, size=0, aggs={"d": {"geo_distance": {
             "field": "loc", "origin": "0,0", "ranges": ranges, "missing": "nowhere"}}})
     es.indices.delete(index=name)
+
+
+
+def test_terms_missing_equal_to_an_indexed_term(es):
+    """A keyword `missing` equal to a term some documents have: one bucket holding both
+    (within one segment, tantivy's terms keeps only one of the two)."""
+    name = "terms_missing_collide"
+    docs = [("1", {"k": "a"}), ("2", {}), ("3", {"k": "z"}), ("4", {}), ("5", {"k": "z"})]
+    if es.indices.exists(index=name):
+        es.indices.delete(index=name)
+    es.indices.create(index=name, settings={"number_of_shards": 1},
+                      mappings={"properties": {"k": {"type": "keyword"}}})
+    ops = []
+    for i, d in docs:
+        ops += [{"index": {"_index": name, "_id": i}}, d]
+    es.bulk(operations=ops, refresh=True)
+    r = es.search(index=name, size=0, aggs={"t": {"terms": {"field": "k", "missing": "z"}}})
+    want = Counter(d.get("k", "z") for _, d in docs)
+    got_ = {b["key"]: b["doc_count"] for b in r.body["aggregations"]["t"]["buckets"]}
+    es.indices.delete(index=name)
+    assert got_ == dict(want)
