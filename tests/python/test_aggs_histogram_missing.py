@@ -367,3 +367,29 @@ def test_terms_missing_equal_to_an_indexed_term(es):
     got_ = {b["key"]: b["doc_count"] for b in r.body["aggregations"]["t"]["buckets"]}
     es.indices.delete(index=name)
     assert got_ == dict(want)
+
+
+def test_terms_missing_bucket_documents_for_re_reading_sub_aggregations(es, index):
+    subs = {"top": {"top_hits": {"size": 100, "_source": False}}, "c": {"cardinality": {"field": "k"}}}
+    a = search(es, {
+        "t": {"terms": {"field": "n", "missing": -1, "size": 100}, "aggs": subs},
+        "s": {"terms": {"field": "ts", "missing": "2000-01-01 00:00", "size": 500}, "aggs": subs},
+        "m": {"multi_terms": {"terms": [{"field": "k"}, {"field": "x", "missing": 99}], "size": 500}, "aggs": subs},
+        "r": {"rare_terms": {"field": "n", "missing": -1, "max_doc_count": 100}, "aggs": subs}})
+
+    def check(buckets, key_of, what):
+        groups = {}
+        for i, d in DOCS:
+            groups.setdefault(key_of(d), []).append((i, d))
+        assert len(buckets) == len(groups), what
+        for b in buckets:
+            k = tuple(b["key"]) if isinstance(b["key"], list) else b["key"]
+            members = groups[k]
+            assert b["doc_count"] == len(members), (what, k)
+            assert sorted(h["_id"] for h in b["top"]["hits"]["hits"]) == sorted(i for i, _ in members), (what, k)
+            assert b["c"]["value"] == len({d["k"] for _, d in members}), (what, k)
+
+    check(a["t"]["buckets"], lambda d: d.get("n", -1), "terms")
+    check(a["r"]["buckets"], lambda d: d.get("n", -1), "rare_terms")
+    check(a["s"]["buckets"], lambda d: ts_ms(d.get("ts", "2000-01-01 00:00")), "dates")
+    check(a["m"]["buckets"], lambda d: (d["k"], d.get("x", 99)), "multi_terms")

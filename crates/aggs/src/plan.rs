@@ -360,6 +360,20 @@ pub(crate) struct TermsOp {
     tantivy_exclude: Option<Value>,
 }
 
+impl TermsOp {
+    /// Whether `key` is the bucket of the `missing` value (which holds the documents
+    /// without a value).
+    pub(crate) fn holds_missing(&self, key: &tantivy::aggregation::Key) -> bool {
+        use tantivy::aggregation::Key;
+        match (&self.tantivy_missing, key) {
+            (None, _) => false,
+            (Some(Value::String(m)), Key::Str(k)) => m == k,
+            (Some(Value::String(_)), _) | (Some(_), Key::Str(_)) => false,
+            (Some(m), k) => m.as_f64() == Some(super::render::key_f64(k)),
+        }
+    }
+}
+
 pub(crate) struct DateHistogramOp {
     pub field: FieldRef,
     pub rounding: DateRounding,

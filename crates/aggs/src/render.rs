@@ -31,8 +31,13 @@ use tantivy::aggregation::Key;
 /// per-bucket sketches (`sketch.rs`).
 #[derive(Clone)]
 pub(crate) enum Constraint {
-    /// A `terms` bucket.
-    Term { field: FieldRef, key: Key },
+    /// A `terms` bucket; with `missing` (its key is the aggregation's `missing` value), the
+    /// documents without a value too.
+    Term {
+        field: FieldRef,
+        key: Key,
+        missing: bool,
+    },
     /// `[from, to)` on a numeric or date field (histogram buckets, ranges); with `missing`
     /// (the aggregation's `missing` value, set only when it falls in the range), the
     /// documents without a value too.
@@ -312,6 +317,7 @@ impl Renderer<'_> {
                         // The bucket's documents: the enclosing bucket's holding the term.
                         let scope = scope.with(Constraint::Term {
                             field: field.clone(),
+                            missing: false,
                             key: Key::Str(b.key),
                         });
                         let (results, _) = self.exec.collect_level(node, &scope)?;
@@ -912,6 +918,7 @@ impl Renderer<'_> {
             let scope = scope.with(Constraint::Term {
                 field: op.field.clone(),
                 key: b.key.clone(),
+                missing: op.holds_missing(&b.key),
             });
             o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
             list.push(Value::Object(o));
@@ -1096,6 +1103,7 @@ impl Renderer<'_> {
             let scope = scope.with(Constraint::Term {
                 field: op.field.clone(),
                 key: b.key.clone(),
+                missing: op.holds_missing(&b.key),
             });
             o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
             list.push(Value::Object(o));
@@ -1149,6 +1157,7 @@ impl Renderer<'_> {
             let scope = scope.with(Constraint::Term {
                 field: op.field.clone(),
                 key: b.key.clone(),
+                missing: op.holds_missing(&b.key),
             });
             o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
             list.push(Value::Object(o));
@@ -1202,6 +1211,7 @@ impl Renderer<'_> {
             let mut scope = scope.with(Constraint::Term {
                 field: ops[0].field.clone(),
                 key: keys[0].clone(),
+                missing: ops[0].holds_missing(&keys[0]),
             });
             for (i, (op, k)) in ops.iter().zip(&keys).enumerate() {
                 let (v, s) = terms_key(op, k);
@@ -1218,6 +1228,7 @@ impl Renderer<'_> {
                     scope = scope.with(Constraint::Term {
                         field: op.field.clone(),
                         key: k.clone(),
+                        missing: op.holds_missing(k),
                     });
                 }
             }

@@ -280,7 +280,15 @@ struct Trie {
 /// The identity of a constraint's level (its field or filters source) and of its bucket.
 fn level_and_bucket(c: &Constraint) -> (String, String) {
     match c {
-        Constraint::Term { field, key } => (format!("t{}", field.name), key_id(key)),
+        // A bucket holding the documents without a value is read from its query.
+        Constraint::Term {
+            field,
+            key,
+            missing,
+        } => (
+            format!("t{}{}", field.name, if *missing { "+m" } else { "" }),
+            key_id(key),
+        ),
         // A bucket holding the documents without a value is read from its query.
         Constraint::Range {
             field,
@@ -309,7 +317,11 @@ fn eval_of(c: &Constraint) -> GroupEval {
         )
     };
     match c {
-        Constraint::Term { field, .. } => match field.storage() {
+        Constraint::Term {
+            field,
+            missing: false,
+            ..
+        } => match field.storage() {
             Some(Storage::Keyword) => GroupEval::Keyword(field.name.clone()),
             Some(Storage::I64) => GroupEval::I64Term(field.name.clone()),
             Some(Storage::F64) => GroupEval::F64Term(field.name.clone()),

@@ -362,7 +362,43 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
                 runtime: ctx.runtime.clone(),
             })
         }
-        Constraint::Term { field, key } => {
+        Constraint::Term {
+            field,
+            key,
+            missing: true,
+        } => {
+            // The documents with the term, and those without a value (the bucket of the
+            // aggregation's `missing` value).
+            let with_term = constraint_query(
+                pt,
+                &Constraint::Term {
+                    field: field.clone(),
+                    key: key.clone(),
+                    missing: false,
+                },
+            )?;
+            let without: Box<dyn Query> = match schema.get_field(&field.name) {
+                Ok(_) => Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
+                    (
+                        Occur::MustNot,
+                        Box::new(ExistsQuery::new(field.name.clone(), false)),
+                    ),
+                ])),
+                // An unmapped field: every document has the `missing` value.
+                Err(_) if field.def.is_none() => Box::new(AllQuery),
+                Err(_) => Box::new(EmptyQuery),
+            };
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Should, with_term),
+                (Occur::Should, without),
+            ]))
+        }
+        Constraint::Term {
+            field,
+            key,
+            missing: false,
+        } => {
             let Ok(f) = schema.get_field(&field.name) else {
                 return Ok(Box::new(EmptyQuery));
             };
