@@ -393,3 +393,42 @@ def test_terms_missing_bucket_documents_for_re_reading_sub_aggregations(es, inde
     check(a["r"]["buckets"], lambda d: d.get("n", -1), "rare_terms")
     check(a["s"]["buckets"], lambda d: ts_ms(d.get("ts", "2000-01-01 00:00")), "dates")
     check(a["m"]["buckets"], lambda d: (d["k"], d.get("x", 99)), "multi_terms")
+
+
+def test_terms_missing_on_a_boolean_field(es):
+    name = "bool_missing"
+    docs = [("1", {"b": True, "k": "x"}), ("2", {"k": "x"}), ("3", {"b": False, "k": "y"}),
+            ("4", {"b": [True, True], "k": "y"}), ("5", {}), ("6", {"b": [True, False], "k": "x"})]
+    if es.indices.exists(index=name):
+        es.indices.delete(index=name)
+    es.indices.create(index=name, settings={"number_of_shards": 2},
+                      mappings={"properties": {"b": {"type": "boolean"}, "k": {"type": "keyword"}}})
+    for part in (docs[:3], docs[3:]):
+        ops = []
+        for i, d in part:
+            ops += [{"index": {"_index": name, "_id": i}}, d]
+        es.bulk(operations=ops, refresh=True)
+
+    def values(d, missing):
+        v = d.get("b", missing)
+        return set(v if isinstance(v, list) else [v])
+
+    for missing in (False, "true"):
+        m = missing if isinstance(missing, bool) else missing == "true"
+        r = es.search(index=name, size=0, aggs={
+            "t": {"terms": {"field": "b", "missing": missing},
+                  "aggs": {"top": {"top_hits": {"size": 10, "_source": False}}}},
+            "m": {"multi_terms": {"terms": [{"field": "k", "missing": "none"}, {"field": "b", "missing": missing}]}}})
+        a = r.body["aggregations"]
+        want = Counter(v for _, d in docs for v in values(d, m))
+        assert {(b["key"], b["key_as_string"]): b["doc_count"] for b in a["t"]["buckets"]} == \
+            {(int(v), str(v).lower()): n for v, n in want.items()}
+        for b in a["t"]["buckets"]:
+            ids = sorted(i for i, d in docs if bool(b["key"]) in values(d, m))
+            assert sorted(h["_id"] for h in b["top"]["hits"]["hits"]) == ids
+        want = Counter((d.get("k", "none"), str(v).lower()) for _, d in docs for v in values(d, m))
+        assert {tuple(b["key_as_string"].split("|")): b["doc_count"] for b in a["m"]["buckets"]} == dict(want)
+    with pytest.raises(BadRequestError) as e:
+        es.search(index=name, size=0, aggs={"t": {"terms": {"field": "b", "missing": "yes"}}})
+    assert "Cannot parse boolean [yes]" in str(e.value.info)
+    es.indices.delete(index=name)

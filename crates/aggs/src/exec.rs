@@ -451,6 +451,12 @@ impl<'a> Exec<'a> {
                     runtime: self.runtime_provider(plan, field),
                     missing: *missing,
                 }),
+                SourceSpec::Bools { field, missing } => {
+                    Arc::new(super::sources::BoolValuesProvider {
+                        field: field.clone(),
+                        missing: *missing,
+                    })
+                }
                 SourceSpec::Values {
                     field,
                     column,

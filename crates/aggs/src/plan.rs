@@ -326,6 +326,9 @@ pub(crate) enum SourceSpec {
     /// `composite` over computed keys: each shard's page of keys, then each document's
     /// keys on it (`composite.rs`).
     CompositeKeys(Arc<crate::composite::KeySpec>),
+    /// A boolean column's values (0/1) and `missing` for documents without any (`terms`'
+    /// `missing` on a boolean field).
+    Bools { field: String, missing: bool },
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
         value: (String, super::sources::NumericColumn, Option<f64>),
@@ -356,6 +359,10 @@ pub(crate) struct TermsOp {
     pub numeric_include: Option<Vec<f64>>,
     pub numeric_exclude: Option<Vec<f64>>,
     tantivy_missing: Option<Value>,
+    /// `missing` on a boolean field, given by the computed column `source_field`.
+    bool_missing: Option<bool>,
+    /// What tantivy reads instead of the field (a computed column), if anything.
+    source_field: Option<String>,
     tantivy_include: Option<Value>,
     tantivy_exclude: Option<Value>,
 }
@@ -365,6 +372,9 @@ impl TermsOp {
     /// without a value).
     pub(crate) fn holds_missing(&self, key: &tantivy::aggregation::Key) -> bool {
         use tantivy::aggregation::Key;
+        if let Some(b) = self.bool_missing {
+            return super::render::key_f64(key) == f64::from(u8::from(b));
+        }
         match (&self.tantivy_missing, key) {
             (None, _) => false,
             (Some(Value::String(m)), Key::Str(k)) => m == k,
@@ -581,7 +591,7 @@ fn plan_node<'r>(
 ) -> EsResult<PlanNode<'r>> {
     let ty = node.kind.type_name();
     let op = match &node.kind {
-        AggKind::Terms(t) => Op::Terms(plan_terms(node, t, ctx)?),
+        AggKind::Terms(t) => Op::Terms(plan_terms(node, t, ctx, sources)?),
         AggKind::Histogram(h) => {
             if let Some((def, kind)) = range_field(ctx, &h.field)? {
                 if h.missing.is_some() {
@@ -1042,7 +1052,7 @@ fn plan_node<'r>(
             background_filter,
             ..
         } => {
-            let op = plan_terms(node, terms, ctx)?;
+            let op = plan_terms(node, terms, ctx, sources)?;
             if op.kind != TermsKind::String || op.field.def.is_none() {
                 return Err(EsError::illegal_argument(format!(
                     "significant_terms on [{}] is not supported by Lode: only keyword fields are",
@@ -1107,7 +1117,7 @@ fn plan_node<'r>(
             Op::TopMetrics
         }
         AggKind::RareTerms { terms, .. } => {
-            let op = plan_terms(node, terms, ctx)?;
+            let op = plan_terms(node, terms, ctx, sources)?;
             if op.kind == TermsKind::Double {
                 return Err(EsError::illegal_argument(
                     "RareTerms aggregation does not support floating point fields.",
@@ -1118,7 +1128,7 @@ fn plan_node<'r>(
         AggKind::MultiTerms(m) => Op::MultiTerms(
             m.terms
                 .iter()
-                .map(|t| plan_terms(node, t, ctx))
+                .map(|t| plan_terms(node, t, ctx, sources))
                 .collect::<EsResult<Vec<_>>>()?,
         ),
         AggKind::WeightedAvg(w) => {
@@ -1299,7 +1309,12 @@ fn path_string(agg: &str, metric: &Option<String>) -> String {
     }
 }
 
-fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<TermsOp> {
+fn plan_terms(
+    node: &AggNode,
+    t: &TermsReq,
+    ctx: &QueryContext,
+    sources: &mut Vec<SourceSpec>,
+) -> EsResult<TermsOp> {
     let mut field = resolve_field(ctx, &t.field, "terms", Need::Any)?;
     if is_runtime_source(&field.name) {
         // tantivy filters and fills terms from a column's dictionary, which a runtime
@@ -1357,12 +1372,35 @@ fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<Term
             TermsKind::Long | TermsKind::Double => json!(number(m).ok_or_else(|| {
                 EsError::illegal_argument(format!("For input string: \"{}\"", scalar(m)))
             })?),
+            // tantivy's terms takes no `missing` on a boolean column: a computed column
+            // gives it (below), parsed as ES's boolean `DocValueFormat`.
             TermsKind::Bool => {
-                return Err(EsError::illegal_argument(
-                    "[missing] is not supported by terms aggregations on boolean fields",
-                ))
+                if is_runtime_source(&field.name) {
+                    return Err(EsError::illegal_argument(
+                        "[missing] is not supported by Lode for terms aggregations on boolean runtime fields",
+                    ));
+                }
+                match scalar(m).as_str() {
+                    "true" => json!(true),
+                    "false" => json!(false),
+                    other => {
+                        return Err(EsError::illegal_argument(format!(
+                            "Cannot parse boolean [{other}], expected either [true] or [false]"
+                        )))
+                    }
+                }
             }
         }),
+    };
+    let (tantivy_missing, bool_missing, source_field) = match tantivy_missing {
+        Some(Value::Bool(b)) => {
+            sources.push(SourceSpec::Bools {
+                field: field.name.clone(),
+                missing: b,
+            });
+            (None, Some(b), Some(source_name(sources.len() - 1)))
+        }
+        other => (other, None, None),
     }; // tantivy takes no text `missing` for a computed source: the runtime source gives it.
     let tantivy_missing = match tantivy_missing {
         Some(Value::String(m)) if is_runtime_source(&field.name) => {
@@ -1380,6 +1418,8 @@ fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<Term
         numeric_include: None,
         numeric_exclude: None,
         tantivy_missing,
+        bool_missing,
+        source_field,
         tantivy_include: None,
         tantivy_exclude: None,
     };
@@ -1939,7 +1979,7 @@ fn tantivy_level(nodes: &[PlanNode], stage: Stage) -> Map<String, Value> {
             let mut inner: Option<Value> = None;
             for op in ops.iter().rev() {
                 let mut body = json!({
-                    "field": op.field.name,
+                    "field": op.source_field.as_ref().unwrap_or(&op.field.name),
                     "size": ALL,
                     "segment_size": ALL,
                     "min_doc_count": 1,
@@ -2054,7 +2094,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 Stage::ShardPrune => (t.size as u64, op.shard_size as u64),
             };
             let mut body = json!({
-                "field": op.field.name,
+                "field": op.source_field.as_ref().unwrap_or(&op.field.name),
                 "size": size,
                 "segment_size": segment_size,
                 "show_term_doc_count_error": true,

@@ -596,6 +596,77 @@ impl ValueSource for ValuesSource {
     }
 }
 
+/// A boolean column's values, and `missing` for a document without any: `terms`' `missing`
+/// on a boolean field, which tantivy's terms refuses on a boolean column.
+pub(crate) struct BoolValuesProvider {
+    pub field: String,
+    pub missing: bool,
+}
+
+impl ValueSourceProvider for BoolValuesProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        Ok(Some(Box::new(BoolValuesSource {
+            column: reader.fast_fields().column_opt::<bool>(&self.field)?,
+            missing: self.missing,
+        })))
+    }
+}
+
+struct BoolValuesSource {
+    column: Option<Column<bool>>,
+    missing: bool,
+}
+
+impl std::fmt::Debug for BoolValuesSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoolValuesSource")
+            .field("missing", &self.missing)
+            .finish()
+    }
+}
+
+impl ValueSource for BoolValuesSource {
+    fn column_type(&self) -> ColumnType {
+        ColumnType::Bool
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        values.clear();
+        docids.clear();
+        for &doc in docs {
+            let first = values.len();
+            if let Some(c) = &self.column {
+                // Each value once per document, as a term counts documents.
+                for v in c.values_for_doc(doc) {
+                    if !values[first..].contains(&u64::from(v)) {
+                        values.push(u64::from(v));
+                        docids.push(doc);
+                    }
+                }
+            }
+            if values.len() == first {
+                values.push(u64::from(self.missing));
+                docids.push(doc);
+            }
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Weighted average
 
