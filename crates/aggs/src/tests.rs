@@ -1241,6 +1241,44 @@ fn histogram_missing_counts_documents_without_a_value() {
 }
 
 #[test]
+fn terms_missing_on_a_boolean_field() {
+    let all = docs(50);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"t": {"terms": {"field": "active", "missing": "true"}}}));
+    let yes = all.iter().filter(|d| d.active).count() as u64;
+    let mut got: Vec<(String, u64)> = out["t"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["key_as_string"].as_str().unwrap().to_string(),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            ("false".to_string(), all.len() as u64 - yes),
+            ("true".to_string(), yes)
+        ]
+    );
+    let err = ix
+        .run_with(
+            None,
+            json!({"t": {"terms": {"field": "active", "missing": "yes"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.reason,
+        "Cannot parse boolean [yes], expected either [true] or [false]"
+    );
+}
+
+#[test]
 fn histogram_missing_errors() {
     let all = docs(10);
     let ix = TestIndex::new(&[&all], 1);
