@@ -97,3 +97,31 @@ def test_diversified_sampler(es, diverse):
                 {"field": "g", "execution_hint": "nope"}):
         with pytest.raises(BadRequestError):
             es.search(index=DIVERSE, size=0, aggs={"s": {"diversified_sampler": agg}})
+
+
+def test_diversified_sampler_missing(es):
+    """Documents without a value share the `missing` value's key (with those that have it)."""
+    name = "diversified_missing"
+    docs = [{"tag": "a"} for _ in range(6)] + [{"tag": "a", "g": "m"}]
+    docs += [{"tag": "b", "g": f"b{i}"} for i in range(10)]
+    body = {"settings": {"number_of_shards": 1}, "mappings": {"properties": {
+        "tag": {"type": "keyword"}, "g": {"type": "keyword"}, "n": {"type": "long"}}}}
+    make_index(es, name, body, [(str(i), d) for i, d in enumerate(docs)])
+    n_a = sum(1 for d in docs if d["tag"] == "a")
+
+    def sample(agg, size):
+        r = es.search(index=name, size=0, query=QUERY, aggs={
+            "s": {"diversified_sampler": {"shard_size": size, **agg}, "aggs": {"t": {"terms": {"field": "tag"}}}}})
+        s = r.body["aggregations"]["s"]
+        return s["doc_count"], {b["key"]: b["doc_count"] for b in s["t"]["buckets"]}
+
+    # Without `missing` the six documents without `g` share one key, `m` has its own.
+    assert sample({"field": "g", "max_docs_per_value": 2}, 8) == (8, {"a": 3, "b": 5})
+    # With `missing: m` the seven `a` documents share one key: two of them are kept.
+    assert sample({"field": "g", "max_docs_per_value": 2, "missing": "m"}, 8) == (8, {"a": 2, "b": 6})
+    # A distinct missing value: the six form their own key, `m` another.
+    assert sample({"field": "g", "max_docs_per_value": 1, "missing": "other"}, 20) == (12, {"a": 2, "b": 10})
+    # Numbers: a missing value parsed as the field's.
+    assert sample({"field": "n", "max_docs_per_value": 3, "missing": 5}, 20) == (3, {"a": 3})
+    assert n_a == 7
+    es.indices.delete(index=name)

@@ -283,6 +283,37 @@ def test_several_shards(es):
     check(got, expected(docs, 6))
 
 
+def test_missing(es):
+    """Documents without a value cluster with the `missing` value, at the top level and
+    under a bucket; their bucket's sub-aggregations (re-reading ones too) see them."""
+    rnd = random.Random(11)
+    docs = [({"v": rnd.choice([10, 200, 1000]) + rnd.randrange(-20, 20)} if rnd.random() < 0.7 else {})
+            | {"g": i % 2} for i in range(80)]
+    make_index(es, "vwh_missing", {"settings": {"number_of_shards": 1},
+                                   "mappings": {"properties": {"v": {"type": "long"}, "g": {"type": "integer"}}}},
+               list(enumerate(docs)))
+    assert any("v" not in d for d in docs)
+    filled = [{"v": d.get("v", 600), "g": d["g"]} for d in docs]
+    got = search(es, "vwh_missing", {"field": "v", "buckets": 4, "missing": 600},
+                 aggs={"c": {"value_count": {"field": "g"}}, "top": {"top_hits": {"size": 100, "_source": False}}})
+    want = expected(filled, 4)
+    check(got, want)
+    for i, b in enumerate(got):
+        assert b["c"]["value"] == len(inside(filled, want, i))
+        assert b["top"]["hits"]["total"]["value"] == len(inside(filled, want, i))
+    r = es.search(index="vwh_missing", size=0, aggs={"g": {"terms": {"field": "g"}, "aggs": {"h": {
+        "variable_width_histogram": {"field": "v", "buckets": 3, "missing": "600"},
+        "aggs": {"c": {"value_count": {"field": "g"}}}}}}})
+    for gb in r["aggregations"]["g"]["buckets"]:
+        part = [d for d in filled if d["g"] == gb["key"]]
+        want = expected(part, 3)
+        check(gb["h"]["buckets"], want)
+        for i, b in enumerate(gb["h"]["buckets"]):
+            assert b["c"]["value"] == len(inside(part, want, i))
+    with pytest.raises(BadRequestError):
+        search(es, "vwh_missing", {"field": "v", "missing": "abc"})
+
+
 def test_errors(es, vwh):
     def refused(agg, status=400):
         with pytest.raises(BadRequestError) as e:

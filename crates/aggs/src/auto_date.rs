@@ -156,6 +156,8 @@ pub(crate) fn choose(req: &AutoDateHistogramReq, bounds: Option<(i64, i64)>) -> 
 
 /// Chooses the rounding of every top-level `auto_date_histogram` from the data of all
 /// targets (each resolving the field against its own mapping).
+const TY: &str = "auto_date_histogram";
+
 pub(crate) fn prepare(nodes: &[AggNode], targets: &[AggTarget]) -> EsResult<()> {
     for node in nodes {
         let AggKind::AutoDateHistogram(req) = &node.kind else {
@@ -164,6 +166,8 @@ pub(crate) fn prepare(nodes: &[AggNode], targets: &[AggTarget]) -> EsResult<()> 
         let mut bounds: Option<(i64, i64)> = None;
         for t in targets {
             let field = &req.hist.field;
+            // Documents without a value have `missing`'s, which extends the range.
+            let missing = super::plan::date_histogram_missing(t.ctx, &req.hist, TY)?;
             // A runtime field (or the aggregation's script) is read through its value source.
             let runtime = match t.ctx.runtime.get(field) {
                 Some(_) => Some(
@@ -172,10 +176,16 @@ pub(crate) fn prepare(nodes: &[AggNode], targets: &[AggTarget]) -> EsResult<()> 
                 ),
                 None => match t.ctx.mapping.field(field) {
                     Some(def) if def.storage() == Storage::I64 => None,
+                    // An unmapped field: every document has the `missing` value.
+                    None if missing.is_some() => None,
                     _ => continue, // planning reports the field or its type
                 },
             };
-            let collector = MinMax { field, runtime };
+            let collector = MinMax {
+                field,
+                runtime,
+                missing,
+            };
             for shard in t.shards {
                 let found = shard
                     .searcher
@@ -199,10 +209,13 @@ pub(crate) fn prepare(nodes: &[AggNode], targets: &[AggTarget]) -> EsResult<()> 
 struct MinMax<'a> {
     field: &'a str,
     runtime: Option<Arc<RuntimeProvider>>,
+    /// The value of documents without any.
+    missing: Option<i64>,
 }
 
 struct SegmentMinMax {
     column: Option<AnyColumn>,
+    missing: Option<i64>,
     values: Vec<f64>,
     bounds: Option<(i64, i64)>,
 }
@@ -223,6 +236,7 @@ impl Collector for MinMax<'_> {
                 NumericColumn::I64,
                 self.runtime.as_deref(),
             )?,
+            missing: self.missing,
             values: Vec::new(),
             bounds: None,
         })
@@ -244,15 +258,19 @@ impl SegmentCollector for SegmentMinMax {
     type Fruit = Option<(i64, i64)>;
 
     fn collect(&mut self, doc: DocId, _: Score) {
-        if let Some(c) = &mut self.column {
-            c.values_into(doc, &mut self.values);
-            // Dates are whole milliseconds (a runtime date's values too).
-            for v in self.values.iter().map(|v| *v as i64) {
-                self.bounds = Some(match self.bounds {
-                    Some((a, b)) => (a.min(v), b.max(v)),
-                    None => (v, v),
-                });
-            }
+        match &mut self.column {
+            Some(c) => c.values_into(doc, &mut self.values),
+            None => self.values.clear(),
+        }
+        if self.values.is_empty() {
+            self.values.extend(self.missing.map(|m| m as f64));
+        }
+        // Dates are whole milliseconds (a runtime date's values too).
+        for v in self.values.iter().map(|v| *v as i64) {
+            self.bounds = Some(match self.bounds {
+                Some((a, b)) => (a.min(v), b.max(v)),
+                None => (v, v),
+            });
         }
     }
 

@@ -441,9 +441,32 @@ impl<'a> Exec<'a> {
                     missing: *missing,
                     runtime: self.runtime_provider(plan, field),
                 }),
-                SourceSpec::Dates { field, rounding } => Arc::new(DateIndexProvider {
+                SourceSpec::Dates {
+                    field,
+                    rounding,
+                    missing,
+                } => Arc::new(DateIndexProvider {
                     field: field.clone(),
                     rounding: rounding.clone(),
+                    runtime: self.runtime_provider(plan, field),
+                    missing: *missing,
+                }),
+                SourceSpec::Bools { field, missing } => {
+                    Arc::new(super::sources::BoolValuesProvider {
+                        field: field.clone(),
+                        missing: *missing,
+                    })
+                }
+                SourceSpec::Values {
+                    field,
+                    column,
+                    missing,
+                    as_i64,
+                } => Arc::new(super::sources::ValuesProvider {
+                    field: field.clone(),
+                    column: *column,
+                    missing: *missing,
+                    as_i64: *as_i64,
                     runtime: self.runtime_provider(plan, field),
                 }),
                 SourceSpec::RangeBuckets {

@@ -285,10 +285,11 @@ pub(crate) enum SourceSpec {
         other: bool,
     },
     /// `sampler`: bucket 1 holds each shard's `shard_size` best-scoring matches; with
-    /// `diversify`, at most `.1` of them per value of the field `.0`.
+    /// `diversify`, at most `.1` of them per value of the field `.0` (documents without one
+    /// having the key `.2`, the `missing` value's).
     Sample {
         shard_size: usize,
-        diversify: Option<(FieldRef, usize)>,
+        diversify: Option<(FieldRef, usize, Option<String>)>,
     },
     Ranges {
         field: String,
@@ -299,6 +300,16 @@ pub(crate) enum SourceSpec {
     Dates {
         field: String,
         rounding: IndexedRounding,
+        /// The value (milliseconds) of documents without any (`missing`).
+        missing: Option<i64>,
+    },
+    /// A field's values, and `missing` for documents without any (`histogram` and fixed
+    /// `date_histogram`'s `missing`); `i64` values for dates.
+    Values {
+        field: String,
+        column: super::sources::NumericColumn,
+        missing: f64,
+        as_i64: bool,
     },
     /// `histogram`/`date_histogram` on a range field: every bucket a document's ranges
     /// overlap.
@@ -315,6 +326,9 @@ pub(crate) enum SourceSpec {
     /// `composite` over computed keys: each shard's page of keys, then each document's
     /// keys on it (`composite.rs`).
     CompositeKeys(Arc<crate::composite::KeySpec>),
+    /// A boolean column's values (0/1) and `missing` for documents without any (`terms`'
+    /// `missing` on a boolean field).
+    Bools { field: String, missing: bool },
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
         value: (String, super::sources::NumericColumn, Option<f64>),
@@ -345,8 +359,29 @@ pub(crate) struct TermsOp {
     pub numeric_include: Option<Vec<f64>>,
     pub numeric_exclude: Option<Vec<f64>>,
     tantivy_missing: Option<Value>,
+    /// `missing` on a boolean field, given by the computed column `source_field`.
+    bool_missing: Option<bool>,
+    /// What tantivy reads instead of the field (a computed column), if anything.
+    source_field: Option<String>,
     tantivy_include: Option<Value>,
     tantivy_exclude: Option<Value>,
+}
+
+impl TermsOp {
+    /// Whether `key` is the bucket of the `missing` value (which holds the documents
+    /// without a value).
+    pub(crate) fn holds_missing(&self, key: &tantivy::aggregation::Key) -> bool {
+        use tantivy::aggregation::Key;
+        if let Some(b) = self.bool_missing {
+            return super::render::key_f64(key) == f64::from(u8::from(b));
+        }
+        match (&self.tantivy_missing, key) {
+            (None, _) => false,
+            (Some(Value::String(m)), Key::Str(k)) => m == k,
+            (Some(Value::String(_)), _) | (Some(_), Key::Str(_)) => false,
+            (Some(m), k) => m.as_f64() == Some(super::render::key_f64(k)),
+        }
+    }
 }
 
 pub(crate) struct DateHistogramOp {
@@ -358,6 +393,9 @@ pub(crate) struct DateHistogramOp {
     hard_bounds: Option<(Option<i64>, Option<i64>)>,
     /// On a range field: `source` emits the buckets, hard bounds already applied.
     range: bool,
+    /// `missing`, parsed (milliseconds): with a fixed rounding `source` reads the field
+    /// with it, with an indexed one the `Dates` source gives its bucket.
+    pub missing: Option<i64>,
 }
 
 impl DateHistogramOp {
@@ -378,6 +416,8 @@ pub(crate) struct RangeOp {
     pub source: usize,
     pub ranges: Vec<RangeBucketDef>,
     pub format: ValueFormat,
+    /// The value of documents without one (`missing`).
+    pub missing: Option<f64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -421,6 +461,8 @@ pub(crate) enum Op {
         field: String,
         /// On a range field: `field` is a source of the buckets, hard bounds already applied.
         range: bool,
+        /// The value of documents without one (`missing`).
+        missing: Option<f64>,
     },
     DateHistogram(DateHistogramOp),
     Range(RangeOp),
@@ -472,6 +514,8 @@ pub(crate) enum Op {
     VariableWidthPerBucket {
         field: FieldRef,
         format: ValueFormat,
+        /// The value of documents without one (`missing`).
+        missing: Option<f64>,
     },
     /// `significant_text`: counted at render time from the bucket's documents' `_source`
     /// (`significant_text.rs`), nothing collected by tantivy.
@@ -547,9 +591,12 @@ fn plan_node<'r>(
 ) -> EsResult<PlanNode<'r>> {
     let ty = node.kind.type_name();
     let op = match &node.kind {
-        AggKind::Terms(t) => Op::Terms(plan_terms(node, t, ctx)?),
+        AggKind::Terms(t) => Op::Terms(plan_terms(node, t, ctx, sources)?),
         AggKind::Histogram(h) => {
             if let Some((def, kind)) = range_field(ctx, &h.field)? {
+                if h.missing.is_some() {
+                    return Err(range_missing_error());
+                }
                 if kind == RangeKind::Ip {
                     return Err(EsError::illegal_argument(format!(
                         "Expected numeric range type but found non-numeric range [{}]",
@@ -580,9 +627,10 @@ fn plan_node<'r>(
                     format,
                     field: source_name(sources.len() - 1),
                     range: true,
+                    missing: None,
                 }
             } else {
-                plan_histogram(ctx, h, ty)?
+                plan_histogram(ctx, h, ty, sources)?
             }
         }
         AggKind::DateHistogram(d) => Op::DateHistogram(plan_date_histogram(d, ctx, sources, ty)?),
@@ -597,6 +645,7 @@ fn plan_node<'r>(
             sources.push(SourceSpec::Dates {
                 field: op.field.name.clone(),
                 rounding: choice.rounding.clone(),
+                missing: op.missing,
             });
             op.source = Some(sources.len() - 1);
             op.rounding = DateRounding::Indexed(choice.rounding);
@@ -607,10 +656,19 @@ fn plan_node<'r>(
             let chosen = v.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let field = resolve_field(ctx, &v.field, ty, Need::Numeric)?;
             let format = metric_format(&field, v.format.as_deref())?;
+            let missing = v
+                .missing
+                .as_ref()
+                .map(|m| numeric_missing(ctx, m, &format))
+                .transpose()?;
             match chosen {
                 // Below a bucket aggregation: clustered per bucket at render time.
-                None => Op::VariableWidthPerBucket { field, format },
-                Some(buckets) => plan_vwh(&buckets, field, format, sources),
+                None => Op::VariableWidthPerBucket {
+                    field,
+                    format,
+                    missing,
+                },
+                Some(buckets) => plan_vwh(&buckets, field, format, missing, sources),
             }
         }
         AggKind::Sampler { .. } | AggKind::DiversifiedSampler { .. } => {
@@ -624,13 +682,15 @@ fn plan_node<'r>(
                     shard_size,
                     field,
                     max_docs_per_value,
-                } => (
-                    *shard_size,
-                    Some((
-                        resolve_field(ctx, field, ty, Need::Any)?,
-                        *max_docs_per_value,
-                    )),
-                ),
+                    missing,
+                } => {
+                    let field = resolve_field(ctx, field, ty, Need::Any)?;
+                    let missing = missing
+                        .as_ref()
+                        .map(|m| diversify_missing_key(ctx, &field, m))
+                        .transpose()?;
+                    (*shard_size, Some((field, *max_docs_per_value, missing)))
+                }
                 AggKind::Sampler { shard_size } => (*shard_size, None),
                 _ => unreachable!(),
             };
@@ -992,7 +1052,7 @@ fn plan_node<'r>(
             background_filter,
             ..
         } => {
-            let op = plan_terms(node, terms, ctx)?;
+            let op = plan_terms(node, terms, ctx, sources)?;
             if op.kind != TermsKind::String || op.field.def.is_none() {
                 return Err(EsError::illegal_argument(format!(
                     "significant_terms on [{}] is not supported by Lode: only keyword fields are",
@@ -1057,7 +1117,7 @@ fn plan_node<'r>(
             Op::TopMetrics
         }
         AggKind::RareTerms { terms, .. } => {
-            let op = plan_terms(node, terms, ctx)?;
+            let op = plan_terms(node, terms, ctx, sources)?;
             if op.kind == TermsKind::Double {
                 return Err(EsError::illegal_argument(
                     "RareTerms aggregation does not support floating point fields.",
@@ -1068,7 +1128,7 @@ fn plan_node<'r>(
         AggKind::MultiTerms(m) => Op::MultiTerms(
             m.terms
                 .iter()
-                .map(|t| plan_terms(node, t, ctx))
+                .map(|t| plan_terms(node, t, ctx, sources))
                 .collect::<EsResult<Vec<_>>>()?,
         ),
         AggKind::WeightedAvg(w) => {
@@ -1249,7 +1309,12 @@ fn path_string(agg: &str, metric: &Option<String>) -> String {
     }
 }
 
-fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<TermsOp> {
+fn plan_terms(
+    node: &AggNode,
+    t: &TermsReq,
+    ctx: &QueryContext,
+    sources: &mut Vec<SourceSpec>,
+) -> EsResult<TermsOp> {
     let mut field = resolve_field(ctx, &t.field, "terms", Need::Any)?;
     if is_runtime_source(&field.name) {
         // tantivy filters and fills terms from a column's dictionary, which a runtime
@@ -1307,12 +1372,35 @@ fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<Term
             TermsKind::Long | TermsKind::Double => json!(number(m).ok_or_else(|| {
                 EsError::illegal_argument(format!("For input string: \"{}\"", scalar(m)))
             })?),
+            // tantivy's terms takes no `missing` on a boolean column: a computed column
+            // gives it (below), parsed as ES's boolean `DocValueFormat`.
             TermsKind::Bool => {
-                return Err(EsError::illegal_argument(
-                    "[missing] is not supported by terms aggregations on boolean fields",
-                ))
+                if is_runtime_source(&field.name) {
+                    return Err(EsError::illegal_argument(
+                        "[missing] is not supported by Lode for terms aggregations on boolean runtime fields",
+                    ));
+                }
+                match scalar(m).as_str() {
+                    "true" => json!(true),
+                    "false" => json!(false),
+                    other => {
+                        return Err(EsError::illegal_argument(format!(
+                            "Cannot parse boolean [{other}], expected either [true] or [false]"
+                        )))
+                    }
+                }
             }
         }),
+    };
+    let (tantivy_missing, bool_missing, source_field) = match tantivy_missing {
+        Some(Value::Bool(b)) => {
+            sources.push(SourceSpec::Bools {
+                field: field.name.clone(),
+                missing: b,
+            });
+            (None, Some(b), Some(source_name(sources.len() - 1)))
+        }
+        other => (other, None, None),
     }; // tantivy takes no text `missing` for a computed source: the runtime source gives it.
     let tantivy_missing = match tantivy_missing {
         Some(Value::String(m)) if is_runtime_source(&field.name) => {
@@ -1330,6 +1418,8 @@ fn plan_terms(node: &AggNode, t: &TermsReq, ctx: &QueryContext) -> EsResult<Term
         numeric_include: None,
         numeric_exclude: None,
         tantivy_missing,
+        bool_missing,
+        source_field,
         tantivy_include: None,
         tantivy_exclude: None,
     };
@@ -1459,6 +1549,9 @@ fn plan_date_histogram(
         None
     };
     if let Some((_, kind)) = range {
+        if d.missing.is_some() {
+            return Err(range_missing_error());
+        }
         if kind != RangeKind::Date {
             return Err(EsError::illegal_argument(format!(
                 "Expected date range type but found range type [{}]",
@@ -1513,6 +1606,11 @@ fn plan_date_histogram(
     };
     let extended_bounds = bounds(&d.extended_bounds, "extended_bounds")?;
     let hard_bounds = bounds(&d.hard_bounds, "hard_bounds")?;
+    let missing = d
+        .missing
+        .as_ref()
+        .map(|v| date_range_bound(v, &parse_format, tz, ctx.now_millis, "missing"))
+        .transpose()?;
     if range.is_some() {
         sources.push(SourceSpec::RangeBuckets {
             field: field.name.clone(),
@@ -1530,6 +1628,7 @@ fn plan_date_histogram(
             extended_bounds,
             hard_bounds,
             range: true,
+            missing: None,
         });
     }
     let source = match &rounding {
@@ -1537,10 +1636,21 @@ fn plan_date_histogram(
             sources.push(SourceSpec::Dates {
                 field: field.name.clone(),
                 rounding: ix.clone(),
+                missing,
             });
             Some(sources.len() - 1)
         }
-        DateRounding::Native { .. } => None,
+        // tantivy's histogram has no `missing`: it reads the field through a source that
+        // gives it.
+        DateRounding::Native { .. } => missing.map(|m| {
+            sources.push(SourceSpec::Values {
+                field: field.name.clone(),
+                column: super::sources::NumericColumn::I64,
+                missing: m as f64,
+                as_i64: true,
+            });
+            sources.len() - 1
+        }),
     };
     Ok(DateHistogramOp {
         field,
@@ -1550,20 +1660,115 @@ fn plan_date_histogram(
         extended_bounds,
         hard_bounds,
         range: false,
+        missing,
     })
 }
 
-fn plan_histogram(ctx: &QueryContext, h: &HistogramReq, ty: &str) -> EsResult<Op> {
+/// A numeric values source's `missing`, as ES's `ValuesSourceConfig` parses it: through the
+/// date format (UTC) when the aggregation's format is one, as a double otherwise.
+fn numeric_missing(ctx: &QueryContext, v: &Value, format: &ValueFormat) -> EsResult<f64> {
+    Ok(match format {
+        ValueFormat::Date(f, _) => {
+            date_range_bound(v, f, &Tz::utc(), ctx.now_millis, "missing")? as f64
+        }
+        _ => number(v).ok_or_else(|| {
+            EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)))
+        })?,
+    })
+}
+
+/// `variable_width_histogram`'s `missing` against an index's mapping (read before planning,
+/// when its values are clustered).
+pub(crate) fn vwh_missing(ctx: &QueryContext, req: &super::vwh::VwhReq) -> EsResult<Option<f64>> {
+    let Some(v) = &req.missing else {
+        return Ok(None);
+    };
+    let field = resolve_field(ctx, &req.field, "variable_width_histogram", Need::Numeric)?;
+    let format = metric_format(&field, req.format.as_deref())?;
+    numeric_missing(ctx, v, &format).map(Some)
+}
+
+/// `diversified_sampler`'s `missing` as the key a document's values make
+/// (`sources::doc_key`): the keyword itself, or the number (a date in milliseconds, parsed
+/// with the field's format) as the column's values print.
+fn diversify_missing_key(ctx: &QueryContext, field: &FieldRef, v: &Value) -> EsResult<String> {
+    let bad = || EsError::illegal_argument(format!("For input string: \"{}\"", scalar(v)));
+    Ok(match field.storage() {
+        Some(Storage::F64) => number(v).ok_or_else(bad)?.to_string(),
+        Some(Storage::I64) if field.is_date() => {
+            let format = match date_format(field, None, &Tz::utc())? {
+                ValueFormat::Date(f, _) => f,
+                _ => DateFormat::default_es(),
+            };
+            date_range_bound(v, &format, &Tz::utc(), ctx.now_millis, "missing")?.to_string()
+        }
+        Some(Storage::I64) => (number(v).ok_or_else(bad)?.floor() as i64).to_string(),
+        _ => scalar(v),
+    })
+}
+
+/// A `date_histogram`'s (or `auto_date_histogram`'s) `missing`, in milliseconds: parsed with
+/// the aggregation's format (or the field's) and time zone, as planning parses it.
+pub(crate) fn date_histogram_missing(
+    ctx: &QueryContext,
+    d: &DateHistogramReq,
+    ty: &str,
+) -> EsResult<Option<i64>> {
+    let Some(v) = &d.missing else {
+        return Ok(None);
+    };
+    let field = resolve_field(ctx, &d.field, ty, Need::Numeric)?;
+    let parse_format = match date_format(&field, d.format.as_deref(), &d.time_zone)? {
+        ValueFormat::Date(f, _) => f,
+        _ => DateFormat::default_es(),
+    };
+    date_range_bound(v, &parse_format, &d.time_zone, ctx.now_millis, "missing").map(Some)
+}
+
+/// ES's range values source refuses `missing` (`CoreValuesSourceType.RANGE#replaceMissing`).
+fn range_missing_error() -> EsError {
+    EsError::illegal_argument(
+        "Can't apply missing values on a class org.elasticsearch.search.aggregations.support.ValuesSource$Range",
+    )
+}
+
+fn plan_histogram(
+    ctx: &QueryContext,
+    h: &HistogramReq,
+    ty: &str,
+    sources: &mut Vec<SourceSpec>,
+) -> EsResult<Op> {
     let field = resolve_field(ctx, &h.field, ty, Need::Numeric)?;
     let format = match &h.format {
         _ if field.is_date() => date_format(&field, h.format.as_deref(), &Tz::utc())?,
         Some(f) => ValueFormat::decimal(f)?,
         None => ValueFormat::Raw,
     };
+    // `missing` is parsed as ES's `ValuesSourceConfig` does: through the date format on a
+    // date field, as a double otherwise. tantivy's histogram has none: a source gives it.
+    let mut missing_value = None;
+    let field = match &h.missing {
+        None => field.name,
+        Some(v) => {
+            let missing = numeric_missing(ctx, v, &format)?;
+            sources.push(SourceSpec::Values {
+                column: match field.storage() {
+                    Some(Storage::F64) => super::sources::NumericColumn::F64,
+                    _ => super::sources::NumericColumn::I64,
+                },
+                field: field.name,
+                missing,
+                as_i64: false,
+            });
+            missing_value = Some(missing);
+            source_name(sources.len() - 1)
+        }
+    };
     Ok(Op::Histogram {
         format,
-        field: field.name,
+        field,
         range: false,
+        missing: missing_value,
     })
 }
 
@@ -1677,6 +1882,7 @@ fn plan_range(
         source: sources.len() - 1,
         ranges: defs,
         format,
+        missing,
     })
 }
 
@@ -1686,6 +1892,7 @@ fn plan_vwh(
     buckets: &[super::vwh::Cluster],
     field: FieldRef,
     format: ValueFormat,
+    missing: Option<f64>,
     sources: &mut Vec<SourceSpec>,
 ) -> Op {
     let mut ranges = super::vwh::bucket_ranges(buckets);
@@ -1700,7 +1907,7 @@ fn plan_vwh(
             _ => super::sources::NumericColumn::I64,
         },
         ranges: ranges.clone(),
-        missing: None,
+        missing,
     });
     Op::Range(RangeOp {
         field,
@@ -1714,6 +1921,7 @@ fn plan_vwh(
             })
             .collect(),
         format,
+        missing,
     })
 }
 
@@ -1771,7 +1979,7 @@ fn tantivy_level(nodes: &[PlanNode], stage: Stage) -> Map<String, Value> {
             let mut inner: Option<Value> = None;
             for op in ops.iter().rev() {
                 let mut body = json!({
-                    "field": op.field.name,
+                    "field": op.source_field.as_ref().unwrap_or(&op.field.name),
                     "size": ALL,
                     "segment_size": ALL,
                     "min_doc_count": 1,
@@ -1886,7 +2094,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 Stage::ShardPrune => (t.size as u64, op.shard_size as u64),
             };
             let mut body = json!({
-                "field": op.field.name,
+                "field": op.source_field.as_ref().unwrap_or(&op.field.name),
                 "size": size,
                 "segment_size": segment_size,
                 "show_term_doc_count_error": true,
@@ -1935,9 +2143,10 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             };
             let (field, interval, offset, ext, hard) = match (&op.rounding, op.source) {
                 (DateRounding::Native { interval, offset }, _) => (
+                    // A range field's buckets, or the field with its `missing` value.
                     match op.source {
-                        Some(s) if op.range => src(s),
-                        _ => Value::String(op.field.name.clone()),
+                        Some(s) => src(s),
+                        None => Value::String(op.field.name.clone()),
                     },
                     *interval as f64,
                     *offset as f64,

@@ -31,13 +31,21 @@ use tantivy::aggregation::Key;
 /// per-bucket sketches (`sketch.rs`).
 #[derive(Clone)]
 pub(crate) enum Constraint {
-    /// A `terms` bucket.
-    Term { field: FieldRef, key: Key },
-    /// `[from, to)` on a numeric or date field (histogram buckets, ranges).
+    /// A `terms` bucket; with `missing` (its key is the aggregation's `missing` value), the
+    /// documents without a value too.
+    Term {
+        field: FieldRef,
+        key: Key,
+        missing: bool,
+    },
+    /// `[from, to)` on a numeric or date field (histogram buckets, ranges); with `missing`
+    /// (the aggregation's `missing` value, set only when it falls in the range), the
+    /// documents without a value too.
     Range {
         field: FieldRef,
         from: Option<f64>,
         to: Option<f64>,
+        missing: Option<f64>,
     },
     /// Bucket `bucket` of the filters source `source` (`bucket == n` is the other bucket).
     Filter { source: usize, bucket: usize },
@@ -61,6 +69,25 @@ pub(crate) struct Scope {
     /// Below a `nested` or `reverse_nested` aggregation: the documents of the level it
     /// entered (`None`: the search's root documents).
     pub level: Option<std::sync::Arc<Level>>,
+}
+
+impl Constraint {
+    /// `[from, to)` on `field`, holding the documents without a value when the aggregation's
+    /// `missing` value falls in it.
+    pub(crate) fn range(
+        field: FieldRef,
+        from: Option<f64>,
+        to: Option<f64>,
+        missing: Option<f64>,
+    ) -> Constraint {
+        let missing = missing.filter(|&m| from.is_none_or(|f| m >= f) && to.is_none_or(|t| m < t));
+        Constraint::Range {
+            field,
+            from,
+            to,
+            missing,
+        }
+    }
 }
 
 /// A change of nesting level by a `nested` or `reverse_nested` aggregation: the documents
@@ -259,12 +286,10 @@ impl Renderer<'_> {
                 out.insert(key, Value::Object(obj));
                 continue;
             }
-            if let (
-                Op::VariableWidthPerBucket { field, format },
-                AggKind::VariableWidthHistogram(req),
-            ) = (&node.op, &node.req.kind)
+            if let (Op::VariableWidthPerBucket { .. }, AggKind::VariableWidthHistogram(req)) =
+                (&node.op, &node.req.kind)
             {
-                self.render_vwh_per_bucket(node, req, field, format, scope, &mut obj)?;
+                self.render_vwh_per_bucket(node, req, scope, &mut obj)?;
                 out.insert(key, Value::Object(obj));
                 continue;
             }
@@ -292,6 +317,7 @@ impl Renderer<'_> {
                         // The bucket's documents: the enclosing bucket's holding the term.
                         let scope = scope.with(Constraint::Term {
                             field: field.clone(),
+                            missing: false,
                             key: Key::Str(b.key),
                         });
                         let (results, _) = self.exec.collect_level(node, &scope)?;
@@ -541,7 +567,9 @@ impl Renderer<'_> {
             ) => self.render_geo_grid(node, g, *source, buckets, scope, obj),
             (
                 AggKind::Histogram(h),
-                Op::Histogram { format, .. },
+                Op::Histogram {
+                    format, missing, ..
+                },
                 BucketResult::Histogram { buckets },
             ) => {
                 let entries = entries_vec(buckets);
@@ -549,8 +577,8 @@ impl Renderer<'_> {
                 for b in entries {
                     let x = key_f64(&b.key);
                     let key_as_string = format.format(x);
-                    let scope = scope.with(Constraint::Range {
-                        field: FieldRef {
+                    let scope = scope.with(Constraint::range(
+                        FieldRef {
                             name: h.field.clone(),
                             def: self.exec.targets[0]
                                 .target
@@ -559,9 +587,10 @@ impl Renderer<'_> {
                                 .field(&h.field)
                                 .cloned(),
                         },
-                        from: Some(x),
-                        to: Some(x + h.interval),
-                    });
+                        Some(x),
+                        Some(x + h.interval),
+                        *missing,
+                    ));
                     out.push(self.histogram_bucket(
                         node,
                         &h.order,
@@ -589,11 +618,12 @@ impl Renderer<'_> {
                     if b.doc_count == 0 && out.last().is_some_and(|p| p.key == json!(key)) {
                         continue;
                     }
-                    let scope = scope.with(Constraint::Range {
-                        field: op.field.clone(),
-                        from: Some(key as f64),
-                        to: Some(next as f64),
-                    });
+                    let scope = scope.with(Constraint::range(
+                        op.field.clone(),
+                        Some(key as f64),
+                        Some(next as f64),
+                        op.missing.map(|m| m as f64),
+                    ));
                     let rendered = self.histogram_bucket(
                         node,
                         &d.order,
@@ -637,11 +667,12 @@ impl Renderer<'_> {
                         }
                     }
                     b.insert("doc_count".into(), json!(c.doc_count));
-                    let scope = scope.with(Constraint::Range {
-                        field: op.field.clone(),
-                        from: def.from,
-                        to: def.to,
-                    });
+                    let scope = scope.with(Constraint::range(
+                        op.field.clone(),
+                        def.from,
+                        def.to,
+                        op.missing,
+                    ));
                     let empty = no_results();
                     let subs = entry.map(|e| &e.sub_aggregation).unwrap_or(&empty);
                     b.extend(self.render_level(&node.subs, subs, &scope, false)?);
@@ -671,11 +702,12 @@ impl Renderer<'_> {
                         }
                     }
                     b.insert("doc_count".into(), json!(doc_count));
-                    let scope = scope.with(Constraint::Range {
-                        field: op.field.clone(),
-                        from: def.from,
-                        to: def.to,
-                    });
+                    let scope = scope.with(Constraint::range(
+                        op.field.clone(),
+                        def.from,
+                        def.to,
+                        op.missing,
+                    ));
                     let empty = no_results();
                     let subs = entry.map(|e| &e.sub_aggregation).unwrap_or(&empty);
                     b.extend(self.render_level(&node.subs, subs, &scope, false)?);
@@ -886,6 +918,7 @@ impl Renderer<'_> {
             let scope = scope.with(Constraint::Term {
                 field: op.field.clone(),
                 key: b.key.clone(),
+                missing: op.holds_missing(&b.key),
             });
             o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
             list.push(Value::Object(o));
@@ -942,11 +975,20 @@ impl Renderer<'_> {
         &mut self,
         node: &PlanNode,
         req: &crate::vwh::VwhReq,
-        field: &FieldRef,
-        format: &ValueFormat,
         scope: &Scope,
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
+        let Op::VariableWidthPerBucket {
+            field,
+            format,
+            missing,
+        } = &node.op
+        else {
+            return Err(EsError::internal(
+                "variable_width_histogram: not planned per bucket",
+            ));
+        };
+        let missing = *missing;
         let queries = self
             .exec
             .targets
@@ -974,11 +1016,12 @@ impl Renderer<'_> {
             }
             b.insert("doc_count".into(), json!(c.doc_count));
             if !node.subs.is_empty() {
-                let scope = scope.with(Constraint::Range {
-                    field: field.clone(),
-                    from: Some(from),
-                    to: Some(to),
-                });
+                let scope = scope.with(Constraint::range(
+                    field.clone(),
+                    Some(from),
+                    Some(to),
+                    missing,
+                ));
                 let (results, _) = self.exec.collect_level(node, &scope)?;
                 b.extend(self.render_level(&node.subs, &results, &scope, false)?);
             }
@@ -1060,6 +1103,7 @@ impl Renderer<'_> {
             let scope = scope.with(Constraint::Term {
                 field: op.field.clone(),
                 key: b.key.clone(),
+                missing: op.holds_missing(&b.key),
             });
             o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
             list.push(Value::Object(o));
@@ -1113,6 +1157,7 @@ impl Renderer<'_> {
             let scope = scope.with(Constraint::Term {
                 field: op.field.clone(),
                 key: b.key.clone(),
+                missing: op.holds_missing(&b.key),
             });
             o.extend(self.render_level(&node.subs, &b.sub_aggregation, &scope, false)?);
             list.push(Value::Object(o));
@@ -1166,6 +1211,7 @@ impl Renderer<'_> {
             let mut scope = scope.with(Constraint::Term {
                 field: ops[0].field.clone(),
                 key: keys[0].clone(),
+                missing: ops[0].holds_missing(&keys[0]),
             });
             for (i, (op, k)) in ops.iter().zip(&keys).enumerate() {
                 let (v, s) = terms_key(op, k);
@@ -1182,6 +1228,7 @@ impl Renderer<'_> {
                     scope = scope.with(Constraint::Term {
                         field: op.field.clone(),
                         key: k.clone(),
+                        missing: op.holds_missing(k),
                     });
                 }
             }

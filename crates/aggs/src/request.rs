@@ -89,6 +89,8 @@ pub(crate) enum AggKind {
         shard_size: usize,
         field: String,
         max_docs_per_value: usize,
+        /// The value of documents without one (they share its key).
+        missing: Option<Value>,
     },
     /// `string_stats` over a keyword field.
     StringStats {
@@ -237,6 +239,8 @@ pub(crate) struct HistogramReq {
     pub keyed: bool,
     pub order: Vec<BucketOrder>,
     pub format: Option<String>,
+    /// The value of documents without one (parsed against the field when planned).
+    pub missing: Option<Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -257,6 +261,9 @@ pub(crate) struct DateHistogramReq {
     pub hard_bounds: Option<(Option<Value>, Option<Value>)>,
     pub keyed: bool,
     pub order: Vec<BucketOrder>,
+    /// The value of documents without one (a date parsed with the agg's format and time
+    /// zone when planned).
+    pub missing: Option<Value>,
 }
 
 /// `auto_date_histogram`: `hist` holds the field, `time_zone`, `format` (and a key order, no
@@ -293,6 +300,7 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
             "minimum_interval",
             "time_zone",
             "format",
+            "missing",
         ],
     )?;
     let mut r = AutoDateHistogramReq {
@@ -310,6 +318,7 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
                 key: OrderKey::Key,
                 asc: true,
             }],
+            missing: None,
         },
         buckets: 10,
         minimum_interval: 0,
@@ -339,6 +348,7 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
             }
             "time_zone" => r.hist.time_zone = parse_time_zone(v)?,
             "format" => r.hist.format = Some(string(TY, k, v)?),
+            "missing" => r.hist.missing = Some(missing_value(TY, v)?),
             _ => {}
         }
     }
@@ -817,6 +827,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
                     "shard_size",
                     "max_docs_per_value",
                     "execution_hint",
+                    "missing",
                 ],
             )?;
             let positive = |key: &str, es_key: &str, default: usize| -> EsResult<usize> {
@@ -848,6 +859,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
                 shard_size,
                 field: required_field(o)?,
                 max_docs_per_value,
+                missing: o.get("missing").map(|v| missing_value(ty, v)).transpose()?,
             }
         }
         "auto_date_histogram" => {
@@ -1614,6 +1626,7 @@ fn parse_histogram(name: &str, o: &Map<String, Value>) -> EsResult<HistogramReq>
             asc: true,
         }],
         format: None,
+        missing: None,
     };
     for (k, v) in o {
         match k.as_str() {
@@ -1632,15 +1645,23 @@ fn parse_histogram(name: &str, o: &Map<String, Value>) -> EsResult<HistogramReq>
             "keyed" => r.keyed = boolean(TY, k, v)?,
             "order" => r.order = parse_order(TY, v)?,
             "format" => r.format = Some(string(TY, k, v)?),
-            "missing" => {
-                return Err(EsError::illegal_argument(
-                    "[missing] is not supported in [histogram] aggregations",
-                ))
-            }
+            "missing" => r.missing = Some(missing_value(TY, v)?),
             _ => {}
         }
     }
     Ok(r)
+}
+
+/// A values source's `missing`: a scalar (ES's `XContentParser#objectText`: a string, a
+/// number or a boolean).
+fn missing_value(ty: &str, v: &Value) -> EsResult<Value> {
+    match v {
+        Value::String(_) | Value::Number(_) | Value::Bool(_) => Ok(v.clone()),
+        other => Err(EsError::x_content_parse(format!(
+            "[{ty}] missing doesn't support values of type: {}",
+            token_name(other)
+        ))),
+    }
 }
 
 /// Parses an offset such as `+6h`, `-1d` or a number of milliseconds.
@@ -1762,6 +1783,7 @@ fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHist
             key: OrderKey::Key,
             asc: true,
         }],
+        missing: None,
     };
     for (k, v) in o {
         match k.as_str() {
@@ -1781,11 +1803,7 @@ fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHist
             "hard_bounds" => r.hard_bounds = Some(parse_bounds(TY, k, v)?),
             "keyed" => r.keyed = boolean(TY, k, v)?,
             "order" => r.order = parse_order(TY, v)?,
-            "missing" => {
-                return Err(EsError::illegal_argument(
-                    "[missing] is not supported in [date_histogram] aggregations",
-                ))
-            }
+            "missing" => r.missing = Some(missing_value(TY, v)?),
             _ => {}
         }
     }
@@ -1935,7 +1953,7 @@ fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
 fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     use std::net::{IpAddr, Ipv6Addr};
     const TY: &str = "ip_range";
-    expect_fields(TY, o, &["field", "ranges", "keyed"])?;
+    expect_fields(TY, o, &["field", "ranges", "keyed", "missing"])?;
     let field = required_field(o)?;
     let keyed = o
         .get("keyed")
@@ -1956,6 +1974,20 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
             Err(_) => Err(EsError::illegal_argument(format!(
                 "'{s}' is not an IP string literal."
             ))),
+        }
+    };
+    // `missing`: the address of documents without one (ES's `DocValueFormat.IP` parse).
+    let missing = match o.get("missing") {
+        None => None,
+        Some(Value::String(s)) => Some(u128::from(parse_ip(s)?)),
+        Some(v @ (Value::Number(_) | Value::Bool(_))) => {
+            Some(u128::from(parse_ip(&v.to_string())?))
+        }
+        Some(other) => {
+            return Err(EsError::x_content_parse(format!(
+                "[{TY}] missing doesn't support values of type: {}",
+                token_name(other)
+            )))
         }
     };
     let show = |ip: Ipv6Addr| match ip.to_ipv4_mapped() {
@@ -2049,6 +2081,14 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
         } else {
             json!({"range": {field.clone(): range}})
         };
+        // The range holding the `missing` address holds the documents without one too.
+        let holds_missing =
+            missing.is_some_and(|m| from.is_none_or(|f| m >= f) && to.is_none_or(|t| m < t));
+        let q = if holds_missing {
+            json!({"bool": {"should": [q, {"bool": {"must_not": {"exists": {"field": field}}}}]}})
+        } else {
+            q
+        };
         filters.push((key, parse_dsl(&q)?));
         bounds.push((from_s.map(Value::String), to_s.map(Value::String)));
     }
@@ -2094,22 +2134,7 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
             "missing",
         ],
     )?;
-    // ES's `new GeoPoint(missing.toString())`: `"lat,lon"`, WKT or a geohash.
-    let missing = match o.get("missing") {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            let text = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let (lat, lon) = lode_engine::geo::parse_point_str(&text, false)
-                .and_then(|(lat, lon)| {
-                    lode_engine::geo::check_range(lat, lon, &field_name(o)).map(|_| (lat, lon))
-                })
-                .map_err(EsError::illegal_argument)?;
-            Some((lat, lon))
-        }
-    };
+    let missing = missing_point(o)?;
     let setter = |key: &str, cause: EsError| {
         EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(cause)
     };
@@ -2248,6 +2273,26 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
 /// `geo_distance` (ES's `GeoDistanceAggregationBuilder`): one bucket per range of distance
 /// from `origin` (`from` inclusive, `to` exclusive, in `unit`), each a filter on the field's
 /// points (`lode_query::geo`); ranges ordered by `from` then `to`, as ES's range aggregator.
+/// A geo values source's `missing` point: ES's `new GeoPoint(missing.toString())`
+/// (`"lat,lon"`, WKT or a geohash).
+fn missing_point(o: &Map<String, Value>) -> EsResult<Option<(f64, f64)>> {
+    match o.get("missing") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let (lat, lon) = lode_engine::geo::parse_point_str(&text, false)
+                .and_then(|(lat, lon)| {
+                    lode_engine::geo::check_range(lat, lon, &field_name(o)).map(|_| (lat, lon))
+                })
+                .map_err(EsError::illegal_argument)?;
+            Ok(Some((lat, lon)))
+        }
+    }
+}
+
 fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     const TY: &str = "geo_distance";
     expect_fields(
@@ -2260,9 +2305,11 @@ fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
             "unit",
             "distance_type",
             "keyed",
+            "missing",
         ],
     )?;
     let field = required_field(o)?;
+    let missing = missing_point(o)?;
     let keyed = o
         .get("keyed")
         .map(|v| boolean(TY, "keyed", v))
@@ -2365,6 +2412,39 @@ fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
             ignore_unmapped: true,
             boost: 1.0,
         });
+        // The range holding the `missing` point's distance holds the documents without a
+        // point too.
+        let ty = if plane {
+            lode_engine::geo::DistanceType::Plane
+        } else {
+            lode_engine::geo::DistanceType::Arc
+        };
+        let holds_missing = missing.is_some_and(|(mlat, mlon)| {
+            let d = ty.meters(lat, lon, mlat, mlon) / unit;
+            from.is_none_or(|f| f <= d) && to.is_none_or(|t| d < t)
+        });
+        let q = if holds_missing {
+            let bool_query = |should, must_not| {
+                lode_query::Query::Bool(lode_query::BoolQuery {
+                    must: Vec::new(),
+                    filter: Vec::new(),
+                    should,
+                    must_not,
+                    minimum_should_match: None,
+                    boost: 1.0,
+                })
+            };
+            let without = bool_query(
+                Vec::new(),
+                vec![lode_query::Query::Exists {
+                    field: field.clone(),
+                    boost: 1.0,
+                }],
+            );
+            bool_query(vec![q, without], Vec::new())
+        } else {
+            q
+        };
         filters.push((key, q));
         // ES renders an open start as 0 (no distance is below it).
         bounds.push((Some(json!(from.unwrap_or(0.0))), to.map(|t| json!(t))));

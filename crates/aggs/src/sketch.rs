@@ -280,10 +280,29 @@ struct Trie {
 /// The identity of a constraint's level (its field or filters source) and of its bucket.
 fn level_and_bucket(c: &Constraint) -> (String, String) {
     match c {
-        Constraint::Term { field, key } => (format!("t{}", field.name), key_id(key)),
-        Constraint::Range { field, from, to } => {
-            (format!("r{}", field.name), format!("{from:?}/{to:?}"))
-        }
+        // A bucket holding the documents without a value is read from its query.
+        Constraint::Term {
+            field,
+            key,
+            missing,
+        } => (
+            format!("t{}{}", field.name, if *missing { "+m" } else { "" }),
+            key_id(key),
+        ),
+        // A bucket holding the documents without a value is read from its query.
+        Constraint::Range {
+            field,
+            from,
+            to,
+            missing,
+        } => (
+            format!(
+                "r{}{}",
+                field.name,
+                if missing.is_some() { "+m" } else { "" }
+            ),
+            format!("{from:?}/{to:?}"),
+        ),
         Constraint::Filter { source, bucket } => (format!("f{source}"), bucket.to_string()),
         Constraint::GeoCell { source, cell } => (format!("g{source}"), cell.to_string()),
         Constraint::CompositeKey { source, key } => (format!("c{source}"), format!("{key:?}")),
@@ -298,14 +317,22 @@ fn eval_of(c: &Constraint) -> GroupEval {
         )
     };
     match c {
-        Constraint::Term { field, .. } => match field.storage() {
+        Constraint::Term {
+            field,
+            missing: false,
+            ..
+        } => match field.storage() {
             Some(Storage::Keyword) => GroupEval::Keyword(field.name.clone()),
             Some(Storage::I64) => GroupEval::I64Term(field.name.clone()),
             Some(Storage::F64) => GroupEval::F64Term(field.name.clone()),
             Some(Storage::Bool) => GroupEval::BoolTerm(field.name.clone()),
             _ => GroupEval::Bits,
         },
-        Constraint::Range { field, .. } if !range_field(field) => match field.storage() {
+        Constraint::Range {
+            field,
+            missing: None,
+            ..
+        } if !range_field(field) => match field.storage() {
             Some(Storage::I64) => GroupEval::I64Range(field.name.clone()),
             Some(Storage::F64) => GroupEval::F64Range(field.name.clone()),
             _ => GroupEval::Bits,

@@ -12,6 +12,8 @@
 //! - [`DateIndexSource`]: `date_histogram` buckets of variable width (months, DST days).
 //! - [`RangeBucketSource`]: `histogram` and `date_histogram` on range fields, where a
 //!   document counts once in every bucket its ranges overlap.
+//! - [`ValuesSource`]: a field's values with a `missing` value for the documents without
+//!   any (`histogram`, fixed `date_histogram`), read by tantivy's histogram as the field.
 
 use super::rounding::IndexedRounding;
 use std::sync::Arc;
@@ -121,10 +123,10 @@ pub(crate) fn sample(
     shard: &lode_engine::shard::ShardSearcher,
     query: &dyn tantivy::query::Query,
     shard_size: usize,
-    diversify: Option<&(crate::plan::FieldRef, usize)>,
+    diversify: Option<&(crate::plan::FieldRef, usize, Option<String>)>,
 ) -> tantivy::Result<Vec<tantivy::DocAddress>> {
     use tantivy::collector::TopDocs;
-    let Some((field, max)) = diversify else {
+    let Some((field, max, missing)) = diversify else {
         let top = shard
             .searcher
             .search(query, &TopDocs::with_limit(shard_size).order_by_score())?;
@@ -139,7 +141,7 @@ pub(crate) fn sample(
         let mut per_key: std::collections::HashMap<String, usize> = Default::default();
         let mut out = Vec::new();
         for (_, addr) in &top {
-            let key = doc_key(shard, field, *addr)?;
+            let key = doc_key(shard, field, *addr, missing.as_deref())?;
             let n = per_key.entry(key).or_insert(0);
             if *n < *max {
                 *n += 1;
@@ -161,6 +163,7 @@ fn doc_key(
     shard: &lode_engine::shard::ShardSearcher,
     field: &crate::plan::FieldRef,
     addr: tantivy::DocAddress,
+    missing: Option<&str>,
 ) -> tantivy::Result<String> {
     use lode_engine::mapping::Storage;
     let fast = shard
@@ -191,6 +194,10 @@ fn doc_key(
             }
         }
         None => {}
+    }
+    // A document without values has the `missing` value's key.
+    if parts.is_empty() {
+        parts.extend(missing.map(str::to_string));
     }
     Ok(parts.join("\u{1}"))
 }
@@ -377,6 +384,8 @@ pub(crate) struct DateIndexProvider {
     pub field: String,
     pub rounding: IndexedRounding,
     pub runtime: Option<Arc<RuntimeProvider>>,
+    /// The value (milliseconds) of documents without any (`missing`).
+    pub missing: Option<i64>,
 }
 
 impl ValueSourceProvider for DateIndexProvider {
@@ -385,17 +394,18 @@ impl ValueSourceProvider for DateIndexProvider {
         reader: &SegmentReader,
         _allowed: Option<&[ColumnType]>,
     ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
-        let Some(column) = open_numeric(
+        let column = open_numeric(
             reader,
             &self.field,
             NumericColumn::I64,
             self.runtime.as_deref(),
-        )?
-        else {
+        )?;
+        if column.is_none() && self.missing.is_none() {
             return Ok(None);
-        };
+        }
         Ok(Some(Box::new(DateIndexSource {
             column,
+            missing: self.missing,
             index: DateIndexer {
                 rounding: self.rounding.clone(),
                 cached: (1, 0, 0),
@@ -406,7 +416,9 @@ impl ValueSourceProvider for DateIndexProvider {
 }
 
 struct DateIndexSource {
-    column: AnyColumn,
+    /// `None`: the segment has no column (every document is missing).
+    column: Option<AnyColumn>,
+    missing: Option<i64>,
     index: DateIndexer,
     scratch: Vec<f64>,
 }
@@ -470,20 +482,181 @@ impl ValueSource for DateIndexSource {
         values.clear();
         docids.clear();
         // The column is matched once per block: a mapped date keeps its direct loop.
-        if let AnyColumn::I64(column) = &self.column {
+        if let Some(AnyColumn::I64(column)) = &self.column {
             for &doc in docs {
                 let first = values.len();
                 for v in column.values_for_doc(doc) {
                     self.index.push(v, first, doc, values, docids);
                 }
+                if let (Some(m), true) = (self.missing, values.len() == first) {
+                    self.index.push(m, first, doc, values, docids);
+                }
             }
         } else {
+            let missing = self.missing.map(|m| m as f64);
             for &doc in docs {
-                self.column.values_into(doc, &mut self.scratch);
+                doc_values(&mut self.column, missing, doc, &mut self.scratch);
                 let first = values.len();
                 for &v in &self.scratch {
                     self.index.push(v as i64, first, doc, values, docids);
                 }
+            }
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values with a missing value
+
+/// A numeric field's values (or a runtime field's, or an aggregation script's), and the
+/// `missing` value for a document without any: ES's `MissingValues.replaceMissing`, which
+/// tantivy's histogram lacks. `I64` columns (integers, dates in milliseconds) stay `i64`.
+pub(crate) struct ValuesProvider {
+    pub field: String,
+    pub column: NumericColumn,
+    pub missing: f64,
+    /// Emit `i64` values (dates in milliseconds), else `f64`.
+    pub as_i64: bool,
+    pub runtime: Option<Arc<RuntimeProvider>>,
+}
+
+impl ValueSourceProvider for ValuesProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        let column = open_numeric(reader, &self.field, self.column, self.runtime.as_deref())?;
+        Ok(Some(Box::new(ValuesSource {
+            column,
+            missing: self.missing,
+            as_i64: self.as_i64,
+            scratch: Vec::new(),
+        })))
+    }
+}
+
+pub(crate) struct ValuesSource {
+    column: Option<AnyColumn>,
+    missing: f64,
+    as_i64: bool,
+    scratch: Vec<f64>,
+}
+
+impl std::fmt::Debug for ValuesSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ValuesSource")
+            .field("missing", &self.missing)
+            .finish()
+    }
+}
+
+impl ValueSource for ValuesSource {
+    fn column_type(&self) -> ColumnType {
+        if self.as_i64 {
+            ColumnType::I64
+        } else {
+            ColumnType::F64
+        }
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        values.clear();
+        docids.clear();
+        for &doc in docs {
+            doc_values(&mut self.column, Some(self.missing), doc, &mut self.scratch);
+            for &v in &self.scratch {
+                values.push(if self.as_i64 {
+                    tantivy::i64_to_u64(v as i64)
+                } else {
+                    tantivy::f64_to_u64(v)
+                });
+                docids.push(doc);
+            }
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        Box::new(ValuesSource {
+            as_i64: false,
+            ..*self
+        })
+    }
+}
+
+/// A boolean column's values, and `missing` for a document without any: `terms`' `missing`
+/// on a boolean field, which tantivy's terms refuses on a boolean column.
+pub(crate) struct BoolValuesProvider {
+    pub field: String,
+    pub missing: bool,
+}
+
+impl ValueSourceProvider for BoolValuesProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        Ok(Some(Box::new(BoolValuesSource {
+            column: reader.fast_fields().column_opt::<bool>(&self.field)?,
+            missing: self.missing,
+        })))
+    }
+}
+
+struct BoolValuesSource {
+    column: Option<Column<bool>>,
+    missing: bool,
+}
+
+impl std::fmt::Debug for BoolValuesSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoolValuesSource")
+            .field("missing", &self.missing)
+            .finish()
+    }
+}
+
+impl ValueSource for BoolValuesSource {
+    fn column_type(&self) -> ColumnType {
+        ColumnType::Bool
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        values.clear();
+        docids.clear();
+        for &doc in docs {
+            let first = values.len();
+            if let Some(c) = &self.column {
+                // Each value once per document, as a term counts documents.
+                for v in c.values_for_doc(doc) {
+                    if !values[first..].contains(&u64::from(v)) {
+                        values.push(u64::from(v));
+                        docids.push(doc);
+                    }
+                }
+            }
+            if values.len() == first {
+                values.push(u64::from(self.missing));
+                docids.push(doc);
             }
         }
         Cardinality::Multivalued

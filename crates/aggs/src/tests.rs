@@ -1205,6 +1205,106 @@ fn histogram_with_empty_buckets_and_bounds() {
 }
 
 #[test]
+fn histogram_missing_counts_documents_without_a_value() {
+    let all = docs(200);
+    let (a, b) = all.split_at(120);
+    let ix = TestIndex::new(&[a, b], 2);
+    let out = ix.run(json!({
+        "h": {"histogram": {"field": "balance", "interval": 25000, "missing": -60000}},
+        "d": {"date_histogram": {"field": "nope", "fixed_interval": "1d",
+                                 "missing": "2021-12-30T10:00:00Z"}},
+        "c": {"date_histogram": {"field": "createdTime", "calendar_interval": "day",
+                                 "missing": 0, "min_doc_count": 1}}}));
+    let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
+    for d in &all {
+        let v = d.balance.unwrap_or(-60000.0);
+        *counts.entry((v / 25000.0).floor() as i64).or_default() += 1;
+    }
+    let (lo, hi) = (
+        *counts.keys().next().unwrap(),
+        *counts.keys().last().unwrap(),
+    );
+    let expected: Vec<Value> = (lo..=hi)
+        .map(|k| json!({"key": k as f64 * 25000.0, "doc_count": counts.get(&k).copied().unwrap_or(0)}))
+        .collect();
+    assert_eq!(out["h"]["buckets"], json!(expected));
+    assert!(all.iter().any(|d| d.balance.is_none()));
+    // An unmapped field: every document has the missing value.
+    let day = 1_640_822_400_000i64; // 2021-12-30T00:00:00Z
+    assert_eq!(out["d"]["buckets"][0]["key"], json!(day));
+    assert_eq!(out["d"]["buckets"][0]["doc_count"], json!(all.len()));
+    assert_eq!(out["d"]["buckets"].as_array().unwrap().len(), 1);
+    // Every document has a date: the missing value adds no bucket.
+    let days: std::collections::BTreeSet<i64> =
+        all.iter().map(|d| d.created.div_euclid(DAY)).collect();
+    assert_eq!(out["c"]["buckets"].as_array().unwrap().len(), days.len());
+}
+
+#[test]
+fn terms_missing_on_a_boolean_field() {
+    let all = docs(50);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(json!({"t": {"terms": {"field": "active", "missing": "true"}}}));
+    let yes = all.iter().filter(|d| d.active).count() as u64;
+    let mut got: Vec<(String, u64)> = out["t"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["key_as_string"].as_str().unwrap().to_string(),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            ("false".to_string(), all.len() as u64 - yes),
+            ("true".to_string(), yes)
+        ]
+    );
+    let err = ix
+        .run_with(
+            None,
+            json!({"t": {"terms": {"field": "active", "missing": "yes"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.reason,
+        "Cannot parse boolean [yes], expected either [true] or [false]"
+    );
+}
+
+#[test]
+fn histogram_missing_errors() {
+    let all = docs(10);
+    let ix = TestIndex::new(&[&all], 1);
+    let err = ix
+        .run_with(
+            None,
+            json!({"h": {"histogram": {"field": "balance", "interval": 5, "missing": "x"}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(err.reason, "For input string: \"x\"");
+    let err = ix
+        .run_with(
+            None,
+            json!({"h": {"histogram": {"field": "balance", "interval": 5, "missing": [1]}}}),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(err.status, 400);
+    let err = ix
+        .run_with(None, json!({"h": {"date_histogram": {"field": "createdTime", "fixed_interval": "1d", "missing": "nope"}}}), false)
+        .unwrap_err();
+    assert_eq!(err.kind, "parse_exception");
+}
+
+#[test]
 fn date_histogram_months_in_new_york_and_weeks() {
     let mut all = docs(120);
     let mut r = Lcg(7);

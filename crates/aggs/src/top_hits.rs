@@ -16,7 +16,8 @@ use std::ops::Bound;
 use tantivy::aggregation::Key;
 use tantivy::collector::Count;
 use tantivy::query::{
-    AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, Occur, Query, RangeQuery, TermQuery,
+    AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, ExistsQuery, Occur, Query, RangeQuery,
+    TermQuery,
 };
 use tantivy::schema::{IndexRecordOption, Value as _};
 use tantivy::{TantivyDocument, Term};
@@ -361,7 +362,43 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
                 runtime: ctx.runtime.clone(),
             })
         }
-        Constraint::Term { field, key } => {
+        Constraint::Term {
+            field,
+            key,
+            missing: true,
+        } => {
+            // The documents with the term, and those without a value (the bucket of the
+            // aggregation's `missing` value).
+            let with_term = constraint_query(
+                pt,
+                &Constraint::Term {
+                    field: field.clone(),
+                    key: key.clone(),
+                    missing: false,
+                },
+            )?;
+            let without: Box<dyn Query> = match schema.get_field(&field.name) {
+                Ok(_) => Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
+                    (
+                        Occur::MustNot,
+                        Box::new(ExistsQuery::new(field.name.clone(), false)),
+                    ),
+                ])),
+                // An unmapped field: every document has the `missing` value.
+                Err(_) if field.def.is_none() => Box::new(AllQuery),
+                Err(_) => Box::new(EmptyQuery),
+            };
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Should, with_term),
+                (Occur::Should, without),
+            ]))
+        }
+        Constraint::Term {
+            field,
+            key,
+            missing: false,
+        } => {
             let Ok(f) = schema.get_field(&field.name) else {
                 return Ok(Box::new(EmptyQuery));
             };
@@ -395,7 +432,47 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
             };
             Box::new(TermQuery::new(term, IndexRecordOption::Basic))
         }
-        Constraint::Range { field, from, to } => {
+        Constraint::Range {
+            field,
+            from,
+            to,
+            missing: Some(_),
+        } => {
+            // The documents in the range, and those without a value (the bucket of the
+            // aggregation's `missing` value).
+            let in_range = constraint_query(
+                pt,
+                &Constraint::Range {
+                    field: field.clone(),
+                    from: *from,
+                    to: *to,
+                    missing: None,
+                },
+            )?;
+            let without: Box<dyn Query> = match schema.get_field(&field.name) {
+                Ok(_) => Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
+                    (
+                        Occur::MustNot,
+                        Box::new(ExistsQuery::new(field.name.clone(), false)),
+                    ),
+                ])),
+                // An unmapped field: every document has the `missing` value.
+                Err(_) if field.def.is_none() => Box::new(AllQuery),
+                // A runtime field has no indexed values to test (as its range above).
+                Err(_) => Box::new(EmptyQuery),
+            };
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Should, in_range),
+                (Occur::Should, without),
+            ]))
+        }
+        Constraint::Range {
+            field,
+            from,
+            to,
+            missing: None,
+        } => {
             let Ok(f) = schema.get_field(&field.name) else {
                 return Ok(Box::new(EmptyQuery));
             };

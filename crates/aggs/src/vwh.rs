@@ -37,6 +37,8 @@ pub(crate) struct VwhReq {
     pub shard_size: usize,
     pub initial_buffer: usize,
     pub format: Option<String>,
+    /// The value of documents without one (parsed against each index's field).
+    pub missing: Option<Value>,
     pub chosen: std::sync::Mutex<Option<Vec<Cluster>>>,
 }
 
@@ -53,8 +55,8 @@ pub(crate) fn parse(name: &str, o: &Map<String, Value>) -> EsResult<VwhReq> {
     const TY: &str = "variable_width_histogram";
     for k in o.keys() {
         match k.as_str() {
-            "field" | "buckets" | "shard_size" | "initial_buffer" | "format" => {}
-            "script" | "missing" | "value_type" | "time_zone" => {
+            "field" | "buckets" | "shard_size" | "initial_buffer" | "format" | "missing" => {}
+            "script" | "value_type" | "time_zone" => {
                 return Err(EsError::illegal_argument(format!(
                     "[{k}] in [{TY}] aggregations is not supported by Lode"
                 )))
@@ -114,6 +116,16 @@ pub(crate) fn parse(name: &str, o: &Map<String, Value>) -> EsResult<VwhReq> {
         shard_size,
         initial_buffer,
         format,
+        missing: match o.get("missing") {
+            None => None,
+            Some(v @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => Some(v.clone()),
+            Some(other) => {
+                return Err(EsError::x_content_parse(format!(
+                    "[{TY}] missing doesn't support values of type: {}",
+                    super::request::token_name(other)
+                )))
+            }
+        },
         chosen: std::sync::Mutex::new(None),
     })
 }
@@ -525,18 +537,25 @@ pub(crate) fn clusters(
                 req.field
             )));
         }
-        let Some(def) = t.ctx.mapping.field(&req.field) else {
-            continue;
+        // Documents without a value have `missing`'s (an unmapped field: every document).
+        let missing = super::plan::vwh_missing(t.ctx, req)?;
+        let float = match t.ctx.mapping.field(&req.field).map(|d| d.storage()) {
+            Some(Storage::I64) => false,
+            Some(Storage::F64) => true,
+            None if missing.is_some() => true,
+            _ => continue, // planning reports the field type
         };
-        let storage = def.storage();
-        if !matches!(storage, Storage::I64 | Storage::F64) {
-            continue; // planning reports the field type
-        }
-        let float = storage == Storage::F64;
         for shard in t.shards {
             let mut clustering = ShardClustering::new(req.shard_size, req.initial_buffer);
-            shard_values(&shard.searcher, *query, &req.field, float, &mut clustering)
-                .map_err(|e| EsError::internal(format!("variable_width_histogram: {e}")))?;
+            shard_values(
+                &shard.searcher,
+                *query,
+                &req.field,
+                float,
+                missing,
+                &mut clustering,
+            )
+            .map_err(|e| EsError::internal(format!("variable_width_histogram: {e}")))?;
             shards.push(clustering.finish());
         }
     }
@@ -551,6 +570,7 @@ fn shard_values(
     query: &dyn tantivy::query::Query,
     field: &str,
     float: bool,
+    missing: Option<f64>,
     clustering: &mut ShardClustering,
 ) -> tantivy::Result<()> {
     let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
@@ -562,7 +582,7 @@ fn shard_values(
         } else {
             (ff.column_opt::<i64>(field)?, None)
         };
-        if ints.is_none() && floats.is_none() {
+        if ints.is_none() && floats.is_none() && missing.is_none() {
             continue;
         }
         let alive = segment.alive_bitset();
@@ -576,6 +596,9 @@ fn shard_values(
                 }
                 if let Some(c) = &floats {
                     doc_values.extend(c.values_for_doc(doc));
+                }
+                if doc_values.is_empty() {
+                    doc_values.extend(missing);
                 }
                 doc_values.sort_by(|a, b| java_compare(*a, *b));
                 doc_values.dedup();
