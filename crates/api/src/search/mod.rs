@@ -2867,30 +2867,26 @@ fn scroll_missing(id: &str) -> EsError {
 /// `GET|POST /_search/scroll`.
 pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult<RestResponse> {
     let body = req.json_body()?;
-    let id = path_id
+    // ES's `RestSearchScrollAction`: what the body names takes precedence over the URL.
+    let id = body
+        .as_ref()
+        .and_then(|b| b.get("scroll_id"))
+        .and_then(|v| v.as_str())
         .map(str::to_string)
+        .or_else(|| path_id.map(str::to_string))
         .or_else(|| req.param("scroll_id").map(str::to_string))
-        .or_else(|| {
-            body.as_ref()
-                .and_then(|b| b.get("scroll_id"))
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-        })
         .ok_or_else(|| {
             EsError::bad_request(
                 "action_request_validation_exception",
                 "Validation Failed: 1: scrollId is missing;",
             )
         })?;
-    let keep = req
-        .param("scroll")
+    let keep = body
+        .as_ref()
+        .and_then(|b| b.get("scroll"))
+        .and_then(|v| v.as_str())
         .map(str::to_string)
-        .or_else(|| {
-            body.as_ref()
-                .and_then(|b| b.get("scroll"))
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-        })
+        .or_else(|| req.param("scroll").map(str::to_string))
         .map(|s| parse_keep_alive(&s))
         .transpose()?;
     check_keep_alive(node, keep)?;
@@ -2983,19 +2979,21 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
 /// `DELETE /_search/scroll`.
 pub fn clear_scroll(req: &RestRequest, path_ids: Option<&str>) -> EsResult<RestResponse> {
     let body = req.json_body()?;
-    let mut ids: Vec<String> = crate::rest::list_param(path_ids);
-    if let Some(b) = &body {
-        match b.get("scroll_id") {
-            Some(Value::String(s)) => ids.push(s.clone()),
-            Some(Value::Array(a)) => {
-                ids.extend(a.iter().filter_map(|v| v.as_str().map(str::to_string)))
+    // ES's `RestClearScrollAction`: a body's scroll ids replace the URL's.
+    let ids: Vec<String> = match body.as_ref().and_then(|b| b.get("scroll_id")) {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => {
+            let mut ids = crate::rest::list_param(path_ids);
+            if let Some(p) = req.param("scroll_id") {
+                ids.extend(crate::rest::list_param(Some(p)));
             }
-            _ => {}
+            ids
         }
-    }
-    if let Some(p) = req.param("scroll_id") {
-        ids.extend(crate::rest::list_param(Some(p)));
-    }
+    };
     let all = ids.iter().any(|i| i == "_all");
     if !all {
         for id in &ids {
