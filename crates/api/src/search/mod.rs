@@ -1195,6 +1195,7 @@ fn query_phase(
                         let (c, top) = if matches!(sreq.track_total, TrackTotal::Exact)
                             || sreq.terminate_after.is_some()
                             || sreq.profile
+                            || dfs.is_some()
                         {
                             let collector = (Count, top_docs);
                             let (c, top) = match &dfs {
@@ -1207,8 +1208,9 @@ fn query_phase(
                             // Counted on its own up to the threshold, the top hits keep
                             // tantivy's pruning (block-max WAND), which a full count beside
                             // them would defeat; a `terminate_after` budget is charged once
-                            // per document and a profile shows one weight, so they keep the
-                            // one pass.
+                            // per document, a profile shows one weight, and a `min_score`
+                            // under global statistics must count with them, so they keep
+                            // the one pass.
                             let top = match &dfs {
                                 Some(stats) => searcher
                                     .search_with_statistics_provider(&*q, &top_docs, stats)?,
