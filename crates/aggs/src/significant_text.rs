@@ -12,14 +12,13 @@ use super::render::Scope;
 use super::request::{IncludeExclude, TermsReq};
 use super::top_hits::bucket_query;
 use lode_engine::mapping::Storage;
-use lode_engine::shard::stored_source;
 use lode_engine::{EsError, EsResult};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use tantivy::collector::{Count, DocSetCollector};
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
-use tantivy::{DocAddress, DocSet, TantivyDocument, Term, TERMINATED};
+use tantivy::{DocAddress, DocSet, Term, TERMINATED};
 
 /// The request: the `terms` parameters it shares with `significant_terms` (`field`, `size`,
 /// `min_doc_count` default 3, `include`/`exclude`) and an optional `background_filter`.
@@ -133,9 +132,9 @@ pub(crate) fn run(exec: &Exec, req: &SignificantTextReq, scope: &Scope) -> EsRes
             // One spotter per shard and bucket, as ES keeps one per owning bucket.
             let mut spotter = req.filter_duplicate_text.then(Spotter::default);
             for addr in docs {
-                let doc: TantivyDocument = shard.searcher.doc(addr).map_err(internal)?;
+                let doc = shard.stored(addr)?;
                 let source: Value =
-                    serde_json::from_slice(&stored_source(&doc, shard.meta)).unwrap_or(Value::Null);
+                    serde_json::from_slice(doc.source_bytes()).unwrap_or(Value::Null);
                 in_doc.clear();
                 let values = match &req.source_fields {
                     None => lode_hits::docvalues::source_raw(&source, def),

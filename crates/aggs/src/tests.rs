@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use tantivy::schema::Schema;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexWriter};
+use tantivy::IndexWriter;
 
 /// 2022-01-10T00:00:00Z, the fixed "now" of these tests.
 const NOW: i64 = 1_641_772_800_000;
@@ -133,7 +133,7 @@ impl TestIndex {
         let meta = MetaFields::of(&schema);
         let mut searchers = Vec::new();
         for (shard_id, docs) in shards.iter().enumerate() {
-            let index = Index::create_in_ram(schema.clone());
+            let index = lode_engine::source_store::create_in_ram(schema.clone()).unwrap();
             for name in analysis.analyzer_names() {
                 index
                     .tokenizers()
@@ -176,13 +176,9 @@ impl TestIndex {
             }
             let reader = index.reader().unwrap();
             reader.reload().unwrap();
-            searchers.push(ShardSearcher {
-                shard_id,
-                searcher: reader.searcher(),
-                schema: schema.clone(),
-                meta,
-                versions: None,
-            });
+            searchers.push(
+                ShardSearcher::open(shard_id, reader.searcher(), schema.clone(), meta).unwrap(),
+            );
         }
         TestIndex {
             mapping,

@@ -7,7 +7,6 @@ use super::plan::SourceSpec;
 use super::render::{Constraint, LevelKind, Scope};
 use super::request::TopHitsReq;
 use lode_engine::mapping::Storage;
-use lode_engine::shard::stored_source;
 use lode_engine::{EsError, EsResult};
 use lode_hits::sort::{cmp_rows, parse_sort, FieldSortCollector, SortKey, SortKind, SortedHit};
 use lode_hits::source::{objects_at, unwrap, wrap};
@@ -19,8 +18,8 @@ use tantivy::query::{
     AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, ExistsQuery, Occur, Query, RangeQuery,
     TermQuery,
 };
-use tantivy::schema::{IndexRecordOption, Value as _};
-use tantivy::{TantivyDocument, Term};
+use tantivy::schema::IndexRecordOption;
+use tantivy::Term;
 
 struct Hit {
     target: usize,
@@ -115,12 +114,10 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
             Some((_, root, _)) => tantivy::DocAddress::new(h.hit.addr.segment_ord, *root),
             None => h.hit.addr,
         };
-        let doc: TantivyDocument = shard.searcher.doc(root_addr).map_err(internal)?;
-        let id = doc
-            .get_first(shard.meta.id)
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string();
+        let doc = shard
+            .stored(root_addr)
+            .map_err(|e| tantivy::TantivyError::InternalError(e.reason))?;
+        let id = doc.id.clone().unwrap_or_default();
         let mut o = Map::new();
         o.insert("_index".into(), json!(target.index_name));
         o.insert("_id".into(), json!(id));
@@ -153,8 +150,7 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
             },
         );
         if req.source.fetch {
-            let bytes = stored_source(&doc, shard.meta);
-            let source: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            let source: Value = serde_json::from_slice(doc.source_bytes()).unwrap_or(Value::Null);
             // field-level security: the hidden fields are not in `_source`
             let source = match &target.ctx.mapping.source_filter {
                 Some(p) => p.filter_source(&source),

@@ -18,6 +18,7 @@
 use crate::error::{EsError, EsResult};
 use crate::schema::{ID, ROUTING, SOURCE};
 use std::collections::BTreeMap;
+use tantivy::index::SegmentComponent;
 use tantivy::schema::Value;
 use tantivy::space_usage::PerFieldSpaceUsage;
 use tantivy::{Searcher, SegmentReader, TantivyDocument};
@@ -107,9 +108,34 @@ fn analyze_segment(
     add(usage.positions(), |u, b| u.inverted_index += b);
     add(usage.fast_fields(), |u, b| u.doc_values += b);
     add(usage.fieldnorms(), |u, b| u.norms += b);
-    let store_bytes = usage.store().total().get_bytes();
+    let mut store_bytes = usage.store().total().get_bytes();
+    let plugin = crate::source_store::uses_plugin(seg.schema());
+    if plugin {
+        // The source store holds the stored fields; tantivy's store keeps only empty documents.
+        store_bytes += seg
+            .open_read(SegmentComponent::Custom(
+                crate::source_store::EXTENSION.into(),
+            ))
+            .map_err(io_err)?
+            .num_bytes()
+            .get_bytes();
+    }
     if store_bytes > 0 {
-        let raw = stored_raw_bytes(seg)?;
+        let raw = if plugin {
+            let store = crate::source_store::SegmentStore::open(seg).map_err(io_err)?;
+            let sums = store.raw_bytes(seg.max_doc()).map_err(io_err)?;
+            let mut raw: Vec<(String, u64)> = sums
+                .iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(name, n)| (name.to_string(), *n))
+                .collect();
+            if raw.is_empty() {
+                raw.push((SOURCE.to_string(), 1));
+            }
+            raw
+        } else {
+            stored_raw_bytes(seg)?
+        };
         for (name, bytes) in split_proportionally(store_bytes, &raw) {
             out.entry(name).or_default().stored_fields += bytes;
         }

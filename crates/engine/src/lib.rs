@@ -39,6 +39,7 @@ pub mod range_field;
 pub mod schema;
 pub mod settings;
 pub mod shard;
+pub mod source_store;
 pub mod translog;
 
 pub use error::{EsError, EsResult};

@@ -4,8 +4,8 @@
 
 use crate::mapping::{FieldDef, Mapping, Storage};
 use tantivy::schema::{
-    Field, FieldEntry, IndexRecordOption, IpAddrOptions, NumericOptions, Schema, SchemaBuilder,
-    TextFieldIndexing, TextOptions, FAST, STORED,
+    BytesOptions, Field, FieldEntry, IndexRecordOption, IpAddrOptions, NumericOptions, Schema,
+    SchemaBuilder, TextFieldIndexing, TextOptions, FAST,
 };
 
 pub const ID: &str = "_id";
@@ -64,13 +64,15 @@ fn base_builder() -> SchemaBuilder {
     let mut b = Schema::builder();
     // No column: ES 8 refuses fielddata on `_id` (sorting and aggregating on it), and a column of
     // unique strings would cost indexing, merging and disk for nothing. Indices created before keep theirs.
-    b.add_text_field(ID, exact_terms() | STORED);
-    b.add_bytes_field(SOURCE, STORED);
+    // `_id`, `_source` and `_routing` are kept by the source store plugin (`source_store`),
+    // not tantivy's doc store; indices created before it keep them stored there.
+    b.add_text_field(ID, exact_terms());
+    b.add_bytes_field(SOURCE, BytesOptions::default());
     // Read from their columns only (`ShardSearcher::seq_no_version`): not stored.
     b.add_u64_field(SEQ_NO, FAST);
     b.add_u64_field(VERSION, FAST);
     b.add_text_field(FIELD_NAMES, exact_terms());
-    b.add_text_field(ROUTING, exact_terms() | STORED);
+    b.add_text_field(ROUTING, exact_terms());
     // Searched (`term`, `exists`), aggregated (`terms`) and returned in hits from its column.
     b.add_text_field(IGNORED, exact_terms().set_fast("raw"));
     b

@@ -11,6 +11,7 @@ use crate::error::{EsError, EsResult};
 use crate::points::PointsWarmer;
 use crate::schema::{self, nested_parent_term, MetaFields};
 use crate::settings::{Codec, IndexConfig};
+use crate::source_store::{self, SegmentStore, StoredFields};
 use crate::translog::{Location, OpKind, Translog, TranslogOp, TranslogStats};
 use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
 use std::collections::{HashMap, HashSet};
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tantivy::index::SegmentId;
 use tantivy::indexer::{LogMergePolicy, MergeCandidate, MergePolicy, UserOperation};
-use tantivy::schema::{IndexRecordOption, Schema, Value as _};
+use tantivy::schema::{IndexRecordOption, Schema};
 use tantivy::store::{Compressor, ZstdCompressor};
 use tantivy::{
     DocAddress, DocSet, Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, Searcher,
@@ -210,8 +211,8 @@ impl MergePolicy for CountingMergePolicy {
 struct Engine {
     index: Index,
     reader: IndexReader,
-    /// Held here because the reader keeps only a weak reference.
-    _warmer: Arc<PointsWarmer>,
+    /// Held here because the reader keeps only weak references.
+    _warmers: Warmers,
     schema: Schema,
     meta: MetaFields,
 }
@@ -250,9 +251,42 @@ pub struct ShardSearcher {
     /// The `_seq_no` and `_version` columns of each segment, opened once per reader
     /// generation (opening a column decodes its block index: too slow for every GET).
     pub versions: Option<Arc<VersionColumns>>,
+    /// Each segment's stored documents (by ordinal), opened once per segment.
+    pub stores: Arc<Vec<Arc<SegmentStore>>>,
 }
 
 impl ShardSearcher {
+    /// A searcher over `searcher`'s segments, their stores opened now (no cache: tests and tools).
+    pub fn open(
+        shard_id: usize,
+        searcher: Searcher,
+        schema: Schema,
+        meta: MetaFields,
+    ) -> EsResult<ShardSearcher> {
+        let stores = searcher
+            .segment_readers()
+            .iter()
+            .map(|seg| SegmentStore::open(seg).map(Arc::new))
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        Ok(ShardSearcher {
+            shard_id,
+            searcher,
+            schema,
+            meta,
+            versions: None,
+            stores: Arc::new(stores),
+        })
+    }
+
+    /// A document's stored `_id`, `_routing` and `_source`.
+    pub fn stored(&self, addr: DocAddress) -> EsResult<StoredFields> {
+        let store = self
+            .stores
+            .get(addr.segment_ord as usize)
+            .ok_or_else(|| EsError::internal("segment ordinal out of range"))?;
+        Ok(store.get(addr.doc_id)?)
+    }
+
     /// A document's `_seq_no` and `_version`, from their columns.
     pub fn seq_no_version(&self, addr: DocAddress) -> EsResult<(u64, u64)> {
         let doc = addr.doc_id;
@@ -337,6 +371,7 @@ pub struct Shard {
     /// never in the index, as Elasticsearch does.
     store_source: AtomicBool,
     version_columns: Mutex<HashMap<SegmentId, Option<VersionPair>>>,
+    source_stores: Arc<Mutex<HashMap<SegmentId, Arc<SegmentStore>>>>,
 }
 
 fn tantivy_settings(codec: Codec) -> IndexSettings {
@@ -499,20 +534,25 @@ impl Shard {
                 drop(existing);
                 rewrite_meta(&dir, schema, config.codec)?;
             }
-            let index = Index::open(dir.clone())?;
+            let index = open_index(&dir, config.codec)?;
             // Also repairs segments an older Lode left without norms for later fields.
             crate::fieldnorms::backfill(&index, &dir, &index_path)?;
             index
         } else {
-            Index::builder()
+            let mut builder = Index::builder()
                 .schema(schema.clone())
-                .settings(tantivy_settings(config.codec))
-                .open_or_create(dir.clone())?
+                .settings(tantivy_settings(config.codec));
+            if source_store::uses_plugin(schema) {
+                builder = builder.register_plugin(source_plugin(config.codec));
+            }
+            builder.open_or_create(dir.clone())?
         };
         tokenizers(&index);
         let stats = ShardStats::default();
         let merges_paused = Arc::new(AtomicBool::new(false));
-        let (writer, reader, warmer) = open_writer_reader(&index, &stats, &merges_paused)?;
+        let source_stores = Arc::new(Mutex::new(HashMap::new()));
+        let (writer, reader, warmers) =
+            open_writer_reader(&index, &stats, &merges_paused, &source_stores)?;
         // A crash can leave files registered in `.managed.json` that no commit references
         // (e.g. `<segment>.<opstamp>.del` of a commit that never finished). The reopened
         // writer counts opstamps from the last commit again, so replay would pick the same
@@ -538,7 +578,7 @@ impl Shard {
                 schema: schema.clone(),
                 index,
                 reader,
-                _warmer: warmer,
+                _warmers: warmers,
             }),
             write: Mutex::new(WriteState {
                 writer: Some(writer),
@@ -562,6 +602,7 @@ impl Shard {
             codec: config.codec,
             store_source: AtomicBool::new(true),
             version_columns: Mutex::new(HashMap::new()),
+            source_stores,
         };
         Ok((shard, recovered.ops))
     }
@@ -636,11 +677,34 @@ impl Shard {
         };
         ShardSearcher {
             shard_id: self.id,
+            stores: Arc::new(self.segment_stores(&searcher)),
             searcher,
             schema: e.schema.clone(),
             meta: e.meta,
             versions: Some(versions),
         }
+    }
+
+    /// The stores the warmer opened for `searcher`'s segments. A segment it has not seen (a
+    /// searcher from before a reopen) is opened now; one that cannot be opened fails each read
+    /// of it, not the whole searcher.
+    fn segment_stores(&self, searcher: &Searcher) -> Vec<Arc<SegmentStore>> {
+        let mut cache = self.source_stores.lock();
+        searcher
+            .segment_readers()
+            .iter()
+            .map(|seg| {
+                cache
+                    .entry(seg.segment_id())
+                    .or_insert_with(|| {
+                        Arc::new(
+                            SegmentStore::open(seg)
+                                .unwrap_or_else(|e| SegmentStore::Broken(e.to_string())),
+                        )
+                    })
+                    .clone()
+            })
+            .collect()
     }
 
     fn current(&self, id: &str, live: &HashMap<String, LiveEntry>) -> EsResult<Option<Current>> {
@@ -919,14 +983,12 @@ impl Shard {
         let Some((addr, seq_no, version)) = lookup(&s, id)? else {
             return Ok(None);
         };
-        let doc: TantivyDocument = s.searcher.doc(addr)?;
+        let doc = s.stored(addr)?;
         Ok(Some(StoredDoc {
             seq_no,
             version,
-            source: stored_source(&doc, s.meta).into(),
-            routing: doc
-                .get_first(s.meta.routing)
-                .and_then(|v| v.as_str().map(str::to_string)),
+            source: doc.source.unwrap_or_default().into(),
+            routing: doc.routing,
         }))
     }
 
@@ -960,7 +1022,7 @@ impl Shard {
         if current {
             return Ok(false);
         }
-        e.reader.reload()?;
+        reload(&e.reader)?;
         Ok(true)
     }
 
@@ -1034,7 +1096,7 @@ impl Shard {
     /// Makes a commit searchable: reloads the reader, forgets live-map entries the searcher
     /// now answers (keeping recent delete tombstones for versioning), wakes `wait_for` callers.
     fn publish(&self, refreshed_to: u64) -> EsResult<()> {
-        self.engine.read().reader.reload()?;
+        reload(&self.engine.read().reader)?;
         self.live.lock().retain(|_, e| {
             e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES)
         });
@@ -1105,7 +1167,7 @@ impl Shard {
         let started = Instant::now();
         self.refresh(false)?;
         let _paused = PauseMerges::new(&self.merges_paused);
-        self.engine.read().reader.reload()?;
+        reload(&self.engine.read().reader)?;
         let mut scope = MergeScope::new(self.engine.read().index.searchable_segment_ids()?);
         // A background merge that was already running may hold some of the chosen segments;
         // tantivy then refuses the merge, so list again and retry.
@@ -1126,7 +1188,7 @@ impl Shard {
             std::thread::sleep(Duration::from_millis(50));
         }
         add_elapsed(&self.stats.merge_time_nanos, started);
-        self.engine.read().reader.reload()?;
+        reload(&self.engine.read().reader)?;
         Ok(())
     }
 
@@ -1137,7 +1199,7 @@ impl Shard {
         only_expunge_deletes: bool,
         scope: &mut MergeScope,
     ) -> EsResult<bool> {
-        self.engine.read().reader.reload()?;
+        reload(&self.engine.read().reader)?;
         let all = self.engine.read().index.searchable_segment_metas()?;
         scope.observe(all.iter().map(|m| m.id()));
         let metas: Vec<SegmentMeta> = all.into_iter().filter(|m| scope.covers(m.id())).collect();
@@ -1196,18 +1258,22 @@ impl Shard {
             old.wait_merging_threads()?;
         }
         rewrite_meta(&self.dir, schema, self.codec)?;
-        let index = Index::open(self.dir.clone())?;
+        let index = open_index(&self.dir, self.codec)?;
         crate::fieldnorms::backfill(&index, &self.dir, &self.path.join("index"))?;
         tokenizers(&index);
-        let (writer, reader, warmer) =
-            open_writer_reader(&index, &self.stats, &self.merges_paused)?;
+        let (writer, reader, warmers) = open_writer_reader(
+            &index,
+            &self.stats,
+            &self.merges_paused,
+            &self.source_stores,
+        )?;
         w.writer = Some(writer);
         *e = Engine {
             meta: MetaFields::of(schema),
             schema: schema.clone(),
             index,
             reader,
-            _warmer: warmer,
+            _warmers: warmers,
         };
         Ok(())
     }
@@ -1340,11 +1406,79 @@ fn segment_file_sizes(dir: &Path) -> HashMap<String, u64> {
     out
 }
 
+fn source_plugin(codec: Codec) -> Arc<source_store::SourcePlugin> {
+    source_store::SourcePlugin::new(match codec {
+        Codec::Default => source_store::StoreCodec::DEFAULT,
+        Codec::BestCompression => source_store::StoreCodec::BEST_COMPRESSION,
+    })
+}
+
+/// Opens an existing index with the source store plugin when its schema keeps `_source` there
+/// (plugins are not persisted: tantivy refuses to write or merge without them).
+fn open_index(dir: &LazySyncDirectory, codec: Codec) -> EsResult<Index> {
+    let mut index = Index::open(dir.clone())?;
+    if source_store::uses_plugin(&index.schema()) {
+        index.register_plugin(source_plugin(codec));
+    }
+    Ok(index)
+}
+
+type SourceStores = Arc<Mutex<HashMap<SegmentId, Arc<SegmentStore>>>>;
+
+type Warmers = (Arc<PointsWarmer>, Arc<SourceWarmer>);
+
+/// Opens each new segment's stored fields while its searcher is created. tantivy's garbage
+/// collection deletes a merged-away segment's files even while an older searcher maps them (the
+/// open mappings stay valid); a file first opened after that would be gone, so it is opened
+/// before the searcher is published (a reload that loses that race is retried: `reload`).
+pub struct SourceWarmer(SourceStores);
+
+impl tantivy::Warmer for SourceWarmer {
+    fn warm(&self, searcher: &Searcher) -> tantivy::Result<()> {
+        for seg in searcher.segment_readers() {
+            if self.0.lock().contains_key(&seg.segment_id()) {
+                continue;
+            }
+            let store = Arc::new(SegmentStore::open(seg)?);
+            self.0.lock().insert(seg.segment_id(), store);
+        }
+        Ok(())
+    }
+
+    fn garbage_collect(&self, live: &[&tantivy::SearcherGeneration]) {
+        self.0
+            .lock()
+            .retain(|id, _| live.iter().any(|g| g.segments().contains_key(id)));
+    }
+}
+
+/// Reloads the reader; a reload whose segments were merged away and deleted before their stored
+/// fields were opened (see [`SourceWarmer`]) is retried, and sees the merged segment instead.
+fn reload(reader: &IndexReader) -> tantivy::Result<()> {
+    let mut attempt = 0;
+    loop {
+        match reader.reload() {
+            Err(e) if attempt < 5 && is_missing_file(&e) => attempt += 1,
+            other => return other,
+        }
+    }
+}
+
+fn is_missing_file(e: &tantivy::TantivyError) -> bool {
+    matches!(
+        e,
+        tantivy::TantivyError::OpenReadError(
+            tantivy::directory::error::OpenReadError::FileDoesNotExist(_)
+        )
+    )
+}
+
 fn open_writer_reader(
     index: &Index,
     stats: &ShardStats,
     merges_paused: &Arc<AtomicBool>,
-) -> EsResult<(IndexWriter, IndexReader, Arc<PointsWarmer>)> {
+    source_stores: &SourceStores,
+) -> EsResult<(IndexWriter, IndexReader, Warmers)> {
     // One indexing thread per shard: the request threads already parse and prepare documents in
     // parallel, and one thread's segments are twice as large as two threads' at each refresh
     // (fewer term dictionaries to build, fewer merges: 12% less CPU for the reference load).
@@ -1356,14 +1490,17 @@ fn open_writer_reader(
         docs: stats.merge_docs.clone(),
         paused: merges_paused.clone(),
     }));
-    let warmer = Arc::new(PointsWarmer::default());
-    let weak: std::sync::Weak<dyn tantivy::Warmer> = Arc::downgrade(&warmer) as _;
+    let points = Arc::new(PointsWarmer::default());
+    let sources = Arc::new(SourceWarmer(source_stores.clone()));
     let reader = index
         .reader_builder()
         .reload_policy(ReloadPolicy::Manual)
-        .warmers(vec![weak])
+        .warmers(vec![
+            Arc::downgrade(&points) as std::sync::Weak<dyn tantivy::Warmer>,
+            Arc::downgrade(&sources) as std::sync::Weak<dyn tantivy::Warmer>,
+        ])
         .try_into()?;
-    Ok((writer, reader, warmer))
+    Ok((writer, reader, (points, sources)))
 }
 
 /// Rewrites meta.json with a new schema and doc-store codec (segments are untouched: fields
@@ -1443,12 +1580,6 @@ fn add_meta(
     if let Some(r) = routing {
         doc.add_text(meta.routing, r);
     }
-}
-
-pub fn stored_source(doc: &TantivyDocument, meta: MetaFields) -> Vec<u8> {
-    doc.get_first(meta.source)
-        .and_then(|v| v.as_bytes().map(|b| b.to_vec()))
-        .unwrap_or_default()
 }
 
 /// Finds the live document for `id` in a searcher: (address, seq_no, version).

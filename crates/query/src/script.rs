@@ -253,7 +253,7 @@ pub struct SegmentDocs {
     fields: Fields,
     cols: Vec<(String, Col)>,
     pub doc: DocId,
-    store: Option<tantivy::store::StoreReader>,
+    store: Option<lode_engine::source_store::SegmentStore>,
     /// The search's runtime fields, read by `doc['name']` (they shadow mapped fields).
     runtime: crate::runtime::RuntimeFields,
     /// How many runtime fields are being evaluated inside one another (cycle guard).
@@ -342,28 +342,22 @@ impl SegmentDocs {
     /// The current document's stored `_source` (null when it has none), as ES's
     /// `params._source`: read per document, as a runtime field without a script reads it.
     pub fn source(&mut self) -> Result<serde_json::Value, String> {
-        use tantivy::schema::Value as _;
         if self.store.is_none() {
             self.store = Some(
-                self.reader
-                    .get_store_reader(16)
+                lode_engine::source_store::SegmentStore::open(&self.reader)
                     .map_err(|e| e.to_string())?,
             );
         }
-        let Ok(field) = self.reader.schema().get_field(lode_engine::schema::SOURCE) else {
-            return Ok(serde_json::Value::Null);
-        };
-        let doc: tantivy::TantivyDocument = self
+        let doc = self
             .store
             .as_ref()
             .expect("opened")
             .get(self.doc)
             .map_err(|e| e.to_string())?;
         let src = doc
-            .get_first(field)
-            .and_then(|v| v.as_bytes())
+            .source
             .filter(|b| !b.is_empty())
-            .and_then(|b| serde_json::from_slice(b).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or(serde_json::Value::Null);
         // field-level security: the hidden fields are not in the script's `_source`
         Ok(match &self.fields.source_filter {

@@ -9,9 +9,9 @@ use lode_engine::schema::{self, MetaFields};
 use lode_engine::{EsError, EsResult};
 use serde_json::{json, Value};
 use tantivy::collector::TopDocs;
-use tantivy::schema::{Schema, Value as _};
+use tantivy::schema::Schema;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexReader, IndexWriter, TantivyDocument};
+use tantivy::{IndexReader, IndexWriter};
 
 struct TestIndex {
     mapping: Mapping,
@@ -32,7 +32,7 @@ impl TestIndex {
         let analysis = AnalysisRegistry::new(None).unwrap();
         let mapping = mapping::compile(&mapping_json, &analysis).unwrap();
         let schema = schema::extend(None, &mapping);
-        let index = Index::create_in_ram(schema.clone());
+        let index = lode_engine::source_store::create_in_ram(schema.clone()).unwrap();
         for name in analysis.analyzer_names() {
             index
                 .tokenizers()
@@ -129,13 +129,11 @@ impl TestIndex {
         Ok(top
             .into_iter()
             .map(|(score, addr)| {
-                let doc: TantivyDocument = searcher.doc(addr).unwrap();
-                let id = doc
-                    .get_first(self.meta.id)
-                    .and_then(|v| v.as_str())
-                    .unwrap()
-                    .to_string();
-                (id, score)
+                let store = lode_engine::source_store::SegmentStore::open(
+                    searcher.segment_reader(addr.segment_ord),
+                )
+                .unwrap();
+                (store.get(addr.doc_id).unwrap().id.unwrap(), score)
             })
             .collect())
     }

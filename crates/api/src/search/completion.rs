@@ -15,12 +15,12 @@ use std::sync::Arc;
 
 use lode_engine::index::IndexService;
 use lode_engine::mapping::{CompletionOptions, FieldType};
-use lode_engine::shard::{stored_source, ShardSearcher};
+use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
 use lode_hits::source::SourceFilter;
 use serde_json::{json, Map, Value};
 use tantivy::schema::IndexRecordOption;
-use tantivy::{DocSet, TantivyDocument, TERMINATED};
+use tantivy::{DocSet, TERMINATED};
 
 use super::body;
 
@@ -571,23 +571,17 @@ pub fn run(
             .iter()
             .find(|s| s.shard_id == f.shard)
             .expect("shard searcher");
-        let doc: TantivyDocument = shard
-            .searcher
-            .doc(tantivy::DocAddress::new(f.segment, f.doc))
-            .map_err(|e| EsError::internal(e.to_string()))?;
-        let id = doc
-            .get_first(shard.meta.id)
-            .and_then(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
-            .unwrap_or_default();
+        let doc = shard.stored(tantivy::DocAddress::new(f.segment, f.doc))?;
+        let id = doc.id.clone().unwrap_or_default();
         let mut o = Map::new();
         o.insert("text".into(), json!(f.text));
         o.insert("_index".into(), json!(index.name));
         o.insert("_id".into(), json!(id));
         o.insert("_score".into(), lode_engine::float::float_value(f.score));
         if source.fetch {
-            let bytes = stored_source(&doc, shard.meta);
+            let bytes = doc.source_bytes();
             if !bytes.is_empty() {
-                let src: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                let src: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
                 if let Some(filtered) = source.apply(&src) {
                     o.insert("_source".into(), filtered);
                 }

@@ -20,7 +20,7 @@ use lode_engine::float::float_value;
 use lode_engine::index::{now_millis, IndexService, MappingState};
 use lode_engine::node::ResolveOptions;
 use lode_engine::schema::MetaFields;
-use lode_engine::shard::{add_elapsed, stored_source, ShardSearcher, PRIMARY_TERM};
+use lode_engine::shard::{add_elapsed, ShardSearcher, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
 use lode_hits::highlight::{HighlightRequest, Highlighter};
 use lode_hits::sort::{self, SortKey, SortKind, SortValue};
@@ -34,8 +34,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tantivy::collector::{Count, TopDocs};
-use tantivy::schema::Value as _;
-use tantivy::{DocAddress, TantivyDocument};
+use tantivy::DocAddress;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TrackTotal {
@@ -1604,12 +1603,9 @@ fn fetch_phase(
             .find(|s| s.shard_id == h.shard)
             .expect("shard searcher");
         let started = Instant::now();
-        let doc: TantivyDocument = s.searcher.doc(h.addr)?;
+        let doc = s.stored(h.addr)?;
         let stored_nanos = started.elapsed().as_nanos() as u64;
-        let id = doc
-            .get_first(s.meta.id)
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let id = doc.id.clone().unwrap_or_default();
         let mut hit = Map::new();
         hit.insert("_index".into(), json!(t.index.name));
         if !sreq.stored_fields_none {
@@ -1619,7 +1615,7 @@ fn fetch_phase(
             "_score".into(),
             h.score.map(float_value).unwrap_or(Value::Null),
         );
-        if let Some(r) = doc.get_first(s.meta.routing).and_then(|v| v.as_str()) {
+        if let Some(r) = &doc.routing {
             hit.insert("_routing".into(), json!(r));
         }
         // ES returns the `_ignored` metadata field with every hit that has one.
@@ -1647,10 +1643,10 @@ fn fetch_phase(
             || !inner_specs.is_empty();
         let source_started = Instant::now();
         let source: Option<Value> = if needs_source {
-            let bytes = stored_source(&doc, s.meta);
+            let bytes = doc.source_bytes();
             // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
             (!bytes.is_empty()).then(|| {
-                let src = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                let src = serde_json::from_slice(bytes).unwrap_or(Value::Null);
                 // field-level security: the hidden fields are not in `_source`
                 match &t.fls {
                     Some((p, _)) => p.filter_source(&src),
@@ -3067,14 +3063,9 @@ pub fn matching_ids(
         let mut docs: Vec<DocAddress> = docs.into_iter().collect();
         docs.sort();
         for addr in docs {
-            let d: TantivyDocument = s.searcher.doc(addr)?;
-            let id = d
-                .get_first(s.meta.id)
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            let routing = d
-                .get_first(s.meta.routing)
-                .and_then(|v| v.as_str().map(str::to_string));
+            let d = s.stored(addr)?;
+            let id = d.id.unwrap_or_default();
+            let routing = d.routing;
             let (seq, _) = s.seq_no_version(addr)?;
             out.push((id, routing, seq));
         }
