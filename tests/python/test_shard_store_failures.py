@@ -152,6 +152,86 @@ def test_store_without_commit_stays_unassigned_and_untouched(broken_node):
         assert digest_tree(broken_node["shard_dirs"][name]) == broken_node["before"][name], name
 
 
+def explain(es, **body):
+    return es.perform_request("POST", "/_cluster/allocation/explain",
+                              headers={"content-type": "application/json",
+                                       "accept": "application/json"},
+                              body=body or None).body
+
+
+def explain_error(es, path="/_cluster/allocation/explain", body=None):
+    return error_of(lambda: es.perform_request(
+        "POST", path, headers={"content-type": "application/json", "accept": "application/json"},
+        body=body))
+
+
+def test_allocation_explain_of_the_broken_shards(broken_node):
+    es = broken_node["es"]
+    node_id = next(iter(es.nodes.info().body["nodes"]))
+
+    # no shard named: the first unassigned primary, with ES's note
+    r = es.cluster.allocation_explain().body
+    assert r["note"].startswith("No shard was specified in the explain API request")
+    assert r["index"] in BROKEN and (r["shard"], r["primary"]) == (0, True)
+    assert r["current_state"] == "unassigned"
+
+    for name, cause in (("no-commit", "index_shard_recovery_exception"),
+                        ("bad-commit", "corrupt_index_exception")):
+        r = es.cluster.allocation_explain(index=name, shard=0, primary=True).body
+        assert "note" not in r
+        assert (r["index"], r["shard"], r["primary"], r["current_state"]) == \
+            (name, 0, True, "unassigned")
+        info = r["unassigned_info"]
+        assert info["reason"] == "ALLOCATION_FAILED"
+        assert info["failed_allocation_attempts"] >= 1
+        assert info["last_allocation_status"] == "no_valid_shard_copy"
+        assert cause in info["details"]
+        assert info["at"].endswith("Z")
+        assert r["can_allocate"] == "no_valid_shard_copy"
+        assert r["allocate_explanation"].startswith(
+            "Elasticsearch can't allocate this shard because all the copies of its data")
+        [d] = r["node_allocation_decisions"]
+        assert d["node_id"] == node_id and d["node_decision"] == "no"
+        assert d["store"]["in_sync"] is True
+        assert d["store"]["store_exception"]["type"] == cause
+
+    # a started primary
+    r = explain(es, index="healthy", shard=0, primary=True)
+    assert r["current_state"] == "started"
+    assert "unassigned_info" not in r
+    assert r["current_node"]["id"] == node_id
+    assert r["can_remain_on_current_node"] == "yes"
+    assert r["can_rebalance_to_other_node"] == "no"
+    assert "cluster_info" not in r
+
+    # include_disk_info: the node's disk and the started shards' sizes
+    r = es.cluster.allocation_explain(index="healthy", shard=0, primary=True,
+                                      include_disk_info=True).body
+    disk = r["cluster_info"]["nodes"][node_id]["least_available"]
+    assert disk["total_bytes"] >= disk["free_bytes"] > 0
+    assert disk["used_bytes"] == disk["total_bytes"] - disk["free_bytes"]
+    sizes = r["cluster_info"]["shard_sizes"]
+    assert set(sizes) == {"[healthy][0][p]_bytes"}  # the broken shards have no size
+    assert sizes["[healthy][0][p]_bytes"] > 0
+
+    # errors
+    status, body = explain_error(es, body={"index": "healthy"})
+    assert status == 400
+    assert body["error"]["type"] == "action_request_validation_exception"
+    assert body["error"]["reason"] == \
+        "Validation Failed: 1: shard must be specified;2: primary must be specified;"
+    status, body = explain_error(es, body={"index": "nope", "shard": 0, "primary": True})
+    assert status == 404 and body["error"]["type"] == "index_not_found_exception"
+    status, body = explain_error(es, body={"index": "healthy", "shard": 3, "primary": True})
+    assert status == 404 and body["error"]["type"] == "shard_not_found_exception"
+    status, body = explain_error(es, body={"index": "healthy", "shard": 0, "primary": True,
+                                           "bogus": 1})
+    assert status == 400 and body["error"]["type"] == "x_content_parse_exception"
+    status, body = explain_error(es, body={"index": "healthy", "shard": 0, "primary": False})
+    assert status == 400 and body["error"]["type"] == "illegal_argument_exception"
+    assert body["error"]["reason"].startswith("unable to find any shards to explain [")
+
+
 def test_commit_restored_brings_every_document_back(broken_node):
     es = broken_node["es"]
     for name in BROKEN:
@@ -167,3 +247,32 @@ def test_commit_restored_brings_every_document_back(broken_node):
             sorted((str(i), i) for i in range(FLUSHED + TRANSLOG))
         last = FLUSHED + TRANSLOG - 1
         assert es.get(index=name, id=str(last)).body["_source"] == source(name, last)
+
+
+def test_allocation_explain_when_every_shard_is_assigned(broken_node):
+    es = broken_node["es"]
+    assert es.cluster.health().body["status"] == "green"
+    status, body = explain_error(es)
+    assert status == 400
+    assert body["error"]["type"] == "illegal_argument_exception"
+    assert body["error"]["reason"] == (
+        "No shard was specified in the request which means the response should explain a "
+        "randomly-chosen unassigned shard, but there are no unassigned shards in this cluster. "
+        "To explain the allocation of an assigned shard you must specify the target shard in "
+        "the request.")
+    assert error_of(lambda: es.perform_request("GET", "/_cluster/allocation/explain",
+                                               headers={"accept": "application/json"}))[0] == 400
+
+    # a replica can never be allocated beside its primary on one node
+    es.indices.create(index="with-replica", settings={"number_of_shards": 2,
+                                                      "number_of_replicas": 1})
+    r = es.cluster.allocation_explain().body
+    assert (r["index"], r["primary"], r["current_state"]) == ("with-replica", False, "unassigned")
+    assert r["unassigned_info"]["reason"] == "INDEX_CREATED"
+    assert r["can_allocate"] == "no"
+    [d] = r["node_allocation_decisions"]
+    assert d["node_decision"] == "no"
+    assert [x["decider"] for x in d["deciders"]] == ["same_shard"]
+    assert d["deciders"][0]["decision"] == "NO"
+    r = es.cluster.allocation_explain(index="with-replica", shard=1, primary=True).body
+    assert r["current_state"] == "started"

@@ -516,7 +516,7 @@ fn epoch_cells() -> Vec<Cell> {
 }
 
 /// `yyyy-MM-ddTHH:mm:ss.SSSZ` of epoch milliseconds (UTC).
-fn iso_date(millis: i64) -> String {
+pub(crate) fn iso_date(millis: i64) -> String {
     let secs = millis.div_euclid(1000);
     let ms = millis.rem_euclid(1000);
     let days = secs.div_euclid(86_400);

@@ -80,7 +80,7 @@ pub(crate) fn node_id(node: &Node) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-const ROLES: &[&str] = &[
+pub(crate) const ROLES: &[&str] = &[
     "data",
     "data_cold",
     "data_content",
