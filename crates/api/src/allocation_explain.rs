@@ -121,8 +121,8 @@ enum Copy {
     },
 }
 
-fn copy_of(idx: &IndexService, primary: bool) -> Copy {
-    let failure = idx.allocation_failure().filter(|_| !idx.is_closed());
+fn copy_of(idx: &IndexService, shard: usize, primary: bool) -> Copy {
+    let failure = idx.shard_failure(shard).filter(|_| !idx.is_closed());
     match (primary, failure) {
         (true, Some(f)) => Copy::FailedPrimary(f),
         (true, None) => Copy::Started,
@@ -350,13 +350,10 @@ fn cluster_info(node: &Node, info: &NodeInfo) -> Value {
     let mut all = node.all();
     all.sort_by(|a, b| a.name.cmp(&b.name));
     for idx in all {
-        if idx.is_closed() || idx.allocation_failure().is_some() {
+        if idx.is_closed() {
             continue;
         }
-        for (shard, n) in stats::index_shard_numbers(&idx, &StatsOptions::default())
-            .iter()
-            .enumerate()
-        {
+        for (shard, n) in stats::shard_numbers_by_id(&idx, &StatsOptions::default()) {
             let key = format!("[{}][{shard}][p]_bytes", idx.name);
             sizes.insert(key, json!(n.store_bytes));
             paths.insert(started_summary(node, &idx, shard), json!(path));
@@ -376,10 +373,12 @@ fn first_unassigned(node: &Node) -> Option<(std::sync::Arc<IndexService>, usize,
     let mut all = node.all();
     all.sort_by(|a, b| a.name.cmp(&b.name));
     for idx in &all {
-        if idx.is_closed() || idx.allocation_failure().is_none() {
+        if idx.is_closed() {
             continue;
         }
-        return Some((idx.clone(), 0, true));
+        if let Some(f) = idx.allocation_failure() {
+            return Some((idx.clone(), f.shard, true));
+        }
     }
     all.into_iter()
         .find(|idx| cluster::effective_replicas(idx) > 0)
@@ -435,7 +434,7 @@ pub fn explain(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<Rest
                     "failed to resolve [{n}], no matching nodes"
                 )));
             }
-            if primary && idx.allocation_failure().is_some() && !idx.is_closed() {
+            if primary && idx.shard_failure(shard as usize).is_some() && !idx.is_closed() {
                 return Err(EsError::illegal_argument(format!(
                     "unable to find primary shard assigned to node [{n}]"
                 )));
@@ -464,7 +463,7 @@ pub fn explain(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<Rest
     out.insert("index".into(), json!(idx.name));
     out.insert("shard".into(), json!(shard));
     out.insert("primary".into(), json!(primary));
-    let copy = copy_of(&idx, primary);
+    let copy = copy_of(&idx, shard, primary);
     let state = match copy {
         Copy::Started => "started",
         _ => "unassigned",
