@@ -24,7 +24,10 @@ from conftest import LodeServer, lode_binary
 FLUSHED = 25  # documents in the commit
 TRANSLOG = 7  # documents indexed after the flush: in the translog only
 BROKEN = ["no-commit", "bad-commit"]
-INDICES = BROKEN + ["healthy"]
+# A fault that is not the store's: the translog directory is a file. "io-stuck" has no retry
+# left after the first failure, "io-retrying" the default 5.
+IO_FAULT = ["io-stuck", "io-retrying"]
+INDICES = BROKEN + IO_FAULT + ["healthy"]
 
 
 def client(url):
@@ -70,8 +73,10 @@ def broken_node(tmp_path_factory):
     uuids = {}
     for name in INDICES:
         # max_retries 1: no automatic retry, so the test decides when the shard opens again
-        es.indices.create(index=name, settings={"number_of_shards": 1, "number_of_replicas": 0,
-                                                "index.allocation.max_retries": 1})
+        settings = {"number_of_shards": 1, "number_of_replicas": 0}
+        if name != "io-retrying":
+            settings["index.allocation.max_retries"] = 1
+        es.indices.create(index=name, settings=settings)
         ops = []
         for i in range(FLUSHED):
             ops += [{"index": {"_index": name, "_id": str(i)}}, source(name, i)]
@@ -95,6 +100,11 @@ def broken_node(tmp_path_factory):
     os.remove(metas["no-commit"])
     with open(metas["bad-commit"], "wb") as f:
         f.write(b"{this is not a commit point")
+    for name in IO_FAULT:
+        translog = os.path.join(shard_dirs[name], "translog")
+        os.rename(translog, translog + ".moved")
+        with open(translog, "wb") as f:
+            f.write(b"not a directory")
     before = {n: digest_tree(shard_dirs[n]) for n in BROKEN}
     assert any(p.startswith("translog") for p in before["no-commit"])
     assert len([p for p in before["no-commit"] if p.startswith("index")]) > 1
@@ -232,14 +242,58 @@ def test_allocation_explain_of_the_broken_shards(broken_node):
     assert body["error"]["reason"].startswith("unable to find any shards to explain [")
 
 
+def test_allocation_explain_of_failures_that_are_not_the_store(broken_node):
+    es = broken_node["es"]
+    node_id = next(iter(es.nodes.info().body["nodes"]))
+
+    # no retry left: the max_retry decider says no
+    r = es.cluster.allocation_explain(index="io-stuck", shard=0, primary=True).body
+    assert r["current_state"] == "unassigned"
+    assert r["unassigned_info"]["reason"] == "ALLOCATION_FAILED"
+    assert r["unassigned_info"]["failed_allocation_attempts"] == 1
+    assert r["unassigned_info"]["last_allocation_status"] == "no"
+    assert r["can_allocate"] == "no"
+    assert r["allocate_explanation"].startswith(
+        "Elasticsearch isn't allowed to allocate this shard to any of the nodes in the cluster "
+        "that hold an in-sync copy of its data.")
+    [d] = r["node_allocation_decisions"]
+    assert d["node_decision"] == "no" and d["store"] == {"in_sync": True}
+    [dec] = d["deciders"]
+    assert (dec["decider"], dec["decision"]) == ("max_retry", "NO")
+    assert dec["explanation"].startswith(
+        "shard has exceeded the maximum number of retries [1] on failed allocation attempts - "
+        "manually call [POST /_cluster/reroute?retry_failed] to retry, "
+        "[unassigned_info[[reason=ALLOCATION_FAILED], at[")
+
+    # a retry is due: the shard can be allocated, here
+    r = es.cluster.allocation_explain(index="io-retrying", shard=0, primary=True).body
+    assert r["unassigned_info"]["last_allocation_status"] == "no_attempt"
+    assert r["can_allocate"] == "yes"
+    assert r["allocate_explanation"] == "Elasticsearch can allocate the shard."
+    assert r["target_node"]["id"] == node_id
+    [d] = r["node_allocation_decisions"]
+    assert d["node_decision"] == "yes" and "deciders" not in d
+    r = es.cluster.allocation_explain(index="io-retrying", shard=0, primary=True,
+                                      include_yes_decisions=True).body
+    [dec] = r["node_allocation_decisions"][0]["deciders"]
+    attempts = r["unassigned_info"]["failed_allocation_attempts"]
+    assert (dec["decider"], dec["decision"]) == ("max_retry", "YES")
+    assert dec["explanation"] == \
+        "shard has failed allocating [%d] times but [5] retries are allowed" % attempts
+
+
 def test_commit_restored_brings_every_document_back(broken_node):
     es = broken_node["es"]
     for name in BROKEN:
         with open(broken_node["metas"][name], "wb") as f:
             f.write(broken_node["saved"][name])
+    for name in IO_FAULT:
+        translog = os.path.join(broken_node["shard_dirs"][name], "translog")
+        os.remove(translog)
+        os.rename(translog + ".moved", translog)
     assert es.cluster.reroute(retry_failed=True, metric="none").body == {"acknowledged": True}
     assert wait_until(lambda: es.cluster.health().body["status"] == "green", 30)
-    for name in BROKEN:
+    for name in BROKEN + IO_FAULT:
         es.indices.refresh(index=name)
         assert es.count(index=name).body["count"] == FLUSHED + TRANSLOG
         hits = es.search(index=name, size=100).body["hits"]["hits"]
