@@ -26,7 +26,7 @@ const ALL_COPIES_INVALID: &str = "Elasticsearch can't allocate this shard becaus
 const ALL_NODES_FORBIDDEN: &str = "Elasticsearch isn't allowed to allocate this shard to any of the nodes in the cluster. Choose a node to which you expect this shard to be allocated, find this node in the node-by-node explanation, and address the reasons which prevent Elasticsearch from allocating this shard there.";
 const EXISTING_STORES_FORBIDDEN: &str = "Elasticsearch isn't allowed to allocate this shard to any of the nodes in the cluster that hold an in-sync copy of its data. Choose a node to which you expect this shard to be allocated, find this node in the node-by-node explanation, and address the reasons which prevent Elasticsearch from allocating this shard there.";
 const CAN_ALLOCATE: &str = "Elasticsearch can allocate the shard.";
-const ALREADY_BALANCED: &str = "Elasticsearch cannot rebalance this shard to another node since there is no node to which allocation is permitted which would improve the cluster balance. If you expect this shard to be rebalanced to another node, find the other node in the node-by-node explanation and address the reasons which prevent Elasticsearch from rebalancing this shard there.";
+const ALREADY_BALANCED: &str = "Elasticsearch cannot rebalance this shard to another node since there is no node to which allocation is permitted which would improve the cluster balance. If you expect this shard to be rebalanced to another node, find this node in the node-by-node explanation and address the reasons which prevent Elasticsearch from rebalancing this shard there.";
 const NO_SHARD_SPECIFIED: &str = "No shard was specified in the request which means the response should explain a randomly-chosen unassigned shard, but there are no unassigned shards in this cluster. To explain the allocation of an assigned shard you must specify the target shard in the request.";
 const RANDOM_SHARD_NOTE: &str = "No shard was specified in the explain API request, so this response explains a randomly chosen unassigned shard. There may be other unassigned shards in this cluster which cannot be assigned for different reasons. It may not be possible to assign this shard until one of the other shards is assigned correctly. To explain the allocation of other shards (whether assigned or unassigned) you must specify the target shard in the request to this API.";
 
@@ -132,13 +132,13 @@ fn copy_of(idx: &IndexService, shard: usize, primary: bool) -> Copy {
     }
 }
 
-/// The node's identity as ES's `discoveryNodeToXContent` (with the id).
+/// The node's identity as ES's `discoveryNodeToXContent` (with the id; `attributes` only
+/// when the node has some, and Lode's has none).
 fn node_json(node: &Node, info: &NodeInfo) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("id".into(), json!(cluster::node_id(node)));
     m.insert("name".into(), json!(info.node_name));
     m.insert("transport_address".into(), json!(info.transport_address()));
-    m.insert("attributes".into(), json!({}));
     m.insert("roles".into(), json!(cluster::ROLES));
     m
 }
@@ -149,7 +149,6 @@ fn node_decision_head(node: &Node, info: &NodeInfo) -> Map<String, Value> {
     m.insert("node_id".into(), json!(cluster::node_id(node)));
     m.insert("node_name".into(), json!(info.node_name));
     m.insert("transport_address".into(), json!(info.transport_address()));
-    m.insert("node_attributes".into(), json!({}));
     m.insert("roles".into(), json!(cluster::ROLES));
     m
 }
