@@ -164,6 +164,15 @@ def test_the_other_shards_serve(partial_node):
     assert body["error"]["type"] == "search_phase_execution_exception"
     assert body["error"]["reason"].startswith(
         "Search rejected due to missing shards [[%s][%d]]" % (INDEX, BROKEN))
+    # msearch items are searches
+    items = es.msearch(searches=[{"index": INDEX}, {"size": N},
+                                 {"index": INDEX, "allow_partial_search_results": False},
+                                 {}]).body["responses"]
+    assert sorted(h["_id"] for h in items[0]["hits"]["hits"]) == sorted(HEALTHY)
+    assert items[0]["_shards"]["failed"] == 1 and items[0]["status"] == 200
+    assert items[1]["status"] == 503
+    assert items[1]["error"]["reason"].startswith("Search rejected due to missing shards")
+
     # routed to the broken shard only: nothing to search
     status, body = error_of(lambda: es.search(index=INDEX, routing=ON_BROKEN[0]))
     assert status == 503 and body["error"]["reason"] == "all shards failed"

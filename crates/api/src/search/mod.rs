@@ -2673,6 +2673,7 @@ pub fn msearch(
             "request_cache",
             "routing",
             "preference",
+            "allow_partial_search_results",
         ] {
             if let Some(v) = header.get(k) {
                 sub.params.insert(
@@ -2702,13 +2703,17 @@ pub fn msearch(
                 if sreq.profile {
                     sreq.node_id = crate::cluster::node_id(node);
                 }
-                targets(node, &indices, &sub).and_then(|list| {
+                targets(node, &indices, &sub).and_then(|mut list| {
+                    let missing =
+                        split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
                     check_dls_features(&sreq, &list)?;
                     let _hits = reserve_hits_window(&sreq, &list)?;
-                    match &child {
+                    let mut out = match &child {
                         Some(c) => c.run(|| execute(list, &sreq, None)),
                         None => execute(list, &sreq, None),
-                    }
+                    }?;
+                    report_unavailable(&mut out, &missing);
+                    Ok(out)
                 })
             });
         drop(child);
