@@ -370,45 +370,43 @@ impl IndexService {
         let config = self.config();
         let state = self.mapping_state();
         let tokenizers = self.tokenizer_registrar(&state.mapping);
-        {
-            let (shard, pending) = Shard::open(
-                &self.path.join(i.to_string()),
-                i,
-                &state.schema,
-                &tokenizers,
-                &config,
-            )?;
-            shard.set_store_source(state.mapping.source_enabled);
-            if !pending.is_empty() {
-                let parser = DocParser {
-                    mapping: &state.mapping,
-                    schema: &state.schema,
-                    meta: MetaFields::of(&state.schema),
-                    nested_objects_limit: config.mapping_limits.nested_objects as usize,
-                };
-                let mut ops = Vec::with_capacity(pending.len());
-                for op in pending {
-                    let doc = if op.kind == OpKind::Index {
-                        let parsed = serde_json::from_slice::<Value>(&op.source)
-                            .ok()
-                            .and_then(|src| parser.parse(&op.id, &src).ok());
-                        match parsed {
-                            Some(Parsed::Doc(d)) => Some(*d),
-                            _ => {
-                                tracing::warn!(index = %self.name, id = %op.id, "translog operation no longer parses; skipped");
-                                continue;
-                            }
+        let (shard, pending) = Shard::open(
+            &self.path.join(i.to_string()),
+            i,
+            &state.schema,
+            &tokenizers,
+            &config,
+        )?;
+        shard.set_store_source(state.mapping.source_enabled);
+        if !pending.is_empty() {
+            let parser = DocParser {
+                mapping: &state.mapping,
+                schema: &state.schema,
+                meta: MetaFields::of(&state.schema),
+                nested_objects_limit: config.mapping_limits.nested_objects as usize,
+            };
+            let mut ops = Vec::with_capacity(pending.len());
+            for op in pending {
+                let doc = if op.kind == OpKind::Index {
+                    let parsed = serde_json::from_slice::<Value>(&op.source)
+                        .ok()
+                        .and_then(|src| parser.parse(&op.id, &src).ok());
+                    match parsed {
+                        Some(Parsed::Doc(d)) => Some(*d),
+                        _ => {
+                            tracing::warn!(index = %self.name, id = %op.id, "translog operation no longer parses; skipped");
+                            continue;
                         }
-                    } else {
-                        None
-                    };
-                    ops.push((op, doc));
-                }
-                let n = shard.replay(ops)?;
-                tracing::info!(index = %self.name, shard = i, operations = n, "recovered operations from translog");
+                    }
+                } else {
+                    None
+                };
+                ops.push((op, doc));
             }
-            Ok(Arc::new(shard))
+            let n = shard.replay(ops)?;
+            tracing::info!(index = %self.name, shard = i, operations = n, "recovered operations from translog");
         }
+        Ok(Arc::new(shard))
     }
 
     /// Registers the index's analyzers and keyword normalizers with a tantivy index.
