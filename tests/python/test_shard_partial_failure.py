@@ -149,6 +149,9 @@ def test_the_other_shards_serve(partial_node):
             assert by_shard[s]["state"] == "STARTED"
             assert by_shard[s]["docs"] == str(sum(1 for i in IDS if shard_of(i) == s))
 
+    [row] = es.cat.indices(index=INDEX, format="json", h="health,docs.count").body
+    assert row == {"health": "red", "docs.count": str(len(HEALTHY))}
+
     # searches: partial results from the started shards
     r = es.search(index=INDEX, size=N, track_total_hits=True).body
     assert sorted(h["_id"] for h in r["hits"]["hits"]) == sorted(HEALTHY)

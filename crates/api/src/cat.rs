@@ -661,8 +661,8 @@ fn indices(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Tab
             continue;
         }
         let closed = idx.is_closed();
-        // A red index has no started shard to read numbers from: ES leaves them empty.
-        let numbers = (!closed && idx.allocation_failure().is_none()).then(|| {
+        // The started shards' numbers; with none started, ES has no stats and leaves them empty.
+        let numbers = (!closed && h.active_primary > 0).then(|| {
             let mut n = Numbers::default();
             for s in stats::index_shard_numbers(&idx, &opts) {
                 n.add(&s);
