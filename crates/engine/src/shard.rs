@@ -1670,6 +1670,9 @@ mod tests {
             put(&shard, "a", "{}");
             shard.flush().unwrap();
             put(&shard, "b", "{}");
+            // Committed (not flushed: the translog keeps b), so that no indexing thread is
+            // still writing a segment while the files are compared below.
+            shard.refresh(true).unwrap();
         }
         let meta = dir.path().join("index").join("meta.json");
         let saved = std::fs::read(&meta).unwrap();
