@@ -76,11 +76,16 @@ def red_node(tmp_path_factory):
 
     saved = {}
     for name in BROKEN:
-        meta = os.path.join(data_dir, "indices", uuids[name], "0", "index", "meta.json")
-        with open(meta, "rb") as f:
-            saved[name] = (meta, f.read())
-        with open(meta, "wb") as f:
-            f.write(b"{this is not a commit point")
+        # every shard of the index (one broken shard among healthy ones:
+        # test_shard_store_failures.py)
+        saved[name] = []
+        for shard in range(INDICES[name][0]):
+            meta = os.path.join(data_dir, "indices", uuids[name], str(shard), "index",
+                                "meta.json")
+            with open(meta, "rb") as f:
+                saved[name].append((meta, f.read()))
+            with open(meta, "wb") as f:
+                f.write(b"{this is not a commit point")
 
     # The next generation's data directory is this one.
     os.symlink(data_dir, os.path.join(base, "data-%d" % (server.generation + 1)))
@@ -194,9 +199,9 @@ def test_red_then_back(red_node):
 
     # --- the fault goes away: the automatic retries bring red-auto back
     for name in ("red-auto", "red-stuck"):
-        meta, content = saved[name]
-        with open(meta, "wb") as f:
-            f.write(content)
+        for meta, content in saved[name]:
+            with open(meta, "wb") as f:
+                f.write(content)
     assert wait_until(lambda: health(es, index="red-auto")["status"] == "green", 30), \
         "red-auto did not come back by the automatic retries"
     assert es.count(index="red-auto").body["count"] == INDICES["red-auto"][1]

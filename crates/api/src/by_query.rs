@@ -668,13 +668,21 @@ pub fn shards_acknowledged(idx: &IndexService, wanted: Option<&str>) -> EsResult
 /// (default `1m`; until `deadline` when a `_bulk` shares one) for the primary to come back,
 /// then fails as ES's replication actions do: 503 `unavailable_shards_exception`. `item`
 /// describes the request (ES prints its `BulkShardRequest`).
+///
+/// `shard` is the shard the write routes to; `None` (an id yet to be generated) waits for
+/// every shard of the index.
 pub fn wait_for_primary(
     idx: &IndexService,
+    shard: Option<usize>,
     timeout: Option<&str>,
     deadline: Option<std::time::Instant>,
     item: &str,
 ) -> EsResult<()> {
-    if idx.allocation_failure().is_none() {
+    let failure = match shard {
+        Some(s) => idx.shard_failure(s),
+        None => idx.allocation_failure(),
+    };
+    if failure.is_none() {
         return Ok(());
     }
     let text = timeout.unwrap_or("1m");
@@ -682,7 +690,7 @@ pub fn wait_for_primary(
         Some(d) => d.saturating_duration_since(std::time::Instant::now()),
         None => parse_write_timeout(text)?,
     };
-    match idx.wait_active(wait) {
+    match idx.wait_shard_active(shard, wait) {
         Ok(()) => Ok(()),
         Err(f) => Err(EsError::new(
             503,

@@ -516,7 +516,7 @@ fn epoch_cells() -> Vec<Cell> {
 }
 
 /// `yyyy-MM-ddTHH:mm:ss.SSSZ` of epoch milliseconds (UTC).
-fn iso_date(millis: i64) -> String {
+pub(crate) fn iso_date(millis: i64) -> String {
     let secs = millis.div_euclid(1000);
     let ms = millis.rem_euclid(1000);
     let days = secs.div_euclid(86_400);
@@ -661,8 +661,8 @@ fn indices(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Tab
             continue;
         }
         let closed = idx.is_closed();
-        // A red index has no started shard to read numbers from: ES leaves them empty.
-        let numbers = (!closed && idx.allocation_failure().is_none()).then(|| {
+        // The started shards' numbers; with none started, ES has no stats and leaves them empty.
+        let numbers = (!closed && h.active_primary > 0).then(|| {
             let mut n = Numbers::default();
             for s in stats::index_shard_numbers(&idx, &opts) {
                 n.add(&s);
@@ -791,11 +791,17 @@ fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table
     // nothing else is left it is the search's 503.
     let red: Vec<(String, Vec<usize>)> = list
         .iter()
-        .filter(|i| i.allocation_failure().is_some())
-        .map(|i| (i.name.clone(), (0..i.num_shards()).collect()))
+        .filter(|i| !i.is_closed())
+        .map(|i| {
+            (
+                i.name.clone(),
+                i.allocation_failures().into_keys().collect(),
+            )
+        })
+        .filter(|(_, failed): &(String, Vec<usize>)| !failed.is_empty())
         .collect();
     if !red.is_empty() {
-        list.retain(|i| i.allocation_failure().is_none());
+        list.retain(|i| i.is_closed() || i.allocation_failures().len() < i.num_shards());
         if list.is_empty() {
             return Err(crate::search::all_shards_unavailable(&red));
         }
@@ -813,7 +819,7 @@ fn count(node: &Node, target: Option<&str>, req: &RestRequest) -> EsResult<Table
             total += seen.len() as u64;
             continue;
         }
-        for s in idx.shards()? {
+        for s in idx.started_shards()? {
             total += s.root_doc_count()?;
         }
     }
@@ -901,18 +907,18 @@ fn shards(
     let opts = StatsOptions::default();
     for idx in list {
         let h = cluster::index_health(&idx);
-        let failure = idx.allocation_failure().filter(|_| !idx.is_closed());
-        let numbers: Vec<Option<Numbers>> = if idx.is_closed() || failure.is_some() {
-            vec![None; h.shards]
-        } else {
-            stats::index_shard_numbers(&idx, &opts)
-                .into_iter()
-                .map(Some)
-                .collect()
-        };
+        let mut numbers: Vec<Option<Numbers>> = vec![None; h.shards];
+        if !idx.is_closed() {
+            for (s, n) in stats::shard_numbers_by_id(&idx, &opts) {
+                if let Some(slot) = numbers.get_mut(s) {
+                    *slot = Some(n);
+                }
+            }
+        }
         for (s, n) in numbers.iter().enumerate().take(h.shards) {
             let n = n.as_ref();
             let path = idx.path().join(s.to_string()).display().to_string();
+            let failure = idx.shard_failure(s).filter(|_| !idx.is_closed());
             if let Some(f) = &failure {
                 // The primary failed to open: unassigned, as ES's `ALLOCATION_FAILED`.
                 let mut row = vec![
@@ -1045,9 +1051,9 @@ fn segments(
     ]);
     let id = cluster::node_id(node);
     let ip = info.publish_host();
-    // A red index has no started shard, hence no segment to list.
-    for idx in list.iter().filter(|i| i.allocation_failure().is_none()) {
-        for s in idx.shards()? {
+    // An unassigned shard has no segment to list.
+    for idx in list.iter() {
+        for s in idx.started_shards()? {
             for g in s.segments()? {
                 t.push(vec![
                     Cell::s(idx.name.clone()),

@@ -80,7 +80,7 @@ pub(crate) fn node_id(node: &Node) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-const ROLES: &[&str] = &[
+pub(crate) const ROLES: &[&str] = &[
     "data",
     "data_cold",
     "data_content",
@@ -282,21 +282,30 @@ pub(crate) struct IndexHealth {
     pub unassigned: usize,
     /// Primaries unassigned because the index's shards failed to open: the index is red.
     pub unassigned_primary: usize,
+    /// The ids of those shards.
+    pub failed: Vec<usize>,
 }
 
 pub(crate) fn index_health(idx: &IndexService) -> IndexHealth {
     let shards = idx.num_shards();
     let replicas = effective_replicas(idx);
-    if idx.allocation_failure().is_some() {
+    let failed: Vec<usize> = if idx.is_closed() {
+        Vec::new()
+    } else {
+        idx.allocation_failures().into_keys().collect()
+    };
+    if !failed.is_empty() {
+        let started = shards - failed.len();
         return IndexHealth {
             name: idx.name.clone(),
             status: Health::Red,
             shards,
             replicas,
-            active_primary: 0,
-            active: 0,
-            unassigned: shards * (replicas + 1),
-            unassigned_primary: shards,
+            active_primary: started,
+            active: started,
+            unassigned: shards * replicas + failed.len(),
+            unassigned_primary: failed.len(),
+            failed,
         };
     }
     let unassigned = shards * replicas;
@@ -313,6 +322,7 @@ pub(crate) fn index_health(idx: &IndexService) -> IndexHealth {
         active: shards,
         unassigned,
         unassigned_primary: 0,
+        failed,
     }
 }
 
@@ -648,12 +658,19 @@ fn health_json(info: &NodeInfo, h: &ClusterHealth, level: Level, timed_out: bool
             );
             if level == Level::Shards {
                 let mut shards = Map::new();
-                let red = i.unassigned_primary > 0;
                 for s in 0..i.shards {
+                    let red = i.failed.contains(&s);
+                    let status = if red {
+                        Health::Red
+                    } else if i.replicas > 0 {
+                        Health::Yellow
+                    } else {
+                        Health::Green
+                    };
                     shards.insert(
                         s.to_string(),
                         json!({
-                            "status": i.status.as_str(),
+                            "status": status.as_str(),
                             "primary_active": !red,
                             "active_shards": if red { 0 } else { 1 },
                             "relocating_shards": 0,

@@ -155,7 +155,7 @@ fn finish_write(index: &IndexService, w: &DocWrite, refresh: RefreshPolicy) -> E
     match refresh {
         RefreshPolicy::None => Ok(false),
         RefreshPolicy::Immediate => {
-            index.shards()?[w.shard].refresh(false)?;
+            index.shard(w.shard)?.refresh(false)?;
             index
                 .data_version
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -216,6 +216,7 @@ pub fn index(
     let index = node.index_for_write(index_name)?;
     crate::by_query::wait_for_primary(
         &index,
+        id.map(|id| index.shard_for(id, routing(req))),
         req.param("timeout"),
         None,
         &item_description("index", &index.name, id, Some(&req.body)),
@@ -321,6 +322,7 @@ pub fn delete(
     let index = node.existing_write_target(index_name)?;
     crate::by_query::wait_for_primary(
         &index,
+        Some(index.shard_for(id, routing(req))),
         req.param("timeout"),
         None,
         &item_description("delete", &index.name, Some(id), None),
@@ -1129,6 +1131,7 @@ pub fn update(
     };
     crate::by_query::wait_for_primary(
         &index,
+        Some(index.shard_for(id, routing(req))),
         req.param("timeout"),
         None,
         &item_description("update", &index.name, Some(id), None),
@@ -1339,7 +1342,7 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             match refresh {
                 RefreshPolicy::None => {}
                 RefreshPolicy::Immediate => {
-                    idx.shards()?[*shard].refresh(false)?;
+                    idx.shard(*shard)?.refresh(false)?;
                     idx.data_version
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
@@ -1461,6 +1464,9 @@ fn bulk_item(
     };
     crate::by_query::wait_for_primary(
         &index,
+        item.id
+            .as_deref()
+            .map(|id| index.shard_for(id, item.routing.as_deref())),
         defaults.timeout.as_deref(),
         Some(defaults.deadline),
         &item_description(&item.action, &index.name, item.id.as_deref(), source),

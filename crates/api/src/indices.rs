@@ -308,13 +308,14 @@ fn broadcast(
     let (mut total, mut done) = (0, 0);
     for i in list {
         total += i.num_shards();
-        // A red index's unassigned shards count in `total` only (ES's broadcast actions skip
-        // shards with no started copy without calling them failures).
-        if i.allocation_failure().is_some() {
+        // Unassigned shards count in `total` only (ES's broadcast actions skip shards with no
+        // started copy without calling them failures).
+        let started = i.num_shards() - i.allocation_failures().len();
+        if started == 0 {
             continue;
         }
         f(i)?;
-        done += i.num_shards();
+        done += started;
     }
     let mut header = shards_header(total);
     header["successful"] = json!(done);

@@ -10,6 +10,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod aliases;
+pub mod allocation_explain;
 /// proptest strategies shared with lode-engine and lode-query (one file, test builds only).
 #[cfg(test)]
 #[path = "../../engine/src/testing/arb_json.rs"]

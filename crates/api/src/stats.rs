@@ -344,14 +344,30 @@ fn matches_any(patterns: &[String], name: &str) -> bool {
         .any(|p| lode_engine::mapping::wildcard_match(p, name))
 }
 
-/// Per-shard numbers of an index, in shard order (closed indices from disk).
+/// Per-shard numbers of an index's started shards, in shard order (closed indices from disk).
 pub(crate) fn index_shard_numbers(idx: &IndexService, opts: &StatsOptions) -> Vec<Numbers> {
+    shard_numbers_by_id(idx, opts)
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect()
+}
+
+/// [`index_shard_numbers`] with each shard's id (an unassigned shard has none).
+pub(crate) fn shard_numbers_by_id(
+    idx: &IndexService,
+    opts: &StatsOptions,
+) -> Vec<(usize, Numbers)> {
     if idx.is_closed() {
         return (0..idx.num_shards())
-            .map(|i| closed_shard_numbers(&idx.path().join(i.to_string()), opts))
+            .map(|i| {
+                (
+                    i,
+                    closed_shard_numbers(&idx.path().join(i.to_string()), opts),
+                )
+            })
             .collect();
     }
-    match idx.shards() {
+    match idx.started_shards() {
         Ok(shards) => {
             let mut out: Vec<Numbers> = shards
                 .iter()
@@ -376,7 +392,7 @@ pub(crate) fn index_shard_numbers(idx: &IndexService, opts: &StatsOptions) -> Ve
             if let Some(first) = out.first_mut() {
                 first.request_cache = crate::search::request_cache::stats(&idx.uuid);
             }
-            out
+            shards.iter().map(|s| s.id).zip(out).collect()
         }
         Err(_) => Vec::new(),
     }
@@ -759,7 +775,8 @@ pub fn index_stats(
     let mut started = 0usize;
     let mut per_index = Map::new();
     for idx in &list {
-        let shards = index_shard_numbers(idx, &opts);
+        let by_id = shard_numbers_by_id(idx, &opts);
+        let shards: Vec<Numbers> = by_id.iter().map(|(_, n)| n.clone()).collect();
         let health = cluster::index_health(idx);
         shard_copies += health.shards * (1 + health.replicas);
         started += shards.len();
@@ -780,7 +797,7 @@ pub fn index_stats(
         im.insert("total".into(), rendered);
         if level == Level::Shards {
             let mut sm = Map::new();
-            for (i, n) in shards.iter().enumerate() {
+            for (i, n) in &by_id {
                 let mut entry = Map::new();
                 entry.insert(
                     "routing".into(),
@@ -831,12 +848,8 @@ pub fn segments(node: &Node, indices: Option<&str>, req: &RestRequest) -> EsResu
     for idx in &list {
         let health = cluster::index_health(idx);
         shard_copies += health.shards * (1 + health.replicas);
-        // A red index has no started shard: it counts in `total` only.
-        let shards = if idx.allocation_failure().is_some() {
-            Vec::new()
-        } else {
-            idx.shards()?
-        };
+        // Unassigned shards count in `total` only.
+        let shards = idx.started_shards()?;
         started += shards.len();
         let mode = match shards.first().map(|s| s.codec()) {
             Some(Codec::BestCompression) => "BEST_COMPRESSION",

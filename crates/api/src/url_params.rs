@@ -243,6 +243,12 @@ pub const CLUSTER_HEALTH: ApiParams = api(
     ],
     &["awareness_attribute", "ensure_node_weighed_in"],
 );
+pub const CLUSTER_ALLOCATION_EXPLAIN: ApiParams = api(
+    "cluster.allocation_explain",
+    &[NO_EFFECT, &["include_disk_info", "include_yes_decisions"]],
+    &[],
+)
+.with_body();
 pub const CLUSTER_REROUTE: ApiParams = api(
     "cluster.reroute",
     &[NO_EFFECT, &["dry_run", "explain", "retry_failed", "metric"]],

@@ -35,7 +35,8 @@ pub struct IndexService {
     settings: RwLock<FlatSettings>,
     config: RwLock<IndexConfig>,
     mapping: RwLock<Arc<MappingState>>,
-    shards: RwLock<Vec<Arc<Shard>>>,
+    /// The shards by id; `None` while a shard is unassigned (it failed to open).
+    shards: RwLock<Vec<Option<Arc<Shard>>>>,
     closed: AtomicBool,
     state_lock: Mutex<()>,
     /// Bumped whenever searchable data may have changed (request-cache invalidation).
@@ -46,9 +47,10 @@ pub struct IndexService {
     /// `floorMod(murmur3(routing as UTF-16), routing_num_shards) / routing_factor`. `None` for
     /// indices created before Lode routed as ES (they keep the hash they were written with).
     routing_num_shards: Option<usize>,
-    /// Set while the index's shards could not be opened (ES: the primaries are unassigned
-    /// with `ALLOCATION_FAILED`): the index stays in the node, red, and opening is retried.
-    failure: RwLock<Option<AllocationFailure>>,
+    /// The shards that could not be opened, by id (ES: those primaries are unassigned with
+    /// `ALLOCATION_FAILED`): the index stays in the node, red, its other shards serve, and
+    /// opening the failed ones is retried.
+    failures: RwLock<BTreeMap<usize, AllocationFailure>>,
     /// Set once the index is deleted, so an opening retry in flight gives up.
     deleted: AtomicBool,
 }
@@ -99,6 +101,16 @@ enum OpenMode {
     Create,
     Recover,
     Closed,
+}
+
+/// The shard slots of an index of `n` shards holding the opened ones.
+fn opened_slots(n: usize, opened: Vec<Arc<Shard>>) -> Vec<Option<Arc<Shard>>> {
+    let mut slots: Vec<Option<Arc<Shard>>> = vec![None; n];
+    for s in opened {
+        let id = s.id;
+        slots[id] = Some(s);
+    }
+    slots
 }
 
 fn state_path(path: &Path) -> PathBuf {
@@ -236,14 +248,17 @@ impl IndexService {
             last_refresh: Mutex::new(Instant::now()),
             aliases: RwLock::new(BTreeMap::new()),
             routing_num_shards,
-            failure: RwLock::new(None),
+            failures: RwLock::new(BTreeMap::new()),
             deleted: AtomicBool::new(false),
         };
         match mode {
-            OpenMode::Create => svc.open_shards().map_err(|(_, e)| e)?,
+            OpenMode::Create => svc.open_all()?,
             OpenMode::Recover => {
-                if let Err(e) = svc.open_shards() {
-                    svc.record_failure(e);
+                let n = svc.num_shards();
+                let (opened, failed) = svc.open_shards(&(0..n).collect::<Vec<_>>());
+                *svc.shards.write() = opened_slots(n, opened);
+                for f in failed {
+                    svc.record_failure(f);
                 }
             }
             OpenMode::Closed => {}
@@ -251,25 +266,49 @@ impl IndexService {
         Ok(svc)
     }
 
-    /// Records a failed attempt to open the shards, scheduling the next retry while
+    /// Opens every shard, or none: the first failure is the error (a new or reopened index).
+    fn open_all(&self) -> EsResult<()> {
+        let n = self.num_shards();
+        let (opened, failed) = self.open_shards(&(0..n).collect::<Vec<_>>());
+        if let Some((_, e)) = failed.into_iter().next() {
+            return Err(e);
+        }
+        *self.shards.write() = opened_slots(n, opened);
+        Ok(())
+    }
+
+    /// Records a failed attempt to open a shard, scheduling the next retry while
     /// `index.allocation.max_retries` (default 5) allows one.
     fn record_failure(&self, (shard, error): (usize, EsError)) {
         let max = self.usize_setting("index.allocation.max_retries", 5) as u32;
-        let mut slot = self.failure.write();
-        let attempts = slot.as_ref().map_or(0, |f| f.attempts) + 1;
-        tracing::error!(index = %self.name, shard, attempts, error = %error, "could not open the index's shards: it stays red and unassigned");
-        *slot = Some(AllocationFailure {
-            error,
+        let mut failures = self.failures.write();
+        let attempts = failures.get(&shard).map_or(0, |f| f.attempts) + 1;
+        tracing::error!(index = %self.name, shard, attempts, error = %error, "could not open a shard of the index: it stays red and the shard unassigned");
+        failures.insert(
             shard,
-            at: now_millis(),
-            attempts,
-            next_retry: (attempts < max).then(|| Instant::now() + retry_delay(attempts)),
-        });
+            AllocationFailure {
+                error,
+                shard,
+                at: now_millis(),
+                attempts,
+                next_retry: (attempts < max).then(|| Instant::now() + retry_delay(attempts)),
+            },
+        );
     }
 
-    /// Why the index's shards are unassigned, when they are.
+    /// Why the index's first unassigned shard is unassigned, when one is (the index is red).
     pub fn allocation_failure(&self) -> Option<AllocationFailure> {
-        self.failure.read().clone()
+        self.failures.read().values().next().cloned()
+    }
+
+    /// Every unassigned shard of the index, by shard id.
+    pub fn allocation_failures(&self) -> BTreeMap<usize, AllocationFailure> {
+        self.failures.read().clone()
+    }
+
+    /// Why one shard is unassigned, when it is.
+    pub fn shard_failure(&self, shard: usize) -> Option<AllocationFailure> {
+        self.failures.read().get(&shard).cloned()
     }
 
     /// Tries to open the shards of an index that failed to open. `reset` clears the failed
@@ -277,26 +316,32 @@ impl IndexService {
     /// index is open now.
     pub fn retry_open(&self, reset: bool) -> bool {
         let _one = self.state_lock.lock();
-        if self.deleted.load(Ordering::SeqCst) || self.failure.read().is_none() {
-            return self.failure.read().is_none();
+        if self.deleted.load(Ordering::SeqCst) || self.failures.read().is_empty() {
+            return self.failures.read().is_empty();
         }
         if reset {
-            if let Some(f) = self.failure.write().as_mut() {
+            for f in self.failures.write().values_mut() {
                 f.attempts = 0;
             }
         }
-        match self.open_shards() {
-            Ok(()) => {
-                *self.failure.write() = None;
-                self.data_version.fetch_add(1, Ordering::Relaxed);
-                tracing::info!(index = %self.name, "the index's shards opened on retry");
-                true
+        let failed: Vec<usize> = self.failures.read().keys().copied().collect();
+        let (opened, still) = self.open_shards(&failed);
+        if !opened.is_empty() {
+            let mut slots = self.shards.write();
+            let mut failures = self.failures.write();
+            for shard in opened {
+                tracing::info!(index = %self.name, shard = shard.id, "the shard opened on retry");
+                failures.remove(&shard.id);
+                if let Some(slot) = slots.get_mut(shard.id) {
+                    *slot = Some(shard);
+                }
             }
-            Err(e) => {
-                self.record_failure(e);
-                false
-            }
+            self.data_version.fetch_add(1, Ordering::Relaxed);
         }
+        for f in still {
+            self.record_failure(f);
+        }
+        self.failures.read().is_empty()
     }
 
     /// Marks the index deleted (waiting for an opening retry in flight to finish).
@@ -305,54 +350,63 @@ impl IndexService {
         self.deleted.store(true, Ordering::SeqCst);
     }
 
-    /// Opens every shard (recovering its translog). On failure, the shard that failed and why.
-    fn open_shards(&self) -> Result<(), (usize, EsError)> {
+    /// Opens the given shards (recovering their translogs): those that opened, and those
+    /// that failed with why.
+    #[allow(clippy::type_complexity)]
+    fn open_shards(&self, which: &[usize]) -> (Vec<Arc<Shard>>, Vec<(usize, EsError)>) {
+        let mut opened = Vec::new();
+        let mut failed = Vec::new();
+        for &i in which {
+            match self.open_shard(i) {
+                Ok(shard) => opened.push(shard),
+                Err(e) => failed.push((i, e)),
+            }
+        }
+        (opened, failed)
+    }
+
+    /// Opens one shard, recovering its translog.
+    fn open_shard(&self, i: usize) -> EsResult<Arc<Shard>> {
         let config = self.config();
         let state = self.mapping_state();
         let tokenizers = self.tokenizer_registrar(&state.mapping);
-        let mut shards = Vec::new();
-        for i in 0..config.number_of_shards {
-            let (shard, pending) = Shard::open(
-                &self.path.join(i.to_string()),
-                i,
-                &state.schema,
-                &tokenizers,
-                &config,
-            )
-            .map_err(|e| (i, e))?;
-            shard.set_store_source(state.mapping.source_enabled);
-            if !pending.is_empty() {
-                let parser = DocParser {
-                    mapping: &state.mapping,
-                    schema: &state.schema,
-                    meta: MetaFields::of(&state.schema),
-                    nested_objects_limit: config.mapping_limits.nested_objects as usize,
-                };
-                let mut ops = Vec::with_capacity(pending.len());
-                for op in pending {
-                    let doc = if op.kind == OpKind::Index {
-                        let parsed = serde_json::from_slice::<Value>(&op.source)
-                            .ok()
-                            .and_then(|src| parser.parse(&op.id, &src).ok());
-                        match parsed {
-                            Some(Parsed::Doc(d)) => Some(*d),
-                            _ => {
-                                tracing::warn!(index = %self.name, id = %op.id, "translog operation no longer parses; skipped");
-                                continue;
-                            }
+        let (shard, pending) = Shard::open(
+            &self.path.join(i.to_string()),
+            i,
+            &state.schema,
+            &tokenizers,
+            &config,
+        )?;
+        shard.set_store_source(state.mapping.source_enabled);
+        if !pending.is_empty() {
+            let parser = DocParser {
+                mapping: &state.mapping,
+                schema: &state.schema,
+                meta: MetaFields::of(&state.schema),
+                nested_objects_limit: config.mapping_limits.nested_objects as usize,
+            };
+            let mut ops = Vec::with_capacity(pending.len());
+            for op in pending {
+                let doc = if op.kind == OpKind::Index {
+                    let parsed = serde_json::from_slice::<Value>(&op.source)
+                        .ok()
+                        .and_then(|src| parser.parse(&op.id, &src).ok());
+                    match parsed {
+                        Some(Parsed::Doc(d)) => Some(*d),
+                        _ => {
+                            tracing::warn!(index = %self.name, id = %op.id, "translog operation no longer parses; skipped");
+                            continue;
                         }
-                    } else {
-                        None
-                    };
-                    ops.push((op, doc));
-                }
-                let n = shard.replay(ops).map_err(|e| (i, e))?;
-                tracing::info!(index = %self.name, shard = i, operations = n, "recovered operations from translog");
+                    }
+                } else {
+                    None
+                };
+                ops.push((op, doc));
             }
-            shards.push(Arc::new(shard));
+            let n = shard.replay(ops)?;
+            tracing::info!(index = %self.name, shard = i, operations = n, "recovered operations from translog");
         }
-        *self.shards.write() = shards;
-        Ok(())
+        Ok(Arc::new(shard))
     }
 
     /// Registers the index's analyzers and keyword normalizers with a tantivy index.
@@ -506,26 +560,67 @@ impl IndexService {
         self.closed.load(Ordering::SeqCst)
     }
 
+    /// Every shard of the index: an error while one is unassigned (see [`Self::started_shards`]
+    /// for the ones that serve).
     pub fn shards(&self) -> EsResult<Vec<Arc<Shard>>> {
         if self.is_closed() {
             return Err(EsError::index_closed(&self.name, &self.uuid));
         }
-        if let Some(f) = self.failure.read().as_ref() {
+        if let Some(f) = self.failures.read().values().next() {
             return Err(EsError::no_shard_available(format!(
                 "No shard available for [[{}][{}]]",
                 self.name, f.shard
             )));
         }
-        Ok(self.shards.read().clone())
+        Ok(self.shards.read().iter().flatten().cloned().collect())
+    }
+
+    /// The started shards (every shard but the unassigned ones), in shard order.
+    pub fn started_shards(&self) -> EsResult<Vec<Arc<Shard>>> {
+        if self.is_closed() {
+            return Err(EsError::index_closed(&self.name, &self.uuid));
+        }
+        Ok(self.shards.read().iter().flatten().cloned().collect())
+    }
+
+    /// One shard: ES's 503 `no_shard_available_action_exception` while it is unassigned.
+    pub fn shard(&self, id: usize) -> EsResult<Arc<Shard>> {
+        if self.is_closed() {
+            return Err(EsError::index_closed(&self.name, &self.uuid));
+        }
+        self.shards
+            .read()
+            .get(id)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| {
+                EsError::no_shard_available(format!(
+                    "No shard available for [[{}][{id}]]",
+                    self.name
+                ))
+            })
     }
 
     /// Waits up to `timeout` for the shards of an index that failed to open to come back
     /// (ES's replication actions wait for an active primary, then answer
     /// `unavailable_shards_exception`). `Err` holds the failure still in place.
     pub fn wait_active(&self, timeout: std::time::Duration) -> Result<(), AllocationFailure> {
+        self.wait_shard_active(None, timeout)
+    }
+
+    /// [`Self::wait_active`] for one shard (`None`: every shard).
+    pub fn wait_shard_active(
+        &self,
+        shard: Option<usize>,
+        timeout: std::time::Duration,
+    ) -> Result<(), AllocationFailure> {
         let deadline = Instant::now() + timeout;
         loop {
-            let Some(f) = self.allocation_failure() else {
+            let failure = match shard {
+                Some(s) => self.shard_failure(s),
+                None => self.allocation_failure(),
+            };
+            let Some(f) = failure else {
                 return Ok(());
             };
             let now = Instant::now();
@@ -597,7 +692,7 @@ impl IndexService {
         let schema = if schema::needs_extension(&guard.schema, &compiled) {
             let schema = schema::extend(Some(&guard.schema), &compiled);
             let registrar = self.tokenizer_registrar(&compiled);
-            for shard in self.shards.read().iter() {
+            for shard in self.shards.read().iter().flatten() {
                 shard.extend_schema(&schema, &registrar)?;
             }
             schema
@@ -644,8 +739,7 @@ impl IndexService {
             };
             match parser.parse(&id, source)? {
                 Parsed::Doc(doc) => {
-                    let shards = self.shards()?;
-                    let shard = &shards[shard_id];
+                    let shard = &self.shard(shard_id)?;
                     let result = shard.index(
                         &id,
                         raw,
@@ -698,8 +792,9 @@ impl IndexService {
     ) -> EsResult<DocWrite> {
         self.check_block(crate::blocks::Level::Write)?;
         let shard_id = self.shard_for(id, routing);
-        let shards = self.shards()?;
-        let result = shards[shard_id].delete(id, req, &self.name, &self.uuid)?;
+        let result = self
+            .shard(shard_id)?
+            .delete(id, req, &self.name, &self.uuid)?;
         Ok(DocWrite {
             id: id.to_string(),
             shard: shard_id,
@@ -713,7 +808,8 @@ impl IndexService {
         routing: Option<&str>,
         realtime: bool,
     ) -> EsResult<Option<crate::shard::StoredDoc>> {
-        if self.allocation_failure().is_some() && !self.is_closed() {
+        let shard_id = self.shard_for(id, routing);
+        if self.shard_failure(shard_id).is_some() && !self.is_closed() {
             // ES's `TransportSingleShardAction` with no started copy, `GetRequest#toString`.
             return Err(EsError::no_shard_available(format!(
                 "No shard available for [get [{}][{id}]: routing [{}]]",
@@ -721,15 +817,14 @@ impl IndexService {
                 routing.unwrap_or("null")
             )));
         }
-        let shards = self.shards()?;
-        shards[self.shard_for(id, routing)].get(id, realtime)
+        self.shard(shard_id)?.get(id, realtime)
     }
 
     /// Waits for a write to be durable (durability `request`). Inside
     /// [`crate::durability::deferred`] the wait is recorded instead, for the caller to await.
     pub fn ensure_durable(&self, shard: usize, loc: crate::translog::Location) -> EsResult<()> {
         if self.config.read().durability == Durability::Request {
-            let shard = self.shards()?[shard].clone();
+            let shard = self.shard(shard)?;
             if let Some((shard, loc)) = crate::durability::defer(shard, loc) {
                 shard.sync_translog(loc)?;
             }
@@ -739,7 +834,7 @@ impl IndexService {
 
     pub fn refresh(&self) -> EsResult<()> {
         let mut changed = false;
-        for s in self.shards()? {
+        for s in self.started_shards()? {
             changed |= s.refresh(false)?;
             s.stats
                 .external_refresh_total
@@ -755,13 +850,13 @@ impl IndexService {
     /// `refresh=wait_for`: returns once the write with `seq_no` on `shard` is searchable.
     pub fn wait_for_refresh(&self, shard: usize, seq_no: u64) -> EsResult<()> {
         let periodic = self.config.read().refresh_interval.is_some();
-        self.shards()?[shard].wait_for_refresh(seq_no, periodic)?;
+        self.shard(shard)?.wait_for_refresh(seq_no, periodic)?;
         self.data_version.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
     pub fn flush(&self) -> EsResult<()> {
-        for s in self.shards()? {
+        for s in self.started_shards()? {
             s.flush()?;
         }
         self.data_version.fetch_add(1, Ordering::Relaxed);
@@ -774,7 +869,7 @@ impl IndexService {
         only_expunge_deletes: bool,
         flush: bool,
     ) -> EsResult<()> {
-        for s in self.shards()? {
+        for s in self.started_shards()? {
             s.force_merge(max_num_segments, only_expunge_deletes)?;
             if flush {
                 s.flush()?;
@@ -790,16 +885,18 @@ impl IndexService {
             return;
         }
         let due = self
-            .failure
+            .failures
             .read()
-            .as_ref()
-            .map(|f| f.next_retry.is_some_and(|t| Instant::now() >= t));
-        // An index whose shards failed to open: only the retry, when due.
-        if due.is_some_and(|due| !due || !self.retry_open(false)) {
-            return;
+            .values()
+            .any(|f| f.next_retry.is_some_and(|t| Instant::now() >= t));
+        // Shards that failed to open: the retry, when due; the started ones are maintained.
+        if due {
+            self.retry_open(false);
         }
         let config = self.config();
-        let Ok(shards) = self.shards() else { return };
+        let Ok(shards) = self.started_shards() else {
+            return;
+        };
         if let Some(interval) = config.refresh_interval {
             let due = self.last_refresh.lock().elapsed() >= interval;
             if due {
@@ -897,14 +994,14 @@ impl IndexService {
         if !self.is_closed() {
             return Ok(());
         }
-        self.open_shards().map_err(|(_, e)| e)?;
+        self.open_all()?;
         self.closed.store(false, Ordering::SeqCst);
         self.persist()
     }
 
-    /// Flushes every shard (clean shutdown).
+    /// Flushes every started shard (clean shutdown).
     pub fn shutdown(&self) {
-        if let Ok(shards) = self.shards() {
+        if let Ok(shards) = self.started_shards() {
             for s in shards {
                 if let Err(e) = s.flush() {
                     tracing::warn!(index = %self.name, error = %e, "flush on shutdown failed");

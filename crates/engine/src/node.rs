@@ -565,6 +565,61 @@ mod failed_open_tests {
         assert!(node.get("doomed").is_none() && !path.exists());
     }
 
+    /// One shard of three failing leaves the other two started: only the failed one is
+    /// unassigned, its documents refused, the others' served; a retry reopens only it.
+    #[test]
+    fn shards_fail_one_by_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let ids: Vec<String> = (0..30).map(|i| i.to_string()).collect();
+        let path = {
+            let node = Node::open(dir.path()).unwrap();
+            let idx = node
+                .create_index("three", &json!({"number_of_shards": 3}), &Value::Null)
+                .unwrap();
+            for id in &ids {
+                let src = json!({"f": id});
+                let raw: Arc<[u8]> = serde_json::to_vec(&src).unwrap().into();
+                idx.index_doc(Some(id), &src, raw, None, VersionReq::Internal, false)
+                    .unwrap();
+            }
+            idx.flush().unwrap();
+            let path = idx.path().to_path_buf();
+            node.shutdown();
+            path
+        };
+        let meta = path.join("1/index/meta.json");
+        let good = std::fs::read(&meta).unwrap();
+        std::fs::remove_file(&meta).unwrap();
+
+        let node = Node::open(dir.path()).unwrap();
+        let idx = node.get("three").unwrap();
+        let failures = idx.allocation_failures();
+        assert_eq!(failures.keys().copied().collect::<Vec<_>>(), vec![1]);
+        assert_eq!(failures[&1].error.kind, "index_shard_recovery_exception");
+        let started: Vec<usize> = idx.started_shards().unwrap().iter().map(|s| s.id).collect();
+        assert_eq!(started, vec![0, 2]);
+        assert!(idx.shards().is_err() && idx.shard(1).is_err() && idx.shard(2).is_ok());
+        for id in &ids {
+            let got = idx.get_doc(id, None, true);
+            if idx.shard_for(id, None) == 1 {
+                assert_eq!(got.err().unwrap().status, 503);
+            } else {
+                assert!(got.unwrap().is_some(), "{id} on a started shard");
+            }
+        }
+        assert!(idx.wait_shard_active(Some(0), Duration::ZERO).is_ok());
+        assert!(idx.wait_shard_active(Some(1), Duration::ZERO).is_err());
+        idx.refresh().unwrap();
+
+        std::fs::write(&meta, good).unwrap();
+        assert!(idx.retry_open(true));
+        assert!(idx.allocation_failures().is_empty());
+        assert_eq!(idx.shards().unwrap().len(), 3);
+        for id in &ids {
+            assert!(idx.get_doc(id, None, true).unwrap().is_some());
+        }
+    }
+
     #[test]
     fn retries_stop_at_max_retries() {
         let dir = tempfile::tempdir().unwrap();

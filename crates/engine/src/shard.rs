@@ -524,9 +524,19 @@ impl Shard {
         config: &IndexConfig,
     ) -> EsResult<(Shard, PendingReplay)> {
         let index_path = path.join("index");
+        // A shard directory that holds data but no commit point is never made a new, empty
+        // index: that would lose the documents and let the new index's garbage collection
+        // delete the old files (ES's `StoreRecovery`: the shard fails and stays unassigned).
+        if !index_path.join("meta.json").exists() {
+            let present = shard_data_files(path);
+            if !present.is_empty() {
+                return Err(missing_commit(&index_path, &present));
+            }
+        }
         let dir = LazySyncDirectory::open(&index_path)?;
         let index = if Index::exists(&dir).unwrap_or(false) {
-            let existing = Index::open(dir.clone())?;
+            let existing =
+                Index::open(dir.clone()).map_err(|e| unreadable_commit(&index_path, e))?;
             if existing.schema() != *schema
                 || existing.settings().docstore_compression
                     != tantivy_settings(config.codec).docstore_compression
@@ -1503,6 +1513,72 @@ fn open_writer_reader(
     Ok((writer, reader, (points, sources)))
 }
 
+/// The files of a shard directory that are index data: everything but tantivy's lock files
+/// (which a new index leaves behind too), as paths relative to the shard directory, sorted.
+fn shard_data_files(shard: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(root, &path, out);
+                continue;
+            }
+            let name = entry.file_name();
+            if matches!(
+                name.to_str(),
+                Some(".tantivy-writer.lock" | ".tantivy-meta.lock")
+            ) {
+                continue;
+            }
+            if let Ok(rel) = path.strip_prefix(root) {
+                out.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(shard, shard, &mut out);
+    out.sort();
+    out
+}
+
+/// ES's failure for a store with files but no commit point: `StoreRecovery` throws
+/// `IndexShardRecoveryException` caused by Lucene's `IndexNotFoundException`.
+fn missing_commit(index_path: &Path, files: &[String]) -> EsError {
+    let listed = format!("[{}]", files.join(", "));
+    EsError::new(
+        500,
+        "index_shard_recovery_exception",
+        format!("shard allocated for local recovery (post api), should exist, but doesn't, current files: {listed}"),
+    )
+    .caused_by(EsError::new(
+        500,
+        "index_not_found_exception",
+        format!(
+            "no segments* file found in store({}): files: {listed}",
+            index_path.display()
+        ),
+    ))
+}
+
+/// An existing commit point that cannot be read: Lucene's `CorruptIndexException` when its
+/// contents do not parse, the I/O failure otherwise.
+fn unreadable_commit(index_path: &Path, e: tantivy::TantivyError) -> EsError {
+    match e {
+        e @ tantivy::TantivyError::DataCorruption(_) => EsError::new(
+            500,
+            "corrupt_index_exception",
+            format!(
+                "{e} (resource=store({}))",
+                index_path.join("meta.json").display()
+            ),
+        ),
+        other => EsError::from(other),
+    }
+}
+
 /// Rewrites meta.json with a new schema and doc-store codec (segments are untouched: fields
 /// only ever get appended, so existing segments stay valid).
 fn rewrite_meta(dir: &LazySyncDirectory, schema: &Schema, codec: Codec) -> EsResult<()> {
@@ -1704,6 +1780,58 @@ mod tests {
                 s.searcher.search(&q, &Count).unwrap()
             }
         }
+    }
+
+    /// A shard directory with data but no commit point (or an unreadable one) fails to open
+    /// and is left byte for byte as it was; an empty directory still becomes a new index.
+    #[test]
+    fn a_store_without_its_commit_is_refused_untouched() {
+        fn tree(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+            let mut out = std::collections::BTreeMap::new();
+            for rel in shard_data_files(root) {
+                out.insert(rel.clone(), std::fs::read(root.join(&rel)).unwrap());
+            }
+            out
+        }
+        let schema = schema::extend(None, &Mapping::empty());
+        let config = IndexConfig::from_flat(&FlatSettings::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let shard = open(dir.path());
+            put(&shard, "a", "{}");
+            shard.flush().unwrap();
+            put(&shard, "b", "{}");
+            // Committed (not flushed: the translog keeps b), so that no indexing thread is
+            // still writing a segment while the files are compared below.
+            shard.refresh(true).unwrap();
+        }
+        let meta = dir.path().join("index").join("meta.json");
+        let saved = std::fs::read(&meta).unwrap();
+        std::fs::remove_file(&meta).unwrap();
+        let before = tree(dir.path());
+        let err = Shard::open(dir.path(), 0, &schema, &|_| {}, &config)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind, "index_shard_recovery_exception");
+        assert!(err.reason.contains("should exist, but doesn't"));
+        assert_eq!(err.caused_by.unwrap().kind, "index_not_found_exception");
+        assert_eq!(tree(dir.path()), before);
+
+        std::fs::write(&meta, b"{not json").unwrap();
+        let before = tree(dir.path());
+        let err = Shard::open(dir.path(), 0, &schema, &|_| {}, &config)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind, "corrupt_index_exception");
+        assert_eq!(tree(dir.path()), before);
+
+        std::fs::write(&meta, saved).unwrap();
+        let (shard, ops) = Shard::open(dir.path(), 0, &schema, &|_| {}, &config).unwrap();
+        assert_eq!(count(&shard, Some("a")), 1);
+        assert_eq!(ops.len(), 1, "the translog still holds b");
+
+        let fresh = tempfile::tempdir().unwrap();
+        assert_eq!(count(&open(&fresh.path().join("new")), None), 0);
     }
 
     /// Writes made while a commit holds the writer queue, and land in order once it is back:

@@ -154,6 +154,7 @@ fn literals_after(prev: &str) -> &'static [&'static str] {
         ],
         "_nodes" | "{node_id}" => &["hot_threads", "reload_secure_settings", "stats", "usage"],
         "_cat" => CAT_NAMES,
+        "allocation" => &["explain"],
         "_cache" => &["clear"],
         "_search" => &["scroll", "template"],
         "_prometheus" => &["metrics"],

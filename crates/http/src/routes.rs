@@ -4,8 +4,8 @@ use lode_api::cluster::NodeInfo;
 use lode_api::rest::{Method, RestRequest, RestResponse};
 use lode_api::url_params::*;
 use lode_api::{
-    aliases, by_query, cat, cluster, cluster_settings, docs, indices, search, stats,
-    stored_scripts, tasks,
+    aliases, allocation_explain, by_query, cat, cluster, cluster_settings, docs, indices, search,
+    stats, stored_scripts, tasks,
 };
 use lode_engine::{EsError, EsResult, Node};
 use std::cell::Cell;
@@ -98,6 +98,11 @@ fn dispatch(
         }
         (Get, ["_cluster", "settings"]) => {
             call(&CLUSTER_GET_SETTINGS, &|| cluster_settings::get(node, req))
+        }
+        (Get | Post, ["_cluster", "allocation", "explain"]) => {
+            call(&CLUSTER_ALLOCATION_EXPLAIN, &|| {
+                allocation_explain::explain(node, info, req)
+            })
         }
         (Post, ["_cluster", "reroute"]) => call(&CLUSTER_REROUTE, &|| cluster::reroute(node, req)),
         (Get, ["_cluster", "health"]) => {

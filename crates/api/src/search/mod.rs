@@ -1178,7 +1178,8 @@ fn query_phase(
             let keys = keys.clone();
             let after = after.clone();
             let started = Instant::now();
-            let shard_stats = &t.index.shards()?[s.shard_id].stats;
+            let shard = t.index.shard(s.shard_id)?;
+            let shard_stats = &shard.stats;
             let searcher = &s.searcher;
             let collect = |limit: usize| -> EsResult<(u64, Vec<Candidate>)> {
                 // Never reserve more slots than the shard has documents (scrolls ask for all).
@@ -1792,8 +1793,8 @@ fn fetch_phase(
                 Value::Array(vals.iter().zip(keys).map(|(v, k)| v.to_json(k)).collect()),
             );
         }
-        if let Ok(shards) = t.index.shards() {
-            let st = &shards[h.shard].stats;
+        if let Ok(shard) = t.index.shard(h.shard) {
+            let st = &shard.stats;
             st.fetch_total.fetch_add(1, Ordering::Relaxed);
             add_elapsed(&st.fetch_time_nanos, started);
             st.record_groups(
@@ -1950,18 +1951,29 @@ fn unavailable_shard_failure(index: &str, shard: usize) -> Value {
            "reason": {"type": "no_shard_available_action_exception", "reason": null}})
 }
 
-/// The searched indices whose shards failed to open, each with the shards the request would
-/// have searched (ES groups shard failures by index and cause: one entry per index).
+/// The searched indices with shards that failed to open, each with those of them the request
+/// would have searched (ES groups shard failures by index and cause: one entry per index).
 fn unavailable(list: &[Searched], routing: &[String]) -> Vec<(String, Vec<usize>)> {
     list.iter()
-        .filter(|s| s.index.allocation_failure().is_some())
+        .filter(|s| !s.index.is_closed())
         .map(|s| {
-            let shards = (0..s.index.num_shards())
+            let shards: Vec<usize> = s
+                .index
+                .allocation_failures()
+                .into_keys()
                 .filter(|i| routed(&s.index, routing, *i))
                 .collect();
             (s.index.name.clone(), shards)
         })
+        .filter(|(_, shards)| !shards.is_empty())
         .collect()
+}
+
+/// Whether a searched index has a started shard the request routes to.
+fn has_started_shard(s: &Searched, routing: &[String]) -> bool {
+    s.index.is_closed()
+        || (0..s.index.num_shards())
+            .any(|i| routed(&s.index, routing, i) && s.index.shard_failure(i).is_none())
 }
 
 /// ES's answer when no searched shard has a started copy: 503 "all shards failed".
@@ -2015,7 +2027,7 @@ fn split_unavailable(
         e.extra.insert("failed_shards".into(), json!([]));
         return Err(e);
     }
-    list.retain(|s| s.index.allocation_failure().is_none());
+    list.retain(|s| has_started_shard(s, routing));
     if list.is_empty() {
         return Err(all_shards_unavailable(&missing));
     }
@@ -2046,7 +2058,16 @@ fn report_unavailable(out: &mut Value, missing: &[(String, Vec<usize>)]) {
 }
 
 fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
-    let missing = unavailable(&indices, routing);
+    // `split_unavailable` took out the indices with no started shard to search; the started
+    // shards of the others are searched, their unassigned ones reported by the caller.
+    let missing: Vec<(String, Vec<usize>)> = unavailable(&indices, routing)
+        .into_iter()
+        .filter(|(name, _)| {
+            indices
+                .iter()
+                .any(|s| &s.index.name == name && !has_started_shard(s, routing))
+        })
+        .collect();
     if !missing.is_empty() {
         return Err(all_shards_unavailable(&missing));
     }
@@ -2055,7 +2076,7 @@ fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
         .map(|s| {
             let searchers = s
                 .index
-                .shards()?
+                .started_shards()?
                 .iter()
                 .filter(|sh| routed(&s.index, routing, sh.id))
                 .map(|sh| sh.searcher())
@@ -2536,7 +2557,7 @@ fn execute_cached(
         if let Some(f) = &s.filter {
             key.push_str(&f.to_string());
         }
-        for shard in s.index.shards()? {
+        for shard in s.index.started_shards()? {
             key.push_str(&format!(
                 ":{}",
                 shard.searcher().searcher.generation().generation_id()
@@ -2547,7 +2568,7 @@ fn execute_cached(
     if let Some(mut hit) = request_cache::get(&key, &uuids) {
         // As in ES, a query phase answered from the cache still counts in `search.query_total`.
         for s in &indices {
-            for shard in s.index.shards()? {
+            for shard in s.index.started_shards()? {
                 if routed(&s.index, &sreq.routing, shard.id) {
                     shard.stats.query_total.fetch_add(1, Ordering::Relaxed);
                     add_elapsed(&shard.stats.query_time_nanos, started);
@@ -2648,6 +2669,7 @@ pub fn msearch(
             "request_cache",
             "routing",
             "preference",
+            "allow_partial_search_results",
         ] {
             if let Some(v) = header.get(k) {
                 sub.params.insert(
@@ -2677,13 +2699,17 @@ pub fn msearch(
                 if sreq.profile {
                     sreq.node_id = crate::cluster::node_id(node);
                 }
-                targets(node, &indices, &sub).and_then(|list| {
+                targets(node, &indices, &sub).and_then(|mut list| {
+                    let missing =
+                        split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
                     check_dls_features(&sreq, &list)?;
                     let _hits = reserve_hits_window(&sreq, &list)?;
-                    match &child {
+                    let mut out = match &child {
                         Some(c) => c.run(|| execute(list, &sreq, None)),
                         None => execute(list, &sreq, None),
-                    }
+                    }?;
+                    report_unavailable(&mut out, &missing);
+                    Ok(out)
                 })
             });
         drop(child);
@@ -2952,7 +2978,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
     };
     let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref(), None)?;
     for t in &ctx.targets {
-        if let Ok(shards) = t.index.shards() {
+        if let Ok(shards) = t.index.started_shards() {
             for s in shards {
                 s.stats.scroll_total.fetch_add(1, Ordering::Relaxed);
             }

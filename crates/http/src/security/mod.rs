@@ -566,6 +566,7 @@ pub fn classify(method: &axum::http::Method, s: &[&str]) -> Target {
         ["_cluster", "settings"] if get => Cluster("cluster:monitor/settings"),
         ["_cluster", "settings"] => Cluster("cluster:admin/settings/update"),
         ["_cluster", "health", ..] => Cluster("cluster:monitor/health"),
+        ["_cluster", "allocation", "explain"] => Cluster("cluster:monitor/allocation/explain"),
         ["_nodes", rest @ ..] if rest.contains(&"stats") => Cluster("cluster:monitor/nodes/stats"),
         ["_nodes", ..] => Cluster("cluster:monitor/nodes/info"),
         ["_cat", api @ ("indices" | "count" | "shards" | "segments" | "recovery"), rest @ ..]
