@@ -329,6 +329,9 @@ pub(crate) enum SourceSpec {
     /// A boolean column's values (0/1) and `missing` for documents without any (`terms`'
     /// `missing` on a boolean field).
     Bools { field: String, missing: bool },
+    /// A keyword column with `missing` for documents without a value, as the term's ordinal
+    /// where the segment has the term (`terms`' `missing` equal to an indexed term).
+    KeywordMissing { field: String, missing: String },
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
         value: (String, super::sources::NumericColumn, Option<f64>),
@@ -358,6 +361,9 @@ pub(crate) struct TermsOp {
     /// Exact-value include/exclude on numeric fields (tantivy filters strings only).
     pub numeric_include: Option<Vec<f64>>,
     pub numeric_exclude: Option<Vec<f64>>,
+    /// A keyword `include` (regex or values) applied when rendering, because the `missing`
+    /// value passes it and tantivy's would drop the `missing` bucket.
+    string_include: Option<StringInclude>,
     tantivy_missing: Option<Value>,
     /// `missing` on a boolean field, given by the computed column `source_field`.
     bool_missing: Option<bool>,
@@ -1392,7 +1398,7 @@ fn plan_terms(
             }
         }),
     };
-    let (tantivy_missing, bool_missing, source_field) = match tantivy_missing {
+    let (tantivy_missing, bool_missing, mut source_field) = match tantivy_missing {
         Some(Value::Bool(b)) => {
             sources.push(SourceSpec::Bools {
                 field: field.name.clone(),
@@ -1407,6 +1413,18 @@ fn plan_terms(
             field.name = with_missing(&field.name, &m);
             None
         }
+        // A keyword's `missing` equal to a term of a segment would collide with tantivy's
+        // bucket for it: a computed column gives such documents the term instead.
+        Some(Value::String(m))
+            if source_field.is_none() && field.storage() == Some(Storage::Keyword) =>
+        {
+            sources.push(SourceSpec::KeywordMissing {
+                field: field.name.clone(),
+                missing: m.clone(),
+            });
+            source_field = Some(source_name(sources.len() - 1));
+            Some(Value::String(m))
+        }
         other => other,
     };
 
@@ -1417,6 +1435,7 @@ fn plan_terms(
         format,
         numeric_include: None,
         numeric_exclude: None,
+        string_include: None,
         tantivy_missing,
         bool_missing,
         source_field,
@@ -1471,7 +1490,70 @@ fn plan_terms(
             }
         }
     }
+    // The `missing` value goes through `include`/`exclude` as a term (ES filters the values
+    // `MissingValues` gives): tantivy's filters, resolved in each segment's dictionary, drop
+    // its bucket under any `include` and keep it under any `exclude`.
+    if let (TermsKind::String, Some(Value::String(m))) = (kind, &op.tantivy_missing) {
+        let matches = |f: &Value| match f {
+            Value::String(r) => {
+                regex::Regex::new(&format!("^(?:{r})$")).is_ok_and(|r| r.is_match(m))
+            }
+            Value::Array(vals) => vals.iter().any(|v| v.as_str() == Some(m.as_str())),
+            _ => false,
+        };
+        let included = op.tantivy_include.as_ref().is_none_or(matches);
+        let excluded = op.tantivy_exclude.as_ref().is_some_and(matches);
+        if !included || excluded {
+            op.tantivy_missing = None;
+        } else if op.tantivy_include.is_some() {
+            // Kept: the include is applied when rendering instead.
+            op.string_include = match op.tantivy_include.take() {
+                Some(Value::String(r)) => Some(StringInclude::Regex(
+                    regex::Regex::new(&format!("^(?:{r})$")).map_err(|e| {
+                        EsError::illegal_argument(format!("Invalid regular expression [{r}]: {e}"))
+                    })?,
+                )),
+                Some(Value::Array(vals)) => Some(StringInclude::Values(
+                    vals.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect(),
+                )),
+                _ => None,
+            };
+        }
+    }
     Ok(op)
+}
+
+/// A keyword `include` applied when rendering: an anchored regex or a set of terms.
+pub(crate) enum StringInclude {
+    Regex(regex::Regex),
+    Values(std::collections::HashSet<String>),
+}
+
+impl TermsOp {
+    /// Whether a bucket key passes the filters applied when rendering (numeric
+    /// `include`/`exclude`, and a keyword `include` that `missing` passes).
+    pub(crate) fn keeps(&self, key: &tantivy::aggregation::Key) -> bool {
+        let x = super::render::key_f64(key);
+        let string_ok = match (&self.string_include, key) {
+            (None, _) => true,
+            (Some(StringInclude::Regex(r)), tantivy::aggregation::Key::Str(k)) => r.is_match(k),
+            (Some(StringInclude::Values(vals)), tantivy::aggregation::Key::Str(k)) => {
+                vals.contains(k)
+            }
+            (Some(_), _) => false,
+        };
+        string_ok
+            && self
+                .numeric_include
+                .as_ref()
+                .is_none_or(|inc| inc.contains(&x))
+            && self
+                .numeric_exclude
+                .as_ref()
+                .is_none_or(|exc| !exc.contains(&x))
+    }
 }
 
 fn number(v: &Value) -> Option<f64> {
@@ -2087,7 +2169,8 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 Stage::ShardPrune
                     if orders_by_bucket
                         || op.numeric_include.is_some()
-                        || op.numeric_exclude.is_some() =>
+                        || op.numeric_exclude.is_some()
+                        || op.string_include.is_some() =>
                 {
                     (ALL, ALL)
                 }
@@ -2299,7 +2382,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
         }
         (_, Op::SignificantTerms { terms: op, .. }) | (_, Op::RareTerms(op)) => {
             let mut body = json!({
-                "field": op.field.name,
+                "field": op.source_field.as_ref().unwrap_or(&op.field.name),
                 "size": ALL,
                 "segment_size": ALL,
                 "min_doc_count": 1,

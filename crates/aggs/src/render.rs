@@ -844,19 +844,7 @@ impl Renderer<'_> {
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
         let shards = self.exec.shard_count();
-        let kept: Vec<&BucketEntry> = buckets
-            .iter()
-            .filter(|b| {
-                let x = key_f64(&b.key);
-                op.numeric_include
-                    .as_ref()
-                    .is_none_or(|inc| inc.contains(&x))
-                    && op
-                        .numeric_exclude
-                        .as_ref()
-                        .is_none_or(|exc| !exc.contains(&x))
-            })
-            .collect();
+        let kept: Vec<&BucketEntry> = buckets.iter().filter(|b| op.keeps(&b.key)).collect();
         let mut keyed: Vec<(SortKey, &BucketEntry)> = kept
             .into_iter()
             .map(|b| {
@@ -1128,16 +1116,7 @@ impl Renderer<'_> {
         let mut kept: Vec<&BucketEntry> = buckets
             .iter()
             .filter(|b| b.doc_count <= max_doc_count)
-            .filter(|b| {
-                let x = key_f64(&b.key);
-                op.numeric_include
-                    .as_ref()
-                    .is_none_or(|inc| inc.contains(&x))
-                    && op
-                        .numeric_exclude
-                        .as_ref()
-                        .is_none_or(|exc| !exc.contains(&x))
-            })
+            .filter(|b| op.keeps(&b.key))
             .collect();
         kept.sort_by(|a, b| {
             a.doc_count
