@@ -515,6 +515,10 @@ pub(crate) enum Op {
     },
     /// `top_metrics`: rendered by re-running the search per bucket (see `top_hits.rs`).
     TopMetrics,
+    /// `auto_date_histogram` below a bucket aggregation: each enclosing bucket chooses its
+    /// rounding from its own documents at render time (`auto_date.rs`), and each of its
+    /// buckets collects its sub-aggregations in a pass of its own.
+    AutoDatePerBucket(DateHistogramOp),
     /// `variable_width_histogram` below a bucket aggregation: clustered per bucket at
     /// render time (`vwh.rs`), its sub-aggregations collected per bucket.
     VariableWidthPerBucket {
@@ -643,9 +647,9 @@ fn plan_node<'r>(
         AggKind::AutoDateHistogram(a) => {
             let chosen = a.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let Some(choice) = chosen else {
-                return Err(EsError::illegal_argument(
-                    "[auto_date_histogram] under another bucket aggregation is not supported by Lode (only at the top level)",
-                ));
+                // Below a bucket aggregation: each bucket chooses its rounding at render time.
+                let op = plan_date_histogram(&a.hist, ctx, sources, ty)?;
+                return finish_node(node, Op::AutoDatePerBucket(op), ctx, sources, ty);
             };
             let mut op = plan_date_histogram(&a.hist, ctx, sources, ty)?;
             sources.push(SourceSpec::Dates {
@@ -1168,6 +1172,17 @@ fn plan_node<'r>(
             }
         }
     };
+    finish_node(node, op, ctx, sources, ty)
+}
+
+/// Plans `node`'s sub-aggregations under its `op`.
+fn finish_node<'r>(
+    node: &'r AggNode,
+    op: Op,
+    ctx: &QueryContext,
+    sources: &mut Vec<SourceSpec>,
+    ty: &'static str,
+) -> EsResult<PlanNode<'r>> {
     let subs = if matches!(op, Op::Nested { .. }) {
         NESTED_DEPTH.with(|c| c.set(c.get() + 1));
         let subs = plan_level(&node.subs, ctx, sources, Some(ty));

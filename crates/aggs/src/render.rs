@@ -293,6 +293,13 @@ impl Renderer<'_> {
                 out.insert(key, Value::Object(obj));
                 continue;
             }
+            if let (Op::AutoDatePerBucket(op), AggKind::AutoDateHistogram(req)) =
+                (&node.op, &node.req.kind)
+            {
+                self.render_auto_date_per_bucket(node, req, op, scope, &mut obj)?;
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
             if let (Op::SignificantText, AggKind::SignificantText(req)) = (&node.op, &node.req.kind)
             {
                 let r = super::significant_text::run(self.exec, req, scope)?;
@@ -1016,6 +1023,71 @@ impl Renderer<'_> {
             list.push(Value::Object(b));
         }
         obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
+    /// `auto_date_histogram` below a bucket aggregation: the rounding chosen from the
+    /// bucket's own documents (as ES rounds per owning bucket), then each bucket from the
+    /// first to the last counted and its sub-aggregations collected over the enclosing
+    /// bucket's documents in its interval.
+    fn render_auto_date_per_bucket(
+        &mut self,
+        node: &PlanNode,
+        req: &crate::request::AutoDateHistogramReq,
+        op: &super::plan::DateHistogramOp,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let queries = self
+            .exec
+            .targets
+            .iter()
+            .map(|pt| top_hits::bucket_query(pt, scope))
+            .collect::<EsResult<Vec<_>>>()?;
+        let parts: Vec<(&crate::exec::AggTarget, &dyn tantivy::query::Query)> = self
+            .exec
+            .targets
+            .iter()
+            .zip(&queries)
+            .map(|(pt, q)| (pt.target, &**q))
+            .collect();
+        let bounds = crate::auto_date::bounds(req, &parts)?;
+        let choice = crate::auto_date::choose(req, bounds);
+        let mut out: Vec<RenderedBucket> = Vec::new();
+        if let Some((min, max)) = bounds {
+            let r = &choice.rounding;
+            let (first, last) = (r.bucket_of(min).0, r.bucket_of(max).0);
+            for i in first..=last {
+                let (key, next) = (r.key_of(i), r.key_of(i + 1));
+                // A wall-clock bucket that DST skipped has the next bucket's key.
+                if out.last().is_some_and(|p| p.key == json!(key)) {
+                    continue;
+                }
+                let scope = scope.with(Constraint::range(
+                    op.field.clone(),
+                    Some(key as f64),
+                    Some(next as f64),
+                    op.missing.map(|m| m as f64),
+                ));
+                let (results, doc_count) = self.exec.collect_level(node, &scope)?;
+                let b = BucketEntry {
+                    key_as_string: None,
+                    key: Key::F64(key as f64),
+                    doc_count,
+                    sub_aggregation: results,
+                };
+                out.push(self.histogram_bucket(
+                    node,
+                    &req.hist.order,
+                    &b,
+                    json!(key),
+                    op.format.format(key as f64),
+                    &scope,
+                )?);
+            }
+        }
+        self.finish_histogram(&req.hist.order, out, req.hist.keyed, obj)?;
+        obj.insert("interval".into(), json!(choice.interval));
         Ok(())
     }
 
