@@ -519,6 +519,13 @@ pub(crate) enum Op {
     /// rounding from its own documents at render time (`auto_date.rs`), and each of its
     /// buckets collects its sub-aggregations in a pass of its own.
     AutoDatePerBucket(DateHistogramOp),
+    /// `sampler`/`diversified_sampler` below a bucket aggregation: each enclosing bucket's
+    /// best-scoring documents per shard, sampled at render time (ES's
+    /// `BestDocsDeferringCollector` keeps a queue per owning bucket).
+    SamplerPerBucket {
+        shard_size: usize,
+        diversify: Option<(FieldRef, usize, Option<String>)>,
+    },
     /// `variable_width_histogram` below a bucket aggregation: clustered per bucket at
     /// render time (`vwh.rs`), its sub-aggregations collected per bucket.
     VariableWidthPerBucket {
@@ -682,11 +689,6 @@ fn plan_node<'r>(
             }
         }
         AggKind::Sampler { .. } | AggKind::DiversifiedSampler { .. } => {
-            if let Some(parent) = parent {
-                return Err(EsError::illegal_argument(format!(
-                    "[{ty}] under a [{parent}] aggregation is not supported by Lode (only at the top level)"
-                )));
-            }
             let (shard_size, diversify) = match &node.kind {
                 AggKind::DiversifiedSampler {
                     shard_size,
@@ -704,6 +706,19 @@ fn plan_node<'r>(
                 AggKind::Sampler { shard_size } => (*shard_size, None),
                 _ => unreachable!(),
             };
+            if parent.is_some() {
+                // Below a bucket aggregation: each bucket sampled at render time.
+                return finish_node(
+                    node,
+                    Op::SamplerPerBucket {
+                        shard_size,
+                        diversify,
+                    },
+                    ctx,
+                    sources,
+                    ty,
+                );
+            }
             sources.push(SourceSpec::Sample {
                 shard_size,
                 diversify,

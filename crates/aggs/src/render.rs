@@ -56,6 +56,8 @@ pub(crate) enum Constraint {
         source: usize,
         key: std::sync::Arc<Vec<u8>>,
     },
+    /// A sample of documents (a `sampler` below a bucket aggregation), by segment.
+    Sample(std::sync::Arc<crate::sources::SampleQuery>),
 }
 
 #[derive(Clone, Default)]
@@ -290,6 +292,21 @@ impl Renderer<'_> {
                 (&node.op, &node.req.kind)
             {
                 self.render_vwh_per_bucket(node, req, scope, &mut obj)?;
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
+            if let Op::SamplerPerBucket {
+                shard_size,
+                diversify,
+            } = &node.op
+            {
+                self.render_sampler_per_bucket(
+                    node,
+                    *shard_size,
+                    diversify.as_ref(),
+                    scope,
+                    &mut obj,
+                )?;
                 out.insert(key, Value::Object(obj));
                 continue;
             }
@@ -1023,6 +1040,42 @@ impl Renderer<'_> {
             list.push(Value::Object(b));
         }
         obj.insert("buckets".into(), Value::Array(list));
+        Ok(())
+    }
+
+    /// `sampler`/`diversified_sampler` below a bucket aggregation: on each shard the
+    /// enclosing bucket's `shard_size` best-scoring matches (diversified as at the top
+    /// level), their count and the sub-aggregations over them.
+    fn render_sampler_per_bucket(
+        &mut self,
+        node: &PlanNode,
+        shard_size: usize,
+        diversify: Option<&(super::plan::FieldRef, usize, Option<String>)>,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let mut sets: std::collections::HashMap<tantivy::index::SegmentId, tantivy::BitSet> =
+            std::collections::HashMap::new();
+        for pt in &self.exec.targets {
+            let q = top_hits::bucket_query(pt, scope)?;
+            for shard in pt.target.shards {
+                let top = crate::sources::sample(shard, &*q, shard_size, diversify)
+                    .map_err(|e| EsError::internal(format!("sampler: {e}")))?;
+                for addr in top {
+                    let reader = shard.searcher.segment_reader(addr.segment_ord);
+                    sets.entry(reader.segment_id())
+                        .or_insert_with(|| tantivy::BitSet::with_max_value(reader.max_doc().max(1)))
+                        .insert(addr.doc_id);
+                }
+            }
+        }
+        let sample = Constraint::Sample(std::sync::Arc::new(crate::sources::SampleQuery {
+            sets: std::sync::Arc::new(sets),
+        }));
+        let scope = scope.with(sample);
+        let (results, doc_count) = self.exec.collect_level(node, &scope)?;
+        obj.insert("doc_count".into(), json!(doc_count));
+        obj.extend(self.render_level(&node.subs, &results, &scope, false)?);
         Ok(())
     }
 

@@ -306,6 +306,7 @@ fn level_and_bucket(c: &Constraint) -> (String, String) {
         Constraint::Filter { source, bucket } => (format!("f{source}"), bucket.to_string()),
         Constraint::GeoCell { source, cell } => (format!("g{source}"), cell.to_string()),
         Constraint::CompositeKey { source, key } => (format!("c{source}"), format!("{key:?}")),
+        Constraint::Sample(q) => (format!("s{:p}", std::sync::Arc::as_ptr(q)), String::new()),
     }
 }
 

@@ -115,6 +115,62 @@ pub(crate) struct SampleProvider {
     pub sets: std::collections::HashMap<tantivy::index::SegmentId, BitSet>,
 }
 
+/// The documents of a sample (a `sampler` below a bucket aggregation: each enclosing
+/// bucket's sample), by segment (segment ids are unique across indices).
+#[derive(Clone)]
+pub(crate) struct SampleQuery {
+    pub sets: Arc<std::collections::HashMap<tantivy::index::SegmentId, BitSet>>,
+}
+
+impl std::fmt::Debug for SampleQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SampleQuery")
+            .field("segments", &self.sets.len())
+            .finish()
+    }
+}
+
+impl tantivy::query::Query for SampleQuery {
+    fn weight(
+        &self,
+        _scoring: tantivy::query::EnableScoring<'_>,
+    ) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl Weight for SampleQuery {
+    fn scorer(
+        &self,
+        reader: &SegmentReader,
+        boost: tantivy::Score,
+    ) -> tantivy::Result<Box<dyn tantivy::query::Scorer>> {
+        let set = match self.sets.get(&reader.segment_id()) {
+            Some(set) => set.clone(),
+            None => BitSet::with_max_value(1),
+        };
+        Ok(Box::new(tantivy::query::ConstScorer::new(
+            tantivy::query::BitSetDocSet::from(set),
+            boost,
+        )))
+    }
+
+    fn explain(
+        &self,
+        reader: &SegmentReader,
+        doc: DocId,
+    ) -> tantivy::Result<tantivy::query::Explanation> {
+        match self.sets.get(&reader.segment_id()) {
+            Some(set) if set.contains(doc) => {
+                Ok(tantivy::query::Explanation::new("SampleQuery", 1.0))
+            }
+            _ => Err(tantivy::TantivyError::InvalidArgument(format!(
+                "document {doc} does not match"
+            ))),
+        }
+    }
+}
+
 /// A shard's `shard_size` best-scoring matches of `query` (ties in document order); with
 /// `diversify`, read in score order, at most `max` per value of the field (the document's
 /// values together make its key; documents without one share a key), as ES's

@@ -340,6 +340,7 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
                 }
             }
         }
+        Constraint::Sample(q) => Box::new((**q).clone()),
         Constraint::GeoCell { source, cell } => {
             let Some(SourceSpec::GeoCells { field, grid }) = pt.plan.sources.get(*source) else {
                 return Err(EsError::internal("unknown geo grid source"));
