@@ -1078,11 +1078,31 @@ fn plan_node<'r>(
             ..
         } => {
             let op = plan_terms(node, terms, ctx, sources)?;
-            if op.kind != TermsKind::String || op.field.def.is_none() {
+            if is_runtime_source(&op.field.name) {
                 return Err(EsError::illegal_argument(format!(
-                    "significant_terms on [{}] is not supported by Lode: only keyword fields are",
-                    terms.field
+                    "[significant_terms] aggregation [{}] on a script or runtime field is not supported by Lode",
+                    node.name
                 )));
+            }
+            match (op.kind, op.field.storage()) {
+                // ES's `numericSupplier` refuses floating-point values sources.
+                (TermsKind::Double, _) => {
+                    return Err(EsError::new(
+                        500,
+                        "unsupported_operation_exception",
+                        "No support for examining floating point numerics",
+                    ))
+                }
+                (TermsKind::String, Some(Storage::Keyword))
+                | (TermsKind::Long | TermsKind::Bool, _) => {}
+                // An unmapped field: no buckets (ES's `UnmappedSignificantTerms`).
+                (TermsKind::String, None) => {}
+                (TermsKind::String, Some(_)) => {
+                    return Err(EsError::illegal_argument(format!(
+                        "significant_terms on [{}] is not supported by Lode: keyword, numeric, date and boolean fields are",
+                        terms.field
+                    )));
+                }
             }
             sources.push(SourceSpec::Filters {
                 queries: vec![Box::new(tantivy::query::AllQuery)],

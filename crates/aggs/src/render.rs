@@ -1184,12 +1184,16 @@ impl Renderer<'_> {
         )?;
         let mut scored: Vec<(f64, u64, &BucketEntry)> = Vec::new();
         for b in buckets {
-            if b.doc_count < req.min_doc_count {
+            if b.doc_count < req.min_doc_count || !op.keeps(&b.key) {
                 continue;
             }
-            let term = match &b.key {
-                Key::Str(s) => s.clone(),
-                other => key_id(other),
+            let term = match (&b.key, op.kind) {
+                (Key::Str(s), _) => s.clone(),
+                // Numbers, dates and booleans: the background counts them by value.
+                (other, TermsKind::Long | TermsKind::Bool) => {
+                    super::significant::numeric_term(key_f64(other) as i64)
+                }
+                (other, _) => key_id(other),
             };
             let bg_count = bg.counts.get(&term).copied().unwrap_or(0);
             let score = heuristic.score(b.doc_count, subset_size, bg_count, bg.size)?;
@@ -1208,8 +1212,11 @@ impl Renderer<'_> {
         let mut list = Vec::with_capacity(scored.len());
         for (score, bg_count, b) in scored {
             let mut o = Map::new();
-            let (key, _) = terms_key(op, &b.key);
+            let (key, key_as_string) = terms_key(op, &b.key);
             o.insert("key".into(), key);
+            if let Some(s) = key_as_string {
+                o.insert("key_as_string".into(), json!(s));
+            }
             o.insert("doc_count".into(), json!(b.doc_count));
             o.insert("score".into(), json!(score));
             o.insert("bg_count".into(), json!(bg_count));
@@ -1644,6 +1651,7 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::Long | TermsKind::Bool => "lterms",
             TermsKind::Double => "dterms",
         },
+        Op::SignificantTerms { terms, .. } if terms.kind != TermsKind::String => "siglterms",
         Op::SignificantTerms { .. } | Op::SignificantText => "sigsterms",
         Op::RareTerms(op) => match op.kind {
             TermsKind::String => "srare_terms",

@@ -1316,6 +1316,11 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
         "execution_hint",
         "background_filter",
         "value_type",
+        // ES's parser declares the values-source fields (`declareFields(PARSER, true, true,
+        // false)`): `script` is refused when planning.
+        "missing",
+        "format",
+        "script",
     ];
     keys.extend(crate::significant::HEURISTICS);
     expect_fields(TY, o, &keys)?;
