@@ -31,6 +31,8 @@ const PARENT_KINDS: &[&str] = &[
     "bucket_script",
     "bucket_selector",
     "moving_fn",
+    "normalize",
+    "cumulative_cardinality",
 ];
 /// Parent pipelines that run a script over any multi-bucket parent.
 const SCRIPT_KINDS: &[&str] = &["bucket_script", "bucket_selector"];
@@ -44,13 +46,50 @@ const SIBLING_KINDS: &[&str] = &[
     "percentiles_bucket",
 ];
 /// Pipelines ES has that need a script or a model Lode does not run yet.
-const REFUSED_KINDS: &[&str] = &[
-    "moving_avg",
-    "moving_percentiles",
-    "normalize",
-    "inference",
-    "cumulative_cardinality",
+const REFUSED_KINDS: &[&str] = &["moving_avg", "moving_percentiles", "inference"];
+/// `normalize`'s methods (ES's `NormalizePipelineMethods`).
+const NORMALIZE_METHODS: &[&str] = &[
+    "rescale_0_1",
+    "rescale_0_100",
+    "percent_of_sum",
+    "mean",
+    "z-score",
+    "softmax",
 ];
+
+/// The key of a rendered `cardinality` result that holds the index of its distinct values
+/// in [`Kept`] (present only while pipelines run, when a `cumulative_cardinality` reads them).
+pub const KEPT_MARK: &str = "\u{0}kept";
+
+/// What the pipelines read beside the rendered response: the exact distinct values of each
+/// `cardinality` result marked with [`KEPT_MARK`] (`None`: past its exact limit).
+#[derive(Default)]
+pub struct Kept {
+    pub distinct: Vec<Option<std::collections::HashSet<u64>>>,
+}
+
+impl PipelineTree {
+    /// Whether a pipeline of `kind` is declared anywhere in the tree.
+    pub fn uses(&self, kind: &str) -> bool {
+        self.here.iter().any(|p| p.kind == kind)
+            || self.children.values().any(|(_, t)| t.uses(kind))
+    }
+}
+
+/// Removes the [`KEPT_MARK`]s from a response.
+pub fn strip_kept(level: &mut Map<String, Value>) {
+    level.remove(KEPT_MARK);
+    for v in level.values_mut() {
+        match v {
+            Value::Object(o) => strip_kept(o),
+            Value::Array(a) => a
+                .iter_mut()
+                .filter_map(Value::as_object_mut)
+                .for_each(strip_kept),
+            _ => {}
+        }
+    }
+}
 
 pub fn is_pipeline(kind: &str) -> bool {
     PARENT_KINDS.contains(&kind) || SIBLING_KINDS.contains(&kind) || REFUSED_KINDS.contains(&kind)
@@ -88,6 +127,8 @@ struct Pipeline {
     /// `moving_fn`.
     window: Option<usize>,
     shift: i64,
+    /// `normalize`.
+    method: Option<String>,
 }
 
 /// The pipelines declared at one `aggs` level and below.
@@ -192,6 +233,7 @@ fn parse_pipeline(
         script: None,
         window: None,
         shift: 0,
+        method: None,
     };
     let mut has_path = false;
     let scripted = SCRIPT_KINDS.contains(&kind);
@@ -256,7 +298,16 @@ fn parse_pipeline(
                     "[{kind}] buckets_path must be a single path for [{name}]"
                 )))
             }
-            ("gap_policy", Value::String(g)) => {
+            ("method", Value::String(m)) if kind == "normalize" => {
+                if !NORMALIZE_METHODS.contains(&m.as_str()) {
+                    return Err(EsError::illegal_argument(format!("invalid method [{m}]")));
+                }
+                p.method = Some(m.clone());
+            }
+            // ES's `normalize` and `cumulative_cardinality` parsers declare no gap policy.
+            ("gap_policy", Value::String(g))
+                if !matches!(kind, "normalize" | "cumulative_cardinality") =>
+            {
                 p.gap = match g.as_str() {
                     "skip" => Gap::Skip,
                     "keep_values" => Gap::KeepValues,
@@ -356,6 +407,20 @@ fn parse_pipeline(
             )));
         }
     }
+    if kind == "normalize" {
+        // ES's ConstructingObjectParser names every missing constructor argument.
+        let missing: Vec<&str> = [("method", p.method.is_some()), ("buckets_path", has_path)]
+            .iter()
+            .filter(|(_, present)| !present)
+            .map(|(f, _)| *f)
+            .collect();
+        if !missing.is_empty() {
+            return Err(EsError::illegal_argument(format!(
+                "Required [{}]",
+                missing.join(", ")
+            )));
+        }
+    }
     if let Some(def) = script_def {
         let compiled = if kind == "moving_fn" {
             lode_painless::AggScript::compile_moving_fn(def, None)?
@@ -430,7 +495,12 @@ fn unit_millis(u: &str) -> Option<f64> {
 // Applying to a rendered response
 
 /// Runs the pipelines on a rendered `aggregations` object.
-pub fn apply(level: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -> EsResult<()> {
+pub fn apply(
+    level: &mut Map<String, Value>,
+    tree: &PipelineTree,
+    typed: bool,
+    kept: &Kept,
+) -> EsResult<()> {
     for (name, (kind, sub)) in &tree.children {
         let Some(result) = find_mut(level, name) else {
             continue;
@@ -438,7 +508,7 @@ pub fn apply(level: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -
         let mut failure = None;
         for_each_bucket(result, &mut |b| {
             if failure.is_none() {
-                if let Err(e) = apply_bucket(b, sub, typed) {
+                if let Err(e) = apply_bucket(b, sub, typed, kept) {
                     failure = Some(e);
                 }
             }
@@ -452,11 +522,11 @@ pub fn apply(level: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -
                 .filter(|p| PARENT_KINDS.contains(&p.kind.as_str()))
                 .collect(),
         ) {
-            apply_parent(p, kind, name, result, typed)?;
+            apply_parent(p, kind, name, result, typed, kept)?;
         }
     }
     for p in tree.here.iter() {
-        if SCRIPT_KINDS.contains(&p.kind.as_str()) {
+        if SCRIPT_KINDS.contains(&p.kind.as_str()) || p.kind == "normalize" {
             return Err(EsError::illegal_argument(format!(
                 "{} aggregation [{}] must be declared inside of another aggregation",
                 p.kind, p.name
@@ -556,7 +626,12 @@ fn moving_windows(
 }
 
 /// Sibling pipelines declared inside each bucket of a parent, and deeper levels.
-fn apply_bucket(bucket: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -> EsResult<()> {
+fn apply_bucket(
+    bucket: &mut Map<String, Value>,
+    tree: &PipelineTree,
+    typed: bool,
+    kept: &Kept,
+) -> EsResult<()> {
     let siblings_only = PipelineTree {
         here: tree
             .here
@@ -566,7 +641,7 @@ fn apply_bucket(bucket: &mut Map<String, Value>, tree: &PipelineTree, typed: boo
             .collect(),
         children: tree.children.clone(),
     };
-    apply(bucket, &siblings_only, typed)
+    apply(bucket, &siblings_only, typed, kept)
 }
 
 /// The result of sub-aggregation `name` at a level, under its plain or typed key.
@@ -611,6 +686,7 @@ fn typed_name(p: &Pipeline, typed: bool) -> String {
         "stats_bucket" => "stats_bucket",
         "extended_stats_bucket" => "extended_stats_bucket",
         "percentiles_bucket" => "percentiles_bucket",
+        "cumulative_cardinality" => "simple_long_value",
         _ => "simple_value",
     };
     format!("{ty}#{}", p.name)
@@ -910,6 +986,7 @@ fn apply_parent(
     parent_name: &str,
     parent: &mut Value,
     typed: bool,
+    kept: &Kept,
 ) -> EsResult<()> {
     let histogram = matches!(
         parent_kind,
@@ -917,6 +994,9 @@ fn apply_parent(
     );
     if SCRIPT_KINDS.contains(&p.kind.as_str()) {
         return apply_bucket_script(p, parent_name, parent, typed);
+    }
+    if p.kind == "normalize" {
+        return apply_normalize(p, parent, typed);
     }
     if p.kind != "bucket_sort" && !histogram {
         return Err(EsError::illegal_argument(format!(
@@ -950,6 +1030,34 @@ fn apply_parent(
                     b.insert(key.clone(), Value::Object(o));
                 }
                 last = Some((this, x));
+            }
+        }
+        "cumulative_cardinality" => {
+            // As ES's `CumulativeCardinalityPipelineAggregator`: the union of the buckets'
+            // distinct values so far, each bucket's `cardinality` read at the path.
+            let mut union: std::collections::HashSet<u64> = std::collections::HashSet::new();
+            // Past a bucket's exact limit its values are not kept: its cardinality is added
+            // (an upper bound of the union's growth).
+            let mut extra = 0u64;
+            for b in buckets.iter_mut().filter_map(Value::as_object_mut) {
+                let target = cardinality_at(b, &p.path, &p.name)?;
+                match target.get(KEPT_MARK).and_then(Value::as_u64) {
+                    Some(i) => match kept.distinct.get(i as usize) {
+                        Some(Some(set)) => union.extend(set.iter().copied()),
+                        _ => extra += target.get("value").and_then(Value::as_u64).unwrap_or(0),
+                    },
+                    None => extra += target.get("value").and_then(Value::as_u64).unwrap_or(0),
+                }
+                let total = union.len() as u64 + extra;
+                let mut o = Map::new();
+                o.insert("value".into(), json!(total));
+                if let Some(f) = &p.format {
+                    o.insert("value_as_string".into(), json!(f.format(total as f64)));
+                }
+                if let Some(m) = &p.meta {
+                    o.insert("meta".into(), m.clone());
+                }
+                b.insert(key.clone(), Value::Object(o));
             }
         }
         "cumulative_sum" => {
@@ -1045,6 +1153,117 @@ fn apply_parent(
         other => unreachable!("not a parent pipeline: {other}"),
     }
     Ok(())
+}
+
+/// The `cardinality` result a `cumulative_cardinality` reads in a bucket: the path must
+/// name the aggregation itself (ES resolves it to the `InternalCardinality`).
+fn cardinality_at<'a>(
+    bucket: &'a Map<String, Value>,
+    path: &str,
+    name: &str,
+) -> EsResult<&'a Map<String, Value>> {
+    let not_cardinality = |got: &str| {
+        EsError::new(
+            400,
+            "aggregation_execution_exception",
+            format!(
+                "buckets_path must reference a cardinality aggregation, got: [{got}] at aggregation [{name}]"
+            ),
+        )
+    };
+    let (steps, metric) = split_path(path);
+    if metric.is_some() || steps.is_empty() {
+        return Err(not_cardinality("Double"));
+    }
+    let mut current = bucket;
+    for (i, (step, key)) in steps.iter().enumerate() {
+        let result = find(current, step).ok_or_else(|| invalid_path(path))?;
+        let obj = match key {
+            Some(k) => select_bucket(result, k).ok_or_else(|| invalid_path(path))?,
+            None => result.as_object().ok_or_else(|| invalid_path(path))?,
+        };
+        if i + 1 == steps.len() {
+            let is_metric = obj.get("value").is_some_and(|v| v.is_u64() || v.is_null())
+                && !obj.contains_key("doc_count");
+            if !is_metric {
+                return Err(not_cardinality(if obj.contains_key("doc_count") {
+                    "InternalBucket"
+                } else {
+                    "InternalAggregation"
+                }));
+            }
+            return Ok(obj);
+        }
+        current = obj;
+    }
+    Err(invalid_path(path))
+}
+
+/// `normalize` over the buckets (a list or keyed) of any multi-bucket parent, as ES's
+/// `NormalizePipelineAggregator`: every bucket's value read with the `skip` gap policy (a
+/// gap is NaN), the method's statistics over the non-NaN values, and each bucket's value
+/// normalized (a gap, or a non-finite result, renders `null`).
+fn apply_normalize(p: &Pipeline, parent: &mut Value, typed: bool) -> EsResult<()> {
+    let key = typed_name(p, typed);
+    let mut values = Vec::new();
+    let mut failure = None;
+    for_each_bucket(parent, &mut |b| match resolve_es(b, &p.path, Gap::Skip) {
+        Ok(v) => values.push(v),
+        Err(e) => {
+            failure.get_or_insert(e);
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let method = normalize_method(p.method.as_deref().unwrap_or("rescale_0_1"), &values);
+    let mut i = 0;
+    for_each_bucket(parent, &mut |b| {
+        let v = values[i];
+        i += 1;
+        let out = if v.is_nan() { f64::NAN } else { method(v) };
+        b.insert(
+            key.clone(),
+            Value::Object(formatted(p, Some(out).filter(|x| x.is_finite()))),
+        );
+    });
+    Ok(())
+}
+
+/// ES's `NormalizePipelineMethods`, built from the series (NaN values left out of the
+/// statistics; `max` starts at Java's `Double.MIN_VALUE`, as ES's does).
+fn normalize_method(name: &str, values: &[f64]) -> Box<dyn Fn(f64) -> f64> {
+    let (mut count, mut sum, mut min, mut max) = (0usize, 0.0f64, f64::MAX, f64::from_bits(1));
+    for &v in values.iter().filter(|v| !v.is_nan()) {
+        count += 1;
+        min = min.min(v);
+        max = max.max(v);
+        sum += v;
+    }
+    let mean = if count == 0 {
+        f64::NAN
+    } else {
+        sum / count as f64
+    };
+    match name {
+        "rescale_0_100" => Box::new(move |v| 100.0 * (v - min) / (max - min)),
+        "mean" => Box::new(move |v| (v - mean) / (max - min)),
+        "percent_of_sum" => Box::new(move |v| v / sum),
+        "z-score" => {
+            let variance: f64 = values
+                .iter()
+                .filter(|v| !v.is_nan())
+                .map(|v| (v - mean).powi(2))
+                .sum();
+            let stdev = (variance / count as f64).sqrt();
+            Box::new(move |v| (v - mean) / stdev)
+        }
+        "softmax" => {
+            let sum_exp: f64 = values.iter().filter(|v| !v.is_nan()).map(|v| v.exp()).sum();
+            Box::new(move |v| v.exp() / sum_exp)
+        }
+        _ => Box::new(move |v| (v - min) / (max - min)),
+    }
 }
 
 /// `bucket_script` and `bucket_selector` over the buckets (a list or keyed) of any
@@ -1156,6 +1375,43 @@ mod tests {
     }
 
     #[test]
+    fn normalize_methods_as_es() {
+        // ES's NormalizePipelineMethodsTests data: the NaN is left out of the statistics.
+        let data = [
+            1.0,
+            50.0,
+            f64::NAN,
+            8.0,
+            10.0,
+            4.0,
+            3.0,
+            0.0,
+            10.0,
+            -10.0,
+            -4.0,
+        ];
+        let (min, max, sum, count) = (-10.0, 50.0, 72.0, 10.0);
+        let mean = sum / count;
+        let m = |name: &str| normalize_method(name, &data);
+        assert_eq!(m("rescale_0_1")(8.0), (8.0 - min) / (max - min));
+        assert_eq!(m("rescale_0_100")(8.0), 100.0 * (8.0 - min) / (max - min));
+        assert_eq!(m("mean")(8.0), (8.0 - mean) / (max - min));
+        assert_eq!(m("percent_of_sum")(8.0), 8.0 / sum);
+        let variance: f64 = data
+            .iter()
+            .filter(|v| !v.is_nan())
+            .map(|v| (v - mean).powi(2))
+            .sum::<f64>()
+            / count;
+        assert_eq!(m("z-score")(8.0), (8.0 - mean) / variance.sqrt());
+        let sum_exp: f64 = data.iter().filter(|v| !v.is_nan()).map(|v| v.exp()).sum();
+        assert_eq!(m("softmax")(8.0), 8f64.exp() / sum_exp);
+        // Java's `Double.MIN_VALUE` starts the maximum: all-negative data keeps it.
+        assert_eq!(normalize_method("rescale_0_1", &[-2.0, -1.0])(-2.0), 0.0);
+        assert!(normalize_method("rescale_0_1", &[-2.0, -1.0])(-1.0) < 1.0);
+    }
+
+    #[test]
     fn moving_fn_windows() {
         let nan = f64::NAN;
         let (series, ranges) = moving_windows(&[1.0, 2.0, nan, 3.0, 4.0], 2, 0);
@@ -1237,7 +1493,7 @@ mod tests {
         assert_eq!(order, vec!["ratio", "sel"]);
         let mut out = json!({"h": {"buckets": [
             {"key": 0.0, "doc_count": 1}, {"key": 1.0, "doc_count": 3}, {"key": 2.0, "doc_count": 0}]}});
-        apply(out.as_object_mut().unwrap(), &tree, false).unwrap();
+        apply(out.as_object_mut().unwrap(), &tree, false, &Kept::default()).unwrap();
         let b = &out["h"]["buckets"];
         assert_eq!(b.as_array().unwrap().len(), 1);
         assert_eq!(b[0]["ratio"]["value"], json!(3.0));

@@ -152,6 +152,10 @@ pub(crate) struct Renderer<'a> {
     pub typed_keys: bool,
     pub max_buckets: usize,
     pub buckets: usize,
+    /// Keep the exact distinct values of `cardinality` results for the pipelines (a
+    /// `cumulative_cardinality` reads them), in `kept`.
+    pub keep_distinct: bool,
+    pub kept: crate::pipeline::Kept,
 }
 
 fn no_results() -> AggregationResults {
@@ -252,7 +256,8 @@ impl Renderer<'_> {
             }
         }
         index(&self.exec.plan().roots, &mut nodes);
-        fill(out, &pending, &mut sketches, &nodes)
+        let kept = self.keep_distinct.then_some(&mut self.kept);
+        fill(out, &pending, &mut sketches, &nodes, kept)
     }
 
     fn count_buckets(&mut self, n: usize) -> EsResult<()> {
@@ -1534,6 +1539,7 @@ fn fill(
     pending: &[Pending],
     sketches: &mut [Option<Sketch>],
     nodes: &HashMap<usize, &PlanNode>,
+    mut kept: Option<&mut crate::pipeline::Kept>,
 ) -> EsResult<()> {
     if let Some(mark) = out.get(SKETCH_MARK).and_then(Value::as_u64) {
         out.remove(SKETCH_MARK);
@@ -1548,10 +1554,17 @@ fn fill(
             .get_mut(i)
             .and_then(Option::take)
             .ok_or_else(|| EsError::internal("a sketch rendered twice"))?;
+        if let (Some(kept), Sketch::Distinct(set)) = (kept, &sketch) {
+            out.insert(
+                crate::pipeline::KEPT_MARK.into(),
+                json!(kept.distinct.len()),
+            );
+            kept.distinct.push(set.clone());
+        }
         return render_sketch(node, p, sketch, out);
     }
     for v in out.values_mut() {
-        fill_value(v, pending, sketches, nodes)?;
+        fill_value(v, pending, sketches, nodes, kept.as_deref_mut())?;
     }
     Ok(())
 }
@@ -1561,12 +1574,13 @@ fn fill_value(
     pending: &[Pending],
     sketches: &mut [Option<Sketch>],
     nodes: &HashMap<usize, &PlanNode>,
+    mut kept: Option<&mut crate::pipeline::Kept>,
 ) -> EsResult<()> {
     match v {
-        Value::Object(o) => fill(o, pending, sketches, nodes),
+        Value::Object(o) => fill(o, pending, sketches, nodes, kept),
         Value::Array(a) => {
             for x in a {
-                fill_value(x, pending, sketches, nodes)?;
+                fill_value(x, pending, sketches, nodes, kept.as_deref_mut())?;
             }
             Ok(())
         }
