@@ -164,3 +164,59 @@ def test_still_refused(es, docs):
                        ("moving_avg", {"buckets_path": "_count"})]:
         with pytest.raises(BadRequestError):
             es.search(index=INDEX, size=0, aggs={"h": {**HIST, "aggs": {"p": {kind: body}}}})
+
+
+def interpolated(values, p):
+    """ES 8's TDigest below 20 x compression values: linear interpolation at p/100 * (n - 1)."""
+    xs = sorted(values)
+    if not xs:
+        return None
+    i = p / 100 * (len(xs) - 1)
+    lo = math.floor(i)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (i - lo)
+
+
+@pytest.mark.parametrize("window,shift", [(1, 0), (3, 0), (2, 1), (4, 2), (2, -1)])
+def test_moving_percentiles(es, docs, window, shift):
+    percents = [10.0, 50.0, 99.0]
+    r = es.search(index=INDEX, size=0, typed_keys=True, aggs={"h": {**HIST, "aggs": {
+        "p": {"percentiles": {"field": "v", "percents": percents}},
+        "mp": {"moving_percentiles": {"buckets_path": "p", "window": window, "shift": shift}},
+    }}}).body["aggregations"]
+    buckets = r["histogram#h"]["buckets"]
+    per = [[d["v"] for d in docs if d["day"] == b["key"]] for b in buckets]
+    for k, b in enumerate(buckets):
+        lo, hi = max(0, min(k - window + shift, len(buckets))), max(0, min(k + shift, len(buckets)))
+        if lo >= hi:
+            assert "tdigest_percentiles#mp" not in b
+            continue
+        vals = [v for bucket in per[lo:hi] for v in bucket]
+        got = b["tdigest_percentiles#mp"]["values"]
+        for p in percents:
+            want = interpolated(vals, p)
+            key = str(p)
+            if want is None:
+                assert got[key] is None
+            else:
+                assert got[key] == pytest.approx(want, rel=1e-9, abs=1e-9), (k, p)
+
+
+def test_moving_percentiles_keyed_false_and_errors(es, docs):
+    r = es.search(index=INDEX, size=0, aggs={"h": {**HIST, "aggs": {
+        "p": {"percentiles": {"field": "v", "percents": [50], "keyed": False}},
+        "mp": {"moving_percentiles": {"buckets_path": "p", "window": 2}},
+    }}}).body["aggregations"]
+    buckets = r["h"]["buckets"]
+    per = [[d["v"] for d in docs if d["day"] == b["key"]] for b in buckets]
+    for k, b in enumerate(buckets[1:], start=1):
+        vals = [v for bucket in per[max(0, k - 2):k] for v in bucket]
+        [entry] = b["mp"]["values"]
+        assert entry["key"] == 50.0
+        assert entry["value"] == pytest.approx(interpolated(vals, 50))
+    for body in ({"buckets_path": "p"}, {"buckets_path": "p", "window": 0},
+                 {"buckets_path": "s", "window": 2}):
+        with pytest.raises(BadRequestError):
+            es.search(index=INDEX, size=0, aggs={"h": {**HIST, "aggs": {
+                "p": {"percentiles": {"field": "v"}}, "s": {"sum": {"field": "v"}},
+                "mp": {"moving_percentiles": body}}}})

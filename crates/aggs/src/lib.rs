@@ -189,13 +189,14 @@ fn run(
         typed_keys,
         max_buckets: req.max_buckets,
         buckets: 0,
-        keep_distinct: req.pipelines.uses("cumulative_cardinality"),
+        keep_sketches: req.pipelines.uses("cumulative_cardinality")
+            || req.pipelines.uses("moving_percentiles"),
         kept: pipeline::Kept::default(),
     };
     let mut out = renderer.render_level(&exec.plan().roots, &results, &Scope::default(), true)?;
     renderer.fill_sketches(&mut out)?;
     pipeline::apply(&mut out, &req.pipelines, typed_keys, &renderer.kept)?;
-    if renderer.keep_distinct {
+    if renderer.keep_sketches {
         pipeline::strip_kept(&mut out);
     }
     let profile = exec

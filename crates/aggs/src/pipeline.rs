@@ -33,6 +33,7 @@ const PARENT_KINDS: &[&str] = &[
     "moving_fn",
     "normalize",
     "cumulative_cardinality",
+    "moving_percentiles",
 ];
 /// Parent pipelines that run a script over any multi-bucket parent.
 const SCRIPT_KINDS: &[&str] = &["bucket_script", "bucket_selector"];
@@ -46,7 +47,7 @@ const SIBLING_KINDS: &[&str] = &[
     "percentiles_bucket",
 ];
 /// Pipelines ES has that need a script or a model Lode does not run yet.
-const REFUSED_KINDS: &[&str] = &["moving_avg", "moving_percentiles", "inference"];
+const REFUSED_KINDS: &[&str] = &["moving_avg", "inference"];
 /// `normalize`'s methods (ES's `NormalizePipelineMethods`).
 const NORMALIZE_METHODS: &[&str] = &[
     "rescale_0_1",
@@ -66,6 +67,22 @@ pub const KEPT_MARK: &str = "\u{0}kept";
 #[derive(Default)]
 pub struct Kept {
     pub distinct: Vec<Option<std::collections::HashSet<u64>>>,
+    /// The digests of `percentiles` results (read by `moving_percentiles`), marked with
+    /// [`KEPT_DIGEST_MARK`].
+    pub digests: Vec<KeptDigest>,
+}
+
+/// The key of a rendered `percentiles` result that holds the index of its digest in
+/// [`Kept`].
+pub const KEPT_DIGEST_MARK: &str = "\u{0}kept_digest";
+
+/// A `percentiles` result's digest and what renders one like it.
+pub struct KeptDigest {
+    pub(crate) state: crate::percentiles::State,
+    pub(crate) percents: Vec<f64>,
+    pub(crate) keyed: bool,
+    pub(crate) method: crate::request::PercentilesMethod,
+    pub(crate) format: crate::format::ValueFormat,
 }
 
 impl PipelineTree {
@@ -79,6 +96,7 @@ impl PipelineTree {
 /// Removes the [`KEPT_MARK`]s from a response.
 pub fn strip_kept(level: &mut Map<String, Value>) {
     level.remove(KEPT_MARK);
+    level.remove(KEPT_DIGEST_MARK);
     for v in level.values_mut() {
         match v {
             Value::Object(o) => strip_kept(o),
@@ -258,10 +276,10 @@ fn parse_pipeline(
                 has_path = true;
             }
             ("script", v) if scripted || kind == "moving_fn" => script_def = Some(v),
-            ("window", v) if kind == "moving_fn" => {
+            ("window", v) if kind == "moving_fn" || kind == "moving_percentiles" => {
                 let w = v.as_i64().ok_or_else(|| {
                     parse_error(format!(
-                        "[moving_fn] window doesn't support values of type: {}",
+                        "[{kind}] window doesn't support values of type: {}",
                         crate::request::token_name(v)
                     ))
                 })?;
@@ -272,10 +290,10 @@ fn parse_pipeline(
                 }
                 p.window = Some(w as usize);
             }
-            ("shift", v) if kind == "moving_fn" => {
+            ("shift", v) if kind == "moving_fn" || kind == "moving_percentiles" => {
                 p.shift = v.as_i64().ok_or_else(|| {
                     parse_error(format!(
-                        "[moving_fn] shift doesn't support values of type: {}",
+                        "[{kind}] shift doesn't support values of type: {}",
                         crate::request::token_name(v)
                     ))
                 })?;
@@ -306,7 +324,7 @@ fn parse_pipeline(
             }
             // ES's `normalize` and `cumulative_cardinality` parsers declare no gap policy.
             ("gap_policy", Value::String(g))
-                if !matches!(kind, "normalize" | "cumulative_cardinality") =>
+                if !matches!(kind, "normalize" | "cumulative_cardinality" | "moving_percentiles") =>
             {
                 p.gap = match g.as_str() {
                     "skip" => Gap::Skip,
@@ -319,7 +337,7 @@ fn parse_pipeline(
                     }
                 }
             }
-            ("format", Value::String(f)) => {
+            ("format", Value::String(f)) if kind != "moving_percentiles" => {
                 p.format = Some(DecimalFormat::parse(f)?);
                 p.format_text = Some(f.clone());
             }
@@ -400,6 +418,19 @@ fn parse_pipeline(
         .filter(|(_, present)| !present)
         .map(|(f, _)| *f)
         .collect();
+        if !missing.is_empty() {
+            return Err(EsError::illegal_argument(format!(
+                "Required [{}]",
+                missing.join(", ")
+            )));
+        }
+    }
+    if kind == "moving_percentiles" {
+        let missing: Vec<&str> = [("buckets_path", has_path), ("window", p.window.is_some())]
+            .iter()
+            .filter(|(_, present)| !present)
+            .map(|(f, _)| *f)
+            .collect();
         if !missing.is_empty() {
             return Err(EsError::illegal_argument(format!(
                 "Required [{}]",
@@ -687,6 +718,7 @@ fn typed_name(p: &Pipeline, typed: bool) -> String {
         "extended_stats_bucket" => "extended_stats_bucket",
         "percentiles_bucket" => "percentiles_bucket",
         "cumulative_cardinality" => "simple_long_value",
+        "moving_percentiles" => "tdigest_percentiles",
         _ => "simple_value",
     };
     format!("{ty}#{}", p.name)
@@ -1032,6 +1064,7 @@ fn apply_parent(
                 last = Some((this, x));
             }
         }
+        "moving_percentiles" => apply_moving_percentiles(p, buckets, &key, kept)?,
         "cumulative_cardinality" => {
             // As ES's `CumulativeCardinalityPipelineAggregator`: the union of the buckets'
             // distinct values so far, each bucket's `cardinality` read at the path.
@@ -1153,6 +1186,108 @@ fn apply_parent(
         other => unreachable!("not a parent pipeline: {other}"),
     }
     Ok(())
+}
+
+/// `moving_percentiles`, as ES's `MovingPercentilesPipelineAggregator`: bucket `k` gets the
+/// percentiles of the digests of the buckets `[k - window + shift, k + shift)` merged (none
+/// when that window is empty), with the keys, `keyed` and format of the `percentiles` the path
+/// names.
+fn apply_moving_percentiles(
+    p: &Pipeline,
+    buckets: &mut [Value],
+    key: &str,
+    kept: &Kept,
+) -> EsResult<()> {
+    let mut digests: Vec<&KeptDigest> = Vec::with_capacity(buckets.len());
+    for b in buckets.iter().filter_map(Value::as_object) {
+        digests.push(digest_at(b, &p.path, kept)?);
+    }
+    let window = p.window.unwrap_or(1) as i64;
+    let clamp = |i: i64| i.clamp(0, digests.len() as i64) as usize;
+    for (index, b) in buckets
+        .iter_mut()
+        .filter_map(Value::as_object_mut)
+        .enumerate()
+    {
+        let index = index as i64;
+        let (from, to) = (clamp(index - window + p.shift), clamp(index + p.shift));
+        if from >= to {
+            continue;
+        }
+        let first = digests[from];
+        let mut state = crate::percentiles::State::new(first.method);
+        for d in &digests[from..to] {
+            state.merge(d.state.clone());
+        }
+        let req = crate::request::PercentilesReq {
+            field: String::new(),
+            percents: first.percents.clone(),
+            ranks: false,
+            keyed: first.keyed,
+            missing: None,
+            format: None,
+            method: first.method,
+        };
+        let values = crate::percentiles::values(&req, state)?;
+        let key = match (key.split_once('#'), first.method) {
+            (Some(_), crate::request::PercentilesMethod::Hdr { .. }) => {
+                format!("hdr_percentiles#{}", p.name)
+            }
+            _ => key.to_string(),
+        };
+        let mut o = Map::new();
+        crate::render::render_percentiles(first.keyed, &values, &first.format, &mut o);
+        if let Some(m) = &p.meta {
+            o.insert("meta".into(), m.clone());
+        }
+        b.insert(key, Value::Object(o));
+    }
+    Ok(())
+}
+
+/// The digest of the `percentiles` result at `path` in a bucket (ES's errors otherwise).
+fn digest_at<'k>(
+    bucket: &Map<String, Value>,
+    path: &str,
+    kept: &'k Kept,
+) -> EsResult<&'k KeptDigest> {
+    let not_percentiles = |got: &str| {
+        let first = path.split(['>', '.', '[']).next().unwrap_or(path);
+        EsError::illegal_argument(format!(
+            "buckets_path must reference a TDigest percentiles aggregation, got: [{got}] at aggregation [{first}]"
+        ))
+    };
+    let (steps, metric) = split_path(path);
+    if metric.is_some() {
+        return Err(not_percentiles("Double"));
+    }
+    let mut current = bucket;
+    for (i, (step, k)) in steps.iter().enumerate() {
+        let result = find(current, step).ok_or_else(|| {
+            EsError::illegal_argument(
+                "buckets_path must reference a percentiles percentile aggregation",
+            )
+        })?;
+        let obj = match k {
+            Some(k) => select_bucket(result, k).ok_or_else(|| invalid_path(path))?,
+            None => result.as_object().ok_or_else(|| invalid_path(path))?,
+        };
+        if i + 1 == steps.len() {
+            return match obj.get(KEPT_DIGEST_MARK).and_then(Value::as_u64) {
+                Some(n) => kept
+                    .digests
+                    .get(n as usize)
+                    .ok_or_else(|| EsError::internal("moving_percentiles: a digest not kept")),
+                None => Err(not_percentiles(if obj.contains_key("doc_count") {
+                    "InternalBucket"
+                } else {
+                    "InternalNumericMetricsAggregation"
+                })),
+            };
+        }
+        current = obj;
+    }
+    Err(invalid_path(path))
 }
 
 /// The `cardinality` result a `cumulative_cardinality` reads in a bucket: the path must

@@ -152,9 +152,10 @@ pub(crate) struct Renderer<'a> {
     pub typed_keys: bool,
     pub max_buckets: usize,
     pub buckets: usize,
-    /// Keep the exact distinct values of `cardinality` results for the pipelines (a
-    /// `cumulative_cardinality` reads them), in `kept`.
-    pub keep_distinct: bool,
+    /// Keep the exact distinct values of `cardinality` results and the digests of
+    /// `percentiles` for the pipelines (`cumulative_cardinality` and `moving_percentiles`
+    /// read them), in `kept`.
+    pub keep_sketches: bool,
     pub kept: crate::pipeline::Kept,
 }
 
@@ -256,7 +257,7 @@ impl Renderer<'_> {
             }
         }
         index(&self.exec.plan().roots, &mut nodes);
-        let kept = self.keep_distinct.then_some(&mut self.kept);
+        let kept = self.keep_sketches.then_some(&mut self.kept);
         fill(out, &pending, &mut sketches, &nodes, kept)
     }
 
@@ -1554,12 +1555,32 @@ fn fill(
             .get_mut(i)
             .and_then(Option::take)
             .ok_or_else(|| EsError::internal("a sketch rendered twice"))?;
-        if let (Some(kept), Sketch::Distinct(set)) = (kept, &sketch) {
-            out.insert(
-                crate::pipeline::KEPT_MARK.into(),
-                json!(kept.distinct.len()),
-            );
-            kept.distinct.push(set.clone());
+        if let Some(kept) = kept {
+            match (&sketch, &node.op, &node.req.kind) {
+                (Sketch::Distinct(set), _, _) => {
+                    out.insert(
+                        crate::pipeline::KEPT_MARK.into(),
+                        json!(kept.distinct.len()),
+                    );
+                    kept.distinct.push(set.clone());
+                }
+                (Sketch::Digest(state), Op::Percentiles(op), AggKind::Percentiles(req))
+                    if !req.ranks =>
+                {
+                    out.insert(
+                        crate::pipeline::KEPT_DIGEST_MARK.into(),
+                        json!(kept.digests.len()),
+                    );
+                    kept.digests.push(crate::pipeline::KeptDigest {
+                        state: state.clone(),
+                        percents: req.percents.clone(),
+                        keyed: req.keyed,
+                        method: req.method,
+                        format: op.format.clone(),
+                    });
+                }
+                _ => {}
+            }
         }
         return render_sketch(node, p, sketch, out);
     }
@@ -2147,7 +2168,7 @@ fn render_stats(
 
 /// `percentiles` and `percentile_ranks` bodies: `values` keyed by `String.valueOf(key)` (with
 /// `_as_string` under a format), or a list of `{key, value}` with `keyed: false`.
-fn render_percentiles(
+pub(crate) fn render_percentiles(
     keyed: bool,
     values: &[(f64, Option<f64>)],
     format: &ValueFormat,
