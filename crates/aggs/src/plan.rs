@@ -58,8 +58,11 @@ impl FieldRef {
 enum Need {
     /// Any field with doc values (terms, value_count, cardinality, missing).
     Any,
-    /// Numbers and dates (numeric metrics, histogram, range).
+    /// Numbers and dates (histogram, range, percentiles).
     Numeric,
+    /// Numbers, dates and booleans (ES's `NUMERIC`, `DATE` and `BOOLEAN` values sources:
+    /// `min`, `max`, `avg`, `sum`, `stats`, `extended_stats`).
+    NumericOrBool,
 }
 
 /// A `top_metrics` metric: a number, a date or a keyword with doc values.
@@ -176,7 +179,12 @@ fn runtime_field_ref(
             "aggregation of type [{agg_type}] on runtime field [{shown}] is not supported by Lode"
         )));
     }
-    if need == Need::Numeric && matches!(f.ty, RuntimeType::Keyword | RuntimeType::Boolean) {
+    let refused = match need {
+        Need::Any => false,
+        Need::Numeric => matches!(f.ty, RuntimeType::Keyword | RuntimeType::Boolean),
+        Need::NumericOrBool => f.ty == RuntimeType::Keyword,
+    };
+    if refused {
         return Err(EsError::illegal_argument(format!(
             "Field [{shown}] of type [{}] is not supported for aggregation [{agg_type}]",
             f.ty.name()
@@ -253,7 +261,12 @@ fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> 
             "Can't load fielddata on [{name}] because fielddata is unsupported on fields of type [{ty}]. Use doc values instead."
         )));
     }
-    if need == Need::Numeric && !matches!(def.storage(), Storage::I64 | Storage::F64) {
+    let numeric = match need {
+        Need::Any => true,
+        Need::Numeric => matches!(def.storage(), Storage::I64 | Storage::F64),
+        Need::NumericOrBool => matches!(def.storage(), Storage::I64 | Storage::F64 | Storage::Bool),
+    };
+    if !numeric {
         return Err(EsError::illegal_argument(format!(
             "Field [{name}] of type [{ty}] is not supported for aggregation [{agg_type}]"
         )));
@@ -329,6 +342,12 @@ pub(crate) enum SourceSpec {
     /// A boolean column's values (0/1) and `missing` for documents without any (`terms`'
     /// `missing` on a boolean field).
     Bools { field: String, missing: bool },
+    /// A boolean column's values as doubles 0/1, and `missing`'s for documents without any
+    /// (numeric metrics on a boolean field).
+    BoolNumbers {
+        field: String,
+        missing: Option<bool>,
+    },
     /// A keyword column with `missing` for documents without a value, as the term's ordinal
     /// where the segment has the term (`terms`' `missing` equal to an indexed term).
     KeywordMissing { field: String, missing: String },
@@ -993,25 +1012,73 @@ fn plan_node<'r>(
         }
         AggKind::Metric(m) => {
             let need = if m.kind.is_numeric() {
-                Need::Numeric
+                Need::NumericOrBool
             } else {
                 Need::Any
             };
             let mut field = resolve_field(ctx, &m.field, ty, need)?;
-            if let (true, Some(Value::String(missing))) =
-                (is_runtime_source(&field.name), &m.missing)
-            {
-                if field.storage() == Some(Storage::Keyword) {
-                    field.name = with_missing(&field.name, missing);
+            let boolean = m.kind.is_numeric() && field.storage() == Some(Storage::Bool);
+            if boolean && is_runtime_source(&field.name) {
+                // A runtime boolean's source gives its values as doubles 0/1.
+                if m.format.is_some() {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{}] of type [boolean] does not support custom formats",
+                        shown_field(&m.field)
+                    )));
                 }
+                check_metric_missing(m.missing.as_ref(), &field, false)?;
+                Op::Metric(MetricOp {
+                    field,
+                    format: ValueFormat::Bool,
+                })
+            } else if boolean {
+                // A boolean is a number 0/1 there (ES's `BOOLEAN` values source), with ES's
+                // `DocValueFormat.BOOLEAN`; tantivy's metrics read no boolean column, so a
+                // computed column gives the values as doubles.
+                if m.format.is_some() {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{}] of type [boolean] does not support custom formats",
+                        m.field
+                    )));
+                }
+                let missing = match &m.missing {
+                    None => None,
+                    Some(Value::Bool(b)) => Some(*b),
+                    Some(v) => match scalar(v).as_str() {
+                        "true" => Some(true),
+                        "false" => Some(false),
+                        other => {
+                            return Err(EsError::illegal_argument(format!(
+                                "Cannot parse boolean [{other}], expected either [true] or [false]"
+                            )))
+                        }
+                    },
+                };
+                sources.push(SourceSpec::BoolNumbers {
+                    field: field.name.clone(),
+                    missing,
+                });
+                field.name = source_name(sources.len() - 1);
+                Op::Metric(MetricOp {
+                    field,
+                    format: ValueFormat::Bool,
+                })
+            } else {
+                if let (true, Some(Value::String(missing))) =
+                    (is_runtime_source(&field.name), &m.missing)
+                {
+                    if field.storage() == Some(Storage::Keyword) {
+                        field.name = with_missing(&field.name, missing);
+                    }
+                }
+                check_metric_missing(
+                    m.missing.as_ref(),
+                    &field,
+                    m.kind == MetricKind::Cardinality || m.kind == MetricKind::ValueCount,
+                )?;
+                let format = metric_format(&field, m.format.as_deref())?;
+                Op::Metric(MetricOp { field, format })
             }
-            check_metric_missing(
-                m.missing.as_ref(),
-                &field,
-                m.kind == MetricKind::Cardinality || m.kind == MetricKind::ValueCount,
-            )?;
-            let format = metric_format(&field, m.format.as_deref())?;
-            Op::Metric(MetricOp { field, format })
         }
         AggKind::Percentiles(p) => {
             let field = resolve_field(ctx, &p.field, ty, Need::Numeric)?;
@@ -2409,6 +2476,10 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             // A cardinality (value_count) counts a text `missing` as a value of its own.
             let text_missing = match (&m.kind, &m.missing) {
                 _ if op.field.name.contains(MISSING_MARK) => None,
+                // A boolean's computed column gives `missing` itself.
+                _ if matches!(op.format, ValueFormat::Bool) => {
+                    return Some((m.kind.name(), json!({"field": op.field.name})));
+                }
                 (MetricKind::Cardinality | MetricKind::ValueCount, Some(Value::String(s)))
                     if metric_missing(m.missing.as_ref(), &op.field).is_none() =>
                 {

@@ -723,6 +723,78 @@ impl ValueSource for BoolValuesSource {
     }
 }
 
+/// A boolean column's values as doubles 0/1 (and `missing`'s for a document without any),
+/// for the numeric metrics, which tantivy reads only from numeric columns.
+pub(crate) struct BoolNumbersProvider {
+    pub field: String,
+    pub missing: Option<bool>,
+}
+
+impl ValueSourceProvider for BoolNumbersProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        Ok(Some(Box::new(BoolNumbersSource {
+            column: reader.fast_fields().column_opt::<bool>(&self.field)?,
+            missing: self.missing,
+        })))
+    }
+}
+
+struct BoolNumbersSource {
+    column: Option<Column<bool>>,
+    missing: Option<bool>,
+}
+
+impl std::fmt::Debug for BoolNumbersSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoolNumbersSource")
+            .field("missing", &self.missing)
+            .finish()
+    }
+}
+
+impl ValueSource for BoolNumbersSource {
+    fn column_type(&self) -> ColumnType {
+        ColumnType::F64
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        use tantivy::columnar::MonotonicallyMappableToU64;
+        values.clear();
+        docids.clear();
+        for &doc in docs {
+            let first = values.len();
+            if let Some(c) = &self.column {
+                // Each of the document's values, as ES's doc values hold them.
+                for v in c.values_for_doc(doc) {
+                    values.push(f64::from(u8::from(v)).to_u64());
+                    docids.push(doc);
+                }
+            }
+            if values.len() == first {
+                if let Some(m) = self.missing {
+                    values.push(f64::from(u8::from(m)).to_u64());
+                    docids.push(doc);
+                }
+            }
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}
+
 /// A keyword column with `missing` for a document without a value, for `terms`,
 /// `multi_terms`, `rare_terms` and `significant_terms`: in a segment whose dictionary holds
 /// the `missing` term, the documents without a value get that term's ordinal, so they count
