@@ -222,6 +222,7 @@ fn script_fields(nodes: &[request::AggNode], out: &mut Vec<String>) {
             request::AggKind::Missing { field } => vec![field],
             request::AggKind::WeightedAvg(w) => vec![&w.value.field, &w.weight.field],
             request::AggKind::Composite(c) => c.sources.iter().map(|s| &s.field).collect(),
+            request::AggKind::VariableWidthHistogram(v) => vec![&v.field],
             _ => Vec::new(),
         };
         for f in fields {

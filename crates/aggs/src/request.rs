@@ -1031,7 +1031,7 @@ impl ScriptSpec {
 }
 
 /// The aggregation's `field`, or the field name standing for its `script`.
-fn field_or_script(obj: &Map<String, Value>, keys: bool) -> EsResult<String> {
+pub(crate) fn field_or_script(obj: &Map<String, Value>, keys: bool) -> EsResult<String> {
     field_or_script_typed(obj, keys, false)
 }
 
