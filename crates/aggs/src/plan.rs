@@ -1311,16 +1311,14 @@ fn finish_node<'r>(
 }
 
 /// Refuses, under a `nested` aggregation, what Lode cannot run over a bucket of nested
-/// documents: `auto_date_histogram` (it reads its field's range in the search query before
-/// planning, over root documents) and the samplers (their shard samples are the query's
-/// best root documents).
+/// documents: `significant_text` and the samplers (their shard samples are the query's
+/// best root documents). `auto_date_histogram` and `variable_width_histogram` read their
+/// values from each enclosing bucket's documents there, nested objects included.
 fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
     for n in subs {
         if matches!(
             n.kind,
-            AggKind::AutoDateHistogram(_)
-                | AggKind::VariableWidthHistogram(_)
-                | AggKind::SignificantText(_)
+            AggKind::SignificantText(_)
                 | AggKind::Sampler { .. }
                 | AggKind::DiversifiedSampler { .. }
         ) {
