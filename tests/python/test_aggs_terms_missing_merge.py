@@ -169,3 +169,34 @@ def test_missing_not_indexed_filtered_by_exclude(es, index):
     r = es.search(index=index, size=0, aggs={
         "t": {"terms": {"field": "k", "missing": "none", "exclude": "no.*"}, "aggs": SUBS}})
     check_terms(r["aggregations"]["t"]["buckets"], {k: v for k, v in g.items() if k != "none"})
+
+
+def test_ip_missing_equal_to_an_indexed_address(es):
+    """On an ip field the documents without an address and those with the `missing` address
+    are one bucket too (with their sub-aggregations), across segments."""
+    name = "terms_missing_ip"
+    if es.indices.exists(index=name):
+        es.indices.delete(index=name)
+    es.indices.create(index=name, settings={"number_of_shards": 1, "refresh_interval": -1},
+                      mappings={"properties": {"ip": {"type": "ip"}, "v": {"type": "long"}}})
+    batches = [[{"ip": "10.0.0.1", "v": 1}, {"v": 2}, {"ip": "10.0.0.2", "v": 4}],
+               [{"v": 8}, {"ip": "10.0.0.2", "v": 16}],
+               [{"ip": "10.0.0.1", "v": 32}]]
+    i = 0
+    for batch in batches:
+        ops = []
+        for d in batch:
+            ops += [{"index": {"_index": name, "_id": str(i)}}, d]
+            i += 1
+        es.bulk(operations=ops, refresh=True)
+    docs = [d for b in batches for d in b]
+    r = es.search(index=name, size=0, aggs={"t": {"terms": {"field": "ip", "missing": "10.0.0.1"},
+                                                  "aggs": {"s": {"sum": {"field": "v"}}}}})
+    es.indices.delete(index=name)
+    want = {}
+    for d in docs:
+        k = d.get("ip", "10.0.0.1")
+        n, s = want.get(k, (0, 0))
+        want[k] = (n + 1, s + d["v"])
+    got = {b["key"]: (b["doc_count"], b["s"]["value"]) for b in r["aggregations"]["t"]["buckets"]}
+    assert got == want

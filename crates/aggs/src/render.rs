@@ -874,6 +874,14 @@ impl Renderer<'_> {
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
         let shards = self.exec.shard_count();
+        let merged;
+        let buckets = match self.merge_missing_duplicates(node, op, buckets, scope)? {
+            Some(m) => {
+                merged = m;
+                &merged[..]
+            }
+            None => buckets,
+        };
         let kept: Vec<&BucketEntry> = buckets.iter().filter(|b| op.keeps(&b.key)).collect();
         let mut keyed: Vec<(SortKey, &BucketEntry)> = kept
             .into_iter()
@@ -945,6 +953,54 @@ impl Renderer<'_> {
         obj.insert("sum_other_doc_count".into(), json!(other));
         obj.insert("buckets".into(), Value::Array(list));
         Ok(())
+    }
+
+    /// Buckets with the same key, which tantivy leaves apart when the `missing` value's
+    /// bucket (keyed by the text given) equals a value's bucket of another key type (an `ip`
+    /// field's addresses): one bucket, its documents and sub-aggregations collected again
+    /// (the value's documents and those without one). `None` when every key is distinct.
+    fn merge_missing_duplicates(
+        &mut self,
+        node: &PlanNode,
+        op: &TermsOp,
+        buckets: &[BucketEntry],
+        scope: &Scope,
+    ) -> EsResult<Option<Vec<BucketEntry>>> {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut dup = false;
+        for b in buckets {
+            let n = seen.entry(key_id(&b.key)).or_default();
+            *n += 1;
+            dup |= *n > 1;
+        }
+        if !dup {
+            return Ok(None);
+        }
+        let mut out: Vec<BucketEntry> = Vec::with_capacity(buckets.len());
+        let mut done: HashMap<String, ()> = HashMap::new();
+        for b in buckets {
+            let id = key_id(&b.key);
+            if seen.get(&id).copied().unwrap_or(0) <= 1 {
+                out.push(b.clone());
+                continue;
+            }
+            if done.insert(id, ()).is_some() {
+                continue;
+            }
+            let scope = scope.with(Constraint::Term {
+                field: op.field.clone(),
+                key: b.key.clone(),
+                missing: op.holds_missing(&b.key),
+            });
+            let (results, doc_count) = self.exec.collect_level(node, &scope)?;
+            out.push(BucketEntry {
+                key_as_string: b.key_as_string.clone(),
+                key: b.key.clone(),
+                doc_count,
+                sub_aggregation: results,
+            });
+        }
+        Ok(Some(out))
     }
 
     /// `geohash_grid`/`geotile_grid`: ES's reduce, a `BucketPriorityQueue` of `size`: by
