@@ -699,14 +699,6 @@ fn plan_node<'r>(
                 .map(|m| numeric_missing(ctx, m, &format))
                 .transpose()?;
             match chosen {
-                // Below a bucket aggregation the sub-aggregations re-query each bucket's
-                // range, which a runtime field's values cannot answer.
-                None if is_runtime_source(&field.name) => {
-                    return Err(EsError::illegal_argument(format!(
-                        "[variable_width_histogram] aggregation [{}] on a script or runtime field under another bucket aggregation is not supported by Lode",
-                        node.name
-                    )))
-                }
                 // Below a bucket aggregation: clustered per bucket at render time.
                 None => Op::VariableWidthPerBucket {
                     field,

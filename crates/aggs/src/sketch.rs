@@ -318,6 +318,12 @@ fn eval_of(c: &Constraint) -> GroupEval {
         )
     };
     match c {
+        // A runtime field has no column: its documents come from its query's bit set.
+        Constraint::Term { field, .. } | Constraint::Range { field, .. }
+            if super::plan::parse_runtime_source(&field.name).is_some() =>
+        {
+            GroupEval::Bits
+        }
         Constraint::Term {
             field,
             missing: false,
