@@ -126,6 +126,41 @@ def test_minimum_interval_format_and_errors(es, autodate):
                 {"field": "date", "interval": "1d"}):
         with pytest.raises(BadRequestError):
             es.search(index=INDEX, size=0, aggs={"h": {"auto_date_histogram": agg}})
-    with pytest.raises(BadRequestError):
-        es.search(index=INDEX, size=0, aggs={"t": {"terms": {"field": "v"}, "aggs": {
-            "h": {"auto_date_histogram": {"field": "date"}}}}})
+
+
+@pytest.mark.parametrize("target", [2, 3, 10])
+def test_under_a_bucket_aggregation_each_bucket_chooses_its_interval(es, autodate, target):
+    """ES rounds per owning bucket: each parent bucket's interval comes from its own
+    documents (here `histogram` on v, interval 3, and `filters`)."""
+    subs = {"h": {"auto_date_histogram": {"field": "date", "buckets": target},
+                  "aggs": {"s": {"sum": {"field": "v"}}}}}
+    r = es.search(index=INDEX, size=0, aggs={
+        "p": {"histogram": {"field": "v", "interval": 3}, "aggs": subs},
+        "f": {"filters": {"filters": {"early": {"range": {"date": {"lt": "2020-03-10"}}},
+                                      "all": {"match_all": {}}}}, "aggs": subs},
+    }).body["aggregations"]
+
+    def check(h, members):
+        values = [ms(DATES[v]) for v in members]
+        interval, buckets = expected(values, target)
+        assert h["interval"] == interval
+        assert [(b["key"], b["doc_count"]) for b in h["buckets"]] == buckets
+        starts = [b[0] for b in buckets] + [float("inf")]
+        for i, b in enumerate(h["buckets"]):
+            want = sum(v for v in members if starts[i] <= ms(DATES[v]) < starts[i + 1])
+            assert b["s"]["value"] == want
+
+    parents = r["p"]["buckets"]
+    assert [p["key"] for p in parents] == [0.0, 3.0, 6.0]
+    for p in parents:
+        check(p["h"], [v for v in range(len(DATES)) if int(p["key"]) <= v < int(p["key"]) + 3])
+    check(r["f"]["buckets"]["early"]["h"], [v for v, d in enumerate(DATES) if d < "2020-03-10"])
+    check(r["f"]["buckets"]["all"]["h"], list(range(len(DATES))))
+
+
+def test_under_a_bucket_aggregation_an_empty_bucket_has_no_buckets(es, autodate):
+    r = es.search(index=INDEX, size=0, aggs={
+        "p": {"histogram": {"field": "v", "interval": 3, "extended_bounds": {"min": 0, "max": 20}},
+              "aggs": {"h": {"auto_date_histogram": {"field": "date"}}}}}).body["aggregations"]
+    last = r["p"]["buckets"][-1]
+    assert last["doc_count"] == 0 and last["h"]["buckets"] == []

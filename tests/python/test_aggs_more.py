@@ -536,7 +536,6 @@ def test_significant_terms_under_terms_with_background_filter(es, more):
     ({"field": "tag", "chi_square": {"bogus": True}}, "x_content_parse_exception"),
     ({"field": "tag", "jlh": {"x": 1}}, "parsing_exception"),
     ({"field": "tag", "bogus": 1}, "x_content_parse_exception"),
-    ({"field": "n"}, "search_phase_execution_exception"),
 ])
 def test_significant_terms_refused(es, more, body, etype):
     with pytest.raises(BadRequestError) as e:

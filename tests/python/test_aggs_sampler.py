@@ -54,10 +54,39 @@ def test_default_shard_size_and_errors(es, sampled):
                   aggs={"s": {"sampler": {}}}).body["aggregations"]
     assert r["s"]["doc_count"] == 100
     for aggs in ({"s": {"sampler": {"shard_size": 0}}},
-                 {"s": {"sampler": {"bogus": 1}}},
-                 {"t": {"terms": {"field": "tag"}, "aggs": {"s": {"sampler": {}}}}}):
+                 {"s": {"sampler": {"bogus": 1}}}):
         with pytest.raises(BadRequestError):
             es.search(index=INDEX, size=0, aggs=aggs)
+
+
+@pytest.mark.parametrize("shard_size", [5, 30, 1000])
+def test_sampler_under_a_bucket_aggregation_samples_each_bucket(es, sampled, shard_size):
+    """ES keeps a best-documents queue per owning bucket: each parent bucket (here a
+    histogram on v) is sampled on its own; the sample takes the a, then b, then c
+    documents of the bucket (constant scores by tag)."""
+    r = es.search(index=INDEX, size=0, query=QUERY, aggs={
+        "p": {"histogram": {"field": "v", "interval": 50}, "aggs": {
+            "s": {"sampler": {"shard_size": shard_size}, "aggs": {
+                "tags": {"terms": {"field": "tag"}},
+                "hits": {"top_hits": {"size": 100, "_source": ["v", "tag"]}},
+                "lo": {"min": {"field": "v"}}}}}}}).body["aggregations"]
+    parents = r["p"]["buckets"]
+    assert [p["key"] for p in parents] == [0.0, 50.0]
+    for p in parents:
+        members = [d for _, d in DOCS if p["key"] <= d["v"] < p["key"] + 50]
+        left, want = shard_size, {}
+        for t in "abc":
+            n = min(left, sum(1 for d in members if d["tag"] == t))
+            if n:
+                want[t] = n
+            left -= n
+        s = p["s"]
+        assert s["doc_count"] == min(shard_size, len(members))
+        assert {b["key"]: b["doc_count"] for b in s["tags"]["buckets"]} == want
+        hits = s["hits"]["hits"]["hits"]
+        assert len(hits) == min(100, s["doc_count"])
+        assert all(p["key"] <= h["_source"]["v"] < p["key"] + 50 for h in hits)
+        assert s["lo"]["value"] >= p["key"]
 
 
 DIVERSE = "diversified"
@@ -125,3 +154,18 @@ def test_diversified_sampler_missing(es):
     assert sample({"field": "n", "max_docs_per_value": 3, "missing": 5}, 20) == (3, {"a": 3})
     assert n_a == 7
     es.indices.delete(index=name)
+
+
+def test_diversified_sampler_under_a_bucket_aggregation(es, diverse):
+    """Each parent bucket keeps at most `max_docs_per_value` documents per value of its own."""
+    docs = [d for _, d in _diverse_docs()]
+    r = es.search(index=DIVERSE, size=0, query=QUERY, aggs={
+        "t": {"terms": {"field": "tag"}, "aggs": {
+            "s": {"diversified_sampler": {"field": "g", "shard_size": 100},
+                  "aggs": {"g": {"cardinality": {"field": "g"}}}}}}}).body["aggregations"]
+    got = {b["key"]: (b["s"]["doc_count"], b["s"]["g"]["value"]) for b in r["t"]["buckets"]}
+    want = {}
+    for t in "abc":
+        n = len({d["g"] for d in docs if d["tag"] == t})
+        want[t] = (n, n)
+    assert got == want

@@ -332,7 +332,6 @@ def test_errors(es, vwh):
                                                 "shard_size": 12}})
     assert "3/4 of shard_size must be at least buckets but was [9<10] for [h]" in str(err)
     refused({"variable_width_histogram": {"field": "v", "bogus": 1}})
-    refused({"variable_width_histogram": {"field": "v", "script": "1"}})
     refused({"variable_width_histogram": {"field": "t"}})
     refused({"terms": {"field": "g"},
              "aggs": {"x": {"variable_width_histogram": {"field": "v", "buckets": 0}}}})
@@ -362,3 +361,40 @@ def test_date_field_as_strings(es):
         assert g["max_as_string"] == fmt(hi)
     got = search(es, "vwh_dates", {"field": "d", "buckets": 3, "format": "yyyy-MM-dd"})
     assert [g["min_as_string"] for g in got] == [fmt(w[0])[:10] for w in want]
+
+
+def test_script_and_runtime_field(es, vwh):
+    """A script or a runtime field is clustered like a field (top level): the expected
+    buckets are those of the values the script computes, here in Python."""
+    docs = [{"v": d["v"] * 2 + 1, "g": d["g"]} for d in DOCS]
+    want = expected(docs, 4, 40)
+    got = search(es, "vwh", {"script": {"source": "doc['v'].value * 2 + 1"}, "buckets": 4,
+                             "shard_size": 40}, aggs={"s": {"sum": {"field": "g"}}})
+    check(got, want)
+    for i, (b, w) in enumerate(zip(got, want)):
+        hi = want[i + 1][0] if i + 1 < len(want) else w[1] + 1e-9
+        assert b["s"]["value"] == sum(d["g"] for d in docs if w[0] <= d["v"] < hi)
+    r = es.search(index="vwh", size=0, runtime_mappings={"v2": {
+        "type": "long", "script": {"source": "emit(doc['v'].value * 2 + 1)"}}},
+        aggs={"h": {"variable_width_histogram": {"field": "v2", "buckets": 4, "shard_size": 40}}})
+    check(r["aggregations"]["h"]["buckets"], want)
+
+
+def test_runtime_field_under_a_terms_bucket(es, vwh):
+    r = es.search(index="vwh", size=0, runtime_mappings={"v2": {
+        "type": "long", "script": {"source": "emit(doc['v'].value * 2 + 1)"}}},
+        aggs={"t": {"terms": {"field": "g"}, "aggs": {"h": {"variable_width_histogram": {
+            "field": "v2", "buckets": 3, "shard_size": 40}, "aggs": {
+                "hits": {"top_hits": {"size": 100, "_source": False}},
+                "s": {"sum": {"field": "v"}}}}}}})
+    for b in r["aggregations"]["t"]["buckets"]:
+        docs = [{"v": d["v"] * 2 + 1, "orig": d["v"]} for d in DOCS if d["g"] == b["key"]]
+        want = expected(docs, 3, 40)
+        got = b["h"]["buckets"]
+        check(got, want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            hi = want[i + 1][0] if i + 1 < len(want) else w[1] + 1e-9
+            inside = [d for d in docs if w[0] <= d["v"] < hi]
+            assert g["hits"]["hits"]["total"]["value"] == len(inside)
+            assert g["s"]["value"] == sum(d["orig"] for d in inside)
+

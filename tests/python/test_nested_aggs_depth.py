@@ -324,5 +324,5 @@ def test_refusals(es, ix):
     assert resp["aggregations"]["u"]["back"]["doc_count"] == 0
     with pytest.raises(BadRequestError) as e:
         search(es, index, {"aggs": {"u": {"nested": {"path": "users"}, "aggs": {
-            "a": {"auto_date_histogram": {"field": "users.age"}}}}}})
+            "a": {"sampler": {}}}}}})
     assert "not supported by Lode" in str(e.value)

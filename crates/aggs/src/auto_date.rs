@@ -8,8 +8,10 @@
 //! on that rounding (`IndexedRounding` with a `multiple`), with sub-aggregations, and renders
 //! ES's `interval` (`"7d"`).
 //!
-//! Only at the top level (or under `global`): under a bucket aggregation every bucket would
-//! need its own rounding, which tantivy's single histogram cannot do: refused there.
+//! Below a bucket aggregation every bucket has its own rounding, as ES's
+//! `AutoDateHistogramAggregator` rounds per owning bucket: the enclosing bucket's documents
+//! are read when it is rendered ([`bounds`]), the rounding chosen from them, and each of its
+//! buckets counts and collects its sub-aggregations in a pass of its own.
 
 use super::exec::{runtime_provider_in, AggTarget};
 use super::plan::runtime_source_name;
@@ -163,45 +165,57 @@ pub(crate) fn prepare(nodes: &[AggNode], targets: &[AggTarget]) -> EsResult<()> 
         let AggKind::AutoDateHistogram(req) = &node.kind else {
             continue;
         };
-        let mut bounds: Option<(i64, i64)> = None;
-        for t in targets {
-            let field = &req.hist.field;
-            // Documents without a value have `missing`'s, which extends the range.
-            let missing = super::plan::date_histogram_missing(t.ctx, &req.hist, TY)?;
-            // A runtime field (or the aggregation's script) is read through its value source.
-            let runtime = match t.ctx.runtime.get(field) {
-                Some(_) => Some(
-                    runtime_provider_in(t.ctx, &runtime_source_name(field))
-                        .ok_or_else(|| EsError::internal("auto_date_histogram: runtime field"))?,
-                ),
-                None => match t.ctx.mapping.field(field) {
-                    Some(def) if def.storage() == Storage::I64 => None,
-                    // An unmapped field: every document has the `missing` value.
-                    None if missing.is_some() => None,
-                    _ => continue, // planning reports the field or its type
-                },
-            };
-            let collector = MinMax {
-                field,
-                runtime,
-                missing,
-            };
-            for shard in t.shards {
-                let found = shard
-                    .searcher
-                    .search(t.query, &collector)
-                    .map_err(|e| EsError::internal(format!("auto_date_histogram: {e}")))?;
-                if let Some((lo, hi)) = found {
-                    bounds = Some(match bounds {
-                        Some((a, b)) => (a.min(lo), b.max(hi)),
-                        None => (lo, hi),
-                    });
-                }
-            }
-        }
-        *req.chosen.lock().unwrap_or_else(|e| e.into_inner()) = Some(choose(req, bounds));
+        let parts: Vec<(&AggTarget, &dyn tantivy::query::Query)> =
+            targets.iter().map(|t| (t, t.query)).collect();
+        let b = bounds(req, &parts)?;
+        *req.chosen.lock().unwrap_or_else(|e| e.into_inner()) = Some(choose(req, b));
     }
     Ok(())
+}
+
+/// The first and last value of the field over the documents of `parts` (a query per
+/// target, each resolving the field against its own mapping), `missing` included.
+pub(crate) fn bounds(
+    req: &AutoDateHistogramReq,
+    parts: &[(&AggTarget, &dyn tantivy::query::Query)],
+) -> EsResult<Option<(i64, i64)>> {
+    let mut bounds: Option<(i64, i64)> = None;
+    for (t, query) in parts {
+        let field = &req.hist.field;
+        // Documents without a value have `missing`'s, which extends the range.
+        let missing = super::plan::date_histogram_missing(t.ctx, &req.hist, TY)?;
+        // A runtime field (or the aggregation's script) is read through its value source.
+        let runtime = match t.ctx.runtime.get(field) {
+            Some(_) => Some(
+                runtime_provider_in(t.ctx, &runtime_source_name(field))
+                    .ok_or_else(|| EsError::internal("auto_date_histogram: runtime field"))?,
+            ),
+            None => match t.ctx.mapping.field(field) {
+                Some(def) if def.storage() == Storage::I64 => None,
+                // An unmapped field: every document has the `missing` value.
+                None if missing.is_some() => None,
+                _ => continue, // planning reports the field or its type
+            },
+        };
+        let collector = MinMax {
+            field,
+            runtime,
+            missing,
+        };
+        for shard in t.shards {
+            let found = shard
+                .searcher
+                .search(*query, &collector)
+                .map_err(|e| EsError::internal(format!("auto_date_histogram: {e}")))?;
+            if let Some((lo, hi)) = found {
+                bounds = Some(match bounds {
+                    Some((a, b)) => (a.min(lo), b.max(hi)),
+                    None => (lo, hi),
+                });
+            }
+        }
+    }
+    Ok(bounds)
 }
 
 /// The smallest and largest value of an `i64` column (or a runtime field's values) over the

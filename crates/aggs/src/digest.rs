@@ -515,7 +515,7 @@ fn weighted_average(x1: f64, w1: f64, x2: f64, w2: f64) -> f64 {
 const HDR_BUFFER: usize = 4096;
 
 /// ES's HDR percentiles state (`DoubleHistogram`), see the module documentation.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Hdr {
     digits: u8,
     /// Values before the scale is chosen.

@@ -457,6 +457,18 @@ impl<'a> Exec<'a> {
                         missing: *missing,
                     })
                 }
+                SourceSpec::BoolNumbers { field, missing } => {
+                    Arc::new(super::sources::BoolNumbersProvider {
+                        field: field.clone(),
+                        missing: *missing,
+                    })
+                }
+                SourceSpec::KeywordMissing { field, missing } => {
+                    Arc::new(super::sources::KeywordMissingProvider {
+                        field: field.clone(),
+                        missing: missing.clone(),
+                    })
+                }
                 SourceSpec::Values {
                     field,
                     column,

@@ -12,6 +12,8 @@ pub enum ValueFormat {
     Raw,
     Date(DateFormat, Tz),
     Decimal(DecimalPattern),
+    /// ES's `DocValueFormat.BOOLEAN`: `"true"` for any value but 0.
+    Bool,
 }
 
 impl ValueFormat {
@@ -25,6 +27,7 @@ impl ValueFormat {
             ValueFormat::Raw => None,
             ValueFormat::Date(f, tz) => Some(f.format_millis(v as i64, tz)),
             ValueFormat::Decimal(p) => Some(p.format(v)),
+            ValueFormat::Bool => Some((v != 0.0).to_string()),
         }
     }
 

@@ -189,10 +189,16 @@ fn run(
         typed_keys,
         max_buckets: req.max_buckets,
         buckets: 0,
+        keep_sketches: req.pipelines.uses("cumulative_cardinality")
+            || req.pipelines.uses("moving_percentiles"),
+        kept: pipeline::Kept::default(),
     };
     let mut out = renderer.render_level(&exec.plan().roots, &results, &Scope::default(), true)?;
     renderer.fill_sketches(&mut out)?;
-    pipeline::apply(&mut out, &req.pipelines, typed_keys)?;
+    pipeline::apply(&mut out, &req.pipelines, typed_keys, &renderer.kept)?;
+    if renderer.keep_sketches {
+        pipeline::strip_kept(&mut out);
+    }
     let profile = exec
         .profile
         .take()
@@ -216,6 +222,7 @@ fn script_fields(nodes: &[request::AggNode], out: &mut Vec<String>) {
             request::AggKind::Missing { field } => vec![field],
             request::AggKind::WeightedAvg(w) => vec![&w.value.field, &w.weight.field],
             request::AggKind::Composite(c) => c.sources.iter().map(|s| &s.field).collect(),
+            request::AggKind::VariableWidthHistogram(v) => vec![&v.field],
             _ => Vec::new(),
         };
         for f in fields {

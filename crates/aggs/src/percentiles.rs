@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
 /// A bucket's sketch.
+#[derive(Clone)]
 pub(crate) enum State {
     TDigest(TDigest),
     Hdr(Hdr),

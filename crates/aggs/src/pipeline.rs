@@ -31,6 +31,9 @@ const PARENT_KINDS: &[&str] = &[
     "bucket_script",
     "bucket_selector",
     "moving_fn",
+    "normalize",
+    "cumulative_cardinality",
+    "moving_percentiles",
 ];
 /// Parent pipelines that run a script over any multi-bucket parent.
 const SCRIPT_KINDS: &[&str] = &["bucket_script", "bucket_selector"];
@@ -44,13 +47,67 @@ const SIBLING_KINDS: &[&str] = &[
     "percentiles_bucket",
 ];
 /// Pipelines ES has that need a script or a model Lode does not run yet.
-const REFUSED_KINDS: &[&str] = &[
-    "moving_avg",
-    "moving_percentiles",
-    "normalize",
-    "inference",
-    "cumulative_cardinality",
+const REFUSED_KINDS: &[&str] = &["moving_avg", "inference"];
+/// `normalize`'s methods (ES's `NormalizePipelineMethods`).
+const NORMALIZE_METHODS: &[&str] = &[
+    "rescale_0_1",
+    "rescale_0_100",
+    "percent_of_sum",
+    "mean",
+    "z-score",
+    "softmax",
 ];
+
+/// The key of a rendered `cardinality` result that holds the index of its distinct values
+/// in [`Kept`] (present only while pipelines run, when a `cumulative_cardinality` reads them).
+pub const KEPT_MARK: &str = "\u{0}kept";
+
+/// What the pipelines read beside the rendered response: the exact distinct values of each
+/// `cardinality` result marked with [`KEPT_MARK`] (`None`: past its exact limit).
+#[derive(Default)]
+pub struct Kept {
+    pub distinct: Vec<Option<std::collections::HashSet<u64>>>,
+    /// The digests of `percentiles` results (read by `moving_percentiles`), marked with
+    /// [`KEPT_DIGEST_MARK`].
+    pub digests: Vec<KeptDigest>,
+}
+
+/// The key of a rendered `percentiles` result that holds the index of its digest in
+/// [`Kept`].
+pub const KEPT_DIGEST_MARK: &str = "\u{0}kept_digest";
+
+/// A `percentiles` result's digest and what renders one like it.
+pub struct KeptDigest {
+    pub(crate) state: crate::percentiles::State,
+    pub(crate) percents: Vec<f64>,
+    pub(crate) keyed: bool,
+    pub(crate) method: crate::request::PercentilesMethod,
+    pub(crate) format: crate::format::ValueFormat,
+}
+
+impl PipelineTree {
+    /// Whether a pipeline of `kind` is declared anywhere in the tree.
+    pub fn uses(&self, kind: &str) -> bool {
+        self.here.iter().any(|p| p.kind == kind)
+            || self.children.values().any(|(_, t)| t.uses(kind))
+    }
+}
+
+/// Removes the [`KEPT_MARK`]s from a response.
+pub fn strip_kept(level: &mut Map<String, Value>) {
+    level.remove(KEPT_MARK);
+    level.remove(KEPT_DIGEST_MARK);
+    for v in level.values_mut() {
+        match v {
+            Value::Object(o) => strip_kept(o),
+            Value::Array(a) => a
+                .iter_mut()
+                .filter_map(Value::as_object_mut)
+                .for_each(strip_kept),
+            _ => {}
+        }
+    }
+}
 
 pub fn is_pipeline(kind: &str) -> bool {
     PARENT_KINDS.contains(&kind) || SIBLING_KINDS.contains(&kind) || REFUSED_KINDS.contains(&kind)
@@ -88,6 +145,8 @@ struct Pipeline {
     /// `moving_fn`.
     window: Option<usize>,
     shift: i64,
+    /// `normalize`.
+    method: Option<String>,
 }
 
 /// The pipelines declared at one `aggs` level and below.
@@ -192,6 +251,7 @@ fn parse_pipeline(
         script: None,
         window: None,
         shift: 0,
+        method: None,
     };
     let mut has_path = false;
     let scripted = SCRIPT_KINDS.contains(&kind);
@@ -216,10 +276,10 @@ fn parse_pipeline(
                 has_path = true;
             }
             ("script", v) if scripted || kind == "moving_fn" => script_def = Some(v),
-            ("window", v) if kind == "moving_fn" => {
+            ("window", v) if kind == "moving_fn" || kind == "moving_percentiles" => {
                 let w = v.as_i64().ok_or_else(|| {
                     parse_error(format!(
-                        "[moving_fn] window doesn't support values of type: {}",
+                        "[{kind}] window doesn't support values of type: {}",
                         crate::request::token_name(v)
                     ))
                 })?;
@@ -230,10 +290,10 @@ fn parse_pipeline(
                 }
                 p.window = Some(w as usize);
             }
-            ("shift", v) if kind == "moving_fn" => {
+            ("shift", v) if kind == "moving_fn" || kind == "moving_percentiles" => {
                 p.shift = v.as_i64().ok_or_else(|| {
                     parse_error(format!(
-                        "[moving_fn] shift doesn't support values of type: {}",
+                        "[{kind}] shift doesn't support values of type: {}",
                         crate::request::token_name(v)
                     ))
                 })?;
@@ -256,7 +316,16 @@ fn parse_pipeline(
                     "[{kind}] buckets_path must be a single path for [{name}]"
                 )))
             }
-            ("gap_policy", Value::String(g)) => {
+            ("method", Value::String(m)) if kind == "normalize" => {
+                if !NORMALIZE_METHODS.contains(&m.as_str()) {
+                    return Err(EsError::illegal_argument(format!("invalid method [{m}]")));
+                }
+                p.method = Some(m.clone());
+            }
+            // ES's `normalize` and `cumulative_cardinality` parsers declare no gap policy.
+            ("gap_policy", Value::String(g))
+                if !matches!(kind, "normalize" | "cumulative_cardinality" | "moving_percentiles") =>
+            {
                 p.gap = match g.as_str() {
                     "skip" => Gap::Skip,
                     "keep_values" => Gap::KeepValues,
@@ -268,7 +337,7 @@ fn parse_pipeline(
                     }
                 }
             }
-            ("format", Value::String(f)) => {
+            ("format", Value::String(f)) if kind != "moving_percentiles" => {
                 p.format = Some(DecimalFormat::parse(f)?);
                 p.format_text = Some(f.clone());
             }
@@ -356,6 +425,33 @@ fn parse_pipeline(
             )));
         }
     }
+    if kind == "moving_percentiles" {
+        let missing: Vec<&str> = [("buckets_path", has_path), ("window", p.window.is_some())]
+            .iter()
+            .filter(|(_, present)| !present)
+            .map(|(f, _)| *f)
+            .collect();
+        if !missing.is_empty() {
+            return Err(EsError::illegal_argument(format!(
+                "Required [{}]",
+                missing.join(", ")
+            )));
+        }
+    }
+    if kind == "normalize" {
+        // ES's ConstructingObjectParser names every missing constructor argument.
+        let missing: Vec<&str> = [("method", p.method.is_some()), ("buckets_path", has_path)]
+            .iter()
+            .filter(|(_, present)| !present)
+            .map(|(f, _)| *f)
+            .collect();
+        if !missing.is_empty() {
+            return Err(EsError::illegal_argument(format!(
+                "Required [{}]",
+                missing.join(", ")
+            )));
+        }
+    }
     if let Some(def) = script_def {
         let compiled = if kind == "moving_fn" {
             lode_painless::AggScript::compile_moving_fn(def, None)?
@@ -430,7 +526,12 @@ fn unit_millis(u: &str) -> Option<f64> {
 // Applying to a rendered response
 
 /// Runs the pipelines on a rendered `aggregations` object.
-pub fn apply(level: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -> EsResult<()> {
+pub fn apply(
+    level: &mut Map<String, Value>,
+    tree: &PipelineTree,
+    typed: bool,
+    kept: &Kept,
+) -> EsResult<()> {
     for (name, (kind, sub)) in &tree.children {
         let Some(result) = find_mut(level, name) else {
             continue;
@@ -438,7 +539,7 @@ pub fn apply(level: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -
         let mut failure = None;
         for_each_bucket(result, &mut |b| {
             if failure.is_none() {
-                if let Err(e) = apply_bucket(b, sub, typed) {
+                if let Err(e) = apply_bucket(b, sub, typed, kept) {
                     failure = Some(e);
                 }
             }
@@ -452,11 +553,11 @@ pub fn apply(level: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -
                 .filter(|p| PARENT_KINDS.contains(&p.kind.as_str()))
                 .collect(),
         ) {
-            apply_parent(p, kind, name, result, typed)?;
+            apply_parent(p, kind, name, result, typed, kept)?;
         }
     }
     for p in tree.here.iter() {
-        if SCRIPT_KINDS.contains(&p.kind.as_str()) {
+        if SCRIPT_KINDS.contains(&p.kind.as_str()) || p.kind == "normalize" {
             return Err(EsError::illegal_argument(format!(
                 "{} aggregation [{}] must be declared inside of another aggregation",
                 p.kind, p.name
@@ -556,7 +657,12 @@ fn moving_windows(
 }
 
 /// Sibling pipelines declared inside each bucket of a parent, and deeper levels.
-fn apply_bucket(bucket: &mut Map<String, Value>, tree: &PipelineTree, typed: bool) -> EsResult<()> {
+fn apply_bucket(
+    bucket: &mut Map<String, Value>,
+    tree: &PipelineTree,
+    typed: bool,
+    kept: &Kept,
+) -> EsResult<()> {
     let siblings_only = PipelineTree {
         here: tree
             .here
@@ -566,7 +672,7 @@ fn apply_bucket(bucket: &mut Map<String, Value>, tree: &PipelineTree, typed: boo
             .collect(),
         children: tree.children.clone(),
     };
-    apply(bucket, &siblings_only, typed)
+    apply(bucket, &siblings_only, typed, kept)
 }
 
 /// The result of sub-aggregation `name` at a level, under its plain or typed key.
@@ -611,6 +717,8 @@ fn typed_name(p: &Pipeline, typed: bool) -> String {
         "stats_bucket" => "stats_bucket",
         "extended_stats_bucket" => "extended_stats_bucket",
         "percentiles_bucket" => "percentiles_bucket",
+        "cumulative_cardinality" => "simple_long_value",
+        "moving_percentiles" => "tdigest_percentiles",
         _ => "simple_value",
     };
     format!("{ty}#{}", p.name)
@@ -910,6 +1018,7 @@ fn apply_parent(
     parent_name: &str,
     parent: &mut Value,
     typed: bool,
+    kept: &Kept,
 ) -> EsResult<()> {
     let histogram = matches!(
         parent_kind,
@@ -917,6 +1026,9 @@ fn apply_parent(
     );
     if SCRIPT_KINDS.contains(&p.kind.as_str()) {
         return apply_bucket_script(p, parent_name, parent, typed);
+    }
+    if p.kind == "normalize" {
+        return apply_normalize(p, parent, typed);
     }
     if p.kind != "bucket_sort" && !histogram {
         return Err(EsError::illegal_argument(format!(
@@ -950,6 +1062,35 @@ fn apply_parent(
                     b.insert(key.clone(), Value::Object(o));
                 }
                 last = Some((this, x));
+            }
+        }
+        "moving_percentiles" => apply_moving_percentiles(p, buckets, &key, kept)?,
+        "cumulative_cardinality" => {
+            // As ES's `CumulativeCardinalityPipelineAggregator`: the union of the buckets'
+            // distinct values so far, each bucket's `cardinality` read at the path.
+            let mut union: std::collections::HashSet<u64> = std::collections::HashSet::new();
+            // Past a bucket's exact limit its values are not kept: its cardinality is added
+            // (an upper bound of the union's growth).
+            let mut extra = 0u64;
+            for b in buckets.iter_mut().filter_map(Value::as_object_mut) {
+                let target = cardinality_at(b, &p.path, &p.name)?;
+                match target.get(KEPT_MARK).and_then(Value::as_u64) {
+                    Some(i) => match kept.distinct.get(i as usize) {
+                        Some(Some(set)) => union.extend(set.iter().copied()),
+                        _ => extra += target.get("value").and_then(Value::as_u64).unwrap_or(0),
+                    },
+                    None => extra += target.get("value").and_then(Value::as_u64).unwrap_or(0),
+                }
+                let total = union.len() as u64 + extra;
+                let mut o = Map::new();
+                o.insert("value".into(), json!(total));
+                if let Some(f) = &p.format {
+                    o.insert("value_as_string".into(), json!(f.format(total as f64)));
+                }
+                if let Some(m) = &p.meta {
+                    o.insert("meta".into(), m.clone());
+                }
+                b.insert(key.clone(), Value::Object(o));
             }
         }
         "cumulative_sum" => {
@@ -1045,6 +1186,219 @@ fn apply_parent(
         other => unreachable!("not a parent pipeline: {other}"),
     }
     Ok(())
+}
+
+/// `moving_percentiles`, as ES's `MovingPercentilesPipelineAggregator`: bucket `k` gets the
+/// percentiles of the digests of the buckets `[k - window + shift, k + shift)` merged (none
+/// when that window is empty), with the keys, `keyed` and format of the `percentiles` the path
+/// names.
+fn apply_moving_percentiles(
+    p: &Pipeline,
+    buckets: &mut [Value],
+    key: &str,
+    kept: &Kept,
+) -> EsResult<()> {
+    let mut digests: Vec<&KeptDigest> = Vec::with_capacity(buckets.len());
+    for b in buckets.iter().filter_map(Value::as_object) {
+        digests.push(digest_at(b, &p.path, kept)?);
+    }
+    let window = p.window.unwrap_or(1) as i64;
+    let clamp = |i: i64| i.clamp(0, digests.len() as i64) as usize;
+    for (index, b) in buckets
+        .iter_mut()
+        .filter_map(Value::as_object_mut)
+        .enumerate()
+    {
+        let index = index as i64;
+        let (from, to) = (clamp(index - window + p.shift), clamp(index + p.shift));
+        if from >= to {
+            continue;
+        }
+        let first = digests[from];
+        let mut state = crate::percentiles::State::new(first.method);
+        for d in &digests[from..to] {
+            state.merge(d.state.clone());
+        }
+        let req = crate::request::PercentilesReq {
+            field: String::new(),
+            percents: first.percents.clone(),
+            ranks: false,
+            keyed: first.keyed,
+            missing: None,
+            format: None,
+            method: first.method,
+        };
+        let values = crate::percentiles::values(&req, state)?;
+        let key = match (key.split_once('#'), first.method) {
+            (Some(_), crate::request::PercentilesMethod::Hdr { .. }) => {
+                format!("hdr_percentiles#{}", p.name)
+            }
+            _ => key.to_string(),
+        };
+        let mut o = Map::new();
+        crate::render::render_percentiles(first.keyed, &values, &first.format, &mut o);
+        if let Some(m) = &p.meta {
+            o.insert("meta".into(), m.clone());
+        }
+        b.insert(key, Value::Object(o));
+    }
+    Ok(())
+}
+
+/// The digest of the `percentiles` result at `path` in a bucket (ES's errors otherwise).
+fn digest_at<'k>(
+    bucket: &Map<String, Value>,
+    path: &str,
+    kept: &'k Kept,
+) -> EsResult<&'k KeptDigest> {
+    let not_percentiles = |got: &str| {
+        let first = path.split(['>', '.', '[']).next().unwrap_or(path);
+        EsError::illegal_argument(format!(
+            "buckets_path must reference a TDigest percentiles aggregation, got: [{got}] at aggregation [{first}]"
+        ))
+    };
+    let (steps, metric) = split_path(path);
+    if metric.is_some() {
+        return Err(not_percentiles("Double"));
+    }
+    let mut current = bucket;
+    for (i, (step, k)) in steps.iter().enumerate() {
+        let result = find(current, step).ok_or_else(|| {
+            EsError::illegal_argument(
+                "buckets_path must reference a percentiles percentile aggregation",
+            )
+        })?;
+        let obj = match k {
+            Some(k) => select_bucket(result, k).ok_or_else(|| invalid_path(path))?,
+            None => result.as_object().ok_or_else(|| invalid_path(path))?,
+        };
+        if i + 1 == steps.len() {
+            return match obj.get(KEPT_DIGEST_MARK).and_then(Value::as_u64) {
+                Some(n) => kept
+                    .digests
+                    .get(n as usize)
+                    .ok_or_else(|| EsError::internal("moving_percentiles: a digest not kept")),
+                None => Err(not_percentiles(if obj.contains_key("doc_count") {
+                    "InternalBucket"
+                } else {
+                    "InternalNumericMetricsAggregation"
+                })),
+            };
+        }
+        current = obj;
+    }
+    Err(invalid_path(path))
+}
+
+/// The `cardinality` result a `cumulative_cardinality` reads in a bucket: the path must
+/// name the aggregation itself (ES resolves it to the `InternalCardinality`).
+fn cardinality_at<'a>(
+    bucket: &'a Map<String, Value>,
+    path: &str,
+    name: &str,
+) -> EsResult<&'a Map<String, Value>> {
+    let not_cardinality = |got: &str| {
+        EsError::new(
+            400,
+            "aggregation_execution_exception",
+            format!(
+                "buckets_path must reference a cardinality aggregation, got: [{got}] at aggregation [{name}]"
+            ),
+        )
+    };
+    let (steps, metric) = split_path(path);
+    if metric.is_some() || steps.is_empty() {
+        return Err(not_cardinality("Double"));
+    }
+    let mut current = bucket;
+    for (i, (step, key)) in steps.iter().enumerate() {
+        let result = find(current, step).ok_or_else(|| invalid_path(path))?;
+        let obj = match key {
+            Some(k) => select_bucket(result, k).ok_or_else(|| invalid_path(path))?,
+            None => result.as_object().ok_or_else(|| invalid_path(path))?,
+        };
+        if i + 1 == steps.len() {
+            let is_metric = obj.get("value").is_some_and(|v| v.is_u64() || v.is_null())
+                && !obj.contains_key("doc_count");
+            if !is_metric {
+                return Err(not_cardinality(if obj.contains_key("doc_count") {
+                    "InternalBucket"
+                } else {
+                    "InternalAggregation"
+                }));
+            }
+            return Ok(obj);
+        }
+        current = obj;
+    }
+    Err(invalid_path(path))
+}
+
+/// `normalize` over the buckets (a list or keyed) of any multi-bucket parent, as ES's
+/// `NormalizePipelineAggregator`: every bucket's value read with the `skip` gap policy (a
+/// gap is NaN), the method's statistics over the non-NaN values, and each bucket's value
+/// normalized (a gap, or a non-finite result, renders `null`).
+fn apply_normalize(p: &Pipeline, parent: &mut Value, typed: bool) -> EsResult<()> {
+    let key = typed_name(p, typed);
+    let mut values = Vec::new();
+    let mut failure = None;
+    for_each_bucket(parent, &mut |b| match resolve_es(b, &p.path, Gap::Skip) {
+        Ok(v) => values.push(v),
+        Err(e) => {
+            failure.get_or_insert(e);
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let method = normalize_method(p.method.as_deref().unwrap_or("rescale_0_1"), &values);
+    let mut i = 0;
+    for_each_bucket(parent, &mut |b| {
+        let v = values[i];
+        i += 1;
+        let out = if v.is_nan() { f64::NAN } else { method(v) };
+        b.insert(
+            key.clone(),
+            Value::Object(formatted(p, Some(out).filter(|x| x.is_finite()))),
+        );
+    });
+    Ok(())
+}
+
+/// ES's `NormalizePipelineMethods`, built from the series (NaN values left out of the
+/// statistics; `max` starts at Java's `Double.MIN_VALUE`, as ES's does).
+fn normalize_method(name: &str, values: &[f64]) -> Box<dyn Fn(f64) -> f64> {
+    let (mut count, mut sum, mut min, mut max) = (0usize, 0.0f64, f64::MAX, f64::from_bits(1));
+    for &v in values.iter().filter(|v| !v.is_nan()) {
+        count += 1;
+        min = min.min(v);
+        max = max.max(v);
+        sum += v;
+    }
+    let mean = if count == 0 {
+        f64::NAN
+    } else {
+        sum / count as f64
+    };
+    match name {
+        "rescale_0_100" => Box::new(move |v| 100.0 * (v - min) / (max - min)),
+        "mean" => Box::new(move |v| (v - mean) / (max - min)),
+        "percent_of_sum" => Box::new(move |v| v / sum),
+        "z-score" => {
+            let variance: f64 = values
+                .iter()
+                .filter(|v| !v.is_nan())
+                .map(|v| (v - mean).powi(2))
+                .sum();
+            let stdev = (variance / count as f64).sqrt();
+            Box::new(move |v| (v - mean) / stdev)
+        }
+        "softmax" => {
+            let sum_exp: f64 = values.iter().filter(|v| !v.is_nan()).map(|v| v.exp()).sum();
+            Box::new(move |v| v.exp() / sum_exp)
+        }
+        _ => Box::new(move |v| (v - min) / (max - min)),
+    }
 }
 
 /// `bucket_script` and `bucket_selector` over the buckets (a list or keyed) of any
@@ -1156,6 +1510,43 @@ mod tests {
     }
 
     #[test]
+    fn normalize_methods_as_es() {
+        // ES's NormalizePipelineMethodsTests data: the NaN is left out of the statistics.
+        let data = [
+            1.0,
+            50.0,
+            f64::NAN,
+            8.0,
+            10.0,
+            4.0,
+            3.0,
+            0.0,
+            10.0,
+            -10.0,
+            -4.0,
+        ];
+        let (min, max, sum, count) = (-10.0, 50.0, 72.0, 10.0);
+        let mean = sum / count;
+        let m = |name: &str| normalize_method(name, &data);
+        assert_eq!(m("rescale_0_1")(8.0), (8.0 - min) / (max - min));
+        assert_eq!(m("rescale_0_100")(8.0), 100.0 * (8.0 - min) / (max - min));
+        assert_eq!(m("mean")(8.0), (8.0 - mean) / (max - min));
+        assert_eq!(m("percent_of_sum")(8.0), 8.0 / sum);
+        let variance: f64 = data
+            .iter()
+            .filter(|v| !v.is_nan())
+            .map(|v| (v - mean).powi(2))
+            .sum::<f64>()
+            / count;
+        assert_eq!(m("z-score")(8.0), (8.0 - mean) / variance.sqrt());
+        let sum_exp: f64 = data.iter().filter(|v| !v.is_nan()).map(|v| v.exp()).sum();
+        assert_eq!(m("softmax")(8.0), 8f64.exp() / sum_exp);
+        // Java's `Double.MIN_VALUE` starts the maximum: all-negative data keeps it.
+        assert_eq!(normalize_method("rescale_0_1", &[-2.0, -1.0])(-2.0), 0.0);
+        assert!(normalize_method("rescale_0_1", &[-2.0, -1.0])(-1.0) < 1.0);
+    }
+
+    #[test]
     fn moving_fn_windows() {
         let nan = f64::NAN;
         let (series, ranges) = moving_windows(&[1.0, 2.0, nan, 3.0, 4.0], 2, 0);
@@ -1237,7 +1628,7 @@ mod tests {
         assert_eq!(order, vec!["ratio", "sel"]);
         let mut out = json!({"h": {"buckets": [
             {"key": 0.0, "doc_count": 1}, {"key": 1.0, "doc_count": 3}, {"key": 2.0, "doc_count": 0}]}});
-        apply(out.as_object_mut().unwrap(), &tree, false).unwrap();
+        apply(out.as_object_mut().unwrap(), &tree, false, &Kept::default()).unwrap();
         let b = &out["h"]["buckets"];
         assert_eq!(b.as_array().unwrap().len(), 1);
         assert_eq!(b[0]["ratio"]["value"], json!(3.0));

@@ -58,8 +58,11 @@ impl FieldRef {
 enum Need {
     /// Any field with doc values (terms, value_count, cardinality, missing).
     Any,
-    /// Numbers and dates (numeric metrics, histogram, range).
+    /// Numbers and dates (histogram, range, percentiles).
     Numeric,
+    /// Numbers, dates and booleans (ES's `NUMERIC`, `DATE` and `BOOLEAN` values sources:
+    /// `min`, `max`, `avg`, `sum`, `stats`, `extended_stats`).
+    NumericOrBool,
 }
 
 /// A `top_metrics` metric: a number, a date or a keyword with doc values.
@@ -138,6 +141,7 @@ pub(crate) fn runtime_sources(nodes: &[PlanNode], out: &mut Vec<String>) {
 /// to tantivy (others read columns themselves and refuse runtime fields).
 const RUNTIME_AGGS: &[&str] = &[
     "terms",
+    "variable_width_histogram",
     "histogram",
     "date_histogram",
     "auto_date_histogram",
@@ -176,7 +180,12 @@ fn runtime_field_ref(
             "aggregation of type [{agg_type}] on runtime field [{shown}] is not supported by Lode"
         )));
     }
-    if need == Need::Numeric && matches!(f.ty, RuntimeType::Keyword | RuntimeType::Boolean) {
+    let refused = match need {
+        Need::Any => false,
+        Need::Numeric => matches!(f.ty, RuntimeType::Keyword | RuntimeType::Boolean),
+        Need::NumericOrBool => f.ty == RuntimeType::Keyword,
+    };
+    if refused {
         return Err(EsError::illegal_argument(format!(
             "Field [{shown}] of type [{}] is not supported for aggregation [{agg_type}]",
             f.ty.name()
@@ -253,7 +262,12 @@ fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> 
             "Can't load fielddata on [{name}] because fielddata is unsupported on fields of type [{ty}]. Use doc values instead."
         )));
     }
-    if need == Need::Numeric && !matches!(def.storage(), Storage::I64 | Storage::F64) {
+    let numeric = match need {
+        Need::Any => true,
+        Need::Numeric => matches!(def.storage(), Storage::I64 | Storage::F64),
+        Need::NumericOrBool => matches!(def.storage(), Storage::I64 | Storage::F64 | Storage::Bool),
+    };
+    if !numeric {
         return Err(EsError::illegal_argument(format!(
             "Field [{name}] of type [{ty}] is not supported for aggregation [{agg_type}]"
         )));
@@ -329,6 +343,15 @@ pub(crate) enum SourceSpec {
     /// A boolean column's values (0/1) and `missing` for documents without any (`terms`'
     /// `missing` on a boolean field).
     Bools { field: String, missing: bool },
+    /// A boolean column's values as doubles 0/1, and `missing`'s for documents without any
+    /// (numeric metrics on a boolean field).
+    BoolNumbers {
+        field: String,
+        missing: Option<bool>,
+    },
+    /// A keyword column with `missing` for documents without a value, as the term's ordinal
+    /// where the segment has the term (`terms`' `missing` equal to an indexed term).
+    KeywordMissing { field: String, missing: String },
     /// `weighted_avg`: per value of `value`, `value * weight` (`product`) or `weight`.
     Weighted {
         value: (String, super::sources::NumericColumn, Option<f64>),
@@ -358,6 +381,9 @@ pub(crate) struct TermsOp {
     /// Exact-value include/exclude on numeric fields (tantivy filters strings only).
     pub numeric_include: Option<Vec<f64>>,
     pub numeric_exclude: Option<Vec<f64>>,
+    /// A keyword `include` (regex or values) applied when rendering, because the `missing`
+    /// value passes it and tantivy's would drop the `missing` bucket.
+    string_include: Option<StringInclude>,
     tantivy_missing: Option<Value>,
     /// `missing` on a boolean field, given by the computed column `source_field`.
     bool_missing: Option<bool>,
@@ -509,6 +535,17 @@ pub(crate) enum Op {
     },
     /// `top_metrics`: rendered by re-running the search per bucket (see `top_hits.rs`).
     TopMetrics,
+    /// `auto_date_histogram` below a bucket aggregation: each enclosing bucket chooses its
+    /// rounding from its own documents at render time (`auto_date.rs`), and each of its
+    /// buckets collects its sub-aggregations in a pass of its own.
+    AutoDatePerBucket(DateHistogramOp),
+    /// `sampler`/`diversified_sampler` below a bucket aggregation: each enclosing bucket's
+    /// best-scoring documents per shard, sampled at render time (ES's
+    /// `BestDocsDeferringCollector` keeps a queue per owning bucket).
+    SamplerPerBucket {
+        shard_size: usize,
+        diversify: Option<(FieldRef, usize, Option<String>)>,
+    },
     /// `variable_width_histogram` below a bucket aggregation: clustered per bucket at
     /// render time (`vwh.rs`), its sub-aggregations collected per bucket.
     VariableWidthPerBucket {
@@ -637,9 +674,9 @@ fn plan_node<'r>(
         AggKind::AutoDateHistogram(a) => {
             let chosen = a.chosen.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let Some(choice) = chosen else {
-                return Err(EsError::illegal_argument(
-                    "[auto_date_histogram] under another bucket aggregation is not supported by Lode (only at the top level)",
-                ));
+                // Below a bucket aggregation: each bucket chooses its rounding at render time.
+                let op = plan_date_histogram(&a.hist, ctx, sources, ty)?;
+                return finish_node(node, Op::AutoDatePerBucket(op), ctx, sources, ty);
             };
             let mut op = plan_date_histogram(&a.hist, ctx, sources, ty)?;
             sources.push(SourceSpec::Dates {
@@ -672,11 +709,6 @@ fn plan_node<'r>(
             }
         }
         AggKind::Sampler { .. } | AggKind::DiversifiedSampler { .. } => {
-            if let Some(parent) = parent {
-                return Err(EsError::illegal_argument(format!(
-                    "[{ty}] under a [{parent}] aggregation is not supported by Lode (only at the top level)"
-                )));
-            }
             let (shard_size, diversify) = match &node.kind {
                 AggKind::DiversifiedSampler {
                     shard_size,
@@ -694,6 +726,19 @@ fn plan_node<'r>(
                 AggKind::Sampler { shard_size } => (*shard_size, None),
                 _ => unreachable!(),
             };
+            if parent.is_some() {
+                // Below a bucket aggregation: each bucket sampled at render time.
+                return finish_node(
+                    node,
+                    Op::SamplerPerBucket {
+                        shard_size,
+                        diversify,
+                    },
+                    ctx,
+                    sources,
+                    ty,
+                );
+            }
             sources.push(SourceSpec::Sample {
                 shard_size,
                 diversify,
@@ -968,25 +1013,73 @@ fn plan_node<'r>(
         }
         AggKind::Metric(m) => {
             let need = if m.kind.is_numeric() {
-                Need::Numeric
+                Need::NumericOrBool
             } else {
                 Need::Any
             };
             let mut field = resolve_field(ctx, &m.field, ty, need)?;
-            if let (true, Some(Value::String(missing))) =
-                (is_runtime_source(&field.name), &m.missing)
-            {
-                if field.storage() == Some(Storage::Keyword) {
-                    field.name = with_missing(&field.name, missing);
+            let boolean = m.kind.is_numeric() && field.storage() == Some(Storage::Bool);
+            if boolean && is_runtime_source(&field.name) {
+                // A runtime boolean's source gives its values as doubles 0/1.
+                if m.format.is_some() {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{}] of type [boolean] does not support custom formats",
+                        shown_field(&m.field)
+                    )));
                 }
+                check_metric_missing(m.missing.as_ref(), &field, false)?;
+                Op::Metric(MetricOp {
+                    field,
+                    format: ValueFormat::Bool,
+                })
+            } else if boolean {
+                // A boolean is a number 0/1 there (ES's `BOOLEAN` values source), with ES's
+                // `DocValueFormat.BOOLEAN`; tantivy's metrics read no boolean column, so a
+                // computed column gives the values as doubles.
+                if m.format.is_some() {
+                    return Err(EsError::illegal_argument(format!(
+                        "Field [{}] of type [boolean] does not support custom formats",
+                        m.field
+                    )));
+                }
+                let missing = match &m.missing {
+                    None => None,
+                    Some(Value::Bool(b)) => Some(*b),
+                    Some(v) => match scalar(v).as_str() {
+                        "true" => Some(true),
+                        "false" => Some(false),
+                        other => {
+                            return Err(EsError::illegal_argument(format!(
+                                "Cannot parse boolean [{other}], expected either [true] or [false]"
+                            )))
+                        }
+                    },
+                };
+                sources.push(SourceSpec::BoolNumbers {
+                    field: field.name.clone(),
+                    missing,
+                });
+                field.name = source_name(sources.len() - 1);
+                Op::Metric(MetricOp {
+                    field,
+                    format: ValueFormat::Bool,
+                })
+            } else {
+                if let (true, Some(Value::String(missing))) =
+                    (is_runtime_source(&field.name), &m.missing)
+                {
+                    if field.storage() == Some(Storage::Keyword) {
+                        field.name = with_missing(&field.name, missing);
+                    }
+                }
+                check_metric_missing(
+                    m.missing.as_ref(),
+                    &field,
+                    m.kind == MetricKind::Cardinality || m.kind == MetricKind::ValueCount,
+                )?;
+                let format = metric_format(&field, m.format.as_deref())?;
+                Op::Metric(MetricOp { field, format })
             }
-            check_metric_missing(
-                m.missing.as_ref(),
-                &field,
-                m.kind == MetricKind::Cardinality || m.kind == MetricKind::ValueCount,
-            )?;
-            let format = metric_format(&field, m.format.as_deref())?;
-            Op::Metric(MetricOp { field, format })
         }
         AggKind::Percentiles(p) => {
             let field = resolve_field(ctx, &p.field, ty, Need::Numeric)?;
@@ -1053,11 +1146,31 @@ fn plan_node<'r>(
             ..
         } => {
             let op = plan_terms(node, terms, ctx, sources)?;
-            if op.kind != TermsKind::String || op.field.def.is_none() {
+            if is_runtime_source(&op.field.name) {
                 return Err(EsError::illegal_argument(format!(
-                    "significant_terms on [{}] is not supported by Lode: only keyword fields are",
-                    terms.field
+                    "[significant_terms] aggregation [{}] on a script or runtime field is not supported by Lode",
+                    node.name
                 )));
+            }
+            match (op.kind, op.field.storage()) {
+                // ES's `numericSupplier` refuses floating-point values sources.
+                (TermsKind::Double, _) => {
+                    return Err(EsError::new(
+                        500,
+                        "unsupported_operation_exception",
+                        "No support for examining floating point numerics",
+                    ))
+                }
+                (TermsKind::String, Some(Storage::Keyword))
+                | (TermsKind::Long | TermsKind::Bool, _) => {}
+                // An unmapped field: no buckets (ES's `UnmappedSignificantTerms`).
+                (TermsKind::String, None) => {}
+                (TermsKind::String, Some(_)) => {
+                    return Err(EsError::illegal_argument(format!(
+                        "significant_terms on [{}] is not supported by Lode: keyword, numeric, date and boolean fields are",
+                        terms.field
+                    )));
+                }
             }
             sources.push(SourceSpec::Filters {
                 queries: vec![Box::new(tantivy::query::AllQuery)],
@@ -1162,6 +1275,17 @@ fn plan_node<'r>(
             }
         }
     };
+    finish_node(node, op, ctx, sources, ty)
+}
+
+/// Plans `node`'s sub-aggregations under its `op`.
+fn finish_node<'r>(
+    node: &'r AggNode,
+    op: Op,
+    ctx: &QueryContext,
+    sources: &mut Vec<SourceSpec>,
+    ty: &'static str,
+) -> EsResult<PlanNode<'r>> {
     let subs = if matches!(op, Op::Nested { .. }) {
         NESTED_DEPTH.with(|c| c.set(c.get() + 1));
         let subs = plan_level(&node.subs, ctx, sources, Some(ty));
@@ -1179,16 +1303,14 @@ fn plan_node<'r>(
 }
 
 /// Refuses, under a `nested` aggregation, what Lode cannot run over a bucket of nested
-/// documents: `auto_date_histogram` (it reads its field's range in the search query before
-/// planning, over root documents) and the samplers (their shard samples are the query's
-/// best root documents).
+/// documents: `significant_text` and the samplers (their shard samples are the query's
+/// best root documents). `auto_date_histogram` and `variable_width_histogram` read their
+/// values from each enclosing bucket's documents there, nested objects included.
 fn check_nested_subs(subs: &[AggNode]) -> EsResult<()> {
     for n in subs {
         if matches!(
             n.kind,
-            AggKind::AutoDateHistogram(_)
-                | AggKind::VariableWidthHistogram(_)
-                | AggKind::SignificantText(_)
+            AggKind::SignificantText(_)
                 | AggKind::Sampler { .. }
                 | AggKind::DiversifiedSampler { .. }
         ) {
@@ -1392,7 +1514,7 @@ fn plan_terms(
             }
         }),
     };
-    let (tantivy_missing, bool_missing, source_field) = match tantivy_missing {
+    let (tantivy_missing, bool_missing, mut source_field) = match tantivy_missing {
         Some(Value::Bool(b)) => {
             sources.push(SourceSpec::Bools {
                 field: field.name.clone(),
@@ -1407,6 +1529,18 @@ fn plan_terms(
             field.name = with_missing(&field.name, &m);
             None
         }
+        // A keyword's `missing` equal to a term of a segment would collide with tantivy's
+        // bucket for it: a computed column gives such documents the term instead.
+        Some(Value::String(m))
+            if source_field.is_none() && field.storage() == Some(Storage::Keyword) =>
+        {
+            sources.push(SourceSpec::KeywordMissing {
+                field: field.name.clone(),
+                missing: m.clone(),
+            });
+            source_field = Some(source_name(sources.len() - 1));
+            Some(Value::String(m))
+        }
         other => other,
     };
 
@@ -1417,6 +1551,7 @@ fn plan_terms(
         format,
         numeric_include: None,
         numeric_exclude: None,
+        string_include: None,
         tantivy_missing,
         bool_missing,
         source_field,
@@ -1471,7 +1606,70 @@ fn plan_terms(
             }
         }
     }
+    // The `missing` value goes through `include`/`exclude` as a term (ES filters the values
+    // `MissingValues` gives): tantivy's filters, resolved in each segment's dictionary, drop
+    // its bucket under any `include` and keep it under any `exclude`.
+    if let (TermsKind::String, Some(Value::String(m))) = (kind, &op.tantivy_missing) {
+        let matches = |f: &Value| match f {
+            Value::String(r) => {
+                regex::Regex::new(&format!("^(?:{r})$")).is_ok_and(|r| r.is_match(m))
+            }
+            Value::Array(vals) => vals.iter().any(|v| v.as_str() == Some(m.as_str())),
+            _ => false,
+        };
+        let included = op.tantivy_include.as_ref().is_none_or(matches);
+        let excluded = op.tantivy_exclude.as_ref().is_some_and(matches);
+        if !included || excluded {
+            op.tantivy_missing = None;
+        } else if op.tantivy_include.is_some() {
+            // Kept: the include is applied when rendering instead.
+            op.string_include = match op.tantivy_include.take() {
+                Some(Value::String(r)) => Some(StringInclude::Regex(
+                    regex::Regex::new(&format!("^(?:{r})$")).map_err(|e| {
+                        EsError::illegal_argument(format!("Invalid regular expression [{r}]: {e}"))
+                    })?,
+                )),
+                Some(Value::Array(vals)) => Some(StringInclude::Values(
+                    vals.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect(),
+                )),
+                _ => None,
+            };
+        }
+    }
     Ok(op)
+}
+
+/// A keyword `include` applied when rendering: an anchored regex or a set of terms.
+pub(crate) enum StringInclude {
+    Regex(regex::Regex),
+    Values(std::collections::HashSet<String>),
+}
+
+impl TermsOp {
+    /// Whether a bucket key passes the filters applied when rendering (numeric
+    /// `include`/`exclude`, and a keyword `include` that `missing` passes).
+    pub(crate) fn keeps(&self, key: &tantivy::aggregation::Key) -> bool {
+        let x = super::render::key_f64(key);
+        let string_ok = match (&self.string_include, key) {
+            (None, _) => true,
+            (Some(StringInclude::Regex(r)), tantivy::aggregation::Key::Str(k)) => r.is_match(k),
+            (Some(StringInclude::Values(vals)), tantivy::aggregation::Key::Str(k)) => {
+                vals.contains(k)
+            }
+            (Some(_), _) => false,
+        };
+        string_ok
+            && self
+                .numeric_include
+                .as_ref()
+                .is_none_or(|inc| inc.contains(&x))
+            && self
+                .numeric_exclude
+                .as_ref()
+                .is_none_or(|exc| !exc.contains(&x))
+    }
 }
 
 fn number(v: &Value) -> Option<f64> {
@@ -2087,7 +2285,8 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                 Stage::ShardPrune
                     if orders_by_bucket
                         || op.numeric_include.is_some()
-                        || op.numeric_exclude.is_some() =>
+                        || op.numeric_exclude.is_some()
+                        || op.string_include.is_some() =>
                 {
                     (ALL, ALL)
                 }
@@ -2276,6 +2475,10 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
             // A cardinality (value_count) counts a text `missing` as a value of its own.
             let text_missing = match (&m.kind, &m.missing) {
                 _ if op.field.name.contains(MISSING_MARK) => None,
+                // A boolean's computed column gives `missing` itself.
+                _ if matches!(op.format, ValueFormat::Bool) => {
+                    return Some((m.kind.name(), json!({"field": op.field.name})));
+                }
                 (MetricKind::Cardinality | MetricKind::ValueCount, Some(Value::String(s)))
                     if metric_missing(m.missing.as_ref(), &op.field).is_none() =>
                 {
@@ -2299,7 +2502,7 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
         }
         (_, Op::SignificantTerms { terms: op, .. }) | (_, Op::RareTerms(op)) => {
             let mut body = json!({
-                "field": op.field.name,
+                "field": op.source_field.as_ref().unwrap_or(&op.field.name),
                 "size": ALL,
                 "segment_size": ALL,
                 "min_doc_count": 1,

@@ -56,6 +56,8 @@ pub(crate) enum Constraint {
         source: usize,
         key: std::sync::Arc<Vec<u8>>,
     },
+    /// A sample of documents (a `sampler` below a bucket aggregation), by segment.
+    Sample(std::sync::Arc<crate::sources::SampleQuery>),
 }
 
 #[derive(Clone, Default)]
@@ -150,6 +152,11 @@ pub(crate) struct Renderer<'a> {
     pub typed_keys: bool,
     pub max_buckets: usize,
     pub buckets: usize,
+    /// Keep the exact distinct values of `cardinality` results and the digests of
+    /// `percentiles` for the pipelines (`cumulative_cardinality` and `moving_percentiles`
+    /// read them), in `kept`.
+    pub keep_sketches: bool,
+    pub kept: crate::pipeline::Kept,
 }
 
 fn no_results() -> AggregationResults {
@@ -250,7 +257,8 @@ impl Renderer<'_> {
             }
         }
         index(&self.exec.plan().roots, &mut nodes);
-        fill(out, &pending, &mut sketches, &nodes)
+        let kept = self.keep_sketches.then_some(&mut self.kept);
+        fill(out, &pending, &mut sketches, &nodes, kept)
     }
 
     fn count_buckets(&mut self, n: usize) -> EsResult<()> {
@@ -290,6 +298,28 @@ impl Renderer<'_> {
                 (&node.op, &node.req.kind)
             {
                 self.render_vwh_per_bucket(node, req, scope, &mut obj)?;
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
+            if let Op::SamplerPerBucket {
+                shard_size,
+                diversify,
+            } = &node.op
+            {
+                self.render_sampler_per_bucket(
+                    node,
+                    *shard_size,
+                    diversify.as_ref(),
+                    scope,
+                    &mut obj,
+                )?;
+                out.insert(key, Value::Object(obj));
+                continue;
+            }
+            if let (Op::AutoDatePerBucket(op), AggKind::AutoDateHistogram(req)) =
+                (&node.op, &node.req.kind)
+            {
+                self.render_auto_date_per_bucket(node, req, op, scope, &mut obj)?;
                 out.insert(key, Value::Object(obj));
                 continue;
             }
@@ -844,19 +874,15 @@ impl Renderer<'_> {
         obj: &mut Map<String, Value>,
     ) -> EsResult<()> {
         let shards = self.exec.shard_count();
-        let kept: Vec<&BucketEntry> = buckets
-            .iter()
-            .filter(|b| {
-                let x = key_f64(&b.key);
-                op.numeric_include
-                    .as_ref()
-                    .is_none_or(|inc| inc.contains(&x))
-                    && op
-                        .numeric_exclude
-                        .as_ref()
-                        .is_none_or(|exc| !exc.contains(&x))
-            })
-            .collect();
+        let merged;
+        let buckets = match self.merge_missing_duplicates(node, op, buckets, scope)? {
+            Some(m) => {
+                merged = m;
+                &merged[..]
+            }
+            None => buckets,
+        };
+        let kept: Vec<&BucketEntry> = buckets.iter().filter(|b| op.keeps(&b.key)).collect();
         let mut keyed: Vec<(SortKey, &BucketEntry)> = kept
             .into_iter()
             .map(|b| {
@@ -927,6 +953,54 @@ impl Renderer<'_> {
         obj.insert("sum_other_doc_count".into(), json!(other));
         obj.insert("buckets".into(), Value::Array(list));
         Ok(())
+    }
+
+    /// Buckets with the same key, which tantivy leaves apart when the `missing` value's
+    /// bucket (keyed by the text given) equals a value's bucket of another key type (an `ip`
+    /// field's addresses): one bucket, its documents and sub-aggregations collected again
+    /// (the value's documents and those without one). `None` when every key is distinct.
+    fn merge_missing_duplicates(
+        &mut self,
+        node: &PlanNode,
+        op: &TermsOp,
+        buckets: &[BucketEntry],
+        scope: &Scope,
+    ) -> EsResult<Option<Vec<BucketEntry>>> {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut dup = false;
+        for b in buckets {
+            let n = seen.entry(key_id(&b.key)).or_default();
+            *n += 1;
+            dup |= *n > 1;
+        }
+        if !dup {
+            return Ok(None);
+        }
+        let mut out: Vec<BucketEntry> = Vec::with_capacity(buckets.len());
+        let mut done: HashMap<String, ()> = HashMap::new();
+        for b in buckets {
+            let id = key_id(&b.key);
+            if seen.get(&id).copied().unwrap_or(0) <= 1 {
+                out.push(b.clone());
+                continue;
+            }
+            if done.insert(id, ()).is_some() {
+                continue;
+            }
+            let scope = scope.with(Constraint::Term {
+                field: op.field.clone(),
+                key: b.key.clone(),
+                missing: op.holds_missing(&b.key),
+            });
+            let (results, doc_count) = self.exec.collect_level(node, &scope)?;
+            out.push(BucketEntry {
+                key_as_string: b.key_as_string.clone(),
+                key: b.key.clone(),
+                doc_count,
+                sub_aggregation: results,
+            });
+        }
+        Ok(Some(out))
     }
 
     /// `geohash_grid`/`geotile_grid`: ES's reduce, a `BucketPriorityQueue` of `size`: by
@@ -1031,6 +1105,107 @@ impl Renderer<'_> {
         Ok(())
     }
 
+    /// `sampler`/`diversified_sampler` below a bucket aggregation: on each shard the
+    /// enclosing bucket's `shard_size` best-scoring matches (diversified as at the top
+    /// level), their count and the sub-aggregations over them.
+    fn render_sampler_per_bucket(
+        &mut self,
+        node: &PlanNode,
+        shard_size: usize,
+        diversify: Option<&(super::plan::FieldRef, usize, Option<String>)>,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let mut sets: std::collections::HashMap<tantivy::index::SegmentId, tantivy::BitSet> =
+            std::collections::HashMap::new();
+        for pt in &self.exec.targets {
+            let q = top_hits::bucket_query(pt, scope)?;
+            for shard in pt.target.shards {
+                let top = crate::sources::sample(shard, &*q, shard_size, diversify)
+                    .map_err(|e| EsError::internal(format!("sampler: {e}")))?;
+                for addr in top {
+                    let reader = shard.searcher.segment_reader(addr.segment_ord);
+                    sets.entry(reader.segment_id())
+                        .or_insert_with(|| tantivy::BitSet::with_max_value(reader.max_doc().max(1)))
+                        .insert(addr.doc_id);
+                }
+            }
+        }
+        let sample = Constraint::Sample(std::sync::Arc::new(crate::sources::SampleQuery {
+            sets: std::sync::Arc::new(sets),
+        }));
+        let scope = scope.with(sample);
+        let (results, doc_count) = self.exec.collect_level(node, &scope)?;
+        obj.insert("doc_count".into(), json!(doc_count));
+        obj.extend(self.render_level(&node.subs, &results, &scope, false)?);
+        Ok(())
+    }
+
+    /// `auto_date_histogram` below a bucket aggregation: the rounding chosen from the
+    /// bucket's own documents (as ES rounds per owning bucket), then each bucket from the
+    /// first to the last counted and its sub-aggregations collected over the enclosing
+    /// bucket's documents in its interval.
+    fn render_auto_date_per_bucket(
+        &mut self,
+        node: &PlanNode,
+        req: &crate::request::AutoDateHistogramReq,
+        op: &super::plan::DateHistogramOp,
+        scope: &Scope,
+        obj: &mut Map<String, Value>,
+    ) -> EsResult<()> {
+        let queries = self
+            .exec
+            .targets
+            .iter()
+            .map(|pt| top_hits::bucket_query(pt, scope))
+            .collect::<EsResult<Vec<_>>>()?;
+        let parts: Vec<(&crate::exec::AggTarget, &dyn tantivy::query::Query)> = self
+            .exec
+            .targets
+            .iter()
+            .zip(&queries)
+            .map(|(pt, q)| (pt.target, &**q))
+            .collect();
+        let bounds = crate::auto_date::bounds(req, &parts)?;
+        let choice = crate::auto_date::choose(req, bounds);
+        let mut out: Vec<RenderedBucket> = Vec::new();
+        if let Some((min, max)) = bounds {
+            let r = &choice.rounding;
+            let (first, last) = (r.bucket_of(min).0, r.bucket_of(max).0);
+            for i in first..=last {
+                let (key, next) = (r.key_of(i), r.key_of(i + 1));
+                // A wall-clock bucket that DST skipped has the next bucket's key.
+                if out.last().is_some_and(|p| p.key == json!(key)) {
+                    continue;
+                }
+                let scope = scope.with(Constraint::range(
+                    op.field.clone(),
+                    Some(key as f64),
+                    Some(next as f64),
+                    op.missing.map(|m| m as f64),
+                ));
+                let (results, doc_count) = self.exec.collect_level(node, &scope)?;
+                let b = BucketEntry {
+                    key_as_string: None,
+                    key: Key::F64(key as f64),
+                    doc_count,
+                    sub_aggregation: results,
+                };
+                out.push(self.histogram_bucket(
+                    node,
+                    &req.hist.order,
+                    &b,
+                    json!(key),
+                    op.format.format(key as f64),
+                    &scope,
+                )?);
+            }
+        }
+        self.finish_histogram(&req.hist.order, out, req.hist.keyed, obj)?;
+        obj.insert("interval".into(), json!(choice.interval));
+        Ok(())
+    }
+
     /// `significant_terms`: the foreground counts from tantivy, the background counted here,
     /// scored with JLH; buckets with a positive score and at least `min_doc_count` documents,
     /// by score (then key), cut to `size`.
@@ -1071,12 +1246,16 @@ impl Renderer<'_> {
         )?;
         let mut scored: Vec<(f64, u64, &BucketEntry)> = Vec::new();
         for b in buckets {
-            if b.doc_count < req.min_doc_count {
+            if b.doc_count < req.min_doc_count || !op.keeps(&b.key) {
                 continue;
             }
-            let term = match &b.key {
-                Key::Str(s) => s.clone(),
-                other => key_id(other),
+            let term = match (&b.key, op.kind) {
+                (Key::Str(s), _) => s.clone(),
+                // Numbers, dates and booleans: the background counts them by value.
+                (other, TermsKind::Long | TermsKind::Bool) => {
+                    super::significant::numeric_term(key_f64(other) as i64)
+                }
+                (other, _) => key_id(other),
             };
             let bg_count = bg.counts.get(&term).copied().unwrap_or(0);
             let score = heuristic.score(b.doc_count, subset_size, bg_count, bg.size)?;
@@ -1095,8 +1274,11 @@ impl Renderer<'_> {
         let mut list = Vec::with_capacity(scored.len());
         for (score, bg_count, b) in scored {
             let mut o = Map::new();
-            let (key, _) = terms_key(op, &b.key);
+            let (key, key_as_string) = terms_key(op, &b.key);
             o.insert("key".into(), key);
+            if let Some(s) = key_as_string {
+                o.insert("key_as_string".into(), json!(s));
+            }
             o.insert("doc_count".into(), json!(b.doc_count));
             o.insert("score".into(), json!(score));
             o.insert("bg_count".into(), json!(bg_count));
@@ -1128,16 +1310,7 @@ impl Renderer<'_> {
         let mut kept: Vec<&BucketEntry> = buckets
             .iter()
             .filter(|b| b.doc_count <= max_doc_count)
-            .filter(|b| {
-                let x = key_f64(&b.key);
-                op.numeric_include
-                    .as_ref()
-                    .is_none_or(|inc| inc.contains(&x))
-                    && op
-                        .numeric_exclude
-                        .as_ref()
-                        .is_none_or(|exc| !exc.contains(&x))
-            })
+            .filter(|b| op.keeps(&b.key))
             .collect();
         kept.sort_by(|a, b| {
             a.doc_count
@@ -1423,6 +1596,7 @@ fn fill(
     pending: &[Pending],
     sketches: &mut [Option<Sketch>],
     nodes: &HashMap<usize, &PlanNode>,
+    mut kept: Option<&mut crate::pipeline::Kept>,
 ) -> EsResult<()> {
     if let Some(mark) = out.get(SKETCH_MARK).and_then(Value::as_u64) {
         out.remove(SKETCH_MARK);
@@ -1437,10 +1611,37 @@ fn fill(
             .get_mut(i)
             .and_then(Option::take)
             .ok_or_else(|| EsError::internal("a sketch rendered twice"))?;
+        if let Some(kept) = kept {
+            match (&sketch, &node.op, &node.req.kind) {
+                (Sketch::Distinct(set), _, _) => {
+                    out.insert(
+                        crate::pipeline::KEPT_MARK.into(),
+                        json!(kept.distinct.len()),
+                    );
+                    kept.distinct.push(set.clone());
+                }
+                (Sketch::Digest(state), Op::Percentiles(op), AggKind::Percentiles(req))
+                    if !req.ranks =>
+                {
+                    out.insert(
+                        crate::pipeline::KEPT_DIGEST_MARK.into(),
+                        json!(kept.digests.len()),
+                    );
+                    kept.digests.push(crate::pipeline::KeptDigest {
+                        state: state.clone(),
+                        percents: req.percents.clone(),
+                        keyed: req.keyed,
+                        method: req.method,
+                        format: op.format.clone(),
+                    });
+                }
+                _ => {}
+            }
+        }
         return render_sketch(node, p, sketch, out);
     }
     for v in out.values_mut() {
-        fill_value(v, pending, sketches, nodes)?;
+        fill_value(v, pending, sketches, nodes, kept.as_deref_mut())?;
     }
     Ok(())
 }
@@ -1450,12 +1651,13 @@ fn fill_value(
     pending: &[Pending],
     sketches: &mut [Option<Sketch>],
     nodes: &HashMap<usize, &PlanNode>,
+    mut kept: Option<&mut crate::pipeline::Kept>,
 ) -> EsResult<()> {
     match v {
-        Value::Object(o) => fill(o, pending, sketches, nodes),
+        Value::Object(o) => fill(o, pending, sketches, nodes, kept),
         Value::Array(a) => {
             for x in a {
-                fill_value(x, pending, sketches, nodes)?;
+                fill_value(x, pending, sketches, nodes, kept.as_deref_mut())?;
             }
             Ok(())
         }
@@ -1540,6 +1742,7 @@ fn typed_name(node: &PlanNode) -> &'static str {
             TermsKind::Long | TermsKind::Bool => "lterms",
             TermsKind::Double => "dterms",
         },
+        Op::SignificantTerms { terms, .. } if terms.kind != TermsKind::String => "siglterms",
         Op::SignificantTerms { .. } | Op::SignificantText => "sigsterms",
         Op::RareTerms(op) => match op.kind {
             TermsKind::String => "srare_terms",
@@ -2021,7 +2224,7 @@ fn render_stats(
 
 /// `percentiles` and `percentile_ranks` bodies: `values` keyed by `String.valueOf(key)` (with
 /// `_as_string` under a format), or a list of `{key, value}` with `keyed: false`.
-fn render_percentiles(
+pub(crate) fn render_percentiles(
     keyed: bool,
     values: &[(f64, Option<f64>)],
     format: &ValueFormat,

@@ -1031,7 +1031,7 @@ impl ScriptSpec {
 }
 
 /// The aggregation's `field`, or the field name standing for its `script`.
-fn field_or_script(obj: &Map<String, Value>, keys: bool) -> EsResult<String> {
+pub(crate) fn field_or_script(obj: &Map<String, Value>, keys: bool) -> EsResult<String> {
     field_or_script_typed(obj, keys, false)
 }
 
@@ -1316,6 +1316,11 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
         "execution_hint",
         "background_filter",
         "value_type",
+        // ES's parser declares the values-source fields (`declareFields(PARSER, true, true,
+        // false)`): `script` is refused when planning.
+        "missing",
+        "format",
+        "script",
     ];
     keys.extend(crate::significant::HEURISTICS);
     expect_fields(TY, o, &keys)?;

@@ -9,16 +9,88 @@
 use super::dsl::{build_dsl, DslQuery};
 use super::exec::Exec;
 use super::term_counts::live_term_counts;
+use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use tantivy::query::EnableScoring;
-use tantivy::{DocSet, TERMINATED};
+use tantivy::{DocId, DocSet, TERMINATED};
 
 /// The background: its size and each term's document count.
 pub(crate) struct Background {
     pub size: u64,
     pub counts: HashMap<String, u64>,
+}
+
+/// How the background counts a numeric value (a date's milliseconds, a boolean's 0/1).
+pub(crate) fn numeric_term(v: i64) -> String {
+    format!("#{v}")
+}
+
+/// A segment's background documents counted per value of a numeric field.
+struct NumericCounts {
+    /// Documents counted from `weight` (0 without it: the caller counts live documents).
+    docs: u64,
+    values: HashMap<i64, u64>,
+}
+
+fn numeric_counts(
+    segment: &tantivy::SegmentReader,
+    field: &str,
+    storage: Storage,
+    weight: Option<&dyn tantivy::query::Weight>,
+) -> tantivy::Result<NumericCounts> {
+    let ff = segment.fast_fields();
+    let ints = match storage {
+        Storage::Bool => None,
+        _ => ff.column_opt::<i64>(field)?,
+    };
+    let bools = match storage {
+        Storage::Bool => ff.column_opt::<bool>(field)?,
+        _ => None,
+    };
+    let alive = segment.alive_bitset();
+    let mut out = NumericCounts {
+        docs: 0,
+        values: HashMap::new(),
+    };
+    let mut vals: Vec<i64> = Vec::new();
+    let mut count = |doc: DocId, out: &mut NumericCounts| {
+        vals.clear();
+        if let Some(c) = &ints {
+            vals.extend(c.values_for_doc(doc));
+        }
+        if let Some(c) = &bools {
+            vals.extend(c.values_for_doc(doc).map(i64::from));
+        }
+        vals.sort_unstable();
+        vals.dedup();
+        for &v in &vals {
+            *out.values.entry(v).or_default() += 1;
+        }
+    };
+    match weight {
+        Some(w) => {
+            let mut scorer = w.scorer(segment, 1.0)?;
+            let mut doc = scorer.doc();
+            while doc != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    out.docs += 1;
+                    count(doc, &mut out);
+                }
+                doc = scorer.advance();
+            }
+        }
+        None => {
+            // Every live document (nested objects hold no values of a root field).
+            for doc in 0..segment.max_doc() {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    count(doc, &mut out);
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn internal(e: tantivy::TantivyError) -> EsError {
@@ -54,6 +126,35 @@ pub(crate) fn background(
                     }
                 })
             };
+            let numeric = pt
+                .target
+                .ctx
+                .mapping
+                .field(field)
+                .map(|d| d.storage())
+                .filter(|s| matches!(s, Storage::I64 | Storage::Bool));
+            if let Some(storage) = numeric {
+                // Numbers, dates and booleans have no terms to read frequencies from: count
+                // the background documents of each value (each document once per value),
+                // as ES counts a point query per value.
+                if query.is_none() {
+                    bg.size += live_docs()?;
+                }
+                let weight = query
+                    .as_ref()
+                    .map(|q| q.weight(EnableScoring::disabled_from_searcher(searcher)))
+                    .transpose()
+                    .map_err(internal)?;
+                for segment in searcher.segment_readers() {
+                    let counted = numeric_counts(segment, field, storage, weight.as_deref())
+                        .map_err(internal)?;
+                    bg.size += counted.docs;
+                    for (v, n) in counted.values {
+                        *bg.counts.entry(numeric_term(v)).or_default() += n;
+                    }
+                }
+                continue;
+            }
             let Ok(schema_field) = shard.schema.get_field(field) else {
                 if query.is_none() {
                     bg.size += live_docs()?;

@@ -306,6 +306,7 @@ fn level_and_bucket(c: &Constraint) -> (String, String) {
         Constraint::Filter { source, bucket } => (format!("f{source}"), bucket.to_string()),
         Constraint::GeoCell { source, cell } => (format!("g{source}"), cell.to_string()),
         Constraint::CompositeKey { source, key } => (format!("c{source}"), format!("{key:?}")),
+        Constraint::Sample(q) => (format!("s{:p}", std::sync::Arc::as_ptr(q)), String::new()),
     }
 }
 
@@ -317,6 +318,12 @@ fn eval_of(c: &Constraint) -> GroupEval {
         )
     };
     match c {
+        // A runtime field has no column: its documents come from its query's bit set.
+        Constraint::Term { field, .. } | Constraint::Range { field, .. }
+            if super::plan::parse_runtime_source(&field.name).is_some() =>
+        {
+            GroupEval::Bits
+        }
         Constraint::Term {
             field,
             missing: false,

@@ -115,6 +115,62 @@ pub(crate) struct SampleProvider {
     pub sets: std::collections::HashMap<tantivy::index::SegmentId, BitSet>,
 }
 
+/// The documents of a sample (a `sampler` below a bucket aggregation: each enclosing
+/// bucket's sample), by segment (segment ids are unique across indices).
+#[derive(Clone)]
+pub(crate) struct SampleQuery {
+    pub sets: Arc<std::collections::HashMap<tantivy::index::SegmentId, BitSet>>,
+}
+
+impl std::fmt::Debug for SampleQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SampleQuery")
+            .field("segments", &self.sets.len())
+            .finish()
+    }
+}
+
+impl tantivy::query::Query for SampleQuery {
+    fn weight(
+        &self,
+        _scoring: tantivy::query::EnableScoring<'_>,
+    ) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl Weight for SampleQuery {
+    fn scorer(
+        &self,
+        reader: &SegmentReader,
+        boost: tantivy::Score,
+    ) -> tantivy::Result<Box<dyn tantivy::query::Scorer>> {
+        let set = match self.sets.get(&reader.segment_id()) {
+            Some(set) => set.clone(),
+            None => BitSet::with_max_value(1),
+        };
+        Ok(Box::new(tantivy::query::ConstScorer::new(
+            tantivy::query::BitSetDocSet::from(set),
+            boost,
+        )))
+    }
+
+    fn explain(
+        &self,
+        reader: &SegmentReader,
+        doc: DocId,
+    ) -> tantivy::Result<tantivy::query::Explanation> {
+        match self.sets.get(&reader.segment_id()) {
+            Some(set) if set.contains(doc) => {
+                Ok(tantivy::query::Explanation::new("SampleQuery", 1.0))
+            }
+            _ => Err(tantivy::TantivyError::InvalidArgument(format!(
+                "document {doc} does not match"
+            ))),
+        }
+    }
+}
+
 /// A shard's `shard_size` best-scoring matches of `query` (ties in document order); with
 /// `diversify`, read in score order, at most `max` per value of the field (the document's
 /// values together make its key; documents without one share a key), as ES's
@@ -664,6 +720,203 @@ impl ValueSource for BoolValuesSource {
 
     fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
         self
+    }
+}
+
+/// A boolean column's values as doubles 0/1 (and `missing`'s for a document without any),
+/// for the numeric metrics, which tantivy reads only from numeric columns.
+pub(crate) struct BoolNumbersProvider {
+    pub field: String,
+    pub missing: Option<bool>,
+}
+
+impl ValueSourceProvider for BoolNumbersProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        Ok(Some(Box::new(BoolNumbersSource {
+            column: reader.fast_fields().column_opt::<bool>(&self.field)?,
+            missing: self.missing,
+        })))
+    }
+}
+
+struct BoolNumbersSource {
+    column: Option<Column<bool>>,
+    missing: Option<bool>,
+}
+
+impl std::fmt::Debug for BoolNumbersSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoolNumbersSource")
+            .field("missing", &self.missing)
+            .finish()
+    }
+}
+
+impl ValueSource for BoolNumbersSource {
+    fn column_type(&self) -> ColumnType {
+        ColumnType::F64
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        _row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        use tantivy::columnar::MonotonicallyMappableToU64;
+        values.clear();
+        docids.clear();
+        for &doc in docs {
+            let first = values.len();
+            if let Some(c) = &self.column {
+                // Each of the document's values, as ES's doc values hold them.
+                for v in c.values_for_doc(doc) {
+                    values.push(f64::from(u8::from(v)).to_u64());
+                    docids.push(doc);
+                }
+            }
+            if values.len() == first {
+                if let Some(m) = self.missing {
+                    values.push(f64::from(u8::from(m)).to_u64());
+                    docids.push(doc);
+                }
+            }
+        }
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+}
+
+/// A keyword column with `missing` for a document without a value, for `terms`,
+/// `multi_terms`, `rare_terms` and `significant_terms`: in a segment whose dictionary holds
+/// the `missing` term, the documents without a value get that term's ordinal, so they count
+/// in the term's one bucket (tantivy's sentinel bucket for `missing` would collide with the
+/// term's and replace it). Elsewhere the plain column, and tantivy's `missing` gives the
+/// bucket.
+pub(crate) struct KeywordMissingProvider {
+    pub field: String,
+    pub missing: String,
+}
+
+impl ValueSourceProvider for KeywordMissingProvider {
+    fn for_segment(
+        &self,
+        reader: &SegmentReader,
+        _allowed: Option<&[ColumnType]>,
+    ) -> tantivy::Result<Option<Box<dyn ValueSource>>> {
+        let Some(column) = reader.fast_fields().str(&self.field)? else {
+            return Ok(None);
+        };
+        let full = column.ords().get_cardinality() == Cardinality::Full;
+        match column.dictionary().term_ord(self.missing.as_bytes())? {
+            Some(ord) if !full => Ok(Some(Box::new(KeywordMissingSource { column, ord }))),
+            _ => Ok(Some(Box::new(column))),
+        }
+    }
+}
+
+struct KeywordMissingSource {
+    column: tantivy::columnar::StrColumn,
+    /// The ordinal of the `missing` term in this segment's dictionary.
+    ord: u64,
+}
+
+impl std::fmt::Debug for KeywordMissingSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeywordMissingSource")
+            .field("ord", &self.ord)
+            .finish()
+    }
+}
+
+/// Adds `ord` for every document of `docs` (increasing) absent from `docids`, keeping the
+/// values grouped by document in document order.
+fn fill_missing(docs: &[DocId], values: &mut Vec<u64>, docids: &mut Vec<DocId>, ord: u64) {
+    if docids.len() >= docs.len() && docs.iter().all(|d| docids.binary_search(d).is_ok()) {
+        return;
+    }
+    let (old_values, old_docids) = (std::mem::take(values), std::mem::take(docids));
+    let mut j = 0;
+    for &doc in docs {
+        let start = j;
+        while j < old_docids.len() && old_docids[j] == doc {
+            j += 1;
+        }
+        if start == j {
+            values.push(ord);
+            docids.push(doc);
+        } else {
+            values.extend_from_slice(&old_values[start..j]);
+            docids.extend_from_slice(&old_docids[start..j]);
+        }
+    }
+}
+
+impl ValueSource for KeywordMissingSource {
+    fn column_type(&self) -> ColumnType {
+        ColumnType::Str
+    }
+
+    fn load_block(
+        &mut self,
+        docs: &[DocId],
+        values: &mut Vec<u64>,
+        docids: &mut Vec<DocId>,
+        row_ids: &mut Vec<RowId>,
+    ) -> Cardinality {
+        let cardinality =
+            (self.column.ords(), ColumnType::Str).load_block(docs, values, docids, row_ids);
+        if cardinality.is_full() {
+            return cardinality;
+        }
+        fill_missing(docs, values, docids, self.ord);
+        Cardinality::Multivalued
+    }
+
+    fn to_f64(self: Box<Self>) -> Box<dyn ValueSource> {
+        self
+    }
+
+    // The ordinals are the column's: tantivy may size its buckets by the column, resolve
+    // `include`/`exclude` in its dictionary and order `_key` by ordinal.
+    fn as_physical_column(&self) -> Option<&Column<u64>> {
+        Some(self.column.ords())
+    }
+
+    fn as_physical_str_column(&self) -> Option<&tantivy::columnar::StrColumn> {
+        Some(&self.column)
+    }
+
+    fn term_dictionary(&self) -> Option<&dyn tantivy::aggregation::ValueSourceDictionary> {
+        Some(self.column.dictionary())
+    }
+}
+
+#[cfg(test)]
+mod keyword_missing_tests {
+    use super::fill_missing;
+
+    #[test]
+    fn documents_without_a_value_get_the_ordinal_in_document_order() {
+        let (mut values, mut docids) = (vec![4, 7, 2], vec![1, 1, 3]);
+        fill_missing(&[0, 1, 2, 3, 5], &mut values, &mut docids, 9);
+        assert_eq!(docids, vec![0, 1, 1, 2, 3, 5]);
+        assert_eq!(values, vec![9, 4, 7, 9, 2, 9]);
+    }
+
+    #[test]
+    fn a_block_where_every_document_has_a_value_is_unchanged() {
+        let (mut values, mut docids) = (vec![4, 7], vec![1, 2]);
+        fill_missing(&[1, 2], &mut values, &mut docids, 9);
+        assert_eq!((values, docids), (vec![4, 7], vec![1, 2]));
     }
 }
 

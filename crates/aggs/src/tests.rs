@@ -1082,15 +1082,21 @@ fn sampler_keeps_the_best_scoring_documents_per_shard() {
     assert_eq!(out["sampler#s"]["doc_count"], json!(100));
     assert_eq!(out["sampler#s"]["value_count#c"]["value"], json!(100));
     assert_eq!(out["sampler#big"]["doc_count"], json!(100 + 100));
-    let e = ix
+    // Under a bucket aggregation each bucket is sampled on its own.
+    let out = ix
         .run_with(
             None,
             json!({"t": {"terms": {"field": "acctType"},
-                                     "aggs": {"s": {"sampler": {}}}}}),
+                                     "aggs": {"s": {"sampler": {"shard_size": 3}}}}}),
             false,
         )
-        .unwrap_err();
-    assert_eq!(e.status, 400);
+        .unwrap();
+    for b in out["t"]["buckets"].as_array().unwrap() {
+        // At most 3 per shard (two shards), and all of a bucket smaller than that.
+        let n = b["doc_count"].as_u64().unwrap();
+        let s = b["s"]["doc_count"].as_u64().unwrap();
+        assert!(s <= n.min(6) && s >= n.min(3), "{n} {s}");
+    }
     let e = ix
         .run_with(None, json!({"s": {"sampler": {"shard_size": 0}}}), false)
         .unwrap_err();

@@ -336,6 +336,7 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
                 }
             }
         }
+        Constraint::Sample(q) => Box::new((**q).clone()),
         Constraint::GeoCell { source, cell } => {
             let Some(SourceSpec::GeoCells { field, grid }) = pt.plan.sources.get(*source) else {
                 return Err(EsError::internal("unknown geo grid source"));
@@ -357,6 +358,32 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
                 fields: lode_query::script::fields_of(ctx.mapping),
                 runtime: ctx.runtime.clone(),
             })
+        }
+        // A runtime field's term: the DSL's `term` on it, evaluated per document.
+        Constraint::Term {
+            field,
+            key,
+            missing,
+        } if super::plan::parse_runtime_source(&field.name).is_some() => {
+            let (name, _) = super::plan::parse_runtime_source(&field.name).expect("runtime");
+            let value = match (key, field.storage()) {
+                (Key::Str(s), _) => json!(s),
+                (k, Some(Storage::Bool)) => json!(super::render::key_f64(k) != 0.0),
+                (Key::F64(x), _) => json!(x),
+                (Key::I64(x), _) => json!(x),
+                (Key::U64(x), _) => json!(x),
+            };
+            let mut term = Map::new();
+            term.insert(name.to_string(), value);
+            let mut dsl = json!({ "term": term });
+            if *missing {
+                dsl = json!({"bool": {"should": [
+                    dsl,
+                    {"bool": {"must_not": {"exists": {"field": name}}}},
+                ]}});
+            }
+            let q = super::dsl::parse_dsl(&dsl)?;
+            super::dsl::build_dsl(&q, pt.target.ctx)?
         }
         Constraint::Term {
             field,
@@ -427,6 +454,41 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
                 _ => return Ok(Box::new(EmptyQuery)),
             };
             Box::new(TermQuery::new(term, IndexRecordOption::Basic))
+        }
+        // A runtime field (or an aggregation script) has no indexed values: its range is
+        // the DSL's `range` on it, evaluated per document, and the `missing` value's bucket
+        // adds the documents where it has no value.
+        Constraint::Range {
+            field,
+            from,
+            to,
+            missing,
+        } if super::plan::parse_runtime_source(&field.name).is_some() => {
+            let (name, _) = super::plan::parse_runtime_source(&field.name).expect("runtime");
+            // Integer values (longs, dates): `[from, to)` holds the integers from
+            // `ceil(from)` below `ceil(to)`, as for a mapped field.
+            let bound = |x: f64| match field.storage() {
+                Some(Storage::I64) => json!(x.ceil() as i64),
+                _ => json!(x),
+            };
+            let mut bounds = Map::new();
+            if let Some(f) = from {
+                bounds.insert("gte".into(), bound(*f));
+            }
+            if let Some(t) = to {
+                bounds.insert("lt".into(), bound(*t));
+            }
+            let mut range = Map::new();
+            range.insert(name.to_string(), Value::Object(bounds));
+            let mut dsl = json!({ "range": range });
+            if missing.is_some() {
+                dsl = json!({"bool": {"should": [
+                    dsl,
+                    {"bool": {"must_not": {"exists": {"field": name}}}},
+                ]}});
+            }
+            let q = super::dsl::parse_dsl(&dsl)?;
+            super::dsl::build_dsl(&q, pt.target.ctx)?
         }
         Constraint::Range {
             field,

@@ -25,7 +25,6 @@ use super::request::{AggKind, AggNode};
 use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
-use tantivy::columnar::Column;
 use tantivy::query::EnableScoring;
 use tantivy::{DocSet, TERMINATED};
 
@@ -55,8 +54,9 @@ pub(crate) fn parse(name: &str, o: &Map<String, Value>) -> EsResult<VwhReq> {
     const TY: &str = "variable_width_histogram";
     for k in o.keys() {
         match k.as_str() {
-            "field" | "buckets" | "shard_size" | "initial_buffer" | "format" | "missing" => {}
-            "script" | "value_type" | "time_zone" => {
+            "field" | "buckets" | "shard_size" | "initial_buffer" | "format" | "missing"
+            | "script" | "value_type" => {}
+            "time_zone" => {
                 return Err(EsError::illegal_argument(format!(
                     "[{k}] in [{TY}] aggregations is not supported by Lode"
                 )))
@@ -68,7 +68,8 @@ pub(crate) fn parse(name: &str, o: &Map<String, Value>) -> EsResult<VwhReq> {
             }
         }
     }
-    let field = super::request::required_field(o)?;
+    // A script (with `value_type`) stands for a runtime field of the request.
+    let field = super::request::field_or_script(o, false)?;
     let get = |k: &str| -> EsResult<Option<i64>> {
         o.get(k)
             .map(|v| super::request::int32(TY, k, v))
@@ -531,15 +532,21 @@ pub(crate) fn clusters(
 ) -> EsResult<Vec<Cluster>> {
     let mut shards = Vec::new();
     for (t, query) in parts {
-        if t.ctx.runtime.contains_key(&req.field) {
-            return Err(EsError::illegal_argument(format!(
-                "[variable_width_histogram] on the runtime field [{}] is not supported by Lode",
-                req.field
-            )));
-        }
         // Documents without a value have `missing`'s (an unmapped field: every document).
         let missing = super::plan::vwh_missing(t.ctx, req)?;
+        // A runtime field (or the aggregation's script) is read through its value source.
+        let runtime = match t.ctx.runtime.get(&req.field) {
+            Some(_) => Some(
+                super::exec::runtime_provider_in(
+                    t.ctx,
+                    &super::plan::runtime_source_name(&req.field),
+                )
+                .ok_or_else(|| EsError::internal("variable_width_histogram: runtime field"))?,
+            ),
+            None => None,
+        };
         let float = match t.ctx.mapping.field(&req.field).map(|d| d.storage()) {
+            _ if runtime.is_some() => true,
             Some(Storage::I64) => false,
             Some(Storage::F64) => true,
             None if missing.is_some() => true,
@@ -551,11 +558,15 @@ pub(crate) fn clusters(
                 &shard.searcher,
                 *query,
                 &req.field,
-                float,
+                (float, runtime.as_deref()),
                 missing,
                 &mut clustering,
             )
             .map_err(|e| EsError::internal(format!("variable_width_histogram: {e}")))?;
+            // A script that failed on a document fails the search.
+            if let Some(e) = t.ctx.script_errors.lock().clone() {
+                return Err(e);
+            }
             shards.push(clustering.finish());
         }
     }
@@ -569,20 +580,21 @@ fn shard_values(
     searcher: &tantivy::Searcher,
     query: &dyn tantivy::query::Query,
     field: &str,
-    float: bool,
+    (float, runtime): (bool, Option<&super::sources::RuntimeProvider>),
     missing: Option<f64>,
     clustering: &mut ShardClustering,
 ) -> tantivy::Result<()> {
+    use super::sources::NumericColumn;
     let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
     let mut doc_values: Vec<f64> = Vec::new();
     for segment in searcher.segment_readers() {
-        let ff = segment.fast_fields();
-        let (ints, floats): (Option<Column<i64>>, Option<Column<f64>>) = if float {
-            (None, ff.column_opt::<f64>(field)?)
+        let kind = if float {
+            NumericColumn::F64
         } else {
-            (ff.column_opt::<i64>(field)?, None)
+            NumericColumn::I64
         };
-        if ints.is_none() && floats.is_none() && missing.is_none() {
+        let mut column = super::sources::open_numeric(segment, field, kind, runtime)?;
+        if column.is_none() && missing.is_none() {
             continue;
         }
         let alive = segment.alive_bitset();
@@ -591,11 +603,8 @@ fn shard_values(
         while doc != TERMINATED {
             if alive.is_none_or(|a| a.is_alive(doc)) {
                 doc_values.clear();
-                if let Some(c) = &ints {
-                    doc_values.extend(c.values_for_doc(doc).map(|v| v as f64));
-                }
-                if let Some(c) = &floats {
-                    doc_values.extend(c.values_for_doc(doc));
+                if let Some(c) = &mut column {
+                    c.values_into(doc, &mut doc_values);
                 }
                 if doc_values.is_empty() {
                     doc_values.extend(missing);
