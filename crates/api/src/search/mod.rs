@@ -1595,6 +1595,7 @@ fn fetch_phase(
         None => Vec::new(),
     };
     let cancel = CancelToken::current();
+    let mut ignored_in_segment: HashMap<(usize, usize, u32), bool> = HashMap::new();
     for h in hits {
         check_cancelled(cancel.as_ref())?;
         let t = &targets[h.index];
@@ -1619,8 +1620,19 @@ fn fetch_phase(
         if let Some(r) = &doc.routing {
             hit.insert("_routing".into(), json!(r));
         }
-        // ES returns the `_ignored` metadata field with every hit that has one.
-        if s.meta.ignored.is_some() && !sreq.stored_fields_none {
+        // ES returns the `_ignored` metadata field with every hit that has one. Most segments
+        // have none: their term dictionary says so without opening the column for each hit.
+        let may_have_ignored = s.meta.ignored.is_some_and(|field| {
+            *ignored_in_segment
+                .entry((h.index, h.shard, h.addr.segment_ord))
+                .or_insert_with(|| {
+                    s.searcher
+                        .segment_reader(h.addr.segment_ord)
+                        .inverted_index(field)
+                        .map_or(true, |ii| ii.terms().num_terms() > 0)
+                })
+        });
+        if may_have_ignored && !sreq.stored_fields_none {
             let def = lode_engine::mapping::FieldDef::ignored_meta();
             let ignored = lode_hits::docvalues::read(&s.searcher, h.addr, &def, None)?;
             if !ignored.is_empty() {

@@ -4,14 +4,16 @@
 //! "LSRC" version:u8
 //! sections, each: dictionary bytes, then its blocks (one zstd frame each)
 //! block index:   per block   first_doc:u32 offset:u64 len:u32
-//! section index: per section first_block:u32 dict_offset:u64 dict_len:u32
+//! section index: per section first_block:u32 dict_offset:u64 dict_len:u32 codec:u8
 //! footer:        docs:u32 blocks:u32 sections:u32 index_offset:u64 version:u8 "LSRC"
 //! ```
 //!
 //! A block holds whole records: `n` (varint), the `n` record lengths (varints), the records.
-//! A section's blocks are compressed against its dictionary (a raw-content zstd dictionary:
-//! records sampled from the section itself); an empty dictionary means plain frames. A merge
-//! copies a large delete-free segment's sections as they are, so the file can hold several.
+//! A section's blocks are compressed against its dictionary (records sampled from the section
+//! itself), with LZ4 (the raw size as a u32, then an LZ4 block whose window starts in the
+//! dictionary: Lucene's `LZ4WithPresetDict`) or zstd (a frame using the dictionary as raw
+//! content); an empty dictionary means plain blocks. A merge copies a large delete-free
+//! segment's sections as they are, so the file can hold several, of either codec.
 
 use std::cell::RefCell;
 use std::io::{self, Write};
@@ -23,9 +25,9 @@ use tantivy::DocId;
 use zstd_safe::{CCtx, CDict, DCtx, DDict};
 
 const MAGIC: &[u8; 4] = b"LSRC";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const BLOCK_ENTRY: usize = 16;
-const SECTION_ENTRY: usize = 16;
+const SECTION_ENTRY: usize = 17;
 const FOOTER: usize = 4 + 4 + 4 + 8 + 1 + 4;
 
 /// Raw bytes buffered before a section's dictionary is sampled from them.
@@ -36,23 +38,38 @@ const DICT_MAX: usize = 64 * 1024;
 const DICT_MIN_SOURCE: usize = 64 * 1024;
 /// Raw block size of a section without a dictionary: context must come from the block itself.
 const PLAIN_BLOCK: usize = 16 * 1024;
+/// No block is larger than this (a block is as large as its largest document at most, and ES
+/// refuses bodies over 100 MB by default): a larger size field is corruption.
+const MAX_BLOCK_RAW: usize = 1 << 31;
 
-/// zstd level and raw block size: `index.codec` picks one.
+/// How a section's blocks are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    Lz4,
+    Zstd(i32),
+}
+
+const LZ4: u8 = 1;
+const ZSTD: u8 = 2;
+
+/// Compression and raw block size: `index.codec` picks one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreCodec {
-    pub level: i32,
+    pub compression: Compression,
     pub block: usize,
 }
 
 impl StoreCodec {
-    /// `default`: a fetched document costs the decompression of about 4 KiB.
+    /// `default`: a fetched document costs the LZ4 decompression of about 2 KiB (a few µs);
+    /// the dictionary keeps small blocks as small as 32 KiB LZ4 blocks.
     pub const DEFAULT: StoreCodec = StoreCodec {
-        level: 3,
-        block: 4 * 1024,
+        compression: Compression::Lz4,
+        block: 2 * 1024,
     };
-    /// `best_compression`: larger blocks, a slower level.
+    /// `best_compression`: zstd against the dictionary, larger blocks, a slower level (a third
+    /// smaller than the default on the reference documents).
     pub const BEST_COMPRESSION: StoreCodec = StoreCodec {
-        level: 9,
+        compression: Compression::Zstd(9),
         block: 16 * 1024,
     };
 }
@@ -95,7 +112,7 @@ pub struct FileWriter<W: Write> {
     out: W,
     offset: u64,
     blocks: Vec<(u32, u64, u32)>,
-    sections: Vec<(u32, u64, u32)>,
+    sections: Vec<(u32, u64, u32, u8)>,
     docs: u32,
 }
 
@@ -118,9 +135,13 @@ impl<W: Write> FileWriter<W> {
         Ok(())
     }
 
-    fn begin_section(&mut self, dict: &[u8]) -> io::Result<()> {
-        self.sections
-            .push((self.blocks.len() as u32, self.offset, dict.len() as u32));
+    fn begin_section(&mut self, dict: &[u8], codec: u8) -> io::Result<()> {
+        self.sections.push((
+            self.blocks.len() as u32,
+            self.offset,
+            dict.len() as u32,
+            codec,
+        ));
         self.write(dict)
     }
 
@@ -136,7 +157,10 @@ impl<W: Write> FileWriter<W> {
     pub fn stack(&mut self, reader: &SourceReader) -> io::Result<()> {
         for s in 0..reader.sections.len() {
             let section = &reader.sections[s];
-            self.begin_section(reader.slice(section.dict_offset, section.dict_len)?)?;
+            self.begin_section(
+                reader.slice(section.dict_offset, section.dict_len)?,
+                section.codec,
+            )?;
             let end = reader
                 .sections
                 .get(s + 1)
@@ -169,10 +193,11 @@ impl<W: Write> FileWriter<W> {
             index.extend_from_slice(&offset.to_le_bytes());
             index.extend_from_slice(&len.to_le_bytes());
         }
-        for &(first_block, dict_offset, dict_len) in &self.sections {
+        for &(first_block, dict_offset, dict_len, codec) in &self.sections {
             index.extend_from_slice(&first_block.to_le_bytes());
             index.extend_from_slice(&dict_offset.to_le_bytes());
             index.extend_from_slice(&dict_len.to_le_bytes());
+            index.push(codec);
         }
         index.extend_from_slice(&self.docs.to_le_bytes());
         index.extend_from_slice(&(self.blocks.len() as u32).to_le_bytes());
@@ -200,9 +225,7 @@ pub struct Encoder {
 }
 
 struct SectionEncoder {
-    cdict: Option<CDict<'static>>,
-    cctx: CCtx<'static>,
-    level: i32,
+    compressor: BlockCompressor,
     target: usize,
     lens: Vec<u32>,
     records: Vec<u8>,
@@ -244,8 +267,12 @@ impl Encoder {
 
     fn start<W: Write>(&mut self, out: &mut FileWriter<W>) -> io::Result<()> {
         let dict = sample_dictionary(&self.pending, &self.pending_lens);
-        out.begin_section(&dict)?;
-        let mut section = SectionEncoder::new(self.codec, &dict);
+        let codec = match self.codec.compression {
+            Compression::Lz4 => LZ4,
+            Compression::Zstd(_) => ZSTD,
+        };
+        out.begin_section(&dict, codec)?;
+        let mut section = SectionEncoder::new(self.codec, dict);
         let mut pos = 0;
         for &len in &self.pending_lens {
             let end = pos + len as usize;
@@ -298,17 +325,58 @@ fn sample_dictionary(records: &[u8], lens: &[u32]) -> Vec<u8> {
     dict
 }
 
+enum BlockCompressor {
+    Lz4 {
+        dict: Vec<u8>,
+    },
+    Zstd {
+        cdict: Option<CDict<'static>>,
+        cctx: CCtx<'static>,
+        level: i32,
+    },
+}
+
+impl BlockCompressor {
+    fn compress(&mut self, raw: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        out.clear();
+        match self {
+            BlockCompressor::Lz4 { dict } => {
+                out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+                out.resize(4 + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
+                let n = lz4_flex::block::compress_into_with_dict(raw, &mut out[4..], dict)
+                    .map_err(|e| invalid(format!("lz4: {e}")))?;
+                out.truncate(4 + n);
+            }
+            BlockCompressor::Zstd { cdict, cctx, level } => {
+                out.reserve(zstd_safe::compress_bound(raw.len()));
+                match cdict {
+                    Some(cdict) => cctx.compress_using_cdict(out, raw, cdict),
+                    None => cctx.compress(out, raw, *level),
+                }
+                .map_err(zstd_err)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl SectionEncoder {
-    fn new(codec: StoreCodec, dict: &[u8]) -> Self {
-        let (cdict, target) = if dict.is_empty() {
-            (None, PLAIN_BLOCK.max(codec.block))
+    fn new(codec: StoreCodec, dict: Vec<u8>) -> Self {
+        let target = if dict.is_empty() {
+            PLAIN_BLOCK.max(codec.block)
         } else {
-            (Some(CDict::create(dict, codec.level)), codec.block)
+            codec.block
+        };
+        let compressor = match codec.compression {
+            Compression::Lz4 => BlockCompressor::Lz4 { dict },
+            Compression::Zstd(level) => BlockCompressor::Zstd {
+                cdict: (!dict.is_empty()).then(|| CDict::create(&dict, level)),
+                cctx: CCtx::create(),
+                level,
+            },
         };
         SectionEncoder {
-            cdict,
-            cctx: CCtx::create(),
-            level: codec.level,
+            compressor,
             target,
             lens: Vec::new(),
             records: Vec::new(),
@@ -336,18 +404,7 @@ impl SectionEncoder {
             put_varint(&mut self.raw, u64::from(len));
         }
         self.raw.extend_from_slice(&self.records);
-        self.compressed.clear();
-        self.compressed
-            .reserve(zstd_safe::compress_bound(self.raw.len()));
-        match &self.cdict {
-            Some(cdict) => self
-                .cctx
-                .compress_using_cdict(&mut self.compressed, &self.raw, cdict),
-            None => self
-                .cctx
-                .compress(&mut self.compressed, &self.raw, self.level),
-        }
-        .map_err(zstd_err)?;
+        self.compressor.compress(&self.raw, &mut self.compressed)?;
         out.block(self.lens.len() as u32, &self.compressed)?;
         self.lens.clear();
         self.records.clear();
@@ -359,6 +416,7 @@ struct Section {
     first_block: u32,
     dict_offset: u64,
     dict_len: u32,
+    codec: u8,
     ddict: OnceLock<Option<DDict<'static>>>,
 }
 
@@ -431,6 +489,10 @@ impl SourceReader {
                 first_block: le_u32(b, at)?,
                 dict_offset: le_u64(b, at + 4)?,
                 dict_len: le_u32(b, at + 12)?,
+                codec: match b[at + 16] {
+                    c @ (LZ4 | ZSTD) => c,
+                    c => return Err(invalid(format!("unknown source store codec {c}"))),
+                },
                 ddict: OnceLock::new(),
             });
         }
@@ -491,18 +553,54 @@ impl SourceReader {
             .ok_or_else(|| invalid("document before the first block"))
     }
 
-    fn ddict(&self, block: u32) -> io::Result<Option<&DDict<'static>>> {
+    fn section(&self, block: u32) -> io::Result<&Section> {
         let s = self
             .sections
             .partition_point(|s| s.first_block <= block)
             .checked_sub(1)
             .ok_or_else(|| invalid("block before the first section"))?;
-        let section = &self.sections[s];
+        Ok(&self.sections[s])
+    }
+
+    /// Decompresses block `block` (its compressed bytes are `frame`) into `raw`.
+    fn decompress(
+        &self,
+        block: u32,
+        frame: &[u8],
+        dctx: &mut DCtx<'static>,
+        raw: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        let section = self.section(block)?;
         let dict = self.slice(section.dict_offset, section.dict_len)?;
-        Ok(section
+        raw.clear();
+        if section.codec == LZ4 {
+            let size = le_u32(frame, 0)? as usize;
+            if size > MAX_BLOCK_RAW {
+                return Err(invalid("source block too large"));
+            }
+            raw.resize(size, 0);
+            let n = lz4_flex::block::decompress_into_with_dict(&frame[4..], raw, dict)
+                .map_err(|e| invalid(format!("lz4: {e}")))?;
+            if n != size {
+                return Err(invalid("source block shorter than its size"));
+            }
+            return Ok(());
+        }
+        let size = zstd_safe::get_frame_content_size(frame)
+            .ok()
+            .flatten()
+            .filter(|&n| n as usize <= MAX_BLOCK_RAW)
+            .ok_or_else(|| invalid("source block without a valid content size"))?;
+        raw.reserve(size as usize);
+        let ddict = section
             .ddict
-            .get_or_init(|| (!dict.is_empty()).then(|| DDict::create(dict)))
-            .as_ref())
+            .get_or_init(|| (!dict.is_empty()).then(|| DDict::create(dict)));
+        match ddict {
+            Some(ddict) => dctx.decompress_using_ddict(raw, frame, ddict),
+            None => dctx.decompress(raw, frame),
+        }
+        .map_err(zstd_err)?;
+        Ok(())
     }
 
     /// Calls `f` with the stored record of `doc` (the block stays decompressed for this thread's
@@ -521,19 +619,7 @@ impl SourceReader {
             if cache.uid != self.uid || cache.block != block {
                 cache.uid = 0;
                 let frame = self.slice(offset, len)?;
-                let size = zstd_safe::get_frame_content_size(frame)
-                    .ok()
-                    .flatten()
-                    .ok_or_else(|| invalid("source block without a content size"))?;
-                cache.raw.clear();
-                cache.raw.reserve(size as usize);
-                match self.ddict(block)? {
-                    Some(ddict) => cache
-                        .dctx
-                        .decompress_using_ddict(&mut cache.raw, frame, ddict),
-                    None => cache.dctx.decompress(&mut cache.raw, frame),
-                }
-                .map_err(zstd_err)?;
+                self.decompress(block, frame, &mut cache.dctx, &mut cache.raw)?;
                 cache.uid = self.uid;
                 cache.block = block;
             }

@@ -2,11 +2,11 @@
 //! (`.lsrc` files, [`format`]) instead of tantivy's doc store.
 //!
 //! tantivy's store compresses 32 KiB LZ4 blocks, so every fetched hit or GET decompressed
-//! 32 KiB (43% of an `ids_range` search's CPU). Here a block is about 4 KiB, compressed with
-//! zstd against a dictionary of documents sampled from the segment (Lucene's stored fields
-//! do the same with LZ4 and a preset dictionary): the reference `_source` is a third smaller
-//! and a fetch decompresses an eighth of the bytes. No crate provides a dictionary-compressed
-//! block store that follows tantivy's segments, hence this module.
+//! 32 KiB (43% of an `ids_range` search's CPU). Here a block is about 2 KiB, compressed against
+//! a dictionary of documents sampled from the segment (Lucene's stored fields do the same with
+//! LZ4 and a preset dictionary): a fetch decompresses a sixteenth of the bytes, and the small
+//! blocks compress no worse than the large ones. No crate provides a dictionary-compressed block
+//! store that follows tantivy's segments, hence this module.
 //!
 //! Indices created before it keep `_source` in tantivy's store (their schema marks the fields
 //! stored); [`SegmentStore`] reads both.

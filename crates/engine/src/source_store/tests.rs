@@ -167,18 +167,39 @@ fn empty_and_tiny_segments() {
     check_all(&index, 0);
 }
 
+/// 5000 records: the first 2500 in one codec's section, the rest in the other's.
+fn two_codec_file(first: StoreCodec, second: StoreCodec) -> Vec<u8> {
+    let mut file = FileWriter::new(Vec::new()).unwrap();
+    let mut rec = Vec::new();
+    for (codec, range) in [(first, 0..2500), (second, 2500..5000)] {
+        let mut enc = format::Encoder::new(codec);
+        for i in range {
+            encode_record(Some(&i.to_string()), None, Some(&source_of(i)), &mut rec);
+            enc.push(&rec, &mut file).unwrap();
+        }
+        enc.finish(&mut file).unwrap();
+    }
+    file.finish().unwrap()
+}
+
+#[test]
+fn sections_of_both_codecs_read_back() {
+    use tantivy::directory::OwnedBytes;
+    let (lz4, zstd) = (StoreCodec::DEFAULT, StoreCodec::BEST_COMPRESSION);
+    for (a, b) in [(lz4, zstd), (zstd, lz4), (lz4, lz4)] {
+        let r = SourceReader::open(OwnedBytes::new(two_codec_file(a, b))).unwrap();
+        assert_eq!(r.num_sections(), 2);
+        for doc in (0..5000).rev() {
+            let d = r.with_record(doc, decode_record).unwrap().unwrap();
+            assert_eq!(d.source.unwrap(), source_of(u64::from(doc)));
+        }
+    }
+}
+
 #[test]
 fn corrupt_files_are_errors_not_panics() {
     use tantivy::directory::OwnedBytes;
-    let mut file = FileWriter::new(Vec::new()).unwrap();
-    let mut enc = format::Encoder::new(StoreCodec::DEFAULT);
-    let mut rec = Vec::new();
-    for i in 0..5000 {
-        encode_record(Some(&i.to_string()), None, Some(&source_of(i)), &mut rec);
-        enc.push(&rec, &mut file).unwrap();
-    }
-    enc.finish(&mut file).unwrap();
-    let bytes = file.finish().unwrap();
+    let bytes = two_codec_file(StoreCodec::DEFAULT, StoreCodec::BEST_COMPRESSION);
     let ok = SourceReader::open(OwnedBytes::new(bytes.clone())).unwrap();
     assert_eq!(ok.num_docs(), 5000);
     let d = ok.with_record(4321, decode_record).unwrap().unwrap();
