@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Soak test (issue 11): a fresh node under mixed load (`lode bench mixed`: searches at a fixed
-# rate, varied so caches cannot answer them all, while `_bulk` writes go on) for DURATION,
+# rate, varied so caches cannot answer them all, while `_bulk` writes go on and background
+# merges follow them, a force merge midway, and a scroll opened every SCROLL_EVERY seconds and
+# abandoned, never cleared: its context must expire after its 30 s keep-alive) for DURATION,
 # sampling the server's resident set size every second to a CSV. Fails when any request
 # errored (no response, a non-2xx answer or a failed bulk item), when the node died, or when
 # memory grows without bound: the median of the last tenth of the run (the last minute of the
@@ -18,6 +20,7 @@
 #                default: ids_range,term,match,range,bucket,metric,trend,group,page-10,detail)
 #   WRITE_RATE   `_bulk` requests per second (default 5), WRITE_BATCH documents each (default 100)
 #   GROWTH_PCT   allowed growth, percent (default 20), of RSS_METRIC (anon, default, or rss)
+#   SCROLL_EVERY seconds between abandoned scrolls (default 2)
 #   OUT          where the CSV, the bench report and the node's logs go (default target/soak)
 #
 # Output: $OUT/rss.csv (t_s,rss_bytes,anon_bytes,file_bytes), $OUT/mixed.json (the bench report), $OUT/summary.txt.
@@ -30,6 +33,7 @@ SEARCH_RATE="${SEARCH_RATE:-50}"
 WRITE_RATE="${WRITE_RATE:-5}"
 WRITE_BATCH="${WRITE_BATCH:-100}"
 GROWTH_PCT="${GROWTH_PCT:-20}"
+SCROLL_EVERY="${SCROLL_EVERY:-2}"
 RSS_METRIC="${RSS_METRIC:-anon}"
 QUERIES="${QUERIES:-ids_range,term,match,range,bucket,metric,trend,group,page-10,detail}"
 OUT="${OUT:-target/soak}"
@@ -39,8 +43,10 @@ OUT="$(cd "$OUT" && pwd)"
 
 LODE_PID=""
 SAMPLER=""
+SCROLLER=""
 cleanup() {
   [[ -n "$SAMPLER" ]] && kill "$SAMPLER" 2>/dev/null
+  [[ -n "$SCROLLER" ]] && kill "$SCROLLER" 2>/dev/null
   [[ -n "$LODE_PID" ]] && kill "$LODE_PID" 2>/dev/null
   wait 2>/dev/null || true
 }
@@ -66,22 +72,38 @@ echo "soak: $LODE_BIN at $LODE_URL (pid $LODE_PID); loading $DOCS documents"
 ) >"$OUT/rss.csv" &
 SAMPLER=$!
 
+# Scrolls opened and abandoned: one status code per line.
+(
+  while kill -0 "$LODE_PID" 2>/dev/null; do
+    curl -s -o /dev/null -w '%{http_code}\n' -H 'content-type: application/json' \
+      -d '{"size":100,"query":{"match_all":{}}}' "$LODE_URL/accounts/_search?scroll=30s" || echo 000
+    sleep "$SCROLL_EVERY"
+  done
+) >"$OUT/scrolls.txt" &
+SCROLLER=$!
+
 echo "soak: ${DURATION}s of mixed load: $SEARCH_RATE searches/s (varied: $QUERIES), $WRITE_RATE bulks/s of $WRITE_BATCH"
 status=0
 "$LODE_BIN" bench mixed "$LODE_URL" --index accounts --search-rate "$SEARCH_RATE" --vary \
   --only "$QUERIES" \
   --write-rate "$WRITE_RATE" --write-batch "$WRITE_BATCH" --write-index soak-writes \
+  --force-merge \
   -t "${DURATION}s" --corpus-docs "$DOCS" --json "$OUT/mixed.json" >"$OUT/mixed.txt" || status=$?
-kill "$SAMPLER" 2>/dev/null || true
-wait "$SAMPLER" 2>/dev/null || true
+kill "$SAMPLER" "$SCROLLER" 2>/dev/null || true
+wait "$SAMPLER" "$SCROLLER" 2>/dev/null || true
 SAMPLER=""
+SCROLLER=""
 alive=1
 kill -0 "$LODE_PID" 2>/dev/null || alive=0
+# Open scroll contexts now: those of the last keep-alive at most (30 s / SCROLL_EVERY), if the
+# abandoned ones expire.
+curl -s "$LODE_URL/_nodes/stats/indices/search" >"$OUT/search-stats.json" || true
 
-python3 - "$OUT" "$GROWTH_PCT" "$status" "$alive" "$RSS_METRIC" <<'PY' | tee "$OUT/summary.txt"
+python3 - "$OUT" "$GROWTH_PCT" "$status" "$alive" "$RSS_METRIC" "$SCROLL_EVERY" <<'PY' | tee "$OUT/summary.txt"
 import csv, json, statistics, sys
 out, growth, status, alive = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 metric = {"anon": "anon_bytes", "rss": "rss_bytes"}[sys.argv[5]]
+scroll_every = float(sys.argv[6])
 samples = list(csv.DictReader(open(f"{out}/rss.csv")))
 rows = [(float(r["t_s"]), int(r[metric])) for r in samples]
 failures = []
@@ -103,6 +125,20 @@ for phase in report["phases"]:
         if bad:
             failures.append(f"{k['name']}: {bad} errored requests {k['statuses']} "
                             f"{k['error_samples'][:3]}")
+codes = [c.strip() for c in open(f"{out}/scrolls.txt") if c.strip()]
+bad_scrolls = [c for c in codes if c != "200"]
+print(f"scrolls: {len(codes)} opened and abandoned, {len(bad_scrolls)} not answered 200")
+if not codes or bad_scrolls:
+    failures.append(f"scrolls: {len(bad_scrolls)} of {len(codes)} failed {sorted(set(bad_scrolls))}")
+try:
+    nodes = json.load(open(f"{out}/search-stats.json"))["nodes"]
+    open_scrolls = sum(n["indices"]["search"]["scroll_current"] for n in nodes.values())
+    bound = 30 / scroll_every + 5
+    print(f"open scroll contexts at the end: {open_scrolls} (bound {bound:.0f})")
+    if open_scrolls > bound:
+        failures.append(f"{open_scrolls} scroll contexts open: abandoned scrolls do not expire")
+except (OSError, ValueError, KeyError) as e:
+    failures.append(f"no search stats: {e}")
 if not rows:
     failures.append("no RSS samples")
 else:

@@ -1038,9 +1038,14 @@ pub fn nodes_stats(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<
         None => &[],
     };
     let id = node_id(node);
+    // `{index_metric}`: which groups of the `indices` section (the `_stats` metrics).
+    let index_metric = match rest {
+        ["stats", _, im] | [_, "stats", _, im] => Some(*im),
+        _ => None,
+    };
     let (filter, stats, metrics) = match rest {
         ["stats"] => (None, true, None),
-        ["stats", m] => (None, true, Some(*m)),
+        ["stats", m] | ["stats", m, _] => (None, true, Some(*m)),
         [f, "stats"] => (Some(*f), true, None),
         [f, "stats", m, ..] => (Some(*f), true, Some(*m)),
         [] => (None, false, None),
@@ -1058,8 +1063,24 @@ pub fn nodes_stats(node: &Node, info: &NodeInfo, req: &RestRequest) -> EsResult<
     let mut nodes = Map::new();
     if stats {
         let metrics = metric_list(metrics, NODE_STATS_METRICS, req)?;
+        let index_metrics = match index_metric {
+            None => crate::stats::all_metrics(),
+            Some(im) => {
+                // ES's RestNodesStatsAction: index metrics only with the `indices` metric.
+                if !wants(&metrics, "indices") {
+                    return Err(EsError::illegal_argument(format!(
+                        "request [{}] contains index metrics [{im}] but indices stats not requested",
+                        req.path
+                    )));
+                }
+                crate::stats::parse_metrics(Some(im), req)?
+            }
+        };
         if selected {
-            nodes.insert(id.clone(), node_stats_json(node, info, &metrics, req)?);
+            nodes.insert(
+                id.clone(),
+                node_stats_json(node, info, &metrics, &index_metrics, req)?,
+            );
         }
     } else {
         let metrics = metric_list(metrics, NODE_INFO_METRICS, req)?;
@@ -1182,6 +1203,7 @@ fn node_stats_json(
     node: &Node,
     info: &NodeInfo,
     metrics: &[String],
+    index_metrics: &[&str],
     req: &RestRequest,
 ) -> EsResult<Value> {
     let now = now_millis();
@@ -1199,7 +1221,7 @@ fn node_stats_json(
         let total = crate::stats::aggregate_indices(&open, &opts);
         m.insert(
             "indices".into(),
-            crate::stats::render_stats(&total, &crate::stats::all_metrics(), &opts),
+            crate::stats::render_stats(&total, index_metrics, &opts),
         );
     }
     if wants(metrics, "os") {

@@ -683,7 +683,7 @@ pub(crate) fn render_stats(n: &Numbers, metrics: &[&str], opts: &StatsOptions) -
 
 /// Parses the `{metric}` path part: comma list, `_all`, unknown names rejected with a
 /// suggestion as Elasticsearch does.
-fn parse_metrics(raw: Option<&str>, req: &RestRequest) -> EsResult<Vec<&'static str>> {
+pub(crate) fn parse_metrics(raw: Option<&str>, req: &RestRequest) -> EsResult<Vec<&'static str>> {
     let list = list_param(raw);
     if list.is_empty() {
         return Ok(all_metrics());

@@ -175,6 +175,7 @@ fn placeholder(prev: &str) -> &'static str {
         "_tasks" | "_delete_by_query" | "_update_by_query" | "_reindex" => "{task_id}",
         "scroll" => "{scroll_id}",
         "_stats" | "stats" => "{metric}",
+        "{metric}" => "{index_metric}",
         "_nodes" => "{node_id}",
         "_cat" => "{what}",
         "field" | "fielddata" => "{fields}",
@@ -270,6 +271,10 @@ mod tests {
         assert_eq!(l("/_nodes/stats"), "/_nodes/stats");
         assert_eq!(l("/_nodes/stats/jvm,os"), "/_nodes/stats/{metric}");
         assert_eq!(l("/_nodes/_local/stats"), "/_nodes/{node_id}/stats");
+        assert_eq!(
+            l("/_nodes/stats/indices/search"),
+            "/_nodes/stats/{metric}/{index_metric}"
+        );
         assert_eq!(
             l("/_nodes/abc/stats/process"),
             "/_nodes/{node_id}/stats/{metric}"

@@ -115,6 +115,8 @@ fn dispatch(
         | (Get, ["_nodes", _, "stats"])
         | (Get, ["_nodes", "stats", _])
         | (Get, ["_nodes", _, "stats", _])
+        | (Get, ["_nodes", "stats", _, _])
+        | (Get, ["_nodes", _, "stats", _, _])
         | (Get, ["_nodes"])
         | (Get, ["_nodes", _]) => call(&NODES, &|| cluster::nodes_stats(node, info, req)),
         (Get, ["_cat", what]) => call(&CAT_API, &|| cat::cat(node, info, what, None, req)),
