@@ -38,6 +38,8 @@ pub enum Compiled {
     Script {
         script: std::sync::Arc<lode_painless::SearchScript>,
         fields: crate::script::Fields,
+        /// The search's runtime fields, read by `doc['name']` as in the other search scripts.
+        runtime: crate::runtime::RuntimeFields,
         errors: crate::script::ScriptErrors,
     },
 }
@@ -347,10 +349,14 @@ impl Weight for FunctionScoreWeight {
                 Compiled::Script {
                     script,
                     fields,
+                    runtime,
                     errors,
                 } => SegmentFunction::Script {
                     script: script.clone(),
-                    docs: Box::new(crate::script::SegmentDocs::new(reader, fields.clone())),
+                    docs: Box::new(
+                        crate::script::SegmentDocs::new(reader, fields.clone())
+                            .with_runtime(runtime.clone()),
+                    ),
                     errors: errors.clone(),
                 },
             };

@@ -2312,6 +2312,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             FunctionKind::ScriptScore { script } => Compiled::Script {
                 script: std::sync::Arc::new(lode_painless::SearchScript::compile(script, None)?),
                 fields: crate::script::fields_of(self.ctx.mapping),
+                runtime: self.ctx.runtime.clone(),
                 errors: self.ctx.script_errors.clone(),
             },
             FunctionKind::RandomScore { seed } => Compiled::Random {
