@@ -232,7 +232,7 @@ def test_cluster_settings_body_shape(lode_url, ctl):
     assert "Expected START_OBJECT but was: START_ARRAY" in doc["error"]["reason"]
     status, resp = send(lode_url, "PUT", "/_cluster/settings", {"persistant": {}})
     doc = assert_es_error(status, resp, 400, "x_content_parse_exception")
-    assert doc["error"]["reason"].endswith("unknown field [persistant]")
+    assert doc["error"]["reason"].endswith("unknown field [persistant] did you mean [persistent]?")
 
 
 # ---------------------------------------------------------------------------

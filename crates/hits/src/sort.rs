@@ -384,9 +384,19 @@ pub fn parse_sort(
                     )))
                 }
                 _ => {
-                    return Err(EsError::x_content_parse(format!(
-                        "[field_sort] unknown field [{k}]"
-                    )))
+                    return Err(EsError::unknown_field(
+                        "field_sort",
+                        k,
+                        &[
+                            "missing",
+                            "order",
+                            "unmapped_type",
+                            "numeric_type",
+                            "format",
+                            "nested",
+                            "mode",
+                        ],
+                    ))
                 }
             }
         }
@@ -673,7 +683,11 @@ fn parse_script_sort(
             }
             _ => {
                 return Err(EsError::x_content_parse(format!(
-                    "[_script] unknown field [{k}]"
+                    "[_script] unknown field [{k}]{}",
+                    lode_engine::error::did_you_mean(
+                        k,
+                        &["script", "type", "order", "mode", "nested"]
+                    )
                 )))
             }
         }
@@ -753,7 +767,11 @@ fn parse_nested_sort(v: &Value, field: &str, ctx: Option<&QueryContext>) -> EsRe
             }
             _ => {
                 return Err(EsError::x_content_parse(format!(
-                    "[nested] unknown field [{k}]"
+                    "[nested] unknown field [{k}]{}",
+                    lode_engine::error::did_you_mean(
+                        k,
+                        &["path", "filter", "max_children", "nested"]
+                    )
                 )))
             }
         }

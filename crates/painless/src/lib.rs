@@ -534,9 +534,11 @@ fn resolve(
             "source" | "inline" | "id" | "lang" | "params" | "options"
         )
     }) {
-        return Err(EsError::x_content_parse(format!(
-            "[script] unknown field [{k}]"
-        )));
+        return Err(EsError::unknown_field(
+            "script",
+            k,
+            &["source", "id", "lang", "params", "options"],
+        ));
     }
     check_lang(o.get("lang"))?;
     let params = match o.get("params") {
