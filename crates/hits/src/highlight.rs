@@ -266,6 +266,12 @@ fn parse_options(
                     )))
                 }
             },
+            // Options for custom highlighters (plugins); Lode has only its own two.
+            "options" => {
+                return Err(EsError::illegal_argument(
+                    "[options] of a highlighter is not supported by Lode",
+                ))
+            }
             "matched_fields" => {
                 return Err(EsError::illegal_argument(
                     "[matched_fields] applies to the fast vector highlighter, which Lode does not have",
