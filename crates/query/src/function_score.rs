@@ -203,6 +203,8 @@ enum SegmentFunction {
     Script {
         script: std::sync::Arc<lode_painless::SearchScript>,
         docs: Box<crate::script::SegmentDocs>,
+        /// The script's buffers on this segment, reused from document to document.
+        scratch: Box<lode_painless::Scratch>,
         errors: crate::script::ScriptErrors,
     },
 }
@@ -235,12 +237,13 @@ impl SegmentFunction {
         if let SegmentFunction::Script {
             script,
             docs,
+            scratch,
             errors,
         } = self
         {
             {
                 docs.doc = doc;
-                let r = script.score(&mut **docs, query_score).and_then(|v| {
+                let r = script.score_in(scratch, &mut **docs, query_score).and_then(|v| {
                     if v < 0.0 || v.is_nan() {
                         Err(lode_engine::EsError::illegal_argument(format!(
                             "script score function must not produce negative scores, but got: [{v:?}]"
@@ -357,6 +360,7 @@ impl Weight for FunctionScoreWeight {
                         crate::script::SegmentDocs::new(reader, fields.clone())
                             .with_runtime(runtime.clone()),
                     ),
+                    scratch: Box::default(),
                     errors: errors.clone(),
                 },
             };
