@@ -29,8 +29,9 @@ const MAX_JSON_DEPTH: usize = 127;
 /// A call's arguments: inline up to four, so that a method call allocates nothing.
 pub(crate) type Args = smallvec::SmallVec<[Val; 4]>;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) enum Val {
+    #[default]
     Null,
     Bool(bool),
     Int(i64),
@@ -308,12 +309,6 @@ pub struct Scratch {
     params: Val,
     doc: Val,
     input_bytes: u64,
-}
-
-impl Default for Val {
-    fn default() -> Val {
-        Val::Null
-    }
 }
 
 impl<'p> Interp<'p> {
