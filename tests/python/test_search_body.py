@@ -297,6 +297,19 @@ def test_unknown_update_and_aggregation_keys_suggest_what_was_meant(es, docs):
     e = refused(es, {"aggs": {"t": {"terms": {"feild": "tag"}}}})
     assert e["type"] == "x_content_parse_exception"
     assert e["reason"].endswith("[terms] unknown field [feild] did you mean [field]?")
+    e = refused(es, {"aggs": {"v": {"variable_width_histogram": {"field": "n", "bukets": 3}}}})
+    assert e["type"] == "x_content_parse_exception"
+    assert e["reason"].endswith(
+        "[variable_width_histogram] unknown field [bukets] did you mean [buckets]?")
+    e = refused(es, {"aggs": {"s": {"significant_terms": {"field": "tag", "min_doc_cont": 1}}}})
+    assert e["type"] == "x_content_parse_exception"
+    declared = ["field", "size", "shard_size", "min_doc_count", "shard_min_doc_count",
+                "execution_hint", "include", "exclude", "background_filter", "jlh",
+                "mutual_information", "chi_square", "gnd", "percentage", "script_heuristic",
+                "missing", "script", "value_type", "format"]
+    assert e["reason"].endswith("[significant_terms] unknown field [min_doc_cont]"
+                                + _did_you_mean("min_doc_cont", declared))
+    assert "any of [min_doc_count, shard_min_doc_count]" in e["reason"]
 
 
 @pytest.mark.parametrize("body,kind", [

@@ -2783,7 +2783,8 @@ fn parse_weighted_avg(name: &str, o: &Map<String, Value>) -> EsResult<WeightedAv
             .find(|k| !["field", "missing", "script"].contains(&k.as_str()))
         {
             return Err(EsError::x_content_parse(format!(
-                "[{key}] unknown field [{k}]"
+                "[{key}] unknown field [{k}]{}",
+                lode_engine::error::did_you_mean(k, &["field", "missing", "script"])
             )));
         }
         let missing = match s.get("missing") {
