@@ -426,6 +426,23 @@ impl SearchScript {
 
     /// A `_script` sort of type `string`: the script must return a string (ES's
     /// `StringSortScript`).
+    /// [`SearchScript::string`] over a segment's reused buffers (see [`SearchScript::filter_in`]);
+    /// the answer itself is a new string.
+    pub fn string_in(
+        &self,
+        sc: &mut Scratch,
+        doc: &mut dyn DocLookup,
+        score: f64,
+    ) -> EsResult<String> {
+        self.run_in(sc, doc, score, |it, v| match v {
+            Val::Str(s) => Ok(s.to_string()),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [String].", it.type_name(&other)),
+            )),
+        })
+    }
+
     pub fn string(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<String> {
         self.run_val(doc, score, false, |it, v| match v {
             Val::Str(s) => Ok(s.to_string()),
