@@ -1468,6 +1468,37 @@ fn apply_bucket_script(
     Ok(())
 }
 
+/// The keys a pipeline aggregation of `kind` takes (as the parser above accepts them): the
+/// "did you mean" candidates of an unknown one.
+fn declared_keys(kind: &str) -> Vec<&'static str> {
+    let mut keys = vec!["buckets_path"];
+    if matches!(kind, "bucket_script" | "bucket_selector" | "moving_fn") {
+        keys.push("script");
+    }
+    if matches!(kind, "moving_fn" | "moving_percentiles") {
+        keys.extend(["window", "shift"]);
+    }
+    if !matches!(
+        kind,
+        "normalize" | "cumulative_cardinality" | "moving_percentiles"
+    ) {
+        keys.push("gap_policy");
+    }
+    if !matches!(kind, "moving_percentiles" | "bucket_selector") {
+        keys.push("format");
+    }
+    keys.extend(match kind {
+        "normalize" => &["method"][..],
+        "percentiles_bucket" => &["percents", "keyed"],
+        "serial_diff" => &["lag"],
+        "extended_stats_bucket" => &["sigma"],
+        "derivative" => &["unit"],
+        "bucket_sort" => &["sort", "from", "size"],
+        _ => &[],
+    });
+    keys
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1640,35 +1671,4 @@ mod tests {
         assert_eq!(b.as_array().unwrap().len(), 1);
         assert_eq!(b[0]["ratio"]["value"], json!(3.0));
     }
-}
-
-/// The keys a pipeline aggregation of `kind` takes (as the parser above accepts them): the
-/// "did you mean" candidates of an unknown one.
-fn declared_keys(kind: &str) -> Vec<&'static str> {
-    let mut keys = vec!["buckets_path"];
-    if matches!(kind, "bucket_script" | "bucket_selector" | "moving_fn") {
-        keys.push("script");
-    }
-    if matches!(kind, "moving_fn" | "moving_percentiles") {
-        keys.extend(["window", "shift"]);
-    }
-    if !matches!(
-        kind,
-        "normalize" | "cumulative_cardinality" | "moving_percentiles"
-    ) {
-        keys.push("gap_policy");
-    }
-    if !matches!(kind, "moving_percentiles" | "bucket_selector") {
-        keys.push("format");
-    }
-    keys.extend(match kind {
-        "normalize" => &["method"][..],
-        "percentiles_bucket" => &["percents", "keyed"],
-        "serial_diff" => &["lag"],
-        "extended_stats_bucket" => &["sigma"],
-        "derivative" => &["unit"],
-        "bucket_sort" => &["sort", "from", "size"],
-        _ => &[],
-    });
-    keys
 }
