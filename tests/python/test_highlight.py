@@ -204,17 +204,21 @@ def test_wildcard_field_patterns_and_multi_term_queries(es, docs):
         assert h["highlight"]["body"] == [tag_words(docs[h["_id"]]["body"], {"sierra"})]
 
 
-@pytest.mark.parametrize("hl", [
-    {"fields": {"body": {}}, "bogus": 1},
-    {"fields": {"body": {"bogus": 1}}},
-    {"fields": {"body": {}}, "type": "nope"},
-    {"fields": {"body": {}}, "type": "fvh"},
-    {"fields": {"body": {}}, "pre_tags": ["<x>"]},
-    {"fields": {"body": {"fragment_size": "big"}}},
-    {"fields": {"body": {}}, "order": "random"},
-    {"fields": 5},
+@pytest.mark.parametrize("hl,kind", [
+    ({"fields": {"body": {}}, "bogus": 1}, "x_content_parse_exception"),
+    ({"fields": {"body": {"bogus": 1}}}, "x_content_parse_exception"),
+    ({"fields": {"body": {}}, "type": "nope"}, "illegal_argument_exception"),
+    ({"fields": {"body": {}}, "type": "fvh"}, "illegal_argument_exception"),
+    ({"fields": {"body": {}}, "pre_tags": ["<x>"]}, "action_request_validation_exception"),
+    ({"fields": {"body": {"fragment_size": "big"}}}, "x_content_parse_exception"),
+    ({"fields": {"body": {}}, "order": "random"}, "illegal_argument_exception"),
+    ({"fields": 5}, "x_content_parse_exception"),
+    # ES's options for custom highlighters: refused, never ignored
+    ({"fields": {"body": {}}, "options": {"a": 1}}, "illegal_argument_exception"),
+    ({"fields": {"body": {"options": {"a": 1}}}}, "illegal_argument_exception"),
 ])
-def test_bad_highlight_requests_are_refused(es, docs, hl):
+def test_bad_highlight_requests_are_refused(es, docs, hl, kind):
     with pytest.raises(ApiError) as ei:
         search(es, {"query": {"match": {"body": "alpha"}}, "highlight": hl})
     assert ei.value.meta.status == 400
+    assert ei.value.body["error"]["type"] == kind

@@ -232,7 +232,7 @@ def test_cluster_settings_body_shape(lode_url, ctl):
     assert "Expected START_OBJECT but was: START_ARRAY" in doc["error"]["reason"]
     status, resp = send(lode_url, "PUT", "/_cluster/settings", {"persistant": {}})
     doc = assert_es_error(status, resp, 400, "x_content_parse_exception")
-    assert doc["error"]["reason"].endswith("unknown field [persistant]")
+    assert doc["error"]["reason"].endswith("unknown field [persistant] did you mean [persistent]?")
 
 
 # ---------------------------------------------------------------------------
@@ -588,6 +588,46 @@ def test_bad_bulk(lode_url, ctl, body):
     assert_es_error(status, resp, 400)
     status, _ = send(lode_url, "HEAD", "/" + BULK_INDEX)
     assert status == 404, "a refused bulk request must not create its index"
+
+
+WRITE_BODY_UNKNOWN_KEYS = {
+    # an unknown key anywhere in an index, update, bulk, mapping or settings body is refused
+    # with ES's type, and nothing is created
+    "create_index": ("PUT", "/hostile_wb", {"setings": {}},
+                     "parse_exception", "unknown key [setings] for create index"),
+    "create_index_setting": ("PUT", "/hostile_wb", {"settings": {"number_of_shard": 1}},
+                             "illegal_argument_exception", "unknown setting [index.number_of_shard]"),
+    "create_index_mapping": ("PUT", "/hostile_wb", {"mappings": {"propertes": {}}},
+                             "mapper_parsing_exception", "unsupported parameters"),
+    "put_mapping_param": ("PUT", "/%s/_mapping" % CTL,
+                          {"properties": {"n2": {"type": "long", "indx": False}}},
+                          "mapper_parsing_exception", "unsupported parameters:  [indx : false]"),
+    "put_settings": ("PUT", "/%s/_settings" % CTL, {"index": {"number_of_replica": 1}},
+                     "illegal_argument_exception", "unknown setting [index.number_of_replica]"),
+    "update": ("POST", "/%s/_update/1" % CTL, {"doc": {"n": 1}, "upsret": {}},
+               "x_content_parse_exception", "[UpdateRequest] unknown field [upsret] did you mean [upsert]?"),
+    "bulk_action": ("POST", "/%s/_bulk" % CTL, '{"index":{"_id":"9","bogus":1}}\n{"n":1}\n',
+                    "illegal_argument_exception", "contains an unknown parameter [bogus]"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRITE_BODY_UNKNOWN_KEYS.values()), ids=list(WRITE_BODY_UNKNOWN_KEYS))
+def test_unknown_keys_in_write_bodies(lode_url, ctl, case):
+    method, path, body, kind, words = case
+    status, resp = send(lode_url, method, path, body,
+                        {"Content-Type": "application/x-ndjson"} if "_bulk" in path else None)
+    doc = assert_es_error(status, resp, 400, kind)
+    assert words in doc["error"]["reason"], doc
+    assert send(lode_url, "HEAD", "/hostile_wb")[0] == 404
+    # a bulk update whose payload has an unknown key fails that item with the same error
+    status, resp = send(lode_url, "POST", "/%s/_bulk" % CTL,
+                        '{"update":{"_id":"nope-wb"}}\n{"docs":{"n":1}}\n',
+                        {"Content-Type": "application/x-ndjson"})
+    assert status == 200
+    (item,) = json.loads(resp)["items"]
+    assert item["update"]["status"] == 400
+    assert item["update"]["error"]["type"] == "x_content_parse_exception"
+    assert item["update"]["error"]["reason"].endswith("unknown field [docs] did you mean [doc]?")
 
 
 BULK_ITEM_ERRORS = {

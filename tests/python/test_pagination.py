@@ -234,3 +234,12 @@ def test_slice_errors(es):
                      ({"id": 0, "max": 1025}, {"scroll": "1m"})]:
         with pytest.raises(BadRequestError):
             es.search(index=name, slice=body, **kw)
+    # what Lode does not build is refused, never ignored: slicing on a field other than
+    # `_id`, and slices with aggregations
+    for body, extra in [({"id": 0, "max": 2, "field": "n"}, {}),
+                        ({"id": 0, "max": 2}, {"aggs": {"a": {"value_count": {"field": "_id"}}}})]:
+        with pytest.raises(BadRequestError) as ei:
+            es.search(index=name, slice=body, scroll="1m", **extra)
+        assert ei.value.meta.status == 400
+        assert ei.value.body["error"]["type"] == "parsing_exception"
+        assert ei.value.body["error"]["reason"].endswith("is not supported by Lode")

@@ -288,6 +288,28 @@ def test_function_score_script_errors(es, docs):
     assert with_cause(err)["caused_by"]["type"] == "illegal_state_exception"
 
 
+def test_function_score_script_reads_runtime_fields(es, docs):
+    # `doc['double_price']` is a runtime field of the search (shadowing nothing): the
+    # function's script reads it as the other search scripts do.
+    body = {"size": 1000, "_source": False,
+            "runtime_mappings": {"double_price": {
+                "type": "double", "script": "if (doc['price'].size() > 0) emit(doc['price'].value * 2)"}},
+            "query": {"function_score": {
+                "query": {"exists": {"field": "price"}}, "boost_mode": "replace",
+                "functions": [{"script_score": {"script": {
+                    "source": "doc['double_price'].value + params.k", "params": {"k": 1}}}}]}},
+            # ... and so do aggregation scripts.
+            "aggs": {"s": {"sum": {"script": "doc['double_price'].value"}}}}
+    r = search(es, body)
+    assert r["aggregations"]["s"]["value"] == pytest.approx(
+        sum(d["price"] * 2 for d in docs.values() if "price" in d))
+    want = {i: d["price"] * 2 + 1 for i, d in docs.items() if "price" in d}
+    got = {h["_id"]: h["_score"] for h in r["hits"]["hits"]}
+    assert set(got) == set(want)
+    for i, s in want.items():
+        assert got[i] == pytest.approx(s, rel=1e-6)
+
+
 # ---------------------------------------------------------------------------------------------
 # script_fields
 
@@ -406,5 +428,13 @@ def test_node_stats_count_script_compilations(es, docs):
     for i in range(n):
         es.search(index=INDEX, query={"script": {"script": {"source": "doc['sell_time'].size() > %d" % i}}})
     after, _ = _script_stats(es)
-    # Lode keeps no compiled-script cache: every search compiles its script (at least once).
-    assert after["compilations"] - before["compilations"] >= n
+    # Lode keeps no compiled-script cache: every search compiles its script, once for the
+    # request whatever the number of shards (the index has two).
+    assert after["compilations"] - before["compilations"] == n
+    # ... and so do the script_score query and function_score's script functions.
+    before, _ = _script_stats(es)
+    es.search(index=INDEX, query={"script_score": {"query": {"match_all": {}}, "script": "1"}})
+    es.search(index=INDEX, query={"function_score": {"functions": [
+        {"script_score": {"script": "2"}}, {"script_score": {"script": "3"}}]}})
+    after, _ = _script_stats(es)
+    assert after["compilations"] - before["compilations"] == 3

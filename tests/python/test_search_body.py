@@ -217,6 +217,101 @@ def test_unknown_keys_are_refused_with_their_token(es, docs):
     assert refused(es, {"_source_includes": ["a"]})["type"] == "parsing_exception"
 
 
+def _similarity(a, b):
+    # Lucene's LevenshteinDistance: 1 - edits / max(length)
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a):
+        cur = [i + 1] + [0] * len(b)
+        for j, cb in enumerate(b):
+            cur[j + 1] = min(prev[j] + (ca != cb), prev[j + 1] + 1, cur[j] + 1)
+        prev = cur
+    return 1 - prev[len(b)] / max(len(a), len(b))
+
+
+def _did_you_mean(unknown, declared):
+    # ES's SuggestingErrorOnUnknown: similarity above 0.5, most similar first, then by name
+    close = sorted((-_similarity(unknown, c), c) for c in set(declared) if _similarity(unknown, c) > 0.5)
+    if not close:
+        return ""
+    if len(close) == 1:
+        return " did you mean [%s]?" % close[0][1]
+    return " did you mean any of [%s]?" % ", ".join(c for _, c in close)
+
+
+# The keys each of ES 8's ObjectParsers declares (their source), the candidates of its
+# "did you mean".
+_HL_COMMON = ["pre_tags", "post_tags", "order", "highlight_filter", "fragment_size",
+              "number_of_fragments", "require_field_match", "boundary_scanner",
+              "boundary_max_scan", "boundary_chars", "boundary_scanner_locale", "type",
+              "fragmenter", "no_match_size", "force_source", "phrase_limit",
+              "max_analyzed_offset", "options", "highlight_query"]
+_DECLARED = {
+    "highlight": _HL_COMMON + ["encoder", "tags_schema", "fields"],
+    "highlight_field": _HL_COMMON + ["fragment_offset", "matched_fields"],
+    "collapse": ["field", "inner_hits", "max_concurrent_group_searches"],
+    "inner_hits": ["name", "ignore_unmapped", "from", "size", "explain", "version",
+                   "seq_no_primary_term", "track_scores", "stored_fields", "docvalue_fields",
+                   "fields", "script_fields", "sort", "_source", "highlight", "collapse"],
+    "query": ["rescore_query", "query_weight", "rescore_query_weight", "score_mode"],
+    "field_and_format": ["field", "format", "include_unmapped"],
+    "script": ["source", "id", "lang", "params", "options"],
+    "field_sort": ["missing", "order", "unmapped_type", "numeric_type", "format", "nested",
+                   "mode"],
+    "slice": ["field", "id", "max"],
+}
+
+
+@pytest.mark.parametrize("parser,key,body", [
+    ("highlight", "feilds", {"highlight": {"feilds": {"tag": {}}}}),
+    ("highlight", "pre_tag", {"highlight": {"pre_tag": ["<b>"], "fields": {"tag": {}}}}),
+    ("highlight_field", "fragment_sise", {"highlight": {"fields": {"tag": {"fragment_sise": 5}}}}),
+    ("highlight", "zzz", {"highlight": {"zzz": 1, "fields": {"tag": {}}}}),
+    ("collapse", "feild", {"collapse": {"feild": "tag"}}),
+    ("collapse", "inner_hit", {"collapse": {"field": "tag", "inner_hit": {}}}),
+    ("inner_hits", "szie", {"collapse": {"field": "tag", "inner_hits": {"name": "x", "szie": 1}}}),
+    ("query", "rescore_qurey", {"rescore": {"query": {"rescore_qurey": {"match_all": {}}}}}),
+    ("field_and_format", "fromat", {"docvalue_fields": [{"field": "n", "fromat": "0.0"}]}),
+    ("script", "sorce", {"query": {"script": {"script": {"sorce": "true"}}}}),
+    ("field_sort", "oder", {"sort": [{"n": {"oder": "asc"}}]}),
+    ("slice", "mx", {"slice": {"id": 0, "mx": 2}}),
+])
+def test_unknown_object_keys_suggest_what_was_meant(es, docs, parser, key, body):
+    e = refused(es, body)
+    want = "[%s] unknown field [%s]%s" % (parser, key, _did_you_mean(key, _DECLARED[parser]))
+    e = e.get("caused_by", e) if e["type"] != "x_content_parse_exception" else e
+    assert e["type"] == "x_content_parse_exception"
+    assert e["reason"].endswith(want), (e["reason"], want)
+
+
+def test_unknown_update_and_aggregation_keys_suggest_what_was_meant(es, docs):
+    with pytest.raises(ApiError) as ei:
+        es.perform_request("POST", f"/{INDEX}/_update/1", body={"docs": {"n": 1}},
+                           headers={"content-type": "application/json",
+                                    "accept": "application/json"})
+    assert ei.value.meta.status == 400
+    declared = ["script", "scripted_upsert", "upsert", "doc", "doc_as_upsert", "detect_noop",
+                "_source", "if_seq_no", "if_primary_term"]
+    assert ei.value.body["error"]["reason"].endswith(
+        "[UpdateRequest] unknown field [docs]" + _did_you_mean("docs", declared))
+    assert "did you mean [doc]?" in ei.value.body["error"]["reason"]
+    e = refused(es, {"aggs": {"t": {"terms": {"feild": "tag"}}}})
+    assert e["type"] == "x_content_parse_exception"
+    assert e["reason"].endswith("[terms] unknown field [feild] did you mean [field]?")
+    e = refused(es, {"aggs": {"v": {"variable_width_histogram": {"field": "n", "bukets": 3}}}})
+    assert e["type"] == "x_content_parse_exception"
+    assert e["reason"].endswith(
+        "[variable_width_histogram] unknown field [bukets] did you mean [buckets]?")
+    e = refused(es, {"aggs": {"s": {"significant_terms": {"field": "tag", "min_doc_cont": 1}}}})
+    assert e["type"] == "x_content_parse_exception"
+    declared = ["field", "size", "shard_size", "min_doc_count", "shard_min_doc_count",
+                "execution_hint", "include", "exclude", "background_filter", "jlh",
+                "mutual_information", "chi_square", "gnd", "percentage", "script_heuristic",
+                "missing", "script", "value_type", "format"]
+    assert e["reason"].endswith("[significant_terms] unknown field [min_doc_cont]"
+                                + _did_you_mean("min_doc_cont", declared))
+    assert "any of [min_doc_count, shard_min_doc_count]" in e["reason"]
+
+
 @pytest.mark.parametrize("body,kind", [
     ({"_source": 5}, "parsing_exception"),
     ({"_source": {"includes": 5}}, "parsing_exception"),

@@ -263,6 +263,21 @@ def test_refusals(es, index):
     assert e.body["error"]["type"] == "illegal_argument_exception"
     e = _err(es, index, {"s": {"regex": "a@", "completion": {"field": "suggest"}}})
     assert e.meta.status == 400
+    # unknown keys: ES's ObjectParsers (completion, fuzzy and regex options) with their
+    # "did you mean" (one edit from a declared key: similarity above 0.5)
+    e = _err(es, index, {"s": {"prefix": "a", "completion": {"field": "suggest", "sizes": 2}}})
+    assert e.meta.status == 400
+    assert e.body["error"]["type"] == "x_content_parse_exception"
+    assert e.body["error"]["reason"].endswith("[completion] unknown field [sizes] did you mean [size]?")
+    for opt, key, meant in [("fuzzy", "fuzzines", "fuzziness"), ("regex", "flag", "flags")]:
+        e = _err(es, index, {"s": {"prefix": "a", "completion": {"field": "suggest",
+                                                                  opt: {key: 1}}}})
+        assert e.meta.status == 400
+        assert e.body["error"]["type"] == "x_content_parse_exception"
+        assert e.body["error"]["reason"].endswith("[completion] failed to parse field [%s]" % opt)
+        cause = e.body["error"]["caused_by"]
+        assert cause["type"] == "x_content_parse_exception"
+        assert cause["reason"].endswith("[%s] unknown field [%s] did you mean [%s]?" % (opt, key, meant))
     with pytest.raises(ApiError) as ei:
         es.indices.create(index="suggest_completion_ctx", mappings={"properties": {
             "s": {"type": "completion", "contexts": [{"name": "c", "type": "category"}]}}})

@@ -220,6 +220,9 @@ def _err(es, index, body):
     ({"field": "body", "gram_size": 0}, "illegal_argument_exception"),
     ({"field": "body", "highlight": {"pre_tag": "<b>"}}, "illegal_argument_exception"),
     ({"field": "body", "nope": 1}, "parsing_exception"),
+    # ES's ConstructingObjectParser for a generator
+    ({"field": "body", "direct_generator": [{"field": "body", "sise": 1}]},
+     "x_content_parse_exception"),
     ({"size": 1}, "parse_exception"),
 ])
 def test_refusals(es, index, body, etype):

@@ -299,9 +299,7 @@ fn parse_pipeline(
                 })?;
             }
             ("format", _) if kind == "bucket_selector" => {
-                return Err(EsError::x_content_parse(format!(
-                    "[{kind}] unknown field [{k}]"
-                )))
+                return Err(EsError::unknown_field(kind, k, &declared_keys(kind)))
             }
             ("buckets_path", Value::String(s)) => {
                 p.path = s.clone();
@@ -386,11 +384,7 @@ fn parse_pipeline(
                     EsError::illegal_argument(format!("[size] must be a positive integer: [{name}]"))
                 })? as usize)
             }
-            _ => {
-                return Err(EsError::x_content_parse(format!(
-                    "[{kind}] unknown field [{k}]"
-                )))
-            }
+            _ => return Err(EsError::unknown_field(kind, k, &declared_keys(kind))),
         }
     }
     if scripted {
@@ -1474,6 +1468,37 @@ fn apply_bucket_script(
     Ok(())
 }
 
+/// The keys a pipeline aggregation of `kind` takes (as the parser above accepts them): the
+/// "did you mean" candidates of an unknown one.
+fn declared_keys(kind: &str) -> Vec<&'static str> {
+    let mut keys = vec!["buckets_path"];
+    if matches!(kind, "bucket_script" | "bucket_selector" | "moving_fn") {
+        keys.push("script");
+    }
+    if matches!(kind, "moving_fn" | "moving_percentiles") {
+        keys.extend(["window", "shift"]);
+    }
+    if !matches!(
+        kind,
+        "normalize" | "cumulative_cardinality" | "moving_percentiles"
+    ) {
+        keys.push("gap_policy");
+    }
+    if !matches!(kind, "moving_percentiles" | "bucket_selector") {
+        keys.push("format");
+    }
+    keys.extend(match kind {
+        "normalize" => &["method"][..],
+        "percentiles_bucket" => &["percents", "keyed"],
+        "serial_diff" => &["lag"],
+        "extended_stats_bucket" => &["sigma"],
+        "derivative" => &["unit"],
+        "bucket_sort" => &["sort", "from", "size"],
+        _ => &[],
+    });
+    keys
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1613,6 +1638,19 @@ mod tests {
             json!({"bucket_selector": {"buckets_path": "s", "script": "true", "format": "0"}})
         )
         .contains("unknown field [format]"));
+        assert_eq!(
+            declared_keys("derivative"),
+            ["buckets_path", "gap_policy", "format", "unit"]
+        );
+        // "units" is one edit from "unit" (similarity 0.8 > 0.5); "unti" is two (0.5: none)
+        assert!(
+            err(json!({"derivative": {"buckets_path": "s", "units": "1s"}}))
+                .ends_with("[derivative] unknown field [units] did you mean [unit]?")
+        );
+        assert!(
+            err(json!({"derivative": {"buckets_path": "s", "unti": "1s"}}))
+                .ends_with("[derivative] unknown field [unti]")
+        );
     }
 
     #[test]

@@ -991,8 +991,9 @@ pub(crate) fn token_name(v: &Value) -> &'static str {
     }
 }
 
-fn unknown_field(ty: &str, key: &str) -> EsError {
-    EsError::x_content_parse(format!("[{ty}] unknown field [{key}]"))
+/// ES's `ObjectParser` error for an unknown key, with its "did you mean" among `fields`.
+fn unknown_field(ty: &str, key: &str, fields: &[&str]) -> EsError {
+    EsError::unknown_field(ty, key, fields)
 }
 
 fn expect_fields(ty: &str, obj: &Map<String, Value>, allowed: &[&str]) -> EsResult<()> {
@@ -1000,7 +1001,7 @@ fn expect_fields(ty: &str, obj: &Map<String, Value>, allowed: &[&str]) -> EsResu
         Some(k) if k == "script" => Err(EsError::illegal_argument(format!(
             "[script] is not supported in [{ty}] aggregations"
         ))),
-        Some(k) => Err(unknown_field(ty, k)),
+        Some(k) => Err(unknown_field(ty, k, allowed)),
         None => Ok(()),
     }
 }
@@ -1565,7 +1566,7 @@ fn parse_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<Value>, Opti
         match k.as_str() {
             "min" => min = (!b.is_null()).then(|| b.clone()),
             "max" => max = (!b.is_null()).then(|| b.clone()),
-            other => return Err(unknown_field(key, other)),
+            other => return Err(unknown_field(key, other, &["min", "max"])),
         }
     }
     Ok((min, max))
@@ -1868,7 +1869,7 @@ fn parse_range(name: &str, ty: &str, o: &Map<String, Value>, is_date: bool) -> E
                 "key" => spec.key = Some(string(ty, k, v)?),
                 "from" => spec.from = (!v.is_null()).then(|| v.clone()),
                 "to" => spec.to = (!v.is_null()).then(|| v.clone()),
-                other => return Err(unknown_field("range", other)),
+                other => return Err(unknown_field("range", other, &["key", "from", "to"])),
             }
         }
         if !is_date {
@@ -2120,7 +2121,7 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
     use crate::geogrid::{BBox, Grid, GEOHASH_MAX, TILE_MAX_ZOOM};
     let tile = ty == "geotile_grid";
     if let Some(k) = o.keys().find(|k| *k == "script") {
-        return Err(unknown_field(ty, k));
+        return Err(unknown_field(ty, k, &[]));
     }
     if let Some(k) = o.keys().find(|k| *k == "value_type") {
         return Err(EsError::illegal_argument(format!(
@@ -2377,7 +2378,7 @@ fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
         };
         for k in r.keys() {
             if !matches!(k.as_str(), "from" | "to" | "key") {
-                return Err(unknown_field("range", k));
+                return Err(unknown_field("range", k, &["from", "to", "key"]));
             }
         }
         let key = r.get("key").and_then(Value::as_str).map(str::to_string);
@@ -2527,7 +2528,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             _ => field_or_script(body, false)?,
         };
         if kind_name == "geotile_grid" && body.contains_key("script") {
-            return Err(unknown_field(kind_name, "script"));
+            return Err(unknown_field(kind_name, "script", &[]));
         }
         let asc = match body.get("order").and_then(Value::as_str) {
             None | Some("asc") => true,
@@ -2782,7 +2783,8 @@ fn parse_weighted_avg(name: &str, o: &Map<String, Value>) -> EsResult<WeightedAv
             .find(|k| !["field", "missing", "script"].contains(&k.as_str()))
         {
             return Err(EsError::x_content_parse(format!(
-                "[{key}] unknown field [{k}]"
+                "[{key}] unknown field [{k}]{}",
+                lode_engine::error::did_you_mean(k, &["field", "missing", "script"])
             )));
         }
         let missing = match s.get("missing") {

@@ -412,9 +412,7 @@ pub(crate) fn parse_heuristic(ty: &str, o: &Map<String, Value>) -> EsResult<Heur
         };
         let only = |keys: &[&str]| -> EsResult<()> {
             match p.keys().find(|k| !keys.contains(&k.as_str())) {
-                Some(k) => Err(EsError::x_content_parse(format!(
-                    "[{name}] unknown field [{k}]"
-                ))),
+                Some(k) => Err(EsError::unknown_field(name, k, keys)),
                 None => Ok(()),
             }
         };

@@ -62,9 +62,21 @@ pub(crate) fn parse(name: &str, o: &Map<String, Value>) -> EsResult<VwhReq> {
                 )))
             }
             _ => {
-                return Err(EsError::x_content_parse(format!(
-                    "[{TY}] unknown field [{k}]"
-                )))
+                return Err(EsError::unknown_field(
+                    TY,
+                    k,
+                    &[
+                        "field",
+                        "buckets",
+                        "shard_size",
+                        "initial_buffer",
+                        "format",
+                        "missing",
+                        "script",
+                        "value_type",
+                        "time_zone",
+                    ],
+                ))
             }
         }
     }

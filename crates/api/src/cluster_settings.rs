@@ -186,7 +186,8 @@ fn check_body_shape(body: &Value) -> EsResult<()> {
         .find(|k| !matches!(k.as_str(), "persistent" | "transient"))
     {
         Some(k) => Err(EsError::x_content_parse(format!(
-            "[1:2] [{NAME}] unknown field [{k}]"
+            "[1:2] [{NAME}] unknown field [{k}]{}",
+            lode_engine::error::did_you_mean(k, &["persistent", "transient"])
         ))),
         None => Ok(()),
     }
@@ -393,7 +394,7 @@ mod tests {
         let e = check_body_shape(&json!({"persistant": {}})).unwrap_err();
         assert_eq!(
             e.reason,
-            "[1:2] [cluster_update_settings_request] unknown field [persistant]"
+            "[1:2] [cluster_update_settings_request] unknown field [persistant] did you mean [persistent]?"
         );
     }
 }

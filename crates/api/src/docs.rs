@@ -889,8 +889,23 @@ fn apply_update(
                 | "lang"
                 | "params"
         ) {
+            // ES's `UpdateRequest` parser's declared keys are the suggestions.
             return Err(EsError::x_content_parse(format!(
-                "[1:2] [UpdateRequest] unknown field [{k}]"
+                "[1:2] [UpdateRequest] unknown field [{k}]{}",
+                lode_engine::error::did_you_mean(
+                    k,
+                    &[
+                        "script",
+                        "scripted_upsert",
+                        "upsert",
+                        "doc",
+                        "doc_as_upsert",
+                        "detect_noop",
+                        "_source",
+                        "if_seq_no",
+                        "if_primary_term",
+                    ]
+                )
             )));
         }
     }

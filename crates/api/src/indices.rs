@@ -44,9 +44,11 @@ pub fn create(node: &Node, name: &str, req: &RestRequest) -> EsResult<RestRespon
         .ok_or_else(|| EsError::parsing("index body must be an object"))?;
     for k in obj.keys() {
         if !matches!(k.as_str(), "settings" | "mappings" | "aliases") {
-            return Err(EsError::parsing(format!(
-                "unknown key [{k}] for create index"
-            )));
+            // ES's CreateIndexRequest throws an ElasticsearchParseException: `parse_exception`.
+            return Err(EsError::bad_request(
+                "parse_exception",
+                format!("unknown key [{k}] for create index"),
+            ));
         }
     }
     let settings = obj.get("settings").cloned().unwrap_or(Value::Null);

@@ -378,7 +378,7 @@ pub fn unrecognized(
         msg.push_str(&format!("[{bad}]"));
         let mut scored: Vec<(f32, &str)> = candidates
             .iter()
-            .map(|c| (similarity(bad, c), *c))
+            .map(|c| (lode_engine::error::similarity(bad, c), *c))
             .filter(|(s, _)| *s > 0.5)
             .collect();
         scored.sort_by(|a, b| {
@@ -396,25 +396,6 @@ pub fn unrecognized(
         }
     }
     EsError::illegal_argument(msg)
-}
-
-/// Lucene's `LevenshteinDistance#getDistance`: 1 - edits / max(len).
-fn similarity(a: &str, b: &str) -> f32 {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.is_empty() || b.is_empty() {
-        return if a == b { 1.0 } else { 0.0 };
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    1.0 - prev[b.len()] as f32 / a.len().max(b.len()) as f32
 }
 
 #[cfg(test)]

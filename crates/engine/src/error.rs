@@ -47,6 +47,16 @@ impl EsError {
         EsError::new(400, "x_content_parse_exception", reason)
     }
 
+    /// An `ObjectParser`'s unknown key, as ES's `SuggestingErrorOnUnknown` words it:
+    /// `x_content_parse_exception` "[parser] unknown field [key] did you mean [k]?", the
+    /// suggestions being the parser's declared `fields` close to `key` (see [`did_you_mean`]).
+    pub fn unknown_field(parser: &str, key: &str, fields: &[&str]) -> EsError {
+        EsError::x_content_parse(format!(
+            "[{parser}] unknown field [{key}]{}",
+            did_you_mean(key, fields)
+        ))
+    }
+
     pub fn internal(reason: impl Into<String>) -> EsError {
         EsError::new(500, "exception", reason)
     }
@@ -170,5 +180,83 @@ impl From<tantivy::TantivyError> for EsError {
 impl From<std::io::Error> for EsError {
     fn from(e: std::io::Error) -> Self {
         EsError::internal(format!("io failure: {e}"))
+    }
+}
+
+/// ES's `SuggestingErrorOnUnknown#suggest`: the candidates whose Lucene Levenshtein
+/// similarity to `unknown` is above 0.5, most similar first (then by name), as
+/// `" did you mean [a]?"` or `" did you mean any of [a, b]?"`; empty when none is close.
+pub fn did_you_mean(unknown: &str, candidates: &[&str]) -> String {
+    let mut scored: Vec<(f32, &str)> = candidates
+        .iter()
+        .map(|c| (similarity(unknown, c), *c))
+        .filter(|(s, _)| *s > 0.5)
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.partial_cmp(&a.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.1.cmp(b.1))
+    });
+    scored.dedup_by(|a, b| a.1 == b.1);
+    match scored.as_slice() {
+        [] => String::new(),
+        [(_, one)] => format!(" did you mean [{one}]?"),
+        many => format!(
+            " did you mean any of [{}]?",
+            many.iter().map(|s| s.1).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// Lucene's `LevenshteinDistance#getDistance`: 1 - edits / max(length), over characters.
+pub fn similarity(a: &str, b: &str) -> f32 {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.is_empty() || b.is_empty() {
+        return if a == b { 1.0 } else { 0.0 };
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    1.0 - prev[b.len()] as f32 / a.len().max(b.len()) as f32
+}
+
+#[cfg(test)]
+mod did_you_mean_tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_as_elasticsearch_words_them() {
+        // "feilds" vs "fields": 2 edits over 6 characters, similarity 0.67 > 0.5
+        assert_eq!(
+            did_you_mean("feilds", &["fields", "order", "type"]),
+            " did you mean [fields]?"
+        );
+        // nothing close: no suggestion at all
+        assert_eq!(did_you_mean("zzz", &["fields", "order"]), "");
+        // several: most similar first, then by name
+        assert_eq!(
+            did_you_mean("sizes", &["size", "sizer", "from"]),
+            " did you mean any of [size, sizer]?"
+        );
+        assert_eq!(
+            did_you_mean("ab", &["abc", "abd"]),
+            " did you mean any of [abc, abd]?"
+        );
+        let e = EsError::unknown_field("collapse", "feild", &["field", "inner_hits"]);
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "x_content_parse_exception")
+        );
+        assert_eq!(
+            e.reason,
+            "[collapse] unknown field [feild] did you mean [field]?"
+        );
     }
 }

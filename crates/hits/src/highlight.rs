@@ -141,6 +141,34 @@ const STYLED_PRE: [&str; 10] = [
 ];
 
 /// Reads one options object; `top` allows the section-only keys (`fields`, `tags_schema`).
+/// The keys ES's `AbstractHighlighterBuilder` parser declares for both levels (the "did you
+/// mean" candidates of an unknown key).
+const COMMON_FIELDS: &[&str] = &[
+    "pre_tags",
+    "post_tags",
+    "order",
+    "highlight_filter",
+    "fragment_size",
+    "number_of_fragments",
+    "require_field_match",
+    "boundary_scanner",
+    "boundary_max_scan",
+    "boundary_chars",
+    "boundary_scanner_locale",
+    "type",
+    "fragmenter",
+    "no_match_size",
+    "force_source",
+    "phrase_limit",
+    "max_analyzed_offset",
+    "options",
+    "highlight_query",
+];
+/// `HighlightBuilder`'s own keys.
+const TOP_FIELDS: &[&str] = &["encoder", "tags_schema", "fields"];
+/// `HighlightBuilder.Field`'s own keys.
+const FIELD_FIELDS: &[&str] = &["fragment_offset", "matched_fields"];
+
 fn parse_options(
     o: &Map<String, Value>,
     top: bool,
@@ -238,6 +266,12 @@ fn parse_options(
                     )))
                 }
             },
+            // Options for custom highlighters (plugins); Lode has only its own two.
+            "options" => {
+                return Err(EsError::illegal_argument(
+                    "[options] of a highlighter is not supported by Lode",
+                ))
+            }
             "matched_fields" => {
                 return Err(EsError::illegal_argument(
                     "[matched_fields] applies to the fast vector highlighter, which Lode does not have",
@@ -280,10 +314,16 @@ fn parse_options(
                 _ => return Err(parse_error("[highlight] failed to parse field [fields]")),
             },
             other => {
-                return Err(parse_error(format!(
-                    "[{}] unknown field [{other}]",
-                    if top { "highlight" } else { "highlight_field" }
-                )))
+                let (parser, declared) = if top {
+                    ("highlight", TOP_FIELDS)
+                } else {
+                    ("highlight_field", FIELD_FIELDS)
+                };
+                return Err(EsError::unknown_field(
+                    parser,
+                    other,
+                    &[COMMON_FIELDS, declared].concat(),
+                ));
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use lode_engine::mapping::{Mapping, Storage};
 use lode_engine::{EsError, EsResult};
-use lode_painless::SearchScript;
+use lode_painless::{Scratch, SearchScript};
 use lode_query::runtime::{RuntimeField, RuntimeFields, RuntimeType};
 use lode_query::script::{Fields, ScriptErrors, SegmentDocs};
 use lode_query::QueryContext;
@@ -384,9 +384,19 @@ pub fn parse_sort(
                     )))
                 }
                 _ => {
-                    return Err(EsError::x_content_parse(format!(
-                        "[field_sort] unknown field [{k}]"
-                    )))
+                    return Err(EsError::unknown_field(
+                        "field_sort",
+                        k,
+                        &[
+                            "missing",
+                            "order",
+                            "unmapped_type",
+                            "numeric_type",
+                            "format",
+                            "nested",
+                            "mode",
+                        ],
+                    ))
                 }
             }
         }
@@ -673,7 +683,11 @@ fn parse_script_sort(
             }
             _ => {
                 return Err(EsError::x_content_parse(format!(
-                    "[_script] unknown field [{k}]"
+                    "[_script] unknown field [{k}]{}",
+                    lode_engine::error::did_you_mean(
+                        k,
+                        &["script", "type", "order", "mode", "nested"]
+                    )
                 )))
             }
         }
@@ -753,7 +767,11 @@ fn parse_nested_sort(v: &Value, field: &str, ctx: Option<&QueryContext>) -> EsRe
             }
             _ => {
                 return Err(EsError::x_content_parse(format!(
-                    "[nested] unknown field [{k}]"
+                    "[nested] unknown field [{k}]{}",
+                    lode_engine::error::did_you_mean(
+                        k,
+                        &["path", "filter", "max_children", "nested"]
+                    )
                 )))
             }
         }
@@ -848,8 +866,9 @@ enum ColumnReader {
     Str(Option<StrColumn>),
     Score,
     Doc,
-    /// A `_script` key: the segment's `doc` lookup (values are computed through `&self`).
-    Script(Box<(RefCell<SegmentDocs>, ScriptSort)>),
+    /// A `_script` key: the segment's `doc` lookup and the script's reused buffers (values
+    /// are computed through `&self`).
+    Script(Box<(RefCell<(SegmentDocs, Scratch)>, ScriptSort)>),
     /// A `_geo_distance` key: the field's packed points.
     Geo(Option<Column<u64>>, GeoSort),
     None,
@@ -902,10 +921,11 @@ impl Collector for FieldSortCollector {
                     g.clone(),
                 ),
                 SortKind::Script(spec) => ColumnReader::Script(Box::new((
-                    RefCell::new(
+                    RefCell::new((
                         SegmentDocs::new(reader, spec.fields.clone())
                             .with_runtime(spec.runtime_fields.clone()),
-                    ),
+                        Scratch::default(),
+                    )),
                     spec.clone(),
                 ))),
                 SortKind::Field { name, storage, .. } => match storage {
@@ -1189,7 +1209,7 @@ impl FieldSortSegment {
 /// A `_script` key's value for `doc`; a runtime error is recorded in the request's slot (the
 /// caller fails the search with it) and the document sorts as missing meanwhile.
 fn script_value(
-    docs: &RefCell<SegmentDocs>,
+    docs: &RefCell<(SegmentDocs, Scratch)>,
     spec: &ScriptSort,
     doc: DocId,
     score: Score,
@@ -1198,10 +1218,11 @@ fn script_value(
     if spec.errors.lock().is_some() {
         return SortValue::Missing;
     }
-    let mut docs = docs.borrow_mut();
+    let mut held = docs.borrow_mut();
+    let (docs, scratch) = &mut *held;
     docs.doc = doc;
     if let Some(f) = &spec.runtime {
-        let vals = f.values_or_record(&mut docs, &spec.errors);
+        let vals = f.values_or_record(docs, &spec.errors);
         let mut best: Option<SortValue> = None;
         for v in vals {
             let v = match v {
@@ -1228,11 +1249,11 @@ fn script_value(
     }
     let v = if spec.string {
         spec.script
-            .string(&mut *docs, score as f64)
+            .string_in(scratch, docs, score as f64)
             .map(SortValue::Str)
     } else {
         spec.script
-            .score(&mut *docs, score as f64)
+            .score_in(scratch, docs, score as f64)
             .map(SortValue::F64)
     };
     v.unwrap_or_else(|e| {

@@ -26,8 +26,12 @@ const MAX_WALK_DEPTH: usize = 100;
 /// serde_json refuses to parse deeper documents, so none deeper is written.
 const MAX_JSON_DEPTH: usize = 127;
 
-#[derive(Debug, Clone)]
+/// A call's arguments: inline up to four, so that a method call allocates nothing.
+pub(crate) type Args = smallvec::SmallVec<[Val; 4]>;
+
+#[derive(Debug, Clone, Default)]
 pub(crate) enum Val {
+    #[default]
     Null,
     Bool(bool),
     Int(i64),
@@ -58,6 +62,12 @@ pub trait DocLookup {
     /// The field's values, or ES's `IllegalArgumentException` reason (unmapped field, text
     /// field without fielddata).
     fn field(&mut self, name: &str) -> Result<DocField, String>;
+    /// The same values written into `out`, whose vectors a lookup may reuse (a column's
+    /// values then cost no allocation once `out` has grown to the document's value count).
+    fn field_into(&mut self, name: &str, out: &mut DocField) -> Result<(), String> {
+        *out = self.field(name)?;
+        Ok(())
+    }
     /// `doc.containsKey(name)`: whether the mapping has the field.
     fn contains(&self, name: &str) -> bool;
     /// The document's `_source` (`params._source`); null where there is none.
@@ -271,6 +281,34 @@ pub(crate) struct Interp<'p> {
     doc_cache: Vec<(Arc<str>, Val)>,
     /// The values a runtime field's script emitted.
     pub(crate) emitted: Vec<Value>,
+    /// Emptied value vectors of a previous run's doc values, reused by `doc[name]`.
+    spare: Vec<Vec<Val>>,
+    /// Where the lookup writes a field's values (its vectors reused run after run).
+    field_buf: DocField,
+    /// Objects below this index (a scratch's `params` and `doc`) outlive the run; a run
+    /// that changes one sets `touched_kept`, and the scratch then loads them afresh.
+    kept: usize,
+    touched_kept: bool,
+}
+
+/// The buffers of a search script's runs on one segment, reused from document to document so
+/// that a run allocates nothing once they have grown (see [`crate::SearchScript::filter_in`]):
+/// the slots, the arena (holding `params` and `doc`, loaded once, below `base`), the doc-value
+/// vectors, the field cache. `params` is shared by the runs as ES shares a leaf's params map.
+#[derive(Default)]
+pub struct Scratch {
+    slots: Vec<Val>,
+    heap: Vec<Obj>,
+    doc_cache: Vec<(Arc<str>, Val)>,
+    spare: Vec<Vec<Val>>,
+    field_buf: Option<DocField>,
+    /// The arena's length after `params` and `doc` were loaded; `None` before the first run.
+    base: Option<usize>,
+    /// The program the kept `params` and `doc` were loaded for.
+    owner: usize,
+    params: Val,
+    doc: Val,
+    input_bytes: u64,
 }
 
 impl<'p> Interp<'p> {
@@ -287,6 +325,106 @@ impl<'p> Interp<'p> {
             lookup: None,
             emitted: Vec::new(),
             doc_cache: Vec::new(),
+            spare: Vec::new(),
+            field_buf: DocField::Long(Vec::new()),
+            kept: 0,
+            touched_kept: false,
+        }
+    }
+
+    /// Notes a change to a kept object (see `kept`).
+    fn touch(&mut self, id: usize) {
+        if id < self.kept {
+            self.touched_kept = true;
+        }
+    }
+
+    /// An interpreter over a scratch's buffers: the arena cut back to `params` and `doc`
+    /// (the doc-value vectors above them kept for reuse), the slots cleared, `params`, `doc`
+    /// and `_score` set. [`Interp::into_scratch`] gives the buffers back.
+    pub(crate) fn from_scratch(
+        prog: &'p Program,
+        sc: &mut Scratch,
+        load_params: impl FnOnce(&mut Interp<'p>) -> Val,
+        params_slot: usize,
+        doc_slot: usize,
+    ) -> Interp<'p> {
+        let owner = prog as *const Program as usize;
+        if sc.owner != owner {
+            sc.owner = owner;
+            sc.base = None;
+        }
+        let mut it = Interp::new_empty(prog);
+        it.heap = std::mem::take(&mut sc.heap);
+        it.spare = std::mem::take(&mut sc.spare);
+        if let Some(base) = sc.base {
+            for o in it.heap.drain(base..) {
+                match o {
+                    Obj::DocValues { mut items, .. } | Obj::List(mut items) => {
+                        items.clear();
+                        it.spare.push(items);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        it.slots = std::mem::take(&mut sc.slots);
+        it.slots.clear();
+        it.slots.resize(prog.slot_types.len(), Val::Null);
+        it.doc_cache = std::mem::take(&mut sc.doc_cache);
+        it.doc_cache.clear();
+        if let Some(f) = sc.field_buf.take() {
+            it.field_buf = f;
+        }
+        if sc.base.is_none() {
+            it.heap.clear();
+            sc.params = load_params(&mut it);
+            sc.doc = it.alloc(Obj::Doc);
+            sc.base = Some(it.heap.len());
+            sc.input_bytes = it.input_bytes;
+        }
+        it.input_bytes = sc.input_bytes;
+        it.kept = sc.base.unwrap_or(0);
+        it.slots[params_slot] = sc.params.clone();
+        it.slots[doc_slot] = sc.doc.clone();
+        it
+    }
+
+    /// Gives the buffers back to the scratch for the next run.
+    pub(crate) fn into_scratch(mut self, sc: &mut Scratch) {
+        if self.touched_kept {
+            // the script changed `params` (or stored a run's object in it): reload it
+            sc.base = None;
+        }
+        self.slots.clear();
+        sc.slots = std::mem::take(&mut self.slots);
+        sc.heap = std::mem::take(&mut self.heap);
+        self.doc_cache.clear();
+        sc.doc_cache = std::mem::take(&mut self.doc_cache);
+        sc.spare = std::mem::take(&mut self.spare);
+        sc.field_buf = Some(std::mem::replace(
+            &mut self.field_buf,
+            DocField::Long(Vec::new()),
+        ));
+    }
+
+    fn new_empty(prog: &'p Program) -> Interp<'p> {
+        Interp {
+            prog,
+            slots: Vec::new(),
+            heap: Vec::new(),
+            steps: 0,
+            work: Cell::new(0),
+            bytes: Cell::new(0),
+            input_bytes: 0,
+            ret: Val::Null,
+            lookup: None,
+            emitted: Vec::new(),
+            doc_cache: Vec::new(),
+            spare: Vec::new(),
+            field_buf: DocField::Long(Vec::new()),
+            kept: 0,
+            touched_kept: false,
         }
     }
 
@@ -327,28 +465,38 @@ impl<'p> Interp<'p> {
                 "No field found for [{name}] in mapping"
             )));
         };
-        let field = lookup.field(&name).map_err(illegal_arg)?;
-        let (kind, items) = match field {
-            DocField::Long(v) => (
-                "org.elasticsearch.index.fielddata.ScriptDocValues$Longs",
-                v.into_iter().map(Val::Int).collect(),
-            ),
-            DocField::Double(v) => (
-                "org.elasticsearch.index.fielddata.ScriptDocValues$Doubles",
-                v.into_iter().map(Val::Float).collect(),
-            ),
-            DocField::Str(v) => (
-                "org.elasticsearch.index.fielddata.ScriptDocValues$Strings",
-                v.into_iter().map(|s| Val::Str(s.into())).collect(),
-            ),
-            DocField::Bool(v) => (
-                "org.elasticsearch.index.fielddata.ScriptDocValues$Booleans",
-                v.into_iter().map(Val::Bool).collect(),
-            ),
-            DocField::Date(v) => (
-                "org.elasticsearch.index.fielddata.ScriptDocValues$Dates",
-                v.into_iter().map(|ms| self.alloc(Obj::Date(ms))).collect(),
-            ),
+        lookup
+            .field_into(&name, &mut self.field_buf)
+            .map_err(illegal_arg)?;
+        let mut items = self.spare.pop().unwrap_or_default();
+        let kind = match &self.field_buf {
+            DocField::Long(v) => {
+                items.extend(v.iter().map(|&i| Val::Int(i)));
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Longs"
+            }
+            DocField::Double(v) => {
+                items.extend(v.iter().map(|&f| Val::Float(f)));
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Doubles"
+            }
+            DocField::Str(v) => {
+                items.extend(v.iter().map(|s| Val::Str(s.as_str().into())));
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Strings"
+            }
+            DocField::Bool(v) => {
+                items.extend(v.iter().map(|&b| Val::Bool(b)));
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Booleans"
+            }
+            DocField::Date(v) => {
+                for i in 0..v.len() {
+                    let DocField::Date(v) = &self.field_buf else {
+                        unreachable!("a date field")
+                    };
+                    let ms = v[i];
+                    let d = self.alloc(Obj::Date(ms));
+                    items.push(d);
+                }
+                "org.elasticsearch.index.fielddata.ScriptDocValues$Dates"
+            }
         };
         let v = self.alloc(Obj::DocValues { kind, items });
         self.doc_cache.push((name, v.clone()));
@@ -786,7 +934,7 @@ impl<'p> Interp<'p> {
         r
     }
 
-    fn eval_args(&mut self, args: &[Expr]) -> Result<Vec<Val>, Fail> {
+    fn eval_args(&mut self, args: &[Expr]) -> Result<Args, Fail> {
         args.iter().map(|a| self.eval(a)).collect()
     }
 
@@ -836,7 +984,7 @@ impl<'p> Interp<'p> {
             unreachable!()
         };
         let items = self.eval_args(items)?;
-        self.new_obj(Obj::List(items))
+        self.new_obj(Obj::List(items.into_vec()))
     }
 
     fn eval_map(&mut self, e: &Expr) -> Result<Val, Fail> {
@@ -1104,6 +1252,7 @@ impl<'p> Interp<'p> {
                 Ok(v)
             }
             Place::Key(id, k) => {
+                self.touch(id);
                 if let Obj::Map(m) = &mut self.heap[id] {
                     if m.insert(k, v.clone()).is_none() {
                         self.charge_bytes(ENTRY_BYTES)?;
@@ -1112,6 +1261,7 @@ impl<'p> Interp<'p> {
                 Ok(v)
             }
             Place::Elem(id, i) => {
+                self.touch(id);
                 if let Obj::List(items) = &mut self.heap[id] {
                     let len = items.len();
                     *items
@@ -1162,7 +1312,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn construct(&mut self, kind: NewKind, args: Vec<Val>) -> Result<Val, Fail> {
+    fn construct(&mut self, kind: NewKind, args: Args) -> Result<Val, Fail> {
         let copy = match args.first() {
             None | Some(Val::Int(_)) => None,
             Some(v @ Val::Obj(_)) => Some(v.clone()),
@@ -1704,7 +1854,7 @@ impl<'p> Interp<'p> {
         ))
     }
 
-    fn call_method(&mut self, recv: Val, name: &str, args: Vec<Val>) -> Result<Val, Fail> {
+    fn call_method(&mut self, recv: Val, name: &str, args: Args) -> Result<Val, Fail> {
         match (name, args.len()) {
             ("toString", 0) if !matches!(recv, Val::Null) => return self.java_string_val(&recv),
             ("equals", 1) if !matches!(recv, Val::Null) => {
@@ -1970,13 +2120,7 @@ impl<'p> Interp<'p> {
         Ok(out)
     }
 
-    fn list_method(
-        &mut self,
-        recv: &Val,
-        id: usize,
-        name: &str,
-        args: Vec<Val>,
-    ) -> Result<Val, Fail> {
+    fn list_method(&mut self, recv: &Val, id: usize, name: &str, args: Args) -> Result<Val, Fail> {
         let len = self.list(id).len();
         let position = |me: &Self, v: &Val, from_end: bool| -> Result<Option<usize>, Fail> {
             me.charge_work(len)?;
@@ -2061,13 +2205,7 @@ impl<'p> Interp<'p> {
         })
     }
 
-    fn set_method(
-        &mut self,
-        recv: &Val,
-        id: usize,
-        name: &str,
-        args: Vec<Val>,
-    ) -> Result<Val, Fail> {
+    fn set_method(&mut self, recv: &Val, id: usize, name: &str, args: Args) -> Result<Val, Fail> {
         let len = self.set(id).items.len();
         Ok(match (name, args.as_slice()) {
             ("size", []) => Val::Int(len as i64),
@@ -2094,13 +2232,7 @@ impl<'p> Interp<'p> {
         })
     }
 
-    fn map_method(
-        &mut self,
-        recv: &Val,
-        id: usize,
-        name: &str,
-        args: Vec<Val>,
-    ) -> Result<Val, Fail> {
+    fn map_method(&mut self, recv: &Val, id: usize, name: &str, args: Args) -> Result<Val, Fail> {
         let len = self.omap(id).len();
         Ok(match (name, args.as_slice()) {
             ("size", []) => Val::Int(len as i64),
@@ -2204,6 +2336,7 @@ impl<'p> Interp<'p> {
     }
 
     fn list_mut(&mut self, id: usize) -> &mut Vec<Val> {
+        self.touch(id);
         match &mut self.heap[id] {
             Obj::List(v) => v,
             _ => unreachable!("checked by the caller"),
@@ -2218,6 +2351,7 @@ impl<'p> Interp<'p> {
     }
 
     fn set_mut(&mut self, id: usize) -> &mut VSet {
+        self.touch(id);
         match &mut self.heap[id] {
             Obj::Set(v) => v,
             _ => unreachable!("checked by the caller"),
@@ -2232,6 +2366,7 @@ impl<'p> Interp<'p> {
     }
 
     fn omap_mut(&mut self, id: usize) -> &mut OMap {
+        self.touch(id);
         match &mut self.heap[id] {
             Obj::Map(m) => m,
             _ => unreachable!("checked by the caller"),
@@ -2311,7 +2446,7 @@ impl<'p> Interp<'p> {
         Ok(Val::Float(out))
     }
 
-    fn call_static(&mut self, class: &str, method: &str, args: Vec<Val>) -> Result<Val, Fail> {
+    fn call_static(&mut self, class: &str, method: &str, args: Args) -> Result<Val, Fail> {
         let f = |me: &Self, i: usize| me.num_arg(&args[i]).map(|n| n.f());
         let float = |x: f64| Ok(Val::Float(x));
         match (class, method) {

@@ -49,7 +49,7 @@ mod parser;
 #[cfg(test)]
 mod tests;
 
-pub use eval::{DocField, DocLookup};
+pub use eval::{DocField, DocLookup, Scratch};
 use eval::{Interp, OMap, Obj, Val};
 use lode_engine::{EsError, EsResult};
 use parser::{Program, CTX_SLOT, DOC_SLOT, PARAMS_SLOT, SCORE_SLOT, VALUE_SLOT};
@@ -359,6 +359,61 @@ impl SearchScript {
     }
 
     /// A filter script's answer: it must return a boolean.
+    /// [`SearchScript::filter`] over a segment's reused buffers: `params` and `doc` are
+    /// loaded on the first run only, and a run allocates nothing once the buffers have grown
+    /// (keyword values excepted: each is a shared string). One scratch per script and
+    /// segment (a scratch met by another script starts over).
+    pub fn filter_in(&self, sc: &mut Scratch, doc: &mut dyn DocLookup) -> EsResult<bool> {
+        self.run_in(sc, doc, 0.0, |it, v| match v {
+            Val::Bool(b) => Ok(b),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [boolean].", it.type_name(&other)),
+            )),
+        })
+    }
+
+    /// [`SearchScript::score`] over a segment's reused buffers (see [`SearchScript::filter_in`]).
+    pub fn score_in(&self, sc: &mut Scratch, doc: &mut dyn DocLookup, score: f64) -> EsResult<f64> {
+        self.run_in(sc, doc, score, |it, v| match v {
+            Val::Int(i) => Ok(i as f64),
+            Val::Float(f) => Ok(f),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [double].", it.type_name(&other)),
+            )),
+        })
+    }
+
+    fn run_in<T>(
+        &self,
+        sc: &mut Scratch,
+        doc: &mut dyn DocLookup,
+        score: f64,
+        out: impl FnOnce(&Interp, Val) -> Result<T, (&'static str, String)>,
+    ) -> EsResult<T> {
+        let s = &self.script;
+        let mut it = Interp::from_scratch(
+            &s.program,
+            sc,
+            |it| it.load_json_map(&s.params),
+            PARAMS_SLOT,
+            DOC_SLOT,
+        );
+        it.set_slot(SCORE_SLOT, Val::Float(score));
+        it.set_lookup(doc);
+        let fail = |kind: &'static str, reason: String, pos: Option<usize>| {
+            let cause = EsError::bad_request(kind, reason);
+            script_exception("runtime error", &s.source, pos.unwrap_or(0), cause)
+        };
+        let r = match it.run_value() {
+            Ok(v) => out(&it, v).map_err(|(kind, reason)| fail(kind, reason, None)),
+            Err(f) => Err(fail(f.kind, f.reason, f.pos)),
+        };
+        it.into_scratch(sc);
+        r
+    }
+
     pub fn filter(&self, doc: &mut dyn DocLookup) -> EsResult<bool> {
         self.run_val(doc, 0.0, false, |it, v| match v {
             Val::Bool(b) => Ok(b),
@@ -371,6 +426,23 @@ impl SearchScript {
 
     /// A `_script` sort of type `string`: the script must return a string (ES's
     /// `StringSortScript`).
+    /// [`SearchScript::string`] over a segment's reused buffers (see [`SearchScript::filter_in`]);
+    /// the answer itself is a new string.
+    pub fn string_in(
+        &self,
+        sc: &mut Scratch,
+        doc: &mut dyn DocLookup,
+        score: f64,
+    ) -> EsResult<String> {
+        self.run_in(sc, doc, score, |it, v| match v {
+            Val::Str(s) => Ok(s.to_string()),
+            other => Err((
+                "class_cast_exception",
+                format!("Cannot cast from [{}] to [String].", it.type_name(&other)),
+            )),
+        })
+    }
+
     pub fn string(&self, doc: &mut dyn DocLookup, score: f64) -> EsResult<String> {
         self.run_val(doc, score, false, |it, v| match v {
             Val::Str(s) => Ok(s.to_string()),
@@ -534,9 +606,11 @@ fn resolve(
             "source" | "inline" | "id" | "lang" | "params" | "options"
         )
     }) {
-        return Err(EsError::x_content_parse(format!(
-            "[script] unknown field [{k}]"
-        )));
+        return Err(EsError::unknown_field(
+            "script",
+            k,
+            &["source", "id", "lang", "params", "options"],
+        ));
     }
     check_lang(o.get("lang"))?;
     let params = match o.get("params") {

@@ -38,6 +38,8 @@ pub enum Compiled {
     Script {
         script: std::sync::Arc<lode_painless::SearchScript>,
         fields: crate::script::Fields,
+        /// The search's runtime fields, read by `doc['name']` as in the other search scripts.
+        runtime: crate::runtime::RuntimeFields,
         errors: crate::script::ScriptErrors,
     },
 }
@@ -201,6 +203,8 @@ enum SegmentFunction {
     Script {
         script: std::sync::Arc<lode_painless::SearchScript>,
         docs: Box<crate::script::SegmentDocs>,
+        /// The script's buffers on this segment, reused from document to document.
+        scratch: Box<lode_painless::Scratch>,
         errors: crate::script::ScriptErrors,
     },
 }
@@ -233,12 +237,13 @@ impl SegmentFunction {
         if let SegmentFunction::Script {
             script,
             docs,
+            scratch,
             errors,
         } = self
         {
             {
                 docs.doc = doc;
-                let r = script.score(&mut **docs, query_score).and_then(|v| {
+                let r = script.score_in(scratch, &mut **docs, query_score).and_then(|v| {
                     if v < 0.0 || v.is_nan() {
                         Err(lode_engine::EsError::illegal_argument(format!(
                             "script score function must not produce negative scores, but got: [{v:?}]"
@@ -347,10 +352,15 @@ impl Weight for FunctionScoreWeight {
                 Compiled::Script {
                     script,
                     fields,
+                    runtime,
                     errors,
                 } => SegmentFunction::Script {
                     script: script.clone(),
-                    docs: Box::new(crate::script::SegmentDocs::new(reader, fields.clone())),
+                    docs: Box::new(
+                        crate::script::SegmentDocs::new(reader, fields.clone())
+                            .with_runtime(runtime.clone()),
+                    ),
+                    scratch: Box::default(),
                     errors: errors.clone(),
                 },
             };

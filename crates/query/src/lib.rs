@@ -54,8 +54,8 @@ pub use early_stop::{matches_every_doc, unwatched, EarlyStopQuery, Stopped, Toke
 pub use min_score::MinScoreQuery;
 pub use msm::min_should_match;
 pub use parse::{
-    parse_fuzziness, parse_query, BoolQuery, BoostMode, DecayShape, FieldBoost, FunctionKind,
-    FunctionScoreQuery, Fuzziness, FuzzyQuery, MatchQuery, Modifier, MultiMatchQuery,
+    parse_fuzziness, parse_query, BoolQuery, BoostMode, CompiledScript, DecayShape, FieldBoost,
+    FunctionKind, FunctionScoreQuery, Fuzziness, FuzzyQuery, MatchQuery, Modifier, MultiMatchQuery,
     MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery, RangeQuery,
     ScoreFunction, ScoreMode, TermQuery, TermsLookup, TermsQuery, ZeroTerms,
 };

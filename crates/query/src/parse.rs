@@ -9,6 +9,30 @@ use base64::Engine as _;
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
 
+/// A search script as given and its program, compiled once when the request is parsed and
+/// shared by every shard's plan (cloning shares the program). Equal when the JSON is.
+#[derive(Debug, Clone)]
+pub struct CompiledScript {
+    pub json: Value,
+    pub program: std::sync::Arc<lode_painless::SearchScript>,
+}
+
+impl CompiledScript {
+    pub fn compile(script: Value) -> EsResult<CompiledScript> {
+        let program = std::sync::Arc::new(lode_painless::SearchScript::compile(&script, None)?);
+        Ok(CompiledScript {
+            json: script,
+            program,
+        })
+    }
+}
+
+impl PartialEq for CompiledScript {
+    fn eq(&self, other: &CompiledScript) -> bool {
+        self.json == other.json
+    }
+}
+
 /// A parsed query.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Query {
@@ -68,15 +92,15 @@ pub enum Query {
         inner_hits: Option<Value>,
         boost: f32,
     },
-    /// A Painless filter; `script` as given (compiled when planned).
+    /// A Painless filter, compiled when parsed.
     Script {
-        script: Value,
+        script: CompiledScript,
         boost: f32,
     },
     /// `script_score`: the inner query's matches, scored by a script that sees its `_score`.
     ScriptScore {
         query: Box<Query>,
-        script: Value,
+        script: CompiledScript,
         min_score: Option<f32>,
         boost: f32,
     },
@@ -367,9 +391,9 @@ pub enum FunctionKind {
     RandomScore {
         seed: Option<i64>,
     },
-    /// `script_score`: the `script` as given (compiled when planned).
+    /// `script_score`: the `script`, compiled when parsed.
     ScriptScore {
-        script: Value,
+        script: CompiledScript,
     },
     Decay {
         shape: DecayShape,
@@ -1403,8 +1427,9 @@ fn parse_script(body: &Map<String, Value>) -> EsResult<Query> {
     }
     let script =
         script.ok_or_else(|| EsError::parsing("script must be provided with a [script] filter"))?;
-    // Reading the script (source, params, lang) fails here as in ES, before any index is seen.
-    lode_painless::SearchScript::compile(&script, None)?;
+    // Reading the script (source, params, lang) fails here as in ES, before any index is seen;
+    // the program is compiled once for the request.
+    let script = CompiledScript::compile(script)?;
     Ok(Query::Script { script, boost })
 }
 
@@ -1427,7 +1452,7 @@ fn parse_script_score(body: &Map<String, Value>) -> EsResult<Query> {
     let query = query.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'query' field")))?;
     let script =
         script.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'script' field")))?;
-    lode_painless::SearchScript::compile(&script, None)?;
+    let script = CompiledScript::compile(script)?;
     Ok(Query::ScriptScore {
         query: Box::new(query),
         script,
@@ -1841,7 +1866,7 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
             }
             let script = script
                 .ok_or_else(|| EsError::parsing("script_score function requires a [script]"))?;
-            lode_painless::SearchScript::compile(&script, None)?;
+            let script = CompiledScript::compile(script)?;
             Ok(FunctionKind::ScriptScore { script })
         }
         other => Err(EsError::parsing(format!(

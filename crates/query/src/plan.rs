@@ -490,9 +490,8 @@ impl<'c, 'a> Planner<'c, 'a> {
                 boosted(dis_max(qs, *tie_breaker, score), *boost)
             }
             Query::Script { script, boost } => {
-                let script = lode_painless::SearchScript::compile(script, None)?;
                 let q: Q = Box::new(crate::script::ScriptQuery {
-                    script: crate::script::DocFilter::Script(std::sync::Arc::new(script)),
+                    script: crate::script::DocFilter::Script(script.program.clone()),
                     fields: crate::script::fields_of(self.ctx.mapping),
                     runtime: self.ctx.runtime.clone(),
                     errors: self.ctx.script_errors.clone(),
@@ -507,10 +506,9 @@ impl<'c, 'a> Planner<'c, 'a> {
                 boost,
             } => {
                 let inner = self.build(query, true)?;
-                let script = lode_painless::SearchScript::compile(script, None)?;
                 let q: Q = Box::new(crate::script::ScriptScoreQuery {
                     query: inner,
-                    script: std::sync::Arc::new(script),
+                    script: script.program.clone(),
                     fields: crate::script::fields_of(self.ctx.mapping),
                     runtime: self.ctx.runtime.clone(),
                     errors: self.ctx.script_errors.clone(),
@@ -2310,8 +2308,9 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(match kind {
             FunctionKind::Weight => Compiled::Const,
             FunctionKind::ScriptScore { script } => Compiled::Script {
-                script: std::sync::Arc::new(lode_painless::SearchScript::compile(script, None)?),
+                script: script.program.clone(),
                 fields: crate::script::fields_of(self.ctx.mapping),
+                runtime: self.ctx.runtime.clone(),
                 errors: self.ctx.script_errors.clone(),
             },
             FunctionKind::RandomScore { seed } => Compiled::Random {

@@ -337,7 +337,10 @@ pub(crate) fn describe(
             "ScriptScoreQuery",
             format!("script_score ({})", child(query)),
         ),
-        D::Script { script, .. } => ("ScriptQuery", format!("ScriptQuery(Script{{{script}}})")),
+        D::Script { script, .. } => (
+            "ScriptQuery",
+            format!("ScriptQuery(Script{{{}}})", script.json),
+        ),
         D::Nested { path, query, .. } => (
             "ESToParentBlockJoinQuery",
             format!("ToParentBlockJoinQuery ({}) [path={path}]", child(query)),

@@ -10,7 +10,7 @@
 
 use lode_engine::mapping::{FieldDef, FieldType, Storage};
 use lode_engine::EsError;
-use lode_painless::{DocField, DocLookup, SearchScript};
+use lode_painless::{DocField, DocLookup, Scratch, SearchScript};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -66,9 +66,9 @@ impl DocFilter {
         }
     }
 
-    fn test(&self, docs: &mut SegmentDocs) -> Result<bool, EsError> {
+    fn test(&self, docs: &mut SegmentDocs, scratch: &mut Scratch) -> Result<bool, EsError> {
         match self {
-            DocFilter::Script(s) => s.filter(docs),
+            DocFilter::Script(s) => s.filter_in(scratch, docs),
             DocFilter::Runtime(f, pred) => Ok(pred(&f.values(docs)?)),
         }
     }
@@ -100,6 +100,7 @@ impl Weight for ScriptQuery {
         let mut s = ScriptScorer {
             query: self.clone(),
             docs: SegmentDocs::new(reader, self.fields.clone()).with_runtime(self.runtime.clone()),
+            scratch: Scratch::default(),
             max_doc: reader.max_doc(),
             doc: 0,
             score: boost * self.boost,
@@ -123,6 +124,7 @@ impl Weight for ScriptQuery {
         let mut s = ScriptScorer {
             query: self.clone(),
             docs: SegmentDocs::new(reader, self.fields.clone()).with_runtime(self.runtime.clone()),
+            scratch: Scratch::default(),
             max_doc: reader.max_doc(),
             doc: target,
             score: boost * self.boost,
@@ -135,7 +137,7 @@ impl Weight for ScriptQuery {
         let mut docs =
             SegmentDocs::new(reader, self.fields.clone()).with_runtime(self.runtime.clone());
         docs.doc = doc;
-        match self.script.test(&mut docs) {
+        match self.script.test(&mut docs, &mut Scratch::default()) {
             Ok(true) => Ok(Explanation::new("ScriptQuery", self.boost)),
             _ => Err(tantivy::TantivyError::InvalidArgument(format!(
                 "document {doc} does not match the script"
@@ -147,6 +149,8 @@ impl Weight for ScriptQuery {
 struct ScriptScorer {
     query: ScriptQuery,
     docs: SegmentDocs,
+    /// The script's buffers on this segment, reused from document to document.
+    scratch: Scratch,
     max_doc: DocId,
     doc: DocId,
     score: Score,
@@ -156,7 +160,7 @@ impl ScriptScorer {
     /// Runs the script on `doc`; an error is recorded and ends the scorer.
     fn matches(&mut self, doc: DocId) -> bool {
         self.docs.doc = doc;
-        match self.query.script.test(&mut self.docs) {
+        match self.query.script.test(&mut self.docs, &mut self.scratch) {
             Ok(b) => b,
             Err(e) => {
                 self.query.errors.lock().get_or_insert(e);
@@ -406,8 +410,17 @@ impl SegmentDocs {
 
 impl DocLookup for SegmentDocs {
     fn field(&mut self, name: &str) -> Result<DocField, String> {
+        let mut out = DocField::Long(Vec::new());
+        self.field_into(name, &mut out)?;
+        Ok(out)
+    }
+
+    /// The column's values for the current document written into `out`'s vectors, reused
+    /// (a runtime field's values are computed, as before).
+    fn field_into(&mut self, name: &str, out: &mut DocField) -> Result<(), String> {
         if let Some(f) = self.runtime.get(name).cloned() {
-            return self.runtime_field(&f);
+            *out = self.runtime_field(&f)?;
+            return Ok(());
         }
         let i = match self.cols.iter().position(|(n, _)| n == name) {
             Some(i) => i,
@@ -418,34 +431,62 @@ impl DocLookup for SegmentDocs {
             }
         };
         let doc = self.doc;
-        Ok(match &self.cols[i].1 {
+        match &self.cols[i].1 {
             Col::I64(c, date) => {
-                let mut v: Vec<i64> = c.iter().flat_map(|c| c.values_for_doc(doc)).collect();
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Long(v) | DocField::Date(v) => v,
+                    _ => Vec::new(),
+                };
+                v.clear();
+                v.extend(c.iter().flat_map(|c| c.values_for_doc(doc)));
                 v.sort_unstable();
-                if *date {
+                *out = if *date {
                     DocField::Date(v)
                 } else {
                     DocField::Long(v)
-                }
+                };
             }
             Col::F64(c) => {
-                let mut v: Vec<f64> = c.iter().flat_map(|c| c.values_for_doc(doc)).collect();
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Double(v) => v,
+                    _ => Vec::new(),
+                };
+                v.clear();
+                v.extend(c.iter().flat_map(|c| c.values_for_doc(doc)));
                 v.sort_unstable_by(f64::total_cmp);
-                DocField::Double(v)
+                *out = DocField::Double(v);
             }
-            Col::Bool(c) => DocField::Bool(c.iter().flat_map(|c| c.values_for_doc(doc)).collect()),
-            Col::Str(c) => DocField::Str(match c {
-                Some(c) => c
-                    .term_ords(doc)
-                    .map(|ord| {
-                        let mut s = String::new();
-                        let _ = c.ord_to_str(ord, &mut s);
-                        s
-                    })
-                    .collect(),
-                None => Vec::new(),
-            }),
-        })
+            Col::Bool(c) => {
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Bool(v) => v,
+                    _ => Vec::new(),
+                };
+                v.clear();
+                v.extend(c.iter().flat_map(|c| c.values_for_doc(doc)));
+                *out = DocField::Bool(v);
+            }
+            Col::Str(c) => {
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Str(v) => v,
+                    _ => Vec::new(),
+                };
+                let mut n = 0;
+                if let Some(c) = c {
+                    // the strings' buffers are kept and written over
+                    for ord in c.term_ords(doc) {
+                        if n == v.len() {
+                            v.push(String::new());
+                        }
+                        v[n].clear();
+                        let _ = c.ord_to_str(ord, &mut v[n]);
+                        n += 1;
+                    }
+                }
+                v.truncate(n);
+                *out = DocField::Str(v);
+            }
+        }
+        Ok(())
     }
 
     fn contains(&self, name: &str) -> bool {
@@ -523,6 +564,7 @@ impl Weight for ScriptScoreWeight {
             inner: self.weight.scorer(reader, 1.0)?,
             docs: SegmentDocs::new(reader, self.query.fields.clone())
                 .with_runtime(self.query.runtime.clone()),
+            scratch: Scratch::default(),
             query: self.query.clone(),
             boost: boost * self.query.boost,
             score: 0.0,
@@ -548,6 +590,8 @@ impl Weight for ScriptScoreWeight {
 struct ScriptScoreScorer {
     inner: Box<dyn Scorer>,
     docs: SegmentDocs,
+    /// The script's buffers on this segment, reused from document to document.
+    scratch: Scratch,
     query: ScriptScoreQuery,
     boost: Score,
     score: Score,
@@ -567,7 +611,11 @@ impl ScriptScoreScorer {
             }
             self.docs.doc = doc;
             let inner = self.inner.score();
-            match self.query.script.score(&mut self.docs, f64::from(inner)) {
+            match self
+                .query
+                .script
+                .score_in(&mut self.scratch, &mut self.docs, f64::from(inner))
+            {
                 Ok(v) if v < 0.0 || v.is_nan() => {
                     self.query.errors.lock().get_or_insert(EsError::illegal_argument(format!(
                         "script_score script returned an invalid score [{v:?}] for doc [{doc}]. Must be a non-negative score!"

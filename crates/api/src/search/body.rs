@@ -297,9 +297,11 @@ pub fn read_field_and_format(v: &Value) -> EsResult<FieldAndFormat> {
                         )))
                     }
                     _ => {
-                        return Err(EsError::x_content_parse(format!(
-                            "[field_and_format] unknown field [{k}]"
-                        )))
+                        return Err(EsError::unknown_field(
+                            "field_and_format",
+                            k,
+                            &["field", "format", "include_unmapped"],
+                        ))
                     }
                 }
             }
@@ -402,9 +404,11 @@ fn read_inner_hits(v: &Value, field: &str) -> EsResult<InnerHits> {
                 body.insert(k.to_string(), v.clone());
             }
             _ => {
-                return Err(EsError::x_content_parse(format!(
-                    "[inner_hits] unknown field [{k}]"
-                )))
+                return Err(EsError::unknown_field(
+                    "inner_hits",
+                    k,
+                    &[&["name", "ignore_unmapped"], INNER_HITS_KEYS].concat(),
+                ))
             }
         }
     }
@@ -445,9 +449,11 @@ pub fn read_collapse(v: &Value) -> EsResult<Collapse> {
                 }
             }
             _ => {
-                return Err(EsError::x_content_parse(format!(
-                    "[collapse] unknown field [{k}]"
-                )))
+                return Err(EsError::unknown_field(
+                    "collapse",
+                    k,
+                    &["field", "inner_hits", "max_concurrent_group_searches"],
+                ))
             }
         }
     }
@@ -491,11 +497,7 @@ pub fn read_slice(v: &Value) -> EsResult<Slice> {
             // Slicing on a doc-values field hashes its values; only `_id` slicing is built.
             "field" if v.as_str() == Some("_id") => {}
             "field" => return Err(not_supported("slice.field")),
-            _ => {
-                return Err(EsError::x_content_parse(format!(
-                    "[slice] unknown field [{k}]"
-                )))
-            }
+            _ => return Err(EsError::unknown_field("slice", k, &["field", "id", "max"])),
         }
     }
     let id =

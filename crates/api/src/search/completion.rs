@@ -119,7 +119,22 @@ fn parse_fuzzy(v: &Value) -> EsResult<Option<Fuzzy>> {
                         }
                     }
                     other => {
-                        return Err(EsError::parsing(format!("[fuzzy] unknown field [{other}]")))
+                        // ES's FuzzyOptions parser, inside the completion parser's field
+                        return Err(EsError::x_content_parse(
+                            "[completion] failed to parse field [fuzzy]",
+                        )
+                        .caused_by(EsError::unknown_field(
+                            "fuzzy",
+                            other,
+                            &[
+                                "fuzziness",
+                                "transpositions",
+                                "min_length",
+                                "prefix_length",
+                                "unicode_aware",
+                                "max_determinized_states",
+                            ],
+                        )));
                     }
                 }
             }
@@ -183,8 +198,13 @@ pub fn parse(o: &Map<String, Value>) -> EsResult<CompletionSuggestion> {
                             }
                         }
                         other => {
-                            return Err(EsError::parsing(format!(
-                                "[regex] unknown field [{other}]"
+                            return Err(EsError::x_content_parse(
+                                "[completion] failed to parse field [regex]",
+                            )
+                            .caused_by(EsError::unknown_field(
+                                "regex",
+                                other,
+                                &["flags", "max_determinized_states"],
                             )))
                         }
                     }
@@ -194,9 +214,20 @@ pub fn parse(o: &Map<String, Value>) -> EsResult<CompletionSuggestion> {
             "contexts" => return Err(body::not_supported("completion.contexts")),
             "analyzer" => return Err(body::not_supported("completion.analyzer")),
             other => {
-                return Err(EsError::parsing(format!(
-                    "[completion] unknown field [{other}]"
-                )))
+                return Err(EsError::unknown_field(
+                    "completion",
+                    other,
+                    &[
+                        "field",
+                        "analyzer",
+                        "size",
+                        "shard_size",
+                        "skip_duplicates",
+                        "fuzzy",
+                        "regex",
+                        "contexts",
+                    ],
+                ))
             }
         }
     }

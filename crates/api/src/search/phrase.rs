@@ -113,9 +113,26 @@ fn generator(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
                 return Err(body::not_supported(&format!("direct_generator.{k}")))
             }
             other => {
-                return Err(parsing(format!(
-                    "[direct_generator] unknown field [{other}]"
-                )))
+                return Err(EsError::unknown_field(
+                    "direct_generator",
+                    other,
+                    &[
+                        "field",
+                        "pre_filter",
+                        "post_filter",
+                        "suggest_mode",
+                        "accuracy",
+                        "size",
+                        "sort",
+                        "string_distance",
+                        "max_edits",
+                        "max_inspections",
+                        "max_term_freq",
+                        "prefix_length",
+                        "min_word_length",
+                        "min_doc_freq",
+                    ],
+                ))
             }
         }
     }

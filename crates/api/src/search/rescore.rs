@@ -101,9 +101,16 @@ fn parse_one(v: &Value) -> EsResult<Rescorer> {
                 }
             }
             other => {
-                return Err(EsError::x_content_parse(format!(
-                    "[query] unknown field [{other}]"
-                )))
+                return Err(EsError::unknown_field(
+                    "query",
+                    other,
+                    &[
+                        "rescore_query",
+                        "query_weight",
+                        "rescore_query_weight",
+                        "score_mode",
+                    ],
+                ))
             }
         }
     }
