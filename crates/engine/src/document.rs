@@ -355,6 +355,9 @@ impl<'a> Walk<'a> {
             for sub in def.multi_fields.iter().chain(&def.copy_to) {
                 if let Some(sub_def) = mapping.fields.get(sub) {
                     self.leaf(sub_def, v)?;
+                } else if def.copy_to.contains(sub) {
+                    // An unmapped target is mapped dynamically, as ES's `copy_to` does.
+                    self.value(sub, v)?;
                 }
             }
         }
@@ -438,6 +441,9 @@ impl<'a> Walk<'a> {
             for sub in def.multi_fields.iter().chain(&def.copy_to) {
                 if let Some(sub_def) = mapping.fields.get(sub) {
                     self.leaf(sub_def, v)?;
+                } else if def.copy_to.contains(sub) {
+                    // An unmapped target is mapped dynamically, as ES's `copy_to` does.
+                    self.value(sub, v)?;
                 }
             }
         }
@@ -501,6 +507,9 @@ impl<'a> Walk<'a> {
             for sub in &def.copy_to {
                 if let Some(sub_def) = mapping.fields.get(sub) {
                     self.leaf(sub_def, v)?;
+                } else if def.copy_to.contains(sub) {
+                    // An unmapped target is mapped dynamically, as ES's `copy_to` does.
+                    self.value(sub, v)?;
                 }
             }
         }
