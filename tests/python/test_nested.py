@@ -191,7 +191,7 @@ def test_reverse_nested_refusals(es, nested_index):
     assert "can only be used inside a [nested] aggregation" in str(e.value)
     with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "query": {"nested": {
-            "path": "users", "query": {"match_all": {}}, "inner_hits": {"sort": ["users.age"]}}}})
+            "path": "users", "query": {"match_all": {}}, "inner_hits": {"highlight": {}}}}})
 
 
 def test_inner_hits(es, nested_index):
@@ -216,6 +216,51 @@ def test_inner_hits(es, nested_index):
         search(es, index, {"query": {"nested": {"path": "users", "query": {"match_all": {}},
                                                  "inner_hits": {"size": 101}}}})
     assert "Inner result window is too large" in str(e.value)
+
+
+@pytest.mark.parametrize("sort", [
+    [{"users.age": "desc"}],
+    [{"users.last": "asc"}, {"users.age": {"order": "desc"}}],
+    ["users.first", {"_score": "desc"}],
+])
+def test_inner_hits_sort(es, nested_index, sort):
+    index, docs = nested_index
+    q = {"nested": {"path": "users", "query": {"range": {"users.age": {"gte": 30}}},
+                    "inner_hits": {"size": 3, "sort": sort, "_source": False}}}
+    resp = search(es, index, {"query": q})
+    hits = resp["hits"]["hits"]
+    assert hits
+
+    def keys(u):
+        out = []
+        for s in sort:
+            name, order = (s, "asc") if isinstance(s, str) else next(iter(s.items()))
+            order = order if isinstance(order, str) else order["order"]
+            out.append((name, order, None if name == "_score" else u[name.split(".")[1]]))
+        return out
+
+    for h in hits:
+        users = users_of(docs[h["_id"]])
+        matched = [(k, u) for k, u in enumerate(users) if u["age"] >= 30]
+        # Stable sorts from the last key to the first; ties stay in offset order.
+        ranked = list(matched)
+        for i in reversed(range(len(sort))):
+            name, order, _ = keys(ranked[0][1])[i] if ranked else (None, None, None)
+            if name == "_score":
+                continue  # a constant-score range: every score is equal
+            ranked.sort(key=lambda ku: ku[1][name.split(".")[1]], reverse=order == "desc")
+        inner = h["inner_hits"]["users"]["hits"]
+        assert inner["total"]["value"] == len(matched)
+        assert [x["_nested"]["offset"] for x in inner["hits"]] == [k for k, _ in ranked[:3]]
+        for x, (k, u) in zip(inner["hits"], ranked):
+            want = [v for (_, _, v) in keys(u)]
+            got = x["sort"]
+            for i, (name, _, v) in enumerate(keys(u)):
+                if name != "_score":
+                    assert got[i] == v
+            assert "_source" not in x
+        scored = any((isinstance(s, dict) and "_score" in s) for s in sort)
+        assert (inner["max_score"] is None) == (not scored)
 
 
 def test_update_and_delete_remove_the_block(es):
