@@ -177,3 +177,12 @@ def test_null_value_and_ignore_above_apply_to_leaves(es):
     assert hits({"term": {"f.c": "toolong"}}) == []
     assert hits({"term": {"f": "toolong"}}) == []
     es.indices.delete(index=name)
+
+
+@pytest.mark.parametrize("key,value", [("color", "red"), ("size.h", "tall"), ("owner.name", "ann")])
+def test_query_string_and_multi_match_on_key(es, index, key, value):
+    want = where(lambda d: value in keyed(d).get(key, set()))
+    assert ids(es, {"query_string": {"query": f"f.{key}:{value}"}}) == want
+    assert ids(es, {"multi_match": {"query": value, "fields": [f"f.{key}"]}}) == want
+    assert ids(es, {"query_string": {"query": f"_exists_:f.{key}"}}) == \
+        where(lambda d: key in keyed(d))

@@ -357,6 +357,20 @@ impl<'c, 'a> Planner<'c, 'a> {
         None
     }
 
+    /// [`Self::keyed_query`] for the query `dsl` builds, when `path` is a key of a
+    /// flattened field (the planner's direct entry points: query strings, `multi_match`).
+    fn keyed_first(
+        &self,
+        path: &str,
+        dsl: impl FnOnce() -> Query,
+        score: bool,
+    ) -> EsResult<Option<Q>> {
+        if self.keyed_target(path).is_none() {
+            return Ok(None);
+        }
+        self.keyed_query(&dsl(), score)
+    }
+
     /// A query on a key of a `flattened` field (ES's `KeyedFlattenedFieldType`): `term`,
     /// `terms`, `match` (the whole value, as a keyword), `range` (bounds compared as strings),
     /// `prefix` and `exists` read the keyed companion's `key\0value` terms; `wildcard`,
@@ -1280,6 +1294,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn range(&self, r: &RangeQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&r.field, || Query::Range(r.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&r.field, "range")?;
         let (field, def) = match target {
             Target::Missing => return Ok(none()),
@@ -1597,6 +1614,13 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// Through the field's column or `_field_names`, which lists the other leaf paths that had
     /// a value; an object path matches when any field below it does.
     fn exists(&self, field: &str, boost: f32, score: bool) -> EsResult<Q> {
+        let exists = || Query::Exists {
+            field: field.to_string(),
+            boost,
+        };
+        if let Some(q) = self.keyed_first(field, exists, score)? {
+            return Ok(q);
+        }
         let mapping = self.ctx.mapping;
         let names: Vec<&str> = if matches!(
             field,
@@ -1725,6 +1749,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn prefix(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&p.field, || Query::Prefix(p.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&p.field, "prefix")?;
         let Some((field, def)) = self.string_target(&target, "prefix", &p.field)? else {
             return Ok(none());
@@ -1782,6 +1809,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn wildcard(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&p.field, || Query::Wildcard(p.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&p.field, "wildcard")?;
         let Some((field, def)) = self.string_target(&target, "wildcard", &p.field)? else {
             return Ok(none());
@@ -1806,6 +1836,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn regexp(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&p.field, || Query::Regexp(p.clone()), score)? {
+            return Ok(q);
+        }
         check_regex_length(&p.value, self.ctx.max_regex_length)?;
         let target = self.resolve_for(&p.field, "regexp")?;
         let Some((field, def)) = self.string_target(&target, "regexp", &p.field)? else {
@@ -1832,6 +1865,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn fuzzy(&self, f: &FuzzyQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&f.field, || Query::Fuzzy(f.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&f.field, "fuzzy")?;
         let Some((field, def)) = self.string_target(&target, "fuzzy", &f.field)? else {
             return Ok(none());
@@ -1932,6 +1968,13 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn match_query(&self, m: &MatchQuery, score: bool, kind: MatchKind) -> EsResult<Q> {
+        let as_dsl = || match kind {
+            MatchKind::Boolean => Query::Match(m.clone()),
+            MatchKind::BoolPrefix => Query::MatchBoolPrefix(m.clone()),
+        };
+        if let Some(q) = self.keyed_first(&m.field, as_dsl, score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&m.field, "match")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
@@ -1997,6 +2040,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn phrase(&self, p: &PhraseQuery, score: bool, prefix: bool, lenient: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&p.field, || Query::MatchPhrase(p.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&p.field, "match_phrase")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
