@@ -263,6 +263,31 @@ def test_inner_hits_sort(es, nested_index, sort):
         assert (inner["max_score"] is None) == (not scored)
 
 
+def test_inner_hits_version_and_seq_no_are_the_roots(es):
+    index = "nested_versions"
+    if es.indices.exists(index=index):
+        es.indices.delete(index=index)
+    es.indices.create(index=index, mappings=MAPPING)
+    writes = 0
+    for n in range(3):  # three writes of doc 1: version 3, seq_no 2 (doc 2 written once)
+        es.index(index=index, id="1", document={"users": [{"first": "john", "age": n}]})
+        writes += 1
+    es.index(index=index, id="2", document={"users": [{"first": "john", "age": 9}]})
+    es.indices.refresh(index=index)
+    q = {"nested": {"path": "users", "query": {"match_all": {}},
+                    "inner_hits": {"version": True, "seq_no_primary_term": True}}}
+    resp = search(es, index, {"query": q, "version": True, "seq_no_primary_term": True})
+    by_id = {h["_id"]: h for h in resp["hits"]["hits"]}
+    want = {"1": (writes, writes - 1), "2": (1, writes)}
+    for i, (version, seq_no) in want.items():
+        h = by_id[i]
+        assert (h["_version"], h["_seq_no"]) == (version, seq_no)
+        for x in h["inner_hits"]["users"]["hits"]["hits"]:
+            assert (x["_version"], x["_seq_no"], x["_primary_term"]) == \
+                (version, seq_no, h["_primary_term"])
+    es.indices.delete(index=index)
+
+
 def test_update_and_delete_remove_the_block(es):
     index = "nested_rw"
     make_index(es, index, {"mappings": MAPPING}, [

@@ -25,6 +25,10 @@ pub(super) struct InnerHitsSpec<'q> {
     /// `sort`: field keys (full paths of the path's fields) and `_score`; empty = by score.
     sort: Vec<SortKey>,
     track_scores: bool,
+    /// `version`, `seq_no_primary_term`: a nested object carries its root's (ES adds the
+    /// root's version and sequence number fields to its nested documents).
+    version: bool,
+    seq_no_primary_term: bool,
 }
 
 /// A matching object: its document, score and offset in the hit's objects of the path.
@@ -269,6 +273,8 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
         source: SourceFilter::all(),
         sort: Vec::new(),
         track_scores: false,
+        version: false,
+        seq_no_primary_term: false,
     };
     for (k, v) in spec.as_object().into_iter().flatten() {
         match k.as_str() {
@@ -282,10 +288,15 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
             "size" => s.size = count(v, k)?,
             "_source" => s.source = SourceFilter::from_json(Some(v)),
             "sort" => s.sort = parse_sort(v)?,
-            "track_scores" => {
-                s.track_scores = v.as_bool().ok_or_else(|| {
-                    EsError::parsing("[inner_hits] failed to parse field [track_scores]")
-                })?
+            "track_scores" | "version" | "seq_no_primary_term" => {
+                let b = v.as_bool().ok_or_else(|| {
+                    EsError::parsing(format!("[inner_hits] failed to parse field [{k}]"))
+                })?;
+                match k.as_str() {
+                    "track_scores" => s.track_scores = b,
+                    "version" => s.version = b,
+                    _ => s.seq_no_primary_term = b,
+                }
             }
             "ignore_unmapped" => {}
             other => return Err(refuse(&format!("[{other}]"))),
@@ -414,6 +425,11 @@ pub(super) fn render(
             None
         };
         let total = keyed.len();
+        let seq_no_version = if spec.version || spec.seq_no_primary_term {
+            Some(s.seq_no_version(addr)?)
+        } else {
+            None
+        };
         let hits: Vec<Value> = keyed
             .iter()
             .skip(spec.from)
@@ -427,6 +443,18 @@ pub(super) fn render(
                     "_nested".into(),
                     json!({"field": spec.path, "offset": offset}),
                 );
+                if let Some((seq_no, version)) = seq_no_version {
+                    if spec.version {
+                        h.insert("_version".into(), json!(version));
+                    }
+                    if spec.seq_no_primary_term {
+                        h.insert("_seq_no".into(), json!(seq_no));
+                        h.insert(
+                            "_primary_term".into(),
+                            json!(lode_engine::shard::PRIMARY_TERM),
+                        );
+                    }
+                }
                 h.insert(
                     "_score".into(),
                     if scores_kept {
