@@ -288,6 +288,25 @@ def test_inner_hits_version_and_seq_no_are_the_roots(es):
     es.indices.delete(index=index)
 
 
+def test_inner_hits_docvalue_fields_and_fields(es, nested_index):
+    index, docs = nested_index
+    q = {"nested": {"path": "users", "query": {"term": {"users.last": "smith"}},
+                    "inner_hits": {"size": 10, "_source": False,
+                                   "docvalue_fields": ["users.age", {"field": "users.f*"}],
+                                   "fields": ["users.last"]}}}
+    resp = search(es, index, {"query": q})
+    assert resp["hits"]["hits"]
+    for h in resp["hits"]["hits"]:
+        users = users_of(docs[h["_id"]])
+        inner = h["inner_hits"]["users"]["hits"]["hits"]
+        assert [x["_nested"]["offset"] for x in inner] == \
+            [k for k, u in enumerate(users) if u["last"] == "smith"][:10]
+        for x in inner:
+            u = users[x["_nested"]["offset"]]
+            assert x["fields"] == {"users.age": [u["age"]], "users.first": [u["first"]],
+                                   "users.last": [u["last"]]}
+
+
 def test_update_and_delete_remove_the_block(es):
     index = "nested_rw"
     make_index(es, index, {"mappings": MAPPING}, [

@@ -29,6 +29,10 @@ pub(super) struct InnerHitsSpec<'q> {
     /// root's version and sequence number fields to its nested documents).
     version: bool,
     seq_no_primary_term: bool,
+    /// `docvalue_fields` (the nested document's own columns) and `fields` (the object's
+    /// `_source`), each a field pattern with an optional `format`.
+    docvalue_fields: Vec<(String, Option<String>)>,
+    fields: Vec<(String, Option<String>)>,
 }
 
 /// A matching object: its document, score and offset in the hit's objects of the path.
@@ -275,6 +279,8 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
         track_scores: false,
         version: false,
         seq_no_primary_term: false,
+        docvalue_fields: Vec::new(),
+        fields: Vec::new(),
     };
     for (k, v) in spec.as_object().into_iter().flatten() {
         match k.as_str() {
@@ -288,6 +294,21 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
             "size" => s.size = count(v, k)?,
             "_source" => s.source = SourceFilter::from_json(Some(v)),
             "sort" => s.sort = parse_sort(v)?,
+            "docvalue_fields" | "fields" => {
+                let list = v
+                    .as_array()
+                    .ok_or_else(|| {
+                        EsError::parsing(format!("[inner_hits] failed to parse field [{k}]"))
+                    })?
+                    .iter()
+                    .map(|x| super::body::read_field_and_format(x).map(|f| (f.field, f.format)))
+                    .collect::<EsResult<Vec<_>>>()?;
+                if k == "fields" {
+                    s.fields = list
+                } else {
+                    s.docvalue_fields = list
+                }
+            }
             "track_scores" | "version" | "seq_no_primary_term" => {
                 let b = v.as_bool().ok_or_else(|| {
                     EsError::parsing(format!("[inner_hits] failed to parse field [{k}]"))
@@ -430,12 +451,12 @@ pub(super) fn render(
         } else {
             None
         };
-        let hits: Vec<Value> = keyed
+        let hits: Vec<EsResult<Value>> = keyed
             .iter()
             .skip(spec.from)
             .take(spec.size)
-            .map(|((_, score, offset), vals)| {
-                let (score, offset) = (*score, *offset);
+            .map(|((doc, score, offset), vals)| {
+                let (doc, score, offset) = (*doc, *score, *offset);
                 let mut h = Map::new();
                 h.insert("_index".into(), json!(index_name));
                 h.insert("_id".into(), json!(id));
@@ -471,6 +492,39 @@ pub(super) fn render(
                         }
                     }
                 }
+                let mut fields = Map::new();
+                for (pattern, format) in &spec.docvalue_fields {
+                    for def in ctx.mapping.matching_fields(pattern) {
+                        let nested_doc = DocAddress::new(addr.segment_ord, doc);
+                        let vals = lode_hits::docvalues::read(
+                            &s.searcher,
+                            nested_doc,
+                            &def,
+                            format.as_deref(),
+                        )?;
+                        if !vals.is_empty() {
+                            fields.insert(def.path.clone(), Value::Array(vals));
+                        }
+                    }
+                }
+                if let (false, Some(obj)) = (spec.fields.is_empty(), objects.get(offset)) {
+                    let wrapped = wrap(&spec.path, (*obj).clone());
+                    for (pattern, format) in &spec.fields {
+                        for def in ctx.mapping.matching_fields(pattern) {
+                            let vals = lode_hits::docvalues::from_source(
+                                &wrapped,
+                                &def,
+                                format.as_deref(),
+                            )?;
+                            if !vals.is_empty() {
+                                fields.insert(def.path.clone(), Value::Array(vals));
+                            }
+                        }
+                    }
+                }
+                if !fields.is_empty() {
+                    h.insert("fields".into(), Value::Object(fields));
+                }
                 if !spec.sort.is_empty() {
                     h.insert(
                         "sort".into(),
@@ -487,9 +541,10 @@ pub(super) fn render(
                         ),
                     );
                 }
-                Value::Object(h)
+                Ok(Value::Object(h))
             })
             .collect();
+        let hits = hits.into_iter().collect::<EsResult<Vec<Value>>>()?;
         out.insert(
             spec.name.clone(),
             json!({"hits": {
