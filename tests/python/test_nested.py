@@ -191,7 +191,7 @@ def test_reverse_nested_refusals(es, nested_index):
     assert "can only be used inside a [nested] aggregation" in str(e.value)
     with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "query": {"nested": {
-            "path": "users", "query": {"match_all": {}}, "inner_hits": {"highlight": {}}}}})
+            "path": "users", "query": {"match_all": {}}, "inner_hits": {"explain": True}}}})
 
 
 def test_inner_hits(es, nested_index):
@@ -407,3 +407,27 @@ def test_global_and_significant_terms_see_roots(es, nested_index):
     g1 = sum(1 for d in docs.values() if d["group"] == "g1")
     assert sig["doc_count"] == g1
     assert [(b["key"], b["doc_count"], b["bg_count"]) for b in sig["buckets"]] == [("g1", g1, g1)]
+
+
+def test_inner_hits_highlight(es):
+    index = "nested_highlight"
+    if es.indices.exists(index=index):
+        es.indices.delete(index=index)
+    es.indices.create(index=index, mappings={"properties": {"c": {"type": "nested", "properties": {
+        "body": {"type": "text"}}}}})
+    docs = {"1": ["the quick brown fox", "lazy dog sleeps", "quick dog"],
+            "2": ["nothing here"], "3": ["Quick quick"]}
+    for i, bodies in docs.items():
+        es.index(index=index, id=i, document={"c": [{"body": b} for b in bodies]})
+    es.indices.refresh(index=index)
+    q = {"nested": {"path": "c", "query": {"match": {"c.body": "quick"}},
+                    "inner_hits": {"size": 10, "highlight": {"fields": {"c.body": {}}}}}}
+    resp = search(es, index, {"query": q})
+    assert sorted(h["_id"] for h in resp["hits"]["hits"]) == \
+        sorted(i for i, bs in docs.items() if any("quick" in b.lower().split() for b in bs))
+    for h in resp["hits"]["hits"]:
+        for x in h["inner_hits"]["c"]["hits"]["hits"]:
+            body = docs[h["_id"]][x["_nested"]["offset"]]
+            want = " ".join(f"<em>{w}</em>" if w.lower() == "quick" else w for w in body.split())
+            assert x["highlight"] == {"c.body": [want]}
+    es.indices.delete(index=index)

@@ -33,6 +33,8 @@ pub(super) struct InnerHitsSpec<'q> {
     /// `_source`), each a field pattern with an optional `format`.
     docvalue_fields: Vec<(String, Option<String>)>,
     fields: Vec<(String, Option<String>)>,
+    /// `highlight`: the object's `_source` highlighted for the inner query.
+    highlight: Option<lode_hits::highlight::HighlightRequest>,
 }
 
 /// A matching object: its document, score and offset in the hit's objects of the path.
@@ -281,6 +283,7 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
         seq_no_primary_term: false,
         docvalue_fields: Vec::new(),
         fields: Vec::new(),
+        highlight: None,
     };
     for (k, v) in spec.as_object().into_iter().flatten() {
         match k.as_str() {
@@ -294,6 +297,7 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
             "size" => s.size = count(v, k)?,
             "_source" => s.source = SourceFilter::from_json(Some(v)),
             "sort" => s.sort = parse_sort(v)?,
+            "highlight" => s.highlight = Some(lode_hits::highlight::HighlightRequest::parse(v)?),
             "docvalue_fields" | "fields" => {
                 let list = v
                     .as_array()
@@ -342,9 +346,23 @@ pub(super) fn render(
     index_name: &str,
     id: &str,
     source: Option<&Value>,
+    max_analyzed_offset: usize,
 ) -> EsResult<Value> {
     let mut out = Map::new();
     for spec in specs {
+        let highlighter = spec
+            .highlight
+            .as_ref()
+            .map(|hl| {
+                lode_hits::highlight::Highlighter::new(
+                    hl,
+                    Some(spec.query),
+                    ctx,
+                    max_analyzed_offset,
+                    index_name,
+                )
+            })
+            .transpose()?;
         let nested_ok = ctx
             .mapping
             .objects
@@ -524,6 +542,12 @@ pub(super) fn render(
                 }
                 if !fields.is_empty() {
                     h.insert("fields".into(), Value::Object(fields));
+                }
+                if let (Some(hl), Some(obj)) = (&highlighter, objects.get(offset)) {
+                    let wrapped = wrap(&spec.path, (*obj).clone());
+                    if let Some(v) = hl.highlight(&wrapped, id)? {
+                        h.insert("highlight".into(), v);
+                    }
                 }
                 if !spec.sort.is_empty() {
                     h.insert(

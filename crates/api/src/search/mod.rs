@@ -1864,6 +1864,8 @@ fn fetch_phase(
                 &t.index.name,
                 &id,
                 source.as_ref(),
+                t.index
+                    .usize_setting("index.highlight.max_analyzed_offset", 1_000_000),
             )?;
             hit.insert("inner_hits".into(), inner);
         }
