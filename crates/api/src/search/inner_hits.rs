@@ -338,6 +338,7 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
 }
 
 /// Renders the `inner_hits` object of one search hit.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn render(
     specs: &[InnerHitsSpec],
     ctx: &QueryContext,
