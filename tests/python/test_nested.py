@@ -191,7 +191,7 @@ def test_reverse_nested_refusals(es, nested_index):
     assert "can only be used inside a [nested] aggregation" in str(e.value)
     with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "query": {"nested": {
-            "path": "users", "query": {"match_all": {}}, "inner_hits": {"explain": True}}}})
+            "path": "users", "query": {"match_all": {}}, "inner_hits": {"script_fields": {}}}}})
 
 
 def test_inner_hits(es, nested_index):
@@ -431,3 +431,20 @@ def test_inner_hits_highlight(es):
             want = " ".join(f"<em>{w}</em>" if w.lower() == "quick" else w for w in body.split())
             assert x["highlight"] == {"c.body": [want]}
     es.indices.delete(index=index)
+
+
+def test_inner_hits_explain(es, nested_index):
+    index, docs = nested_index
+    q = {"nested": {"path": "users", "query": {"bool": {"should": [
+        {"term": {"users.first": "john"}}, {"term": {"users.last": "smith"}}]}},
+        "inner_hits": {"size": 5, "explain": True}}}
+    resp = search(es, index, {"query": q})
+    assert resp["hits"]["hits"]
+    for h in resp["hits"]["hits"]:
+        users = users_of(docs[h["_id"]])
+        for x in h["inner_hits"]["users"]["hits"]["hits"]:
+            u = users[x["_nested"]["offset"]]
+            assert u["first"] == "john" or u["last"] == "smith"
+            e = x["_explanation"]
+            assert e["value"] == pytest.approx(x["_score"], rel=1e-5)
+            assert isinstance(e["description"], str) and isinstance(e["details"], list)

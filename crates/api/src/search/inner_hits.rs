@@ -35,6 +35,8 @@ pub(super) struct InnerHitsSpec<'q> {
     fields: Vec<(String, Option<String>)>,
     /// `highlight`: the object's `_source` highlighted for the inner query.
     highlight: Option<lode_hits::highlight::HighlightRequest>,
+    /// `explain`: each object's score explained (the inner query's explanation).
+    explain: bool,
 }
 
 /// A matching object: its document, score and offset in the hit's objects of the path.
@@ -284,6 +286,7 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
         docvalue_fields: Vec::new(),
         fields: Vec::new(),
         highlight: None,
+        explain: false,
     };
     for (k, v) in spec.as_object().into_iter().flatten() {
         match k.as_str() {
@@ -313,13 +316,14 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
                     s.docvalue_fields = list
                 }
             }
-            "track_scores" | "version" | "seq_no_primary_term" => {
+            "track_scores" | "version" | "seq_no_primary_term" | "explain" => {
                 let b = v.as_bool().ok_or_else(|| {
                     EsError::parsing(format!("[inner_hits] failed to parse field [{k}]"))
                 })?;
                 match k.as_str() {
                     "track_scores" => s.track_scores = b,
                     "version" => s.version = b,
+                    "explain" => s.explain = b,
                     _ => s.seq_no_primary_term = b,
                 }
             }
@@ -375,7 +379,7 @@ pub(super) fn render(
             None
         };
         let mut matched: Vec<(u32, Score, usize)> = Vec::new();
-        if let (Some(q), Some(field)) = (planned, s.meta.nested) {
+        if let (Some(q), Some(field)) = (planned.as_ref(), s.meta.nested) {
             let seg = s.searcher.segment_reader(addr.segment_ord);
             let parents = lode_query::nested::parent_docs(seg, field, &[])?;
             let range = lode_query::nested::children_of(&parents, addr.doc_id);
@@ -543,6 +547,12 @@ pub(super) fn render(
                 }
                 if !fields.is_empty() {
                     h.insert("fields".into(), Value::Object(fields));
+                }
+                if let (true, Some(q)) = (spec.explain, planned.as_ref()) {
+                    let e = q.explain(&s.searcher, DocAddress::new(addr.segment_ord, doc))?;
+                    let e =
+                        serde_json::to_value(e).map_err(|e| EsError::internal(e.to_string()))?;
+                    h.insert("_explanation".into(), super::es_explanation(e));
                 }
                 if let (Some(hl), Some(obj)) = (&highlighter, objects.get(offset)) {
                     let wrapped = wrap(&spec.path, (*obj).clone());
