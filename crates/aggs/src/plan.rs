@@ -2889,3 +2889,55 @@ fn check_after(c: &super::request::CompositeReq) -> EsResult<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod partition_tests {
+    use super::{mix64, partition_accepts, TermsKind};
+    use tantivy::aggregation::Key;
+
+    /// hppc's `BitMixer.mix64` values (computed with a separate Python implementation of
+    /// the reference, tests/python/test_aggs_terms_partition.py).
+    #[test]
+    fn mix64_matches_hppc() {
+        assert_eq!(mix64(0), 0);
+        assert_eq!(mix64(1), -2508561340476696217);
+        assert_eq!(mix64(-5), -3352985118511919453);
+        assert_eq!(mix64(1_600_000_000_000), 5300403118700597576);
+    }
+
+    /// A term is in exactly the partition `floorMod(hash, n)` names.
+    #[test]
+    fn partitions_follow_the_hash() {
+        // murmurhash3_x86_32("term0", 31) = 1093292457; an ip by its 16-byte encoding.
+        let k = Key::Str("term0".into());
+        assert!(partition_accepts(
+            TermsKind::String,
+            false,
+            &k,
+            1093292457 % 7,
+            7
+        ));
+        let ip = Key::Str("10.0.1.2".into());
+        let want = (-1408868088i64).rem_euclid(5) as u32;
+        assert!(partition_accepts(TermsKind::String, true, &ip, want, 5));
+        assert!(!partition_accepts(
+            TermsKind::String,
+            true,
+            &ip,
+            (want + 1) % 5,
+            5
+        ));
+        // doubles by their sortable long bits: mix64(sortable(-1.5)) = 8758102346884877609
+        let d = Key::F64(-1.5);
+        assert!(partition_accepts(
+            TermsKind::Double,
+            false,
+            &d,
+            (8758102346884877609i64 % 3) as u32,
+            3
+        ));
+        let l = Key::I64(-5);
+        let p = (-3352985118511919453i64).rem_euclid(4) as u32;
+        assert!(partition_accepts(TermsKind::Long, false, &l, p, 4));
+    }
+}
