@@ -191,7 +191,7 @@ def test_reverse_nested_refusals(es, nested_index):
     assert "can only be used inside a [nested] aggregation" in str(e.value)
     with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "query": {"nested": {
-            "path": "users", "query": {"match_all": {}}, "inner_hits": {"script_fields": {}}}}})
+            "path": "users", "query": {"match_all": {}}, "inner_hits": {"stored_fields": ["users.age"]}}}})
 
 
 def test_inner_hits(es, nested_index):
@@ -448,3 +448,20 @@ def test_inner_hits_explain(es, nested_index):
             e = x["_explanation"]
             assert e["value"] == pytest.approx(x["_score"], rel=1e-5)
             assert isinstance(e["description"], str) and isinstance(e["details"], list)
+
+
+def test_inner_hits_script_fields(es, nested_index):
+    index, docs = nested_index
+    q = {"nested": {"path": "users", "query": {"range": {"users.age": {"lt": 40}}},
+                    "inner_hits": {"size": 10, "_source": False, "script_fields": {
+                        "twice": {"script": {"source": "doc['users.age'].value * params.k",
+                                             "params": {"k": 2}}},
+                        "name": {"script": "doc['users.first'].value + '_' + doc['users.last'].value"}}}}}
+    resp = search(es, index, {"query": q})
+    assert resp["hits"]["hits"]
+    for h in resp["hits"]["hits"]:
+        users = users_of(docs[h["_id"]])
+        for x in h["inner_hits"]["users"]["hits"]["hits"]:
+            u = users[x["_nested"]["offset"]]
+            assert u["age"] < 40
+            assert x["fields"] == {"twice": [u["age"] * 2], "name": [f"{u['first']}_{u['last']}"]}

@@ -37,6 +37,8 @@ pub(super) struct InnerHitsSpec<'q> {
     highlight: Option<lode_hits::highlight::HighlightRequest>,
     /// `explain`: each object's score explained (the inner query's explanation).
     explain: bool,
+    /// `script_fields`, run on each nested document (`doc[...]` reads its columns).
+    script_fields: Vec<(String, std::sync::Arc<lode_painless::SearchScript>, bool)>,
 }
 
 /// A matching object: its document, score and offset in the hit's objects of the path.
@@ -287,6 +289,7 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
         fields: Vec::new(),
         highlight: None,
         explain: false,
+        script_fields: Vec::new(),
     };
     for (k, v) in spec.as_object().into_iter().flatten() {
         match k.as_str() {
@@ -300,6 +303,15 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
             "size" => s.size = count(v, k)?,
             "_source" => s.source = SourceFilter::from_json(Some(v)),
             "sort" => s.sort = parse_sort(v)?,
+            "script_fields" => {
+                let o = v.as_object().ok_or_else(|| {
+                    EsError::parsing("[inner_hits] failed to parse field [script_fields]")
+                })?;
+                s.script_fields = o
+                    .iter()
+                    .map(|(name, spec)| super::script_field(name, spec))
+                    .collect::<EsResult<Vec<_>>>()?;
+            }
             "highlight" => s.highlight = Some(lode_hits::highlight::HighlightRequest::parse(v)?),
             "docvalue_fields" | "fields" => {
                 let list = v
@@ -542,6 +554,27 @@ pub(super) fn render(
                             if !vals.is_empty() {
                                 fields.insert(def.path.clone(), Value::Array(vals));
                             }
+                        }
+                    }
+                }
+                if !spec.script_fields.is_empty() {
+                    let reader = s.searcher.segment_reader(addr.segment_ord);
+                    let mut docs = lode_query::DocColumns::new(
+                        reader,
+                        lode_query::script::fields_of(ctx.mapping),
+                    )
+                    .with_runtime(ctx.runtime.clone());
+                    docs.doc = doc;
+                    for (name, script, ignore_failure) in &spec.script_fields {
+                        match script.value(&mut docs, f64::from(score)) {
+                            Ok(Value::Array(a)) => {
+                                fields.insert(name.clone(), Value::Array(a));
+                            }
+                            Ok(v) => {
+                                fields.insert(name.clone(), json!([v]));
+                            }
+                            Err(_) if *ignore_failure => {}
+                            Err(e) => return Err(super::search_phase_error(e)),
                         }
                     }
                 }
