@@ -191,7 +191,7 @@ def test_reverse_nested_refusals(es, nested_index):
     assert "can only be used inside a [nested] aggregation" in str(e.value)
     with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "query": {"nested": {
-            "path": "users", "query": {"match_all": {}}, "inner_hits": {"stored_fields": ["users.age"]}}}})
+            "path": "users", "query": {"match_all": {}}, "inner_hits": {"rescore": {}}}}})
 
 
 def test_inner_hits(es, nested_index):
@@ -465,3 +465,28 @@ def test_inner_hits_script_fields(es, nested_index):
             u = users[x["_nested"]["offset"]]
             assert u["age"] < 40
             assert x["fields"] == {"twice": [u["age"] * 2], "name": [f"{u['first']}_{u['last']}"]}
+
+
+def test_inner_hits_stored_fields(es):
+    index = "nested_stored"
+    if es.indices.exists(index=index):
+        es.indices.delete(index=index)
+    es.indices.create(index=index, mappings={"properties": {"c": {"type": "nested", "properties": {
+        "a": {"type": "keyword", "store": True}, "b": {"type": "long"}}}}})
+    objs = [{"a": "x", "b": 1}, {"a": "y", "b": 2}, {"b": 3}]
+    es.index(index=index, id="1", document={"c": objs}, refresh=True)
+
+    def inner(ih):
+        q = {"nested": {"path": "c", "query": {"match_all": {}}, "inner_hits": ih}}
+        return search(es, index, {"query": q})["hits"]["hits"][0]["inner_hits"]["c"]["hits"]["hits"]
+
+    hits = inner({"stored_fields": ["c.*"]})
+    # only the `store: true` field, and no `_source` unless asked for
+    assert [x.get("fields") for x in hits] == \
+        [{"c.a": [o["a"]]} if "a" in o else None for o in objs]
+    assert all("_source" not in x for x in hits)
+    hits = inner({"stored_fields": ["c.a", "_source"]})
+    assert [x["_source"] for x in hits] == objs
+    with pytest.raises(BadRequestError):
+        inner({"stored_fields": "_none_", "_source": True})
+    es.indices.delete(index=index)

@@ -37,6 +37,8 @@ pub(super) struct InnerHitsSpec<'q> {
     highlight: Option<lode_hits::highlight::HighlightRequest>,
     /// `explain`: each object's score explained (the inner query's explanation).
     explain: bool,
+    /// `stored_fields`: the `store: true` fields among the patterns, read from the object.
+    stored_fields: Vec<String>,
     /// `script_fields`, run on each nested document (`doc[...]` reads its columns).
     script_fields: Vec<(String, std::sync::Arc<lode_painless::SearchScript>, bool)>,
 }
@@ -290,7 +292,9 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
         highlight: None,
         explain: false,
         script_fields: Vec::new(),
+        stored_fields: Vec::new(),
     };
+    let mut stored: Option<Vec<String>> = None;
     for (k, v) in spec.as_object().into_iter().flatten() {
         match k.as_str() {
             "name" => {
@@ -303,6 +307,7 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
             "size" => s.size = count(v, k)?,
             "_source" => s.source = SourceFilter::from_json(Some(v)),
             "sort" => s.sort = parse_sort(v)?,
+            "stored_fields" => stored = Some(super::body::read_strings(v, "stored_fields")?),
             "script_fields" => {
                 let o = v.as_object().ok_or_else(|| {
                     EsError::parsing("[inner_hits] failed to parse field [script_fields]")
@@ -342,6 +347,26 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
             "ignore_unmapped" => {}
             other => return Err(refuse(&format!("[{other}]"))),
         }
+    }
+    if let Some(list) = stored {
+        // As a search's: `_none_` refuses a requested `_source`; stored fields replace
+        // `_source` unless it is requested or named among them.
+        let explicit_source = spec.get("_source").is_some();
+        if matches!(list.as_slice(), [one] if one == "_none_")
+            && spec.get("_source").is_some_and(|v| v != &json!(false))
+        {
+            return Err(EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: [stored_fields] cannot be disabled if [_source] is requested;",
+            ));
+        }
+        if !explicit_source {
+            s.source.fetch = list.iter().any(|f| f == "_source");
+        }
+        s.stored_fields = list
+            .into_iter()
+            .filter(|f| f != "_none_" && f != "_source")
+            .collect();
     }
     if s.from + s.size > MAX_INNER_RESULT_WINDOW {
         return Err(EsError::illegal_argument(format!(
@@ -551,6 +576,20 @@ pub(super) fn render(
                                 &def,
                                 format.as_deref(),
                             )?;
+                            if !vals.is_empty() {
+                                fields.insert(def.path.clone(), Value::Array(vals));
+                            }
+                        }
+                    }
+                }
+                if let (false, Some(obj)) = (spec.stored_fields.is_empty(), objects.get(offset)) {
+                    let wrapped = wrap(&spec.path, (*obj).clone());
+                    for pattern in &spec.stored_fields {
+                        for def in ctx.mapping.matching_fields(pattern) {
+                            if !def.store || fields.contains_key(&def.path) {
+                                continue;
+                            }
+                            let vals = lode_hits::docvalues::from_source(&wrapped, &def, None)?;
                             if !vals.is_empty() {
                                 fields.insert(def.path.clone(), Value::Array(vals));
                             }
