@@ -192,3 +192,35 @@ def test_bulk_metadata_keys_are_checked(es):
         assert r["errors"] is False
     finally:
         es.indices.delete(index=name, ignore_unavailable=True)
+
+
+def test_bulk_update_returns_source_as_asked(es):
+    """`_source` on a bulk update: in the body, on the action line or in the URL (in that
+    order of precedence) it puts the updated document, filtered, in the item's `get`; index
+    actions accept it and ignore it, as ES's bulk parser does."""
+    name = "bulk_source"
+    try:
+        doc = {"a": 1, "b": {"c": 2, "d": 3}, "e": "x"}
+        es.index(index=name, id="1", document=doc, refresh=True)
+        new = dict(doc, a=5)
+
+        r = es.bulk(operations=[
+            {"update": {"_index": name, "_id": "1", "_source": True}}, {"doc": {"a": 5}},
+            {"update": {"_index": name, "_id": "1", "_source": ["b.c"]}}, {"doc": {"a": 5}},
+            {"update": {"_index": name, "_id": "1", "_source": ["b.c"]}},
+            {"doc": {"a": 5}, "_source": {"excludes": ["b"]}},
+            {"update": {"_index": name, "_id": "1"}}, {"doc": {"a": 5}},
+            {"index": {"_index": name, "_id": "2", "_source": True}}, {"z": 1},
+        ])
+        items = [next(iter(i.values())) for i in r["items"]]
+        assert r["errors"] is False
+        assert items[0]["get"]["_source"] == new and items[0]["get"]["found"] is True
+        assert items[1]["get"]["_source"] == {"b": {"c": new["b"]["c"]}}
+        assert items[2]["get"]["_source"] == {k: v for k, v in new.items() if k != "b"}
+        assert "get" not in items[3]
+        assert "get" not in items[4]
+        r = es.bulk(operations=[{"update": {"_index": name, "_id": "1"}}, {"doc": {"e": "y"}}],
+                    source_includes=["e"])
+        assert r["items"][0]["update"]["get"]["_source"] == {"e": "y"}
+    finally:
+        es.indices.delete(index=name, ignore_unavailable=True)

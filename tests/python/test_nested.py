@@ -191,7 +191,7 @@ def test_reverse_nested_refusals(es, nested_index):
     assert "can only be used inside a [nested] aggregation" in str(e.value)
     with pytest.raises(BadRequestError):
         search(es, index, {"size": 0, "query": {"nested": {
-            "path": "users", "query": {"match_all": {}}, "inner_hits": {"sort": ["users.age"]}}}})
+            "path": "users", "query": {"match_all": {}}, "inner_hits": {"rescore": {}}}}})
 
 
 def test_inner_hits(es, nested_index):
@@ -216,6 +216,95 @@ def test_inner_hits(es, nested_index):
         search(es, index, {"query": {"nested": {"path": "users", "query": {"match_all": {}},
                                                  "inner_hits": {"size": 101}}}})
     assert "Inner result window is too large" in str(e.value)
+
+
+@pytest.mark.parametrize("sort", [
+    [{"users.age": "desc"}],
+    [{"users.last": "asc"}, {"users.age": {"order": "desc"}}],
+    ["users.first", {"_score": "desc"}],
+])
+def test_inner_hits_sort(es, nested_index, sort):
+    index, docs = nested_index
+    q = {"nested": {"path": "users", "query": {"range": {"users.age": {"gte": 30}}},
+                    "inner_hits": {"size": 3, "sort": sort, "_source": False}}}
+    resp = search(es, index, {"query": q})
+    hits = resp["hits"]["hits"]
+    assert hits
+
+    def keys(u):
+        out = []
+        for s in sort:
+            name, order = (s, "asc") if isinstance(s, str) else next(iter(s.items()))
+            order = order if isinstance(order, str) else order["order"]
+            out.append((name, order, None if name == "_score" else u[name.split(".")[1]]))
+        return out
+
+    for h in hits:
+        users = users_of(docs[h["_id"]])
+        matched = [(k, u) for k, u in enumerate(users) if u["age"] >= 30]
+        # Stable sorts from the last key to the first; ties stay in offset order.
+        ranked = list(matched)
+        for i in reversed(range(len(sort))):
+            name, order, _ = keys(ranked[0][1])[i] if ranked else (None, None, None)
+            if name == "_score":
+                continue  # a constant-score range: every score is equal
+            ranked.sort(key=lambda ku: ku[1][name.split(".")[1]], reverse=order == "desc")
+        inner = h["inner_hits"]["users"]["hits"]
+        assert inner["total"]["value"] == len(matched)
+        assert [x["_nested"]["offset"] for x in inner["hits"]] == [k for k, _ in ranked[:3]]
+        for x, (k, u) in zip(inner["hits"], ranked):
+            want = [v for (_, _, v) in keys(u)]
+            got = x["sort"]
+            for i, (name, _, v) in enumerate(keys(u)):
+                if name != "_score":
+                    assert got[i] == v
+            assert "_source" not in x
+        scored = any((isinstance(s, dict) and "_score" in s) for s in sort)
+        assert (inner["max_score"] is None) == (not scored)
+
+
+def test_inner_hits_version_and_seq_no_are_the_roots(es):
+    index = "nested_versions"
+    if es.indices.exists(index=index):
+        es.indices.delete(index=index)
+    es.indices.create(index=index, mappings=MAPPING)
+    writes = 0
+    for n in range(3):  # three writes of doc 1: version 3, seq_no 2 (doc 2 written once)
+        es.index(index=index, id="1", document={"users": [{"first": "john", "age": n}]})
+        writes += 1
+    es.index(index=index, id="2", document={"users": [{"first": "john", "age": 9}]})
+    es.indices.refresh(index=index)
+    q = {"nested": {"path": "users", "query": {"match_all": {}},
+                    "inner_hits": {"version": True, "seq_no_primary_term": True}}}
+    resp = search(es, index, {"query": q, "version": True, "seq_no_primary_term": True})
+    by_id = {h["_id"]: h for h in resp["hits"]["hits"]}
+    want = {"1": (writes, writes - 1), "2": (1, writes)}
+    for i, (version, seq_no) in want.items():
+        h = by_id[i]
+        assert (h["_version"], h["_seq_no"]) == (version, seq_no)
+        for x in h["inner_hits"]["users"]["hits"]["hits"]:
+            assert (x["_version"], x["_seq_no"], x["_primary_term"]) == \
+                (version, seq_no, h["_primary_term"])
+    es.indices.delete(index=index)
+
+
+def test_inner_hits_docvalue_fields_and_fields(es, nested_index):
+    index, docs = nested_index
+    q = {"nested": {"path": "users", "query": {"term": {"users.last": "smith"}},
+                    "inner_hits": {"size": 10, "_source": False,
+                                   "docvalue_fields": ["users.age", {"field": "users.f*"}],
+                                   "fields": ["users.last"]}}}
+    resp = search(es, index, {"query": q})
+    assert resp["hits"]["hits"]
+    for h in resp["hits"]["hits"]:
+        users = users_of(docs[h["_id"]])
+        inner = h["inner_hits"]["users"]["hits"]["hits"]
+        assert [x["_nested"]["offset"] for x in inner] == \
+            [k for k, u in enumerate(users) if u["last"] == "smith"][:10]
+        for x in inner:
+            u = users[x["_nested"]["offset"]]
+            assert x["fields"] == {"users.age": [u["age"]], "users.first": [u["first"]],
+                                   "users.last": [u["last"]]}
 
 
 def test_update_and_delete_remove_the_block(es):
@@ -318,3 +407,86 @@ def test_global_and_significant_terms_see_roots(es, nested_index):
     g1 = sum(1 for d in docs.values() if d["group"] == "g1")
     assert sig["doc_count"] == g1
     assert [(b["key"], b["doc_count"], b["bg_count"]) for b in sig["buckets"]] == [("g1", g1, g1)]
+
+
+def test_inner_hits_highlight(es):
+    index = "nested_highlight"
+    if es.indices.exists(index=index):
+        es.indices.delete(index=index)
+    es.indices.create(index=index, mappings={"properties": {"c": {"type": "nested", "properties": {
+        "body": {"type": "text"}}}}})
+    docs = {"1": ["the quick brown fox", "lazy dog sleeps", "quick dog"],
+            "2": ["nothing here"], "3": ["Quick quick"]}
+    for i, bodies in docs.items():
+        es.index(index=index, id=i, document={"c": [{"body": b} for b in bodies]})
+    es.indices.refresh(index=index)
+    q = {"nested": {"path": "c", "query": {"match": {"c.body": "quick"}},
+                    "inner_hits": {"size": 10, "highlight": {"fields": {"c.body": {}}}}}}
+    resp = search(es, index, {"query": q})
+    assert sorted(h["_id"] for h in resp["hits"]["hits"]) == \
+        sorted(i for i, bs in docs.items() if any("quick" in b.lower().split() for b in bs))
+    for h in resp["hits"]["hits"]:
+        for x in h["inner_hits"]["c"]["hits"]["hits"]:
+            body = docs[h["_id"]][x["_nested"]["offset"]]
+            want = " ".join(f"<em>{w}</em>" if w.lower() == "quick" else w for w in body.split())
+            assert x["highlight"] == {"c.body": [want]}
+    es.indices.delete(index=index)
+
+
+def test_inner_hits_explain(es, nested_index):
+    index, docs = nested_index
+    q = {"nested": {"path": "users", "query": {"bool": {"should": [
+        {"term": {"users.first": "john"}}, {"term": {"users.last": "smith"}}]}},
+        "inner_hits": {"size": 5, "explain": True}}}
+    resp = search(es, index, {"query": q})
+    assert resp["hits"]["hits"]
+    for h in resp["hits"]["hits"]:
+        users = users_of(docs[h["_id"]])
+        for x in h["inner_hits"]["users"]["hits"]["hits"]:
+            u = users[x["_nested"]["offset"]]
+            assert u["first"] == "john" or u["last"] == "smith"
+            e = x["_explanation"]
+            assert e["value"] == pytest.approx(x["_score"], rel=1e-5)
+            assert isinstance(e["description"], str) and isinstance(e["details"], list)
+
+
+def test_inner_hits_script_fields(es, nested_index):
+    index, docs = nested_index
+    q = {"nested": {"path": "users", "query": {"range": {"users.age": {"lt": 40}}},
+                    "inner_hits": {"size": 10, "_source": False, "script_fields": {
+                        "twice": {"script": {"source": "doc['users.age'].value * params.k",
+                                             "params": {"k": 2}}},
+                        "name": {"script": "doc['users.first'].value + '_' + doc['users.last'].value"}}}}}
+    resp = search(es, index, {"query": q})
+    assert resp["hits"]["hits"]
+    for h in resp["hits"]["hits"]:
+        users = users_of(docs[h["_id"]])
+        for x in h["inner_hits"]["users"]["hits"]["hits"]:
+            u = users[x["_nested"]["offset"]]
+            assert u["age"] < 40
+            assert x["fields"] == {"twice": [u["age"] * 2], "name": [f"{u['first']}_{u['last']}"]}
+
+
+def test_inner_hits_stored_fields(es):
+    index = "nested_stored"
+    if es.indices.exists(index=index):
+        es.indices.delete(index=index)
+    es.indices.create(index=index, mappings={"properties": {"c": {"type": "nested", "properties": {
+        "a": {"type": "keyword", "store": True}, "b": {"type": "long"}}}}})
+    objs = [{"a": "x", "b": 1}, {"a": "y", "b": 2}, {"b": 3}]
+    es.index(index=index, id="1", document={"c": objs}, refresh=True)
+
+    def inner(ih):
+        q = {"nested": {"path": "c", "query": {"match_all": {}}, "inner_hits": ih}}
+        return search(es, index, {"query": q})["hits"]["hits"][0]["inner_hits"]["c"]["hits"]["hits"]
+
+    hits = inner({"stored_fields": ["c.*"]})
+    # only the `store: true` field, and no `_source` unless asked for
+    assert [x.get("fields") for x in hits] == \
+        [{"c.a": [o["a"]]} if "a" in o else None for o in objs]
+    assert all("_source" not in x for x in hits)
+    hits = inner({"stored_fields": ["c.a", "_source"]})
+    assert [x["_source"] for x in hits] == objs
+    with pytest.raises(BadRequestError):
+        inner({"stored_fields": "_none_", "_source": True})
+    es.indices.delete(index=index)

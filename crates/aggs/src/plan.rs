@@ -391,6 +391,8 @@ pub(crate) struct TermsOp {
     source_field: Option<String>,
     tantivy_include: Option<Value>,
     tantivy_exclude: Option<Value>,
+    /// A partition-based `include` (`partition`, `num_partitions`), applied when rendering.
+    pub partition: Option<(u32, u32)>,
 }
 
 impl TermsOp {
@@ -1557,10 +1559,18 @@ fn plan_terms(
         source_field,
         tantivy_include: None,
         tantivy_exclude: None,
+        partition: None,
     };
     for (filter, is_include) in [(&t.include, true), (&t.exclude, false)] {
         let Some(filter) = filter else { continue };
         match (kind, filter) {
+            (
+                _,
+                IncludeExclude::Partition {
+                    partition,
+                    num_partitions,
+                },
+            ) => op.partition = Some((*partition, *num_partitions)),
             (TermsKind::String, IncludeExclude::Regex(r)) => {
                 regex::Regex::new(r).map_err(|e| {
                     EsError::illegal_argument(format!("Invalid regular expression [{r}]: {e}"))
@@ -1661,6 +1671,15 @@ impl TermsOp {
             (Some(_), _) => false,
         };
         string_ok
+            && self.partition.is_none_or(|(p, n)| {
+                partition_accepts(
+                    self.kind,
+                    self.field.storage() == Some(Storage::Ip),
+                    key,
+                    p,
+                    n,
+                )
+            })
             && self
                 .numeric_include
                 .as_ref()
@@ -1670,6 +1689,53 @@ impl TermsOp {
                 .as_ref()
                 .is_none_or(|exc| !exc.contains(&x))
     }
+}
+
+/// Hppc's `BitMixer.mix64`, with which ES spreads numeric terms over partitions.
+fn mix64(z: i64) -> i64 {
+    let mut z = z as u64;
+    z = (z ^ (z >> 32)).wrapping_mul(0x4cd6_944c_5cc2_0b6d);
+    z = (z ^ (z >> 29)).wrapping_mul(0xfc12_c5b1_9d32_59e9);
+    (z ^ (z >> 32)) as i64
+}
+
+/// Whether a bucket key falls in partition `p` of `n`, as ES's `IncludeExclude` decides it:
+/// keywords by `floorMod(murmurhash3_x86_32(utf-8 bytes, seed 31), n)` (an `ip` by its
+/// 16-byte encoding, IPv4 mapped to IPv6), longs, dates and booleans (0/1) by
+/// `floorMod(mix64(value), n)`, doubles by `mix64` of `NumericUtils.doubleToSortableLong`.
+pub(crate) fn partition_accepts(
+    kind: TermsKind,
+    is_ip: bool,
+    key: &tantivy::aggregation::Key,
+    p: u32,
+    n: u32,
+) -> bool {
+    use tantivy::aggregation::Key;
+    let n = n as i64;
+    let hash = match (kind, key) {
+        (TermsKind::String, Key::Str(s)) => {
+            let ip = is_ip
+                .then(|| s.parse::<std::net::IpAddr>().ok())
+                .flatten()
+                .map(|ip| match ip {
+                    std::net::IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+                    std::net::IpAddr::V6(v6) => v6.octets(),
+                });
+            let h = match ip {
+                Some(bytes) => lode_engine::index::murmur3_32_seeded::<31>(&bytes),
+                None => lode_engine::index::murmur3_32_seeded::<31>(s.as_bytes()),
+            };
+            (h as i32) as i64
+        }
+        (TermsKind::Double, k) => {
+            let bits = super::render::key_f64(k).to_bits() as i64;
+            mix64(bits ^ ((bits >> 63) & 0x7fff_ffff_ffff_ffff))
+        }
+        (_, Key::I64(x)) => mix64(*x),
+        (_, Key::U64(x)) => mix64(*x as i64),
+        (_, k) => mix64(super::render::key_f64(k) as i64),
+    };
+    hash.rem_euclid(n) == p as i64
 }
 
 fn number(v: &Value) -> Option<f64> {
@@ -2286,7 +2352,8 @@ fn tantivy_node(n: &PlanNode, stage: Stage) -> Option<(&'static str, Value)> {
                     if orders_by_bucket
                         || op.numeric_include.is_some()
                         || op.numeric_exclude.is_some()
-                        || op.string_include.is_some() =>
+                        || op.string_include.is_some()
+                        || op.partition.is_some() =>
                 {
                     (ALL, ALL)
                 }
@@ -2821,4 +2888,56 @@ fn check_after(c: &super::request::CompositeReq) -> EsResult<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod partition_tests {
+    use super::{mix64, partition_accepts, TermsKind};
+    use tantivy::aggregation::Key;
+
+    /// hppc's `BitMixer.mix64` values (computed with a separate Python implementation of
+    /// the reference, tests/python/test_aggs_terms_partition.py).
+    #[test]
+    fn mix64_matches_hppc() {
+        assert_eq!(mix64(0), 0);
+        assert_eq!(mix64(1), -2508561340476696217);
+        assert_eq!(mix64(-5), -3352985118511919453);
+        assert_eq!(mix64(1_600_000_000_000), 5300403118700597576);
+    }
+
+    /// A term is in exactly the partition `floorMod(hash, n)` names.
+    #[test]
+    fn partitions_follow_the_hash() {
+        // murmurhash3_x86_32("term0", 31) = 1093292457; an ip by its 16-byte encoding.
+        let k = Key::Str("term0".into());
+        assert!(partition_accepts(
+            TermsKind::String,
+            false,
+            &k,
+            1093292457 % 7,
+            7
+        ));
+        let ip = Key::Str("10.0.1.2".into());
+        let want = (-1408868088i64).rem_euclid(5) as u32;
+        assert!(partition_accepts(TermsKind::String, true, &ip, want, 5));
+        assert!(!partition_accepts(
+            TermsKind::String,
+            true,
+            &ip,
+            (want + 1) % 5,
+            5
+        ));
+        // doubles by their sortable long bits: mix64(sortable(-1.5)) = 8758102346884877609
+        let d = Key::F64(-1.5);
+        assert!(partition_accepts(
+            TermsKind::Double,
+            false,
+            &d,
+            (8758102346884877609i64 % 3) as u32,
+            3
+        ));
+        let l = Key::I64(-5);
+        let p = (-3352985118511919453i64).rem_euclid(4) as u32;
+        assert!(partition_accepts(TermsKind::Long, false, &l, p, 4));
+    }
 }

@@ -886,7 +886,12 @@ impl Renderer<'_> {
         let mut keyed: Vec<(SortKey, &BucketEntry)> = kept
             .into_iter()
             .map(|b| {
-                let k = SortKey::new(&req.order, b.doc_count, b.key.clone(), &b.sub_aggregation);
+                let k = SortKey::new(
+                    &req.order,
+                    b.doc_count,
+                    order_key(op, &b.key),
+                    &b.sub_aggregation,
+                );
                 (k, b)
             })
             .collect();
@@ -1315,7 +1320,7 @@ impl Renderer<'_> {
         kept.sort_by(|a, b| {
             a.doc_count
                 .cmp(&b.doc_count)
-                .then_with(|| cmp_key(&a.key, &b.key))
+                .then_with(|| cmp_key(&order_key(op, &a.key), &order_key(op, &b.key)))
         });
         self.count_buckets(kept.len())?;
         let mut list = Vec::with_capacity(kept.len());
@@ -1891,6 +1896,26 @@ impl SortKey {
             key,
             metrics,
         }
+    }
+}
+
+/// The key a bucket is ordered by: an `ip` by its 16-byte encoding (IPv4 mapped to IPv6,
+/// hex so that text order is byte order), as ES orders its ip terms; other keys as they are.
+fn order_key(op: &TermsOp, k: &Key) -> Key {
+    match k {
+        Key::Str(s) if op.field.storage() == Some(Storage::Ip) => {
+            match s.parse::<std::net::IpAddr>() {
+                Ok(ip) => {
+                    let bytes = match ip {
+                        std::net::IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+                        std::net::IpAddr::V6(v6) => v6.octets(),
+                    };
+                    Key::Str(bytes.iter().map(|b| format!("{b:02x}")).collect())
+                }
+                Err(_) => k.clone(),
+            }
+        }
+        other => other.clone(),
     }
 }
 

@@ -214,6 +214,12 @@ pub(crate) enum OrderKey {
 pub(crate) enum IncludeExclude {
     Regex(String),
     Values(Vec<Value>),
+    /// ES's partition-based include: the terms whose hash `floorMod num_partitions` is
+    /// `partition` (see `plan::partition_accepts`).
+    Partition {
+        partition: u32,
+        num_partitions: u32,
+    },
 }
 
 pub(crate) struct TermsReq {
@@ -1206,14 +1212,60 @@ fn parse_include_exclude(ty: &str, key: &str, v: &Value) -> EsResult<IncludeExcl
     match v {
         Value::String(s) => Ok(IncludeExclude::Regex(s.clone())),
         Value::Array(a) => Ok(IncludeExclude::Values(a.clone())),
-        Value::Object(o) if o.contains_key("partition") => Err(EsError::illegal_argument(format!(
-            "[{key}] partitions are not supported in [{ty}]"
+        Value::Object(o) if key == "include" => parse_partition(ty, key, o),
+        Value::Object(_) => Err(EsError::x_content_parse(format!(
+            "[{ty}] failed to parse field [{key}]"
+        ))
+        .caused_by(EsError::illegal_argument(
+            "Unrecognized token for an exclude [START_OBJECT]",
         ))),
         other => Err(EsError::x_content_parse(format!(
             "[{ty}] {key} doesn't support values of type: {}",
             token_name(other)
         ))),
     }
+}
+
+/// ES's `IncludeExclude.parseInclude` for an object: `{"partition": p, "num_partitions": n}`
+/// (ints), its errors wrapped as the `ObjectParser` wraps a field's failure.
+fn parse_partition(ty: &str, key: &str, o: &Map<String, Value>) -> EsResult<IncludeExclude> {
+    let wrap = |e: EsError| {
+        EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(e)
+    };
+    let (mut partition, mut num) = (None, None);
+    for (k, v) in o {
+        let slot = match k.as_str() {
+            "partition" => &mut partition,
+            "num_partitions" => &mut num,
+            other => {
+                return Err(wrap(EsError::new(
+                    400,
+                    "parse_exception",
+                    format!("Unknown parameter in Include/Exclude clause: {other}"),
+                )))
+            }
+        };
+        *slot = Some(int32(ty, k, v)?);
+    }
+    let partition = partition.ok_or_else(|| {
+        wrap(EsError::illegal_argument(
+            "Missing [partition] parameter for partition-based include",
+        ))
+    })?;
+    let num = num.ok_or_else(|| {
+        wrap(EsError::illegal_argument(
+            "Missing [num_partitions] parameter for partition-based include",
+        ))
+    })?;
+    if partition < 0 || partition >= num {
+        return Err(wrap(EsError::illegal_argument(format!(
+            "Partition must be >=0 and < numPartition which is {num}"
+        ))));
+    }
+    Ok(IncludeExclude::Partition {
+        partition: partition as u32,
+        num_partitions: num as u32,
+    })
 }
 
 fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
@@ -1285,8 +1337,25 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
             }
             "order" => r.order = parse_order(TY, v)?,
             "missing" => r.missing = Some(v.clone()),
-            "include" => r.include = Some(parse_include_exclude(TY, k, v)?),
-            "exclude" => r.exclude = Some(parse_include_exclude(TY, k, v)?),
+            "include" | "exclude" => {
+                let f = Some(parse_include_exclude(TY, k, v)?);
+                if k == "include" {
+                    r.include = f
+                } else {
+                    r.exclude = f
+                }
+                // ES's `IncludeExclude.merge`, run as the second of the two is parsed.
+                if matches!(r.include, Some(IncludeExclude::Partition { .. }))
+                    && r.exclude.is_some()
+                {
+                    return Err(EsError::x_content_parse(format!(
+                        "[{TY}] failed to parse field [{k}]"
+                    ))
+                    .caused_by(EsError::illegal_argument(
+                        "Cannot specify any excludes when using a partition-based include",
+                    )));
+                }
+            }
             "show_term_doc_count_error" => r.show_term_doc_count_error = boolean(TY, k, v)?,
             "format" => r.format = Some(string(TY, k, v)?),
             _ => {}

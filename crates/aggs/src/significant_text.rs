@@ -61,6 +61,13 @@ fn accepted(term: &str, include: &[Filter], exclude: &[Filter]) -> bool {
     let hit = |f: &Filter| match f {
         Filter::Regex(r) => r.is_match(term),
         Filter::Values(v) => v.contains(term),
+        Filter::Partition(p, n) => super::plan::partition_accepts(
+            super::plan::TermsKind::String,
+            false,
+            &tantivy::aggregation::Key::Str(term.to_string()),
+            *p,
+            *n,
+        ),
     };
     (include.is_empty() || include.iter().any(hit)) && !exclude.iter().any(hit)
 }
@@ -68,6 +75,7 @@ fn accepted(term: &str, include: &[Filter], exclude: &[Filter]) -> bool {
 enum Filter {
     Regex(regex::Regex),
     Values(HashSet<String>),
+    Partition(u32, u32),
 }
 
 fn filter(f: &Option<IncludeExclude>) -> EsResult<Vec<Filter>> {
@@ -86,6 +94,10 @@ fn filter(f: &Option<IncludeExclude>) -> EsResult<Vec<Filter>> {
                 })
                 .collect(),
         )],
+        Some(IncludeExclude::Partition {
+            partition,
+            num_partitions,
+        }) => vec![Filter::Partition(*partition, *num_partitions)],
     })
 }
 

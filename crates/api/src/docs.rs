@@ -268,12 +268,14 @@ fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> 
             "_index" | "_id" | "routing" | "_routing" | "version" | "version_type"
             | "if_seq_no" | "if_primary_term" | "op_type" => {}
             "retry_on_conflict" if action == "update" => {}
+            // What an update returns in `get` (ES parses it for every action, and only
+            // updates use it).
+            "_source" => {}
             "require_alias" => {}
             "pipeline"
             | "require_data_stream"
             | "dynamic_templates"
             | "list_executed_pipelines"
-            | "_source"
             | "retry_on_conflict" => {
                 return Err(EsError::illegal_argument(format!(
                     "Action/metadata line [{line}] parameter [{k}] is not supported by Lode"
@@ -1185,6 +1187,8 @@ pub fn update(
 /// What a `_bulk` request's URL sets for every item.
 struct BulkDefaults {
     require_alias: bool,
+    /// The URL's `_source`, `_source_includes`, `_source_excludes`: what updates return.
+    source: Option<SourceFilter>,
     active_shards: Option<String>,
     timeout: Option<String>,
     /// Until when items to an index whose primary is not active wait for it, all together.
@@ -1318,6 +1322,8 @@ pub fn bulk(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
     let default_routing = routing(req).map(str::to_string);
     let defaults = BulkDefaults {
         require_alias: req.bool_param("require_alias", false)?,
+        source: (req.has("_source") || req.has("_source_includes") || req.has("_source_excludes"))
+            .then(|| source_filter(req)),
         active_shards: req.param("wait_for_active_shards").map(str::to_string),
         timeout: req.param("timeout").map(str::to_string),
         deadline: Instant::now()
@@ -1559,9 +1565,12 @@ fn bulk_item(
                 _ => None,
             };
             let out = apply_update(node, &index, id, routing, &upd, retry, required)?;
+            // The body's `_source` over the action line's, over the URL's (ES's order).
             let filter = upd
                 .get("_source")
-                .map(|spec| SourceFilter::from_json(Some(spec)));
+                .or(item.meta.get("_source"))
+                .map(|spec| SourceFilter::from_json(Some(spec)))
+                .or_else(|| defaults.source.clone());
             let (status, b) = update_body(&index, id, &out, filter.as_ref());
             Ok(BulkOutcome::Updated(
                 status,

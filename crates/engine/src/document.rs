@@ -355,6 +355,9 @@ impl<'a> Walk<'a> {
             for sub in def.multi_fields.iter().chain(&def.copy_to) {
                 if let Some(sub_def) = mapping.fields.get(sub) {
                     self.leaf(sub_def, v)?;
+                } else if def.copy_to.contains(sub) {
+                    // An unmapped target is mapped dynamically, as ES's `copy_to` does.
+                    self.value(sub, v)?;
                 }
             }
         }
@@ -438,6 +441,9 @@ impl<'a> Walk<'a> {
             for sub in def.multi_fields.iter().chain(&def.copy_to) {
                 if let Some(sub_def) = mapping.fields.get(sub) {
                     self.leaf(sub_def, v)?;
+                } else if def.copy_to.contains(sub) {
+                    // An unmapped target is mapped dynamically, as ES's `copy_to` does.
+                    self.value(sub, v)?;
                 }
             }
         }
@@ -501,6 +507,9 @@ impl<'a> Walk<'a> {
             for sub in &def.copy_to {
                 if let Some(sub_def) = mapping.fields.get(sub) {
                     self.leaf(sub_def, v)?;
+                } else if def.copy_to.contains(sub) {
+                    // An unmapped target is mapped dynamically, as ES's `copy_to` does.
+                    self.value(sub, v)?;
                 }
             }
         }
@@ -708,21 +717,89 @@ impl<'a> Walk<'a> {
     }
 
     fn flattened(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        let keyed = def
+            .keyed_path()
+            .and_then(|p| self.p.schema.get_field(&p).ok());
+        // ES's `depth_limit` (default 20): the depth of the value's nested objects.
+        let mut spec = Some(&self.p.mapping.json);
+        for part in def.path.split('.') {
+            spec = spec
+                .and_then(|m| m.get("properties"))
+                .and_then(|p| p.get(part));
+        }
+        let limit = spec
+            .and_then(|d| d.get("depth_limit"))
+            .and_then(|l| {
+                l.as_u64()
+                    .or_else(|| l.as_str().and_then(|s| s.parse().ok()))
+            })
+            .unwrap_or(20) as usize;
+        if object_depth(v) > limit {
+            return Err(self.bad_value(
+                def,
+                v,
+                &format!(
+                    "The provided [flattened] field [{}] exceeds the maximum depth limit of [{limit}].",
+                    def.path
+                ),
+            ));
+        }
+        self.flattened_at(def, keyed, &mut String::new(), v)
+    }
+
+    /// Each leaf of a `flattened` value: its value in the root field, `key\0value` (the key
+    /// its dotted path under the field) in the keyed companion, as ES's `FlattenedFieldParser`.
+    fn flattened_at(
+        &mut self,
+        def: &'a FieldDef,
+        keyed: Option<tantivy::schema::Field>,
+        key: &mut String,
+        v: &Value,
+    ) -> EsResult<()> {
         match v {
             Value::Object(m) => {
-                for val in m.values() {
-                    self.flattened(def, val)?;
+                for (k, val) in m {
+                    let len = key.len();
+                    if !key.is_empty() {
+                        key.push('.');
+                    }
+                    key.push_str(k);
+                    let r = self.flattened_at(def, keyed, key, val);
+                    key.truncate(len);
+                    r?;
                 }
                 Ok(())
             }
             Value::Array(a) => {
                 for val in a {
-                    self.flattened(def, val)?;
+                    self.flattened_at(def, keyed, key, val)?;
                 }
                 Ok(())
             }
-            Value::Null => Ok(()),
-            other => self.index_value(def, &Value::String(scalar_string(other))),
+            // ES substitutes `null_value` for the nulls inside the object too.
+            Value::Null => match &def.null_value {
+                Some(nv) if !nv.is_null() => self.flattened_at(def, keyed, key, nv),
+                _ => Ok(()),
+            },
+            other => {
+                let s = scalar_string(other);
+                if def
+                    .ignore_above
+                    .is_some_and(|limit| s.chars().count() > limit)
+                {
+                    self.ignored.push(&def.path);
+                    return Ok(());
+                }
+                self.index_value(def, &Value::String(s.clone()))?;
+                if let (Some(f), false) = (keyed, key.is_empty()) {
+                    let term = format!("{key}\0{s}");
+                    if def.index {
+                        check_term_length(&def.path, term.as_bytes())?;
+                    }
+                    self.doc.add_text(f, term);
+                }
+                Ok(())
+            }
         }
     }
 
@@ -1228,6 +1305,16 @@ fn insert_path(mapping: Option<&Mapping>, props: &mut Map<String, Value>, path: 
             .unwrap()
             .as_object_mut()
             .unwrap();
+    }
+}
+
+/// The depth of a `flattened` value's objects (an object of leaves is 1), as ES's
+/// `FlattenedFieldParser` counts it against `depth_limit`.
+fn object_depth(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => 1 + m.values().map(object_depth).max().unwrap_or(0),
+        Value::Array(a) => a.iter().map(object_depth).max().unwrap_or(0),
+        _ => 0,
     }
 }
 

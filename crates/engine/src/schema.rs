@@ -110,6 +110,13 @@ pub fn extend(previous: Option<&Schema>, mapping: &Mapping) -> Schema {
                 b.add_field(entry);
             }
         }
+        if let Some(keyed) = def.keyed_path().filter(|n| !existing.contains(n)) {
+            let mut keyed_def = def.as_ref().clone();
+            keyed_def.path = keyed;
+            if let Some(e) = field_entry(&keyed_def) {
+                b.add_field(e);
+            }
+        }
         if let Some(nanos) = def.nanos_path().filter(|n| !existing.contains(n)) {
             let mut nanos_def = def.as_ref().clone();
             nanos_def.path = nanos;
@@ -130,6 +137,8 @@ pub fn needs_extension(schema: &Schema, mapping: &Mapping) -> bool {
         || mapping.fields.values().any(|d| {
             (d.storage() != Storage::None && schema.get_field(&d.path).is_err())
                 || d.nanos_path()
+                    .is_some_and(|n| schema.get_field(&n).is_err())
+                || d.keyed_path()
                     .is_some_and(|n| schema.get_field(&n).is_err())
         })
 }

@@ -334,6 +334,162 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(())
     }
 
+    /// The keyed companion field of the `flattened` field `path` is a key of (`f.a.b` for a
+    /// flattened `f`), with the term prefix `a.b\0` its values carry there. `None` when
+    /// `path` is mapped or under no flattened field.
+    fn keyed_target(&self, path: &str) -> Option<(Option<Field>, &'a FieldDef, String)> {
+        let mapping: &'a lode_engine::mapping::Mapping = self.ctx.mapping;
+        if mapping.fields.contains_key(path) || self.ctx.runtime.contains_key(path) {
+            return None;
+        }
+        for (i, _) in path.match_indices('.') {
+            if let Some(def) = mapping.fields.get(&path[..i]) {
+                if def.ty != lode_engine::mapping::FieldType::Flattened {
+                    return None;
+                }
+                let field = def
+                    .keyed_path()
+                    .and_then(|k| self.ctx.schema.get_field(&k).ok())
+                    .filter(|_| def.index);
+                return Some((field, def, format!("{}\0", &path[i + 1..])));
+            }
+        }
+        None
+    }
+
+    /// [`Self::keyed_query`] for the query `dsl` builds, when `path` is a key of a
+    /// flattened field (the planner's direct entry points: query strings, `multi_match`).
+    fn keyed_first(
+        &self,
+        path: &str,
+        dsl: impl FnOnce() -> Query,
+        score: bool,
+    ) -> EsResult<Option<Q>> {
+        if self.keyed_target(path).is_none() {
+            return Ok(None);
+        }
+        self.keyed_query(&dsl(), score)
+    }
+
+    /// A query on a key of a `flattened` field (ES's `KeyedFlattenedFieldType`): `term`,
+    /// `terms`, `match` (the whole value, as a keyword), `range` (bounds compared as strings),
+    /// `prefix` and `exists` read the keyed companion's `key\0value` terms; `wildcard`,
+    /// `regexp` and `fuzzy` are refused as ES refuses them.
+    fn keyed_query(&self, q: &Query, score: bool) -> EsResult<Option<Q>> {
+        let field_of = |q: &Query| -> Option<String> {
+            Some(match q {
+                Query::Term(t) => t.field.clone(),
+                Query::Terms(t) => t.field.clone(),
+                Query::Match(m) => m.field.clone(),
+                Query::Exists { field, .. } => field.clone(),
+                Query::Range(r) => r.field.clone(),
+                Query::Prefix(p) | Query::Wildcard(p) | Query::Regexp(p) => p.field.clone(),
+                Query::Fuzzy(f) => f.field.clone(),
+                Query::MatchPhrase(p) | Query::MatchPhrasePrefix(p) => p.field.clone(),
+                Query::MatchBoolPrefix(m) => m.field.clone(),
+                _ => return None,
+            })
+        };
+        let Some(path) = field_of(q) else {
+            return Ok(None);
+        };
+        let Some((field, _def, prefix)) = self.keyed_target(&path) else {
+            return Ok(None);
+        };
+        let text = |v: &Value| -> EsResult<String> {
+            match v {
+                Value::String(s) => Ok(s.clone()),
+                Value::Bool(b) => Ok(b.to_string()),
+                Value::Number(n) => Ok(n.to_string()),
+                other => Err(EsError::illegal_argument(format!(
+                    "[{path}] cannot be queried with the value {other}"
+                ))),
+            }
+        };
+        let unsupported = |what: &str| {
+            Err(shard_exception(format!(
+                "[{what}] queries are not currently supported on keyed [flattened] fields."
+            )))
+        };
+        let Some(field) = field else {
+            // Not indexed (`index: false`) or no document has written the field yet.
+            return Ok(Some(none()));
+        };
+        let term = |v: &str| Term::from_field_text(field, &format!("{prefix}{v}"));
+        let q: Q = match q {
+            Query::Term(t) => {
+                if t.case_insensitive {
+                    return Err(EsError::parsing(
+                        "[term] [case_insensitive] on keyed [flattened] fields is not supported by Lode",
+                    ));
+                }
+                bm25(
+                    term_query(term(&text(&t.value)?), IndexRecordOption::Basic),
+                    t.boost,
+                    score,
+                )
+            }
+            Query::Match(m) => bm25(
+                term_query(term(&text(&m.query)?), IndexRecordOption::Basic),
+                m.boost,
+                score,
+            ),
+            Query::Terms(t) => {
+                let terms = t
+                    .values
+                    .iter()
+                    .map(|v| text(v).map(|s| term(&s)))
+                    .collect::<EsResult<Vec<_>>>()?;
+                constant(term_set(terms), t.boost, score)
+            }
+            Query::Exists { boost, .. } => constant(self.prefix_range(field, &prefix, false), *boost, score),
+            Query::Prefix(p) => {
+                if p.case_insensitive {
+                    return Err(EsError::parsing(
+                        "[prefix] [case_insensitive] on keyed [flattened] fields is not supported by Lode",
+                    ));
+                }
+                constant(
+                    self.prefix_range(field, &format!("{prefix}{}", p.value), false),
+                    p.boost,
+                    score,
+                )
+            }
+            Query::Range(r) => {
+                if r.format.is_some() || r.time_zone.is_some() {
+                    return Err(EsError::parsing(
+                        "[range] [format] and [time_zone] on keyed [flattened] fields are not supported by Lode",
+                    ));
+                }
+                let lo = match &r.from {
+                    None => Bound::Included(term("")),
+                    Some(v) if r.include_lower => Bound::Included(term(&text(v)?)),
+                    Some(v) => Bound::Excluded(term(&text(v)?)),
+                };
+                let hi = match &r.to {
+                    // Every value of the key: up to the prefix's end (`\0` + 1).
+                    None => match prefix_end(prefix.as_bytes()) {
+                        Some(end) => Bound::Excluded(Term::from_field_bytes(field, &end)),
+                        None => Bound::Unbounded,
+                    },
+                    Some(v) if r.include_upper => Bound::Included(term(&text(v)?)),
+                    Some(v) => Bound::Excluded(term(&text(v)?)),
+                };
+                constant(Box::new(InvertedIndexRangeQuery::new(lo, hi)), r.boost, score)
+            }
+            Query::Wildcard(_) => return unsupported("wildcard"),
+            Query::Regexp(_) => return unsupported("regexp"),
+            Query::Fuzzy(_) => return unsupported("fuzzy"),
+            Query::MatchPhrase(_) | Query::MatchPhrasePrefix(_) | Query::MatchBoolPrefix(_) => {
+                return Err(EsError::parsing(format!(
+                    "phrase and prefix [match] queries on keyed [flattened] field [{path}] are not supported by Lode"
+                )))
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(q))
+    }
+
     /// A query on a runtime field: a per-document filter over the field's values (it
     /// shadows a mapped field of the same name, as in ES).
     fn runtime_query(&self, q: &Query) -> EsResult<Option<Q>> {
@@ -448,6 +604,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     fn build_node(&self, q: &Query, score: bool) -> EsResult<Q> {
         self.count_leaf(q)?;
         if let Some(q) = self.runtime_query(q)? {
+            return Ok(q);
+        }
+        if let Some(q) = self.keyed_query(q, score)? {
             return Ok(q);
         }
         Ok(match q {
@@ -1133,6 +1292,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn range(&self, r: &RangeQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&r.field, || Query::Range(r.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&r.field, "range")?;
         let (field, def) = match target {
             Target::Missing => return Ok(none()),
@@ -1450,6 +1612,13 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// Through the field's column or `_field_names`, which lists the other leaf paths that had
     /// a value; an object path matches when any field below it does.
     fn exists(&self, field: &str, boost: f32, score: bool) -> EsResult<Q> {
+        let exists = || Query::Exists {
+            field: field.to_string(),
+            boost,
+        };
+        if let Some(q) = self.keyed_first(field, exists, score)? {
+            return Ok(q);
+        }
         let mapping = self.ctx.mapping;
         let names: Vec<&str> = if matches!(
             field,
@@ -1578,6 +1747,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn prefix(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&p.field, || Query::Prefix(p.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&p.field, "prefix")?;
         let Some((field, def)) = self.string_target(&target, "prefix", &p.field)? else {
             return Ok(none());
@@ -1635,6 +1807,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn wildcard(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&p.field, || Query::Wildcard(p.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&p.field, "wildcard")?;
         let Some((field, def)) = self.string_target(&target, "wildcard", &p.field)? else {
             return Ok(none());
@@ -1659,6 +1834,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn regexp(&self, p: &PatternQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&p.field, || Query::Regexp(p.clone()), score)? {
+            return Ok(q);
+        }
         check_regex_length(&p.value, self.ctx.max_regex_length)?;
         let target = self.resolve_for(&p.field, "regexp")?;
         let Some((field, def)) = self.string_target(&target, "regexp", &p.field)? else {
@@ -1685,6 +1863,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn fuzzy(&self, f: &FuzzyQuery, score: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&f.field, || Query::Fuzzy(f.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&f.field, "fuzzy")?;
         let Some((field, def)) = self.string_target(&target, "fuzzy", &f.field)? else {
             return Ok(none());
@@ -1785,6 +1966,13 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn match_query(&self, m: &MatchQuery, score: bool, kind: MatchKind) -> EsResult<Q> {
+        let as_dsl = || match kind {
+            MatchKind::Boolean => Query::Match(m.clone()),
+            MatchKind::BoolPrefix => Query::MatchBoolPrefix(m.clone()),
+        };
+        if let Some(q) = self.keyed_first(&m.field, as_dsl, score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&m.field, "match")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
@@ -1850,6 +2038,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn phrase(&self, p: &PhraseQuery, score: bool, prefix: bool, lenient: bool) -> EsResult<Q> {
+        if let Some(q) = self.keyed_first(&p.field, || Query::MatchPhrase(p.clone()), score)? {
+            return Ok(q);
+        }
         let target = self.resolve_for(&p.field, "match_phrase")?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),

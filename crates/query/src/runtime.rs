@@ -51,6 +51,18 @@ pub struct AggEval {
 }
 
 impl RuntimeField {
+    /// A `keyword` field without a script: the values at `name` in `_source` (the keys of a
+    /// `flattened` field are read this way by aggregations and sorts).
+    pub fn from_source_keyword(name: &str) -> RuntimeField {
+        RuntimeField {
+            name: name.to_string(),
+            ty: RuntimeType::Keyword,
+            script: None,
+            agg: None,
+            format: None,
+        }
+    }
+
     /// An aggregation's script as a field of type `ty` (compiled once, run per document).
     pub fn agg_script(
         name: String,

@@ -22,6 +22,197 @@ pub(super) struct InnerHitsSpec<'q> {
     from: usize,
     size: usize,
     source: SourceFilter,
+    /// `sort`: field keys (full paths of the path's fields) and `_score`; empty = by score.
+    sort: Vec<SortKey>,
+    track_scores: bool,
+    /// `version`, `seq_no_primary_term`: a nested object carries its root's (ES adds the
+    /// root's version and sequence number fields to its nested documents).
+    version: bool,
+    seq_no_primary_term: bool,
+    /// `docvalue_fields` (the nested document's own columns) and `fields` (the object's
+    /// `_source`), each a field pattern with an optional `format`.
+    docvalue_fields: Vec<(String, Option<String>)>,
+    fields: Vec<(String, Option<String>)>,
+    /// `highlight`: the object's `_source` highlighted for the inner query.
+    highlight: Option<lode_hits::highlight::HighlightRequest>,
+    /// `explain`: each object's score explained (the inner query's explanation).
+    explain: bool,
+    /// `stored_fields`: the `store: true` fields among the patterns, read from the object.
+    stored_fields: Vec<String>,
+    /// `script_fields`, run on each nested document (`doc[...]` reads its columns).
+    script_fields: Vec<(String, std::sync::Arc<lode_painless::SearchScript>, bool)>,
+}
+
+/// A matching object: its document, score and offset in the hit's objects of the path.
+type Match = (u32, Score, usize);
+
+/// One `sort` key of an `inner_hits`: a field of the nested objects, or `_score` (`None`).
+struct SortKey {
+    field: Option<String>,
+    asc: bool,
+    missing_first: bool,
+}
+
+/// A nested object's sort value, read from its `_source` as the field's doc values hold it.
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+enum SortVal {
+    Num(f64),
+    Long(i64),
+    Str(String),
+}
+
+impl SortVal {
+    fn json(&self) -> Value {
+        match self {
+            SortVal::Num(x) => json!(x),
+            SortVal::Long(x) => json!(x),
+            SortVal::Str(s) => json!(s),
+        }
+    }
+}
+
+fn parse_sort(spec: &Value) -> EsResult<Vec<SortKey>> {
+    let items: Vec<&Value> = match spec {
+        Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let (name, opts) = match item {
+            Value::String(s) => (s.clone(), None),
+            Value::Object(o) if o.len() == 1 => {
+                let (k, v) = o.iter().next().expect("one key");
+                (k.clone(), Some(v))
+            }
+            _ => return Err(EsError::parsing("[inner_hits] malformed [sort]")),
+        };
+        let score = name == "_score";
+        let mut key = SortKey {
+            field: (!score).then(|| name.clone()),
+            asc: !score,
+            missing_first: false,
+        };
+        let order = |v: &Value| -> EsResult<bool> {
+            match v.as_str() {
+                Some("asc") => Ok(true),
+                Some("desc") => Ok(false),
+                _ => Err(EsError::illegal_argument(format!(
+                    "Unknown SortOrder [{}]",
+                    v.as_str().unwrap_or_default()
+                ))),
+            }
+        };
+        match opts {
+            None => {}
+            Some(v @ Value::String(_)) => key.asc = order(v)?,
+            Some(Value::Object(o)) => {
+                for (k, v) in o {
+                    match k.as_str() {
+                        "order" => key.asc = order(v)?,
+                        "missing" if !score => match v.as_str() {
+                            Some("_last") => key.missing_first = false,
+                            Some("_first") => key.missing_first = true,
+                            _ => return Err(refuse("[sort] [missing] other than _first/_last")),
+                        },
+                        "mode" if !score => match v.as_str() {
+                            // ES's default modes: min ascending, max descending.
+                            Some("min") if key.asc => {}
+                            Some("max") if !key.asc => {}
+                            _ => {
+                                return Err(refuse("[sort] [mode] other than the order's default"))
+                            }
+                        },
+                        other => return Err(refuse(&format!("[sort] option [{other}]"))),
+                    }
+                }
+            }
+            Some(_) => return Err(EsError::parsing("[inner_hits] malformed [sort]")),
+        }
+        out.push(key);
+    }
+    Ok(out)
+}
+
+/// The sort value of the nested object `obj` (the object of `path`) for `field` (a full
+/// path): its values read as the field's type, the least ascending and the greatest
+/// descending (ES's default `mode`).
+fn sort_value(
+    ctx: &QueryContext,
+    path: &str,
+    obj: Option<&Value>,
+    field: &str,
+    asc: bool,
+) -> EsResult<Option<SortVal>> {
+    use lode_engine::mapping::{FieldType, Storage};
+    let Some(def) = ctx.mapping.fields.get(field) else {
+        return Err(EsError::bad_request(
+            "query_shard_exception",
+            format!("No mapping found for [{field}] in order to sort on"),
+        ));
+    };
+    if def.ty == FieldType::Text {
+        return Err(EsError::illegal_argument(format!(
+            "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{field}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."
+        )));
+    }
+    let Some(rel) = field.strip_prefix(&format!("{path}.")) else {
+        return Err(refuse(&format!(
+            "[sort] on [{field}], a field outside the nested path [{path}],"
+        )));
+    };
+    let mut raw = Vec::new();
+    if let Some(o) = obj {
+        lode_query::runtime::source_values(o, rel, &mut raw);
+    }
+    let mut vals = Vec::new();
+    for v in raw {
+        let x = match def.storage() {
+            Storage::Keyword => match v {
+                Value::String(s) => Some(SortVal::Str(s.clone())),
+                Value::Null => None,
+                other => Some(SortVal::Str(other.to_string())),
+            },
+            Storage::Bool => match v {
+                Value::Bool(b) => Some(SortVal::Long(*b as i64)),
+                Value::String(s) if s == "true" => Some(SortVal::Long(1)),
+                Value::String(s) if s == "false" => Some(SortVal::Long(0)),
+                _ => None,
+            },
+            Storage::I64 if def.ty.is_date() => def
+                .date_format
+                .parse_json(v, &lode_dates::Tz::utc())
+                .ok()
+                .map(SortVal::Long),
+            Storage::I64 => match v {
+                Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+                Value::String(s) => s.trim().parse::<f64>().ok().map(|f| f as i64),
+                _ => None,
+            }
+            .map(SortVal::Long),
+            Storage::F64 => match v {
+                Value::Number(n) => n.as_f64(),
+                Value::String(s) => s.trim().parse().ok(),
+                _ => None,
+            }
+            .map(SortVal::Num),
+            _ => {
+                return Err(refuse(&format!(
+                    "[sort] on field [{field}] of type [{}]",
+                    def.ty.name()
+                )))
+            }
+        };
+        vals.extend(x);
+    }
+    let pick = |a: SortVal, b: SortVal| {
+        let less = a.partial_cmp(&b) == Some(std::cmp::Ordering::Less);
+        if less == asc {
+            a
+        } else {
+            b
+        }
+    };
+    Ok(vals.into_iter().reduce(pick))
 }
 
 fn refuse(what: &str) -> EsError {
@@ -92,7 +283,18 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
         from: 0,
         size: 3,
         source: SourceFilter::all(),
+        sort: Vec::new(),
+        track_scores: false,
+        version: false,
+        seq_no_primary_term: false,
+        docvalue_fields: Vec::new(),
+        fields: Vec::new(),
+        highlight: None,
+        explain: false,
+        script_fields: Vec::new(),
+        stored_fields: Vec::new(),
     };
+    let mut stored: Option<Vec<String>> = None;
     for (k, v) in spec.as_object().into_iter().flatten() {
         match k.as_str() {
             "name" => {
@@ -104,9 +306,67 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
             "from" => s.from = count(v, k)?,
             "size" => s.size = count(v, k)?,
             "_source" => s.source = SourceFilter::from_json(Some(v)),
+            "sort" => s.sort = parse_sort(v)?,
+            "stored_fields" => stored = Some(super::body::read_strings(v, "stored_fields")?),
+            "script_fields" => {
+                let o = v.as_object().ok_or_else(|| {
+                    EsError::parsing("[inner_hits] failed to parse field [script_fields]")
+                })?;
+                s.script_fields = o
+                    .iter()
+                    .map(|(name, spec)| super::script_field(name, spec))
+                    .collect::<EsResult<Vec<_>>>()?;
+            }
+            "highlight" => s.highlight = Some(lode_hits::highlight::HighlightRequest::parse(v)?),
+            "docvalue_fields" | "fields" => {
+                let list = v
+                    .as_array()
+                    .ok_or_else(|| {
+                        EsError::parsing(format!("[inner_hits] failed to parse field [{k}]"))
+                    })?
+                    .iter()
+                    .map(|x| super::body::read_field_and_format(x).map(|f| (f.field, f.format)))
+                    .collect::<EsResult<Vec<_>>>()?;
+                if k == "fields" {
+                    s.fields = list
+                } else {
+                    s.docvalue_fields = list
+                }
+            }
+            "track_scores" | "version" | "seq_no_primary_term" | "explain" => {
+                let b = v.as_bool().ok_or_else(|| {
+                    EsError::parsing(format!("[inner_hits] failed to parse field [{k}]"))
+                })?;
+                match k.as_str() {
+                    "track_scores" => s.track_scores = b,
+                    "version" => s.version = b,
+                    "explain" => s.explain = b,
+                    _ => s.seq_no_primary_term = b,
+                }
+            }
             "ignore_unmapped" => {}
             other => return Err(refuse(&format!("[{other}]"))),
         }
+    }
+    if let Some(list) = stored {
+        // As a search's: `_none_` refuses a requested `_source`; stored fields replace
+        // `_source` unless it is requested or named among them.
+        let explicit_source = spec.get("_source").is_some();
+        if matches!(list.as_slice(), [one] if one == "_none_")
+            && spec.get("_source").is_some_and(|v| v != &json!(false))
+        {
+            return Err(EsError::bad_request(
+                "action_request_validation_exception",
+                "Validation Failed: 1: [stored_fields] cannot be disabled if [_source] is requested;",
+            ));
+        }
+        if !explicit_source {
+            s.source.fetch = list.iter().any(|f| f == "_source");
+        }
+        s.stored_fields = list
+            .into_iter()
+            .filter(|f| f != "_none_" && f != "_source")
+            .collect();
     }
     if s.from + s.size > MAX_INNER_RESULT_WINDOW {
         return Err(EsError::illegal_argument(format!(
@@ -119,6 +379,7 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
 }
 
 /// Renders the `inner_hits` object of one search hit.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn render(
     specs: &[InnerHitsSpec],
     ctx: &QueryContext,
@@ -127,9 +388,23 @@ pub(super) fn render(
     index_name: &str,
     id: &str,
     source: Option<&Value>,
+    max_analyzed_offset: usize,
 ) -> EsResult<Value> {
     let mut out = Map::new();
     for spec in specs {
+        let highlighter = spec
+            .highlight
+            .as_ref()
+            .map(|hl| {
+                lode_hits::highlight::Highlighter::new(
+                    hl,
+                    Some(spec.query),
+                    ctx,
+                    max_analyzed_offset,
+                    index_name,
+                )
+            })
+            .transpose()?;
         let nested_ok = ctx
             .mapping
             .objects
@@ -141,7 +416,7 @@ pub(super) fn render(
             None
         };
         let mut matched: Vec<(u32, Score, usize)> = Vec::new();
-        if let (Some(q), Some(field)) = (planned, s.meta.nested) {
+        if let (Some(q), Some(field)) = (planned.as_ref(), s.meta.nested) {
             let seg = s.searcher.segment_reader(addr.segment_ord);
             let parents = lode_query::nested::parent_docs(seg, field, &[])?;
             let range = lode_query::nested::children_of(&parents, addr.doc_id);
@@ -151,7 +426,12 @@ pub(super) fn render(
                     .weight(EnableScoring::disabled_from_searcher(&s.searcher))?
                     .scorer(seg, 1.0)?;
                 let mut v = Vec::new();
-                let mut d = p.seek(range.start);
+                // A fresh scorer may already stand past `range.start` (seek must not go back).
+                let mut d = if p.doc() >= range.start {
+                    p.doc()
+                } else {
+                    p.seek(range.start)
+                };
                 while d != TERMINATED && d < range.end {
                     v.push(d);
                     d = p.advance();
@@ -162,6 +442,8 @@ pub(super) fn render(
             let mut scorer = weight.scorer(seg, 1.0)?;
             let mut d = if range.is_empty() {
                 TERMINATED
+            } else if scorer.doc() >= range.start {
+                scorer.doc()
             } else {
                 scorer.seek(range.start)
             };
@@ -172,17 +454,69 @@ pub(super) fn render(
                 d = scorer.advance();
             }
         }
-        matched.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let max_score = matched.iter().map(|m| m.1).reduce(f32::max);
         let mut objects = Vec::new();
         if let Some(src) = source {
             objects_at(src, &spec.path, &mut objects);
         }
-        let hits: Vec<Value> = matched
+        let by_field = spec.sort.iter().any(|k| k.field.is_some());
+        let scores_kept =
+            !by_field || spec.track_scores || spec.sort.iter().any(|k| k.field.is_none());
+        // Each match's sort values (by score only: none).
+        let mut keyed: Vec<(Match, Vec<Option<SortVal>>)> = Vec::new();
+        for m in matched {
+            let mut vals = Vec::new();
+            for k in &spec.sort {
+                vals.push(match &k.field {
+                    None => Some(SortVal::Num(m.1 as f64)),
+                    Some(f) => sort_value(ctx, &spec.path, objects.get(m.2).copied(), f, k.asc)?,
+                });
+            }
+            keyed.push((m, vals));
+        }
+        if spec.sort.is_empty() {
+            keyed.sort_by(|a, b| b.0 .1.total_cmp(&a.0 .1).then(a.0 .0.cmp(&b.0 .0)));
+        } else {
+            keyed.sort_by(|a, b| {
+                for (i, k) in spec.sort.iter().enumerate() {
+                    let c = match (&a.1[i], &b.1[i]) {
+                        (None, None) => std::cmp::Ordering::Equal,
+                        (None, Some(_)) if k.missing_first => std::cmp::Ordering::Less,
+                        (None, Some(_)) => std::cmp::Ordering::Greater,
+                        (Some(_), None) if k.missing_first => std::cmp::Ordering::Greater,
+                        (Some(_), None) => std::cmp::Ordering::Less,
+                        (Some(x), Some(y)) => {
+                            let c = x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal);
+                            if k.asc {
+                                c
+                            } else {
+                                c.reverse()
+                            }
+                        }
+                    };
+                    if c != std::cmp::Ordering::Equal {
+                        return c;
+                    }
+                }
+                a.0 .0.cmp(&b.0 .0)
+            });
+        }
+        let max_score = if scores_kept {
+            keyed.iter().map(|m| m.0 .1).reduce(f32::max)
+        } else {
+            None
+        };
+        let total = keyed.len();
+        let seq_no_version = if spec.version || spec.seq_no_primary_term {
+            Some(s.seq_no_version(addr)?)
+        } else {
+            None
+        };
+        let hits: Vec<EsResult<Value>> = keyed
             .iter()
             .skip(spec.from)
             .take(spec.size)
-            .map(|&(_, score, offset)| {
+            .map(|((doc, score, offset), vals)| {
+                let (doc, score, offset) = (*doc, *score, *offset);
                 let mut h = Map::new();
                 h.insert("_index".into(), json!(index_name));
                 h.insert("_id".into(), json!(id));
@@ -190,7 +524,26 @@ pub(super) fn render(
                     "_nested".into(),
                     json!({"field": spec.path, "offset": offset}),
                 );
-                h.insert("_score".into(), json!(score));
+                if let Some((seq_no, version)) = seq_no_version {
+                    if spec.version {
+                        h.insert("_version".into(), json!(version));
+                    }
+                    if spec.seq_no_primary_term {
+                        h.insert("_seq_no".into(), json!(seq_no));
+                        h.insert(
+                            "_primary_term".into(),
+                            json!(lode_engine::shard::PRIMARY_TERM),
+                        );
+                    }
+                }
+                h.insert(
+                    "_score".into(),
+                    if scores_kept {
+                        json!(score)
+                    } else {
+                        Value::Null
+                    },
+                );
                 if spec.source.fetch {
                     if let Some(obj) = objects.get(offset) {
                         let wrapped = wrap(&spec.path, (*obj).clone());
@@ -199,17 +552,126 @@ pub(super) fn render(
                         }
                     }
                 }
-                Value::Object(h)
+                let mut fields = Map::new();
+                for (pattern, format) in &spec.docvalue_fields {
+                    for def in ctx.mapping.matching_fields(pattern) {
+                        let nested_doc = DocAddress::new(addr.segment_ord, doc);
+                        let vals = lode_hits::docvalues::read(
+                            &s.searcher,
+                            nested_doc,
+                            &def,
+                            format.as_deref(),
+                        )?;
+                        if !vals.is_empty() {
+                            fields.insert(def.path.clone(), Value::Array(vals));
+                        }
+                    }
+                }
+                if let (false, Some(obj)) = (spec.fields.is_empty(), objects.get(offset)) {
+                    let wrapped = wrap(&spec.path, (*obj).clone());
+                    for (pattern, format) in &spec.fields {
+                        for def in ctx.mapping.matching_fields(pattern) {
+                            let vals = lode_hits::docvalues::from_source(
+                                &wrapped,
+                                &def,
+                                format.as_deref(),
+                            )?;
+                            if !vals.is_empty() {
+                                fields.insert(def.path.clone(), Value::Array(vals));
+                            }
+                        }
+                    }
+                }
+                if let (false, Some(obj)) = (spec.stored_fields.is_empty(), objects.get(offset)) {
+                    let wrapped = wrap(&spec.path, (*obj).clone());
+                    for pattern in &spec.stored_fields {
+                        for def in ctx.mapping.matching_fields(pattern) {
+                            if !def.store || fields.contains_key(&def.path) {
+                                continue;
+                            }
+                            let vals = lode_hits::docvalues::from_source(&wrapped, &def, None)?;
+                            if !vals.is_empty() {
+                                fields.insert(def.path.clone(), Value::Array(vals));
+                            }
+                        }
+                    }
+                }
+                if !spec.script_fields.is_empty() {
+                    let reader = s.searcher.segment_reader(addr.segment_ord);
+                    let mut docs = lode_query::DocColumns::new(
+                        reader,
+                        lode_query::script::fields_of(ctx.mapping),
+                    )
+                    .with_runtime(ctx.runtime.clone());
+                    docs.doc = doc;
+                    for (name, script, ignore_failure) in &spec.script_fields {
+                        match script.value(&mut docs, f64::from(score)) {
+                            Ok(Value::Array(a)) => {
+                                fields.insert(name.clone(), Value::Array(a));
+                            }
+                            Ok(v) => {
+                                fields.insert(name.clone(), json!([v]));
+                            }
+                            Err(_) if *ignore_failure => {}
+                            Err(e) => return Err(super::search_phase_error(e)),
+                        }
+                    }
+                }
+                if !fields.is_empty() {
+                    h.insert("fields".into(), Value::Object(fields));
+                }
+                if let (true, Some(q)) = (spec.explain, planned.as_ref()) {
+                    let e = q.explain(&s.searcher, DocAddress::new(addr.segment_ord, doc))?;
+                    let e =
+                        serde_json::to_value(e).map_err(|e| EsError::internal(e.to_string()))?;
+                    h.insert("_explanation".into(), super::es_explanation(e));
+                }
+                if let (Some(hl), Some(obj)) = (&highlighter, objects.get(offset)) {
+                    let wrapped = wrap(&spec.path, (*obj).clone());
+                    if let Some(v) = hl.highlight(&wrapped, id)? {
+                        h.insert("highlight".into(), v);
+                    }
+                }
+                if !spec.sort.is_empty() {
+                    h.insert(
+                        "sort".into(),
+                        Value::Array(
+                            vals.iter()
+                                .zip(&spec.sort)
+                                .map(|(v, k)| match (v, &k.field) {
+                                    // A score sorts as the float it is.
+                                    (_, None) => lode_engine::float::float_value(score),
+                                    (Some(v), _) => v.json(),
+                                    (None, Some(f)) => missing_sort_value(ctx, f, k),
+                                })
+                                .collect(),
+                        ),
+                    );
+                }
+                Ok(Value::Object(h))
             })
             .collect();
+        let hits = hits.into_iter().collect::<EsResult<Vec<Value>>>()?;
         out.insert(
             spec.name.clone(),
             json!({"hits": {
-                "total": {"value": matched.len(), "relation": "eq"},
+                "total": {"value": total, "relation": "eq"},
                 "max_score": max_score,
                 "hits": hits,
             }}),
         );
     }
     Ok(Value::Object(out))
+}
+
+/// The sort value ES renders for an object without one: the extreme of the column's type
+/// on the side it sorts to (`"Infinity"` for floating-point fields), `null` for keywords.
+fn missing_sort_value(ctx: &QueryContext, field: &str, k: &SortKey) -> Value {
+    use lode_engine::mapping::Storage;
+    let low = k.missing_first == k.asc;
+    match ctx.mapping.fields.get(field).map(|d| d.storage()) {
+        Some(Storage::Keyword) | None => Value::Null,
+        Some(Storage::F64) => json!(if low { "-Infinity" } else { "Infinity" }),
+        Some(_) => json!(if low { i64::MIN } else { i64::MAX }),
+    }
 }

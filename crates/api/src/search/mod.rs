@@ -51,6 +51,9 @@ pub struct SearchRequest {
     pub runtime: lode_query::runtime::RuntimeFields,
     /// The `aggs` as sent: checked against each index's runtime fields.
     pub aggs_json: Option<Value>,
+    /// The field names the `aggs` and `sort` read: those that are keys of a `flattened`
+    /// field become runtime fields of their `_source` values (see [`context`]).
+    pub field_refs: Vec<String>,
     pub query: Option<query::Query>,
     pub post_filter: Option<query::Query>,
     pub from: usize,
@@ -327,9 +330,20 @@ impl SearchRequest {
             .transpose()?
             .unwrap_or_default();
         let collapse = b.get("collapse").map(body::read_collapse).transpose()?;
+        let mut field_refs = Vec::new();
+        for (v, in_sort) in [
+            (b.get("aggs"), false),
+            (b.get("aggregations"), false),
+            (b.get("sort"), true),
+        ] {
+            if let Some(v) = v {
+                referenced_fields(v, in_sort, &mut field_refs);
+            }
+        }
         Ok(SearchRequest {
             max_scroll_contexts: 500,
             runtime,
+            field_refs,
             aggs_json: b.get("aggs").or(b.get("aggregations")).cloned(),
             query,
             post_filter: b.get("post_filter").map(query::parse_query).transpose()?,
@@ -928,15 +942,65 @@ fn runtime_fields_values(
     Ok(())
 }
 
+/// Field names an `aggs` or `sort` section reads: `field` values anywhere in the
+/// aggregations, and sort keys (a name, or an object's keys, not `_score`-like ones).
+fn referenced_fields(v: &Value, in_sort: bool, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                if k == "field" {
+                    if let Some(s) = x.as_str() {
+                        out.push(s.to_string());
+                    }
+                }
+                if in_sort && !k.starts_with('_') {
+                    out.push(k.clone());
+                }
+                referenced_fields(x, false, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| referenced_fields(x, in_sort, out)),
+        Value::String(s) if in_sort => out.push(s.clone()),
+        _ => {}
+    }
+}
+
+/// A key of a `flattened` field (`f.a.b`, `f` flattened): an unmapped path whose first
+/// mapped prefix is a flattened field.
+fn is_flattened_key(mapping: &lode_engine::mapping::Mapping, path: &str) -> bool {
+    !mapping.fields.contains_key(path)
+        && path
+            .match_indices('.')
+            .find_map(|(i, _)| mapping.fields.get(&path[..i]))
+            .is_some_and(|d| d.ty == lode_engine::mapping::FieldType::Flattened)
+}
+
 fn context<'a>(
     index: &'a IndexService,
     state: &'a lode_engine::index::MappingState,
     now: i64,
     lookups: &'a query::TermsLookups,
     runtime: &lode_query::runtime::RuntimeFields,
+    field_refs: &[String],
 ) -> EsResult<QueryContext<'a>> {
     // The index mapping's runtime fields, shadowed by the request's `runtime_mappings`.
-    let runtime = lode_query::runtime::effective(&state.mapping.json, runtime)?;
+    let mut runtime = lode_query::runtime::effective(&state.mapping.json, runtime)?;
+    // Aggregations and sorts on a key of a `flattened` field read its `_source` values as a
+    // keyword runtime field would (ES reads the keyed doc values: the same strings).
+    let keyed: Vec<&String> = field_refs
+        .iter()
+        .filter(|n| !runtime.contains_key(*n) && is_flattened_key(&state.mapping, n))
+        .collect();
+    if !keyed.is_empty() {
+        let mut all = (*runtime).clone();
+        for n in keyed {
+            all.insert(
+                n.clone(),
+                std::sync::Arc::new(lode_query::runtime::RuntimeField::from_source_keyword(n)),
+            );
+        }
+        runtime = std::sync::Arc::new(all);
+    }
     Ok(QueryContext {
         mapping: &state.mapping,
         schema: &state.schema,
@@ -1069,7 +1133,14 @@ fn query_phase(
             c.check()?;
         }
         let state = t.mapping_state();
-        let ctx = context(&t.index, &state, now, &sreq.terms_lookups, &sreq.runtime)?;
+        let ctx = context(
+            &t.index,
+            &state,
+            now,
+            &sreq.terms_lookups,
+            &sreq.runtime,
+            &sreq.field_refs,
+        )?;
         let mut q = base_query(t, sreq, &ctx, &early)?;
         if let Some(pf) = &sreq.post_filter {
             let f = query::build_query(pf, &ctx)?;
@@ -1386,7 +1457,16 @@ fn query_phase(
         let ctxs: Vec<_> = targets
             .iter()
             .zip(&states)
-            .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups, &sreq.runtime))
+            .map(|(t, st)| {
+                context(
+                    &t.index,
+                    st,
+                    now,
+                    &sreq.terms_lookups,
+                    &sreq.runtime,
+                    &sreq.field_refs,
+                )
+            })
             .collect::<EsResult<_>>()?;
         let queries = targets
             .iter()
@@ -1556,7 +1636,16 @@ fn fetch_phase(
     let ctxs: Vec<_> = targets
         .iter()
         .zip(&states)
-        .map(|(t, st)| context(&t.index, st, now, &sreq.terms_lookups, &sreq.runtime))
+        .map(|(t, st)| {
+            context(
+                &t.index,
+                st,
+                now,
+                &sreq.terms_lookups,
+                &sreq.runtime,
+                &sreq.field_refs,
+            )
+        })
         .collect::<EsResult<_>>()?;
     let highlighters = match &sreq.highlight {
         Some(hl) => targets
@@ -1787,6 +1876,8 @@ fn fetch_phase(
                 &t.index.name,
                 &id,
                 source.as_ref(),
+                t.index
+                    .usize_setting("index.highlight.max_analyzed_offset", 1_000_000),
             )?;
             hit.insert("inner_hits".into(), inner);
         }
@@ -2945,6 +3036,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
     let sreq = SearchRequest {
         max_scroll_contexts: 500,
         runtime: Default::default(),
+        field_refs: Vec::new(),
         aggs_json: None,
         post_filter: None,
         from: 0,
@@ -3076,7 +3168,14 @@ pub fn matching_ids(
         }),
         None => full.clone(),
     };
-    let ctx = context(index, &state, now_millis(), lookups, &Default::default())?;
+    let ctx = context(
+        index,
+        &state,
+        now_millis(),
+        lookups,
+        &Default::default(),
+        &[],
+    )?;
     let mut q: Box<dyn tantivy::query::Query> = match query {
         Some(q) => query::build_query(&query::parse_query(q)?, &ctx)?,
         None => Box::new(tantivy::query::AllQuery),

@@ -328,6 +328,10 @@ impl TokenCountOptions {
 /// The suffix of a `date_nanos` field's nanosecond column (see [`FieldDef::nanos_path`]).
 pub const NANOS_SUFFIX: &str = "#nanos";
 
+/// The suffix of a `flattened` field's keyed companion, holding `key\0value` terms (ES's
+/// `._keyed` field), which queries and aggregations on `field.key` read.
+pub const KEYED_SUFFIX: &str = "#keyed";
+
 /// Lucene's `CompletionAnalyzer.SEP_LABEL`: joins the tokens of a completion key.
 pub const COMPLETION_SEP: char = '\u{1f}';
 
@@ -427,6 +431,11 @@ impl FieldDef {
     /// queries and fetched values read it.
     pub fn nanos_path(&self) -> Option<String> {
         (self.ty == FieldType::DateNanos).then(|| format!("{}{NANOS_SUFFIX}", self.path))
+    }
+
+    /// The keyed companion field of a `flattened` field (see [`KEYED_SUFFIX`]).
+    pub fn keyed_path(&self) -> Option<String> {
+        (self.ty == FieldType::Flattened).then(|| format!("{}{KEYED_SUFFIX}", self.path))
     }
 
     /// Whether the tantivy field carries an inverted index (terms and postings). A searchable
