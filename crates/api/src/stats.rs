@@ -76,6 +76,9 @@ pub(crate) struct Numbers {
     pub fetch_total: u64,
     pub fetch_time_ns: u64,
     pub scroll_total: u64,
+    /// Open scroll contexts (ES's `scroll_current` and, without point-in-time readers,
+    /// `open_contexts`).
+    pub scroll_current: u64,
     pub refresh_total: u64,
     pub refresh_time_ns: u64,
     pub external_refresh_total: u64,
@@ -121,6 +124,7 @@ impl Numbers {
         self.fetch_total += o.fetch_total;
         self.fetch_time_ns += o.fetch_time_ns;
         self.scroll_total += o.scroll_total;
+        self.scroll_current += o.scroll_current;
         self.refresh_total += o.refresh_total;
         self.refresh_time_ns += o.refresh_time_ns;
         self.external_refresh_total += o.external_refresh_total;
@@ -230,6 +234,10 @@ pub(crate) fn shard_numbers(shard: &Shard, shard_dir: &Path, opts: &StatsOptions
         fetch_total: l(&s.fetch_total),
         fetch_time_ns: l(&s.fetch_time_nanos),
         scroll_total: l(&s.scroll_total),
+        scroll_current: crate::search::open_scroll_contexts_by_shard()
+            .get(shard_dir)
+            .copied()
+            .unwrap_or(0),
         refresh_total: l(&s.refresh_total),
         refresh_time_ns: l(&s.refresh_time_nanos),
         external_refresh_total: l(&s.external_refresh_total),
@@ -479,7 +487,7 @@ pub(crate) fn render_stats(n: &Numbers, metrics: &[&str], opts: &StatsOptions) -
         o.insert(
             "search".into(),
             json!({
-                "open_contexts": 0,
+                "open_contexts": n.scroll_current,
                 "query_total": n.query_total,
                 "query_time_in_millis": ms(n.query_time_ns),
                 "query_current": 0,
@@ -488,7 +496,7 @@ pub(crate) fn render_stats(n: &Numbers, metrics: &[&str], opts: &StatsOptions) -
                 "fetch_current": 0,
                 "scroll_total": n.scroll_total,
                 "scroll_time_in_millis": 0,
-                "scroll_current": 0,
+                "scroll_current": n.scroll_current,
                 "suggest_total": 0,
                 "suggest_time_in_millis": 0,
                 "suggest_current": 0

@@ -2942,6 +2942,22 @@ pub fn open_scroll_contexts() -> usize {
     scroll_store().reap()
 }
 
+/// The open scroll contexts of each shard, by shard directory (`scroll_current`).
+pub fn open_scroll_contexts_by_shard() -> HashMap<std::path::PathBuf, u64> {
+    let store = scroll_store();
+    store.reap();
+    let mut out: HashMap<std::path::PathBuf, u64> = HashMap::new();
+    for ctx in store.map.lock().values() {
+        for t in &ctx.targets {
+            for s in &t.searchers {
+                *out.entry(t.index.path().join(s.shard_id.to_string()))
+                    .or_default() += 1;
+            }
+        }
+    }
+    out
+}
+
 /// A background thread that frees expired scroll contexts every second, as ES's keep-alive
 /// reaper does (`search.keep_alive_interval`), so an abandoned scroll's memory returns to the
 /// breaker without waiting for the next scroll request.
