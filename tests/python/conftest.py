@@ -22,7 +22,7 @@ import threading
 import time
 
 import pytest
-from elasticsearch import Elasticsearch
+from elasticsearch import ApiError, Elasticsearch
 
 import oracle
 from oracle import GEN, MAPPING, REPO
@@ -280,3 +280,23 @@ def pytest_collection_modifyitems(config, items):
         nodeid = item.nodeid if item.nodeid.startswith("tests/") else "tests/python/" + item.nodeid
         if nodeid in known or item.nodeid in known:
             item.add_marker(pytest.mark.xfail(reason="known Lode gap, see known_failures.txt", strict=False))
+
+
+# Shared by the tests that restart nodes and break their stores.
+def client(url):
+    return Elasticsearch(url, request_timeout=60, max_retries=0, retry_on_status=())
+
+
+def error_of(fn):
+    with pytest.raises(ApiError) as e:
+        fn()
+    return e.value.meta.status, e.value.body
+
+
+def wait_until(check, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return check()

@@ -14,12 +14,11 @@ This module starts its own `lode serve` (the session server is not restarted).
 """
 
 import os
-import time
 
 import pytest
-from elasticsearch import ApiError, Elasticsearch
+from elasticsearch import Elasticsearch
 
-from conftest import LodeServer, lode_binary
+from conftest import LodeServer, client, error_of, lode_binary, wait_until
 
 INDEX = "three"
 SHARDS = 3
@@ -77,25 +76,6 @@ def test_routing_matches_known_values():
 IDS = [str(i) for i in range(N)]
 ON_BROKEN = [i for i in IDS if shard_of(i) == BROKEN]
 HEALTHY = [i for i in IDS if shard_of(i) != BROKEN]
-
-
-def client(url):
-    return Elasticsearch(url, request_timeout=60, max_retries=0, retry_on_status=())
-
-
-def error_of(fn):
-    with pytest.raises(ApiError) as e:
-        fn()
-    return e.value.meta.status, e.value.body
-
-
-def wait_until(check, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if check():
-            return True
-        time.sleep(0.2)
-    return check()
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,11 @@ This module starts its own `lode serve` (the session server is not restarted).
 
 import hashlib
 import os
-import time
 
 import pytest
-from elasticsearch import ApiError, Elasticsearch
+from elasticsearch import Elasticsearch
 
-from conftest import LodeServer, lode_binary
+from conftest import LodeServer, client, error_of, lode_binary, wait_until
 
 FLUSHED = 25  # documents in the commit
 TRANSLOG = 7  # documents indexed after the flush: in the translog only
@@ -28,25 +27,6 @@ BROKEN = ["no-commit", "bad-commit"]
 # left after the first failure, "io-retrying" the default 5.
 IO_FAULT = ["io-stuck", "io-retrying"]
 INDICES = BROKEN + IO_FAULT + ["healthy"]
-
-
-def client(url):
-    return Elasticsearch(url, request_timeout=60, max_retries=0, retry_on_status=())
-
-
-def error_of(fn):
-    with pytest.raises(ApiError) as e:
-        fn()
-    return e.value.meta.status, e.value.body
-
-
-def wait_until(check, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if check():
-            return True
-        time.sleep(0.2)
-    return check()
 
 
 def digest_tree(root):

@@ -15,9 +15,8 @@ import os
 import time
 
 import pytest
-from elasticsearch import ApiError, Elasticsearch
 
-from conftest import LodeServer, lode_binary
+from conftest import LodeServer, client, error_of, lode_binary, wait_until
 
 # name -> (shards, docs, max_retries)
 INDICES = {
@@ -29,27 +28,8 @@ INDICES = {
 BROKEN = ["red-auto", "red-stuck", "red-doomed"]
 
 
-def client(url):
-    return Elasticsearch(url, request_timeout=60, max_retries=0, retry_on_status=())
-
-
-def error_of(fn):
-    with pytest.raises(ApiError) as e:
-        fn()
-    return e.value.meta.status, e.value.body
-
-
 def health(es, **params):
     return es.cluster.health(**params).body
-
-
-def wait_until(check, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if check():
-            return True
-        time.sleep(0.2)
-    return check()
 
 
 @pytest.fixture(scope="module")
