@@ -5,7 +5,9 @@
 # abandoned, never cleared: its context must expire after its 30 s keep-alive) for DURATION,
 # sampling the server's resident set size every second to a CSV. Fails when any request
 # errored (no response, a non-2xx answer or a failed bulk item), when the node died, or when
-# memory grows without bound: the median of the last tenth of the run (the last minute of the
+# memory grows without bound while the data does not: the writes replace documents of the
+# searched index (WRITES=overwrite, the default: its size stays put while every replaced
+# version becomes a delete for merges to reclaim), and the median of the last tenth of the run (the last minute of the
 # default 10) more than GROWTH_PCT over the median of the third tenth (the third minute: the
 # first two are warm-up, caches and the first merges filling). The check is on RssAnon (heap
 # and other anonymous memory) by default: VmRSS also counts the pages of the index files
@@ -19,6 +21,9 @@
 #   SEARCH_RATE  searches per second (default 50), round-robin over QUERIES (built-in suite names,
 #                default: ids_range,term,match,range,bucket,metric,trend,group,page-10,detail)
 #   WRITE_RATE   `_bulk` requests per second (default 5), WRITE_BATCH documents each (default 100)
+#   WRITES       overwrite (default: the writes replace the searched index's documents, ids 1 to
+#                DOCS in turn) or append (new documents into their own index, `soak-writes`,
+#                which grows all run long, and memory with it: not a leak check)
 #   GROWTH_PCT   allowed growth, percent (default 20), of RSS_METRIC (anon, default, or rss)
 #   SCROLL_EVERY seconds between abandoned scrolls (default 2)
 #   OUT          where the CSV, the bench report and the node's logs go (default target/soak)
@@ -34,6 +39,7 @@ WRITE_RATE="${WRITE_RATE:-5}"
 WRITE_BATCH="${WRITE_BATCH:-100}"
 GROWTH_PCT="${GROWTH_PCT:-20}"
 SCROLL_EVERY="${SCROLL_EVERY:-2}"
+WRITES="${WRITES:-overwrite}"
 RSS_METRIC="${RSS_METRIC:-anon}"
 QUERIES="${QUERIES:-ids_range,term,match,range,bucket,metric,trend,group,page-10,detail}"
 OUT="${OUT:-target/soak}"
@@ -82,11 +88,16 @@ SAMPLER=$!
 ) >"$OUT/scrolls.txt" &
 SCROLLER=$!
 
-echo "soak: ${DURATION}s of mixed load: $SEARCH_RATE searches/s (varied: $QUERIES), $WRITE_RATE bulks/s of $WRITE_BATCH"
+echo "soak: ${DURATION}s of mixed load: $SEARCH_RATE searches/s (varied: $QUERIES), $WRITE_RATE bulks/s of $WRITE_BATCH ($WRITES)"
 status=0
+case "$WRITES" in
+  overwrite) write_args=(--overwrite --write-index accounts) ;;
+  append) write_args=(--write-index soak-writes) ;;
+  *) echo "soak: WRITES must be overwrite or append" >&2; exit 2 ;;
+esac
 "$LODE_BIN" bench mixed "$LODE_URL" --index accounts --search-rate "$SEARCH_RATE" --vary \
   --only "$QUERIES" \
-  --write-rate "$WRITE_RATE" --write-batch "$WRITE_BATCH" --write-index soak-writes \
+  --write-rate "$WRITE_RATE" --write-batch "$WRITE_BATCH" "${write_args[@]}" \
   --force-merge \
   -t "${DURATION}s" --corpus-docs "$DOCS" --json "$OUT/mixed.json" >"$OUT/mixed.txt" || status=$?
 kill "$SAMPLER" "$SCROLLER" 2>/dev/null || true

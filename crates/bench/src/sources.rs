@@ -3,7 +3,7 @@
 use crate::http::Request;
 use crate::report::KindInfo;
 use crate::runner::{Planned, Source};
-use crate::workload::accounts::{AccountsGenerator, AccountsModel};
+use crate::workload::accounts::{AccountDoc, AccountsGenerator, AccountsModel};
 use crate::workload::queries::{QueryMethod, QuerySpec};
 use crate::workload::rng::Rng;
 use crate::workload::vary::{has_placeholders, Variation};
@@ -134,6 +134,7 @@ pub struct WriteSource {
     name: String,
     fixed: Option<Request>,
     with_ids: bool,
+    overwrite: Option<u64>,
 }
 
 impl WriteSource {
@@ -147,6 +148,7 @@ impl WriteSource {
             name: name.to_string(),
             fixed: None,
             with_ids: false,
+            overwrite: None,
         };
         if let Docs::Fixed(doc) = &s.docs {
             s.fixed = Some(match s.bulk {
@@ -167,6 +169,23 @@ impl WriteSource {
     pub fn with_ids(mut self) -> WriteSource {
         self.with_ids = matches!(self.docs, Docs::Accounts(_));
         self
+    }
+
+    /// Generated documents take the ids `1..=docs` in turn (implies [`WriteSource::with_ids`]):
+    /// each write replaces a document already indexed, so the index keeps its size while the
+    /// replaced versions become deletes for merges to reclaim.
+    pub fn overwriting(mut self, docs: u64) -> WriteSource {
+        self = self.with_ids();
+        self.overwrite = (self.with_ids && docs > 0).then_some(docs);
+        self
+    }
+
+    fn next_doc(&self, g: &mut AccountsGenerator) -> AccountDoc {
+        let mut d = g.next_doc();
+        if let Some(n) = self.overwrite {
+            d.id = (d.id - 1) % n + 1;
+        }
+        d
     }
 
     fn doc_path(&self) -> String {
@@ -209,7 +228,7 @@ impl Source for WriteSource {
                 let mut body = String::with_capacity(400 * docs as usize);
                 match self.bulk {
                     None => {
-                        let d = g.next_doc();
+                        let d = self.next_doc(&mut g);
                         g.model().write_source(&d, &mut body);
                         if self.with_ids {
                             let path = format!("{}/{}", self.doc_path(), d.id);
@@ -220,7 +239,7 @@ impl Source for WriteSource {
                     }
                     Some(n) => {
                         for _ in 0..n {
-                            let d = g.next_doc();
+                            let d = self.next_doc(&mut g);
                             g.model()
                                 .write_bulk(&d, &self.index, self.with_ids, &mut body);
                         }
@@ -351,5 +370,20 @@ mod tests {
         );
         let p = w.plan(1, &mut Rng::new(1));
         assert_eq!(p.request.path, "/acc/_doc/502");
+        // Overwriting cycles over the ids already indexed.
+        let w = WriteSource::new("acc", account_docs(42, 100, 9, 1), None, "write").overwriting(2);
+        let paths: Vec<String> = (0..5)
+            .map(|i| w.plan(i, &mut Rng::new(1)).request.path)
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "/acc/_doc/1",
+                "/acc/_doc/2",
+                "/acc/_doc/1",
+                "/acc/_doc/2",
+                "/acc/_doc/1"
+            ]
+        );
     }
 }

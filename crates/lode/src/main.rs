@@ -10,6 +10,9 @@ use std::sync::Arc;
 /// mimalloc instead of glibc's malloc: a request allocates and frees many small buffers
 /// across threads (parsed bodies, hits, rendered JSON), where glibc's arenas spent about a
 /// fifth of a cheap search's CPU (malloc, _int_free, malloc_consolidate in its profile).
+/// The `system-allocator` feature keeps glibc's, for heap profilers that intercept malloc
+/// (heaptrack, valgrind's massif).
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -32,6 +32,10 @@ pub struct MixedArgs {
     /// Documents per write request: `_bulk` above 1, `POST /INDEX/_doc` for 1
     #[arg(long, default_value_t = 100, value_name = "DOCS")]
     pub write_batch: usize,
+    /// Writes replace the documents already indexed (ids 1 to the index's count, in turn)
+    /// instead of adding new ones: the index keeps its size while deletes and merges go on
+    #[arg(long)]
+    pub overwrite: bool,
     /// Index the writes go to [default: the query index]
     #[arg(long, value_name = "INDEX")]
     pub write_index: Option<String>,
@@ -111,7 +115,8 @@ pub async fn run(mut a: MixedArgs) -> Result<()> {
 
     // New documents continue the loaded corpus's ids, so they are new documents (not
     // updates) and `--vary`'s document ids stay within the corpus.
-    let first_id = session.controls[0].count(&write_index).await.unwrap_or(0) + 1;
+    let indexed = session.controls[0].count(&write_index).await.unwrap_or(0);
+    let first_id = if a.overwrite { 1 } else { indexed + 1 };
     let before = session.snapshot(0).await;
     let start = Instant::now() + Duration::from_millis(5);
     let events = Arc::new(Mutex::new(Vec::<Event>::new()));
@@ -148,20 +153,23 @@ pub async fn run(mut a: MixedArgs) -> Result<()> {
     );
     let result = if a.write_rate > 0.0 {
         let batch = (a.write_batch > 1).then_some(a.write_batch);
-        let writes = Arc::new(
-            WriteSource::new(
-                &write_index,
-                account_docs(
-                    a.cache.corpus_seed,
-                    ACCOUNTS_DEFAULT,
-                    seed ^ 0xD0C5,
-                    first_id,
-                ),
-                batch,
-                "write",
-            )
-            .with_ids(),
-        );
+        let writes = WriteSource::new(
+            &write_index,
+            account_docs(
+                a.cache.corpus_seed,
+                ACCOUNTS_DEFAULT,
+                seed ^ 0xD0C5,
+                first_id,
+            ),
+            batch,
+            "write",
+        )
+        .with_ids();
+        let writes = Arc::new(if a.overwrite {
+            writes.overwriting(indexed)
+        } else {
+            writes
+        });
         kinds.push(writes.kind_info());
         let write_shape = shape(a.write_rate);
         let write_cfg = session.phase_config(seed ^ 0x3, a.timeout, Some(start));
@@ -198,6 +206,7 @@ pub async fn run(mut a: MixedArgs) -> Result<()> {
         "search_rate": a.search_rate,
         "write_rate": a.write_rate,
         "write_batch": a.write_batch,
+        "overwrite": a.overwrite,
         "duration_s": a.duration.as_secs_f64(),
         "concurrency_per_stream": a.concurrency,
         "force_merge": a.force_merge,
