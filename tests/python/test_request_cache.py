@@ -34,3 +34,39 @@ def test_request_cache_hits_and_invalidation(es):
     es.indices.clear_cache(index=name, request=True)
     assert cache_stats(es, name)["memory_size_in_bytes"] == 0
     es.indices.delete(index=name)
+
+
+def test_answers_survive_neither_a_reopened_reader_nor_a_refresh(es):
+    """A new field grows the schema and reopens the shard's reader, whose searcher generations
+    count from zero again: a cached answer from the old reader must never come back for the
+    new one, whatever generation numbers they share."""
+    name = make_index(es, "rc-reopen", {}, [("0", {"n": 1})])
+    body = {"size": 0, "aggs": {"s": {"sum": {"field": "n"}}}}
+    expected = 1
+    for round_ in range(1, 6):
+        assert es.search(index=name, request_cache=True, **body)["aggregations"]["s"]["value"] == expected
+        # A document with a field never seen before (schema grows), then plain ones.
+        es.index(index=name, id=f"new-{round_}", document={"n": round_ * 10, f"f{round_}": "x"}, refresh=True)
+        expected += round_ * 10
+        assert es.search(index=name, request_cache=True, **body)["aggregations"]["s"]["value"] == expected
+        es.index(index=name, id=f"plain-{round_}", document={"n": 1}, refresh=True)
+        expected += 1
+    assert es.search(index=name, request_cache=True, **body)["aggregations"]["s"]["value"] == expected
+    es.indices.delete(index=name)
+
+
+def test_entries_of_refreshed_shards_leave_the_cache(es):
+    """Answers computed on a shard's older reader can never be asked for again: they leave
+    the cache (counted as evictions) when the shard is refreshed and searched, instead of
+    filling it until the size bound pushes them out."""
+    name = make_index(es, "rc-stale", {}, [(str(i), {"n": i}) for i in range(20)])
+    for i in range(10):
+        es.search(index=name, size=0, request_cache=True, aggs={"m": {"max": {"field": "n", "missing": i}}})
+    full = cache_stats(es, name)
+    assert full["memory_size_in_bytes"] > 0 and full["evictions"] == 0
+    es.index(index=name, id="x", document={"n": 100}, refresh=True)
+    es.search(index=name, size=0, request_cache=True, aggs={"m": {"max": {"field": "n"}}})
+    after = cache_stats(es, name)
+    assert after["evictions"] == 10
+    assert after["memory_size_in_bytes"] < full["memory_size_in_bytes"] / 5
+    es.indices.delete(index=name)

@@ -215,6 +215,16 @@ struct Engine {
     _warmers: Warmers,
     schema: Schema,
     meta: MetaFields,
+    /// This reader's number among every reader the process opened ([`next_reader_id`]).
+    reader_id: u64,
+}
+
+/// A process-wide number for each `IndexReader` opened: tantivy numbers a reader's searcher
+/// generations from zero, so (reader id, generation) is what identifies a searcher's view
+/// across reopens (the schema growing, an index closed and opened again).
+fn next_reader_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 struct WriteState {
@@ -253,6 +263,8 @@ pub struct ShardSearcher {
     pub versions: Option<Arc<VersionColumns>>,
     /// Each segment's stored documents (by ordinal), opened once per segment.
     pub stores: Arc<Vec<Arc<SegmentStore>>>,
+    /// The reader this searcher comes from (see [`ShardSearcher::view`]).
+    pub reader_id: u64,
 }
 
 impl ShardSearcher {
@@ -275,7 +287,14 @@ impl ShardSearcher {
             meta,
             versions: None,
             stores: Arc::new(stores),
+            reader_id: 0,
         })
+    }
+
+    /// What identifies the data this searcher sees, ordered in time: a newer view of the
+    /// shard compares greater (a refresh raises the generation, a reopen the reader id).
+    pub fn view(&self) -> (u64, u64) {
+        (self.reader_id, self.searcher.generation().generation_id())
     }
 
     /// A document's stored `_id`, `_routing` and `_source`.
@@ -589,6 +608,7 @@ impl Shard {
                 index,
                 reader,
                 _warmers: warmers,
+                reader_id: next_reader_id(),
             }),
             write: Mutex::new(WriteState {
                 writer: Some(writer),
@@ -692,6 +712,7 @@ impl Shard {
             schema: e.schema.clone(),
             meta: e.meta,
             versions: Some(versions),
+            reader_id: e.reader_id,
         }
     }
 
@@ -1107,9 +1128,18 @@ impl Shard {
     /// now answers (keeping recent delete tombstones for versioning), wakes `wait_for` callers.
     fn publish(&self, refreshed_to: u64) -> EsResult<()> {
         reload(&self.engine.read().reader)?;
-        self.live.lock().retain(|_, e| {
-            e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES)
-        });
+        {
+            let mut live = self.live.lock();
+            live.retain(|_, e| {
+                e.seq_no >= refreshed_to || (e.source.is_none() && e.at.elapsed() < GC_DELETES)
+            });
+            // A bulk load grows the table to the writes of one refresh interval; it keeps that
+            // capacity (tens of MiB) forever unless given back once the writes calm down.
+            let len = live.len();
+            if live.capacity() > 4096 && len * 4 < live.capacity() {
+                live.shrink_to(len * 2);
+            }
+        }
         *self.refreshed.lock() = refreshed_to;
         self.refreshed_cv.notify_all();
         Ok(())
@@ -1284,6 +1314,7 @@ impl Shard {
             index,
             reader,
             _warmers: warmers,
+            reader_id: next_reader_id(),
         };
         Ok(())
     }

@@ -2653,7 +2653,7 @@ fn execute_cached(
     let started = Instant::now();
     // Each searched shard's reader generation: a refresh that changed a shard changes the key.
     let mut key = base;
-    let mut uuids = Vec::with_capacity(indices.len());
+    let mut readers = Vec::new();
     for s in &indices {
         key.push('|');
         key.push_str(&s.index.uuid);
@@ -2661,14 +2661,16 @@ fn execute_cached(
             key.push_str(&f.to_string());
         }
         for shard in s.index.started_shards()? {
-            key.push_str(&format!(
-                ":{}",
-                shard.searcher().searcher.generation().generation_id()
-            ));
+            let (reader_id, generation) = shard.searcher().view();
+            key.push_str(&format!(":{reader_id}.{generation}"));
+            readers.push(request_cache::ShardReader {
+                uuid: s.index.uuid.clone(),
+                shard: shard.id,
+                view: (reader_id, generation),
+            });
         }
-        uuids.push(s.index.uuid.clone());
     }
-    if let Some(mut hit) = request_cache::get(&key, &uuids) {
+    if let Some(mut hit) = request_cache::get(&key, &readers) {
         // As in ES, a query phase answered from the cache still counts in `search.query_total`.
         for s in &indices {
             for shard in s.index.started_shards()? {
@@ -2689,7 +2691,7 @@ fn execute_cached(
     let out = execute(indices, sreq, scroll)?;
     // Partial results are not the answer for the next request (ES caches only complete ones).
     if out["timed_out"] != json!(true) {
-        request_cache::put(key, out.clone(), uuids);
+        request_cache::put(key, out.clone(), readers);
     }
     Ok(out)
 }
