@@ -2411,7 +2411,7 @@ fn execute(
                 reservation: None,
                 contexts: 0,
                 targets,
-                remaining: rest,
+                remaining: rest.into(),
                 size: sreq.size,
                 keys: keys.clone(),
                 total: qp.total,
@@ -2838,7 +2838,8 @@ struct ScrollCtx {
     /// How many shard contexts it holds (one per searched shard, as ES counts them).
     contexts: usize,
     targets: Vec<Target>,
-    remaining: Vec<Candidate>,
+    /// Taken from the front a page at a time (a `Vec` would move every later hit per page).
+    remaining: std::collections::VecDeque<Candidate>,
     size: usize,
     keys: Option<Vec<SortKey>>,
     total: u64,
