@@ -81,7 +81,7 @@ pub fn top_groups(
             groups.insert(group(c)?.to_string());
         }
         if groups.len() >= need || cands.len() < k || k >= max_docs {
-            first_of_each_group(&mut cands, |c| c.group.as_ref());
+            first_of_each_group(&mut cands, |c| c.group.as_deref());
             cands.truncate(need);
             return Ok((count, cands));
         }

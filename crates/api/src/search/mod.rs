@@ -581,9 +581,12 @@ struct Candidate {
     addr: DocAddress,
     score: Option<f32>,
     sort: Option<Vec<SortValue>>,
-    /// The value of the `collapse` field (`null` when the document has none).
-    group: Option<Value>,
+    /// The value of the `collapse` field (`null` when the document has none); boxed, as
+    /// most searches do not collapse and a scroll keeps every remaining candidate.
+    group: Option<Box<Value>>,
 }
+
+const _: () = assert!(std::mem::size_of::<Candidate>() <= 64);
 
 /// The results of the query phase over all indices.
 struct QueryPhase {
@@ -1379,8 +1382,9 @@ fn query_phase(
                     searcher.num_docs() as usize,
                     collect,
                     |c: &mut Candidate| {
-                        c.group = Some(collapse::group_value(searcher, c.addr, def)?);
-                        Ok(c.group.clone().unwrap_or(Value::Null))
+                        let group = collapse::group_value(searcher, c.addr, def)?;
+                        c.group = Some(Box::new(group.clone()));
+                        Ok(group)
                     },
                 )?,
             };
@@ -1529,7 +1533,7 @@ fn query_phase(
         }),
     }
     if sreq.collapse.is_some() {
-        collapse::first_of_each_group(&mut all_hits, |c| c.group.as_ref());
+        collapse::first_of_each_group(&mut all_hits, |c| c.group.as_deref());
     }
     all_hits.truncate(limit);
     if keys_out
@@ -1947,7 +1951,7 @@ fn expand_groups(
         body: Vec::new(),
     };
     for (cand, hit) in page.iter().zip(rendered.iter_mut()) {
-        let group = cand.group.clone().unwrap_or(Value::Null);
+        let group = cand.group.as_deref().cloned().unwrap_or(Value::Null);
         let mut bool_q = Map::new();
         if group.is_null() {
             bool_q.insert("must_not".into(), json!([{"exists": {"field": field}}]));
