@@ -69,7 +69,7 @@ impl DocFilter {
     fn test(&self, docs: &mut SegmentDocs, scratch: &mut Scratch) -> Result<bool, EsError> {
         match self {
             DocFilter::Script(s) => s.filter_in(scratch, docs),
-            DocFilter::Runtime(f, pred) => Ok(pred(&f.values(docs)?)),
+            DocFilter::Runtime(f, pred) => f.with_values(docs, |v| pred(v)),
         }
     }
 }
@@ -262,6 +262,8 @@ pub struct SegmentDocs {
     runtime: crate::runtime::RuntimeFields,
     /// How many runtime fields are being evaluated inside one another (cycle guard).
     depth: u8,
+    /// Each runtime field's evaluation state on this segment, by the field's address.
+    rt_states: Vec<(usize, crate::runtime::RtState)>,
 }
 
 impl SegmentDocs {
@@ -274,6 +276,7 @@ impl SegmentDocs {
             store: None,
             runtime: Default::default(),
             depth: 0,
+            rt_states: Vec::new(),
         }
     }
 
@@ -283,7 +286,28 @@ impl SegmentDocs {
         self
     }
 
-    fn runtime_field(&mut self, f: &crate::runtime::RuntimeField) -> Result<DocField, String> {
+    /// The evaluation state of the runtime field at `key` on this segment (a new one the
+    /// first time); [`SegmentDocs::put_rt_state`] gives it back.
+    pub(crate) fn take_rt_state(&mut self, key: usize) -> crate::runtime::RtState {
+        match self.rt_states.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, st)) => std::mem::take(st),
+            None => Default::default(),
+        }
+    }
+
+    pub(crate) fn put_rt_state(&mut self, key: usize, st: crate::runtime::RtState) {
+        match self.rt_states.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, slot)) => *slot = st,
+            None => self.rt_states.push((key, st)),
+        }
+    }
+
+    /// `doc['name']` of a runtime field: its values, sorted, written into `out`'s vectors.
+    fn runtime_field(
+        &mut self,
+        f: &crate::runtime::RuntimeField,
+        out: &mut DocField,
+    ) -> Result<(), String> {
         use crate::runtime::RuntimeType;
         use serde_json::Value;
         if self.depth >= 16 {
@@ -292,35 +316,72 @@ impl SegmentDocs {
                 f.name
             ));
         }
+        fn ints(out: &mut DocField, date: bool) -> &mut Vec<i64> {
+            let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                DocField::Long(v) | DocField::Date(v) => v,
+                _ => Vec::new(),
+            };
+            v.clear();
+            *out = if date {
+                DocField::Date(v)
+            } else {
+                DocField::Long(v)
+            };
+            match out {
+                DocField::Long(v) | DocField::Date(v) => v,
+                _ => unreachable!("just set"),
+            }
+        }
         self.depth += 1;
-        let vals = f.values(self);
-        self.depth -= 1;
-        let mut vals = vals.map_err(|e| match e.caused_by {
-            Some(c) if e.kind == "script_exception" => c.reason,
-            _ => e.reason,
-        })?;
-        vals.sort_by(|a, b| match (a, b) {
-            (Value::String(x), Value::String(y)) => x.cmp(y),
-            (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-            _ => a
-                .as_f64()
-                .unwrap_or(0.0)
-                .total_cmp(&b.as_f64().unwrap_or(0.0)),
-        });
-        Ok(match f.ty {
-            RuntimeType::Keyword => DocField::Str(
-                vals.into_iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect(),
-            ),
-            RuntimeType::Long => DocField::Long(vals.iter().filter_map(Value::as_i64).collect()),
-            RuntimeType::Date => DocField::Date(vals.iter().filter_map(Value::as_i64).collect()),
+        let r = f.with_values(self, |vals| match f.ty {
+            RuntimeType::Keyword => {
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Str(v) => v,
+                    _ => Vec::new(),
+                };
+                let mut n = 0;
+                for s in vals.iter().filter_map(Value::as_str) {
+                    if n == v.len() {
+                        v.push(String::new());
+                    }
+                    v[n].clear();
+                    v[n].push_str(s);
+                    n += 1;
+                }
+                v.truncate(n);
+                v.sort_unstable();
+                *out = DocField::Str(v);
+            }
+            RuntimeType::Long | RuntimeType::Date => {
+                let v = ints(out, f.ty == RuntimeType::Date);
+                v.extend(vals.iter().filter_map(Value::as_i64));
+                v.sort_unstable();
+            }
             RuntimeType::Double => {
-                DocField::Double(vals.iter().filter_map(Value::as_f64).collect())
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Double(v) => v,
+                    _ => Vec::new(),
+                };
+                v.clear();
+                v.extend(vals.iter().filter_map(Value::as_f64));
+                v.sort_unstable_by(f64::total_cmp);
+                *out = DocField::Double(v);
             }
             RuntimeType::Boolean => {
-                DocField::Bool(vals.iter().filter_map(Value::as_bool).collect())
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Bool(v) => v,
+                    _ => Vec::new(),
+                };
+                v.clear();
+                v.extend(vals.iter().filter_map(Value::as_bool));
+                v.sort_unstable();
+                *out = DocField::Bool(v);
             }
+        });
+        self.depth -= 1;
+        r.map_err(|e| match e.caused_by {
+            Some(c) if e.kind == "script_exception" => c.reason,
+            _ => e.reason,
         })
     }
 
@@ -419,8 +480,7 @@ impl DocLookup for SegmentDocs {
     /// (a runtime field's values are computed, as before).
     fn field_into(&mut self, name: &str, out: &mut DocField) -> Result<(), String> {
         if let Some(f) = self.runtime.get(name).cloned() {
-            *out = self.runtime_field(&f)?;
-            return Ok(());
+            return self.runtime_field(&f, out);
         }
         let i = match self.cols.iter().position(|(n, _)| n == name) {
             Some(i) => i,
