@@ -388,8 +388,16 @@ impl Emitted {
             // a string slot keeps its buffer: a spare non-string slot takes its place
             if self.vals[self.len].is_string() {
                 let other = (self.len + 1..self.vals.len()).find(|&j| !self.vals[j].is_string());
-                if let Some(j) = other {
-                    self.vals.swap(self.len, j);
+                match other {
+                    Some(j) => self.vals.swap(self.len, j),
+                    None => {
+                        // the string moves to the end (the buffer grows once to the largest
+                        // mix of strings and other values a document needs)
+                        let s = std::mem::replace(&mut self.vals[self.len], v);
+                        self.vals.push(s);
+                        self.len += 1;
+                        return;
+                    }
                 }
             }
             self.vals[self.len] = v;
@@ -1035,11 +1043,24 @@ impl<'p> Interp<'p> {
 
     fn exec_for_each(&mut self, slot: usize, iterable: &Expr, body: &Stmt) -> Result<Flow, Fail> {
         let coll = self.eval(iterable)?;
-        let items = self.iteration(&coll).map_err(|f| f.at(iterable.pos))?;
+        // the snapshot is held in a spare vector, given back after the loop
+        let mut items = self.spare.pop().unwrap_or_default();
+        if let Err(f) = self.iteration(&coll, &mut items) {
+            items.clear();
+            self.spare.push(items);
+            return Err(f.at(iterable.pos));
+        }
+        let r = self.for_each_item(slot, &items, body);
+        items.clear();
+        self.spare.push(items);
+        r
+    }
+
+    fn for_each_item(&mut self, slot: usize, items: &[Val], body: &Stmt) -> Result<Flow, Fail> {
         let ty = self.prog.slot_types[slot];
         for item in items {
             self.step()?;
-            self.slots[slot] = self.coerce(ty, item, false)?;
+            self.slots[slot] = self.coerce(ty, item.clone(), false)?;
             match self.exec(body)? {
                 Flow::Break => break,
                 Flow::Return => return Ok(Flow::Return),
@@ -1068,13 +1089,14 @@ impl<'p> Interp<'p> {
     }
 
     /// Iterates a snapshot, so changing the collection inside the loop cannot invalidate it.
-    fn iteration(&self, coll: &Val) -> Result<Vec<Val>, Fail> {
+    fn iteration(&self, coll: &Val, out: &mut Vec<Val>) -> Result<(), Fail> {
         match coll {
             Val::Null => Err(npe("Cannot iterate over null")),
             Val::Obj(id) => match &self.heap[*id] {
                 Obj::List(items) | Obj::Set(VSet { items, .. }) | Obj::DocValues { items, .. } => {
                     self.charge_work(items.len())?;
-                    Ok(items.clone())
+                    out.extend(items.iter().cloned());
+                    Ok(())
                 }
                 _ => Err(illegal_arg(format!(
                     "Cannot iterate over [{}]",

@@ -248,7 +248,35 @@ enum Col {
     I64(Option<Column<i64>>, bool),
     F64(Option<Column<f64>>),
     Bool(Option<Column<bool>>),
-    Str(Option<StrColumn>),
+    Str(Option<StrColumn>, OrdCache),
+}
+
+/// A keyword column's terms by ordinal, read from the dictionary once per segment (a
+/// dictionary lookup decodes a block, which allocates): a document's keywords are then copied
+/// from here into the caller's kept strings. Bounded; past the bound a term is looked up each
+/// time.
+#[derive(Default)]
+struct OrdCache {
+    terms: std::collections::HashMap<u64, Box<str>>,
+    bytes: usize,
+}
+
+const ORD_CACHE_MAX_BYTES: usize = 4 << 20;
+
+impl OrdCache {
+    /// Writes term `ord` into `out` (cleared).
+    fn write(&mut self, c: &StrColumn, ord: u64, out: &mut String) {
+        out.clear();
+        if let Some(t) = self.terms.get(&ord) {
+            out.push_str(t);
+            return;
+        }
+        let _ = c.ord_to_str(ord, out);
+        if self.bytes + out.len() <= ORD_CACHE_MAX_BYTES {
+            self.bytes += out.len();
+            self.terms.insert(ord, out.as_str().into());
+        }
+    }
 }
 
 /// `doc` over one segment's columns: each field's column opens on first use.
@@ -264,6 +292,9 @@ pub struct SegmentDocs {
     depth: u8,
     /// Each runtime field's evaluation state on this segment, by the field's address.
     rt_states: Vec<(usize, crate::runtime::RtState)>,
+    /// Strings of a keyword column's values that a document with fewer values left over,
+    /// kept for the next document's.
+    spare_strings: Vec<String>,
 }
 
 impl SegmentDocs {
@@ -277,6 +308,7 @@ impl SegmentDocs {
             runtime: Default::default(),
             depth: 0,
             rt_states: Vec::new(),
+            spare_strings: Vec::new(),
         }
     }
 
@@ -333,6 +365,7 @@ impl SegmentDocs {
             }
         }
         self.depth += 1;
+        let mut spare = std::mem::take(&mut self.spare_strings);
         let r = f.with_values(self, |vals| match f.ty {
             RuntimeType::Keyword => {
                 let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
@@ -342,13 +375,13 @@ impl SegmentDocs {
                 let mut n = 0;
                 for s in vals.iter().filter_map(Value::as_str) {
                     if n == v.len() {
-                        v.push(String::new());
+                        v.push(spare.pop().unwrap_or_default());
                     }
                     v[n].clear();
                     v[n].push_str(s);
                     n += 1;
                 }
-                v.truncate(n);
+                spare.extend(v.drain(n..));
                 v.sort_unstable();
                 *out = DocField::Str(v);
             }
@@ -379,6 +412,7 @@ impl SegmentDocs {
             }
         });
         self.depth -= 1;
+        self.spare_strings.append(&mut spare);
         r.map_err(|e| match e.caused_by {
             Some(c) if e.kind == "script_exception" => c.reason,
             _ => e.reason,
@@ -400,7 +434,7 @@ impl SegmentDocs {
             T::I64(_) | T::Date(_) => Col::I64(None, false),
             T::F64(_) => Col::F64(None),
             T::Bool(_) => Col::Bool(None),
-            _ => Col::Str(None),
+            _ => Col::Str(None, OrdCache::default()),
         })
     }
 
@@ -463,7 +497,7 @@ impl SegmentDocs {
             Storage::I64 => Col::I64(ff.column_opt::<i64>(path).map_err(io)?, def.ty.is_date()),
             Storage::F64 => Col::F64(ff.column_opt::<f64>(path).map_err(io)?),
             Storage::Bool => Col::Bool(ff.column_opt::<bool>(path).map_err(io)?),
-            Storage::Keyword => Col::Str(ff.str(path).map_err(io)?),
+            Storage::Keyword => Col::Str(ff.str(path).map_err(io)?, OrdCache::default()),
             _ => return Err(unsupported()),
         })
     }
@@ -491,7 +525,7 @@ impl DocLookup for SegmentDocs {
             }
         };
         let doc = self.doc;
-        match &self.cols[i].1 {
+        match &mut self.cols[i].1 {
             Col::I64(c, date) => {
                 let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
                     DocField::Long(v) | DocField::Date(v) => v,
@@ -525,7 +559,7 @@ impl DocLookup for SegmentDocs {
                 v.extend(c.iter().flat_map(|c| c.values_for_doc(doc)));
                 *out = DocField::Bool(v);
             }
-            Col::Str(c) => {
+            Col::Str(c, cache) => {
                 let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
                     DocField::Str(v) => v,
                     _ => Vec::new(),
@@ -535,14 +569,23 @@ impl DocLookup for SegmentDocs {
                     // the strings' buffers are kept and written over
                     for ord in c.term_ords(doc) {
                         if n == v.len() {
-                            v.push(String::new());
+                            v.push(self.spare_strings.pop().unwrap_or_default());
                         }
-                        v[n].clear();
-                        let _ = c.ord_to_str(ord, &mut v[n]);
+                        cache.write(c, ord, &mut v[n]);
                         n += 1;
                     }
                 }
-                v.truncate(n);
+                // sorted and distinct, as ES's `SortedSetDocValues` (the removed strings'
+                // buffers move past the live ones and stay for the next document)
+                v[..n].sort_unstable();
+                let mut keep = 0;
+                for i in 0..n {
+                    if keep == 0 || v[i] != v[keep - 1] {
+                        v.swap(keep, i);
+                        keep += 1;
+                    }
+                }
+                self.spare_strings.extend(v.drain(keep..));
                 *out = DocField::Str(v);
             }
         }

@@ -1623,6 +1623,9 @@ fn script_field(
     Ok((name.to_string(), Arc::new(script), ignore_failure))
 }
 
+/// A segment's `doc` for `script_fields`, with one scratch per script.
+type ScriptFieldState = (query::DocColumns, Vec<lode_painless::Scratch>);
+
 fn fetch_phase(
     targets: &[Target],
     hits: &[Candidate],
@@ -1685,6 +1688,9 @@ fn fetch_phase(
     };
     let cancel = CancelToken::current();
     let mut ignored_in_segment: HashMap<(usize, usize, u32), bool> = HashMap::new();
+    // `script_fields`: each segment's `doc` and the scripts' buffers, reused from hit to hit
+    // (a hit then allocates only the values it returns)
+    let mut script_docs: HashMap<(usize, usize, u32), ScriptFieldState> = HashMap::new();
     for h in hits {
         check_cancelled(cancel.as_ref())?;
         let t = &targets[h.index];
@@ -1838,14 +1844,26 @@ fn fetch_phase(
             fields.insert(field.clone(), json!([group]));
         }
         if !sreq.script_field_specs.is_empty() {
-            let mapping = t.mapping();
-            let reader = s.searcher.segment_reader(h.addr.segment_ord);
-            let mut docs = query::DocColumns::new(reader, query::script::fields_of(&mapping))
-                .with_runtime(ctxs[h.index].runtime.clone());
+            let (docs, scratches) = script_docs
+                .entry((h.index, h.shard, h.addr.segment_ord))
+                .or_insert_with(|| {
+                    let mapping = t.mapping();
+                    let reader = s.searcher.segment_reader(h.addr.segment_ord);
+                    let docs = query::DocColumns::new(reader, query::script::fields_of(&mapping))
+                        .with_runtime(ctxs[h.index].runtime.clone());
+                    let scratches = sreq
+                        .script_field_specs
+                        .iter()
+                        .map(|_| lode_painless::Scratch::default())
+                        .collect();
+                    (docs, scratches)
+                });
             docs.doc = h.addr.doc_id;
             let score = f64::from(h.score.unwrap_or(0.0));
-            for (name, script, ignore_failure) in &sreq.script_field_specs {
-                match script.value(&mut docs, score) {
+            for ((name, script, ignore_failure), sc) in
+                sreq.script_field_specs.iter().zip(scratches.iter_mut())
+            {
+                match script.value_in(sc, docs, score) {
                     Ok(Value::Array(a)) => {
                         fields.insert(name.clone(), Value::Array(a));
                     }
