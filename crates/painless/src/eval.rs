@@ -850,10 +850,11 @@ impl<'p> Interp<'p> {
             match v {
                 Val::Null => {}
                 Val::Str(s) => out.push_str(s),
-                Val::Obj(id) => match &it.heap[*id] {
-                    Obj::Date(ms) => out.push_string_with(|b| b.push_str(&iso_millis(*ms))),
-                    _ => {}
-                },
+                Val::Obj(id) => {
+                    if let Obj::Date(ms) = &it.heap[*id] {
+                        out.push_string_with(|b| b.push_str(&iso_millis(*ms)));
+                    }
+                }
                 v => out.push(it.build_json(v)),
             }
         }

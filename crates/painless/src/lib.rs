@@ -509,10 +509,10 @@ impl SearchScript {
             };
             it.set_slot(VALUE_SLOT, v);
         }
-        let emitted = emitted.map(|e| {
+        let mut emitted = emitted;
+        if let Some(e) = emitted.as_deref_mut() {
             it.emitted = std::mem::take(e);
-            e
-        });
+        }
         it.set_lookup(doc);
         let fail = |kind: &'static str, reason: String, pos: Option<usize>| {
             let cause = EsError::bad_request(kind, reason);

@@ -324,19 +324,10 @@ impl RuntimeField {
             return Ok(());
         }
         script.emit_in(&mut st.scratch, docs, &mut st.out)?;
-        let mut bad = None;
-        st.out.retain(|v| {
-            if bad.is_none() {
-                if let Err(e) = self.coerce(v) {
-                    bad = Some(e);
-                }
-            }
-            true
-        });
-        match bad {
-            Some(e) => Err(e),
-            None => Ok(()),
+        for v in st.out.values_mut() {
+            self.coerce(v)?;
         }
+        Ok(())
     }
 
     /// A `_source` value read as the field's type; a value that does not parse is skipped.

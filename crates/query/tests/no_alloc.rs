@@ -10,7 +10,7 @@ use lode_engine::schema::{self, MetaFields};
 use lode_painless::{Scratch, SearchScript};
 use lode_query::runtime::{parse_runtime_mappings, RuntimeField, RuntimeFields, RuntimeType};
 use lode_query::script::{fields_of, ScriptErrors, SegmentDocs};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
