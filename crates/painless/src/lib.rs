@@ -446,8 +446,8 @@ impl SearchScript {
     /// A filter script's answer: it must return a boolean.
     /// [`SearchScript::filter`] over a segment's reused buffers: `params` and `doc` are
     /// loaded on the first run only, and a run allocates nothing once the buffers have grown
-    /// (keyword values excepted: each is a shared string). One scratch per script and
-    /// segment (a scratch met by another script starts over).
+    /// (keyword values are interned per scratch: a value seen before is shared, not copied).
+    /// One scratch per script and segment (a scratch met by another script starts over).
     pub fn filter_in(&self, sc: &mut Scratch, doc: &mut dyn DocLookup) -> EsResult<bool> {
         self.run_in(sc, doc, 0.0, |it, v| match v {
             Val::Bool(b) => Ok(b),
