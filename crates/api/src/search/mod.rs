@@ -891,17 +891,23 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
 }
 
 /// `fields` on runtime fields: each requested name (or `*` pattern) that is a runtime field
-/// gets the values its script emits for the hit (dates formatted, `format` honoured).
+/// gets the values its script emits for the hit (dates formatted, `format` honoured). `docs`
+/// is the hit's segment's `doc`, kept by the caller from hit to hit (the fields' evaluation
+/// state with it).
+#[allow(clippy::too_many_arguments)]
 fn runtime_fields_values(
     wanted: &[(String, Option<String>)],
     runtime: &lode_query::runtime::RuntimeFields,
     mapping: &lode_engine::mapping::Mapping,
     s: &ShardSearcher,
     addr: tantivy::DocAddress,
+    docs: &mut Option<query::DocColumns>,
     out: &mut Map<String, Value>,
 ) -> EsResult<()> {
     use lode_query::runtime::RuntimeType;
-    let mut docs: Option<query::DocColumns> = None;
+    if let Some(d) = docs.as_mut() {
+        d.doc = addr.doc_id;
+    }
     for (pattern, format) in wanted {
         for (name, f) in runtime.iter() {
             if !lode_engine::mapping::wildcard_match(pattern, name) {
@@ -1691,6 +1697,8 @@ fn fetch_phase(
     // `script_fields`: each segment's `doc` and the scripts' buffers, reused from hit to hit
     // (a hit then allocates only the values it returns)
     let mut script_docs: HashMap<(usize, usize, u32), ScriptFieldState> = HashMap::new();
+    // `fields` on runtime fields: the same, for the fields' evaluation state
+    let mut runtime_docs: HashMap<(usize, usize, u32), Option<query::DocColumns>> = HashMap::new();
     for h in hits {
         check_cancelled(cancel.as_ref())?;
         let t = &targets[h.index];
@@ -1816,6 +1824,9 @@ fn fetch_phase(
                 &states[h.index].mapping,
                 s,
                 h.addr,
+                runtime_docs
+                    .entry((h.index, h.shard, h.addr.segment_ord))
+                    .or_default(),
                 &mut fields,
             )?;
         }
