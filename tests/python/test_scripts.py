@@ -438,3 +438,42 @@ def test_node_stats_count_script_compilations(es, docs):
         {"script_score": {"script": "2"}}, {"script_score": {"script": "3"}}]}})
     after, _ = _script_stats(es)
     assert after["compilations"] - before["compilations"] == 3
+
+
+def test_keyword_doc_values_are_sorted_and_distinct(es):
+    """`doc['k']` of a multi-valued keyword is ES's `SortedSetDocValues`: sorted, each term
+    once, whatever the order and repeats in `_source`; read the same way from hit to hit and
+    from a runtime field, and a script that changes `params` sees them afresh each hit."""
+    index = "scripts_kw_sorted"
+    rng = random.Random(5)
+    words = ["pear", "apple", "fig", "kiwi", "banana", "Zed", "éclair"]
+    docs = {str(i): {"k": [rng.choice(words) for _ in range(rng.randrange(0, 5))]}
+            for i in range(60)}
+    es.indices.create(index=index, mappings={"properties": {"k": {"type": "keyword"}}})
+    try:
+        items = list(docs.items())
+        for part in (items[:20], items[20:45], items[45:]):
+            ops = []
+            for i, d in part:
+                ops += [{"index": {"_index": index, "_id": i}}, d]
+            assert es.bulk(operations=ops, refresh=True)["errors"] is False
+        r = es.search(index=index, size=100, runtime_mappings={
+            "firsts": {"type": "keyword",
+                       "script": "for (String v : doc['k']) { emit(v.substring(0, 1)) }"}},
+            fields=["firsts"], script_fields={
+                "all": {"script": "def l = []; for (def v : doc['k']) { l.add(v) } return l"},
+                "seen": {"script": {"source": "params.seen.add(1); params.seen.size()",
+                                    "params": {"seen": []}}}})
+        assert r["hits"]["total"]["value"] == len(docs)
+        for h in r["hits"]["hits"]:
+            # Java's String order is by UTF-16 unit; these words compare the same by bytes
+            want = sorted(set(docs[h["_id"]]["k"]))
+            assert h["fields"]["all"] == want, h["_id"]
+            assert h["fields"]["seen"] == [1]
+            firsts = sorted(set(w[0] for w in want))
+            if firsts:
+                assert sorted(h["fields"]["firsts"]) == firsts
+            else:
+                assert "firsts" not in h["fields"]
+    finally:
+        es.indices.delete(index=index, ignore_unavailable=True)

@@ -304,18 +304,20 @@ impl SegmentKeys {
                     return Err(EsError::internal("composite: runtime field not found"));
                 };
                 self.docs.doc = doc;
-                for v in f.values(&mut self.docs)? {
-                    let k = match f.ty {
-                        RuntimeType::Keyword => v.as_str().map(|x| KeyVal::Str(x.to_string())),
-                        RuntimeType::Long | RuntimeType::Date => v
-                            .as_i64()
-                            .or_else(|| v.as_f64().map(|x| x as i64))
-                            .map(KeyVal::I64),
-                        RuntimeType::Double => v.as_f64().map(KeyVal::F64),
-                        RuntimeType::Boolean => v.as_bool().map(KeyVal::Bool),
-                    };
-                    raw.extend(k);
-                }
+                f.with_values(&mut self.docs, |vals| {
+                    for v in vals {
+                        let k = match f.ty {
+                            RuntimeType::Keyword => v.as_str().map(|x| KeyVal::Str(x.to_string())),
+                            RuntimeType::Long | RuntimeType::Date => v
+                                .as_i64()
+                                .or_else(|| v.as_f64().map(|x| x as i64))
+                                .map(KeyVal::I64),
+                            RuntimeType::Double => v.as_f64().map(KeyVal::F64),
+                            RuntimeType::Boolean => v.as_bool().map(KeyVal::Bool),
+                        };
+                        raw.extend(k);
+                    }
+                })?;
             }
             Read::Ip(_) => {
                 if let Some(col) = &self.ips[i] {

@@ -358,11 +358,13 @@ impl AnyColumn {
             AnyColumn::F64(c) => out.extend(c.values_for_doc(doc)),
             AnyColumn::Runtime(r) => {
                 r.docs.doc = doc;
-                let vals = r.field.values_or_record(&mut r.docs, &r.errors);
-                out.extend(vals.iter().filter_map(|v| match v {
-                    serde_json::Value::Bool(b) => Some(f64::from(u8::from(*b))),
-                    v => v.as_f64(),
-                }));
+                r.field
+                    .with_values_or_record(&mut r.docs, &r.errors, |vals| {
+                        out.extend(vals.iter().filter_map(|v| match v {
+                            serde_json::Value::Bool(b) => Some(f64::from(u8::from(*b))),
+                            v => v.as_f64(),
+                        }))
+                    });
             }
         }
     }
@@ -1149,36 +1151,41 @@ impl ValueSource for RuntimeSource {
         let ty = self.column_type();
         for &doc in docs {
             self.docs.doc = doc;
-            let mut vals = self.field.values_or_record(&mut self.docs, &self.errors);
-            if vals.is_empty() {
-                vals.extend(self.missing.clone());
-            }
             let first = values.len();
-            for v in vals {
-                let encoded = match (ty, &v) {
-                    (ColumnType::Str, Value::String(s)) => match self.dict.ords.get(s) {
-                        Some(o) => *o,
-                        None => {
-                            let o = self.dict.terms.len() as u64;
-                            self.dict.ords.insert(s.clone(), o);
-                            self.dict.terms.push(s.clone());
-                            o
-                        }
-                    },
-                    (ColumnType::I64, v) => match v.as_i64() {
-                        Some(i) => i.to_u64(),
-                        None => continue,
-                    },
-                    (ColumnType::F64, Value::Bool(b)) => f64::from(u8::from(*b)).to_u64(),
-                    (ColumnType::F64, v) => match v.as_f64() {
-                        Some(f) => f.to_u64(),
-                        None => continue,
-                    },
-                    (ColumnType::Bool, Value::Bool(b)) => b.to_u64(),
-                    _ => continue,
-                };
-                values.push(encoded);
-            }
+            let (dict, missing) = (&mut self.dict, &self.missing);
+            self.field
+                .with_values_or_record(&mut self.docs, &self.errors, |vals| {
+                    let vals = if vals.is_empty() {
+                        missing.as_slice()
+                    } else {
+                        vals
+                    };
+                    for v in vals {
+                        let encoded = match (ty, v) {
+                            (ColumnType::Str, Value::String(s)) => match dict.ords.get(s) {
+                                Some(o) => *o,
+                                None => {
+                                    let o = dict.terms.len() as u64;
+                                    dict.ords.insert(s.clone(), o);
+                                    dict.terms.push(s.clone());
+                                    o
+                                }
+                            },
+                            (ColumnType::I64, v) => match v.as_i64() {
+                                Some(i) => i.to_u64(),
+                                None => continue,
+                            },
+                            (ColumnType::F64, Value::Bool(b)) => f64::from(u8::from(*b)).to_u64(),
+                            (ColumnType::F64, v) => match v.as_f64() {
+                                Some(f) => f.to_u64(),
+                                None => continue,
+                            },
+                            (ColumnType::Bool, Value::Bool(b)) => b.to_u64(),
+                            _ => continue,
+                        };
+                        values.push(encoded);
+                    }
+                });
             // A keyword counts once per document and term, as ES's ordinals do.
             if ty == ColumnType::Str {
                 values[first..].sort_unstable();

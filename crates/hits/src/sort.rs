@@ -1222,30 +1222,51 @@ fn script_value(
     let (docs, scratch) = &mut *held;
     docs.doc = doc;
     if let Some(f) = &spec.runtime {
-        let vals = f.values_or_record(docs, &spec.errors);
-        let mut best: Option<SortValue> = None;
-        for v in vals {
-            let v = match v {
-                Value::String(s) => SortValue::Str(s),
-                Value::Bool(b) => SortValue::I64(b as i64),
+        // the values are compared where the field's buffer holds them; only the chosen
+        // string is copied out
+        return f.with_values_or_record(docs, &spec.errors, |vals| {
+            let number = |v: &Value| match v {
+                Value::Bool(b) => Some(SortValue::I64(*b as i64)),
                 Value::Number(n) if f.ty == RuntimeType::Double => {
-                    SortValue::F64(n.as_f64().unwrap_or(0.0))
+                    Some(SortValue::F64(n.as_f64().unwrap_or(0.0)))
                 }
-                Value::Number(n) => SortValue::I64(n.as_i64().unwrap_or(0)),
-                _ => continue,
+                Value::Number(n) => Some(SortValue::I64(n.as_i64().unwrap_or(0))),
+                _ => None,
             };
-            let better = match &best {
-                None => true,
-                Some(b) => {
-                    let natural = cmp_values(&v, b, &ASC);
-                    natural != Ordering::Equal && (natural == Ordering::Greater) == max
+            let mut best_str: Option<&str> = None;
+            let mut best: Option<SortValue> = None;
+            for v in vals {
+                if let Value::String(s) = v {
+                    let better = match best_str {
+                        None => true,
+                        Some(b) => {
+                            let natural = s.as_str().cmp(b);
+                            natural != Ordering::Equal && (natural == Ordering::Greater) == max
+                        }
+                    };
+                    if better {
+                        best_str = Some(s);
+                    }
+                    continue;
                 }
-            };
-            if better {
-                best = Some(v);
+                let Some(v) = number(v) else { continue };
+                let better = match &best {
+                    None => true,
+                    Some(b) => {
+                        let natural = cmp_values(&v, b, &ASC);
+                        natural != Ordering::Equal && (natural == Ordering::Greater) == max
+                    }
+                };
+                if better {
+                    best = Some(v);
+                }
             }
-        }
-        return best.unwrap_or(SortValue::Missing);
+            match (best_str, best) {
+                (Some(s), _) => SortValue::Str(s.to_string()),
+                (None, Some(v)) => v,
+                (None, None) => SortValue::Missing,
+            }
+        });
     }
     let v = if spec.string {
         spec.script

@@ -280,7 +280,10 @@ pub(crate) struct Interp<'p> {
     lookup: Option<&'p mut dyn DocLookup>,
     doc_cache: Vec<(Arc<str>, Val)>,
     /// The values a runtime field's script emitted.
-    pub(crate) emitted: Vec<Value>,
+    pub(crate) emitted: Emitted,
+    /// Keyword values by content, shared by the runs over one segment (a scratch's runs
+    /// only): `doc['k']` and `_value` then cost no allocation for a value seen before.
+    pub(crate) strings: Option<Interner>,
     /// Emptied value vectors of a previous run's doc values, reused by `doc[name]`.
     spare: Vec<Vec<Val>>,
     /// Where the lookup writes a field's values (its vectors reused run after run).
@@ -309,6 +312,156 @@ pub struct Scratch {
     params: Val,
     doc: Val,
     input_bytes: u64,
+    strings: Interner,
+}
+
+/// The distinct keyword values a segment's runs met, each one shared string: a value seen
+/// before costs a hash lookup, not an allocation. Bounded (a high-cardinality field past the
+/// bound allocates per value, as before, instead of holding the whole dictionary).
+#[derive(Default)]
+pub(crate) struct Interner {
+    set: HashSet<Arc<str>>,
+    bytes: usize,
+}
+
+const INTERN_MAX_BYTES: usize = 4 << 20;
+const INTERN_MAX_ENTRIES: usize = 1 << 16;
+
+impl Interner {
+    pub(crate) fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.set.get(s) {
+            return a.clone();
+        }
+        let a: Arc<str> = Arc::from(s);
+        if self.bytes + s.len() <= INTERN_MAX_BYTES && self.set.len() < INTERN_MAX_ENTRIES {
+            self.bytes += s.len();
+            self.set.insert(a.clone());
+        }
+        a
+    }
+}
+
+/// A shared string for `s`: interned when the run has a segment's table.
+pub(crate) fn intern(strings: &mut Option<Interner>, s: &str) -> Arc<str> {
+    match strings {
+        Some(t) => t.get(s),
+        None => Arc::from(s),
+    }
+}
+
+/// The values a runtime field's script emitted (or an aggregation script returned), as JSON
+/// scalars, written over a reused buffer: a slot that held a string keeps its buffer for the
+/// next string, so that filling it again allocates nothing once it has grown.
+#[derive(Default, Debug)]
+pub struct Emitted {
+    vals: Vec<Value>,
+    len: usize,
+}
+
+impl Emitted {
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn values(&self) -> &[Value] {
+        &self.vals[..self.len]
+    }
+
+    pub fn values_mut(&mut self) -> &mut [Value] {
+        &mut self.vals[..self.len]
+    }
+
+    /// Appends a value (a string's buffer in the slot is dropped: use [`Emitted::push_str`]).
+    pub fn push(&mut self, v: Value) {
+        if let Value::String(s) = v {
+            return self.push_str(&s);
+        }
+        if self.len < self.vals.len() {
+            // a string slot keeps its buffer: a spare non-string slot takes its place
+            if self.vals[self.len].is_string() {
+                let other = (self.len + 1..self.vals.len()).find(|&j| !self.vals[j].is_string());
+                match other {
+                    Some(j) => self.vals.swap(self.len, j),
+                    None => {
+                        // the string moves to the end (the buffer grows once to the largest
+                        // mix of strings and other values a document needs)
+                        let s = std::mem::replace(&mut self.vals[self.len], v);
+                        self.vals.push(s);
+                        self.len += 1;
+                        return;
+                    }
+                }
+            }
+            self.vals[self.len] = v;
+        } else {
+            self.vals.push(v);
+        }
+        self.len += 1;
+    }
+
+    /// Appends a string, written into a kept string buffer when there is one.
+    pub fn push_str(&mut self, s: &str) {
+        self.push_string_with(|b| b.push_str(s));
+    }
+
+    /// Appends a string written by `write` into a kept (cleared) buffer.
+    pub fn push_string_with(&mut self, write: impl FnOnce(&mut String)) {
+        if self.len < self.vals.len() {
+            if let Some(j) = (self.len..self.vals.len()).find(|&j| self.vals[j].is_string()) {
+                self.vals.swap(self.len, j);
+                if let Value::String(b) = &mut self.vals[self.len] {
+                    b.clear();
+                    write(b);
+                }
+                self.len += 1;
+                return;
+            }
+        }
+        let mut b = String::new();
+        write(&mut b);
+        if self.len < self.vals.len() {
+            self.vals[self.len] = Value::String(b);
+        } else {
+            self.vals.push(Value::String(b));
+        }
+        self.len += 1;
+    }
+
+    /// Rewrites value `i` as the string `write` gives, in a kept buffer when there is one.
+    pub fn set_string_with(&mut self, i: usize, write: impl FnOnce(&mut String)) {
+        if !self.vals[i].is_string() {
+            let spare = (self.len..self.vals.len()).find(|&j| self.vals[j].is_string());
+            match spare {
+                Some(j) => self.vals.swap(i, j),
+                None => self.vals[i] = Value::String(String::new()),
+            }
+        }
+        if let Value::String(b) = &mut self.vals[i] {
+            b.clear();
+            write(b);
+        }
+    }
+
+    /// Keeps the values `keep` accepts (it may rewrite them in place), in order; the others'
+    /// buffers stay for reuse.
+    pub fn retain(&mut self, mut keep: impl FnMut(&mut Value) -> bool) {
+        let mut w = 0;
+        for i in 0..self.len {
+            if keep(&mut self.vals[i]) {
+                self.vals.swap(w, i);
+                w += 1;
+            }
+        }
+        self.len = w;
+    }
 }
 
 impl<'p> Interp<'p> {
@@ -323,7 +476,8 @@ impl<'p> Interp<'p> {
             input_bytes: 0,
             ret: Val::Null,
             lookup: None,
-            emitted: Vec::new(),
+            emitted: Emitted::default(),
+            strings: None,
             doc_cache: Vec::new(),
             spare: Vec::new(),
             field_buf: DocField::Long(Vec::new()),
@@ -376,6 +530,7 @@ impl<'p> Interp<'p> {
         if let Some(f) = sc.field_buf.take() {
             it.field_buf = f;
         }
+        it.strings = Some(std::mem::take(&mut sc.strings));
         if sc.base.is_none() {
             it.heap.clear();
             sc.params = load_params(&mut it);
@@ -402,6 +557,9 @@ impl<'p> Interp<'p> {
         self.doc_cache.clear();
         sc.doc_cache = std::mem::take(&mut self.doc_cache);
         sc.spare = std::mem::take(&mut self.spare);
+        if let Some(t) = self.strings.take() {
+            sc.strings = t;
+        }
         sc.field_buf = Some(std::mem::replace(
             &mut self.field_buf,
             DocField::Long(Vec::new()),
@@ -419,7 +577,8 @@ impl<'p> Interp<'p> {
             input_bytes: 0,
             ret: Val::Null,
             lookup: None,
-            emitted: Vec::new(),
+            emitted: Emitted::default(),
+            strings: None,
             doc_cache: Vec::new(),
             spare: Vec::new(),
             field_buf: DocField::Long(Vec::new()),
@@ -479,7 +638,7 @@ impl<'p> Interp<'p> {
                 "org.elasticsearch.index.fielddata.ScriptDocValues$Doubles"
             }
             DocField::Str(v) => {
-                items.extend(v.iter().map(|s| Val::Str(s.as_str().into())));
+                items.extend(v.iter().map(|s| Val::Str(intern(&mut self.strings, s))));
                 "org.elasticsearch.index.fielddata.ScriptDocValues$Strings"
             }
             DocField::Bool(v) => {
@@ -684,6 +843,34 @@ impl<'p> Interp<'p> {
         Ok(size)
     }
 
+    /// An aggregation script's answer appended to `out` as its values: nothing for `null`,
+    /// a collection's scalar members (dates as ISO strings) one by one, else the value.
+    pub(crate) fn push_result(&self, v: &Val, out: &mut Emitted) {
+        fn scalar(it: &Interp, v: &Val, out: &mut Emitted) {
+            match v {
+                Val::Null => {}
+                Val::Str(s) => out.push_str(s),
+                Val::Obj(id) => {
+                    if let Obj::Date(ms) = &it.heap[*id] {
+                        out.push_string_with(|b| b.push_str(&iso_millis(*ms)));
+                    }
+                }
+                v => out.push(it.build_json(v)),
+            }
+        }
+        match v {
+            Val::Obj(id) => match &self.heap[*id] {
+                Obj::List(items) | Obj::Set(VSet { items, .. }) | Obj::DocValues { items, .. } => {
+                    for x in items {
+                        scalar(self, x, out);
+                    }
+                }
+                _ => scalar(self, v, out),
+            },
+            v => scalar(self, v, out),
+        }
+    }
+
     fn build_json(&self, v: &Val) -> Value {
         match v {
             Val::Null => Value::Null,
@@ -857,11 +1044,24 @@ impl<'p> Interp<'p> {
 
     fn exec_for_each(&mut self, slot: usize, iterable: &Expr, body: &Stmt) -> Result<Flow, Fail> {
         let coll = self.eval(iterable)?;
-        let items = self.iteration(&coll).map_err(|f| f.at(iterable.pos))?;
+        // the snapshot is held in a spare vector, given back after the loop
+        let mut items = self.spare.pop().unwrap_or_default();
+        if let Err(f) = self.iteration(&coll, &mut items) {
+            items.clear();
+            self.spare.push(items);
+            return Err(f.at(iterable.pos));
+        }
+        let r = self.for_each_item(slot, &items, body);
+        items.clear();
+        self.spare.push(items);
+        r
+    }
+
+    fn for_each_item(&mut self, slot: usize, items: &[Val], body: &Stmt) -> Result<Flow, Fail> {
         let ty = self.prog.slot_types[slot];
         for item in items {
             self.step()?;
-            self.slots[slot] = self.coerce(ty, item, false)?;
+            self.slots[slot] = self.coerce(ty, item.clone(), false)?;
             match self.exec(body)? {
                 Flow::Break => break,
                 Flow::Return => return Ok(Flow::Return),
@@ -890,13 +1090,14 @@ impl<'p> Interp<'p> {
     }
 
     /// Iterates a snapshot, so changing the collection inside the loop cannot invalidate it.
-    fn iteration(&self, coll: &Val) -> Result<Vec<Val>, Fail> {
+    fn iteration(&self, coll: &Val, out: &mut Vec<Val>) -> Result<(), Fail> {
         match coll {
             Val::Null => Err(npe("Cannot iterate over null")),
             Val::Obj(id) => match &self.heap[*id] {
                 Obj::List(items) | Obj::Set(VSet { items, .. }) | Obj::DocValues { items, .. } => {
                     self.charge_work(items.len())?;
-                    Ok(items.clone())
+                    out.extend(items.iter().cloned());
+                    Ok(())
                 }
                 _ => Err(illegal_arg(format!(
                     "Cannot iterate over [{}]",
@@ -2451,12 +2652,23 @@ impl<'p> Interp<'p> {
         let float = |x: f64| Ok(Val::Float(x));
         match (class, method) {
             ("", "emit") => {
-                let v = self.to_json(&args[0]).map_err(|e| Fail {
-                    kind: "illegal_argument_exception",
-                    reason: e,
-                    pos: None,
-                })?;
-                self.emitted.push(v);
+                match &args[0] {
+                    Val::Str(s) => self.emitted.push_str(s),
+                    Val::Int(i) => self.emitted.push(Value::from(*i)),
+                    Val::Bool(b) => self.emitted.push(Value::Bool(*b)),
+                    v @ (Val::Float(_) | Val::Null) => {
+                        let v = self.build_json(v);
+                        self.emitted.push(v)
+                    }
+                    v => {
+                        let v = self.to_json(v).map_err(|e| Fail {
+                            kind: "illegal_argument_exception",
+                            reason: e,
+                            pos: None,
+                        })?;
+                        self.emitted.push(v);
+                    }
+                }
                 Ok(Val::Null)
             }
             ("Math", "max" | "min") => {

@@ -49,7 +49,7 @@ mod parser;
 #[cfg(test)]
 mod tests;
 
-pub use eval::{DocField, DocLookup, Scratch};
+pub use eval::{DocField, DocLookup, Emitted, Scratch};
 use eval::{Interp, OMap, Obj, Val};
 use lode_engine::{EsError, EsResult};
 use parser::{Program, CTX_SLOT, DOC_SLOT, PARAMS_SLOT, SCORE_SLOT, VALUE_SLOT};
@@ -255,6 +255,16 @@ impl Script {
     }
 }
 
+/// A value given to a script as `_value` (an aggregation's value script), borrowed from the
+/// column's values.
+#[derive(Debug, Clone, Copy)]
+pub enum ScriptValue<'a> {
+    Long(i64),
+    Double(f64),
+    Bool(bool),
+    Str(&'a str),
+}
+
 /// A search script (the `script` query, `script_score`): `params`, `doc` (the document's
 /// column values, ES's `ScriptDocValues`, read through a [`DocLookup`] for only the fields
 /// the script touches) and `_score`. Compiled once per request, run per document.
@@ -299,7 +309,82 @@ impl SearchScript {
 
     /// Runs a runtime field's script on a document: the values it emitted, in order.
     pub fn emit(&self, doc: &mut dyn DocLookup) -> EsResult<Vec<Value>> {
-        self.run_val(doc, 0.0, true, |it, _| Ok(it.emitted.clone()))
+        self.run_val(doc, 0.0, true, |it, _| Ok(it.emitted.values().to_vec()))
+    }
+
+    /// Whether the script reads `params._source`: its params then differ per document, and
+    /// it runs on fresh buffers with the document's source (which allocates anyway).
+    fn reads_source(&self) -> bool {
+        self.script.source.contains("_source")
+    }
+
+    /// [`SearchScript::emit`] over a segment's reused buffers (see [`SearchScript::filter_in`]):
+    /// the emitted values are appended to `out`, whose slots (strings included) are reused.
+    pub fn emit_in(
+        &self,
+        sc: &mut Scratch,
+        doc: &mut dyn DocLookup,
+        out: &mut Emitted,
+    ) -> EsResult<()> {
+        if self.reads_source() {
+            return self.run_val(doc, 0.0, true, |it, _| {
+                for v in it.emitted.values() {
+                    out.push(v.clone());
+                }
+                Ok(())
+            });
+        }
+        self.run_in_ext(sc, doc, 0.0, None, Some(out), |_, _| Ok(()))
+    }
+
+    /// [`SearchScript::agg_value`] over a segment's reused buffers: the script's values
+    /// (a collection's members one by one, `null` none) appended to `out`.
+    pub fn agg_value_in(
+        &self,
+        sc: &mut Scratch,
+        doc: &mut dyn DocLookup,
+        value: Option<ScriptValue>,
+        out: &mut Emitted,
+    ) -> EsResult<()> {
+        if self.reads_source() {
+            let value = value.map(|v| match v {
+                ScriptValue::Long(i) => Value::from(i),
+                ScriptValue::Double(f) => Value::from(f),
+                ScriptValue::Bool(b) => Value::Bool(b),
+                ScriptValue::Str(s) => Value::from(s),
+            });
+            let v = self.agg_value(doc, value.as_ref())?;
+            match v {
+                Value::Array(a) => a
+                    .into_iter()
+                    .filter(|v| !v.is_null())
+                    .for_each(|v| out.push(v)),
+                Value::Null => {}
+                v => out.push(v),
+            }
+            return Ok(());
+        }
+        self.run_in_ext(sc, doc, 0.0, value, None, |it, v| {
+            it.push_result(&v, out);
+            Ok(())
+        })
+    }
+
+    /// [`SearchScript::value`] over a segment's reused buffers (`script_fields`): only the
+    /// answer, the returned JSON, is new.
+    pub fn value_in(
+        &self,
+        sc: &mut Scratch,
+        doc: &mut dyn DocLookup,
+        score: f64,
+    ) -> EsResult<Value> {
+        if self.reads_source() {
+            return self.value(doc, score);
+        }
+        self.run_in(sc, doc, score, |it, v| {
+            it.to_json(&v)
+                .map_err(|e| ("illegal_argument_exception", e))
+        })
     }
 
     fn run_val<T>(
@@ -361,8 +446,8 @@ impl SearchScript {
     /// A filter script's answer: it must return a boolean.
     /// [`SearchScript::filter`] over a segment's reused buffers: `params` and `doc` are
     /// loaded on the first run only, and a run allocates nothing once the buffers have grown
-    /// (keyword values excepted: each is a shared string). One scratch per script and
-    /// segment (a scratch met by another script starts over).
+    /// (keyword values are interned per scratch: a value seen before is shared, not copied).
+    /// One scratch per script and segment (a scratch met by another script starts over).
     pub fn filter_in(&self, sc: &mut Scratch, doc: &mut dyn DocLookup) -> EsResult<bool> {
         self.run_in(sc, doc, 0.0, |it, v| match v {
             Val::Bool(b) => Ok(b),
@@ -392,6 +477,20 @@ impl SearchScript {
         score: f64,
         out: impl FnOnce(&Interp, Val) -> Result<T, (&'static str, String)>,
     ) -> EsResult<T> {
+        self.run_in_ext(sc, doc, score, None, None, out)
+    }
+
+    /// A run over the scratch's buffers with `_value` set and the `emit`s appended to
+    /// `emitted`, when given.
+    fn run_in_ext<T>(
+        &self,
+        sc: &mut Scratch,
+        doc: &mut dyn DocLookup,
+        score: f64,
+        value: Option<ScriptValue>,
+        emitted: Option<&mut Emitted>,
+        out: impl FnOnce(&Interp, Val) -> Result<T, (&'static str, String)>,
+    ) -> EsResult<T> {
         let s = &self.script;
         let mut it = Interp::from_scratch(
             &s.program,
@@ -401,6 +500,19 @@ impl SearchScript {
             DOC_SLOT,
         );
         it.set_slot(SCORE_SLOT, Val::Float(score));
+        if let Some(v) = value {
+            let v = match v {
+                ScriptValue::Long(i) => Val::Int(i),
+                ScriptValue::Double(f) => Val::Float(f),
+                ScriptValue::Bool(b) => Val::Bool(b),
+                ScriptValue::Str(x) => Val::Str(eval::intern(&mut it.strings, x)),
+            };
+            it.set_slot(VALUE_SLOT, v);
+        }
+        let mut emitted = emitted;
+        if let Some(e) = emitted.as_deref_mut() {
+            it.emitted = std::mem::take(e);
+        }
         it.set_lookup(doc);
         let fail = |kind: &'static str, reason: String, pos: Option<usize>| {
             let cause = EsError::bad_request(kind, reason);
@@ -410,6 +522,9 @@ impl SearchScript {
             Ok(v) => out(&it, v).map_err(|(kind, reason)| fail(kind, reason, None)),
             Err(f) => Err(fail(f.kind, f.reason, f.pos)),
         };
+        if let Some(e) = emitted {
+            *e = std::mem::take(&mut it.emitted);
+        }
         it.into_scratch(sc);
         r
     }

@@ -5,7 +5,7 @@
 
 use crate::script::{ScriptErrors, SegmentDocs};
 use lode_engine::{EsError, EsResult};
-use lode_painless::SearchScript;
+use lode_painless::{Emitted, Scratch, SearchScript};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -79,63 +79,110 @@ impl RuntimeField {
         })
     }
 
-    /// An aggregation script's values on the current document, as the field's type.
-    fn agg_values(
+    /// An aggregation script's values on the current document (appended to `st.out`, the
+    /// field's type applied by the caller): per value of `value_of` as `_value` for a value
+    /// script, the column's values read into the state's reused buffer.
+    fn agg_into(
         &self,
         script: &SearchScript,
         agg: &AggEval,
         docs: &mut SegmentDocs,
-    ) -> EsResult<Vec<Value>> {
-        use lode_painless::{DocField, DocLookup};
-        let mut raw = Vec::new();
-        match &agg.value_of {
-            None => raw.push(script.agg_value(docs, None)?),
-            Some(f) => {
-                let vals: Vec<Value> = match docs.field(f).map_err(EsError::illegal_argument)? {
-                    DocField::Long(v) | DocField::Date(v) => {
-                        v.into_iter().map(Value::from).collect()
-                    }
-                    DocField::Double(v) => v.into_iter().map(Value::from).collect(),
-                    DocField::Str(v) => v.into_iter().map(Value::from).collect(),
-                    DocField::Bool(v) => v.into_iter().map(Value::from).collect(),
+        st: &mut RtState,
+    ) -> EsResult<()> {
+        use lode_painless::{DocField, DocLookup, ScriptValue};
+        let Some(f) = &agg.value_of else {
+            return script.agg_value_in(&mut st.scratch, docs, None, &mut st.out);
+        };
+        let mut input = st.input.take().unwrap_or(DocField::Long(Vec::new()));
+        let r = docs
+            .field_into(f, &mut input)
+            .map_err(EsError::illegal_argument)
+            .and_then(|()| {
+                let n = match &input {
+                    DocField::Long(v) | DocField::Date(v) => v.len(),
+                    DocField::Double(v) => v.len(),
+                    DocField::Str(v) => v.len(),
+                    DocField::Bool(v) => v.len(),
                 };
-                for v in vals {
-                    raw.push(script.agg_value(docs, Some(&v))?);
+                for i in 0..n {
+                    let value = match &input {
+                        DocField::Long(v) | DocField::Date(v) => ScriptValue::Long(v[i]),
+                        DocField::Double(v) => ScriptValue::Double(v[i]),
+                        DocField::Str(v) => ScriptValue::Str(&v[i]),
+                        DocField::Bool(v) => ScriptValue::Bool(v[i]),
+                    };
+                    script.agg_value_in(&mut st.scratch, docs, Some(value), &mut st.out)?;
+                }
+                Ok(())
+            });
+        st.input = Some(input);
+        r
+    }
+
+    /// An aggregation script's value read as the field's type, in place; `false` drops it.
+    fn agg_coerce(&self, v: &mut Value, st: &mut String) -> bool {
+        use std::fmt::Write;
+        match (self.ty, &*v) {
+            (_, Value::Null | Value::Array(_) | Value::Object(_)) => false,
+            (RuntimeType::Keyword, Value::String(_)) => true,
+            (RuntimeType::Keyword, other) => {
+                st.clear();
+                let _ = write!(st, "{other}");
+                true
+            }
+            (RuntimeType::Boolean, Value::Bool(_)) => true,
+            (RuntimeType::Long | RuntimeType::Date, Value::Number(n)) => {
+                match n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)) {
+                    Some(i) => {
+                        *v = Value::from(i);
+                        true
+                    }
+                    None => false,
                 }
             }
-        }
-        let mut flat = Vec::new();
-        for v in raw {
-            match v {
-                Value::Array(a) => flat.extend(a),
-                Value::Null => {}
-                v => flat.push(v),
+            (RuntimeType::Double, Value::Number(n)) => match n.as_f64() {
+                Some(f) => {
+                    *v = Value::from(f);
+                    true
+                }
+                None => false,
+            },
+            (RuntimeType::Double, Value::Bool(b)) => {
+                *v = Value::from(u8::from(*b) as f64);
+                true
             }
-        }
-        Ok(flat
-            .into_iter()
-            .filter_map(|v| match (self.ty, &v) {
-                (_, Value::Null | Value::Array(_) | Value::Object(_)) => None,
-                (RuntimeType::Keyword, Value::String(_)) => Some(v),
-                (RuntimeType::Keyword, _) => Some(Value::String(v.to_string())),
-                (RuntimeType::Boolean, Value::Bool(_)) => Some(v),
-                (RuntimeType::Long | RuntimeType::Date, Value::Number(n)) => n
-                    .as_i64()
-                    .or_else(|| n.as_f64().map(|f| f as i64))
-                    .map(Value::from),
-                (RuntimeType::Double, Value::Number(n)) => n.as_f64().map(Value::from),
-                (RuntimeType::Double, Value::Bool(b)) => Some(Value::from(u8::from(*b) as f64)),
-                (RuntimeType::Date, Value::String(_)) => self.parse_date(&v).map(Value::from),
-                (RuntimeType::Double | RuntimeType::Long, Value::String(s)) => {
-                    s.parse::<f64>().ok().map(|f| match self.ty {
+            (RuntimeType::Date, Value::String(_)) => match self.parse_date(v) {
+                Some(ms) => {
+                    *v = Value::from(ms);
+                    true
+                }
+                None => false,
+            },
+            (RuntimeType::Double | RuntimeType::Long, Value::String(s)) => match s.parse::<f64>() {
+                Ok(f) => {
+                    *v = match self.ty {
                         RuntimeType::Double => Value::from(f),
                         _ => Value::from(f as i64),
-                    })
+                    };
+                    true
                 }
-                _ => None,
-            })
-            .collect())
+                Err(_) => false,
+            },
+            _ => false,
+        }
     }
+}
+
+/// A runtime field's evaluation state on one segment, kept by the segment's [`SegmentDocs`]
+/// and reused from document to document: the script's [`Scratch`], the buffer its values are
+/// written into, and a value script's input column values. Evaluating a document allocates
+/// nothing once these have grown (a field without a script reads `_source`, which does).
+#[derive(Default)]
+pub struct RtState {
+    scratch: Scratch,
+    out: Emitted,
+    input: Option<lode_painless::DocField>,
+    text: String,
 }
 
 /// The request's runtime fields by name.
@@ -226,24 +273,61 @@ pub fn parse_runtime_mappings(v: &Value) -> EsResult<RuntimeFields> {
 
 impl RuntimeField {
     /// The document's values (`docs.doc`), each of the field's type, as JSON: strings,
-    /// integers (long, and date as epoch milliseconds), doubles, booleans.
+    /// integers (long, and date as epoch milliseconds), doubles, booleans. A new vector: a
+    /// per-document reader uses [`RuntimeField::with_values`].
     pub fn values(&self, docs: &mut SegmentDocs) -> EsResult<Vec<Value>> {
+        self.with_values(docs, <[Value]>::to_vec)
+    }
+
+    /// Calls `f` with the document's values (as [`RuntimeField::values`]), evaluated into
+    /// the segment's reused state for this field (see [`RtState`]).
+    pub fn with_values<R>(
+        &self,
+        docs: &mut SegmentDocs,
+        f: impl FnOnce(&[Value]) -> R,
+    ) -> EsResult<R> {
+        let key = self as *const RuntimeField as usize;
+        let mut st = docs.take_rt_state(key);
+        let r = self.eval_into(docs, &mut st).map(|()| f(st.out.values()));
+        docs.put_rt_state(key, st);
+        r
+    }
+
+    fn eval_into(&self, docs: &mut SegmentDocs, st: &mut RtState) -> EsResult<()> {
+        st.out.clear();
         let Some(script) = &self.script else {
             let source = docs
                 .source()
                 .map_err(|e| EsError::bad_request("illegal_state_exception", e))?;
             let mut raw = Vec::new();
             source_values(&source, &self.name, &mut raw);
-            return Ok(raw
-                .into_iter()
-                .filter_map(|v| self.read_source_value(v))
-                .collect());
+            for v in raw {
+                if let Some(v) = self.read_source_value(v) {
+                    st.out.push(v);
+                }
+            }
+            return Ok(());
         };
         if let Some(agg) = &self.agg {
-            return self.agg_values(script, agg, docs);
+            self.agg_into(script, agg, docs, st)?;
+            let RtState { out, text, .. } = st;
+            // a keyword's non-string value is written as its string into the slot's buffer
+            for i in 0..out.len() {
+                let v = &mut out.values_mut()[i];
+                if !self.agg_coerce(v, text) {
+                    *v = Value::Null;
+                } else if self.ty == RuntimeType::Keyword && !v.is_string() {
+                    out.set_string_with(i, |b| b.push_str(text));
+                }
+            }
+            out.retain(|v| !v.is_null());
+            return Ok(());
         }
-        let emitted = script.emit(docs)?;
-        emitted.into_iter().map(|v| self.coerce(v)).collect()
+        script.emit_in(&mut st.scratch, docs, &mut st.out)?;
+        for v in st.out.values_mut() {
+            self.coerce(v)?;
+        }
+        Ok(())
     }
 
     /// A `_source` value read as the field's type; a value that does not parse is skipped.
@@ -294,12 +378,16 @@ impl RuntimeField {
 
     /// A date string read with the field's format, as epoch milliseconds.
     fn parse_date(&self, v: &Value) -> Option<i64> {
-        self.date_format()
-            .parse_json(v, &lode_dates::Tz::utc())
-            .ok()
+        static DEFAULT: std::sync::OnceLock<lode_dates::DateFormat> = std::sync::OnceLock::new();
+        let f = match &self.format {
+            Some((_, f)) => f,
+            None => DEFAULT.get_or_init(lode_dates::DateFormat::default),
+        };
+        f.parse_json(v, &lode_dates::Tz::utc()).ok()
     }
 
-    fn coerce(&self, v: Value) -> EsResult<Value> {
+    /// An emitted value read as the field's type, in place (a date string parsed).
+    fn coerce(&self, v: &mut Value) -> EsResult<()> {
         let bad = |v: &Value| {
             EsError::bad_request(
                 "script_exception",
@@ -310,29 +398,45 @@ impl RuntimeField {
                 ),
             )
         };
-        Ok(match (self.ty, &v) {
-            (RuntimeType::Keyword, Value::String(_)) => v,
-            (RuntimeType::Long | RuntimeType::Date, Value::Number(n)) if n.is_i64() => v,
+        match (self.ty, &*v) {
+            (RuntimeType::Keyword, Value::String(_)) => {}
+            (RuntimeType::Long | RuntimeType::Date, Value::Number(n)) if n.is_i64() => {}
             // A date string is read with the field's format.
-            (RuntimeType::Date, Value::String(_)) => match self.parse_date(&v) {
-                Some(ms) => Value::from(ms),
-                None => return Err(bad(&v)),
+            (RuntimeType::Date, Value::String(_)) => match self.parse_date(v) {
+                Some(ms) => *v = Value::from(ms),
+                None => return Err(bad(v)),
             },
-            (RuntimeType::Double, Value::Number(n)) => Value::from(n.as_f64().unwrap_or(0.0)),
-            (RuntimeType::Boolean, Value::Bool(_)) => v,
-            _ => return Err(bad(&v)),
-        })
+            (RuntimeType::Double, Value::Number(n)) => *v = Value::from(n.as_f64().unwrap_or(0.0)),
+            (RuntimeType::Boolean, Value::Bool(_)) => {}
+            _ => return Err(bad(v)),
+        }
+        Ok(())
     }
 
     /// Runs the field on a document, recording a runtime error in `errors` (empty then).
     pub fn values_or_record(&self, docs: &mut SegmentDocs, errors: &ScriptErrors) -> Vec<Value> {
+        self.with_values_or_record(docs, errors, <[Value]>::to_vec)
+    }
+
+    /// [`RuntimeField::with_values`], a runtime error recorded in `errors` (`f` then sees no
+    /// values).
+    pub fn with_values_or_record<R>(
+        &self,
+        docs: &mut SegmentDocs,
+        errors: &ScriptErrors,
+        f: impl FnOnce(&[Value]) -> R,
+    ) -> R {
         if errors.lock().is_some() {
-            return Vec::new();
+            return f(&[]);
         }
-        self.values(docs).unwrap_or_else(|e| {
-            errors.lock().get_or_insert(e);
-            Vec::new()
-        })
+        let mut f = Some(f);
+        match self.with_values(docs, |v| (f.take().expect("once"))(v)) {
+            Ok(r) => r,
+            Err(e) => {
+                errors.lock().get_or_insert(e);
+                (f.take().expect("not called"))(&[])
+            }
+        }
     }
 }
 
@@ -478,9 +582,10 @@ pub fn query_value(f: &RuntimeField, v: &Value) -> EsResult<Value> {
 /// Whether a document value equals a query value (both of the field's type).
 pub fn same(v: &Value, want: &Value, case_insensitive: bool) -> bool {
     match (v, want) {
-        (Value::String(a), Value::String(b)) if case_insensitive => {
-            a.to_lowercase() == b.to_lowercase()
-        }
+        (Value::String(a), Value::String(b)) if case_insensitive => a
+            .chars()
+            .flat_map(char::to_lowercase)
+            .eq(b.chars().flat_map(char::to_lowercase)),
         (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
         _ => v == want,
     }

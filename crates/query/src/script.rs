@@ -69,7 +69,7 @@ impl DocFilter {
     fn test(&self, docs: &mut SegmentDocs, scratch: &mut Scratch) -> Result<bool, EsError> {
         match self {
             DocFilter::Script(s) => s.filter_in(scratch, docs),
-            DocFilter::Runtime(f, pred) => Ok(pred(&f.values(docs)?)),
+            DocFilter::Runtime(f, pred) => f.with_values(docs, |v| pred(v)),
         }
     }
 }
@@ -248,7 +248,35 @@ enum Col {
     I64(Option<Column<i64>>, bool),
     F64(Option<Column<f64>>),
     Bool(Option<Column<bool>>),
-    Str(Option<StrColumn>),
+    Str(Option<StrColumn>, OrdCache),
+}
+
+/// A keyword column's terms by ordinal, read from the dictionary once per segment (a
+/// dictionary lookup decodes a block, which allocates): a document's keywords are then copied
+/// from here into the caller's kept strings. Bounded; past the bound a term is looked up each
+/// time.
+#[derive(Default)]
+struct OrdCache {
+    terms: std::collections::HashMap<u64, Box<str>>,
+    bytes: usize,
+}
+
+const ORD_CACHE_MAX_BYTES: usize = 4 << 20;
+
+impl OrdCache {
+    /// Writes term `ord` into `out` (cleared).
+    fn write(&mut self, c: &StrColumn, ord: u64, out: &mut String) {
+        out.clear();
+        if let Some(t) = self.terms.get(&ord) {
+            out.push_str(t);
+            return;
+        }
+        let _ = c.ord_to_str(ord, out);
+        if self.bytes + out.len() <= ORD_CACHE_MAX_BYTES {
+            self.bytes += out.len();
+            self.terms.insert(ord, out.as_str().into());
+        }
+    }
 }
 
 /// `doc` over one segment's columns: each field's column opens on first use.
@@ -262,6 +290,11 @@ pub struct SegmentDocs {
     runtime: crate::runtime::RuntimeFields,
     /// How many runtime fields are being evaluated inside one another (cycle guard).
     depth: u8,
+    /// Each runtime field's evaluation state on this segment, by the field's address.
+    rt_states: Vec<(usize, crate::runtime::RtState)>,
+    /// Strings of a keyword column's values that a document with fewer values left over,
+    /// kept for the next document's.
+    spare_strings: Vec<String>,
 }
 
 impl SegmentDocs {
@@ -274,6 +307,8 @@ impl SegmentDocs {
             store: None,
             runtime: Default::default(),
             depth: 0,
+            rt_states: Vec::new(),
+            spare_strings: Vec::new(),
         }
     }
 
@@ -283,7 +318,28 @@ impl SegmentDocs {
         self
     }
 
-    fn runtime_field(&mut self, f: &crate::runtime::RuntimeField) -> Result<DocField, String> {
+    /// The evaluation state of the runtime field at `key` on this segment (a new one the
+    /// first time); [`SegmentDocs::put_rt_state`] gives it back.
+    pub(crate) fn take_rt_state(&mut self, key: usize) -> crate::runtime::RtState {
+        match self.rt_states.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, st)) => std::mem::take(st),
+            None => Default::default(),
+        }
+    }
+
+    pub(crate) fn put_rt_state(&mut self, key: usize, st: crate::runtime::RtState) {
+        match self.rt_states.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, slot)) => *slot = st,
+            None => self.rt_states.push((key, st)),
+        }
+    }
+
+    /// `doc['name']` of a runtime field: its values, sorted, written into `out`'s vectors.
+    fn runtime_field(
+        &mut self,
+        f: &crate::runtime::RuntimeField,
+        out: &mut DocField,
+    ) -> Result<(), String> {
         use crate::runtime::RuntimeType;
         use serde_json::Value;
         if self.depth >= 16 {
@@ -292,35 +348,74 @@ impl SegmentDocs {
                 f.name
             ));
         }
+        fn ints(out: &mut DocField, date: bool) -> &mut Vec<i64> {
+            let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                DocField::Long(v) | DocField::Date(v) => v,
+                _ => Vec::new(),
+            };
+            v.clear();
+            *out = if date {
+                DocField::Date(v)
+            } else {
+                DocField::Long(v)
+            };
+            match out {
+                DocField::Long(v) | DocField::Date(v) => v,
+                _ => unreachable!("just set"),
+            }
+        }
         self.depth += 1;
-        let vals = f.values(self);
-        self.depth -= 1;
-        let mut vals = vals.map_err(|e| match e.caused_by {
-            Some(c) if e.kind == "script_exception" => c.reason,
-            _ => e.reason,
-        })?;
-        vals.sort_by(|a, b| match (a, b) {
-            (Value::String(x), Value::String(y)) => x.cmp(y),
-            (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-            _ => a
-                .as_f64()
-                .unwrap_or(0.0)
-                .total_cmp(&b.as_f64().unwrap_or(0.0)),
-        });
-        Ok(match f.ty {
-            RuntimeType::Keyword => DocField::Str(
-                vals.into_iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect(),
-            ),
-            RuntimeType::Long => DocField::Long(vals.iter().filter_map(Value::as_i64).collect()),
-            RuntimeType::Date => DocField::Date(vals.iter().filter_map(Value::as_i64).collect()),
+        let mut spare = std::mem::take(&mut self.spare_strings);
+        let r = f.with_values(self, |vals| match f.ty {
+            RuntimeType::Keyword => {
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Str(v) => v,
+                    _ => Vec::new(),
+                };
+                let mut n = 0;
+                for s in vals.iter().filter_map(Value::as_str) {
+                    if n == v.len() {
+                        v.push(spare.pop().unwrap_or_default());
+                    }
+                    v[n].clear();
+                    v[n].push_str(s);
+                    n += 1;
+                }
+                spare.extend(v.drain(n..));
+                v.sort_unstable();
+                *out = DocField::Str(v);
+            }
+            RuntimeType::Long | RuntimeType::Date => {
+                let v = ints(out, f.ty == RuntimeType::Date);
+                v.extend(vals.iter().filter_map(Value::as_i64));
+                v.sort_unstable();
+            }
             RuntimeType::Double => {
-                DocField::Double(vals.iter().filter_map(Value::as_f64).collect())
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Double(v) => v,
+                    _ => Vec::new(),
+                };
+                v.clear();
+                v.extend(vals.iter().filter_map(Value::as_f64));
+                v.sort_unstable_by(f64::total_cmp);
+                *out = DocField::Double(v);
             }
             RuntimeType::Boolean => {
-                DocField::Bool(vals.iter().filter_map(Value::as_bool).collect())
+                let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
+                    DocField::Bool(v) => v,
+                    _ => Vec::new(),
+                };
+                v.clear();
+                v.extend(vals.iter().filter_map(Value::as_bool));
+                v.sort_unstable();
+                *out = DocField::Bool(v);
             }
+        });
+        self.depth -= 1;
+        self.spare_strings.append(&mut spare);
+        r.map_err(|e| match e.caused_by {
+            Some(c) if e.kind == "script_exception" => c.reason,
+            _ => e.reason,
         })
     }
 
@@ -339,7 +434,7 @@ impl SegmentDocs {
             T::I64(_) | T::Date(_) => Col::I64(None, false),
             T::F64(_) => Col::F64(None),
             T::Bool(_) => Col::Bool(None),
-            _ => Col::Str(None),
+            _ => Col::Str(None, OrdCache::default()),
         })
     }
 
@@ -402,7 +497,7 @@ impl SegmentDocs {
             Storage::I64 => Col::I64(ff.column_opt::<i64>(path).map_err(io)?, def.ty.is_date()),
             Storage::F64 => Col::F64(ff.column_opt::<f64>(path).map_err(io)?),
             Storage::Bool => Col::Bool(ff.column_opt::<bool>(path).map_err(io)?),
-            Storage::Keyword => Col::Str(ff.str(path).map_err(io)?),
+            Storage::Keyword => Col::Str(ff.str(path).map_err(io)?, OrdCache::default()),
             _ => return Err(unsupported()),
         })
     }
@@ -419,8 +514,7 @@ impl DocLookup for SegmentDocs {
     /// (a runtime field's values are computed, as before).
     fn field_into(&mut self, name: &str, out: &mut DocField) -> Result<(), String> {
         if let Some(f) = self.runtime.get(name).cloned() {
-            *out = self.runtime_field(&f)?;
-            return Ok(());
+            return self.runtime_field(&f, out);
         }
         let i = match self.cols.iter().position(|(n, _)| n == name) {
             Some(i) => i,
@@ -431,7 +525,7 @@ impl DocLookup for SegmentDocs {
             }
         };
         let doc = self.doc;
-        match &self.cols[i].1 {
+        match &mut self.cols[i].1 {
             Col::I64(c, date) => {
                 let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
                     DocField::Long(v) | DocField::Date(v) => v,
@@ -465,7 +559,7 @@ impl DocLookup for SegmentDocs {
                 v.extend(c.iter().flat_map(|c| c.values_for_doc(doc)));
                 *out = DocField::Bool(v);
             }
-            Col::Str(c) => {
+            Col::Str(c, cache) => {
                 let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
                     DocField::Str(v) => v,
                     _ => Vec::new(),
@@ -475,14 +569,23 @@ impl DocLookup for SegmentDocs {
                     // the strings' buffers are kept and written over
                     for ord in c.term_ords(doc) {
                         if n == v.len() {
-                            v.push(String::new());
+                            v.push(self.spare_strings.pop().unwrap_or_default());
                         }
-                        v[n].clear();
-                        let _ = c.ord_to_str(ord, &mut v[n]);
+                        cache.write(c, ord, &mut v[n]);
                         n += 1;
                     }
                 }
-                v.truncate(n);
+                // sorted and distinct, as ES's `SortedSetDocValues` (the removed strings'
+                // buffers move past the live ones and stay for the next document)
+                v[..n].sort_unstable();
+                let mut keep = 0;
+                for i in 0..n {
+                    if keep == 0 || v[i] != v[keep - 1] {
+                        v.swap(keep, i);
+                        keep += 1;
+                    }
+                }
+                self.spare_strings.extend(v.drain(keep..));
                 *out = DocField::Str(v);
             }
         }

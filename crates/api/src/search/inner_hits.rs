@@ -511,6 +511,9 @@ pub(super) fn render(
         } else {
             None
         };
+        // `script_fields`: the segment's `doc` and each script's buffers, reused from inner
+        // hit to inner hit (all in the parent's segment)
+        let mut script_docs: Option<(lode_query::DocColumns, Vec<lode_painless::Scratch>)> = None;
         let hits: Vec<EsResult<Value>> = keyed
             .iter()
             .skip(spec.from)
@@ -597,15 +600,25 @@ pub(super) fn render(
                     }
                 }
                 if !spec.script_fields.is_empty() {
-                    let reader = s.searcher.segment_reader(addr.segment_ord);
-                    let mut docs = lode_query::DocColumns::new(
-                        reader,
-                        lode_query::script::fields_of(ctx.mapping),
-                    )
-                    .with_runtime(ctx.runtime.clone());
+                    let (docs, scratches) = script_docs.get_or_insert_with(|| {
+                        let reader = s.searcher.segment_reader(addr.segment_ord);
+                        let docs = lode_query::DocColumns::new(
+                            reader,
+                            lode_query::script::fields_of(ctx.mapping),
+                        )
+                        .with_runtime(ctx.runtime.clone());
+                        let scratches = spec
+                            .script_fields
+                            .iter()
+                            .map(|_| lode_painless::Scratch::default())
+                            .collect();
+                        (docs, scratches)
+                    });
                     docs.doc = doc;
-                    for (name, script, ignore_failure) in &spec.script_fields {
-                        match script.value(&mut docs, f64::from(score)) {
+                    for ((name, script, ignore_failure), sc) in
+                        spec.script_fields.iter().zip(scratches.iter_mut())
+                    {
+                        match script.value_in(sc, docs, f64::from(score)) {
                             Ok(Value::Array(a)) => {
                                 fields.insert(name.clone(), Value::Array(a));
                             }

@@ -894,17 +894,23 @@ pub fn targets(node: &Node, indices: &str, req: &RestRequest) -> EsResult<Vec<Se
 }
 
 /// `fields` on runtime fields: each requested name (or `*` pattern) that is a runtime field
-/// gets the values its script emits for the hit (dates formatted, `format` honoured).
+/// gets the values its script emits for the hit (dates formatted, `format` honoured). `docs`
+/// is the hit's segment's `doc`, kept by the caller from hit to hit (the fields' evaluation
+/// state with it).
+#[allow(clippy::too_many_arguments)]
 fn runtime_fields_values(
     wanted: &[(String, Option<String>)],
     runtime: &lode_query::runtime::RuntimeFields,
     mapping: &lode_engine::mapping::Mapping,
     s: &ShardSearcher,
     addr: tantivy::DocAddress,
+    docs: &mut Option<query::DocColumns>,
     out: &mut Map<String, Value>,
 ) -> EsResult<()> {
     use lode_query::runtime::RuntimeType;
-    let mut docs: Option<query::DocColumns> = None;
+    if let Some(d) = docs.as_mut() {
+        d.doc = addr.doc_id;
+    }
     for (pattern, format) in wanted {
         for (name, f) in runtime.iter() {
             if !lode_engine::mapping::wildcard_match(pattern, name) {
@@ -1627,6 +1633,9 @@ fn script_field(
     Ok((name.to_string(), Arc::new(script), ignore_failure))
 }
 
+/// A segment's `doc` for `script_fields`, with one scratch per script.
+type ScriptFieldState = (query::DocColumns, Vec<lode_painless::Scratch>);
+
 fn fetch_phase(
     targets: &[Target],
     hits: &[Candidate],
@@ -1689,6 +1698,11 @@ fn fetch_phase(
     };
     let cancel = CancelToken::current();
     let mut ignored_in_segment: HashMap<(usize, usize, u32), bool> = HashMap::new();
+    // `script_fields`: each segment's `doc` and the scripts' buffers, reused from hit to hit
+    // (a hit then allocates only the values it returns)
+    let mut script_docs: HashMap<(usize, usize, u32), ScriptFieldState> = HashMap::new();
+    // `fields` on runtime fields: the same, for the fields' evaluation state
+    let mut runtime_docs: HashMap<(usize, usize, u32), Option<query::DocColumns>> = HashMap::new();
     for h in hits {
         check_cancelled(cancel.as_ref())?;
         let t = &targets[h.index];
@@ -1814,6 +1828,9 @@ fn fetch_phase(
                 &states[h.index].mapping,
                 s,
                 h.addr,
+                runtime_docs
+                    .entry((h.index, h.shard, h.addr.segment_ord))
+                    .or_default(),
                 &mut fields,
             )?;
         }
@@ -1842,14 +1859,26 @@ fn fetch_phase(
             fields.insert(field.clone(), json!([group]));
         }
         if !sreq.script_field_specs.is_empty() {
-            let mapping = t.mapping();
-            let reader = s.searcher.segment_reader(h.addr.segment_ord);
-            let mut docs = query::DocColumns::new(reader, query::script::fields_of(&mapping))
-                .with_runtime(ctxs[h.index].runtime.clone());
+            let (docs, scratches) = script_docs
+                .entry((h.index, h.shard, h.addr.segment_ord))
+                .or_insert_with(|| {
+                    let mapping = t.mapping();
+                    let reader = s.searcher.segment_reader(h.addr.segment_ord);
+                    let docs = query::DocColumns::new(reader, query::script::fields_of(&mapping))
+                        .with_runtime(ctxs[h.index].runtime.clone());
+                    let scratches = sreq
+                        .script_field_specs
+                        .iter()
+                        .map(|_| lode_painless::Scratch::default())
+                        .collect();
+                    (docs, scratches)
+                });
             docs.doc = h.addr.doc_id;
             let score = f64::from(h.score.unwrap_or(0.0));
-            for (name, script, ignore_failure) in &sreq.script_field_specs {
-                match script.value(&mut docs, score) {
+            for ((name, script, ignore_failure), sc) in
+                sreq.script_field_specs.iter().zip(scratches.iter_mut())
+            {
+                match script.value_in(sc, docs, score) {
                     Ok(Value::Array(a)) => {
                         fields.insert(name.clone(), Value::Array(a));
                     }
