@@ -163,14 +163,12 @@ impl PointRangeWeight {
     }
 }
 
-/// Above this share of a segment's documents, the column serves the range: its doc set costs
-/// nothing up front and one value per `seek`, where materialising the matches would cost
-/// every one of them.
-const DENSE_SHARE: usize = 8;
-
-/// From this share of a segment's documents down to [`DENSE_SHARE`], the matches are
-/// materialised as a bitset rather than a sorted list (Lucene's `DocIdSetBuilder` switches at
-/// the same 1/128): built in one pass without sorting, and a follower's seek tests one bit.
+/// From this share of a segment's documents up, the column serves the range until it leads
+/// (a [`DenseRange`]): its doc set costs nothing up front and one value per `seek`, where
+/// materialising the matches would cost every one of them; once materialised, the matches
+/// are a bitset rather than a sorted list (Lucene's `DocIdSetBuilder` switches at the same
+/// 1/128): built in one pass without sorting, and a follower's seek tests one bit. Below it,
+/// the few matches are gathered up front as a sorted list.
 const BITSET_SHARE: usize = 128;
 
 impl Weight for PointRangeWeight {
@@ -181,7 +179,6 @@ impl Weight for PointRangeWeight {
         }
         let points = sorted_points(reader, self.field)?;
         let span = points.span(self.lo, self.hi);
-        let max_doc = reader.max_doc() as usize;
         if span.is_empty() {
             return Ok(Box::new(EmptyScorer));
         }
@@ -193,7 +190,12 @@ impl Weight for PointRangeWeight {
                 Box::new(ConstScorer::new(all, boost))
             });
         }
-        if span.len() * DENSE_SHARE > max_doc {
+        // Dense enough for a bitset: the range starts on its column, so that after
+        // a selective clause (50 ids, one account) it costs a value read per candidate (Lucene's
+        // IndexOrDocValuesQuery), and builds the bitset only once it leads a conjunction or a
+        // scan. Building it up front cost every segment a pass over its matches: with the
+        // 10M index's 24 segments that was most of `ids_range`.
+        if Gathered::bits_for(span.len(), reader.max_doc()) {
             let Memo::Bits(slot) = self.memo(reader, || {
                 let slot = OnceLock::new();
                 if let Some(words) = points.cached_bits(self.lo, self.hi, reader.max_doc()) {
@@ -219,22 +221,10 @@ impl Weight for PointRangeWeight {
             };
             return Ok(Box::new(dense.scored(boost)));
         }
-        let len = span.len();
-        let memo = self.memo(reader, || {
-            if Gathered::bits_for(len, reader.max_doc()) {
-                let words = points.bits(span.clone(), reader.max_doc());
-                Memo::Bits(Arc::new(OnceLock::from(Arc::new(words))))
-            } else {
-                Memo::Docs(points.docs_in(span).into())
-            }
-        });
-        Ok(match memo {
-            Memo::Docs(docs) => Box::new(ConstScorer::new(SortedDocs::new(docs), boost)),
-            Memo::Bits(slot) => {
-                let words = slot.get().expect("filled when made").clone();
-                Box::new(DenseRange::from_bits(words, len).scored(boost))
-            }
-        })
+        let Memo::Docs(docs) = self.memo(reader, || Memo::Docs(points.docs_in(span).into())) else {
+            unreachable!("a segment's span is sparse for every scorer of the weight")
+        };
+        Ok(Box::new(ConstScorer::new(SortedDocs::new(docs), boost)))
     }
 
     fn count(&self, reader: &SegmentReader) -> tantivy::Result<u32> {
@@ -270,7 +260,7 @@ const MATERIALISE_AFTER: u32 = 32;
 /// column than a bitset of every match.
 const MATERIALISE_AFTER_WALKED: usize = 16;
 
-/// A range matching a large share of a segment. Following a selective clause it answers
+/// A range matching at least 1/[`BITSET_SHARE`] of a segment. Following a selective clause it answers
 /// each `seek_danger` from the column (one value read, as Lucene's `IndexOrDocValuesQuery`
 /// uses doc values there); leading a conjunction or a scan (many seeks and advances) it turns
 /// into a bitset of its documents, built from the points in one pass, which then costs a
