@@ -7,148 +7,83 @@
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
 
-/// A JSON token as Elasticsearch's XContent parser names it in errors.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Token {
-    String,
-    Number,
-    Boolean,
-    Null,
-    Object,
-    Array,
+pub use lode_engine::object_parser::Token;
+use lode_engine::object_parser::{At, Field, ObjectParser, Style};
+
+type K = Field<()>;
+
+/// Declared in Elasticsearch and implemented by Lode.
+fn yes(_: &mut (), _: &At<'_>, _: &Value) -> EsResult<()> {
+    Ok(())
 }
 
-impl Token {
-    pub fn of(v: &Value) -> Token {
-        match v {
-            Value::String(_) => Token::String,
-            Value::Number(_) => Token::Number,
-            Value::Bool(_) => Token::Boolean,
-            Value::Null => Token::Null,
-            Value::Object(_) => Token::Object,
-            Value::Array(_) => Token::Array,
-        }
-    }
-
-    pub fn es_name(self) -> &'static str {
-        match self {
-            Token::String => "VALUE_STRING",
-            Token::Number => "VALUE_NUMBER",
-            Token::Boolean => "VALUE_BOOLEAN",
-            Token::Null => "VALUE_NULL",
-            Token::Object => "START_OBJECT",
-            Token::Array => "START_ARRAY",
-        }
-    }
-
-    /// A scalar, as `XContentParser.Token#isValue` (null included).
-    fn is_value(self) -> bool {
-        !matches!(self, Token::Object | Token::Array)
-    }
+/// Declared in Elasticsearch and refused by Lode.
+fn no(_: &mut (), at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(not_supported(at.key))
 }
 
-/// Whether Lode implements a key.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Support {
-    Yes,
-    No,
+/// `SearchSourceBuilder#parseXContent` words an unknown key and a known key with a token it
+/// does not take alike.
+fn unknown_key(at: &At<'_>, token: Token) -> EsError {
+    EsError::parsing(format!(
+        "Unknown key for a {} in [{}].",
+        token.es_name(),
+        at.key
+    ))
 }
 
-/// One top-level key of a search body.
-pub struct Key {
-    pub name: &'static str,
-    value: bool,
-    object: bool,
-    array: bool,
-    pub support: Support,
-}
-
-const fn key(name: &'static str, tokens: &str, support: Support) -> Key {
-    let t = tokens.as_bytes();
-    let mut i = 0;
-    let (mut value, mut object, mut array) = (false, false, false);
-    while i < t.len() {
-        match t[i] {
-            b'v' => value = true,
-            b'o' => object = true,
-            b'a' => array = true,
-            _ => {}
-        }
-        i += 1;
-    }
-    Key {
-        name,
-        value,
-        object,
-        array,
-        support,
-    }
-}
-
-use Support::*;
-
-/// Elasticsearch 8's search body keys with the tokens each accepts: `v` a scalar, `o` an
-/// object, `a` an array (from `SearchSourceBuilder#parseXContent`).
-pub const SEARCH_KEYS: &[Key] = &[
-    key("query", "o", Yes),
-    key("post_filter", "o", Yes),
-    key("from", "v", Yes),
-    key("size", "v", Yes),
-    key("timeout", "v", Yes),
-    key("terminate_after", "v", Yes),
-    key("min_score", "v", Yes),
-    key("version", "v", Yes),
-    key("seq_no_primary_term", "v", Yes),
-    key("explain", "v", Yes),
-    key("track_scores", "v", Yes),
-    key("track_total_hits", "v", Yes),
-    key("_source", "voa", Yes),
-    key("stored_fields", "va", Yes),
-    key("sort", "voa", Yes),
-    key("profile", "v", Yes),
-    key("search_after", "a", Yes),
-    key("aggregations", "o", Yes),
-    key("aggs", "o", Yes),
-    key("docvalue_fields", "a", Yes),
-    key("fields", "a", Yes),
-    key("indices_boost", "a", Yes),
-    key("stats", "a", Yes),
-    key("ext", "o", Yes),
-    key("script_fields", "o", Yes),
-    key("rescore", "oa", Yes),
-    key("highlight", "o", Yes),
-    key("suggest", "o", Yes),
-    key("collapse", "o", Yes),
-    key("slice", "o", Yes),
-    key("pit", "o", No),
-    key("runtime_mappings", "o", Yes),
-    key("knn", "oa", No),
-    key("retriever", "o", No),
-    key("rank", "o", No),
-    key("sub_searches", "a", No),
-];
+/// Elasticsearch 8's search body keys with the tokens each accepts: `v` a value, `n` null,
+/// `o` an object, `a` an array (from `SearchSourceBuilder#parseXContent`; its scalar branch
+/// takes null too).
+pub static SEARCH_KEYS: ObjectParser<()> = ObjectParser {
+    name: "search",
+    style: Style::Custom {
+        unknown: |at, token, _| unknown_key(at, token),
+        wrong_token: unknown_key,
+    },
+    fields: &[&[
+        K::new("query", "o", yes),
+        K::new("post_filter", "o", yes),
+        K::new("from", "vn", yes),
+        K::new("size", "vn", yes),
+        K::new("timeout", "vn", yes),
+        K::new("terminate_after", "vn", yes),
+        K::new("min_score", "vn", yes),
+        K::new("version", "vn", yes),
+        K::new("seq_no_primary_term", "vn", yes),
+        K::new("explain", "vn", yes),
+        K::new("track_scores", "vn", yes),
+        K::new("track_total_hits", "vn", yes),
+        K::new("_source", "vnoa", yes),
+        K::new("stored_fields", "vna", yes),
+        K::new("sort", "vnoa", yes),
+        K::new("profile", "vn", yes),
+        K::new("search_after", "a", yes),
+        K::new("aggregations", "o", yes),
+        K::new("aggs", "o", yes),
+        K::new("docvalue_fields", "a", yes),
+        K::new("fields", "a", yes),
+        K::new("indices_boost", "a", yes),
+        K::new("stats", "a", yes),
+        K::new("ext", "o", yes),
+        K::new("script_fields", "o", yes),
+        K::new("rescore", "oa", yes),
+        K::new("highlight", "o", yes),
+        K::new("suggest", "o", yes),
+        K::new("collapse", "o", yes),
+        K::new("slice", "o", yes),
+        K::new("pit", "o", no),
+        K::new("runtime_mappings", "o", yes),
+        K::new("knn", "oa", no),
+        K::new("retriever", "o", no),
+        K::new("rank", "o", no),
+        K::new("sub_searches", "a", no),
+    ]],
+};
 
 /// Checks every top-level key of a search body.
 pub fn check_keys(body: &Map<String, Value>) -> EsResult<()> {
-    for (name, v) in body {
-        let token = Token::of(v);
-        let key = SEARCH_KEYS.iter().find(|k| k.name == name).filter(|k| {
-            (token.is_value() && k.value)
-                || (token == Token::Object && k.object)
-                || (token == Token::Array && k.array)
-        });
-        let Some(key) = key else {
-            return Err(EsError::parsing(format!(
-                "Unknown key for a {} in [{name}].",
-                token.es_name()
-            )));
-        };
-        match key.support {
-            Yes => {}
-            No => return Err(not_supported(key.name)),
-        }
-    }
-    Ok(())
+    SEARCH_KEYS.parse_into(&mut (), body)
 }
 
 pub fn not_supported(key: &str) -> EsError {
