@@ -110,6 +110,9 @@ pub struct Field<T: 'static> {
     pub aliases: &'static [&'static str],
     pub tokens: Tokens,
     pub set: Setter<T>,
+    /// Answers to every key no other field declares (ES's unknown-field consumer: the
+    /// field-keyed queries such as `terms`, the named functions of `function_score`).
+    pub other: bool,
 }
 
 impl<T> Field<T> {
@@ -120,6 +123,18 @@ impl<T> Field<T> {
             aliases: &[],
             tokens: Tokens::of(tokens),
             set,
+            other: false,
+        }
+    }
+
+    /// The field of every key not otherwise declared; its setter reads the key from `At`.
+    pub const fn other(tokens: &str, set: Setter<T>) -> Field<T> {
+        Field {
+            name: "*",
+            aliases: &[],
+            tokens: Tokens::of(tokens),
+            set,
+            other: true,
         }
     }
 
@@ -128,7 +143,7 @@ impl<T> Field<T> {
     }
 
     fn answers_to(&self, key: &str) -> bool {
-        self.name == key || self.aliases.contains(&key)
+        !self.other && (self.name == key || self.aliases.contains(&key))
     }
 }
 
@@ -164,12 +179,13 @@ pub struct ObjectParser<T: 'static> {
 }
 
 impl<T> ObjectParser<T> {
-    /// The declared field answering to `key` (its name or an alias).
+    /// The declared field answering to `key` (its name or an alias), else the field of
+    /// other keys if one is declared.
     pub fn field(&self, key: &str) -> Option<&Field<T>> {
-        self.fields
-            .iter()
-            .flat_map(|g| g.iter())
+        let mut all = self.fields.iter().flat_map(|g| g.iter());
+        all.clone()
             .find(|f| f.answers_to(key))
+            .or_else(|| all.find(|f| f.other))
     }
 
     /// Every declared name, aliases included (ES's candidates for did-you-mean).
@@ -177,6 +193,7 @@ impl<T> ObjectParser<T> {
         self.fields
             .iter()
             .flat_map(|g| g.iter())
+            .filter(|f| !f.other)
             .flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()))
             .collect()
     }
@@ -399,6 +416,54 @@ mod tests {
         assert_eq!(e.reason, "Unknown key for a START_ARRAY in [_name].");
         let e = parse(&C, json!({"x": true})).unwrap_err();
         assert_eq!(e.reason, "Unknown key for a VALUE_BOOLEAN in [x].");
+    }
+
+    #[test]
+    fn other_keys_go_to_the_declared_consumer() {
+        #[derive(Default)]
+        struct Terms {
+            field: Option<(String, Value)>,
+            boost: f32,
+        }
+        type T = Field<Terms>;
+        static P: ObjectParser<Terms> = ObjectParser {
+            name: "terms",
+            style: Style::Query,
+            fields: &[&[
+                T::new("boost", "v", |t, _, v| {
+                    t.boost = v.as_f64().unwrap_or(0.0) as f32;
+                    Ok(())
+                }),
+                T::other("oa", |t, at, v| {
+                    if t.field.is_some() {
+                        return Err(EsError::parsing(
+                            "[terms] query does not support multiple fields",
+                        ));
+                    }
+                    t.field = Some((at.key.to_string(), v.clone()));
+                    Ok(())
+                }),
+            ]],
+        };
+        let t = P
+            .parse(json!({"boost": 2, "user": ["a"]}).as_object().unwrap())
+            .unwrap();
+        assert_eq!(
+            (t.boost, t.field),
+            (2.0, Some(("user".into(), json!(["a"]))))
+        );
+        // declared names win over the consumer, its tokens still apply
+        let e = P
+            .parse(json!({"user": "a"}).as_object().unwrap())
+            .err()
+            .unwrap();
+        assert_eq!(e.reason, "[terms] query does not support [user]");
+        let e = P
+            .parse(json!({"a": [], "b": []}).as_object().unwrap())
+            .err()
+            .unwrap();
+        assert_eq!(e.reason, "[terms] query does not support multiple fields");
+        assert_eq!(P.names(), vec!["boost"]);
     }
 
     #[test]

@@ -749,7 +749,7 @@ fn single_field<'a>(query: &str, body: &'a Map<String, Value>) -> EsResult<(&'a 
 // ES's "[q] query does not support [k]".
 
 /// A query under construction that has a `boost` (every query's, declared in [`common`]).
-trait Boosted {
+pub(crate) trait Boosted {
     fn boost_mut(&mut self) -> &mut f32;
 }
 
@@ -765,6 +765,7 @@ macro_rules! boosted {
 
 boosted!(
     Only,
+    Terms,
     TermQuery,
     RangeQuery,
     MatchQuery,
@@ -786,7 +787,7 @@ boosted!(
 
 /// The fields of `AbstractQueryBuilder` every query takes: `boost` and `_name`, declared once.
 /// `_name` is read and not used (Lode does not report `matched_queries`).
-const fn common<T: Boosted>() -> [Field<T>; 2] {
+pub(crate) const fn common<T: Boosted>() -> [Field<T>; 2] {
     [
         Field::new("boost", "*", set_boost::<T>),
         Field::new("_name", "vn", ignore::<T>),
@@ -898,30 +899,42 @@ fn parse_term(body: &Map<String, Value>) -> EsResult<Query> {
     Ok(Query::Term(q))
 }
 
+/// `terms` under construction: the one field (any key not declared) names the terms.
+struct Terms {
+    field: Option<String>,
+    boost: f32,
+}
+
 fn parse_terms(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "terms";
-    let mut boost = 1.0;
-    let mut field: Option<(String, &Value)> = None;
-    for (k, v) in body {
-        match (k.as_str(), v) {
-            ("boost", _) => boost = as_f32(Q, k, v)?,
-            ("_name", _) => {}
-            (_, Value::Array(_) | Value::Object(_)) => {
-                if field.is_some() {
+    static P: ObjectParser<Terms> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &common(),
+            &[Field::other("oa", |q, at, _| {
+                if q.field.is_some() {
                     return Err(EsError::parsing(format!(
                         "[{Q}] query does not support multiple fields"
                     )));
                 }
-                field = Some((k.clone(), v));
-            }
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    let (field, spec) = field.ok_or_else(|| {
+                q.field = Some(at.key.to_string());
+                Ok(())
+            })],
+        ],
+    };
+    let mut t = Terms {
+        field: None,
+        boost: 1.0,
+    };
+    P.parse_into(&mut t, body)?;
+    let field = t.field.ok_or_else(|| {
         EsError::parsing(format!(
             "[{Q}] query requires a field name, followed by array of terms or a document lookup specification"
         ))
     })?;
+    let spec = &body[&field];
+    let boost = t.boost;
     let mut q = TermsQuery {
         field,
         values: Vec::new(),
@@ -2066,92 +2079,133 @@ fn parse_wrapper(body: &Map<String, Value>) -> EsResult<Query> {
     parse_query(&json)
 }
 
+/// `function_score` under construction: a single function may be given inline (its name as a
+/// key, with a top-level `weight`) or several in `functions`, not both.
+struct FunctionScore {
+    q: FunctionScoreQuery,
+    single: Option<ScoreFunction>,
+    single_weight: Option<f32>,
+    array_seen: bool,
+}
+
+impl Boosted for FunctionScore {
+    fn boost_mut(&mut self) -> &mut f32 {
+        &mut self.q.boost
+    }
+}
+
 fn parse_function_score(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "function_score";
-    let mut q = FunctionScoreQuery {
-        query: Box::new(Query::MatchAll { boost: 1.0 }),
-        functions: Vec::new(),
-        score_mode: ScoreMode::Multiply,
-        boost_mode: BoostMode::Multiply,
-        max_boost: f32::MAX,
-        min_score: None,
-        boost: 1.0,
-    };
-    let mut single: Option<ScoreFunction> = None;
-    let mut single_weight = None;
-    let mut array_seen = false;
-    for (k, v) in body {
-        match k.as_str() {
-            "query" => q.query = Box::new(parse_query(v)?),
-            "boost" => q.boost = as_f32(Q, k, v)?,
-            "max_boost" => q.max_boost = as_f32(Q, k, v)?,
-            "min_score" => q.min_score = Some(as_f32(Q, k, v)?),
-            "score_mode" => {
-                let m = as_string(Q, k, v)?;
-                q.score_mode = match m.as_str() {
-                    "multiply" => ScoreMode::Multiply,
-                    "sum" => ScoreMode::Sum,
-                    "avg" => ScoreMode::Avg,
-                    "first" => ScoreMode::First,
-                    "max" => ScoreMode::Max,
-                    "min" => ScoreMode::Min,
-                    _ => {
-                        return Err(EsError::illegal_argument(format!(
-                            "illegal score_mode [{m}]"
-                        )))
+    type F = Field<FunctionScore>;
+    static P: ObjectParser<FunctionScore> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("query", "*", |s, _, v| {
+                    *s.q.query = parse_query(v)?;
+                    Ok(())
+                }),
+                F::new("max_boost", "*", |s, at, v| {
+                    s.q.max_boost = set_f32(at, v)?;
+                    Ok(())
+                }),
+                F::new("min_score", "*", |s, at, v| {
+                    s.q.min_score = Some(set_f32(at, v)?);
+                    Ok(())
+                }),
+                F::new("score_mode", "*", |s, at, v| {
+                    let m = set_string(at, v)?;
+                    s.q.score_mode = match m.as_str() {
+                        "multiply" => ScoreMode::Multiply,
+                        "sum" => ScoreMode::Sum,
+                        "avg" => ScoreMode::Avg,
+                        "first" => ScoreMode::First,
+                        "max" => ScoreMode::Max,
+                        "min" => ScoreMode::Min,
+                        _ => {
+                            return Err(EsError::illegal_argument(format!(
+                                "illegal score_mode [{m}]"
+                            )))
+                        }
+                    };
+                    Ok(())
+                }),
+                F::new("boost_mode", "*", |s, at, v| {
+                    let m = set_string(at, v)?;
+                    s.q.boost_mode = match m.as_str() {
+                        "multiply" => BoostMode::Multiply,
+                        "replace" => BoostMode::Replace,
+                        "sum" => BoostMode::Sum,
+                        "avg" => BoostMode::Avg,
+                        "max" => BoostMode::Max,
+                        "min" => BoostMode::Min,
+                        _ => {
+                            return Err(EsError::illegal_argument(format!(
+                                "illegal boost_mode [{m}]"
+                            )))
+                        }
+                    };
+                    Ok(())
+                }),
+                F::new("functions", "*", |s, _, v| {
+                    if s.single.is_some() {
+                        return Err(EsError::parsing(format!(
+                            "failed to parse [{Q}] query. already found function [{}], now encountering [functions].",
+                            "single"
+                        )));
                     }
-                };
-            }
-            "boost_mode" => {
-                let m = as_string(Q, k, v)?;
-                q.boost_mode = match m.as_str() {
-                    "multiply" => BoostMode::Multiply,
-                    "replace" => BoostMode::Replace,
-                    "sum" => BoostMode::Sum,
-                    "avg" => BoostMode::Avg,
-                    "max" => BoostMode::Max,
-                    "min" => BoostMode::Min,
-                    _ => {
-                        return Err(EsError::illegal_argument(format!(
-                            "illegal boost_mode [{m}]"
-                        )))
+                    s.array_seen = true;
+                    let items = v.as_array().ok_or_else(|| {
+                        EsError::parsing(format!(
+                            "failed to parse [{Q}] query. [functions] must be an array"
+                        ))
+                    })?;
+                    for item in items {
+                        s.q.functions.push(parse_score_function(item)?);
                     }
-                };
-            }
-            "functions" => {
-                if single.is_some() {
+                    Ok(())
+                }),
+                F::new("weight", "*", |s, at, v| {
+                    s.single_weight = Some(set_f32(at, v)?);
+                    Ok(())
+                }),
+            ],
+            &common(),
+            // Any other key names the single function.
+            &[F::other("*", |s, at, v| {
+                if s.array_seen {
                     return Err(EsError::parsing(format!(
-                        "failed to parse [{Q}] query. already found function [{}], now encountering [functions].",
-                        "single"
+                        "failed to parse [{Q}] query. already found [functions] array, now encountering [{}].",
+                        at.key
                     )));
                 }
-                array_seen = true;
-                let items = v.as_array().ok_or_else(|| {
-                    EsError::parsing(format!(
-                        "failed to parse [{Q}] query. [functions] must be an array"
-                    ))
-                })?;
-                for item in items {
-                    q.functions.push(parse_score_function(item)?);
-                }
-            }
-            "weight" => single_weight = Some(as_f32(Q, k, v)?),
-            "_name" => {}
-            name => {
-                if array_seen {
-                    return Err(EsError::parsing(format!(
-                        "failed to parse [{Q}] query. already found [functions] array, now encountering [{name}]."
-                    )));
-                }
-                single = Some(ScoreFunction {
+                s.single = Some(ScoreFunction {
                     filter: None,
                     weight: None,
-                    kind: parse_function_kind(name, v)?,
+                    kind: parse_function_kind(at.key, v)?,
                 });
-            }
-        }
-    }
-    match (single, single_weight) {
+                Ok(())
+            })],
+        ],
+    };
+    let mut s = FunctionScore {
+        q: FunctionScoreQuery {
+            query: Box::new(Query::MatchAll { boost: 1.0 }),
+            functions: Vec::new(),
+            score_mode: ScoreMode::Multiply,
+            boost_mode: BoostMode::Multiply,
+            max_boost: f32::MAX,
+            min_score: None,
+            boost: 1.0,
+        },
+        single: None,
+        single_weight: None,
+        array_seen: false,
+    };
+    P.parse_into(&mut s, body)?;
+    let mut q = s.q;
+    match (s.single, s.single_weight) {
         (Some(mut f), w) => {
             f.weight = w;
             q.functions.push(f);
@@ -2166,41 +2220,62 @@ fn parse_function_score(body: &Map<String, Value>) -> EsResult<Query> {
     Ok(Query::FunctionScore(q))
 }
 
+/// One entry of `functions` under construction.
+struct ScoreFn {
+    f: ScoreFunction,
+    kind_seen: bool,
+}
+
 fn parse_score_function(v: &Value) -> EsResult<ScoreFunction> {
     const Q: &str = "function_score";
+    type F = Field<ScoreFn>;
+    static P: ObjectParser<ScoreFn> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[&[
+            F::new("filter", "*", |s, _, v| {
+                s.f.filter = Some(parse_query(v)?);
+                Ok(())
+            }),
+            F::new("weight", "*", |s, at, v| {
+                s.f.weight = Some(set_f32(at, v)?);
+                Ok(())
+            }),
+            // Any other key names the function.
+            F::other("*", |s, at, v| {
+                if s.kind_seen {
+                    return Err(EsError::parsing(format!(
+                        "failed to parse function_score functions. already found [{}], now encountering [{}].",
+                        function_name(&s.f.kind),
+                        at.key
+                    )));
+                }
+                s.kind_seen = true;
+                s.f.kind = parse_function_kind(at.key, v)?;
+                Ok(())
+            }),
+        ]],
+    };
     let obj = v.as_object().ok_or_else(|| {
         EsError::parsing(format!(
             "failed to parse [{Q}] query. malformed query, expected a [START_OBJECT]"
         ))
     })?;
-    let mut f = ScoreFunction {
-        filter: None,
-        weight: None,
-        kind: FunctionKind::Weight,
+    let mut s = ScoreFn {
+        f: ScoreFunction {
+            filter: None,
+            weight: None,
+            kind: FunctionKind::Weight,
+        },
+        kind_seen: false,
     };
-    let mut kind_seen = false;
-    for (k, v) in obj {
-        match k.as_str() {
-            "filter" => f.filter = Some(parse_query(v)?),
-            "weight" => f.weight = Some(as_f32(Q, k, v)?),
-            name => {
-                if kind_seen {
-                    return Err(EsError::parsing(format!(
-                        "failed to parse function_score functions. already found [{}], now encountering [{name}].",
-                        function_name(&f.kind)
-                    )));
-                }
-                kind_seen = true;
-                f.kind = parse_function_kind(name, v)?;
-            }
-        }
-    }
-    if !kind_seen && f.weight.is_none() {
+    P.parse_into(&mut s, obj)?;
+    if !s.kind_seen && s.f.weight.is_none() {
         return Err(EsError::parsing(format!(
             "failed to parse [{Q}] query. function has neither a score function nor a weight"
         )));
     }
-    Ok(f)
+    Ok(s.f)
 }
 
 fn function_name(k: &FunctionKind) -> &'static str {
@@ -2224,24 +2299,59 @@ fn function_name(k: &FunctionKind) -> &'static str {
     }
 }
 
+/// The score functions word an unknown key without brackets: "random_score query does not
+/// support [k]".
+const FUNCTION_STYLE: Style = Style::Custom {
+    unknown: |at, _, _| function_unsupported(at),
+    wrong_token: |at, _| function_unsupported(at),
+};
+
+fn function_unsupported(at: &At<'_>) -> EsError {
+    EsError::parsing(format!("{} query does not support [{}]", at.parser, at.key))
+}
+
+/// `field_value_factor` under construction.
+struct FieldValueFactor {
+    field: Option<String>,
+    factor: f32,
+    modifier: Modifier,
+    missing: Option<f64>,
+}
+
+/// `gauss`, `exp` and `linear`: the field (any key not declared) and its decay.
+struct Decay {
+    field: Option<String>,
+    origin: Option<Value>,
+    scale: Option<Value>,
+    offset: Option<Value>,
+    decay: f64,
+}
+
 fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
     let obj = v.as_object();
     match name {
         "field_value_factor" => {
             const Q: &str = "field_value_factor";
-            let obj = obj.ok_or_else(|| EsError::parsing(format!("[{Q}] must be an object")))?;
-            let mut field = None;
-            let mut factor = 1.0;
-            let mut modifier = Modifier::None;
-            let mut missing = None;
-            for (k, v) in obj {
-                match k.as_str() {
-                    "field" => field = Some(as_string(Q, k, v)?),
-                    "factor" => factor = as_f32(Q, k, v)?,
-                    "missing" => missing = Some(as_f32(Q, k, v)? as f64),
-                    "modifier" => {
-                        let m = as_string(Q, k, v)?;
-                        modifier = match m.to_ascii_lowercase().as_str() {
+            type F = Field<FieldValueFactor>;
+            static P: ObjectParser<FieldValueFactor> = ObjectParser {
+                name: Q,
+                style: FUNCTION_STYLE,
+                fields: &[&[
+                    F::new("field", "*", |f, at, v| {
+                        f.field = Some(set_string(at, v)?);
+                        Ok(())
+                    }),
+                    F::new("factor", "*", |f, at, v| {
+                        f.factor = set_f32(at, v)?;
+                        Ok(())
+                    }),
+                    F::new("missing", "*", |f, at, v| {
+                        f.missing = Some(set_f32(at, v)? as f64);
+                        Ok(())
+                    }),
+                    F::new("modifier", "*", |f, at, v| {
+                        let m = set_string(at, v)?;
+                        f.modifier = match m.to_ascii_lowercase().as_str() {
                             "none" => Modifier::None,
                             "log" => Modifier::Log,
                             "log1p" => Modifier::Log1p,
@@ -2258,30 +2368,35 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                                 )))
                             }
                         };
-                    }
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "{Q} query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
-            let field = field
+                        Ok(())
+                    }),
+                ]],
+            };
+            let obj = obj.ok_or_else(|| EsError::parsing(format!("[{Q}] must be an object")))?;
+            let mut f = FieldValueFactor {
+                field: None,
+                factor: 1.0,
+                modifier: Modifier::None,
+                missing: None,
+            };
+            P.parse_into(&mut f, obj)?;
+            let field = f
+                .field
                 .ok_or_else(|| EsError::parsing(format!("[{Q}] required field 'field' missing")))?;
             Ok(FunctionKind::FieldValueFactor {
                 field,
-                factor,
-                modifier,
-                missing,
+                factor: f.factor,
+                modifier: f.modifier,
+                missing: f.missing,
             })
         }
         "random_score" => {
-            const Q: &str = "random_score";
-            let mut seed = None;
-            for (k, v) in obj.into_iter().flatten() {
-                match k.as_str() {
-                    "seed" => {
-                        seed = Some(match v {
+            static P: ObjectParser<Option<i64>> = ObjectParser {
+                name: "random_score",
+                style: FUNCTION_STYLE,
+                fields: &[&[
+                    Field::new("seed", "*", |seed, at, v| {
+                        *seed = Some(match v {
                             Value::Number(n) => n
                                 .as_i64()
                                 .unwrap_or_else(|| n.as_f64().unwrap_or(0.0) as i64),
@@ -2289,59 +2404,82 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                                 s.bytes()
                                     .fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(b as i64))
                             }),
-                            _ => return Err(field_value_error(Q, k)),
-                        })
-                    }
-                    "field" => {}
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "{Q} query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
+                            _ => return Err(field_value_error(at.parser, at.key)),
+                        });
+                        Ok(())
+                    }),
+                    Field::new("field", "*", ignore),
+                ]],
+            };
+            let seed = match obj {
+                Some(o) => P.parse(o)?,
+                None => None,
+            };
             Ok(FunctionKind::RandomScore { seed })
         }
         "gauss" | "exp" | "linear" => {
+            type F = Field<Decay>;
+            // Read under the function's name.
+            static P: ObjectParser<Decay> = ObjectParser {
+                name: "decay",
+                style: Style::Query,
+                fields: &[&[
+                    F::new("multi_value_mode", "*", ignore),
+                    // The last field object wins.
+                    F::other("o", |d, at, _| {
+                        d.field = Some(at.key.to_string());
+                        Ok(())
+                    }),
+                ]],
+            };
+            static SPEC: ObjectParser<Decay> = ObjectParser {
+                name: "decay",
+                style: Style::Query,
+                fields: &[&[
+                    F::new("origin", "*", |d, _, v| {
+                        d.origin = Some(v.clone());
+                        Ok(())
+                    }),
+                    F::new("scale", "*", |d, _, v| {
+                        d.scale = Some(v.clone());
+                        Ok(())
+                    }),
+                    F::new("offset", "*", |d, _, v| {
+                        d.offset = Some(v.clone());
+                        Ok(())
+                    }),
+                    F::new("decay", "*", |d, at, v| {
+                        d.decay = set_f32(at, v)? as f64;
+                        Ok(())
+                    }),
+                ]],
+            };
             let shape = match name {
                 "gauss" => DecayShape::Gauss,
                 "exp" => DecayShape::Exp,
                 _ => DecayShape::Linear,
             };
             let obj = obj.ok_or_else(|| EsError::parsing(format!("[{name}] must be an object")))?;
-            let mut field_spec = None;
-            for (k, v) in obj {
-                match (k.as_str(), v) {
-                    ("multi_value_mode", _) => {}
-                    (_, Value::Object(spec)) => field_spec = Some((k.clone(), spec)),
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "[{name}] query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
-            let (field, spec) =
-                field_spec.ok_or_else(|| EsError::parsing(format!("[{name}] requires a field")))?;
-            let mut origin = None;
-            let mut scale = None;
-            let mut offset = None;
-            let mut decay = 0.5;
-            for (k, v) in spec {
-                match k.as_str() {
-                    "origin" => origin = Some(v.clone()),
-                    "scale" => scale = Some(v.clone()),
-                    "offset" => offset = Some(v.clone()),
-                    "decay" => decay = as_f32(name, k, v)? as f64,
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "[{name}] query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
-            let scale =
-                scale.ok_or_else(|| EsError::parsing(format!("[{name}] must have a scale")))?;
+            let mut d = Decay {
+                field: None,
+                origin: None,
+                scale: None,
+                offset: None,
+                decay: 0.5,
+            };
+            P.parse_named(name, &mut d, obj)?;
+            let field = d
+                .field
+                .take()
+                .ok_or_else(|| EsError::parsing(format!("[{name}] requires a field")))?;
+            let Some(Value::Object(spec)) = obj.get(&field) else {
+                unreachable!("the field's token is an object")
+            };
+            SPEC.parse_named(name, &mut d, spec)?;
+            let scale = d
+                .scale
+                .ok_or_else(|| EsError::parsing(format!("[{name}] must have a scale")))?;
+            let decay = d.decay;
             if !(decay > 0.0 && decay < 1.0) {
                 return Err(EsError::illegal_argument(format!(
                     "decay must be in the range [0..1] (exclusive), but was [{decay}]"
@@ -2350,26 +2488,24 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
             Ok(FunctionKind::Decay {
                 shape,
                 field,
-                origin,
+                origin: d.origin,
                 scale,
-                offset,
+                offset: d.offset,
                 decay,
             })
         }
         "script_score" => {
+            static P: ObjectParser<Option<Value>> = ObjectParser {
+                name: "script_score",
+                style: FUNCTION_STYLE,
+                fields: &[&[Field::new("script", "*", |s, _, v| {
+                    *s = Some(v.clone());
+                    Ok(())
+                })]],
+            };
             let obj = obj.ok_or_else(|| EsError::parsing("[script_score] must be an object"))?;
-            let mut script = None;
-            for (k, v) in obj {
-                match k.as_str() {
-                    "script" => script = Some(v.clone()),
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "script_score query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
-            let script = script
+            let script = P
+                .parse(obj)?
                 .ok_or_else(|| EsError::parsing("script_score function requires a [script]"))?;
             let script = CompiledScript::compile(script)?;
             Ok(FunctionKind::ScriptScore { script })
@@ -2888,6 +3024,28 @@ mod tests {
         assert_eq!(
             err(json!({"match_bool_prefix": {"f": {"query": "v", "prefix_length": "x"}}})).reason,
             "[match_bool_prefix] failed to parse field [prefix_length]"
+        );
+        // field-keyed queries: any key not declared is the field
+        assert_eq!(
+            err(json!({"terms": {"a": ["x"], "boost": 2, "b": ["y"]}})).reason,
+            "[terms] query does not support multiple fields"
+        );
+        assert_eq!(
+            err(json!({"terms": {"a": "x"}})).reason,
+            "[terms] query does not support [a]"
+        );
+        p(json!({"geo_bounding_box": {"p": {"topLeft": [0, 1], "bottom_right": [1, 0]}}}));
+        assert_eq!(
+            err(json!({"geo_bounding_box": {"p": {"top_left": [0, 1], "nope": 1}}})).reason,
+            "failed to parse bounding box. unexpected field [nope]"
+        );
+        assert_eq!(
+            err(json!({"function_score": {"gauss": {"f": {"scale": 1, "x": 1}}}})).reason,
+            "[gauss] query does not support [x]"
+        );
+        assert_eq!(
+            err(json!({"function_score": {"random_score": {"x": 1}}})).reason,
+            "random_score query does not support [x]"
         );
         // `wrapper` takes no boost
         assert_eq!(
