@@ -68,8 +68,9 @@ impl Token {
 pub struct Tokens(u8);
 
 impl Tokens {
-    /// Written as letters: `v` a value (string, number or boolean), `n` null, `o` an object,
-    /// `a` an array, `*` any token (the setter judges the value).
+    /// Written as letters: `v` a value (string, number or boolean), or just `s` a string, `d` a
+    /// number, `b` a boolean; `n` null, `o` an object, `a` an array, `*` any token (the
+    /// setter judges the value).
     pub const fn of(spec: &str) -> Tokens {
         let b = spec.as_bytes();
         let mut bits = 0u8;
@@ -77,11 +78,14 @@ impl Tokens {
         while i < b.len() {
             bits |= match b[i] {
                 b'v' => 1 | 2 | 4,
+                b's' => 1,
+                b'd' => 2,
+                b'b' => 4,
                 b'n' => 8,
                 b'o' => 16,
                 b'a' => 32,
                 b'*' => 63,
-                _ => panic!("token letters are v, n, o, a and *"),
+                _ => panic!("token letters are v, s, d, b, n, o, a and *"),
             };
             i += 1;
         }
@@ -157,7 +161,7 @@ pub fn ignore<T>(_: &mut T, _: &At<'_>, _: &Value) -> EsResult<()> {
 pub enum Style {
     /// ES's `ObjectParser`: an unknown key is `x_content_parse_exception` "[p] unknown field
     /// [k] did you mean [..]?" (see [`EsError::unknown_field`]), a wrong token is
-    /// `x_content_parse_exception` "[p] [k] doesn't support values of type: TOKEN".
+    /// `x_content_parse_exception` "[p] k doesn't support values of type: TOKEN".
     Object,
     /// A query's hand-written `fromXContent`: both are `parsing_exception` "[p] query does not
     /// support [k]".
@@ -219,7 +223,7 @@ impl<T> ObjectParser<T> {
             if !field.tokens.accepts(token) {
                 return Err(match self.style {
                     Style::Object => EsError::x_content_parse(format!(
-                        "[{name}] [{key}] doesn't support values of type: {}",
+                        "[{name}] {key} doesn't support values of type: {}",
                         token.es_name()
                     )),
                     Style::Query => unsupported(&at),
@@ -351,12 +355,12 @@ mod tests {
         assert_eq!(e.kind, "x_content_parse_exception");
         assert_eq!(
             e.reason,
-            "[collapse] [field] doesn't support values of type: START_OBJECT"
+            "[collapse] field doesn't support values of type: START_OBJECT"
         );
         let e = parse(&COLLAPSE, json!({"inner_hits": 5})).unwrap_err();
         assert_eq!(
             e.reason,
-            "[collapse] [inner_hits] doesn't support values of type: VALUE_NUMBER"
+            "[collapse] inner_hits doesn't support values of type: VALUE_NUMBER"
         );
         // null is a token of its own: not a value unless declared
         assert!(parse(&COLLAPSE, json!({"field": null})).is_err());
@@ -468,6 +472,8 @@ mod tests {
 
     #[test]
     fn token_letters() {
+        let s = Tokens::of("sn");
+        assert!(s.accepts(Token::String) && s.accepts(Token::Null) && !s.accepts(Token::Number));
         let t = Tokens::of("vn");
         assert!(t.accepts(Token::String) && t.accepts(Token::Null) && t.accepts(Token::Boolean));
         assert!(!t.accepts(Token::Object) && !t.accepts(Token::Array));

@@ -8,7 +8,7 @@ use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
 
 pub use lode_engine::object_parser::Token;
-use lode_engine::object_parser::{At, Field, ObjectParser, Style};
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 
 type K = Field<()>;
 
@@ -207,6 +207,27 @@ pub struct FieldAndFormat {
 }
 
 pub fn read_field_and_format(v: &Value) -> EsResult<FieldAndFormat> {
+    type F = Field<FieldAndFormat>;
+    static P: ObjectParser<FieldAndFormat> = ObjectParser {
+        name: "field_and_format",
+        style: Style::Object,
+        fields: &[&[
+            F::new("field", "s", |f, _, v| {
+                f.field = v.as_str().unwrap_or_default().to_string();
+                Ok(())
+            }),
+            F::new("format", "sn", |f, _, v| {
+                if let Some(s) = v.as_str() {
+                    f.format = Some(s.to_string());
+                }
+                Ok(())
+            }),
+            F::new("include_unmapped", "*", |f, at, v| {
+                f.include_unmapped = read_bool(v, at.key)?;
+                Ok(())
+            }),
+        ]],
+    };
     match v {
         Value::String(s) => Ok(FieldAndFormat {
             field: s.clone(),
@@ -219,27 +240,7 @@ pub fn read_field_and_format(v: &Value) -> EsResult<FieldAndFormat> {
                 format: None,
                 include_unmapped: false,
             };
-            for (k, v) in o {
-                match (k.as_str(), v) {
-                    ("field", Value::String(s)) => out.field = s.clone(),
-                    ("format", Value::String(s)) => out.format = Some(s.clone()),
-                    ("format", Value::Null) => {}
-                    ("include_unmapped", v) => out.include_unmapped = read_bool(v, k)?,
-                    ("field" | "format", _) => {
-                        return Err(EsError::x_content_parse(format!(
-                            "[field_and_format] {k} doesn't support values of type: {}",
-                            Token::of(v).es_name()
-                        )))
-                    }
-                    _ => {
-                        return Err(EsError::unknown_field(
-                            "field_and_format",
-                            k,
-                            &["field", "format", "include_unmapped"],
-                        ))
-                    }
-                }
-            }
+            P.parse_into(&mut out, o)?;
             if out.field.is_empty() {
                 return Err(EsError::x_content_parse("Required [field]".to_string()));
             }
@@ -294,23 +295,53 @@ pub struct InnerHits {
     pub body: Map<String, Value>,
 }
 
-/// The `InnerHitBuilder` keys a group's search takes over (`name` aside).
-const INNER_HITS_KEYS: &[&str] = &[
-    "from",
-    "size",
-    "sort",
-    "_source",
-    "collapse",
-    "version",
-    "seq_no_primary_term",
-    "explain",
-    "track_scores",
-    "docvalue_fields",
-    "fields",
-    "stored_fields",
-    "highlight",
-    "script_fields",
-];
+/// Keeps a key of a group's search body, read when the group is searched.
+fn keep(h: &mut InnerHits, at: &At<'_>, v: &Value) -> EsResult<()> {
+    h.body.insert(at.key.to_string(), v.clone());
+    Ok(())
+}
+
+type IhField = Field<InnerHits>;
+
+/// `InnerHitBuilder` as `collapse` reads it.
+static INNER_HITS: ObjectParser<InnerHits> = ObjectParser {
+    name: "inner_hits",
+    style: Style::Object,
+    fields: &[&[
+        IhField::new("name", "*", |h, _, v| match v {
+            Value::String(n) => {
+                h.name = n.clone();
+                Ok(())
+            }
+            _ => Err(EsError::x_content_parse(
+                "[inner_hits] name doesn't support values of this type",
+            )),
+        }),
+        // Only nested and parent-child inner hits read it: for a collapse group ES accepts
+        // and ignores it.
+        IhField::new("ignore_unmapped", "*", |_, at, v| {
+            read_bool(v, at.key).map(drop)
+        }),
+        IhField::new("from", "*", keep),
+        IhField::new("size", "*", keep),
+        IhField::new("sort", "*", keep),
+        IhField::new("_source", "*", keep),
+        IhField::new("collapse", "*", |h, at, v| {
+            // a group's own collapse: checked as a search body's
+            read_collapse(v)?;
+            keep(h, at, v)
+        }),
+        IhField::new("version", "*", keep),
+        IhField::new("seq_no_primary_term", "*", keep),
+        IhField::new("explain", "*", keep),
+        IhField::new("track_scores", "*", keep),
+        IhField::new("docvalue_fields", "*", keep),
+        IhField::new("fields", "*", keep),
+        IhField::new("stored_fields", "*", keep),
+        IhField::new("highlight", "*", keep),
+        IhField::new("script_fields", "*", keep),
+    ]],
+};
 
 fn read_inner_hits(v: &Value, field: &str) -> EsResult<InnerHits> {
     let Value::Object(o) = v else {
@@ -318,37 +349,13 @@ fn read_inner_hits(v: &Value, field: &str) -> EsResult<InnerHits> {
             "[inner_hits] inner_hits doesn't support values of type: VALUE",
         ));
     };
-    let mut name = None;
-    let mut body = Map::new();
-    for (k, v) in o {
-        match k.as_str() {
-            "name" => match v {
-                Value::String(n) => name = Some(n.clone()),
-                _ => {
-                    return Err(EsError::x_content_parse(
-                        "[inner_hits] name doesn't support values of this type",
-                    ))
-                }
-            },
-            "collapse" => {
-                // a group's own collapse: checked as a search body's
-                read_collapse(v)?;
-                body.insert(k.clone(), v.clone());
-            }
-            k if INNER_HITS_KEYS.contains(&k) => {
-                body.insert(k.to_string(), v.clone());
-            }
-            _ => {
-                return Err(EsError::unknown_field(
-                    "inner_hits",
-                    k,
-                    &[&["name", "ignore_unmapped"], INNER_HITS_KEYS].concat(),
-                ))
-            }
-        }
-    }
+    let mut h = InnerHits {
+        name: field.to_string(),
+        body: Map::new(),
+    };
+    INNER_HITS.parse_into(&mut h, o)?;
     for (k, default) in [("from", 0), ("size", 3)] {
-        let n = match body.get(k) {
+        let n = match h.body.get(k) {
             Some(v) => read_int(v)?,
             None => default,
         };
@@ -357,43 +364,41 @@ fn read_inner_hits(v: &Value, field: &str) -> EsResult<InnerHits> {
                 "illegal {k} value, at least 0 or higher"
             )));
         }
-        body.insert(k.to_string(), Value::from(n));
+        h.body.insert(k.to_string(), Value::from(n));
     }
-    Ok(InnerHits {
-        name: name.unwrap_or_else(|| field.to_string()),
-        body,
-    })
+    Ok(h)
 }
 
 pub fn read_collapse(v: &Value) -> EsResult<Collapse> {
-    let Value::Object(o) = v else {
-        return Err(EsError::parsing("[collapse] must be an object"));
-    };
-    let mut field = None;
-    let mut inner = None;
-    for (k, v) in o {
-        match (k.as_str(), v) {
-            ("field", Value::String(f)) => field = Some(f.clone()),
-            ("inner_hits", _) => inner = Some(v),
-            ("max_concurrent_group_searches", v) => {
+    type F = Field<Option<String>>;
+    /// `CollapseBuilder`: the field; `inner_hits` is read once the field is known.
+    static P: ObjectParser<Option<String>> = ObjectParser {
+        name: "collapse",
+        style: Style::Object,
+        fields: &[&[
+            F::new("field", "s", |f, _, v| {
+                *f = v.as_str().map(str::to_string);
+                Ok(())
+            }),
+            F::new("inner_hits", "*", ignore),
+            F::new("max_concurrent_group_searches", "*", |_, _, v| {
                 // Lode runs a hit's group searches one after the other: the bound holds.
                 if read_int(v)? < 1 {
                     return Err(EsError::illegal_argument(
                         "maxConcurrentGroupRequests` must be positive",
                     ));
                 }
-            }
-            _ => {
-                return Err(EsError::unknown_field(
-                    "collapse",
-                    k,
-                    &["field", "inner_hits", "max_concurrent_group_searches"],
-                ))
-            }
-        }
-    }
-    let field = field.ok_or_else(|| EsError::x_content_parse("Required [field]"))?;
-    let inner_hits = match inner {
+                Ok(())
+            }),
+        ]],
+    };
+    let Value::Object(o) = v else {
+        return Err(EsError::parsing("[collapse] must be an object"));
+    };
+    let field = P
+        .parse(o)?
+        .ok_or_else(|| EsError::x_content_parse("Required [field]"))?;
+    let inner_hits = match o.get("inner_hits") {
         None => Vec::new(),
         Some(Value::Array(a)) => a
             .iter()
@@ -421,20 +426,31 @@ pub struct Slice {
 }
 
 pub fn read_slice(v: &Value) -> EsResult<Slice> {
+    type F = Field<(Option<i64>, Option<i64>)>;
+    /// `SliceBuilder`: (id, max).
+    static P: ObjectParser<(Option<i64>, Option<i64>)> = ObjectParser {
+        name: "slice",
+        style: Style::Object,
+        fields: &[&[
+            F::new("id", "*", |(id, _), _, v| {
+                *id = Some(read_int(v)?);
+                Ok(())
+            }),
+            F::new("max", "*", |(_, max), _, v| {
+                *max = Some(read_int(v)?);
+                Ok(())
+            }),
+            // Slicing on a doc-values field hashes its values; only `_id` slicing is built.
+            F::new("field", "*", |_, _, v| match v.as_str() {
+                Some("_id") => Ok(()),
+                _ => Err(not_supported("slice.field")),
+            }),
+        ]],
+    };
     let Value::Object(o) = v else {
         return Err(EsError::parsing("[slice] must be an object"));
     };
-    let (mut id, mut max) = (None, None);
-    for (k, v) in o {
-        match k.as_str() {
-            "id" => id = Some(read_int(v)?),
-            "max" => max = Some(read_int(v)?),
-            // Slicing on a doc-values field hashes its values; only `_id` slicing is built.
-            "field" if v.as_str() == Some("_id") => {}
-            "field" => return Err(not_supported("slice.field")),
-            _ => return Err(EsError::unknown_field("slice", k, &["field", "id", "max"])),
-        }
-    }
+    let (id, max) = P.parse(o)?;
     let id =
         id.ok_or_else(|| EsError::illegal_argument("id must be greater than or equal to 0"))?;
     let max = max.ok_or_else(|| EsError::illegal_argument("max must be greater than 1"))?;
