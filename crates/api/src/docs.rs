@@ -3,6 +3,7 @@
 use crate::rest::{parse_json, RestBody, RestRequest, RestResponse};
 use lode_engine::field_security::FieldPermissions;
 use lode_engine::index::{DocWrite, IndexService};
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::shard::{VersionReq, WriteOutcome, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
 use lode_hits::source::SourceFilter;
@@ -858,6 +859,47 @@ pub fn merge_doc(target: &mut Value, patch: &Value) {
     }
 }
 
+/// ES's `UpdateRequest` body parser: the keys it declares (its did-you-mean candidates);
+/// the values are read where the update uses them.
+static UPDATE_REQUEST: ObjectParser<()> = ObjectParser {
+    name: "UpdateRequest",
+    style: Style::Custom {
+        unknown: |at, _, declared| {
+            EsError::x_content_parse(format!(
+                "[1:2] [UpdateRequest] unknown field [{}]{}",
+                at.key,
+                lode_engine::error::did_you_mean(at.key, declared)
+            ))
+        },
+        wrong_token: |at, token| {
+            EsError::x_content_parse(format!(
+                "[1:2] [UpdateRequest] {} doesn't support values of type: {}",
+                at.key,
+                token.es_name()
+            ))
+        },
+    },
+    fields: &[&[
+        Field::new("script", "*", ignore),
+        Field::new("scripted_upsert", "*", ignore),
+        Field::new("upsert", "*", ignore),
+        Field::new("doc", "*", ignore),
+        Field::new("doc_as_upsert", "*", ignore),
+        Field::new("detect_noop", "*", ignore),
+        Field::new("_source", "*", ignore),
+        // The conditional update is built from the URL parameters only.
+        Field::new("if_seq_no", "*", body_condition),
+        Field::new("if_primary_term", "*", body_condition),
+    ]],
+};
+
+fn body_condition(_: &mut (), at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(EsError::illegal_argument(format!(
+        "[UpdateRequest] [{}] in the body is not supported by Lode: use the URL parameter",
+        at.key
+    )))
+}
+
 /// Outcome of an update: the write (if one happened) and the resulting source.
 struct UpdateOutcome {
     write: Option<DocWrite>,
@@ -878,39 +920,7 @@ fn apply_update(
     let obj = body
         .as_object()
         .ok_or_else(|| EsError::parsing("request body must be an object"))?;
-    for k in obj.keys() {
-        if !matches!(
-            k.as_str(),
-            "doc"
-                | "upsert"
-                | "doc_as_upsert"
-                | "detect_noop"
-                | "script"
-                | "scripted_upsert"
-                | "_source"
-                | "lang"
-                | "params"
-        ) {
-            // ES's `UpdateRequest` parser's declared keys are the suggestions.
-            return Err(EsError::x_content_parse(format!(
-                "[1:2] [UpdateRequest] unknown field [{k}]{}",
-                lode_engine::error::did_you_mean(
-                    k,
-                    &[
-                        "script",
-                        "scripted_upsert",
-                        "upsert",
-                        "doc",
-                        "doc_as_upsert",
-                        "detect_noop",
-                        "_source",
-                        "if_seq_no",
-                        "if_primary_term",
-                    ]
-                )
-            )));
-        }
-    }
+    UPDATE_REQUEST.parse_into(&mut (), obj)?;
     let doc = obj.get("doc");
     let stored = |sid: &str| crate::stored_scripts::lookup(node, sid);
     let script = obj
