@@ -233,63 +233,80 @@ pub fn index(
     Ok(RestResponse::json(status_of(w.result.outcome), body))
 }
 
-/// The keys of a bulk action line: what Lode implements, ES's error for unknown ones, and a
-/// refusal for ES's keys Lode does not implement (never silently ignored).
-fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> EsResult<()> {
-    for (k, v) in meta {
-        // ES's BulkRequestParser takes simple values only (`_source` and `dynamic_templates`,
-        // objects, are refused below as not supported).
-        if matches!(v, Value::Object(_) | Value::Array(_))
-            && !matches!(k.as_str(), "_source" | "dynamic_templates")
-        {
-            let token = if v.is_object() {
-                "START_OBJECT"
+/// ES's `BulkRequestParser` for an action line's metadata; parsed under the line's number
+/// (`At::parser`), which its errors name. The target: whether the action is an `update`.
+static BULK_METADATA: ObjectParser<bool> = ObjectParser {
+    name: "bulk",
+    style: Style::Custom {
+        unknown: |at, _, _| {
+            EsError::illegal_argument(format!(
+                "Action/metadata line [{}] contains an unknown parameter [{}]",
+                at.parser, at.key
+            ))
+        },
+        // It takes simple values only (`_source` and `dynamic_templates` aside).
+        wrong_token: |at, token| {
+            EsError::illegal_argument(format!(
+                "Malformed action/metadata line [{}], expected a simple value for field [{}] but found [{}]",
+                at.parser,
+                at.key,
+                token.es_name()
+            ))
+        },
+    },
+    fields: &[&[
+        Field::new("_index", "vn", ignore),
+        Field::new("_id", "vn", ignore),
+        Field::new("routing", "vn", ignore),
+        Field::new("_routing", "vn", ignore),
+        Field::new("version", "vn", long_value),
+        Field::new("version_type", "vn", ignore),
+        Field::new("if_seq_no", "vn", long_value),
+        Field::new("if_primary_term", "vn", long_value),
+        Field::new("op_type", "vn", ignore),
+        Field::new("retry_on_conflict", "vn", |update, at, v| {
+            long_value(update, at, v)?;
+            if *update {
+                Ok(())
             } else {
-                "START_ARRAY"
-            };
-            return Err(EsError::illegal_argument(format!(
-                "Malformed action/metadata line [{line}], expected a simple value for field [{k}] but found [{token}]"
-            )));
-        }
-        // numeric parameters are read with `longValue()`: a string must hold a number
-        if matches!(
-            k.as_str(),
-            "version" | "if_seq_no" | "if_primary_term" | "retry_on_conflict"
-        ) {
-            if let Value::String(s) = v {
-                if s.trim().parse::<i64>().is_err() {
-                    return Err(EsError::bad_request(
-                        "number_format_exception",
-                        format!("For input string: \"{s}\""),
-                    ));
-                }
+                metadata_not_supported(update, at, v)
             }
-        }
-        match k.as_str() {
-            "_index" | "_id" | "routing" | "_routing" | "version" | "version_type"
-            | "if_seq_no" | "if_primary_term" | "op_type" => {}
-            "retry_on_conflict" if action == "update" => {}
-            // What an update returns in `get` (ES parses it for every action, and only
-            // updates use it).
-            "_source" => {}
-            "require_alias" => {}
-            "pipeline"
-            | "require_data_stream"
-            | "dynamic_templates"
-            | "list_executed_pipelines"
-            | "retry_on_conflict" => {
-                return Err(EsError::illegal_argument(format!(
-                    "Action/metadata line [{line}] parameter [{k}] is not supported by Lode"
-                )))
-            }
-            other => {
-                return Err(EsError::illegal_argument(format!(
-                    "Action/metadata line [{line}] contains an unknown parameter [{other}]"
-                )))
-            }
+        }),
+        // What an update returns in `get` (ES parses it for every action, and only updates
+        // use it).
+        Field::new("_source", "*", ignore),
+        Field::new("require_alias", "vn", ignore),
+        Field::new("pipeline", "vn", metadata_not_supported),
+        Field::new("require_data_stream", "vn", metadata_not_supported),
+        Field::new("dynamic_templates", "*", metadata_not_supported),
+        Field::new("list_executed_pipelines", "vn", metadata_not_supported),
+    ]],
+};
+
+/// A numeric parameter, read with `longValue()`: a string must hold a number.
+fn long_value(_: &mut bool, _: &At<'_>, v: &Value) -> EsResult<()> {
+    if let Value::String(s) = v {
+        if s.trim().parse::<i64>().is_err() {
+            return Err(EsError::bad_request(
+                "number_format_exception",
+                format!("For input string: \"{s}\""),
+            ));
         }
     }
     Ok(())
+}
+
+fn metadata_not_supported(_: &mut bool, at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(EsError::illegal_argument(format!(
+        "Action/metadata line [{}] parameter [{}] is not supported by Lode",
+        at.parser, at.key
+    )))
+}
+
+/// The keys of a bulk action line: what Lode implements, ES's error for unknown ones, and a
+/// refusal for ES's keys Lode does not implement (never silently ignored).
+fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> EsResult<()> {
+    BULK_METADATA.parse_named(&line.to_string(), &mut (action == "update"), meta)
 }
 
 /// `wait_for_active_shards`: a write waits for that many copies of its shard.
@@ -1687,5 +1704,57 @@ mod bulk_proptests {
         fn random_bytes(body in proptest::collection::vec(any::<u8>(), 0..64)) {
             check(&body)?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(v: Value, action: &str) -> EsResult<()> {
+        check_bulk_metadata(v.as_object().unwrap(), action, 3)
+    }
+
+    #[test]
+    fn bulk_metadata_is_declared() {
+        meta(
+            json!({"_index": "i", "_id": 1, "version": "7", "_source": {}}),
+            "index",
+        )
+        .unwrap();
+        meta(json!({"retry_on_conflict": 2}), "update").unwrap();
+        let reason = |v, a| meta(v, a).unwrap_err().reason;
+        assert_eq!(
+            reason(json!({"retry_on_conflict": 2}), "index"),
+            "Action/metadata line [3] parameter [retry_on_conflict] is not supported by Lode"
+        );
+        assert_eq!(
+            reason(json!({"_id": {"a": 1}}), "index"),
+            "Malformed action/metadata line [3], expected a simple value for field [_id] but found [START_OBJECT]"
+        );
+        assert_eq!(
+            reason(json!({"_idx": "i"}), "index"),
+            "Action/metadata line [3] contains an unknown parameter [_idx]"
+        );
+        let e = meta(json!({"if_seq_no": "x"}), "index").unwrap_err();
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("number_format_exception", "For input string: \"x\"")
+        );
+    }
+
+    #[test]
+    fn update_body_keys_are_declared() {
+        let e = UPDATE_REQUEST
+            .parse_into(&mut (), json!({"docs": {}}).as_object().unwrap())
+            .unwrap_err();
+        assert_eq!(e.kind, "x_content_parse_exception");
+        assert_eq!(
+            e.reason,
+            "[1:2] [UpdateRequest] unknown field [docs] did you mean [doc]?"
+        );
+        assert!(UPDATE_REQUEST
+            .parse_into(&mut (), json!({"params": {}}).as_object().unwrap())
+            .is_err());
     }
 }
