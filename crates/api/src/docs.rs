@@ -775,71 +775,113 @@ struct MgetDoc {
     version: Option<i64>,
 }
 
+/// One `docs` entry of `_mget` under construction: the document, whether `_id` was given,
+/// and `version_type`.
+type MgetB = (MgetDoc, bool, Option<String>);
+type MgetField = Field<MgetB>;
+
+fn mget_unknown(at: &At<'_>) -> EsError {
+    EsError::bad_request(
+        "parse_exception",
+        format!(
+            "failed to parse multi get request. unknown field [{}]",
+            at.key
+        ),
+    )
+}
+
+/// A string or a number, as text.
+fn mget_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// ES's `MultiGetRequest` keys of a `docs` entry; any other key, or a value of a type the
+/// key does not take, fails the request.
+static MGET_DOC: ObjectParser<MgetB> = ObjectParser {
+    name: "docs",
+    style: Style::Custom {
+        unknown: |at, _, _| mget_unknown(at),
+        wrong_token: |at, _| mget_unknown(at),
+    },
+    fields: &[&[
+        MgetField::new("_index", "sd", |(d, ..), _, v| {
+            d.index = Some(mget_text(v));
+            Ok(())
+        }),
+        MgetField::new("_id", "sd", |(d, has_id, _), _, v| {
+            d.id = mget_text(v);
+            *has_id = true;
+            Ok(())
+        }),
+        MgetField::new("routing", "sd", |(d, ..), _, v| {
+            d.routing = Some(mget_text(v));
+            Ok(())
+        }),
+        MgetField::new("_source", "*", |(d, ..), _, v| {
+            d.filter = Some(SourceFilter::from_json(Some(v)));
+            Ok(())
+        }),
+        MgetField::new("stored_fields", "sda", |(d, ..), _, v| {
+            d.stored = Some(match v {
+                Value::Array(a) => a
+                    .iter()
+                    .filter(|x| x.is_string() || x.is_number())
+                    .map(mget_text)
+                    .collect(),
+                other => vec![mget_text(other)],
+            });
+            Ok(())
+        }),
+        MgetField::new("version", "sd", |(d, ..), at, v| {
+            d.version = Some(
+                v.as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                    .ok_or_else(|| mget_unknown(at))?,
+            );
+            Ok(())
+        }),
+        MgetField::new("version_type", "sd", |(_, _, vt), _, v| {
+            *vt = Some(mget_text(v));
+            Ok(())
+        }),
+        MgetField::new("fields", "*", |_, _, _| {
+            Err(EsError::parsing(
+                "Unsupported field [fields] used, expected [stored_fields] instead",
+            ))
+        }),
+    ]],
+};
+
 impl MgetDoc {
-    /// ES's `MultiGetRequest` keys; any other key fails the request.
+    /// One `docs` entry (see [`MGET_DOC`]).
     fn parse(
         d: &Value,
         n: usize,
         req: &RestRequest,
         default_index: Option<&str>,
     ) -> EsResult<MgetDoc> {
-        let unknown = |k: &str| {
-            EsError::bad_request(
-                "parse_exception",
-                format!("failed to parse multi get request. unknown field [{k}]"),
-            )
-        };
         let Some(obj) = d.as_object() else {
             return Err(EsError::parsing(
                 "docs array element should include an object",
             ));
         };
-        let text = |v: &Value| match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        };
-        let mut doc = MgetDoc {
-            index: default_index.map(str::to_string),
-            id: String::new(),
-            routing: routing(req).map(str::to_string),
-            filter: None,
-            stored: None,
-            version: None,
-        };
-        let mut has_id = false;
-        let mut version_type = None;
-        for (k, v) in obj {
-            match k.as_str() {
-                "_index" => doc.index = Some(text(v).ok_or_else(|| unknown(k))?),
-                "_id" => {
-                    doc.id = text(v).ok_or_else(|| unknown(k))?;
-                    has_id = true;
-                }
-                "routing" => doc.routing = Some(text(v).ok_or_else(|| unknown(k))?),
-                "_source" => doc.filter = Some(SourceFilter::from_json(Some(v))),
-                "stored_fields" => {
-                    doc.stored = Some(match v {
-                        Value::Array(a) => a.iter().filter_map(text).collect(),
-                        other => vec![text(other).ok_or_else(|| unknown(k))?],
-                    })
-                }
-                "version" => {
-                    doc.version = Some(
-                        v.as_i64()
-                            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-                            .ok_or_else(|| unknown(k))?,
-                    )
-                }
-                "version_type" => version_type = Some(text(v).ok_or_else(|| unknown(k))?),
-                "fields" => {
-                    return Err(EsError::parsing(
-                        "Unsupported field [fields] used, expected [stored_fields] instead",
-                    ))
-                }
-                other => return Err(unknown(other)),
-            }
-        }
+        let mut b: MgetB = (
+            MgetDoc {
+                index: default_index.map(str::to_string),
+                id: String::new(),
+                routing: routing(req).map(str::to_string),
+                filter: None,
+                stored: None,
+                version: None,
+            },
+            false,
+            None,
+        );
+        MGET_DOC.parse_into(&mut b, obj)?;
+        let (doc, has_id, version_type) = b;
         if let Some(vt) = version_type.as_deref() {
             if !matches!(vt, "internal" | "external" | "external_gte") {
                 return Err(EsError::illegal_argument(format!(
@@ -1741,6 +1783,41 @@ mod tests {
             (e.kind.as_str(), e.reason.as_str()),
             ("number_format_exception", "For input string: \"x\"")
         );
+    }
+
+    #[test]
+    fn mget_doc_keys_are_declared() {
+        let parse = |v: Value| {
+            let mut b: MgetB = (
+                MgetDoc {
+                    index: None,
+                    id: String::new(),
+                    routing: None,
+                    filter: None,
+                    stored: None,
+                    version: None,
+                },
+                false,
+                None,
+            );
+            MGET_DOC
+                .parse_into(&mut b, v.as_object().unwrap())
+                .map(|_| b)
+        };
+        let (d, has_id, _) = parse(json!({"_id": 7, "stored_fields": ["a", 1, {}]})).unwrap();
+        assert_eq!((d.id.as_str(), has_id), ("7", true));
+        assert_eq!(d.stored, Some(vec!["a".to_string(), "1".to_string()]));
+        for bad in [
+            json!({"_id": {}}),
+            json!({"nope": 1}),
+            json!({"version": "x"}),
+        ] {
+            let e = parse(bad).err().unwrap();
+            assert_eq!(e.kind, "parse_exception");
+            assert!(e
+                .reason
+                .starts_with("failed to parse multi get request. unknown field ["));
+        }
     }
 
     #[test]
