@@ -3,6 +3,7 @@
 use crate::rest::{parse_json, RestBody, RestRequest, RestResponse};
 use lode_engine::field_security::FieldPermissions;
 use lode_engine::index::{DocWrite, IndexService};
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::shard::{VersionReq, WriteOutcome, PRIMARY_TERM};
 use lode_engine::{EsError, EsResult, Node};
 use lode_hits::source::SourceFilter;
@@ -232,63 +233,80 @@ pub fn index(
     Ok(RestResponse::json(status_of(w.result.outcome), body))
 }
 
-/// The keys of a bulk action line: what Lode implements, ES's error for unknown ones, and a
-/// refusal for ES's keys Lode does not implement (never silently ignored).
-fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> EsResult<()> {
-    for (k, v) in meta {
-        // ES's BulkRequestParser takes simple values only (`_source` and `dynamic_templates`,
-        // objects, are refused below as not supported).
-        if matches!(v, Value::Object(_) | Value::Array(_))
-            && !matches!(k.as_str(), "_source" | "dynamic_templates")
-        {
-            let token = if v.is_object() {
-                "START_OBJECT"
+/// ES's `BulkRequestParser` for an action line's metadata; parsed under the line's number
+/// (`At::parser`), which its errors name. The target: whether the action is an `update`.
+static BULK_METADATA: ObjectParser<bool> = ObjectParser {
+    name: "bulk",
+    style: Style::Custom {
+        unknown: |at, _, _| {
+            EsError::illegal_argument(format!(
+                "Action/metadata line [{}] contains an unknown parameter [{}]",
+                at.parser, at.key
+            ))
+        },
+        // It takes simple values only (`_source` and `dynamic_templates` aside).
+        wrong_token: |at, token| {
+            EsError::illegal_argument(format!(
+                "Malformed action/metadata line [{}], expected a simple value for field [{}] but found [{}]",
+                at.parser,
+                at.key,
+                token.es_name()
+            ))
+        },
+    },
+    fields: &[&[
+        Field::new("_index", "vn", ignore),
+        Field::new("_id", "vn", ignore),
+        Field::new("routing", "vn", ignore),
+        Field::new("_routing", "vn", ignore),
+        Field::new("version", "vn", long_value),
+        Field::new("version_type", "vn", ignore),
+        Field::new("if_seq_no", "vn", long_value),
+        Field::new("if_primary_term", "vn", long_value),
+        Field::new("op_type", "vn", ignore),
+        Field::new("retry_on_conflict", "vn", |update, at, v| {
+            long_value(update, at, v)?;
+            if *update {
+                Ok(())
             } else {
-                "START_ARRAY"
-            };
-            return Err(EsError::illegal_argument(format!(
-                "Malformed action/metadata line [{line}], expected a simple value for field [{k}] but found [{token}]"
-            )));
-        }
-        // numeric parameters are read with `longValue()`: a string must hold a number
-        if matches!(
-            k.as_str(),
-            "version" | "if_seq_no" | "if_primary_term" | "retry_on_conflict"
-        ) {
-            if let Value::String(s) = v {
-                if s.trim().parse::<i64>().is_err() {
-                    return Err(EsError::bad_request(
-                        "number_format_exception",
-                        format!("For input string: \"{s}\""),
-                    ));
-                }
+                metadata_not_supported(update, at, v)
             }
-        }
-        match k.as_str() {
-            "_index" | "_id" | "routing" | "_routing" | "version" | "version_type"
-            | "if_seq_no" | "if_primary_term" | "op_type" => {}
-            "retry_on_conflict" if action == "update" => {}
-            // What an update returns in `get` (ES parses it for every action, and only
-            // updates use it).
-            "_source" => {}
-            "require_alias" => {}
-            "pipeline"
-            | "require_data_stream"
-            | "dynamic_templates"
-            | "list_executed_pipelines"
-            | "retry_on_conflict" => {
-                return Err(EsError::illegal_argument(format!(
-                    "Action/metadata line [{line}] parameter [{k}] is not supported by Lode"
-                )))
-            }
-            other => {
-                return Err(EsError::illegal_argument(format!(
-                    "Action/metadata line [{line}] contains an unknown parameter [{other}]"
-                )))
-            }
+        }),
+        // What an update returns in `get` (ES parses it for every action, and only updates
+        // use it).
+        Field::new("_source", "*", ignore),
+        Field::new("require_alias", "vn", ignore),
+        Field::new("pipeline", "vn", metadata_not_supported),
+        Field::new("require_data_stream", "vn", metadata_not_supported),
+        Field::new("dynamic_templates", "*", metadata_not_supported),
+        Field::new("list_executed_pipelines", "vn", metadata_not_supported),
+    ]],
+};
+
+/// A numeric parameter, read with `longValue()`: a string must hold a number.
+fn long_value(_: &mut bool, _: &At<'_>, v: &Value) -> EsResult<()> {
+    if let Value::String(s) = v {
+        if s.trim().parse::<i64>().is_err() {
+            return Err(EsError::bad_request(
+                "number_format_exception",
+                format!("For input string: \"{s}\""),
+            ));
         }
     }
     Ok(())
+}
+
+fn metadata_not_supported(_: &mut bool, at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(EsError::illegal_argument(format!(
+        "Action/metadata line [{}] parameter [{}] is not supported by Lode",
+        at.parser, at.key
+    )))
+}
+
+/// The keys of a bulk action line: what Lode implements, ES's error for unknown ones, and a
+/// refusal for ES's keys Lode does not implement (never silently ignored).
+fn check_bulk_metadata(meta: &Map<String, Value>, action: &str, line: usize) -> EsResult<()> {
+    BULK_METADATA.parse_named(&line.to_string(), &mut (action == "update"), meta)
 }
 
 /// `wait_for_active_shards`: a write waits for that many copies of its shard.
@@ -757,71 +775,113 @@ struct MgetDoc {
     version: Option<i64>,
 }
 
+/// One `docs` entry of `_mget` under construction: the document, whether `_id` was given,
+/// and `version_type`.
+type MgetB = (MgetDoc, bool, Option<String>);
+type MgetField = Field<MgetB>;
+
+fn mget_unknown(at: &At<'_>) -> EsError {
+    EsError::bad_request(
+        "parse_exception",
+        format!(
+            "failed to parse multi get request. unknown field [{}]",
+            at.key
+        ),
+    )
+}
+
+/// A string or a number, as text.
+fn mget_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// ES's `MultiGetRequest` keys of a `docs` entry; any other key, or a value of a type the
+/// key does not take, fails the request.
+static MGET_DOC: ObjectParser<MgetB> = ObjectParser {
+    name: "docs",
+    style: Style::Custom {
+        unknown: |at, _, _| mget_unknown(at),
+        wrong_token: |at, _| mget_unknown(at),
+    },
+    fields: &[&[
+        MgetField::new("_index", "sd", |(d, ..), _, v| {
+            d.index = Some(mget_text(v));
+            Ok(())
+        }),
+        MgetField::new("_id", "sd", |(d, has_id, _), _, v| {
+            d.id = mget_text(v);
+            *has_id = true;
+            Ok(())
+        }),
+        MgetField::new("routing", "sd", |(d, ..), _, v| {
+            d.routing = Some(mget_text(v));
+            Ok(())
+        }),
+        MgetField::new("_source", "*", |(d, ..), _, v| {
+            d.filter = Some(SourceFilter::from_json(Some(v)));
+            Ok(())
+        }),
+        MgetField::new("stored_fields", "sda", |(d, ..), _, v| {
+            d.stored = Some(match v {
+                Value::Array(a) => a
+                    .iter()
+                    .filter(|x| x.is_string() || x.is_number())
+                    .map(mget_text)
+                    .collect(),
+                other => vec![mget_text(other)],
+            });
+            Ok(())
+        }),
+        MgetField::new("version", "sd", |(d, ..), at, v| {
+            d.version = Some(
+                v.as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                    .ok_or_else(|| mget_unknown(at))?,
+            );
+            Ok(())
+        }),
+        MgetField::new("version_type", "sd", |(_, _, vt), _, v| {
+            *vt = Some(mget_text(v));
+            Ok(())
+        }),
+        MgetField::new("fields", "*", |_, _, _| {
+            Err(EsError::parsing(
+                "Unsupported field [fields] used, expected [stored_fields] instead",
+            ))
+        }),
+    ]],
+};
+
 impl MgetDoc {
-    /// ES's `MultiGetRequest` keys; any other key fails the request.
+    /// One `docs` entry (see [`MGET_DOC`]).
     fn parse(
         d: &Value,
         n: usize,
         req: &RestRequest,
         default_index: Option<&str>,
     ) -> EsResult<MgetDoc> {
-        let unknown = |k: &str| {
-            EsError::bad_request(
-                "parse_exception",
-                format!("failed to parse multi get request. unknown field [{k}]"),
-            )
-        };
         let Some(obj) = d.as_object() else {
             return Err(EsError::parsing(
                 "docs array element should include an object",
             ));
         };
-        let text = |v: &Value| match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        };
-        let mut doc = MgetDoc {
-            index: default_index.map(str::to_string),
-            id: String::new(),
-            routing: routing(req).map(str::to_string),
-            filter: None,
-            stored: None,
-            version: None,
-        };
-        let mut has_id = false;
-        let mut version_type = None;
-        for (k, v) in obj {
-            match k.as_str() {
-                "_index" => doc.index = Some(text(v).ok_or_else(|| unknown(k))?),
-                "_id" => {
-                    doc.id = text(v).ok_or_else(|| unknown(k))?;
-                    has_id = true;
-                }
-                "routing" => doc.routing = Some(text(v).ok_or_else(|| unknown(k))?),
-                "_source" => doc.filter = Some(SourceFilter::from_json(Some(v))),
-                "stored_fields" => {
-                    doc.stored = Some(match v {
-                        Value::Array(a) => a.iter().filter_map(text).collect(),
-                        other => vec![text(other).ok_or_else(|| unknown(k))?],
-                    })
-                }
-                "version" => {
-                    doc.version = Some(
-                        v.as_i64()
-                            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-                            .ok_or_else(|| unknown(k))?,
-                    )
-                }
-                "version_type" => version_type = Some(text(v).ok_or_else(|| unknown(k))?),
-                "fields" => {
-                    return Err(EsError::parsing(
-                        "Unsupported field [fields] used, expected [stored_fields] instead",
-                    ))
-                }
-                other => return Err(unknown(other)),
-            }
-        }
+        let mut b: MgetB = (
+            MgetDoc {
+                index: default_index.map(str::to_string),
+                id: String::new(),
+                routing: routing(req).map(str::to_string),
+                filter: None,
+                stored: None,
+                version: None,
+            },
+            false,
+            None,
+        );
+        MGET_DOC.parse_into(&mut b, obj)?;
+        let (doc, has_id, version_type) = b;
         if let Some(vt) = version_type.as_deref() {
             if !matches!(vt, "internal" | "external" | "external_gte") {
                 return Err(EsError::illegal_argument(format!(
@@ -858,6 +918,47 @@ pub fn merge_doc(target: &mut Value, patch: &Value) {
     }
 }
 
+/// ES's `UpdateRequest` body parser: the keys it declares (its did-you-mean candidates);
+/// the values are read where the update uses them.
+static UPDATE_REQUEST: ObjectParser<()> = ObjectParser {
+    name: "UpdateRequest",
+    style: Style::Custom {
+        unknown: |at, _, declared| {
+            EsError::x_content_parse(format!(
+                "[1:2] [UpdateRequest] unknown field [{}]{}",
+                at.key,
+                lode_engine::error::did_you_mean(at.key, declared)
+            ))
+        },
+        wrong_token: |at, token| {
+            EsError::x_content_parse(format!(
+                "[1:2] [UpdateRequest] {} doesn't support values of type: {}",
+                at.key,
+                token.es_name()
+            ))
+        },
+    },
+    fields: &[&[
+        Field::new("script", "*", ignore),
+        Field::new("scripted_upsert", "*", ignore),
+        Field::new("upsert", "*", ignore),
+        Field::new("doc", "*", ignore),
+        Field::new("doc_as_upsert", "*", ignore),
+        Field::new("detect_noop", "*", ignore),
+        Field::new("_source", "*", ignore),
+        // The conditional update is built from the URL parameters only.
+        Field::new("if_seq_no", "*", body_condition),
+        Field::new("if_primary_term", "*", body_condition),
+    ]],
+};
+
+fn body_condition(_: &mut (), at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(EsError::illegal_argument(format!(
+        "[UpdateRequest] [{}] in the body is not supported by Lode: use the URL parameter",
+        at.key
+    )))
+}
+
 /// Outcome of an update: the write (if one happened) and the resulting source.
 struct UpdateOutcome {
     write: Option<DocWrite>,
@@ -878,39 +979,7 @@ fn apply_update(
     let obj = body
         .as_object()
         .ok_or_else(|| EsError::parsing("request body must be an object"))?;
-    for k in obj.keys() {
-        if !matches!(
-            k.as_str(),
-            "doc"
-                | "upsert"
-                | "doc_as_upsert"
-                | "detect_noop"
-                | "script"
-                | "scripted_upsert"
-                | "_source"
-                | "lang"
-                | "params"
-        ) {
-            // ES's `UpdateRequest` parser's declared keys are the suggestions.
-            return Err(EsError::x_content_parse(format!(
-                "[1:2] [UpdateRequest] unknown field [{k}]{}",
-                lode_engine::error::did_you_mean(
-                    k,
-                    &[
-                        "script",
-                        "scripted_upsert",
-                        "upsert",
-                        "doc",
-                        "doc_as_upsert",
-                        "detect_noop",
-                        "_source",
-                        "if_seq_no",
-                        "if_primary_term",
-                    ]
-                )
-            )));
-        }
-    }
+    UPDATE_REQUEST.parse_into(&mut (), obj)?;
     let doc = obj.get("doc");
     let stored = |sid: &str| crate::stored_scripts::lookup(node, sid);
     let script = obj
@@ -1677,5 +1746,92 @@ mod bulk_proptests {
         fn random_bytes(body in proptest::collection::vec(any::<u8>(), 0..64)) {
             check(&body)?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(v: Value, action: &str) -> EsResult<()> {
+        check_bulk_metadata(v.as_object().unwrap(), action, 3)
+    }
+
+    #[test]
+    fn bulk_metadata_is_declared() {
+        meta(
+            json!({"_index": "i", "_id": 1, "version": "7", "_source": {}}),
+            "index",
+        )
+        .unwrap();
+        meta(json!({"retry_on_conflict": 2}), "update").unwrap();
+        let reason = |v, a| meta(v, a).unwrap_err().reason;
+        assert_eq!(
+            reason(json!({"retry_on_conflict": 2}), "index"),
+            "Action/metadata line [3] parameter [retry_on_conflict] is not supported by Lode"
+        );
+        assert_eq!(
+            reason(json!({"_id": {"a": 1}}), "index"),
+            "Malformed action/metadata line [3], expected a simple value for field [_id] but found [START_OBJECT]"
+        );
+        assert_eq!(
+            reason(json!({"_idx": "i"}), "index"),
+            "Action/metadata line [3] contains an unknown parameter [_idx]"
+        );
+        let e = meta(json!({"if_seq_no": "x"}), "index").unwrap_err();
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("number_format_exception", "For input string: \"x\"")
+        );
+    }
+
+    #[test]
+    fn mget_doc_keys_are_declared() {
+        let parse = |v: Value| {
+            let mut b: MgetB = (
+                MgetDoc {
+                    index: None,
+                    id: String::new(),
+                    routing: None,
+                    filter: None,
+                    stored: None,
+                    version: None,
+                },
+                false,
+                None,
+            );
+            MGET_DOC
+                .parse_into(&mut b, v.as_object().unwrap())
+                .map(|_| b)
+        };
+        let (d, has_id, _) = parse(json!({"_id": 7, "stored_fields": ["a", 1, {}]})).unwrap();
+        assert_eq!((d.id.as_str(), has_id), ("7", true));
+        assert_eq!(d.stored, Some(vec!["a".to_string(), "1".to_string()]));
+        for bad in [
+            json!({"_id": {}}),
+            json!({"nope": 1}),
+            json!({"version": "x"}),
+        ] {
+            let e = parse(bad).err().unwrap();
+            assert_eq!(e.kind, "parse_exception");
+            assert!(e
+                .reason
+                .starts_with("failed to parse multi get request. unknown field ["));
+        }
+    }
+
+    #[test]
+    fn update_body_keys_are_declared() {
+        let e = UPDATE_REQUEST
+            .parse_into(&mut (), json!({"docs": {}}).as_object().unwrap())
+            .unwrap_err();
+        assert_eq!(e.kind, "x_content_parse_exception");
+        assert_eq!(
+            e.reason,
+            "[1:2] [UpdateRequest] unknown field [docs] did you mean [doc]?"
+        );
+        assert!(UPDATE_REQUEST
+            .parse_into(&mut (), json!({"params": {}}).as_object().unwrap())
+            .is_err());
     }
 }

@@ -34,6 +34,7 @@ pub mod index;
 pub mod mapping;
 mod merge_priority;
 pub mod node;
+pub mod object_parser;
 pub mod points;
 pub mod range_field;
 pub mod schema;

@@ -17,6 +17,7 @@
 
 use lode_analysis::{AnalysisRegistry, AnalyzedToken};
 use lode_engine::mapping::{FieldDef, FieldType, Mapping, Storage};
+use lode_engine::object_parser::{At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use lode_query::{Fuzziness, Query, QueryContext};
 use serde_json::{json, Map, Value};
@@ -140,199 +141,218 @@ const STYLED_PRE: [&str; 10] = [
     "<em class=\"hlt10\">",
 ];
 
-/// Reads one options object; `top` allows the section-only keys (`fields`, `tags_schema`).
-/// The keys ES's `AbstractHighlighterBuilder` parser declares for both levels (the "did you
-/// mean" candidates of an unknown key).
-const COMMON_FIELDS: &[&str] = &[
-    "pre_tags",
-    "post_tags",
-    "order",
-    "highlight_filter",
-    "fragment_size",
-    "number_of_fragments",
-    "require_field_match",
-    "boundary_scanner",
-    "boundary_max_scan",
-    "boundary_chars",
-    "boundary_scanner_locale",
-    "type",
-    "fragmenter",
-    "no_match_size",
-    "force_source",
-    "phrase_limit",
-    "max_analyzed_offset",
-    "options",
-    "highlight_query",
-];
-/// `HighlightBuilder`'s own keys.
-const TOP_FIELDS: &[&str] = &["encoder", "tags_schema", "fields"];
-/// `HighlightBuilder.Field`'s own keys.
-const FIELD_FIELDS: &[&str] = &["fragment_offset", "matched_fields"];
+/// A highlight section or one field's options under construction (`fields` only at the top).
+#[derive(Default)]
+struct Hl {
+    opts: Options,
+    fields: Vec<(String, Options)>,
+}
 
-fn parse_options(
-    o: &Map<String, Value>,
-    top: bool,
-    fields: &mut Vec<(String, Options)>,
-) -> EsResult<Options> {
-    let mut opts = Options::default();
-    for (k, v) in o {
-        match k.as_str() {
-            "type" => {
-                opts.kind = Some(match v.as_str() {
-                    Some("unified") => Kind::Unified,
-                    Some("plain") => Kind::Plain,
-                    Some("fvh") => {
-                        return Err(EsError::illegal_argument(
-                            "the fast vector highlighter [fvh] needs term vectors with positions and offsets, which Lode does not store: use [unified] or [plain]",
-                        ))
-                    }
-                    Some(other) => {
-                        return Err(EsError::illegal_argument(format!(
-                            "unknown highlighter type [{other}]"
-                        )))
-                    }
-                    None => return Err(parse_error("[highlight] failed to parse field [type]")),
-                })
+type HlField = Field<Hl>;
+
+/// The fields ES's `AbstractHighlighterBuilder` declares for both levels.
+static COMMON_FIELDS: &[HlField] = &[
+    HlField::new("pre_tags", "*", |h, at, v| {
+        h.opts.pre_tags = Some(tags(v, at.key)?);
+        Ok(())
+    }),
+    HlField::new("post_tags", "*", |h, at, v| {
+        h.opts.post_tags = Some(tags(v, at.key)?);
+        Ok(())
+    }),
+    HlField::new("order", "*", |h, _, v| {
+        h.opts.order_by_score = Some(match v.as_str() {
+            Some("score") => true,
+            Some("none") => false,
+            _ => {
+                return Err(EsError::illegal_argument(format!(
+                    "Unknown order [{}]",
+                    v.as_str().unwrap_or_default()
+                )))
             }
-            "pre_tags" => opts.pre_tags = Some(tags(v, k)?),
-            "post_tags" => opts.post_tags = Some(tags(v, k)?),
-            "fragment_size" => opts.fragment_size = Some(count(v, k)?),
-            "number_of_fragments" => opts.number_of_fragments = Some(count(v, k)?),
-            "require_field_match" => opts.require_field_match = Some(boolean(v, k)?),
-            "highlight_query" => opts.highlight_query = Some(lode_query::parse_query(v)?),
-            "no_match_size" => opts.no_match_size = Some(count(v, k)?),
-            "max_analyzed_offset" => {
-                let n = int(v, k)?;
-                if n <= 0 && n != -1 {
-                    return Err(EsError::illegal_argument(
-                        "[max_analyzed_offset] must be a positive integer, or -1",
-                    ));
-                }
-                opts.max_analyzed_offset = (n > 0).then_some(n as usize);
+        });
+        Ok(())
+    }),
+    // Options of the fast vector highlighter or deprecated ones, validated: they change
+    // nothing for the unified and plain highlighters, in ES as here.
+    HlField::new("highlight_filter", "*", |_, at, v| {
+        boolean(v, at.key).map(drop)
+    }),
+    HlField::new("fragment_size", "*", |h, at, v| {
+        h.opts.fragment_size = Some(count(v, at.key)?);
+        Ok(())
+    }),
+    HlField::new("number_of_fragments", "*", |h, at, v| {
+        h.opts.number_of_fragments = Some(count(v, at.key)?);
+        Ok(())
+    }),
+    HlField::new("require_field_match", "*", |h, at, v| {
+        h.opts.require_field_match = Some(boolean(v, at.key)?);
+        Ok(())
+    }),
+    HlField::new("boundary_scanner", "*", |h, _, v| {
+        h.opts.scanner = Some(match v.as_str().map(str::to_ascii_lowercase).as_deref() {
+            Some("sentence") => Scanner::Sentence,
+            Some("word") => Scanner::Word,
+            Some("chars") => {
+                return Err(EsError::illegal_argument(
+                    "[boundary_scanner] [chars] applies to the fast vector highlighter, which Lode does not have",
+                ))
             }
-            "order" => {
-                opts.order_by_score = Some(match v.as_str() {
-                    Some("score") => true,
-                    Some("none") => false,
-                    _ => {
-                        return Err(EsError::illegal_argument(format!(
-                            "Unknown order [{}]",
-                            v.as_str().unwrap_or_default()
-                        )))
-                    }
-                })
+            _ => {
+                return Err(EsError::illegal_argument(format!(
+                    "Invalid boundary_scanner [{}]",
+                    v.as_str().unwrap_or_default()
+                )))
             }
-            "encoder" => {
-                opts.html = Some(match v.as_str() {
+        });
+        Ok(())
+    }),
+    HlField::new("boundary_max_scan", "*", |_, at, v| {
+        int(v, at.key).map(drop)
+    }),
+    HlField::new("boundary_chars", "*", text_option),
+    HlField::new("boundary_scanner_locale", "*", text_option),
+    HlField::new("type", "*", |h, _, v| {
+        h.opts.kind = Some(match v.as_str() {
+            Some("unified") => Kind::Unified,
+            Some("plain") => Kind::Plain,
+            Some("fvh") => {
+                return Err(EsError::illegal_argument(
+                    "the fast vector highlighter [fvh] needs term vectors with positions and offsets, which Lode does not store: use [unified] or [plain]",
+                ))
+            }
+            Some(other) => {
+                return Err(EsError::illegal_argument(format!(
+                    "unknown highlighter type [{other}]"
+                )))
+            }
+            None => return Err(parse_error("[highlight] failed to parse field [type]")),
+        });
+        Ok(())
+    }),
+    HlField::new("fragmenter", "*", |_, _, v| match v.as_str() {
+        Some("simple" | "span") => Ok(()),
+        _ => Err(EsError::illegal_argument(format!(
+            "unknown fragmenter option [{}]",
+            v.as_str().unwrap_or_default()
+        ))),
+    }),
+    HlField::new("no_match_size", "*", |h, at, v| {
+        h.opts.no_match_size = Some(count(v, at.key)?);
+        Ok(())
+    }),
+    HlField::new("force_source", "*", |_, at, v| boolean(v, at.key).map(drop)),
+    HlField::new("phrase_limit", "*", |_, at, v| int(v, at.key).map(drop)),
+    HlField::new("max_analyzed_offset", "*", |h, at, v| {
+        let n = int(v, at.key)?;
+        if n <= 0 && n != -1 {
+            return Err(EsError::illegal_argument(
+                "[max_analyzed_offset] must be a positive integer, or -1",
+            ));
+        }
+        h.opts.max_analyzed_offset = (n > 0).then_some(n as usize);
+        Ok(())
+    }),
+    // Options for custom highlighters (plugins); Lode has only its own two.
+    HlField::new("options", "*", |_, _, _| {
+        Err(EsError::illegal_argument(
+            "[options] of a highlighter is not supported by Lode",
+        ))
+    }),
+    HlField::new("highlight_query", "*", |h, _, v| {
+        h.opts.highlight_query = Some(lode_query::parse_query(v)?);
+        Ok(())
+    }),
+];
+
+fn text_option(_: &mut Hl, at: &At<'_>, v: &Value) -> EsResult<()> {
+    v.as_str()
+        .map(drop)
+        .ok_or_else(|| parse_error(format!("[highlight] failed to parse field [{}]", at.key)))
+}
+
+/// `HighlightBuilder`: the section.
+static HIGHLIGHT: ObjectParser<Hl> = ObjectParser {
+    name: "highlight",
+    style: Style::Object,
+    fields: &[
+        COMMON_FIELDS,
+        &[
+            HlField::new("encoder", "*", |h, _, v| {
+                h.opts.html = Some(match v.as_str() {
                     Some("html") => true,
                     Some("default") => false,
                     _ => return Err(parse_error("[highlight] failed to parse field [encoder]")),
-                })
-            }
-            "boundary_scanner" => {
-                opts.scanner = Some(match v.as_str().map(str::to_ascii_lowercase).as_deref() {
-                    Some("sentence") => Scanner::Sentence,
-                    Some("word") => Scanner::Word,
-                    Some("chars") => {
-                        return Err(EsError::illegal_argument(
-                            "[boundary_scanner] [chars] applies to the fast vector highlighter, which Lode does not have",
-                        ))
+                });
+                Ok(())
+            }),
+            HlField::new("tags_schema", "*", |h, _, v| {
+                match v.as_str() {
+                    Some("styled") => {
+                        h.opts.pre_tags = Some(STYLED_PRE.iter().map(|s| s.to_string()).collect());
+                        h.opts.post_tags = Some(vec!["</em>".to_string()]);
                     }
-                    _ => {
+                    Some("default") => {}
+                    other => {
                         return Err(EsError::illegal_argument(format!(
-                            "Invalid boundary_scanner [{}]",
-                            v.as_str().unwrap_or_default()
+                            "Unknown tag schema [{}]",
+                            other.unwrap_or_default()
                         )))
                     }
-                })
-            }
-            // Options of the fast vector highlighter or deprecated ones, validated: they change
-            // nothing for the unified and plain highlighters, in ES as here.
-            "boundary_chars" | "boundary_scanner_locale" => {
-                v.as_str().ok_or_else(|| parse_error(format!("[highlight] failed to parse field [{k}]")))?;
-            }
-            "boundary_max_scan" | "fragment_offset" | "phrase_limit" => {
-                int(v, k)?;
-            }
-            "force_source" | "highlight_filter" => {
-                boolean(v, k)?;
-            }
-            "fragmenter" => match v.as_str() {
-                Some("simple" | "span") => {}
-                _ => {
-                    return Err(EsError::illegal_argument(format!(
-                        "unknown fragmenter option [{}]",
-                        v.as_str().unwrap_or_default()
-                    )))
                 }
-            },
-            // Options for custom highlighters (plugins); Lode has only its own two.
-            "options" => {
-                return Err(EsError::illegal_argument(
-                    "[options] of a highlighter is not supported by Lode",
-                ))
-            }
-            "matched_fields" => {
-                return Err(EsError::illegal_argument(
-                    "[matched_fields] applies to the fast vector highlighter, which Lode does not have",
-                ))
-            }
-            "tags_schema" if top => match v.as_str() {
-                Some("styled") => {
-                    opts.pre_tags = Some(STYLED_PRE.iter().map(|s| s.to_string()).collect());
-                    opts.post_tags = Some(vec!["</em>".to_string()]);
-                }
-                Some("default") => {}
-                other => {
-                    return Err(EsError::illegal_argument(format!(
-                        "Unknown tag schema [{}]",
-                        other.unwrap_or_default()
-                    )))
-                }
-            },
-            "fields" if top => match v {
-                Value::Object(m) => {
-                    for (name, f) in m {
-                        fields.push((name.clone(), field_options(f, name)?));
+                Ok(())
+            }),
+            HlField::new("fields", "*", |h, _, v| {
+                match v {
+                    Value::Object(m) => {
+                        for (name, f) in m {
+                            h.fields.push((name.clone(), field_options(f)?));
+                        }
                     }
-                }
-                Value::Array(a) => {
-                    for entry in a {
-                        match entry.as_object() {
-                            Some(m) if m.len() == 1 => {
-                                let (name, f) = m.iter().next().expect("one entry");
-                                fields.push((name.clone(), field_options(f, name)?));
-                            }
-                            _ => {
-                                return Err(parse_error(
-                                    "[highlight] failed to parse field [fields]: each entry of an array of fields must be an object with one field",
-                                ))
+                    Value::Array(a) => {
+                        for entry in a {
+                            match entry.as_object() {
+                                Some(m) if m.len() == 1 => {
+                                    let (name, f) = m.iter().next().expect("one entry");
+                                    h.fields.push((name.clone(), field_options(f)?));
+                                }
+                                _ => {
+                                    return Err(parse_error(
+                                        "[highlight] failed to parse field [fields]: each entry of an array of fields must be an object with one field",
+                                    ))
+                                }
                             }
                         }
                     }
+                    _ => return Err(parse_error("[highlight] failed to parse field [fields]")),
                 }
-                _ => return Err(parse_error("[highlight] failed to parse field [fields]")),
-            },
-            other => {
-                let (parser, declared) = if top {
-                    ("highlight", TOP_FIELDS)
-                } else {
-                    ("highlight_field", FIELD_FIELDS)
-                };
-                return Err(EsError::unknown_field(
-                    parser,
-                    other,
-                    &[COMMON_FIELDS, declared].concat(),
-                ));
-            }
-        }
-    }
-    Ok(opts)
-}
+                Ok(())
+            }),
+        ],
+    ],
+};
 
-fn field_options(v: &Value, _name: &str) -> EsResult<Options> {
+/// `HighlightBuilder.Field`: one field's options.
+static HIGHLIGHT_FIELD: ObjectParser<Hl> = ObjectParser {
+    name: "highlight_field",
+    style: Style::Object,
+    fields: &[
+        COMMON_FIELDS,
+        &[
+            HlField::new("fragment_offset", "*", |_, at, v| int(v, at.key).map(drop)),
+            HlField::new("matched_fields", "*", |_, _, _| {
+                Err(EsError::illegal_argument(
+                    "[matched_fields] applies to the fast vector highlighter, which Lode does not have",
+                ))
+            }),
+        ],
+    ],
+};
+
+fn field_options(v: &Value) -> EsResult<Options> {
     match v {
-        Value::Object(o) => parse_options(o, false, &mut Vec::new()),
+        Value::Object(o) => Ok(HIGHLIGHT_FIELD.parse(o)?.opts),
         _ => Err(parse_error("[highlight] failed to parse field [fields]")),
     }
 }
@@ -342,8 +362,10 @@ impl HighlightRequest {
         let Value::Object(o) = v else {
             return Err(EsError::parsing("[highlight] must be an object"));
         };
-        let mut fields = Vec::new();
-        let options = parse_options(o, true, &mut fields)?;
+        let Hl {
+            opts: options,
+            fields,
+        } = HIGHLIGHT.parse(o)?;
         if fields.is_empty() && !o.contains_key("fields") {
             return Err(parse_error("[highlight] requires [fields]"));
         }
@@ -1221,6 +1243,37 @@ fn no_match(values: &[String], opts: &Options) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declared_levels_and_suggestions() {
+        let parse = |v: Value| HighlightRequest::parse(&v);
+        let r = parse(
+            json!({"encoder": "html", "fields": {"a": {"fragment_offset": 2, "type": "plain"}}}),
+        )
+        .unwrap();
+        assert_eq!(r.options.html, Some(true));
+        assert_eq!(r.fields[0].1.kind, Some(Kind::Plain));
+        // each level declares its own keys, as ES's two parsers
+        let e = parse(json!({"fragment_offset": 1, "fields": {"a": {}}})).unwrap_err();
+        assert_eq!(e.kind, "x_content_parse_exception");
+        assert!(e
+            .reason
+            .starts_with("[highlight] unknown field [fragment_offset] did you mean"));
+        let e = parse(json!({"fields": {"a": {"encoder": "html"}}})).unwrap_err();
+        assert!(e
+            .reason
+            .starts_with("[highlight_field] unknown field [encoder]"));
+        let e = parse(json!({"feilds": {"a": {}}})).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "[highlight] unknown field [feilds] did you mean [fields]?"
+        );
+        let e = parse(json!({"fields": {"a": {"fragment_sise": 5}}})).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "[highlight_field] unknown field [fragment_sise] did you mean any of [fragment_size, fragment_offset, fragmenter]?"
+        );
+    }
 
     fn tok(token: &str, start: usize, end: usize, position: usize) -> AnalyzedToken {
         AnalyzedToken {

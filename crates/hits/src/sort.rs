@@ -3,6 +3,7 @@
 //! `search_after` and a stable tie-break on shard and doc id).
 
 use lode_engine::mapping::{Mapping, Storage};
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use lode_painless::{Scratch, SearchScript};
 use lode_query::runtime::{RuntimeField, RuntimeFields, RuntimeType};
@@ -328,6 +329,29 @@ pub fn cmp_rows(a: &[SortValue], b: &[SortValue], keys: &[SortKey]) -> Ordering 
     Ordering::Equal
 }
 
+/// ES's `FieldSortBuilder` parser: the keys it declares (its did-you-mean candidates); the
+/// values are read where the key is built, and the ones Lode lacks are refused.
+static FIELD_SORT: ObjectParser<()> = ObjectParser {
+    name: "field_sort",
+    style: Style::Object,
+    fields: &[&[
+        Field::new("missing", "*", ignore),
+        Field::new("order", "*", ignore),
+        Field::new("unmapped_type", "*", ignore),
+        Field::new("numeric_type", "*", sort_option_not_supported),
+        Field::new("format", "*", sort_option_not_supported),
+        Field::new("nested", "*", ignore),
+        Field::new("mode", "*", ignore),
+    ]],
+};
+
+fn sort_option_not_supported(_: &mut (), at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(EsError::parsing(format!(
+        "[sort] option [{}] is not supported by Lode",
+        at.key
+    )))
+}
+
 /// Parses ES `sort` into keys for one index's mapping.
 /// `errors` is the request's script error slot (`_script` sorts record their first runtime
 /// error there, as the `script` query does).
@@ -374,31 +398,8 @@ pub fn parse_sort(
             keys.push(parse_geo_sort(&opts, mapping)?);
             continue;
         }
-        // FieldSortBuilder's parser: unknown keys are errors; known ones Lode lacks are refused.
-        for k in opts.as_object().into_iter().flat_map(|o| o.keys()) {
-            match k.as_str() {
-                "order" | "missing" | "unmapped_type" | "mode" | "nested" => {}
-                "numeric_type" | "format" => {
-                    return Err(EsError::parsing(format!(
-                        "[sort] option [{k}] is not supported by Lode"
-                    )))
-                }
-                _ => {
-                    return Err(EsError::unknown_field(
-                        "field_sort",
-                        k,
-                        &[
-                            "missing",
-                            "order",
-                            "unmapped_type",
-                            "numeric_type",
-                            "format",
-                            "nested",
-                            "mode",
-                        ],
-                    ))
-                }
-            }
+        if let Some(o) = opts.as_object() {
+            FIELD_SORT.parse_into(&mut (), o)?;
         }
         let order = opts
             .get("order")

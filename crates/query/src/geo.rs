@@ -2,7 +2,9 @@
 //! (`lode_engine::geo`): each segment's packed-point column is read once into a bitset, as
 //! Lucene's doc-values geo queries compare every quantized point of a document.
 
+use crate::parse::{common, Boosted};
 use lode_engine::geo;
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
 use tantivy::query::{
@@ -83,23 +85,90 @@ fn coord(v: &Value) -> EsResult<(f64, f64)> {
     }
 }
 
+/// A geo query under construction: its one field (any key not declared) and the options.
+struct GeoBuilder<S> {
+    field: Option<(String, S)>,
+    /// `geo_distance`'s distance.
+    distance: Option<Value>,
+    validation: Validation,
+    ignore_unmapped: bool,
+    boost: f32,
+}
+
+impl<S> GeoBuilder<S> {
+    fn new() -> Self {
+        GeoBuilder {
+            field: None,
+            distance: None,
+            validation: Validation::Strict,
+            ignore_unmapped: false,
+            boost: 1.0,
+        }
+    }
+}
+
+impl<S> Boosted for GeoBuilder<S> {
+    fn boost_mut(&mut self) -> &mut f32 {
+        &mut self.boost
+    }
+}
+
+fn set_ignore_unmapped<S>(q: &mut GeoBuilder<S>, at: &At<'_>, v: &Value) -> EsResult<()> {
+    q.ignore_unmapped = crate::parse::as_bool(at.parser, at.key, v)?;
+    Ok(())
+}
+
+fn set_validation<S>(q: &mut GeoBuilder<S>, _: &At<'_>, v: &Value) -> EsResult<()> {
+    q.validation = parse_validation(v)?;
+    Ok(())
+}
+
 /// ES's `GeoShapeQueryBuilder` on a `geo_point` field, for an inline GeoJSON `shape` of
 /// type `envelope`, `point` or `polygon` and the `intersects` (or, the same for points,
 /// `within`) relation.
 pub fn parse_geo_shape(body: &Map<String, Value>) -> EsResult<GeoQuery> {
     const Q: &str = "geo_shape";
-    let mut field: Option<(String, GeoShape)> = None;
-    let mut ignore_unmapped = false;
-    let mut boost = 1.0f32;
-    for (k, v) in body {
-        match k.as_str() {
-            "ignore_unmapped" => ignore_unmapped = crate::parse::as_bool(Q, k, v)?,
-            "boost" => boost = crate::parse::as_f32(Q, k, v)?,
-            "_name" => {}
-            f => {
-                if let Some((first, _)) = &field {
+    type F = Field<GeoBuilder<GeoShape>>;
+    type S = Field<Option<GeoShape>>;
+    static SHAPE: ObjectParser<Option<GeoShape>> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[&[
+            S::new("shape", "*", |s, _, v| {
+                *s = Some(parse_shape(v)?);
+                Ok(())
+            }),
+            S::new("relation", "*", |_, _, v| {
+                match v.as_str().map(str::to_ascii_lowercase).as_deref() {
+                    Some("intersects" | "within") => Ok(()),
+                    Some("disjoint" | "contains") => Err(EsError::parsing(format!(
+                        "[{Q}] relation [{}] on a geo_point field is not supported by Lode",
+                        v.as_str().unwrap_or_default()
+                    ))),
+                    _ => Err(EsError::illegal_argument(format!(
+                        "Unknown ShapeRelation type [{}]",
+                        v.as_str().unwrap_or_default()
+                    ))),
+                }
+            }),
+            S::new("indexed_shape", "*", |_, _, _| {
+                Err(EsError::parsing(format!(
+                    "[{Q}] [indexed_shape] is not supported by Lode"
+                )))
+            }),
+        ]],
+    };
+    static P: ObjectParser<GeoBuilder<GeoShape>> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[F::new("ignore_unmapped", "*", set_ignore_unmapped)],
+            &common(),
+            &[F::other("*", |q, at, v| {
+                if let Some((first, _)) = &q.field {
                     return Err(EsError::parsing(format!(
-                        "[{Q}] point specified twice. [{first}] and [{f}]"
+                        "[{Q}] point specified twice. [{first}] and [{}]",
+                        at.key
                     )));
                 }
                 let o = v.as_object().ok_or_else(|| {
@@ -107,52 +176,26 @@ pub fn parse_geo_shape(body: &Map<String, Value>) -> EsResult<GeoQuery> {
                         "[{Q}] query malformed, no start_object after query name"
                     ))
                 })?;
-                let mut shape = None;
-                for (k, v) in o {
-                    match k.as_str() {
-                        "shape" => shape = Some(parse_shape(v)?),
-                        "relation" => match v.as_str().map(str::to_ascii_lowercase).as_deref() {
-                            Some("intersects" | "within") => {}
-                            Some("disjoint" | "contains") => {
-                                return Err(EsError::parsing(format!(
-                                    "[{Q}] relation [{}] on a geo_point field is not supported by Lode",
-                                    v.as_str().unwrap_or_default()
-                                )))
-                            }
-                            _ => {
-                                return Err(EsError::illegal_argument(format!(
-                                    "Unknown ShapeRelation type [{}]",
-                                    v.as_str().unwrap_or_default()
-                                )))
-                            }
-                        },
-                        "indexed_shape" => {
-                            return Err(EsError::parsing(format!(
-                                "[{Q}] [indexed_shape] is not supported by Lode"
-                            )))
-                        }
-                        other => {
-                            return Err(EsError::parsing(format!(
-                                "[{Q}] query does not support [{other}]"
-                            )))
-                        }
-                    }
-                }
-                let shape = shape.ok_or_else(|| {
+                let shape = SHAPE.parse(o)?.ok_or_else(|| {
                     EsError::illegal_argument("either shape or indexedShapeId is required")
                 })?;
-                field = Some((f.to_string(), shape));
-            }
-        }
-    }
-    let (field, shape) = field.ok_or_else(|| EsError::illegal_argument("fieldName is required"))?;
+                q.field = Some((at.key.to_string(), shape));
+                Ok(())
+            })],
+        ],
+    };
+    let mut q = GeoBuilder::new();
+    P.parse_into(&mut q, body)?;
+    let (field, shape) = q
+        .field
+        .ok_or_else(|| EsError::illegal_argument("fieldName is required"))?;
     Ok(GeoQuery {
         name: Q,
         field,
         shape,
         validation: Validation::Strict,
-        ignore_unmapped,
-        boost,
+        ignore_unmapped: q.ignore_unmapped,
+        boost: q.boost,
     })
 }
 
@@ -250,46 +293,63 @@ fn point(q: &str, v: &Value) -> EsResult<(f64, f64)> {
 /// ES's `GeoDistanceQueryBuilder#fromXContent`.
 pub fn parse_geo_distance(body: &Map<String, Value>) -> EsResult<GeoQuery> {
     const Q: &str = "geo_distance";
-    let mut field: Option<(String, (f64, f64))> = None;
-    let mut distance = None;
-    let mut validation = Validation::Strict;
-    let mut ignore_unmapped = false;
-    let mut boost = 1.0f32;
-    for (k, v) in body {
-        match k.as_str() {
-            "distance" => distance = Some(v.clone()),
-            "distance_type" => {
-                v.as_str()
-                    .and_then(geo::DistanceType::parse)
-                    .ok_or_else(|| {
-                        EsError::illegal_argument(format!(
-                            "No geo distance for [{}]",
-                            v.as_str().unwrap_or_default()
-                        ))
-                    })?;
-            }
-            "validation_method" => validation = parse_validation(v)?,
-            "ignore_unmapped" => ignore_unmapped = crate::parse::as_bool(Q, k, v)?,
-            "boost" => boost = crate::parse::as_f32(Q, k, v)?,
-            "_name" => {}
-            "unit" | "optimize_bbox" | "coerce" | "ignore_malformed" => {
-                return Err(EsError::parsing(format!(
-                    "failed to parse [{Q}] query. unexpected field [{k}]"
-                )))
-            }
-            f => {
-                if let Some((first, _)) = &field {
+    type B = GeoBuilder<(f64, f64)>;
+    type F = Field<B>;
+    fn removed(_: &mut B, at: &At<'_>, _: &Value) -> EsResult<()> {
+        Err(EsError::parsing(format!(
+            "failed to parse [{Q}] query. unexpected field [{}]",
+            at.key
+        )))
+    }
+    static P: ObjectParser<B> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("distance", "*", |q, _, v| {
+                    q.distance = Some(v.clone());
+                    Ok(())
+                }),
+                F::new("distance_type", "*", |_, _, v| {
+                    v.as_str()
+                        .and_then(geo::DistanceType::parse)
+                        .ok_or_else(|| {
+                            EsError::illegal_argument(format!(
+                                "No geo distance for [{}]",
+                                v.as_str().unwrap_or_default()
+                            ))
+                        })?;
+                    Ok(())
+                }),
+                F::new("validation_method", "*", set_validation),
+                F::new("ignore_unmapped", "*", set_ignore_unmapped),
+                // Removed from ES 8: refused by name.
+                F::new("unit", "*", removed),
+                F::new("optimize_bbox", "*", removed),
+                F::new("coerce", "*", removed),
+                F::new("ignore_malformed", "*", removed),
+            ],
+            &common(),
+            &[F::other("*", |q, at, v| {
+                if let Some((first, _)) = &q.field {
                     return Err(EsError::parsing(format!(
-                        "[{Q}] query doesn't support multiple fields, found [{first}] and [{f}]"
+                        "[{Q}] query doesn't support multiple fields, found [{first}] and [{}]",
+                        at.key
                     )));
                 }
-                field = Some((f.to_string(), point(Q, v)?));
-            }
-        }
-    }
-    let (field, (mut lat, mut lon)) =
-        field.ok_or_else(|| EsError::illegal_argument("fieldName must not be null"))?;
-    let distance = distance
+                q.field = Some((at.key.to_string(), point(Q, v)?));
+                Ok(())
+            })],
+        ],
+    };
+    let mut q: B = GeoBuilder::new();
+    P.parse_into(&mut q, body)?;
+    let (validation, ignore_unmapped, boost) = (q.validation, q.ignore_unmapped, q.boost);
+    let (field, (mut lat, mut lon)) = q
+        .field
+        .ok_or_else(|| EsError::illegal_argument("fieldName must not be null"))?;
+    let distance = q
+        .distance
         .ok_or_else(|| EsError::parsing("geo_distance requires 'distance' to be specified"))?;
     let meters = geo::parse_distance(&distance, 1.0).map_err(EsError::illegal_argument)?;
     if meters <= 0.0 || meters.is_nan() {
@@ -326,8 +386,82 @@ fn shard(reason: String) -> EsError {
     EsError::bad_request("query_shard_exception", reason)
 }
 
+/// A bounding box under construction.
+struct BoxB {
+    top: f64,
+    bottom: f64,
+    left: f64,
+    right: f64,
+    wkt: Option<String>,
+}
+
 /// ES's `GeoBoundingBox#parseBoundingBox` for one field's value.
 pub fn parse_box(q: &str, v: &Value) -> EsResult<(f64, f64, f64, f64)> {
+    type F = Field<BoxB>;
+    fn num(at: &At<'_>, v: &Value) -> EsResult<f64> {
+        match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+        .ok_or_else(|| EsError::parsing(format!("[{}] failed to parse [{}]", at.parser, at.key)))
+    }
+    fn unexpected(at: &At<'_>) -> EsError {
+        EsError::parsing(format!(
+            "failed to parse bounding box. unexpected field [{}]",
+            at.key
+        ))
+    }
+    // Read under the query's name (`at.parser`), which the errors name.
+    static P: ObjectParser<BoxB> = ObjectParser {
+        name: "bounding_box",
+        style: Style::Custom {
+            unknown: |at, _, _| unexpected(at),
+            wrong_token: |at, _| unexpected(at),
+        },
+        fields: &[&[
+            F::new("top", "*", |b, at, v| {
+                b.top = num(at, v)?;
+                Ok(())
+            }),
+            F::new("bottom", "*", |b, at, v| {
+                b.bottom = num(at, v)?;
+                Ok(())
+            }),
+            F::new("left", "*", |b, at, v| {
+                b.left = num(at, v)?;
+                Ok(())
+            }),
+            F::new("right", "*", |b, at, v| {
+                b.right = num(at, v)?;
+                Ok(())
+            }),
+            F::new("top_left", "*", |b, at, v| {
+                (b.top, b.left) = point(at.parser, v)?;
+                Ok(())
+            })
+            .aliases(&["topLeft"]),
+            F::new("bottom_right", "*", |b, at, v| {
+                (b.bottom, b.right) = point(at.parser, v)?;
+                Ok(())
+            })
+            .aliases(&["bottomRight"]),
+            F::new("top_right", "*", |b, at, v| {
+                (b.top, b.right) = point(at.parser, v)?;
+                Ok(())
+            })
+            .aliases(&["topRight"]),
+            F::new("bottom_left", "*", |b, at, v| {
+                (b.bottom, b.left) = point(at.parser, v)?;
+                Ok(())
+            })
+            .aliases(&["bottomLeft"]),
+            F::new("wkt", "*", |b, _, v| {
+                b.wkt = Some(v.as_str().unwrap_or_default().to_string());
+                Ok(())
+            }),
+        ]],
+    };
     let Value::Object(o) = v else {
         return Err(EsError::parsing(format!(
             "failed to parse bounding box. Expected start object but found [{}]",
@@ -338,42 +472,21 @@ pub fn parse_box(q: &str, v: &Value) -> EsResult<(f64, f64, f64, f64)> {
             }
         )));
     };
-    let (mut top, mut bottom, mut left, mut right) = (f64::NAN, f64::NAN, f64::NAN, f64::NAN);
-    let num = |k: &str, v: &Value| -> EsResult<f64> {
-        match v {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => s.trim().parse().ok(),
-            _ => None,
-        }
-        .ok_or_else(|| EsError::parsing(format!("[{q}] failed to parse [{k}]")))
+    let mut b = BoxB {
+        top: f64::NAN,
+        bottom: f64::NAN,
+        left: f64::NAN,
+        right: f64::NAN,
+        wkt: None,
     };
-    let mut wkt = None;
-    for (k, v) in o {
-        match k.as_str() {
-            "top" => top = num(k, v)?,
-            "bottom" => bottom = num(k, v)?,
-            "left" => left = num(k, v)?,
-            "right" => right = num(k, v)?,
-            "top_left" | "topLeft" => {
-                (top, left) = point(q, v)?;
-            }
-            "bottom_right" | "bottomRight" => {
-                (bottom, right) = point(q, v)?;
-            }
-            "top_right" | "topRight" => {
-                (top, right) = point(q, v)?;
-            }
-            "bottom_left" | "bottomLeft" => {
-                (bottom, left) = point(q, v)?;
-            }
-            "wkt" => wkt = Some(v.as_str().unwrap_or_default().to_string()),
-            other => {
-                return Err(EsError::parsing(format!(
-                    "failed to parse bounding box. unexpected field [{other}]"
-                )))
-            }
-        }
-    }
+    P.parse_named(q, &mut b, o)?;
+    let BoxB {
+        mut top,
+        mut bottom,
+        mut left,
+        mut right,
+        wkt,
+    } = b;
     if let Some(w) = wkt {
         if !top.is_nan() || !bottom.is_nan() || !left.is_nan() || !right.is_nan() {
             return Err(EsError::parsing(
@@ -427,30 +540,37 @@ pub fn parse_box(q: &str, v: &Value) -> EsResult<(f64, f64, f64, f64)> {
 /// ES's `GeoBoundingBoxQueryBuilder#fromXContent`.
 pub fn parse_geo_bounding_box(body: &Map<String, Value>) -> EsResult<GeoQuery> {
     const Q: &str = "geo_bounding_box";
-    let mut field: Option<(String, (f64, f64, f64, f64))> = None;
-    let mut validation = Validation::Strict;
-    let mut ignore_unmapped = false;
-    let mut boost = 1.0f32;
-    for (k, v) in body {
-        match k.as_str() {
-            "validation_method" => validation = parse_validation(v)?,
-            "ignore_unmapped" => ignore_unmapped = crate::parse::as_bool(Q, k, v)?,
-            // Deprecated and ignored by ES 8 (`memory` or `indexed`).
-            "type" => {}
-            "boost" => boost = crate::parse::as_f32(Q, k, v)?,
-            "_name" => {}
-            f => {
-                if let Some((first, _)) = &field {
+    type B = GeoBuilder<(f64, f64, f64, f64)>;
+    type F = Field<B>;
+    static P: ObjectParser<B> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("validation_method", "*", set_validation),
+                F::new("ignore_unmapped", "*", set_ignore_unmapped),
+                // Deprecated and ignored by ES 8 (`memory` or `indexed`).
+                F::new("type", "*", ignore),
+            ],
+            &common(),
+            &[F::other("*", |q, at, v| {
+                if let Some((first, _)) = &q.field {
                     return Err(EsError::parsing(format!(
-                        "[{Q}] query doesn't support multiple fields, found [{first}] and [{f}]"
+                        "[{Q}] query doesn't support multiple fields, found [{first}] and [{}]",
+                        at.key
                     )));
                 }
-                field = Some((f.to_string(), parse_box(Q, v)?));
-            }
-        }
-    }
-    let (field, (mut top, mut bottom, mut left, mut right)) =
-        field.ok_or_else(|| EsError::illegal_argument("Field name must not be empty."))?;
+                q.field = Some((at.key.to_string(), parse_box(Q, v)?));
+                Ok(())
+            })],
+        ],
+    };
+    let mut q: B = GeoBuilder::new();
+    P.parse_into(&mut q, body)?;
+    let (validation, ignore_unmapped, boost) = (q.validation, q.ignore_unmapped, q.boost);
+    let (field, (mut top, mut bottom, mut left, mut right)) = q
+        .field
+        .ok_or_else(|| EsError::illegal_argument("Field name must not be empty."))?;
     match validation {
         Validation::Strict => {
             let bad = if !(-90.0..=90.0).contains(&top) {

@@ -6,6 +6,7 @@
 
 use super::query_string::{self, QsNode};
 use base64::Engine as _;
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
 
@@ -743,32 +744,139 @@ fn single_field<'a>(query: &str, body: &'a Map<String, Value>) -> EsResult<(&'a 
 }
 
 // ----------------------------------------------------------------------------------------------
+// Declarations: each query body is a static `ObjectParser` (lode_engine::object_parser); its
+// setters give the messages below, and keys or tokens it does not declare are refused with
+// ES's "[q] query does not support [k]".
+
+/// A query under construction that has a `boost` (every query's, declared in [`common`]).
+pub(crate) trait Boosted {
+    fn boost_mut(&mut self) -> &mut f32;
+}
+
+macro_rules! boosted {
+    ($($t:ty),* $(,)?) => {$(
+        impl Boosted for $t {
+            fn boost_mut(&mut self) -> &mut f32 {
+                &mut self.boost
+            }
+        }
+    )*};
+}
+
+boosted!(
+    Only,
+    Terms,
+    TermQuery,
+    RangeQuery,
+    MatchQuery,
+    PhraseQuery,
+    MultiMatch,
+    CombinedFields,
+    BoolQuery,
+    Ids,
+    Exists,
+    Pattern,
+    FuzzyQuery,
+    ConstantScore,
+    DisMax,
+    ScriptQ,
+    ScriptScore,
+    Boosting,
+    Nested,
+);
+
+/// The fields of `AbstractQueryBuilder` every query takes: `boost` and `_name`, declared once.
+/// `_name` is read and not used (Lode does not report `matched_queries`).
+pub(crate) const fn common<T: Boosted>() -> [Field<T>; 2] {
+    [
+        Field::new("boost", "*", set_boost::<T>),
+        Field::new("_name", "vn", ignore::<T>),
+    ]
+}
+
+fn set_boost<T: Boosted>(q: &mut T, at: &At<'_>, v: &Value) -> EsResult<()> {
+    *q.boost_mut() = as_f32(at.parser, at.key, v)?;
+    Ok(())
+}
+
+/// A query with nothing but the common fields.
+struct Only {
+    boost: f32,
+}
+
+impl Default for Only {
+    fn default() -> Self {
+        Only { boost: 1.0 }
+    }
+}
+
+// Setters shared by several queries.
+
+fn set_f32(at: &At<'_>, v: &Value) -> EsResult<f32> {
+    as_f32(at.parser, at.key, v)
+}
+
+fn set_u32(at: &At<'_>, v: &Value) -> EsResult<u32> {
+    as_u32(at.parser, at.key, v)
+}
+
+fn set_bool(at: &At<'_>, v: &Value) -> EsResult<bool> {
+    as_bool(at.parser, at.key, v)
+}
+
+fn set_string(at: &At<'_>, v: &Value) -> EsResult<String> {
+    as_string(at.parser, at.key, v)
+}
+
+// ----------------------------------------------------------------------------------------------
 // Individual queries
 
 fn parse_match_all(body: &Map<String, Value>) -> EsResult<Query> {
-    let mut boost = 1.0;
-    for (k, v) in body {
-        match k.as_str() {
-            "boost" => boost = as_f32("match_all", k, v)?,
-            "_name" => {}
-            _ => return Err(unsupported_key("match_all", k)),
-        }
-    }
-    Ok(Query::MatchAll { boost })
+    static P: ObjectParser<Only> = ObjectParser {
+        name: "match_all",
+        style: Style::Query,
+        fields: &[&common()],
+    };
+    Ok(Query::MatchAll {
+        boost: P.parse(body)?.boost,
+    })
 }
 
 fn parse_match_none(body: &Map<String, Value>) -> EsResult<Query> {
-    for (k, _) in body {
-        match k.as_str() {
-            "boost" | "_name" => {}
-            _ => return Err(unsupported_key("match_none", k)),
-        }
-    }
+    static P: ObjectParser<Only> = ObjectParser {
+        name: "match_none",
+        style: Style::Query,
+        fields: &[&common()],
+    };
+    P.parse(body)?;
     Ok(Query::MatchNone)
 }
 
 fn parse_term(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "term";
+    type F = Field<TermQuery>;
+    static P: ObjectParser<TermQuery> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("value", "*", |q, _, v| {
+                    if v.is_array() || v.is_object() {
+                        return Err(EsError::parsing(format!(
+                            "[{Q}] query does not support array of values"
+                        )));
+                    }
+                    q.value = v.clone();
+                    Ok(())
+                }),
+                F::new("case_insensitive", "*", |q, at, v| {
+                    q.case_insensitive = set_bool(at, v)?;
+                    Ok(())
+                }),
+            ],
+            &common(),
+        ],
+    };
     let (field, spec) = single_field(Q, body)?;
     let mut q = TermQuery {
         field: field.to_string(),
@@ -777,24 +885,7 @@ fn parse_term(body: &Map<String, Value>) -> EsResult<Query> {
         boost: 1.0,
     };
     match spec {
-        Value::Object(o) => {
-            for (k, v) in o {
-                match k.as_str() {
-                    "value" => {
-                        if v.is_array() || v.is_object() {
-                            return Err(EsError::parsing(format!(
-                                "[{Q}] query does not support array of values"
-                            )));
-                        }
-                        q.value = v.clone();
-                    }
-                    "boost" => q.boost = as_f32(Q, k, v)?,
-                    "case_insensitive" => q.case_insensitive = as_bool(Q, k, v)?,
-                    "_name" => {}
-                    _ => return Err(unsupported_key(Q, k)),
-                }
-            }
-        }
+        Value::Object(o) => P.parse_into(&mut q, o)?,
         Value::Array(_) => {
             return Err(EsError::parsing(format!(
                 "[{Q}] query does not support array of values"
@@ -808,30 +899,42 @@ fn parse_term(body: &Map<String, Value>) -> EsResult<Query> {
     Ok(Query::Term(q))
 }
 
+/// `terms` under construction: the one field (any key not declared) names the terms.
+struct Terms {
+    field: Option<String>,
+    boost: f32,
+}
+
 fn parse_terms(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "terms";
-    let mut boost = 1.0;
-    let mut field: Option<(String, &Value)> = None;
-    for (k, v) in body {
-        match (k.as_str(), v) {
-            ("boost", _) => boost = as_f32(Q, k, v)?,
-            ("_name", _) => {}
-            (_, Value::Array(_) | Value::Object(_)) => {
-                if field.is_some() {
+    static P: ObjectParser<Terms> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &common(),
+            &[Field::other("oa", |q, at, _| {
+                if q.field.is_some() {
                     return Err(EsError::parsing(format!(
                         "[{Q}] query does not support multiple fields"
                     )));
                 }
-                field = Some((k.clone(), v));
-            }
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    let (field, spec) = field.ok_or_else(|| {
+                q.field = Some(at.key.to_string());
+                Ok(())
+            })],
+        ],
+    };
+    let mut t = Terms {
+        field: None,
+        boost: 1.0,
+    };
+    P.parse_into(&mut t, body)?;
+    let field = t.field.ok_or_else(|| {
         EsError::parsing(format!(
             "[{Q}] query requires a field name, followed by array of terms or a document lookup specification"
         ))
     })?;
+    let spec = &body[&field];
+    let boost = t.boost;
     let mut q = TermsQuery {
         field,
         values: Vec::new(),
@@ -879,6 +982,75 @@ fn parse_terms(body: &Map<String, Value>) -> EsResult<Query> {
 
 fn parse_range(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "range";
+    type F = Field<RangeQuery>;
+    fn bound(at: &At<'_>, v: &Value) -> EsResult<Option<Value>> {
+        match v {
+            Value::Null => Ok(None),
+            v if is_scalar(v) => Ok(Some(v.clone())),
+            _ => Err(field_value_error(at.parser, at.key)),
+        }
+    }
+    static P: ObjectParser<RangeQuery> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("from", "*", |q, at, v| {
+                    q.from = bound(at, v)?;
+                    Ok(())
+                }),
+                F::new("to", "*", |q, at, v| {
+                    q.to = bound(at, v)?;
+                    Ok(())
+                }),
+                F::new("include_lower", "*", |q, at, v| {
+                    q.include_lower = set_bool(at, v)?;
+                    Ok(())
+                }),
+                F::new("include_upper", "*", |q, at, v| {
+                    q.include_upper = set_bool(at, v)?;
+                    Ok(())
+                }),
+                F::new("gt", "*", |q, at, v| {
+                    q.from = bound(at, v)?;
+                    q.include_lower = false;
+                    Ok(())
+                }),
+                F::new("gte", "*", |q, at, v| {
+                    q.from = bound(at, v)?;
+                    q.include_lower = true;
+                    Ok(())
+                }),
+                F::new("lt", "*", |q, at, v| {
+                    q.to = bound(at, v)?;
+                    q.include_upper = false;
+                    Ok(())
+                }),
+                F::new("lte", "*", |q, at, v| {
+                    q.to = bound(at, v)?;
+                    q.include_upper = true;
+                    Ok(())
+                }),
+                F::new("format", "*", |q, at, v| {
+                    q.format = Some(set_string(at, v)?);
+                    Ok(())
+                }),
+                F::new("time_zone", "*", |q, at, v| {
+                    q.time_zone = Some(set_string(at, v)?);
+                    Ok(())
+                }),
+                F::new("relation", "*", |q, at, v| {
+                    let r = set_string(at, v)?;
+                    q.relation =
+                        lode_engine::range_field::Relation::parse(&r).ok_or_else(|| {
+                            EsError::parsing(format!("[{Q}] query does not support relation [{r}]"))
+                        })?;
+                    Ok(())
+                }),
+            ],
+            &common(),
+        ],
+    };
     let (field, spec) = single_field(Q, body)?;
     let spec = match spec {
         Value::Object(o) => o,
@@ -895,74 +1067,68 @@ fn parse_range(body: &Map<String, Value>) -> EsResult<Query> {
         relation: lode_engine::range_field::Relation::Intersects,
         boost: 1.0,
     };
-    let bound = |v: &Value, key: &str| -> EsResult<Option<Value>> {
-        match v {
-            Value::Null => Ok(None),
-            v if is_scalar(v) => Ok(Some(v.clone())),
-            _ => Err(field_value_error(Q, key)),
-        }
-    };
-    for (k, v) in spec {
-        match k.as_str() {
-            "from" => q.from = bound(v, k)?,
-            "to" => q.to = bound(v, k)?,
-            "include_lower" => q.include_lower = as_bool(Q, k, v)?,
-            "include_upper" => q.include_upper = as_bool(Q, k, v)?,
-            "gt" => {
-                q.from = bound(v, k)?;
-                q.include_lower = false;
-            }
-            "gte" => {
-                q.from = bound(v, k)?;
-                q.include_lower = true;
-            }
-            "lt" => {
-                q.to = bound(v, k)?;
-                q.include_upper = false;
-            }
-            "lte" => {
-                q.to = bound(v, k)?;
-                q.include_upper = true;
-            }
-            "format" => q.format = Some(as_string(Q, k, v)?),
-            "time_zone" => q.time_zone = Some(as_string(Q, k, v)?),
-            "relation" => {
-                let r = as_string(Q, k, v)?;
-                q.relation = lode_engine::range_field::Relation::parse(&r).ok_or_else(|| {
-                    EsError::parsing(format!("[{Q}] query does not support relation [{r}]"))
-                })?;
-            }
-            "boost" => q.boost = as_f32(Q, k, v)?,
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
+    P.parse_into(&mut q, spec)?;
     Ok(Query::Range(q))
 }
+
+/// `match` and `match_bool_prefix` (one declaration, read under either name).
+static MATCH: ObjectParser<MatchQuery> = ObjectParser {
+    name: "match",
+    style: Style::Query,
+    fields: &[
+        &[
+            Field::<MatchQuery>::new("query", "*", |q, _, v| {
+                q.query = v.clone();
+                Ok(())
+            }),
+            Field::new("operator", "*", |q, _, v| {
+                q.operator = parse_operator(v)?;
+                Ok(())
+            }),
+            Field::new("minimum_should_match", "*", |q, at, v| {
+                q.minimum_should_match = as_msm(at.parser, v)?;
+                Ok(())
+            }),
+            Field::new("fuzziness", "*", |q, _, v| {
+                q.fuzziness = Some(parse_fuzziness(v)?);
+                Ok(())
+            }),
+            Field::new("prefix_length", "*", |q, at, v| {
+                q.prefix_length = set_u32(at, v)?;
+                Ok(())
+            }),
+            Field::new("max_expansions", "*", |q, at, v| {
+                q.max_expansions = set_u32(at, v)?;
+                Ok(())
+            }),
+            Field::new("fuzzy_transpositions", "*", |q, at, v| {
+                q.fuzzy_transpositions = set_bool(at, v)?;
+                Ok(())
+            }),
+            Field::new("analyzer", "*", |q, at, v| {
+                q.analyzer = Some(set_string(at, v)?);
+                Ok(())
+            }),
+            Field::new("lenient", "*", |q, at, v| {
+                q.lenient = set_bool(at, v)?;
+                Ok(())
+            }),
+            Field::new("zero_terms_query", "*", |q, _, v| {
+                q.zero_terms_query = parse_zero_terms(v)?;
+                Ok(())
+            }),
+            Field::new("fuzzy_rewrite", "*", ignore),
+            Field::new("auto_generate_synonyms_phrase_query", "*", ignore),
+        ],
+        &common(),
+    ],
+};
 
 fn parse_match(body: &Map<String, Value>, name: &str) -> EsResult<MatchQuery> {
     let (field, spec) = single_field(name, body)?;
     let mut q = MatchQuery::new(field, Value::Null);
     match spec {
-        Value::Object(o) => {
-            for (k, v) in o {
-                match k.as_str() {
-                    "query" => q.query = v.clone(),
-                    "operator" => q.operator = parse_operator(v)?,
-                    "minimum_should_match" => q.minimum_should_match = as_msm(name, v)?,
-                    "fuzziness" => q.fuzziness = Some(parse_fuzziness(v)?),
-                    "prefix_length" => q.prefix_length = as_u32(name, k, v)?,
-                    "max_expansions" => q.max_expansions = as_u32(name, k, v)?,
-                    "fuzzy_transpositions" => q.fuzzy_transpositions = as_bool(name, k, v)?,
-                    "analyzer" => q.analyzer = Some(as_string(name, k, v)?),
-                    "lenient" => q.lenient = as_bool(name, k, v)?,
-                    "zero_terms_query" => q.zero_terms_query = parse_zero_terms(v)?,
-                    "boost" => q.boost = as_f32(name, k, v)?,
-                    "fuzzy_rewrite" | "auto_generate_synonyms_phrase_query" | "_name" => {}
-                    _ => return Err(unsupported_key(name, k)),
-                }
-            }
-        }
+        Value::Object(o) => MATCH.parse_named(name, &mut q, o)?,
         v => q.query = v.clone(),
     }
     if !is_scalar(&q.query) {
@@ -986,25 +1152,56 @@ fn token_kind(v: &Value) -> &'static str {
     }
 }
 
+/// The fields of `match_phrase`; `match_phrase_prefix` adds `max_expansions`.
+static PHRASE_FIELDS: &[Field<PhraseQuery>] = &[
+    Field::new("query", "*", |q, _, v| {
+        q.query = v.clone();
+        Ok(())
+    }),
+    Field::new("slop", "*", |q, at, v| {
+        q.slop = set_u32(at, v)?;
+        Ok(())
+    }),
+    Field::new("analyzer", "*", |q, at, v| {
+        q.analyzer = Some(set_string(at, v)?);
+        Ok(())
+    }),
+    Field::new("zero_terms_query", "*", |q, _, v| {
+        q.zero_terms_query = parse_zero_terms(v)?;
+        Ok(())
+    }),
+];
+
+static MATCH_PHRASE: ObjectParser<PhraseQuery> = ObjectParser {
+    name: "match_phrase",
+    style: Style::Query,
+    fields: &[PHRASE_FIELDS, &common()],
+};
+
+static MATCH_PHRASE_PREFIX: ObjectParser<PhraseQuery> = ObjectParser {
+    name: "match_phrase_prefix",
+    style: Style::Query,
+    fields: &[
+        PHRASE_FIELDS,
+        &[Field::new("max_expansions", "*", |q, at, v| {
+            q.max_expansions = set_u32(at, v)?;
+            Ok(())
+        })],
+        &common(),
+    ],
+};
+
 fn parse_phrase(body: &Map<String, Value>, name: &str) -> EsResult<PhraseQuery> {
     let (field, spec) = single_field(name, body)?;
     let mut q = PhraseQuery::new(field, Value::Null);
     match spec {
         Value::Object(o) => {
-            for (k, v) in o {
-                match k.as_str() {
-                    "query" => q.query = v.clone(),
-                    "slop" => q.slop = as_u32(name, k, v)?,
-                    "analyzer" => q.analyzer = Some(as_string(name, k, v)?),
-                    "zero_terms_query" => q.zero_terms_query = parse_zero_terms(v)?,
-                    "max_expansions" if name == "match_phrase_prefix" => {
-                        q.max_expansions = as_u32(name, k, v)?
-                    }
-                    "boost" => q.boost = as_f32(name, k, v)?,
-                    "_name" => {}
-                    _ => return Err(unsupported_key(name, k)),
-                }
-            }
+            let parser = if name == "match_phrase_prefix" {
+                &MATCH_PHRASE_PREFIX
+            } else {
+                &MATCH_PHRASE
+            };
+            parser.parse_into(&mut q, o)?;
         }
         v => q.query = v.clone(),
     }
@@ -1039,58 +1236,118 @@ fn parse_fields(query: &str, v: &Value) -> EsResult<Vec<FieldBoost>> {
     }
 }
 
+/// `multi_match` under construction: whether `slop` was given matters for `bool_prefix`.
+struct MultiMatch {
+    q: MultiMatchQuery,
+    slop_set: bool,
+    boost: f32,
+}
+
 fn parse_multi_match(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "multi_match";
-    let mut q = MultiMatchQuery {
-        query: Value::Null,
-        fields: Vec::new(),
-        kind: MultiMatchType::BestFields,
-        operator: Operator::Or,
-        minimum_should_match: None,
-        tie_breaker: None,
-        fuzziness: None,
-        prefix_length: 0,
-        max_expansions: 50,
-        fuzzy_transpositions: true,
-        analyzer: None,
-        slop: 0,
-        lenient: false,
-        zero_terms_query: ZeroTerms::None,
+    type F = Field<MultiMatch>;
+    static P: ObjectParser<MultiMatch> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("query", "*", |m, _, v| {
+                    m.q.query = v.clone();
+                    Ok(())
+                }),
+                F::new("fields", "*", |m, at, v| {
+                    m.q.fields = parse_fields(at.parser, v)?;
+                    Ok(())
+                }),
+                F::new("type", "*", |m, at, v| {
+                    let s = set_string(at, v)?;
+                    m.q.kind = MultiMatchType::parse(&s).ok_or_else(|| {
+                        EsError::bad_request(
+                            "parse_exception",
+                            format!("failed to parse [{Q}] query type [{s}]. unknown type."),
+                        )
+                    })?;
+                    Ok(())
+                }),
+                F::new("operator", "*", |m, _, v| {
+                    m.q.operator = parse_operator(v)?;
+                    Ok(())
+                }),
+                F::new("minimum_should_match", "*", |m, at, v| {
+                    m.q.minimum_should_match = as_msm(at.parser, v)?;
+                    Ok(())
+                }),
+                F::new("tie_breaker", "*", |m, at, v| {
+                    m.q.tie_breaker = Some(set_f32(at, v)?);
+                    Ok(())
+                }),
+                F::new("fuzziness", "*", |m, _, v| {
+                    m.q.fuzziness = Some(parse_fuzziness(v)?);
+                    Ok(())
+                }),
+                F::new("prefix_length", "*", |m, at, v| {
+                    m.q.prefix_length = set_u32(at, v)?;
+                    Ok(())
+                }),
+                F::new("max_expansions", "*", |m, at, v| {
+                    m.q.max_expansions = set_u32(at, v)?;
+                    Ok(())
+                }),
+                F::new("fuzzy_transpositions", "*", |m, at, v| {
+                    m.q.fuzzy_transpositions = set_bool(at, v)?;
+                    Ok(())
+                }),
+                F::new("analyzer", "*", |m, at, v| {
+                    m.q.analyzer = Some(set_string(at, v)?);
+                    Ok(())
+                }),
+                F::new("slop", "*", |m, at, v| {
+                    m.q.slop = set_u32(at, v)?;
+                    m.slop_set = true;
+                    Ok(())
+                }),
+                F::new("lenient", "*", |m, at, v| {
+                    m.q.lenient = set_bool(at, v)?;
+                    Ok(())
+                }),
+                F::new("zero_terms_query", "*", |m, _, v| {
+                    m.q.zero_terms_query = parse_zero_terms(v)?;
+                    Ok(())
+                }),
+                F::new("fuzzy_rewrite", "*", ignore),
+                F::new("auto_generate_synonyms_phrase_query", "*", ignore),
+            ],
+            &common(),
+        ],
+    };
+    let mut m = MultiMatch {
+        q: MultiMatchQuery {
+            query: Value::Null,
+            fields: Vec::new(),
+            kind: MultiMatchType::BestFields,
+            operator: Operator::Or,
+            minimum_should_match: None,
+            tie_breaker: None,
+            fuzziness: None,
+            prefix_length: 0,
+            max_expansions: 50,
+            fuzzy_transpositions: true,
+            analyzer: None,
+            slop: 0,
+            lenient: false,
+            zero_terms_query: ZeroTerms::None,
+            boost: 1.0,
+        },
+        slop_set: false,
         boost: 1.0,
     };
-    let mut slop_set = false;
-    for (k, v) in body {
-        match k.as_str() {
-            "query" => q.query = v.clone(),
-            "fields" => q.fields = parse_fields(Q, v)?,
-            "type" => {
-                let s = as_string(Q, k, v)?;
-                q.kind = MultiMatchType::parse(&s).ok_or_else(|| {
-                    EsError::bad_request(
-                        "parse_exception",
-                        format!("failed to parse [{Q}] query type [{s}]. unknown type."),
-                    )
-                })?;
-            }
-            "operator" => q.operator = parse_operator(v)?,
-            "minimum_should_match" => q.minimum_should_match = as_msm(Q, v)?,
-            "tie_breaker" => q.tie_breaker = Some(as_f32(Q, k, v)?),
-            "fuzziness" => q.fuzziness = Some(parse_fuzziness(v)?),
-            "prefix_length" => q.prefix_length = as_u32(Q, k, v)?,
-            "max_expansions" => q.max_expansions = as_u32(Q, k, v)?,
-            "fuzzy_transpositions" => q.fuzzy_transpositions = as_bool(Q, k, v)?,
-            "analyzer" => q.analyzer = Some(as_string(Q, k, v)?),
-            "slop" => {
-                q.slop = as_u32(Q, k, v)?;
-                slop_set = true;
-            }
-            "lenient" => q.lenient = as_bool(Q, k, v)?,
-            "zero_terms_query" => q.zero_terms_query = parse_zero_terms(v)?,
-            "boost" => q.boost = as_f32(Q, k, v)?,
-            "fuzzy_rewrite" | "auto_generate_synonyms_phrase_query" | "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
+    P.parse_into(&mut m, body)?;
+    let MultiMatch {
+        mut q,
+        slop_set,
+        boost,
+    } = m;
+    q.boost = boost;
     if q.query.is_null() {
         return Err(EsError::illegal_argument(format!(
             "[{Q}] requires query value"
@@ -1131,42 +1388,73 @@ fn multi_match_type_name(t: MultiMatchType) -> &'static str {
 }
 
 /// `combined_fields` is planned as a `cross_fields` multi_match (term-centric over the fields).
+struct CombinedFields {
+    query: Value,
+    fields: Vec<FieldBoost>,
+    operator: Operator,
+    msm: Option<String>,
+    zero: ZeroTerms,
+    boost: f32,
+}
+
 fn parse_combined_fields(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "combined_fields";
-    let mut query = Value::Null;
-    let mut fields = Vec::new();
-    let mut operator = Operator::Or;
-    let mut msm = None;
-    let mut zero = ZeroTerms::None;
-    let mut boost = 1.0;
-    for (k, v) in body {
-        match k.as_str() {
-            "query" => query = v.clone(),
-            "fields" => fields = parse_fields(Q, v)?,
-            "operator" => operator = parse_operator(v)?,
-            "minimum_should_match" => msm = as_msm(Q, v)?,
-            "zero_terms_query" => zero = parse_zero_terms(v)?,
-            "boost" => boost = as_f32(Q, k, v)?,
-            "auto_generate_synonyms_phrase_query" | "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    if !is_scalar(&query) {
+    type F = Field<CombinedFields>;
+    static P: ObjectParser<CombinedFields> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("query", "*", |c, _, v| {
+                    c.query = v.clone();
+                    Ok(())
+                }),
+                F::new("fields", "*", |c, at, v| {
+                    c.fields = parse_fields(at.parser, v)?;
+                    Ok(())
+                }),
+                F::new("operator", "*", |c, _, v| {
+                    c.operator = parse_operator(v)?;
+                    Ok(())
+                }),
+                F::new("minimum_should_match", "*", |c, at, v| {
+                    c.msm = as_msm(at.parser, v)?;
+                    Ok(())
+                }),
+                F::new("zero_terms_query", "*", |c, _, v| {
+                    c.zero = parse_zero_terms(v)?;
+                    Ok(())
+                }),
+                F::new("auto_generate_synonyms_phrase_query", "*", ignore),
+            ],
+            &common(),
+        ],
+    };
+    let mut c = CombinedFields {
+        query: Value::Null,
+        fields: Vec::new(),
+        operator: Operator::Or,
+        msm: None,
+        zero: ZeroTerms::None,
+        boost: 1.0,
+    };
+    P.parse_into(&mut c, body)?;
+    if !is_scalar(&c.query) {
         return Err(EsError::illegal_argument(format!(
             "[{Q}] requires query value"
         )));
     }
-    if fields.is_empty() {
+    if c.fields.is_empty() {
         return Err(EsError::illegal_argument(format!(
             "[{Q}] requires field list"
         )));
     }
     Ok(Query::MultiMatch(MultiMatchQuery {
-        query,
-        fields,
+        query: c.query,
+        fields: c.fields,
         kind: MultiMatchType::CrossFields,
-        operator,
-        minimum_should_match: msm,
+        operator: c.operator,
+        minimum_should_match: c.msm,
         tie_breaker: Some(0.0),
         fuzziness: None,
         prefix_length: 0,
@@ -1175,8 +1463,8 @@ fn parse_combined_fields(body: &Map<String, Value>) -> EsResult<Query> {
         analyzer: None,
         slop: 0,
         lenient: false,
-        zero_terms_query: zero,
-        boost,
+        zero_terms_query: c.zero,
+        boost: c.boost,
     }))
 }
 
@@ -1191,7 +1479,41 @@ fn parse_clauses(v: &Value) -> EsResult<Vec<Query>> {
 }
 
 fn parse_bool(body: &Map<String, Value>) -> EsResult<Query> {
-    const Q: &str = "bool";
+    type F = Field<BoolQuery>;
+    static P: ObjectParser<BoolQuery> = ObjectParser {
+        name: "bool",
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("must", "*", |q, _, v| {
+                    q.must.extend(parse_clauses(v)?);
+                    Ok(())
+                }),
+                F::new("filter", "*", |q, _, v| {
+                    q.filter.extend(parse_clauses(v)?);
+                    Ok(())
+                }),
+                F::new("should", "*", |q, _, v| {
+                    q.should.extend(parse_clauses(v)?);
+                    Ok(())
+                }),
+                F::new("must_not", "*", |q, _, v| {
+                    q.must_not.extend(parse_clauses(v)?);
+                    Ok(())
+                })
+                .aliases(&["mustNot"]),
+                F::new("minimum_should_match", "*", |q, at, v| {
+                    q.minimum_should_match = as_msm(at.parser, v)?;
+                    Ok(())
+                }),
+                F::new("adjust_pure_negative", "*", |_, at, v| {
+                    set_bool(at, v)?;
+                    Ok(())
+                }),
+            ],
+            &common(),
+        ],
+    };
     let mut q = BoolQuery {
         must: Vec::new(),
         filter: Vec::new(),
@@ -1200,110 +1522,166 @@ fn parse_bool(body: &Map<String, Value>) -> EsResult<Query> {
         minimum_should_match: None,
         boost: 1.0,
     };
-    for (k, v) in body {
-        match k.as_str() {
-            "must" => q.must.extend(parse_clauses(v)?),
-            "filter" => q.filter.extend(parse_clauses(v)?),
-            "should" => q.should.extend(parse_clauses(v)?),
-            "must_not" | "mustNot" => q.must_not.extend(parse_clauses(v)?),
-            "minimum_should_match" => q.minimum_should_match = as_msm(Q, v)?,
-            "boost" => q.boost = as_f32(Q, k, v)?,
-            "adjust_pure_negative" => {
-                as_bool(Q, k, v)?;
-            }
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
+    P.parse_into(&mut q, body)?;
     Ok(Query::Bool(q))
+}
+
+struct Ids {
+    values: Vec<String>,
+    boost: f32,
 }
 
 fn parse_ids(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "ids";
-    let mut values = Vec::new();
-    let mut boost = 1.0;
-    for (k, v) in body {
-        match k.as_str() {
-            "values" => match v {
-                Value::Array(items) => {
-                    for i in items {
-                        match i {
-                            Value::String(s) => values.push(s.clone()),
-                            Value::Number(n) => values.push(n.to_string()),
-                            _ => {
-                                return Err(EsError::parsing(format!(
-                                    "[{Q}] failed to parse field [values]"
-                                )))
-                            }
-                        }
+    static P: ObjectParser<Ids> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[Field::new("values", "*", |q, _, v| {
+                let bad = || EsError::parsing(format!("[{Q}] failed to parse field [values]"));
+                for i in v.as_array().ok_or_else(bad)? {
+                    match i {
+                        Value::String(s) => q.values.push(s.clone()),
+                        Value::Number(n) => q.values.push(n.to_string()),
+                        _ => return Err(bad()),
                     }
                 }
-                _ => {
-                    return Err(EsError::parsing(format!(
-                        "[{Q}] failed to parse field [values]"
-                    )))
-                }
-            },
-            "boost" => boost = as_f32(Q, k, v)?,
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    Ok(Query::Ids { values, boost })
+                Ok(())
+            })],
+            &common(),
+        ],
+    };
+    let mut q = Ids {
+        values: Vec::new(),
+        boost: 1.0,
+    };
+    P.parse_into(&mut q, body)?;
+    Ok(Query::Ids {
+        values: q.values,
+        boost: q.boost,
+    })
+}
+
+struct Exists {
+    field: Option<String>,
+    boost: f32,
 }
 
 fn parse_exists(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "exists";
-    let mut field = None;
-    let mut boost = 1.0;
-    for (k, v) in body {
-        match k.as_str() {
-            "field" => field = Some(as_string(Q, k, v)?),
-            "boost" => boost = as_f32(Q, k, v)?,
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    let field =
-        field.ok_or_else(|| EsError::parsing(format!("[{Q}] must be provided with a [field]")))?;
-    Ok(Query::Exists { field, boost })
+    static P: ObjectParser<Exists> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[Field::new("field", "*", |q, at, v| {
+                q.field = Some(set_string(at, v)?);
+                Ok(())
+            })],
+            &common(),
+        ],
+    };
+    let mut q = Exists {
+        field: None,
+        boost: 1.0,
+    };
+    P.parse_into(&mut q, body)?;
+    let field = q
+        .field
+        .ok_or_else(|| EsError::parsing(format!("[{Q}] must be provided with a [field]")))?;
+    Ok(Query::Exists {
+        field,
+        boost: q.boost,
+    })
 }
+
+/// `prefix`, `wildcard` or `regexp` under construction.
+struct Pattern {
+    value: Option<String>,
+    case_insensitive: bool,
+    boost: f32,
+}
+
+/// The fields the three pattern queries share.
+static PATTERN_FIELDS: &[Field<Pattern>] = &[
+    Field::new("value", "*", set_pattern_value),
+    Field::new("case_insensitive", "*", |q, at, v| {
+        q.case_insensitive = set_bool(at, v)?;
+        Ok(())
+    }),
+    Field::new("rewrite", "*", ignore),
+];
+
+fn set_pattern_value(q: &mut Pattern, at: &At<'_>, v: &Value) -> EsResult<()> {
+    q.value = Some(set_string(at, v)?);
+    Ok(())
+}
+
+static PREFIX: ObjectParser<Pattern> = ObjectParser {
+    name: "prefix",
+    style: Style::Query,
+    fields: &[PATTERN_FIELDS, &common()],
+};
+
+static WILDCARD: ObjectParser<Pattern> = ObjectParser {
+    name: "wildcard",
+    style: Style::Query,
+    fields: &[
+        PATTERN_FIELDS,
+        &[Field::new("wildcard", "*", set_pattern_value)],
+        &common(),
+    ],
+};
+
+static REGEXP: ObjectParser<Pattern> = ObjectParser {
+    name: "regexp",
+    style: Style::Query,
+    fields: &[
+        PATTERN_FIELDS,
+        // Validated as ES validates them; the regex engine takes its syntax whole.
+        &[
+            Field::new("flags", "*", |_, at, v| {
+                check_regexp_flags(&set_string(at, v)?)
+            }),
+            Field::new("flags_value", "*", |_, at, v| set_u32(at, v).map(drop)),
+            Field::new("max_determinized_states", "*", |_, at, v| {
+                set_u32(at, v).map(drop)
+            }),
+        ],
+        &common(),
+    ],
+};
 
 fn parse_pattern(body: &Map<String, Value>, name: &str) -> EsResult<PatternQuery> {
     let (field, spec) = single_field(name, body)?;
-    let mut q = PatternQuery {
-        field: field.to_string(),
-        value: String::new(),
+    let mut q = Pattern {
+        value: None,
         case_insensitive: false,
         boost: 1.0,
     };
-    let mut value = None;
     match spec {
         Value::Object(o) => {
-            for (k, v) in o {
-                match (name, k.as_str()) {
-                    (_, "value") | ("wildcard", "wildcard") => value = Some(as_string(name, k, v)?),
-                    (_, "boost") => q.boost = as_f32(name, k, v)?,
-                    (_, "case_insensitive") => q.case_insensitive = as_bool(name, k, v)?,
-                    (_, "rewrite" | "_name") => {}
-                    // Validated as ES validates them; the regex engine takes its syntax whole.
-                    ("regexp", "flags") => check_regexp_flags(&as_string(name, k, v)?)?,
-                    ("regexp", "flags_value" | "max_determinized_states") => {
-                        as_u32(name, k, v)?;
-                    }
-                    _ => return Err(unsupported_key(name, k)),
-                }
-            }
+            let parser = match name {
+                "wildcard" => &WILDCARD,
+                "regexp" => &REGEXP,
+                _ => &PREFIX,
+            };
+            parser.parse_into(&mut q, o)?;
         }
-        v if is_scalar(v) => value = Some(scalar_text(v)),
+        v if is_scalar(v) => q.value = Some(scalar_text(v)),
         _ => {
             return Err(EsError::parsing(format!(
                 "[{name}] query does not support array of values"
             )))
         }
     }
-    q.value = value.ok_or_else(|| EsError::illegal_argument("value cannot be null"))?;
-    Ok(q)
+    Ok(PatternQuery {
+        field: field.to_string(),
+        value: q
+            .value
+            .ok_or_else(|| EsError::illegal_argument("value cannot be null"))?,
+        case_insensitive: q.case_insensitive,
+        boost: q.boost,
+    })
 }
 
 /// ES's `RegexpFlag.resolveValue`: `|`-separated flag names, case-insensitive.
@@ -1329,6 +1707,37 @@ fn check_regexp_flags(flags: &str) -> EsResult<()> {
 
 fn parse_fuzzy(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "fuzzy";
+    type F = Field<FuzzyQuery>;
+    static P: ObjectParser<FuzzyQuery> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("value", "*", |q, _, v| {
+                    q.value = v.clone();
+                    Ok(())
+                }),
+                F::new("fuzziness", "*", |q, _, v| {
+                    q.fuzziness = parse_fuzziness(v)?;
+                    Ok(())
+                }),
+                F::new("prefix_length", "*", |q, at, v| {
+                    q.prefix_length = set_u32(at, v)?;
+                    Ok(())
+                }),
+                F::new("max_expansions", "*", |q, at, v| {
+                    q.max_expansions = set_u32(at, v)?;
+                    Ok(())
+                }),
+                F::new("transpositions", "*", |q, at, v| {
+                    q.transpositions = set_bool(at, v)?;
+                    Ok(())
+                }),
+                F::new("rewrite", "*", ignore),
+            ],
+            &common(),
+        ],
+    };
     let (field, spec) = single_field(Q, body)?;
     let mut q = FuzzyQuery {
         field: field.to_string(),
@@ -1340,20 +1749,7 @@ fn parse_fuzzy(body: &Map<String, Value>) -> EsResult<Query> {
         boost: 1.0,
     };
     match spec {
-        Value::Object(o) => {
-            for (k, v) in o {
-                match k.as_str() {
-                    "value" => q.value = v.clone(),
-                    "fuzziness" => q.fuzziness = parse_fuzziness(v)?,
-                    "prefix_length" => q.prefix_length = as_u32(Q, k, v)?,
-                    "max_expansions" => q.max_expansions = as_u32(Q, k, v)?,
-                    "transpositions" => q.transpositions = as_bool(Q, k, v)?,
-                    "boost" => q.boost = as_f32(Q, k, v)?,
-                    "rewrite" | "_name" => {}
-                    _ => return Err(unsupported_key(Q, k)),
-                }
-            }
-        }
+        Value::Object(o) => P.parse_into(&mut q, o)?,
         v => q.value = v.clone(),
     }
     if !is_scalar(&q.value) {
@@ -1362,126 +1758,214 @@ fn parse_fuzzy(body: &Map<String, Value>) -> EsResult<Query> {
     Ok(Query::Fuzzy(q))
 }
 
+struct ConstantScore {
+    filter: Option<Query>,
+    boost: f32,
+}
+
 fn parse_constant_score(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "constant_score";
-    let mut filter = None;
-    let mut boost = 1.0;
-    for (k, v) in body {
-        match k.as_str() {
-            "filter" => {
-                if !v.is_object() {
-                    return Err(unsupported_key(Q, k));
-                }
-                filter = Some(parse_query(v)?);
-            }
-            "boost" => boost = as_f32(Q, k, v)?,
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    let filter =
-        filter.ok_or_else(|| EsError::parsing(format!("[{Q}] requires a 'filter' element")))?;
+    static P: ObjectParser<ConstantScore> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[Field::new("filter", "o", |q, _, v| {
+                q.filter = Some(parse_query(v)?);
+                Ok(())
+            })],
+            &common(),
+        ],
+    };
+    let mut q = ConstantScore {
+        filter: None,
+        boost: 1.0,
+    };
+    P.parse_into(&mut q, body)?;
+    let filter = q
+        .filter
+        .ok_or_else(|| EsError::parsing(format!("[{Q}] requires a 'filter' element")))?;
     Ok(Query::ConstantScore {
         filter: Box::new(filter),
-        boost,
+        boost: q.boost,
     })
+}
+
+struct DisMax {
+    queries: Vec<Query>,
+    tie_breaker: f32,
+    boost: f32,
 }
 
 fn parse_dis_max(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "dis_max";
-    let mut queries = Vec::new();
-    let mut tie_breaker = 0.0;
-    let mut boost = 1.0;
-    for (k, v) in body {
-        match k.as_str() {
-            "queries" => queries = parse_clauses(v)?,
-            "tie_breaker" => tie_breaker = as_f32(Q, k, v)?,
-            "boost" => boost = as_f32(Q, k, v)?,
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    if queries.is_empty() {
+    type F = Field<DisMax>;
+    static P: ObjectParser<DisMax> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("queries", "*", |q, _, v| {
+                    q.queries = parse_clauses(v)?;
+                    Ok(())
+                }),
+                F::new("tie_breaker", "*", |q, at, v| {
+                    q.tie_breaker = set_f32(at, v)?;
+                    Ok(())
+                }),
+            ],
+            &common(),
+        ],
+    };
+    let mut q = DisMax {
+        queries: Vec::new(),
+        tie_breaker: 0.0,
+        boost: 1.0,
+    };
+    P.parse_into(&mut q, body)?;
+    if q.queries.is_empty() {
         return Err(EsError::parsing(format!(
             "[{Q}] requires 'queries' field with at least one clause"
         )));
     }
     Ok(Query::DisMax {
-        queries,
-        tie_breaker,
-        boost,
+        queries: q.queries,
+        tie_breaker: q.tie_breaker,
+        boost: q.boost,
     })
 }
 
+struct ScriptQ {
+    script: Option<Value>,
+    boost: f32,
+}
+
 fn parse_script(body: &Map<String, Value>) -> EsResult<Query> {
-    const Q: &str = "script";
-    let mut script = None;
-    let mut boost = 1.0;
-    for (k, v) in body {
-        match k.as_str() {
-            "script" => script = Some(v.clone()),
-            "boost" => boost = as_f32(Q, k, v)?,
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    let script =
-        script.ok_or_else(|| EsError::parsing("script must be provided with a [script] filter"))?;
+    static P: ObjectParser<ScriptQ> = ObjectParser {
+        name: "script",
+        style: Style::Query,
+        fields: &[
+            &[Field::new("script", "*", |q, _, v| {
+                q.script = Some(v.clone());
+                Ok(())
+            })],
+            &common(),
+        ],
+    };
+    let mut q = ScriptQ {
+        script: None,
+        boost: 1.0,
+    };
+    P.parse_into(&mut q, body)?;
+    let script = q
+        .script
+        .ok_or_else(|| EsError::parsing("script must be provided with a [script] filter"))?;
     // Reading the script (source, params, lang) fails here as in ES, before any index is seen;
     // the program is compiled once for the request.
     let script = CompiledScript::compile(script)?;
-    Ok(Query::Script { script, boost })
+    Ok(Query::Script {
+        script,
+        boost: q.boost,
+    })
+}
+
+struct ScriptScore {
+    query: Option<Query>,
+    script: Option<Value>,
+    min_score: Option<f32>,
+    boost: f32,
 }
 
 fn parse_script_score(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "script_score";
-    let mut query = None;
-    let mut script = None;
-    let mut min_score = None;
-    let mut boost = 1.0;
-    for (k, v) in body {
-        match k.as_str() {
-            "query" => query = Some(parse_query(v)?),
-            "script" => script = Some(v.clone()),
-            "min_score" => min_score = Some(as_f32(Q, k, v)?),
-            "boost" => boost = as_f32(Q, k, v)?,
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    let query = query.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'query' field")))?;
-    let script =
-        script.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'script' field")))?;
+    type F = Field<ScriptScore>;
+    static P: ObjectParser<ScriptScore> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("query", "*", |q, _, v| {
+                    q.query = Some(parse_query(v)?);
+                    Ok(())
+                }),
+                F::new("script", "*", |q, _, v| {
+                    q.script = Some(v.clone());
+                    Ok(())
+                }),
+                F::new("min_score", "*", |q, at, v| {
+                    q.min_score = Some(set_f32(at, v)?);
+                    Ok(())
+                }),
+            ],
+            &common(),
+        ],
+    };
+    let mut q = ScriptScore {
+        query: None,
+        script: None,
+        min_score: None,
+        boost: 1.0,
+    };
+    P.parse_into(&mut q, body)?;
+    let query = q
+        .query
+        .ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'query' field")))?;
+    let script = q
+        .script
+        .ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'script' field")))?;
     let script = CompiledScript::compile(script)?;
     Ok(Query::ScriptScore {
         query: Box::new(query),
         script,
-        min_score,
-        boost,
+        min_score: q.min_score,
+        boost: q.boost,
     })
+}
+
+struct Boosting {
+    positive: Option<Query>,
+    negative: Option<Query>,
+    negative_boost: f32,
+    boost: f32,
 }
 
 fn parse_boosting(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "boosting";
-    let mut positive = None;
-    let mut negative = None;
-    let mut negative_boost = -1.0f32;
-    let mut boost = 1.0;
-    for (k, v) in body {
-        match k.as_str() {
-            "positive" => positive = Some(parse_query(v)?),
-            "negative" => negative = Some(parse_query(v)?),
-            "negative_boost" => negative_boost = as_f32(Q, k, v)?,
-            "boost" => boost = as_f32(Q, k, v)?,
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    let positive = positive
+    type F = Field<Boosting>;
+    static P: ObjectParser<Boosting> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("positive", "*", |q, _, v| {
+                    q.positive = Some(parse_query(v)?);
+                    Ok(())
+                }),
+                F::new("negative", "*", |q, _, v| {
+                    q.negative = Some(parse_query(v)?);
+                    Ok(())
+                }),
+                F::new("negative_boost", "*", |q, at, v| {
+                    q.negative_boost = set_f32(at, v)?;
+                    Ok(())
+                }),
+            ],
+            &common(),
+        ],
+    };
+    let mut q = Boosting {
+        positive: None,
+        negative: None,
+        negative_boost: -1.0,
+        boost: 1.0,
+    };
+    P.parse_into(&mut q, body)?;
+    let positive = q
+        .positive
         .ok_or_else(|| EsError::parsing(format!("[{Q}] query requires 'positive' query")))?;
-    let negative = negative
+    let negative = q
+        .negative
         .ok_or_else(|| EsError::parsing(format!("[{Q}] query requires 'negative' query")))?;
-    if negative_boost < 0.0 {
+    if q.negative_boost < 0.0 {
         return Err(EsError::parsing(format!(
             "[{Q}] query requires 'negative_boost' to be set to be a positive value'"
         )));
@@ -1489,68 +1973,102 @@ fn parse_boosting(body: &Map<String, Value>) -> EsResult<Query> {
     Ok(Query::Boosting {
         positive: Box::new(positive),
         negative: Box::new(negative),
-        negative_boost,
-        boost,
+        negative_boost: q.negative_boost,
+        boost: q.boost,
     })
+}
+
+struct Nested {
+    path: Option<String>,
+    query: Option<Query>,
+    ignore_unmapped: bool,
+    score_mode: crate::nested::ScoreMode,
+    inner_hits: Option<Value>,
+    boost: f32,
 }
 
 fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "nested";
-    let mut path = None;
-    let mut query = None;
-    let mut ignore_unmapped = false;
-    let mut boost = 1.0;
-    let mut score_mode = crate::nested::ScoreMode::Avg;
-    let mut inner_hits = None;
-    for (k, v) in body {
-        match k.as_str() {
-            "path" => path = Some(as_string(Q, k, v)?),
-            "query" => query = Some(parse_query(v)?),
-            "ignore_unmapped" => ignore_unmapped = as_bool(Q, k, v)?,
-            "score_mode" => {
-                let m = as_string(Q, k, v)?;
-                score_mode = crate::nested::ScoreMode::parse(&m).ok_or_else(|| {
-                    EsError::illegal_argument(format!(
-                        "No enum constant org.apache.lucene.search.join.ScoreMode.{}",
-                        m.to_ascii_uppercase()
-                    ))
-                })?;
-            }
-            "boost" => boost = as_f32(Q, k, v)?,
-            "inner_hits" => {
-                if !v.is_object() {
-                    return Err(EsError::parsing(format!(
-                        "[{Q}] query malformed, [inner_hits] must be an object"
-                    )));
-                }
-                inner_hits = Some(v.clone());
-            }
-            "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    let query = query.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'query' field")))?;
-    let path = path.ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'path' field")))?;
+    type F = Field<Nested>;
+    static P: ObjectParser<Nested> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("path", "*", |q, at, v| {
+                    q.path = Some(set_string(at, v)?);
+                    Ok(())
+                }),
+                F::new("query", "*", |q, _, v| {
+                    q.query = Some(parse_query(v)?);
+                    Ok(())
+                }),
+                F::new("ignore_unmapped", "*", |q, at, v| {
+                    q.ignore_unmapped = set_bool(at, v)?;
+                    Ok(())
+                }),
+                F::new("score_mode", "*", |q, at, v| {
+                    let m = set_string(at, v)?;
+                    q.score_mode = crate::nested::ScoreMode::parse(&m).ok_or_else(|| {
+                        EsError::illegal_argument(format!(
+                            "No enum constant org.apache.lucene.search.join.ScoreMode.{}",
+                            m.to_ascii_uppercase()
+                        ))
+                    })?;
+                    Ok(())
+                }),
+                F::new("inner_hits", "*", |q, _, v| {
+                    if !v.is_object() {
+                        return Err(EsError::parsing(format!(
+                            "[{Q}] query malformed, [inner_hits] must be an object"
+                        )));
+                    }
+                    q.inner_hits = Some(v.clone());
+                    Ok(())
+                }),
+            ],
+            &common(),
+        ],
+    };
+    let mut q = Nested {
+        path: None,
+        query: None,
+        ignore_unmapped: false,
+        score_mode: crate::nested::ScoreMode::Avg,
+        inner_hits: None,
+        boost: 1.0,
+    };
+    P.parse_into(&mut q, body)?;
+    let query = q
+        .query
+        .ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'query' field")))?;
+    let path = q
+        .path
+        .ok_or_else(|| EsError::parsing(format!("[{Q}] requires 'path' field")))?;
     Ok(Query::Nested {
         path,
         query: Box::new(query),
-        ignore_unmapped,
-        score_mode,
-        inner_hits,
-        boost,
+        ignore_unmapped: q.ignore_unmapped,
+        score_mode: q.score_mode,
+        inner_hits: q.inner_hits,
+        boost: q.boost,
     })
 }
 
 fn parse_wrapper(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "wrapper";
-    let mut source = None;
-    for (k, v) in body {
-        match k.as_str() {
-            "query" => source = Some(as_string(Q, k, v)?),
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
-    let source = source.ok_or_else(|| EsError::parsing(format!("[{Q}] query text missing")))?;
+    // `wrapper` alone takes neither `boost` nor `_name` (ES's WrapperQueryBuilder).
+    static P: ObjectParser<Option<String>> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[&[Field::new("query", "*", |s, at, v| {
+            *s = Some(set_string(at, v)?);
+            Ok(())
+        })]],
+    };
+    let source = P
+        .parse(body)?
+        .ok_or_else(|| EsError::parsing(format!("[{Q}] query text missing")))?;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(source.trim())
         .map_err(|e| {
@@ -1561,92 +2079,133 @@ fn parse_wrapper(body: &Map<String, Value>) -> EsResult<Query> {
     parse_query(&json)
 }
 
+/// `function_score` under construction: a single function may be given inline (its name as a
+/// key, with a top-level `weight`) or several in `functions`, not both.
+struct FunctionScore {
+    q: FunctionScoreQuery,
+    single: Option<ScoreFunction>,
+    single_weight: Option<f32>,
+    array_seen: bool,
+}
+
+impl Boosted for FunctionScore {
+    fn boost_mut(&mut self) -> &mut f32 {
+        &mut self.q.boost
+    }
+}
+
 fn parse_function_score(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "function_score";
-    let mut q = FunctionScoreQuery {
-        query: Box::new(Query::MatchAll { boost: 1.0 }),
-        functions: Vec::new(),
-        score_mode: ScoreMode::Multiply,
-        boost_mode: BoostMode::Multiply,
-        max_boost: f32::MAX,
-        min_score: None,
-        boost: 1.0,
-    };
-    let mut single: Option<ScoreFunction> = None;
-    let mut single_weight = None;
-    let mut array_seen = false;
-    for (k, v) in body {
-        match k.as_str() {
-            "query" => q.query = Box::new(parse_query(v)?),
-            "boost" => q.boost = as_f32(Q, k, v)?,
-            "max_boost" => q.max_boost = as_f32(Q, k, v)?,
-            "min_score" => q.min_score = Some(as_f32(Q, k, v)?),
-            "score_mode" => {
-                let m = as_string(Q, k, v)?;
-                q.score_mode = match m.as_str() {
-                    "multiply" => ScoreMode::Multiply,
-                    "sum" => ScoreMode::Sum,
-                    "avg" => ScoreMode::Avg,
-                    "first" => ScoreMode::First,
-                    "max" => ScoreMode::Max,
-                    "min" => ScoreMode::Min,
-                    _ => {
-                        return Err(EsError::illegal_argument(format!(
-                            "illegal score_mode [{m}]"
-                        )))
+    type F = Field<FunctionScore>;
+    static P: ObjectParser<FunctionScore> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[
+            &[
+                F::new("query", "*", |s, _, v| {
+                    *s.q.query = parse_query(v)?;
+                    Ok(())
+                }),
+                F::new("max_boost", "*", |s, at, v| {
+                    s.q.max_boost = set_f32(at, v)?;
+                    Ok(())
+                }),
+                F::new("min_score", "*", |s, at, v| {
+                    s.q.min_score = Some(set_f32(at, v)?);
+                    Ok(())
+                }),
+                F::new("score_mode", "*", |s, at, v| {
+                    let m = set_string(at, v)?;
+                    s.q.score_mode = match m.as_str() {
+                        "multiply" => ScoreMode::Multiply,
+                        "sum" => ScoreMode::Sum,
+                        "avg" => ScoreMode::Avg,
+                        "first" => ScoreMode::First,
+                        "max" => ScoreMode::Max,
+                        "min" => ScoreMode::Min,
+                        _ => {
+                            return Err(EsError::illegal_argument(format!(
+                                "illegal score_mode [{m}]"
+                            )))
+                        }
+                    };
+                    Ok(())
+                }),
+                F::new("boost_mode", "*", |s, at, v| {
+                    let m = set_string(at, v)?;
+                    s.q.boost_mode = match m.as_str() {
+                        "multiply" => BoostMode::Multiply,
+                        "replace" => BoostMode::Replace,
+                        "sum" => BoostMode::Sum,
+                        "avg" => BoostMode::Avg,
+                        "max" => BoostMode::Max,
+                        "min" => BoostMode::Min,
+                        _ => {
+                            return Err(EsError::illegal_argument(format!(
+                                "illegal boost_mode [{m}]"
+                            )))
+                        }
+                    };
+                    Ok(())
+                }),
+                F::new("functions", "*", |s, _, v| {
+                    if s.single.is_some() {
+                        return Err(EsError::parsing(format!(
+                            "failed to parse [{Q}] query. already found function [{}], now encountering [functions].",
+                            "single"
+                        )));
                     }
-                };
-            }
-            "boost_mode" => {
-                let m = as_string(Q, k, v)?;
-                q.boost_mode = match m.as_str() {
-                    "multiply" => BoostMode::Multiply,
-                    "replace" => BoostMode::Replace,
-                    "sum" => BoostMode::Sum,
-                    "avg" => BoostMode::Avg,
-                    "max" => BoostMode::Max,
-                    "min" => BoostMode::Min,
-                    _ => {
-                        return Err(EsError::illegal_argument(format!(
-                            "illegal boost_mode [{m}]"
-                        )))
+                    s.array_seen = true;
+                    let items = v.as_array().ok_or_else(|| {
+                        EsError::parsing(format!(
+                            "failed to parse [{Q}] query. [functions] must be an array"
+                        ))
+                    })?;
+                    for item in items {
+                        s.q.functions.push(parse_score_function(item)?);
                     }
-                };
-            }
-            "functions" => {
-                if single.is_some() {
+                    Ok(())
+                }),
+                F::new("weight", "*", |s, at, v| {
+                    s.single_weight = Some(set_f32(at, v)?);
+                    Ok(())
+                }),
+            ],
+            &common(),
+            // Any other key names the single function.
+            &[F::other("*", |s, at, v| {
+                if s.array_seen {
                     return Err(EsError::parsing(format!(
-                        "failed to parse [{Q}] query. already found function [{}], now encountering [functions].",
-                        "single"
+                        "failed to parse [{Q}] query. already found [functions] array, now encountering [{}].",
+                        at.key
                     )));
                 }
-                array_seen = true;
-                let items = v.as_array().ok_or_else(|| {
-                    EsError::parsing(format!(
-                        "failed to parse [{Q}] query. [functions] must be an array"
-                    ))
-                })?;
-                for item in items {
-                    q.functions.push(parse_score_function(item)?);
-                }
-            }
-            "weight" => single_weight = Some(as_f32(Q, k, v)?),
-            "_name" => {}
-            name => {
-                if array_seen {
-                    return Err(EsError::parsing(format!(
-                        "failed to parse [{Q}] query. already found [functions] array, now encountering [{name}]."
-                    )));
-                }
-                single = Some(ScoreFunction {
+                s.single = Some(ScoreFunction {
                     filter: None,
                     weight: None,
-                    kind: parse_function_kind(name, v)?,
+                    kind: parse_function_kind(at.key, v)?,
                 });
-            }
-        }
-    }
-    match (single, single_weight) {
+                Ok(())
+            })],
+        ],
+    };
+    let mut s = FunctionScore {
+        q: FunctionScoreQuery {
+            query: Box::new(Query::MatchAll { boost: 1.0 }),
+            functions: Vec::new(),
+            score_mode: ScoreMode::Multiply,
+            boost_mode: BoostMode::Multiply,
+            max_boost: f32::MAX,
+            min_score: None,
+            boost: 1.0,
+        },
+        single: None,
+        single_weight: None,
+        array_seen: false,
+    };
+    P.parse_into(&mut s, body)?;
+    let mut q = s.q;
+    match (s.single, s.single_weight) {
         (Some(mut f), w) => {
             f.weight = w;
             q.functions.push(f);
@@ -1661,41 +2220,62 @@ fn parse_function_score(body: &Map<String, Value>) -> EsResult<Query> {
     Ok(Query::FunctionScore(q))
 }
 
+/// One entry of `functions` under construction.
+struct ScoreFn {
+    f: ScoreFunction,
+    kind_seen: bool,
+}
+
 fn parse_score_function(v: &Value) -> EsResult<ScoreFunction> {
     const Q: &str = "function_score";
+    type F = Field<ScoreFn>;
+    static P: ObjectParser<ScoreFn> = ObjectParser {
+        name: Q,
+        style: Style::Query,
+        fields: &[&[
+            F::new("filter", "*", |s, _, v| {
+                s.f.filter = Some(parse_query(v)?);
+                Ok(())
+            }),
+            F::new("weight", "*", |s, at, v| {
+                s.f.weight = Some(set_f32(at, v)?);
+                Ok(())
+            }),
+            // Any other key names the function.
+            F::other("*", |s, at, v| {
+                if s.kind_seen {
+                    return Err(EsError::parsing(format!(
+                        "failed to parse function_score functions. already found [{}], now encountering [{}].",
+                        function_name(&s.f.kind),
+                        at.key
+                    )));
+                }
+                s.kind_seen = true;
+                s.f.kind = parse_function_kind(at.key, v)?;
+                Ok(())
+            }),
+        ]],
+    };
     let obj = v.as_object().ok_or_else(|| {
         EsError::parsing(format!(
             "failed to parse [{Q}] query. malformed query, expected a [START_OBJECT]"
         ))
     })?;
-    let mut f = ScoreFunction {
-        filter: None,
-        weight: None,
-        kind: FunctionKind::Weight,
+    let mut s = ScoreFn {
+        f: ScoreFunction {
+            filter: None,
+            weight: None,
+            kind: FunctionKind::Weight,
+        },
+        kind_seen: false,
     };
-    let mut kind_seen = false;
-    for (k, v) in obj {
-        match k.as_str() {
-            "filter" => f.filter = Some(parse_query(v)?),
-            "weight" => f.weight = Some(as_f32(Q, k, v)?),
-            name => {
-                if kind_seen {
-                    return Err(EsError::parsing(format!(
-                        "failed to parse function_score functions. already found [{}], now encountering [{name}].",
-                        function_name(&f.kind)
-                    )));
-                }
-                kind_seen = true;
-                f.kind = parse_function_kind(name, v)?;
-            }
-        }
-    }
-    if !kind_seen && f.weight.is_none() {
+    P.parse_into(&mut s, obj)?;
+    if !s.kind_seen && s.f.weight.is_none() {
         return Err(EsError::parsing(format!(
             "failed to parse [{Q}] query. function has neither a score function nor a weight"
         )));
     }
-    Ok(f)
+    Ok(s.f)
 }
 
 fn function_name(k: &FunctionKind) -> &'static str {
@@ -1719,24 +2299,59 @@ fn function_name(k: &FunctionKind) -> &'static str {
     }
 }
 
+/// The score functions word an unknown key without brackets: "random_score query does not
+/// support [k]".
+const FUNCTION_STYLE: Style = Style::Custom {
+    unknown: |at, _, _| function_unsupported(at),
+    wrong_token: |at, _| function_unsupported(at),
+};
+
+fn function_unsupported(at: &At<'_>) -> EsError {
+    EsError::parsing(format!("{} query does not support [{}]", at.parser, at.key))
+}
+
+/// `field_value_factor` under construction.
+struct FieldValueFactor {
+    field: Option<String>,
+    factor: f32,
+    modifier: Modifier,
+    missing: Option<f64>,
+}
+
+/// `gauss`, `exp` and `linear`: the field (any key not declared) and its decay.
+struct Decay {
+    field: Option<String>,
+    origin: Option<Value>,
+    scale: Option<Value>,
+    offset: Option<Value>,
+    decay: f64,
+}
+
 fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
     let obj = v.as_object();
     match name {
         "field_value_factor" => {
             const Q: &str = "field_value_factor";
-            let obj = obj.ok_or_else(|| EsError::parsing(format!("[{Q}] must be an object")))?;
-            let mut field = None;
-            let mut factor = 1.0;
-            let mut modifier = Modifier::None;
-            let mut missing = None;
-            for (k, v) in obj {
-                match k.as_str() {
-                    "field" => field = Some(as_string(Q, k, v)?),
-                    "factor" => factor = as_f32(Q, k, v)?,
-                    "missing" => missing = Some(as_f32(Q, k, v)? as f64),
-                    "modifier" => {
-                        let m = as_string(Q, k, v)?;
-                        modifier = match m.to_ascii_lowercase().as_str() {
+            type F = Field<FieldValueFactor>;
+            static P: ObjectParser<FieldValueFactor> = ObjectParser {
+                name: Q,
+                style: FUNCTION_STYLE,
+                fields: &[&[
+                    F::new("field", "*", |f, at, v| {
+                        f.field = Some(set_string(at, v)?);
+                        Ok(())
+                    }),
+                    F::new("factor", "*", |f, at, v| {
+                        f.factor = set_f32(at, v)?;
+                        Ok(())
+                    }),
+                    F::new("missing", "*", |f, at, v| {
+                        f.missing = Some(set_f32(at, v)? as f64);
+                        Ok(())
+                    }),
+                    F::new("modifier", "*", |f, at, v| {
+                        let m = set_string(at, v)?;
+                        f.modifier = match m.to_ascii_lowercase().as_str() {
                             "none" => Modifier::None,
                             "log" => Modifier::Log,
                             "log1p" => Modifier::Log1p,
@@ -1753,30 +2368,35 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                                 )))
                             }
                         };
-                    }
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "{Q} query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
-            let field = field
+                        Ok(())
+                    }),
+                ]],
+            };
+            let obj = obj.ok_or_else(|| EsError::parsing(format!("[{Q}] must be an object")))?;
+            let mut f = FieldValueFactor {
+                field: None,
+                factor: 1.0,
+                modifier: Modifier::None,
+                missing: None,
+            };
+            P.parse_into(&mut f, obj)?;
+            let field = f
+                .field
                 .ok_or_else(|| EsError::parsing(format!("[{Q}] required field 'field' missing")))?;
             Ok(FunctionKind::FieldValueFactor {
                 field,
-                factor,
-                modifier,
-                missing,
+                factor: f.factor,
+                modifier: f.modifier,
+                missing: f.missing,
             })
         }
         "random_score" => {
-            const Q: &str = "random_score";
-            let mut seed = None;
-            for (k, v) in obj.into_iter().flatten() {
-                match k.as_str() {
-                    "seed" => {
-                        seed = Some(match v {
+            static P: ObjectParser<Option<i64>> = ObjectParser {
+                name: "random_score",
+                style: FUNCTION_STYLE,
+                fields: &[&[
+                    Field::new("seed", "*", |seed, at, v| {
+                        *seed = Some(match v {
                             Value::Number(n) => n
                                 .as_i64()
                                 .unwrap_or_else(|| n.as_f64().unwrap_or(0.0) as i64),
@@ -1784,59 +2404,82 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
                                 s.bytes()
                                     .fold(0i64, |h, b| h.wrapping_mul(31).wrapping_add(b as i64))
                             }),
-                            _ => return Err(field_value_error(Q, k)),
-                        })
-                    }
-                    "field" => {}
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "{Q} query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
+                            _ => return Err(field_value_error(at.parser, at.key)),
+                        });
+                        Ok(())
+                    }),
+                    Field::new("field", "*", ignore),
+                ]],
+            };
+            let seed = match obj {
+                Some(o) => P.parse(o)?,
+                None => None,
+            };
             Ok(FunctionKind::RandomScore { seed })
         }
         "gauss" | "exp" | "linear" => {
+            type F = Field<Decay>;
+            // Read under the function's name.
+            static P: ObjectParser<Decay> = ObjectParser {
+                name: "decay",
+                style: Style::Query,
+                fields: &[&[
+                    F::new("multi_value_mode", "*", ignore),
+                    // The last field object wins.
+                    F::other("o", |d, at, _| {
+                        d.field = Some(at.key.to_string());
+                        Ok(())
+                    }),
+                ]],
+            };
+            static SPEC: ObjectParser<Decay> = ObjectParser {
+                name: "decay",
+                style: Style::Query,
+                fields: &[&[
+                    F::new("origin", "*", |d, _, v| {
+                        d.origin = Some(v.clone());
+                        Ok(())
+                    }),
+                    F::new("scale", "*", |d, _, v| {
+                        d.scale = Some(v.clone());
+                        Ok(())
+                    }),
+                    F::new("offset", "*", |d, _, v| {
+                        d.offset = Some(v.clone());
+                        Ok(())
+                    }),
+                    F::new("decay", "*", |d, at, v| {
+                        d.decay = set_f32(at, v)? as f64;
+                        Ok(())
+                    }),
+                ]],
+            };
             let shape = match name {
                 "gauss" => DecayShape::Gauss,
                 "exp" => DecayShape::Exp,
                 _ => DecayShape::Linear,
             };
             let obj = obj.ok_or_else(|| EsError::parsing(format!("[{name}] must be an object")))?;
-            let mut field_spec = None;
-            for (k, v) in obj {
-                match (k.as_str(), v) {
-                    ("multi_value_mode", _) => {}
-                    (_, Value::Object(spec)) => field_spec = Some((k.clone(), spec)),
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "[{name}] query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
-            let (field, spec) =
-                field_spec.ok_or_else(|| EsError::parsing(format!("[{name}] requires a field")))?;
-            let mut origin = None;
-            let mut scale = None;
-            let mut offset = None;
-            let mut decay = 0.5;
-            for (k, v) in spec {
-                match k.as_str() {
-                    "origin" => origin = Some(v.clone()),
-                    "scale" => scale = Some(v.clone()),
-                    "offset" => offset = Some(v.clone()),
-                    "decay" => decay = as_f32(name, k, v)? as f64,
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "[{name}] query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
-            let scale =
-                scale.ok_or_else(|| EsError::parsing(format!("[{name}] must have a scale")))?;
+            let mut d = Decay {
+                field: None,
+                origin: None,
+                scale: None,
+                offset: None,
+                decay: 0.5,
+            };
+            P.parse_named(name, &mut d, obj)?;
+            let field = d
+                .field
+                .take()
+                .ok_or_else(|| EsError::parsing(format!("[{name}] requires a field")))?;
+            let Some(Value::Object(spec)) = obj.get(&field) else {
+                unreachable!("the field's token is an object")
+            };
+            SPEC.parse_named(name, &mut d, spec)?;
+            let scale = d
+                .scale
+                .ok_or_else(|| EsError::parsing(format!("[{name}] must have a scale")))?;
+            let decay = d.decay;
             if !(decay > 0.0 && decay < 1.0) {
                 return Err(EsError::illegal_argument(format!(
                     "decay must be in the range [0..1] (exclusive), but was [{decay}]"
@@ -1845,26 +2488,24 @@ fn parse_function_kind(name: &str, v: &Value) -> EsResult<FunctionKind> {
             Ok(FunctionKind::Decay {
                 shape,
                 field,
-                origin,
+                origin: d.origin,
                 scale,
-                offset,
+                offset: d.offset,
                 decay,
             })
         }
         "script_score" => {
+            static P: ObjectParser<Option<Value>> = ObjectParser {
+                name: "script_score",
+                style: FUNCTION_STYLE,
+                fields: &[&[Field::new("script", "*", |s, _, v| {
+                    *s = Some(v.clone());
+                    Ok(())
+                })]],
+            };
             let obj = obj.ok_or_else(|| EsError::parsing("[script_score] must be an object"))?;
-            let mut script = None;
-            for (k, v) in obj {
-                match k.as_str() {
-                    "script" => script = Some(v.clone()),
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "script_score query does not support [{k}]"
-                        )))
-                    }
-                }
-            }
-            let script = script
+            let script = P
+                .parse(obj)?
                 .ok_or_else(|| EsError::parsing("script_score function requires a [script]"))?;
             let script = CompiledScript::compile(script)?;
             Ok(FunctionKind::ScriptScore { script })
@@ -1897,50 +2538,123 @@ fn qs_defaults(query: String, tree: QsNode) -> QueryStringQuery {
     }
 }
 
-fn parse_query_string(body: &Map<String, Value>) -> EsResult<Query> {
-    const Q: &str = "query_string";
-    let mut q = qs_defaults(String::new(), QsNode::MatchAll { boost: 1.0 });
-    let mut text = None;
-    for (k, v) in body {
-        match k.as_str() {
-            "query" => text = Some(as_string(Q, k, v)?),
-            "default_field" => q.default_field = Some(as_string(Q, k, v)?),
-            "fields" => q.fields = parse_fields(Q, v)?,
-            "default_operator" => q.default_operator = parse_operator(v)?,
-            "analyzer" => q.analyzer = Some(as_string(Q, k, v)?),
-            "quote_analyzer" => q.quote_analyzer = Some(as_string(Q, k, v)?),
-            "allow_leading_wildcard" => q.allow_leading_wildcard = as_bool(Q, k, v)?,
-            "lenient" => q.lenient = Some(as_bool(Q, k, v)?),
-            "fuzziness" => q.fuzziness = parse_fuzziness(v)?,
-            "fuzzy_transpositions" => q.fuzzy_transpositions = as_bool(Q, k, v)?,
-            "phrase_slop" => q.phrase_slop = as_u32(Q, k, v)?,
-            "minimum_should_match" => q.minimum_should_match = as_msm(Q, v)?,
-            "tie_breaker" => q.tie_breaker = Some(as_f32(Q, k, v)?),
-            "type" => {
-                let s = as_string(Q, k, v)?;
-                q.kind = MultiMatchType::parse(&s).ok_or_else(|| {
+/// `query_string` or `simple_query_string` under construction: the options and the text.
+struct Qs {
+    q: QueryStringQuery,
+    text: Option<String>,
+}
+
+impl Boosted for Qs {
+    fn boost_mut(&mut self) -> &mut f32 {
+        &mut self.q.boost
+    }
+}
+
+/// The fields both query-string queries take.
+static QS_FIELDS: &[Field<Qs>] = &[
+    Field::new("query", "*", |s, at, v| {
+        s.text = Some(set_string(at, v)?);
+        Ok(())
+    }),
+    Field::new("fields", "*", |s, at, v| {
+        s.q.fields = parse_fields(at.parser, v)?;
+        Ok(())
+    }),
+    Field::new("default_operator", "*", |s, _, v| {
+        s.q.default_operator = parse_operator(v)?;
+        Ok(())
+    }),
+    Field::new("analyzer", "*", |s, at, v| {
+        s.q.analyzer = Some(set_string(at, v)?);
+        Ok(())
+    }),
+    Field::new("lenient", "*", |s, at, v| {
+        s.q.lenient = Some(set_bool(at, v)?);
+        Ok(())
+    }),
+    Field::new("fuzzy_transpositions", "*", |s, at, v| {
+        s.q.fuzzy_transpositions = set_bool(at, v)?;
+        Ok(())
+    }),
+    Field::new("minimum_should_match", "*", |s, at, v| {
+        s.q.minimum_should_match = as_msm(at.parser, v)?;
+        Ok(())
+    }),
+    Field::new("fuzzy_max_expansions", "*", ignore),
+    Field::new("fuzzy_prefix_length", "*", ignore),
+    Field::new("quote_field_suffix", "*", ignore),
+    Field::new("analyze_wildcard", "*", ignore),
+    Field::new("auto_generate_synonyms_phrase_query", "*", ignore),
+];
+
+static QUERY_STRING: ObjectParser<Qs> = ObjectParser {
+    name: "query_string",
+    style: Style::Query,
+    fields: &[
+        QS_FIELDS,
+        &[
+            Field::new("default_field", "*", |s, at, v| {
+                s.q.default_field = Some(set_string(at, v)?);
+                Ok(())
+            }),
+            Field::new("quote_analyzer", "*", |s, at, v| {
+                s.q.quote_analyzer = Some(set_string(at, v)?);
+                Ok(())
+            }),
+            Field::new("allow_leading_wildcard", "*", |s, at, v| {
+                s.q.allow_leading_wildcard = set_bool(at, v)?;
+                Ok(())
+            }),
+            Field::new("fuzziness", "*", |s, _, v| {
+                s.q.fuzziness = parse_fuzziness(v)?;
+                Ok(())
+            }),
+            Field::new("phrase_slop", "*", |s, at, v| {
+                s.q.phrase_slop = set_u32(at, v)?;
+                Ok(())
+            }),
+            Field::new("tie_breaker", "*", |s, at, v| {
+                s.q.tie_breaker = Some(set_f32(at, v)?);
+                Ok(())
+            }),
+            Field::new("type", "*", |s, at, v| {
+                let t = set_string(at, v)?;
+                s.q.kind = MultiMatchType::parse(&t).ok_or_else(|| {
                     EsError::bad_request(
                         "parse_exception",
-                        format!("failed to parse [multi_match] query type [{s}]. unknown type."),
+                        format!("failed to parse [multi_match] query type [{t}]. unknown type."),
                     )
                 })?;
-            }
-            "time_zone" => q.time_zone = Some(as_string(Q, k, v)?),
-            "boost" => q.boost = as_f32(Q, k, v)?,
-            "enable_position_increments"
-            | "fuzzy_max_expansions"
-            | "fuzzy_prefix_length"
-            | "fuzzy_rewrite"
-            | "analyze_wildcard"
-            | "auto_generate_synonyms_phrase_query"
-            | "max_determinized_states"
-            | "quote_field_suffix"
-            | "rewrite"
-            | "escape"
-            | "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
+                Ok(())
+            }),
+            Field::new("time_zone", "*", |s, at, v| {
+                s.q.time_zone = Some(set_string(at, v)?);
+                Ok(())
+            }),
+            Field::new("enable_position_increments", "*", ignore),
+            Field::new("fuzzy_rewrite", "*", ignore),
+            Field::new("max_determinized_states", "*", ignore),
+            Field::new("rewrite", "*", ignore),
+            Field::new("escape", "*", ignore),
+        ],
+        &common(),
+    ],
+};
+
+static SIMPLE_QUERY_STRING: ObjectParser<Qs> = ObjectParser {
+    name: "simple_query_string",
+    style: Style::Query,
+    fields: &[QS_FIELDS, &[Field::new("flags", "*", ignore)], &common()],
+};
+
+fn parse_query_string(body: &Map<String, Value>) -> EsResult<Query> {
+    const Q: &str = "query_string";
+    let mut s = Qs {
+        q: qs_defaults(String::new(), QsNode::MatchAll { boost: 1.0 }),
+        text: None,
+    };
+    QUERY_STRING.parse_into(&mut s, body)?;
+    let Qs { mut q, text } = s;
     let text =
         text.ok_or_else(|| EsError::parsing(format!("[{Q}] must be provided with a [query]")))?;
     q.tree = query_string::parse_classic(&text, q.default_operator).map_err(|e| {
@@ -1971,29 +2685,13 @@ fn parse_query_string(body: &Map<String, Value>) -> EsResult<Query> {
 
 fn parse_simple_query_string(body: &Map<String, Value>) -> EsResult<Query> {
     const Q: &str = "simple_query_string";
-    let mut q = qs_defaults(String::new(), QsNode::MatchAll { boost: 1.0 });
-    q.kind = MultiMatchType::MostFields;
-    let mut text = None;
-    for (k, v) in body {
-        match k.as_str() {
-            "query" => text = Some(as_string(Q, k, v)?),
-            "fields" => q.fields = parse_fields(Q, v)?,
-            "default_operator" => q.default_operator = parse_operator(v)?,
-            "analyzer" => q.analyzer = Some(as_string(Q, k, v)?),
-            "lenient" => q.lenient = Some(as_bool(Q, k, v)?),
-            "fuzzy_transpositions" => q.fuzzy_transpositions = as_bool(Q, k, v)?,
-            "minimum_should_match" => q.minimum_should_match = as_msm(Q, v)?,
-            "boost" => q.boost = as_f32(Q, k, v)?,
-            "flags"
-            | "fuzzy_max_expansions"
-            | "fuzzy_prefix_length"
-            | "quote_field_suffix"
-            | "analyze_wildcard"
-            | "auto_generate_synonyms_phrase_query"
-            | "_name" => {}
-            _ => return Err(unsupported_key(Q, k)),
-        }
-    }
+    let mut s = Qs {
+        q: qs_defaults(String::new(), QsNode::MatchAll { boost: 1.0 }),
+        text: None,
+    };
+    s.q.kind = MultiMatchType::MostFields;
+    SIMPLE_QUERY_STRING.parse_into(&mut s, body)?;
+    let Qs { mut q, text } = s;
     let text = text.ok_or_else(|| EsError::parsing(format!("[{Q}] query text missing")))?;
     q.tree = query_string::parse_simple(&text, q.default_operator);
     q.query = text;
@@ -2280,6 +2978,80 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn declared_common_fields_and_aliases() {
+        // `boost` and `_name`, declared once, apply to every query
+        for q in [
+            json!({"match_none": {"boost": 2, "_name": "n"}}),
+            json!({"ids": {"values": ["1"], "_name": "n"}}),
+            json!({"term": {"f": {"value": "v", "_name": "n", "boost": 1.5}}}),
+            json!({"prefix": {"f": {"value": "v", "_name": null}}}),
+        ] {
+            p(q);
+        }
+        assert_eq!(
+            p(json!({"match_all": {"boost": 3}})),
+            Query::MatchAll { boost: 3.0 }
+        );
+        // a name is a value, not an object
+        let e = err(json!({"bool": {"_name": {"a": 1}}}));
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("parsing_exception", "[bool] query does not support [_name]")
+        );
+        // boost is checked for match_none too, as ES does
+        assert_eq!(
+            err(json!({"match_none": {"boost": "x"}})).reason,
+            "[match_none] failed to parse field [boost]"
+        );
+        // the deprecated name of must_not
+        let Query::Bool(b) = p(json!({"bool": {"mustNot": {"match_all": {}}}})) else {
+            panic!()
+        };
+        assert_eq!(b.must_not.len(), 1);
+        // a field declared for one query only
+        assert_eq!(
+            err(json!({"prefix": {"f": {"value": "v", "flags": "ALL"}}})).reason,
+            "[prefix] query does not support [flags]"
+        );
+        assert_eq!(
+            err(json!({"match_phrase": {"f": {"query": "v", "max_expansions": 3}}})).reason,
+            "[match_phrase] query does not support [max_expansions]"
+        );
+        // a query shared by two names words its errors under the name used
+        assert_eq!(
+            err(json!({"match_bool_prefix": {"f": {"query": "v", "prefix_length": "x"}}})).reason,
+            "[match_bool_prefix] failed to parse field [prefix_length]"
+        );
+        // field-keyed queries: any key not declared is the field
+        assert_eq!(
+            err(json!({"terms": {"a": ["x"], "boost": 2, "b": ["y"]}})).reason,
+            "[terms] query does not support multiple fields"
+        );
+        assert_eq!(
+            err(json!({"terms": {"a": "x"}})).reason,
+            "[terms] query does not support [a]"
+        );
+        p(json!({"geo_bounding_box": {"p": {"topLeft": [0, 1], "bottom_right": [1, 0]}}}));
+        assert_eq!(
+            err(json!({"geo_bounding_box": {"p": {"top_left": [0, 1], "nope": 1}}})).reason,
+            "failed to parse bounding box. unexpected field [nope]"
+        );
+        assert_eq!(
+            err(json!({"function_score": {"gauss": {"f": {"scale": 1, "x": 1}}}})).reason,
+            "[gauss] query does not support [x]"
+        );
+        assert_eq!(
+            err(json!({"function_score": {"random_score": {"x": 1}}})).reason,
+            "random_score query does not support [x]"
+        );
+        // `wrapper` takes no boost
+        assert_eq!(
+            err(json!({"wrapper": {"query": "e30=", "boost": 1}})).reason,
+            "[wrapper] query does not support [boost]"
+        );
     }
 
     #[test]

@@ -7,148 +7,83 @@
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
 
-/// A JSON token as Elasticsearch's XContent parser names it in errors.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Token {
-    String,
-    Number,
-    Boolean,
-    Null,
-    Object,
-    Array,
+pub use lode_engine::object_parser::Token;
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
+
+type K = Field<()>;
+
+/// Declared in Elasticsearch and implemented by Lode.
+fn yes(_: &mut (), _: &At<'_>, _: &Value) -> EsResult<()> {
+    Ok(())
 }
 
-impl Token {
-    pub fn of(v: &Value) -> Token {
-        match v {
-            Value::String(_) => Token::String,
-            Value::Number(_) => Token::Number,
-            Value::Bool(_) => Token::Boolean,
-            Value::Null => Token::Null,
-            Value::Object(_) => Token::Object,
-            Value::Array(_) => Token::Array,
-        }
-    }
-
-    pub fn es_name(self) -> &'static str {
-        match self {
-            Token::String => "VALUE_STRING",
-            Token::Number => "VALUE_NUMBER",
-            Token::Boolean => "VALUE_BOOLEAN",
-            Token::Null => "VALUE_NULL",
-            Token::Object => "START_OBJECT",
-            Token::Array => "START_ARRAY",
-        }
-    }
-
-    /// A scalar, as `XContentParser.Token#isValue` (null included).
-    fn is_value(self) -> bool {
-        !matches!(self, Token::Object | Token::Array)
-    }
+/// Declared in Elasticsearch and refused by Lode.
+fn no(_: &mut (), at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(not_supported(at.key))
 }
 
-/// Whether Lode implements a key.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Support {
-    Yes,
-    No,
+/// `SearchSourceBuilder#parseXContent` words an unknown key and a known key with a token it
+/// does not take alike.
+fn unknown_key(at: &At<'_>, token: Token) -> EsError {
+    EsError::parsing(format!(
+        "Unknown key for a {} in [{}].",
+        token.es_name(),
+        at.key
+    ))
 }
 
-/// One top-level key of a search body.
-pub struct Key {
-    pub name: &'static str,
-    value: bool,
-    object: bool,
-    array: bool,
-    pub support: Support,
-}
-
-const fn key(name: &'static str, tokens: &str, support: Support) -> Key {
-    let t = tokens.as_bytes();
-    let mut i = 0;
-    let (mut value, mut object, mut array) = (false, false, false);
-    while i < t.len() {
-        match t[i] {
-            b'v' => value = true,
-            b'o' => object = true,
-            b'a' => array = true,
-            _ => {}
-        }
-        i += 1;
-    }
-    Key {
-        name,
-        value,
-        object,
-        array,
-        support,
-    }
-}
-
-use Support::*;
-
-/// Elasticsearch 8's search body keys with the tokens each accepts: `v` a scalar, `o` an
-/// object, `a` an array (from `SearchSourceBuilder#parseXContent`).
-pub const SEARCH_KEYS: &[Key] = &[
-    key("query", "o", Yes),
-    key("post_filter", "o", Yes),
-    key("from", "v", Yes),
-    key("size", "v", Yes),
-    key("timeout", "v", Yes),
-    key("terminate_after", "v", Yes),
-    key("min_score", "v", Yes),
-    key("version", "v", Yes),
-    key("seq_no_primary_term", "v", Yes),
-    key("explain", "v", Yes),
-    key("track_scores", "v", Yes),
-    key("track_total_hits", "v", Yes),
-    key("_source", "voa", Yes),
-    key("stored_fields", "va", Yes),
-    key("sort", "voa", Yes),
-    key("profile", "v", Yes),
-    key("search_after", "a", Yes),
-    key("aggregations", "o", Yes),
-    key("aggs", "o", Yes),
-    key("docvalue_fields", "a", Yes),
-    key("fields", "a", Yes),
-    key("indices_boost", "a", Yes),
-    key("stats", "a", Yes),
-    key("ext", "o", Yes),
-    key("script_fields", "o", Yes),
-    key("rescore", "oa", Yes),
-    key("highlight", "o", Yes),
-    key("suggest", "o", Yes),
-    key("collapse", "o", Yes),
-    key("slice", "o", Yes),
-    key("pit", "o", No),
-    key("runtime_mappings", "o", Yes),
-    key("knn", "oa", No),
-    key("retriever", "o", No),
-    key("rank", "o", No),
-    key("sub_searches", "a", No),
-];
+/// Elasticsearch 8's search body keys with the tokens each accepts: `v` a value, `n` null,
+/// `o` an object, `a` an array (from `SearchSourceBuilder#parseXContent`; its scalar branch
+/// takes null too).
+pub static SEARCH_KEYS: ObjectParser<()> = ObjectParser {
+    name: "search",
+    style: Style::Custom {
+        unknown: |at, token, _| unknown_key(at, token),
+        wrong_token: unknown_key,
+    },
+    fields: &[&[
+        K::new("query", "o", yes),
+        K::new("post_filter", "o", yes),
+        K::new("from", "vn", yes),
+        K::new("size", "vn", yes),
+        K::new("timeout", "vn", yes),
+        K::new("terminate_after", "vn", yes),
+        K::new("min_score", "vn", yes),
+        K::new("version", "vn", yes),
+        K::new("seq_no_primary_term", "vn", yes),
+        K::new("explain", "vn", yes),
+        K::new("track_scores", "vn", yes),
+        K::new("track_total_hits", "vn", yes),
+        K::new("_source", "vnoa", yes),
+        K::new("stored_fields", "vna", yes),
+        K::new("sort", "vnoa", yes),
+        K::new("profile", "vn", yes),
+        K::new("search_after", "a", yes),
+        K::new("aggregations", "o", yes),
+        K::new("aggs", "o", yes),
+        K::new("docvalue_fields", "a", yes),
+        K::new("fields", "a", yes),
+        K::new("indices_boost", "a", yes),
+        K::new("stats", "a", yes),
+        K::new("ext", "o", yes),
+        K::new("script_fields", "o", yes),
+        K::new("rescore", "oa", yes),
+        K::new("highlight", "o", yes),
+        K::new("suggest", "o", yes),
+        K::new("collapse", "o", yes),
+        K::new("slice", "o", yes),
+        K::new("pit", "o", no),
+        K::new("runtime_mappings", "o", yes),
+        K::new("knn", "oa", no),
+        K::new("retriever", "o", no),
+        K::new("rank", "o", no),
+        K::new("sub_searches", "a", no),
+    ]],
+};
 
 /// Checks every top-level key of a search body.
 pub fn check_keys(body: &Map<String, Value>) -> EsResult<()> {
-    for (name, v) in body {
-        let token = Token::of(v);
-        let key = SEARCH_KEYS.iter().find(|k| k.name == name).filter(|k| {
-            (token.is_value() && k.value)
-                || (token == Token::Object && k.object)
-                || (token == Token::Array && k.array)
-        });
-        let Some(key) = key else {
-            return Err(EsError::parsing(format!(
-                "Unknown key for a {} in [{name}].",
-                token.es_name()
-            )));
-        };
-        match key.support {
-            Yes => {}
-            No => return Err(not_supported(key.name)),
-        }
-    }
-    Ok(())
+    SEARCH_KEYS.parse_into(&mut (), body)
 }
 
 pub fn not_supported(key: &str) -> EsError {
@@ -272,6 +207,27 @@ pub struct FieldAndFormat {
 }
 
 pub fn read_field_and_format(v: &Value) -> EsResult<FieldAndFormat> {
+    type F = Field<FieldAndFormat>;
+    static P: ObjectParser<FieldAndFormat> = ObjectParser {
+        name: "field_and_format",
+        style: Style::Object,
+        fields: &[&[
+            F::new("field", "s", |f, _, v| {
+                f.field = v.as_str().unwrap_or_default().to_string();
+                Ok(())
+            }),
+            F::new("format", "sn", |f, _, v| {
+                if let Some(s) = v.as_str() {
+                    f.format = Some(s.to_string());
+                }
+                Ok(())
+            }),
+            F::new("include_unmapped", "*", |f, at, v| {
+                f.include_unmapped = read_bool(v, at.key)?;
+                Ok(())
+            }),
+        ]],
+    };
     match v {
         Value::String(s) => Ok(FieldAndFormat {
             field: s.clone(),
@@ -284,27 +240,7 @@ pub fn read_field_and_format(v: &Value) -> EsResult<FieldAndFormat> {
                 format: None,
                 include_unmapped: false,
             };
-            for (k, v) in o {
-                match (k.as_str(), v) {
-                    ("field", Value::String(s)) => out.field = s.clone(),
-                    ("format", Value::String(s)) => out.format = Some(s.clone()),
-                    ("format", Value::Null) => {}
-                    ("include_unmapped", v) => out.include_unmapped = read_bool(v, k)?,
-                    ("field" | "format", _) => {
-                        return Err(EsError::x_content_parse(format!(
-                            "[field_and_format] {k} doesn't support values of type: {}",
-                            Token::of(v).es_name()
-                        )))
-                    }
-                    _ => {
-                        return Err(EsError::unknown_field(
-                            "field_and_format",
-                            k,
-                            &["field", "format", "include_unmapped"],
-                        ))
-                    }
-                }
-            }
+            P.parse_into(&mut out, o)?;
             if out.field.is_empty() {
                 return Err(EsError::x_content_parse("Required [field]".to_string()));
             }
@@ -359,23 +295,53 @@ pub struct InnerHits {
     pub body: Map<String, Value>,
 }
 
-/// The `InnerHitBuilder` keys a group's search takes over (`name` aside).
-const INNER_HITS_KEYS: &[&str] = &[
-    "from",
-    "size",
-    "sort",
-    "_source",
-    "collapse",
-    "version",
-    "seq_no_primary_term",
-    "explain",
-    "track_scores",
-    "docvalue_fields",
-    "fields",
-    "stored_fields",
-    "highlight",
-    "script_fields",
-];
+/// Keeps a key of a group's search body, read when the group is searched.
+fn keep(h: &mut InnerHits, at: &At<'_>, v: &Value) -> EsResult<()> {
+    h.body.insert(at.key.to_string(), v.clone());
+    Ok(())
+}
+
+type IhField = Field<InnerHits>;
+
+/// `InnerHitBuilder` as `collapse` reads it.
+static INNER_HITS: ObjectParser<InnerHits> = ObjectParser {
+    name: "inner_hits",
+    style: Style::Object,
+    fields: &[&[
+        IhField::new("name", "*", |h, _, v| match v {
+            Value::String(n) => {
+                h.name = n.clone();
+                Ok(())
+            }
+            _ => Err(EsError::x_content_parse(
+                "[inner_hits] name doesn't support values of this type",
+            )),
+        }),
+        // Only nested and parent-child inner hits read it: for a collapse group ES accepts
+        // and ignores it.
+        IhField::new("ignore_unmapped", "*", |_, at, v| {
+            read_bool(v, at.key).map(drop)
+        }),
+        IhField::new("from", "*", keep),
+        IhField::new("size", "*", keep),
+        IhField::new("sort", "*", keep),
+        IhField::new("_source", "*", keep),
+        IhField::new("collapse", "*", |h, at, v| {
+            // a group's own collapse: checked as a search body's
+            read_collapse(v)?;
+            keep(h, at, v)
+        }),
+        IhField::new("version", "*", keep),
+        IhField::new("seq_no_primary_term", "*", keep),
+        IhField::new("explain", "*", keep),
+        IhField::new("track_scores", "*", keep),
+        IhField::new("docvalue_fields", "*", keep),
+        IhField::new("fields", "*", keep),
+        IhField::new("stored_fields", "*", keep),
+        IhField::new("highlight", "*", keep),
+        IhField::new("script_fields", "*", keep),
+    ]],
+};
 
 fn read_inner_hits(v: &Value, field: &str) -> EsResult<InnerHits> {
     let Value::Object(o) = v else {
@@ -383,37 +349,13 @@ fn read_inner_hits(v: &Value, field: &str) -> EsResult<InnerHits> {
             "[inner_hits] inner_hits doesn't support values of type: VALUE",
         ));
     };
-    let mut name = None;
-    let mut body = Map::new();
-    for (k, v) in o {
-        match k.as_str() {
-            "name" => match v {
-                Value::String(n) => name = Some(n.clone()),
-                _ => {
-                    return Err(EsError::x_content_parse(
-                        "[inner_hits] name doesn't support values of this type",
-                    ))
-                }
-            },
-            "collapse" => {
-                // a group's own collapse: checked as a search body's
-                read_collapse(v)?;
-                body.insert(k.clone(), v.clone());
-            }
-            k if INNER_HITS_KEYS.contains(&k) => {
-                body.insert(k.to_string(), v.clone());
-            }
-            _ => {
-                return Err(EsError::unknown_field(
-                    "inner_hits",
-                    k,
-                    &[&["name", "ignore_unmapped"], INNER_HITS_KEYS].concat(),
-                ))
-            }
-        }
-    }
+    let mut h = InnerHits {
+        name: field.to_string(),
+        body: Map::new(),
+    };
+    INNER_HITS.parse_into(&mut h, o)?;
     for (k, default) in [("from", 0), ("size", 3)] {
-        let n = match body.get(k) {
+        let n = match h.body.get(k) {
             Some(v) => read_int(v)?,
             None => default,
         };
@@ -422,43 +364,41 @@ fn read_inner_hits(v: &Value, field: &str) -> EsResult<InnerHits> {
                 "illegal {k} value, at least 0 or higher"
             )));
         }
-        body.insert(k.to_string(), Value::from(n));
+        h.body.insert(k.to_string(), Value::from(n));
     }
-    Ok(InnerHits {
-        name: name.unwrap_or_else(|| field.to_string()),
-        body,
-    })
+    Ok(h)
 }
 
 pub fn read_collapse(v: &Value) -> EsResult<Collapse> {
-    let Value::Object(o) = v else {
-        return Err(EsError::parsing("[collapse] must be an object"));
-    };
-    let mut field = None;
-    let mut inner = None;
-    for (k, v) in o {
-        match (k.as_str(), v) {
-            ("field", Value::String(f)) => field = Some(f.clone()),
-            ("inner_hits", _) => inner = Some(v),
-            ("max_concurrent_group_searches", v) => {
+    type F = Field<Option<String>>;
+    /// `CollapseBuilder`: the field; `inner_hits` is read once the field is known.
+    static P: ObjectParser<Option<String>> = ObjectParser {
+        name: "collapse",
+        style: Style::Object,
+        fields: &[&[
+            F::new("field", "s", |f, _, v| {
+                *f = v.as_str().map(str::to_string);
+                Ok(())
+            }),
+            F::new("inner_hits", "*", ignore),
+            F::new("max_concurrent_group_searches", "*", |_, _, v| {
                 // Lode runs a hit's group searches one after the other: the bound holds.
                 if read_int(v)? < 1 {
                     return Err(EsError::illegal_argument(
                         "maxConcurrentGroupRequests` must be positive",
                     ));
                 }
-            }
-            _ => {
-                return Err(EsError::unknown_field(
-                    "collapse",
-                    k,
-                    &["field", "inner_hits", "max_concurrent_group_searches"],
-                ))
-            }
-        }
-    }
-    let field = field.ok_or_else(|| EsError::x_content_parse("Required [field]"))?;
-    let inner_hits = match inner {
+                Ok(())
+            }),
+        ]],
+    };
+    let Value::Object(o) = v else {
+        return Err(EsError::parsing("[collapse] must be an object"));
+    };
+    let field = P
+        .parse(o)?
+        .ok_or_else(|| EsError::x_content_parse("Required [field]"))?;
+    let inner_hits = match o.get("inner_hits") {
         None => Vec::new(),
         Some(Value::Array(a)) => a
             .iter()
@@ -486,20 +426,31 @@ pub struct Slice {
 }
 
 pub fn read_slice(v: &Value) -> EsResult<Slice> {
+    type F = Field<(Option<i64>, Option<i64>)>;
+    /// `SliceBuilder`: (id, max).
+    static P: ObjectParser<(Option<i64>, Option<i64>)> = ObjectParser {
+        name: "slice",
+        style: Style::Object,
+        fields: &[&[
+            F::new("id", "*", |(id, _), _, v| {
+                *id = Some(read_int(v)?);
+                Ok(())
+            }),
+            F::new("max", "*", |(_, max), _, v| {
+                *max = Some(read_int(v)?);
+                Ok(())
+            }),
+            // Slicing on a doc-values field hashes its values; only `_id` slicing is built.
+            F::new("field", "*", |_, _, v| match v.as_str() {
+                Some("_id") => Ok(()),
+                _ => Err(not_supported("slice.field")),
+            }),
+        ]],
+    };
     let Value::Object(o) = v else {
         return Err(EsError::parsing("[slice] must be an object"));
     };
-    let (mut id, mut max) = (None, None);
-    for (k, v) in o {
-        match k.as_str() {
-            "id" => id = Some(read_int(v)?),
-            "max" => max = Some(read_int(v)?),
-            // Slicing on a doc-values field hashes its values; only `_id` slicing is built.
-            "field" if v.as_str() == Some("_id") => {}
-            "field" => return Err(not_supported("slice.field")),
-            _ => return Err(EsError::unknown_field("slice", k, &["field", "id", "max"])),
-        }
-    }
+    let (id, max) = P.parse(o)?;
     let id =
         id.ok_or_else(|| EsError::illegal_argument("id must be greater than or equal to 0"))?;
     let max = max.ok_or_else(|| EsError::illegal_argument("max must be greater than 1"))?;

@@ -3,6 +3,7 @@
 //! previous root and the hit), scored by the inner query, with `_nested: {field, offset}` and
 //! the object's `_source` as Elasticsearch renders them.
 
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
 use lode_hits::source::{objects_at, unwrap, wrap, SourceFilter};
@@ -275,79 +276,131 @@ fn walk<'q>(q: &'q Query, in_nested: bool, out: &mut Vec<InnerHitsSpec<'q>>) -> 
     Ok(())
 }
 
+/// What `parse` fills in before the query is known; `query` is set by the caller.
+static NO_QUERY: Query = Query::MatchNone;
+
+/// An `inner_hits` under construction, and its `stored_fields` (applied after `_source`).
+type Ih = (InnerHitsSpec<'static>, Option<Vec<String>>);
+type IhField = Field<Ih>;
+
+fn flag(at: &At<'_>, v: &Value) -> EsResult<bool> {
+    v.as_bool()
+        .ok_or_else(|| EsError::parsing(format!("[inner_hits] failed to parse field [{}]", at.key)))
+}
+
+fn field_list(at: &At<'_>, v: &Value) -> EsResult<Vec<(String, Option<String>)>> {
+    v.as_array()
+        .ok_or_else(|| {
+            EsError::parsing(format!("[inner_hits] failed to parse field [{}]", at.key))
+        })?
+        .iter()
+        .map(|x| super::body::read_field_and_format(x).map(|f| (f.field, f.format)))
+        .collect()
+}
+
+/// ES's `InnerHitBuilder` as a `nested` query reads it.
+static INNER_HITS: ObjectParser<Ih> = ObjectParser {
+    name: "inner_hits",
+    style: Style::Object,
+    fields: &[&[
+        IhField::new("name", "*", |(s, _), _, v| {
+            s.name = v
+                .as_str()
+                .ok_or_else(|| EsError::parsing("[inner_hits] failed to parse field [name]"))?
+                .to_string();
+            Ok(())
+        }),
+        IhField::new("ignore_unmapped", "*", ignore),
+        IhField::new("from", "*", |(s, _), at, v| {
+            s.from = count(v, at.key)?;
+            Ok(())
+        }),
+        IhField::new("size", "*", |(s, _), at, v| {
+            s.size = count(v, at.key)?;
+            Ok(())
+        }),
+        IhField::new("_source", "*", |(s, _), _, v| {
+            s.source = SourceFilter::from_json(Some(v));
+            Ok(())
+        }),
+        IhField::new("sort", "*", |(s, _), _, v| {
+            s.sort = parse_sort(v)?;
+            Ok(())
+        }),
+        IhField::new("stored_fields", "*", |(_, stored), _, v| {
+            *stored = Some(super::body::read_strings(v, "stored_fields")?);
+            Ok(())
+        }),
+        IhField::new("script_fields", "*", |(s, _), _, v| {
+            let o = v.as_object().ok_or_else(|| {
+                EsError::parsing("[inner_hits] failed to parse field [script_fields]")
+            })?;
+            s.script_fields = o
+                .iter()
+                .map(|(name, spec)| super::script_field(name, spec))
+                .collect::<EsResult<Vec<_>>>()?;
+            Ok(())
+        }),
+        IhField::new("highlight", "*", |(s, _), _, v| {
+            s.highlight = Some(lode_hits::highlight::HighlightRequest::parse(v)?);
+            Ok(())
+        }),
+        IhField::new("docvalue_fields", "*", |(s, _), at, v| {
+            s.docvalue_fields = field_list(at, v)?;
+            Ok(())
+        }),
+        IhField::new("fields", "*", |(s, _), at, v| {
+            s.fields = field_list(at, v)?;
+            Ok(())
+        }),
+        IhField::new("track_scores", "*", |(s, _), at, v| {
+            s.track_scores = flag(at, v)?;
+            Ok(())
+        }),
+        IhField::new("version", "*", |(s, _), at, v| {
+            s.version = flag(at, v)?;
+            Ok(())
+        }),
+        IhField::new("seq_no_primary_term", "*", |(s, _), at, v| {
+            s.seq_no_primary_term = flag(at, v)?;
+            Ok(())
+        }),
+        IhField::new("explain", "*", |(s, _), at, v| {
+            s.explain = flag(at, v)?;
+            Ok(())
+        }),
+        IhField::new("collapse", "*", |_, _, _| Err(refuse("[collapse]"))),
+    ]],
+};
+
 fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSpec<'q>> {
-    let mut s = InnerHitsSpec {
-        name: path.to_string(),
-        path: path.to_string(),
-        query,
-        from: 0,
-        size: 3,
-        source: SourceFilter::all(),
-        sort: Vec::new(),
-        track_scores: false,
-        version: false,
-        seq_no_primary_term: false,
-        docvalue_fields: Vec::new(),
-        fields: Vec::new(),
-        highlight: None,
-        explain: false,
-        script_fields: Vec::new(),
-        stored_fields: Vec::new(),
-    };
-    let mut stored: Option<Vec<String>> = None;
-    for (k, v) in spec.as_object().into_iter().flatten() {
-        match k.as_str() {
-            "name" => {
-                s.name = v
-                    .as_str()
-                    .ok_or_else(|| EsError::parsing("[inner_hits] failed to parse field [name]"))?
-                    .to_string()
-            }
-            "from" => s.from = count(v, k)?,
-            "size" => s.size = count(v, k)?,
-            "_source" => s.source = SourceFilter::from_json(Some(v)),
-            "sort" => s.sort = parse_sort(v)?,
-            "stored_fields" => stored = Some(super::body::read_strings(v, "stored_fields")?),
-            "script_fields" => {
-                let o = v.as_object().ok_or_else(|| {
-                    EsError::parsing("[inner_hits] failed to parse field [script_fields]")
-                })?;
-                s.script_fields = o
-                    .iter()
-                    .map(|(name, spec)| super::script_field(name, spec))
-                    .collect::<EsResult<Vec<_>>>()?;
-            }
-            "highlight" => s.highlight = Some(lode_hits::highlight::HighlightRequest::parse(v)?),
-            "docvalue_fields" | "fields" => {
-                let list = v
-                    .as_array()
-                    .ok_or_else(|| {
-                        EsError::parsing(format!("[inner_hits] failed to parse field [{k}]"))
-                    })?
-                    .iter()
-                    .map(|x| super::body::read_field_and_format(x).map(|f| (f.field, f.format)))
-                    .collect::<EsResult<Vec<_>>>()?;
-                if k == "fields" {
-                    s.fields = list
-                } else {
-                    s.docvalue_fields = list
-                }
-            }
-            "track_scores" | "version" | "seq_no_primary_term" | "explain" => {
-                let b = v.as_bool().ok_or_else(|| {
-                    EsError::parsing(format!("[inner_hits] failed to parse field [{k}]"))
-                })?;
-                match k.as_str() {
-                    "track_scores" => s.track_scores = b,
-                    "version" => s.version = b,
-                    "explain" => s.explain = b,
-                    _ => s.seq_no_primary_term = b,
-                }
-            }
-            "ignore_unmapped" => {}
-            other => return Err(refuse(&format!("[{other}]"))),
-        }
+    let mut ih: Ih = (
+        InnerHitsSpec {
+            name: path.to_string(),
+            path: path.to_string(),
+            query: &NO_QUERY,
+            from: 0,
+            size: 3,
+            source: SourceFilter::all(),
+            sort: Vec::new(),
+            track_scores: false,
+            version: false,
+            seq_no_primary_term: false,
+            docvalue_fields: Vec::new(),
+            fields: Vec::new(),
+            highlight: None,
+            explain: false,
+            script_fields: Vec::new(),
+            stored_fields: Vec::new(),
+        },
+        None,
+    );
+    if let Some(o) = spec.as_object() {
+        INNER_HITS.parse_into(&mut ih, o)?;
     }
+    let (s, stored) = ih;
+    let mut s: InnerHitsSpec<'q> = s;
+    s.query = query;
     if let Some(list) = stored {
         // As a search's: `_none_` refuses a requested `_source`; stored fields replace
         // `_source` unless it is requested or named among them.
@@ -686,5 +739,33 @@ fn missing_sort_value(ctx: &QueryContext, field: &str, k: &SortKey) -> Value {
         Some(Storage::Keyword) | None => Value::Null,
         Some(Storage::F64) => json!(if low { "-Infinity" } else { "Infinity" }),
         Some(_) => json!(if low { i64::MIN } else { i64::MAX }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_inner_hits_are_declared() {
+        let q = Query::MatchAll { boost: 1.0 };
+        let s = parse(
+            "users",
+            &q,
+            &json!({"name": "n", "size": 2, "version": true}),
+        )
+        .unwrap();
+        assert_eq!((s.name.as_str(), s.size, s.version), ("n", 2, true));
+        assert!(std::ptr::eq(s.query, &q));
+        let e = parse("users", &q, &json!({"sizee": 1})).err().unwrap();
+        assert_eq!(e.kind, "x_content_parse_exception");
+        assert_eq!(
+            e.reason,
+            "[inner_hits] unknown field [sizee] did you mean [size]?"
+        );
+        let e = parse("users", &q, &json!({"collapse": {"field": "a"}}))
+            .err()
+            .unwrap();
+        assert_eq!(e.reason, "[inner_hits] [collapse] is not supported by Lode");
     }
 }

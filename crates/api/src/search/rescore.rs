@@ -6,6 +6,7 @@
 
 use super::body::{read_float, read_int, Token};
 use super::Candidate;
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use lode_query::{self as query, Query, QueryContext};
 use serde_json::Value;
@@ -39,53 +40,48 @@ pub fn parse(v: &Value) -> EsResult<Vec<Rescorer>> {
 }
 
 fn parse_one(v: &Value) -> EsResult<Rescorer> {
-    let Value::Object(o) = v else {
-        return Err(EsError::parsing(format!(
-            "rescore doesn't support values of type: {}",
-            Token::of(v).es_name()
-        )));
-    };
-    let mut window_size = 10;
-    let mut body = None;
-    for (k, v) in o {
-        match k.as_str() {
-            "window_size" => {
+    /// `RescorerBuilder`: the window and one named rescorer (`query`, the only one ES ships).
+    static RESCORE: ObjectParser<usize> = ObjectParser {
+        name: "rescore",
+        style: Style::Custom {
+            unknown: |at, _, _| unknown_rescorer(at),
+            wrong_token: |at, _| unknown_rescorer(at),
+        },
+        fields: &[&[
+            Field::new("window_size", "*", |w, _, v| {
                 let n = read_int(v)?;
                 if n < 0 {
                     return Err(EsError::illegal_argument(
                         "[window_size] must be greater than or equal to 0",
                     ));
                 }
-                window_size = n as usize;
-            }
-            "query" => body = Some(v),
-            other => {
-                return Err(EsError::parsing(format!(
-                    "Unknown NamedObject [rescore] [{other}]"
-                )))
-            }
-        }
-    }
-    let Some(Value::Object(q)) = body else {
-        return Err(EsError::parsing("missing rescore type"));
+                *w = n as usize;
+                Ok(())
+            }),
+            // Read below, once the window is known.
+            Field::new("query", "*", ignore),
+        ]],
     };
-    let mut r = Rescorer {
-        window_size,
-        query: Query::MatchAll { boost: 1.0 },
-        query_weight: 1.0,
-        rescore_query_weight: 1.0,
-        score_mode: ScoreMode::Total,
-    };
-    let mut has_query = false;
-    for (k, v) in q {
-        match k.as_str() {
-            "rescore_query" => {
+    type F = Field<(Rescorer, bool)>;
+    /// `QueryRescorerBuilder`; the flag: a `rescore_query` was given.
+    static QUERY: ObjectParser<(Rescorer, bool)> = ObjectParser {
+        name: "query",
+        style: Style::Object,
+        fields: &[&[
+            F::new("rescore_query", "*", |(r, has), _, v| {
                 r.query = query::parse_query(v)?;
-                has_query = true;
-            }
-            "query_weight" => r.query_weight = read_float(v)? as f32,
-            "rescore_query_weight" => r.rescore_query_weight = read_float(v)? as f32,
-            "score_mode" => {
+                *has = true;
+                Ok(())
+            }),
+            F::new("query_weight", "*", |(r, _), _, v| {
+                r.query_weight = read_float(v)? as f32;
+                Ok(())
+            }),
+            F::new("rescore_query_weight", "*", |(r, _), _, v| {
+                r.rescore_query_weight = read_float(v)? as f32;
+                Ok(())
+            }),
+            F::new("score_mode", "*", |(r, _), _, v| {
                 r.score_mode = match v.as_str().map(str::to_ascii_lowercase).as_deref() {
                     Some("total") => ScoreMode::Total,
                     Some("multiply") => ScoreMode::Multiply,
@@ -98,26 +94,42 @@ fn parse_one(v: &Value) -> EsResult<Rescorer> {
                             v.as_str().unwrap_or_default()
                         )))
                     }
-                }
-            }
-            other => {
-                return Err(EsError::unknown_field(
-                    "query",
-                    other,
-                    &[
-                        "rescore_query",
-                        "query_weight",
-                        "rescore_query_weight",
-                        "score_mode",
-                    ],
-                ))
-            }
-        }
-    }
+                };
+                Ok(())
+            }),
+        ]],
+    };
+    let Value::Object(o) = v else {
+        return Err(EsError::parsing(format!(
+            "rescore doesn't support values of type: {}",
+            Token::of(v).es_name()
+        )));
+    };
+    let mut window_size = 10;
+    RESCORE.parse_into(&mut window_size, o)?;
+    let Some(Value::Object(q)) = o.get("query") else {
+        return Err(EsError::parsing("missing rescore type"));
+    };
+    let mut r = (
+        Rescorer {
+            window_size,
+            query: Query::MatchAll { boost: 1.0 },
+            query_weight: 1.0,
+            rescore_query_weight: 1.0,
+            score_mode: ScoreMode::Total,
+        },
+        false,
+    );
+    QUERY.parse_into(&mut r, q)?;
+    let (r, has_query) = r;
     if !has_query {
         return Err(EsError::illegal_argument("rescore_query cannot be null"));
     }
     Ok(r)
+}
+
+fn unknown_rescorer(at: &At<'_>) -> EsError {
+    EsError::parsing(format!("Unknown NamedObject [rescore] [{}]", at.key))
 }
 
 /// Rescores a shard's hits, sorted by score, in place.
