@@ -1509,35 +1509,56 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
 /// `background_filter`, and a significance heuristic (`jlh` by default, see `significant.rs`).
 fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_terms";
-    let mut keys = vec![
-        "field",
-        "size",
-        "shard_size",
-        "min_doc_count",
-        "shard_min_doc_count",
-        "include",
-        "exclude",
-        "execution_hint",
-        "background_filter",
-        "value_type",
-        // ES's parser declares the values-source fields (`declareFields(PARSER, true, true,
-        // false)`): `script` is refused when planning.
-        "missing",
-        "format",
-        "script",
-    ];
-    keys.extend(crate::significant::HEURISTICS);
-    expect_fields(TY, o, &keys)?;
-    let heuristic = crate::significant::parse_heuristic(TY, o)?;
-    let background_filter = o
-        .get("background_filter")
-        .map(|v| parse_dsl(v).map(Box::new))
-        .transpose()?;
-    let mut only = o.clone();
-    only.remove("background_filter");
-    for k in crate::significant::HEURISTICS {
-        only.remove(k);
+    #[derive(Default)]
+    struct Body {
+        background_filter: Option<Box<DslQuery>>,
+        terms: Map<String, Value>,
     }
+    type BF = Field<Body>;
+    fn to_terms(b: &mut Body, at: &At<'_>, v: &Value) -> EsResult<()> {
+        b.terms.insert(at.key.to_string(), v.clone());
+        Ok(())
+    }
+    static P: ObjectParser<Body> = ObjectParser {
+        name: TY,
+        style: fields::AGG,
+        fields: &[
+            &[BF::new("background_filter", "*", |b, _, v| {
+                b.background_filter = Some(Box::new(parse_dsl(v)?));
+                Ok(())
+            })],
+            // the significance heuristics, read by `significant::parse_heuristic`
+            &[
+                BF::new("jlh", "*", ignore),
+                BF::new("mutual_information", "*", ignore),
+                BF::new("chi_square", "*", ignore),
+                BF::new("gnd", "*", ignore),
+                BF::new("percentage", "*", ignore),
+                BF::new("script_heuristic", "*", ignore),
+            ],
+            // read by the `terms` parser; ES's parser declares the values-source fields
+            // (`declareFields(PARSER, true, true, false)`): `script` is refused when planning.
+            &[
+                BF::new("field", "*", to_terms),
+                BF::new("size", "*", to_terms),
+                BF::new("shard_size", "*", to_terms),
+                BF::new("min_doc_count", "*", to_terms),
+                BF::new("shard_min_doc_count", "*", to_terms),
+                BF::new("include", "*", to_terms),
+                BF::new("exclude", "*", to_terms),
+                BF::new("execution_hint", "*", to_terms),
+                BF::new("value_type", "*", to_terms),
+                BF::new("missing", "*", to_terms),
+                BF::new("format", "*", to_terms),
+                BF::new("script", "*", to_terms),
+            ],
+        ],
+    };
+    let mut b = Body::default();
+    P.parse_into(&mut b, o)?;
+    let heuristic = crate::significant::parse_heuristic(TY, o)?;
+    let background_filter = b.background_filter;
+    let only = b.terms;
     let mut terms = parse_terms(name, &only)?;
     if !o.contains_key("min_doc_count") {
         terms.min_doc_count = 3;
@@ -1631,50 +1652,75 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
 /// exactly), `include`, `exclude`, `missing`, `format`.
 fn parse_rare_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "rare_terms";
-    let keys = [
-        "field",
-        "max_doc_count",
-        "precision",
-        "include",
-        "exclude",
-        "missing",
-        "format",
-        "value_type",
-    ];
-    expect_fields(TY, o, &keys)?;
-    let setter = |key: &str, reason: String| {
-        EsError::x_content_parse(format!("[{TY}] failed to parse field [{key}]"))
-            .caused_by(EsError::illegal_argument(reason))
+    #[derive(Default)]
+    struct Body {
+        name: String,
+        max_doc_count: Option<u64>,
+        terms: Map<String, Value>,
+    }
+    type BF = Field<Body>;
+    static P: ObjectParser<Body> = ObjectParser {
+        name: TY,
+        style: fields::AGG,
+        fields: &[&[
+            BF::new("max_doc_count", "*", |b, at, v| {
+                let failed = |reason: String| {
+                    EsError::x_content_parse(format!(
+                        "[{}] failed to parse field [{}]",
+                        at.parser, at.key
+                    ))
+                    .caused_by(EsError::illegal_argument(reason))
+                };
+                let n = int(at.parser, at.key, v)?;
+                if n <= 0 {
+                    return Err(failed(format!(
+                        "[max_doc_count] must be greater than 0. Found [{n}] in [{}]",
+                        b.name
+                    )));
+                }
+                if n > 100 {
+                    // Elasticsearch's message, spaces as it has them.
+                    return Err(failed(format!(
+                        "[max_doc_count] must be smallerthan 100in [{}]",
+                        b.name
+                    )));
+                }
+                b.max_doc_count = Some(n as u64);
+                Ok(())
+            }),
+            // validated only: Lode counts exactly
+            BF::new("precision", "*", |_, at, v| {
+                if num(at.parser, at.key, v)? < 0.00001 {
+                    return Err(EsError::x_content_parse(format!(
+                        "[{}] failed to parse field [{}]",
+                        at.parser, at.key
+                    ))
+                    .caused_by(EsError::illegal_argument(
+                        "[precision] must be greater than 0.00001",
+                    )));
+                }
+                Ok(())
+            }),
+            // read by the `terms` parser
+            BF::new("field", "*", to_terms),
+            BF::new("include", "*", to_terms),
+            BF::new("exclude", "*", to_terms),
+            BF::new("missing", "*", to_terms),
+            BF::new("format", "*", to_terms),
+            BF::new("value_type", "*", to_terms),
+        ]],
     };
-    let mut max_doc_count = 1;
-    if let Some(v) = o.get("max_doc_count") {
-        let n = int(TY, "max_doc_count", v)?;
-        if n <= 0 {
-            return Err(setter(
-                "max_doc_count",
-                format!("[max_doc_count] must be greater than 0. Found [{n}] in [{name}]"),
-            ));
-        }
-        if n > 100 {
-            // Elasticsearch's message, spaces as it has them.
-            return Err(setter(
-                "max_doc_count",
-                format!("[max_doc_count] must be smallerthan 100in [{name}]"),
-            ));
-        }
-        max_doc_count = n as u64;
+    fn to_terms(b: &mut Body, at: &At<'_>, v: &Value) -> EsResult<()> {
+        b.terms.insert(at.key.to_string(), v.clone());
+        Ok(())
     }
-    if let Some(v) = o.get("precision") {
-        if num(TY, "precision", v)? < 0.00001 {
-            return Err(setter(
-                "precision",
-                "[precision] must be greater than 0.00001".to_string(),
-            ));
-        }
-    }
-    let mut only = o.clone();
-    only.remove("max_doc_count");
-    only.remove("precision");
+    let mut b = Body {
+        name: name.to_string(),
+        ..Body::default()
+    };
+    P.parse_into(&mut b, o)?;
+    let max_doc_count = b.max_doc_count.unwrap_or(1);
+    let only = b.terms;
     let mut terms = parse_terms(name, &only)?;
     terms.order = vec![
         BucketOrder {
@@ -3848,6 +3894,119 @@ mod tests {
                 key: OrderKey::Key,
                 asc: true
             }
+        );
+    }
+}
+
+#[cfg(test)]
+mod declared_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(v: Value) -> EsError {
+        parse_aggs(&v).expect_err("an error")
+    }
+
+    #[test]
+    fn unknown_keys_suggest_the_declared_names_shared_groups_included() {
+        let e = err(json!({"a": {"avg": {"feild": "x"}}}));
+        assert_eq!(e.kind, "x_content_parse_exception");
+        assert_eq!(
+            e.reason,
+            "[avg] unknown field [feild] did you mean [field]?"
+        );
+        let e = err(json!({"a": {"extended_stats": {"field": "x", "sigmaa": 1}}}));
+        assert_eq!(
+            e.reason,
+            "[extended_stats] unknown field [sigmaa] did you mean [sigma]?"
+        );
+        let e = err(json!({"a": {"terms": {"field": "x", "formatt": "0"}}}));
+        assert_eq!(
+            e.reason,
+            "[terms] unknown field [formatt] did you mean [format]?"
+        );
+        // a script where the aggregation declares none
+        let e = err(json!({"a": {"string_stats": {"script": "1"}}}));
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            (
+                "illegal_argument_exception",
+                "[script] is not supported in [string_stats] aggregations"
+            )
+        );
+    }
+
+    #[test]
+    fn declared_tokens_are_refused_as_elasticsearch_does() {
+        let e = err(json!({"a": {"histogram": {"field": "x", "interval": 1, "missing": {}}}}));
+        assert_eq!(
+            e.reason,
+            "[histogram] missing doesn't support values of type: START_OBJECT"
+        );
+        let e = err(json!({"a": {"range": {"field": "x", "ranges": {}}}}));
+        assert_eq!(
+            e.reason,
+            "[range] ranges doesn't support values of type: START_OBJECT"
+        );
+        // silently read as absent before; ES declares both as strings
+        let e = err(json!({"a": {"reverse_nested": {"path": 1}}}));
+        assert_eq!(
+            e.reason,
+            "[reverse_nested] path doesn't support values of type: VALUE_NUMBER"
+        );
+        let e = err(json!({"a": {"composite": {"sources": [
+            {"k": {"terms": {"field": "x", "order": 1}}}
+        ]}}}));
+        assert_eq!(
+            e.reason,
+            "[terms] order doesn't support values of type: VALUE_NUMBER"
+        );
+    }
+
+    #[test]
+    fn the_first_refused_key_in_body_order_is_the_error() {
+        // ES's ObjectParser walks the body in order
+        let e = err(json!({"a": {"avg": {"format": {}, "bogus": 1, "field": "x"}}}));
+        assert_eq!(
+            e.reason,
+            "[avg] format doesn't support values of type: START_OBJECT"
+        );
+        let e = err(json!({"a": {"avg": {"bogus": 1, "format": {}}}}));
+        assert_eq!(e.reason, "[avg] unknown field [bogus]");
+        // requirements across keys come after the walk
+        let e = err(json!({"a": {"avg": {"format": "0.0"}}}));
+        assert_eq!(
+            e.reason,
+            "Required one of fields [field, script], but none were specified. "
+        );
+    }
+
+    #[test]
+    fn declared_bodies_parse_their_values() {
+        let r = parse_aggs(&json!({
+            "p": {"percentiles": {"field": "x", "percents": [50, 1, 50], "hdr": {}}},
+            "c": {"cardinality": {"field": "x", "precision_threshold": 100000}},
+            "t": {"terms": {"field": "x", "size": 3, "order": {"_key": "asc"}}},
+        }))
+        .unwrap();
+        for node in &r.aggs {
+            match &node.kind {
+                AggKind::Percentiles(p) => {
+                    assert_eq!(p.percents, vec![1.0, 50.0]);
+                    assert_eq!(p.method, PercentilesMethod::Hdr { digits: 3 });
+                }
+                AggKind::Metric(m) => assert_eq!(m.precision_threshold, 40000),
+                AggKind::Terms(t) => {
+                    assert_eq!((t.size, t.field.as_str()), (3, "x"));
+                    assert_eq!(t.order.len(), 1);
+                }
+                _ => unreachable!(),
+            }
+        }
+        let e = err(json!({"a": {"percentiles": {"field": "x", "tdigest": {}, "hdr": {}}}}));
+        assert_eq!(
+            e.reason,
+            "[percentiles] cannot use both [tdigest] and [hdr] methods: [a]"
         );
     }
 }
