@@ -32,6 +32,7 @@ mod composite;
 mod digest;
 mod dsl;
 mod exec;
+mod fields;
 mod format;
 mod geogrid;
 mod percentiles;

@@ -3,7 +3,9 @@
 //! field resolution happens when the tree is planned against one index.
 
 use super::dsl::{parse_dsl, DslQuery};
+use crate::fields::{self, Source, Sourced};
 use lode_dates::{parse_time_value, CalendarUnit, Tz};
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use lode_hits::source::SourceFilter;
 use serde_json::{json, Map, Value};
@@ -293,57 +295,40 @@ impl AggKind {
     }
 }
 
-fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<AutoDateHistogramReq> {
-    const TY: &str = "auto_date_histogram";
-    expect_fields(
-        TY,
-        o,
+/// An `auto_date_histogram` body under construction.
+struct AutoDateBody {
+    name: String,
+    source: Source,
+    r: AutoDateHistogramReq,
+}
+
+impl Sourced for AutoDateBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+}
+
+type AF = Field<AutoDateBody>;
+
+static AUTO_DATE_HISTOGRAM: ObjectParser<AutoDateBody> = ObjectParser {
+    name: "auto_date_histogram",
+    style: fields::AGG,
+    fields: &[
         &[
-            "field",
-            "script",
-            "value_type",
-            "buckets",
-            "minimum_interval",
-            "time_zone",
-            "format",
-            "missing",
-        ],
-    )?;
-    let mut r = AutoDateHistogramReq {
-        hist: DateHistogramReq {
-            field: date_field_or_script(o)?,
-            interval: DateInterval::Fixed(1000),
-            time_zone: Tz::utc(),
-            offset: 0,
-            format: None,
-            min_doc_count: 0,
-            extended_bounds: None,
-            hard_bounds: None,
-            keyed: false,
-            order: vec![BucketOrder {
-                key: OrderKey::Key,
-                asc: true,
-            }],
-            missing: None,
-        },
-        buckets: 10,
-        minimum_interval: 0,
-        chosen: std::sync::Mutex::new(None),
-    };
-    for (k, v) in o {
-        match k.as_str() {
-            "buckets" => {
-                let n = int(TY, k, v)?;
+            AF::new("buckets", "*", |b, at, v| {
+                let n = int(at.parser, at.key, v)?;
                 if n <= 0 {
                     return Err(EsError::illegal_argument(format!(
-                        "[buckets] must be greater than 0 in [{name}]"
+                        "[buckets] must be greater than 0 in [{}]",
+                        b.name
                     )));
                 }
-                r.buckets = n as usize;
-            }
-            "minimum_interval" => {
-                let s = string(TY, k, v)?;
-                r.minimum_interval = crate::auto_date::LADDER
+                b.r.buckets = n as usize;
+                Ok(())
+            }),
+            AF::new("minimum_interval", "*", |b, at, v| {
+                let s = string(at.parser, at.key, v)?;
+                b.r.minimum_interval = crate::auto_date::LADDER
                     .iter()
                     .position(|rung| rung.name == s)
                     .ok_or_else(|| {
@@ -351,13 +336,52 @@ fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<Aut
                             "minimum_interval must be one of [second, minute, hour, day, month, year]",
                         )
                     })?;
-            }
-            "time_zone" => r.hist.time_zone = parse_time_zone(v)?,
-            "format" => r.hist.format = Some(string(TY, k, v)?),
-            "missing" => r.hist.missing = Some(missing_value(TY, v)?),
-            _ => {}
-        }
-    }
+                Ok(())
+            }),
+            AF::new("time_zone", "*", |b, _, v| {
+                b.r.hist.time_zone = parse_time_zone(v)?;
+                Ok(())
+            }),
+        ],
+        &fields::field(),
+        &fields::script(),
+        &fields::value_type(),
+        &fields::format(),
+        &fields::missing_scalar(),
+    ],
+};
+
+fn parse_auto_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<AutoDateHistogramReq> {
+    let mut b = AutoDateBody {
+        name: name.to_string(),
+        source: Source::default(),
+        r: AutoDateHistogramReq {
+            hist: DateHistogramReq {
+                field: String::new(),
+                interval: DateInterval::Fixed(1000),
+                time_zone: Tz::utc(),
+                offset: 0,
+                format: None,
+                min_doc_count: 0,
+                extended_bounds: None,
+                hard_bounds: None,
+                keyed: false,
+                order: vec![BucketOrder {
+                    key: OrderKey::Key,
+                    asc: true,
+                }],
+                missing: None,
+            },
+            buckets: 10,
+            minimum_interval: 0,
+            chosen: std::sync::Mutex::new(None),
+        },
+    };
+    AUTO_DATE_HISTOGRAM.parse_into(&mut b, o)?;
+    let mut r = b.r;
+    r.hist.field = b.source.field_or_script(false, true)?;
+    r.hist.format = b.source.format;
+    r.hist.missing = b.source.missing;
     Ok(r)
 }
 
@@ -563,49 +587,47 @@ fn parse_digest_metric(
     kind: DigestKind,
     o: &Map<String, Value>,
 ) -> EsResult<DigestMetricReq> {
-    let ty = kind.name();
-    expect_fields(
-        ty,
-        o,
-        &[
-            "field",
-            "missing",
-            "format",
-            "compression",
-            "execution_hint",
-            "value_type",
+    static P: ObjectParser<SmallBody> = ObjectParser {
+        name: "boxplot",
+        style: fields::AGG,
+        fields: &[
+            &[
+                SF::new("compression", "*", |b, at, v| {
+                    b.compression = Some(tdigest_compression(&b.name, num(at.parser, at.key, v)?)?);
+                    Ok(())
+                }),
+                SF::new("execution_hint", "*", |b, at, v| {
+                    b.high_accuracy = tdigest_execution_hint(&string(at.parser, at.key, v)?)?;
+                    Ok(())
+                }),
+            ],
+            &fields::field(),
+            &fields::missing(),
+            &fields::format(),
+            &fields::value_type(),
         ],
-    )?;
-    let mut compression = match kind {
+    };
+    let ty = kind.name();
+    let mut b = SmallBody {
+        name: name.to_string(),
+        ..SmallBody::default()
+    };
+    P.parse_named(ty, &mut b, o)?;
+    b.source.check_value_type(ty)?;
+    let compression = b.compression.unwrap_or(match kind {
         DigestKind::Mad => 1000.0,
         DigestKind::Boxplot => crate::digest::DEFAULT_COMPRESSION,
-    };
-    let mut high_accuracy = false;
-    let mut r = DigestMetricReq {
+    });
+    Ok(DigestMetricReq {
         kind,
-        field: String::new(),
-        missing: None,
-        format: None,
-        method: PercentilesMethod::default(),
-    };
-    for (k, v) in o {
-        match k.as_str() {
-            "missing" => r.missing = Some(v.clone()),
-            "format" => r.format = Some(string(ty, k, v)?),
-            "compression" => compression = tdigest_compression(name, num(ty, k, v)?)?,
-            "execution_hint" => high_accuracy = tdigest_execution_hint(&string(ty, k, v)?)?,
-            "value_type" => {
-                string(ty, k, v)?;
-            }
-            _ => {}
-        }
-    }
-    r.field = required_field(o)?;
-    r.method = PercentilesMethod::TDigest {
-        compression,
-        high_accuracy,
-    };
-    Ok(r)
+        field: b.source.required_field()?,
+        missing: b.source.missing,
+        format: b.source.format,
+        method: PercentilesMethod::TDigest {
+            compression,
+            high_accuracy: b.high_accuracy,
+        },
+    })
 }
 
 /// `tdigest: {compression, execution_hint}` (shared with `median_absolute_deviation` and
@@ -769,35 +791,27 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "ip_range" => AggKind::Filters(parse_ip_range(obj()?)?),
         "geo_distance" => AggKind::Filters(parse_geo_distance_agg(obj()?)?),
         "global" => {
-            expect_fields(ty, obj()?, &[])?;
+            small(&GLOBAL, name, obj()?)?;
             AggKind::Global
         }
-        "missing" => {
-            let o = obj()?;
-            expect_fields(ty, o, &["field", "script", "value_type"])?;
-            AggKind::Missing {
-                field: field_or_script(o, true)?,
+        "missing" => AggKind::Missing {
+            field: small(&MISSING, name, obj()?)?
+                .source
+                .field_or_script(true, false)?,
+        },
+        "nested" => match small(&NESTED, name, obj()?)?.path {
+            Some(Value::String(p)) => AggKind::Nested { path: p },
+            _ => {
+                return Err(EsError::parsing(format!(
+                    "[nested] requires 'path' field in [{name}]"
+                )))
             }
-        }
-        "nested" => {
-            let o = obj()?;
-            expect_fields(ty, o, &["path"])?;
-            match o.get("path") {
-                Some(Value::String(p)) => AggKind::Nested { path: p.clone() },
-                _ => {
-                    return Err(EsError::parsing(format!(
-                        "[nested] requires 'path' field in [{name}]"
-                    )))
-                }
-            }
-        }
-        "reverse_nested" => {
-            let o = obj()?;
-            expect_fields(ty, o, &["path"])?;
-            AggKind::ReverseNested {
-                path: o.get("path").and_then(Value::as_str).map(str::to_string),
-            }
-        }
+        },
+        "reverse_nested" => AggKind::ReverseNested {
+            path: small(&REVERSE_NESTED, name, obj()?)?
+                .path
+                .and_then(|p| p.as_str().map(str::to_string)),
+        },
         "composite" => AggKind::Composite(parse_composite(name, obj()?)?),
         "avg" | "sum" | "min" | "max" | "value_count" | "stats" | "extended_stats"
         | "cardinality" => AggKind::Metric(parse_metric(name, ty, obj()?)?),
@@ -806,106 +820,35 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "median_absolute_deviation" => {
             AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Mad, obj()?)?)
         }
-        "sampler" => {
-            let o = obj()?;
-            expect_fields(ty, o, &["shard_size"])?;
-            let shard_size = match o.get("shard_size") {
-                Some(v) => {
-                    let n = int32(ty, "shard_size", v)?;
-                    if n <= 0 {
-                        return Err(EsError::illegal_argument(format!(
-                            "[shardSize] must be greater than 0. Found [{n}] in [{name}]"
-                        )));
-                    }
-                    n as usize
-                }
-                None => 100,
-            };
-            AggKind::Sampler { shard_size }
-        }
+        "sampler" => AggKind::Sampler {
+            shard_size: small(&SAMPLER, name, obj()?)?.shard_size.unwrap_or(100),
+        },
         "diversified_sampler" => {
-            let o = obj()?;
-            expect_fields(
-                ty,
-                o,
-                &[
-                    "field",
-                    "shard_size",
-                    "max_docs_per_value",
-                    "execution_hint",
-                    "missing",
-                ],
-            )?;
-            let positive = |key: &str, es_key: &str, default: usize| -> EsResult<usize> {
-                match o.get(key) {
-                    Some(v) => {
-                        let n = int32(ty, key, v)?;
-                        if n <= 0 {
-                            return Err(EsError::illegal_argument(format!(
-                                "[{es_key}] must be greater than 0. Found [{n}] in [{name}]"
-                            )));
-                        }
-                        Ok(n as usize)
-                    }
-                    None => Ok(default),
-                }
-            };
-            let shard_size = positive("shard_size", "shardSize", 100)?;
-            let max_docs_per_value = positive("max_docs_per_value", "maxDocsPerValue", 1)?;
-            if let Some(h) = o.get("execution_hint") {
-                // Only how ES finds the values: every hint gives the same sample.
-                let h = string(ty, "execution_hint", h)?;
-                if !["map", "global_ordinals", "bytes_hash"].contains(&h.as_str()) {
-                    return Err(EsError::illegal_argument(format!(
-                        "Unknown `execution_hint`: [{h}], expected any of [map, global_ordinals, bytes_hash]"
-                    )));
-                }
-            }
+            let b = small(&DIVERSIFIED_SAMPLER, name, obj()?)?;
             AggKind::DiversifiedSampler {
-                shard_size,
-                field: required_field(o)?,
-                max_docs_per_value,
-                missing: o.get("missing").map(|v| missing_value(ty, v)).transpose()?,
+                shard_size: b.shard_size.unwrap_or(100),
+                field: b.source.required_field()?,
+                max_docs_per_value: b.max_docs_per_value.unwrap_or(1),
+                missing: b
+                    .source
+                    .missing
+                    .map(|v| missing_value(ty, &v))
+                    .transpose()?,
             }
         }
         "auto_date_histogram" => {
             AggKind::AutoDateHistogram(Box::new(parse_auto_date_histogram(name, obj()?)?))
         }
         "string_stats" => {
-            let o = obj()?;
-            expect_fields(
-                ty,
-                o,
-                &["field", "missing", "show_distribution", "value_type"],
-            )?;
-            let mut missing = None;
-            let mut show_distribution = false;
-            for (k, v) in o {
-                match k.as_str() {
-                    "missing" => {
-                        missing = Some(match v {
-                            Value::String(s) => s.clone(),
-                            Value::Number(n) => n.to_string(),
-                            Value::Bool(b) => b.to_string(),
-                            other => {
-                                return Err(EsError::x_content_parse(format!(
-                                    "[{ty}] missing doesn't support values of type: {}",
-                                    token_name(other)
-                                )))
-                            }
-                        })
-                    }
-                    "show_distribution" => show_distribution = boolean(ty, k, v)?,
-                    "value_type" => {
-                        string(ty, k, v)?;
-                    }
-                    _ => {}
-                }
-            }
+            let b = small(&STRING_STATS, name, obj()?)?;
+            let field = b.source.required_field()?;
             AggKind::StringStats {
-                field: required_field(o)?,
-                missing,
-                show_distribution,
+                field,
+                missing: b.source.missing.map(|m| match m {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                }),
+                show_distribution: b.show_distribution,
             }
         }
         "boxplot" => AggKind::DigestMetric(parse_digest_metric(name, DigestKind::Boxplot, obj()?)?),
@@ -920,30 +863,16 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         "multi_terms" => AggKind::MultiTerms(parse_multi_terms(name, obj()?)?),
         "weighted_avg" => AggKind::WeightedAvg(parse_weighted_avg(name, obj()?)?),
         "geo_bounds" | "geo_centroid" => {
-            let o = obj()?;
             let centroid = ty == "geo_centroid";
-            expect_fields(
-                ty,
-                o,
-                if centroid {
-                    &["field"]
-                } else {
-                    &["field", "wrap_longitude"]
-                },
+            let b = small(
+                if centroid { &GEO_CENTROID } else { &GEO_BOUNDS },
+                name,
+                obj()?,
             )?;
-            let wrap_longitude = match o.get("wrap_longitude") {
-                None => true,
-                Some(Value::Bool(b)) => *b,
-                Some(_) => {
-                    return Err(EsError::x_content_parse(format!(
-                        "[{ty}] failed to parse field [wrap_longitude]"
-                    )))
-                }
-            };
             AggKind::GeoMetric {
                 centroid,
-                field: required_field(o)?,
-                wrap_longitude,
+                field: b.source.required_field()?,
+                wrap_longitude: b.wrap_longitude.unwrap_or(true),
             }
         }
         "geohash_grid" | "geotile_grid" => AggKind::GeoGrid(parse_geo_grid(name, ty, obj()?)?),
@@ -985,6 +914,169 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         }
     })
 }
+
+/// The body of an aggregation with a few options of its own (`global`, `missing`, `nested`,
+/// `reverse_nested`, the samplers, `string_stats`, `geo_bounds`, `geo_centroid`).
+#[derive(Default)]
+struct SmallBody {
+    name: String,
+    source: Source,
+    path: Option<Value>,
+    shard_size: Option<usize>,
+    max_docs_per_value: Option<usize>,
+    show_distribution: bool,
+    wrap_longitude: Option<bool>,
+    compression: Option<f64>,
+    high_accuracy: bool,
+}
+
+impl Sourced for SmallBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+}
+
+type SF = Field<SmallBody>;
+
+/// Parses `o` with `parser`, under its own name, for the aggregation `name`.
+fn small(
+    parser: &ObjectParser<SmallBody>,
+    name: &str,
+    o: &Map<String, Value>,
+) -> EsResult<SmallBody> {
+    let mut b = SmallBody {
+        name: name.to_string(),
+        ..SmallBody::default()
+    };
+    parser.parse_into(&mut b, o)?;
+    Ok(b)
+}
+
+/// A count that must be positive, as ES's samplers check it (`es_key` names it).
+fn positive(b: &SmallBody, at: &At<'_>, v: &Value, es_key: &str) -> EsResult<usize> {
+    let n = int32(at.parser, at.key, v)?;
+    if n <= 0 {
+        return Err(EsError::illegal_argument(format!(
+            "[{es_key}] must be greater than 0. Found [{n}] in [{}]",
+            b.name
+        )));
+    }
+    Ok(n as usize)
+}
+
+static GLOBAL: ObjectParser<SmallBody> = ObjectParser {
+    name: "global",
+    style: fields::AGG,
+    fields: &[],
+};
+
+static MISSING: ObjectParser<SmallBody> = ObjectParser {
+    name: "missing",
+    style: fields::AGG,
+    fields: &[&fields::field(), &fields::script(), &fields::value_type()],
+};
+
+static NESTED: ObjectParser<SmallBody> = ObjectParser {
+    name: "nested",
+    style: fields::AGG,
+    fields: &[&[SF::new("path", "*", |b, _, v| {
+        b.path = Some(v.clone());
+        Ok(())
+    })]],
+};
+
+static REVERSE_NESTED: ObjectParser<SmallBody> = ObjectParser {
+    name: "reverse_nested",
+    style: fields::AGG,
+    fields: &[&[SF::new("path", "s", |b, _, v| {
+        b.path = Some(v.clone());
+        Ok(())
+    })]],
+};
+
+static SAMPLER: ObjectParser<SmallBody> = ObjectParser {
+    name: "sampler",
+    style: fields::AGG,
+    fields: &[&[SF::new("shard_size", "*", |b, at, v| {
+        b.shard_size = Some(positive(b, at, v, "shardSize")?);
+        Ok(())
+    })]],
+};
+
+static DIVERSIFIED_SAMPLER: ObjectParser<SmallBody> = ObjectParser {
+    name: "diversified_sampler",
+    style: fields::AGG,
+    fields: &[
+        &[
+            SF::new("shard_size", "*", |b, at, v| {
+                b.shard_size = Some(positive(b, at, v, "shardSize")?);
+                Ok(())
+            }),
+            SF::new("max_docs_per_value", "*", |b, at, v| {
+                b.max_docs_per_value = Some(positive(b, at, v, "maxDocsPerValue")?);
+                Ok(())
+            }),
+            // Only how ES finds the values: every hint gives the same sample.
+            SF::new("execution_hint", "*", |_, at, v| {
+                let h = string(at.parser, at.key, v)?;
+                if !["map", "global_ordinals", "bytes_hash"].contains(&h.as_str()) {
+                    return Err(EsError::illegal_argument(format!(
+                        "Unknown `execution_hint`: [{h}], expected any of [map, global_ordinals, bytes_hash]"
+                    )));
+                }
+                Ok(())
+            }),
+        ],
+        &fields::field(),
+        &fields::missing(),
+    ],
+};
+
+static STRING_STATS: ObjectParser<SmallBody> = ObjectParser {
+    name: "string_stats",
+    style: fields::AGG,
+    fields: &[
+        &[
+            // a value, kept as its text
+            SF::new("missing", "v", |b, _, v| {
+                b.source.missing = Some(v.clone());
+                Ok(())
+            }),
+            SF::new("show_distribution", "*", |b, at, v| {
+                b.show_distribution = boolean(at.parser, at.key, v)?;
+                Ok(())
+            }),
+            SF::new("value_type", "*", |_, at, v| {
+                string(at.parser, at.key, v).map(drop)
+            }),
+        ],
+        &fields::field(),
+    ],
+};
+
+static GEO_CENTROID: ObjectParser<SmallBody> = ObjectParser {
+    name: "geo_centroid",
+    style: fields::AGG,
+    fields: &[&fields::field()],
+};
+
+static GEO_BOUNDS: ObjectParser<SmallBody> = ObjectParser {
+    name: "geo_bounds",
+    style: fields::AGG,
+    fields: &[
+        &[SF::new("wrap_longitude", "*", |b, at, v| match v {
+            Value::Bool(w) => {
+                b.wrap_longitude = Some(*w);
+                Ok(())
+            }
+            _ => Err(EsError::x_content_parse(format!(
+                "[{}] failed to parse field [{}]",
+                at.parser, at.key
+            ))),
+        })],
+        &fields::field(),
+    ],
+};
 
 pub(crate) fn token_name(v: &Value) -> &'static str {
     match v {
@@ -1042,20 +1134,32 @@ pub(crate) fn field_or_script(obj: &Map<String, Value>, keys: bool) -> EsResult<
     field_or_script_typed(obj, keys, false)
 }
 
-/// [`field_or_script`] whose script gives dates unless `value_type` says otherwise.
-fn date_field_or_script(obj: &Map<String, Value>) -> EsResult<String> {
-    field_or_script_typed(obj, false, true)
+fn field_or_script_typed(obj: &Map<String, Value>, keys: bool, date: bool) -> EsResult<String> {
+    field_or_script_of(
+        obj.get("field"),
+        obj.get("script"),
+        obj.get("value_type"),
+        keys,
+        date,
+    )
 }
 
-fn field_or_script_typed(obj: &Map<String, Value>, keys: bool, date: bool) -> EsResult<String> {
-    let Some(script) = obj.get("script") else {
-        return required_field(obj);
+/// [`field_or_script_typed`] of the keys as written.
+pub(crate) fn field_or_script_of(
+    field: Option<&Value>,
+    script: Option<&Value>,
+    value_type: Option<&Value>,
+    keys: bool,
+    date: bool,
+) -> EsResult<String> {
+    let Some(script) = script else {
+        return required_field_of(field);
     };
-    let field = match obj.get("field") {
+    let field = match field {
         None => None,
-        Some(_) => Some(required_field(obj)?),
+        Some(_) => Some(required_field_of(field)?),
     };
-    let value_type = match obj.get("value_type") {
+    let value_type = match value_type {
         None => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(other) => {
@@ -1079,7 +1183,12 @@ fn field_or_script_typed(obj: &Map<String, Value>, keys: bool, date: bool) -> Es
 }
 
 pub(crate) fn required_field(obj: &Map<String, Value>) -> EsResult<String> {
-    match obj.get("field") {
+    required_field_of(obj.get("field"))
+}
+
+/// The `field` as written: a string, required.
+pub(crate) fn required_field_of(field: Option<&Value>) -> EsResult<String> {
+    match field {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(EsError::x_content_parse(format!(
             "[field] must be a string but was [{}]",
@@ -1091,7 +1200,7 @@ pub(crate) fn required_field(obj: &Map<String, Value>) -> EsResult<String> {
     }
 }
 
-fn num(ty: &str, key: &str, v: &Value) -> EsResult<f64> {
+pub(crate) fn num(ty: &str, key: &str, v: &Value) -> EsResult<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse::<f64>().ok(),
@@ -1107,7 +1216,7 @@ fn num(ty: &str, key: &str, v: &Value) -> EsResult<f64> {
     })
 }
 
-fn int(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
+pub(crate) fn int(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
     let x = num(ty, key, v)?;
     if x.fract() != 0.0 {
         return Err(
@@ -1135,7 +1244,7 @@ pub(crate) fn int32(ty: &str, key: &str, v: &Value) -> EsResult<i64> {
     Ok(x)
 }
 
-fn boolean(ty: &str, key: &str, v: &Value) -> EsResult<bool> {
+pub(crate) fn boolean(ty: &str, key: &str, v: &Value) -> EsResult<bool> {
     match v {
         Value::Bool(b) => Ok(*b),
         Value::String(s) if s == "true" => Ok(true),
@@ -1146,7 +1255,7 @@ fn boolean(ty: &str, key: &str, v: &Value) -> EsResult<bool> {
     }
 }
 
-fn string(ty: &str, key: &str, v: &Value) -> EsResult<String> {
+pub(crate) fn string(ty: &str, key: &str, v: &Value) -> EsResult<String> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Number(n) => Ok(n.to_string()),
@@ -1268,99 +1377,124 @@ fn parse_partition(ty: &str, key: &str, o: &Map<String, Value>) -> EsResult<Incl
     })
 }
 
-fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
-    const TY: &str = "terms";
-    expect_fields(
-        TY,
-        o,
+/// A `terms` body under construction.
+struct TermsBody {
+    name: String,
+    source: Source,
+    r: TermsReq,
+}
+
+impl Sourced for TermsBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+}
+
+type TF = Field<TermsBody>;
+
+/// `include` or `exclude`, with ES's `IncludeExclude.merge` run as the second is parsed.
+fn set_include_exclude(b: &mut TermsBody, at: &At<'_>, v: &Value) -> EsResult<()> {
+    let f = Some(parse_include_exclude(at.parser, at.key, v)?);
+    if at.key == "include" {
+        b.r.include = f
+    } else {
+        b.r.exclude = f
+    }
+    if matches!(b.r.include, Some(IncludeExclude::Partition { .. })) && b.r.exclude.is_some() {
+        return Err(EsError::x_content_parse(format!(
+            "[{}] failed to parse field [{}]",
+            at.parser, at.key
+        ))
+        .caused_by(EsError::illegal_argument(
+            "Cannot specify any excludes when using a partition-based include",
+        )));
+    }
+    Ok(())
+}
+
+static TERMS: ObjectParser<TermsBody> = ObjectParser {
+    name: "terms",
+    style: fields::AGG,
+    fields: &[
         &[
-            "field",
-            "size",
-            "shard_size",
-            "min_doc_count",
-            "shard_min_doc_count",
-            "order",
-            "missing",
-            "include",
-            "exclude",
-            "execution_hint",
-            "collect_mode",
-            "show_term_doc_count_error",
-            "format",
-            "value_type",
-            "script",
-        ],
-    )?;
-    let mut r = TermsReq {
-        field: field_or_script(o, true)?,
-        size: 10,
-        shard_size: None,
-        min_doc_count: 1,
-        order: vec![BucketOrder {
-            key: OrderKey::Count,
-            asc: false,
-        }],
-        missing: None,
-        include: None,
-        exclude: None,
-        show_term_doc_count_error: false,
-        format: None,
-    };
-    for (k, v) in o {
-        match k.as_str() {
-            "size" => {
-                let n = int32(TY, k, v)?;
+            TF::new("size", "*", |b, at, v| {
+                let n = int32(at.parser, at.key, v)?;
                 if n <= 0 {
                     return Err(EsError::illegal_argument(format!(
-                        "[size] must be greater than 0. Found [{n}] in [{name}]"
+                        "[size] must be greater than 0. Found [{n}] in [{}]",
+                        b.name
                     )));
                 }
-                r.size = n as usize;
-            }
-            "shard_size" => {
-                let n = int32(TY, k, v)?;
+                b.r.size = n as usize;
+                Ok(())
+            }),
+            TF::new("shard_size", "*", |b, at, v| {
+                let n = int32(at.parser, at.key, v)?;
                 if n == 0 || n < -1 {
                     return Err(EsError::illegal_argument(format!(
-                        "[shardSize] must be greater than 0. Found [{n}] in [{name}]"
+                        "[shardSize] must be greater than 0. Found [{n}] in [{}]",
+                        b.name
                     )));
                 }
-                r.shard_size = (n > 0).then_some(n as usize);
-            }
-            "min_doc_count" => {
-                let n = int(TY, k, v)?;
+                b.r.shard_size = (n > 0).then_some(n as usize);
+                Ok(())
+            }),
+            TF::new("min_doc_count", "*", |b, at, v| {
+                let n = int(at.parser, at.key, v)?;
                 if n < 0 {
                     return Err(EsError::illegal_argument(format!(
-                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{name}]"
+                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{}]",
+                        b.name
                     )));
                 }
-                r.min_doc_count = n as u64;
-            }
-            "order" => r.order = parse_order(TY, v)?,
-            "missing" => r.missing = Some(v.clone()),
-            "include" | "exclude" => {
-                let f = Some(parse_include_exclude(TY, k, v)?);
-                if k == "include" {
-                    r.include = f
-                } else {
-                    r.exclude = f
-                }
-                // ES's `IncludeExclude.merge`, run as the second of the two is parsed.
-                if matches!(r.include, Some(IncludeExclude::Partition { .. }))
-                    && r.exclude.is_some()
-                {
-                    return Err(EsError::x_content_parse(format!(
-                        "[{TY}] failed to parse field [{k}]"
-                    ))
-                    .caused_by(EsError::illegal_argument(
-                        "Cannot specify any excludes when using a partition-based include",
-                    )));
-                }
-            }
-            "show_term_doc_count_error" => r.show_term_doc_count_error = boolean(TY, k, v)?,
-            "format" => r.format = Some(string(TY, k, v)?),
-            _ => {}
-        }
-    }
+                b.r.min_doc_count = n as u64;
+                Ok(())
+            }),
+            // Per-shard pruning and how the buckets are collected: no effect on Lode's
+            // exact, single-pass counts.
+            TF::new("shard_min_doc_count", "*", ignore),
+            TF::new("execution_hint", "*", ignore),
+            TF::new("collect_mode", "*", ignore),
+            TF::new("order", "*", |b, at, v| {
+                b.r.order = parse_order(at.parser, v)?;
+                Ok(())
+            }),
+            TF::new("include", "*", set_include_exclude),
+            TF::new("exclude", "*", set_include_exclude),
+            TF::new("show_term_doc_count_error", "*", |b, at, v| {
+                b.r.show_term_doc_count_error = boolean(at.parser, at.key, v)?;
+                Ok(())
+            }),
+        ],
+        &fields::values_source(),
+    ],
+};
+
+fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
+    let mut b = TermsBody {
+        name: name.to_string(),
+        source: Source::default(),
+        r: TermsReq {
+            field: String::new(),
+            size: 10,
+            shard_size: None,
+            min_doc_count: 1,
+            order: vec![BucketOrder {
+                key: OrderKey::Count,
+                asc: false,
+            }],
+            missing: None,
+            include: None,
+            exclude: None,
+            show_term_doc_count_error: false,
+            format: None,
+        },
+    };
+    TERMS.parse_into(&mut b, o)?;
+    let mut r = b.r;
+    r.field = b.source.field_or_script(true, false)?;
+    r.missing = b.source.missing;
+    r.format = b.source.format;
     // Every order ends with the key as tie-breaker, as Elasticsearch's compound orders do.
     if !r.order.iter().any(|o| o.key == OrderKey::Key) {
         r.order.push(BucketOrder {
@@ -1375,35 +1509,56 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
 /// `background_filter`, and a significance heuristic (`jlh` by default, see `significant.rs`).
 fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_terms";
-    let mut keys = vec![
-        "field",
-        "size",
-        "shard_size",
-        "min_doc_count",
-        "shard_min_doc_count",
-        "include",
-        "exclude",
-        "execution_hint",
-        "background_filter",
-        "value_type",
-        // ES's parser declares the values-source fields (`declareFields(PARSER, true, true,
-        // false)`): `script` is refused when planning.
-        "missing",
-        "format",
-        "script",
-    ];
-    keys.extend(crate::significant::HEURISTICS);
-    expect_fields(TY, o, &keys)?;
-    let heuristic = crate::significant::parse_heuristic(TY, o)?;
-    let background_filter = o
-        .get("background_filter")
-        .map(|v| parse_dsl(v).map(Box::new))
-        .transpose()?;
-    let mut only = o.clone();
-    only.remove("background_filter");
-    for k in crate::significant::HEURISTICS {
-        only.remove(k);
+    #[derive(Default)]
+    struct Body {
+        background_filter: Option<Box<DslQuery>>,
+        terms: Map<String, Value>,
     }
+    type BF = Field<Body>;
+    fn to_terms(b: &mut Body, at: &At<'_>, v: &Value) -> EsResult<()> {
+        b.terms.insert(at.key.to_string(), v.clone());
+        Ok(())
+    }
+    static P: ObjectParser<Body> = ObjectParser {
+        name: TY,
+        style: fields::AGG,
+        fields: &[
+            &[BF::new("background_filter", "*", |b, _, v| {
+                b.background_filter = Some(Box::new(parse_dsl(v)?));
+                Ok(())
+            })],
+            // the significance heuristics, read by `significant::parse_heuristic`
+            &[
+                BF::new("jlh", "*", ignore),
+                BF::new("mutual_information", "*", ignore),
+                BF::new("chi_square", "*", ignore),
+                BF::new("gnd", "*", ignore),
+                BF::new("percentage", "*", ignore),
+                BF::new("script_heuristic", "*", ignore),
+            ],
+            // read by the `terms` parser; ES's parser declares the values-source fields
+            // (`declareFields(PARSER, true, true, false)`): `script` is refused when planning.
+            &[
+                BF::new("field", "*", to_terms),
+                BF::new("size", "*", to_terms),
+                BF::new("shard_size", "*", to_terms),
+                BF::new("min_doc_count", "*", to_terms),
+                BF::new("shard_min_doc_count", "*", to_terms),
+                BF::new("include", "*", to_terms),
+                BF::new("exclude", "*", to_terms),
+                BF::new("execution_hint", "*", to_terms),
+                BF::new("value_type", "*", to_terms),
+                BF::new("missing", "*", to_terms),
+                BF::new("format", "*", to_terms),
+                BF::new("script", "*", to_terms),
+            ],
+        ],
+    };
+    let mut b = Body::default();
+    P.parse_into(&mut b, o)?;
+    let heuristic = crate::significant::parse_heuristic(TY, o)?;
+    let background_filter = b.background_filter;
+    let only = b.terms;
     let mut terms = parse_terms(name, &only)?;
     if !o.contains_key("min_doc_count") {
         terms.min_doc_count = 3;
@@ -1497,50 +1652,75 @@ fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKin
 /// exactly), `include`, `exclude`, `missing`, `format`.
 fn parse_rare_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "rare_terms";
-    let keys = [
-        "field",
-        "max_doc_count",
-        "precision",
-        "include",
-        "exclude",
-        "missing",
-        "format",
-        "value_type",
-    ];
-    expect_fields(TY, o, &keys)?;
-    let setter = |key: &str, reason: String| {
-        EsError::x_content_parse(format!("[{TY}] failed to parse field [{key}]"))
-            .caused_by(EsError::illegal_argument(reason))
+    #[derive(Default)]
+    struct Body {
+        name: String,
+        max_doc_count: Option<u64>,
+        terms: Map<String, Value>,
+    }
+    type BF = Field<Body>;
+    static P: ObjectParser<Body> = ObjectParser {
+        name: TY,
+        style: fields::AGG,
+        fields: &[&[
+            BF::new("max_doc_count", "*", |b, at, v| {
+                let failed = |reason: String| {
+                    EsError::x_content_parse(format!(
+                        "[{}] failed to parse field [{}]",
+                        at.parser, at.key
+                    ))
+                    .caused_by(EsError::illegal_argument(reason))
+                };
+                let n = int(at.parser, at.key, v)?;
+                if n <= 0 {
+                    return Err(failed(format!(
+                        "[max_doc_count] must be greater than 0. Found [{n}] in [{}]",
+                        b.name
+                    )));
+                }
+                if n > 100 {
+                    // Elasticsearch's message, spaces as it has them.
+                    return Err(failed(format!(
+                        "[max_doc_count] must be smallerthan 100in [{}]",
+                        b.name
+                    )));
+                }
+                b.max_doc_count = Some(n as u64);
+                Ok(())
+            }),
+            // validated only: Lode counts exactly
+            BF::new("precision", "*", |_, at, v| {
+                if num(at.parser, at.key, v)? < 0.00001 {
+                    return Err(EsError::x_content_parse(format!(
+                        "[{}] failed to parse field [{}]",
+                        at.parser, at.key
+                    ))
+                    .caused_by(EsError::illegal_argument(
+                        "[precision] must be greater than 0.00001",
+                    )));
+                }
+                Ok(())
+            }),
+            // read by the `terms` parser
+            BF::new("field", "*", to_terms),
+            BF::new("include", "*", to_terms),
+            BF::new("exclude", "*", to_terms),
+            BF::new("missing", "*", to_terms),
+            BF::new("format", "*", to_terms),
+            BF::new("value_type", "*", to_terms),
+        ]],
     };
-    let mut max_doc_count = 1;
-    if let Some(v) = o.get("max_doc_count") {
-        let n = int(TY, "max_doc_count", v)?;
-        if n <= 0 {
-            return Err(setter(
-                "max_doc_count",
-                format!("[max_doc_count] must be greater than 0. Found [{n}] in [{name}]"),
-            ));
-        }
-        if n > 100 {
-            // Elasticsearch's message, spaces as it has them.
-            return Err(setter(
-                "max_doc_count",
-                format!("[max_doc_count] must be smallerthan 100in [{name}]"),
-            ));
-        }
-        max_doc_count = n as u64;
+    fn to_terms(b: &mut Body, at: &At<'_>, v: &Value) -> EsResult<()> {
+        b.terms.insert(at.key.to_string(), v.clone());
+        Ok(())
     }
-    if let Some(v) = o.get("precision") {
-        if num(TY, "precision", v)? < 0.00001 {
-            return Err(setter(
-                "precision",
-                "[precision] must be greater than 0.00001".to_string(),
-            ));
-        }
-    }
-    let mut only = o.clone();
-    only.remove("max_doc_count");
-    only.remove("precision");
+    let mut b = Body {
+        name: name.to_string(),
+        ..Body::default()
+    };
+    P.parse_into(&mut b, o)?;
+    let max_doc_count = b.max_doc_count.unwrap_or(1);
+    let only = b.terms;
     let mut terms = parse_terms(name, &only)?;
     terms.order = vec![
         BucketOrder {
@@ -1655,75 +1835,104 @@ fn numeric_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<f64>, Opti
     Ok((min, max))
 }
 
-fn parse_histogram(name: &str, o: &Map<String, Value>) -> EsResult<HistogramReq> {
-    const TY: &str = "histogram";
-    expect_fields(
-        TY,
-        o,
+/// A `histogram` body under construction.
+struct HistogramBody {
+    name: String,
+    source: Source,
+    interval: Option<f64>,
+    r: HistogramReq,
+}
+
+impl Sourced for HistogramBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+}
+
+type HF = Field<HistogramBody>;
+
+static HISTOGRAM: ObjectParser<HistogramBody> = ObjectParser {
+    name: "histogram",
+    style: fields::AGG,
+    fields: &[
         &[
-            "field",
-            "interval",
-            "offset",
-            "min_doc_count",
-            "extended_bounds",
-            "hard_bounds",
-            "keyed",
-            "order",
-            "format",
-            "missing",
-            "script",
+            HF::new("interval", "*", |b, at, v| {
+                b.interval = Some(num(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            HF::new("offset", "*", |b, at, v| {
+                b.r.offset = num(at.parser, at.key, v)?;
+                Ok(())
+            }),
+            HF::new("min_doc_count", "*", |b, at, v| {
+                let n = int(at.parser, at.key, v)?;
+                if n < 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{}]",
+                        b.name
+                    )));
+                }
+                b.r.min_doc_count = n as u64;
+                Ok(())
+            }),
+            HF::new("extended_bounds", "*", |b, at, v| {
+                b.r.extended_bounds = Some(numeric_bounds(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            HF::new("hard_bounds", "*", |b, at, v| {
+                b.r.hard_bounds = Some(numeric_bounds(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            HF::new("keyed", "*", |b, at, v| {
+                b.r.keyed = boolean(at.parser, at.key, v)?;
+                Ok(())
+            }),
+            HF::new("order", "*", |b, at, v| {
+                b.r.order = parse_order(at.parser, v)?;
+                Ok(())
+            }),
         ],
-    )?;
-    let field = field_or_script(o, false)?;
-    let interval = match o.get("interval") {
-        Some(v) => num(TY, "interval", v)?,
-        None => {
+        &fields::field(),
+        &fields::script(),
+        &fields::missing_scalar(),
+        &fields::format(),
+    ],
+};
+
+fn parse_histogram(name: &str, o: &Map<String, Value>) -> EsResult<HistogramReq> {
+    let mut b = HistogramBody {
+        name: name.to_string(),
+        source: Source::default(),
+        interval: None,
+        r: HistogramReq {
+            field: String::new(),
+            interval: 0.0,
+            offset: 0.0,
+            min_doc_count: 0,
+            extended_bounds: None,
+            hard_bounds: None,
+            keyed: false,
+            order: vec![BucketOrder {
+                key: OrderKey::Key,
+                asc: true,
+            }],
+            format: None,
+            missing: None,
+        },
+    };
+    HISTOGRAM.parse_into(&mut b, o)?;
+    let mut r = b.r;
+    r.field = b.source.field_or_script(false, false)?;
+    r.interval = match b.interval {
+        Some(i) if i > 0.0 && i.is_finite() => i,
+        _ => {
             return Err(EsError::illegal_argument(format!(
                 "[interval] must be >0 for histogram aggregation [{name}]"
             )))
         }
     };
-    if interval <= 0.0 || !interval.is_finite() {
-        return Err(EsError::illegal_argument(format!(
-            "[interval] must be >0 for histogram aggregation [{name}]"
-        )));
-    }
-    let mut r = HistogramReq {
-        field,
-        interval,
-        offset: 0.0,
-        min_doc_count: 0,
-        extended_bounds: None,
-        hard_bounds: None,
-        keyed: false,
-        order: vec![BucketOrder {
-            key: OrderKey::Key,
-            asc: true,
-        }],
-        format: None,
-        missing: None,
-    };
-    for (k, v) in o {
-        match k.as_str() {
-            "offset" => r.offset = num(TY, k, v)?,
-            "min_doc_count" => {
-                let n = int(TY, k, v)?;
-                if n < 0 {
-                    return Err(EsError::illegal_argument(format!(
-                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{name}]"
-                    )));
-                }
-                r.min_doc_count = n as u64;
-            }
-            "extended_bounds" => r.extended_bounds = Some(numeric_bounds(TY, k, v)?),
-            "hard_bounds" => r.hard_bounds = Some(numeric_bounds(TY, k, v)?),
-            "keyed" => r.keyed = boolean(TY, k, v)?,
-            "order" => r.order = parse_order(TY, v)?,
-            "format" => r.format = Some(string(TY, k, v)?),
-            "missing" => r.missing = Some(missing_value(TY, v)?),
-            _ => {}
-        }
-    }
+    r.missing = b.source.missing;
+    r.format = b.source.format;
     Ok(r)
 }
 
@@ -1785,43 +1994,113 @@ pub(crate) fn parse_fixed(s: &str) -> EsResult<i64> {
     Ok(ms)
 }
 
-fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHistogramReq> {
-    const TY: &str = "date_histogram";
-    expect_fields(
-        TY,
-        o,
+/// A `date_histogram` body under construction.
+struct DateHistogramBody {
+    name: String,
+    source: Source,
+    calendar: Option<String>,
+    fixed: Option<String>,
+    legacy: Option<String>,
+    r: DateHistogramReq,
+}
+
+impl Sourced for DateHistogramBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+}
+
+type DF = Field<DateHistogramBody>;
+
+static DATE_HISTOGRAM: ObjectParser<DateHistogramBody> = ObjectParser {
+    name: "date_histogram",
+    style: fields::AGG,
+    fields: &[
         &[
-            "field",
-            "calendar_interval",
-            "fixed_interval",
-            "interval",
-            "time_zone",
-            "offset",
-            "format",
-            "min_doc_count",
-            "extended_bounds",
-            "hard_bounds",
-            "keyed",
-            "order",
-            "missing",
-            "script",
-            "value_type",
+            DF::new("calendar_interval", "*", |b, at, v| {
+                b.calendar = Some(string(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            DF::new("fixed_interval", "*", |b, at, v| {
+                b.fixed = Some(string(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            DF::new("interval", "*", |b, at, v| {
+                b.legacy = Some(string(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            DF::new("time_zone", "*", |b, _, v| {
+                b.r.time_zone = parse_time_zone(v)?;
+                Ok(())
+            }),
+            DF::new("offset", "*", |b, _, v| {
+                b.r.offset = parse_offset(v)?;
+                Ok(())
+            }),
+            DF::new("min_doc_count", "*", |b, at, v| {
+                let n = int(at.parser, at.key, v)?;
+                if n < 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{}]",
+                        b.name
+                    )));
+                }
+                b.r.min_doc_count = n as u64;
+                Ok(())
+            }),
+            DF::new("extended_bounds", "*", |b, at, v| {
+                b.r.extended_bounds = Some(parse_bounds(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            DF::new("hard_bounds", "*", |b, at, v| {
+                b.r.hard_bounds = Some(parse_bounds(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            DF::new("keyed", "*", |b, at, v| {
+                b.r.keyed = boolean(at.parser, at.key, v)?;
+                Ok(())
+            }),
+            DF::new("order", "*", |b, at, v| {
+                b.r.order = parse_order(at.parser, v)?;
+                Ok(())
+            }),
         ],
-    )?;
-    let field = date_field_or_script(o)?;
-    let calendar = o
-        .get("calendar_interval")
-        .map(|v| string(TY, "calendar_interval", v))
-        .transpose()?;
-    let fixed = o
-        .get("fixed_interval")
-        .map(|v| string(TY, "fixed_interval", v))
-        .transpose()?;
-    let legacy = o
-        .get("interval")
-        .map(|v| string(TY, "interval", v))
-        .transpose()?;
-    let interval = match (calendar, fixed, legacy) {
+        &fields::field(),
+        &fields::script(),
+        &fields::value_type(),
+        &fields::missing_scalar(),
+        &fields::format(),
+    ],
+};
+
+fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHistogramReq> {
+    let mut b = DateHistogramBody {
+        name: name.to_string(),
+        source: Source::default(),
+        calendar: None,
+        fixed: None,
+        legacy: None,
+        r: DateHistogramReq {
+            field: String::new(),
+            interval: DateInterval::Fixed(0),
+            time_zone: Tz::utc(),
+            offset: 0,
+            format: None,
+            min_doc_count: 0,
+            extended_bounds: None,
+            hard_bounds: None,
+            keyed: false,
+            order: vec![BucketOrder {
+                key: OrderKey::Key,
+                asc: true,
+            }],
+            missing: None,
+        },
+    };
+    DATE_HISTOGRAM.parse_into(&mut b, o)?;
+    let mut r = b.r;
+    r.field = b.source.field_or_script(false, true)?;
+    r.interval = match (b.calendar, b.fixed, b.legacy) {
         (Some(_), Some(_), _) => {
             return Err(EsError::illegal_argument(
                 "Cannot use [fixed_interval] with [calendar_interval] configuration option.",
@@ -1844,180 +2123,209 @@ fn parse_date_histogram(name: &str, o: &Map<String, Value>) -> EsResult<DateHist
             ))
         }
     };
-    let mut r = DateHistogramReq {
-        field,
-        interval,
-        time_zone: Tz::utc(),
-        offset: 0,
-        format: None,
-        min_doc_count: 0,
-        extended_bounds: None,
-        hard_bounds: None,
-        keyed: false,
-        order: vec![BucketOrder {
-            key: OrderKey::Key,
-            asc: true,
-        }],
-        missing: None,
-    };
-    for (k, v) in o {
-        match k.as_str() {
-            "time_zone" => r.time_zone = parse_time_zone(v)?,
-            "offset" => r.offset = parse_offset(v)?,
-            "format" => r.format = Some(string(TY, k, v)?),
-            "min_doc_count" => {
-                let n = int(TY, k, v)?;
-                if n < 0 {
-                    return Err(EsError::illegal_argument(format!(
-                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{name}]"
-                    )));
-                }
-                r.min_doc_count = n as u64;
-            }
-            "extended_bounds" => r.extended_bounds = Some(parse_bounds(TY, k, v)?),
-            "hard_bounds" => r.hard_bounds = Some(parse_bounds(TY, k, v)?),
-            "keyed" => r.keyed = boolean(TY, k, v)?,
-            "order" => r.order = parse_order(TY, v)?,
-            "missing" => r.missing = Some(missing_value(TY, v)?),
-            _ => {}
-        }
-    }
+    r.missing = b.source.missing;
+    r.format = b.source.format;
     Ok(r)
 }
 
-fn parse_range(name: &str, ty: &str, o: &Map<String, Value>, is_date: bool) -> EsResult<RangeReq> {
-    expect_fields(
-        ty,
-        o,
+/// A `range` or `date_range` body under construction.
+struct RangeBody {
+    source: Source,
+    ranges: Option<Vec<RangeSpec>>,
+    keyed: bool,
+    time_zone: Option<Tz>,
+    is_date: bool,
+}
+
+impl Sourced for RangeBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+}
+
+type RF = Field<RangeBody>;
+
+static RANGE: ObjectParser<RangeBody> = ObjectParser {
+    name: "range",
+    style: fields::AGG,
+    fields: &[
         &[
-            "field",
-            "ranges",
-            "keyed",
-            "format",
-            "time_zone",
-            "missing",
-            "script",
+            RF::new("ranges", "a", |b, at, v| {
+                let ranges = v.as_array().expect("declared as an array");
+                let mut out = Vec::with_capacity(ranges.len());
+                for r in ranges {
+                    out.push(range_spec(at.parser, b.is_date, r)?);
+                }
+                b.ranges = Some(out);
+                Ok(())
+            }),
+            RF::new("keyed", "*", |b, at, v| {
+                b.keyed = boolean(at.parser, at.key, v)?;
+                Ok(())
+            }),
+            RF::new("time_zone", "*", |b, _, v| {
+                b.time_zone = Some(parse_time_zone(v)?);
+                Ok(())
+            }),
         ],
-    )?;
-    let field = if is_date {
-        date_field_or_script(o)?
-    } else {
-        field_or_script(o, false)?
+        &fields::field(),
+        &fields::script(),
+        &fields::missing(),
+        &fields::format(),
+    ],
+};
+
+/// One of `ranges`: `{key, from, to}` (ES's `RangeAggregator.Range` parser, named `range`).
+fn range_spec(ty: &str, is_date: bool, r: &Value) -> EsResult<RangeSpec> {
+    struct Entry {
+        ty: &'static str,
+        spec: RangeSpec,
+    }
+    type EF = Field<Entry>;
+    static P: ObjectParser<Entry> = ObjectParser {
+        name: "range",
+        style: Style::Object,
+        fields: &[&[
+            EF::new("key", "*", |e, at, v| {
+                e.spec.key = Some(string(e.ty, at.key, v)?);
+                Ok(())
+            }),
+            EF::new("from", "*", |e, _, v| {
+                e.spec.from = (!v.is_null()).then(|| v.clone());
+                Ok(())
+            }),
+            EF::new("to", "*", |e, _, v| {
+                e.spec.to = (!v.is_null()).then(|| v.clone());
+                Ok(())
+            }),
+        ]],
     };
-    let ranges_json = match o.get("ranges") {
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(EsError::x_content_parse(format!(
-                "[{ty}] ranges doesn't support values of type: {}",
-                token_name(other)
-            )))
+    let ro = r
+        .as_object()
+        .ok_or_else(|| EsError::x_content_parse(format!("[{ty}] range must be an object")))?;
+    let ty: &'static str = if is_date { "date_range" } else { "range" };
+    let mut e = Entry {
+        ty,
+        spec: RangeSpec {
+            key: None,
+            from: None,
+            to: None,
+        },
+    };
+    P.parse_into(&mut e, ro)?;
+    if !is_date {
+        for b in [&e.spec.from, &e.spec.to].into_iter().flatten() {
+            num(ty, "from", b)?;
         }
-        None => {
+    }
+    Ok(e.spec)
+}
+
+fn parse_range(name: &str, ty: &str, o: &Map<String, Value>, is_date: bool) -> EsResult<RangeReq> {
+    let mut b = RangeBody {
+        source: Source::default(),
+        ranges: None,
+        keyed: false,
+        time_zone: None,
+        is_date,
+    };
+    RANGE.parse_named(ty, &mut b, o)?;
+    let field = b.source.field_or_script(false, is_date)?;
+    let ranges = match b.ranges {
+        Some(r) if !r.is_empty() => r,
+        _ => {
             return Err(EsError::illegal_argument(format!(
                 "No [ranges] specified for the [{name}] aggregation"
             )))
         }
     };
-    if ranges_json.is_empty() {
-        return Err(EsError::illegal_argument(format!(
-            "No [ranges] specified for the [{name}] aggregation"
-        )));
-    }
-    let mut ranges = Vec::new();
-    for r in ranges_json {
-        let ro = r
-            .as_object()
-            .ok_or_else(|| EsError::x_content_parse(format!("[{ty}] range must be an object")))?;
-        let mut spec = RangeSpec {
-            key: None,
-            from: None,
-            to: None,
-        };
-        for (k, v) in ro {
-            match k.as_str() {
-                "key" => spec.key = Some(string(ty, k, v)?),
-                "from" => spec.from = (!v.is_null()).then(|| v.clone()),
-                "to" => spec.to = (!v.is_null()).then(|| v.clone()),
-                other => return Err(unknown_field("range", other, &["key", "from", "to"])),
-            }
-        }
-        if !is_date {
-            for b in [&spec.from, &spec.to].into_iter().flatten() {
-                num(ty, "from", b)?;
-            }
-        }
-        ranges.push(spec);
-    }
-    let mut r = RangeReq {
+    Ok(RangeReq {
         field,
         ranges,
-        keyed: false,
-        format: None,
-        time_zone: None,
-        missing: None,
+        keyed: b.keyed,
+        format: b.source.format,
+        time_zone: b.time_zone,
+        missing: b.source.missing,
         is_date,
-    };
-    for (k, v) in o {
-        match k.as_str() {
-            "keyed" => r.keyed = boolean(ty, k, v)?,
-            "format" => r.format = Some(string(ty, k, v)?),
-            "time_zone" => r.time_zone = Some(parse_time_zone(v)?),
-            "missing" => r.missing = Some(v.clone()),
-            _ => {}
-        }
-    }
-    Ok(r)
+    })
 }
 
+/// A `filters` body under construction.
+#[derive(Default)]
+struct FiltersBody {
+    name: String,
+    filters: Option<(Vec<(String, DslQuery)>, bool)>,
+    other_bucket: Option<bool>,
+    other_bucket_key: Option<String>,
+    keyed: Option<bool>,
+}
+
+type FF = Field<FiltersBody>;
+
+static FILTERS: ObjectParser<FiltersBody> = ObjectParser {
+    name: "filters",
+    style: fields::AGG,
+    fields: &[&[
+        // named (an object) or anonymous (an array, keyed by position)
+        FF::new("filters", "*", |b, _, v| {
+            b.filters = Some(match v {
+                Value::Object(m) => (
+                    m.iter()
+                        .map(|(k, q)| Ok((k.clone(), parse_dsl(q)?)))
+                        .collect::<EsResult<Vec<_>>>()?,
+                    true,
+                ),
+                Value::Array(a) => (
+                    a.iter()
+                        .enumerate()
+                        .map(|(i, q)| Ok((i.to_string(), parse_dsl(q)?)))
+                        .collect::<EsResult<Vec<_>>>()?,
+                    false,
+                ),
+                other => {
+                    return Err(EsError::parsing(format!(
+                        "Unknown token {} in [{}].",
+                        token_name(other),
+                        b.name
+                    )))
+                }
+            });
+            Ok(())
+        }),
+        FF::new("other_bucket", "*", |b, at, v| {
+            b.other_bucket = Some(boolean(at.parser, at.key, v)?);
+            Ok(())
+        }),
+        FF::new("other_bucket_key", "*", |b, at, v| {
+            b.other_bucket_key = Some(string(at.parser, at.key, v)?);
+            Ok(())
+        }),
+        FF::new("keyed", "*", |b, at, v| {
+            b.keyed = Some(boolean(at.parser, at.key, v)?);
+            Ok(())
+        }),
+    ]],
+};
+
 fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
-    const TY: &str = "filters";
-    expect_fields(
-        TY,
-        o,
-        &["filters", "other_bucket", "other_bucket_key", "keyed"],
-    )?;
-    let (filters, named) = match o.get("filters") {
-        Some(Value::Object(m)) => (
-            m.iter()
-                .map(|(k, q)| Ok((k.clone(), parse_dsl(q)?)))
-                .collect::<EsResult<Vec<_>>>()?,
-            true,
-        ),
-        Some(Value::Array(a)) => (
-            a.iter()
-                .enumerate()
-                .map(|(i, q)| Ok((i.to_string(), parse_dsl(q)?)))
-                .collect::<EsResult<Vec<_>>>()?,
-            false,
-        ),
-        Some(other) => {
-            return Err(EsError::parsing(format!(
-                "Unknown token {} in [{name}].",
-                token_name(other)
-            )))
-        }
-        None => {
-            return Err(EsError::illegal_argument(format!(
-                "[filters] cannot be null in [{name}]"
-            )))
-        }
+    let b = {
+        let mut b = FiltersBody {
+            name: name.to_string(),
+            ..FiltersBody::default()
+        };
+        FILTERS.parse_into(&mut b, o)?;
+        b
     };
-    let other_key = o
-        .get("other_bucket_key")
-        .map(|v| string(TY, "other_bucket_key", v))
-        .transpose()?;
-    let other = match o.get("other_bucket") {
-        Some(v) => boolean(TY, "other_bucket", v)?,
-        None => other_key.is_some(),
+    let Some((filters, named)) = b.filters else {
+        return Err(EsError::illegal_argument(format!(
+            "[filters] cannot be null in [{name}]"
+        )));
     };
-    let keyed = match o.get("keyed") {
-        Some(v) => boolean(TY, "keyed", v)? && named,
-        None => named,
-    };
+    let other = b.other_bucket.unwrap_or(b.other_bucket_key.is_some());
     Ok(FiltersReq {
         filters,
-        keyed,
-        other_bucket: other.then(|| other_key.unwrap_or_else(|| "_other_".to_string())),
+        keyed: b.keyed.unwrap_or(true) && named,
+        other_bucket: other.then(|| b.other_bucket_key.unwrap_or_else(|| "_other_".to_string())),
         ip_bounds: None,
         geo_distance: false,
     })
@@ -2027,16 +2335,44 @@ fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
 /// field, bounds compared as IPv6 (IPv4 addresses mapped), `to` excluded, as ES's ranges.
 fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     use std::net::{IpAddr, Ipv6Addr};
-    const TY: &str = "ip_range";
-    expect_fields(TY, o, &["field", "ranges", "keyed", "missing"])?;
-    let field = required_field(o)?;
-    let keyed = o
-        .get("keyed")
-        .map(|v| boolean(TY, "keyed", v))
-        .transpose()?
-        .unwrap_or(false);
-    let ranges = o
-        .get("ranges")
+    /// The body: a field, `ranges`, `keyed` and a scalar `missing` address.
+    #[derive(Default)]
+    struct Body {
+        source: Source,
+        ranges: Option<Value>,
+        keyed: bool,
+    }
+    impl Sourced for Body {
+        fn source(&mut self) -> &mut Source {
+            &mut self.source
+        }
+    }
+    type BF = Field<Body>;
+    static P: ObjectParser<Body> = ObjectParser {
+        name: "ip_range",
+        style: fields::AGG,
+        fields: &[
+            &[
+                BF::new("ranges", "*", |b, _, v| {
+                    b.ranges = Some(v.clone());
+                    Ok(())
+                }),
+                BF::new("keyed", "*", |b, at, v| {
+                    b.keyed = boolean(at.parser, at.key, v)?;
+                    Ok(())
+                }),
+            ],
+            &fields::field(),
+            &fields::missing_scalar(),
+        ],
+    };
+    let mut b = Body::default();
+    P.parse_into(&mut b, o)?;
+    let field = b.source.required_field()?;
+    let keyed = b.keyed;
+    let ranges = b
+        .ranges
+        .as_ref()
         .and_then(Value::as_array)
         .filter(|a| !a.is_empty())
         .ok_or_else(|| {
@@ -2052,18 +2388,10 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
         }
     };
     // `missing`: the address of documents without one (ES's `DocValueFormat.IP` parse).
-    let missing = match o.get("missing") {
+    let missing = match &b.source.missing {
         None => None,
         Some(Value::String(s)) => Some(u128::from(parse_ip(s)?)),
-        Some(v @ (Value::Number(_) | Value::Bool(_))) => {
-            Some(u128::from(parse_ip(&v.to_string())?))
-        }
-        Some(other) => {
-            return Err(EsError::x_content_parse(format!(
-                "[{TY}] missing doesn't support values of type: {}",
-                token_name(other)
-            )))
-        }
+        Some(v) => Some(u128::from(parse_ip(&v.to_string())?)),
     };
     let show = |ip: Ipv6Addr| match ip.to_ipv4_mapped() {
         Some(v4) => v4.to_string(),
@@ -2533,6 +2861,121 @@ fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     })
 }
 
+/// A composite source's body under construction (its type's options, then
+/// `CompositeValuesSourceParserHelper`'s common ones).
+#[derive(Default)]
+struct SourceBody {
+    source: Source,
+    order: Option<String>,
+    missing_bucket: bool,
+    missing_order: Option<String>,
+    interval: Option<Value>,
+    calendar: Option<String>,
+    fixed: Option<String>,
+    time_zone: Option<Tz>,
+    offset: Option<i64>,
+}
+
+impl Sourced for SourceBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+}
+
+type CF = Field<SourceBody>;
+
+/// What every composite source takes (ES's `CompositeValuesSourceParserHelper`), its
+/// `script` aside.
+const SOURCE_COMMON: &[CF] = &[
+    CF::new("order", "s", |b, _, v| {
+        b.order = v.as_str().map(str::to_string);
+        Ok(())
+    }),
+    CF::new("missing_bucket", "*", |b, at, v| {
+        b.missing_bucket = boolean(at.parser, at.key, v)?;
+        Ok(())
+    }),
+    CF::new("missing_order", "*", |b, at, v| {
+        b.missing_order = Some(string(at.parser, at.key, v)?);
+        Ok(())
+    }),
+];
+
+const SOURCE_VALUES: [CF; 3] = {
+    let [f] = fields::field::<SourceBody>();
+    let [vt] = fields::value_type::<SourceBody>();
+    let [fm] = fields::format::<SourceBody>();
+    [f, vt, fm]
+};
+
+static TERMS_SOURCE: ObjectParser<SourceBody> = ObjectParser {
+    name: "terms",
+    style: fields::AGG,
+    fields: &[SOURCE_COMMON, &SOURCE_VALUES, &fields::script()],
+};
+
+static HISTOGRAM_SOURCE: ObjectParser<SourceBody> = ObjectParser {
+    name: "histogram",
+    style: fields::AGG,
+    fields: &[
+        &[CF::new("interval", "*", |b, _, v| {
+            b.interval = Some(v.clone());
+            Ok(())
+        })],
+        SOURCE_COMMON,
+        &SOURCE_VALUES,
+        &fields::script(),
+    ],
+};
+
+static DATE_HISTOGRAM_SOURCE: ObjectParser<SourceBody> = ObjectParser {
+    name: "date_histogram",
+    style: fields::AGG,
+    fields: &[
+        &[
+            CF::new("calendar_interval", "*", |b, at, v| {
+                b.calendar = Some(string(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            CF::new("fixed_interval", "*", |b, at, v| {
+                b.fixed = Some(string(at.parser, at.key, v)?);
+                Ok(())
+            }),
+            CF::new("interval", "*", |b, _, v| {
+                b.interval = Some(v.clone());
+                Ok(())
+            }),
+            CF::new("time_zone", "*", |b, _, v| {
+                b.time_zone = Some(parse_time_zone(v)?);
+                Ok(())
+            }),
+            CF::new("offset", "*", |b, _, v| {
+                b.offset = Some(parse_offset(v)?);
+                Ok(())
+            }),
+        ],
+        SOURCE_COMMON,
+        &SOURCE_VALUES,
+        &fields::script(),
+    ],
+};
+
+/// `precision` and `bounds` are read by the `geotile_grid` parser; a `script` is refused
+/// once the walk is done, as ES's geo values sources refuse it.
+static GEOTILE_SOURCE: ObjectParser<SourceBody> = ObjectParser {
+    name: "geotile_grid",
+    style: fields::AGG,
+    fields: &[
+        &[
+            CF::new("precision", "*", ignore),
+            CF::new("bounds", "*", ignore),
+        ],
+        SOURCE_COMMON,
+        &SOURCE_VALUES,
+        &fields::script(),
+    ],
+};
+
 fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq> {
     const TY: &str = "composite";
     expect_fields(TY, o, &["sources", "size", "after"])?;
@@ -2561,45 +3004,29 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
         let body = body
             .as_object()
             .ok_or_else(|| EsError::parsing(format!("Unknown source type in [{src_name}]")))?;
-        // Every source takes these (ES's `CompositeValuesSourceParserHelper`).
-        const COMMON: &[&str] = &[
-            "field",
-            "script",
-            "value_type",
-            "order",
-            "missing_bucket",
-            "missing_order",
-            "format",
-        ];
-        let own: &[&str] = match kind_name.as_str() {
-            "terms" => &[],
-            "histogram" => &["interval"],
-            "date_histogram" => &[
-                "calendar_interval",
-                "fixed_interval",
-                "interval",
-                "time_zone",
-                "offset",
-            ],
-            "geotile_grid" => &["precision", "bounds"],
+        let parser = match kind_name.as_str() {
+            "terms" => &TERMS_SOURCE,
+            "histogram" => &HISTOGRAM_SOURCE,
+            "date_histogram" => &DATE_HISTOGRAM_SOURCE,
+            "geotile_grid" => &GEOTILE_SOURCE,
             other => {
                 return Err(EsError::parsing(format!(
                     "Unknown source type [{other}] in [{src_name}]"
                 )))
             }
         };
-        let allowed: Vec<&str> = COMMON.iter().chain(own).copied().collect();
-        expect_fields(kind_name, body, &allowed)?;
+        let mut b = SourceBody::default();
+        parser.parse_into(&mut b, body)?;
         let field = match kind_name.as_str() {
-            "geotile_grid" => required_field(body)?,
-            "terms" => field_or_script(body, true)?,
-            "date_histogram" => date_field_or_script(body)?,
-            _ => field_or_script(body, false)?,
+            "geotile_grid" => b.source.required_field()?,
+            "terms" => b.source.field_or_script(true, false)?,
+            "date_histogram" => b.source.field_or_script(false, true)?,
+            _ => b.source.field_or_script(false, false)?,
         };
-        if kind_name == "geotile_grid" && body.contains_key("script") {
+        if kind_name == "geotile_grid" && b.source.script.is_some() {
             return Err(unknown_field(kind_name, "script", &[]));
         }
-        let asc = match body.get("order").and_then(Value::as_str) {
+        let asc = match b.order.as_deref() {
             None | Some("asc") => true,
             Some("desc") => false,
             Some(other) => {
@@ -2608,16 +3035,8 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                 )))
             }
         };
-        let missing_bucket = match body.get("missing_bucket") {
-            Some(v) => boolean(kind_name, "missing_bucket", v)?,
-            None => false,
-        };
-        let missing_order = match body
-            .get("missing_order")
-            .map(|v| string(kind_name, "missing_order", v))
-            .transpose()?
-            .as_deref()
-        {
+        let missing_bucket = b.missing_bucket;
+        let missing_order = match b.missing_order.as_deref() {
             None | Some("default") => "default",
             Some("first") => "first",
             Some("last") => "last",
@@ -2637,10 +3056,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             "last" => false,
             _ => asc,
         };
-        let format = body
-            .get("format")
-            .map(|v| string(kind_name, "format", v))
-            .transpose()?;
+        let format = b.source.format;
         let kind = match kind_name.as_str() {
             "geotile_grid" => {
                 let mut grid_body = Map::new();
@@ -2660,7 +3076,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                 let interval = num(
                     kind_name,
                     "interval",
-                    body.get("interval").unwrap_or(&Value::Null),
+                    b.interval.as_ref().unwrap_or(&Value::Null),
                 )?;
                 if interval <= 0.0 {
                     return Err(EsError::illegal_argument(format!(
@@ -2670,15 +3086,11 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                 CompositeSourceKind::Histogram { interval }
             }
             _ => {
-                let interval = if let Some(c) = body.get("calendar_interval") {
-                    DateInterval::Calendar(parse_calendar(&string(
-                        kind_name,
-                        "calendar_interval",
-                        c,
-                    )?)?)
-                } else if let Some(f) = body.get("fixed_interval") {
-                    DateInterval::Fixed(parse_fixed(&string(kind_name, "fixed_interval", f)?)?)
-                } else if let Some(l) = body.get("interval") {
+                let interval = if let Some(c) = &b.calendar {
+                    DateInterval::Calendar(parse_calendar(c)?)
+                } else if let Some(f) = &b.fixed {
+                    DateInterval::Fixed(parse_fixed(f)?)
+                } else if let Some(l) = &b.interval {
                     let l = string(kind_name, "interval", l)?;
                     match CalendarUnit::parse(&l) {
                         Some(u) => DateInterval::Calendar(u),
@@ -2689,18 +3101,10 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
                         "Invalid interval specified, must be non-null and non-empty",
                     ));
                 };
-                let time_zone = match body.get("time_zone") {
-                    Some(v) => parse_time_zone(v)?,
-                    None => Tz::utc(),
-                };
-                let offset = match body.get("offset") {
-                    Some(o) => parse_offset(o)?,
-                    None => 0,
-                };
                 CompositeSourceKind::DateHistogram {
                     interval,
-                    time_zone,
-                    offset,
+                    time_zone: b.time_zone.unwrap_or_else(Tz::utc),
+                    offset: b.offset.unwrap_or(0),
                 }
             }
         };
@@ -2757,111 +3161,195 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
     })
 }
 
-fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<MetricReq> {
-    let kind = match ty {
-        "avg" => MetricKind::Avg,
-        "sum" => MetricKind::Sum,
-        "min" => MetricKind::Min,
-        "max" => MetricKind::Max,
-        "value_count" => MetricKind::ValueCount,
-        "stats" => MetricKind::Stats,
-        "extended_stats" => MetricKind::ExtendedStats,
-        _ => MetricKind::Cardinality,
-    };
-    let mut allowed = vec!["field", "missing", "format", "value_type", "script"];
-    match kind {
-        MetricKind::ExtendedStats => allowed.push("sigma"),
-        MetricKind::Cardinality => {
-            allowed.extend(["precision_threshold", "rehash", "execution_hint"])
-        }
-        _ => {}
+/// A metric's body under construction (`avg` ... `cardinality`).
+struct MetricBody {
+    name: String,
+    source: Source,
+    sigma: f64,
+    precision_threshold: u64,
+}
+
+impl Sourced for MetricBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
     }
-    expect_fields(ty, o, &allowed)?;
-    let mut r = MetricReq {
-        kind,
-        // a cardinality or value_count script's values are counted as keywords
-        field: field_or_script(
-            o,
-            matches!(kind, MetricKind::Cardinality | MetricKind::ValueCount),
-        )?,
-        missing: None,
-        format: None,
-        sigma: 2.0,
-        precision_threshold: 3000,
-    };
-    for (k, v) in o {
-        match k.as_str() {
-            "missing" => r.missing = Some(v.clone()),
-            "format" => r.format = Some(string(ty, k, v)?),
-            "sigma" => {
-                r.sigma = num(ty, k, v)?;
-                if r.sigma < 0.0 {
-                    return Err(EsError::illegal_argument(format!(
-                        "[sigma] must be greater than or equal to 0. Found [{:?}] in [{name}]",
-                        r.sigma
-                    )));
-                }
+}
+
+type MF = Field<MetricBody>;
+
+/// `avg`, `sum`, `min`, `max`, `value_count` and `stats`: a values source and nothing else.
+static METRIC: ObjectParser<MetricBody> = ObjectParser {
+    name: "avg",
+    style: fields::AGG,
+    fields: &[&fields::values_source()],
+};
+
+static EXTENDED_STATS: ObjectParser<MetricBody> = ObjectParser {
+    name: "extended_stats",
+    style: fields::AGG,
+    fields: &[
+        &[MF::new("sigma", "*", |r, at, v| {
+            r.sigma = num(at.parser, at.key, v)?;
+            if r.sigma < 0.0 {
+                return Err(EsError::illegal_argument(format!(
+                    "[sigma] must be greater than or equal to 0. Found [{:?}] in [{}]",
+                    r.sigma, r.name
+                )));
             }
-            "precision_threshold" => {
-                let t = num(ty, k, v)?;
+            Ok(())
+        })],
+        &fields::values_source(),
+    ],
+};
+
+static CARDINALITY: ObjectParser<MetricBody> = ObjectParser {
+    name: "cardinality",
+    style: fields::AGG,
+    fields: &[
+        &[
+            MF::new("precision_threshold", "*", |r, at, v| {
+                let t = num(at.parser, at.key, v)?;
                 if t < 0.0 {
                     return Err(EsError::illegal_argument(format!(
-                        "[precisionThreshold] must be greater than or equal to 0. Found [{}] in [{name}]",
-                        t as i64
+                        "[precisionThreshold] must be greater than or equal to 0. Found [{}] in [{}]",
+                        t as i64, r.name
                     )));
                 }
                 r.precision_threshold = (t as u64).min(40000);
-            }
+                Ok(())
+            }),
             // Only the default (murmur3 rehashing of the values) exists in Lode.
-            "rehash" if boolean(ty, k, v)? => {}
-            "rehash" => {
-                return Err(EsError::parsing(format!(
-                    "[{ty}] [rehash: false] is not supported by Lode"
+            MF::new("rehash", "*", |_, at, v| {
+                if boolean(at.parser, at.key, v)? {
+                    return Ok(());
+                }
+                Err(EsError::parsing(format!(
+                    "[{}] [rehash: false] is not supported by Lode",
+                    at.parser
                 )))
-            }
-            "execution_hint" => {
-                string(ty, k, v)?;
-            }
-            "value_type" => {
-                string(ty, k, v)?;
-            }
-            _ => {}
-        }
-    }
-    Ok(r)
+            }),
+            MF::new("execution_hint", "*", |_, at, v| {
+                string(at.parser, at.key, v).map(drop)
+            }),
+        ],
+        &fields::values_source(),
+    ],
+};
+
+fn parse_metric(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<MetricReq> {
+    let (kind, parser) = match ty {
+        "avg" => (MetricKind::Avg, &METRIC),
+        "sum" => (MetricKind::Sum, &METRIC),
+        "min" => (MetricKind::Min, &METRIC),
+        "max" => (MetricKind::Max, &METRIC),
+        "value_count" => (MetricKind::ValueCount, &METRIC),
+        "stats" => (MetricKind::Stats, &METRIC),
+        "extended_stats" => (MetricKind::ExtendedStats, &EXTENDED_STATS),
+        _ => (MetricKind::Cardinality, &CARDINALITY),
+    };
+    let mut b = MetricBody {
+        name: name.to_string(),
+        source: Source::default(),
+        sigma: 2.0,
+        precision_threshold: 3000,
+    };
+    parser.parse_named(ty, &mut b, o)?;
+    // a cardinality or value_count script's values are counted as keywords
+    let field = b.source.field_or_script(
+        matches!(kind, MetricKind::Cardinality | MetricKind::ValueCount),
+        false,
+    )?;
+    b.source.check_value_type(ty)?;
+    Ok(MetricReq {
+        kind,
+        field,
+        missing: b.source.missing,
+        format: b.source.format,
+        sigma: b.sigma,
+        precision_threshold: b.precision_threshold,
+    })
 }
 
-/// `weighted_avg`: `value` and `weight` (each `{field, missing}`), `format`.
+/// A `weighted_avg` body under construction: its `value` and `weight` sources.
+#[derive(Default)]
+struct WeightedBody {
+    source: Source,
+    value: Option<WeightedSource>,
+    weight: Option<WeightedSource>,
+}
+
+impl Sourced for WeightedBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+}
+
+type WF = Field<WeightedBody>;
+
+/// `weighted_avg`: `value` and `weight` (each `{field, missing, script}`), `format`.
 fn parse_weighted_avg(name: &str, o: &Map<String, Value>) -> EsResult<WeightedAvgReq> {
     const TY: &str = "weighted_avg";
-    expect_fields(TY, o, &["value", "weight", "format", "value_type"])?;
-    let source = |key: &str| -> EsResult<WeightedSource> {
-        let Some(v) = o.get(key) else {
-            return Err(EsError::illegal_argument(format!(
-                "Required field [{key}] is missing in [{name}]"
-            )));
-        };
-        let Some(s) = v.as_object() else {
-            return Err(EsError::x_content_parse(format!(
-                "[{TY}] {key} doesn't support values of type: {}",
-                token_name(v)
-            )));
-        };
-        if let Some(k) = s
-            .keys()
-            .find(|k| !["field", "missing", "script"].contains(&k.as_str()))
-        {
-            return Err(EsError::x_content_parse(format!(
-                "[{key}] unknown field [{k}]{}",
-                lode_engine::error::did_you_mean(k, &["field", "missing", "script"])
-            )));
+    static P: ObjectParser<WeightedBody> = ObjectParser {
+        name: TY,
+        style: fields::AGG,
+        fields: &[
+            &[
+                WF::new("value", "o", |b, at, v| {
+                    b.value = Some(weighted_source(at.key, v)?);
+                    Ok(())
+                }),
+                WF::new("weight", "o", |b, at, v| {
+                    b.weight = Some(weighted_source(at.key, v)?);
+                    Ok(())
+                }),
+            ],
+            &fields::format(),
+            &fields::value_type(),
+        ],
+    };
+    let mut b = WeightedBody::default();
+    P.parse_into(&mut b, o)?;
+    let required = |s: Option<WeightedSource>, key: &str| {
+        s.ok_or_else(|| {
+            EsError::illegal_argument(format!("Required field [{key}] is missing in [{name}]"))
+        })
+    };
+    let value = required(b.value, "value")?;
+    let weight = required(b.weight, "weight")?;
+    b.source.check_value_type(TY)?;
+    Ok(WeightedAvgReq {
+        value,
+        weight,
+        format: b.source.format,
+    })
+}
+
+/// ES's `MultiValuesSourceFieldConfig`: a field or a script (its values as doubles), and
+/// `missing`; `key` (`value` or `weight`) names its parser.
+fn weighted_source(key: &str, v: &Value) -> EsResult<WeightedSource> {
+    #[derive(Default)]
+    struct Config {
+        source: Source,
+    }
+    impl Sourced for Config {
+        fn source(&mut self) -> &mut Source {
+            &mut self.source
         }
-        let missing = match s.get("missing") {
-            None | Some(Value::Null) => None,
-            Some(m) => Some(Value::from(num(key, "missing", m)?)),
-        };
-        // ES's `MultiValuesSourceFieldConfig`: a field or a script (its values as doubles).
-        let field = match (s.get("field"), s.get("script")) {
+    }
+    static P: ObjectParser<Config> = ObjectParser {
+        name: "value",
+        style: Style::Object,
+        fields: &[&fields::field(), &fields::missing(), &fields::script()],
+    };
+    let mut c = Config::default();
+    P.parse_named(key, &mut c, v.as_object().expect("declared as an object"))?;
+    let s = c.source;
+    let missing = match &s.missing {
+        None | Some(Value::Null) => None,
+        Some(m) => Some(Value::from(num(key, "missing", m)?)),
+    };
+    let field =
+        match (&s.field, &s.script) {
             (Some(_), Some(_)) => return Err(EsError::illegal_argument(
                 "[field] and [script] cannot both be configured.  Please specify one or the other.",
             )),
@@ -2870,81 +3358,200 @@ fn parse_weighted_avg(name: &str, o: &Map<String, Value>) -> EsResult<WeightedAv
                     "[field] and [script] cannot both be null.  Please specify one or the other.",
                 ))
             }
-            (Some(_), None) => required_field(s)?,
-            (None, Some(_)) => field_or_script(s, false)?,
+            (Some(_), None) => s.required_field()?,
+            (None, Some(_)) => s.field_or_script(false, false)?,
         };
-        Ok(WeightedSource { field, missing })
-    };
-    let value = source("value")?;
-    let weight = source("weight")?;
-    let mut format = None;
-    for (k, v) in o {
-        match k.as_str() {
-            "format" => format = Some(string(TY, k, v)?),
-            "value_type" => {
-                string(TY, k, v)?;
+    Ok(WeightedSource { field, missing })
+}
+
+/// A `percentiles` or `percentile_ranks` body under construction.
+struct PercentilesBody {
+    name: String,
+    source: Source,
+    percents: Option<Vec<f64>>,
+    /// `percentile_ranks`' `values`, as written (`None`: absent or null).
+    values: Option<Vec<f64>>,
+    keyed: bool,
+    method: Option<PercentilesMethod>,
+}
+
+impl Sourced for PercentilesBody {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+}
+
+type PF = Field<PercentilesBody>;
+
+/// The options `percentiles` and `percentile_ranks` share (their list aside).
+const fn percentiles_options() -> [PF; 3] {
+    [
+        PF::new("keyed", "*", |b, at, v| {
+            b.keyed = boolean(at.parser, at.key, v)?;
+            Ok(())
+        }),
+        PF::new("tdigest", "*", set_tdigest),
+        PF::new("hdr", "*", set_hdr),
+    ]
+}
+
+static PERCENTILES: ObjectParser<PercentilesBody> = ObjectParser {
+    name: "percentiles",
+    style: fields::AGG,
+    fields: &[
+        &[PF::new("percents", "*", |b, at, v| {
+            let a = match v {
+                Value::Array(a) => a.clone(),
+                other => vec![other.clone()],
+            };
+            let mut p = Vec::new();
+            for x in &a {
+                let x = num(at.parser, at.key, x)?;
+                if !(0.0..=100.0).contains(&x) {
+                    return Err(EsError::illegal_argument(format!(
+                        "percent must be in [0,100], got [{x:?}]: [{}]",
+                        b.name
+                    )));
+                }
+                p.push(x);
             }
-            _ => {}
+            if p.is_empty() {
+                return Err(EsError::illegal_argument(format!(
+                    "[percents] must not be empty: [{}]",
+                    b.name
+                )));
+            }
+            p.sort_by(f64::total_cmp);
+            p.dedup();
+            b.percents = Some(p);
+            Ok(())
+        })],
+        &percentiles_options(),
+        &fields::values_source(),
+    ],
+};
+
+static PERCENTILE_RANKS: ObjectParser<PercentilesBody> = ObjectParser {
+    name: "percentile_ranks",
+    style: fields::AGG,
+    fields: &[
+        &[PF::new("values", "*", |b, at, v| {
+            b.values = match v {
+                Value::Null => None,
+                Value::Array(a) => Some(
+                    a.iter()
+                        .map(|x| num(at.parser, at.key, x))
+                        .collect::<EsResult<_>>()?,
+                ),
+                other => Some(vec![num(at.parser, at.key, other)?]),
+            };
+            Ok(())
+        })],
+        &percentiles_options(),
+        &fields::values_source(),
+    ],
+};
+
+fn set_method(b: &mut PercentilesBody, at: &At<'_>, m: PercentilesMethod) -> EsResult<()> {
+    if b.method.is_some() {
+        return Err(EsError::illegal_argument(format!(
+            "[{}] cannot use both [tdigest] and [hdr] methods: [{}]",
+            at.parser, b.name
+        )));
+    }
+    b.method = Some(m);
+    Ok(())
+}
+
+/// `tdigest: {compression, execution_hint}`.
+fn set_tdigest(b: &mut PercentilesBody, at: &At<'_>, v: &Value) -> EsResult<()> {
+    let ty = at.parser;
+    let o = v
+        .as_object()
+        .ok_or_else(|| EsError::parsing(format!("[{ty}] [tdigest] must be an object")))?;
+    let mut compression = crate::digest::DEFAULT_COMPRESSION;
+    let mut high_accuracy = false;
+    for (tk, tv) in o {
+        match tk.as_str() {
+            "compression" => compression = tdigest_compression(&b.name, num(ty, tk, tv)?)?,
+            "execution_hint" => high_accuracy = tdigest_execution_hint(&string(ty, tk, tv)?)?,
+            other => {
+                return Err(EsError::x_content_parse(format!(
+                    "[tdigest] unknown field [{other}]"
+                )))
+            }
         }
     }
-    Ok(WeightedAvgReq {
-        value,
-        weight,
-        format,
-    })
+    set_method(
+        b,
+        at,
+        PercentilesMethod::TDigest {
+            compression,
+            high_accuracy,
+        },
+    )
+}
+
+/// `hdr: {number_of_significant_value_digits}`.
+fn set_hdr(b: &mut PercentilesBody, at: &At<'_>, v: &Value) -> EsResult<()> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| EsError::parsing(format!("[{}] [hdr] must be an object", at.parser)))?;
+    let mut digits = 3i64;
+    for (hk, hv) in o {
+        match hk.as_str() {
+            "number_of_significant_value_digits" => {
+                digits = hv.as_i64().filter(|_| hv.is_number()).ok_or_else(|| {
+                    EsError::x_content_parse(format!("[hdr] failed to parse field [{hk}]"))
+                })?;
+            }
+            other => {
+                return Err(EsError::x_content_parse(format!(
+                    "[hdr] unknown field [{other}]"
+                )))
+            }
+        }
+    }
+    if !(0..=5).contains(&digits) {
+        return Err(EsError::illegal_argument(format!(
+            "[numberOfSignificantValueDigits] must be between 0 and 5: [{}]",
+            b.name
+        )));
+    }
+    set_method(
+        b,
+        at,
+        PercentilesMethod::Hdr {
+            digits: digits as u8,
+        },
+    )
 }
 
 /// `percentile_ranks`: `percentiles` with required `values` instead of `percents`.
 fn parse_percentile_ranks(name: &str, o: &Map<String, Value>) -> EsResult<PercentilesReq> {
     const TY: &str = "percentile_ranks";
+    let b = parse_percentiles_body(&PERCENTILE_RANKS, name, o)?;
     // Elasticsearch checks `values` in the builder's constructor, which its object parser
     // calls once the whole object is read and wraps in a parse exception.
-    let failed = |reason: String| {
-        EsError::x_content_parse(format!(
+    let check_values = || {
+        let reason = match &b.values {
+            None => format!("[values] must not be null: [{name}]"),
+            Some(v) if v.is_empty() => format!("[values] must not be an empty array: [{name}]"),
+            Some(_) => return Ok(()),
+        };
+        Err(EsError::x_content_parse(format!(
             "Failed to build [{TY}] after last required field arrived"
         ))
-        .caused_by(EsError::illegal_argument(reason))
-    };
-    expect_fields(
-        TY,
-        o,
-        &[
-            "field",
-            "values",
-            "keyed",
-            "missing",
-            "format",
-            "tdigest",
-            "hdr",
-            "value_type",
-            "script",
-        ],
-    )?;
-    let values = match o.get("values") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(a)) => Some(a.clone()),
-        Some(other) => Some(vec![other.clone()]),
-    };
-    let mut parsed = Vec::new();
-    for v in values.iter().flatten() {
-        parsed.push(num(TY, "values", v)?);
-    }
-    let check_values = || match &values {
-        None => Err(failed(format!("[values] must not be null: [{name}]"))),
-        Some(_) if parsed.is_empty() => Err(failed(format!(
-            "[values] must not be an empty array: [{name}]"
-        ))),
-        Some(_) => Ok(()),
+        .caused_by(EsError::illegal_argument(reason)))
     };
     // The other options fail while parsing, before the constructor; a missing `field` is
     // only found when the aggregation is built, after it.
-    if !o.contains_key("field") {
+    if b.source.field.is_none() {
         check_values()?;
     }
-    let mut rest = o.clone();
-    rest.remove("values");
-    let mut r = parse_percentiles_like(TY, name, &rest, "values")?;
+    let mut r = percentiles_req(TY, &b)?;
     check_values()?;
+    let mut parsed = b.values.clone().unwrap_or_default();
     parsed.sort_by(f64::total_cmp);
     parsed.dedup();
     r.percents = parsed;
@@ -2953,140 +3560,43 @@ fn parse_percentile_ranks(name: &str, o: &Map<String, Value>) -> EsResult<Percen
 }
 
 fn parse_percentiles(name: &str, o: &Map<String, Value>) -> EsResult<PercentilesReq> {
-    parse_percentiles_like("percentiles", name, o, "percents")
+    let b = parse_percentiles_body(&PERCENTILES, name, o)?;
+    percentiles_req("percentiles", &b)
 }
 
-/// The options `percentiles` and `percentile_ranks` share; `values_key` names the list.
-fn parse_percentiles_like(
-    ty: &'static str,
+fn parse_percentiles_body(
+    p: &ObjectParser<PercentilesBody>,
     name: &str,
     o: &Map<String, Value>,
-    values_key: &str,
-) -> EsResult<PercentilesReq> {
-    expect_fields(
-        ty,
-        o,
-        &[
-            "field",
-            values_key,
-            "keyed",
-            "missing",
-            "format",
-            "tdigest",
-            "hdr",
-            "value_type",
-            "script",
-        ],
-    )?;
-    let mut r = PercentilesReq {
-        field: field_or_script(o, false)?,
-        percents: vec![1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0],
-        ranks: false,
+) -> EsResult<PercentilesBody> {
+    let mut b = PercentilesBody {
+        name: name.to_string(),
+        source: Source::default(),
+        percents: None,
+        values: None,
         keyed: true,
-        missing: None,
-        format: None,
-        method: PercentilesMethod::default(),
+        method: None,
     };
-    if o.contains_key("tdigest") && o.contains_key("hdr") {
-        return Err(EsError::illegal_argument(format!(
-            "[{ty}] cannot use both [tdigest] and [hdr] methods: [{name}]"
-        )));
-    }
-    for (k, v) in o {
-        match k.as_str() {
-            "percents" => {
-                let a = match v {
-                    Value::Array(a) => a.clone(),
-                    other => vec![other.clone()],
-                };
-                let mut p = Vec::new();
-                for x in &a {
-                    let x = num(ty, k, x)?;
-                    if !(0.0..=100.0).contains(&x) {
-                        return Err(EsError::illegal_argument(format!(
-                            "percent must be in [0,100], got [{x:?}]: [{name}]"
-                        )));
-                    }
-                    p.push(x);
-                }
-                if p.is_empty() {
-                    return Err(EsError::illegal_argument(format!(
-                        "[percents] must not be empty: [{name}]"
-                    )));
-                }
-                p.sort_by(f64::total_cmp);
-                p.dedup();
-                r.percents = p;
-            }
-            "keyed" => r.keyed = boolean(ty, k, v)?,
-            "missing" => r.missing = Some(v.clone()),
-            "format" => r.format = Some(string(ty, k, v)?),
-            "tdigest" => {
-                let o = v.as_object().ok_or_else(|| {
-                    EsError::parsing(format!("[{ty}] [tdigest] must be an object"))
-                })?;
-                let mut compression = crate::digest::DEFAULT_COMPRESSION;
-                let mut high_accuracy = false;
-                for (tk, tv) in o {
-                    match tk.as_str() {
-                        "compression" => compression = tdigest_compression(name, num(ty, tk, tv)?)?,
-                        "execution_hint" => {
-                            high_accuracy = tdigest_execution_hint(&string(ty, tk, tv)?)?
-                        }
-                        other => {
-                            return Err(EsError::x_content_parse(format!(
-                                "[tdigest] unknown field [{other}]"
-                            )))
-                        }
-                    }
-                }
-                r.method = PercentilesMethod::TDigest {
-                    compression,
-                    high_accuracy,
-                };
-            }
-            "hdr" => {
-                let o = v
-                    .as_object()
-                    .ok_or_else(|| EsError::parsing(format!("[{ty}] [hdr] must be an object")))?;
-                let mut digits = 3i64;
-                for (hk, hv) in o {
-                    match hk.as_str() {
-                        "number_of_significant_value_digits" => {
-                            let Value::Number(n) = hv else {
-                                return Err(EsError::x_content_parse(format!(
-                                    "[hdr] failed to parse field [{hk}]"
-                                )));
-                            };
-                            digits = n.as_i64().ok_or_else(|| {
-                                EsError::x_content_parse(format!(
-                                    "[hdr] failed to parse field [{hk}]"
-                                ))
-                            })?;
-                        }
-                        other => {
-                            return Err(EsError::x_content_parse(format!(
-                                "[hdr] unknown field [{other}]"
-                            )))
-                        }
-                    }
-                }
-                if !(0..=5).contains(&digits) {
-                    return Err(EsError::illegal_argument(format!(
-                        "[numberOfSignificantValueDigits] must be between 0 and 5: [{name}]"
-                    )));
-                }
-                r.method = PercentilesMethod::Hdr {
-                    digits: digits as u8,
-                };
-            }
-            "value_type" => {
-                string(ty, k, v)?;
-            }
-            _ => {}
-        }
-    }
-    Ok(r)
+    p.parse_into(&mut b, o)?;
+    Ok(b)
+}
+
+/// The request of a parsed body: its values source, options and percents.
+fn percentiles_req(ty: &str, b: &PercentilesBody) -> EsResult<PercentilesReq> {
+    let field = b.source.field_or_script(false, false)?;
+    b.source.check_value_type(ty)?;
+    Ok(PercentilesReq {
+        field,
+        percents: b
+            .percents
+            .clone()
+            .unwrap_or_else(|| vec![1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0]),
+        ranks: false,
+        keyed: b.keyed,
+        missing: b.source.missing.clone(),
+        format: b.source.format.clone(),
+        method: b.method.unwrap_or_default(),
+    })
 }
 
 /// Checks the shape of a `top_hits` sort (fields are resolved per index at execution).
@@ -3125,77 +3635,171 @@ fn parse_sort(v: &Value) -> EsResult<()> {
 
 /// `top_metrics`: `metrics` (`{field}` or a list of them), `sort` (exactly one), `size`.
 fn parse_top_metrics(o: &Map<String, Value>) -> EsResult<TopMetricsReq> {
-    const TY: &str = "top_metrics";
-    expect_fields(TY, o, &["metrics", "sort", "size"])?;
-    let mut size = 1;
-    if let Some(v) = o.get("size") {
-        let n = int32(TY, "size", v)?;
-        if n < 1 {
-            return Err(
-                EsError::x_content_parse(format!("[{TY}] failed to parse field [size]")).caused_by(
-                    EsError::illegal_argument(format!("[size] must be more than 0 but was [{n}]")),
-                ),
-            );
+    #[derive(Default)]
+    struct Body {
+        metrics: Option<Vec<String>>,
+        sort: Option<Value>,
+        size: Option<usize>,
+    }
+    type BF = Field<Body>;
+    /// One of `metrics`: `{field}` (ES's `MultiValuesSourceFieldConfig`, named `metrics`).
+    #[derive(Default)]
+    struct Metric {
+        source: Source,
+    }
+    impl Sourced for Metric {
+        fn source(&mut self) -> &mut Source {
+            &mut self.source
         }
-        size = n as usize;
     }
-    let metrics = match o.get("metrics") {
-        None => return Err(EsError::illegal_argument("Required [metrics]")),
-        Some(Value::Array(a)) => a.iter().collect(),
-        Some(one) => vec![one],
+    static METRIC: ObjectParser<Metric> = ObjectParser {
+        name: "metrics",
+        style: fields::AGG,
+        fields: &[&fields::field()],
     };
-    let mut fields = Vec::with_capacity(metrics.len());
-    for m in metrics {
-        let Some(m) = m.as_object() else {
-            return Err(EsError::x_content_parse(format!(
-                "[{TY}] metrics doesn't support values of type: {}",
-                token_name(m)
-            )));
-        };
-        expect_fields("metrics", m, &["field"])?;
-        fields.push(required_field(m)?);
-    }
-    if fields.is_empty() {
-        return Err(EsError::illegal_argument("Required [metrics]"));
-    }
-    let sort = match o.get("sort") {
-        None => return Err(EsError::illegal_argument("Required [sort]")),
-        Some(Value::Array(a)) if a.len() != 1 => {
-            return Err(
-                EsError::x_content_parse(format!("[{TY}] failed to parse field [sort]")).caused_by(
-                    EsError::illegal_argument("[sort] must contain exactly one sort"),
-                ),
-            )
-        }
-        Some(Value::Array(a)) => a[0].clone(),
-        Some(one) => one.clone(),
+    static P: ObjectParser<Body> = ObjectParser {
+        name: "top_metrics",
+        style: fields::AGG,
+        fields: &[&[
+            BF::new("metrics", "*", |b, at, v| {
+                let metrics = match v {
+                    Value::Array(a) => a.iter().collect(),
+                    one => vec![one],
+                };
+                let mut fields = Vec::with_capacity(metrics.len());
+                for m in metrics {
+                    let Some(m) = m.as_object() else {
+                        return Err(EsError::x_content_parse(format!(
+                            "[{}] metrics doesn't support values of type: {}",
+                            at.parser,
+                            token_name(m)
+                        )));
+                    };
+                    let mut c = Metric::default();
+                    METRIC.parse_into(&mut c, m)?;
+                    fields.push(c.source.required_field()?);
+                }
+                b.metrics = Some(fields);
+                Ok(())
+            }),
+            BF::new("sort", "*", |b, at, v| {
+                b.sort = Some(match v {
+                    Value::Array(a) if a.len() != 1 => {
+                        return Err(EsError::x_content_parse(format!(
+                            "[{}] failed to parse field [sort]",
+                            at.parser
+                        ))
+                        .caused_by(EsError::illegal_argument(
+                            "[sort] must contain exactly one sort",
+                        )))
+                    }
+                    Value::Array(a) => a[0].clone(),
+                    one => one.clone(),
+                });
+                Ok(())
+            }),
+            BF::new("size", "*", |b, at, v| {
+                let n = int32(at.parser, at.key, v)?;
+                if n < 1 {
+                    return Err(EsError::x_content_parse(format!(
+                        "[{}] failed to parse field [size]",
+                        at.parser
+                    ))
+                    .caused_by(EsError::illegal_argument(format!(
+                        "[size] must be more than 0 but was [{n}]"
+                    ))));
+                }
+                b.size = Some(n as usize);
+                Ok(())
+            }),
+        ]],
     };
+    let mut b = Body::default();
+    P.parse_into(&mut b, o)?;
+    let metrics = b
+        .metrics
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| EsError::illegal_argument("Required [metrics]"))?;
+    let sort = b
+        .sort
+        .ok_or_else(|| EsError::illegal_argument("Required [sort]"))?;
     Ok(TopMetricsReq {
-        metrics: fields,
+        metrics,
         sort: Value::Array(vec![sort]),
-        size,
+        size: b.size.unwrap_or(1),
     })
 }
 
+type HitsF = Field<TopHitsReq>;
+
+/// A `top_hits` option ES accepts and Lode's `top_hits` does not build yet: refused, never
+/// ignored.
+fn top_hits_unsupported(_: &mut TopHitsReq, at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(EsError::parsing(format!(
+        "[{}] [{}] is not supported by Lode",
+        at.parser, at.key
+    )))
+}
+
+static TOP_HITS: ObjectParser<TopHitsReq> = ObjectParser {
+    name: "top_hits",
+    style: fields::AGG,
+    fields: &[&[
+        HitsF::new("from", "*", |r, at, v| {
+            let n = int32(at.parser, at.key, v)?;
+            if n < 0 {
+                return Err(EsError::illegal_argument(format!(
+                    "[from] must be greater than or equal to 0. Found [{n}]"
+                )));
+            }
+            r.from = n as usize;
+            Ok(())
+        }),
+        HitsF::new("size", "*", |r, at, v| {
+            let n = int32(at.parser, at.key, v)?;
+            if n < 0 {
+                return Err(EsError::illegal_argument(format!(
+                    "[size] must be greater than or equal to 0. Found [{n}]"
+                )));
+            }
+            r.size = n as usize;
+            Ok(())
+        }),
+        HitsF::new("sort", "*", |r, _, v| {
+            parse_sort(v)?;
+            r.sort = Some(v.clone());
+            Ok(())
+        }),
+        HitsF::new("_source", "*", |r, _, v| {
+            r.source = SourceFilter::from_json(Some(v));
+            Ok(())
+        }),
+        HitsF::new("track_scores", "*", |r, at, v| {
+            r.track_scores = boolean(at.parser, at.key, v)?;
+            Ok(())
+        }),
+        HitsF::new("version", "*", |r, at, v| {
+            r.version = boolean(at.parser, at.key, v)?;
+            Ok(())
+        }),
+        HitsF::new("seq_no_primary_term", "*", |r, at, v| {
+            r.seq_no_primary_term = boolean(at.parser, at.key, v)?;
+            Ok(())
+        }),
+        HitsF::new("explain", "*", |r, at, v| {
+            if boolean(at.parser, at.key, v)? {
+                return top_hits_unsupported(r, at, v);
+            }
+            Ok(())
+        }),
+        HitsF::new("stored_fields", "*", top_hits_unsupported),
+        HitsF::new("docvalue_fields", "*", top_hits_unsupported),
+        HitsF::new("highlight", "*", top_hits_unsupported),
+    ]],
+};
+
 fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
     const TY: &str = "top_hits";
-    expect_fields(
-        TY,
-        o,
-        &[
-            "from",
-            "size",
-            "sort",
-            "_source",
-            "track_scores",
-            "version",
-            "seq_no_primary_term",
-            "explain",
-            "stored_fields",
-            "docvalue_fields",
-            "highlight",
-        ],
-    )?;
     let mut r = TopHitsReq {
         from: 0,
         size: 3,
@@ -3205,43 +3809,7 @@ fn parse_top_hits(o: &Map<String, Value>) -> EsResult<TopHitsReq> {
         version: false,
         seq_no_primary_term: false,
     };
-    for (k, v) in o {
-        match k.as_str() {
-            "from" => {
-                let n = int32(TY, k, v)?;
-                if n < 0 {
-                    return Err(EsError::illegal_argument(format!(
-                        "[from] must be greater than or equal to 0. Found [{n}]"
-                    )));
-                }
-                r.from = n as usize;
-            }
-            "size" => {
-                let n = int32(TY, k, v)?;
-                if n < 0 {
-                    return Err(EsError::illegal_argument(format!(
-                        "[size] must be greater than or equal to 0. Found [{n}]"
-                    )));
-                }
-                r.size = n as usize;
-            }
-            "sort" => {
-                parse_sort(v)?;
-                r.sort = Some(v.clone());
-            }
-            "_source" => r.source = SourceFilter::from_json(Some(v)),
-            "track_scores" => r.track_scores = boolean(TY, k, v)?,
-            "version" => r.version = boolean(TY, k, v)?,
-            "seq_no_primary_term" => r.seq_no_primary_term = boolean(TY, k, v)?,
-            "explain" if !boolean(TY, k, v)? => {}
-            // Accepted by ES, not built into Lode's top_hits yet: refused, never ignored.
-            _ => {
-                return Err(EsError::parsing(format!(
-                    "[{TY}] [{k}] is not supported by Lode"
-                )))
-            }
-        }
-    }
+    TOP_HITS.parse_into(&mut r, o)?;
     if r.from + r.size > 100 {
         return Err(EsError::illegal_argument(format!(
             "Top hits result window is too large, the top hits aggregator [{TY}]'s from + size must be less than or equal to: [100] but was [{}]. This limit can be set by changing the [index.max_inner_result_window] index level setting.",
@@ -3326,6 +3894,119 @@ mod tests {
                 key: OrderKey::Key,
                 asc: true
             }
+        );
+    }
+}
+
+#[cfg(test)]
+mod declared_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(v: Value) -> EsError {
+        parse_aggs(&v).expect_err("an error")
+    }
+
+    #[test]
+    fn unknown_keys_suggest_the_declared_names_shared_groups_included() {
+        let e = err(json!({"a": {"avg": {"feild": "x"}}}));
+        assert_eq!(e.kind, "x_content_parse_exception");
+        assert_eq!(
+            e.reason,
+            "[avg] unknown field [feild] did you mean [field]?"
+        );
+        let e = err(json!({"a": {"extended_stats": {"field": "x", "sigmaa": 1}}}));
+        assert_eq!(
+            e.reason,
+            "[extended_stats] unknown field [sigmaa] did you mean [sigma]?"
+        );
+        let e = err(json!({"a": {"terms": {"field": "x", "formatt": "0"}}}));
+        assert_eq!(
+            e.reason,
+            "[terms] unknown field [formatt] did you mean [format]?"
+        );
+        // a script where the aggregation declares none
+        let e = err(json!({"a": {"string_stats": {"script": "1"}}}));
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            (
+                "illegal_argument_exception",
+                "[script] is not supported in [string_stats] aggregations"
+            )
+        );
+    }
+
+    #[test]
+    fn declared_tokens_are_refused_as_elasticsearch_does() {
+        let e = err(json!({"a": {"histogram": {"field": "x", "interval": 1, "missing": {}}}}));
+        assert_eq!(
+            e.reason,
+            "[histogram] missing doesn't support values of type: START_OBJECT"
+        );
+        let e = err(json!({"a": {"range": {"field": "x", "ranges": {}}}}));
+        assert_eq!(
+            e.reason,
+            "[range] ranges doesn't support values of type: START_OBJECT"
+        );
+        // silently read as absent before; ES declares both as strings
+        let e = err(json!({"a": {"reverse_nested": {"path": 1}}}));
+        assert_eq!(
+            e.reason,
+            "[reverse_nested] path doesn't support values of type: VALUE_NUMBER"
+        );
+        let e = err(json!({"a": {"composite": {"sources": [
+            {"k": {"terms": {"field": "x", "order": 1}}}
+        ]}}}));
+        assert_eq!(
+            e.reason,
+            "[terms] order doesn't support values of type: VALUE_NUMBER"
+        );
+    }
+
+    #[test]
+    fn the_first_refused_key_in_body_order_is_the_error() {
+        // ES's ObjectParser walks the body in order
+        let e = err(json!({"a": {"avg": {"format": {}, "bogus": 1, "field": "x"}}}));
+        assert_eq!(
+            e.reason,
+            "[avg] format doesn't support values of type: START_OBJECT"
+        );
+        let e = err(json!({"a": {"avg": {"bogus": 1, "format": {}}}}));
+        assert_eq!(e.reason, "[avg] unknown field [bogus]");
+        // requirements across keys come after the walk
+        let e = err(json!({"a": {"avg": {"format": "0.0"}}}));
+        assert_eq!(
+            e.reason,
+            "Required one of fields [field, script], but none were specified. "
+        );
+    }
+
+    #[test]
+    fn declared_bodies_parse_their_values() {
+        let r = parse_aggs(&json!({
+            "p": {"percentiles": {"field": "x", "percents": [50, 1, 50], "hdr": {}}},
+            "c": {"cardinality": {"field": "x", "precision_threshold": 100000}},
+            "t": {"terms": {"field": "x", "size": 3, "order": {"_key": "asc"}}},
+        }))
+        .unwrap();
+        for node in &r.aggs {
+            match &node.kind {
+                AggKind::Percentiles(p) => {
+                    assert_eq!(p.percents, vec![1.0, 50.0]);
+                    assert_eq!(p.method, PercentilesMethod::Hdr { digits: 3 });
+                }
+                AggKind::Metric(m) => assert_eq!(m.precision_threshold, 40000),
+                AggKind::Terms(t) => {
+                    assert_eq!((t.size, t.field.as_str()), (3, "x"));
+                    assert_eq!(t.order.len(), 1);
+                }
+                _ => unreachable!(),
+            }
+        }
+        let e = err(json!({"a": {"percentiles": {"field": "x", "tdigest": {}, "hdr": {}}}}));
+        assert_eq!(
+            e.reason,
+            "[percentiles] cannot use both [tdigest] and [hdr] methods: [a]"
         );
     }
 }
