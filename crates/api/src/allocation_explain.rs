@@ -20,6 +20,7 @@ use crate::stats::{self, StatsOptions};
 use lode_engine::error::{EsError, EsResult};
 use lode_engine::index::{AllocationFailure, IndexService};
 use lode_engine::node::Node;
+use lode_engine::object_parser::{At, Field, ObjectParser, Style};
 use serde_json::{json, Map, Value};
 
 const ALL_COPIES_INVALID: &str = "Elasticsearch can't allocate this shard because all the copies of its data in the cluster are stale or corrupt. Elasticsearch will allocate this shard when a node containing a good copy of its data joins the cluster. If no such node is available, restore this index from a recent snapshot.";
@@ -68,6 +69,57 @@ impl Request {
     }
 }
 
+fn bad(at: &At<'_>) -> EsError {
+    EsError::x_content_parse(format!(
+        "[1:2] [{}] failed to parse field [{}]",
+        at.parser, at.key
+    ))
+}
+
+/// ES's `ClusterAllocationExplainRequest` parser. Lode keeps no positions in this body: an
+/// error says `[1:2]`, the first key's.
+static EXPLAIN_REQUEST: ObjectParser<Request> = ObjectParser {
+    name: "cluster/allocation/explain",
+    style: Style::Custom {
+        unknown: |at, _, names| {
+            EsError::x_content_parse(format!(
+                "[1:2] [{}] unknown field [{}]{}",
+                at.parser,
+                at.key,
+                lode_engine::error::did_you_mean(at.key, names)
+            ))
+        },
+        wrong_token: |at, _| bad(at),
+    },
+    fields: &[&[
+        Field::new("index", "*", |r, at, v| {
+            r.index = Some(v.as_str().ok_or_else(|| bad(at))?.to_string());
+            Ok(())
+        }),
+        Field::new("shard", "*", |r, at, v| {
+            r.shard = Some(match v {
+                Value::Number(n) => n.as_i64().ok_or_else(|| bad(at))?,
+                Value::String(s) => s.parse().map_err(|_| bad(at))?,
+                _ => return Err(bad(at)),
+            });
+            Ok(())
+        }),
+        Field::new("primary", "*", |r, at, v| {
+            r.primary = Some(match v {
+                Value::Bool(b) => *b,
+                Value::String(s) if s == "true" => true,
+                Value::String(s) if s == "false" => false,
+                _ => return Err(bad(at)),
+            });
+            Ok(())
+        }),
+        Field::new("current_node", "*", |r, at, v| {
+            r.current_node = Some(v.as_str().ok_or_else(|| bad(at))?.to_string());
+            Ok(())
+        }),
+    ]],
+};
+
 fn parse_request(body: Option<Value>) -> EsResult<Request> {
     let mut r = Request::default();
     let Some(body) = body else { return Ok(r) };
@@ -76,37 +128,7 @@ fn parse_request(body: Option<Value>) -> EsResult<Request> {
             "[1:1] [cluster/allocation/explain] Expected START_OBJECT but was: VALUE",
         ));
     };
-    let bad = |field: &str| {
-        EsError::x_content_parse(format!(
-            "[1:2] [cluster/allocation/explain] failed to parse field [{field}]"
-        ))
-    };
-    for (k, v) in obj {
-        match k.as_str() {
-            "index" => r.index = Some(v.as_str().ok_or_else(|| bad(k))?.to_string()),
-            "current_node" => r.current_node = Some(v.as_str().ok_or_else(|| bad(k))?.to_string()),
-            "shard" => {
-                r.shard = Some(match v {
-                    Value::Number(n) => n.as_i64().ok_or_else(|| bad(k))?,
-                    Value::String(s) => s.parse().map_err(|_| bad(k))?,
-                    _ => return Err(bad(k)),
-                })
-            }
-            "primary" => {
-                r.primary = Some(match v {
-                    Value::Bool(b) => *b,
-                    Value::String(s) if s == "true" => true,
-                    Value::String(s) if s == "false" => false,
-                    _ => return Err(bad(k)),
-                })
-            }
-            other => {
-                return Err(EsError::x_content_parse(format!(
-                    "[1:2] [cluster/allocation/explain] unknown field [{other}]"
-                )))
-            }
-        }
-    }
+    EXPLAIN_REQUEST.parse_into(&mut r, obj)?;
     Ok(r)
 }
 

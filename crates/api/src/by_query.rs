@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style, Token};
 use lode_engine::shard::{VersionReq, PRIMARY_TERM};
 use lode_engine::translog::Location;
 use lode_engine::{EsError, EsResult, IndexService, Node};
@@ -123,6 +124,81 @@ fn conflicts_value(v: &str) -> EsResult<bool> {
     }
 }
 
+/// A `_delete_by_query` / `_update_by_query` body as read.
+#[derive(Default)]
+struct ByQueryBody {
+    max_docs: Option<i64>,
+    proceed: bool,
+    query: Option<Value>,
+    /// Compiled once the walk is done (stored scripts are the node's).
+    script: Option<Value>,
+}
+
+/// "Unknown key for a TOKEN in [key].", as ES's search body parser words it.
+fn unknown_key(at: &At<'_>, t: Token) -> EsError {
+    EsError::parsing(format!(
+        "Unknown key for a {} in [{}].",
+        t.es_name(),
+        at.key
+    ))
+}
+
+type F = Field<ByQueryBody>;
+
+/// The keys of both bodies (`AbstractBulkByQueryRestHandler`: a search body's `query`, the
+/// request's own `max_docs` (or `size`) and `conflicts`); the rest of a search body is
+/// accepted as ES does (`sort`, `_source` and friends do not change which documents are
+/// processed), but `stored_fields` is refused as ES does.
+static BY_QUERY_FIELDS: &[F] = &[
+    F::new("query", "*", |b, _, v| {
+        b.query = Some(v.clone());
+        Ok(())
+    }),
+    F::new("max_docs", "*", |b, at, v| {
+        set_max_docs(&mut b.max_docs, int_value(v, at.key)?)
+    })
+    .aliases(&["size"]),
+    F::new("conflicts", "*", |b, _, v| {
+        b.proceed = conflicts_value(v.as_str().unwrap_or_default())?;
+        Ok(())
+    }),
+    F::new("stored_fields", "*", |_, _, _| {
+        Err(EsError::illegal_argument(
+            "stored_fields is not supported in this context",
+        ))
+    }),
+    F::new("sort", "*", ignore),
+    F::new("_source", "*", ignore),
+    F::new("slice", "*", ignore),
+    F::new("timeout", "*", ignore),
+    F::new("terminate_after", "*", ignore),
+    F::new("track_total_hits", "*", ignore),
+];
+
+const BY_QUERY_STYLE: Style = Style::Custom {
+    unknown: |at, t, _| unknown_key(at, t),
+    wrong_token: unknown_key,
+};
+
+static DELETE_BY_QUERY: ObjectParser<ByQueryBody> = ObjectParser {
+    name: "delete_by_query",
+    style: BY_QUERY_STYLE,
+    fields: &[BY_QUERY_FIELDS],
+};
+
+/// `_update_by_query` also takes the `script` applied to each document.
+static UPDATE_BY_QUERY: ObjectParser<ByQueryBody> = ObjectParser {
+    name: "update_by_query",
+    style: BY_QUERY_STYLE,
+    fields: &[
+        &[F::new("script", "*", |b, _, v| {
+            b.script = Some(v.clone());
+            Ok(())
+        })],
+        BY_QUERY_FIELDS,
+    ],
+};
+
 fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
     let mut body = match kind {
         Kind::Delete => req.required_body()?,
@@ -132,34 +208,23 @@ fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
     let Some(b) = body.as_object() else {
         return Err(EsError::parsing("request body must be an object"));
     };
-    let mut max_docs = None;
-    let mut proceed = false;
-    let mut query = None;
-    let mut script = None;
-    for (k, v) in b {
-        match k.as_str() {
-            "query" => query = Some(v.clone()),
-            "max_docs" | "size" => set_max_docs(&mut max_docs, int_value(v, k)?)?,
-            "conflicts" => proceed = conflicts_value(v.as_str().unwrap_or_default())?,
-            "script" if kind == Kind::Update => {
-                let stored = |id: &str| crate::stored_scripts::lookup(node, id);
-                script = Some(lode_painless::Script::compile(v, Some(&stored))?);
-            }
-            "stored_fields" => {
-                return Err(EsError::illegal_argument(
-                    "stored_fields is not supported in this context",
-                ))
-            }
-            // The rest of a search body is accepted as ES does; sort, _source and friends do not
-            // change which documents are processed.
-            "sort" | "_source" | "slice" | "timeout" | "terminate_after" | "track_total_hits" => {}
-            other => {
-                return Err(EsError::parsing(format!(
-                    "Unknown key for a START_OBJECT in [{other}]."
-                )))
-            }
+    let parser = match kind {
+        Kind::Delete => &DELETE_BY_QUERY,
+        Kind::Update => &UPDATE_BY_QUERY,
+    };
+    let ByQueryBody {
+        mut max_docs,
+        mut proceed,
+        mut query,
+        script,
+    } = parser.parse(b)?;
+    let script = match script {
+        Some(v) => {
+            let stored = |id: &str| crate::stored_scripts::lookup(node, id);
+            Some(lode_painless::Script::compile(&v, Some(&stored))?)
         }
-    }
+        None => None,
+    };
     if let Some(c) = req.param("conflicts") {
         proceed = conflicts_value(c)?;
     }

@@ -483,6 +483,37 @@ pub(crate) fn parse_timeout(req: &RestRequest, key: &str, default: Duration) -> 
 /// `POST /_cluster/reroute`: one node has nowhere to move a shard, so `commands` are
 /// refused; `retry_failed` retries opening every index whose shards failed to open,
 /// resetting their failed attempts, as ES resets `index.allocation.max_retries`' count.
+/// ES's `ClusterRerouteRequest` body parser: `commands`, of which Lode takes only none (a
+/// single node has no shard to move, allocate or cancel). Lode keeps no positions in this
+/// body: an unknown key says `[1:2]`, the first key's.
+static REROUTE: lode_engine::object_parser::ObjectParser<()> =
+    lode_engine::object_parser::ObjectParser {
+        name: "cluster_reroute",
+        style: lode_engine::object_parser::Style::Custom {
+            unknown: |at, _, names| {
+                EsError::x_content_parse(format!(
+                    "[1:2] [{}] unknown field [{}]{}",
+                    at.parser,
+                    at.key,
+                    lode_engine::error::did_you_mean(at.key, names)
+                ))
+            },
+            wrong_token: |_, _| EsError::internal("every token is declared"),
+        },
+        fields: &[&[lode_engine::object_parser::Field::new(
+            "commands",
+            "*",
+            |_, _, v| {
+                if v.as_array().is_some_and(|a| a.is_empty()) {
+                    return Ok(());
+                }
+                Err(EsError::illegal_argument(
+                    "[commands] is not supported by Lode: a single node has no shard to move, allocate or cancel",
+                ))
+            },
+        )]],
+    };
+
 pub fn reroute(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
     let dry_run = req.bool_param("dry_run", false)?;
     let explain = req.bool_param("explain", false)?;
@@ -491,21 +522,7 @@ pub fn reroute(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
         let Some(obj) = body.as_object() else {
             return Err(EsError::parsing("request body must be an object"));
         };
-        for (k, v) in obj {
-            match k.as_str() {
-                "commands" if v.as_array().is_some_and(|a| a.is_empty()) => {}
-                "commands" => {
-                    return Err(EsError::illegal_argument(
-                        "[commands] is not supported by Lode: a single node has no shard to move, allocate or cancel",
-                    ))
-                }
-                other => {
-                    return Err(EsError::x_content_parse(format!(
-                        "[1:2] [cluster_reroute] unknown field [{other}]"
-                    )))
-                }
-            }
-        }
+        REROUTE.parse_into(&mut (), obj)?;
     }
     if retry_failed && !dry_run {
         node.retry_failed();

@@ -329,23 +329,64 @@ pub fn cmp_rows(a: &[SortValue], b: &[SortValue], keys: &[SortKey]) -> Ordering 
     Ordering::Equal
 }
 
-/// ES's `FieldSortBuilder` parser: the keys it declares (its did-you-mean candidates); the
-/// values are read where the key is built, and the ones Lode lacks are refused.
-static FIELD_SORT: ObjectParser<()> = ObjectParser {
+/// A field sort's options as read (ES's `FieldSortBuilder`); the key is built from them and
+/// the mapping once the walk is done.
+#[derive(Default)]
+struct FieldSortOpts {
+    /// `Some(true)` for `desc`; `None` is the field's default order.
+    desc: Option<bool>,
+    missing: Option<Value>,
+    unmapped_type: bool,
+    mode: Option<SortMode>,
+    nested: Option<NestedSortOpts>,
+}
+
+/// ES's `SortOrder.fromString`: `asc` or `desc`, in any case.
+fn sort_order(v: &Value) -> EsResult<bool> {
+    let o = v.as_str().unwrap_or_default();
+    match o.to_lowercase().as_str() {
+        "asc" => Ok(false),
+        "desc" => Ok(true),
+        _ => Err(EsError::illegal_argument(format!(
+            "Unknown SortOrder [{o}]"
+        ))),
+    }
+}
+
+/// ES's `FieldSortBuilder` parser; the options Lode lacks are refused.
+static FIELD_SORT: ObjectParser<FieldSortOpts> = ObjectParser {
     name: "field_sort",
     style: Style::Object,
     fields: &[&[
-        Field::new("missing", "*", ignore),
-        Field::new("order", "*", ignore),
-        Field::new("unmapped_type", "*", ignore),
+        Field::new("missing", "*", |o, _, v| {
+            o.missing = Some(v.clone());
+            Ok(())
+        }),
+        Field::new("order", "*", |o, _, v| {
+            o.desc = Some(sort_order(v)?);
+            Ok(())
+        }),
+        Field::new("unmapped_type", "*", |o, _, _| {
+            o.unmapped_type = true;
+            Ok(())
+        }),
         Field::new("numeric_type", "*", sort_option_not_supported),
         Field::new("format", "*", sort_option_not_supported),
-        Field::new("nested", "*", ignore),
-        Field::new("mode", "*", ignore),
+        Field::new("nested", "*", |o, _, v| {
+            let n = v
+                .as_object()
+                .ok_or_else(|| EsError::parsing("[nested] must be an object"))?;
+            o.nested = Some(NESTED_SORT.parse(n)?);
+            Ok(())
+        }),
+        Field::new("mode", "*", |o, _, v| {
+            o.mode = Some(SortMode::parse(v)?);
+            Ok(())
+        }),
     ]],
 };
 
-fn sort_option_not_supported(_: &mut (), at: &At<'_>, _: &Value) -> EsResult<()> {
+fn sort_option_not_supported<T>(_: &mut T, at: &At<'_>, _: &Value) -> EsResult<()> {
     Err(EsError::parsing(format!(
         "[sort] option [{}] is not supported by Lode",
         at.key
@@ -398,24 +439,12 @@ pub fn parse_sort(
             keys.push(parse_geo_sort(&opts, mapping)?);
             continue;
         }
-        if let Some(o) = opts.as_object() {
-            FIELD_SORT.parse_into(&mut (), o)?;
-        }
-        let order = opts
-            .get("order")
-            .and_then(|o| o.as_str())
-            .map(|s| s.to_lowercase());
-        let desc = match order.as_deref() {
-            Some("desc") => true,
-            Some("asc") => false,
-            None => field == "_score",
-            Some(o) => {
-                return Err(EsError::illegal_argument(format!(
-                    "Unknown SortOrder [{o}]"
-                )))
-            }
+        let opts = match opts.as_object() {
+            Some(o) => FIELD_SORT.parse(o)?,
+            None => FieldSortOpts::default(),
         };
-        let missing = opts.get("missing");
+        let desc = opts.desc.unwrap_or(field == "_score");
+        let missing = opts.missing.as_ref();
         let missing_first = matches!(missing.and_then(|m| m.as_str()), Some("_first"));
         let kind = match field.as_str() {
             _ if runtime.contains_key(&field) => {
@@ -478,7 +507,7 @@ pub fn parse_sort(
                 }
                 None if field == "_id" => return Err(lode_engine::schema::id_fielddata_error()),
                 None => {
-                    if opts.get("unmapped_type").is_some() {
+                    if opts.unmapped_type {
                         SortKind::Unmapped
                     } else {
                         return Err(EsError::bad_request(
@@ -489,7 +518,7 @@ pub fn parse_sort(
                 }
             },
         };
-        let mode = opts.get("mode").map(SortMode::parse).transpose()?;
+        let mode = opts.mode;
         if let (
             Some(m),
             SortKind::Field {
@@ -512,7 +541,7 @@ pub fn parse_sort(
             mode,
             nested: None,
         };
-        if let Some(n) = opts.get("nested") {
+        if let Some(n) = opts.nested {
             key.nested = Some(parse_nested_sort(n, &field, ctx)?);
         }
         if let Some(m) = missing.filter(|m| m.as_str().map(|s| !s.starts_with('_')).unwrap_or(true))
@@ -524,6 +553,104 @@ pub fn parse_sort(
     Ok(keys)
 }
 
+/// A `_geo_distance` sort as read.
+struct GeoSortOpts {
+    field: Option<(String, Vec<(f64, f64)>)>,
+    desc: bool,
+    unit: f64,
+    mode: Option<SortMode>,
+    distance_type: lode_engine::geo::DistanceType,
+    ignore_unmapped: bool,
+    coerce: bool,
+}
+
+/// ES's `GeoDistanceSortBuilder#fromXContent`: its options, and any other key is the field
+/// with its origin points.
+static GEO_SORT: ObjectParser<GeoSortOpts> = ObjectParser {
+    name: "_geo_distance",
+    style: Style::Object,
+    fields: &[&[
+        Field::new("order", "*", |o, _, v| {
+            o.desc = sort_order(v)?;
+            Ok(())
+        }),
+        Field::new("unit", "*", |o, _, v| {
+            o.unit = v
+                .as_str()
+                .and_then(lode_engine::geo::unit_meters)
+                .ok_or_else(|| {
+                    EsError::illegal_argument(format!(
+                        "No distance unit match [{}]",
+                        v.as_str().unwrap_or_default()
+                    ))
+                })?;
+            Ok(())
+        }),
+        Field::new("mode", "*", |o, _, v| {
+            let m = SortMode::parse(v)?;
+            if m == SortMode::Sum {
+                return Err(EsError::illegal_argument(
+                    "sort_mode [sum] isn't supported for sorting by geo distance",
+                ));
+            }
+            o.mode = Some(m);
+            Ok(())
+        }),
+        Field::new("distance_type", "*", |o, _, v| {
+            o.distance_type = v
+                .as_str()
+                .and_then(lode_engine::geo::DistanceType::parse)
+                .ok_or_else(|| {
+                    EsError::illegal_argument(format!(
+                        "No geo distance for [{}]",
+                        v.as_str().unwrap_or_default()
+                    ))
+                })?;
+            Ok(())
+        }),
+        Field::new("ignore_unmapped", "*", |o, _, v| {
+            o.ignore_unmapped = v.as_bool().unwrap_or(false);
+            Ok(())
+        }),
+        Field::new("validation_method", "*", |o, _, v| {
+            o.coerce = match v.as_str().map(str::to_ascii_uppercase).as_deref() {
+                Some("STRICT") => false,
+                Some("COERCE" | "IGNORE_MALFORMED") => true,
+                _ => {
+                    return Err(EsError::illegal_argument(format!(
+                        "No enum constant org.elasticsearch.index.query.GeoValidationMethod.{}",
+                        v.as_str().unwrap_or_default().to_ascii_uppercase()
+                    )))
+                }
+            };
+            Ok(())
+        }),
+        Field::new("nested", "*", sort_option_not_supported_at),
+        Field::new("_name", "*", ignore),
+        Field::other("*", |o, at, v| {
+            use lode_engine::geo;
+            if let Some((first, _)) = &o.field {
+                return Err(EsError::parsing(format!(
+                    "[{}] does not support multiple fields, found [{first}] and [{}]",
+                    at.parser, at.key
+                )));
+            }
+            let point = |v: &Value| -> EsResult<(f64, f64)> {
+                geo::parse_point(v, true)
+                    .map_err(|e| EsError::parsing(format!("[{}] {e}", at.parser)))
+            };
+            let points = match v {
+                Value::Array(items) if !geo::is_coordinate_array(v) => {
+                    items.iter().map(point).collect::<EsResult<Vec<_>>>()?
+                }
+                other => vec![point(other)?],
+            };
+            o.field = Some((at.key.to_string(), points));
+            Ok(())
+        }),
+    ]],
+};
+
 /// `{"_geo_distance": {"<field>": points, "order", "unit", "mode", "distance_type",
 /// "ignore_unmapped", "validation_method"}}` (ES's `GeoDistanceSortBuilder#fromXContent`).
 fn parse_geo_sort(opts: &Value, mapping: &Mapping) -> EsResult<SortKey> {
@@ -532,91 +659,25 @@ fn parse_geo_sort(opts: &Value, mapping: &Mapping) -> EsResult<SortKey> {
     let o = opts
         .as_object()
         .ok_or_else(|| EsError::parsing(format!("[{S}] malformed sort specification")))?;
-    let mut field: Option<(String, Vec<(f64, f64)>)> = None;
-    let mut desc = false;
-    let mut unit = 1.0;
-    let mut mode = None;
-    let mut distance_type = geo::DistanceType::Arc;
-    let mut ignore_unmapped = false;
-    let mut coerce = false;
-    let point = |v: &Value| -> EsResult<(f64, f64)> {
-        geo::parse_point(v, true).map_err(|e| EsError::parsing(format!("[{S}] {e}")))
+    let mut g = GeoSortOpts {
+        field: None,
+        desc: false,
+        unit: 1.0,
+        mode: None,
+        distance_type: geo::DistanceType::Arc,
+        ignore_unmapped: false,
+        coerce: false,
     };
-    for (k, v) in o {
-        match k.as_str() {
-            "order" => {
-                desc = match v.as_str().map(str::to_lowercase).as_deref() {
-                    Some("asc") => false,
-                    Some("desc") => true,
-                    _ => {
-                        return Err(EsError::illegal_argument(format!(
-                            "Unknown SortOrder [{}]",
-                            v.as_str().unwrap_or_default()
-                        )))
-                    }
-                }
-            }
-            "unit" => {
-                unit = v.as_str().and_then(geo::unit_meters).ok_or_else(|| {
-                    EsError::illegal_argument(format!(
-                        "No distance unit match [{}]",
-                        v.as_str().unwrap_or_default()
-                    ))
-                })?
-            }
-            "mode" => {
-                let m = SortMode::parse(v)?;
-                if m == SortMode::Sum {
-                    return Err(EsError::illegal_argument(
-                        "sort_mode [sum] isn't supported for sorting by geo distance",
-                    ));
-                }
-                mode = Some(m);
-            }
-            "distance_type" => {
-                distance_type = v
-                    .as_str()
-                    .and_then(geo::DistanceType::parse)
-                    .ok_or_else(|| {
-                        EsError::illegal_argument(format!(
-                            "No geo distance for [{}]",
-                            v.as_str().unwrap_or_default()
-                        ))
-                    })?
-            }
-            "ignore_unmapped" => ignore_unmapped = v.as_bool().unwrap_or(false),
-            "validation_method" => match v.as_str().map(str::to_ascii_uppercase).as_deref() {
-                Some("STRICT") => coerce = false,
-                Some("COERCE" | "IGNORE_MALFORMED") => coerce = true,
-                _ => {
-                    return Err(EsError::illegal_argument(format!(
-                        "No enum constant org.elasticsearch.index.query.GeoValidationMethod.{}",
-                        v.as_str().unwrap_or_default().to_ascii_uppercase()
-                    )))
-                }
-            },
-            "nested" => {
-                return Err(EsError::parsing(format!(
-                    "[{S}] option [nested] is not supported by Lode"
-                )))
-            }
-            "_name" => {}
-            f => {
-                if let Some((first, _)) = &field {
-                    return Err(EsError::parsing(format!(
-                        "[{S}] does not support multiple fields, found [{first}] and [{f}]"
-                    )));
-                }
-                let points = match v {
-                    Value::Array(items) if !geo::is_coordinate_array(v) => {
-                        items.iter().map(point).collect::<EsResult<Vec<_>>>()?
-                    }
-                    other => vec![point(other)?],
-                };
-                field = Some((f.to_string(), points));
-            }
-        }
-    }
+    GEO_SORT.parse_into(&mut g, o)?;
+    let GeoSortOpts {
+        field,
+        desc,
+        unit,
+        mode,
+        distance_type,
+        ignore_unmapped,
+        coerce,
+    } = g;
     let (name, mut points) =
         field.ok_or_else(|| EsError::illegal_argument("No geo points specified"))?;
     for p in &mut points {
@@ -664,6 +725,62 @@ fn parse_geo_sort(opts: &Value, mapping: &Mapping) -> EsResult<SortKey> {
     })
 }
 
+/// A `_script` sort as read: the script (compiled once the walk is done), its type (`true` for
+/// `string`) and order.
+#[derive(Default)]
+struct ScriptSortOpts {
+    script: Option<Value>,
+    string: Option<bool>,
+    desc: bool,
+}
+
+/// ES's `ScriptSortBuilder` parser (`script` and `type` required).
+static SCRIPT_SORT: ObjectParser<ScriptSortOpts> = ObjectParser {
+    name: "_script",
+    style: Style::Object,
+    fields: &[&[
+        Field::new("script", "*", |o, _, v| {
+            o.script = Some(v.clone());
+            Ok(())
+        }),
+        Field::new("type", "*", |o, _, v| {
+            o.string = Some(match v.as_str().map(|t| t.to_lowercase()).as_deref() {
+                Some("number") => false,
+                Some("string") => true,
+                Some("version") => {
+                    return Err(EsError::parsing(
+                        "[_script] sort type [version] is not supported by Lode",
+                    ))
+                }
+                _ => {
+                    let t = v
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string());
+                    return Err(EsError::illegal_argument(format!(
+                        "Unknown ScriptSortType [{t}]"
+                    )));
+                }
+            });
+            Ok(())
+        }),
+        Field::new("order", "*", |o, _, v| {
+            o.desc = sort_order(v)?;
+            Ok(())
+        }),
+        Field::new("mode", "*", sort_option_not_supported_at),
+        Field::new("nested", "*", sort_option_not_supported_at),
+    ]],
+};
+
+/// "[parser] option [key] is not supported by Lode".
+fn sort_option_not_supported_at<T>(_: &mut T, at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(EsError::parsing(format!(
+        "[{}] option [{}] is not supported by Lode",
+        at.parser, at.key
+    )))
+}
+
 /// `{"_script": {"type": ..., "script": ..., "order": ...}}` (ES's `ScriptSortBuilder`).
 fn parse_script_sort(
     opts: &Value,
@@ -674,26 +791,12 @@ fn parse_script_sort(
     let o = opts
         .as_object()
         .ok_or_else(|| EsError::parsing("[_script] malformed sort specification"))?;
-    for k in o.keys() {
-        match k.as_str() {
-            "script" | "type" | "order" => {}
-            "mode" | "nested" => {
-                return Err(EsError::parsing(format!(
-                    "[_script] option [{k}] is not supported by Lode"
-                )))
-            }
-            _ => {
-                return Err(EsError::x_content_parse(format!(
-                    "[_script] unknown field [{k}]{}",
-                    lode_engine::error::did_you_mean(
-                        k,
-                        &["script", "type", "order", "mode", "nested"]
-                    )
-                )))
-            }
-        }
-    }
-    let (script, ty) = match (o.get("script"), o.get("type")) {
+    let ScriptSortOpts {
+        script,
+        string,
+        desc,
+    } = SCRIPT_SORT.parse(o)?;
+    let (script, string) = match (script, string) {
         (Some(s), Some(t)) => (s, t),
         (None, None) => {
             return Err(EsError::x_content_parse("Required [script, type]"));
@@ -701,37 +804,7 @@ fn parse_script_sort(
         (None, _) => return Err(EsError::x_content_parse("Required [script]")),
         (_, None) => return Err(EsError::x_content_parse("Required [type]")),
     };
-    let string = match ty.as_str().map(|t| t.to_lowercase()).as_deref() {
-        Some("number") => false,
-        Some("string") => true,
-        Some("version") => {
-            return Err(EsError::parsing(
-                "[_script] sort type [version] is not supported by Lode",
-            ))
-        }
-        _ => {
-            let t = ty
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| ty.to_string());
-            return Err(EsError::illegal_argument(format!(
-                "Unknown ScriptSortType [{t}]"
-            )));
-        }
-    };
-    let desc = match o
-        .get("order")
-        .map(|v| v.as_str().unwrap_or_default().to_lowercase())
-        .as_deref()
-    {
-        None | Some("asc") => false,
-        Some("desc") => true,
-        Some(other) => {
-            return Err(EsError::illegal_argument(format!(
-                "Unknown SortOrder [{other}]"
-            )))
-        }
-    };
+    let script = &script;
     let script = SearchScript::compile(script, None)?;
     Ok(SortKey {
         kind: SortKind::Script(ScriptSort {
@@ -750,33 +823,46 @@ fn parse_script_sort(
     })
 }
 
-/// A field sort's `nested` option (`path`, `filter`), for a nested path at the root level.
-fn parse_nested_sort(v: &Value, field: &str, ctx: Option<&QueryContext>) -> EsResult<NestedSort> {
-    let o = v
-        .as_object()
-        .ok_or_else(|| EsError::parsing("[nested] must be an object"))?;
-    let mut path = None;
-    let mut filter = None;
-    for (k, v) in o {
-        match k.as_str() {
-            "path" => path = v.as_str().map(str::to_string),
-            "filter" => filter = Some(lode_query::parse_query(v)?),
-            "max_children" | "nested" => {
-                return Err(EsError::parsing(format!(
-                    "[sort] option [nested.{k}] is not supported by Lode"
-                )))
-            }
-            _ => {
-                return Err(EsError::x_content_parse(format!(
-                    "[nested] unknown field [{k}]{}",
-                    lode_engine::error::did_you_mean(
-                        k,
-                        &["path", "filter", "max_children", "nested"]
-                    )
-                )))
-            }
-        }
-    }
+/// A field sort's `nested` option as read.
+#[derive(Default)]
+struct NestedSortOpts {
+    path: Option<String>,
+    filter: Option<lode_query::Query>,
+}
+
+/// ES's `NestedSortBuilder` parser; `max_children` and a `nested` within are refused.
+static NESTED_SORT: ObjectParser<NestedSortOpts> = ObjectParser {
+    name: "nested",
+    style: Style::Object,
+    fields: &[&[
+        Field::new("path", "*", |o, _, v| {
+            o.path = v.as_str().map(str::to_string);
+            Ok(())
+        }),
+        Field::new("filter", "*", |o, _, v| {
+            o.filter = Some(lode_query::parse_query(v)?);
+            Ok(())
+        }),
+        Field::new("max_children", "*", nested_option_not_supported),
+        Field::new("nested", "*", nested_option_not_supported),
+    ]],
+};
+
+fn nested_option_not_supported(_: &mut NestedSortOpts, at: &At<'_>, _: &Value) -> EsResult<()> {
+    Err(EsError::parsing(format!(
+        "[sort] option [nested.{}] is not supported by Lode",
+        at.key
+    )))
+}
+
+/// A field sort's `nested` option (`path`, `filter`) planned, for a nested path at the root
+/// level.
+fn parse_nested_sort(
+    opts: NestedSortOpts,
+    field: &str,
+    ctx: Option<&QueryContext>,
+) -> EsResult<NestedSort> {
+    let NestedSortOpts { path, filter } = opts;
     let ctx =
         ctx.ok_or_else(|| EsError::parsing("[sort] option [nested] is not supported here"))?;
     let path = path.ok_or_else(|| EsError::illegal_argument("[nested] requires 'path' field"))?;
@@ -1389,6 +1475,66 @@ mod parse_tests {
     use super::parse_sort;
     use lode_engine::mapping::Mapping;
     use serde_json::json;
+
+    fn err(spec: serde_json::Value) -> (String, String) {
+        let e = parse_sort(
+            &spec,
+            &Mapping::empty(),
+            &lode_query::ScriptErrors::default(),
+            &Default::default(),
+            None,
+        )
+        .unwrap_err();
+        (e.kind, e.reason)
+    }
+
+    #[test]
+    fn declared_sort_options_check_values_in_body_order() {
+        // a value is checked as its key is read: the first bad key answers
+        assert_eq!(
+            err(json!([{"_score": {"mode": "nope", "order": "sideways"}}])).1,
+            "Unknown SortMode [nope]"
+        );
+        assert_eq!(
+            err(json!([{"_score": {"order": "sideways", "mode": "nope"}}])).1,
+            "Unknown SortOrder [sideways]"
+        );
+        // an order that is not a string is refused, not taken as the default
+        assert_eq!(
+            err(json!([{"_score": {"order": 1}}])).1,
+            "Unknown SortOrder []"
+        );
+        assert_eq!(
+            err(json!([{"_geo_distance": {"a": [0, 0], "b": [1, 1]}}])).1,
+            "[_geo_distance] does not support multiple fields, found [a] and [b]"
+        );
+        assert_eq!(
+            err(json!([{"_geo_distance": {"a": [0, 0], "nested": {}}}])).1,
+            "[_geo_distance] option [nested] is not supported by Lode"
+        );
+        assert_eq!(
+            err(json!([{"_script": {"script": "1", "type": "number", "nested": {}}}])).1,
+            "[_script] option [nested] is not supported by Lode"
+        );
+        assert_eq!(
+            err(json!([{"_script": {"scrpt": "1"}}])),
+            (
+                "x_content_parse_exception".to_string(),
+                "[_script] unknown field [scrpt] did you mean [script]?".to_string()
+            )
+        );
+        assert_eq!(
+            err(json!([{"n.x": {"nested": {"pth": "n"}}}])),
+            (
+                "x_content_parse_exception".to_string(),
+                "[nested] unknown field [pth] did you mean [path]?".to_string()
+            )
+        );
+        assert_eq!(
+            err(json!([{"n.x": {"nested": {"max_children": 1}}}])).1,
+            "[sort] option [nested.max_children] is not supported by Lode"
+        );
+    }
 
     #[test]
     fn unknown_sort_options_are_refused() {

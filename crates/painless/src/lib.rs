@@ -51,6 +51,7 @@ mod tests;
 
 pub use eval::{DocField, DocLookup, Emitted, Scratch};
 use eval::{Interp, OMap, Obj, Val};
+use lode_engine::object_parser::{ignore, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use parser::{Program, CTX_SLOT, DOC_SLOT, PARAMS_SLOT, SCORE_SLOT, VALUE_SLOT};
 use serde_json::{json, Map, Value};
@@ -701,6 +702,41 @@ impl AggScript {
     }
 }
 
+/// A script object as read (ES's `Script.PARSER`): `source` (or its old name `inline`) or
+/// `id`, checked once the walk is done, `lang` (only `painless`), `params` and `options`.
+#[derive(Default)]
+struct ScriptSpec {
+    source: Option<Value>,
+    id: Option<Value>,
+    params: Map<String, Value>,
+}
+
+static SCRIPT: ObjectParser<ScriptSpec> = ObjectParser {
+    name: "script",
+    style: Style::Object,
+    fields: &[&[
+        Field::<ScriptSpec>::new("source", "*", |s, _, v| {
+            s.source = Some(v.clone());
+            Ok(())
+        })
+        .aliases(&["inline"]),
+        Field::new("id", "*", |s, _, v| {
+            s.id = Some(v.clone());
+            Ok(())
+        }),
+        Field::new("lang", "*", |_, _, v| check_lang(Some(v))),
+        Field::new("params", "*", |s, _, v| {
+            s.params = match v {
+                Value::Null => Map::new(),
+                Value::Object(p) => p.clone(),
+                _ => return Err(EsError::parsing("Value must be of type object: [params]")),
+            };
+            Ok(())
+        }),
+        Field::new("options", "*", ignore),
+    ]],
+};
+
 fn resolve(
     script: &Value,
     stored: Option<StoredScripts>,
@@ -714,27 +750,9 @@ fn resolve(
             ))
         }
     };
-    // ES's Script.PARSER (an ObjectParser): any other key is an error, never ignored.
-    if let Some(k) = o.keys().find(|k| {
-        !matches!(
-            k.as_str(),
-            "source" | "inline" | "id" | "lang" | "params" | "options"
-        )
-    }) {
-        return Err(EsError::unknown_field(
-            "script",
-            k,
-            &["source", "id", "lang", "params", "options"],
-        ));
-    }
-    check_lang(o.get("lang"))?;
-    let params = match o.get("params") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(p)) => p.clone(),
-        Some(_) => return Err(EsError::parsing("Value must be of type object: [params]")),
-    };
+    let ScriptSpec { source, id, params } = SCRIPT.parse(o)?;
     let either = "must specify either [source] for an inline script or [id] for a stored script";
-    let source = match (o.get("source").or(o.get("inline")), o.get("id")) {
+    let source = match (source.as_ref(), id.as_ref()) {
         (Some(Value::String(s)), None) => s.clone(),
         (Some(_), None) => {
             return Err(EsError::illegal_argument(

@@ -4,6 +4,7 @@
 //! conjunction), and sort and `fields` read the same values.
 
 use crate::script::{ScriptErrors, SegmentDocs};
+use lode_engine::object_parser::{ignore, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use lode_painless::{Emitted, Scratch, SearchScript};
 use serde_json::Value;
@@ -188,6 +189,54 @@ pub struct RtState {
 /// The request's runtime fields by name.
 pub type RuntimeFields = Arc<BTreeMap<String, Arc<RuntimeField>>>;
 
+/// A runtime field definition as read: its name and type (read first, as ES's type parser
+/// is chosen by `type`), then its parameters.
+struct RuntimeDef {
+    name: String,
+    ty: RuntimeType,
+    script: Option<Value>,
+    format: Option<(String, lode_dates::DateFormat)>,
+}
+
+fn unknown_parameter(d: &RuntimeDef, key: &str) -> EsError {
+    mapper_parsing(format!(
+        "unknown parameter [{key}] on runtime field [{}] of type [{}]",
+        d.name,
+        d.ty.name()
+    ))
+}
+
+/// The parameters of a runtime field (ES's `AbstractScriptFieldType.Builder`): `type`,
+/// `script`, and `format` for a `date`; any other is an unknown parameter of its type.
+static RUNTIME_FIELD: ObjectParser<RuntimeDef> = ObjectParser {
+    name: "runtime",
+    style: Style::Object,
+    fields: &[&[
+        Field::new("type", "*", ignore),
+        Field::new("script", "*", |d, _, v| {
+            d.script = Some(v.clone());
+            Ok(())
+        }),
+        Field::new("format", "*", |d, at, v| {
+            if d.ty != RuntimeType::Date {
+                return Err(unknown_parameter(d, at.key));
+            }
+            let name = &d.name;
+            let spec = v.as_str().ok_or_else(|| {
+                mapper_parsing(format!(
+                    "Wrong value for format of runtime field [{name}]: [{v}]"
+                ))
+            })?;
+            let f = lode_dates::DateFormat::parse(spec).map_err(|e| {
+                mapper_parsing(format!("Error parsing [format] on field [{name}]: {e}"))
+            })?;
+            d.format = Some((spec.to_string(), f));
+            Ok(())
+        }),
+        Field::other("*", |d, at, _| Err(unknown_parameter(d, at.key))),
+    ]],
+};
+
 /// Parses `runtime_mappings` (ES's `RuntimeField.parseRuntimeFields`).
 pub fn parse_runtime_mappings(v: &Value) -> EsResult<RuntimeFields> {
     let o = v
@@ -230,32 +279,17 @@ pub fn parse_runtime_mappings(v: &Value) -> EsResult<RuntimeFields> {
                 }
             },
         };
-        let mut format = None;
-        for (k, v) in d {
-            match k.as_str() {
-                "type" | "script" => {}
-                "format" if ty == RuntimeType::Date => {
-                    let spec = v.as_str().ok_or_else(|| {
-                        mapper_parsing(format!(
-                            "Wrong value for format of runtime field [{name}]: [{v}]"
-                        ))
-                    })?;
-                    let f = lode_dates::DateFormat::parse(spec).map_err(|e| {
-                        mapper_parsing(format!("Error parsing [format] on field [{name}]: {e}"))
-                    })?;
-                    format = Some((spec.to_string(), f));
-                }
-                _ => {
-                    return Err(mapper_parsing(format!(
-                        "unknown parameter [{k}] on runtime field [{name}] of type [{}]",
-                        ty.name()
-                    )))
-                }
-            }
-        }
-        let script = match d.get("script") {
+        let mut def = RuntimeDef {
+            name: name.clone(),
+            ty,
+            script: None,
+            format: None,
+        };
+        RUNTIME_FIELD.parse_into(&mut def, d)?;
+        let RuntimeDef { script, format, .. } = def;
+        let script = match script {
             None | Some(Value::Null) => None,
-            Some(script) => Some(SearchScript::compile_runtime(script)?),
+            Some(script) => Some(SearchScript::compile_runtime(&script)?),
         };
         out.insert(
             name.clone(),
@@ -654,5 +688,24 @@ mod tests {
         assert_eq!(all["x"].ty, RuntimeType::Double);
         assert_eq!(all["y"].ty, RuntimeType::Keyword);
         assert!(all["y"].script.is_none());
+    }
+
+    #[test]
+    fn runtime_field_parameters_are_declared_per_type() {
+        let err = |v: Value| parse_runtime_mappings(&v).err().unwrap().reason;
+        assert_eq!(
+            err(serde_json::json!({"f": {"type": "long", "format": "yyyy"}})),
+            "unknown parameter [format] on runtime field [f] of type [long]"
+        );
+        assert_eq!(
+            err(serde_json::json!({"f": {"type": "date", "sript": "emit(1)"}})),
+            "unknown parameter [sript] on runtime field [f] of type [date]"
+        );
+        let all = parse_runtime_mappings(
+            &serde_json::json!({"d": {"type": "date", "format": "yyyy", "script": null}}),
+        )
+        .unwrap();
+        assert_eq!(all["d"].format.as_ref().map(|f| f.0.as_str()), Some("yyyy"));
+        assert!(all["d"].script.is_none());
     }
 }

@@ -23,8 +23,8 @@ fn no(_: &mut (), at: &At<'_>, _: &Value) -> EsResult<()> {
 }
 
 /// `SearchSourceBuilder#parseXContent` words an unknown key and a known key with a token it
-/// does not take alike.
-fn unknown_key(at: &At<'_>, token: Token) -> EsError {
+/// does not take alike (as do `FetchSourceContext` and a `script_fields` entry).
+pub fn unknown_key(at: &At<'_>, token: Token) -> EsError {
     EsError::parsing(format!(
         "Unknown key for a {} in [{}].",
         token.es_name(),
@@ -164,33 +164,42 @@ pub fn read_time(v: &Value, name: &str) -> EsResult<Option<u64>> {
 
 /// `_source` as `FetchSourceContext#fromXContent` accepts it: a boolean, a pattern, an
 /// array of patterns, or an object of `includes`/`excludes` (each a pattern or an array).
-pub fn check_source(v: &Value) -> EsResult<()> {
-    let patterns = |v: &Value, field: &str| -> EsResult<()> {
-        match v {
+/// Field patterns: a string or an array of strings.
+fn source_patterns(_: &mut (), at: &At<'_>, v: &Value) -> EsResult<()> {
+    match v {
+        Value::Array(a) => a.iter().try_for_each(|p| match p {
             Value::String(_) => Ok(()),
-            Value::Array(a) => a.iter().try_for_each(|p| match p {
-                Value::String(_) => Ok(()),
-                other => Err(EsError::parsing(format!(
-                    "Unknown key for a {} in [{field}].",
-                    Token::of(other).es_name()
-                ))),
-            }),
-            other => Err(EsError::parsing(format!(
-                "Unknown key for a {} in [{field}].",
-                Token::of(other).es_name()
-            ))),
-        }
-    };
+            other => Err(unknown_key(at, Token::of(other))),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The object form of `_source` (ES's `FetchSourceContext#fromXContent`).
+static SOURCE: ObjectParser<()> = ObjectParser {
+    name: "_source",
+    style: Style::Custom {
+        unknown: |at, t, _| unknown_key(at, t),
+        wrong_token: unknown_key,
+    },
+    fields: &[&[
+        Field::new("includes", "sa", source_patterns).aliases(&["include"]),
+        Field::new("excludes", "sa", source_patterns).aliases(&["exclude"]),
+    ]],
+};
+
+pub fn check_source(v: &Value) -> EsResult<()> {
     match v {
         Value::Bool(_) | Value::String(_) => Ok(()),
-        Value::Array(_) => patterns(v, "_source"),
-        Value::Object(o) => o.iter().try_for_each(|(k, v)| match k.as_str() {
-            "includes" | "include" | "excludes" | "exclude" => patterns(v, k),
-            _ => Err(EsError::parsing(format!(
-                "Unknown key for a {} in [{k}].",
-                Token::of(v).es_name()
-            ))),
-        }),
+        Value::Array(_) => source_patterns(
+            &mut (),
+            &At {
+                parser: "_source",
+                key: "_source",
+            },
+            v,
+        ),
+        Value::Object(o) => SOURCE.parse_into(&mut (), o),
         other => Err(EsError::parsing(format!(
             "Expected one of [VALUE_BOOLEAN, START_OBJECT] but found [{}]",
             Token::of(other).es_name()

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use lode_engine::index::IndexService;
 use lode_engine::mapping::{CompletionOptions, FieldType};
+use lode_engine::object_parser::{Field, ObjectParser, Style};
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
 use lode_hits::source::SourceFilter;
@@ -61,176 +62,177 @@ fn int_of(v: &Value) -> EsResult<i64> {
     body::read_int(v)
 }
 
+/// A non-negative integer, else "`name` must not be negative".
+fn not_negative(v: &Value, name: &str) -> EsResult<usize> {
+    let n = int_of(v)?;
+    if n < 0 {
+        return Err(EsError::illegal_argument(format!(
+            "{name} must not be negative"
+        )));
+    }
+    Ok(n as usize)
+}
+
+/// A strictly positive integer, else "`name` must be positive".
+fn positive(v: &Value, name: &str) -> EsResult<usize> {
+    let n = int_of(v)?;
+    if n <= 0 {
+        return Err(EsError::illegal_argument(format!(
+            "{name} must be positive"
+        )));
+    }
+    Ok(n as usize)
+}
+
+/// ES's `FuzzyOptions` parser; an unknown key fails the completion parser's `fuzzy` field.
+static FUZZY: ObjectParser<Fuzzy> = ObjectParser {
+    name: "fuzzy",
+    style: Style::Custom {
+        unknown: |at, _, names| {
+            EsError::x_content_parse("[completion] failed to parse field [fuzzy]")
+                .caused_by(EsError::unknown_field(at.parser, at.key, names))
+        },
+        wrong_token: |_, _| EsError::parsing("[completion] failed to parse field [fuzzy]"),
+    },
+    fields: &[&[
+        Field::<Fuzzy>::new("fuzziness", "*", |f, _, v| {
+            f.fuzziness = match v {
+                Value::String(s) if s.eq_ignore_ascii_case("auto") => 1,
+                other => {
+                    let n = match other {
+                        Value::String(s) => s.trim().parse::<f64>().map_err(|_| {
+                            EsError::illegal_argument(format!("Invalid fuzziness value: {s}"))
+                        })?,
+                        Value::Number(n) => n.as_f64().unwrap_or(-1.0),
+                        _ => -1.0,
+                    };
+                    if !(0.0..=2.0).contains(&n) {
+                        return Err(EsError::illegal_argument(
+                            "fuzziness must be between 0 and 2",
+                        ));
+                    }
+                    n as u8
+                }
+            };
+            Ok(())
+        })
+        .aliases(&["edit_distance"]),
+        Field::new("transpositions", "*", |f, at, v| {
+            f.transpositions = body::read_bool(v, at.key)?;
+            Ok(())
+        }),
+        Field::new("min_length", "*", |f, _, v| {
+            f.min_length = not_negative(v, "fuzzyMinLength")?;
+            Ok(())
+        }),
+        Field::new("prefix_length", "*", |f, _, v| {
+            f.prefix_length = not_negative(v, "fuzzyPrefixLength")?;
+            Ok(())
+        }),
+        Field::new("unicode_aware", "*", |f, at, v| {
+            f.unicode_aware = body::read_bool(v, at.key)?;
+            Ok(())
+        }),
+        Field::new("max_determinized_states", "*", |_, _, v| {
+            not_negative(v, "maxDeterminizedStates").map(drop)
+        }),
+    ]],
+};
+
 fn parse_fuzzy(v: &Value) -> EsResult<Option<Fuzzy>> {
     match v {
         Value::Bool(true) => Ok(Some(Fuzzy::default())),
         Value::Bool(false) => Ok(None),
-        Value::Object(o) => {
-            let mut f = Fuzzy::default();
-            for (k, v) in o {
-                match k.as_str() {
-                    "fuzziness" | "edit_distance" => {
-                        f.fuzziness = match v {
-                            Value::String(s) if s.eq_ignore_ascii_case("auto") => 1,
-                            other => {
-                                let n = match other {
-                                    Value::String(s) => s.trim().parse::<f64>().map_err(|_| {
-                                        EsError::illegal_argument(format!(
-                                            "Invalid fuzziness value: {s}"
-                                        ))
-                                    })?,
-                                    Value::Number(n) => n.as_f64().unwrap_or(-1.0),
-                                    _ => -1.0,
-                                };
-                                if !(0.0..=2.0).contains(&n) {
-                                    return Err(EsError::illegal_argument(
-                                        "fuzziness must be between 0 and 2",
-                                    ));
-                                }
-                                n as u8
-                            }
-                        }
-                    }
-                    "transpositions" => f.transpositions = body::read_bool(v, k)?,
-                    "unicode_aware" => f.unicode_aware = body::read_bool(v, k)?,
-                    "min_length" => {
-                        let n = int_of(v)?;
-                        if n < 0 {
-                            return Err(EsError::illegal_argument(
-                                "fuzzyMinLength must not be negative",
-                            ));
-                        }
-                        f.min_length = n as usize;
-                    }
-                    "prefix_length" => {
-                        let n = int_of(v)?;
-                        if n < 0 {
-                            return Err(EsError::illegal_argument(
-                                "fuzzyPrefixLength must not be negative",
-                            ));
-                        }
-                        f.prefix_length = n as usize;
-                    }
-                    "max_determinized_states" => {
-                        if int_of(v)? < 0 {
-                            return Err(EsError::illegal_argument(
-                                "maxDeterminizedStates must not be negative",
-                            ));
-                        }
-                    }
-                    other => {
-                        // ES's FuzzyOptions parser, inside the completion parser's field
-                        return Err(EsError::x_content_parse(
-                            "[completion] failed to parse field [fuzzy]",
-                        )
-                        .caused_by(EsError::unknown_field(
-                            "fuzzy",
-                            other,
-                            &[
-                                "fuzziness",
-                                "transpositions",
-                                "min_length",
-                                "prefix_length",
-                                "unicode_aware",
-                                "max_determinized_states",
-                            ],
-                        )));
-                    }
-                }
-            }
-            Ok(Some(f))
-        }
+        Value::Object(o) => FUZZY.parse(o).map(Some),
         _ => Err(EsError::parsing(
             "[completion] failed to parse field [fuzzy]",
         )),
     }
 }
 
+/// ES's `RegexOptions` parser; an unknown key fails the completion parser's `regex` field.
+static REGEX: ObjectParser<()> = ObjectParser {
+    name: "regex",
+    style: Style::Custom {
+        unknown: |at, _, names| {
+            EsError::x_content_parse("[completion] failed to parse field [regex]")
+                .caused_by(EsError::unknown_field(at.parser, at.key, names))
+        },
+        wrong_token: |_, _| EsError::parsing("[completion] failed to parse field [regex]"),
+    },
+    fields: &[&[
+        Field::new("flags", "*", |_, _, v| {
+            let flags = v.as_str().unwrap_or_default().to_ascii_uppercase();
+            if !flags.split('|').all(|f| f.trim() == "ALL" || f.is_empty()) {
+                return Err(body::not_supported(&format!("regex flags [{flags}]")));
+            }
+            Ok(())
+        }),
+        Field::new("max_determinized_states", "*", |_, _, v| {
+            not_negative(v, "maxDeterminizedStates").map(drop)
+        }),
+    ]],
+};
+
+/// `CompletionSuggestionBuilder`'s parser; `contexts` and `analyzer` are refused.
+static COMPLETION: ObjectParser<(CompletionSuggestion, Option<String>)> = ObjectParser {
+    name: "completion",
+    style: Style::Object,
+    fields: &[&[
+        Field::new("field", "*", |(_, field), _, v| {
+            *field = Some(v.as_str().map(str::to_string).unwrap_or(v.to_string()));
+            Ok(())
+        }),
+        Field::new("analyzer", "*", |_, _, _| {
+            Err(body::not_supported("completion.analyzer"))
+        }),
+        Field::new("size", "*", |(c, _), _, v| {
+            c.size = positive(v, "size")?;
+            Ok(())
+        }),
+        Field::new("shard_size", "*", |(c, _), _, v| {
+            c.shard_size = Some(positive(v, "shardSize")?);
+            Ok(())
+        }),
+        Field::new("skip_duplicates", "*", |(c, _), at, v| {
+            c.skip_duplicates = body::read_bool(v, at.key)?;
+            Ok(())
+        }),
+        Field::new("fuzzy", "*", |(c, _), _, v| {
+            c.fuzzy = parse_fuzzy(v)?;
+            Ok(())
+        }),
+        Field::new("regex", "*", |(c, _), _, v| {
+            let Value::Object(r) = v else {
+                return Err(EsError::parsing(
+                    "[completion] failed to parse field [regex]",
+                ));
+            };
+            REGEX.parse_into(&mut (), r)?;
+            c.regex_options = true;
+            Ok(())
+        }),
+        Field::new("contexts", "*", |_, _, _| {
+            Err(body::not_supported("completion.contexts"))
+        }),
+    ]],
+};
+
 /// Parses the `completion` object as `CompletionSuggestionBuilder#fromXContent`.
 pub fn parse(o: &Map<String, Value>) -> EsResult<CompletionSuggestion> {
-    let mut c = CompletionSuggestion {
-        field: String::new(),
-        size: 5,
-        shard_size: None,
-        skip_duplicates: false,
-        fuzzy: None,
-        regex_options: false,
-    };
-    let mut field = None;
-    for (k, v) in o {
-        match k.as_str() {
-            "field" => field = Some(v.as_str().map(str::to_string).unwrap_or(v.to_string())),
-            "size" => {
-                let n = int_of(v)?;
-                if n <= 0 {
-                    return Err(EsError::illegal_argument("size must be positive"));
-                }
-                c.size = n as usize;
-            }
-            "shard_size" => {
-                let n = int_of(v)?;
-                if n <= 0 {
-                    return Err(EsError::illegal_argument("shardSize must be positive"));
-                }
-                c.shard_size = Some(n as usize);
-            }
-            "skip_duplicates" => c.skip_duplicates = body::read_bool(v, k)?,
-            "fuzzy" => c.fuzzy = parse_fuzzy(v)?,
-            "regex" => {
-                let Value::Object(r) = v else {
-                    return Err(EsError::parsing(
-                        "[completion] failed to parse field [regex]",
-                    ));
-                };
-                for (rk, rv) in r {
-                    match rk.as_str() {
-                        "flags" => {
-                            let flags = rv.as_str().unwrap_or_default().to_ascii_uppercase();
-                            if !flags.split('|').all(|f| f.trim() == "ALL" || f.is_empty()) {
-                                return Err(body::not_supported(&format!("regex flags [{flags}]")));
-                            }
-                        }
-                        "max_determinized_states" => {
-                            if int_of(rv)? < 0 {
-                                return Err(EsError::illegal_argument(
-                                    "maxDeterminizedStates must not be negative",
-                                ));
-                            }
-                        }
-                        other => {
-                            return Err(EsError::x_content_parse(
-                                "[completion] failed to parse field [regex]",
-                            )
-                            .caused_by(EsError::unknown_field(
-                                "regex",
-                                other,
-                                &["flags", "max_determinized_states"],
-                            )))
-                        }
-                    }
-                }
-                c.regex_options = true;
-            }
-            "contexts" => return Err(body::not_supported("completion.contexts")),
-            "analyzer" => return Err(body::not_supported("completion.analyzer")),
-            other => {
-                return Err(EsError::unknown_field(
-                    "completion",
-                    other,
-                    &[
-                        "field",
-                        "analyzer",
-                        "size",
-                        "shard_size",
-                        "skip_duplicates",
-                        "fuzzy",
-                        "regex",
-                        "contexts",
-                    ],
-                ))
-            }
-        }
-    }
+    let mut c = (
+        CompletionSuggestion {
+            field: String::new(),
+            size: 5,
+            shard_size: None,
+            skip_duplicates: false,
+            fuzzy: None,
+            regex_options: false,
+        },
+        None,
+    );
+    COMPLETION.parse_into(&mut c, o)?;
+    let (mut c, field) = c;
     let Some(field) = field else {
         return Err(EsError::bad_request(
             "parse_exception",

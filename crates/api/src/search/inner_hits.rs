@@ -72,6 +72,56 @@ impl SortVal {
     }
 }
 
+/// "Unknown SortOrder [o]" unless `asc` or `desc` (`true` ascending).
+fn sort_asc(v: &Value) -> EsResult<bool> {
+    match v.as_str() {
+        Some("asc") => Ok(true),
+        Some("desc") => Ok(false),
+        _ => Err(EsError::illegal_argument(format!(
+            "Unknown SortOrder [{}]",
+            v.as_str().unwrap_or_default()
+        ))),
+    }
+}
+
+/// A sort key's options: `order` of any key, `missing` and `mode` of a field (as far as Lode
+/// sorts nested objects); every other option is refused as not supported.
+static SORT_OPTIONS: ObjectParser<SortKey> = ObjectParser {
+    name: "sort",
+    style: Style::Custom {
+        unknown: |at, _, _| refuse(&format!("[sort] option [{}]", at.key)),
+        wrong_token: |at, _| refuse(&format!("[sort] option [{}]", at.key)),
+    },
+    fields: &[&[
+        Field::new("order", "*", |k, _, v| {
+            k.asc = sort_asc(v)?;
+            Ok(())
+        }),
+        Field::new("missing", "*", |k, at, v| {
+            if k.field.is_none() {
+                return Err(refuse(&format!("[sort] option [{}]", at.key)));
+            }
+            k.missing_first = match v.as_str() {
+                Some("_last") => false,
+                Some("_first") => true,
+                _ => return Err(refuse("[sort] [missing] other than _first/_last")),
+            };
+            Ok(())
+        }),
+        Field::new("mode", "*", |k, at, v| {
+            if k.field.is_none() {
+                return Err(refuse(&format!("[sort] option [{}]", at.key)));
+            }
+            match v.as_str() {
+                // ES's default modes: min ascending, max descending.
+                Some("min") if k.asc => Ok(()),
+                Some("max") if !k.asc => Ok(()),
+                _ => Err(refuse("[sort] [mode] other than the order's default")),
+            }
+        }),
+    ]],
+};
+
 fn parse_sort(spec: &Value) -> EsResult<Vec<SortKey>> {
     let items: Vec<&Value> = match spec {
         Value::Array(a) => a.iter().collect(),
@@ -93,40 +143,10 @@ fn parse_sort(spec: &Value) -> EsResult<Vec<SortKey>> {
             asc: !score,
             missing_first: false,
         };
-        let order = |v: &Value| -> EsResult<bool> {
-            match v.as_str() {
-                Some("asc") => Ok(true),
-                Some("desc") => Ok(false),
-                _ => Err(EsError::illegal_argument(format!(
-                    "Unknown SortOrder [{}]",
-                    v.as_str().unwrap_or_default()
-                ))),
-            }
-        };
         match opts {
             None => {}
-            Some(v @ Value::String(_)) => key.asc = order(v)?,
-            Some(Value::Object(o)) => {
-                for (k, v) in o {
-                    match k.as_str() {
-                        "order" => key.asc = order(v)?,
-                        "missing" if !score => match v.as_str() {
-                            Some("_last") => key.missing_first = false,
-                            Some("_first") => key.missing_first = true,
-                            _ => return Err(refuse("[sort] [missing] other than _first/_last")),
-                        },
-                        "mode" if !score => match v.as_str() {
-                            // ES's default modes: min ascending, max descending.
-                            Some("min") if key.asc => {}
-                            Some("max") if !key.asc => {}
-                            _ => {
-                                return Err(refuse("[sort] [mode] other than the order's default"))
-                            }
-                        },
-                        other => return Err(refuse(&format!("[sort] option [{other}]"))),
-                    }
-                }
-            }
+            Some(v @ Value::String(_)) => key.asc = sort_asc(v)?,
+            Some(Value::Object(o)) => SORT_OPTIONS.parse_into(&mut key, o)?,
             Some(_) => return Err(EsError::parsing("[inner_hits] malformed [sort]")),
         }
         out.push(key);

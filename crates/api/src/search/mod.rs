@@ -1591,6 +1591,34 @@ fn render_total(total: u64, track: TrackTotal, as_int: bool) -> Option<Value> {
 
 /// Loads and renders the hits.
 /// One `script_fields` entry: `{"script": ..., "ignore_failure": bool}`.
+/// A `script_fields` entry as read (ES's `SearchSourceBuilder.ScriptField`).
+#[derive(Default)]
+struct ScriptField {
+    script: Option<Value>,
+    ignore_failure: bool,
+}
+
+static SCRIPT_FIELD: lode_engine::object_parser::ObjectParser<ScriptField> =
+    lode_engine::object_parser::ObjectParser {
+        name: "script_fields",
+        style: lode_engine::object_parser::Style::Custom {
+            unknown: |at, t, _| body::unknown_key(at, t),
+            wrong_token: body::unknown_key,
+        },
+        fields: &[&[
+            lode_engine::object_parser::Field::new("script", "*", |f, _, v| {
+                f.script = Some(v.clone());
+                Ok(())
+            }),
+            lode_engine::object_parser::Field::new("ignore_failure", "*", |f, at, v| {
+                f.ignore_failure = v
+                    .as_bool()
+                    .ok_or_else(|| body::unknown_key(at, body::Token::of(v)))?;
+                Ok(())
+            }),
+        ]],
+    };
+
 fn script_field(
     name: &str,
     spec: &Value,
@@ -1605,31 +1633,15 @@ fn script_field(
             }
         )));
     };
-    let mut script = None;
-    let mut ignore_failure = false;
-    for (k, v) in o {
-        match k.as_str() {
-            "script" => script = Some(v),
-            "ignore_failure" => {
-                ignore_failure = v
-                    .as_bool()
-                    .ok_or_else(|| EsError::parsing(format!("Unknown key for a VALUE in [{k}].")))?
-            }
-            _ => {
-                return Err(EsError::parsing(format!(
-                    "Unknown key for a {} in [{k}].",
-                    if v.is_object() {
-                        "START_OBJECT"
-                    } else {
-                        "VALUE"
-                    }
-                )))
-            }
-        }
-    }
+    let mut f = ScriptField::default();
+    SCRIPT_FIELD.parse_into(&mut f, o)?;
+    let ScriptField {
+        script,
+        ignore_failure,
+    } = f;
     let script = script
         .ok_or_else(|| EsError::parsing(format!("script_fields [{name}] requires a [script]")))?;
-    let script = lode_painless::SearchScript::compile(script, None)?;
+    let script = lode_painless::SearchScript::compile(&script, None)?;
     Ok((name.to_string(), Arc::new(script), ignore_failure))
 }
 

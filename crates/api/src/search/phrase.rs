@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use lode_engine::index::IndexService;
+use lode_engine::object_parser::{At, Field, ObjectParser, Style, Token};
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
 use serde_json::{json, Map, Value};
@@ -58,84 +59,120 @@ fn parsing(reason: String) -> EsError {
     EsError::parsing(reason)
 }
 
-fn generator(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
-    let mut t = TermSuggestion::new(String::new());
-    let mut field = None;
-    for (k, v) in o {
-        let int = || body::read_int(v);
-        let float = || body::read_float(v).map(|f| f as f32);
-        match k.as_str() {
-            "field" => field = v.as_str().map(str::to_string),
-            "size" => {
-                let n = int()?;
-                if n <= 0 {
-                    return Err(EsError::illegal_argument("size must be positive"));
-                }
-                t.size = n as usize;
-            }
-            "suggest_mode" => {
-                t.mode = match v.as_str().unwrap_or_default().to_lowercase().as_str() {
-                    "missing" => SuggestMode::Missing,
-                    "popular" => SuggestMode::Popular,
-                    "always" => SuggestMode::Always,
-                    other => {
-                        return Err(EsError::illegal_argument(format!(
-                            "Illegal suggest mode {other}"
-                        )))
-                    }
-                }
-            }
-            "accuracy" => t.accuracy = float()?,
-            "max_edits" => {
-                let n = int()?;
-                if !(1..=2).contains(&n) {
-                    return Err(EsError::illegal_argument(format!(
-                        "Illegal max_edits value {n}"
-                    )));
-                }
-                t.max_edits = n as u8;
-            }
-            "max_inspections" => t.max_inspections = int()?.max(0) as usize,
-            "max_term_freq" => t.max_term_freq = float()?,
-            "prefix_length" => t.prefix_length = int()?.max(0) as usize,
-            "min_word_length" => t.min_word_length = int()?.max(1) as usize,
-            "min_doc_freq" => t.min_doc_freq = float()?,
-            "sort" | "string_distance" => {
-                let parsed = suggest::parse_term(
-                    &[(k.clone(), v.clone()), ("field".to_string(), json!("x"))]
-                        .into_iter()
-                        .collect(),
-                )?;
-                t.sort = parsed.sort;
-                t.distance = parsed.distance;
-            }
-            "pre_filter" | "post_filter" => {
-                return Err(body::not_supported(&format!("direct_generator.{k}")))
-            }
-            other => {
-                return Err(EsError::unknown_field(
-                    "direct_generator",
-                    other,
-                    &[
-                        "field",
-                        "pre_filter",
-                        "post_filter",
-                        "suggest_mode",
-                        "accuracy",
-                        "size",
-                        "sort",
-                        "string_distance",
-                        "max_edits",
-                        "max_inspections",
-                        "max_term_freq",
-                        "prefix_length",
-                        "min_word_length",
-                        "min_doc_freq",
-                    ],
-                ))
-            }
-        }
+/// A positive integer, else "`name` must be positive".
+fn positive(v: &Value, name: &str) -> EsResult<usize> {
+    let n = body::read_int(v)?;
+    if n <= 0 {
+        return Err(EsError::illegal_argument(format!(
+            "{name} must be positive"
+        )));
     }
+    Ok(n as usize)
+}
+
+fn float(v: &Value) -> EsResult<f32> {
+    body::read_float(v).map(|f| f as f32)
+}
+
+/// ES's `DirectCandidateGeneratorBuilder` parser (a generator's field as read beside it);
+/// `pre_filter` and `post_filter` are refused.
+static GENERATOR: ObjectParser<(TermSuggestion, Option<String>)> = ObjectParser {
+    name: "direct_generator",
+    style: Style::Object,
+    fields: &[&[
+        Field::new("field", "*", |(_, field), _, v| {
+            *field = v.as_str().map(str::to_string);
+            Ok(())
+        }),
+        Field::new("pre_filter", "*", generator_option_not_supported),
+        Field::new("post_filter", "*", generator_option_not_supported),
+        Field::new("suggest_mode", "*", |(t, _), _, v| {
+            t.mode = match v.as_str().unwrap_or_default().to_lowercase().as_str() {
+                "missing" => SuggestMode::Missing,
+                "popular" => SuggestMode::Popular,
+                "always" => SuggestMode::Always,
+                other => {
+                    return Err(EsError::illegal_argument(format!(
+                        "Illegal suggest mode {other}"
+                    )))
+                }
+            };
+            Ok(())
+        }),
+        Field::new("accuracy", "*", |(t, _), _, v| {
+            t.accuracy = float(v)?;
+            Ok(())
+        }),
+        Field::new("size", "*", |(t, _), _, v| {
+            t.size = positive(v, "size")?;
+            Ok(())
+        }),
+        Field::new("sort", "*", generator_sort_option),
+        Field::new("string_distance", "*", generator_sort_option),
+        Field::new("max_edits", "*", |(t, _), _, v| {
+            let n = body::read_int(v)?;
+            if !(1..=2).contains(&n) {
+                return Err(EsError::illegal_argument(format!(
+                    "Illegal max_edits value {n}"
+                )));
+            }
+            t.max_edits = n as u8;
+            Ok(())
+        }),
+        Field::new("max_inspections", "*", |(t, _), _, v| {
+            t.max_inspections = body::read_int(v)?.max(0) as usize;
+            Ok(())
+        }),
+        Field::new("max_term_freq", "*", |(t, _), _, v| {
+            t.max_term_freq = float(v)?;
+            Ok(())
+        }),
+        Field::new("prefix_length", "*", |(t, _), _, v| {
+            t.prefix_length = body::read_int(v)?.max(0) as usize;
+            Ok(())
+        }),
+        Field::new("min_word_length", "*", |(t, _), _, v| {
+            t.min_word_length = body::read_int(v)?.max(1) as usize;
+            Ok(())
+        }),
+        Field::new("min_doc_freq", "*", |(t, _), _, v| {
+            t.min_doc_freq = float(v)?;
+            Ok(())
+        }),
+    ]],
+};
+
+fn generator_option_not_supported(
+    _: &mut (TermSuggestion, Option<String>),
+    at: &At<'_>,
+    _: &Value,
+) -> EsResult<()> {
+    Err(body::not_supported(&format!("direct_generator.{}", at.key)))
+}
+
+/// `sort` and `string_distance`, read (and refused) as the term suggester reads them.
+fn generator_sort_option(
+    (t, _): &mut (TermSuggestion, Option<String>),
+    at: &At<'_>,
+    v: &Value,
+) -> EsResult<()> {
+    let parsed = suggest::parse_term(
+        &[
+            (at.key.to_string(), v.clone()),
+            ("field".to_string(), json!("x")),
+        ]
+        .into_iter()
+        .collect(),
+    )?;
+    t.sort = parsed.sort;
+    t.distance = parsed.distance;
+    Ok(())
+}
+
+fn generator(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
+    let mut g = (TermSuggestion::new(String::new()), None);
+    GENERATOR.parse_into(&mut g, o)?;
+    let (mut t, field) = g;
     let Some(field) = field else {
         return Err(EsError::illegal_argument(
             "[direct_generator] requires field",
@@ -204,140 +241,203 @@ fn smoothing(o: &Map<String, Value>) -> EsResult<Smoothing> {
     })
 }
 
+/// A `phrase` object as read: the suggestion, its field and whether `smoothing` was given.
+struct PhraseSpec {
+    p: PhraseSuggestion,
+    field: Option<String>,
+    smoothing_set: bool,
+}
+
+/// `PhraseSuggestionBuilder#fromXContent`'s refusals: an object or array under a key that
+/// does not take one, or an unknown value key.
+fn phrase_refusal(at: &At<'_>, t: Token) -> EsError {
+    if matches!(t, Token::Object | Token::Array) {
+        parsing(format!(
+            "suggester[phrase]  doesn't support array field [{}]",
+            at.key
+        ))
+    } else {
+        parsing(format!(
+            "suggester[phrase] doesn't support field [{}]",
+            at.key
+        ))
+    }
+}
+
+/// A `phrase` suggester's value of at least (or above) a bound.
+fn phrase_float(v: &Value) -> EsResult<f32> {
+    Ok(body::read_float(v)? as f32)
+}
+
+/// The `phrase` suggester (`PhraseSuggestionBuilder#fromXContent`); `collate` is refused.
+static PHRASE: ObjectParser<PhraseSpec> = ObjectParser {
+    name: "phrase",
+    style: Style::Custom {
+        unknown: |at, t, _| phrase_refusal(at, t),
+        wrong_token: phrase_refusal,
+    },
+    fields: &[&[
+        Field::new("direct_generator", "a", |s, _, v| {
+            for g in v.as_array().into_iter().flatten() {
+                let Value::Object(g) = g else {
+                    return Err(parsing(
+                        "suggester[phrase] direct_generator must be objects".into(),
+                    ));
+                };
+                s.p.generators.push(generator(g)?);
+            }
+            Ok(())
+        }),
+        Field::new("smoothing", "o", |s, _, v| {
+            if s.smoothing_set {
+                return Err(parsing("only one smoothing model supported".to_string()));
+            }
+            s.smoothing_set = true;
+            s.p.smoothing = smoothing(v.as_object().expect("an object, as declared"))?;
+            Ok(())
+        }),
+        Field::new("highlight", "o", |s, _, v| {
+            let mut tags = (None, None);
+            HIGHLIGHT.parse_into(&mut tags, v.as_object().expect("an object, as declared"))?;
+            s.p.highlight = match tags {
+                (Some(a), Some(b)) => Some((a, b)),
+                (None, None) => None,
+                _ => {
+                    return Err(EsError::illegal_argument(
+                        "Pre and post tag must both be null or both not be null.",
+                    ))
+                }
+            };
+            Ok(())
+        }),
+        Field::new("collate", "*", |_, _, _| {
+            Err(body::not_supported("phrase suggester collate"))
+        }),
+        Field::new("analyzer", "vn", |s, _, v| {
+            s.p.analyzer = v.as_str().map(str::to_string);
+            Ok(())
+        }),
+        Field::new("field", "vn", |s, _, v| {
+            s.field = v.as_str().map(str::to_string);
+            Ok(())
+        }),
+        Field::new("size", "vn", |s, _, v| {
+            s.p.size = positive(v, "size")?;
+            Ok(())
+        }),
+        Field::new("shard_size", "vn", |s, _, v| {
+            s.p.shard_size = Some(positive(v, "shardSize")?);
+            Ok(())
+        }),
+        Field::new("real_word_error_likelihood", "vn", |s, _, v| {
+            let x = phrase_float(v)?;
+            if x <= 0.0 {
+                return Err(EsError::illegal_argument(
+                    "real_word_error_likelihood must be > 0.0",
+                ));
+            }
+            s.p.real_word_error_likelihood = f64::from(x);
+            Ok(())
+        }),
+        Field::new("confidence", "vn", |s, _, v| {
+            let x = phrase_float(v)?;
+            if x < 0.0 {
+                return Err(EsError::illegal_argument("confidence must be >= 0.0"));
+            }
+            s.p.confidence = f64::from(x);
+            Ok(())
+        }),
+        Field::new("max_errors", "vn", |s, _, v| {
+            let x = phrase_float(v)?;
+            if x <= 0.0 {
+                return Err(EsError::illegal_argument("max_error must be > 0.0"));
+            }
+            s.p.max_errors = f64::from(x);
+            Ok(())
+        }),
+        Field::new("separator", "vn", |s, _, v| match v.as_str() {
+            Some(sep) => {
+                s.p.separator = sep.to_string();
+                Ok(())
+            }
+            None => Err(EsError::illegal_argument("separator cannot be set to null")),
+        }),
+        Field::new("gram_size", "vn", |s, _, v| {
+            let n = body::read_int(v)?;
+            if n < 1 {
+                return Err(EsError::illegal_argument("gramSize must be >= 1"));
+            }
+            s.p.gram_size = n as usize;
+            Ok(())
+        }),
+        Field::new("force_unigrams", "vn", |s, at, v| {
+            s.p.force_unigrams = body::read_bool(v, at.key)?;
+            Ok(())
+        }),
+        Field::new("token_limit", "vn", |s, _, v| {
+            let n = body::read_int(v)?;
+            if n <= 0 {
+                return Err(EsError::illegal_argument("token_limit must be >= 1"));
+            }
+            s.p.token_limit = n as usize;
+            Ok(())
+        }),
+    ]],
+};
+
+/// The phrase suggester's `highlight` (`pre_tag`, `post_tag`).
+static HIGHLIGHT: ObjectParser<(Option<String>, Option<String>)> = ObjectParser {
+    name: "highlight",
+    style: Style::Custom {
+        unknown: |at, _, _| {
+            parsing(format!(
+                "suggester[phrase][highlight] doesn't support field [{}]",
+                at.key
+            ))
+        },
+        wrong_token: |at, _| {
+            parsing(format!(
+                "suggester[phrase][highlight] doesn't support field [{}]",
+                at.key
+            ))
+        },
+    },
+    fields: &[&[
+        Field::new("pre_tag", "*", |(pre, _), _, v| {
+            *pre = v.as_str().map(str::to_string);
+            Ok(())
+        }),
+        Field::new("post_tag", "*", |(_, post), _, v| {
+            *post = v.as_str().map(str::to_string);
+            Ok(())
+        }),
+    ]],
+};
+
 /// Parses the `phrase` object as `PhraseSuggestionBuilder#fromXContent`.
 pub fn parse(o: &Map<String, Value>) -> EsResult<PhraseSuggestion> {
-    let mut p = PhraseSuggestion {
-        field: String::new(),
-        analyzer: None,
-        size: 5,
-        shard_size: None,
-        real_word_error_likelihood: 0.95,
-        confidence: 1.0,
-        max_errors: 1.0,
-        separator: " ".to_string(),
-        gram_size: 1,
-        force_unigrams: true,
-        token_limit: 10,
-        generators: Vec::new(),
-        smoothing: Smoothing::StupidBackoff { discount: 0.4 },
-        highlight: None,
+    let mut s = PhraseSpec {
+        p: PhraseSuggestion {
+            field: String::new(),
+            analyzer: None,
+            size: 5,
+            shard_size: None,
+            real_word_error_likelihood: 0.95,
+            confidence: 1.0,
+            max_errors: 1.0,
+            separator: " ".to_string(),
+            gram_size: 1,
+            force_unigrams: true,
+            token_limit: 10,
+            generators: Vec::new(),
+            smoothing: Smoothing::StupidBackoff { discount: 0.4 },
+            highlight: None,
+        },
+        field: None,
+        smoothing_set: false,
     };
-    let mut field = None;
-    let mut smoothing_set = false;
-    for (k, v) in o {
-        match (k.as_str(), v) {
-            ("direct_generator", Value::Array(gens)) => {
-                for g in gens {
-                    let Value::Object(g) = g else {
-                        return Err(parsing(
-                            "suggester[phrase] direct_generator must be objects".into(),
-                        ));
-                    };
-                    p.generators.push(generator(g)?);
-                }
-            }
-            ("smoothing", Value::Object(m)) => {
-                if smoothing_set {
-                    return Err(parsing("only one smoothing model supported".to_string()));
-                }
-                smoothing_set = true;
-                p.smoothing = smoothing(m)?;
-            }
-            ("highlight", Value::Object(m)) => {
-                let mut pre = None;
-                let mut post = None;
-                for (hk, hv) in m {
-                    match hk.as_str() {
-                        "pre_tag" => pre = hv.as_str().map(str::to_string),
-                        "post_tag" => post = hv.as_str().map(str::to_string),
-                        other => {
-                            return Err(parsing(format!(
-                                "suggester[phrase][highlight] doesn't support field [{other}]"
-                            )))
-                        }
-                    }
-                }
-                p.highlight = match (pre, post) {
-                    (Some(a), Some(b)) => Some((a, b)),
-                    (None, None) => None,
-                    _ => {
-                        return Err(EsError::illegal_argument(
-                            "Pre and post tag must both be null or both not be null.",
-                        ))
-                    }
-                };
-            }
-            ("collate", _) => return Err(body::not_supported("phrase suggester collate")),
-            (_, Value::Object(_) | Value::Array(_)) => {
-                return Err(parsing(format!(
-                    "suggester[phrase]  doesn't support array field [{k}]"
-                )))
-            }
-            ("analyzer", v) => p.analyzer = v.as_str().map(str::to_string),
-            ("field", v) => field = v.as_str().map(str::to_string),
-            ("size", v) => {
-                let n = body::read_int(v)?;
-                if n <= 0 {
-                    return Err(EsError::illegal_argument("size must be positive"));
-                }
-                p.size = n as usize;
-            }
-            ("shard_size", v) => {
-                let n = body::read_int(v)?;
-                if n <= 0 {
-                    return Err(EsError::illegal_argument("shardSize must be positive"));
-                }
-                p.shard_size = Some(n as usize);
-            }
-            ("real_word_error_likelihood", v) => {
-                let x = body::read_float(v)? as f32;
-                if x <= 0.0 {
-                    return Err(EsError::illegal_argument(
-                        "real_word_error_likelihood must be > 0.0",
-                    ));
-                }
-                p.real_word_error_likelihood = f64::from(x);
-            }
-            ("confidence", v) => {
-                let x = body::read_float(v)? as f32;
-                if x < 0.0 {
-                    return Err(EsError::illegal_argument("confidence must be >= 0.0"));
-                }
-                p.confidence = f64::from(x);
-            }
-            ("max_errors", v) => {
-                let x = body::read_float(v)? as f32;
-                if x <= 0.0 {
-                    return Err(EsError::illegal_argument("max_error must be > 0.0"));
-                }
-                p.max_errors = f64::from(x);
-            }
-            ("separator", v) => match v.as_str() {
-                Some(s) => p.separator = s.to_string(),
-                None => return Err(EsError::illegal_argument("separator cannot be set to null")),
-            },
-            ("gram_size", v) => {
-                let n = body::read_int(v)?;
-                if n < 1 {
-                    return Err(EsError::illegal_argument("gramSize must be >= 1"));
-                }
-                p.gram_size = n as usize;
-            }
-            ("force_unigrams", v) => p.force_unigrams = body::read_bool(v, k)?,
-            ("token_limit", v) => {
-                let n = body::read_int(v)?;
-                if n <= 0 {
-                    return Err(EsError::illegal_argument("token_limit must be >= 1"));
-                }
-                p.token_limit = n as usize;
-            }
-            (other, _) => {
-                return Err(parsing(format!(
-                    "suggester[phrase] doesn't support field [{other}]"
-                )))
-            }
-        }
-    }
+    PHRASE.parse_into(&mut s, o)?;
+    let PhraseSpec { mut p, field, .. } = s;
     let Some(field) = field else {
         return Err(EsError::bad_request(
             "parse_exception",

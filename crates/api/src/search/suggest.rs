@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 use levenshtein_automata::{Distance, LevenshteinAutomatonBuilder, DFA, SINK_STATE};
 use lode_engine::index::IndexService;
 use lode_engine::mapping::FieldType;
+use lode_engine::object_parser::{At, Field, ObjectParser, Style, Token};
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
 use serde_json::{json, Map, Value};
@@ -121,6 +122,43 @@ fn token_name(v: &Value) -> &'static str {
     body::Token::of(v).es_name()
 }
 
+/// `SuggestBuilder#fromXContent`'s refusals: an array under a name, or a value under a name
+/// other than `text`.
+fn suggest_refusal(at: &At<'_>, t: Token) -> EsError {
+    if t == Token::Array {
+        EsError::parsing(format!("unexpected token [START_ARRAY] after [{}]", at.key))
+    } else {
+        EsError::illegal_argument(format!("[suggest] does not support [{}]", at.key))
+    }
+}
+
+fn add_suggestion(out: &mut SuggestRequest, at: &At<'_>, v: &Value) -> EsResult<()> {
+    let s = parse_suggestion(v.as_object().expect("an object, as declared"))?;
+    out.suggestions.push((at.key.to_string(), s));
+    Ok(())
+}
+
+/// The `suggest` section (`SuggestBuilder#fromXContent`): the global `text`, and each other
+/// key names a suggestion object (so may `text`, with an object).
+static SUGGEST: ObjectParser<SuggestRequest> = ObjectParser {
+    name: "suggest",
+    style: Style::Custom {
+        unknown: |at, t, _| suggest_refusal(at, t),
+        wrong_token: suggest_refusal,
+    },
+    fields: &[&[
+        Field::new("text", "vno", |out, at, v| {
+            if v.is_object() {
+                return add_suggestion(out, at, v);
+            }
+            // `parser.text()` of a null is null: no global text.
+            out.global_text = Some(v).filter(|v| !v.is_null()).map(text_of);
+            Ok(())
+        }),
+        Field::other("o", add_suggestion),
+    ]],
+};
+
 /// Parses the `suggest` object as `SuggestBuilder#fromXContent`.
 pub fn parse(v: &Value) -> EsResult<SuggestRequest> {
     let Value::Object(m) = v else {
@@ -129,73 +167,89 @@ pub fn parse(v: &Value) -> EsResult<SuggestRequest> {
             token_name(v)
         )));
     };
-    let mut out = SuggestRequest::default();
-    for (name, val) in m {
-        match val {
-            Value::Object(o) => {
-                let s = parse_suggestion(o)?;
-                out.suggestions.push((name.clone(), s));
-            }
-            Value::Array(_) => {
-                return Err(EsError::parsing(format!(
-                    "unexpected token [START_ARRAY] after [{name}]"
-                )))
-            }
-            scalar => {
-                if name == "text" {
-                    out.global_text = Some(scalar).filter(|v| !v.is_null()).map(text_of);
-                } else {
-                    return Err(EsError::illegal_argument(format!(
-                        "[suggest] does not support [{name}]"
-                    )));
-                }
-            }
-        }
+    SUGGEST.parse(m)
+}
+
+/// A suggestion as read: its texts and its one suggester.
+#[derive(Default)]
+struct SuggestionSpec {
+    text: Option<String>,
+    prefix: Option<String>,
+    regex: Option<String>,
+    kind: Option<SuggestKind>,
+}
+
+/// `SuggestionBuilder#fromXContent`'s refusals: an object under a name that is not a
+/// suggester is an unknown named object, anything else an unsupported key.
+fn suggestion_refusal(at: &At<'_>, t: Token) -> EsError {
+    if t == Token::Object {
+        EsError::new(
+            400,
+            "named_object_not_found_exception",
+            format!("unknown field [{}]", at.key),
+        )
+    } else {
+        EsError::parsing(format!("suggestion does not support [{}]", at.key))
     }
-    Ok(out)
+}
+
+/// `parser.text()` of a null is null: the global text applies.
+fn text_or_null(v: &Value) -> Option<String> {
+    Some(v).filter(|v| !v.is_null()).map(text_of)
+}
+
+/// A suggestion (`SuggestionBuilder#fromXContent`): `text`, `prefix` and `regex` values, and
+/// one suggester object by its name.
+static SUGGESTION: ObjectParser<SuggestionSpec> = ObjectParser {
+    name: "suggestion",
+    style: Style::Custom {
+        unknown: |at, t, _| suggestion_refusal(at, t),
+        wrong_token: suggestion_refusal,
+    },
+    fields: &[&[
+        Field::new("text", "vn", |s, _, v| {
+            s.text = text_or_null(v);
+            Ok(())
+        }),
+        Field::new("prefix", "vn", |s, _, v| {
+            s.prefix = text_or_null(v);
+            Ok(())
+        }),
+        Field::new("regex", "vn", |s, _, v| {
+            s.regex = text_or_null(v);
+            Ok(())
+        }),
+        Field::new("term", "o", |s, _, v| {
+            s.kind = Some(SuggestKind::Term(parse_term(object(v))?));
+            Ok(())
+        }),
+        Field::new("completion", "o", |s, _, v| {
+            s.kind = Some(SuggestKind::Completion(super::completion::parse(object(
+                v,
+            ))?));
+            Ok(())
+        }),
+        Field::new("phrase", "o", |s, _, v| {
+            s.kind = Some(SuggestKind::Phrase(Box::new(super::phrase::parse(
+                object(v),
+            )?)));
+            Ok(())
+        }),
+    ]],
+};
+
+/// The object a field declared as taking only objects was given.
+fn object(v: &Value) -> &Map<String, Value> {
+    v.as_object().expect("an object, as declared")
 }
 
 fn parse_suggestion(o: &Map<String, Value>) -> EsResult<Suggestion> {
-    let mut text = None;
-    let mut prefix = None;
-    let mut regex = None;
-    let mut kind = None;
-    for (k, v) in o {
-        match v {
-            Value::Object(inner) => match k.as_str() {
-                "term" => kind = Some(SuggestKind::Term(parse_term(inner)?)),
-                "completion" => {
-                    kind = Some(SuggestKind::Completion(super::completion::parse(inner)?))
-                }
-                "phrase" => {
-                    kind = Some(SuggestKind::Phrase(Box::new(super::phrase::parse(inner)?)))
-                }
-                other => {
-                    return Err(EsError::new(
-                        400,
-                        "named_object_not_found_exception",
-                        format!("unknown field [{other}]"),
-                    ))
-                }
-            },
-            Value::Array(_) => {
-                return Err(EsError::parsing(format!(
-                    "suggestion does not support [{k}]"
-                )))
-            }
-            scalar => match k.as_str() {
-                // `parser.text()` of a null is null: the global text applies.
-                "text" => text = Some(scalar).filter(|v| !v.is_null()).map(text_of),
-                "prefix" => prefix = Some(scalar).filter(|v| !v.is_null()).map(text_of),
-                "regex" => regex = Some(scalar).filter(|v| !v.is_null()).map(text_of),
-                other => {
-                    return Err(EsError::parsing(format!(
-                        "suggestion does not support [{other}]"
-                    )))
-                }
-            },
-        }
-    }
+    let SuggestionSpec {
+        text,
+        prefix,
+        regex,
+        kind,
+    } = SUGGESTION.parse(o)?;
     let Some(kind) = kind else {
         return Err(EsError::illegal_argument("missing suggestion object"));
     };
@@ -221,128 +275,172 @@ fn positive_fraction_or_count(v: f32, name: &str) -> EsResult<f32> {
     Ok(v)
 }
 
-/// `TermSuggestionBuilder#fromXContent`, with the setters' checks in document order.
-pub(super) fn parse_term(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
-    let mut t = TermSuggestion::new(String::new());
-    let mut field = None;
-    for (k, v) in o {
-        if matches!(v, Value::Object(_) | Value::Array(_)) {
-            return Err(EsError::parsing(format!(
-                "suggester[term] parsing failed on [{k}]"
-            )));
-        }
-        let int = || body::read_int(v);
-        let float = || body::read_float(v).map(|f| f as f32);
-        match k.as_str() {
-            "analyzer" => t.analyzer = Some(text_of(v)),
-            "field" => field = Some(text_of(v)),
-            "size" => {
-                let n = int()?;
-                if n <= 0 {
-                    return Err(EsError::illegal_argument("size must be positive"));
-                }
-                t.size = n as usize;
-            }
-            "shard_size" => {
-                let n = int()?;
-                if n <= 0 {
-                    return Err(EsError::illegal_argument("shardSize must be positive"));
-                }
-                t.shard_size = Some(n as usize);
-            }
-            "suggest_mode" => {
-                t.mode = match text_of(v).to_lowercase().as_str() {
-                    "missing" => SuggestMode::Missing,
-                    "popular" => SuggestMode::Popular,
-                    "always" => SuggestMode::Always,
-                    _ => {
-                        return Err(EsError::illegal_argument(format!(
-                            "Illegal suggest mode {}",
-                            text_of(v)
-                        )))
-                    }
-                }
-            }
-            "accuracy" => {
-                let a = float()?;
-                if !(0.0..=1.0).contains(&a) {
-                    return Err(EsError::illegal_argument(
-                        "accuracy must be between 0 and 1",
-                    ));
-                }
-                t.accuracy = a;
-            }
-            "sort" => {
-                t.sort = match text_of(v).to_lowercase().as_str() {
-                    "score" => SortBy::Score,
-                    "frequency" => SortBy::Frequency,
-                    _ => {
-                        return Err(EsError::illegal_argument(format!(
-                            "Illegal suggest sort {}",
-                            text_of(v)
-                        )))
-                    }
-                }
-            }
-            "string_distance" => {
-                t.distance = match text_of(v).to_lowercase().as_str() {
-                    "internal" => StringDistance::Internal,
-                    "damerau_levenshtein" => StringDistance::DamerauLevenshtein,
-                    "levenshtein" => StringDistance::Levenshtein,
-                    "jaro_winkler" => StringDistance::JaroWinkler,
-                    "ngram" => StringDistance::Ngram,
-                    _ => {
-                        return Err(EsError::illegal_argument(format!(
-                            "Illegal distance option {}",
-                            text_of(v)
-                        )))
-                    }
-                }
-            }
-            "max_edits" => {
-                let n = int()?;
-                if !(1..=2).contains(&n) {
-                    return Err(EsError::illegal_argument(format!(
-                        "Illegal max_edits value {n}"
-                    )));
-                }
-                t.max_edits = n as u8;
-            }
-            "max_inspections" => {
-                let n = int()?;
-                if n < 0 {
-                    return Err(EsError::illegal_argument("maxInspections must be positive"));
-                }
-                t.max_inspections = n as usize;
-            }
-            "max_term_freq" => {
-                t.max_term_freq = positive_fraction_or_count(float()?, "maxTermFreq")?
-            }
-            "prefix_length" | "prefix_len" => {
-                let n = int()?;
-                if n < 0 {
-                    return Err(EsError::illegal_argument("prefixLength must be positive"));
-                }
-                t.prefix_length = n as usize;
-            }
-            "min_word_length" | "min_word_len" => {
-                let n = int()?;
-                if n < 1 {
-                    return Err(EsError::illegal_argument(
-                        "minWordLength must be greater or equal to 1",
-                    ));
-                }
-                t.min_word_length = n as usize;
-            }
-            "min_doc_freq" => t.min_doc_freq = positive_fraction_or_count(float()?, "minDocFreq")?,
-            "lowercase_terms" => t.lowercase_terms = body::read_bool(v, k)?,
-            other => {
-                return Err(EsError::parsing(format!(
-                    "suggester[term] doesn't support field [{other}]"
-                )))
-            }
-        }
+/// A term suggestion as read, with its field.
+type TermSpec = (TermSuggestion, Option<String>);
+
+fn term_int(v: &Value) -> EsResult<i64> {
+    body::read_int(v)
+}
+
+fn term_float(v: &Value) -> EsResult<f32> {
+    body::read_float(v).map(|f| f as f32)
+}
+
+/// `TermSuggestionBuilder#fromXContent`'s refusals: an object or array under any key, or an
+/// unknown value key.
+fn term_refusal(at: &At<'_>, t: Token) -> EsError {
+    if matches!(t, Token::Object | Token::Array) {
+        EsError::parsing(format!("suggester[term] parsing failed on [{}]", at.key))
+    } else {
+        EsError::parsing(format!(
+            "suggester[term] doesn't support field [{}]",
+            at.key
+        ))
     }
+}
+
+/// `TermSuggestionBuilder#fromXContent`, with the setters' checks in document order.
+static TERM: ObjectParser<TermSpec> = ObjectParser {
+    name: "term",
+    style: Style::Custom {
+        unknown: |at, t, _| term_refusal(at, t),
+        wrong_token: term_refusal,
+    },
+    fields: &[&[
+        Field::new("analyzer", "vn", |(t, _), _, v| {
+            t.analyzer = Some(text_of(v));
+            Ok(())
+        }),
+        Field::new("field", "vn", |(_, field), _, v| {
+            *field = Some(text_of(v));
+            Ok(())
+        }),
+        Field::new("size", "vn", |(t, _), _, v| {
+            let n = term_int(v)?;
+            if n <= 0 {
+                return Err(EsError::illegal_argument("size must be positive"));
+            }
+            t.size = n as usize;
+            Ok(())
+        }),
+        Field::new("shard_size", "vn", |(t, _), _, v| {
+            let n = term_int(v)?;
+            if n <= 0 {
+                return Err(EsError::illegal_argument("shardSize must be positive"));
+            }
+            t.shard_size = Some(n as usize);
+            Ok(())
+        }),
+        Field::new("suggest_mode", "vn", |(t, _), _, v| {
+            t.mode = match text_of(v).to_lowercase().as_str() {
+                "missing" => SuggestMode::Missing,
+                "popular" => SuggestMode::Popular,
+                "always" => SuggestMode::Always,
+                _ => {
+                    return Err(EsError::illegal_argument(format!(
+                        "Illegal suggest mode {}",
+                        text_of(v)
+                    )))
+                }
+            };
+            Ok(())
+        }),
+        Field::new("accuracy", "vn", |(t, _), _, v| {
+            let a = term_float(v)?;
+            if !(0.0..=1.0).contains(&a) {
+                return Err(EsError::illegal_argument(
+                    "accuracy must be between 0 and 1",
+                ));
+            }
+            t.accuracy = a;
+            Ok(())
+        }),
+        Field::new("sort", "vn", |(t, _), _, v| {
+            t.sort = match text_of(v).to_lowercase().as_str() {
+                "score" => SortBy::Score,
+                "frequency" => SortBy::Frequency,
+                _ => {
+                    return Err(EsError::illegal_argument(format!(
+                        "Illegal suggest sort {}",
+                        text_of(v)
+                    )))
+                }
+            };
+            Ok(())
+        }),
+        Field::new("string_distance", "vn", |(t, _), _, v| {
+            t.distance = match text_of(v).to_lowercase().as_str() {
+                "internal" => StringDistance::Internal,
+                "damerau_levenshtein" => StringDistance::DamerauLevenshtein,
+                "levenshtein" => StringDistance::Levenshtein,
+                "jaro_winkler" => StringDistance::JaroWinkler,
+                "ngram" => StringDistance::Ngram,
+                _ => {
+                    return Err(EsError::illegal_argument(format!(
+                        "Illegal distance option {}",
+                        text_of(v)
+                    )))
+                }
+            };
+            Ok(())
+        }),
+        Field::new("max_edits", "vn", |(t, _), _, v| {
+            let n = term_int(v)?;
+            if !(1..=2).contains(&n) {
+                return Err(EsError::illegal_argument(format!(
+                    "Illegal max_edits value {n}"
+                )));
+            }
+            t.max_edits = n as u8;
+            Ok(())
+        }),
+        Field::new("max_inspections", "vn", |(t, _), _, v| {
+            let n = term_int(v)?;
+            if n < 0 {
+                return Err(EsError::illegal_argument("maxInspections must be positive"));
+            }
+            t.max_inspections = n as usize;
+            Ok(())
+        }),
+        Field::new("max_term_freq", "vn", |(t, _), _, v| {
+            t.max_term_freq = positive_fraction_or_count(term_float(v)?, "maxTermFreq")?;
+            Ok(())
+        }),
+        Field::<TermSpec>::new("prefix_length", "vn", |(t, _), _, v| {
+            let n = term_int(v)?;
+            if n < 0 {
+                return Err(EsError::illegal_argument("prefixLength must be positive"));
+            }
+            t.prefix_length = n as usize;
+            Ok(())
+        })
+        .aliases(&["prefix_len"]),
+        Field::<TermSpec>::new("min_word_length", "vn", |(t, _), _, v| {
+            let n = term_int(v)?;
+            if n < 1 {
+                return Err(EsError::illegal_argument(
+                    "minWordLength must be greater or equal to 1",
+                ));
+            }
+            t.min_word_length = n as usize;
+            Ok(())
+        })
+        .aliases(&["min_word_len"]),
+        Field::new("min_doc_freq", "vn", |(t, _), _, v| {
+            t.min_doc_freq = positive_fraction_or_count(term_float(v)?, "minDocFreq")?;
+            Ok(())
+        }),
+        Field::new("lowercase_terms", "vn", |(t, _), at, v| {
+            t.lowercase_terms = body::read_bool(v, at.key)?;
+            Ok(())
+        }),
+    ]],
+};
+
+pub(super) fn parse_term(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
+    let mut spec = (TermSuggestion::new(String::new()), None);
+    TERM.parse_into(&mut spec, o)?;
+    let (mut t, field) = spec;
     let Some(field) = field else {
         return Err(EsError::bad_request(
             "parse_exception",
