@@ -1851,6 +1851,17 @@ impl Sourced for HistogramBody {
 
 type HF = Field<HistogramBody>;
 
+/// A histogram's `min_doc_count` (both kinds refuse a negative one in the same words).
+fn histogram_min_doc_count(name: &str, at: &At, v: &Value) -> EsResult<u64> {
+    let n = int(at.parser, at.key, v)?;
+    if n < 0 {
+        return Err(EsError::illegal_argument(format!(
+            "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{name}]"
+        )));
+    }
+    Ok(n as u64)
+}
+
 static HISTOGRAM: ObjectParser<HistogramBody> = ObjectParser {
     name: "histogram",
     style: fields::AGG,
@@ -1865,14 +1876,7 @@ static HISTOGRAM: ObjectParser<HistogramBody> = ObjectParser {
                 Ok(())
             }),
             HF::new("min_doc_count", "*", |b, at, v| {
-                let n = int(at.parser, at.key, v)?;
-                if n < 0 {
-                    return Err(EsError::illegal_argument(format!(
-                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{}]",
-                        b.name
-                    )));
-                }
-                b.r.min_doc_count = n as u64;
+                b.r.min_doc_count = histogram_min_doc_count(&b.name, at, v)?;
                 Ok(())
             }),
             HF::new("extended_bounds", "*", |b, at, v| {
@@ -2038,14 +2042,7 @@ static DATE_HISTOGRAM: ObjectParser<DateHistogramBody> = ObjectParser {
                 Ok(())
             }),
             DF::new("min_doc_count", "*", |b, at, v| {
-                let n = int(at.parser, at.key, v)?;
-                if n < 0 {
-                    return Err(EsError::illegal_argument(format!(
-                        "[minDocCount] must be greater than or equal to 0. Found [{n}] in [{}]",
-                        b.name
-                    )));
-                }
-                b.r.min_doc_count = n as u64;
+                b.r.min_doc_count = histogram_min_doc_count(&b.name, at, v)?;
                 Ok(())
             }),
             DF::new("extended_bounds", "*", |b, at, v| {
