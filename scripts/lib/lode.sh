@@ -23,12 +23,15 @@ python_env() {
 
 # start_lode DIR NAME: a fresh node on a free port with its data, stdout and stderr in DIR;
 # sets LODE_PID and LODE_URL (http://host:port), or exits 3. Disk watermarks are off: the
-# tests must not depend on how full the machine's disk is.
+# tests must not depend on how full the machine's disk is. LODE_SETTINGS adds node settings
+# (space-separated name=value pairs, each passed as `-E name=value`).
 start_lode() {
   local dir="$1" name="$2"
   rm -rf "$dir/data" && mkdir -p "$dir/data"
+  local extra=() kv
+  for kv in ${LODE_SETTINGS:-}; do extra+=(-E "$kv"); done
   "$LODE_BIN" serve -E http.port=0 -E "path.data=$dir/data" \
-    -E cluster.routing.allocation.disk.threshold_enabled=false \
+    -E cluster.routing.allocation.disk.threshold_enabled=false "${extra[@]}" \
     >"$dir/stdout" 2>"$dir/stderr" </dev/null &
   LODE_PID=$!
   LODE_URL=""

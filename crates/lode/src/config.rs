@@ -5,6 +5,9 @@ use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The shard request cache's bound (ES's static node setting).
+const REQUEST_CACHE_SIZE: &str = "indices.requests.cache.size";
+
 pub struct Settings {
     pub network_host: String,
     pub http_port: u16,
@@ -17,6 +20,8 @@ pub struct Settings {
     pub log_level: String,
     /// `indices.query.bool.max_clause_count` (ES 8 deprecates it but still applies it).
     pub max_clause_count: Option<usize>,
+    /// `indices.requests.cache.size`, in bytes (the shard request cache's bound).
+    pub request_cache_bytes: Option<usize>,
     /// `http.shutdown_grace_period`: how long in-flight requests may run after SIGTERM/SIGINT;
     /// `None` (the value `0`) waits for them indefinitely, as in Elasticsearch.
     pub shutdown_grace_period: Option<std::time::Duration>,
@@ -253,6 +258,7 @@ impl Settings {
             "http.max_initial_line_length",
             "http.max_header_size",
             "indices.query.bool.max_clause_count",
+            "indices.requests.cache.size",
             "logger.level",
             "log.level",
             "logger.root",
@@ -293,12 +299,29 @@ impl Settings {
             .filter(|(k, _)| breaker_key(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        if let Err(e) = lode_engine::breaker::BreakerSettings::from_lookup(
+        let breaker_settings = match lode_engine::breaker::BreakerSettings::from_lookup(
             |k| breakers.get(k).cloned(),
             lode_engine::breaker::machine_memory(),
         ) {
-            bail!("{}", e.reason);
-        }
+            Ok(s) => s,
+            Err(e) => bail!("{}", e.reason),
+        };
+        // ES's static `indices.requests.cache.size`: a byte size, or a percentage of the memory
+        // budget (`node.memory`, what Lode has in place of the JVM heap).
+        let request_cache_bytes = match map.get(REQUEST_CACHE_SIZE) {
+            None => None,
+            Some(v) => match lode_engine::breaker::parse_limit(
+                REQUEST_CACHE_SIZE,
+                v,
+                breaker_settings.budget,
+            ) {
+                Ok(b) if b >= 0 => Some(b as usize),
+                Ok(_) => bail!(
+                    "failed to parse value [{v}] for setting [{REQUEST_CACHE_SIZE}], must be >= [0b]"
+                ),
+                Err(e) => bail!("{}", e.reason),
+            },
+        };
         let host = map
             .get("network.host")
             .cloned()
@@ -345,6 +368,7 @@ impl Settings {
         let security = SecuritySettings::from_map(&map)?;
         let head_limits = head_limits(&map)?;
         Ok(Settings {
+            request_cache_bytes,
             head_limits,
             security,
             thread_pools: std::sync::Arc::new(thread_pools),
@@ -514,6 +538,32 @@ mod tests {
             e.err().unwrap().to_string(),
             "unknown setting [thread_pool.search.sise]"
         );
+    }
+
+    #[test]
+    fn request_cache_size_is_a_byte_size_or_a_share_of_the_memory_budget() {
+        let s = Settings::load(None, &["indices.requests.cache.size=10mb".into()]).unwrap();
+        assert_eq!(s.request_cache_bytes, Some(10 << 20));
+        let s = Settings::load(
+            None,
+            &[
+                "indices.requests.cache.size=1%".into(),
+                "node.memory=4gb".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.request_cache_bytes, Some((4u64 << 30) as usize / 100));
+        assert_eq!(Settings::load(None, &[]).unwrap().request_cache_bytes, None);
+        for bad in ["lots", "200%", "-1"] {
+            let e = Settings::load(None, &[format!("indices.requests.cache.size={bad}")]);
+            assert!(
+                e.err()
+                    .unwrap()
+                    .to_string()
+                    .contains("[indices.requests.cache.size]"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

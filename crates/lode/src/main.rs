@@ -207,6 +207,9 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
     if let Some(n) = cfg.max_clause_count {
         lode_api::set_max_clause_count(n);
     }
+    if let Some(n) = cfg.request_cache_bytes {
+        lode_api::search::request_cache::set_max_bytes(n);
+    }
     let node = lode_engine::Node::open(&cfg.path_data)
         .map_err(|e| anyhow::anyhow!("cannot open data path {}: {e}", cfg.path_data.display()))?;
     let mut node_defaults = cfg.disk.clone();

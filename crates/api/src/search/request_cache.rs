@@ -5,14 +5,28 @@
 //! with `now` in them are not cached (their answer changes with the clock), as in ES.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
-/// Cache memory bound (ES's default is 1% of the heap), in bytes of the cached answers as they
-/// sit in memory (see [`heap_bytes`]), not as JSON text: a parsed answer takes several times
-/// its text.
-const MAX_BYTES: usize = 64 << 20;
+/// Cache memory bound by default, in bytes of the cached answers as they sit in memory (see
+/// [`heap_bytes`]), not as JSON text: a parsed answer takes several times its text. ES's
+/// default is 1% of the JVM heap (about 80 MiB with an 8 GiB heap); the node setting
+/// `indices.requests.cache.size` changes it ([`set_max_bytes`]).
+pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
+
+static MAX_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_BYTES);
+
+/// Sets the cache's memory bound (`indices.requests.cache.size`, a static node setting):
+/// applied at start, before any search.
+pub fn set_max_bytes(bytes: usize) {
+    MAX_BYTES.store(bytes, Ordering::Relaxed);
+}
+
+fn max_bytes() -> usize {
+    MAX_BYTES.load(Ordering::Relaxed)
+}
 
 #[derive(Default, Clone, Copy, Debug)]
 pub struct CacheStats {
@@ -143,7 +157,10 @@ pub fn get(key: &str, readers: &[ShardReader]) -> Option<Value> {
 /// Keeps the answer `value` to `key`, computed on `readers`.
 pub fn put(key: String, value: Value, readers: Vec<ShardReader>) {
     let size = key.len() + heap_bytes(&value) + readers.len() * std::mem::size_of::<ShardReader>();
-    if size > MAX_BYTES / 16 {
+    let max = max_bytes();
+    // One answer may take a sixteenth of the cache at most: a giant one would push out
+    // everything else.
+    if size > max / 16 {
         return;
     }
     let mut guard = cache().lock().unwrap();
@@ -152,7 +169,7 @@ pub fn put(key: String, value: Value, readers: Vec<ShardReader>) {
     if c.entries.contains_key(&key) {
         return;
     }
-    while c.bytes + size > MAX_BYTES {
+    while c.bytes + size > max {
         let Some(old) = c.order.pop_front() else {
             break;
         };
