@@ -195,6 +195,11 @@ impl SearchRequest {
             )),
             None => b.get("sort").cloned(),
         };
+        // read with the body, as ES's `SearchSourceBuilder` does: its errors are the
+        // request's, not the shards'
+        if let Some(s) = &sort {
+            sort::check_sort(s)?;
+        }
         let mut source =
             if req.has("_source") || req.has("_source_includes") || req.has("_source_excludes") {
                 SourceFilter::from_params(
