@@ -44,6 +44,10 @@ pub struct AggTarget<'a> {
     pub shards: &'a [ShardSearcher],
     /// The search query, planned for this index.
     pub query: &'a dyn Query,
+    /// The search's named queries (`top_hits` hits' `matched_queries`), and whether they
+    /// render with their scores (`include_named_queries_score`).
+    pub named: &'a [lode_query::named::NamedQuery],
+    pub named_scores: bool,
 }
 
 /// An index with the aggregations planned against its mapping.

@@ -93,6 +93,8 @@ pub fn run_aggs_for_index(
         ctx,
         shards,
         query,
+        named: &[],
+        named_scores: false,
     };
     run_aggs_multi(req, std::slice::from_ref(&target), typed_keys)
 }
@@ -155,6 +157,8 @@ fn run(
             ctx,
             shards: t.shards,
             query: t.query,
+            named: t.named,
+            named_scores: t.named_scores,
         })
         .collect();
     let targets = if scripts.is_empty() {

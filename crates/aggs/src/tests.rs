@@ -1749,12 +1749,16 @@ fn several_indices_in_one_call() {
             ctx: &ca,
             shards: &a.shards,
             query: &tantivy::query::AllQuery,
+            named: &[],
+            named_scores: false,
         },
         AggTarget {
             index_name: "b",
             ctx: &cb,
             shards: &b.shards,
             query: &tantivy::query::AllQuery,
+            named: &[],
+            named_scores: false,
         },
     ];
     let req = parse_aggs(
@@ -2211,6 +2215,8 @@ fn profiled_run_matches_and_times_each_top_level_aggregation() {
         ctx: &ctx,
         shards: &ix.shards,
         query: &q,
+        named: &[],
+        named_scores: false,
     };
     let plain = run_aggs_multi(&req, std::slice::from_ref(&target), false).unwrap();
     let (out, shards) =

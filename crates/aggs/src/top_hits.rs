@@ -11,6 +11,7 @@ use lode_engine::{EsError, EsResult};
 use lode_hits::sort::{cmp_rows, parse_sort, FieldSortCollector, SortKey, SortKind, SortedHit};
 use lode_hits::source::{objects_at, unwrap, wrap};
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 use std::ops::Bound;
 use tantivy::aggregation::Key;
 use tantivy::collector::Count;
@@ -94,7 +95,9 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         None
     };
     let mut out = Vec::new();
-    for h in hits.into_iter().skip(req.from).take(req.size) {
+    let page: Vec<Hit> = hits.into_iter().skip(req.from).take(req.size).collect();
+    let matched = matched_queries(exec, &page)?;
+    for (h, matched) in page.into_iter().zip(matched) {
         let target = exec.targets[h.target].target;
         let shard = &target.shards[h.shard];
         // A nested object is rendered as ES's nested hit: its root's `_id`, the `_nested`
@@ -184,6 +187,9 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
                 .collect();
             o.insert("sort".into(), Value::Array(values));
         }
+        if let Some(m) = lode_hits::matched::render(&matched, target.named_scores) {
+            o.insert("matched_queries".into(), m);
+        }
         out.push(Value::Object(o));
     }
     Ok(json!({
@@ -191,6 +197,31 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
         "max_score": max_score.map(lode_engine::float::float_value).unwrap_or(Value::Null),
         "hits": out,
     }))
+}
+
+/// The search's named queries each hit of the page matches, as the search's own hits (a
+/// nested object is checked itself, as ES checks a top hit's document).
+fn matched_queries(exec: &Exec, page: &[Hit]) -> EsResult<Vec<lode_hits::matched::Matches>> {
+    let mut out = Vec::with_capacity(page.len());
+    let mut planned: HashMap<usize, lode_hits::matched::Planned> = HashMap::new();
+    for h in page {
+        let target = exec.targets[h.target].target;
+        if target.named.is_empty() {
+            out.push(Vec::new());
+            continue;
+        }
+        let p = match planned.entry(h.target) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(lode_hits::matched::Planned::new(target.named, target.ctx)?)
+            }
+        };
+        let searcher = &target.shards[h.shard].searcher;
+        let seg = searcher.segment_reader(h.hit.addr.segment_ord);
+        let mut m = p.weights(searcher)?.matches(seg, &[h.hit.addr.doc_id])?;
+        out.push(m.pop().unwrap_or_default());
+    }
+    Ok(out)
 }
 
 /// `path` and its enclosing nested paths, outermost first (the levels of a nested hit).

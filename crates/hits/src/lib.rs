@@ -1,14 +1,15 @@
 //! What a hit is made of, shared by search and the `top_hits` aggregation: sort keys and the
 //! collector that keeps the top `from + size` documents by them (`sort`), the walk that feeds
 //! it from a numeric lead key's points index instead of every match (`walk`), `_source`
-//! filtering (`source`), `docvalue_fields` read from the columns (`docvalues`), and
-//! `highlight`.
+//! filtering (`source`), `docvalue_fields` read from the columns (`docvalues`), `highlight`, and the
+//! named queries a hit matches (`matched`).
 
 // `EsError` is the workspace-wide error type; its size is a deliberate trade-off.
 #![allow(clippy::result_large_err)]
 
 pub mod docvalues;
 pub mod highlight;
+pub mod matched;
 pub mod sort;
 pub mod source;
 pub mod walk;

@@ -393,6 +393,58 @@ fn sort_option_not_supported<T>(_: &mut T, at: &At<'_>, _: &Value) -> EsResult<(
     )))
 }
 
+/// The sort entries as (field, options): `"field"`, `"field:order"` (the URL form),
+/// `{"field": "order"}` or `{"field": {options}}`.
+fn sort_items(v: &Value) -> EsResult<Vec<(String, Value)>> {
+    let items: &[Value] = match v {
+        Value::Array(a) => a,
+        other => std::slice::from_ref(other),
+    };
+    items
+        .iter()
+        .map(|item| match item {
+            Value::String(s) => Ok(match s.split_once(':') {
+                Some((f, o)) => (f.to_string(), json!({ "order": o })),
+                None => (s.clone(), json!({})),
+            }),
+            Value::Object(o) if o.len() == 1 => {
+                let (f, spec) = o.iter().next().expect("one entry");
+                match spec {
+                    Value::String(order) => Ok((f.clone(), json!({ "order": order }))),
+                    Value::Object(_) => Ok((f.clone(), spec.clone())),
+                    _ => Err(EsError::parsing(format!(
+                        "[sort] unexpected value for [{f}]"
+                    ))),
+                }
+            }
+            _ => Err(EsError::parsing("[sort] malformed sort specification")),
+        })
+        .collect()
+}
+
+/// The request-level reading of `sort` (ES's `SortBuilder#fromXContent`, run when the search
+/// body is parsed, so its errors are the request's own): the entries' shape and every
+/// option's value. What needs a mapping (the field and its type, `missing` and `mode` for
+/// it, `nested` paths, a script's compilation) is [`parse_sort`]'s, per index on the shards.
+pub fn check_sort(v: &Value) -> EsResult<()> {
+    for (field, opts) in sort_items(v)? {
+        match field.as_str() {
+            "_script" => {
+                read_script_sort(&opts)?;
+            }
+            "_geo_distance" => {
+                read_geo_sort(&opts)?;
+            }
+            _ => {
+                if let Some(o) = opts.as_object() {
+                    FIELD_SORT.parse(o)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Parses ES `sort` into keys for one index's mapping.
 /// `errors` is the request's script error slot (`_script` sorts record their first runtime
 /// error there, as the `script` query does).
@@ -403,34 +455,8 @@ pub fn parse_sort(
     runtime: &RuntimeFields,
     ctx: Option<&QueryContext>,
 ) -> EsResult<Vec<SortKey>> {
-    let items: Vec<Value> = match v {
-        Value::Array(a) => a.clone(),
-        other => vec![other.clone()],
-    };
     let mut keys = Vec::new();
-    for item in items {
-        let (field, opts) = match &item {
-            Value::String(s) => {
-                // "field:desc" form from the URL
-                match s.split_once(':') {
-                    Some((f, o)) => (f.to_string(), json!({ "order": o })),
-                    None => (s.clone(), json!({})),
-                }
-            }
-            Value::Object(o) if o.len() == 1 => {
-                let (f, spec) = o.iter().next().unwrap();
-                match spec {
-                    Value::String(order) => (f.clone(), json!({ "order": order })),
-                    Value::Object(_) => (f.clone(), spec.clone()),
-                    _ => {
-                        return Err(EsError::parsing(format!(
-                            "[sort] unexpected value for [{f}]"
-                        )))
-                    }
-                }
-            }
-            _ => return Err(EsError::parsing("[sort] malformed sort specification")),
-        };
+    for (field, opts) in sort_items(v)? {
         if field == "_script" {
             keys.push(parse_script_sort(&opts, mapping, errors, runtime)?);
             continue;
@@ -653,8 +679,8 @@ static GEO_SORT: ObjectParser<GeoSortOpts> = ObjectParser {
 
 /// `{"_geo_distance": {"<field>": points, "order", "unit", "mode", "distance_type",
 /// "ignore_unmapped", "validation_method"}}` (ES's `GeoDistanceSortBuilder#fromXContent`).
-fn parse_geo_sort(opts: &Value, mapping: &Mapping) -> EsResult<SortKey> {
-    use lode_engine::geo;
+/// A `_geo_distance` sort's options as written.
+fn read_geo_sort(opts: &Value) -> EsResult<GeoSortOpts> {
     const S: &str = "_geo_distance";
     let o = opts
         .as_object()
@@ -664,11 +690,17 @@ fn parse_geo_sort(opts: &Value, mapping: &Mapping) -> EsResult<SortKey> {
         desc: false,
         unit: 1.0,
         mode: None,
-        distance_type: geo::DistanceType::Arc,
+        distance_type: lode_engine::geo::DistanceType::Arc,
         ignore_unmapped: false,
         coerce: false,
     };
     GEO_SORT.parse_into(&mut g, o)?;
+    Ok(g)
+}
+
+fn parse_geo_sort(opts: &Value, mapping: &Mapping) -> EsResult<SortKey> {
+    use lode_engine::geo;
+    let g = read_geo_sort(opts)?;
     let GeoSortOpts {
         field,
         desc,
@@ -781,13 +813,8 @@ fn sort_option_not_supported_at<T>(_: &mut T, at: &At<'_>, _: &Value) -> EsResul
     )))
 }
 
-/// `{"_script": {"type": ..., "script": ..., "order": ...}}` (ES's `ScriptSortBuilder`).
-fn parse_script_sort(
-    opts: &Value,
-    mapping: &Mapping,
-    errors: &ScriptErrors,
-    runtime: &RuntimeFields,
-) -> EsResult<SortKey> {
+/// A `_script` sort's options as written: the script, whether it sorts strings, `desc`.
+fn read_script_sort(opts: &Value) -> EsResult<(Value, bool, bool)> {
     let o = opts
         .as_object()
         .ok_or_else(|| EsError::parsing("[_script] malformed sort specification"))?;
@@ -796,16 +823,23 @@ fn parse_script_sort(
         string,
         desc,
     } = SCRIPT_SORT.parse(o)?;
-    let (script, string) = match (script, string) {
-        (Some(s), Some(t)) => (s, t),
-        (None, None) => {
-            return Err(EsError::x_content_parse("Required [script, type]"));
-        }
-        (None, _) => return Err(EsError::x_content_parse("Required [script]")),
-        (_, None) => return Err(EsError::x_content_parse("Required [type]")),
-    };
-    let script = &script;
-    let script = SearchScript::compile(script, None)?;
+    match (script, string) {
+        (Some(s), Some(t)) => Ok((s, t, desc)),
+        (None, None) => Err(EsError::x_content_parse("Required [script, type]")),
+        (None, _) => Err(EsError::x_content_parse("Required [script]")),
+        (_, None) => Err(EsError::x_content_parse("Required [type]")),
+    }
+}
+
+/// `{"_script": {"type": ..., "script": ..., "order": ...}}` (ES's `ScriptSortBuilder`).
+fn parse_script_sort(
+    opts: &Value,
+    mapping: &Mapping,
+    errors: &ScriptErrors,
+    runtime: &RuntimeFields,
+) -> EsResult<SortKey> {
+    let (script, string, desc) = read_script_sort(opts)?;
+    let script = SearchScript::compile(&script, None)?;
     Ok(SortKey {
         kind: SortKind::Script(ScriptSort {
             script: Arc::new(script),
@@ -1472,7 +1506,7 @@ impl SegmentCollector for FieldSortSegment {
 
 #[cfg(test)]
 mod parse_tests {
-    use super::parse_sort;
+    use super::{check_sort, parse_sort};
     use lode_engine::mapping::Mapping;
     use serde_json::json;
 
@@ -1486,6 +1520,28 @@ mod parse_tests {
         )
         .unwrap_err();
         (e.kind, e.reason)
+    }
+
+    #[test]
+    fn the_request_level_check_needs_no_mapping() {
+        // what the mapping decides is left to the shards
+        assert!(
+            check_sort(&json!([{"missing": {"order": "desc", "mode": "sum"}}, "_doc"])).is_ok()
+        );
+        assert!(check_sort(&json!("n:desc")).is_ok());
+        let e = check_sort(&json!([{"n": {"order": "up"}}])).unwrap_err();
+        assert_eq!(
+            (e.kind.as_str(), e.reason.as_str()),
+            ("illegal_argument_exception", "Unknown SortOrder [up]")
+        );
+        let e = check_sort(&json!([{"n": {"ordr": "asc"}}])).unwrap_err();
+        assert_eq!(e.kind, "x_content_parse_exception");
+        let e = check_sort(&json!([{"_script": {"script": "1"}}])).unwrap_err();
+        assert_eq!(e.reason, "Required [type]");
+        let e = check_sort(&json!([{"_geo_distance": {"loc": [0, 0], "unit": "x"}}])).unwrap_err();
+        assert_eq!(e.reason, "No distance unit match [x]");
+        let e = check_sort(&json!([5])).unwrap_err();
+        assert_eq!(e.reason, "[sort] malformed sort specification");
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod function_score;
 pub mod geo;
 mod min_score;
 mod msm;
+pub mod named;
 pub mod nested;
 mod parse;
 mod patterns;

@@ -91,6 +91,8 @@ pub enum Query {
         score_mode: crate::nested::ScoreMode,
         /// The `inner_hits` object as given (rendered by the fetch phase).
         inner_hits: Option<Value>,
+        /// The named queries of `query`: an inner hit's `matched_queries`.
+        named: Vec<crate::named::NamedQuery>,
         boost: f32,
     },
     /// A Painless filter, compiled when parsed.
@@ -471,6 +473,10 @@ pub struct QueryStringQuery {
 
 /// Parses one query object such as `{"match":{"title":"quick"}}`.
 pub fn parse_query(v: &Value) -> EsResult<Query> {
+    crate::named::in_slot(|| parse_one(v))
+}
+
+fn parse_one(v: &Value) -> EsResult<Query> {
     let obj = match v {
         Value::Object(o) => o,
         _ => {
@@ -786,12 +792,20 @@ boosted!(
 );
 
 /// The fields of `AbstractQueryBuilder` every query takes: `boost` and `_name`, declared once.
-/// `_name` is read and not used (Lode does not report `matched_queries`).
+/// `_name` names the query being parsed (`crate::named`).
 pub(crate) const fn common<T: Boosted>() -> [Field<T>; 2] {
     [
         Field::new("boost", "*", set_boost::<T>),
-        Field::new("_name", "vn", ignore::<T>),
+        Field::new("_name", "vn", set_name::<T>),
     ]
+}
+
+fn set_name<T>(_: &mut T, at: &At<'_>, v: &Value) -> EsResult<()> {
+    // ES reads `_name` with `XContentParser#text`: a number or boolean is its text, null none
+    if !v.is_null() {
+        crate::named::set_name(as_string(at.parser, at.key, v)?);
+    }
+    Ok(())
 }
 
 fn set_boost<T: Boosted>(q: &mut T, at: &At<'_>, v: &Value) -> EsResult<()> {
@@ -1984,6 +1998,7 @@ struct Nested {
     ignore_unmapped: bool,
     score_mode: crate::nested::ScoreMode,
     inner_hits: Option<Value>,
+    named: Vec<crate::named::NamedQuery>,
     boost: f32,
 }
 
@@ -2000,7 +2015,9 @@ fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
                     Ok(())
                 }),
                 F::new("query", "*", |q, _, v| {
-                    q.query = Some(parse_query(v)?);
+                    let (query, named) = crate::named::within(|| parse_query(v))?;
+                    q.query = Some(query);
+                    q.named = crate::named::dedup(named);
                     Ok(())
                 }),
                 F::new("ignore_unmapped", "*", |q, at, v| {
@@ -2036,6 +2053,7 @@ fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
         ignore_unmapped: false,
         score_mode: crate::nested::ScoreMode::Avg,
         inner_hits: None,
+        named: Vec::new(),
         boost: 1.0,
     };
     P.parse_into(&mut q, body)?;
@@ -2051,6 +2069,7 @@ fn parse_nested(body: &Map<String, Value>) -> EsResult<Query> {
         ignore_unmapped: q.ignore_unmapped,
         score_mode: q.score_mode,
         inner_hits: q.inner_hits,
+        named: q.named,
         boost: q.boost,
     })
 }

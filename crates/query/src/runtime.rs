@@ -44,6 +44,9 @@ pub struct RuntimeField {
     /// A `date` field's `format` (ES's default `strict_date_optional_time||epoch_millis`
     /// when none is given): parses `_source` and emitted strings, renders keys and `fields`.
     pub format: Option<(String, lode_dates::DateFormat)>,
+    /// `on_script_error: continue`: a document whose script fails has no values (ES's
+    /// `AbstractFieldScript#runForDoc`) instead of failing the search.
+    pub continue_on_error: bool,
 }
 
 #[derive(Debug)]
@@ -61,6 +64,7 @@ impl RuntimeField {
             script: None,
             agg: None,
             format: None,
+            continue_on_error: false,
         }
     }
 
@@ -77,6 +81,7 @@ impl RuntimeField {
             script: Some(SearchScript::compile_agg(script, None)?),
             agg: Some(AggEval { value_of }),
             format: None,
+            continue_on_error: false,
         })
     }
 
@@ -196,6 +201,8 @@ struct RuntimeDef {
     ty: RuntimeType,
     script: Option<Value>,
     format: Option<(String, lode_dates::DateFormat)>,
+    /// `on_script_error` as given (`Some(true)`: `continue`).
+    on_script_error: Option<bool>,
 }
 
 fn unknown_parameter(d: &RuntimeDef, key: &str) -> EsError {
@@ -207,7 +214,8 @@ fn unknown_parameter(d: &RuntimeDef, key: &str) -> EsError {
 }
 
 /// The parameters of a runtime field (ES's `AbstractScriptFieldType.Builder`): `type`,
-/// `script`, and `format` for a `date`; any other is an unknown parameter of its type.
+/// `script`, `on_script_error`, `meta`, and `format` and `locale` for a `date`; any other is
+/// an unknown parameter of its type.
 static RUNTIME_FIELD: ObjectParser<RuntimeDef> = ObjectParser {
     name: "runtime",
     style: Style::Object,
@@ -216,6 +224,32 @@ static RUNTIME_FIELD: ObjectParser<RuntimeDef> = ObjectParser {
         Field::new("script", "*", |d, _, v| {
             d.script = Some(v.clone());
             Ok(())
+        }),
+        Field::new("on_script_error", "*", |d, at, v| {
+            d.on_script_error = Some(match v.as_str() {
+                Some("fail") => false,
+                Some("continue") => true,
+                _ => {
+                    let shown = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                    return Err(mapper_parsing(format!(
+                        "Unknown value [{shown}] for field [{}] - accepted values are [fail, continue]",
+                        at.key
+                    )));
+                }
+            });
+            Ok(())
+        }),
+        // kept as given in the mapping (the mapping GET returns it); only checked here
+        Field::new("meta", "*", |d, _, v| {
+            lode_engine::mapping::check_meta(&d.name, v)
+        }),
+        Field::new("locale", "*", |d, at, v| {
+            if d.ty != RuntimeType::Date {
+                return Err(unknown_parameter(d, at.key));
+            }
+            lode_dates::check_locale(v).map_err(|reason| {
+                mapper_parsing(format!("[locale] of runtime field [{}]: {reason}", d.name))
+            })
         }),
         Field::new("format", "*", |d, at, v| {
             if d.ty != RuntimeType::Date {
@@ -284,13 +318,25 @@ pub fn parse_runtime_mappings(v: &Value) -> EsResult<RuntimeFields> {
             ty,
             script: None,
             format: None,
+            on_script_error: None,
         };
         RUNTIME_FIELD.parse_into(&mut def, d)?;
-        let RuntimeDef { script, format, .. } = def;
+        let RuntimeDef {
+            script,
+            format,
+            on_script_error,
+            ..
+        } = def;
         let script = match script {
             None | Some(Value::Null) => None,
             Some(script) => Some(SearchScript::compile_runtime(&script)?),
         };
+        // ES's `onScriptErrorParam` requires a script once it is set to other than `fail`
+        if on_script_error == Some(true) && script.is_none() {
+            return Err(mapper_parsing(
+                "Field [on_script_error] requires field [script] to be configured",
+            ));
+        }
         out.insert(
             name.clone(),
             Arc::new(RuntimeField {
@@ -299,6 +345,7 @@ pub fn parse_runtime_mappings(v: &Value) -> EsResult<RuntimeFields> {
                 script,
                 agg: None,
                 format,
+                continue_on_error: on_script_error == Some(true),
             }),
         );
     }
@@ -357,11 +404,21 @@ impl RuntimeField {
             out.retain(|v| !v.is_null());
             return Ok(());
         }
-        script.emit_in(&mut st.scratch, docs, &mut st.out)?;
-        for v in st.out.values_mut() {
-            self.coerce(v)?;
+        let emitted = script
+            .emit_in(&mut st.scratch, docs, &mut st.out)
+            .and_then(|()| {
+                st.out
+                    .values_mut()
+                    .iter_mut()
+                    .try_for_each(|v| self.coerce(v))
+            });
+        match emitted {
+            Err(_) if self.continue_on_error => {
+                st.out.clear();
+                Ok(())
+            }
+            r => r,
         }
-        Ok(())
     }
 
     /// A `_source` value read as the field's type; a value that does not parse is skipped.
@@ -647,6 +704,39 @@ pub fn in_range(v: &Value, from: Option<&Value>, to: Option<&Value>, il: bool, i
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn on_script_error_meta_and_locale() {
+        let ok = parse_runtime_mappings(&json!({
+            "c": {"type": "long", "script": "emit(1)", "on_script_error": "continue",
+                  "meta": {"unit": "ms"}},
+            "f": {"type": "long", "script": "emit(1)", "on_script_error": "fail"},
+            "s": {"type": "keyword", "on_script_error": "fail"},
+            "d": {"type": "date", "locale": "en_US"},
+        }))
+        .unwrap();
+        assert!(ok["c"].continue_on_error);
+        assert!(!ok["f"].continue_on_error && !ok["s"].continue_on_error);
+        let reason = |v: Value| parse_runtime_mappings(&v).unwrap_err().reason;
+        assert_eq!(
+            reason(json!({"s": {"type": "keyword", "on_script_error": "continue"}})),
+            "Field [on_script_error] requires field [script] to be configured"
+        );
+        assert_eq!(
+            reason(json!({"c": {"type": "long", "script": "emit(1)", "on_script_error": 1}})),
+            "Unknown value [1] for field [on_script_error] - accepted values are [fail, continue]"
+        );
+        assert_eq!(
+            reason(json!({"c": {"type": "long", "meta": {"a": 1}}})),
+            "[meta] values can only be strings, but got Integer[1] for field [c]"
+        );
+        assert!(reason(json!({"d": {"type": "date", "locale": "de"}}))
+            .contains("not supported by Lode"));
+        assert_eq!(
+            reason(json!({"k": {"type": "keyword", "locale": "en"}})),
+            "unknown parameter [locale] on runtime field [k] of type [keyword]"
+        );
+    }
 
     #[test]
     fn source_values_follow_objects_dotted_keys_and_arrays() {

@@ -42,6 +42,8 @@ pub(super) struct InnerHitsSpec<'q> {
     stored_fields: Vec<String>,
     /// `script_fields`, run on each nested document (`doc[...]` reads its columns).
     script_fields: Vec<(String, std::sync::Arc<lode_painless::SearchScript>, bool)>,
+    /// The named queries inside the `nested` query: each object's `matched_queries`.
+    named: &'q [lode_query::named::NamedQuery],
 }
 
 /// A matching object: its document, score and offset in the hit's objects of the path.
@@ -281,13 +283,16 @@ fn walk<'q>(q: &'q Query, in_nested: bool, out: &mut Vec<InnerHitsSpec<'q>>) -> 
             path,
             query,
             inner_hits,
+            named,
             ..
         } => {
             if let Some(spec) = inner_hits {
                 if in_nested {
                     return Err(refuse("of a [nested] query inside another [nested] query"));
                 }
-                out.push(parse(path, query, spec)?);
+                let mut spec = parse(path, query, spec)?;
+                spec.named = named;
+                out.push(spec);
             }
             walk(query, true, out)?;
         }
@@ -412,6 +417,7 @@ fn parse<'q>(path: &str, query: &'q Query, spec: &Value) -> EsResult<InnerHitsSp
             explain: false,
             script_fields: Vec::new(),
             stored_fields: Vec::new(),
+            named: &[],
         },
         None,
     );
@@ -462,6 +468,7 @@ pub(super) fn render(
     id: &str,
     source: Option<&Value>,
     max_analyzed_offset: usize,
+    named_scores: bool,
 ) -> EsResult<Value> {
     let mut out = Map::new();
     for spec in specs {
@@ -584,6 +591,8 @@ pub(super) fn render(
         } else {
             None
         };
+        let page = keyed.iter().skip(spec.from).take(spec.size);
+        let matched = named_matches(spec, ctx, s, addr, page.map(|m| m.0 .0))?;
         // `script_fields`: the segment's `doc` and each script's buffers, reused from inner
         // hit to inner hit (all in the parent's segment)
         let mut script_docs: Option<(lode_query::DocColumns, Vec<lode_painless::Scratch>)> = None;
@@ -591,7 +600,8 @@ pub(super) fn render(
             .iter()
             .skip(spec.from)
             .take(spec.size)
-            .map(|((doc, score, offset), vals)| {
+            .zip(&matched)
+            .map(|(((doc, score, offset), vals), matched)| {
                 let (doc, score, offset) = (*doc, *score, *offset);
                 let mut h = Map::new();
                 h.insert("_index".into(), json!(index_name));
@@ -718,6 +728,9 @@ pub(super) fn render(
                         h.insert("highlight".into(), v);
                     }
                 }
+                if let Some(m) = lode_hits::matched::render(matched, named_scores) {
+                    h.insert("matched_queries".into(), m);
+                }
                 if !spec.sort.is_empty() {
                     h.insert(
                         "sort".into(),
@@ -748,6 +761,37 @@ pub(super) fn render(
         );
     }
     Ok(Value::Object(out))
+}
+
+/// The `matched_queries` of the inner hits on `docs` (nested documents of `addr`'s segment):
+/// the `nested` query's own named queries, each planned on the path's documents as the
+/// inner query is.
+fn named_matches(
+    spec: &InnerHitsSpec,
+    ctx: &QueryContext,
+    s: &ShardSearcher,
+    addr: DocAddress,
+    docs: impl Iterator<Item = u32>,
+) -> EsResult<Vec<lode_hits::matched::Matches>> {
+    let docs: Vec<u32> = docs.collect();
+    if spec.named.is_empty() {
+        return Ok(vec![Vec::new(); docs.len()]);
+    }
+    let mut out = vec![Vec::new(); docs.len()];
+    let seg = s.searcher.segment_reader(addr.segment_ord);
+    for nq in spec.named {
+        let Some(q) = lode_query::build_nested_children(&spec.path, &nq.query, ctx)? else {
+            continue;
+        };
+        let one = lode_hits::matched::Planned::from_planned(vec![(nq.name.clone(), q)]);
+        for (o, m) in out
+            .iter_mut()
+            .zip(one.weights(&s.searcher)?.matches(seg, &docs)?)
+        {
+            o.extend(m);
+        }
+    }
+    Ok(out)
 }
 
 /// The sort value ES renders for an object without one: the extreme of the column's type

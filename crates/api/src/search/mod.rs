@@ -6,6 +6,7 @@ mod body;
 mod collapse;
 mod completion;
 mod inner_hits;
+mod matched;
 mod phrase;
 mod profile;
 pub mod request_cache;
@@ -56,6 +57,10 @@ pub struct SearchRequest {
     pub field_refs: Vec<String>,
     pub query: Option<query::Query>,
     pub post_filter: Option<query::Query>,
+    /// The named queries of `query` and `post_filter` (`matched_queries`).
+    pub named: Vec<query::named::NamedQuery>,
+    /// `include_named_queries_score`: `matched_queries` maps each name to its score.
+    pub named_scores: bool,
     pub from: usize,
     pub size: usize,
     pub sort: Option<Value>,
@@ -141,13 +146,30 @@ impl SearchRequest {
             }
         };
         body::check_keys(b)?;
+        let mut named = Vec::new();
         let mut query = match b.get("query") {
-            Some(q) => Some(query::parse_query(q)?),
+            Some(q) => {
+                let (q, n) = query::named::parse_query_named(q)?;
+                named = n;
+                Some(q)
+            }
             None => None,
         };
         if let Some(qs) = q_param_query(req) {
             query = Some(query::parse_query(&qs)?);
+            named.clear();
         }
+        let post_filter = match b.get("post_filter") {
+            Some(pf) => {
+                // ES adds the post filter's names after the query's: the same name in both
+                // is the post filter's
+                let (pf, n) = query::named::parse_query_named(pf)?;
+                named = query::named::dedup(named.into_iter().chain(n).collect());
+                Some(pf)
+            }
+            None => None,
+        };
+        let named_scores = req.bool_param("include_named_queries_score", false)?;
         let from = match req.param("from") {
             Some(f) => as_usize(&json!(f), "from")?,
             None => b
@@ -173,6 +195,11 @@ impl SearchRequest {
             )),
             None => b.get("sort").cloned(),
         };
+        // read with the body, as ES's `SearchSourceBuilder` does: its errors are the
+        // request's, not the shards'
+        if let Some(s) = &sort {
+            sort::check_sort(s)?;
+        }
         let mut source =
             if req.has("_source") || req.has("_source_includes") || req.has("_source_excludes") {
                 SourceFilter::from_params(
@@ -346,7 +373,9 @@ impl SearchRequest {
             field_refs,
             aggs_json: b.get("aggs").or(b.get("aggregations")).cloned(),
             query,
-            post_filter: b.get("post_filter").map(query::parse_query).transpose()?,
+            post_filter,
+            named,
+            named_scores,
             from,
             size,
             sort,
@@ -1492,6 +1521,8 @@ fn query_phase(
                 ctx,
                 shards: &t.searchers,
                 query: &**q,
+                named: &sreq.named,
+                named_scores: sreq.named_scores,
             })
             .collect();
         let out = if sreq.profile {
@@ -1708,6 +1739,7 @@ fn fetch_phase(
         Some(q) => inner_hits::specs(q)?,
         None => Vec::new(),
     };
+    let matched = matched::of_hits(targets, hits, &sreq.named, &ctxs)?;
     let cancel = CancelToken::current();
     let mut ignored_in_segment: HashMap<(usize, usize, u32), bool> = HashMap::new();
     // `script_fields`: each segment's `doc` and the scripts' buffers, reused from hit to hit
@@ -1715,7 +1747,7 @@ fn fetch_phase(
     let mut script_docs: HashMap<(usize, usize, u32), ScriptFieldState> = HashMap::new();
     // `fields` on runtime fields: the same, for the fields' evaluation state
     let mut runtime_docs: HashMap<(usize, usize, u32), Option<query::DocColumns>> = HashMap::new();
-    for h in hits {
+    for (pos, h) in hits.iter().enumerate() {
         check_cancelled(cancel.as_ref())?;
         let t = &targets[h.index];
         let s = &t
@@ -1912,6 +1944,9 @@ fn fetch_phase(
                 hit.insert("highlight".into(), v);
             }
         }
+        if let Some(m) = lode_hits::matched::render(&matched[pos], sreq.named_scores) {
+            hit.insert("matched_queries".into(), m);
+        }
         if !inner_specs.is_empty() {
             let inner = inner_hits::render(
                 &inner_specs,
@@ -1923,6 +1958,7 @@ fn fetch_phase(
                 source.as_ref(),
                 t.index
                     .usize_setting("index.highlight.max_analyzed_offset", 1_000_000),
+                sreq.named_scores,
             )?;
             hit.insert("inner_hits".into(), inner);
         }
@@ -2014,6 +2050,8 @@ fn expand_groups(
             let mut inner = SearchRequest::parse(Some(&body), &params)?;
             inner.terms_lookups = sreq.terms_lookups.clone();
             inner.typed_keys = sreq.typed_keys;
+            // the group's hits render as the response's do
+            inner.named_scores = sreq.named_scores;
             let qp = query_phase(targets, &inner, inner.from + inner.size, now)?;
             let mut hits = qp.hits;
             hits.drain(..inner.from.min(hits.len()));
@@ -2472,6 +2510,8 @@ fn execute(
                 stats_groups: sreq.stats_groups.clone(),
                 highlight: sreq.highlight.clone(),
                 query: sreq.query.clone(),
+                named: sreq.named.clone(),
+                terms_lookups: sreq.terms_lookups.clone(),
                 expires: Instant::now() + ttl,
                 as_int: sreq.rest_total_hits_as_int,
             },
@@ -2902,6 +2942,9 @@ struct ScrollCtx {
     highlight: Option<HighlightRequest>,
     /// The search query, for highlighting.
     query: Option<query::Query>,
+    /// The named queries (every page's `matched_queries`) and the terms they look up.
+    named: Vec<query::named::NamedQuery>,
+    terms_lookups: query::TermsLookups,
     expires: Instant,
     as_int: bool,
 }
@@ -3103,6 +3146,9 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         field_refs: Vec::new(),
         aggs_json: None,
         post_filter: None,
+        named: ctx.named.clone(),
+        // the scroll API has no `include_named_queries_score`: ES renders the names
+        named_scores: false,
         from: 0,
         size: ctx.size,
         sort: None,
@@ -3140,7 +3186,7 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         node_id: String::new(),
         dfs: false,
         slice: None,
-        terms_lookups: Default::default(),
+        terms_lookups: ctx.terms_lookups.clone(),
         suggest: None,
         query: ctx.query.clone(),
     };

@@ -7,10 +7,12 @@
 
 mod dynamic;
 mod limits;
+mod meta;
 mod parse;
 
 pub use dynamic::infer_dynamic;
 pub use limits::{check_dynamic_update, check_limits, MappingLimits};
+pub use meta::check_meta;
 pub use parse::{compile, compile_with, merge};
 
 use lode_dates::DateFormat;
