@@ -399,15 +399,9 @@ pub(crate) const fn heuristic_fields<T: Heuristics>() -> [Field<T>; 6] {
 
 fn set_heuristic<T: Heuristics>(t: &mut T, at: &At<'_>, v: &Value) -> EsResult<()> {
     let o = v.as_object().expect("declared as an object");
-    // ES's ObjectParser wraps what the heuristic's own parser refuses.
-    let h = heuristic(at.key, o).map_err(|e| {
-        EsError::x_content_parse(format!(
-            "[{}] failed to parse field [{}]",
-            at.parser, at.key
-        ))
-        .caused_by(e)
-    })?;
-    *t.heuristic() = Some(h);
+    // ES parses a heuristic as a named object of the aggregation's parser: what the
+    // heuristic's own parser refuses comes out as it is, not wrapped.
+    *t.heuristic() = Some(heuristic(at.key, o)?);
     Ok(())
 }
 
@@ -687,79 +681,54 @@ mod tests {
             panic!()
         };
         assert_eq!(p, nxy(true, false));
-        // the heuristic's own refusal, wrapped as ES's ObjectParser wraps a field's failure
+        // the heuristic's own refusal, as its parser words it
         let err = |v| {
             let Err(e) = parse(v) else { panic!("refused") };
-            let c = e
-                .caused_by
-                .as_ref()
-                .map(|c| (c.kind.clone(), c.reason.clone()));
-            (e.kind.clone(), e.reason.clone(), c)
+            (e.kind.clone(), e.reason.clone(), e.caused_by.is_some())
         };
-        let wrapped = |key: &str, kind: &str, reason: &str| {
-            (
-                "x_content_parse_exception".to_string(),
-                format!("[significant_terms] failed to parse field [{key}]"),
-                Some((kind.to_string(), reason.to_string())),
-            )
-        };
+        let own = |kind: &str, reason: &str| (kind.to_string(), reason.to_string(), false);
         assert_eq!(
             err(json!({"gnd": {"include_negatives": true}})),
-            wrapped(
-                "gnd",
+            own(
                 "x_content_parse_exception",
                 "[gnd] unknown field [include_negatives]"
             )
         );
         assert_eq!(
             err(json!({"chi_square": {"include_negatives": 3}})),
-            wrapped(
-                "chi_square",
+            own(
                 "x_content_parse_exception",
                 "[chi_square] include_negatives doesn't support values of type: VALUE_NUMBER"
             )
         );
         assert_eq!(
-            err(json!({"chi_square": {"include_negatives": "maybe"}}))
-                .2
-                .unwrap()
-                .1,
+            err(json!({"chi_square": {"include_negatives": "maybe"}})).1,
             "[chi_square] failed to parse field [include_negatives]"
         );
         assert_eq!(
             err(json!({"percentage": {"x": 1}})),
-            wrapped(
-                "percentage",
+            own(
                 "x_content_parse_exception",
                 "[percentage] unknown field [x]"
             )
         );
         assert_eq!(
             err(json!({"jlh": {"x": 1}})),
-            wrapped(
-                "jlh",
-                "x_content_parse_exception",
-                "[jlh] unknown field [x]"
-            )
+            own("x_content_parse_exception", "[jlh] unknown field [x]")
         );
         assert_eq!(
-            err(json!({"mutual_information": {"background_is_superst": false}})).2.unwrap().1,
+            err(json!({"mutual_information": {"background_is_superst": false}})).1,
             "[mutual_information] unknown field [background_is_superst] did you mean [background_is_superset]?"
         );
         assert_eq!(
             err(json!({"script_heuristic": {}})),
-            wrapped(
-                "script_heuristic",
-                "illegal_argument_exception",
-                "Required [script]"
-            )
+            own("illegal_argument_exception", "Required [script]")
         );
         assert_eq!(
             err(json!({"gnd": true})),
-            (
-                "x_content_parse_exception".into(),
-                "[significant_terms] gnd doesn't support values of type: VALUE_BOOLEAN".into(),
-                None
+            own(
+                "x_content_parse_exception",
+                "[significant_terms] gnd doesn't support values of type: VALUE_BOOLEAN"
             )
         );
     }
