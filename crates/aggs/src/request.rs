@@ -2879,48 +2879,48 @@ struct GeoDistanceBody {
     unit: Option<f64>,
     plane: bool,
     keyed: bool,
-    ranges: Option<Vec<(Option<String>, Option<f64>, Option<f64>)>>,
+    ranges: Option<Vec<DistanceRange>>,
 }
 
-type GDF = Field<GeoDistanceBody>;
+type GeoDistanceField = Field<GeoDistanceBody>;
 
 /// ES's `GeoDistanceAggregationBuilder` parser (its values source is a field).
 static GEO_DISTANCE: ObjectParser<GeoDistanceBody> = ObjectParser {
     name: "geo_distance",
     style: fields::AGG,
     fields: &[&[
-        GDF::new("field", "*", |b, _, v| {
+        GeoDistanceField::new("field", "*", |b, _, v| {
             b.field = Some(v.clone());
             Ok(())
         }),
         // read after the walk by `missing_point`
-        GDF::new("missing", "vn", ignore),
-        GDF::new("origin", "oas", |b, at, v| {
+        GeoDistanceField::new("missing", "vn", ignore),
+        GeoDistanceField::new("origin", "oas", |b, at, v| {
             b.origin = Some(
                 lode_engine::geo::parse_point(v, true)
                     .map_err(|e| EsError::parsing(format!("[{}] {e}", at.parser)))?,
             );
             Ok(())
         }),
-        GDF::new("unit", "s", |b, _, v| {
+        GeoDistanceField::new("unit", "s", |b, _, v| {
             let u = v.as_str().unwrap_or_default();
             b.unit = Some(lode_engine::geo::unit_meters(u).ok_or_else(|| {
                 EsError::illegal_argument(format!("No distance unit match [{u}]"))
             })?);
             Ok(())
         }),
-        GDF::new("distance_type", "s", |b, _, v| {
+        GeoDistanceField::new("distance_type", "s", |b, _, v| {
             let t = v.as_str().unwrap_or_default();
             let ty = lode_engine::geo::DistanceType::parse(t)
                 .ok_or_else(|| EsError::illegal_argument(format!("No geo distance for [{t}]")))?;
             b.plane = ty == lode_engine::geo::DistanceType::Plane;
             Ok(())
         }),
-        GDF::new("keyed", "bs", |b, at, v| {
+        GeoDistanceField::new("keyed", "bs", |b, at, v| {
             b.keyed = boolean(at.parser, at.key, v)?;
             Ok(())
         }),
-        GDF::new("ranges", "oa", |b, at, v| {
+        GeoDistanceField::new("ranges", "oa", |b, at, v| {
             let items = match v {
                 Value::Array(a) => a.as_slice(),
                 other => std::slice::from_ref(other),
@@ -3203,7 +3203,7 @@ struct CompositeBody {
     after: Option<Map<String, Value>>,
 }
 
-type CBF = Field<CompositeBody>;
+type CompositeField = Field<CompositeBody>;
 
 /// ES's `CompositeAggregationBuilder` parser: `sources` (the sources' own parsers below),
 /// `size`, `after`.
@@ -3212,14 +3212,14 @@ static COMPOSITE: ObjectParser<CompositeBody> = ObjectParser {
     style: fields::AGG,
     fields: &[&[
         // `declareObjectArray`: an array of objects, or one object
-        CBF::new("sources", "oa", |b, _, v| {
+        CompositeField::new("sources", "oa", |b, _, v| {
             b.sources = Some(match v {
                 Value::Array(a) => a.clone(),
                 other => vec![other.clone()],
             });
             Ok(())
         }),
-        CBF::new("size", "ds", |b, at, v| {
+        CompositeField::new("size", "ds", |b, at, v| {
             let n = int32(at.parser, at.key, v)?;
             if n <= 0 {
                 return Err(EsError::illegal_argument(format!(
@@ -3230,7 +3230,7 @@ static COMPOSITE: ObjectParser<CompositeBody> = ObjectParser {
             b.size = Some(n as usize);
             Ok(())
         }),
-        CBF::new("after", "o", |b, _, v| {
+        CompositeField::new("after", "o", |b, _, v| {
             b.after = v.as_object().cloned();
             Ok(())
         }),
@@ -3238,7 +3238,7 @@ static COMPOSITE: ObjectParser<CompositeBody> = ObjectParser {
 };
 
 /// `CompositeValuesSourceParserHelper#fromXContent`'s `ensureExpectedToken`.
-fn expect_object<'a>(v: &'a Value) -> EsResult<&'a Map<String, Value>> {
+fn expect_object(v: &Value) -> EsResult<&Map<String, Value>> {
     v.as_object().ok_or_else(|| {
         EsError::parsing(format!(
             "Failed to parse object: expecting token of type [START_OBJECT] but found [{}]",
@@ -3720,7 +3720,7 @@ struct MethodBody {
     digits: Option<i64>,
 }
 
-type MBF = Field<MethodBody>;
+type MethodField = Field<MethodBody>;
 
 /// A method parser's failure inside the aggregation's parser, wrapped as ES wraps it.
 fn wrap_method(at: &At<'_>, e: EsError) -> EsError {
@@ -3735,11 +3735,11 @@ static TDIGEST: ObjectParser<MethodBody> = ObjectParser {
     name: "tdigest",
     style: Style::Object,
     fields: &[&[
-        MBF::new("compression", "ds", |m, at, v| {
+        MethodField::new("compression", "ds", |m, at, v| {
             m.compression = Some(num(at.parser, at.key, v)?);
             Ok(())
         }),
-        MBF::new("execution_hint", "s", |m, at, v| {
+        MethodField::new("execution_hint", "s", |m, at, v| {
             m.high_accuracy = tdigest_execution_hint(&string(at.parser, at.key, v)?)?;
             Ok(())
         }),
@@ -3749,7 +3749,7 @@ static TDIGEST: ObjectParser<MethodBody> = ObjectParser {
 static HDR: ObjectParser<MethodBody> = ObjectParser {
     name: "hdr",
     style: Style::Object,
-    fields: &[&[MBF::new(
+    fields: &[&[MethodField::new(
         "number_of_significant_value_digits",
         "ds",
         |m, at, v| {
