@@ -4280,3 +4280,200 @@ mod declared_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod declared_rest_tests {
+    //! One refusal per declaration ported from hand-written checks (issue 9, 2f).
+    use super::*;
+    use serde_json::json;
+
+    fn err(v: Value) -> (String, String, Option<String>) {
+        let e = parse_aggs(&v).expect_err("an error");
+        let cause = e.caused_by.as_ref().map(|c| c.reason.clone());
+        (e.kind, e.reason, cause)
+    }
+
+    fn reason(v: Value) -> String {
+        err(v).1
+    }
+
+    #[test]
+    fn significant_text_and_multi_terms() {
+        assert_eq!(
+            reason(json!({"s": {"significant_text": {"field": "b", "filter_duplicate_txt": true}}})),
+            "[significant_text] unknown field [filter_duplicate_txt] did you mean [filter_duplicate_text]?"
+        );
+        assert_eq!(
+            reason(json!({"s": {"significant_text": {"field": "b", "source_fields": {}}}})),
+            "[significant_text] source_fields doesn't support values of type: START_OBJECT"
+        );
+        assert_eq!(
+            reason(json!({"m": {"multi_terms": {"terms": [{"field": "a"}, {"feld": "b"}]}}})),
+            "[terms] unknown field [feld] did you mean [field]?"
+        );
+        assert_eq!(
+            reason(json!({"m": {"multi_terms": {"terms": "a"}}})),
+            "[multi_terms] terms doesn't support values of type: VALUE_STRING"
+        );
+        // the terms parser names the outer type
+        assert_eq!(
+            reason(
+                json!({"m": {"multi_terms": {"terms": [{"field": "a"}, {"field": "b"}], "size": "x"}}})
+            ),
+            reason(json!({"t": {"terms": {"field": "a", "size": "x"}}}))
+                .replace("[terms]", "[multi_terms]")
+        );
+        assert_eq!(
+            reason(json!({"r": {"rare_terms": {"field": "a", "include": 1}}})),
+            "[rare_terms] include doesn't support values of type: VALUE_NUMBER"
+        );
+    }
+
+    #[test]
+    fn geo_grids_and_geo_distance() {
+        assert_eq!(
+            reason(json!({"g": {"geohash_grid": {"field": "p", "precission": 3}}})),
+            "[geohash_grid] unknown field [precission] did you mean [precision]?"
+        );
+        assert_eq!(
+            reason(json!({"g": {"geotile_grid": {"field": "p", "bounds": "x"}}})),
+            "[geotile_grid] bounds doesn't support values of type: VALUE_STRING"
+        );
+        assert_eq!(
+            reason(
+                json!({"d": {"geo_distance": {"field": "p", "origin": "1,1", "unt": "km",
+                                                   "ranges": [{"to": 1}]}}})
+            ),
+            "[geo_distance] unknown field [unt] did you mean [unit]?"
+        );
+        assert_eq!(
+            reason(json!({"d": {"geo_distance": {"field": "p", "origin": "1,1",
+                                                   "ranges": [{"to": 1, "ky": "a"}]}}})),
+            "[range] unknown field [ky] did you mean [key]?"
+        );
+        assert_eq!(
+            reason(json!({"d": {"geo_distance": {"field": "p", "origin": "1,1",
+                                                   "ranges": [{"to": []}]}}})),
+            "[range] to doesn't support values of type: START_ARRAY"
+        );
+    }
+
+    #[test]
+    fn composite_top_level() {
+        let src = json!([{"t": {"terms": {"field": "a"}}}]);
+        assert_eq!(
+            reason(json!({"c": {"composite": {"sources": src, "aftr": {}}}})),
+            "[composite] unknown field [aftr] did you mean [after]?"
+        );
+        assert_eq!(
+            reason(json!({"c": {"composite": {"sources": src, "after": 1}}})),
+            "[composite] after doesn't support values of type: VALUE_NUMBER"
+        );
+        assert_eq!(
+            err(json!({"c": {"composite": {"sources": [{"t": {"nope": {}}}]}}})),
+            (
+                "parsing_exception".into(),
+                "invalid source type: nope".into(),
+                None
+            )
+        );
+    }
+
+    #[test]
+    fn nested_objects() {
+        assert_eq!(
+            err(
+                json!({"r": {"ip_range": {"field": "ip", "ranges": [{"mask": "10.0.0.0/8", "bogus": 1}]}}})
+            ),
+            (
+                "parsing_exception".into(),
+                "Unexpected ip range parameter: [bogus]".into(),
+                None
+            )
+        );
+        assert_eq!(
+            reason(json!({"r": {"ip_range": {"field": "ip", "ranges": [1]}}})),
+            "[ranges] must contain objects, but hit a VALUE_NUMBER"
+        );
+        assert_eq!(
+            err(
+                json!({"h": {"histogram": {"field": "x", "interval": 1, "hard_bounds": {"min": []}}}})
+            ),
+            (
+                "x_content_parse_exception".into(),
+                "[histogram] failed to parse field [hard_bounds]".into(),
+                Some("[hard_bounds] min doesn't support values of type: START_ARRAY".into())
+            )
+        );
+        assert_eq!(
+            err(json!({"t": {"terms": {"field": "x", "include": {"partition": 0, "parts": 2}}}})).2,
+            Some("Unknown parameter in Include/Exclude clause: parts".into())
+        );
+        assert_eq!(
+            err(json!({"t": {"terms": {"field": "x", "order": {"_count": "up"}}}})),
+            (
+                "x_content_parse_exception".into(),
+                "[terms] failed to parse field [order]".into(),
+                Some("Unknown order direction [up]".into())
+            )
+        );
+        assert_eq!(
+            reason(json!({"t": {"terms": {"field": "x", "order": "_count"}}})),
+            "[terms] order doesn't support values of type: VALUE_STRING"
+        );
+        assert_eq!(
+            err(json!({"p": {"percentiles": {"field": "x", "hdr": {"digits": 2}}}})).2,
+            Some("[hdr] unknown field [digits]".into())
+        );
+        assert_eq!(
+            reason(json!({"p": {"percentiles": {"field": "x", "tdigest": 100}}})),
+            "[percentiles] tdigest doesn't support values of type: VALUE_NUMBER"
+        );
+        assert_eq!(
+            reason(json!({"v": {"variable_width_histogram": {"field": "x", "initial_bufer": 5}}})),
+            "[variable_width_histogram] unknown field [initial_bufer] did you mean [initial_buffer]?"
+        );
+    }
+
+    #[test]
+    fn order_objects_as_es() {
+        let AggKind::Terms(t) = parse_aggs(&json!({"t": {"terms": {"field": "x",
+            "order": [{"_count": "desc", "_key": "asc"}, {"s": "ASC"}]}}}))
+        .unwrap()
+        .aggs
+        .remove(0)
+        .kind
+        else {
+            panic!("terms")
+        };
+        // the last key of an object is its order; a key order ends the compound order
+        assert_eq!(t.order.len(), 2);
+        assert!(t.order[0].key == OrderKey::Key && t.order[0].asc);
+    }
+
+    #[test]
+    fn terms_hints_and_shard_min_doc_count() {
+        assert_eq!(
+            reason(json!({"t": {"terms": {"field": "x", "execution_hint": "hash"}}})),
+            "Unknown `execution_hint`: [hash], expected any of [map, global_ordinals]"
+        );
+        assert_eq!(
+            err(json!({"t": {"terms": {"field": "x", "collect_mode": "wide"}}})).2,
+            Some("no [collect_mode] found for value [wide]".into())
+        );
+        assert_eq!(
+            reason(json!({"t": {"terms": {"field": "x", "shard_min_doc_count": -2}}})),
+            "[shardMinDocCount] must be greater than or equal to 0. Found [-2] in [t]"
+        );
+        let AggKind::Terms(t) = parse_aggs(&json!({"t": {"terms": {"field": "x",
+            "shard_min_doc_count": 4, "execution_hint": "map", "collect_mode": "depth_first"}}}))
+        .unwrap()
+        .aggs
+        .remove(0)
+        .kind
+        else {
+            panic!("terms")
+        };
+        assert_eq!(t.shard_min_doc_count, 4);
+    }
+}
