@@ -283,7 +283,7 @@ def test_errors(es, docs):
         (hist(m={"moving_fn": {"buckets_path": "total", "script": "1"}}),
          "illegal_argument_exception", "Required [window]"),
         (hist(m={"bucket_script": {"buckets_path": {"t": "total"}}}),
-         "parsing_exception", "Missing required field [script] for series_arithmetic aggregation [m]"),
+         "illegal_argument_exception", "Required [script]"),
         (hist(m={"bucket_selector": {"script": "true"}}),
          "parsing_exception", "Missing required field [buckets_path] for bucket_selector aggregation [m]"),
         (hist(m={"bucket_script": {"buckets_path": {"t": "total"}, "script": "1", "bogus": 1}}),

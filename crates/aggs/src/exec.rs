@@ -34,6 +34,9 @@ pub(crate) struct TermsShardInfo {
     pub keys: HashSet<String>,
     /// The shard's `doc_count_error_upper_bound` contribution (-1: unbounded).
     pub error: i64,
+    /// The documents of the buckets the shard dropped under `shard_min_doc_count` (counted
+    /// in `sum_other_doc_count`, as ES counts them).
+    pub dropped: u64,
 }
 
 /// One index a search aggregates over.
@@ -72,6 +75,7 @@ pub(crate) struct Exec<'a> {
 struct Requests {
     collect: Aggregations,
     prune: Aggregations,
+    shard_min: Option<Aggregations>,
 }
 
 impl Requests {
@@ -79,8 +83,45 @@ impl Requests {
         Ok(Requests {
             collect: Plan::request_for(nodes, Stage::Collect)?,
             prune: Plan::request_for(nodes, Stage::ShardPrune)?,
+            shard_min: Plan::shard_min_request(nodes)?,
         })
     }
+
+    /// The shard's cuts, as ES's shard aggregators make them: the buckets under
+    /// `shard_min_doc_count` go first (they never take one of the `shard_size` places), then
+    /// each terms aggregation keeps its `shard_size` best. Returns, per top-level terms
+    /// aggregation, the documents of the buckets dropped the first way.
+    fn cut(
+        &self,
+        res: &mut IntermediateAggregationResults,
+    ) -> tantivy::Result<HashMap<String, u64>> {
+        let mut dropped = HashMap::new();
+        if let Some(req) = &self.shard_min {
+            let before = top_terms_docs(res);
+            res.prune_intermediate_results(req, PruneMode::Final)?;
+            let after = top_terms_docs(res);
+            for (name, n) in before {
+                dropped.insert(name.clone(), n - after.get(&name).copied().unwrap_or(0));
+            }
+        }
+        res.prune_intermediate_results(&self.prune, PruneMode::Intermediate)?;
+        Ok(dropped)
+    }
+}
+
+/// The documents in the buckets of each top-level terms result.
+fn top_terms_docs(res: &IntermediateAggregationResults) -> HashMap<String, u64> {
+    res.keys()
+        .filter_map(|k| match res.get(k) {
+            Some(IntermediateAggregationResult::Bucket(IntermediateBucketResult::Terms {
+                buckets,
+            })) => Some((
+                k.clone(),
+                buckets.entries().iter().map(|(_, e)| e.doc_count).sum(),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// tantivy's memory limit for one collection: the room under the `request` breaker.
@@ -150,7 +191,7 @@ impl<'a> Exec<'a> {
             })
             .collect();
         let mut info: HashMap<String, Vec<TermsShardInfo>> = HashMap::new();
-        let results = self.collect(Nodes::Roots, |res| {
+        let results = self.collect(Nodes::Roots, |res, dropped| {
             for &(name, shard_size, mode) in &top_terms {
                 let Some(IntermediateAggregationResult::Bucket(IntermediateBucketResult::Terms {
                     buckets,
@@ -173,7 +214,11 @@ impl<'a> Exec<'a> {
                     .collect();
                 info.entry(name.to_string())
                     .or_default()
-                    .push(TermsShardInfo { keys, error });
+                    .push(TermsShardInfo {
+                        keys,
+                        error,
+                        dropped: dropped.get(name).copied().unwrap_or(0),
+                    });
             }
         })?;
         self.terms_info = info;
@@ -204,7 +249,7 @@ impl<'a> Exec<'a> {
                 };
             }
         }
-        let results = self.collect(Nodes::GlobalSubs(position), |_| {})?;
+        let results = self.collect(Nodes::GlobalSubs(position), |_, _| {})?;
         Ok((results, doc_count))
     }
 
@@ -231,7 +276,7 @@ impl<'a> Exec<'a> {
         let results = if node.subs.is_empty() {
             AggregationResults::default()
         } else {
-            self.collect_over(Nodes::Subs(&at), Some(&queries), |_| {})?
+            self.collect_over(Nodes::Subs(&at), Some(&queries), |_, _| {})?
         };
         Ok((results, doc_count))
     }
@@ -239,7 +284,7 @@ impl<'a> Exec<'a> {
     fn collect(
         &self,
         nodes: Nodes,
-        on_shard: impl FnMut(&IntermediateAggregationResults),
+        on_shard: impl FnMut(&IntermediateAggregationResults, &HashMap<String, u64>),
     ) -> EsResult<AggregationResults> {
         self.collect_over(nodes, None, on_shard)
     }
@@ -249,7 +294,7 @@ impl<'a> Exec<'a> {
         &self,
         nodes: Nodes,
         queries: Option<&[Box<dyn Query>]>,
-        mut on_shard: impl FnMut(&IntermediateAggregationResults),
+        mut on_shard: impl FnMut(&IntermediateAggregationResults, &HashMap<String, u64>),
     ) -> EsResult<AggregationResults> {
         let fin = Plan::request_for(select(self.plan(), nodes), Stage::Final)?;
         if fin.is_empty() {
@@ -280,14 +325,15 @@ impl<'a> Exec<'a> {
                     shard,
                     &mut self.reserved.lock().unwrap_or_else(|p| p.into_inner()),
                 )?;
-                let res = match &self.profile {
+                let (res, dropped) = match &self.profile {
                     Some(entries) if matches!(nodes, Nodes::Roots) => {
-                        let (res, shard_entries) = self.collect_profiled(t, shard, query)?;
+                        let (res, dropped, shard_entries) =
+                            self.collect_profiled(t, shard, query)?;
                         entries
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())
                             .push(shard_entries);
-                        res
+                        (res, dropped)
                     }
                     _ => {
                         let registry = self.registry_for(&t.plan, shard, query)?;
@@ -302,12 +348,11 @@ impl<'a> Exec<'a> {
                             None,
                         )
                         .map_err(|e| self.error(e))?;
-                        res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
-                            .map_err(|e| self.error(e))?;
-                        res
+                        let dropped = reqs.cut(&mut res).map_err(|e| self.error(e))?;
+                        (res, dropped)
                     }
                 };
-                on_shard(&res);
+                on_shard(&res, &dropped);
                 match &mut merged {
                     None => merged = Some(res),
                     Some(m) => m.merge_fruits(res).map_err(|e| self.error(e))?,
@@ -327,8 +372,13 @@ impl<'a> Exec<'a> {
         t: &PlannedTarget,
         shard: &ShardSearcher,
         query: &dyn Query,
-    ) -> EsResult<(IntermediateAggregationResults, Vec<serde_json::Value>)> {
+    ) -> EsResult<(
+        IntermediateAggregationResults,
+        HashMap<String, u64>,
+        Vec<serde_json::Value>,
+    )> {
         let mut out = IntermediateAggregationResults::default();
+        let mut all_dropped = HashMap::new();
         let mut entries = Vec::new();
         for i in 0..t.plan.roots.len() {
             let one = &t.plan.roots[i..=i];
@@ -342,8 +392,7 @@ impl<'a> Exec<'a> {
             let mut res = collect_shard(one, shard, query, &reqs, params, Some(&timer))
                 .map_err(|e| self.error(e))?;
             let started = std::time::Instant::now();
-            res.prune_intermediate_results(&reqs.prune, PruneMode::Intermediate)
-                .map_err(|e| self.error(e))?;
+            all_dropped.extend(reqs.cut(&mut res).map_err(|e| self.error(e))?);
             timer.add(profile::BUILD_AGGREGATION, started, 0);
             entries.push(profile::entry(&one[0], &res, &timer, shard));
             let keys: Vec<String> = res.keys().cloned().collect();
@@ -353,7 +402,7 @@ impl<'a> Exec<'a> {
                 }
             }
         }
-        Ok((out, entries))
+        Ok((out, all_dropped, entries))
     }
 
     /// Final results of `nodes` over no documents (empty buckets, null metrics).

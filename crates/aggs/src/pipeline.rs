@@ -23,6 +23,8 @@ use lode_hits::docvalues::DecimalFormat;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
+mod parse;
+
 const PARENT_KINDS: &[&str] = &[
     "derivative",
     "cumulative_sum",
@@ -232,7 +234,7 @@ fn parse_pipeline(
             crate::request::token_name(body)
         )));
     };
-    let mut p = Pipeline {
+    let p = Pipeline {
         name: name.to_string(),
         kind: kind.to_string(),
         path: String::new(),
@@ -253,211 +255,15 @@ fn parse_pipeline(
         shift: 0,
         method: None,
     };
-    let mut has_path = false;
-    let scripted = SCRIPT_KINDS.contains(&kind);
-    let mut script_def = None;
-    for (k, v) in o {
-        match (k.as_str(), v) {
-            // ES: a string is the variable `_value`, an array `_value0`, `_value1`, ...
-            ("buckets_path", Value::String(s)) if scripted => {
-                p.paths = vec![("_value".into(), s.clone())];
-                has_path = true;
-            }
-            ("buckets_path", Value::Array(a)) if scripted => {
-                p.paths = a
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| (format!("_value{i}"), value_text(x)))
-                    .collect();
-                has_path = true;
-            }
-            ("buckets_path", Value::Object(m)) if scripted => {
-                p.paths = m.iter().map(|(k, x)| (k.clone(), value_text(x))).collect();
-                has_path = true;
-            }
-            ("script", v) if scripted || kind == "moving_fn" => script_def = Some(v),
-            ("window", v) if kind == "moving_fn" || kind == "moving_percentiles" => {
-                let w = v.as_i64().ok_or_else(|| {
-                    parse_error(format!(
-                        "[{kind}] window doesn't support values of type: {}",
-                        crate::request::token_name(v)
-                    ))
-                })?;
-                if w <= 0 {
-                    return Err(EsError::illegal_argument(
-                        "[window] must be a positive, non-zero integer.",
-                    ));
-                }
-                p.window = Some(w as usize);
-            }
-            ("shift", v) if kind == "moving_fn" || kind == "moving_percentiles" => {
-                p.shift = v.as_i64().ok_or_else(|| {
-                    parse_error(format!(
-                        "[{kind}] shift doesn't support values of type: {}",
-                        crate::request::token_name(v)
-                    ))
-                })?;
-            }
-            ("format", _) if kind == "bucket_selector" => {
-                return Err(EsError::unknown_field(kind, k, &declared_keys(kind)))
-            }
-            ("buckets_path", Value::String(s)) => {
-                p.path = s.clone();
-                has_path = true;
-            }
-            ("buckets_path", Value::Array(a)) if a.len() == 1 && a[0].is_string() => {
-                p.path = a[0].as_str().unwrap_or_default().to_string();
-                has_path = true;
-            }
-            ("buckets_path", _) => {
-                return Err(parse_error(format!(
-                    "[{kind}] buckets_path must be a single path for [{name}]"
-                )))
-            }
-            ("method", Value::String(m)) if kind == "normalize" => {
-                if !NORMALIZE_METHODS.contains(&m.as_str()) {
-                    return Err(EsError::illegal_argument(format!("invalid method [{m}]")));
-                }
-                p.method = Some(m.clone());
-            }
-            // ES's `normalize` and `cumulative_cardinality` parsers declare no gap policy.
-            ("gap_policy", Value::String(g))
-                if !matches!(kind, "normalize" | "cumulative_cardinality" | "moving_percentiles") =>
-            {
-                p.gap = match g.as_str() {
-                    "skip" => Gap::Skip,
-                    "keep_values" => Gap::KeepValues,
-                    "insert_zeros" => Gap::InsertZeros,
-                    other => {
-                        return Err(parse_error(format!(
-                            "Invalid gap policy: [{other}], accepted values: [skip, insert_zeros, keep_values]"
-                        )))
-                    }
-                }
-            }
-            ("format", Value::String(f)) if kind != "moving_percentiles" => {
-                p.format = Some(DecimalFormat::parse(f)?);
-                p.format_text = Some(f.clone());
-            }
-            ("percents", Value::Array(a)) if kind == "percentiles_bucket" => {
-                p.percents = a
-                    .iter()
-                    .map(|x| x.as_f64().filter(|f| (0.0..=100.0).contains(f)))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| {
-                        EsError::illegal_argument(format!(
-                            "[percents] must only contain values between 0 and 100 in [{name}]"
-                        ))
-                    })?;
-            }
-            ("keyed", Value::Bool(_)) if kind == "percentiles_bucket" => {}
-            ("lag", v) if kind == "serial_diff" => {
-                p.lag = v
-                    .as_u64()
-                    .filter(|l| *l > 0)
-                    .ok_or_else(|| {
-                        EsError::illegal_argument(format!(
-                            "[lag] must be a positive integer: [{name}]"
-                        ))
-                    })? as usize;
-            }
-            ("sigma", v) if kind == "extended_stats_bucket" => {
-                p.sigma = v.as_f64().filter(|s| *s >= 0.0).ok_or_else(|| {
-                    EsError::illegal_argument(format!(
-                        "[sigma] must be greater than or equal to 0. Found [{v}] in [{name}]"
-                    ))
-                })?;
-            }
-            ("unit", Value::String(u)) if kind == "derivative" => {
-                p.unit_ms = Some(unit_millis(u).ok_or_else(|| {
-                    EsError::illegal_argument(format!("unknown unit [{u}] in [{name}]"))
-                })?);
-            }
-            ("sort", v) if kind == "bucket_sort" => p.sort = parse_sort(v)?,
-            ("from", v) if kind == "bucket_sort" => {
-                p.from = v.as_u64().ok_or_else(|| {
-                    EsError::illegal_argument(format!("[from] must be a non-negative integer: [{name}]"))
-                })? as usize
-            }
-            ("size", v) if kind == "bucket_sort" => {
-                p.size = Some(v.as_u64().filter(|s| *s > 0).ok_or_else(|| {
-                    EsError::illegal_argument(format!("[size] must be a positive integer: [{name}]"))
-                })? as usize)
-            }
-            _ => return Err(EsError::unknown_field(kind, k, &declared_keys(kind))),
-        }
-    }
-    if scripted {
-        let what = if kind == "bucket_script" {
-            "series_arithmetic"
-        } else {
-            "bucket_selector"
-        };
-        for (field, present) in [("buckets_path", has_path), ("script", script_def.is_some())] {
-            if !present {
-                return Err(parse_error(format!(
-                    "Missing required field [{field}] for {what} aggregation [{name}]"
-                )));
-            }
-        }
-    }
-    if kind == "moving_fn" {
-        // ES's ConstructingObjectParser names every missing constructor argument.
-        let missing: Vec<&str> = [
-            ("buckets_path", has_path),
-            ("script", script_def.is_some()),
-            ("window", p.window.is_some()),
-        ]
-        .iter()
-        .filter(|(_, present)| !present)
-        .map(|(f, _)| *f)
-        .collect();
-        if !missing.is_empty() {
-            return Err(EsError::illegal_argument(format!(
-                "Required [{}]",
-                missing.join(", ")
-            )));
-        }
-    }
-    if kind == "moving_percentiles" {
-        let missing: Vec<&str> = [("buckets_path", has_path), ("window", p.window.is_some())]
-            .iter()
-            .filter(|(_, present)| !present)
-            .map(|(f, _)| *f)
-            .collect();
-        if !missing.is_empty() {
-            return Err(EsError::illegal_argument(format!(
-                "Required [{}]",
-                missing.join(", ")
-            )));
-        }
-    }
-    if kind == "normalize" {
-        // ES's ConstructingObjectParser names every missing constructor argument.
-        let missing: Vec<&str> = [("method", p.method.is_some()), ("buckets_path", has_path)]
-            .iter()
-            .filter(|(_, present)| !present)
-            .map(|(f, _)| *f)
-            .collect();
-        if !missing.is_empty() {
-            return Err(EsError::illegal_argument(format!(
-                "Required [{}]",
-                missing.join(", ")
-            )));
-        }
-    }
-    if let Some(def) = script_def {
+    let body = parse::parse_body(p, o)?;
+    let (mut p, script_def) = (body.p, body.script);
+    if let Some(def) = &script_def {
         let compiled = if kind == "moving_fn" {
             lode_painless::AggScript::compile_moving_fn(def, None)?
         } else {
             lode_painless::AggScript::compile_bucket(def, None)?
         };
         p.script = Some(std::sync::Arc::new(compiled));
-    }
-    if !has_path && kind != "bucket_sort" {
-        return Err(EsError::illegal_argument(format!(
-            "Required parameter [buckets_path] missing for [{name}]"
-        )));
     }
     Ok(p)
 }
@@ -468,35 +274,6 @@ fn value_text(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
-}
-
-fn parse_sort(v: &Value) -> EsResult<Vec<(String, bool)>> {
-    let items = match v {
-        Value::Array(a) => a.clone(),
-        other => vec![other.clone()],
-    };
-    items
-        .iter()
-        .map(|s| match s {
-            Value::String(f) => Ok((f.clone(), f == "_score")),
-            Value::Object(o) if o.len() == 1 => {
-                let (f, spec) = o.iter().next().expect("one entry");
-                let order = match spec {
-                    Value::String(s) => s.as_str(),
-                    Value::Object(so) => so.get("order").and_then(Value::as_str).unwrap_or("asc"),
-                    _ => "asc",
-                };
-                match order {
-                    "asc" => Ok((f.clone(), false)),
-                    "desc" => Ok((f.clone(), true)),
-                    other => Err(EsError::illegal_argument(format!(
-                        "Unknown sort order [{other}]"
-                    ))),
-                }
-            }
-            _ => Err(parse_error("[bucket_sort] malformed sort")),
-        })
-        .collect()
 }
 
 fn unit_millis(u: &str) -> Option<f64> {
@@ -1468,37 +1245,6 @@ fn apply_bucket_script(
     Ok(())
 }
 
-/// The keys a pipeline aggregation of `kind` takes (as the parser above accepts them): the
-/// "did you mean" candidates of an unknown one.
-fn declared_keys(kind: &str) -> Vec<&'static str> {
-    let mut keys = vec!["buckets_path"];
-    if matches!(kind, "bucket_script" | "bucket_selector" | "moving_fn") {
-        keys.push("script");
-    }
-    if matches!(kind, "moving_fn" | "moving_percentiles") {
-        keys.extend(["window", "shift"]);
-    }
-    if !matches!(
-        kind,
-        "normalize" | "cumulative_cardinality" | "moving_percentiles"
-    ) {
-        keys.push("gap_policy");
-    }
-    if !matches!(kind, "moving_percentiles" | "bucket_selector") {
-        keys.push("format");
-    }
-    keys.extend(match kind {
-        "normalize" => &["method"][..],
-        "percentiles_bucket" => &["percents", "keyed"],
-        "serial_diff" => &["lag"],
-        "extended_stats_bucket" => &["sigma"],
-        "derivative" => &["unit"],
-        "bucket_sort" => &["sort", "from", "size"],
-        _ => &[],
-    });
-    keys
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1625,8 +1371,7 @@ mod tests {
         .unwrap();
         assert_eq!(tree.children["h"].1.here[0].paths[1].0, "_value1");
         let err = |pipe: Value| split(&h(pipe)).unwrap_err().to_string();
-        assert!(err(json!({"bucket_script": {"buckets_path": "s"}}))
-            .contains("Missing required field [script] for series_arithmetic aggregation [p]"));
+        assert!(err(json!({"bucket_script": {"buckets_path": "s"}})).contains("Required [script]"));
         assert!(
             err(json!({"moving_fn": {"buckets_path": "s"}})).contains("Required [script, window]")
         );
@@ -1637,20 +1382,7 @@ mod tests {
         assert!(err(
             json!({"bucket_selector": {"buckets_path": "s", "script": "true", "format": "0"}})
         )
-        .contains("unknown field [format]"));
-        assert_eq!(
-            declared_keys("derivative"),
-            ["buckets_path", "gap_policy", "format", "unit"]
-        );
-        // "units" is one edit from "unit" (similarity 0.8 > 0.5); "unti" is two (0.5: none)
-        assert!(
-            err(json!({"derivative": {"buckets_path": "s", "units": "1s"}}))
-                .ends_with("[derivative] unknown field [units] did you mean [unit]?")
-        );
-        assert!(
-            err(json!({"derivative": {"buckets_path": "s", "unti": "1s"}}))
-                .ends_with("[derivative] unknown field [unti]")
-        );
+        .contains("Unknown key for a VALUE_STRING in [p]: [format]."));
     }
 
     #[test]

@@ -2230,6 +2230,50 @@ impl Plan<'_> {
     }
 }
 
+impl Plan<'_> {
+    /// The request that applies `shard_min_doc_count` to a shard's exact results (with
+    /// tantivy's final-mode prune: its `min_doc_count` filter, nothing cut), or `None` when no
+    /// terms aggregation asks for it. Composite and multi-terms nodes are left out: their
+    /// final-mode prune would trim them.
+    pub fn shard_min_request(
+        nodes: &[PlanNode],
+    ) -> EsResult<Option<tantivy::aggregation::agg_req::Aggregations>> {
+        fn asks(nodes: &[PlanNode]) -> bool {
+            nodes.iter().any(|n| {
+                matches!((&n.req.kind, &n.op), (AggKind::Terms(t), Op::Terms(_)) if t.shard_min_doc_count > 0)
+                    || asks(&n.subs)
+            })
+        }
+        if !asks(nodes) {
+            return Ok(None);
+        }
+        let mut level = tantivy_level(nodes, Stage::ShardPrune);
+        shard_min_level(nodes, &mut level);
+        to_aggregations(level).map(Some)
+    }
+}
+
+fn shard_min_level(nodes: &[PlanNode], level: &mut Map<String, Value>) {
+    for n in nodes {
+        if matches!(n.op, Op::MultiTerms(_) | Op::Composite(_)) {
+            level.remove(&n.req.name);
+            continue;
+        }
+        let Some(Value::Object(agg)) = level.get_mut(&n.req.name) else {
+            continue;
+        };
+        if let (AggKind::Terms(t), Some(Value::Object(body))) = (&n.req.kind, agg.get_mut("terms"))
+        {
+            body.insert("size".into(), json!(ALL));
+            body.insert("segment_size".into(), json!(ALL));
+            body.insert("min_doc_count".into(), json!(t.shard_min_doc_count));
+        }
+        if let Some(Value::Object(subs)) = agg.get_mut("aggs") {
+            shard_min_level(&n.subs, subs);
+        }
+    }
+}
+
 fn to_aggregations(v: Map<String, Value>) -> EsResult<tantivy::aggregation::agg_req::Aggregations> {
     serde_json::from_value(Value::Object(v))
         .map_err(|e| EsError::internal(format!("failed to build the aggregation request: {e}")))

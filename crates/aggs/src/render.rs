@@ -897,7 +897,7 @@ impl Renderer<'_> {
             .collect();
         keyed.sort_by(|a, b| compare(&req.order, &a.0, &b.0));
         let mut kept: Vec<&BucketEntry> = keyed.into_iter().map(|(_, b)| b).collect();
-        let mut other = sum_other;
+        let mut other = sum_other + info.map_or(0, |v| v.iter().map(|s| s.dropped).sum());
         if kept.len() > req.size {
             other += kept[req.size..].iter().map(|b| b.doc_count).sum::<u64>();
             kept.truncate(req.size);

@@ -4,6 +4,7 @@
 
 use super::dsl::{parse_dsl, DslQuery};
 use crate::fields::{self, Source, Sourced};
+use crate::significant::{heuristic_fields, Heuristic, Heuristics};
 use lode_dates::{parse_time_value, CalendarUnit, Tz};
 use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
@@ -229,6 +230,8 @@ pub(crate) struct TermsReq {
     pub size: usize,
     pub shard_size: Option<usize>,
     pub min_doc_count: u64,
+    /// A shard drops its candidate buckets counted fewer times before the reduce.
+    pub shard_min_doc_count: u64,
     pub order: Vec<BucketOrder>,
     pub missing: Option<Value>,
     pub include: Option<IncludeExclude>,
@@ -781,7 +784,7 @@ fn parse_kind(name: &str, ty: &str, body: &Value) -> EsResult<AggKind> {
         })
     };
     Ok(match ty {
-        "terms" => AggKind::Terms(parse_terms(name, obj()?)?),
+        "terms" => AggKind::Terms(parse_terms(name, "terms", obj()?)?),
         "histogram" => AggKind::Histogram(parse_histogram(name, obj()?)?),
         "date_histogram" => AggKind::DateHistogram(parse_date_histogram(name, obj()?)?),
         "range" => AggKind::Range(parse_range(name, ty, obj()?, false)?),
@@ -1089,21 +1092,6 @@ pub(crate) fn token_name(v: &Value) -> &'static str {
     }
 }
 
-/// ES's `ObjectParser` error for an unknown key, with its "did you mean" among `fields`.
-fn unknown_field(ty: &str, key: &str, fields: &[&str]) -> EsError {
-    EsError::unknown_field(ty, key, fields)
-}
-
-fn expect_fields(ty: &str, obj: &Map<String, Value>, allowed: &[&str]) -> EsResult<()> {
-    match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) if k == "script" => Err(EsError::illegal_argument(format!(
-            "[script] is not supported in [{ty}] aggregations"
-        ))),
-        Some(k) => Err(unknown_field(ty, k, allowed)),
-        None => Ok(()),
-    }
-}
-
 /// Marks a field name that stands for an aggregation's `script` (see [`ScriptSpec`]).
 pub(crate) const SCRIPT_MARK: char = '\u{2}';
 
@@ -1129,22 +1117,8 @@ impl ScriptSpec {
     }
 }
 
-/// The aggregation's `field`, or the field name standing for its `script`.
-pub(crate) fn field_or_script(obj: &Map<String, Value>, keys: bool) -> EsResult<String> {
-    field_or_script_typed(obj, keys, false)
-}
-
-fn field_or_script_typed(obj: &Map<String, Value>, keys: bool, date: bool) -> EsResult<String> {
-    field_or_script_of(
-        obj.get("field"),
-        obj.get("script"),
-        obj.get("value_type"),
-        keys,
-        date,
-    )
-}
-
-/// [`field_or_script_typed`] of the keys as written.
+/// The aggregation's `field`, or the field name standing for its `script`, from the keys as
+/// written.
 pub(crate) fn field_or_script_of(
     field: Option<&Value>,
     script: Option<&Value>,
@@ -1266,53 +1240,76 @@ pub(crate) fn string(ty: &str, key: &str, v: &Value) -> EsResult<String> {
     }
 }
 
-fn parse_order(ty: &str, v: &Value) -> EsResult<Vec<BucketOrder>> {
-    let items: Vec<&Value> = match v {
-        Value::Array(a) => a.iter().collect(),
-        other => vec![other],
+/// `order` (declared as an object or an array of objects): each object is one order, read as
+/// ES's `InternalOrder.Parser#parseOrderParam` reads it (the last key names it, a direction
+/// is `asc` or `desc` in any case); its refusals wrapped as the `ObjectParser` wraps a
+/// field's failure.
+fn parse_order(at: &At<'_>, v: &Value) -> EsResult<Vec<BucketOrder>> {
+    let failed = |e: EsError| {
+        EsError::x_content_parse(format!(
+            "[{}] failed to parse field [{}]",
+            at.parser, at.key
+        ))
+        .caused_by(e)
+    };
+    let items = match v {
+        Value::Array(a) => a.as_slice(),
+        other => std::slice::from_ref(other),
     };
     let mut out = Vec::new();
     for item in items {
         let o = item.as_object().ok_or_else(|| {
-            EsError::parsing(format!(
-                "Order expected to be an object, but got [{}]",
+            failed(EsError::parsing(format!(
+                "Unexpected token [{}] for [order]",
                 token_name(item)
+            )))
+        })?;
+        let mut last = None;
+        for (k, dir) in o {
+            let Value::String(d) = dir else {
+                return Err(failed(EsError::parsing(format!(
+                    "Unexpected token [{}] for [order]",
+                    token_name(dir)
+                ))));
+            };
+            let asc = if d.eq_ignore_ascii_case("asc") {
+                true
+            } else if d.eq_ignore_ascii_case("desc") {
+                false
+            } else {
+                return Err(failed(EsError::parsing(format!(
+                    "Unknown order direction [{d}]"
+                ))));
+            };
+            last = Some((k, asc));
+        }
+        let (k, asc) = last.ok_or_else(|| {
+            failed(EsError::parsing(
+                "Must specify at least one field for [order]",
             ))
         })?;
-        for (k, dir) in o {
-            let asc = match dir.as_str().map(|s| s.to_ascii_lowercase()) {
-                Some(d) if d == "asc" => true,
-                Some(d) if d == "desc" => false,
-                _ => {
-                    return Err(EsError::parsing(format!(
-                        "Unknown order direction [{}] in [{ty}]",
-                        dir.as_str().unwrap_or(&dir.to_string())
-                    )))
+        let key = match k.as_str() {
+            "_count" => OrderKey::Count,
+            "_key" | "_term" | "_time" => OrderKey::Key,
+            path => {
+                if path.contains('>') || path.contains('[') {
+                    return Err(EsError::illegal_argument(format!(
+                        "Invalid aggregation order path [{path}]: multi-level paths are not supported"
+                    )));
                 }
-            };
-            let key = match k.as_str() {
-                "_count" => OrderKey::Count,
-                "_key" | "_term" | "_time" => OrderKey::Key,
-                path => {
-                    if path.contains('>') || path.contains('[') {
-                        return Err(EsError::illegal_argument(format!(
-                            "Invalid aggregation order path [{path}]: multi-level paths are not supported"
-                        )));
-                    }
-                    match path.split_once('.') {
-                        Some((agg, metric)) => OrderKey::Path {
-                            agg: agg.to_string(),
-                            metric: Some(metric.to_string()),
-                        },
-                        None => OrderKey::Path {
-                            agg: path.to_string(),
-                            metric: None,
-                        },
-                    }
+                match path.split_once('.') {
+                    Some((agg, metric)) => OrderKey::Path {
+                        agg: agg.to_string(),
+                        metric: Some(metric.to_string()),
+                    },
+                    None => OrderKey::Path {
+                        agg: path.to_string(),
+                        metric: None,
+                    },
                 }
-            };
-            out.push(BucketOrder { key, asc });
-        }
+            }
+        };
+        out.push(BucketOrder { key, asc });
     }
     Ok(out)
 }
@@ -1335,33 +1332,67 @@ fn parse_include_exclude(ty: &str, key: &str, v: &Value) -> EsResult<IncludeExcl
     }
 }
 
+/// `include`'s partition object as read.
+#[derive(Default)]
+struct PartitionBody {
+    partition: Option<i64>,
+    num_partitions: Option<i64>,
+}
+
+/// ES's `IncludeExclude.parseInclude` for an object (hand-written there: any other key is a
+/// `parse_exception`).
+static PARTITION: ObjectParser<PartitionBody> = ObjectParser {
+    name: "include",
+    style: Style::Custom {
+        unknown: |at, _, _| {
+            EsError::new(
+                400,
+                "parse_exception",
+                format!("Unknown parameter in Include/Exclude clause: {}", at.key),
+            )
+        },
+        wrong_token: |at, t| {
+            EsError::x_content_parse(format!(
+                "[{}] {} doesn't support values of type: {}",
+                at.parser,
+                at.key,
+                t.es_name()
+            ))
+        },
+    },
+    fields: &[&[
+        Field::new("partition", "*", |b, at, v| {
+            b.partition = Some(int32(at.parser, at.key, v)?);
+            Ok(())
+        }),
+        Field::new("num_partitions", "*", |b, at, v| {
+            b.num_partitions = Some(int32(at.parser, at.key, v)?);
+            Ok(())
+        }),
+    ]],
+};
+
 /// ES's `IncludeExclude.parseInclude` for an object: `{"partition": p, "num_partitions": n}`
 /// (ints), its errors wrapped as the `ObjectParser` wraps a field's failure.
 fn parse_partition(ty: &str, key: &str, o: &Map<String, Value>) -> EsResult<IncludeExclude> {
     let wrap = |e: EsError| {
         EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(e)
     };
-    let (mut partition, mut num) = (None, None);
-    for (k, v) in o {
-        let slot = match k.as_str() {
-            "partition" => &mut partition,
-            "num_partitions" => &mut num,
-            other => {
-                return Err(wrap(EsError::new(
-                    400,
-                    "parse_exception",
-                    format!("Unknown parameter in Include/Exclude clause: {other}"),
-                )))
-            }
-        };
-        *slot = Some(int32(ty, k, v)?);
-    }
-    let partition = partition.ok_or_else(|| {
+    let mut b = PartitionBody::default();
+    PARTITION.parse_named(ty, &mut b, o).map_err(|e| {
+        // an int that does not parse is refused by the aggregation's parser itself
+        if e.kind == "parse_exception" {
+            wrap(e)
+        } else {
+            e
+        }
+    })?;
+    let partition = b.partition.ok_or_else(|| {
         wrap(EsError::illegal_argument(
             "Missing [partition] parameter for partition-based include",
         ))
     })?;
-    let num = num.ok_or_else(|| {
+    let num = b.num_partitions.ok_or_else(|| {
         wrap(EsError::illegal_argument(
             "Missing [num_partitions] parameter for partition-based include",
         ))
@@ -1450,13 +1481,44 @@ static TERMS: ObjectParser<TermsBody> = ObjectParser {
                 b.r.min_doc_count = n as u64;
                 Ok(())
             }),
-            // Per-shard pruning and how the buckets are collected: no effect on Lode's
-            // exact, single-pass counts.
-            TF::new("shard_min_doc_count", "*", ignore),
-            TF::new("execution_hint", "*", ignore),
-            TF::new("collect_mode", "*", ignore),
-            TF::new("order", "*", |b, at, v| {
-                b.r.order = parse_order(at.parser, v)?;
+            TF::new("shard_min_doc_count", "*", |b, at, v| {
+                let n = int(at.parser, at.key, v)?;
+                if n < 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "[shardMinDocCount] must be greater than or equal to 0. Found [{n}] in [{}]",
+                        b.name
+                    )));
+                }
+                b.r.shard_min_doc_count = n as u64;
+                Ok(())
+            }),
+            // How ES collects the buckets: hints, validated as ES validates them; Lode's
+            // counts are exact whichever is asked.
+            TF::new("execution_hint", "s", |_, _, v| {
+                let hint = v.as_str().unwrap_or_default();
+                if !matches!(hint, "map" | "global_ordinals") {
+                    return Err(EsError::illegal_argument(format!(
+                        "Unknown `execution_hint`: [{hint}], expected any of [map, global_ordinals]"
+                    )));
+                }
+                Ok(())
+            }),
+            TF::new("collect_mode", "s", |_, at, v| {
+                let mode = v.as_str().unwrap_or_default();
+                if !matches!(mode, "depth_first" | "breadth_first") {
+                    return Err(failed_field(
+                        at,
+                        EsError::new(
+                            400,
+                            "parse_exception",
+                            format!("no [collect_mode] found for value [{mode}]"),
+                        ),
+                    ));
+                }
+                Ok(())
+            }),
+            TF::new("order", "oa", |b, at, v| {
+                b.r.order = parse_order(at, v)?;
                 Ok(())
             }),
             TF::new("include", "*", set_include_exclude),
@@ -1470,7 +1532,9 @@ static TERMS: ObjectParser<TermsBody> = ObjectParser {
     ],
 };
 
-fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
+/// The `terms` parameters of an aggregation of type `ty` (`terms`, or the aggregations that
+/// pass their `terms` keys on: refusals name that type, as ES's parsers do).
+fn parse_terms(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
     let mut b = TermsBody {
         name: name.to_string(),
         source: Source::default(),
@@ -1479,6 +1543,7 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
             size: 10,
             shard_size: None,
             min_doc_count: 1,
+            shard_min_doc_count: 0,
             order: vec![BucketOrder {
                 key: OrderKey::Count,
                 asc: false,
@@ -1490,7 +1555,7 @@ fn parse_terms(name: &str, o: &Map<String, Value>) -> EsResult<TermsReq> {
             format: None,
         },
     };
-    TERMS.parse_into(&mut b, o)?;
+    TERMS.parse_named(ty, &mut b, o)?;
     let mut r = b.r;
     r.field = b.source.field_or_script(true, false)?;
     r.missing = b.source.missing;
@@ -1512,7 +1577,13 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
     #[derive(Default)]
     struct Body {
         background_filter: Option<Box<DslQuery>>,
+        heuristic: Option<Heuristic>,
         terms: Map<String, Value>,
+    }
+    impl Heuristics for Body {
+        fn heuristic(&mut self) -> &mut Option<Heuristic> {
+            &mut self.heuristic
+        }
     }
     type BF = Field<Body>;
     fn to_terms(b: &mut Body, at: &At<'_>, v: &Value) -> EsResult<()> {
@@ -1527,15 +1598,7 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
                 b.background_filter = Some(Box::new(parse_dsl(v)?));
                 Ok(())
             })],
-            // the significance heuristics, read by `significant::parse_heuristic`
-            &[
-                BF::new("jlh", "*", ignore),
-                BF::new("mutual_information", "*", ignore),
-                BF::new("chi_square", "*", ignore),
-                BF::new("gnd", "*", ignore),
-                BF::new("percentage", "*", ignore),
-                BF::new("script_heuristic", "*", ignore),
-            ],
+            &heuristic_fields(),
             // read by the `terms` parser; ES's parser declares the values-source fields
             // (`declareFields(PARSER, true, true, false)`): `script` is refused when planning.
             &[
@@ -1556,10 +1619,10 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
     };
     let mut b = Body::default();
     P.parse_into(&mut b, o)?;
-    let heuristic = crate::significant::parse_heuristic(TY, o)?;
+    let heuristic = b.heuristic.unwrap_or(Heuristic::Jlh);
     let background_filter = b.background_filter;
     let only = b.terms;
-    let mut terms = parse_terms(name, &only)?;
+    let mut terms = parse_terms(name, TY, &only)?;
     if !o.contains_key("min_doc_count") {
         terms.min_doc_count = 3;
     }
@@ -1571,79 +1634,91 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
 }
 
 /// `significant_text`: `field`, `size`, `shard_size`, `min_doc_count` (default 3),
-/// `shard_min_doc_count`, `include`/`exclude`, `background_filter`, `jlh` and
-/// `filter_duplicate_text`, `source_fields`, and a significance heuristic.
+/// `shard_min_doc_count`, `include`/`exclude` (read by the `terms` parser), `background_filter`,
+/// `filter_duplicate_text`, `source_fields`, and a significance heuristic: the keys of ES's
+/// `SignificantTextAggregationBuilder` parser.
 fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_text";
-    let mut keys = vec![
-        "field",
-        "size",
-        "shard_size",
-        "min_doc_count",
-        "shard_min_doc_count",
-        "include",
-        "exclude",
-        "background_filter",
-        "filter_duplicate_text",
-        "source_fields",
-    ];
-    keys.extend(crate::significant::HEURISTICS);
-    expect_fields(TY, o, &keys)?;
-    let source_fields = match o.get("source_fields") {
-        None => None,
-        Some(Value::String(s)) => Some(vec![s.clone()]),
-        Some(Value::Array(a)) => Some(
-            a.iter()
-                .map(|v| match v {
-                    Value::String(s) => Ok(s.clone()),
-                    other => Err(EsError::x_content_parse(format!(
-                        "[{TY}] source_fields doesn't support values of type: {}",
-                        token_name(other)
-                    ))),
-                })
-                .collect::<EsResult<Vec<_>>>()?,
-        ),
-        Some(other) => {
-            return Err(EsError::x_content_parse(format!(
-                "[{TY}] source_fields doesn't support values of type: {}",
-                token_name(other)
-            )))
+    #[derive(Default)]
+    struct Body {
+        background_filter: Option<Box<DslQuery>>,
+        filter_duplicate_text: bool,
+        source_fields: Option<Vec<String>>,
+        heuristic: Option<Heuristic>,
+        terms: Map<String, Value>,
+    }
+    impl Heuristics for Body {
+        fn heuristic(&mut self) -> &mut Option<Heuristic> {
+            &mut self.heuristic
         }
-    };
-    let filter_duplicate_text = match o.get("filter_duplicate_text") {
-        Some(v) => boolean(TY, "filter_duplicate_text", v)?,
-        None => false,
-    };
-    let heuristic = crate::significant::parse_heuristic(TY, o)?;
-    if !matches!(o.get("field"), Some(Value::String(_))) {
-        required_field(o)?;
     }
-    let background_filter = o
-        .get("background_filter")
-        .map(|v| parse_dsl(v).map(Box::new))
-        .transpose()?;
-    let mut only = o.clone();
-    for k in [
-        "background_filter",
-        "filter_duplicate_text",
-        "source_fields",
-    ]
-    .into_iter()
-    .chain(crate::significant::HEURISTICS)
-    {
-        only.remove(k);
+    type BF = Field<Body>;
+    fn to_terms(b: &mut Body, at: &At<'_>, v: &Value) -> EsResult<()> {
+        b.terms.insert(at.key.to_string(), v.clone());
+        Ok(())
     }
-    let mut terms = parse_terms(name, &only)?;
-    if !o.contains_key("min_doc_count") {
+    static P: ObjectParser<Body> = ObjectParser {
+        name: TY,
+        style: fields::AGG,
+        fields: &[
+            &[
+                BF::new("field", "s", to_terms),
+                BF::new("size", "*", to_terms),
+                BF::new("shard_size", "*", to_terms),
+                BF::new("min_doc_count", "*", to_terms),
+                BF::new("shard_min_doc_count", "*", to_terms),
+                BF::new("include", "*", to_terms),
+                BF::new("exclude", "*", to_terms),
+                BF::new("background_filter", "o", |b, _, v| {
+                    b.background_filter = Some(Box::new(parse_dsl(v)?));
+                    Ok(())
+                }),
+                BF::new("filter_duplicate_text", "bs", |b, at, v| {
+                    b.filter_duplicate_text = boolean(at.parser, at.key, v)?;
+                    Ok(())
+                }),
+                // `declareStringArray`: a string, or an array of strings
+                BF::new("source_fields", "sa", |b, at, v| {
+                    let items = match v {
+                        Value::Array(a) => a.as_slice(),
+                        other => std::slice::from_ref(other),
+                    };
+                    let fields = items
+                        .iter()
+                        .map(|x| {
+                            x.as_str().map(str::to_string).ok_or_else(|| {
+                                EsError::x_content_parse(format!(
+                                    "[{}] {} doesn't support values of type: {}",
+                                    at.parser,
+                                    at.key,
+                                    token_name(x)
+                                ))
+                            })
+                        })
+                        .collect::<EsResult<Vec<_>>>()?;
+                    b.source_fields = Some(fields);
+                    Ok(())
+                }),
+            ],
+            &heuristic_fields(),
+        ],
+    };
+    let mut b = Body::default();
+    P.parse_into(&mut b, o)?;
+    if !b.terms.contains_key("field") {
+        required_field(&b.terms)?;
+    }
+    let mut terms = parse_terms(name, TY, &b.terms)?;
+    if !b.terms.contains_key("min_doc_count") {
         terms.min_doc_count = 3;
     }
     Ok(AggKind::SignificantText(Box::new(
         crate::significant_text::SignificantTextReq {
             terms,
-            background_filter,
-            filter_duplicate_text,
-            source_fields,
-            heuristic,
+            background_filter: b.background_filter,
+            filter_duplicate_text: b.filter_duplicate_text,
+            source_fields: b.source_fields,
+            heuristic: b.heuristic.unwrap_or(Heuristic::Jlh),
         },
     )))
 }
@@ -1721,7 +1796,7 @@ fn parse_rare_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     P.parse_into(&mut b, o)?;
     let max_doc_count = b.max_doc_count.unwrap_or(1);
     let only = b.terms;
-    let mut terms = parse_terms(name, &only)?;
+    let mut terms = parse_terms(name, TY, &only)?;
     terms.order = vec![
         BucketOrder {
             key: OrderKey::Count,
@@ -1738,70 +1813,120 @@ fn parse_rare_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     })
 }
 
-/// `multi_terms`: `terms` (at least two `{field, missing, format}`) and the bucket
-/// parameters of `terms`.
+/// `multi_terms`: `terms` (at least two `{field, script, missing, format, value_type}`) and
+/// the bucket parameters of `terms`, the keys of ES's `MultiTermsAggregationBuilder` parser.
 fn parse_multi_terms(name: &str, o: &Map<String, Value>) -> EsResult<MultiTermsReq> {
     const TY: &str = "multi_terms";
-    expect_fields(
-        TY,
-        o,
-        &[
-            "terms",
-            "size",
-            "shard_size",
-            "min_doc_count",
-            "shard_min_doc_count",
-            "order",
-            "collect_mode",
-            "show_term_doc_count_error",
-        ],
-    )?;
-    let too_few = || {
-        EsError::illegal_argument(format!(
-            "The [terms] parameter in the aggregation [{name}] must be present and have at least 2 fields or scripts."
-        ))
+    #[derive(Default)]
+    struct Body {
+        terms: Option<Vec<Map<String, Value>>>,
+        base: Map<String, Value>,
+    }
+    type BF = Field<Body>;
+    fn to_base(b: &mut Body, at: &At<'_>, v: &Value) -> EsResult<()> {
+        b.base.insert(at.key.to_string(), v.clone());
+        Ok(())
+    }
+    static P: ObjectParser<Body> = ObjectParser {
+        name: TY,
+        style: fields::AGG,
+        fields: &[&[
+            // `declareObjectArray`: an array of objects, or one object
+            BF::new("terms", "oa", |b, at, v| {
+                let items = match v {
+                    Value::Array(a) => a.as_slice(),
+                    other => std::slice::from_ref(other),
+                };
+                let entries = items
+                    .iter()
+                    .map(|x| {
+                        x.as_object().cloned().ok_or_else(|| {
+                            EsError::x_content_parse(format!(
+                                "[{}] {} doesn't support values of type: {}",
+                                at.parser,
+                                at.key,
+                                token_name(x)
+                            ))
+                        })
+                    })
+                    .collect::<EsResult<Vec<_>>>()?;
+                b.terms = Some(entries);
+                Ok(())
+            }),
+            // read by the `terms` parser
+            BF::new("size", "*", to_base),
+            BF::new("shard_size", "*", to_base),
+            BF::new("min_doc_count", "*", to_base),
+            BF::new("shard_min_doc_count", "*", to_base),
+            BF::new("order", "*", to_base),
+            BF::new("collect_mode", "*", to_base),
+            BF::new("show_term_doc_count_error", "*", to_base),
+        ]],
     };
-    let items = match o.get("terms") {
-        None => return Err(too_few()),
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(EsError::x_content_parse(format!(
-                "[{TY}] terms doesn't support values of type: {}",
-                token_name(other)
-            )))
-        }
+    /// An entry of `terms` (ES's `MultiValuesSourceFieldConfig`), named after the key.
+    #[derive(Default)]
+    struct Entry {
+        keys: Map<String, Value>,
+    }
+    fn to_entry(e: &mut Entry, at: &At<'_>, v: &Value) -> EsResult<()> {
+        e.keys.insert(at.key.to_string(), v.clone());
+        Ok(())
+    }
+    static ENTRY: ObjectParser<Entry> = ObjectParser {
+        name: "terms",
+        style: Style::Object,
+        fields: &[&[
+            Field::new("field", "*", to_entry),
+            Field::new("script", "*", to_entry),
+            Field::new("missing", "*", to_entry),
+            Field::new("format", "*", to_entry),
+            Field::new("value_type", "*", to_entry),
+        ]],
     };
+    let mut b = Body::default();
+    P.parse_into(&mut b, o)?;
+    let items = b.terms.unwrap_or_default();
     if items.len() < 2 {
-        return Err(too_few());
+        return Err(EsError::illegal_argument(format!(
+            "The [terms] parameter in the aggregation [{name}] must be present and have at least 2 fields or scripts."
+        )));
     }
     let mut terms = Vec::with_capacity(items.len());
-    for item in items {
-        let Some(t) = item.as_object() else {
-            return Err(EsError::x_content_parse(format!(
-                "[{TY}] terms doesn't support values of type: {}",
-                token_name(item)
-            )));
-        };
-        expect_fields(
-            "terms",
-            t,
-            &["field", "script", "missing", "format", "value_type"],
-        )?;
-        let mut only = Map::new();
-        for k in ["field", "script", "missing", "format", "value_type"] {
-            if let Some(v) = t.get(k) {
-                only.insert(k.to_string(), v.clone());
-            }
-        }
-        terms.push(parse_terms(name, &only)?);
+    for item in &items {
+        let e = ENTRY.parse(item)?;
+        terms.push(parse_terms(name, TY, &e.keys)?);
     }
-    let mut base_obj = o.clone();
-    base_obj.remove("terms");
+    let mut base_obj = b.base;
     base_obj.insert("field".into(), json!(""));
-    let base = parse_terms(name, &base_obj)?;
+    let base = parse_terms(name, TY, &base_obj)?;
     Ok(MultiTermsReq { base, terms })
 }
 
+/// `extended_bounds` / `hard_bounds` as read (ES's `DoubleBounds` / `LongBounds` parsers:
+/// `min` and `max`, each a value or null).
+#[derive(Default)]
+struct BoundsBody {
+    min: Option<Value>,
+    max: Option<Value>,
+}
+
+static BOUNDS: ObjectParser<BoundsBody> = ObjectParser {
+    name: "bounds",
+    style: Style::Object,
+    fields: &[&[
+        Field::new("min", "dsn", |b, _, v| {
+            b.min = (!v.is_null()).then(|| v.clone());
+            Ok(())
+        }),
+        Field::new("max", "dsn", |b, _, v| {
+            b.max = (!v.is_null()).then(|| v.clone());
+            Ok(())
+        }),
+    ]],
+};
+
+/// The bounds object under the key `key` of an aggregation of type `ty` (declared as an
+/// object there); what its parser refuses is wrapped as ES's `ObjectParser` wraps it.
 fn parse_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<Value>, Option<Value>)> {
     let o = v.as_object().ok_or_else(|| {
         EsError::x_content_parse(format!(
@@ -1809,16 +1934,11 @@ fn parse_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<Value>, Opti
             token_name(v)
         ))
     })?;
-    let mut min = None;
-    let mut max = None;
-    for (k, b) in o {
-        match k.as_str() {
-            "min" => min = (!b.is_null()).then(|| b.clone()),
-            "max" => max = (!b.is_null()).then(|| b.clone()),
-            other => return Err(unknown_field(key, other, &["min", "max"])),
-        }
-    }
-    Ok((min, max))
+    let mut b = BoundsBody::default();
+    BOUNDS.parse_named(key, &mut b, o).map_err(|e| {
+        EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(e)
+    })?;
+    Ok((b.min, b.max))
 }
 
 fn numeric_bounds(ty: &str, key: &str, v: &Value) -> EsResult<(Option<f64>, Option<f64>)> {
@@ -1891,8 +2011,8 @@ static HISTOGRAM: ObjectParser<HistogramBody> = ObjectParser {
                 b.r.keyed = boolean(at.parser, at.key, v)?;
                 Ok(())
             }),
-            HF::new("order", "*", |b, at, v| {
-                b.r.order = parse_order(at.parser, v)?;
+            HF::new("order", "oa", |b, at, v| {
+                b.r.order = parse_order(at, v)?;
                 Ok(())
             }),
         ],
@@ -2057,8 +2177,8 @@ static DATE_HISTOGRAM: ObjectParser<DateHistogramBody> = ObjectParser {
                 b.r.keyed = boolean(at.parser, at.key, v)?;
                 Ok(())
             }),
-            DF::new("order", "*", |b, at, v| {
-                b.r.order = parse_order(at.parser, v)?;
+            DF::new("order", "oa", |b, at, v| {
+                b.r.order = parse_order(at, v)?;
                 Ok(())
             }),
         ],
@@ -2330,6 +2450,59 @@ fn parse_filters(name: &str, o: &Map<String, Value>) -> EsResult<FiltersReq> {
 
 /// `ip_range`: each range (`from`/`to`, or a CIDR `mask`) becomes a range filter on the
 /// field, bounds compared as IPv6 (IPv4 addresses mapped), `to` excluded, as ES's ranges.
+/// An `ip_range` range as read (ES's `IpRangeAggregationBuilder#parseRange`): each key's
+/// text (`textOrNull` for `from` and `to`).
+#[derive(Default)]
+struct IpRangeEntry {
+    key: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    mask: Option<String>,
+}
+
+fn ip_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// Hand-written in ES: any other key is "Unexpected ip range parameter".
+static IP_RANGE_ENTRY: ObjectParser<IpRangeEntry> = ObjectParser {
+    name: "range",
+    style: Style::Custom {
+        unknown: |at, _, _| {
+            EsError::parsing(format!("Unexpected ip range parameter: [{}]", at.key))
+        },
+        wrong_token: |at, t| {
+            EsError::parsing(format!(
+                "[{}] must be a string, got {}",
+                at.key,
+                t.es_name()
+            ))
+        },
+    },
+    fields: &[&[
+        Field::new("key", "vn", |r, _, v| {
+            r.key = ip_text(v);
+            Ok(())
+        }),
+        Field::new("from", "vn", |r, _, v| {
+            r.from = ip_text(v);
+            Ok(())
+        }),
+        Field::new("to", "vn", |r, _, v| {
+            r.to = ip_text(v);
+            Ok(())
+        }),
+        Field::new("mask", "vn", |r, _, v| {
+            r.mask = ip_text(v);
+            Ok(())
+        }),
+    ]],
+};
+
 fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     use std::net::{IpAddr, Ipv6Addr};
     /// The body: a field, `ranges`, `keyed` and a scalar `missing` address.
@@ -2350,8 +2523,11 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
         style: fields::AGG,
         fields: &[
             &[
-                BF::new("ranges", "*", |b, _, v| {
-                    b.ranges = Some(v.clone());
+                BF::new("ranges", "oa", |b, _, v| {
+                    b.ranges = Some(match v {
+                        Value::Array(_) => v.clone(),
+                        other => Value::Array(vec![other.clone()]),
+                    });
                     Ok(())
                 }),
                 BF::new("keyed", "*", |b, at, v| {
@@ -2396,23 +2572,17 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     };
     let mut specs: Vec<(Option<String>, Option<u128>, Option<u128>)> = Vec::new();
     for r in ranges {
-        let r = r
-            .as_object()
-            .ok_or_else(|| EsError::parsing("[ranges] must be objects"))?;
-        expect_fields("range", r, &["from", "to", "mask", "key"])?;
-        let text = |k: &str| -> EsResult<Option<String>> {
-            match r.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(EsError::parsing(format!(
-                    "[{k}] must be a string, got {other}"
-                ))),
-            }
-        };
-        let key = text("key")?;
-        let spec = match text("mask")? {
+        let r = r.as_object().ok_or_else(|| {
+            EsError::parsing(format!(
+                "[ranges] must contain objects, but hit a {}",
+                token_name(r)
+            ))
+        })?;
+        let r = IP_RANGE_ENTRY.parse(r)?;
+        let key = r.key.clone();
+        let spec = match r.mask {
             Some(mask) => {
-                if text("from")?.is_some() || text("to")?.is_some() {
+                if r.from.is_some() || r.to.is_some() {
                     return Err(EsError::illegal_argument(
                         "one of [to] or [from] and [mask] may be set, not both",
                     ));
@@ -2439,14 +2609,8 @@ fn parse_ip_range(o: &Map<String, Value>) -> EsResult<FiltersReq> {
                 (key.or(Some(mask)), Some(net), to)
             }
             None => {
-                let from = text("from")?
-                    .map(|s| parse_ip(&s))
-                    .transpose()?
-                    .map(u128::from);
-                let to = text("to")?
-                    .map(|s| parse_ip(&s))
-                    .transpose()?
-                    .map(u128::from);
+                let from = r.from.map(|s| parse_ip(&s)).transpose()?.map(u128::from);
+                let to = r.to.map(|s| parse_ip(&s)).transpose()?.map(u128::from);
                 (key, from, to)
             }
         };
@@ -2508,50 +2672,34 @@ fn field_name(o: &Map<String, Value>) -> String {
         .to_string()
 }
 
-/// `geohash_grid` and `geotile_grid` (ES's `GeoGridAggregationBuilder`: `precision` as
-/// `GeoUtils#parsePrecision` or `GeoTileUtils#parsePrecision`, `size`, `shard_size`,
-/// `bounds` as `GeoBoundingBox#parseBoundingBox`).
-fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoGridReq> {
-    use crate::geogrid::{BBox, Grid, GEOHASH_MAX, TILE_MAX_ZOOM};
-    let tile = ty == "geotile_grid";
-    if let Some(k) = o.keys().find(|k| *k == "script") {
-        return Err(unknown_field(ty, k, &[]));
-    }
-    if let Some(k) = o.keys().find(|k| *k == "value_type") {
-        return Err(EsError::illegal_argument(format!(
-            "[{k}] in [{ty}] aggregations is not supported by Lode"
-        )));
-    }
-    expect_fields(
-        ty,
-        o,
-        &[
-            "field",
-            "precision",
-            "size",
-            "shard_size",
-            "bounds",
-            "missing",
-        ],
-    )?;
-    let missing = missing_point(o)?;
-    let setter = |key: &str, cause: EsError| {
-        EsError::x_content_parse(format!("[{ty}] failed to parse field [{key}]")).caused_by(cause)
-    };
-    let field = match o.get("field") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(EsError::x_content_parse(format!(
-                "[field] must be a string but was [{}]",
-                token_name(other)
-            )))
-        }
-        None => {
-            return Err(EsError::illegal_argument(
-                "Required one of fields [field], but none were specified. ",
-            ))
-        }
-    };
+/// A `geohash_grid` or `geotile_grid` body under construction.
+#[derive(Default)]
+struct GeoGridBody {
+    name: String,
+    tile: bool,
+    field: Option<String>,
+    precision: Option<u32>,
+    size: Option<usize>,
+    shard_size: Option<usize>,
+    bounds: Option<crate::geogrid::BBox>,
+}
+
+type GF = Field<GeoGridBody>;
+
+/// A setter's failure, wrapped as ES's `ObjectParser` wraps it.
+fn failed_field(at: &At<'_>, cause: EsError) -> EsError {
+    EsError::x_content_parse(format!(
+        "[{}] failed to parse field [{}]",
+        at.parser, at.key
+    ))
+    .caused_by(cause)
+}
+
+/// `precision` as `GeoUtils#parsePrecision` (geohash: a level or a distance) or
+/// `GeoTileUtils#parsePrecision` (a zoom).
+fn geo_grid_precision(b: &GeoGridBody, at: &At<'_>, v: &Value) -> EsResult<u32> {
+    use crate::geogrid::{GEOHASH_MAX, TILE_MAX_ZOOM};
+    let tile = b.tile;
     let number_format = |s: &str| {
         EsError::bad_request(
             "number_format_exception",
@@ -2573,96 +2721,126 @@ fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoG
         }
         Ok(p as u32)
     };
-    let precision = match o.get("precision") {
-        None => {
-            if tile {
-                7
-            } else {
-                5
-            }
-        }
-        Some(Value::Number(n)) => {
+    let failed = |e| failed_field(at, e);
+    match v {
+        Value::Number(n) => {
             // `parser.intValue()`: a decimal is truncated.
             let x = n.as_f64().unwrap_or(0.0);
             if !(i32::MIN as f64..=i32::MAX as f64).contains(&x.trunc()) {
-                return Err(setter(
-                    "precision",
-                    EsError::illegal_argument(format!(
-                        "Numeric value ({n}) out of range of int (-2147483648 - 2147483647)"
-                    )),
-                ));
+                return Err(failed(EsError::illegal_argument(format!(
+                    "Numeric value ({n}) out of range of int (-2147483648 - 2147483647)"
+                ))));
             }
-            check(x.trunc() as i64).map_err(|e| setter("precision", e))?
+            check(x.trunc() as i64).map_err(failed)
         }
-        Some(Value::String(s)) => match s.parse::<i32>() {
-            Ok(p) => check(p as i64).map_err(|e| setter("precision", e))?,
-            Err(_) if tile => return Err(setter("precision", number_format(s))),
+        Value::String(s) => match s.parse::<i32>() {
+            Ok(p) => check(p as i64).map_err(failed),
+            Err(_) if tile => Err(failed(number_format(s))),
             Err(_) => {
                 // A distance: the level whose cells are at most that wide.
                 let meters = lode_engine::geo::parse_distance(&Value::String(s.clone()), 1.0)
-                    .map_err(|_| setter("precision", number_format(s)))?;
+                    .map_err(|_| failed(number_format(s)))?;
                 let level = crate::geogrid::geohash_levels_for_precision(meters);
                 check(level).map_err(|e| {
-                    setter(
-                        "precision",
+                    failed(
                         EsError::illegal_argument(format!("precision too high [{s}]")).caused_by(e),
                     )
-                })?
+                })
             }
         },
-        Some(other) => {
-            return Err(EsError::x_content_parse(format!(
-                "[{ty}] precision doesn't support values of type: {}",
-                token_name(other)
+        _ => unreachable!("declared as a number or a string"),
+    }
+}
+
+/// `size` and `shard_size` (`declareInt`, then the builder's positive check).
+fn geo_grid_positive(b: &GeoGridBody, at: &At<'_>, v: &Value) -> EsResult<usize> {
+    let n = int32(at.parser, at.key, v)?;
+    if n <= 0 {
+        let es_key = if at.key == "shard_size" {
+            "shardSize"
+        } else {
+            at.key
+        };
+        return Err(failed_field(
+            at,
+            EsError::illegal_argument(format!(
+                "[{es_key}] must be greater than 0. Found [{n}] in [{}]",
+                b.name
+            )),
+        ));
+    }
+    Ok(n as usize)
+}
+
+/// ES's `GeoGridAggregationBuilder` parser: the geo values-source keys (no `script`, no
+/// `format`), `precision`, `size`, `shard_size` and `bounds`.
+static GEO_GRID: ObjectParser<GeoGridBody> = ObjectParser {
+    name: "geohash_grid",
+    style: Style::Object,
+    fields: &[&[
+        GF::new("field", "s", |b, _, v| {
+            b.field = v.as_str().map(str::to_string);
+            Ok(())
+        }),
+        // read after the walk by `missing_point`
+        GF::new("missing", "vn", ignore),
+        GF::new("value_type", "s", |_, at, _| {
+            Err(EsError::illegal_argument(format!(
+                "[{}] in [{}] aggregations is not supported by Lode",
+                at.key, at.parser
             )))
-        }
-    };
-    let positive = |key: &str, es_key: &str| -> EsResult<Option<usize>> {
-        match o.get(key) {
-            None => Ok(None),
-            Some(v) => {
-                let n = int32(ty, key, v)?;
-                if n <= 0 {
-                    return Err(setter(
-                        key,
-                        EsError::illegal_argument(format!(
-                            "[{es_key}] must be greater than 0. Found [{n}] in [{name}]"
-                        )),
-                    ));
-                }
-                Ok(Some(n as usize))
-            }
-        }
-    };
-    let size = positive("size", "size")?.unwrap_or(10_000);
-    let shard_size = positive("shard_size", "shardSize")?
-        .unwrap_or_else(|| ((size as f64 * 1.5 + 10.0) as usize).min(i32::MAX as usize))
-        .max(size);
-    let bounds = match o.get("bounds") {
-        None => None,
-        Some(v) if !v.is_object() => {
-            return Err(EsError::x_content_parse(format!(
-                "[{ty}] bounds doesn't support values of type: {}",
-                token_name(v)
-            )))
-        }
-        Some(v) => {
+        }),
+        GF::new("precision", "ds", |b, at, v| {
+            b.precision = Some(geo_grid_precision(b, at, v)?);
+            Ok(())
+        }),
+        GF::new("size", "ds", |b, at, v| {
+            b.size = Some(geo_grid_positive(b, at, v)?);
+            Ok(())
+        }),
+        GF::new("shard_size", "ds", |b, at, v| {
+            b.shard_size = Some(geo_grid_positive(b, at, v)?);
+            Ok(())
+        }),
+        GF::new("bounds", "o", |b, at, v| {
             let (top, bottom, left, right) =
-                lode_query::geo::parse_box(ty, v).map_err(|e| setter("bounds", e))?;
-            Some(BBox {
+                lode_query::geo::parse_box(at.parser, v).map_err(|e| failed_field(at, e))?;
+            b.bounds = Some(crate::geogrid::BBox {
                 top,
                 bottom,
                 left,
                 right,
-            })
-        }
+            });
+            Ok(())
+        }),
+    ]],
+};
+
+/// `geohash_grid` and `geotile_grid` (ES's `GeoGridAggregationBuilder`).
+fn parse_geo_grid(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<GeoGridReq> {
+    use crate::geogrid::Grid;
+    let tile = ty == "geotile_grid";
+    let mut b = GeoGridBody {
+        name: name.to_string(),
+        tile,
+        ..GeoGridBody::default()
     };
+    GEO_GRID.parse_named(ty, &mut b, o)?;
+    let missing = missing_point(o)?;
+    let field = b.field.ok_or_else(|| {
+        EsError::illegal_argument("Required one of fields [field], but none were specified. ")
+    })?;
+    let size = b.size.unwrap_or(10_000);
+    let shard_size = b
+        .shard_size
+        .unwrap_or_else(|| ((size as f64 * 1.5 + 10.0) as usize).min(i32::MAX as usize))
+        .max(size);
     Ok(GeoGridReq {
         field,
         grid: Grid {
             tile,
-            precision,
-            bounds,
+            precision: b.precision.unwrap_or(if tile { 7 } else { 5 }),
+            bounds: b.bounds,
             missing,
         },
         size,
@@ -2693,91 +2871,134 @@ fn missing_point(o: &Map<String, Value>) -> EsResult<Option<(f64, f64)>> {
     }
 }
 
+/// A `geo_distance` body under construction.
+#[derive(Default)]
+struct GeoDistanceBody {
+    field: Option<Value>,
+    origin: Option<(f64, f64)>,
+    unit: Option<f64>,
+    plane: bool,
+    keyed: bool,
+    ranges: Option<Vec<DistanceRange>>,
+}
+
+type GeoDistanceField = Field<GeoDistanceBody>;
+
+/// ES's `GeoDistanceAggregationBuilder` parser (its values source is a field).
+static GEO_DISTANCE: ObjectParser<GeoDistanceBody> = ObjectParser {
+    name: "geo_distance",
+    style: fields::AGG,
+    fields: &[&[
+        GeoDistanceField::new("field", "*", |b, _, v| {
+            b.field = Some(v.clone());
+            Ok(())
+        }),
+        // read after the walk by `missing_point`
+        GeoDistanceField::new("missing", "vn", ignore),
+        GeoDistanceField::new("origin", "oas", |b, at, v| {
+            b.origin = Some(
+                lode_engine::geo::parse_point(v, true)
+                    .map_err(|e| EsError::parsing(format!("[{}] {e}", at.parser)))?,
+            );
+            Ok(())
+        }),
+        GeoDistanceField::new("unit", "s", |b, _, v| {
+            let u = v.as_str().unwrap_or_default();
+            b.unit = Some(lode_engine::geo::unit_meters(u).ok_or_else(|| {
+                EsError::illegal_argument(format!("No distance unit match [{u}]"))
+            })?);
+            Ok(())
+        }),
+        GeoDistanceField::new("distance_type", "s", |b, _, v| {
+            let t = v.as_str().unwrap_or_default();
+            let ty = lode_engine::geo::DistanceType::parse(t)
+                .ok_or_else(|| EsError::illegal_argument(format!("No geo distance for [{t}]")))?;
+            b.plane = ty == lode_engine::geo::DistanceType::Plane;
+            Ok(())
+        }),
+        GeoDistanceField::new("keyed", "bs", |b, at, v| {
+            b.keyed = boolean(at.parser, at.key, v)?;
+            Ok(())
+        }),
+        GeoDistanceField::new("ranges", "oa", |b, at, v| {
+            let items = match v {
+                Value::Array(a) => a.as_slice(),
+                other => std::slice::from_ref(other),
+            };
+            let ranges = items
+                .iter()
+                .map(|r| geo_distance_range(at.parser, r))
+                .collect::<EsResult<Vec<_>>>()?;
+            b.ranges = Some(ranges);
+            Ok(())
+        }),
+    ]],
+};
+
+/// A `ranges` entry: `from`, `to` (numbers or numeric strings) and `key`.
+type DistanceRange = (Option<String>, Option<f64>, Option<f64>);
+
+#[derive(Default)]
+struct DistanceRangeBody {
+    key: Option<String>,
+    from: Option<f64>,
+    to: Option<f64>,
+}
+
+fn distance_bound(at: &At<'_>, v: &Value) -> EsResult<Option<f64>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => Ok(n.as_f64()),
+        Value::String(s) => {
+            s.trim().parse().map(Some).map_err(|_| {
+                EsError::parsing(format!("[geo_distance] failed to parse [{}]", at.key))
+            })
+        }
+        _ => unreachable!("declared as a value or null"),
+    }
+}
+
+static DISTANCE_RANGE: ObjectParser<DistanceRangeBody> = ObjectParser {
+    name: "range",
+    style: Style::Object,
+    fields: &[&[
+        Field::new("from", "dsn", |r, at, v| {
+            r.from = distance_bound(at, v)?;
+            Ok(())
+        }),
+        Field::new("to", "dsn", |r, at, v| {
+            r.to = distance_bound(at, v)?;
+            Ok(())
+        }),
+        Field::new("key", "sn", |r, _, v| {
+            r.key = v.as_str().map(str::to_string);
+            Ok(())
+        }),
+    ]],
+};
+
+fn geo_distance_range(ty: &str, r: &Value) -> EsResult<DistanceRange> {
+    let r = r
+        .as_object()
+        .ok_or_else(|| EsError::parsing(format!("[{ty}] ranges must be objects")))?;
+    let b = DISTANCE_RANGE.parse(r)?;
+    Ok((b.key, b.from, b.to))
+}
+
 fn parse_geo_distance_agg(o: &Map<String, Value>) -> EsResult<FiltersReq> {
     const TY: &str = "geo_distance";
-    expect_fields(
-        TY,
-        o,
-        &[
-            "field",
-            "origin",
-            "ranges",
-            "unit",
-            "distance_type",
-            "keyed",
-            "missing",
-        ],
-    )?;
-    let field = required_field(o)?;
+    let b = GEO_DISTANCE.parse(o)?;
+    let field = required_field_of(b.field.as_ref())?;
     let missing = missing_point(o)?;
-    let keyed = o
-        .get("keyed")
-        .map(|v| boolean(TY, "keyed", v))
-        .transpose()?
-        .unwrap_or(false);
-    let origin = o
-        .get("origin")
+    let keyed = b.keyed;
+    let (lat, lon) = b
+        .origin
         .ok_or_else(|| EsError::illegal_argument("Required [origin]"))?;
-    let (lat, lon) = lode_engine::geo::parse_point(origin, true)
-        .map_err(|e| EsError::parsing(format!("[{TY}] {e}")))?;
-    let unit = match o.get("unit") {
-        None => 1.0,
-        Some(v) => v
-            .as_str()
-            .and_then(lode_engine::geo::unit_meters)
-            .ok_or_else(|| {
-                EsError::illegal_argument(format!(
-                    "No distance unit match [{}]",
-                    v.as_str().unwrap_or_default()
-                ))
-            })?,
-    };
-    let plane = match o.get("distance_type") {
-        None => false,
-        Some(v) => {
-            v.as_str()
-                .and_then(lode_engine::geo::DistanceType::parse)
-                .ok_or_else(|| {
-                    EsError::illegal_argument(format!(
-                        "No geo distance for [{}]",
-                        v.as_str().unwrap_or_default()
-                    ))
-                })?
-                == lode_engine::geo::DistanceType::Plane
-        }
-    };
-    let ranges = o
-        .get("ranges")
-        .and_then(Value::as_array)
-        .filter(|a| !a.is_empty())
-        .ok_or_else(|| {
-            EsError::illegal_argument("No [ranges] specified for the [geo_distance] aggregation")
-        })?;
-    let mut specs: Vec<(Option<String>, Option<f64>, Option<f64>)> = Vec::new();
-    for r in ranges {
-        let r = r
-            .as_object()
-            .ok_or_else(|| EsError::parsing(format!("[{TY}] ranges must be objects")))?;
-        let num = |k: &str| -> EsResult<Option<f64>> {
-            match r.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) => Ok(n.as_f64()),
-                Some(Value::String(s)) => s
-                    .trim()
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| EsError::parsing(format!("[{TY}] failed to parse [{k}]"))),
-                Some(_) => Err(EsError::parsing(format!("[{TY}] failed to parse [{k}]"))),
-            }
-        };
-        for k in r.keys() {
-            if !matches!(k.as_str(), "from" | "to" | "key") {
-                return Err(unknown_field("range", k, &["from", "to", "key"]));
-            }
-        }
-        let key = r.get("key").and_then(Value::as_str).map(str::to_string);
-        specs.push((key, num("from")?, num("to")?));
-    }
+    let unit = b.unit.unwrap_or(1.0);
+    let plane = b.plane;
+    let mut specs = b.ranges.filter(|r| !r.is_empty()).ok_or_else(|| {
+        EsError::illegal_argument("No [ranges] specified for the [geo_distance] aggregation")
+    })?;
     specs.sort_by(|a, b| {
         a.1.unwrap_or(f64::NEG_INFINITY)
             .total_cmp(&b.1.unwrap_or(f64::NEG_INFINITY))
@@ -2973,11 +3194,67 @@ static GEOTILE_SOURCE: ObjectParser<SourceBody> = ObjectParser {
     ],
 };
 
+/// A composite's top level under construction.
+#[derive(Default)]
+struct CompositeBody {
+    name: String,
+    sources: Option<Vec<Value>>,
+    size: Option<usize>,
+    after: Option<Map<String, Value>>,
+}
+
+type CompositeField = Field<CompositeBody>;
+
+/// ES's `CompositeAggregationBuilder` parser: `sources` (the sources' own parsers below),
+/// `size`, `after`.
+static COMPOSITE: ObjectParser<CompositeBody> = ObjectParser {
+    name: "composite",
+    style: fields::AGG,
+    fields: &[&[
+        // `declareObjectArray`: an array of objects, or one object
+        CompositeField::new("sources", "oa", |b, _, v| {
+            b.sources = Some(match v {
+                Value::Array(a) => a.clone(),
+                other => vec![other.clone()],
+            });
+            Ok(())
+        }),
+        CompositeField::new("size", "ds", |b, at, v| {
+            let n = int32(at.parser, at.key, v)?;
+            if n <= 0 {
+                return Err(EsError::illegal_argument(format!(
+                    "[size] must be greater than 0. Found [{n}] in [{}]",
+                    b.name
+                )));
+            }
+            b.size = Some(n as usize);
+            Ok(())
+        }),
+        CompositeField::new("after", "o", |b, _, v| {
+            b.after = v.as_object().cloned();
+            Ok(())
+        }),
+    ]],
+};
+
+/// `CompositeValuesSourceParserHelper#fromXContent`'s `ensureExpectedToken`.
+fn expect_object(v: &Value) -> EsResult<&Map<String, Value>> {
+    v.as_object().ok_or_else(|| {
+        EsError::parsing(format!(
+            "Failed to parse object: expecting token of type [START_OBJECT] but found [{}]",
+            token_name(v)
+        ))
+    })
+}
+
 fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq> {
-    const TY: &str = "composite";
-    expect_fields(TY, o, &["sources", "size", "after"])?;
-    let sources_json = match o.get("sources") {
-        Some(Value::Array(a)) if !a.is_empty() => a,
+    let mut c = CompositeBody {
+        name: name.to_string(),
+        ..CompositeBody::default()
+    };
+    COMPOSITE.parse_into(&mut c, o)?;
+    let sources_json = match &c.sources {
+        Some(a) if !a.is_empty() => a,
         None => return Err(EsError::x_content_parse("[composite] Required [sources]")),
         _ => {
             return Err(EsError::illegal_argument(
@@ -2987,30 +3264,27 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
     };
     let mut sources = Vec::new();
     for s in sources_json {
-        let so = s.as_object().filter(|m| m.len() == 1).ok_or_else(|| {
-            EsError::parsing(format!(
+        let so = expect_object(s)?;
+        if so.len() != 1 {
+            return Err(EsError::parsing(format!(
                 "[{name}] each source must be an object with one name"
-            ))
-        })?;
+            )));
+        }
         let (src_name, def) = so.iter().next().expect("one entry");
-        let def = def
-            .as_object()
-            .filter(|m| m.len() == 1)
-            .ok_or_else(|| EsError::parsing(format!("Unknown source type in [{src_name}]")))?;
+        let def = expect_object(def)?;
+        if def.len() != 1 {
+            return Err(EsError::parsing(format!(
+                "[{src_name}] a source must be an object with one source type"
+            )));
+        }
         let (kind_name, body) = def.iter().next().expect("one entry");
-        let body = body
-            .as_object()
-            .ok_or_else(|| EsError::parsing(format!("Unknown source type in [{src_name}]")))?;
+        let body = expect_object(body)?;
         let parser = match kind_name.as_str() {
             "terms" => &TERMS_SOURCE,
             "histogram" => &HISTOGRAM_SOURCE,
             "date_histogram" => &DATE_HISTOGRAM_SOURCE,
             "geotile_grid" => &GEOTILE_SOURCE,
-            other => {
-                return Err(EsError::parsing(format!(
-                    "Unknown source type [{other}] in [{src_name}]"
-                )))
-            }
+            other => return Err(EsError::parsing(format!("invalid source type: {other}"))),
         };
         let mut b = SourceBody::default();
         parser.parse_into(&mut b, body)?;
@@ -3021,7 +3295,7 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             _ => b.source.field_or_script(false, false)?,
         };
         if kind_name == "geotile_grid" && b.source.script.is_some() {
-            return Err(unknown_field(kind_name, "script", &[]));
+            return Err(EsError::unknown_field(kind_name, "script", &[]));
         }
         let asc = match b.order.as_deref() {
             None | Some("asc") => true,
@@ -3129,32 +3403,10 @@ fn parse_composite(name: &str, o: &Map<String, Value>) -> EsResult<CompositeReq>
             dups.join(", ")
         )));
     }
-    let size = match o.get("size") {
-        Some(v) => {
-            let n = int32(TY, "size", v)?;
-            if n <= 0 {
-                return Err(EsError::illegal_argument(format!(
-                    "[size] must be greater than 0. Found [{n}] in [{name}]"
-                )));
-            }
-            n as usize
-        }
-        None => 10,
-    };
-    let after = match o.get("after") {
-        Some(Value::Object(m)) => Some(m.clone()),
-        Some(other) => {
-            return Err(EsError::x_content_parse(format!(
-                "[composite] after doesn't support values of type: {}",
-                token_name(other)
-            )))
-        }
-        None => None,
-    };
     Ok(CompositeReq {
         sources,
-        size,
-        after,
+        size: c.size.unwrap_or(10),
+        after: c.after,
     })
 }
 
@@ -3387,8 +3639,8 @@ const fn percentiles_options() -> [PF; 3] {
             b.keyed = boolean(at.parser, at.key, v)?;
             Ok(())
         }),
-        PF::new("tdigest", "*", set_tdigest),
-        PF::new("hdr", "*", set_hdr),
+        PF::new("tdigest", "o", set_tdigest),
+        PF::new("hdr", "o", set_hdr),
     ]
 }
 
@@ -3460,55 +3712,76 @@ fn set_method(b: &mut PercentilesBody, at: &At<'_>, m: PercentilesMethod) -> EsR
     Ok(())
 }
 
+/// A `tdigest` or `hdr` object as read (ES's `PercentilesConfig` parsers).
+#[derive(Default)]
+struct MethodBody {
+    compression: Option<f64>,
+    high_accuracy: bool,
+    digits: Option<i64>,
+}
+
+type MethodField = Field<MethodBody>;
+
+/// A method parser's failure inside the aggregation's parser, wrapped as ES wraps it.
+fn wrap_method(at: &At<'_>, e: EsError) -> EsError {
+    EsError::x_content_parse(format!(
+        "[{}] failed to parse field [{}]",
+        at.parser, at.key
+    ))
+    .caused_by(e)
+}
+
+static TDIGEST: ObjectParser<MethodBody> = ObjectParser {
+    name: "tdigest",
+    style: Style::Object,
+    fields: &[&[
+        MethodField::new("compression", "ds", |m, at, v| {
+            m.compression = Some(num(at.parser, at.key, v)?);
+            Ok(())
+        }),
+        MethodField::new("execution_hint", "s", |m, at, v| {
+            m.high_accuracy = tdigest_execution_hint(&string(at.parser, at.key, v)?)?;
+            Ok(())
+        }),
+    ]],
+};
+
+static HDR: ObjectParser<MethodBody> = ObjectParser {
+    name: "hdr",
+    style: Style::Object,
+    fields: &[&[MethodField::new(
+        "number_of_significant_value_digits",
+        "ds",
+        |m, at, v| {
+            m.digits = Some(int32(at.parser, at.key, v)?);
+            Ok(())
+        },
+    )]],
+};
+
 /// `tdigest: {compression, execution_hint}`.
 fn set_tdigest(b: &mut PercentilesBody, at: &At<'_>, v: &Value) -> EsResult<()> {
-    let ty = at.parser;
-    let o = v
-        .as_object()
-        .ok_or_else(|| EsError::parsing(format!("[{ty}] [tdigest] must be an object")))?;
-    let mut compression = crate::digest::DEFAULT_COMPRESSION;
-    let mut high_accuracy = false;
-    for (tk, tv) in o {
-        match tk.as_str() {
-            "compression" => compression = tdigest_compression(&b.name, num(ty, tk, tv)?)?,
-            "execution_hint" => high_accuracy = tdigest_execution_hint(&string(ty, tk, tv)?)?,
-            other => {
-                return Err(EsError::x_content_parse(format!(
-                    "[tdigest] unknown field [{other}]"
-                )))
-            }
-        }
-    }
+    let o = v.as_object().expect("declared as an object");
+    let m = TDIGEST.parse(o).map_err(|e| wrap_method(at, e))?;
+    let compression = match m.compression {
+        Some(c) => tdigest_compression(&b.name, c)?,
+        None => crate::digest::DEFAULT_COMPRESSION,
+    };
     set_method(
         b,
         at,
         PercentilesMethod::TDigest {
             compression,
-            high_accuracy,
+            high_accuracy: m.high_accuracy,
         },
     )
 }
 
 /// `hdr: {number_of_significant_value_digits}`.
 fn set_hdr(b: &mut PercentilesBody, at: &At<'_>, v: &Value) -> EsResult<()> {
-    let o = v
-        .as_object()
-        .ok_or_else(|| EsError::parsing(format!("[{}] [hdr] must be an object", at.parser)))?;
-    let mut digits = 3i64;
-    for (hk, hv) in o {
-        match hk.as_str() {
-            "number_of_significant_value_digits" => {
-                digits = hv.as_i64().filter(|_| hv.is_number()).ok_or_else(|| {
-                    EsError::x_content_parse(format!("[hdr] failed to parse field [{hk}]"))
-                })?;
-            }
-            other => {
-                return Err(EsError::x_content_parse(format!(
-                    "[hdr] unknown field [{other}]"
-                )))
-            }
-        }
-    }
+    let o = v.as_object().expect("declared as an object");
+    let m = HDR.parse(o).map_err(|e| wrap_method(at, e))?;
+    let digits = m.digits.unwrap_or(3);
     if !(0..=5).contains(&digits) {
         return Err(EsError::illegal_argument(format!(
             "[numberOfSignificantValueDigits] must be between 0 and 5: [{}]",
@@ -4005,5 +4278,202 @@ mod declared_tests {
             e.reason,
             "[percentiles] cannot use both [tdigest] and [hdr] methods: [a]"
         );
+    }
+}
+
+#[cfg(test)]
+mod declared_rest_tests {
+    //! One refusal per declaration ported from hand-written checks (issue 9, 2f).
+    use super::*;
+    use serde_json::json;
+
+    fn err(v: Value) -> (String, String, Option<String>) {
+        let e = parse_aggs(&v).expect_err("an error");
+        let cause = e.caused_by.as_ref().map(|c| c.reason.clone());
+        (e.kind, e.reason, cause)
+    }
+
+    fn reason(v: Value) -> String {
+        err(v).1
+    }
+
+    #[test]
+    fn significant_text_and_multi_terms() {
+        assert_eq!(
+            reason(json!({"s": {"significant_text": {"field": "b", "filter_duplicate_txt": true}}})),
+            "[significant_text] unknown field [filter_duplicate_txt] did you mean [filter_duplicate_text]?"
+        );
+        assert_eq!(
+            reason(json!({"s": {"significant_text": {"field": "b", "source_fields": {}}}})),
+            "[significant_text] source_fields doesn't support values of type: START_OBJECT"
+        );
+        assert_eq!(
+            reason(json!({"m": {"multi_terms": {"terms": [{"field": "a"}, {"feld": "b"}]}}})),
+            "[terms] unknown field [feld] did you mean [field]?"
+        );
+        assert_eq!(
+            reason(json!({"m": {"multi_terms": {"terms": "a"}}})),
+            "[multi_terms] terms doesn't support values of type: VALUE_STRING"
+        );
+        // the terms parser names the outer type
+        assert_eq!(
+            reason(
+                json!({"m": {"multi_terms": {"terms": [{"field": "a"}, {"field": "b"}], "size": "x"}}})
+            ),
+            reason(json!({"t": {"terms": {"field": "a", "size": "x"}}}))
+                .replace("[terms]", "[multi_terms]")
+        );
+        assert_eq!(
+            reason(json!({"r": {"rare_terms": {"field": "a", "include": 1}}})),
+            "[rare_terms] include doesn't support values of type: VALUE_NUMBER"
+        );
+    }
+
+    #[test]
+    fn geo_grids_and_geo_distance() {
+        assert_eq!(
+            reason(json!({"g": {"geohash_grid": {"field": "p", "precission": 3}}})),
+            "[geohash_grid] unknown field [precission] did you mean [precision]?"
+        );
+        assert_eq!(
+            reason(json!({"g": {"geotile_grid": {"field": "p", "bounds": "x"}}})),
+            "[geotile_grid] bounds doesn't support values of type: VALUE_STRING"
+        );
+        assert_eq!(
+            reason(
+                json!({"d": {"geo_distance": {"field": "p", "origin": "1,1", "unt": "km",
+                                                   "ranges": [{"to": 1}]}}})
+            ),
+            "[geo_distance] unknown field [unt] did you mean [unit]?"
+        );
+        assert_eq!(
+            reason(json!({"d": {"geo_distance": {"field": "p", "origin": "1,1",
+                                                   "ranges": [{"to": 1, "ky": "a"}]}}})),
+            "[range] unknown field [ky] did you mean [key]?"
+        );
+        assert_eq!(
+            reason(json!({"d": {"geo_distance": {"field": "p", "origin": "1,1",
+                                                   "ranges": [{"to": []}]}}})),
+            "[range] to doesn't support values of type: START_ARRAY"
+        );
+    }
+
+    #[test]
+    fn composite_top_level() {
+        let src = json!([{"t": {"terms": {"field": "a"}}}]);
+        assert_eq!(
+            reason(json!({"c": {"composite": {"sources": src, "aftr": {}}}})),
+            "[composite] unknown field [aftr] did you mean [after]?"
+        );
+        assert_eq!(
+            reason(json!({"c": {"composite": {"sources": src, "after": 1}}})),
+            "[composite] after doesn't support values of type: VALUE_NUMBER"
+        );
+        assert_eq!(
+            err(json!({"c": {"composite": {"sources": [{"t": {"nope": {}}}]}}})),
+            (
+                "parsing_exception".into(),
+                "invalid source type: nope".into(),
+                None
+            )
+        );
+    }
+
+    #[test]
+    fn nested_objects() {
+        assert_eq!(
+            err(
+                json!({"r": {"ip_range": {"field": "ip", "ranges": [{"mask": "10.0.0.0/8", "bogus": 1}]}}})
+            ),
+            (
+                "parsing_exception".into(),
+                "Unexpected ip range parameter: [bogus]".into(),
+                None
+            )
+        );
+        assert_eq!(
+            reason(json!({"r": {"ip_range": {"field": "ip", "ranges": [1]}}})),
+            "[ranges] must contain objects, but hit a VALUE_NUMBER"
+        );
+        assert_eq!(
+            err(
+                json!({"h": {"histogram": {"field": "x", "interval": 1, "hard_bounds": {"min": []}}}})
+            ),
+            (
+                "x_content_parse_exception".into(),
+                "[histogram] failed to parse field [hard_bounds]".into(),
+                Some("[hard_bounds] min doesn't support values of type: START_ARRAY".into())
+            )
+        );
+        assert_eq!(
+            err(json!({"t": {"terms": {"field": "x", "include": {"partition": 0, "parts": 2}}}})).2,
+            Some("Unknown parameter in Include/Exclude clause: parts".into())
+        );
+        assert_eq!(
+            err(json!({"t": {"terms": {"field": "x", "order": {"_count": "up"}}}})),
+            (
+                "x_content_parse_exception".into(),
+                "[terms] failed to parse field [order]".into(),
+                Some("Unknown order direction [up]".into())
+            )
+        );
+        assert_eq!(
+            reason(json!({"t": {"terms": {"field": "x", "order": "_count"}}})),
+            "[terms] order doesn't support values of type: VALUE_STRING"
+        );
+        assert_eq!(
+            err(json!({"p": {"percentiles": {"field": "x", "hdr": {"digits": 2}}}})).2,
+            Some("[hdr] unknown field [digits]".into())
+        );
+        assert_eq!(
+            reason(json!({"p": {"percentiles": {"field": "x", "tdigest": 100}}})),
+            "[percentiles] tdigest doesn't support values of type: VALUE_NUMBER"
+        );
+        assert_eq!(
+            reason(json!({"v": {"variable_width_histogram": {"field": "x", "initial_bufer": 5}}})),
+            "[variable_width_histogram] unknown field [initial_bufer] did you mean [initial_buffer]?"
+        );
+    }
+
+    #[test]
+    fn order_objects_as_es() {
+        let AggKind::Terms(t) = parse_aggs(&json!({"t": {"terms": {"field": "x",
+            "order": [{"_count": "desc", "_key": "asc"}, {"s": "ASC"}]}}}))
+        .unwrap()
+        .aggs
+        .remove(0)
+        .kind
+        else {
+            panic!("terms")
+        };
+        // the last key of an object is its order; a key order ends the compound order
+        assert_eq!(t.order.len(), 2);
+        assert!(t.order[0].key == OrderKey::Key && t.order[0].asc);
+    }
+
+    #[test]
+    fn terms_hints_and_shard_min_doc_count() {
+        assert_eq!(
+            reason(json!({"t": {"terms": {"field": "x", "execution_hint": "hash"}}})),
+            "Unknown `execution_hint`: [hash], expected any of [map, global_ordinals]"
+        );
+        assert_eq!(
+            err(json!({"t": {"terms": {"field": "x", "collect_mode": "wide"}}})).2,
+            Some("no [collect_mode] found for value [wide]".into())
+        );
+        assert_eq!(
+            reason(json!({"t": {"terms": {"field": "x", "shard_min_doc_count": -2}}})),
+            "[shardMinDocCount] must be greater than or equal to 0. Found [-2] in [t]"
+        );
+        let AggKind::Terms(t) = parse_aggs(&json!({"t": {"terms": {"field": "x",
+            "shard_min_doc_count": 4, "execution_hint": "map", "collect_mode": "depth_first"}}}))
+        .unwrap()
+        .aggs
+        .remove(0)
+        .kind
+        else {
+            panic!("terms")
+        };
+        assert_eq!(t.shard_min_doc_count, 4);
     }
 }

@@ -10,6 +10,7 @@ use super::dsl::{build_dsl, DslQuery};
 use super::exec::Exec;
 use super::term_counts::live_term_counts;
 use lode_engine::mapping::Storage;
+use lode_engine::object_parser::{At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -230,16 +231,6 @@ pub(crate) struct Nxy {
     pub background_is_superset: bool,
 }
 
-/// The heuristics' names, as the aggregations' parameters.
-pub(crate) const HEURISTICS: [&str; 6] = [
-    "jlh",
-    "mutual_information",
-    "chi_square",
-    "gnd",
-    "percentage",
-    "script_heuristic",
-];
-
 /// `NXYSignificanceHeuristic.SCORE_ERROR_MESSAGE`.
 const SCORE_ERROR: &str = ", does your background filter not include all documents in the bucket? If so and it is intentional, set \"background_is_superset\": false";
 
@@ -388,73 +379,147 @@ impl Heuristic {
     }
 }
 
-/// The heuristic an aggregation's parameters name (`jlh` when none): `ty` is the
-/// aggregation's type, for the errors.
-pub(crate) fn parse_heuristic(ty: &str, o: &Map<String, Value>) -> EsResult<Heuristic> {
-    let mut out = Heuristic::Jlh;
-    for (name, v) in o.iter().filter(|(k, _)| HEURISTICS.contains(&k.as_str())) {
-        let Value::Object(p) = v else {
-            return Err(EsError::x_content_parse(format!(
-                "[{ty}] {name} doesn't support values of type: {}",
-                crate::request::token_name(v)
-            )));
-        };
-        let flag = |key: &str, default: bool| -> EsResult<bool> {
-            match p.get(key) {
-                None => Ok(default),
-                Some(Value::Bool(b)) => Ok(*b),
-                Some(Value::String(s)) if s == "true" => Ok(true),
-                Some(Value::String(s)) if s == "false" => Ok(false),
-                Some(_) => Err(EsError::x_content_parse(format!(
-                    "[{name}] failed to parse field [{key}]"
-                ))),
-            }
-        };
-        let only = |keys: &[&str]| -> EsResult<()> {
-            match p.keys().find(|k| !keys.contains(&k.as_str())) {
-                Some(k) => Err(EsError::unknown_field(name, k, keys)),
-                None => Ok(()),
-            }
-        };
-        let nxy = || -> EsResult<Nxy> {
-            only(&["include_negatives", "background_is_superset"])?;
-            Ok(Nxy {
-                include_negatives: flag("include_negatives", false)?,
-                background_is_superset: flag("background_is_superset", true)?,
-            })
-        };
-        out = match name.as_str() {
-            "jlh" => {
-                if !p.is_empty() {
-                    return Err(EsError::parsing(format!(
-                        "failed to parse [jlh] significance heuristic. expected an empty object, but got [{v}] instead"
-                    )));
-                }
-                Heuristic::Jlh
-            }
-            "mutual_information" => Heuristic::MutualInformation(nxy()?),
-            "chi_square" => Heuristic::ChiSquare(nxy()?),
-            "gnd" => {
-                only(&["background_is_superset"])?;
-                Heuristic::Gnd(Nxy {
-                    include_negatives: true,
-                    background_is_superset: flag("background_is_superset", true)?,
-                })
-            }
-            "percentage" => {
-                only(&[])?;
-                Heuristic::Percentage
-            }
-            _ => {
-                only(&["script"])?;
-                let Some(script) = p.get("script") else {
-                    return Err(EsError::illegal_argument("Required [script]"));
-                };
-                Heuristic::Script(lode_painless::AggScript::compile_bucket(script, None)?)
-            }
-        };
+/// A body that takes a significance heuristic (`significant_terms`, `significant_text`).
+pub(crate) trait Heuristics {
+    fn heuristic(&mut self) -> &mut Option<Heuristic>;
+}
+
+/// The heuristics, one key each, as ES's builders declare them (`declareObject`, one per
+/// registered heuristic); the last one written is the aggregation's (`jlh` when none).
+pub(crate) const fn heuristic_fields<T: Heuristics>() -> [Field<T>; 6] {
+    [
+        Field::new("jlh", "o", set_heuristic::<T>),
+        Field::new("mutual_information", "o", set_heuristic::<T>),
+        Field::new("chi_square", "o", set_heuristic::<T>),
+        Field::new("gnd", "o", set_heuristic::<T>),
+        Field::new("percentage", "o", set_heuristic::<T>),
+        Field::new("script_heuristic", "o", set_heuristic::<T>),
+    ]
+}
+
+fn set_heuristic<T: Heuristics>(t: &mut T, at: &At<'_>, v: &Value) -> EsResult<()> {
+    let o = v.as_object().expect("declared as an object");
+    // ES parses a heuristic as a named object of the aggregation's parser: what the
+    // heuristic's own parser refuses comes out as it is, not wrapped.
+    *t.heuristic() = Some(heuristic(at.key, o)?);
+    Ok(())
+}
+
+/// A heuristic's parameters as read.
+#[derive(Default)]
+struct Params {
+    include_negatives: Option<bool>,
+    background_is_superset: Option<bool>,
+    script: Option<Value>,
+}
+
+type PF = Field<Params>;
+
+/// `declareBoolean`: a boolean, or the strings `true` / `false`.
+fn flag(at: &At<'_>, v: &Value) -> EsResult<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s == "true" => Ok(true),
+        Value::String(s) if s == "false" => Ok(false),
+        other => Err(EsError::x_content_parse(format!(
+            "[{}] failed to parse field [{}]",
+            at.parser, at.key
+        ))
+        .caused_by(EsError::illegal_argument(format!(
+            "Failed to parse value [{}] as only [true] or [false] are allowed.",
+            other
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| other.to_string())
+        )))),
     }
-    Ok(out)
+}
+
+const fn include_negatives() -> PF {
+    PF::new("include_negatives", "bs", |p, at, v| {
+        p.include_negatives = Some(flag(at, v)?);
+        Ok(())
+    })
+}
+
+const fn background_is_superset() -> PF {
+    PF::new("background_is_superset", "bs", |p, at, v| {
+        p.background_is_superset = Some(flag(at, v)?);
+        Ok(())
+    })
+}
+
+static JLH: ObjectParser<Params> = ObjectParser {
+    name: "jlh",
+    style: Style::Object,
+    fields: &[],
+};
+
+static MUTUAL_INFORMATION: ObjectParser<Params> = ObjectParser {
+    name: "mutual_information",
+    style: Style::Object,
+    fields: &[&[include_negatives(), background_is_superset()]],
+};
+
+static CHI_SQUARE: ObjectParser<Params> = ObjectParser {
+    name: "chi_square",
+    style: Style::Object,
+    fields: &[&[include_negatives(), background_is_superset()]],
+};
+
+static GND: ObjectParser<Params> = ObjectParser {
+    name: "gnd",
+    style: Style::Object,
+    fields: &[&[background_is_superset()]],
+};
+
+static PERCENTAGE: ObjectParser<Params> = ObjectParser {
+    name: "percentage",
+    style: Style::Object,
+    fields: &[],
+};
+
+static SCRIPT_HEURISTIC: ObjectParser<Params> = ObjectParser {
+    name: "script_heuristic",
+    style: Style::Object,
+    fields: &[&[PF::new("script", "so", |p, _, v| {
+        p.script = Some(v.clone());
+        Ok(())
+    })]],
+};
+
+/// The heuristic `name` with its parameters `o`.
+fn heuristic(name: &str, o: &Map<String, Value>) -> EsResult<Heuristic> {
+    let parser = match name {
+        "jlh" => &JLH,
+        "mutual_information" => &MUTUAL_INFORMATION,
+        "chi_square" => &CHI_SQUARE,
+        "gnd" => &GND,
+        "percentage" => &PERCENTAGE,
+        _ => &SCRIPT_HEURISTIC,
+    };
+    let p = parser.parse(o)?;
+    let nxy = Nxy {
+        include_negatives: p.include_negatives.unwrap_or(false),
+        background_is_superset: p.background_is_superset.unwrap_or(true),
+    };
+    Ok(match name {
+        "jlh" => Heuristic::Jlh,
+        "mutual_information" => Heuristic::MutualInformation(nxy),
+        "chi_square" => Heuristic::ChiSquare(nxy),
+        // GND counts the negatives too
+        "gnd" => Heuristic::Gnd(Nxy {
+            include_negatives: true,
+            ..nxy
+        }),
+        "percentage" => Heuristic::Percentage,
+        _ => {
+            let Some(script) = p.script else {
+                return Err(EsError::illegal_argument("Required [script]"));
+            };
+            Heuristic::Script(lode_painless::AggScript::compile_bucket(&script, None)?)
+        }
+    })
 }
 
 /// Elasticsearch's `JLHScore`: the absolute change in probability times the relative change,
@@ -481,7 +546,8 @@ pub(crate) fn jlh(
 
 #[cfg(test)]
 mod tests {
-    use super::{jlh, parse_heuristic, Heuristic, Nxy};
+    use super::{heuristic_fields, jlh, Heuristic, Heuristics, Nxy};
+    use lode_engine::object_parser::{ObjectParser, Style};
     use serde_json::json;
 
     fn close(a: f64, b: f64) -> bool {
@@ -495,8 +561,23 @@ mod tests {
         }
     }
 
+    #[derive(Default)]
+    struct Body(Option<Heuristic>);
+
+    impl Heuristics for Body {
+        fn heuristic(&mut self) -> &mut Option<Heuristic> {
+            &mut self.0
+        }
+    }
+
+    static P: ObjectParser<Body> = ObjectParser {
+        name: "significant_terms",
+        style: Style::Object,
+        fields: &[&heuristic_fields()],
+    };
+
     fn parse(v: serde_json::Value) -> lode_engine::EsResult<Heuristic> {
-        parse_heuristic("significant_terms", v.as_object().unwrap())
+        Ok(P.parse(v.as_object().unwrap())?.0.unwrap_or(Heuristic::Jlh))
     }
 
     #[test]
@@ -600,41 +681,55 @@ mod tests {
             panic!()
         };
         assert_eq!(p, nxy(true, false));
-        let err = |v| parse(v).err().map(|e| (e.kind.clone(), e.reason));
+        // the heuristic's own refusal, as its parser words it
+        let err = |v| {
+            let Err(e) = parse(v) else { panic!("refused") };
+            (e.kind.clone(), e.reason.clone(), e.caused_by.is_some())
+        };
+        let own = |kind: &str, reason: &str| (kind.to_string(), reason.to_string(), false);
         assert_eq!(
             err(json!({"gnd": {"include_negatives": true}})),
-            Some((
-                "x_content_parse_exception".into(),
-                "[gnd] unknown field [include_negatives]".into()
-            ))
+            own(
+                "x_content_parse_exception",
+                "[gnd] unknown field [include_negatives]"
+            )
         );
         assert_eq!(
             err(json!({"chi_square": {"include_negatives": 3}})),
-            Some((
-                "x_content_parse_exception".into(),
-                "[chi_square] failed to parse field [include_negatives]".into()
-            ))
+            own(
+                "x_content_parse_exception",
+                "[chi_square] include_negatives doesn't support values of type: VALUE_NUMBER"
+            )
+        );
+        assert_eq!(
+            err(json!({"chi_square": {"include_negatives": "maybe"}})).1,
+            "[chi_square] failed to parse field [include_negatives]"
         );
         assert_eq!(
             err(json!({"percentage": {"x": 1}})),
-            Some((
-                "x_content_parse_exception".into(),
-                "[percentage] unknown field [x]".into()
-            ))
+            own(
+                "x_content_parse_exception",
+                "[percentage] unknown field [x]"
+            )
+        );
+        assert_eq!(
+            err(json!({"jlh": {"x": 1}})),
+            own("x_content_parse_exception", "[jlh] unknown field [x]")
+        );
+        assert_eq!(
+            err(json!({"mutual_information": {"background_is_superst": false}})).1,
+            "[mutual_information] unknown field [background_is_superst] did you mean [background_is_superset]?"
         );
         assert_eq!(
             err(json!({"script_heuristic": {}})),
-            Some((
-                "illegal_argument_exception".into(),
-                "Required [script]".into()
-            ))
+            own("illegal_argument_exception", "Required [script]")
         );
         assert_eq!(
             err(json!({"gnd": true})),
-            Some((
-                "x_content_parse_exception".into(),
-                "[significant_terms] gnd doesn't support values of type: VALUE_BOOLEAN".into()
-            ))
+            own(
+                "x_content_parse_exception",
+                "[significant_terms] gnd doesn't support values of type: VALUE_BOOLEAN"
+            )
         );
     }
 }

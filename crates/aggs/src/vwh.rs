@@ -21,8 +21,10 @@
 //! sub-aggregations over the enclosing bucket's documents in its interval.
 
 use super::exec::AggTarget;
-use super::request::{AggKind, AggNode};
+use super::fields::{self, Source, Sourced};
+use super::request::{int32, AggKind, AggNode};
 use lode_engine::mapping::Storage;
+use lode_engine::object_parser::{At, Field, ObjectParser};
 use lode_engine::{EsError, EsResult};
 use serde_json::{Map, Value};
 use tantivy::query::EnableScoring;
@@ -50,95 +52,98 @@ pub(crate) struct Cluster {
     pub doc_count: u64,
 }
 
-pub(crate) fn parse(name: &str, o: &Map<String, Value>) -> EsResult<VwhReq> {
-    const TY: &str = "variable_width_histogram";
-    for k in o.keys() {
-        match k.as_str() {
-            "field" | "buckets" | "shard_size" | "initial_buffer" | "format" | "missing"
-            | "script" | "value_type" => {}
-            "time_zone" => {
-                return Err(EsError::illegal_argument(format!(
-                    "[{k}] in [{TY}] aggregations is not supported by Lode"
-                )))
-            }
-            _ => {
-                return Err(EsError::unknown_field(
-                    TY,
-                    k,
-                    &[
-                        "field",
-                        "buckets",
-                        "shard_size",
-                        "initial_buffer",
-                        "format",
-                        "missing",
-                        "script",
-                        "value_type",
-                        "time_zone",
-                    ],
-                ))
-            }
-        }
+/// A body under construction.
+#[derive(Default)]
+struct Body {
+    name: String,
+    source: Source,
+    buckets: Option<usize>,
+    shard_size: Option<usize>,
+    initial_buffer: Option<usize>,
+    format: Option<String>,
+}
+
+impl Sourced for Body {
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
     }
+}
+
+type F = Field<Body>;
+
+/// An int option that must be above `min` (ES's setters' checks).
+fn above(b: &Body, at: &At<'_>, v: &Value, min: i64) -> EsResult<usize> {
+    let n = int32(at.parser, at.key, v)?;
+    if n <= min {
+        return Err(EsError::illegal_argument(format!(
+            "{} must be greater than [{min}] for [{}]",
+            at.key, b.name
+        )));
+    }
+    Ok(n as usize)
+}
+
+/// ES's `VariableWidthHistogramAggregationBuilder` parser: its own options and the
+/// values-source keys (`time_zone` refused: Lode does not apply it to this aggregation).
+static PARSER: ObjectParser<Body> = ObjectParser {
+    name: "variable_width_histogram",
+    style: fields::AGG,
+    fields: &[
+        &[
+            F::new("buckets", "*", |b, at, v| {
+                b.buckets = Some(above(b, at, v, 0)?);
+                Ok(())
+            }),
+            F::new("shard_size", "*", |b, at, v| {
+                b.shard_size = Some(above(b, at, v, 1)?);
+                Ok(())
+            }),
+            F::new("initial_buffer", "*", |b, at, v| {
+                b.initial_buffer = Some(above(b, at, v, 0)?);
+                Ok(())
+            }),
+            F::new("format", "*", |b, at, v| {
+                let Value::String(s) = v else {
+                    return Err(EsError::x_content_parse(format!(
+                        "[{}] failed to parse field [{}]",
+                        at.parser, at.key
+                    )));
+                };
+                b.format = Some(s.clone());
+                Ok(())
+            }),
+            F::new("time_zone", "*", |_, at, _| {
+                Err(EsError::illegal_argument(format!(
+                    "[{}] in [{}] aggregations is not supported by Lode",
+                    at.key, at.parser
+                )))
+            }),
+        ],
+        &fields::field(),
+        &fields::script(),
+        &fields::value_type(),
+        &fields::missing_scalar(),
+    ],
+};
+
+pub(crate) fn parse(name: &str, o: &Map<String, Value>) -> EsResult<VwhReq> {
+    let mut b = Body {
+        name: name.to_string(),
+        ..Body::default()
+    };
+    PARSER.parse_into(&mut b, o)?;
     // A script (with `value_type`) stands for a runtime field of the request.
-    let field = super::request::field_or_script(o, false)?;
-    let get = |k: &str| -> EsResult<Option<i64>> {
-        o.get(k)
-            .map(|v| super::request::int32(TY, k, v))
-            .transpose()
-    };
-    let buckets = match get("buckets")? {
-        Some(n) if n <= 0 => {
-            return Err(EsError::illegal_argument(format!(
-                "buckets must be greater than [0] for [{name}]"
-            )))
-        }
-        Some(n) => n as usize,
-        None => 10,
-    };
-    let shard_size = match get("shard_size")? {
-        Some(n) if n <= 1 => {
-            return Err(EsError::illegal_argument(format!(
-                "shard_size must be greater than [1] for [{name}]"
-            )))
-        }
-        Some(n) => n as usize,
-        None => buckets * 50,
-    };
-    let initial_buffer = match get("initial_buffer")? {
-        Some(n) if n <= 0 => {
-            return Err(EsError::illegal_argument(format!(
-                "initial_buffer must be greater than [0] for [{name}]"
-            )))
-        }
-        Some(n) => n as usize,
-        None => (10 * shard_size).min(50_000),
-    };
-    let format = match o.get("format") {
-        None => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
-            return Err(EsError::x_content_parse(format!(
-                "[{TY}] failed to parse field [format]"
-            )))
-        }
-    };
+    let field = b.source.field_or_script(false, false)?;
+    let buckets = b.buckets.unwrap_or(10);
+    let shard_size = b.shard_size.unwrap_or(buckets * 50);
+    let initial_buffer = b.initial_buffer.unwrap_or((10 * shard_size).min(50_000));
     Ok(VwhReq {
         field,
         buckets,
         shard_size,
         initial_buffer,
-        format,
-        missing: match o.get("missing") {
-            None => None,
-            Some(v @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => Some(v.clone()),
-            Some(other) => {
-                return Err(EsError::x_content_parse(format!(
-                    "[{TY}] missing doesn't support values of type: {}",
-                    super::request::token_name(other)
-                )))
-            }
-        },
+        format: b.format,
+        missing: b.source.missing,
         chosen: std::sync::Mutex::new(None),
     })
 }

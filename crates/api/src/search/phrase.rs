@@ -184,61 +184,171 @@ fn generator(o: &Map<String, Value>) -> EsResult<TermSuggestion> {
     Ok(t)
 }
 
-fn smoothing(o: &Map<String, Value>) -> EsResult<Smoothing> {
-    let Some((name, v)) = o.iter().next() else {
-        return Err(EsError::illegal_argument("smoothing model must be set"));
-    };
-    let params = v.as_object().cloned().unwrap_or_default();
-    let num = |k: &str, default: f64| -> EsResult<f64> {
-        params
-            .get(k)
-            .map(body::read_float)
-            .transpose()
-            .map(|x| x.unwrap_or(default))
-    };
-    for k in params.keys() {
-        let known: &[&str] = match name.as_str() {
-            "stupid_backoff" => &["discount"],
-            "laplace" => &["alpha"],
-            "linear_interpolation" => &["trigram_lambda", "bigram_lambda", "unigram_lambda"],
-            _ => &[],
-        };
-        if !known.contains(&k.as_str()) {
-            return Err(parsing(format!(
-                "suggester[phrase][smoothing] doesn't support field [{k}]"
-            )));
-        }
-    }
-    Ok(match name.as_str() {
-        "stupid_backoff" => Smoothing::StupidBackoff {
-            discount: num("discount", 0.4)?,
-        },
-        "laplace" => Smoothing::Laplace {
-            alpha: num("alpha", 0.5)?,
-        },
-        "linear_interpolation" => {
+/// The `smoothing` object as read: the last model written (ES's `SmoothingModel.fromXContent`).
+#[derive(Default)]
+struct SmoothingSpec {
+    model: Option<Smoothing>,
+}
+
+/// `smoothing` keys are the models, each an object; ES's wording for another key or token.
+static SMOOTHING: ObjectParser<SmoothingSpec> = ObjectParser {
+    name: "smoothing",
+    style: Style::Custom {
+        unknown: |at, t, _| smoothing_refusal(at, t),
+        wrong_token: smoothing_refusal,
+    },
+    fields: &[&[
+        Field::new("stupid_backoff", "o", |s, _, v| {
+            let m = model(&STUPID_BACKOFF, v)?;
+            s.model = Some(Smoothing::StupidBackoff {
+                discount: m.discount.unwrap_or(0.4),
+            });
+            Ok(())
+        }),
+        Field::new("laplace", "o", |s, _, v| {
+            let m = model(&LAPLACE, v)?;
+            s.model = Some(Smoothing::Laplace {
+                alpha: m.alpha.unwrap_or(0.5),
+            });
+            Ok(())
+        }),
+        Field::new("linear_interpolation", "o", |s, _, v| {
+            let m = model(&LINEAR_INTERPOLATION, v)?;
             let (t, b, u) = (
-                num("trigram_lambda", 0.0)?,
-                num("bigram_lambda", 0.0)?,
-                num("unigram_lambda", 0.0)?,
+                m.trigram.unwrap_or(0.0),
+                m.bigram.unwrap_or(0.0),
+                m.unigram.unwrap_or(0.0),
             );
             if (t + b + u - 1.0).abs() > 0.001 {
                 return Err(EsError::illegal_argument(
                     "linear smoothing lambdas must sum to 1",
                 ));
             }
-            Smoothing::Linear {
+            s.model = Some(Smoothing::Linear {
                 trigram: t,
                 bigram: b,
                 unigram: u,
-            }
-        }
-        other => {
-            return Err(parsing(format!(
-                "suggester[phrase] doesn't support object field [{other}]"
-            )))
-        }
-    })
+            });
+            Ok(())
+        }),
+    ]],
+};
+
+fn smoothing_refusal(at: &At<'_>, t: Token) -> EsError {
+    if t == Token::Object {
+        EsError::illegal_argument(format!(
+            "suggester[phrase] doesn't support object field [{}]",
+            at.key
+        ))
+    } else {
+        parsing(format!(
+            "[smoothing] unknown token [{}] after [{}]",
+            t.es_name(),
+            at.key
+        ))
+    }
+}
+
+/// A model's parameters as read.
+#[derive(Default)]
+struct ModelSpec {
+    discount: Option<f64>,
+    alpha: Option<f64>,
+    trigram: Option<f64>,
+    bigram: Option<f64>,
+    unigram: Option<f64>,
+}
+
+fn model(p: &ObjectParser<ModelSpec>, v: &Value) -> EsResult<ModelSpec> {
+    p.parse(v.as_object().expect("an object, as declared"))
+}
+
+/// `stupid_backoff` and `laplace` read their one parameter; Lode refuses another key (ES's
+/// parsers skip it) in the wording of the linear model's refusal.
+const MODEL: Style = Style::Custom {
+    unknown: |at, _, _| model_refusal(at),
+    wrong_token: |at, _| model_refusal(at),
+};
+
+fn model_refusal(at: &At<'_>) -> EsError {
+    parsing(format!(
+        "suggester[phrase][smoothing] doesn't support field [{}]",
+        at.key
+    ))
+}
+
+static STUPID_BACKOFF: ObjectParser<ModelSpec> = ObjectParser {
+    name: "stupid_backoff",
+    style: MODEL,
+    fields: &[&[Field::new("discount", "v", |m, _, v| {
+        m.discount = Some(body::read_float(v)?);
+        Ok(())
+    })]],
+};
+
+static LAPLACE: ObjectParser<ModelSpec> = ObjectParser {
+    name: "laplace",
+    style: MODEL,
+    fields: &[&[Field::new("alpha", "v", |m, _, v| {
+        m.alpha = Some(body::read_float(v)?);
+        Ok(())
+    })]],
+};
+
+/// A lambda: a number, not negative (ES's `LinearInterpolation.fromXContent`).
+fn lambda(at: &At<'_>, v: &Value) -> EsResult<f64> {
+    let x = body::read_float(v)?;
+    if x < 0.0 {
+        return Err(EsError::illegal_argument(format!(
+            "{} must be positive",
+            at.key
+        )));
+    }
+    Ok(x)
+}
+
+static LINEAR_INTERPOLATION: ObjectParser<ModelSpec> = ObjectParser {
+    name: "linear_interpolation",
+    style: Style::Custom {
+        unknown: |at, t, _| linear_refusal(at, t),
+        wrong_token: linear_refusal,
+    },
+    fields: &[&[
+        Field::new("trigram_lambda", "v", |m, at, v| {
+            m.trigram = Some(lambda(at, v)?);
+            Ok(())
+        }),
+        Field::new("bigram_lambda", "v", |m, at, v| {
+            m.bigram = Some(lambda(at, v)?);
+            Ok(())
+        }),
+        Field::new("unigram_lambda", "v", |m, at, v| {
+            m.unigram = Some(lambda(at, v)?);
+            Ok(())
+        }),
+    ]],
+};
+
+fn linear_refusal(at: &At<'_>, t: Token) -> EsError {
+    if t.is_value() {
+        EsError::illegal_argument(format!(
+            "suggester[phrase][smoothing][linear] doesn't support field [{}]",
+            at.key
+        ))
+    } else {
+        parsing(format!(
+            "[linear_interpolation] unknown token [{}] after [{}]",
+            t.es_name(),
+            at.key
+        ))
+    }
+}
+
+fn smoothing(o: &Map<String, Value>) -> EsResult<Smoothing> {
+    SMOOTHING
+        .parse(o)?
+        .model
+        .ok_or_else(|| EsError::illegal_argument("smoothing model must be set"))
 }
 
 /// A `phrase` object as read: the suggestion, its field and whether `smoothing` was given.
@@ -1067,6 +1177,50 @@ mod tests {
             e.unwrap_err().reason,
             "linear smoothing lambdas must sum to 1"
         );
+        let smoothing_err = |s: Value| {
+            let e = parse(json!({"field": "b", "smoothing": s}).as_object().unwrap()).unwrap_err();
+            (e.kind, e.reason)
+        };
+        assert_eq!(
+            smoothing_err(json!({"laplace": {"alpha": 0.2, "discount": 0.1}})),
+            (
+                "parsing_exception".into(),
+                "suggester[phrase][smoothing] doesn't support field [discount]".into()
+            )
+        );
+        assert_eq!(
+            smoothing_err(json!({"linear_interpolation": {"alpha": 0.2}})),
+            (
+                "illegal_argument_exception".into(),
+                "suggester[phrase][smoothing][linear] doesn't support field [alpha]".into()
+            )
+        );
+        assert_eq!(
+            smoothing_err(json!({"linear_interpolation": {"unigram_lambda": [1]}})).1,
+            "[linear_interpolation] unknown token [START_ARRAY] after [unigram_lambda]"
+        );
+        assert_eq!(
+            smoothing_err(json!({"good_turing": {}})),
+            (
+                "illegal_argument_exception".into(),
+                "suggester[phrase] doesn't support object field [good_turing]".into()
+            )
+        );
+        assert_eq!(
+            smoothing_err(json!({"laplace": 1})).1,
+            "[smoothing] unknown token [VALUE_NUMBER] after [laplace]"
+        );
+        assert_eq!(
+            smoothing_err(json!({"linear_interpolation": {"unigram_lambda": -1}})).1,
+            "unigram_lambda must be positive"
+        );
+        let p = parse(
+            json!({"field": "b", "smoothing": {"laplace": {"alpha": 0.2}, "stupid_backoff": {}}})
+                .as_object()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(p.smoothing, Smoothing::StupidBackoff { discount: 0.4 });
         let e = parse(
             json!({"field": "b", "highlight": {"pre_tag": "<em>"}})
                 .as_object()
