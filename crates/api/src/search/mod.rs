@@ -2493,27 +2493,29 @@ fn execute(
             ScrollCtx {
                 reservation: None,
                 contexts: 0,
-                targets,
                 remaining: rest.into(),
-                size: sreq.size,
-                keys: keys.clone(),
-                total: qp.total,
-                track: sreq.track_total,
-                source: sreq.source.clone(),
-                version: sreq.version,
-                seq_no_primary_term: sreq.seq_no_primary_term,
-                docvalue_fields: sreq.docvalue_fields.clone(),
-                fields: sreq.fields.clone(),
-                script_field_specs: sreq.script_field_specs.clone(),
-                stored_fields_none: sreq.stored_fields_none,
-                stored_fields: sreq.stored_fields.clone(),
-                stats_groups: sreq.stats_groups.clone(),
-                highlight: sreq.highlight.clone(),
-                query: sreq.query.clone(),
-                named: sreq.named.clone(),
-                terms_lookups: sreq.terms_lookups.clone(),
                 expires: Instant::now() + ttl,
-                as_int: sreq.rest_total_hits_as_int,
+                page: Arc::new(ScrollPage {
+                    targets,
+                    size: sreq.size,
+                    keys: keys.clone(),
+                    total: qp.total,
+                    track: sreq.track_total,
+                    source: sreq.source.clone(),
+                    version: sreq.version,
+                    seq_no_primary_term: sreq.seq_no_primary_term,
+                    docvalue_fields: sreq.docvalue_fields.clone(),
+                    fields: sreq.fields.clone(),
+                    script_field_specs: sreq.script_field_specs.clone(),
+                    stored_fields_none: sreq.stored_fields_none,
+                    stored_fields: sreq.stored_fields.clone(),
+                    stats_groups: sreq.stats_groups.clone(),
+                    highlight: sreq.highlight.clone(),
+                    query: sreq.query.clone(),
+                    named: sreq.named.clone(),
+                    terms_lookups: sreq.terms_lookups.clone(),
+                    as_int: sreq.rest_total_hits_as_int,
+                }),
             },
         )?;
         body.insert("_scroll_id".into(), json!(id));
@@ -2922,9 +2924,17 @@ struct ScrollCtx {
     reservation: Option<lode_engine::breaker::Reservation<'static>>,
     /// How many shard contexts it holds (one per searched shard, as ES counts them).
     contexts: usize,
-    targets: Vec<Target>,
     /// Taken from the front a page at a time (a `Vec` would move every later hit per page).
     remaining: std::collections::VecDeque<Candidate>,
+    expires: Instant,
+    /// What fetching a page needs, shared with the pages being fetched: a page is fetched
+    /// after the store's lock is released, so scrolls do not wait for one another.
+    page: Arc<ScrollPage>,
+}
+
+/// The pinned searchers and what every page fetches, as the first page did.
+struct ScrollPage {
+    targets: Vec<Target>,
     size: usize,
     keys: Option<Vec<SortKey>>,
     total: u64,
@@ -2932,7 +2942,6 @@ struct ScrollCtx {
     source: SourceFilter,
     version: bool,
     seq_no_primary_term: bool,
-    /// What every page fetches besides `_source`, as the first page did.
     docvalue_fields: Vec<(String, Option<String>)>,
     fields: Vec<(String, Option<String>)>,
     script_field_specs: Vec<(String, Arc<lode_painless::SearchScript>, bool)>,
@@ -2945,7 +2954,6 @@ struct ScrollCtx {
     /// The named queries (every page's `matched_queries`) and the terms they look up.
     named: Vec<query::named::NamedQuery>,
     terms_lookups: query::TermsLookups,
-    expires: Instant,
     as_int: bool,
 }
 
@@ -3039,7 +3047,7 @@ pub fn open_scroll_contexts_by_shard() -> HashMap<std::path::PathBuf, u64> {
     store.reap();
     let mut out: HashMap<std::path::PathBuf, u64> = HashMap::new();
     for ctx in store.map.lock().values() {
-        for t in &ctx.targets {
+        for t in &ctx.page.targets {
             for s in &t.searchers {
                 *out.entry(t.index.path().join(s.shard_id.to_string()))
                     .or_default() += 1;
@@ -3126,20 +3134,22 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
     check_keep_alive(node, keep)?;
     check_scroll_id(&id)?;
     let started = Instant::now();
-    let store = scroll_store();
-    let mut map = store.map.lock();
-    let ctx = match map.get_mut(&id) {
-        Some(c) if c.expires > Instant::now() => c,
-        _ => {
-            map.remove(&id);
-            return Err(scroll_missing(&id));
+    let (page, ctx) = {
+        let mut map = scroll_store().map.lock();
+        let ctx = match map.get_mut(&id) {
+            Some(c) if c.expires > Instant::now() => c,
+            _ => {
+                map.remove(&id);
+                return Err(scroll_missing(&id));
+            }
+        };
+        if let Some(k) = keep {
+            ctx.expires = Instant::now() + k;
         }
+        let take = ctx.page.size.min(ctx.remaining.len());
+        let page: Vec<Candidate> = ctx.remaining.drain(..take).collect();
+        (page, ctx.page.clone())
     };
-    if let Some(k) = keep {
-        ctx.expires = Instant::now() + k;
-    }
-    let take = ctx.size.min(ctx.remaining.len());
-    let page: Vec<Candidate> = ctx.remaining.drain(..take).collect();
     let sreq = SearchRequest {
         max_scroll_contexts: 500,
         runtime: Default::default(),
