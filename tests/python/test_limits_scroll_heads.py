@@ -20,7 +20,7 @@ from conftest import LodeServer, lode_binary
 LINE_LIMIT = 1024
 HEADER_LIMIT = 2048
 SMALL = 50            # documents of the small index
-BIG = 15000           # documents of the big index: its scroll cannot be held under 1mb
+BIG = 50000           # documents of the big index: its scroll (24 bytes a hit) cannot be held under 1mb
 
 
 @pytest.fixture(scope="module")
@@ -150,6 +150,31 @@ def test_scroll_contexts_are_charged_to_the_request_breaker(client, loaded):
     assert request_breaker(client)["estimated_size_in_bytes"] == base
     # and the node keeps answering
     assert client.count(index="big")["count"] == BIG
+
+
+def test_a_scroll_gives_memory_back_as_its_pages_are_returned(client, loaded):
+    client.cluster.put_settings(transient={"indices.breaker.request.limit": "10mb"})
+    try:
+        base = request_breaker(client)["estimated_size_in_bytes"]
+        r = client.search(index="big", scroll="1m", size=10000, sort=["_doc"])
+        seen = [h["_id"] for h in r["hits"]["hits"]]
+        first = request_breaker(client)["estimated_size_in_bytes"] - base
+        assert first > 0
+        held = [first]
+        while True:
+            r = client.scroll(scroll_id=r["_scroll_id"], scroll="1m")
+            if not r["hits"]["hits"]:
+                break
+            seen += [h["_id"] for h in r["hits"]["hits"]]
+            held.append(request_breaker(client)["estimated_size_in_bytes"] - base)
+        # every document once, and the memory held shrinks as the hits are returned
+        assert sorted(seen, key=int) == [str(i) for i in range(BIG)]
+        assert held == sorted(held, reverse=True)
+        assert held[-1] < first / 4
+        client.clear_scroll(scroll_id=r["_scroll_id"])
+        assert request_breaker(client)["estimated_size_in_bytes"] == base
+    finally:
+        client.cluster.put_settings(transient={"indices.breaker.request.limit": None})
 
 
 def test_max_open_scroll_context(client, loaded):

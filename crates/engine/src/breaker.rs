@@ -548,6 +548,19 @@ impl Reservation<'_> {
     pub fn bytes(&self) -> i64 {
         self.bytes
     }
+
+    /// Gives `bytes` back before the drop (at most what is held): memory freed early, as a
+    /// scroll's remaining hits are returned.
+    pub fn release(&mut self, bytes: i64) {
+        let b = bytes.clamp(0, self.bytes);
+        if b > 0 {
+            self.service
+                .breaker(self.kind)
+                .used
+                .fetch_sub(b, Ordering::Relaxed);
+            self.bytes -= b;
+        }
+    }
 }
 
 impl Drop for Reservation<'_> {
@@ -650,6 +663,20 @@ mod tests {
         assert_eq!(s.request.tripped(), 1);
         s.add_estimate(Kind::Request, 40, "x").unwrap();
         s.add_estimate(Kind::Request, -40, "x").unwrap();
+        drop(g);
+        assert_eq!(s.request.used(), 0);
+    }
+
+    #[test]
+    fn a_reservation_gives_bytes_back_early_and_never_more_than_it_holds() {
+        let s = svc(&[(REQUEST_LIMIT, "100b")], no_rss);
+        let mut g = s.reserve(Kind::Request, 80, "<scroll_context>").unwrap();
+        g.release(30);
+        assert_eq!((g.bytes(), s.request.used()), (50, 50));
+        s.add_estimate(Kind::Request, 50, "x").unwrap();
+        s.add_estimate(Kind::Request, -50, "x").unwrap();
+        g.release(500);
+        assert_eq!((g.bytes(), s.request.used()), (0, 0));
         drop(g);
         assert_eq!(s.request.used(), 0);
     }

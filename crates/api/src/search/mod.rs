@@ -11,6 +11,7 @@ mod phrase;
 mod profile;
 pub mod request_cache;
 mod rescore;
+mod scroll_hits;
 mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -2485,7 +2486,8 @@ fn execute(
     let mut body = Map::new();
     if let Some(ttl) = scroll {
         let contexts = targets.iter().map(|t| t.searchers.len()).sum();
-        let bytes = scroll_bytes(targets.len(), rest.len());
+        let rest = scroll_hits::ScrollHits::new(rest);
+        let bytes = scroll_bytes(targets.len(), rest.bytes());
         let id = scroll_store().insert(
             sreq.max_scroll_contexts,
             contexts,
@@ -2493,7 +2495,7 @@ fn execute(
             ScrollCtx {
                 reservation: None,
                 contexts: 0,
-                remaining: rest.into(),
+                remaining: rest,
                 expires: Instant::now() + ttl,
                 page: Arc::new(ScrollPage {
                     targets,
@@ -2924,8 +2926,8 @@ struct ScrollCtx {
     reservation: Option<lode_engine::breaker::Reservation<'static>>,
     /// How many shard contexts it holds (one per searched shard, as ES counts them).
     contexts: usize,
-    /// Taken from the front a page at a time (a `Vec` would move every later hit per page).
-    remaining: std::collections::VecDeque<Candidate>,
+    /// Taken from the front a page at a time.
+    remaining: scroll_hits::ScrollHits,
     expires: Instant,
     /// What fetching a page needs, shared with the pages being fetched: a page is fetched
     /// after the store's lock is released, so scrolls do not wait for one another.
@@ -2968,13 +2970,13 @@ fn scroll_store() -> &'static ScrollStore {
     })
 }
 
-/// Estimated bytes of a scroll context: the pinned searchers of each target and every hit
+/// Estimated bytes of a scroll context: the pinned searchers of each target and the hits
 /// it still has to return.
-fn scroll_bytes(targets: usize, remaining: usize) -> i64 {
+fn scroll_bytes(targets: usize, remaining: i64) -> i64 {
     const TARGET_BYTES: i64 = 1024;
     (targets as i64)
         .saturating_mul(TARGET_BYTES)
-        .saturating_add((remaining as i64).saturating_mul(HIT_BYTES))
+        .saturating_add(remaining)
 }
 
 /// `search.max_open_scroll_context` (ES's default 500).
@@ -3146,8 +3148,12 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         if let Some(k) = keep {
             ctx.expires = Instant::now() + k;
         }
-        let take = ctx.page.size.min(ctx.remaining.len());
-        let page: Vec<Candidate> = ctx.remaining.drain(..take).collect();
+        let before = ctx.remaining.bytes();
+        let page = ctx.remaining.take(ctx.page.size);
+        let freed = before - ctx.remaining.bytes();
+        if let Some(r) = ctx.reservation.as_mut() {
+            r.release(freed);
+        }
         (page, ctx.page.clone())
     };
     let sreq = SearchRequest {
