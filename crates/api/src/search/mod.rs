@@ -1075,8 +1075,6 @@ fn search_phase_error(e: EsError) -> EsError {
     outer
 }
 
-/// Counts matches, stopping at `cap`: with `track_total_hits: N` a larger total is only ever
-/// reported as "at least N", so reading further matches is wasted (ES stops early too).
 /// The BM25 statistics a shard scores with: its own, or with `dfs_query_then_fetch` the
 /// index's (ES's DFS phase gathers them from every shard before the query phase).
 fn scoring_statistics<'s>(
@@ -1113,6 +1111,8 @@ fn count_total(
     })
 }
 
+/// Counts matches, stopping at `cap`: with `track_total_hits: N` a larger total is only ever
+/// reported as "at least N", so reading further matches is wasted (ES stops early too).
 fn count_up_to(
     searcher: &tantivy::Searcher,
     q: &dyn tantivy::query::Query,
