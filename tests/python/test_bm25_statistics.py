@@ -368,3 +368,26 @@ def test_dfs_and_per_shard_statistics(es):
               search_type="dfs_query_then_fetch")
     finally:
         es.indices.delete(index=index, ignore_unavailable=True)
+
+
+def test_statistics_after_a_merge_drops_deleted_documents(es):
+    """Once a merge drops deleted documents, Lucene's statistics are the live documents'
+    (tantivy's own token count of the merged segment is an estimate, from the share of live
+    documents, nested ones included: a keyword's values are counted in its column instead)."""
+    rng = random.Random(7)
+    index = "bm25_merged"
+    pairs = [(str(i), make_source(rng)) for i in range(120)]
+    make_index(es, index, {**MAPPING, "settings": {"number_of_shards": 1}}, pairs)
+    try:
+        gone = [i for i, s in pairs if "tag" not in s][:30]
+        for i in gone:
+            es.delete(index=index, id=i)
+        es.indices.forcemerge(index=index, max_num_segments=1)
+        es.indices.refresh(index=index)
+        live = [(i, s) for i, s in pairs if i not in gone]
+        docs = [d for i, s in live for d in lucene_docs(i, s, True)]
+        stats = Stats(docs)
+        check(es, index, {"term": {"tag": "green"}},
+              per_root(stats, docs, lambda d: stats.term_score("tag", "green", d)))
+    finally:
+        es.indices.delete(index=index, ignore_unavailable=True)

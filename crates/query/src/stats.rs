@@ -19,7 +19,7 @@ use lode_engine::schema::FIELD_NAMES;
 use std::cell::{Cell, RefCell};
 use tantivy::collector::Collector;
 use tantivy::query::{Bm25StatisticsProvider, EnableScoring, Query};
-use tantivy::schema::Field;
+use tantivy::schema::{Field, FieldType};
 use tantivy::{Searcher, Term};
 
 /// Per-field BM25 statistics over one shard's searcher, or summed over several.
@@ -97,12 +97,39 @@ impl<'s> FieldStatistics<'s> {
     }
 }
 
+/// Lucene's `sumTotalTermFreq` of a field indexed without frequencies (a `keyword`) is its
+/// `sumDocFreq`: one per document and value. tantivy's token count of a merged segment that
+/// dropped deleted documents is an estimate (the field's tokens times the share of live
+/// documents, nested ones included), while the segment's doc-values column holds exactly the
+/// values of its documents; it is read instead when the field has one (an O(1) count).
+fn values_in_column(searcher: &Searcher, field: Field) -> tantivy::Result<Option<u64>> {
+    let schema = searcher.schema();
+    let entry = schema.get_field_entry(field);
+    let without_freqs = entry
+        .field_type()
+        .get_index_record_option()
+        .is_some_and(|o| !o.has_freq());
+    if !(without_freqs && entry.is_fast() && matches!(entry.field_type(), FieldType::Str(_))) {
+        return Ok(None);
+    }
+    let mut n = 0;
+    for reader in searcher.segment_readers() {
+        if let Some(column) = reader.fast_fields().str(entry.name())? {
+            n += u64::from(column.ords().values.num_vals());
+        }
+    }
+    Ok(Some(n))
+}
+
 impl Bm25StatisticsProvider for FieldStatistics<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
         self.last_field.set(Some(field));
         let mut n = 0;
         for s in &self.searchers {
-            n += s.total_num_tokens(field)?;
+            n += match values_in_column(s, field)? {
+                Some(values) => values,
+                None => s.total_num_tokens(field)?,
+            };
         }
         Ok(n)
     }
