@@ -9,10 +9,11 @@
 //!
 //! [`FieldStatistics`] supplies Lucene's numbers: the field's document count is the document
 //! frequency of its `_field_names` term (one term lookup per scored field and request, cached
-//! for the weight's other terms), token counts and document frequencies are tantivy's. Like
+//! for the weight's other terms), token counts are tantivy's (a keyword's: its doc values'
+//! count, see `values_in_column`) and document frequencies too. Like
 //! Lucene's, all of them count deleted documents until a merge drops them. Every search that
 //! scores goes through it: [`FieldStatistics::search`] or [`FieldStatistics::scoring`] (the
-//! crate's `clippy.toml` disallows the searcher-wide defaults). Over several shards (ES's
+//! workspace's `clippy.toml` disallows the searcher-wide defaults). Over several shards (ES's
 //! `dfs_query_then_fetch`) the numbers are summed.
 
 use lode_engine::schema::FIELD_NAMES;
@@ -34,6 +35,8 @@ pub struct FieldStatistics<'s> {
     last_field: Cell<Option<Field>>,
     /// Document counts looked up so far (a multi-term query asks once per term).
     doc_counts: RefCell<Vec<(Field, u64)>>,
+    /// Token counts, likewise (a keyword's is read from its columns).
+    token_counts: RefCell<Vec<(Field, u64)>>,
 }
 
 impl<'s> FieldStatistics<'s> {
@@ -49,6 +52,7 @@ impl<'s> FieldStatistics<'s> {
             searchers,
             last_field: Cell::new(None),
             doc_counts: RefCell::new(Vec::new()),
+            token_counts: RefCell::new(Vec::new()),
         }
     }
 
@@ -69,11 +73,17 @@ impl<'s> FieldStatistics<'s> {
 
     /// Lucene's `docCount`: the documents with the field.
     pub fn doc_count(&self, field: Field) -> tantivy::Result<u64> {
-        if let Some(&(_, n)) = self.doc_counts.borrow().iter().find(|(f, _)| *f == field) {
-            return Ok(n);
+        cached(&self.doc_counts, field, || self.lookup_doc_count(field))
+    }
+
+    fn token_count(&self, field: Field) -> tantivy::Result<u64> {
+        let mut n = 0;
+        for s in &self.searchers {
+            n += match values_in_column(s, field)? {
+                Some(values) => values,
+                None => s.total_num_tokens(field)?,
+            };
         }
-        let n = self.lookup_doc_count(field)?;
-        self.doc_counts.borrow_mut().push((field, n));
         Ok(n)
     }
 
@@ -95,6 +105,19 @@ impl<'s> FieldStatistics<'s> {
         }
         Ok(n)
     }
+}
+
+fn cached(
+    cache: &RefCell<Vec<(Field, u64)>>,
+    field: Field,
+    compute: impl FnOnce() -> tantivy::Result<u64>,
+) -> tantivy::Result<u64> {
+    if let Some(&(_, n)) = cache.borrow().iter().find(|(f, _)| *f == field) {
+        return Ok(n);
+    }
+    let n = compute()?;
+    cache.borrow_mut().push((field, n));
+    Ok(n)
 }
 
 /// Lucene's `sumTotalTermFreq` of a field indexed without frequencies (a `keyword`) is its
@@ -124,14 +147,7 @@ fn values_in_column(searcher: &Searcher, field: Field) -> tantivy::Result<Option
 impl Bm25StatisticsProvider for FieldStatistics<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
         self.last_field.set(Some(field));
-        let mut n = 0;
-        for s in &self.searchers {
-            n += match values_in_column(s, field)? {
-                Some(values) => values,
-                None => s.total_num_tokens(field)?,
-            };
-        }
-        Ok(n)
+        cached(&self.token_counts, field, || self.token_count(field))
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
