@@ -37,11 +37,11 @@ impl Planned {
 
     /// Scoring weights on one shard's searcher (a named query scores as it would alone).
     pub fn weights(&self, searcher: &Searcher) -> EsResult<Weights> {
+        let stats = lode_query::FieldStatistics::new(searcher);
         let weights = self
             .queries
             .iter()
             .map(|(name, q)| {
-                let stats = lode_query::FieldStatistics::new(searcher);
                 let w = q.weight(stats.scoring(searcher))?;
                 Ok((name.clone(), w))
             })
