@@ -203,9 +203,8 @@ pub(crate) fn bounds(
             missing,
         };
         for shard in t.shards {
-            let found = shard
-                .searcher
-                .search(*query, &collector)
+            let found = lode_query::FieldStatistics::new(&shard.searcher)
+                .search(&shard.searcher, *query, &collector)
                 .map_err(|e| EsError::internal(format!("auto_date_histogram: {e}")))?;
             if let Some((lo, hi)) = found {
                 bounds = Some(match bounds {

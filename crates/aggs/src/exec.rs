@@ -671,8 +671,13 @@ fn collect_shard(
     };
     if countable.is_empty() {
         return match timer {
-            None => shard.searcher.search(query, &collector),
-            Some(t) => shard.searcher.search(
+            None => lode_query::FieldStatistics::new(&shard.searcher).search(
+                &shard.searcher,
+                query,
+                &collector,
+            ),
+            Some(t) => lode_query::FieldStatistics::new(&shard.searcher).search(
+                &shard.searcher,
                 query,
                 &profile::Timed {
                     inner: &collector,

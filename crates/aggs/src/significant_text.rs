@@ -129,9 +129,8 @@ pub(crate) fn run(exec: &Exec, req: &SignificantTextReq, scope: &Scope) -> EsRes
             .transpose()
             .map_err(|e| EsError::new(400, e.kind, e.reason))?;
         for shard in pt.target.shards {
-            let mut docs: Vec<DocAddress> = shard
-                .searcher
-                .search(&*query, &DocSetCollector)
+            let mut docs: Vec<DocAddress> = lode_query::FieldStatistics::new(&shard.searcher)
+                .search(&shard.searcher, &*query, &DocSetCollector)
                 .map_err(internal)?
                 .into_iter()
                 .collect();
@@ -249,7 +248,9 @@ fn background<'a>(
                                 Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
                             ),
                         ]);
-                        searcher.search(&q, &Count).map_err(internal)? as u64
+                        lode_query::FieldStatistics::new(searcher)
+                            .search(searcher, &q, &Count)
+                            .map_err(internal)? as u64
                     }
                     None => live_doc_freq(searcher, &t)?,
                 };

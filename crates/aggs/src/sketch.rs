@@ -210,9 +210,8 @@ pub(crate) fn collect_all(exec: &Exec, pending: &[Pending]) -> EsResult<Vec<Sket
                     weights: &weights,
                 };
                 PASSES.with(|p| p.set(p.get() + 1));
-                let found = shard
-                    .searcher
-                    .search(&*query, &collector)
+                let found = lode_query::FieldStatistics::new(&shard.searcher)
+                    .search(&shard.searcher, &*query, &collector)
                     .map_err(failure)?;
                 for (slot, sketch) in found.into_iter().enumerate() {
                     out[group[slot]].merge(sketch, &pending[group[slot]].spec);

@@ -183,16 +183,20 @@ pub(crate) fn sample(
 ) -> tantivy::Result<Vec<tantivy::DocAddress>> {
     use tantivy::collector::TopDocs;
     let Some((field, max, missing)) = diversify else {
-        let top = shard
-            .searcher
-            .search(query, &TopDocs::with_limit(shard_size).order_by_score())?;
+        let top = lode_query::FieldStatistics::new(&shard.searcher).search(
+            &shard.searcher,
+            query,
+            &TopDocs::with_limit(shard_size).order_by_score(),
+        )?;
         return Ok(top.into_iter().map(|(_, a)| a).collect());
     };
     let mut limit = shard_size.saturating_mul(*max).max(shard_size);
     loop {
-        let top = shard
-            .searcher
-            .search(query, &TopDocs::with_limit(limit).order_by_score())?;
+        let top = lode_query::FieldStatistics::new(&shard.searcher).search(
+            &shard.searcher,
+            query,
+            &TopDocs::with_limit(limit).order_by_score(),
+        )?;
         let exhausted = top.len() < limit;
         let mut per_key: std::collections::HashMap<String, usize> = Default::default();
         let mut out = Vec::new();

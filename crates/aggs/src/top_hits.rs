@@ -65,9 +65,8 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
                 shard_id: shard.shard_id,
                 track_scores: req.track_scores,
             };
-            let (count, found) = shard
-                .searcher
-                .search(&*query, &(Count, collector))
+            let (count, found) = lode_query::FieldStatistics::new(&shard.searcher)
+                .search(&shard.searcher, &*query, &(Count, collector))
                 .map_err(internal)?;
             total += count as u64;
             hits.extend(found.into_iter().map(|hit| Hit {
@@ -620,9 +619,8 @@ pub(crate) fn render_top_metrics(
                 shard_id: shard.shard_id,
                 track_scores: false,
             };
-            let found = shard
-                .searcher
-                .search(&*query, &collector)
+            let found = lode_query::FieldStatistics::new(&shard.searcher)
+                .search(&shard.searcher, &*query, &collector)
                 .map_err(internal)?;
             hits.extend(
                 found

@@ -9,7 +9,7 @@ use lode_engine::EsResult;
 use lode_query::named::NamedQuery;
 use lode_query::QueryContext;
 use serde_json::{Map, Value};
-use tantivy::query::{EnableScoring, Query, Weight};
+use tantivy::query::{Query, Weight};
 use tantivy::{DocId, Searcher, SegmentReader, TERMINATED};
 
 /// The named queries of a request, planned against one index.
@@ -37,11 +37,12 @@ impl Planned {
 
     /// Scoring weights on one shard's searcher (a named query scores as it would alone).
     pub fn weights(&self, searcher: &Searcher) -> EsResult<Weights> {
+        let stats = lode_query::FieldStatistics::new(searcher);
         let weights = self
             .queries
             .iter()
             .map(|(name, q)| {
-                let w = q.weight(EnableScoring::enabled_from_searcher(searcher))?;
+                let w = q.weight(stats.scoring(searcher))?;
                 Ok((name.clone(), w))
             })
             .collect::<EsResult<_>>()?;

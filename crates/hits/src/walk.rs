@@ -48,9 +48,11 @@ struct Lead {
 /// The top `collector.limit` hits of `query`, walking the lead key's points where that is
 /// cheaper; `None` when the sort does not qualify (the caller then runs the collector).
 /// `bounds` are the inclusive bounds the query's required clauses put on the lead field
-/// (see `lode_query::required_point_bounds`), in the points' `u64` mapping.
+/// (see `lode_query::required_point_bounds`), in the points' `u64` mapping. Scores, when the
+/// collector keeps them, are computed with `stats`.
 pub fn top_hits(
     searcher: &Searcher,
+    stats: &lode_query::FieldStatistics,
     query: &dyn Query,
     collector: &FieldSortCollector,
     bounds: Option<(u64, u64)>,
@@ -70,7 +72,7 @@ pub fn top_hits(
     };
     let scoring = collector.requires_scoring();
     let weight = query.weight(if scoring {
-        EnableScoring::enabled_from_searcher(searcher)
+        stats.scoring(searcher)
     } else {
         EnableScoring::disabled_from_searcher(searcher)
     })?;
@@ -755,20 +757,36 @@ mod tests {
                         shard_id: 0,
                         track_scores: false,
                     };
-                    let expected = searcher.search(&**q, &coll(None)).unwrap();
-                    let got = top_hits(&searcher, &**q, &coll(None), bounds)
-                        .unwrap()
-                        .expect("the lead key qualifies");
+                    let expected = lode_query::FieldStatistics::new(&searcher)
+                        .search(&searcher, &**q, &coll(None))
+                        .unwrap();
+                    let got = top_hits(
+                        &searcher,
+                        &lode_query::FieldStatistics::new(&searcher),
+                        &**q,
+                        &coll(None),
+                        bounds,
+                    )
+                    .unwrap()
+                    .expect("the lead key qualifies");
                     let what = format!("{name} {keys:?} limit={limit}");
                     let addr = |h: &[SortedHit]| h.iter().map(|x| x.addr).collect::<Vec<_>>();
                     assert_eq!(addr(&got), addr(&expected), "{what}");
                     // Continue after the 5th hit, as `search_after` does.
                     if let Some(h) = expected.get(4) {
                         let after = Some(h.values.clone());
-                        let expected = searcher.search(&**q, &coll(after.clone())).unwrap();
-                        let got = top_hits(&searcher, &**q, &coll(after), bounds)
-                            .unwrap()
+                        let expected = lode_query::FieldStatistics::new(&searcher)
+                            .search(&searcher, &**q, &coll(after.clone()))
                             .unwrap();
+                        let got = top_hits(
+                            &searcher,
+                            &lode_query::FieldStatistics::new(&searcher),
+                            &**q,
+                            &coll(after),
+                            bounds,
+                        )
+                        .unwrap()
+                        .unwrap();
                         assert_eq!(addr(&got), addr(&expected), "{what} after 5th");
                     }
                     walked += 1;
@@ -789,9 +807,15 @@ mod tests {
             shard_id: 0,
             track_scores: false,
         };
-        let hits = top_hits(&searcher, &*status(1), &coll, None)
-            .unwrap()
-            .unwrap();
+        let hits = top_hits(
+            &searcher,
+            &lode_query::FieldStatistics::new(&searcher),
+            &*status(1),
+            &coll,
+            None,
+        )
+        .unwrap()
+        .unwrap();
         let mut all: Vec<i64> = Vec::new();
         for seg in searcher.segment_readers() {
             let col = seg.fast_fields().i64("t").unwrap();

@@ -308,8 +308,8 @@ mod tests {
 
     fn docs(index: &Index, q: &dyn Query) -> Vec<DocAddress> {
         let searcher = index.reader().unwrap().searcher();
-        let mut v: Vec<_> = searcher
-            .search(q, &DocSetCollector)
+        let mut v: Vec<_> = crate::FieldStatistics::new(&searcher)
+            .search(&searcher, q, &DocSetCollector)
             .unwrap()
             .into_iter()
             .collect();
@@ -348,7 +348,9 @@ mod tests {
             assert_eq!(docs(&fx.index, &conj), expected, "{conj:?}");
             let searcher = fx.index.reader().unwrap().searcher();
             assert_eq!(
-                searcher.search(&conj, &Count).unwrap(),
+                crate::FieldStatistics::new(&searcher)
+                    .search(&searcher, &conj, &Count)
+                    .unwrap(),
                 expected.len(),
                 "{conj:?}"
             );

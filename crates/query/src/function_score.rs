@@ -98,8 +98,12 @@ impl Query for FunctionScoreQuery {
             return self.query.weight(enable_scoring);
         }
         // min_score needs the scores even in filter context.
+        let stats;
         let inner_scoring = match (scoring, enable_scoring.searcher()) {
-            (false, Some(searcher)) => EnableScoring::enabled_from_searcher(searcher),
+            (false, Some(searcher)) => {
+                stats = crate::FieldStatistics::new(searcher);
+                stats.scoring(searcher)
+            }
             _ => enable_scoring,
         };
         let filter_scoring = match enable_scoring.searcher() {

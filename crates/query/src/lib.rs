@@ -8,8 +8,8 @@
 //!   resolution, analysis, value conversion, date math, ES scoring and bool semantics.
 //! - `msm`, `values`, `patterns`, `boosting`: `minimum_should_match`, value conversion,
 //!   wildcard/regexp translation, and the `boosting` query tantivy lacks.
-//! - `stats`: [`FieldStatistics`], BM25 statistics per field as Lucene computes them; search
-//!   with it (`Searcher::search_with_statistics_provider`) for Elasticsearch's scores.
+//! - `stats`: [`FieldStatistics`], BM25 statistics per field as Lucene computes them; every
+//!   search that scores builds its weights with it, for Elasticsearch's scores.
 //!
 //! Supported queries: match_all, match_none, term, terms, range, match, match_phrase,
 //! match_phrase_prefix, match_bool_prefix, multi_match (all types; cross_fields without
@@ -66,7 +66,7 @@ pub use plan::{
 pub use query_string::{Occur, QsNode, QsTerm};
 pub use script::{DocColumns, ScriptErrors};
 pub use slice::IdSliceQuery;
-pub use stats::{FieldStatistics, ShardsStatistics};
+pub use stats::FieldStatistics;
 
 use lode_analysis::AnalysisRegistry;
 use lode_engine::mapping::Mapping;

@@ -29,11 +29,15 @@ impl Clone for MinScoreQuery {
 
 impl Query for MinScoreQuery {
     fn weight(&self, enable_scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        let stats;
         let scoring = match (
             enable_scoring.is_scoring_enabled(),
             enable_scoring.searcher(),
         ) {
-            (false, Some(searcher)) => EnableScoring::enabled_from_searcher(searcher),
+            (false, Some(searcher)) => {
+                stats = crate::FieldStatistics::new(searcher);
+                stats.scoring(searcher)
+            }
             _ => enable_scoring,
         };
         Ok(Box::new(MinScoreWeight {

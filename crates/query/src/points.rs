@@ -645,12 +645,16 @@ mod tests {
                 assert_eq!(found, matches(target), "seek_danger {target} [{lo}, {hi}]");
             }
             assert_eq!(
-                searcher.search(&q, &Count).unwrap(),
+                crate::FieldStatistics::new(&searcher)
+                    .search(&searcher, &q, &Count)
+                    .unwrap(),
                 expected,
                 "count [{lo}, {hi}]"
             );
             // Every hit holds a value in the range (a shifted document id would not).
-            let hits = searcher.search(&q, &DocSetCollector).unwrap();
+            let hits = crate::FieldStatistics::new(&searcher)
+                .search(&searcher, &q, &DocSetCollector)
+                .unwrap();
             assert_eq!(hits.len(), expected, "hits [{lo}, {hi}]");
             for addr in &hits {
                 assert!(

@@ -538,7 +538,9 @@ mod tests {
             node.clone(),
         );
         let top = tantivy::collector::TopDocs::with_limit(10).order_by_score();
-        let (n, hits) = searcher.search(&q, &(Count, top)).unwrap();
+        let (n, hits) = crate::FieldStatistics::new(&searcher)
+            .search(&searcher, &q, &(Count, top))
+            .unwrap();
         assert_eq!((n, hits.len()), (3, 3));
         assert_eq!(node.timing("create_weight").1, 1);
         assert_eq!(node.timing("build_scorer").1, 1);

@@ -641,8 +641,12 @@ impl std::fmt::Debug for ScriptScoreQuery {
 
 impl Query for ScriptScoreQuery {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        let stats;
         let scoring = match (scoring.is_scoring_enabled(), scoring.searcher()) {
-            (false, Some(searcher)) => EnableScoring::enabled_from_searcher(searcher),
+            (false, Some(searcher)) => {
+                stats = crate::FieldStatistics::new(searcher);
+                stats.scoring(searcher)
+            }
             _ => scoring,
         };
         Ok(Box::new(ScriptScoreWeight {

@@ -1,92 +1,175 @@
-//! BM25 statistics as Lucene computes them. tantivy's `Searcher` reports the number of
-//! documents in the whole index for every field; Lucene uses the field's `docCount` (the
-//! documents that have the field) for both IDF and the average field length. With sparse
-//! fields the two differ, and so do the scores.
+//! BM25 statistics as Lucene computes them.
 //!
-//! [`FieldStatistics`] supplies the per-field count from `_field_names` (one term lookup per
-//! scored field). Use it with `Searcher::search_with_statistics_provider` or
-//! `EnableScoring::enabled_from_statistics_provider`.
+//! tantivy's `Searcher` answers `total_num_docs()` with every document of the segments
+//! (`max_doc`), for every field: nested child documents count for root fields, and documents
+//! without the field count too. Lucene's `CollectionStatistics` are per field: `docCount` is
+//! the number of documents with at least one term in the field, and it is both the `N` of the
+//! IDF and the divisor of the average field length (`sumTotalTermFreq / docCount`). With
+//! sparse fields or nested documents the two differ, and so do the scores.
+//!
+//! [`FieldStatistics`] supplies Lucene's numbers: the field's document count is the document
+//! frequency of its `_field_names` term (one term lookup per scored field and request, cached
+//! for the weight's other terms), token counts are tantivy's (a keyword's: its doc values'
+//! count, see `values_in_column`) and document frequencies too. Like
+//! Lucene's, all of them count deleted documents until a merge drops them. Every search that
+//! scores goes through it: [`FieldStatistics::search`] or [`FieldStatistics::scoring`] (the
+//! workspace's `clippy.toml` disallows the searcher-wide defaults). Over several shards (ES's
+//! `dfs_query_then_fetch`) the numbers are summed.
 
-use lode_engine::schema::MetaFields;
-use std::sync::atomic::{AtomicU32, Ordering};
-use tantivy::query::Bm25StatisticsProvider;
-use tantivy::schema::Field;
+use lode_engine::schema::FIELD_NAMES;
+use std::cell::{Cell, RefCell};
+use tantivy::collector::Collector;
+use tantivy::query::{Bm25StatisticsProvider, EnableScoring, Query};
+use tantivy::schema::{Field, FieldType};
 use tantivy::{Searcher, Term};
 
+/// Per-field BM25 statistics over one shard's searcher, or summed over several.
+///
+/// Deliberately neither `Sync` nor shared: tantivy asks `total_num_tokens(field)` and then
+/// the field-less `total_num_docs()`, so the field in between is remembered, and that pairing
+/// only holds within one thread's weight construction.
 pub struct FieldStatistics<'s> {
-    searcher: &'s Searcher,
-    field_names: Field,
+    searchers: Vec<&'s Searcher>,
     /// The field whose token count was asked last: tantivy asks `total_num_tokens(field)`
     /// right before `total_num_docs()` when it builds a BM25 weight.
-    last_field: AtomicU32,
+    last_field: Cell<Option<Field>>,
+    /// Document counts looked up so far (a multi-term query asks once per term).
+    doc_counts: RefCell<Vec<(Field, u64)>>,
+    /// Token counts, likewise (a keyword's is read from its columns).
+    token_counts: RefCell<Vec<(Field, u64)>>,
 }
 
-const NO_FIELD: u32 = u32::MAX;
-
 impl<'s> FieldStatistics<'s> {
-    pub fn new(searcher: &'s Searcher, meta: &MetaFields) -> FieldStatistics<'s> {
+    /// The statistics of one shard.
+    pub fn new(searcher: &'s Searcher) -> FieldStatistics<'s> {
+        FieldStatistics::across(vec![searcher])
+    }
+
+    /// The statistics summed over several shards of one index (same schema).
+    pub fn across(searchers: Vec<&'s Searcher>) -> FieldStatistics<'s> {
+        assert!(!searchers.is_empty(), "statistics need a searcher");
         FieldStatistics {
-            searcher,
-            field_names: meta.field_names,
-            last_field: AtomicU32::new(NO_FIELD),
+            searchers,
+            last_field: Cell::new(None),
+            doc_counts: RefCell::new(Vec::new()),
+            token_counts: RefCell::new(Vec::new()),
         }
     }
+
+    /// Scoring enabled with these statistics, for a weight built on `searcher`.
+    pub fn scoring<'a>(&'a self, searcher: &'a Searcher) -> EnableScoring<'a> {
+        EnableScoring::enabled_from_statistics_provider(self, searcher)
+    }
+
+    /// `Searcher::search` with these statistics (when the collector scores).
+    pub fn search<C: Collector>(
+        &self,
+        searcher: &Searcher,
+        query: &dyn Query,
+        collector: &C,
+    ) -> tantivy::Result<C::Fruit> {
+        searcher.search_with_statistics_provider(query, collector, self)
+    }
+
+    /// Lucene's `docCount`: the documents with the field.
+    pub fn doc_count(&self, field: Field) -> tantivy::Result<u64> {
+        cached(&self.doc_counts, field, || self.lookup_doc_count(field))
+    }
+
+    fn token_count(&self, field: Field) -> tantivy::Result<u64> {
+        let mut n = 0;
+        for s in &self.searchers {
+            n += match values_in_column(s, field)? {
+                Some(values) => values,
+                None => s.total_num_tokens(field)?,
+            };
+        }
+        Ok(n)
+    }
+
+    fn lookup_doc_count(&self, field: Field) -> tantivy::Result<u64> {
+        let schema = self.searchers[0].schema();
+        let mut n = 0;
+        if let Ok(names) = schema.get_field(FIELD_NAMES) {
+            let term = Term::from_field_text(names, schema.get_field_name(field));
+            for s in &self.searchers {
+                n += s.doc_freq(&term)?;
+            }
+        }
+        if n == 0 {
+            // A field `_field_names` does not list (an index without it, or a field indexed
+            // on the side): every document, as tantivy counts them.
+            for s in &self.searchers {
+                n += Bm25StatisticsProvider::total_num_docs(*s)?;
+            }
+        }
+        Ok(n)
+    }
+}
+
+fn cached(
+    cache: &RefCell<Vec<(Field, u64)>>,
+    field: Field,
+    compute: impl FnOnce() -> tantivy::Result<u64>,
+) -> tantivy::Result<u64> {
+    if let Some(&(_, n)) = cache.borrow().iter().find(|(f, _)| *f == field) {
+        return Ok(n);
+    }
+    let n = compute()?;
+    cache.borrow_mut().push((field, n));
+    Ok(n)
+}
+
+/// Lucene's `sumTotalTermFreq` of a field indexed without frequencies (a `keyword`) is its
+/// `sumDocFreq`: one per document and value. tantivy's token count of a merged segment that
+/// dropped deleted documents is an estimate (the field's tokens times the share of live
+/// documents, nested ones included), while the segment's doc-values column holds exactly the
+/// values of its documents; it is read instead when the field has one (an O(1) count).
+fn values_in_column(searcher: &Searcher, field: Field) -> tantivy::Result<Option<u64>> {
+    let schema = searcher.schema();
+    let entry = schema.get_field_entry(field);
+    let without_freqs = entry
+        .field_type()
+        .get_index_record_option()
+        .is_some_and(|o| !o.has_freq());
+    if !(without_freqs && entry.is_fast() && matches!(entry.field_type(), FieldType::Str(_))) {
+        return Ok(None);
+    }
+    let mut n = 0;
+    for reader in searcher.segment_readers() {
+        if let Some(column) = reader.fast_fields().str(entry.name())? {
+            n += u64::from(column.ords().values.num_vals());
+        }
+    }
+    Ok(Some(n))
 }
 
 impl Bm25StatisticsProvider for FieldStatistics<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        self.last_field.store(field.field_id(), Ordering::Relaxed);
-        self.searcher.total_num_tokens(field)
+        self.last_field.set(Some(field));
+        cached(&self.token_counts, field, || self.token_count(field))
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        let id = self.last_field.swap(NO_FIELD, Ordering::Relaxed);
-        if id != NO_FIELD {
-            let name = self
-                .searcher
-                .schema()
-                .get_field_name(Field::from_field_id(id));
-            let with_field = self
-                .searcher
-                .doc_freq(&Term::from_field_text(self.field_names, name))?;
-            if with_field > 0 {
-                return Ok(with_field);
+        match self.last_field.take() {
+            Some(field) => self.doc_count(field),
+            None => {
+                let mut n = 0;
+                for s in &self.searchers {
+                    n += Bm25StatisticsProvider::total_num_docs(*s)?;
+                }
+                Ok(n)
             }
         }
-        self.searcher.total_num_docs()
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        self.searcher.doc_freq(term)
-    }
-}
-
-/// `search_type=dfs_query_then_fetch`: BM25 statistics summed over every shard of an index,
-/// so each shard scores with the index-wide document frequencies and lengths (ES's DFS phase
-/// gathers them before the query phase).
-pub struct ShardsStatistics<'s> {
-    searchers: Vec<&'s Searcher>,
-}
-
-impl<'s> ShardsStatistics<'s> {
-    pub fn new(searchers: Vec<&'s Searcher>) -> ShardsStatistics<'s> {
-        ShardsStatistics { searchers }
-    }
-}
-
-impl Bm25StatisticsProvider for ShardsStatistics<'_> {
-    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        self.searchers
-            .iter()
-            .map(|s| s.total_num_tokens(field))
-            .sum()
-    }
-
-    fn total_num_docs(&self) -> tantivy::Result<u64> {
-        self.searchers.iter().map(|s| s.total_num_docs()).sum()
-    }
-
-    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        self.searchers.iter().map(|s| s.doc_freq(term)).sum()
+        let mut n = 0;
+        for s in &self.searchers {
+            n += s.doc_freq(term)?;
+        }
+        // tantivy's IDF asserts `docFreq <= docCount`: a term of a document `_field_names`
+        // missed (it cannot happen for the fields Lode indexes) must not panic a search.
+        Ok(n.min(self.doc_count(term.field())?))
     }
 }

@@ -130,8 +130,8 @@ mod tests {
                 .iter()
                 .map(|v| Term::from_field_text(f, &format!("v{v}")))
                 .collect();
-            let got = searcher
-                .search(&TermSetLookup::new(terms), &DocSetCollector)
+            let got = crate::FieldStatistics::new(&searcher)
+                .search(&searcher, &TermSetLookup::new(terms), &DocSetCollector)
                 .unwrap();
             let seg = &searcher.segment_readers()[0];
             let expected: std::collections::HashSet<_> = (0..3000u32)

@@ -118,12 +118,11 @@ impl TestIndex {
         let parsed = parse_query(q)?;
         let query = crate::nested::non_nested(build_query(&parsed, &self.ctx())?, self.meta.nested);
         let searcher = self.reader.searcher();
-        let stats = FieldStatistics::new(&searcher, &self.meta);
-        let top = searcher
-            .search_with_statistics_provider(
+        let top = FieldStatistics::new(&searcher)
+            .search(
+                &searcher,
                 &*query,
                 &TopDocs::with_limit(100).order_by_score(),
-                &stats,
             )
             .map_err(EsError::from)?;
         Ok(top
@@ -1230,6 +1229,41 @@ fn bm25_uses_the_fields_document_count() {
 }
 
 #[test]
+fn bm25_document_count_leaves_out_nested_documents() {
+    // Seven Lucene documents: three roots, two of them with `tag`, and four nested objects,
+    // all with `c.x`. Lucene's docCount for `tag` is 2, for `c.x` 4.
+    let ix = TestIndex::new(
+        json!({"properties": {
+            "tag": {"type": "keyword"},
+            "c": {"type": "nested", "properties": {"x": {"type": "keyword"}}}
+        }}),
+        &[
+            ("1", json!({"tag": "a", "c": [{"x": "a"}, {"x": "b"}]})),
+            ("2", json!({"tag": "b", "c": [{"x": "a"}]})),
+            ("3", json!({"c": [{"x": "c"}]})),
+        ],
+    );
+    // One value per document: avgdl = dl = 1, so the score is the IDF.
+    let idf = |doc_count: f32, df: f32| (1.0 + (doc_count - df + 0.5) / (df + 0.5)).ln();
+    let s = ix.score_of(json!({"term": {"tag": "a"}}), "1");
+    assert!((s - idf(2.0, 1.0)).abs() < 1e-6, "{s}");
+    let s = ix.score_of(
+        json!({"nested": {"path": "c", "query": {"term": {"c.x": "a"}}, "score_mode": "max"}}),
+        "2",
+    );
+    assert!((s - idf(4.0, 2.0)).abs() < 1e-6, "{s}");
+    // A scoring wrapper in filter context (min_score) scores with the same statistics.
+    let hits = ix.ids(json!({"bool": {"filter": {"function_score": {
+        "query": {"term": {"tag": "a"}}, "min_score": idf(2.0, 1.0) - 1e-4
+    }}}}));
+    assert_eq!(hits, vec!["1".to_string()]);
+    let hits = ix.ids(json!({"bool": {"filter": {"function_score": {
+        "query": {"term": {"tag": "a"}}, "min_score": idf(2.0, 1.0) + 1e-4
+    }}}}));
+    assert!(hits.is_empty());
+}
+
+#[test]
 fn function_score_queries() {
     let ix = fixture();
     let scores = |q: Value| -> Vec<(String, f32)> {
@@ -1354,8 +1388,8 @@ fn filter_context_matches_the_same_documents() {
     for q in queries {
         let parsed = parse_query(&q).unwrap();
         let filter = super::build_filter(&parsed, &ix.ctx()).unwrap();
-        let n = searcher
-            .search(&*filter, &tantivy::collector::Count)
+        let n = FieldStatistics::new(&searcher)
+            .search(&searcher, &*filter, &tantivy::collector::Count)
             .unwrap();
         assert_eq!(n, ix.ids(q.clone()).len(), "{q}");
     }
@@ -1497,8 +1531,8 @@ fn profiled_plans_match_the_same_documents_and_name_lucene_classes() {
     let collector = TopDocs::with_limit(100).order_by_score();
     let plain = build_query(&parsed, &ctx).unwrap();
     let ids = |q: &dyn tantivy::query::Query| {
-        let mut v: Vec<_> = searcher
-            .search(q, &collector)
+        let mut v: Vec<_> = FieldStatistics::new(&searcher)
+            .search(&searcher, q, &collector)
             .unwrap()
             .into_iter()
             .map(|(_, a)| (a.segment_ord, a.doc_id))

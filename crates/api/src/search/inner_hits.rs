@@ -518,7 +518,8 @@ pub(super) fn render(
                 }
                 v
             };
-            let weight = q.weight(EnableScoring::enabled_from_searcher(&s.searcher))?;
+            let stats = lode_query::FieldStatistics::new(&s.searcher);
+            let weight = q.weight(stats.scoring(&s.searcher))?;
             let mut scorer = weight.scorer(seg, 1.0)?;
             let mut d = if range.is_empty() {
                 TERMINATED
@@ -717,7 +718,10 @@ pub(super) fn render(
                     h.insert("fields".into(), Value::Object(fields));
                 }
                 if let (true, Some(q)) = (spec.explain, planned.as_ref()) {
-                    let e = q.explain(&s.searcher, DocAddress::new(addr.segment_ord, doc))?;
+                    let stats = lode_query::FieldStatistics::new(&s.searcher);
+                    let e = q
+                        .weight(stats.scoring(&s.searcher))?
+                        .explain(s.searcher.segment_reader(addr.segment_ord), doc)?;
                     let e =
                         serde_json::to_value(e).map_err(|e| EsError::internal(e.to_string()))?;
                     h.insert("_explanation".into(), super::es_explanation(e));

@@ -1076,8 +1076,20 @@ fn search_phase_error(e: EsError) -> EsError {
     outer
 }
 
-/// Counts matches, stopping at `cap`: with `track_total_hits: N` a larger total is only ever
-/// reported as "at least N", so reading further matches is wasted (ES stops early too).
+/// The BM25 statistics a shard scores with: its own, or with `dfs_query_then_fetch` the
+/// index's (ES's DFS phase gathers them from every shard before the query phase).
+fn scoring_statistics<'s>(
+    t: &'s Target,
+    sreq: &SearchRequest,
+    searcher: &'s tantivy::Searcher,
+) -> query::FieldStatistics<'s> {
+    if sreq.dfs && t.searchers.len() > 1 {
+        query::FieldStatistics::across(t.searchers.iter().map(|s| &s.searcher).collect())
+    } else {
+        query::FieldStatistics::new(searcher)
+    }
+}
+
 /// The total hits `track` asks for: none, up to one past its threshold (enough to say
 /// "gte"), or exact.
 /// `scripted`: the query holds a script. tantivy's `Count` counts dense conjunctions block by
@@ -1094,10 +1106,14 @@ fn count_total(
         TrackTotal::Off => 0,
         TrackTotal::UpTo(n) => count_up_to(searcher, q, n + 1)?,
         TrackTotal::Exact if scripted => count_up_to(searcher, q, u64::MAX)?,
-        TrackTotal::Exact => searcher.search(q, &Count)? as u64,
+        TrackTotal::Exact => {
+            query::FieldStatistics::new(searcher).search(searcher, q, &Count)? as u64
+        }
     })
 }
 
+/// Counts matches, stopping at `cap`: with `track_total_hits: N` a larger total is only ever
+/// reported as "at least N", so reading further matches is wasted (ES stops early too).
 fn count_up_to(
     searcher: &tantivy::Searcher,
     q: &dyn tantivy::query::Query,
@@ -1244,10 +1260,7 @@ fn query_phase(
             }
             _ => None,
         };
-        // dfs_query_then_fetch: every shard scores with the index-wide statistics.
-        let dfs = (sreq.dfs && t.searchers.len() > 1).then(|| {
-            query::ShardsStatistics::new(t.searchers.iter().map(|s| &s.searcher).collect())
-        });
+        let dfs = sreq.dfs && t.searchers.len() > 1;
         let num_shards = t.index.num_shards();
         let run_shard = |s: &ShardSearcher| -> EsResult<(u64, Vec<Candidate>)> {
             // A profiled search plans its query per shard, each shard timing its own nodes.
@@ -1291,6 +1304,7 @@ fn query_phase(
             let shard = t.index.shard(s.shard_id)?;
             let shard_stats = &shard.stats;
             let searcher = &s.searcher;
+            let scoring = scoring_statistics(t, sreq, searcher);
             let collect = |limit: usize| -> EsResult<(u64, Vec<Candidate>)> {
                 // Never reserve more slots than the shard has documents (scrolls ask for all).
                 let limit = limit.min(searcher.num_docs() as usize);
@@ -1305,14 +1319,9 @@ fn query_phase(
                         let (c, top) = if matches!(sreq.track_total, TrackTotal::Exact)
                             || sreq.terminate_after.is_some()
                             || sreq.profile
-                            || dfs.is_some()
+                            || dfs
                         {
-                            let collector = (Count, top_docs);
-                            let (c, top) = match &dfs {
-                                Some(stats) => searcher
-                                    .search_with_statistics_provider(&*q, &collector, stats)?,
-                                None => searcher.search(&*q, &collector)?,
-                            };
+                            let (c, top) = scoring.search(searcher, &*q, &(Count, top_docs))?;
                             (c as u64, top)
                         } else {
                             // Counted on its own up to the threshold, the top hits keep
@@ -1321,11 +1330,7 @@ fn query_phase(
                             // per document, a profile shows one weight, and a `min_score`
                             // under global statistics must count with them, so they keep
                             // the one pass.
-                            let top = match &dfs {
-                                Some(stats) => searcher
-                                    .search_with_statistics_provider(&*q, &top_docs, stats)?,
-                                None => searcher.search(&*q, &top_docs)?,
-                            };
+                            let top = scoring.search(searcher, &*q, &top_docs)?;
                             (count_total(searcher, &*q, sreq.track_total, scripted)?, top)
                         };
                         (
@@ -1373,18 +1378,13 @@ fn query_phase(
                         ) => lode_query::required_point_bounds(query, name, &ctx)?,
                         _ => None,
                     };
-                    let (c, hits) = match walk::top_hits(searcher, &*q, &coll, bounds)? {
+                    let (c, hits) = match walk::top_hits(searcher, &scoring, &*q, &coll, bounds)? {
                         Some(hits) => (
                             count_total(searcher, &*q, sreq.track_total, scripted)?,
                             hits,
                         ),
                         None => {
-                            let collector = (Count, coll);
-                            let (c, hits) = match &dfs {
-                                Some(stats) => searcher
-                                    .search_with_statistics_provider(&*q, &collector, stats)?,
-                                None => searcher.search(&*q, &collector)?,
-                            };
+                            let (c, hits) = scoring.search(searcher, &*q, &(Count, coll))?;
                             (c as u64, hits)
                         }
                     };
@@ -1409,7 +1409,7 @@ fn query_phase(
                 None if !sreq.rescore.is_empty() => {
                     let window = sreq.rescore_window.unwrap_or(0);
                     let (count, mut cands) = collect(limit.max(window))?;
-                    rescore::apply(&sreq.rescore, searcher, &ctx, &mut cands)?;
+                    rescore::apply(&sreq.rescore, searcher, &scoring, &ctx, &mut cands)?;
                     (count, cands)
                 }
                 None => collect(limit)?,
@@ -1968,7 +1968,10 @@ fn fetch_phase(
                 "_shard".into(),
                 json!(format!("[{}][{}]", t.index.name, h.shard)),
             );
-            let e = q.explain(&s.searcher, h.addr)?;
+            let stats = scoring_statistics(t, sreq, &s.searcher);
+            let e = q
+                .weight(stats.scoring(&s.searcher))?
+                .explain(s.searcher.segment_reader(h.addr.segment_ord), h.addr.doc_id)?;
             let e = serde_json::to_value(e).map_err(|e| EsError::internal(e.to_string()))?;
             hit.insert("_explanation".into(), es_explanation(e));
         }
@@ -3317,9 +3320,11 @@ pub fn matching_ids(
     let mut out = Vec::new();
     for shard in index.shards()? {
         let s = shard.searcher();
-        let docs = s
-            .searcher
-            .search(&*q, &tantivy::collector::DocSetCollector)?;
+        let docs = query::FieldStatistics::new(&s.searcher).search(
+            &s.searcher,
+            &*q,
+            &tantivy::collector::DocSetCollector,
+        )?;
         if let Some(e) = query::take_script_error(&ctx) {
             return Err(e);
         }

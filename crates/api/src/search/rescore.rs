@@ -10,7 +10,6 @@ use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
 use lode_query::{self as query, Query, QueryContext};
 use serde_json::Value;
-use tantivy::query::EnableScoring;
 use tantivy::{DocSet, Searcher};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -136,6 +135,7 @@ fn unknown_rescorer(at: &At<'_>) -> EsError {
 pub fn apply(
     rescorers: &[Rescorer],
     searcher: &Searcher,
+    stats: &query::FieldStatistics,
     ctx: &QueryContext,
     hits: &mut [Candidate],
 ) -> EsResult<()> {
@@ -143,7 +143,7 @@ pub fn apply(
         let window = r.window_size.min(hits.len());
         let (top, _) = hits.split_at_mut(window);
         let q = query::build_query(&r.query, ctx)?;
-        let weight = q.weight(EnableScoring::enabled_from_searcher(searcher))?;
+        let weight = q.weight(stats.scoring(searcher))?;
         // Visit the window in index order, one scorer per segment.
         let mut order: Vec<usize> = (0..top.len()).collect();
         order.sort_by_key(|&i| (top[i].addr.segment_ord, top[i].addr.doc_id));

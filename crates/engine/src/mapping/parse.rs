@@ -412,6 +412,28 @@ fn compile_field(
             )));
         }
     }
+    // ES's `meta` parameter: checked for every field type, kept as given.
+    match def.get("meta") {
+        None => {}
+        Some(Value::Null) => {
+            return Err(mapper_parsing(format!(
+                "Failed to parse mapping: [meta] on mapper [{short}] of type [{}] must not have a [null] value",
+                ty.name()
+            )))
+        }
+        Some(v) => super::check_meta(short, v).map_err(|e| {
+            mapper_parsing(format!("Failed to parse mapping: {}", e.reason))
+        })?,
+    }
+    // Dates print and parse month and day names in English only: another language's locale
+    // would change them, so it is refused rather than ignored (as for runtime fields).
+    if let Some(v) = def.get("locale") {
+        lode_dates::check_locale(v).map_err(|reason| {
+            mapper_parsing(format!(
+                "Failed to parse mapping: Error parsing [locale] on field [{short}]: {reason}"
+            ))
+        })?;
+    }
     let bool_param = |k: &str, default: bool| -> EsResult<bool> {
         match def.get(k) {
             None => Ok(default),
@@ -937,6 +959,71 @@ mod tests {
         );
         assert_eq!(m.fields["obj.a"].ty, FieldType::Long);
         assert!(m.objects.contains_key("obj"));
+    }
+
+    #[test]
+    fn meta_is_checked_on_every_field_type() {
+        let refuse = |field: Value| {
+            let e = compile(&json!({"properties": {"f": field}}), &reg()).unwrap_err();
+            assert_eq!(e.kind, "mapper_parsing_exception");
+            e.reason
+        };
+        for ty in [
+            "keyword",
+            "text",
+            "long",
+            "date",
+            "boolean",
+            "geo_point",
+            "binary",
+        ] {
+            assert_eq!(
+                refuse(json!({"type": ty, "meta": {"unit": 3}})),
+                "Failed to parse mapping: [meta] values can only be strings, but got Integer[3] for field [f]"
+            );
+            assert!(
+                compile(
+                    &json!({"properties": {"f": {"type": ty, "meta": {"unit": "ms"}}}}),
+                    &reg()
+                )
+                .is_ok(),
+                "{ty}"
+            );
+        }
+        assert_eq!(
+            refuse(json!({"type": "keyword", "meta": null})),
+            "Failed to parse mapping: [meta] on mapper [f] of type [keyword] must not have a [null] value"
+        );
+        // multi-fields too, by their own name
+        let e = compile(
+            &json!({"properties": {"f": {"type": "text", "fields": {"raw": {"type": "keyword", "meta": "x"}}}}}),
+            &reg(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Failed to parse mapping: [meta] must be an object, got String[x] for field [raw]"
+        );
+    }
+
+    #[test]
+    fn date_locales_other_than_root_and_english_are_refused() {
+        for ty in ["date", "date_nanos", "date_range"] {
+            for ok in ["ROOT", "en", "en_US", "en-GB"] {
+                let m = json!({"properties": {"d": {"type": ty, "locale": ok}}});
+                assert!(compile(&m, &reg()).is_ok(), "{ty} {ok}");
+            }
+            let m = json!({"properties": {"d": {"type": ty, "locale": "fr_FR"}}});
+            let e = compile(&m, &reg()).unwrap_err();
+            assert_eq!(e.kind, "mapper_parsing_exception");
+            assert!(
+                e.reason.starts_with(
+                    "Failed to parse mapping: Error parsing [locale] on field [d]: locale [fr_FR] is not supported by Lode"
+                ),
+                "{}",
+                e.reason
+            );
+        }
     }
 
     #[test]
