@@ -1570,26 +1570,38 @@ fn parse_terms(name: &str, ty: &str, o: &Map<String, Value>) -> EsResult<TermsRe
     Ok(r)
 }
 
+/// The body of `significant_terms` and `significant_text` as their parsers read it: the keys
+/// handed on to the `terms` parser, a background filter, a heuristic, and `significant_text`'s
+/// own `filter_duplicate_text` and `source_fields`.
+#[derive(Default)]
+struct SignificantBody {
+    background_filter: Option<Box<DslQuery>>,
+    filter_duplicate_text: bool,
+    source_fields: Option<Vec<String>>,
+    heuristic: Option<Heuristic>,
+    terms: Map<String, Value>,
+}
+
+impl Heuristics for SignificantBody {
+    fn heuristic(&mut self) -> &mut Option<Heuristic> {
+        &mut self.heuristic
+    }
+}
+
+impl SignificantBody {
+    /// A key read by the `terms` parser.
+    fn pass_to_terms(&mut self, at: &At<'_>, v: &Value) -> EsResult<()> {
+        self.terms.insert(at.key.to_string(), v.clone());
+        Ok(())
+    }
+}
+
 /// `significant_terms`: the `terms` parameters (`min_doc_count` defaults to 3), an optional
 /// `background_filter`, and a significance heuristic (`jlh` by default, see `significant.rs`).
 fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_terms";
-    #[derive(Default)]
-    struct Body {
-        background_filter: Option<Box<DslQuery>>,
-        heuristic: Option<Heuristic>,
-        terms: Map<String, Value>,
-    }
-    impl Heuristics for Body {
-        fn heuristic(&mut self) -> &mut Option<Heuristic> {
-            &mut self.heuristic
-        }
-    }
+    type Body = SignificantBody;
     type BF = Field<Body>;
-    fn to_terms(b: &mut Body, at: &At<'_>, v: &Value) -> EsResult<()> {
-        b.terms.insert(at.key.to_string(), v.clone());
-        Ok(())
-    }
     static P: ObjectParser<Body> = ObjectParser {
         name: TY,
         style: fields::AGG,
@@ -1602,18 +1614,18 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
             // read by the `terms` parser; ES's parser declares the values-source fields
             // (`declareFields(PARSER, true, true, false)`): `script` is refused when planning.
             &[
-                BF::new("field", "*", to_terms),
-                BF::new("size", "*", to_terms),
-                BF::new("shard_size", "*", to_terms),
-                BF::new("min_doc_count", "*", to_terms),
-                BF::new("shard_min_doc_count", "*", to_terms),
-                BF::new("include", "*", to_terms),
-                BF::new("exclude", "*", to_terms),
-                BF::new("execution_hint", "*", to_terms),
-                BF::new("value_type", "*", to_terms),
-                BF::new("missing", "*", to_terms),
-                BF::new("format", "*", to_terms),
-                BF::new("script", "*", to_terms),
+                BF::new("field", "*", Body::pass_to_terms),
+                BF::new("size", "*", Body::pass_to_terms),
+                BF::new("shard_size", "*", Body::pass_to_terms),
+                BF::new("min_doc_count", "*", Body::pass_to_terms),
+                BF::new("shard_min_doc_count", "*", Body::pass_to_terms),
+                BF::new("include", "*", Body::pass_to_terms),
+                BF::new("exclude", "*", Body::pass_to_terms),
+                BF::new("execution_hint", "*", Body::pass_to_terms),
+                BF::new("value_type", "*", Body::pass_to_terms),
+                BF::new("missing", "*", Body::pass_to_terms),
+                BF::new("format", "*", Body::pass_to_terms),
+                BF::new("script", "*", Body::pass_to_terms),
             ],
         ],
     };
@@ -1639,36 +1651,20 @@ fn parse_significant_terms(name: &str, o: &Map<String, Value>) -> EsResult<AggKi
 /// `SignificantTextAggregationBuilder` parser.
 fn parse_significant_text(name: &str, o: &Map<String, Value>) -> EsResult<AggKind> {
     const TY: &str = "significant_text";
-    #[derive(Default)]
-    struct Body {
-        background_filter: Option<Box<DslQuery>>,
-        filter_duplicate_text: bool,
-        source_fields: Option<Vec<String>>,
-        heuristic: Option<Heuristic>,
-        terms: Map<String, Value>,
-    }
-    impl Heuristics for Body {
-        fn heuristic(&mut self) -> &mut Option<Heuristic> {
-            &mut self.heuristic
-        }
-    }
+    type Body = SignificantBody;
     type BF = Field<Body>;
-    fn to_terms(b: &mut Body, at: &At<'_>, v: &Value) -> EsResult<()> {
-        b.terms.insert(at.key.to_string(), v.clone());
-        Ok(())
-    }
     static P: ObjectParser<Body> = ObjectParser {
         name: TY,
         style: fields::AGG,
         fields: &[
             &[
-                BF::new("field", "s", to_terms),
-                BF::new("size", "*", to_terms),
-                BF::new("shard_size", "*", to_terms),
-                BF::new("min_doc_count", "*", to_terms),
-                BF::new("shard_min_doc_count", "*", to_terms),
-                BF::new("include", "*", to_terms),
-                BF::new("exclude", "*", to_terms),
+                BF::new("field", "s", Body::pass_to_terms),
+                BF::new("size", "*", Body::pass_to_terms),
+                BF::new("shard_size", "*", Body::pass_to_terms),
+                BF::new("min_doc_count", "*", Body::pass_to_terms),
+                BF::new("shard_min_doc_count", "*", Body::pass_to_terms),
+                BF::new("include", "*", Body::pass_to_terms),
+                BF::new("exclude", "*", Body::pass_to_terms),
                 BF::new("background_filter", "o", |b, _, v| {
                     b.background_filter = Some(Box::new(parse_dsl(v)?));
                     Ok(())

@@ -81,14 +81,7 @@ fn bad(at: &At<'_>) -> EsError {
 static EXPLAIN_REQUEST: ObjectParser<Request> = ObjectParser {
     name: "cluster/allocation/explain",
     style: Style::Custom {
-        unknown: |at, _, names| {
-            EsError::x_content_parse(format!(
-                "[1:2] [{}] unknown field [{}]{}",
-                at.parser,
-                at.key,
-                lode_engine::error::did_you_mean(at.key, names)
-            ))
-        },
+        unknown: lode_engine::object_parser::unknown_field_at_first_key,
         wrong_token: |at, _| bad(at),
     },
     fields: &[&[

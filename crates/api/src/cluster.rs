@@ -490,14 +490,7 @@ static REROUTE: lode_engine::object_parser::ObjectParser<()> =
     lode_engine::object_parser::ObjectParser {
         name: "cluster_reroute",
         style: lode_engine::object_parser::Style::Custom {
-            unknown: |at, _, names| {
-                EsError::x_content_parse(format!(
-                    "[1:2] [{}] unknown field [{}]{}",
-                    at.parser,
-                    at.key,
-                    lode_engine::error::did_you_mean(at.key, names)
-                ))
-            },
+            unknown: lode_engine::object_parser::unknown_field_at_first_key,
             wrong_token: |_, _| EsError::internal("every token is declared"),
         },
         fields: &[&[lode_engine::object_parser::Field::new(

@@ -156,6 +156,18 @@ pub fn ignore<T>(_: &mut T, _: &At<'_>, _: &Value) -> EsResult<()> {
     Ok(())
 }
 
+/// ES's unknown-field refusal of a whole request body it parses with positions: Lode keeps
+/// none, so the error names `[1:2]`, the position of a body's first key (a `Style::Custom`
+/// `unknown`).
+pub fn unknown_field_at_first_key(at: &At<'_>, _: Token, names: &[&str]) -> EsError {
+    EsError::x_content_parse(format!(
+        "[1:2] [{}] unknown field [{}]{}",
+        at.parser,
+        at.key,
+        crate::error::did_you_mean(at.key, names)
+    ))
+}
+
 /// How a parser words its refusals.
 #[derive(Clone, Copy)]
 pub enum Style {
