@@ -66,6 +66,10 @@ pub struct KindStats {
     pub first_start: Option<Instant>,
     /// When the last response of this kind ended.
     pub last_end: Option<Instant>,
+    /// Every answered request as (start, latency), when the phase keeps a timeline: the
+    /// percentiles of an interval that does not fall on window bounds (a force merge) come
+    /// from it.
+    pub timeline: Vec<(Duration, Duration)>,
 }
 
 impl Default for KindStats {
@@ -86,6 +90,7 @@ impl Default for KindStats {
             bytes_out: 0,
             first_start: None,
             last_end: None,
+            timeline: Vec::new(),
         }
     }
 }
@@ -129,8 +134,9 @@ impl KindStats {
         }
     }
 
-    /// Records one request whose window is `window`.
-    pub fn record(&mut self, window: usize, s: &Sample<'_>) {
+    /// Records one request whose window is `window`; `offset` (its start since the phase
+    /// origin) goes to the timeline when one is kept.
+    pub fn record(&mut self, window: usize, offset: Option<Duration>, s: &Sample<'_>) {
         self.first_start = Some(self.first_start.map_or(s.start, |f| f.min(s.start)));
         self.last_end = Some(self.last_end.map_or(s.end, |l| l.max(s.end)));
         self.bytes_out += s.bytes_out;
@@ -140,6 +146,9 @@ impl KindStats {
                 record(&mut self.latency, latency);
                 record(&mut self.service, s.end.saturating_duration_since(s.sent));
                 record(&mut self.window(window).latency, latency);
+                if let Some(offset) = offset {
+                    self.timeline.push((offset, latency));
+                }
                 *self.statuses.entry(resp.status).or_default() += 1;
                 self.bytes_in += resp.body.len() as u64;
                 if (200..300).contains(&resp.status) {
@@ -201,6 +210,19 @@ impl KindStats {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        self.timeline.extend_from_slice(&o.timeline);
+    }
+
+    /// Latencies of the answered requests that started within `[from, to]` (seconds since the
+    /// phase origin); empty unless the phase kept a timeline.
+    pub fn between(&self, from: f64, to: f64) -> Histogram<u64> {
+        let mut h = new_histogram();
+        for (start, latency) in &self.timeline {
+            if (from..=to).contains(&start.as_secs_f64()) {
+                record(&mut h, *latency);
+            }
+        }
+        h
     }
 }
 
@@ -245,6 +267,7 @@ pub struct Recorder {
     pub kinds: Vec<KindStats>,
     origin: Instant,
     window: Duration,
+    timeline: bool,
 }
 
 impl Recorder {
@@ -254,14 +277,21 @@ impl Recorder {
             kinds: (0..kinds).map(|_| KindStats::default()).collect(),
             origin,
             window,
+            timeline: false,
         }
+    }
+
+    /// Keeps every answered request's start and latency too (16 bytes each).
+    pub fn with_timeline(mut self, keep: bool) -> Recorder {
+        self.timeline = keep;
+        self
     }
 
     /// Records a sample for kind `kind`.
     pub fn record(&mut self, kind: usize, s: &Sample<'_>) {
         let offset = s.start.saturating_duration_since(self.origin);
         let w = (offset.as_nanos() / self.window.as_nanos().max(1)) as usize;
-        self.kinds[kind].record(w, s);
+        self.kinds[kind].record(w, self.timeline.then_some(offset), s);
     }
 
     /// Merges another worker's recorder into this one.
@@ -324,6 +354,52 @@ mod tests {
         assert_eq!(total.kinds[0].ok, 4);
         assert_eq!(total.kinds[0].windows[2].latency.len(), 2);
         assert_eq!(total.kinds[0].statuses[&404], 2);
+    }
+
+    #[test]
+    fn a_timeline_gives_the_latency_of_any_interval() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let answer = ok(200, "{}");
+        let run = |timeline: bool| {
+            let mut r = Recorder::new(1, t0, Duration::from_secs(1)).with_timeline(timeline);
+            // Requests every 100 ms; those started in [1.0 s, 2.0 s] take 50 ms, others 5 ms.
+            for i in 0..30u64 {
+                let start = i * 100;
+                let took = if (1000..=2000).contains(&start) {
+                    50
+                } else {
+                    5
+                };
+                r.record(
+                    0,
+                    &Sample {
+                        start: at(start),
+                        sent: at(start),
+                        end: at(start + took),
+                        outcome: &answer,
+                        bytes_out: 0,
+                        docs: 0,
+                        bulk: false,
+                    },
+                );
+            }
+            r
+        };
+        let r = run(true);
+        let mut merged = Recorder::new(1, t0, Duration::from_secs(1));
+        merged.merge(&r);
+        for k in [&r.kinds[0], &merged.kinds[0]] {
+            let during = k.between(1.0, 2.0);
+            assert_eq!(during.len(), 11);
+            assert!((49_000..=51_000).contains(&during.min()));
+            assert!((49_000..=51_000).contains(&during.max()));
+            let before = k.between(0.0, 0.95);
+            assert_eq!(before.len(), 10);
+            assert!(before.max() <= 5_100);
+        }
+        // Without a timeline nothing is kept per request.
+        assert_eq!(run(false).kinds[0].between(0.0, 10.0).len(), 0);
     }
 
     #[test]

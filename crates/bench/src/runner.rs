@@ -69,6 +69,8 @@ pub struct PhaseConfig {
     pub start: Option<Instant>,
     /// Set to stop the phase early (Ctrl-C).
     pub stop: Arc<AtomicBool>,
+    /// Keep every request's start and latency (`KindStats::timeline`).
+    pub timeline: bool,
 }
 
 /// What a phase measured.
@@ -168,7 +170,7 @@ pub async fn run_phase(
     });
     let connects_before: u64 = conns.iter().map(|c| c.connects).sum();
     let tally = Arc::new(Mutex::new(Tally {
-        recorder: Recorder::new(kinds.len(), start, cfg.window),
+        recorder: Recorder::new(kinds.len(), start, cfg.window).with_timeline(cfg.timeline),
         timer_lag: new_histogram(),
         late_sends: 0,
     }));

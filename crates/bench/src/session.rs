@@ -197,6 +197,7 @@ impl Session {
             seed,
             start,
             stop: self.stop.clone(),
+            timeline: false,
         }
     }
 

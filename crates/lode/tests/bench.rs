@@ -534,6 +534,15 @@ fn mixed_searches_writes_and_force_merge() {
     assert_eq!(labels.len(), 2, "{labels:?}");
     assert_eq!(labels[0], "force merge started");
     assert!(labels[1].starts_with("force merge done"), "{labels:?}");
+    // The requests started between the two events, per kind (the merge of 1,160 small
+    // documents ends well within the run: the interval holds some of the searches only).
+    let during = &p.intervals[0];
+    assert_eq!(during.label, "during the force merge");
+    assert_eq!((during.from_s, during.to_s), (p.events[0].t, p.events[1].t));
+    let names: Vec<&str> = during.kinds.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["term", "ids_range", "write"]);
+    let searched: u64 = during.kinds[..2].iter().map(|(_, l)| l.count).sum();
+    assert!(searched < 80, "{searched}");
     // The writes continued the corpus ids: 1000 + 160 documents.
     http("POST", &format!("{}/mix/_refresh", srv.url), "");
     let (_, count) = http("GET", &format!("{}/mix/_count", srv.url), "");

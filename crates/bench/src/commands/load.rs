@@ -272,6 +272,7 @@ async fn send_batches(
             }
             stats.record(
                 0,
+                None,
                 &Sample {
                     start: sent,
                     sent,

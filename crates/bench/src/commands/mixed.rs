@@ -4,8 +4,9 @@
 
 use super::queries::{self, QueryArgs};
 use crate::cli::{parse_duration, CacheOpts, OutputOpts};
+use crate::histogram::Percentiles;
 use crate::pacing::Arrival;
-use crate::report::Event;
+use crate::report::{Event, IntervalReport};
 use crate::runner;
 use crate::session::{emit, MeasureSpec, Session, Shape};
 use crate::sources::{account_docs, WriteSource};
@@ -13,6 +14,9 @@ use crate::workload::vocab::ACCOUNTS_DEFAULT;
 use anyhow::{bail, Result};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+const MERGE_STARTED: &str = "force merge started";
+const MERGE_DONE: &str = "force merge done";
 
 /// Searches at a fixed rate while writes go on at a fixed rate (and an optional force merge).
 #[derive(clap::Args, Debug)]
@@ -131,10 +135,10 @@ pub async fn run(mut a: MixedArgs) -> Result<()> {
             let since = |t: Instant| t.saturating_duration_since(start).as_secs_f64();
             events.lock().expect("events").push(Event {
                 t: since(t0),
-                label: "force merge started".into(),
+                label: MERGE_STARTED.into(),
             });
             let label = match control.force_merge(&index).await {
-                Ok(()) => format!("force merge done ({:.1} s)", t0.elapsed().as_secs_f64()),
+                Ok(()) => format!("{MERGE_DONE} ({:.1} s)", t0.elapsed().as_secs_f64()),
                 Err(e) => format!("force merge failed: {e}"),
             };
             events.lock().expect("events").push(Event {
@@ -144,7 +148,8 @@ pub async fn run(mut a: MixedArgs) -> Result<()> {
         })
     });
 
-    let search_cfg = session.phase_config(seed, a.timeout, Some(start));
+    let mut search_cfg = session.phase_config(seed, a.timeout, Some(start));
+    search_cfg.timeline = a.force_merge;
     let searches = runner::run_phase(
         search_src.clone(),
         search_shape.pacing(seed),
@@ -172,7 +177,8 @@ pub async fn run(mut a: MixedArgs) -> Result<()> {
         });
         kinds.push(writes.kind_info());
         let write_shape = shape(a.write_rate);
-        let write_cfg = session.phase_config(seed ^ 0x3, a.timeout, Some(start));
+        let mut write_cfg = session.phase_config(seed ^ 0x3, a.timeout, Some(start));
+        write_cfg.timeline = a.force_merge;
         let wconns = session.connections(0, &write_shape);
         let w = runner::run_phase(writes, write_shape.pacing(seed ^ 0x3), wconns, &write_cfg);
         let (s, w) = tokio::join!(searches, w);
@@ -198,7 +204,9 @@ pub async fn run(mut a: MixedArgs) -> Result<()> {
         },
         seed,
     };
-    let phase = session.phase_report(&spec, &result, warmup_requests, &before, &after, ev);
+    let merge = merge_intervals(&ev, &result);
+    let mut phase = session.phase_report(&spec, &result, warmup_requests, &before, &after, ev);
+    phase.intervals.extend(merge);
     let settings = serde_json::json!({
         "queries": qs.iter().map(|q| &q.name).collect::<Vec<_>>(),
         "index": index,
@@ -217,4 +225,40 @@ pub async fn run(mut a: MixedArgs) -> Result<()> {
     });
     let report = session.finish("mixed", settings, vec![phase], vec![]).await;
     emit(&report, &a.out)
+}
+
+/// The latency of the requests that started while the force merge ran (between its two
+/// events), and of those that started in an interval as long from one second after it ended
+/// (when the run lasts that long): the machine's own tail without a merge, for comparison.
+fn merge_intervals(events: &[Event], result: &runner::PhaseResult) -> Vec<IntervalReport> {
+    let Some(from) = events
+        .iter()
+        .find(|e| e.label == MERGE_STARTED)
+        .map(|e| e.t)
+    else {
+        return Vec::new();
+    };
+    let end = result.elapsed.as_secs_f64();
+    let to = events
+        .iter()
+        .find(|e| e.label.starts_with(MERGE_DONE))
+        .map_or(end, |e| e.t);
+    let interval = |label: &str, from: f64, to: f64| IntervalReport {
+        label: label.into(),
+        from_s: from,
+        to_s: to,
+        kinds: result
+            .recorder
+            .kinds
+            .iter()
+            .zip(&result.kinds)
+            .map(|(k, name)| (name.clone(), Percentiles::of(&k.between(from, to))))
+            .collect(),
+    };
+    let mut out = vec![interval("during the force merge", from, to)];
+    let (after, len) = (to + 1.0, to - from);
+    if after + len <= end {
+        out.push(interval("after it, as long", after, after + len));
+    }
+    out
 }

@@ -103,6 +103,22 @@ pub struct PhaseReport {
     /// Events during the phase.
     #[serde(default)]
     pub events: Vec<Event>,
+    /// Latency between two events (a force merge's start and end), per kind.
+    #[serde(default)]
+    pub intervals: Vec<IntervalReport>,
+}
+
+/// The requests that started between two events of a phase.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IntervalReport {
+    /// What the interval is (e.g. `during the force merge`).
+    pub label: String,
+    /// Seconds since the phase start.
+    pub from_s: f64,
+    /// Seconds since the phase start.
+    pub to_s: f64,
+    /// (kind name, latency of its answered requests that started within the interval).
+    pub kinds: Vec<(String, Percentiles)>,
 }
 
 /// Server-side figures of a phase.
@@ -408,6 +424,7 @@ pub fn phase_report(input: PhaseInput<'_>) -> PhaseReport {
         timer_lag_p99_ms: (!r.timer_lag.is_empty())
             .then(|| r.timer_lag.value_at_quantile(0.99) as f64 / 1000.0),
         events: input.events,
+        intervals: Vec::new(),
     }
 }
 

@@ -326,6 +326,32 @@ fn windows(out: &mut String, report: &Report, phase: &PhaseReport) {
     for e in &phase.events {
         let _ = writeln!(out, "  at {:.1}s: {}", e.t, e.label);
     }
+    for iv in &phase.intervals {
+        let _ = writeln!(
+            out,
+            "\nRequests started {} ({:.1}-{:.1} s, ms):",
+            iv.label, iv.from_s, iv.to_s
+        );
+        let mut rows = vec![["kind", "n", "50%", "99%", "99.9%", "100%", "99.9%/50%"]
+            .map(String::from)
+            .to_vec()];
+        for (name, p) in &iv.kinds {
+            rows.push(vec![
+                name.clone(),
+                p.count.to_string(),
+                fmt_ms(p.p50),
+                fmt_ms(p.p99),
+                fmt_ms(p.p99_9),
+                fmt_ms(p.p100),
+                if p.p50 > 0.0 {
+                    format!("{:.1}", p.p99_9 / p.p50)
+                } else {
+                    "-".into()
+                },
+            ]);
+        }
+        out.push_str(&table(&rows));
+    }
 }
 
 /// The whole text report.
