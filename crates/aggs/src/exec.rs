@@ -444,6 +444,7 @@ impl<'a> Exec<'a> {
                         runtime: ctx.runtime.clone(),
                         errors: ctx.script_errors.clone(),
                         missing: missing.map(|m| serde_json::Value::String(m.to_string())),
+                        distinct: !super::plan::runtime_source_keeps_repeats(&name),
                     }),
                 );
             }
@@ -750,5 +751,6 @@ pub(crate) fn runtime_provider_in(
         runtime: ctx.runtime.clone(),
         errors: ctx.script_errors.clone(),
         missing: None,
+        distinct: true,
     }))
 }

@@ -108,13 +108,30 @@ fn with_missing(source: &str, missing: &str) -> String {
     format!("{source}{MISSING_MARK}{missing}")
 }
 
+/// Marks a runtime keyword source that hands over every value a document emits: ES's
+/// `StringScriptDocValues` sorts a runtime keyword's values but keeps repeats, which
+/// `value_count` counts, while the bucketing aggregations count a document once per term.
+const ALL_VALUES_MARK: char = '\u{2}';
+
+fn with_all_values(source: &str) -> String {
+    format!("{source}{ALL_VALUES_MARK}")
+}
+
 /// A runtime source name's field and `missing` value.
 pub(crate) fn parse_runtime_source(name: &str) -> Option<(&str, Option<&str>)> {
     let rest = name.strip_prefix(RUNTIME_PREFIX)?;
-    Some(match rest.split_once(MISSING_MARK) {
+    let (field, missing) = match rest.split_once(MISSING_MARK) {
         Some((f, m)) => (f, Some(m)),
         None => (rest, None),
-    })
+    };
+    Some((field.trim_end_matches(ALL_VALUES_MARK), missing))
+}
+
+/// Whether a runtime source keeps a document's repeated keywords (see [`ALL_VALUES_MARK`]).
+pub(crate) fn runtime_source_keeps_repeats(name: &str) -> bool {
+    name.strip_prefix(RUNTIME_PREFIX)
+        .and_then(|rest| rest.split(MISSING_MARK).next())
+        .is_some_and(|field| field.ends_with(ALL_VALUES_MARK))
 }
 
 /// The runtime sources a plan reads (see `sources::RuntimeProvider`).
@@ -1067,12 +1084,13 @@ fn plan_node<'r>(
                     format: ValueFormat::Bool,
                 })
             } else {
-                if let (true, Some(Value::String(missing))) =
-                    (is_runtime_source(&field.name), &m.missing)
-                {
-                    if field.storage() == Some(Storage::Keyword) {
-                        field.name = with_missing(&field.name, missing);
-                    }
+                let runtime_keyword =
+                    is_runtime_source(&field.name) && field.storage() == Some(Storage::Keyword);
+                if runtime_keyword && m.kind == MetricKind::ValueCount {
+                    field.name = with_all_values(&field.name);
+                }
+                if let (true, Some(Value::String(missing))) = (runtime_keyword, &m.missing) {
+                    field.name = with_missing(&field.name, missing);
                 }
                 check_metric_missing(
                     m.missing.as_ref(),

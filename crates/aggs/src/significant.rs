@@ -180,13 +180,20 @@ pub(crate) fn background(
                 let column = segment.fast_fields().str(field).map_err(internal)?;
                 let alive = segment.alive_bitset();
                 let mut per_ord: HashMap<u64, u64> = HashMap::new();
+                let mut ords: Vec<u64> = Vec::new();
                 let mut scorer = weight.scorer(segment, 1.0).map_err(internal)?;
                 let mut doc = scorer.doc();
                 while doc != TERMINATED {
                     if alive.is_none_or(|a| a.is_alive(doc)) {
                         bg.size += 1;
                         if let Some(c) = &column {
-                            for ord in c.term_ords(doc) {
+                            // A document counts once per term: segments written before
+                            // keyword columns were sets may repeat a value.
+                            ords.clear();
+                            ords.extend(c.term_ords(doc));
+                            ords.sort_unstable();
+                            ords.dedup();
+                            for &ord in &ords {
                                 *per_ord.entry(ord).or_default() += 1;
                             }
                         }

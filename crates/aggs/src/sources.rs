@@ -1065,6 +1065,9 @@ pub(crate) struct RuntimeProvider {
     pub errors: lode_query::ScriptErrors,
     /// The value of a document without any (a keyword aggregation's `missing`).
     pub missing: Option<serde_json::Value>,
+    /// Whether a document's keywords are handed over each once (the bucketing aggregations,
+    /// as ES's collectors skip a value equal to the previous one) or all (`value_count`).
+    pub distinct: bool,
 }
 
 impl ValueSourceProvider for RuntimeProvider {
@@ -1081,6 +1084,7 @@ impl ValueSourceProvider for RuntimeProvider {
             dict: RuntimeDict::default(),
             f64: false,
             missing: self.missing.clone(),
+            distinct: self.distinct,
         })))
     }
 }
@@ -1119,6 +1123,7 @@ struct RuntimeSource {
     /// Numbers handed over as `f64` (metrics, see `ValueSource::to_f64`).
     f64: bool,
     missing: Option<serde_json::Value>,
+    distinct: bool,
 }
 
 impl std::fmt::Debug for RuntimeSource {
@@ -1191,7 +1196,7 @@ impl ValueSource for RuntimeSource {
                     }
                 });
             // A keyword counts once per document and term, as ES's ordinals do.
-            if ty == ColumnType::Str {
+            if ty == ColumnType::Str && self.distinct {
                 values[first..].sort_unstable();
                 let mut keep = first;
                 for i in first..values.len() {

@@ -741,7 +741,9 @@ fn metric_value(
             let Some(col) = fast.str(&field.name).map_err(internal)? else {
                 return Ok(Value::Null);
             };
-            let first = col.term_ords(doc).next();
+            // A sorted set's first value is its smallest (segments written before keyword
+            // columns were sets hold a document's values in indexing order).
+            let first = col.term_ords(doc).min();
             match first {
                 Some(ord) => {
                     let mut s = String::new();

@@ -1700,4 +1700,117 @@ mod tests {
             err.reason
         );
     }
+
+    /// Keyword and ip doc values are Lucene's `SORTED_SET` per document (sorted, each value
+    /// once, after the normalizer; `copy_to` targets, multi-fields and values copied into the
+    /// root by `include_in_root` too), numbers `SORTED_NUMERIC` (duplicates kept). The
+    /// tantivy document keeps every value: the inverted index is fed as before.
+    #[test]
+    fn keyword_and_ip_columns_are_sets_numbers_keep_duplicates() {
+        use tantivy::tokenizer::TextAnalyzer;
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = crate::mapping::compile(
+            &json!({"properties": {
+                "tag": {"type": "keyword", "copy_to": "all"},
+                "other": {"type": "keyword", "copy_to": "all"},
+                "all": {"type": "keyword"},
+                "lc": {"type": "keyword", "normalizer": "lowercase"},
+                "title": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+                "ip": {"type": "ip"},
+                "n": {"type": "long"},
+                "items": {"type": "nested", "include_in_root": true,
+                          "properties": {"k": {"type": "keyword"}}}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let meta = MetaFields::of(&schema);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta,
+            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
+        };
+        let src = json!({
+            "tag": ["red", "blue", "red"], "other": ["red", "green"],
+            "lc": ["Red", "RED", "red"], "title": ["a b", "a b"],
+            "ip": ["10.0.0.1", "::ffff:10.0.0.1", "::1"], "n": [5, 5, 1],
+            "items": [{"k": ["x", "x"]}, {"k": "x"}]
+        });
+        let Parsed::Doc(doc) = parser.parse("1", &src).unwrap() else {
+            panic!("a document")
+        };
+        let tag = schema.get_field("tag").unwrap();
+        assert_eq!(
+            doc.root.get_all(tag).count(),
+            3,
+            "the document keeps every value"
+        );
+        let index = crate::source_store::create_in_ram(schema.clone()).unwrap();
+        for name in reg.analyzer_names() {
+            let a = reg.analyzer(&name).unwrap();
+            index.tokenizers().register(&name, TextAnalyzer::from(a));
+        }
+        let normalizer = reg.normalizer("lowercase").unwrap();
+        let tn = crate::mapping::normalizer_tokenizer_name("lowercase");
+        index
+            .tokenizers()
+            .register(&tn, TextAnalyzer::from(normalizer.clone()));
+        index
+            .fast_field_tokenizer()
+            .register(&tn, TextAnalyzer::from(normalizer));
+        let mut writer: tantivy::IndexWriter =
+            index.writer_with_num_threads(1, 15_000_000).unwrap();
+        let nested_docs = doc.nested.len();
+        let block = doc.nested.into_iter().chain(std::iter::once(doc.root));
+        writer
+            .run(
+                block
+                    .map(tantivy::indexer::UserOperation::Add)
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap();
+        writer.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let seg = searcher.segment_reader(0);
+        let ff = seg.fast_fields();
+        let root = nested_docs as u32;
+        let strs = |f: &str, doc: u32| -> Vec<String> {
+            let col = ff.str(f).unwrap().unwrap();
+            col.term_ords(doc)
+                .map(|o| {
+                    let mut s = String::new();
+                    col.ord_to_str(o, &mut s).unwrap();
+                    s
+                })
+                .collect()
+        };
+        assert_eq!(strs("tag", root), ["blue", "red"]);
+        assert_eq!(strs("all", root), ["blue", "green", "red"]);
+        assert_eq!(strs("lc", root), ["red"]);
+        assert_eq!(strs("title.raw", root), ["a b"]);
+        assert_eq!(strs("items.k", 0), ["x"]);
+        assert_eq!(strs("items.k", root), ["x"]);
+        let ips: Vec<Ipv6Addr> = ff
+            .column_opt::<Ipv6Addr>("ip")
+            .unwrap()
+            .unwrap()
+            .values_for_doc(root)
+            .collect();
+        assert_eq!(
+            ips,
+            [Ipv6Addr::LOCALHOST, to_v6("10.0.0.1".parse().unwrap())]
+        );
+        let mut n: Vec<i64> = ff
+            .column_opt::<i64>("n")
+            .unwrap()
+            .unwrap()
+            .values_for_doc(root)
+            .collect();
+        n.sort_unstable();
+        assert_eq!(n, [1, 5, 5]);
+        let red = tantivy::Term::from_field_text(tag, "red");
+        assert_eq!(searcher.doc_freq(&red).unwrap(), 1);
+    }
 }

@@ -20,6 +20,10 @@ pub fn read(
     let name = def.path.as_str();
     let format = requested_format(def, format)?;
     let mut out = Vec::new();
+    // Doc values come back as Lucene gives them: numbers, dates and booleans are
+    // `SORTED_NUMERIC` (ascending, duplicates kept), keywords and ips `SORTED_SET` (ascending,
+    // each once). A column keeps a document's values in the order they were indexed, and
+    // segments written before keyword and ip columns became sets keep their duplicates.
     match def.storage() {
         // `date_nanos`: its nanosecond column, when the index has it.
         Storage::I64
@@ -29,27 +33,38 @@ pub fn read(
         {
             let path = def.nanos_path().unwrap_or_default();
             if let Some(col) = ff.column_opt::<i64>(&path)? {
-                out.extend(col.values_for_doc(doc).map(|v| format.nanos(def, v)));
+                let mut values: Vec<i64> = col.values_for_doc(doc).collect();
+                values.sort_unstable();
+                out.extend(values.into_iter().map(|v| format.nanos(def, v)));
             }
         }
         Storage::I64 => {
             if let Some(col) = ff.column_opt::<i64>(name)? {
-                out.extend(col.values_for_doc(doc).map(|v| format.long(def, v)));
+                let mut values: Vec<i64> = col.values_for_doc(doc).collect();
+                values.sort_unstable();
+                out.extend(values.into_iter().map(|v| format.long(def, v)));
             }
         }
         Storage::F64 => {
             if let Some(col) = ff.column_opt::<f64>(name)? {
-                out.extend(col.values_for_doc(doc).map(|v| format.double(v)));
+                let mut values: Vec<f64> = col.values_for_doc(doc).collect();
+                values.sort_unstable_by(f64::total_cmp);
+                out.extend(values.into_iter().map(|v| format.double(v)));
             }
         }
         Storage::Bool => {
             if let Some(col) = ff.column_opt::<bool>(name)? {
-                out.extend(col.values_for_doc(doc).map(|v| json!(v)));
+                let mut values: Vec<bool> = col.values_for_doc(doc).collect();
+                values.sort_unstable();
+                out.extend(values.into_iter().map(|v| json!(v)));
             }
         }
         Storage::Keyword => {
             if let Some(col) = ff.str(name)? {
-                for ord in col.term_ords(doc) {
+                let mut ords: Vec<u64> = col.term_ords(doc).collect();
+                ords.sort_unstable();
+                ords.dedup();
+                for ord in ords {
                     let mut s = String::new();
                     let _ = col.ord_to_str(ord, &mut s);
                     out.push(json!(s));
@@ -58,7 +73,10 @@ pub fn read(
         }
         Storage::Ip => {
             if let Some(col) = ff.column_opt::<std::net::Ipv6Addr>(name)? {
-                for ip in col.values_for_doc(doc) {
+                let mut ips: Vec<std::net::Ipv6Addr> = col.values_for_doc(doc).collect();
+                ips.sort_unstable();
+                ips.dedup();
+                for ip in ips {
                     out.push(json!(match ip.to_ipv4_mapped() {
                         Some(v4) => v4.to_string(),
                         None => ip.to_string(),

@@ -121,7 +121,9 @@ fn cached(
 }
 
 /// Lucene's `sumTotalTermFreq` of a field indexed without frequencies (a `keyword`) is its
-/// `sumDocFreq`: one per document and value. tantivy's token count of a merged segment that
+/// `sumDocFreq`: one per document and distinct term, which is what a keyword column holds
+/// (a sorted set per document; segments written before it was one count a repeated value
+/// again). tantivy's token count of a merged segment that
 /// dropped deleted documents is an estimate (the field's tokens times the share of live
 /// documents, nested ones included), while the segment's doc-values column holds exactly the
 /// values of its documents; it is read instead when the field has one (an O(1) count).

@@ -523,7 +523,8 @@ mod tests {
             let segment_reader = searcher.segment_reader(0);
             let fast_fields = segment_reader.fast_fields();
             let str_column = fast_fields.str("text").unwrap().unwrap();
-            assert!(str_column.ords().values_for_doc(0u32).eq([1, 0]),);
+            // Lode patch: a document's string values are a sorted set.
+            assert!(str_column.ords().values_for_doc(0u32).eq([0, 1]),);
             assert!(str_column.ords().values_for_doc(1u32).next().is_none());
             assert!(str_column.ords().values_for_doc(2u32).eq([0]),);
             assert!(str_column.ords().values_for_doc(3u32).eq([0, 1]),);
@@ -586,7 +587,8 @@ mod tests {
 
         assert_eq!(
             get_vals_for_docs(text_column.ords(), 0..8),
-            vec![1, 0, 0, 0, 1, 3 /* next segment */, 0, 2]
+            // Lode patch: the first document's values were recorded sorted.
+            vec![0, 1, 0, 0, 1, 3 /* next segment */, 0, 2]
         );
     }
 
@@ -602,9 +604,9 @@ mod tests {
         let searcher = index.reader().unwrap().searcher();
         let segment_reader = searcher.segment_reader(0);
         let str_column = segment_reader.fast_fields().str("text").unwrap().unwrap();
-        // The string values are not sorted here.
+        // Lode patch: a document's string values are a sorted set.
         let term_ords: Vec<u64> = str_column.term_ords(0u32).collect();
-        assert_eq!(&term_ords, &[1, 0]);
+        assert_eq!(&term_ords, &[0, 1]);
     }
 
     #[test]

@@ -1,4 +1,5 @@
 use std::io;
+use std::net::Ipv6Addr;
 
 use columnar::{ColumnarWriter, NumericalValue};
 use common::{DateTimePrecision, JsonPathWriter};
@@ -21,6 +22,11 @@ pub struct FastFieldsWriter {
     per_field_tokenizer: Vec<Option<TextAnalyzer>>,
     date_precisions: Vec<DateTimePrecision>,
     expand_dots: Vec<bool>,
+    /// Lode patch: the string and IP columns, whose values per document are a sorted set
+    /// (see [`set_columns`]).
+    set_column: Vec<bool>,
+    /// Lode patch: per field, 1 + the last document that gave it a value (0: none yet).
+    last_doc: Vec<DocId>,
     num_docs: DocId,
     // Buffer that we recycle to avoid allocation.
     json_path_buffer: JsonPathWriter,
@@ -47,6 +53,7 @@ impl FastFieldsWriter {
                 .collect();
         let mut expand_dots = vec![false; schema.num_fields()];
         let mut per_field_tokenizer: Vec<Option<TextAnalyzer>> = vec![None; schema.num_fields()];
+        let mut set_column = vec![false; schema.num_fields()];
         // TODO see other types
         for (field_id, field_entry) in schema.fields() {
             if !field_entry.field_type().is_fast() {
@@ -57,6 +64,8 @@ impl FastFieldsWriter {
                 continue;
             }
             fast_field_names[field_id.field_id() as usize] = Some(field_entry.name().to_string());
+            set_column[field_id.field_id() as usize] =
+                matches!(field_entry.field_type(), FieldType::Str(_) | FieldType::IpAddr(_));
             let value_type = field_entry.field_type().value_type();
             if let FieldType::Date(date_options) = field_entry.field_type() {
                 date_precisions[field_id.field_id() as usize] = date_options.get_precision();
@@ -108,6 +117,8 @@ impl FastFieldsWriter {
             num_docs: 0u32,
             date_precisions,
             expand_dots,
+            last_doc: vec![0; set_column.len()],
+            set_column,
             json_path_buffer: JsonPathWriter::default(),
         })
     }
@@ -130,6 +141,11 @@ impl FastFieldsWriter {
     /// Indexes all of the fastfields of a new document.
     pub fn add_document<D: Document>(&mut self, doc: &D) -> crate::Result<()> {
         let doc_id = self.num_docs;
+        if self.repeats_a_set_column(doc_id, doc) {
+            self.add_document_as_sets(doc_id, doc)?;
+            self.num_docs += 1;
+            return Ok(());
+        }
         for (field, value) in doc.iter_fields_and_values() {
             let value_access = value as D::Value<'_>;
 
@@ -137,6 +153,94 @@ impl FastFieldsWriter {
         }
         self.num_docs += 1;
         Ok(())
+    }
+
+    /// Lode patch: whether a string or IP column gets more than one value in this document
+    /// (then [`Self::add_document_as_sets`] sorts and deduplicates them). One array probe
+    /// per value, so single-valued documents pay next to nothing.
+    fn repeats_a_set_column<D: Document>(&mut self, doc_id: DocId, doc: &D) -> bool {
+        let stamp = doc_id + 1;
+        for (field, value) in doc.iter_fields_and_values() {
+            let i = field.field_id() as usize;
+            if !self.set_column[i] {
+                continue;
+            }
+            let value = value as D::Value<'_>;
+            if self.last_doc[i] == stamp || matches!(value.as_value(), ReferenceValue::Array(_)) {
+                return true;
+            }
+            self.last_doc[i] = stamp;
+        }
+        false
+    }
+
+    /// Lode patch: Elasticsearch keeps `keyword` and `ip` doc values as Lucene's
+    /// `SORTED_SET` (per document sorted, each value once), numbers as `SORTED_NUMERIC`
+    /// (duplicates kept). A document with several values in a string or IP column records
+    /// them sorted and distinct: the column's ordinals follow byte order, so a document's
+    /// ordinals come out ascending, as Lucene's. O(n log n) in the document's values.
+    fn add_document_as_sets<D: Document>(&mut self, doc_id: DocId, doc: &D) -> crate::Result<()> {
+        let mut strs: Vec<(u32, String)> = Vec::new();
+        let mut ips: Vec<(u32, Ipv6Addr)> = Vec::new();
+        for (field, value) in doc.iter_fields_and_values() {
+            let value = value as D::Value<'_>;
+            if self.set_column[field.field_id() as usize] {
+                self.collect_set_value(field, value, &mut strs, &mut ips);
+            } else {
+                self.add_doc_value(doc_id, field, value)?;
+            }
+        }
+        strs.sort_unstable();
+        strs.dedup();
+        for (field, s) in &strs {
+            if let Some(name) = &self.fast_field_names[*field as usize] {
+                self.columnar_writer.record_str(doc_id, name, s);
+            }
+        }
+        ips.sort_unstable();
+        ips.dedup();
+        for (field, ip) in ips {
+            if let Some(name) = &self.fast_field_names[field as usize] {
+                self.columnar_writer.record_ip_addr(doc_id, name, ip);
+            }
+        }
+        Ok(())
+    }
+
+    /// Lode patch: the column values of one value of a string or IP field (a string's
+    /// tokens through the field's fast-field tokenizer, as `add_doc_value` records them).
+    fn collect_set_value<'a, V: Value<'a>>(
+        &mut self,
+        field: Field,
+        value: V,
+        strs: &mut Vec<(u32, String)>,
+        ips: &mut Vec<(u32, Ipv6Addr)>,
+    ) {
+        let id = field.field_id();
+        match value.as_value() {
+            ReferenceValue::Leaf(ReferenceValueLeaf::Str(val)) => {
+                match &mut self.per_field_tokenizer[id as usize] {
+                    Some(tokenizer) => {
+                        let mut token_stream = tokenizer.token_stream(val);
+                        token_stream.process(&mut |token: &Token| {
+                            strs.push((id, token.text.clone()));
+                        })
+                    }
+                    None => strs.push((id, val.to_string())),
+                }
+            }
+            ReferenceValue::Leaf(ReferenceValueLeaf::PreTokStr(val)) => {
+                strs.extend(val.tokens.iter().map(|t| (id, t.text.clone())));
+            }
+            ReferenceValue::Leaf(ReferenceValueLeaf::IpAddr(ip)) => ips.push((id, ip)),
+            ReferenceValue::Array(values) => {
+                for v in values {
+                    self.collect_set_value(field, v, strs, ips);
+                }
+            }
+            // Nulls record nothing; other leaves cannot be in a string or IP field.
+            _ => {}
+        }
     }
 
     fn add_doc_value<'a, V: Value<'a>>(
@@ -405,6 +509,61 @@ mod tests {
         let fast_fields_writer = FastFieldsWriter::from_schema(&schema).unwrap();
         assert!(fast_fields_writer.per_field_tokenizer[text_field.field_id() as usize].is_none());
         assert!(fast_fields_writer.per_field_tokenizer[json_field.field_id() as usize].is_none());
+    }
+
+    /// Lode patch: string and IP columns hold each document's values sorted and distinct
+    /// (Lucene's `SORTED_SET`), numeric columns keep every value (`SORTED_NUMERIC`).
+    #[test]
+    fn string_and_ip_values_are_a_sorted_set_per_document() {
+        use std::net::Ipv6Addr;
+
+        use crate::schema::{TantivyDocument, STRING};
+        let mut schema_builder = Schema::builder();
+        let tag = schema_builder.add_text_field("tag", STRING | FAST);
+        let ip = schema_builder.add_ip_addr_field("ip", FAST);
+        let n = schema_builder.add_i64_field("n", FAST);
+        let schema = schema_builder.build();
+        let mut writer = FastFieldsWriter::from_schema(&schema).unwrap();
+        let a = Ipv6Addr::from(7u128);
+        let b = Ipv6Addr::from(3u128);
+        let mut doc = TantivyDocument::default();
+        for t in ["red", "blue", "red", "red"] {
+            doc.add_text(tag, t);
+        }
+        for x in [a, b, a] {
+            doc.add_ip_addr(ip, x);
+        }
+        for x in [5i64, 5, 1] {
+            doc.add_i64(n, x);
+        }
+        writer.add_document(&doc).unwrap();
+        let mut single = TantivyDocument::default();
+        single.add_text(tag, "red");
+        single.add_ip_addr(ip, a);
+        single.add_i64(n, 2);
+        writer.add_document(&single).unwrap();
+        let mut buffer = Vec::new();
+        writer.serialize(&mut buffer, None).unwrap();
+        let reader = ColumnarReader::open(buffer).unwrap();
+        let open = |name: &str| reader.read_columns(name).unwrap()[0].open().unwrap();
+        let tags: StrColumn = Option::from(open("tag")).unwrap();
+        let mut s = String::new();
+        let words: Vec<String> = tags
+            .term_ords(0)
+            .map(|o| {
+                tags.ord_to_str(o, &mut s).unwrap();
+                s.clone()
+            })
+            .collect();
+        assert_eq!(words, ["blue", "red"]);
+        assert_eq!(tags.term_ords(1).count(), 1);
+        let ips: Column<Ipv6Addr> = Option::from(open("ip")).unwrap();
+        assert_eq!(ips.values_for_doc(0).collect::<Vec<_>>(), [b, a]);
+        let ns: Column<i64> = Option::from(open("n")).unwrap();
+        let mut nums: Vec<i64> = ns.values_for_doc(0).collect();
+        nums.sort_unstable();
+        assert_eq!(nums, [1, 5, 5]);
+        assert_eq!(ns.values_for_doc(1).collect::<Vec<_>>(), [2]);
     }
 
     fn test_columnar_from_jsons_aux(
