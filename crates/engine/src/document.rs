@@ -1707,7 +1707,6 @@ mod tests {
     /// tantivy document keeps every value: the inverted index is fed as before.
     #[test]
     fn keyword_and_ip_columns_are_sets_numbers_keep_duplicates() {
-        use tantivy::tokenizer::TextAnalyzer;
         let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
         let mapping = crate::mapping::compile(
             &json!({"properties": {
@@ -1748,18 +1747,7 @@ mod tests {
             "the document keeps every value"
         );
         let index = crate::source_store::create_in_ram(schema.clone()).unwrap();
-        for name in reg.analyzer_names() {
-            let a = reg.analyzer(&name).unwrap();
-            index.tokenizers().register(&name, TextAnalyzer::from(a));
-        }
-        let normalizer = reg.normalizer("lowercase").unwrap();
-        let tn = crate::mapping::normalizer_tokenizer_name("lowercase");
-        index
-            .tokenizers()
-            .register(&tn, TextAnalyzer::from(normalizer.clone()));
-        index
-            .fast_field_tokenizer()
-            .register(&tn, TextAnalyzer::from(normalizer));
+        crate::index::register_tokenizers(&reg, &mapping, &index);
         let mut writer: tantivy::IndexWriter =
             index.writer_with_num_threads(1, 15_000_000).unwrap();
         let nested_docs = doc.nested.len();

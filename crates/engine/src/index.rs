@@ -412,36 +412,8 @@ impl IndexService {
     /// Registers the index's analyzers and keyword normalizers with a tantivy index.
     fn tokenizer_registrar(&self, mapping: &Mapping) -> impl Fn(&tantivy::Index) {
         let analysis = self.analysis.clone();
-        let normalizers: Vec<String> = mapping
-            .fields
-            .values()
-            .filter_map(|f| f.normalizer.clone())
-            .collect();
-        // Analyzers derived for `search_as_you_type` subfields are not in the registry's list.
-        let derived: Vec<String> = mapping
-            .fields
-            .values()
-            .filter(|f| f.sayt.is_some_and(|s| s.role != mapping::SaytRole::Root))
-            .map(|f| f.analyzer.clone())
-            .collect();
-        move |index: &tantivy::Index| {
-            for name in analysis.analyzer_names().into_iter().chain(derived.clone()) {
-                if let Ok(a) = analysis.analyzer(&name) {
-                    index.tokenizers().register(&name, TextAnalyzer::from(a));
-                }
-            }
-            for n in &normalizers {
-                if let Ok(a) = analysis.normalizer(n) {
-                    let tn = mapping::normalizer_tokenizer_name(n);
-                    index
-                        .tokenizers()
-                        .register(&tn, TextAnalyzer::from(a.clone()));
-                    index
-                        .fast_field_tokenizer()
-                        .register(&tn, TextAnalyzer::from(a));
-                }
-            }
-        }
+        let mapping = mapping.clone();
+        move |index: &tantivy::Index| register_tokenizers(&analysis, &mapping, index)
     }
 
     fn persist(&self) -> EsResult<()> {
@@ -1282,6 +1254,37 @@ pub fn murmur3_32(data: &[u8]) -> u32 {
 /// `murmurhash32` crate (whose plain `murmurhash3` uses a seed of its own, not 0).
 pub fn murmur3_32_seeded<const SEED: u32>(data: &[u8]) -> u32 {
     murmurhash32::murmurhash3_with_seed::<SEED>(data)
+}
+
+/// Registers `analysis`'s analyzers, those derived for `mapping`'s `search_as_you_type`
+/// subfields (not in the registry's list) and `mapping`'s keyword normalizers (for the terms
+/// and for the columns) with a tantivy index.
+pub fn register_tokenizers(analysis: &AnalysisRegistry, mapping: &Mapping, index: &tantivy::Index) {
+    let derived = mapping
+        .fields
+        .values()
+        .filter(|f| f.sayt.is_some_and(|s| s.role != mapping::SaytRole::Root))
+        .map(|f| f.analyzer.clone());
+    for name in analysis.analyzer_names().into_iter().chain(derived) {
+        if let Ok(a) = analysis.analyzer(&name) {
+            index.tokenizers().register(&name, TextAnalyzer::from(a));
+        }
+    }
+    for n in mapping
+        .fields
+        .values()
+        .filter_map(|f| f.normalizer.as_ref())
+    {
+        if let Ok(a) = analysis.normalizer(n) {
+            let tn = mapping::normalizer_tokenizer_name(n);
+            index
+                .tokenizers()
+                .register(&tn, TextAnalyzer::from(a.clone()));
+            index
+                .fast_field_tokenizer()
+                .register(&tn, TextAnalyzer::from(a));
+        }
+    }
 }
 
 #[cfg(test)]

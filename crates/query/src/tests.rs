@@ -10,7 +10,6 @@ use lode_engine::{EsError, EsResult};
 use serde_json::{json, Value};
 use tantivy::collector::TopDocs;
 use tantivy::schema::Schema;
-use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{IndexReader, IndexWriter};
 
 struct TestIndex {
@@ -33,30 +32,7 @@ impl TestIndex {
         let mapping = mapping::compile(&mapping_json, &analysis).unwrap();
         let schema = schema::extend(None, &mapping);
         let index = lode_engine::source_store::create_in_ram(schema.clone()).unwrap();
-        for name in analysis.analyzer_names() {
-            index
-                .tokenizers()
-                .register(&name, TextAnalyzer::from(analysis.analyzer(&name).unwrap()));
-        }
-        for f in mapping.fields.values() {
-            // Analyzers derived for `search_as_you_type` subfields.
-            if f.sayt.is_some() {
-                let a = analysis.analyzer(&f.analyzer).unwrap();
-                index
-                    .tokenizers()
-                    .register(&f.analyzer, TextAnalyzer::from(a));
-            }
-            if let Some(n) = &f.normalizer {
-                let a = analysis.normalizer(n).unwrap();
-                let tn = mapping::normalizer_tokenizer_name(n);
-                index
-                    .tokenizers()
-                    .register(&tn, TextAnalyzer::from(a.clone()));
-                index
-                    .fast_field_tokenizer()
-                    .register(&tn, TextAnalyzer::from(a));
-            }
-        }
+        lode_engine::index::register_tokenizers(&analysis, &mapping, &index);
         let meta = MetaFields::of(&schema);
         let parser = DocParser {
             mapping: &mapping,
