@@ -741,7 +741,8 @@ pub fn wait_for_primary(
     shard: Option<usize>,
     timeout: Option<&str>,
     deadline: Option<std::time::Instant>,
-    item: &str,
+    // Only read when the shard is not active: describing a bulk item copies its source.
+    item: impl FnOnce() -> String,
 ) -> EsResult<()> {
     let failure = match shard {
         Some(s) => idx.shard_failure(s),
@@ -761,8 +762,10 @@ pub fn wait_for_primary(
             503,
             "unavailable_shards_exception",
             format!(
-                "[{0}][{1}] primary shard is not active Timeout: [{text}], request: [BulkShardRequest [[{0}][{1}]] containing [{item}]]",
-                idx.name, f.shard
+                "[{0}][{1}] primary shard is not active Timeout: [{text}], request: [BulkShardRequest [[{0}][{1}]] containing [{2}]]",
+                idx.name,
+                f.shard,
+                item()
             ),
         )),
     }

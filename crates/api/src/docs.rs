@@ -220,7 +220,7 @@ pub fn index(
         id.map(|id| index.shard_for(id, routing(req))),
         req.param("timeout"),
         None,
-        &item_description("index", &index.name, id, Some(&req.body)),
+        || item_description("index", &index.name, id, Some(&req.body)),
     )?;
     wait_for_active_shards(&index, req)?;
     let raw: Arc<[u8]> = Arc::from(req.body.as_slice());
@@ -345,7 +345,7 @@ pub fn delete(
         Some(index.shard_for(id, routing(req))),
         req.param("timeout"),
         None,
-        &item_description("delete", &index.name, Some(id), None),
+        || item_description("delete", &index.name, Some(id), None),
     )?;
     wait_for_active_shards(&index, req)?;
     let w = index.delete_doc(id, routing(req), vreq)?;
@@ -1220,7 +1220,7 @@ pub fn update(
         Some(index.shard_for(id, routing(req))),
         req.param("timeout"),
         None,
-        &item_description("update", &index.name, Some(id), None),
+        || item_description("update", &index.name, Some(id), None),
     )?;
     wait_for_active_shards(&index, req)?;
     let required = match (
@@ -1559,7 +1559,7 @@ fn bulk_item(
             .map(|id| index.shard_for(id, item.routing.as_deref())),
         defaults.timeout.as_deref(),
         Some(defaults.deadline),
-        &item_description(&item.action, &index.name, item.id.as_deref(), source),
+        || item_description(&item.action, &index.name, item.id.as_deref(), source),
     )?;
     crate::by_query::check_active_shards(
         &index,

@@ -823,6 +823,17 @@ pub fn index_stats(
                     "shard_path".into(),
                     json!({"state_path": path, "data_path": path, "is_custom_data_path": false}),
                 );
+                if let Ok(shard) = idx.shard(*i) {
+                    let idle_after = idx.config().search_idle_after();
+                    entry.insert(
+                        "search_idle".into(),
+                        json!(shard.is_search_idle(idle_after)),
+                    );
+                    entry.insert(
+                        "search_idle_time".into(),
+                        json!(shard.search_idle_time().as_millis() as u64),
+                    );
+                }
                 sm.insert(i.to_string(), json!([Value::Object(entry)]));
             }
             im.insert("shards".into(), Value::Object(sm));

@@ -819,6 +819,20 @@ impl IndexService {
         Ok(())
     }
 
+    /// A search (or count, by-query, explain...) is about to read the index: its search-idle
+    /// shards with skipped refreshes are refreshed first (ES's `awaitShardSearchActive`).
+    pub fn search_access(&self) -> EsResult<()> {
+        let idle_after = self.config.read().search_idle_after();
+        let mut changed = false;
+        for s in self.started_shards()? {
+            changed |= s.search_access(idle_after)?;
+        }
+        if changed {
+            self.data_version.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     /// `refresh=wait_for`: returns once the write with `seq_no` on `shard` is searchable.
     pub fn wait_for_refresh(&self, shard: usize, seq_no: u64) -> EsResult<()> {
         let periodic = self.config.read().refresh_interval.is_some();
@@ -873,7 +887,11 @@ impl IndexService {
             let due = self.last_refresh.lock().elapsed() >= interval;
             if due {
                 let mut changed = false;
-                for s in &shards {
+                let idle_after = config.search_idle_after();
+                for s in shards
+                    .iter()
+                    .filter(|s| !s.skip_scheduled_refresh(idle_after))
+                {
                     match s.refresh(false) {
                         Ok(c) => changed |= c,
                         Err(e) => {

@@ -150,6 +150,12 @@ pub struct IndexConfig {
     pub number_of_replicas: usize,
     /// `None` when `-1` (periodic refresh disabled).
     pub refresh_interval: Option<Duration>,
+    /// Whether `index.refresh_interval` is set: only the default interval yields to search
+    /// idleness, as in ES (`IndexSettings#isExplicitRefresh`).
+    pub explicit_refresh: bool,
+    /// `index.search.idle.after`: a shard not searched for this long skips its scheduled
+    /// refreshes until the next search, which refreshes it first.
+    pub search_idle_after: Duration,
     pub max_result_window: usize,
     pub durability: Durability,
     pub sync_interval: Duration,
@@ -198,6 +204,19 @@ impl IndexConfig {
                 } else {
                     Some(Duration::from_millis(ms as u64))
                 }
+            }
+        };
+        let explicit_refresh = s("index.refresh_interval").is_some();
+        let search_idle_after = match s("index.search.idle.after") {
+            None => Duration::from_secs(30),
+            Some(v) => {
+                let ms = parse_time(&v, "index.search.idle.after")?;
+                if ms < 0 {
+                    return Err(EsError::illegal_argument(format!(
+                        "failed to parse value [{v}] for setting [index.search.idle.after] must be >= 0s"
+                    )));
+                }
+                Duration::from_millis(ms as u64)
             }
         };
         let max_result_window = parse_usize(
@@ -316,6 +335,8 @@ impl IndexConfig {
             number_of_shards,
             number_of_replicas,
             refresh_interval,
+            explicit_refresh,
+            search_idle_after,
             max_result_window,
             durability,
             sync_interval,
@@ -375,6 +396,15 @@ pub fn parse_time(v: &str, key: &str) -> EsResult<i64> {
             "failed to parse setting [{key}] with value [{v}] as a time value: unit is missing or unrecognized"
         ))
     })
+}
+
+impl IndexConfig {
+    /// How long a shard may go unsearched before its scheduled refreshes wait for a search
+    /// (`None`: never, as with an explicit `index.refresh_interval`).
+    pub fn search_idle_after(&self) -> Option<Duration> {
+        (!self.explicit_refresh && self.refresh_interval.is_some())
+            .then_some(self.search_idle_after)
+    }
 }
 
 /// Byte sizes such as `512mb`, `1gb`, `100b`.

@@ -16,7 +16,7 @@ use crate::translog::{Location, OpKind, Translog, TranslogOp, TranslogStats};
 use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tantivy::index::SegmentId;
@@ -385,6 +385,12 @@ pub struct Shard {
     max_seq_no: AtomicU64,
     pub stats: ShardStats,
     last_write: Mutex<Instant>,
+    /// Search idleness (ES's `index.search.idle.after`): when a search last reached the shard,
+    /// whether a scheduled refresh was skipped since, and how many `refresh=wait_for` writes
+    /// wait (they still get scheduled refreshes).
+    last_search: Mutex<Instant>,
+    refresh_skipped: AtomicBool,
+    refresh_waiters: AtomicUsize,
     codec: Codec,
     /// `_source.enabled`: when false the source is kept only in the translog (for recovery),
     /// never in the index, as Elasticsearch does.
@@ -629,6 +635,9 @@ impl Shard {
             max_seq_no: AtomicU64::new(next),
             stats,
             last_write: Mutex::new(Instant::now()),
+            last_search: Mutex::new(Instant::now()),
+            refresh_skipped: AtomicBool::new(false),
+            refresh_waiters: AtomicUsize::new(0),
             codec: config.codec,
             store_source: AtomicBool::new(true),
             version_columns: Mutex::new(HashMap::new()),
@@ -1145,6 +1154,51 @@ impl Shard {
         Ok(())
     }
 
+    /// A search reaches the shard: if it is search idle (unsearched for `idle_after`) with
+    /// writes whose scheduled refresh was skipped, they are refreshed first, so the search sees
+    /// them as it would have without idleness (ES refreshes such a shard before searching it).
+    /// Returns whether the searcher changed.
+    pub fn search_access(&self, idle_after: Option<Duration>) -> EsResult<bool> {
+        *self.last_search.lock() = Instant::now();
+        // Cleared only after the refresh, so that a concurrent search of the same shard waits
+        // for it (on the commit lock) instead of searching the older reader.
+        if idle_after.is_none() || !self.refresh_skipped.load(Ordering::Acquire) {
+            return Ok(false);
+        }
+        let changed = self.refresh(false)?;
+        self.refresh_skipped.store(false, Ordering::Release);
+        Ok(changed)
+    }
+
+    /// A scheduled refresh is due: whether to skip it because the shard is search idle
+    /// (remembering that a search must refresh first). `refresh=wait_for` writes still get it.
+    pub fn skip_scheduled_refresh(&self, idle_after: Option<Duration>) -> bool {
+        let Some(idle_after) = idle_after else {
+            return false;
+        };
+        if self.last_search.lock().elapsed() < idle_after
+            || self.refresh_waiters.load(Ordering::Acquire) > 0
+        {
+            return false;
+        }
+        if self.has_pending_refresh() {
+            self.refresh_skipped.store(true, Ordering::Release);
+            return true;
+        }
+        // Nothing to make searchable: the refresh only publishes finished merges.
+        false
+    }
+
+    /// Whether the shard was unsearched for `idle_after` (ES's `search_idle` shard stat).
+    pub fn is_search_idle(&self, idle_after: Option<Duration>) -> bool {
+        idle_after.is_some_and(|d| self.last_search.lock().elapsed() >= d)
+    }
+
+    /// How long since a search last reached the shard (ES's `search_idle_time`).
+    pub fn search_idle_time(&self) -> Duration {
+        self.last_search.lock().elapsed()
+    }
+
     /// Blocks until an operation with `seq_no` is searchable (`refresh=wait_for`), refreshing
     /// itself when periodic refresh is off.
     pub fn wait_for_refresh(&self, seq_no: u64, periodic: bool) -> EsResult<()> {
@@ -1152,6 +1206,13 @@ impl Shard {
             self.refresh(false)?;
             return Ok(());
         }
+        self.refresh_waiters.fetch_add(1, Ordering::AcqRel);
+        let waited = self.wait_refreshed(seq_no);
+        self.refresh_waiters.fetch_sub(1, Ordering::AcqRel);
+        waited
+    }
+
+    fn wait_refreshed(&self, seq_no: u64) -> EsResult<()> {
         let mut r = self.refreshed.lock();
         let deadline = Instant::now() + Duration::from_secs(30);
         while *r <= seq_no {
@@ -1523,7 +1584,10 @@ fn open_writer_reader(
     // One indexing thread per shard: the request threads already parse and prepare documents in
     // parallel, and one thread's segments are twice as large as two threads' at each refresh
     // (fewer term dictionaries to build, fewer merges: 12% less CPU for the reference load).
-    let threads = 1;
+    let threads: usize = std::env::var("LODE_EXP_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     let writer: IndexWriter = index.writer_with_num_threads(threads, 192 * 1024 * 1024)?;
     writer.set_merge_policy(Box::new(CountingMergePolicy {
         inner: LogMergePolicy::default(),

@@ -2247,6 +2247,12 @@ fn report_unavailable(out: &mut Value, missing: &[(String, Vec<usize>)]) {
     }
 }
 
+/// The searched indices' shards count as searched (search idleness), and those that skipped
+/// refreshes while idle are refreshed before their readers are taken.
+fn mark_searched(indices: &[Searched]) -> EsResult<()> {
+    indices.iter().try_for_each(|s| s.index.search_access())
+}
+
 fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
     // `split_unavailable` took out the indices with no started shard to search; the started
     // shards of the others are searched, their unassigned ones reported by the caller.
@@ -2261,6 +2267,7 @@ fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
     if !missing.is_empty() {
         return Err(all_shards_unavailable(&missing));
     }
+    mark_searched(&indices)?;
     indices
         .into_iter()
         .map(|s| {
@@ -2742,6 +2749,8 @@ fn execute_cached(
     let Some(base) = key else {
         return execute(indices, sreq, scroll);
     };
+    // Before the readers are keyed: a refresh of an idle shard changes them.
+    mark_searched(&indices)?;
     let started = Instant::now();
     // Each searched shard's reader generation: a refresh that changed a shard changes the key.
     let mut key = base;
@@ -3317,6 +3326,7 @@ pub fn matching_ids(
         ]));
     }
     let q = query::nested::non_nested(q, ctx.meta.nested);
+    index.search_access()?;
     let mut out = Vec::new();
     for shard in index.shards()? {
         let s = shard.searcher();
