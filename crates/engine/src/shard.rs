@@ -1584,10 +1584,7 @@ fn open_writer_reader(
     // One indexing thread per shard: the request threads already parse and prepare documents in
     // parallel, and one thread's segments are twice as large as two threads' at each refresh
     // (fewer term dictionaries to build, fewer merges: 12% less CPU for the reference load).
-    let threads: usize = std::env::var("LODE_EXP_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
+    let threads = 1;
     let writer: IndexWriter = index.writer_with_num_threads(threads, 192 * 1024 * 1024)?;
     writer.set_merge_policy(Box::new(CountingMergePolicy {
         inner: LogMergePolicy::default(),
