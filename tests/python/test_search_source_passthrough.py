@@ -330,3 +330,44 @@ def test_document_text_cannot_pose_as_a_marker_or_a_scroll_id(http, corpus):
     assert page["hits"]["hits"] == []
     http("DELETE", "/_search/scroll", {"scroll_id": body["_scroll_id"]})
     http("DELETE", "/srcpass_fake")
+
+
+def test_inner_hits_keep_the_tree_beside_a_spliced_parent(http):
+    """A nested query's inner hits and collapse's inner hits: the top hit's `_source` is the
+    stored bytes, the inner ones are trees (a nested object is a part of the parent's)."""
+    name = "srcpass_nested"
+    http("DELETE", "/" + name)
+    http.json("PUT", "/" + name, {"mappings": {"dynamic": False, "properties": {
+        "g": {"type": "keyword"},
+        "users": {"type": "nested", "properties": {"name": {"type": "keyword"}}}}}})
+    docs = {
+        "1": {"g": "a", "users": [{"name": "x", "big": 2 ** 64}, {"name": "y", "s": "é\x00"}]},
+        "2": {"g": "a", "users": [{"name": "x", "f": 1.0}], "top": 18446744073709551616},
+        "3": {"g": "b", "users": []},
+    }
+    texts = {}
+    for i, d in docs.items():
+        texts[i] = json.dumps(d, indent=3, ensure_ascii=False).encode()
+        http.json("PUT", "/%s/_doc/%s" % (name, i), texts[i])
+    http.json("POST", "/%s/_refresh" % name)
+    body, raw = http.json("POST", "/%s/_search" % name, {
+        "query": {"nested": {"path": "users", "query": {"term": {"users.name": "x"}},
+                             "inner_hits": {}}},
+        "sort": [{"g": "asc"}, "_doc"]})
+    hits = body["hits"]["hits"]
+    assert {h["_id"] for h in hits} == {"1", "2"}
+    for h in hits:
+        assert h["_source"] == docs[h["_id"]] and texts[h["_id"]] in raw
+        (inner,) = h["inner_hits"]["users"]["hits"]["hits"]
+        assert inner["_nested"] == {"field": "users", "offset": 0}
+        assert inner["_source"] == as_tree(docs[h["_id"]]["users"][0])
+    body, raw = http.json("POST", "/%s/_search" % name, {
+        "collapse": {"field": "g", "inner_hits": {"name": "all", "size": 5, "sort": ["_doc"]}},
+        "sort": [{"g": "asc"}]})
+    hits = body["hits"]["hits"]
+    assert [h["fields"]["g"] for h in hits] == [["a"], ["b"]]
+    for h in hits:
+        assert h["_source"] == docs[h["_id"]] and texts[h["_id"]] in raw
+        for inner in h["inner_hits"]["all"]["hits"]["hits"]:
+            assert inner["_source"] == as_tree(docs[inner["_id"]])
+    http("DELETE", "/" + name)
