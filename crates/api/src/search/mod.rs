@@ -2315,8 +2315,8 @@ fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
         .collect()
 }
 
-/// Executes one search over resolved indices and renders the response.
-/// The search; with `raw`, the hits' whole sources are kept there and marked in the tree.
+/// Executes one search over resolved indices and renders the response; with `raw`, the hits'
+/// whole sources are kept there and only marked in the tree.
 fn execute(
     indices: Vec<Searched>,
     sreq: &SearchRequest,
