@@ -219,10 +219,14 @@ def test_source_filtering_takes_the_tree(http, corpus):
     assert all("_source" not in h for h in body["hits"]["hits"])
 
 
-def test_pretty_and_filter_path(http, corpus):
+def test_pretty_human_and_filter_path(http, corpus):
     status, raw = http("POST", "/%s/_search?pretty" % INDEX, {"size": 30, "sort": ["n"]})
     assert status == 200 and raw.startswith(b"{\n  \"took\"")
     for h in json.loads(raw)["hits"]["hits"]:
+        assert h["_source"] == as_tree(corpus[INDEX][h["_id"]][0])
+    body, _ = http.json("POST", "/%s/_search?human=true" % INDEX, {"size": 30})
+    assert len(body["hits"]["hits"]) == 30
+    for h in body["hits"]["hits"]:
         assert h["_source"] == as_tree(corpus[INDEX][h["_id"]][0])
     body, _ = http.json("POST", "/%s/_search?filter_path=hits.hits._id,hits.hits._source.k"
                         % INDEX, {"size": 30})

@@ -3470,3 +3470,86 @@ mod fls_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod hit_sources_tests {
+    use super::*;
+    use crate::rest::{Method, RestBody};
+    use lode_engine::shard::VersionReq;
+
+    fn request(path: &str, body: &str) -> RestRequest {
+        RestRequest {
+            doc_security: None,
+            field_security: None,
+            authorized: None,
+            method: Method::Post,
+            path: path.to_string(),
+            params: Default::default(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    /// Only a caller that asks for raw sources gets bytes: the default answer is a tree, with
+    /// the source as serde_json reads it and no marker left in it.
+    #[test]
+    fn raw_sources_are_opt_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::open(dir.path()).unwrap();
+        let idx = node
+            .create_index(
+                "t",
+                &json!({"number_of_shards": 1}),
+                &json!({"dynamic": false, "properties": {"k": {"type": "keyword"}}}),
+            )
+            .unwrap();
+        let sent = "\n{ \"k\" : \"x\", \"big\": 18446744073709551616, \"s\": \"\\u00e9\" }\n";
+        let src = crate::rest::parse_json(sent.as_bytes()).unwrap();
+        idx.index_doc(
+            Some("1"),
+            &src,
+            Arc::from(sent.as_bytes()),
+            None,
+            VersionReq::Internal,
+            false,
+        )
+        .unwrap();
+        idx.refresh().unwrap();
+        let req = request("/t/_search", "{}");
+
+        let tree = search(&node, "t", &req, HitSources::default()).unwrap();
+        let RestBody::Json(v) = tree.body else {
+            panic!("a tree by default: {:?}", tree.body);
+        };
+        assert_eq!(
+            v["hits"]["hits"][0]["_source"],
+            json!({"k": "x", "big": 18446744073709551616.0, "s": "\u{e9}"})
+        );
+        assert!(!v.to_string().contains("lode-source:"));
+
+        let raw = search(&node, "t", &req, HitSources::Raw).unwrap();
+        let RestBody::JsonBytes(b) = raw.body else {
+            panic!("bytes: {:?}", raw.body);
+        };
+        let text = String::from_utf8(b).unwrap();
+        assert!(
+            text.contains(&format!("\"_source\":{}}}]}}}}", sent.trim())),
+            "{text}"
+        );
+
+        let ms = request(
+            "/_msearch",
+            "{\"index\":\"t\"}\n{}\n{\"index\":\"t\"}\n{\"_source\":[\"k\"]}\n",
+        );
+        let RestBody::Json(v) = msearch(&node, None, &ms).unwrap().body else {
+            panic!("msearch answers a tree");
+        };
+        assert_eq!(
+            v["responses"][0]["hits"]["hits"][0]["_source"]["big"],
+            json!(18446744073709551616.0)
+        );
+        assert_eq!(
+            v["responses"][1]["hits"]["hits"][0]["_source"],
+            json!({"k": "x"})
+        );
+    }
+}
