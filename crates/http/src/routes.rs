@@ -192,13 +192,17 @@ fn dispatch(
         (Post | Get, ["_flush"]) => call(&FLUSH, &|| indices::flush(node, "_all", req)),
         (Post, ["_forcemerge"]) => call(&FORCEMERGE, &|| indices::forcemerge(node, "_all", req)),
         // Search without an index.
-        (Get | Post, ["_search"]) => call(&SEARCH, &|| search::search(node, "_all", req)),
+        (Get | Post, ["_search"]) => call(&SEARCH, &|| {
+            search::search(node, "_all", req, search::HitSources::Raw)
+        }),
         (Get | Post, ["_count"]) => call(&COUNT, &|| search::count(node, "_all", req)),
         (Get | Post, ["_msearch"]) => call(&MSEARCH, &|| search::msearch(node, None, req)),
-        (Get | Post, ["_search", "scroll"]) => call(&SCROLL, &|| search::scroll(node, req, None)),
-        (Get | Post, ["_search", "scroll", id]) => {
-            call(&SCROLL, &|| search::scroll(node, req, Some(id)))
-        }
+        (Get | Post, ["_search", "scroll"]) => call(&SCROLL, &|| {
+            search::scroll(node, req, None, search::HitSources::Raw)
+        }),
+        (Get | Post, ["_search", "scroll", id]) => call(&SCROLL, &|| {
+            search::scroll(node, req, Some(id), search::HitSources::Raw)
+        }),
         (Delete, ["_search", "scroll"]) => call(&CLEAR_SCROLL, &|| search::clear_scroll(req, None)),
         (Delete, ["_search", "scroll", ids]) => {
             call(&CLEAR_SCROLL, &|| search::clear_scroll(req, Some(ids)))
@@ -246,7 +250,9 @@ fn dispatch(
         }),
         (Post, [idx, "_disk_usage"]) => call(&DISK_USAGE, &|| stats::disk_usage(node, idx, req)),
         (Get, [idx, "_segments"]) => call(&SEGMENTS, &|| stats::segments(node, Some(idx), req)),
-        (Get | Post, [idx, "_search"]) => call(&SEARCH, &|| search::search(node, idx, req)),
+        (Get | Post, [idx, "_search"]) => call(&SEARCH, &|| {
+            search::search(node, idx, req, search::HitSources::Raw)
+        }),
         (Get | Post, [idx, "_count"]) => call(&COUNT, &|| search::count(node, idx, req)),
         (Get | Post, [idx, "_msearch"]) => {
             call(&MSEARCH, &|| search::msearch(node, Some(idx), req))

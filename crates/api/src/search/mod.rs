@@ -9,6 +9,7 @@ mod inner_hits;
 mod matched;
 mod phrase;
 mod profile;
+mod raw_source;
 pub mod request_cache;
 mod rescore;
 mod scroll_hits;
@@ -37,6 +38,18 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::DocAddress;
+
+use raw_source::RawSources;
+
+/// How a search's answer carries its hits' whole `_source`: as trees (what every caller that
+/// reads the hits needs), or as the stored bytes spliced into the serialized response, as
+/// Elasticsearch returns them (only the REST routes, which hand the answer to the client).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HitSources {
+    #[default]
+    Tree,
+    Raw,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TrackTotal {
@@ -1686,6 +1699,7 @@ fn fetch_phase(
     sreq: &SearchRequest,
     keys: Option<&[SortKey]>,
     mut prof: Option<&mut profile::FetchProfiles>,
+    mut raw: Option<&mut RawSources>,
 ) -> EsResult<Vec<Value>> {
     let mut out = Vec::with_capacity(hits.len());
     let now = now_millis();
@@ -1757,7 +1771,7 @@ fn fetch_phase(
             .find(|s| s.shard_id == h.shard)
             .expect("shard searcher");
         let started = Instant::now();
-        let doc = s.stored(h.addr)?;
+        let mut doc = s.stored(h.addr)?;
         let stored_nanos = started.elapsed().as_nanos() as u64;
         let id = doc.id.clone().unwrap_or_default();
         let mut hit = Map::new();
@@ -1801,11 +1815,17 @@ fn fetch_phase(
                 hit.insert("_primary_term".into(), json!(PRIMARY_TERM));
             }
         }
-        let needs_source = sreq.source.fetch
-            || !sreq.fields.is_empty()
+        // The whole source, unfiltered, goes out as the stored bytes when the caller splices.
+        let raw = raw
+            .as_deref_mut()
+            .filter(|_| sreq.source.is_identity() && t.fls.is_none())
+            .filter(|_| RawSources::can_splice(doc.source_bytes()));
+        let needs_tree = !sreq.fields.is_empty()
             || !sreq.stored_fields.is_empty()
             || sreq.highlight.is_some()
             || !inner_specs.is_empty();
+        let spliced = raw.is_some();
+        let needs_source = (sreq.source.fetch && !spliced) || needs_tree;
         let source_started = Instant::now();
         let source: Option<Value> = if needs_source {
             let bytes = doc.source_bytes();
@@ -1822,7 +1842,10 @@ fn fetch_phase(
             None
         };
         let source_nanos = source_started.elapsed().as_nanos() as u64;
-        if let (true, Some(src)) = (sreq.source.fetch, &source) {
+        if let Some(raw) = raw {
+            let bytes = doc.source.take().unwrap_or_default();
+            hit.insert("_source".into(), raw.keep(bytes));
+        } else if let (true, Some(src)) = (sreq.source.fetch, &source) {
             if let Some(f) = sreq.source.apply(src) {
                 hit.insert("_source".into(), f);
             }
@@ -1995,7 +2018,8 @@ fn fetch_phase(
             p.record(
                 (h.index, h.shard),
                 stored_nanos,
-                needs_source.then_some(source_nanos),
+                // a spliced source is loaded too, only not parsed
+                (needs_source || spliced).then_some(source_nanos),
                 started.elapsed().as_nanos() as u64,
             );
         }
@@ -2060,7 +2084,8 @@ fn expand_groups(
             let mut hits = qp.hits;
             hits.drain(..inner.from.min(hits.len()));
             hits.truncate(inner.size);
-            let mut inner_rendered = fetch_phase(targets, &hits, &inner, qp.keys.as_deref(), None)?;
+            let mut inner_rendered =
+                fetch_phase(targets, &hits, &inner, qp.keys.as_deref(), None, None)?;
             expand_groups(targets, &inner, &hits, &mut inner_rendered, now)?;
             inner_hits.insert(
                 spec.name.clone(),
@@ -2297,11 +2322,13 @@ fn pin(indices: Vec<Searched>, routing: &[String]) -> EsResult<Vec<Target>> {
         .collect()
 }
 
-/// Executes one search over resolved indices and renders the response.
+/// Executes one search over resolved indices and renders the response; with `raw`, the hits'
+/// whole sources are kept there and only marked in the tree.
 fn execute(
     indices: Vec<Searched>,
     sreq: &SearchRequest,
     scroll: Option<Duration>,
+    raw: Option<&mut RawSources>,
 ) -> EsResult<Value> {
     let started = Instant::now();
     let now = now_millis();
@@ -2435,7 +2462,14 @@ fn execute(
     };
     let mut fetch_prof = sreq.profile.then(profile::FetchProfiles::default);
     let index_names: Vec<String> = targets.iter().map(|t| t.index.name.clone()).collect();
-    let mut rendered = fetch_phase(&targets, &page, sreq, keys.as_deref(), fetch_prof.as_mut())?;
+    let mut rendered = fetch_phase(
+        &targets,
+        &page,
+        sreq,
+        keys.as_deref(),
+        fetch_prof.as_mut(),
+        raw,
+    )?;
     expand_groups(&targets, sreq, &page, &mut rendered, now)?;
     // With no shard to ask (a wildcard matching nothing), ES's empty response has no
     // `suggest` section.
@@ -2585,7 +2619,12 @@ fn parse_keep_alive(s: &str) -> EsResult<Duration> {
 }
 
 /// `GET|POST /{index}/_search`, `/_search`.
-pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
+pub fn search(
+    node: &Node,
+    indices: &str,
+    req: &RestRequest,
+    sources: HitSources,
+) -> EsResult<RestResponse> {
     let mut body = req.json_body()?;
     if let Some(b) = body.as_mut() {
         crate::stored_scripts::inline_all(node, b)?;
@@ -2615,9 +2654,21 @@ pub fn search(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestRes
     check_dls_features(&sreq, &list)?;
     let _hits = reserve_hits_window(&sreq, &list)?;
     let cache_key = cache_key(body.as_ref(), req, &sreq, scroll.is_some(), &list)?;
-    let mut out = execute_cached(list, &sreq, scroll, cache_key)?;
+    let mut raw = (sources == HitSources::Raw).then(RawSources::fresh);
+    let mut out = execute_cached(list, &sreq, scroll, cache_key, raw.as_mut())?;
     report_unavailable(&mut out, &missing);
-    Ok(RestResponse::ok(out))
+    respond(out, raw)
+}
+
+/// The answer, with the kept sources spliced in when there are any.
+fn respond(out: Value, raw: Option<RawSources>) -> EsResult<RestResponse> {
+    match raw.filter(|r| !r.is_empty()) {
+        None => Ok(RestResponse::ok(out)),
+        Some(raw) => {
+            let json = serde_json::to_vec(&out).map_err(|e| EsError::internal(e.to_string()))?;
+            Ok(RestResponse::json_bytes(200, raw.splice(&json)))
+        }
+    }
 }
 
 /// What ES refuses in a search under document-level security (its `DlsFlsRequestValidator`):
@@ -2745,9 +2796,10 @@ fn execute_cached(
     sreq: &SearchRequest,
     scroll: Option<Duration>,
     key: Option<String>,
+    raw: Option<&mut RawSources>,
 ) -> EsResult<Value> {
     let Some(base) = key else {
-        return execute(indices, sreq, scroll);
+        return execute(indices, sreq, scroll, raw);
     };
     // Before the readers are keyed: a refresh of an idle shard changes them.
     mark_searched(&indices)?;
@@ -2789,7 +2841,8 @@ fn execute_cached(
         hit["took"] = json!(started.elapsed().as_millis() as u64);
         return Ok(hit);
     }
-    let out = execute(indices, sreq, scroll)?;
+    // A cached answer is a whole tree: markers would outlive their response.
+    let out = execute(indices, sreq, scroll, None)?;
     // Partial results are not the answer for the next request (ES caches only complete ones).
     if out["timed_out"] != json!(true) {
         request_cache::put(key, out.clone(), readers);
@@ -2911,8 +2964,8 @@ pub fn msearch(
                     check_dls_features(&sreq, &list)?;
                     let _hits = reserve_hits_window(&sreq, &list)?;
                     let mut out = match &child {
-                        Some(c) => c.run(|| execute(list, &sreq, None)),
-                        None => execute(list, &sreq, None),
+                        Some(c) => c.run(|| execute(list, &sreq, None, None)),
+                        None => execute(list, &sreq, None, None),
                     }?;
                     report_unavailable(&mut out, &missing);
                     Ok(out)
@@ -3121,7 +3174,12 @@ fn scroll_missing(id: &str) -> EsError {
 }
 
 /// `GET|POST /_search/scroll`.
-pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult<RestResponse> {
+pub fn scroll(
+    node: &Node,
+    req: &RestRequest,
+    path_id: Option<&str>,
+    sources: HitSources,
+) -> EsResult<RestResponse> {
     let body = req.json_body()?;
     // ES's `RestSearchScrollAction`: what the body names takes precedence over the URL.
     let id = body
@@ -3218,7 +3276,15 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
         suggest: None,
         query: ctx.query.clone(),
     };
-    let rendered = fetch_phase(&ctx.targets, &page, &sreq, ctx.keys.as_deref(), None)?;
+    let mut raw = (sources == HitSources::Raw).then(RawSources::fresh);
+    let rendered = fetch_phase(
+        &ctx.targets,
+        &page,
+        &sreq,
+        ctx.keys.as_deref(),
+        None,
+        raw.as_mut(),
+    )?;
     for t in &ctx.targets {
         if let Ok(shards) = t.index.started_shards() {
             for s in shards {
@@ -3233,13 +3299,14 @@ pub fn scroll(node: &Node, req: &RestRequest, path_id: Option<&str>) -> EsResult
     }
     hits.insert("max_score".into(), Value::Null);
     hits.insert("hits".into(), Value::Array(rendered));
-    Ok(RestResponse::ok(json!({
+    let out = json!({
         "_scroll_id": id,
         "took": started.elapsed().as_millis() as u64,
         "timed_out": false,
         "_shards": {"total": shards, "successful": shards, "skipped": 0, "failed": 0},
         "hits": hits,
-    })))
+    });
+    respond(out, raw)
 }
 
 /// `DELETE /_search/scroll`.
@@ -3410,6 +3477,89 @@ mod fls_tests {
                 {"pay": {"unmapped_type": "long"}},
                 "_score"
             ])
+        );
+    }
+}
+
+#[cfg(test)]
+mod hit_sources_tests {
+    use super::*;
+    use crate::rest::{Method, RestBody};
+    use lode_engine::shard::VersionReq;
+
+    fn request(path: &str, body: &str) -> RestRequest {
+        RestRequest {
+            doc_security: None,
+            field_security: None,
+            authorized: None,
+            method: Method::Post,
+            path: path.to_string(),
+            params: Default::default(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    /// Only a caller that asks for raw sources gets bytes: the default answer is a tree, with
+    /// the source as serde_json reads it and no marker left in it.
+    #[test]
+    fn raw_sources_are_opt_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::open(dir.path()).unwrap();
+        let idx = node
+            .create_index(
+                "t",
+                &json!({"number_of_shards": 1}),
+                &json!({"dynamic": false, "properties": {"k": {"type": "keyword"}}}),
+            )
+            .unwrap();
+        let sent = "\n{ \"k\" : \"x\", \"big\": 18446744073709551616, \"s\": \"\\u00e9\" }\n";
+        let src = crate::rest::parse_json(sent.as_bytes()).unwrap();
+        idx.index_doc(
+            Some("1"),
+            &src,
+            Arc::from(sent.as_bytes()),
+            None,
+            VersionReq::Internal,
+            false,
+        )
+        .unwrap();
+        idx.refresh().unwrap();
+        let req = request("/t/_search", "{}");
+
+        let tree = search(&node, "t", &req, HitSources::default()).unwrap();
+        let RestBody::Json(v) = tree.body else {
+            panic!("a tree by default: {:?}", tree.body);
+        };
+        assert_eq!(
+            v["hits"]["hits"][0]["_source"],
+            json!({"k": "x", "big": 18446744073709551616.0, "s": "\u{e9}"})
+        );
+        assert!(!v.to_string().contains("lode-source:"));
+
+        let raw = search(&node, "t", &req, HitSources::Raw).unwrap();
+        let RestBody::JsonBytes(b) = raw.body else {
+            panic!("bytes: {:?}", raw.body);
+        };
+        let text = String::from_utf8(b).unwrap();
+        assert!(
+            text.contains(&format!("\"_source\":{}}}]}}}}", sent.trim())),
+            "{text}"
+        );
+
+        let ms = request(
+            "/_msearch",
+            "{\"index\":\"t\"}\n{}\n{\"index\":\"t\"}\n{\"_source\":[\"k\"]}\n",
+        );
+        let RestBody::Json(v) = msearch(&node, None, &ms).unwrap().body else {
+            panic!("msearch answers a tree");
+        };
+        assert_eq!(
+            v["responses"][0]["hits"]["hits"][0]["_source"]["big"],
+            json!(18446744073709551616.0)
+        );
+        assert_eq!(
+            v["responses"][1]["hits"]["hits"][0]["_source"],
+            json!({"k": "x"})
         );
     }
 }

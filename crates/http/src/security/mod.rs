@@ -260,10 +260,11 @@ impl Security {
                 .get("_scroll_id")
                 .and_then(Value::as_str)
                 .map(str::to_string),
+            // The id is the response's first key; anywhere else the text may be a hit's
+            // stored `_source`, which the client wrote.
             lode_api::rest::RestBody::JsonBytes(b) => {
-                const KEY: &[u8] = b"\"_scroll_id\":\"";
-                b.windows(KEY.len()).position(|w| w == KEY).and_then(|at| {
-                    let rest = &b[at + KEY.len()..];
+                const KEY: &[u8] = b"{\"_scroll_id\":\"";
+                b.strip_prefix(KEY).and_then(|rest| {
                     let end = rest.iter().position(|c| *c == b'"')?;
                     String::from_utf8(rest[..end].to_vec()).ok()
                 })
