@@ -241,6 +241,13 @@ fn shard_error(reason: impl std::fmt::Display) -> EsError {
     )
 }
 
+/// ES's `TextFieldType#checkForPositions` (an `IllegalStateException`), raised while the
+/// shard builds the query and so wrapped as `failed to create query`.
+fn without_positions(path: &str) -> EsError {
+    let why = format!("field:[{path}] was indexed without position data; cannot run PhraseQuery");
+    shard_error(&why).caused_by(EsError::new(500, "illegal_state_exception", why))
+}
+
 fn analysis_error(e: AnalysisError) -> EsError {
     EsError::new(400, e.kind, e.reason)
 }
@@ -2071,6 +2078,23 @@ impl<'c, 'a> Planner<'c, 'a> {
         let positions = self.analyze(analyzer, &scalar_string(&p.query))?;
         if positions.is_empty() {
             return Ok(Self::zero_terms(p.zero_terms_query, p.boost, score));
+        }
+        // One position is a term query in ES (Lucene's `QueryBuilder` builds no phrase), so
+        // only a longer phrase needs positions; a phrase prefix asks once it has more than one
+        // token (`TextFieldType#phrasePrefixQuery`) or, on a search_as_you_type field, more
+        // than one position.
+        let needs_positions = if prefix && def.sayt.is_none() {
+            positions.iter().map(|(_, toks)| toks.len()).sum::<usize>() > 1
+        } else {
+            positions.len() > 1
+        };
+        if needs_positions && !lode_engine::mapping::schema_has_positions(self.ctx.schema, field) {
+            // A lenient query matches nothing instead (ES's `MatchQueryParser` with `lenient`).
+            return if lenient {
+                Ok(none())
+            } else {
+                Err(without_positions(&def.path))
+            };
         }
         let first = positions[0].0;
         if positions.len() == 1 {
