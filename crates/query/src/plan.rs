@@ -157,6 +157,17 @@ fn bm25(q: Q, boost: f32, score: bool) -> Q {
     }
 }
 
+/// What a term query reads: frequencies when it scores. tantivy gives a field indexed
+/// without them (a keyword's default `index_options: docs`) tf = 1, as Lucene does, so the
+/// frequencies of a keyword with `freqs` count and the others score as before.
+fn scored(score: bool) -> IndexRecordOption {
+    if score {
+        IndexRecordOption::WithFreqs
+    } else {
+        IndexRecordOption::Basic
+    }
+}
+
 fn term_query(term: Term, option: IndexRecordOption) -> Q {
     Box::new(TTermQuery::new(term, option))
 }
@@ -431,13 +442,13 @@ impl<'c, 'a> Planner<'c, 'a> {
                     ));
                 }
                 bm25(
-                    term_query(term(&text(&t.value)?), IndexRecordOption::Basic),
+                    term_query(term(&text(&t.value)?), scored(score)),
                     t.boost,
                     score,
                 )
             }
             Query::Match(m) => bm25(
-                term_query(term(&text(&m.query)?), IndexRecordOption::Basic),
+                term_query(term(&text(&m.query)?), scored(score)),
                 m.boost,
                 score,
             ),
@@ -1117,7 +1128,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             Storage::Keyword => {
                 let term = Term::from_field_text(field, &self.normalize(def, &scalar_string(v))?);
                 if def.index {
-                    bm25(term_query(term, IndexRecordOption::Basic), boost, score)
+                    bm25(term_query(term, scored(score)), boost, score)
                 } else {
                     point(term)
                 }
