@@ -1721,3 +1721,25 @@ fn phrases_need_positions_and_docs_fields_score_with_tf_one() {
         t.score_of(json!({"term": {"k": "a"}}), "1") > t.score_of(json!({"term": {"k": "a"}}), "2")
     );
 }
+
+#[test]
+fn phrases_follow_the_shards_schema_not_the_mapping() {
+    // An index created before `index_options` was honoured: its mapping says `docs`, but its
+    // schema (what its segments hold) has positions, and its phrases keep working.
+    let mut t = TestIndex::new(
+        json!({"properties": {"p": {"type": "text"}}}),
+        &[
+            ("1", json!({"p": "red fox"})),
+            ("2", json!({"p": "fox red"})),
+        ],
+    );
+    t.mapping = mapping::compile(
+        &json!({"properties": {"p": {"type": "text", "index_options": "docs"}}}),
+        &t.analysis,
+    )
+    .unwrap();
+    assert_eq!(
+        t.ids(json!({"match_phrase": {"p": "red fox"}})),
+        ids(&["1"])
+    );
+}
