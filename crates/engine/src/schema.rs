@@ -152,7 +152,7 @@ fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
                 opts = opts.set_indexing_options(
                     TextFieldIndexing::default()
                         .set_tokenizer(&def.tokenizer_name())
-                        .set_index_option(IndexRecordOption::WithFreqsAndPositions)
+                        .set_index_option(def.index_options.record_option())
                         .set_fieldnorms(true),
                 );
             }
@@ -165,7 +165,7 @@ fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
                 opts = opts.set_indexing_options(
                     TextFieldIndexing::default()
                         .set_tokenizer(&tokenizer)
-                        .set_index_option(IndexRecordOption::Basic)
+                        .set_index_option(def.index_options.record_option())
                         .set_fieldnorms(false),
                 );
             }
@@ -223,4 +223,92 @@ pub fn id_fielddata_error() -> crate::EsError {
     crate::EsError::illegal_argument(
         "Fielddata access on the _id field is disallowed, you can re-enable it by updating the dynamic cluster setting: indices.id_field_data.enabled",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapping::compile;
+    use lode_analysis::AnalysisRegistry;
+    use serde_json::json;
+
+    fn record_option(schema: &Schema, name: &str) -> Option<IndexRecordOption> {
+        let f = schema.get_field(name).unwrap();
+        schema
+            .get_field_entry(f)
+            .field_type()
+            .get_index_record_option()
+    }
+
+    #[test]
+    fn index_options_choose_what_postings_record() {
+        let mapping = compile(
+            &json!({"properties": {
+                "t": {"type": "text", "fields": {
+                    "docs": {"type": "text", "index_options": "docs"},
+                    "k": {"type": "keyword", "index_options": "freqs"}}},
+                "tf": {"type": "text", "index_options": "freqs"},
+                "to": {"type": "text", "index_options": "offsets"},
+                "k": {"type": "keyword"},
+                "s": {"type": "search_as_you_type", "index_options": "docs"},
+                "f": {"type": "flattened", "index_options": "freqs"}
+            }}),
+            &AnalysisRegistry::new(None).unwrap(),
+        )
+        .unwrap();
+        let schema = extend(None, &mapping);
+        let option = |n| record_option(&schema, n);
+        use IndexRecordOption::*;
+        assert_eq!(option("t"), Some(WithFreqsAndPositions));
+        assert_eq!(option("t.docs"), Some(Basic));
+        assert_eq!(option("t.k"), Some(WithFreqs));
+        assert_eq!(option("tf"), Some(WithFreqs));
+        assert_eq!(option("to"), Some(WithFreqsAndPositions));
+        assert_eq!(option("k"), Some(Basic));
+        for sub in ["s", "s._2gram", "s._3gram", "s._index_prefix"] {
+            assert_eq!(option(sub), Some(Basic), "{sub}");
+        }
+        assert_eq!(option("f"), Some(WithFreqs));
+        assert_eq!(option("f#keyed"), Some(WithFreqs));
+        assert!(crate::mapping::schema_has_positions(
+            &schema,
+            schema.get_field("to").unwrap()
+        ));
+        assert!(!crate::mapping::schema_has_positions(
+            &schema,
+            schema.get_field("tf").unwrap()
+        ));
+        assert!(!crate::mapping::schema_has_positions(
+            &schema,
+            schema.get_field("k").unwrap()
+        ));
+    }
+
+    #[test]
+    fn an_existing_field_keeps_its_record_option_when_the_schema_grows() {
+        let reg = AnalysisRegistry::new(None).unwrap();
+        let before = extend(
+            None,
+            &compile(&json!({"properties": {"t": {"type": "text"}}}), &reg).unwrap(),
+        );
+        // An index created before `index_options` was honoured: its mapping said `docs`
+        // but its segments have positions, and the schema keeps saying so.
+        let after = extend(
+            Some(&before),
+            &compile(
+                &json!({"properties": {"t": {"type": "text", "index_options": "docs"},
+                                       "u": {"type": "text", "index_options": "docs"}}}),
+                &reg,
+            )
+            .unwrap(),
+        );
+        assert!(crate::mapping::schema_has_positions(
+            &after,
+            after.get_field("t").unwrap()
+        ));
+        assert!(!crate::mapping::schema_has_positions(
+            &after,
+            after.get_field("u").unwrap()
+        ));
+    }
 }

@@ -157,6 +157,17 @@ fn bm25(q: Q, boost: f32, score: bool) -> Q {
     }
 }
 
+/// What a term query reads: frequencies when it scores. tantivy gives a field indexed
+/// without them (a keyword's default `index_options: docs`) tf = 1, as Lucene does, so the
+/// frequencies of a keyword with `freqs` count and the others score as before.
+fn scored(score: bool) -> IndexRecordOption {
+    if score {
+        IndexRecordOption::WithFreqs
+    } else {
+        IndexRecordOption::Basic
+    }
+}
+
 fn term_query(term: Term, option: IndexRecordOption) -> Q {
     Box::new(TTermQuery::new(term, option))
 }
@@ -239,6 +250,13 @@ fn shard_error(reason: impl std::fmt::Display) -> EsError {
         "query_shard_exception",
         format!("failed to create query: {reason}"),
     )
+}
+
+/// ES's `TextFieldType#checkForPositions` (an `IllegalStateException`), raised while the
+/// shard builds the query and so wrapped as `failed to create query`.
+fn without_positions(path: &str) -> EsError {
+    let why = format!("field:[{path}] was indexed without position data; cannot run PhraseQuery");
+    shard_error(&why).caused_by(EsError::new(500, "illegal_state_exception", why))
 }
 
 fn analysis_error(e: AnalysisError) -> EsError {
@@ -424,13 +442,13 @@ impl<'c, 'a> Planner<'c, 'a> {
                     ));
                 }
                 bm25(
-                    term_query(term(&text(&t.value)?), IndexRecordOption::Basic),
+                    term_query(term(&text(&t.value)?), scored(score)),
                     t.boost,
                     score,
                 )
             }
             Query::Match(m) => bm25(
-                term_query(term(&text(&m.query)?), IndexRecordOption::Basic),
+                term_query(term(&text(&m.query)?), scored(score)),
                 m.boost,
                 score,
             ),
@@ -1110,7 +1128,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             Storage::Keyword => {
                 let term = Term::from_field_text(field, &self.normalize(def, &scalar_string(v))?);
                 if def.index {
-                    bm25(term_query(term, IndexRecordOption::Basic), boost, score)
+                    bm25(term_query(term, scored(score)), boost, score)
                 } else {
                     point(term)
                 }
@@ -2071,6 +2089,23 @@ impl<'c, 'a> Planner<'c, 'a> {
         let positions = self.analyze(analyzer, &scalar_string(&p.query))?;
         if positions.is_empty() {
             return Ok(Self::zero_terms(p.zero_terms_query, p.boost, score));
+        }
+        // One position is a term query in ES (Lucene's `QueryBuilder` builds no phrase), so
+        // only a longer phrase needs positions; a phrase prefix asks once it has more than one
+        // token (`TextFieldType#phrasePrefixQuery`) or, on a search_as_you_type field, more
+        // than one position.
+        let needs_positions = if prefix && def.sayt.is_none() {
+            positions.iter().map(|(_, toks)| toks.len()).sum::<usize>() > 1
+        } else {
+            positions.len() > 1
+        };
+        if needs_positions && !lode_engine::mapping::schema_has_positions(self.ctx.schema, field) {
+            // A lenient query matches nothing instead (ES's `MatchQueryParser` with `lenient`).
+            return if lenient {
+                Ok(none())
+            } else {
+                Err(without_positions(&def.path))
+            };
         }
         let first = positions[0].0;
         if positions.len() == 1 {

@@ -18,7 +18,10 @@
 
 use lode_engine::schema::FIELD_NAMES;
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::sync::Mutex;
 use tantivy::collector::Collector;
+use tantivy::index::SegmentId;
 use tantivy::query::{Bm25StatisticsProvider, EnableScoring, Query};
 use tantivy::schema::{Field, FieldType};
 use tantivy::{Searcher, Term};
@@ -81,6 +84,7 @@ impl<'s> FieldStatistics<'s> {
         for s in &self.searchers {
             n += match values_in_column(s, field)? {
                 Some(values) => values,
+                None if without_freqs(s, field) => sum_doc_freq(s, field)?,
                 None => s.total_num_tokens(field)?,
             };
         }
@@ -130,11 +134,10 @@ fn cached(
 fn values_in_column(searcher: &Searcher, field: Field) -> tantivy::Result<Option<u64>> {
     let schema = searcher.schema();
     let entry = schema.get_field_entry(field);
-    let without_freqs = entry
-        .field_type()
-        .get_index_record_option()
-        .is_some_and(|o| !o.has_freq());
-    if !(without_freqs && entry.is_fast() && matches!(entry.field_type(), FieldType::Str(_))) {
+    if !(without_freqs(searcher, field)
+        && entry.is_fast()
+        && matches!(entry.field_type(), FieldType::Str(_)))
+    {
         return Ok(None);
     }
     let mut n = 0;
@@ -144,6 +147,58 @@ fn values_in_column(searcher: &Searcher, field: Field) -> tantivy::Result<Option
         }
     }
     Ok(Some(n))
+}
+
+fn without_freqs(searcher: &Searcher, field: Field) -> bool {
+    searcher
+        .schema()
+        .get_field_entry(field)
+        .field_type()
+        .get_index_record_option()
+        .is_some_and(|o| !o.has_freq())
+}
+
+/// Sums of document frequencies by segment and field: a segment never changes, and its
+/// deleted documents count until a merge drops them, as in Lucene.
+type SumDocFreqs = HashMap<(SegmentId, Field), u64>;
+static SUM_DOC_FREQS: Mutex<Option<SumDocFreqs>> = Mutex::new(None);
+/// Entries kept before the cache starts over (segments merged away leave theirs behind).
+const SUM_DOC_FREQS_MAX: usize = 4096;
+
+/// Lucene's `sumDocFreq`, the `sumTotalTermFreq` of a field indexed without frequencies
+/// (`index_options: docs`, or a keyword without a column): tantivy's token count would
+/// count a term repeated in one document again, so the term dictionary is walked instead,
+/// once per segment.
+fn sum_doc_freq(searcher: &Searcher, field: Field) -> tantivy::Result<u64> {
+    let mut n = 0;
+    for reader in searcher.segment_readers() {
+        let key = (reader.segment_id(), field);
+        let cached = SUM_DOC_FREQS
+            .lock()
+            .expect("sum_doc_freq cache")
+            .as_ref()
+            .and_then(|m| m.get(&key).copied());
+        let segment_sum = match cached {
+            Some(v) => v,
+            None => {
+                let mut sum = 0u64;
+                let inverted = reader.inverted_index(field)?;
+                let mut terms = inverted.terms().stream()?;
+                while terms.advance() {
+                    sum += u64::from(terms.value().doc_freq);
+                }
+                let mut cache = SUM_DOC_FREQS.lock().expect("sum_doc_freq cache");
+                let map = cache.get_or_insert_with(HashMap::new);
+                if map.len() >= SUM_DOC_FREQS_MAX {
+                    map.clear();
+                }
+                map.insert(key, sum);
+                sum
+            }
+        };
+        n += segment_sum;
+    }
+    Ok(n)
 }
 
 impl Bm25StatisticsProvider for FieldStatistics<'_> {

@@ -1658,3 +1658,88 @@ fn query_string_leaves_are_the_queries_each_clause_plans_as() {
     let other = crate::parse_query(&json!({"match": {"title": "fox"}})).unwrap();
     assert!(crate::query_string_leaves(&other, &ctx).is_empty());
 }
+
+#[test]
+fn phrases_need_positions_and_docs_fields_score_with_tf_one() {
+    let t = TestIndex::new(
+        json!({"properties": {
+            "d": {"type": "text", "index_options": "docs"},
+            "f": {"type": "text", "index_options": "freqs"},
+            "p": {"type": "text"},
+            "k": {"type": "keyword", "index_options": "freqs"}
+        }}),
+        &[
+            (
+                "1",
+                json!({"d": "red red red fox", "f": "red red red fox", "p": "red fox",
+                       "k": ["a", "a", "b"]}),
+            ),
+            (
+                "2",
+                json!({"d": "red fox blue cat", "f": "red fox blue cat", "p": "blue fox",
+                       "k": ["a", "b", "c"]}),
+            ),
+        ],
+    );
+    for field in ["d", "f"] {
+        let e = t.err(json!({"match_phrase": {field: "red fox"}}));
+        assert_eq!(e.kind, "query_shard_exception");
+        let why =
+            format!("field:[{field}] was indexed without position data; cannot run PhraseQuery");
+        assert_eq!(e.reason, format!("failed to create query: {why}"));
+        let cause = e.caused_by.expect("cause");
+        assert_eq!(
+            (cause.kind.as_str(), cause.reason),
+            ("illegal_state_exception", why)
+        );
+        t.err(json!({"match_phrase_prefix": {field: "red f"}}));
+        // One term is a term query; a lenient phrase matches nothing.
+        assert_eq!(
+            t.ids(json!({"match_phrase": {field: "red"}})),
+            ids(&["1", "2"])
+        );
+        assert!(t
+            .ids(
+                json!({"multi_match": {"query": "red fox", "fields": [field],
+                                         "type": "phrase", "lenient": true}})
+            )
+            .is_empty());
+    }
+    assert_eq!(
+        t.ids(json!({"match_phrase": {"p": "red fox"}})),
+        ids(&["1"])
+    );
+    // Same length, tf 3 against 1: equal without frequencies, not with them.
+    let d1 = t.score_of(json!({"match": {"d": "red"}}), "1");
+    let d2 = t.score_of(json!({"match": {"d": "red"}}), "2");
+    assert_eq!(d1, d2);
+    assert!(
+        t.score_of(json!({"match": {"f": "red"}}), "1")
+            > t.score_of(json!({"match": {"f": "red"}}), "2")
+    );
+    assert!(
+        t.score_of(json!({"term": {"k": "a"}}), "1") > t.score_of(json!({"term": {"k": "a"}}), "2")
+    );
+}
+
+#[test]
+fn phrases_follow_the_shards_schema_not_the_mapping() {
+    // An index created before `index_options` was honoured: its mapping says `docs`, but its
+    // schema (what its segments hold) has positions, and its phrases keep working.
+    let mut t = TestIndex::new(
+        json!({"properties": {"p": {"type": "text"}}}),
+        &[
+            ("1", json!({"p": "red fox"})),
+            ("2", json!({"p": "fox red"})),
+        ],
+    );
+    t.mapping = mapping::compile(
+        &json!({"properties": {"p": {"type": "text", "index_options": "docs"}}}),
+        &t.analysis,
+    )
+    .unwrap();
+    assert_eq!(
+        t.ids(json!({"match_phrase": {"p": "red fox"}})),
+        ids(&["1"])
+    );
+}

@@ -6,11 +6,13 @@
 //! existing fields never move, and older segments simply have no data for newer fields.
 
 mod dynamic;
+mod index_options;
 mod limits;
 mod meta;
 mod parse;
 
 pub use dynamic::infer_dynamic;
+pub use index_options::{schema_has_positions, IndexOptions};
 pub use limits::{check_dynamic_update, check_limits, MappingLimits};
 pub use meta::check_meta;
 pub use parse::{compile, compile_with, merge};
@@ -240,6 +242,8 @@ pub struct FieldDef {
     pub path: String,
     pub ty: FieldType,
     pub index: bool,
+    /// What the postings record (`index_options`, or the type's default).
+    pub index_options: IndexOptions,
     pub doc_values: bool,
     pub store: bool,
     pub analyzer: String,
@@ -402,6 +406,7 @@ impl FieldDef {
             path: crate::schema::IGNORED.to_string(),
             ty: FieldType::Keyword,
             index: true,
+            index_options: IndexOptions::Docs,
             doc_values: true,
             store: false,
             analyzer: "standard".into(),

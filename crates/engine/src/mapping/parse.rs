@@ -1,8 +1,8 @@
 //! Compiles and merges mapping JSON, with Elasticsearch's validation errors.
 
 use super::{
-    CompletionOptions, Dynamic, FieldDef, FieldDefaults, FieldType, Mapping, ObjectDef, SaytField,
-    SaytRole, TokenCountOptions, SAYT_DEFAULT_MAX_SHINGLE_SIZE,
+    CompletionOptions, Dynamic, FieldDef, FieldDefaults, FieldType, IndexOptions, Mapping,
+    ObjectDef, SaytField, SaytRole, TokenCountOptions, SAYT_DEFAULT_MAX_SHINGLE_SIZE,
 };
 use crate::error::{EsError, EsResult};
 use lode_analysis::AnalysisRegistry;
@@ -383,16 +383,6 @@ fn compile_field(
             "Multi-fields on [geo_point] field [{short}] are not supported by Lode"
         )));
     }
-    // Accepted and kept (positions are always indexed), but only ES's values: a typo is refused.
-    if let Some(v) = def.get("index_options") {
-        const OPTIONS: [&str; 4] = ["docs", "freqs", "positions", "offsets"];
-        if !v.as_str().is_some_and(|o| OPTIONS.contains(&o)) {
-            return Err(mapper_parsing(format!(
-                "Failed to parse mapping: Unknown value [{}] for field [index_options] - accepted values are [docs, freqs, positions, offsets]",
-                render_scalar(v)
-            )));
-        }
-    }
     // A numeric or boolean null_value must be a value of the field's type (ES parses it
     // with the field's own parser when the mapping is parsed).
     if let Some(v) = def.get("null_value").filter(|v| !v.is_null()) {
@@ -453,6 +443,8 @@ fn compile_field(
             && allowed.contains(&"ignore_malformed"),
     };
     let index = bool_param("index", true)?;
+    let index_options = IndexOptions::parse(ty, def.get("index_options"))?;
+    check_positions_needed(short, def, ty, index, index_options, &bool_param)?;
     let doc_values = !matches!(ty, FieldType::Text | FieldType::SearchAsYouType)
         && bool_param("doc_values", ty != FieldType::Binary)?;
     let store = bool_param("store", false)?;
@@ -686,6 +678,8 @@ fn compile_field(
                     path: sub_path.clone(),
                     ty,
                     index,
+                    // ES's subfields share the root's index options (the prefix field too).
+                    index_options,
                     doc_values: false,
                     store: false,
                     analyzer: derive(&analyzer),
@@ -721,6 +715,7 @@ fn compile_field(
             path: path.to_string(),
             ty,
             index,
+            index_options,
             doc_values,
             store,
             analyzer,
@@ -742,6 +737,44 @@ fn compile_field(
             sayt,
         }),
     );
+    Ok(())
+}
+
+/// The text parameters that need positions, refused without them as ES's
+/// `TextFieldMapper.Builder` refuses them (an unindexed field has none either).
+fn check_positions_needed(
+    short: &str,
+    def: &Map<String, Value>,
+    ty: FieldType,
+    index: bool,
+    options: IndexOptions,
+    bool_param: &dyn Fn(&str, bool) -> EsResult<bool>,
+) -> EsResult<()> {
+    if ty != FieldType::Text {
+        return Ok(());
+    }
+    let positions = index && options.has_positions();
+    let refuse = |why: String| {
+        Err(mapper_parsing(format!("Failed to parse mapping: {why}"))
+            .caused_by(EsError::illegal_argument(why)))
+    };
+    if def.contains_key("position_increment_gap") && !positions {
+        return refuse(format!(
+            "Cannot set position_increment_gap on field [{short}] without positions enabled"
+        ));
+    }
+    if bool_param("index_phrases", false)? {
+        if !index {
+            return refuse(format!(
+                "Cannot set index_phrases on unindexed field [{short}]"
+            ));
+        }
+        if !positions {
+            return refuse(format!(
+                "Cannot set index_phrases on field [{short}] if positions are not enabled"
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -892,6 +925,23 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                 }
             }
             "type" => {}
+            // Compared by effective value, as ES compares the parameter: stating the type's
+            // default on a field that left it out is no change, and a conflict names it.
+            "index_options" => {
+                // The update is parsed before it merges: a value its type refuses is that
+                // refusal, not a conflict.
+                if let Some(t) = FieldType::parse(&new_ty) {
+                    IndexOptions::parse(t, Some(v))?;
+                }
+                let old = IndexOptions::effective_name(&old_ty, ex.get(k));
+                let new = IndexOptions::effective_name(&new_ty, Some(v));
+                if old != new {
+                    return Err(EsError::illegal_argument(format!(
+                        "Mapper for [{path}] conflicts with existing mapper:\n\tCannot update parameter [{k}] from [{old}] to [{new}]"
+                    )));
+                }
+                ex.insert(k.clone(), v.clone());
+            }
             "ignore_above"
             | "dynamic"
             | "meta"
@@ -1032,6 +1082,93 @@ mod tests {
             let e = merge(&existing, &json!({"properties": {"a": {}}})).unwrap_err();
             assert_eq!(e.kind, "mapper_parsing_exception");
         }
+    }
+
+    #[test]
+    fn index_options_per_type_and_what_needs_positions() {
+        let ok = |field: Value| {
+            compile(&json!({"properties": {"f": field}}), &reg())
+                .unwrap()
+                .fields["f"]
+                .index_options
+        };
+        let refuse = |field: Value| {
+            let e = compile(&json!({"properties": {"f": field}}), &reg()).unwrap_err();
+            assert_eq!(e.kind, "mapper_parsing_exception");
+            e.reason
+        };
+        assert_eq!(ok(json!({"type": "text"})), IndexOptions::Positions);
+        assert_eq!(ok(json!({"type": "keyword"})), IndexOptions::Docs);
+        assert_eq!(
+            ok(json!({"type": "keyword", "index_options": "freqs"})),
+            IndexOptions::Freqs
+        );
+        assert_eq!(
+            refuse(json!({"type": "keyword", "index_options": "positions"})),
+            "Failed to parse mapping: Unknown value [positions] for field [index_options] - accepted values are [docs, freqs]"
+        );
+        assert_eq!(
+            refuse(json!({"type": "flattened", "index_options": "offsets"})),
+            "Failed to parse mapping: Unknown value [offsets] for field [index_options] - accepted values are [docs, freqs]"
+        );
+        assert_eq!(
+            refuse(json!({"type": "text", "index_options": "freqs", "index_phrases": true})),
+            "Failed to parse mapping: Cannot set index_phrases on field [f] if positions are not enabled"
+        );
+        assert_eq!(
+            refuse(json!({"type": "text", "index": false, "index_phrases": true})),
+            "Failed to parse mapping: Cannot set index_phrases on unindexed field [f]"
+        );
+        assert_eq!(
+            refuse(json!({"type": "text", "index_options": "docs", "position_increment_gap": 10})),
+            "Failed to parse mapping: Cannot set position_increment_gap on field [f] without positions enabled"
+        );
+        ok(
+            json!({"type": "text", "index_options": "offsets", "index_phrases": true, "position_increment_gap": 0}),
+        );
+        // The subfields of a search_as_you_type share its options; multi-fields have their own.
+        let m = compile(
+            &json!({"properties": {"s": {"type": "search_as_you_type", "index_options": "freqs",
+                "fields": {"k": {"type": "keyword", "index_options": "freqs"}, "t": {"type": "text"}}}}}),
+            &reg(),
+        )
+        .unwrap();
+        assert_eq!(m.fields["s._2gram"].index_options, IndexOptions::Freqs);
+        assert_eq!(
+            m.fields["s._index_prefix"].index_options,
+            IndexOptions::Freqs
+        );
+        assert_eq!(m.fields["s.k"].index_options, IndexOptions::Freqs);
+        assert_eq!(m.fields["s.t"].index_options, IndexOptions::Positions);
+    }
+
+    #[test]
+    fn index_options_updates_conflict_unless_the_effective_value_is_the_same() {
+        let base = json!({"properties": {"t": {"type": "text"}, "k": {"type": "keyword", "index_options": "freqs"}}});
+        let conflict = |update: Value| merge(&base, &update).unwrap_err().reason;
+        assert_eq!(
+            conflict(json!({"properties": {"t": {"type": "text", "index_options": "docs"}}})),
+            "Mapper for [t] conflicts with existing mapper:\n\tCannot update parameter [index_options] from [positions] to [docs]"
+        );
+        assert_eq!(
+            conflict(json!({"properties": {"k": {"type": "keyword", "index_options": "docs"}}})),
+            "Mapper for [k] conflicts with existing mapper:\n\tCannot update parameter [index_options] from [freqs] to [docs]"
+        );
+        assert_eq!(
+            conflict(json!({"properties": {"k": {"type": "keyword", "index_options": "positions"}}})),
+            "Failed to parse mapping: Unknown value [positions] for field [index_options] - accepted values are [docs, freqs]"
+        );
+        merge(
+            &base,
+            &json!({"properties": {"t": {"type": "text", "index_options": "positions"}}}),
+        )
+        .unwrap();
+        let same = merge(
+            &base,
+            &json!({"properties": {"k": {"type": "keyword", "index_options": "freqs"}}}),
+        )
+        .unwrap();
+        assert_eq!(same, base);
     }
 
     #[test]
