@@ -2955,12 +2955,13 @@ pub fn msearch(
                         split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
                     check_dls_features(&sreq, &list)?;
                     let _hits = reserve_hits_window(&sreq, &list)?;
-                    // Not `execute_cached`: msearch items do not use the request cache, so
-                    // no marker can outlive this response.
+                    // As in ES, an item is a search of its own for the request cache (which
+                    // keeps trees: a cached search is executed without markers).
+                    let key = cache_key(Some(body), &sub, &sreq, false, &list)?;
                     let raw = raw.as_mut();
                     let mut out = match &child {
-                        Some(c) => c.run(|| execute(list, &sreq, None, raw)),
-                        None => execute(list, &sreq, None, raw),
+                        Some(c) => c.run(|| execute_cached(list, &sreq, None, key, raw)),
+                        None => execute_cached(list, &sreq, None, key, raw),
                     }?;
                     report_unavailable(&mut out, &missing);
                     Ok(out)
