@@ -70,3 +70,25 @@ def test_entries_of_refreshed_shards_leave_the_cache(es):
     assert after["evictions"] == 10
     assert after["memory_size_in_bytes"] < full["memory_size_in_bytes"] / 5
     es.indices.delete(index=name)
+
+
+def test_msearch_items_use_the_cache(es):
+    """Each `_msearch` item is a search of its own: a `size: 0` item is cached (the header's
+    `request_cache` as the search's parameter), a sized one beside it is not."""
+    name = make_index(es, "rc_ms", {}, [(str(i), {"n": i, "k": "a" if i % 3 else "b"})
+                                        for i in range(30)])
+    aggs = {"k": {"terms": {"field": "k.keyword"}}}
+    want = {"a": 20, "b": 10}
+    searches = [{"index": name}, {"size": 0, "aggs": aggs},
+                {"index": name}, {"size": 5, "sort": ["n"], "aggs": aggs},
+                {"index": name, "request_cache": False}, {"size": 0, "query": {"term": {"n": 3}}}]
+    for round_ in range(3):
+        r = es.msearch(searches=searches).body["responses"]
+        for item in r[:2]:
+            assert {b["key"]: b["doc_count"] for b in item["aggregations"]["k"]["buckets"]} == want
+        assert [h["_source"]["n"] for h in r[1]["hits"]["hits"]] == [0, 1, 2, 3, 4]
+        assert r[2]["hits"]["total"]["value"] == 1
+        s = cache_stats(es, name)
+        assert (s["miss_count"], s["hit_count"]) == (1, round_)
+    assert es.search(index=name, size=0, aggs=aggs).body["aggregations"] == r[0]["aggregations"]
+    es.indices.delete(index=name)

@@ -8,7 +8,7 @@ equality, big integers exact: Python's json keeps them), and a whole `_source` a
 for byte against what was sent (trimmed), which is what ES answers.
 
 Paths that build the response as a tree (source filtering, `pretty`, `filter_path`,
-msearch, documents rewritten by `_update`) parse the source with serde_json, which keeps
+documents rewritten by `_update`) parse the source with serde_json, which keeps
 integers within i64/u64 and reads larger ones as doubles: there the oracle reads them so too
 (`as_tree`).
 """
@@ -264,16 +264,16 @@ def test_two_indices(http, corpus):
     check_whole(hits, corpus, raw)
 
 
-def test_msearch_takes_the_tree(http, corpus):
+def test_msearch_splices_whole_sources(http, corpus):
+    """More in test_mget_msearch_source_passthrough."""
     lines = [{"index": INDEX}, {"size": 10, "sort": ["n"]},
              {"index": OTHER}, {"size": 10, "_source": ["n"]}]
-    body, _ = http.json("POST", "/_msearch",
-                        b"".join(json.dumps(x).encode() + b"\n" for x in lines),
-                        "application/x-ndjson")
+    body, raw = http.json("POST", "/_msearch",
+                          b"".join(json.dumps(x).encode() + b"\n" for x in lines),
+                          "application/x-ndjson")
     first, second = body["responses"]
     assert len(first["hits"]["hits"]) == 10
-    for h in first["hits"]["hits"]:
-        assert h["_source"] == as_tree(corpus[INDEX][h["_id"]][0])
+    check_whole(first["hits"]["hits"], corpus, raw)
     for h in second["hits"]["hits"]:
         assert h["_source"] == {"n": corpus[OTHER][h["_id"]][0]["n"]}
 

@@ -3,6 +3,7 @@ server certificate made here with trustme), driven with the official client's `b
 `api_key=` and `ca_certs=`. Expected hits are computed from the documents this module indexes."""
 
 import base64
+import json
 import os
 import re
 import subprocess
@@ -290,6 +291,47 @@ def test_mget_and_msearch_items(node):
     assert r["responses"][0]["hits"]["total"]["value"] == len(DOCS["logs-a"])
     assert r["responses"][1]["status"] == 403
     assert hits_by_index(r["responses"][2]) == {"logs-a": all_ids("logs-a")}
+
+
+def raw_request(node, auth, method, path, body, content_type="application/json"):
+    """The response's bytes, as sent by the server."""
+    import ssl
+    import urllib.request
+    ctx = ssl.create_default_context(cafile=node["ca"])
+    token = base64.b64encode(("%s:%s" % auth).encode()).decode()
+    req = urllib.request.Request(node["url"] + path, data=body, method=method, headers={
+        "Content-Type": content_type, "Authorization": "Basic " + token})
+    with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+        return r.status, r.read()
+
+
+def test_refused_items_leave_the_other_sources_as_sent(node):
+    """Refused items are put back into an `_mget` / `_msearch` answer whose other documents
+    keep their stored `_source` bytes (a big integer, `1.0`, an escape, inner whitespace)."""
+    text = b'{"msg" : "raw",  "big": 18446744073709551616, "f": 1.0, "s": "\\u00e9"}'
+    root = ("elastic", ELASTIC_PASSWORD)
+    reader = ("reader", "reader-pw-1")
+    assert raw_request(node, root, "PUT", "/logs-a/_doc/raw?refresh=true", text)[0] == 201
+    try:
+        docs = [{"_index": "logs-b", "_id": "1"}, {"_index": "logs-a", "_id": "raw"},
+                {"_index": "logs-b", "_id": "2"}]
+        status, raw = raw_request(node, reader, "POST", "/_mget", json.dumps({"docs": docs}).encode())
+        assert status == 200 and b'"_source":' + text in raw
+        got = json.loads(raw)["docs"]
+        assert [d.get("error", {}).get("type") for d in got] == [
+            "security_exception", None, "security_exception"]
+        assert [d["_id"] for d in got] == ["1", "raw", "2"]
+        assert got[1]["_source"] == json.loads(text)
+        lines = [{"index": "logs-b"}, {}, {"index": "logs-a"}, {"query": {"ids": {"values": ["raw"]}}},
+                 {"index": "logs-b"}, {}]
+        body = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+        status, raw = raw_request(node, reader, "POST", "/_msearch", body, "application/x-ndjson")
+        assert status == 200 and b'"_source":' + text in raw
+        got = json.loads(raw)["responses"]
+        assert [r["status"] for r in got] == [403, 200, 403]
+        assert [h["_source"] for h in got[1]["hits"]["hits"]] == [json.loads(text)]
+    finally:
+        admin(node).delete(index="logs-a", id="raw", refresh=True)
 
 
 def test_cluster_monitor_vs_manage(node):

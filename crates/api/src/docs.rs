@@ -1,6 +1,8 @@
 //! Document APIs: index, create, get, `_source`, exists, delete, update, `_mget`, `_bulk`.
 
 use crate::rest::{parse_json, RestBody, RestRequest, RestResponse};
+use crate::search::raw_source::{respond, RawSources};
+use crate::search::HitSources;
 use lode_engine::field_security::FieldPermissions;
 use lode_engine::index::{DocWrite, IndexService};
 use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
@@ -585,7 +587,7 @@ fn get_with_stored(
     version: Option<i64>,
     fls: Option<&FieldPermissions>,
 ) -> EsResult<(bool, Value)> {
-    let wants_stored = stored.iter().any(|f| f != "_source" && f != "_none_");
+    let wants_stored = wants_stored(stored);
     let whole = wants_stored || fls.is_some();
     // Stored fields are read from the whole `_source` of the same read.
     let all = SourceFilter::from_json(None);
@@ -675,8 +677,14 @@ pub fn get_source(
     }
 }
 
-/// `POST /_mget`, `POST /{index}/_mget`.
-pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsResult<RestResponse> {
+/// `POST /_mget`, `POST /{index}/_mget`. With [`HitSources::Raw`], a document returned with
+/// its whole `_source` carries the stored bytes (spliced into the serialized response).
+pub fn mget(
+    node: &Node,
+    default_index: Option<&str>,
+    req: &RestRequest,
+    sources: HitSources,
+) -> EsResult<RestResponse> {
     let body = req.required_body()?;
     let realtime = req.bool_param("realtime", true)?;
     if req.bool_param("refresh", false)? {
@@ -727,6 +735,7 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             "Validation Failed: 1: no documents to get;",
         ));
     }
+    let mut raw = (sources == HitSources::Raw).then(RawSources::fresh);
     let mut out = Vec::new();
     for (n, doc) in specs.into_iter().enumerate() {
         let Some(index_name) = doc.index else {
@@ -745,6 +754,20 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
                 return Ok((false, not_found_body(&i, &doc.id)));
             }
             let fls = fls_of(req, &i, &index_name);
+            let stored_list = stored.as_deref().unwrap_or_default();
+            if let Some(raw) = raw
+                .as_mut()
+                .filter(|_| filter.is_identity() && fls.is_none() && !wants_stored(stored_list))
+            {
+                return get_whole_source_marked(
+                    &i,
+                    &doc.id,
+                    doc.routing.as_deref(),
+                    realtime,
+                    doc.version,
+                    raw,
+                );
+            }
             get_with_stored(
                 &i,
                 &doc.id,
@@ -761,7 +784,39 @@ pub fn mget(node: &Node, default_index: Option<&str>, req: &RestRequest) -> EsRe
             Err(e) => json!({"_index": index_name, "_id": doc.id, "error": e.to_error_json()}),
         });
     }
-    Ok(RestResponse::ok(json!({ "docs": out })))
+    respond(json!({ "docs": out }), raw)
+}
+
+/// An `_mget` document with its whole `_source`: the stored bytes are kept in `raw` and a
+/// marker stands for them (a source that is not a JSON object is parsed, as before).
+fn get_whole_source_marked(
+    index: &IndexService,
+    id: &str,
+    routing: Option<&str>,
+    realtime: bool,
+    version: Option<i64>,
+    raw: &mut RawSources,
+) -> EsResult<(bool, Value)> {
+    let Some(doc) = read_doc(index, id, routing, realtime, version)? else {
+        return Ok((false, not_found_body(index, id)));
+    };
+    let mut body = found_header(index, id, &doc);
+    // No stored bytes means `_source.enabled: false`: ES then omits `_source`.
+    if !doc.source.is_empty() {
+        let source = if RawSources::can_splice(&doc.source) {
+            raw.keep(doc.source.to_vec())
+        } else {
+            parse_json(&doc.source)?
+        };
+        body.insert("_source".into(), source);
+    }
+    Ok((true, Value::Object(body)))
+}
+
+/// Whether a `stored_fields` list names a field besides `_source` and `_none_` (whose
+/// values are read from the whole `_source`).
+fn wants_stored(stored: &[String]) -> bool {
+    stored.iter().any(|f| f != "_source" && f != "_none_")
 }
 
 /// One entry of an `_mget` `docs` array.
@@ -1745,6 +1800,87 @@ mod bulk_proptests {
         #[test]
         fn random_bytes(body in proptest::collection::vec(any::<u8>(), 0..64)) {
             check(&body)?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod mget_sources_tests {
+    use super::*;
+    use crate::rest::Method;
+
+    fn request(path: &str, body: &str) -> RestRequest {
+        RestRequest {
+            doc_security: None,
+            field_security: None,
+            authorized: None,
+            method: Method::Post,
+            path: path.to_string(),
+            params: Default::default(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    /// With raw sources, a whole `_source` is the stored bytes, from the live version map
+    /// (before a refresh) and from the index alike; filtered ones, stored fields and missing
+    /// documents are as in the tree answer.
+    #[test]
+    fn whole_sources_are_the_stored_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::open(dir.path()).unwrap();
+        let idx = node
+            .create_index(
+                "t",
+                &json!({"number_of_shards": 2}),
+                &json!({"dynamic": false, "properties": {"k": {"type": "keyword", "store": true}}}),
+            )
+            .unwrap();
+        let sent = [
+            "{ \"k\" : \"x\", \"big\": 18446744073709551616, \"f\": 1.0 }\n",
+            "{\"k\":\"y\",\"s\":\"\\u00e9\\n\",\"e\":1e300}",
+        ];
+        for (id, src) in ["1", "2"].iter().zip(sent) {
+            let v = parse_json(src.as_bytes()).unwrap();
+            idx.index_doc(
+                Some(id),
+                &v,
+                Arc::from(src.as_bytes()),
+                None,
+                VersionReq::Internal,
+                false,
+            )
+            .unwrap();
+        }
+        let body = r#"{"docs":[{"_id":"1"},{"_id":"2"},{"_id":"3"},
+            {"_id":"1","_source":["k"]},{"_id":"2","stored_fields":["k"]},
+            {"_id":"1","_source":false},{"_id":"2","stored_fields":["_source"]}]}"#;
+        let req = request("/t/_mget", body);
+        for refreshed in [false, true] {
+            let RestBody::Json(tree) = mget(&node, Some("t"), &req, HitSources::Tree).unwrap().body
+            else {
+                panic!("a tree by default");
+            };
+            let RestBody::JsonBytes(b) =
+                mget(&node, Some("t"), &req, HitSources::Raw).unwrap().body
+            else {
+                panic!("bytes");
+            };
+            let text = String::from_utf8(b).unwrap();
+            for src in sent {
+                assert!(
+                    text.contains(&format!("\"_source\":{}}}", src.trim())),
+                    "{text}"
+                );
+            }
+            let raw: Value = serde_json::from_str(&text).unwrap();
+            // Equal once both are trees (the big integer read as a double by both).
+            assert_eq!(raw, tree, "refreshed: {refreshed}");
+            assert_eq!(tree["docs"][2]["found"], json!(false));
+            assert_eq!(tree["docs"][3]["_source"], json!({"k": "x"}));
+            assert_eq!(tree["docs"][4]["fields"], json!({"k": ["y"]}));
+            assert!(tree["docs"][4].get("_source").is_none());
+            assert!(tree["docs"][5].get("_source").is_none());
+            idx.refresh().unwrap();
         }
     }
 }

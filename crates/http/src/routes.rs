@@ -196,7 +196,9 @@ fn dispatch(
             search::search(node, "_all", req, search::HitSources::Raw)
         }),
         (Get | Post, ["_count"]) => call(&COUNT, &|| search::count(node, "_all", req)),
-        (Get | Post, ["_msearch"]) => call(&MSEARCH, &|| search::msearch(node, None, req)),
+        (Get | Post, ["_msearch"]) => call(&MSEARCH, &|| {
+            search::msearch(node, None, req, search::HitSources::Raw)
+        }),
         (Get | Post, ["_search", "scroll"]) => call(&SCROLL, &|| {
             search::scroll(node, req, None, search::HitSources::Raw)
         }),
@@ -208,7 +210,9 @@ fn dispatch(
             call(&CLEAR_SCROLL, &|| search::clear_scroll(req, Some(ids)))
         }
         (Post | Put, ["_bulk"]) => call(&BULK, &|| docs::bulk(node, None, req)),
-        (Get | Post, ["_mget"]) => call(&MGET, &|| docs::mget(node, None, req)),
+        (Get | Post, ["_mget"]) => call(&MGET, &|| {
+            docs::mget(node, None, req, search::HitSources::Raw)
+        }),
         // Point in time (open: POST /{index}/_pit, close: DELETE /_pit) is not implemented:
         // refused as ES refuses a request it cannot serve, never routed elsewhere (DELETE
         // /_pit would otherwise read as deleting an index named `_pit`).
@@ -254,9 +258,9 @@ fn dispatch(
             search::search(node, idx, req, search::HitSources::Raw)
         }),
         (Get | Post, [idx, "_count"]) => call(&COUNT, &|| search::count(node, idx, req)),
-        (Get | Post, [idx, "_msearch"]) => {
-            call(&MSEARCH, &|| search::msearch(node, Some(idx), req))
-        }
+        (Get | Post, [idx, "_msearch"]) => call(&MSEARCH, &|| {
+            search::msearch(node, Some(idx), req, search::HitSources::Raw)
+        }),
         (Post, [idx, "_delete_by_query"]) => call(&BY_QUERY, &|| {
             by_query::run(node, by_query::Kind::Delete, idx, req)
         }),
@@ -264,7 +268,9 @@ fn dispatch(
             by_query::run(node, by_query::Kind::Update, idx, req)
         }),
         (Post | Put, [idx, "_bulk"]) => call(&BULK, &|| docs::bulk(node, Some(idx), req)),
-        (Get | Post, [idx, "_mget"]) => call(&MGET, &|| docs::mget(node, Some(idx), req)),
+        (Get | Post, [idx, "_mget"]) => call(&MGET, &|| {
+            docs::mget(node, Some(idx), req, search::HitSources::Raw)
+        }),
         // Documents.
         (Post, [idx, "_doc"]) => call(&INDEX_DOC, &|| docs::index(node, idx, None, false, req)),
         (Put | Post, [idx, "_doc", id]) => {

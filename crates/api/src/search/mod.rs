@@ -9,7 +9,7 @@ mod inner_hits;
 mod matched;
 mod phrase;
 mod profile;
-mod raw_source;
+pub(crate) mod raw_source;
 pub mod request_cache;
 mod rescore;
 mod scroll_hits;
@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::DocAddress;
 
-use raw_source::RawSources;
+use raw_source::{respond, RawSources};
 
 /// How a search's answer carries its hits' whole `_source`: as trees (what every caller that
 /// reads the hits needs), or as the stored bytes spliced into the serialized response, as
@@ -2660,17 +2660,6 @@ pub fn search(
     respond(out, raw)
 }
 
-/// The answer, with the kept sources spliced in when there are any.
-fn respond(out: Value, raw: Option<RawSources>) -> EsResult<RestResponse> {
-    match raw.filter(|r| !r.is_empty()) {
-        None => Ok(RestResponse::ok(out)),
-        Some(raw) => {
-            let json = serde_json::to_vec(&out).map_err(|e| EsError::internal(e.to_string()))?;
-            Ok(RestResponse::json_bytes(200, raw.splice(&json)))
-        }
-    }
-}
-
 /// What ES refuses in a search under document-level security (its `DlsFlsRequestValidator`):
 /// suggesters (they read terms of every document) and profiling.
 fn check_dls_features(sreq: &SearchRequest, list: &[Searched]) -> EsResult<()> {
@@ -2879,13 +2868,16 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
     Ok(RestResponse::ok(out))
 }
 
-/// `POST /_msearch`, `/{index}/_msearch`.
+/// `POST /_msearch`, `/{index}/_msearch`. With [`HitSources::Raw`], every search's hits carry
+/// markers of one [`RawSources`], spliced once over the whole response.
 pub fn msearch(
     node: &Node,
     default_indices: Option<&str>,
     req: &RestRequest,
+    sources: HitSources,
 ) -> EsResult<RestResponse> {
     let started = Instant::now();
+    let mut raw = (sources == HitSources::Raw).then(RawSources::fresh);
     let text = std::str::from_utf8(&req.body)
         .map_err(|_| EsError::parsing("msearch body is not UTF-8"))?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -2963,9 +2955,13 @@ pub fn msearch(
                         split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
                     check_dls_features(&sreq, &list)?;
                     let _hits = reserve_hits_window(&sreq, &list)?;
+                    // As in ES, an item is a search of its own for the request cache (which
+                    // keeps trees: a cached search is executed without markers).
+                    let key = cache_key(Some(body), &sub, &sreq, false, &list)?;
+                    let raw = raw.as_mut();
                     let mut out = match &child {
-                        Some(c) => c.run(|| execute(list, &sreq, None, None)),
-                        None => execute(list, &sreq, None, None),
+                        Some(c) => c.run(|| execute_cached(list, &sreq, None, key, raw)),
+                        None => execute_cached(list, &sreq, None, key, raw),
                     }?;
                     report_unavailable(&mut out, &missing);
                     Ok(out)
@@ -2980,9 +2976,10 @@ pub fn msearch(
             Err(e) => json!({"error": e.to_error_json(), "status": e.status}),
         });
     }
-    Ok(RestResponse::ok(
+    respond(
         json!({"took": started.elapsed().as_millis() as u64, "responses": responses}),
-    ))
+        raw,
+    )
 }
 
 struct ScrollCtx {
@@ -3550,8 +3547,11 @@ mod hit_sources_tests {
             "/_msearch",
             "{\"index\":\"t\"}\n{}\n{\"index\":\"t\"}\n{\"_source\":[\"k\"]}\n",
         );
-        let RestBody::Json(v) = msearch(&node, None, &ms).unwrap().body else {
-            panic!("msearch answers a tree");
+        let RestBody::Json(v) = msearch(&node, None, &ms, HitSources::default())
+            .unwrap()
+            .body
+        else {
+            panic!("msearch answers a tree by default");
         };
         assert_eq!(
             v["responses"][0]["hits"]["hits"][0]["_source"]["big"],
@@ -3561,5 +3561,36 @@ mod hit_sources_tests {
             v["responses"][1]["hits"]["hits"][0]["_source"],
             json!({"k": "x"})
         );
+
+        // Raw: the whole source is spliced, the filtered one stays a tree.
+        let RestBody::JsonBytes(b) = msearch(&node, None, &ms, HitSources::Raw).unwrap().body
+        else {
+            panic!("msearch with raw sources answers bytes");
+        };
+        let text = String::from_utf8(b).unwrap();
+        assert!(
+            text.contains(&format!("\"_source\":{}}}]}}", sent.trim())),
+            "{text}"
+        );
+        assert!(text.contains("\"_source\":{\"k\":\"x\"}}]}"), "{text}");
+        assert!(!text.contains("lode-source:"), "{text}");
+
+        // A search that fails keeps no marker in the answer; the others are still spliced.
+        let failing = request(
+            "/_msearch",
+            "{\"index\":\"t\"}\n{\"query\":{\"nope\":{}}}\n{\"index\":\"t\"}\n{}\n",
+        );
+        let RestBody::JsonBytes(b) = msearch(&node, None, &failing, HitSources::Raw)
+            .unwrap()
+            .body
+        else {
+            panic!("bytes");
+        };
+        let text = String::from_utf8(b).unwrap();
+        assert!(text.contains(sent.trim()), "{text}");
+        assert!(!text.contains("lode-source:"), "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["responses"][0]["status"], json!(400));
+        assert_eq!(v["responses"][1]["status"], json!(200));
     }
 }

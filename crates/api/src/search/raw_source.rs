@@ -8,10 +8,25 @@
 //! content (ids, highlights, sort values, aggregation keys...) can pass for one.
 //!
 //! Only a route that serializes the response itself may ask for markers
-//! ([`super::HitSources::Raw`]); every other caller gets real trees.
+//! ([`super::HitSources::Raw`]); every other caller gets real trees. `_search`, scroll,
+//! `_msearch` (one `RawSources` for all its searches) and `_mget` (its documents) use it.
 
+use crate::rest::RestResponse;
+use lode_engine::{EsError, EsResult};
 use memchr::memmem;
 use serde_json::Value;
+
+/// The answer `out`, with the kept sources spliced in when there are any (else the tree as
+/// it is, for the HTTP layer to print).
+pub(crate) fn respond(out: Value, raw: Option<RawSources>) -> EsResult<RestResponse> {
+    match raw.filter(|r| !r.is_empty()) {
+        None => Ok(RestResponse::ok(out)),
+        Some(raw) => {
+            let json = serde_json::to_vec(&out).map_err(|e| EsError::internal(e.to_string()))?;
+            Ok(RestResponse::json_bytes(200, raw.splice(&json)))
+        }
+    }
+}
 
 /// The stored sources of one response's hits, in the order their markers were handed out.
 pub struct RawSources {

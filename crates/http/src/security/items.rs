@@ -320,12 +320,20 @@ pub fn merge(response: RestResponse, failures: Vec<(usize, Value)>, list: &str) 
     }
     let mut v: Value = match response.body {
         RestBody::Json(v) => v,
-        RestBody::JsonBytes(b) => match serde_json::from_slice(&b) {
-            Ok(v) => v,
-            Err(_) => {
-                return RestResponse::json_bytes(response.status, b);
+        RestBody::JsonBytes(b) => {
+            // `_mget` and `_msearch` answers hold stored sources as sent: they stay bytes
+            // (a bulk answer's `errors` is rewritten below, on the tree)
+            let spliced = (list != "items")
+                .then(|| super::splice_items::insert_items(&b, list, &failures))
+                .flatten();
+            if let Some(out) = spliced {
+                return RestResponse::json_bytes(response.status, out);
             }
-        },
+            match serde_json::from_slice(&b) {
+                Ok(v) => v,
+                Err(_) => return RestResponse::json_bytes(response.status, b),
+            }
+        }
         other => {
             return RestResponse {
                 status: response.status,

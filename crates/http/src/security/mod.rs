@@ -11,6 +11,7 @@ pub mod items;
 pub mod privileges;
 pub mod rest;
 pub mod role_mapping;
+mod splice_items;
 pub mod store;
 pub mod tls;
 
