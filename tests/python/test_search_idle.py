@@ -31,7 +31,7 @@ def write(es, name, ids, refresh=None):
 
 def test_idle_shard_skips_scheduled_refreshes_and_the_next_search_sees_every_write(es):
     name = "search-idle-a"
-    create(es, name, {"index.search.idle.after": "1s"})
+    create(es, name, {"index.search.idle.after": "2s"})
     write(es, name, range(10), refresh=True)
     assert wait_until(lambda: shard_stats(es, name)["search_idle"], 10)
     write(es, name, range(10, 50))
@@ -40,7 +40,7 @@ def test_idle_shard_skips_scheduled_refreshes_and_the_next_search_sees_every_wri
     time.sleep(2.5)
     assert refreshed_docs(es, name) == 10
     st = shard_stats(es, name)
-    assert st["search_idle"] is True and st["search_idle_time"] >= 1000
+    assert st["search_idle"] is True and st["search_idle_time"] >= 2000
     # The search refreshes first: every write is seen.
     hits = es.search(index=name, size=100, query={"match_all": {}})["hits"]
     assert sorted(int(h["_id"]) for h in hits["hits"]) == list(range(50))
@@ -112,4 +112,22 @@ def test_the_setting_is_dynamic_and_validated(es):
     es.indices.put_settings(index=name, settings={"index.search.idle.after": "1h"})
     write(es, name, range(7, 9))
     assert wait_until(lambda: refreshed_docs(es, name) == 9, 10)
+    es.indices.delete(index=name)
+
+
+def test_a_get_counts_as_a_search_and_a_non_realtime_get_refreshes_an_idle_shard(es):
+    name = "search-idle-f"
+    create(es, name, {"index.search.idle.after": "2s"})
+    write(es, name, range(2), refresh=True)
+    assert wait_until(lambda: shard_stats(es, name)["search_idle"], 10)
+    write(es, name, [7])
+    time.sleep(1.5)
+    # Read from the searcher: the idle shard's skipped refresh is made first, as a search would.
+    got = es.get(index=name, id="7", realtime=False)
+    assert got["found"] is True and got["_source"] == {"n": 7}
+    assert shard_stats(es, name)["search_idle"] is False
+    # A realtime GET marks the shard searched as well (ES's markSearcherAccessed).
+    assert wait_until(lambda: shard_stats(es, name)["search_idle"], 10)
+    assert es.get(index=name, id="1")["found"] is True
+    assert shard_stats(es, name)["search_idle"] is False
     es.indices.delete(index=name)

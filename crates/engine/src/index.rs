@@ -789,7 +789,14 @@ impl IndexService {
                 routing.unwrap_or("null")
             )));
         }
-        self.shard(shard_id)?.get(id, realtime)
+        let shard = self.shard(shard_id)?;
+        // A GET counts as a search of the shard, as in ES; a non-realtime one reads the
+        // searcher, so an idle shard's skipped refresh is made first.
+        let idle_after = self.config.read().search_idle_after();
+        if shard.search_access(idle_after.filter(|_| !realtime))? {
+            self.data_version.fetch_add(1, Ordering::Relaxed);
+        }
+        shard.get(id, realtime)
     }
 
     /// Waits for a write to be durable (durability `request`). Inside

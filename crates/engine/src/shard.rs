@@ -388,7 +388,9 @@ pub struct Shard {
     /// Search idleness (ES's `index.search.idle.after`): when a search last reached the shard,
     /// whether a scheduled refresh was skipped since, and how many `refresh=wait_for` writes
     /// wait (they still get scheduled refreshes).
-    last_search: Mutex<Instant>,
+    /// Milliseconds since `opened` (an atomic: every GET marks it).
+    last_search: AtomicU64,
+    opened: Instant,
     refresh_skipped: AtomicBool,
     refresh_waiters: AtomicUsize,
     codec: Codec,
@@ -635,7 +637,8 @@ impl Shard {
             max_seq_no: AtomicU64::new(next),
             stats,
             last_write: Mutex::new(Instant::now()),
-            last_search: Mutex::new(Instant::now()),
+            last_search: AtomicU64::new(0),
+            opened: Instant::now(),
             refresh_skipped: AtomicBool::new(false),
             refresh_waiters: AtomicUsize::new(0),
             codec: config.codec,
@@ -1159,7 +1162,8 @@ impl Shard {
     /// them as it would have without idleness (ES refreshes such a shard before searching it).
     /// Returns whether the searcher changed.
     pub fn search_access(&self, idle_after: Option<Duration>) -> EsResult<bool> {
-        *self.last_search.lock() = Instant::now();
+        self.last_search
+            .fetch_max(self.opened.elapsed().as_millis() as u64, Ordering::Relaxed);
         // Cleared only after the refresh, so that a concurrent search of the same shard waits
         // for it (on the commit lock) instead of searching the older reader.
         if idle_after.is_none() || !self.refresh_skipped.load(Ordering::Acquire) {
@@ -1176,8 +1180,7 @@ impl Shard {
         let Some(idle_after) = idle_after else {
             return false;
         };
-        if self.last_search.lock().elapsed() < idle_after
-            || self.refresh_waiters.load(Ordering::Acquire) > 0
+        if self.search_idle_time() < idle_after || self.refresh_waiters.load(Ordering::Acquire) > 0
         {
             return false;
         }
@@ -1191,12 +1194,13 @@ impl Shard {
 
     /// Whether the shard was unsearched for `idle_after` (ES's `search_idle` shard stat).
     pub fn is_search_idle(&self, idle_after: Option<Duration>) -> bool {
-        idle_after.is_some_and(|d| self.last_search.lock().elapsed() >= d)
+        idle_after.is_some_and(|d| self.search_idle_time() >= d)
     }
 
     /// How long since a search last reached the shard (ES's `search_idle_time`).
     pub fn search_idle_time(&self) -> Duration {
-        self.last_search.lock().elapsed()
+        let since = self.opened.elapsed().as_millis() as u64;
+        Duration::from_millis(since.saturating_sub(self.last_search.load(Ordering::Relaxed)))
     }
 
     /// Blocks until an operation with `seq_no` is searchable (`refresh=wait_for`), refreshing
