@@ -18,35 +18,12 @@ import re
 import pytest
 
 from conftest import make_index
+from oracle import norm_length
 
 K1, B = 1.2, 0.75
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
          "india", "juliet", "kilo", "lima"]
 TAGS = ["red", "green", "blue", "amber", "teal"]
-
-
-# --- Lucene's SmallFloat (norm encoding) -------------------------------------------------
-
-def _int_to_int4(i):
-    bits = i.bit_length()
-    if bits < 4:
-        return i
-    shift = bits - 4
-    return ((i >> shift) & 0x07) | ((shift + 1) << 3)
-
-
-def _int4_to_long(i):
-    bits, shift = i & 0x07, (i >> 3) - 1
-    return bits if shift == -1 else (bits | 0x08) << shift
-
-
-_FREE = 255 - _int_to_int4(2 ** 31 - 1)
-
-
-def norm_length(n):
-    """The field length Lucene's norm keeps: byte4ToInt(intToByte4(n))."""
-    b = n if n < _FREE else _FREE + _int_to_int4(n - _FREE)
-    return b if b < _FREE else _FREE + _int4_to_long(b - _FREE)
 
 
 # --- the oracle ---------------------------------------------------------------------------

@@ -1807,18 +1807,9 @@ mod bulk_proptests {
 #[cfg(test)]
 mod mget_sources_tests {
     use super::*;
-    use crate::rest::Method;
 
     fn request(path: &str, body: &str) -> RestRequest {
-        RestRequest {
-            doc_security: None,
-            field_security: None,
-            authorized: None,
-            method: Method::Post,
-            path: path.to_string(),
-            params: Default::default(),
-            body: body.as_bytes().to_vec(),
-        }
+        RestRequest::test_post(path, body)
     }
 
     /// With raw sources, a whole `_source` is the stored bytes, from the live version map

@@ -187,6 +187,20 @@ impl RestResponse {
 }
 
 impl RestRequest {
+    /// A POST of `body` to `path` with no parameters and no security context (unit tests).
+    #[cfg(test)]
+    pub(crate) fn test_post(path: &str, body: &str) -> RestRequest {
+        RestRequest {
+            doc_security: None,
+            field_security: None,
+            authorized: None,
+            method: Method::Post,
+            path: path.to_string(),
+            params: Default::default(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
     pub fn param(&self, k: &str) -> Option<&str> {
         self.params.get(k).map(String::as_str)
     }

@@ -3481,19 +3481,11 @@ mod fls_tests {
 #[cfg(test)]
 mod hit_sources_tests {
     use super::*;
-    use crate::rest::{Method, RestBody};
+    use crate::rest::RestBody;
     use lode_engine::shard::VersionReq;
 
     fn request(path: &str, body: &str) -> RestRequest {
-        RestRequest {
-            doc_security: None,
-            field_security: None,
-            authorized: None,
-            method: Method::Post,
-            path: path.to_string(),
-            params: Default::default(),
-            body: body.as_bytes().to_vec(),
-        }
+        RestRequest::test_post(path, body)
     }
 
     /// Only a caller that asks for raw sources gets bytes: the default answer is a tree, with
