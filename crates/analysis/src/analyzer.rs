@@ -151,6 +151,28 @@ impl Analyzer {
         &self.chain.name
     }
 
+    /// Whether every text holding an ASCII letter or digit yields at least one token: the
+    /// chain has no char filter, a tokenizer that keeps every ASCII alphanumeric (UAX#29
+    /// words, whitespace-separated runs) and only filters that never drop a token. For such
+    /// an analyzer a value's field norm says whether it was indexed, so the engine need not
+    /// list it in `_field_names` (see `lode_engine::document`).
+    pub fn tokenizes_every_ascii_alphanumeric(&self) -> bool {
+        let chain = &self.chain;
+        chain.char_filters.is_empty()
+            && matches!(
+                chain.tokenizer,
+                Tokenizer::Standard { .. } | Tokenizer::Whitespace { .. }
+            )
+            && chain.filters.iter().all(|f| {
+                matches!(
+                    f,
+                    TokenFilter::Lowercase
+                        | TokenFilter::Uppercase
+                        | TokenFilter::AsciiFolding { .. }
+                )
+            })
+    }
+
     /// Positions added between the values of a multi-valued field (ES default 100).
     pub fn position_increment_gap(&self) -> usize {
         self.chain.position_increment_gap

@@ -1208,3 +1208,37 @@ fn search_as_you_type_prefix_matches_elasticsearch_analyzer_tests() {
     }
     assert_eq!(terms(&prefix, "quick red fox lazy brown"), want);
 }
+
+#[test]
+fn analyzers_that_tokenize_every_ascii_alphanumeric() {
+    let reg = AnalysisRegistry::new(Some(&json!({
+        "filter": {"min3": {"type": "length", "min": 3}},
+        "analyzer": {
+            "plain": {"type": "custom", "tokenizer": "standard", "filter": ["lowercase", "asciifolding"]},
+            "stripped": {"type": "custom", "tokenizer": "standard", "char_filter": ["html_strip"]},
+            "short": {"type": "custom", "tokenizer": "standard", "filter": ["min3"]},
+            "stopped": {"type": "standard", "stopwords": "_english_"}
+        }
+    })))
+    .unwrap();
+    let yes = |name: &str| {
+        reg.analyzer(name)
+            .unwrap()
+            .tokenizes_every_ascii_alphanumeric()
+    };
+    assert!(yes("standard") && yes("default") && yes("whitespace") && yes("plain"));
+    // A char filter can remove the letters, a filter can drop the token, a letter
+    // tokenizer skips digits, a keyword tokenizer keeps "" as a token of length 0.
+    for name in ["stripped", "short", "stopped", "stop", "simple", "keyword"] {
+        assert!(!yes(name), "{name}");
+    }
+    // Each claimed analyzer does yield a token for a value with one ASCII letter or digit.
+    for name in ["standard", "whitespace", "plain"] {
+        for text in ["a", "-7-", "!x!", " Z "] {
+            assert!(
+                !reg.analyzer(name).unwrap().analyze(text).is_empty(),
+                "{name} {text}"
+            );
+        }
+    }
+}

@@ -834,7 +834,12 @@ impl<'a> Walk<'a> {
         match def.storage() {
             Storage::Text => {
                 let s = scalar_string(v);
+                let found_by_norms = def.exists_from_norms(&s)
+                    && self.p.schema.get_field_entry(field).has_fieldnorms();
                 self.doc.add_text(field, s);
+                if found_by_norms {
+                    return Ok(());
+                }
             }
             Storage::Keyword => {
                 let s = scalar_string(v);
@@ -1371,6 +1376,45 @@ mod tests {
             .collect();
         assert_eq!(ints, vec![3]);
         assert!(parser.parse("2", &json!({"strict": "x"})).is_err());
+    }
+
+    #[test]
+    fn field_names_lists_only_what_columns_and_norms_cannot_answer() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let mapping = compile(
+            &json!({"properties": {
+                "t": {"type": "text"},
+                "empty": {"type": "text"},
+                "punct": {"type": "text"},
+                "stopped": {"type": "text", "analyzer": "stop"},
+                "k": {"type": "keyword"},
+                "kn": {"type": "keyword", "doc_values": false},
+                "n": {"type": "long"},
+                "b": {"type": "binary"}
+            }}),
+            &reg,
+        )
+        .unwrap();
+        let schema = crate::schema::extend(None, &mapping);
+        let meta = MetaFields::of(&schema);
+        let parser = DocParser {
+            mapping: &mapping,
+            schema: &schema,
+            meta,
+            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
+        };
+        let src = json!({"t": "fox", "empty": "", "punct": "!?", "stopped": "fox", "k": "",
+                         "kn": "x", "n": 1, "b": "AA=="});
+        let Parsed::Doc(parsed) = parser.parse("1", &src).unwrap() else {
+            panic!("mapping update")
+        };
+        let mut listed: Vec<String> = parsed
+            .root
+            .get_all(meta.field_names)
+            .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+            .collect();
+        listed.sort();
+        assert_eq!(listed, vec!["b", "empty", "kn", "punct", "stopped"]);
     }
 
     #[test]

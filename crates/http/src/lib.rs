@@ -611,7 +611,8 @@ async fn drain_body(mut body: Body) {
 /// body over the limit (which is how every read error was reported before).
 async fn collect_body(body: Body, max: usize) -> Result<Vec<u8>, EsError> {
     match http_body_util::Limited::new(body, max).collect().await {
-        Ok(b) => Ok(b.to_bytes().to_vec()),
+        // A body of several chunks is joined into one buffer the `Vec` takes over (no second copy).
+        Ok(b) => Ok(Vec::from(b.to_bytes())),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large_error(max + 1, max)),
         Err(e) => Err(EsError::illegal_argument(format!(
             "failed to read the request body: {e}"

@@ -29,6 +29,7 @@ mod min_score;
 mod msm;
 pub mod named;
 pub mod nested;
+mod norms;
 mod parse;
 mod patterns;
 mod plan;

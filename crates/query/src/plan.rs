@@ -1627,8 +1627,8 @@ impl<'c, 'a> Planner<'c, 'a> {
         constant(term_set(terms), boost, score)
     }
 
-    /// Through the field's column or `_field_names`, which lists the other leaf paths that had
-    /// a value; an object path matches when any field below it does.
+    /// Through the field's column, its norms or `_field_names`, which lists the other leaf
+    /// paths that had a value; an object path matches when any field below it does.
     fn exists(&self, field: &str, boost: f32, score: bool) -> EsResult<Q> {
         let exists = || Query::Exists {
             field: field.to_string(),
@@ -1694,27 +1694,27 @@ impl<'c, 'a> Planner<'c, 'a> {
         } else {
             Vec::new()
         };
-        // Fields with a numeric, date, boolean or IP column answer from it (as ES answers from
-        // doc values); the others are listed in `_field_names`.
+        // Fields with doc values answer from their column (as ES answers from doc values),
+        // text fields from their norms and `_field_names` (which lists the values that
+        // yielded no token), the others from `_field_names`.
         let f = self.ctx.meta.field_names;
-        let (columns, listed): (Vec<&str>, Vec<&str>) = names.into_iter().partition(|n| {
-            mapping
-                .fields
-                .get(*n)
-                .is_some_and(|d| d.exists_from_column())
-                && self.ctx.schema.get_field(n).is_ok()
-        });
-        let mut parts: Vec<Q> = columns
-            .into_iter()
-            .map(|n| Box::new(tq::ExistsQuery::new(n.to_string(), false)) as Q)
-            .collect();
+        let schema = self.ctx.schema;
+        let mut parts: Vec<Q> = Vec::new();
+        let mut listed: Vec<Term> = Vec::new();
+        for n in names {
+            let field = schema.get_field(n).ok();
+            let def = mapping.fields.get(n);
+            if let (Some(_), Some(true)) = (field, def.map(|d| d.exists_from_column())) {
+                parts.push(Box::new(tq::ExistsQuery::new(n.to_string(), false)));
+                continue;
+            }
+            if let Some(field) = field.filter(|&fd| crate::norms::has_norms(schema, fd)) {
+                parts.push(Box::new(crate::norms::NormsExistQuery::new(field)));
+            }
+            listed.push(Term::from_field_text(f, n));
+        }
         if !listed.is_empty() {
-            parts.push(term_set(
-                listed
-                    .into_iter()
-                    .map(|n| Term::from_field_text(f, n))
-                    .collect(),
-            ));
+            parts.push(term_set(listed));
         }
         Ok(constant(union(parts), boost, score))
     }

@@ -7,9 +7,10 @@
 //! IDF and the divisor of the average field length (`sumTotalTermFreq / docCount`). With
 //! sparse fields or nested documents the two differ, and so do the scores.
 //!
-//! [`FieldStatistics`] supplies Lucene's numbers: the field's document count is the document
-//! frequency of its `_field_names` term (one term lookup per scored field and request, cached
-//! for the weight's other terms), token counts are tantivy's (a keyword's: its doc values'
+//! [`FieldStatistics`] supplies Lucene's numbers: the field's document count is the number of
+//! documents with a value in a keyword's column, with a token in a text field's norms
+//! (counted once per segment), or else the document frequency of its `_field_names` term
+//! (once per scored field and request, cached for the weight's other terms), token counts are tantivy's (a keyword's: its doc values'
 //! count, see `values_in_column`) and document frequencies too. Like
 //! Lucene's, all of them count deleted documents until a merge drops them. Every search that
 //! scores goes through it: [`FieldStatistics::search`] or [`FieldStatistics::scoring`] (the
@@ -94,15 +95,32 @@ impl<'s> FieldStatistics<'s> {
     fn lookup_doc_count(&self, field: Field) -> tantivy::Result<u64> {
         let schema = self.searchers[0].schema();
         let mut n = 0;
-        if let Ok(names) = schema.get_field(FIELD_NAMES) {
+        let entry = schema.get_field_entry(field);
+        if entry.is_fast() && matches!(entry.field_type(), FieldType::Str(_)) {
+            // A keyword with doc values: the documents with a value in its column, which
+            // holds exactly the values it indexes (O(1) per segment).
+            for s in &self.searchers {
+                for reader in s.segment_readers() {
+                    n += documents_in_column(reader, entry.name())?;
+                }
+            }
+        } else if crate::norms::has_norms(schema, field) {
+            // A text field: the documents whose value yielded a token, as Lucene's docCount.
+            for s in &self.searchers {
+                for reader in s.segment_readers() {
+                    n += crate::norms::documents_with_tokens(reader, field)?;
+                }
+            }
+        } else if let Ok(names) = schema.get_field(FIELD_NAMES) {
             let term = Term::from_field_text(names, schema.get_field_name(field));
             for s in &self.searchers {
                 n += s.doc_freq(&term)?;
             }
         }
         if n == 0 {
-            // A field `_field_names` does not list (an index without it, or a field indexed
-            // on the side): every document, as tantivy counts them.
+            // A field no document has, or one `_field_names` does not list (an index
+            // without it, or a field indexed on the side): every document, as tantivy
+            // counts them (nothing matches the former; the count only keeps IDF finite).
             for s in &self.searchers {
                 n += Bm25StatisticsProvider::total_num_docs(*s)?;
             }
@@ -147,6 +165,26 @@ fn values_in_column(searcher: &Searcher, field: Field) -> tantivy::Result<Option
         }
     }
     Ok(Some(n))
+}
+
+/// The documents of one segment with at least one value in the string column `name`.
+fn documents_in_column(reader: &tantivy::SegmentReader, name: &str) -> tantivy::Result<u64> {
+    use tantivy::columnar::ColumnIndex;
+    let Some(column) = reader.fast_fields().str(name)? else {
+        return Ok(0);
+    };
+    let index = &column.ords().index;
+    Ok(u64::from(match index {
+        ColumnIndex::Empty { .. } => 0,
+        ColumnIndex::Full => reader.max_doc(),
+        ColumnIndex::Optional(optional) => optional.num_non_nulls(),
+        ColumnIndex::Multivalued(multi) => match multi {
+            tantivy::columnar::column_index::MultiValueIndex::MultiValueIndexV2(v2) => {
+                v2.optional_index.num_non_nulls()
+            }
+            v1 => v1.iter_non_null_docs().count() as u32,
+        },
+    }))
 }
 
 fn without_freqs(searcher: &Searcher, field: Field) -> bool {

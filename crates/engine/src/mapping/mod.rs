@@ -269,6 +269,10 @@ pub struct FieldDef {
     pub token_count: Option<TokenCountOptions>,
     /// A `search_as_you_type` field or one of its subfields.
     pub sayt: Option<SaytField>,
+    /// A `text` field whose index analyzer yields a token for every value holding an ASCII
+    /// letter or digit (`Analyzer::tokenizes_every_ascii_alphanumeric`): such values are found
+    /// by `exists` through their norms and are not listed in `_field_names`.
+    pub tokenizes_ascii_alphanumerics: bool,
 }
 
 /// ES's default `max_shingle_size` of a `search_as_you_type` field.
@@ -426,6 +430,7 @@ impl FieldDef {
             completion: None,
             token_count: None,
             sayt: None,
+            tokenizes_ascii_alphanumerics: false,
         }
     }
 
@@ -453,15 +458,28 @@ impl FieldDef {
         self.index && !(self.doc_values && matches!(self.storage(), Storage::I64 | Storage::F64))
     }
 
-    /// Whether `exists` reads the field's column: numbers, dates, booleans and IPs with doc
-    /// values, as ES answers from doc values. Other fields are listed in `_field_names`
-    /// (keywords too: BM25's per-field document count comes from it).
+    /// Whether `exists` reads the field's column: numbers, dates, booleans, IPs and keywords
+    /// with doc values, as ES 7+ answers from doc values (and indexes `_field_names` only
+    /// for fields with neither doc values nor norms). Text values are found through their
+    /// norms ([`FieldDef::exists_from_norms`]); other fields are listed in `_field_names`.
     pub fn exists_from_column(&self) -> bool {
         self.doc_values
-            && matches!(
+            && (matches!(
                 self.storage(),
                 Storage::I64 | Storage::F64 | Storage::Bool | Storage::Ip
-            )
+            ) || self.ty == FieldType::Keyword)
+    }
+
+    /// Whether `exists` finds this text value through the field's norms (a norm above 0:
+    /// the value yielded a token). tantivy gives a document without the field and one whose
+    /// value yielded no token (`""`, only punctuation, only stopwords) the same norm 0, while
+    /// ES's `exists` matches both of the latter: values that may yield no token are still
+    /// listed in `_field_names`. Only for a field whose schema entry keeps norms.
+    pub fn exists_from_norms(&self, value: &str) -> bool {
+        self.ty == FieldType::Text
+            && self.index
+            && self.tokenizes_ascii_alphanumerics
+            && value.bytes().any(|b| b.is_ascii_alphanumeric())
     }
 
     /// Whether exact values are looked up in the points index rather than as terms.

@@ -655,6 +655,10 @@ fn compile_field(
     } else {
         None
     };
+    let tokenizes_ascii_alphanumerics = ty == FieldType::Text
+        && analysis
+            .analyzer(&analyzer)
+            .is_ok_and(|a| a.tokenizes_every_ascii_alphanumeric());
     let mut sayt_subfields = Vec::new();
     if let Some(root) = sayt {
         // ES's `SearchAsYouTypeFieldMapper.Builder#build`: each subfield wraps the root's
@@ -697,6 +701,7 @@ fn compile_field(
                     copy_to: Vec::new(),
                     completion: None,
                     token_count: None,
+                    tokenizes_ascii_alphanumerics: false,
                     ignore_z_value: true,
                     sayt: Some(SaytField {
                         max_shingle_size: root.max_shingle_size,
@@ -735,6 +740,7 @@ fn compile_field(
             completion,
             token_count,
             sayt,
+            tokenizes_ascii_alphanumerics,
         }),
     );
     Ok(())
