@@ -63,48 +63,65 @@ pub(crate) fn live_term_counts(
         counts.push((term, u64::from(stream.value().doc_freq)));
     }
     if let Some(alive) = segment.alive_bitset() {
-        let deleted: Vec<DocId> = (0..segment.max_doc())
-            .filter(|&d| !alive.is_alive(d))
-            .collect();
-        subtract_deleted(segment, field_name, &deleted, &mut counts)?;
+        subtract_deleted(segment, field_name, alive.iter_deleted(), &mut counts)?;
     }
     counts.retain(|(_, n)| *n > 0);
     Ok(counts)
 }
 
 /// Document frequencies count deleted documents until a merge drops them: take each deleted
-/// document's distinct terms (from the column) off the counts.
+/// document's distinct terms (from the column) off the counts. The deleted documents are
+/// counted per term ordinal first, so each term's text is looked up once, not once per
+/// deleted document (a dictionary block decode each).
 fn subtract_deleted(
     segment: &SegmentReader,
     field_name: &str,
-    deleted: &[DocId],
+    deleted: impl Iterator<Item = DocId>,
     counts: &mut [(String, u64)],
 ) -> tantivy::Result<()> {
-    if deleted.is_empty() {
-        return Ok(());
-    }
     let Some(column) = segment.fast_fields().str(field_name)? else {
         return Ok(());
     };
+    let mut per_ord = OrdCounts::new(column.num_terms());
+    let ord_column = column.ords();
+    if ord_column.get_cardinality().is_multivalue() {
+        let mut ords: Vec<u64> = Vec::new();
+        for doc in deleted {
+            ords.clear();
+            ords.extend(column.term_ords(doc));
+            ords.sort_unstable();
+            ords.dedup();
+            for &ord in &ords {
+                per_ord.add(ord);
+            }
+        }
+    } else {
+        // One value at most per document: read the ordinals in batches.
+        let deleted: Vec<DocId> = deleted.collect();
+        let mut firsts = vec![None; 1024];
+        for docs in deleted.chunks(1024) {
+            let out = &mut firsts[..docs.len()];
+            ord_column.first_vals(docs, out);
+            for ord in out.iter().flatten() {
+                per_ord.add(*ord);
+            }
+        }
+    }
+    if per_ord.is_empty() {
+        return Ok(());
+    }
     let position: HashMap<&str, usize> = counts
         .iter()
         .enumerate()
         .map(|(i, (t, _))| (t.as_str(), i))
         .collect();
     let mut minus = vec![0u64; counts.len()];
-    let mut ords: Vec<u64> = Vec::new();
     let mut text = String::new();
-    for &doc in deleted {
-        ords.clear();
-        ords.extend(column.term_ords(doc));
-        ords.sort_unstable();
-        ords.dedup();
-        for &ord in &ords {
-            text.clear();
-            if column.ord_to_str(ord, &mut text)? {
-                if let Some(&i) = position.get(text.as_str()) {
-                    minus[i] += 1;
-                }
+    for (ord, n) in per_ord.nonzero() {
+        text.clear();
+        if column.ord_to_str(ord, &mut text)? {
+            if let Some(&i) = position.get(text.as_str()) {
+                minus[i] += n;
             }
         }
     }
@@ -112,6 +129,53 @@ fn subtract_deleted(
         *n = n.saturating_sub(m);
     }
     Ok(())
+}
+
+/// Counts per term ordinal: dense for a dictionary of up to 64k terms, sparse above (a
+/// high-cardinality field with few deletions must not allocate per term).
+enum OrdCounts {
+    Dense(Vec<u64>),
+    Sparse(HashMap<u64, u64>),
+}
+
+impl OrdCounts {
+    fn new(num_terms: usize) -> OrdCounts {
+        if num_terms <= 1 << 16 {
+            OrdCounts::Dense(vec![0; num_terms])
+        } else {
+            OrdCounts::Sparse(HashMap::new())
+        }
+    }
+
+    fn add(&mut self, ord: u64) {
+        match self {
+            OrdCounts::Dense(v) => {
+                if let Some(n) = v.get_mut(ord as usize) {
+                    *n += 1;
+                }
+            }
+            OrdCounts::Sparse(m) => *m.entry(ord).or_insert(0) += 1,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            OrdCounts::Dense(v) => v.iter().all(|&n| n == 0),
+            OrdCounts::Sparse(m) => m.is_empty(),
+        }
+    }
+
+    fn nonzero(&self) -> Vec<(u64, u64)> {
+        match self {
+            OrdCounts::Dense(v) => v
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(ord, &n)| (ord as u64, n))
+                .collect(),
+            OrdCounts::Sparse(m) => m.iter().map(|(&ord, &n)| (ord, n)).collect(),
+        }
+    }
 }
 
 /// The intermediate `terms` result tantivy's collector would have produced for these counts.

@@ -106,6 +106,13 @@ impl Chain {
     }
 }
 
+/// Whether `text` holds a character every analyzer for which [`Analyzer::keeps_every_word`]
+/// holds turns into a token: an ASCII letter or digit, or a CJK ideograph.
+pub fn has_word_character(text: &str) -> bool {
+    text.chars()
+        .any(|c| c.is_ascii_alphanumeric() || crate::unicode::is_han(c))
+}
+
 /// A ready-to-use analyzer (or normalizer). Cheap to clone; every clone has its own buffers,
 /// so the tantivy tokenizer path does not allocate per token once warmed up.
 pub struct Analyzer {
@@ -151,12 +158,13 @@ impl Analyzer {
         &self.chain.name
     }
 
-    /// Whether every text holding an ASCII letter or digit yields at least one token: the
-    /// chain has no char filter, a tokenizer that keeps every ASCII alphanumeric (UAX#29
-    /// words, whitespace-separated runs) and only filters that never drop a token. For such
-    /// an analyzer a value's field norm says whether it was indexed, so the engine need not
-    /// list it in `_field_names` (see `lode_engine::document`).
-    pub fn tokenizes_every_ascii_alphanumeric(&self) -> bool {
+    /// Whether every text for which [`has_word_character`] holds yields at least one token:
+    /// the chain has no char filter, a tokenizer that keeps ASCII letters and digits and CJK
+    /// ideographs (UAX#29 words and ideograph unigrams, whitespace-separated runs) and only
+    /// filters that never drop a token. For such an analyzer a value's field norm says
+    /// whether it was indexed, so the engine need not list it in `_field_names` (see
+    /// `lode_engine::document`).
+    pub fn keeps_every_word(&self) -> bool {
         let chain = &self.chain;
         chain.char_filters.is_empty()
             && matches!(

@@ -38,7 +38,10 @@ mod token;
 mod tokenizer;
 mod unicode;
 
-pub use analyzer::{AnalyzedToken, Analyzer, AnalyzerTokenStream, DEFAULT_POSITION_INCREMENT_GAP};
+pub use analyzer::{
+    has_word_character, AnalyzedToken, Analyzer, AnalyzerTokenStream,
+    DEFAULT_POSITION_INCREMENT_GAP,
+};
 pub use error::AnalysisError;
 pub use filters::shingle::SAYT_MAX_PREFIX_CHARS;
 pub use registry::{

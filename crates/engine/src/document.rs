@@ -1386,6 +1386,8 @@ mod tests {
                 "t": {"type": "text"},
                 "empty": {"type": "text"},
                 "punct": {"type": "text"},
+                "cjk": {"type": "text"},
+                "accent": {"type": "text"},
                 "stopped": {"type": "text", "analyzer": "stop"},
                 "k": {"type": "keyword"},
                 "kn": {"type": "keyword", "doc_values": false},
@@ -1403,8 +1405,8 @@ mod tests {
             meta,
             nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
         };
-        let src = json!({"t": "fox", "empty": "", "punct": "!?", "stopped": "fox", "k": "",
-                         "kn": "x", "n": 1, "b": "AA=="});
+        let src = json!({"t": "fox", "empty": "", "punct": "!?", "cjk": "客户转账", "accent": "é",
+                         "stopped": "fox", "k": "", "kn": "x", "n": 1, "b": "AA=="});
         let Parsed::Doc(parsed) = parser.parse("1", &src).unwrap() else {
             panic!("mapping update")
         };
@@ -1414,7 +1416,11 @@ mod tests {
             .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
             .collect();
         listed.sort();
-        assert_eq!(listed, vec!["b", "empty", "kn", "punct", "stopped"]);
+        // "é" yields a token too, but only ASCII letters, digits and ideographs are sure to.
+        assert_eq!(
+            listed,
+            vec!["accent", "b", "empty", "kn", "punct", "stopped"]
+        );
     }
 
     #[test]

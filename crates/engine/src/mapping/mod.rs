@@ -269,10 +269,10 @@ pub struct FieldDef {
     pub token_count: Option<TokenCountOptions>,
     /// A `search_as_you_type` field or one of its subfields.
     pub sayt: Option<SaytField>,
-    /// A `text` field whose index analyzer yields a token for every value holding an ASCII
-    /// letter or digit (`Analyzer::tokenizes_every_ascii_alphanumeric`): such values are found
-    /// by `exists` through their norms and are not listed in `_field_names`.
-    pub tokenizes_ascii_alphanumerics: bool,
+    /// A `text` field whose index analyzer yields a token for every value holding a word
+    /// character (`lode_analysis::Analyzer::keeps_every_word`): such values are found by
+    /// `exists` through their norms and are not listed in `_field_names`.
+    pub keeps_every_word: bool,
 }
 
 /// ES's default `max_shingle_size` of a `search_as_you_type` field.
@@ -430,7 +430,7 @@ impl FieldDef {
             completion: None,
             token_count: None,
             sayt: None,
-            tokenizes_ascii_alphanumerics: false,
+            keeps_every_word: false,
         }
     }
 
@@ -478,8 +478,8 @@ impl FieldDef {
     pub fn exists_from_norms(&self, value: &str) -> bool {
         self.ty == FieldType::Text
             && self.index
-            && self.tokenizes_ascii_alphanumerics
-            && value.bytes().any(|b| b.is_ascii_alphanumeric())
+            && self.keeps_every_word
+            && lode_analysis::has_word_character(value)
     }
 
     /// Whether exact values are looked up in the points index rather than as terms.

@@ -655,10 +655,10 @@ fn compile_field(
     } else {
         None
     };
-    let tokenizes_ascii_alphanumerics = ty == FieldType::Text
+    let keeps_every_word = ty == FieldType::Text
         && analysis
             .analyzer(&analyzer)
-            .is_ok_and(|a| a.tokenizes_every_ascii_alphanumeric());
+            .is_ok_and(|a| a.keeps_every_word());
     let mut sayt_subfields = Vec::new();
     if let Some(root) = sayt {
         // ES's `SearchAsYouTypeFieldMapper.Builder#build`: each subfield wraps the root's
@@ -701,7 +701,7 @@ fn compile_field(
                     copy_to: Vec::new(),
                     completion: None,
                     token_count: None,
-                    tokenizes_ascii_alphanumerics: false,
+                    keeps_every_word: false,
                     ignore_z_value: true,
                     sayt: Some(SaytField {
                         max_shingle_size: root.max_shingle_size,
@@ -740,7 +740,7 @@ fn compile_field(
             completion,
             token_count,
             sayt,
-            tokenizes_ascii_alphanumerics,
+            keeps_every_word,
         }),
     );
     Ok(())
