@@ -435,3 +435,12 @@ def test_match_only_text_term_exists_highlight_and_no_aggregations(es, m_index):
             "type": "illegal_argument_exception",
             "reason": "match_only_text fields do not support sorting and aggregations",
         }
+
+
+def test_match_only_text_values_reach_scripts_from_source(es, m_index):
+    """ES lets scripts read a match_only_text field (its values fetched from `_source`)."""
+    index, docs = m_index
+    resp = es.search(index=index, size=50, query={"match_all": {}}, script_fields={
+        "s": {"script": "doc['m'].size() == 0 ? '' : doc['m'].value"}})
+    got = {h["_id"]: h["fields"]["s"] for h in resp["hits"]["hits"]}
+    assert got == {i: [s.get("m", "")] for i, s in docs}
