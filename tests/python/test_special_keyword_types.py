@@ -444,3 +444,17 @@ def test_match_only_text_values_reach_scripts_from_source(es, m_index):
         "s": {"script": "doc['m'].size() == 0 ? '' : doc['m'].value"}})
     got = {h["_id"]: h["fields"]["s"] for h in resp["hits"]["hits"]}
     assert got == {i: [s.get("m", "")] for i, s in docs}
+
+
+def test_constant_keyword_in_multi_match_and_query_string(es, ck_index):
+    index, docs = ck_index
+    everyone = sorted(i for i, _ in docs)
+    for query, matches in (
+        ({"multi_match": {"query": CK_VALUE, "fields": ["c", "n"], "lenient": True}}, True),
+        ({"multi_match": {"query": "other", "fields": ["c"]}}, False),
+        ({"query_string": {"query": "c:\"%s\"" % CK_VALUE}}, True),
+        ({"query_string": {"query": "c:other"}}, False),
+    ):
+        hits = es.search(index=index, query=query, size=50)["hits"]["hits"]
+        assert sorted(h["_id"] for h in hits) == (everyone if matches else []), query
+        assert {h["_score"] for h in hits} <= {1.0}

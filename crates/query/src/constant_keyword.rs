@@ -10,7 +10,7 @@
 
 use crate::parse::{FuzzyQuery, MatchQuery, PatternQuery, PhraseQuery, Query, RangeQuery};
 use crate::patterns::lucene_to_regex;
-use lode_engine::mapping::{FieldType, Mapping};
+use lode_engine::mapping::{FieldDef, FieldType, Mapping};
 use lode_engine::{EsError, EsResult};
 use serde_json::Value;
 
@@ -40,6 +40,14 @@ pub(crate) fn decide(q: &Query, mapping: &Mapping) -> Option<EsResult<Decided>> 
             Decided::None
         }
     }))
+}
+
+/// Whether an exact value (a `term`, or a `match` on the field, as `multi_match` and
+/// `query_string` plan them per field) matches a constant_keyword field.
+pub(crate) fn exact_matches(def: &FieldDef, v: &Value) -> bool {
+    def.value
+        .as_deref()
+        .is_some_and(|value| simple_match(&scalar(v), value, false))
 }
 
 fn leaf_field(q: &Query) -> Option<(&str, f32)> {

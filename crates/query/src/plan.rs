@@ -1108,6 +1108,15 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             Target::Field(f, d) => (*f, *d),
         };
+        // Reached per field by `multi_match` and `query_string` (a lone `term` or `match` is
+        // decided before planning, in `build_node`).
+        if def.ty == lode_engine::mapping::FieldType::ConstantKeyword {
+            return Ok(if crate::constant_keyword::exact_matches(def, v) {
+                constant(all(), boost, score)
+            } else {
+                none()
+            });
+        }
         if !def.index && !def.doc_values {
             return Ok(none());
         }
