@@ -458,3 +458,13 @@ def test_constant_keyword_in_multi_match_and_query_string(es, ck_index):
         hits = es.search(index=index, query=query, size=50)["hits"]["hits"]
         assert sorted(h["_id"] for h in hits) == (everyone if matches else []), query
         assert {h["_score"] for h in hits} <= {1.0}
+
+
+def test_constant_keyword_terms_lookup(es, ck_index):
+    index, docs = ck_index
+    make_index(es, "special_ck_lookup", {}, [("a", {"vals": ["x", CK_VALUE]}), ("b", {"vals": ["x"]})])
+    for doc_id, matches in (("a", True), ("b", False)):
+        hits = es.search(index=index, size=50, query={"terms": {"c": {
+            "index": "special_ck_lookup", "id": doc_id, "path": "vals"}}})["hits"]["hits"]
+        assert sorted(h["_id"] for h in hits) == (sorted(i for i, _ in docs) if matches else [])
+    es.indices.delete(index="special_ck_lookup")

@@ -1282,6 +1282,19 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             Target::Field(f, d) => (*f, *d),
         };
+        // A terms lookup's values arrive here, past the decision in `build_node`.
+        if def.ty == lode_engine::mapping::FieldType::ConstantKeyword {
+            return Ok(
+                if t.values
+                    .iter()
+                    .any(|v| crate::constant_keyword::exact_matches(def, v))
+                {
+                    constant(all(), t.boost, score)
+                } else {
+                    none()
+                },
+            );
+        }
         let per_value = || -> EsResult<Q> {
             let qs = t
                 .values
