@@ -262,6 +262,12 @@ fn resolve_field(ctx: &QueryContext, name: &str, agg_type: &str, need: Need) -> 
                 "Fielddata is not supported on field [{name}] of type [search_as_you_type]"
             )))
         }
+        // `MatchOnlyTextFieldType#fielddataBuilder`.
+        Storage::Text if def.ty == lode_engine::mapping::FieldType::MatchOnlyText => {
+            return Err(EsError::illegal_argument(
+                "match_only_text fields do not support sorting and aggregations",
+            ))
+        }
         Storage::Text => {
             return Err(EsError::illegal_argument(format!(
                 "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."

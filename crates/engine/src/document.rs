@@ -89,6 +89,7 @@ impl<'a> DocParser<'a> {
             return Ok(Parsed::MappingUpdate(Value::Object(update)));
         }
         add_field_names(&mut w.doc, self.meta, std::mem::take(&mut w.field_names));
+        fill_constant_keywords(self.mapping, self.schema, &mut w.doc);
         if let Some(f) = self.meta.ignored {
             let mut ignored = std::mem::take(&mut w.ignored);
             ignored.sort_unstable();
@@ -101,6 +102,24 @@ impl<'a> DocParser<'a> {
             root: w.doc,
             nested: w.nested,
         })))
+    }
+}
+
+/// Every root document holds the value of each `constant_keyword` field (outside nested
+/// objects) that has one, sent or not: ES reads the value for every document, so sorts and
+/// aggregations reading the column see it too. Documents indexed before the value was set
+/// have none (see docs/compatibility.md).
+fn fill_constant_keywords(mapping: &Mapping, schema: &Schema, doc: &mut TantivyDocument) {
+    for def in mapping.fields.values() {
+        let Some(value) = def.value.as_deref() else {
+            continue;
+        };
+        if def.ty != FieldType::ConstantKeyword || mapping.nested_scope(&def.path).is_some() {
+            continue;
+        }
+        if let Ok(field) = schema.get_field(&def.path) {
+            doc.add_text(field, value);
+        }
     }
 }
 
@@ -289,6 +308,9 @@ impl<'a> Walk<'a> {
     }
 
     fn leaf(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        if def.ty == FieldType::ConstantKeyword {
+            return self.constant_keyword(def, v);
+        }
         if def.ty == FieldType::TokenCount {
             return self.token_count(def, v);
         }
@@ -362,6 +384,50 @@ impl<'a> Walk<'a> {
             }
         }
         Ok(())
+    }
+
+    /// ES's `ConstantKeywordFieldMapper#parseCreateField`: a value must be the mapping's; the
+    /// first one sent while the mapping has none becomes it (a mapping update, after which
+    /// the document is parsed again). The column itself is filled for every document by
+    /// [`fill_constant_keywords`].
+    fn constant_keyword(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {
+        let value = match v {
+            Value::Null => {
+                return Err(self.bad_value(
+                    def,
+                    v,
+                    &format!(
+                        "[constant_keyword] field [{}] doesn't accept [null] values",
+                        def.path
+                    ),
+                ))
+            }
+            Value::String(s) => s.clone(),
+            Value::Number(_) | Value::Bool(_) => v.to_string(),
+            _ => {
+                return Err(self.bad_value(
+                    def,
+                    v,
+                    &format!("Current token ({}) not of a scalar type", json_token(v)),
+                ))
+            }
+        };
+        match &def.value {
+            None => {
+                let update = serde_json::json!({"type": "constant_keyword", "value": value});
+                insert_path(Some(self.p.mapping), &mut self.update, &def.path, update);
+                Ok(())
+            }
+            Some(expected) if *expected == value => Ok(()),
+            Some(expected) => Err(self.bad_value(
+                def,
+                v,
+                &format!(
+                    "[constant_keyword] field [{}] only accepts values that are equal to the value defined in the mappings [{expected}], but got [{value}]",
+                    def.path
+                ),
+            )),
+        }
     }
 
     /// A `date_nanos` value in epoch nanoseconds, refused outside what ES can store
@@ -1333,6 +1399,53 @@ mod tests {
         let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
         let m = compile(&json!({"properties": {"f": {"type": ty}}}), &reg).unwrap();
         (*m.fields["f"]).clone()
+    }
+
+    #[test]
+    fn constant_keyword_values_set_the_mapping_must_match_it_and_fill_every_document() {
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let parse = |mapping: &Value, src: Value| {
+            let mapping = compile(mapping, &reg).unwrap();
+            let schema = crate::schema::extend(None, &mapping);
+            let parser = DocParser {
+                mapping: &mapping,
+                schema: &schema,
+                meta: MetaFields::of(&schema),
+                nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
+            };
+            let field = schema.get_field("c").unwrap();
+            parser.parse("1", &src).map(|p| match p {
+                Parsed::MappingUpdate(u) => Err(u),
+                Parsed::Doc(d) => Ok(d
+                    .root
+                    .get_all(field)
+                    .filter_map(|v| tantivy::schema::Value::as_str(&v).map(str::to_string))
+                    .collect::<Vec<_>>()),
+            })
+        };
+        let unset = json!({"properties": {"c": {"type": "constant_keyword"}}});
+        assert_eq!(
+            parse(&unset, json!({"c": 7})).unwrap(),
+            Err(json!({"properties": {"c": {"type": "constant_keyword", "value": "7"}}}))
+        );
+        assert_eq!(parse(&unset, json!({})).unwrap(), Ok(vec![]));
+        let set = json!({"properties": {"c": {"type": "constant_keyword", "value": "a"}}});
+        assert_eq!(parse(&set, json!({})).unwrap(), Ok(vec!["a".to_string()]));
+        assert_eq!(
+            parse(&set, json!({"c": ["a", "a"]})).unwrap(),
+            Ok(vec!["a".to_string()])
+        );
+        let e = parse(&set, json!({"c": "b"})).unwrap_err();
+        assert_eq!(e.kind, "document_parsing_exception");
+        assert_eq!(
+            e.reason,
+            "failed to parse field [c] of type [constant_keyword] in document with id '1'. Preview of field's value: 'b'"
+        );
+        let e = parse(&set, json!({"c": null})).unwrap_err();
+        assert_eq!(
+            e.caused_by.unwrap().reason,
+            "[constant_keyword] field [c] doesn't accept [null] values"
+        );
     }
 
     #[test]

@@ -153,7 +153,8 @@ fn field_entry(def: &FieldDef) -> Option<FieldEntry> {
                     TextFieldIndexing::default()
                         .set_tokenizer(&def.tokenizer_name())
                         .set_index_option(def.index_options.record_option())
-                        .set_fieldnorms(true),
+                        // ES's match_only_text omits norms: it never scores by length.
+                        .set_fieldnorms(def.ty != crate::mapping::FieldType::MatchOnlyText),
                 );
             }
             FieldEntry::new_text(name, opts)

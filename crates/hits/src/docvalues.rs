@@ -269,6 +269,16 @@ impl DecimalFormat {
 /// A value the field's type cannot parse is left out, as ES's `SourceValueFetcher` leaves it
 /// (such a value was refused at index time, or skipped under `ignore_malformed`).
 pub fn from_source(source: &Value, def: &FieldDef, format: Option<&str>) -> EsResult<Vec<Value>> {
+    // `ConstantKeywordFieldType#valueFetcher`: the mapping's value, for every document.
+    if def.ty == lode_engine::mapping::FieldType::ConstantKeyword {
+        if format.is_some() {
+            return Err(EsError::illegal_argument(format!(
+                "Field [{}] of type [constant_keyword] doesn't support formats.",
+                def.path
+            )));
+        }
+        return Ok(def.value.iter().map(|v| json!(v)).collect());
+    }
     let format = requested_format(def, format)?;
     if def.ty == lode_engine::mapping::FieldType::GeoPoint {
         return Ok(geo_from_source(source, def, &format));

@@ -22,6 +22,7 @@
 
 mod boosting;
 pub mod conjunction;
+mod constant_keyword;
 mod early_stop;
 mod function_score;
 pub mod geo;
@@ -41,6 +42,7 @@ pub use range_field::RangeFieldQuery;
 pub mod runtime;
 pub mod script;
 mod slice;
+mod source_confirmed;
 mod stats;
 mod term_set;
 mod values;

@@ -172,6 +172,18 @@ fn term_query(term: Term, option: IndexRecordOption) -> Q {
     Box::new(TTermQuery::new(term, option))
 }
 
+/// One analyzed term's clause: BM25 when scoring, or 1 on a field that scores constantly
+/// (ES's `match_only_text` and `wildcard` wrap each term query in `ConstantScoreQuery`).
+fn term_clause(term: Term, constant_score: bool, score: bool) -> Q {
+    if !score {
+        term_query(term, IndexRecordOption::Basic)
+    } else if constant_score {
+        constant(term_query(term, IndexRecordOption::Basic), 1.0, true)
+    } else {
+        bm25(term_query(term, IndexRecordOption::WithFreqs), 1.0, true)
+    }
+}
+
 /// Matches any of `terms` (all on one field): a term query for one, a term set otherwise.
 fn term_set(mut terms: Vec<Term>) -> Q {
     match terms.len() {
@@ -623,6 +635,12 @@ impl<'c, 'a> Planner<'c, 'a> {
         self.count_leaf(q)?;
         if let Some(q) = self.runtime_query(q)? {
             return Ok(q);
+        }
+        if let Some(decided) = crate::constant_keyword::decide(q, self.ctx.mapping) {
+            return Ok(match decided? {
+                crate::constant_keyword::Decided::All(boost) => constant(all(), boost, score),
+                crate::constant_keyword::Decided::None => none(),
+            });
         }
         if let Some(q) = self.keyed_query(q, score)? {
             return Ok(q);
@@ -1090,6 +1108,15 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             Target::Field(f, d) => (*f, *d),
         };
+        // Reached per field by `multi_match` and `query_string` (a lone `term` or `match` is
+        // decided before planning, in `build_node`).
+        if def.ty == lode_engine::mapping::FieldType::ConstantKeyword {
+            return Ok(if crate::constant_keyword::exact_matches(def, v) {
+                constant(all(), boost, score)
+            } else {
+                none()
+            });
+        }
         if !def.index && !def.doc_values {
             return Ok(none());
         }
@@ -1119,15 +1146,17 @@ impl<'c, 'a> Planner<'c, 'a> {
                     return Ok(none());
                 }
                 let term = Term::from_field_text(field, &scalar_string(v));
-                if score {
-                    bm25(term_query(term, IndexRecordOption::WithFreqs), boost, score)
-                } else {
-                    term_query(term, IndexRecordOption::Basic)
-                }
+                bm25(
+                    term_clause(term, def.ty.constant_score(), score),
+                    boost,
+                    score,
+                )
             }
             Storage::Keyword => {
                 let term = Term::from_field_text(field, &self.normalize(def, &scalar_string(v))?);
-                if def.index {
+                if def.index && def.ty.constant_score() {
+                    constant(term_query(term, IndexRecordOption::Basic), boost, score)
+                } else if def.index {
                     bm25(term_query(term, scored(score)), boost, score)
                 } else {
                     point(term)
@@ -1253,6 +1282,19 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             Target::Field(f, d) => (*f, *d),
         };
+        // A terms lookup's values arrive here, past the decision in `build_node`.
+        if def.ty == lode_engine::mapping::FieldType::ConstantKeyword {
+            return Ok(
+                if t.values
+                    .iter()
+                    .any(|v| crate::constant_keyword::exact_matches(def, v))
+                {
+                    constant(all(), t.boost, score)
+                } else {
+                    none()
+                },
+            );
+        }
         let per_value = || -> EsResult<Q> {
             let qs = t
                 .values
@@ -1869,10 +1911,22 @@ impl<'c, 'a> Planner<'c, 'a> {
 
     /// Terms within an edit distance. tantivy's automaton scorer is constant, so when
     /// scoring, an exact-term BM25 clause is added to rank exact matches above near ones.
-    fn fuzzy_term(&self, term: Term, distance: u8, transpositions: bool, score: bool) -> Q {
+    /// On a field that scores constantly, the fuzzy matches all score 1 (ES's
+    /// `ConstantScoreQuery` around the fuzzy query).
+    fn fuzzy_term(
+        &self,
+        term: Term,
+        distance: u8,
+        transpositions: bool,
+        constant_score: bool,
+        score: bool,
+    ) -> Q {
         let fuzzy: Q = Box::new(FuzzyTermQuery::new(term.clone(), distance, transpositions));
         if !score {
             return fuzzy;
+        }
+        if constant_score {
+            return constant(fuzzy, 1.0, true);
         }
         union(vec![
             bm25(term_query(term, IndexRecordOption::WithFreqs), 1.0, true),
@@ -1898,10 +1952,11 @@ impl<'c, 'a> Planner<'c, 'a> {
         };
         let distance = f.fuzziness.distance(&s);
         let term = Term::from_field_text(field, &s);
+        let constant_score = def.is_some_and(|d| d.ty.constant_score());
         let q = if distance == 0 {
-            bm25(term_query(term, IndexRecordOption::WithFreqs), 1.0, score)
+            term_clause(term, constant_score, score)
         } else {
-            self.fuzzy_term(term, distance, f.transpositions, score)
+            self.fuzzy_term(term, distance, f.transpositions, constant_score, score)
         };
         Ok(boosted(q, f.boost))
     }
@@ -1912,20 +1967,22 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// One analyzed position: its token (or same-position tokens, any of which may match).
     fn position_query(
         &self,
-        field: Field,
+        (field, def): (Field, &FieldDef),
         tokens: &[String],
         fuzziness: Option<Fuzziness>,
         transpositions: bool,
         score: bool,
     ) -> Q {
+        let constant_score = def.ty.constant_score();
         let qs = tokens
             .iter()
             .map(|tok| {
                 let term = Term::from_field_text(field, tok);
                 match fuzziness.map(|f| f.distance(tok)) {
-                    Some(d) if d > 0 => self.fuzzy_term(term, d, transpositions, score),
-                    _ if score => bm25(term_query(term, IndexRecordOption::WithFreqs), 1.0, true),
-                    _ => term_query(term, IndexRecordOption::Basic),
+                    Some(d) if d > 0 => {
+                        self.fuzzy_term(term, d, transpositions, constant_score, score)
+                    }
+                    _ => term_clause(term, constant_score, score),
                 }
             })
             .collect();
@@ -2014,6 +2071,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                             Term::from_field_text(field, &s),
                             d,
                             m.fuzzy_transpositions,
+                            def.ty.constant_score(),
                             score,
                         );
                         return Ok(boosted(q, m.boost));
@@ -2043,7 +2101,13 @@ impl<'c, 'a> Planner<'c, 'a> {
                         .collect();
                     constant(union(prefixes), 1.0, score)
                 } else {
-                    self.position_query(field, toks, m.fuzziness, m.fuzzy_transpositions, score)
+                    self.position_query(
+                        (field, def),
+                        toks,
+                        m.fuzziness,
+                        m.fuzzy_transpositions,
+                        score,
+                    )
                 }
             })
             .collect();
@@ -2099,6 +2163,9 @@ impl<'c, 'a> Planner<'c, 'a> {
         } else {
             positions.len() > 1
         };
+        if needs_positions && def.ty == lode_engine::mapping::FieldType::MatchOnlyText {
+            return self.source_confirmed_phrase(def, field, &positions, p, prefix, score);
+        }
         if needs_positions && !lode_engine::mapping::schema_has_positions(self.ctx.schema, field) {
             // A lenient query matches nothing instead (ES's `MatchQueryParser` with `lenient`).
             return if lenient {
@@ -2118,7 +2185,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 constant(union(prefixes), p.boost, score)
             } else {
                 boosted(
-                    self.position_query(field, toks, None, false, score),
+                    self.position_query((field, def), toks, None, false, score),
                     p.boost,
                 )
             });
@@ -2161,6 +2228,75 @@ impl<'c, 'a> Planner<'c, 'a> {
             Box::new(TPhraseQuery::new_with_offset_and_slop(terms, p.slop))
         };
         Ok(bm25(q, p.boost, score))
+    }
+
+    /// ES's `SourceConfirmedTextQuery` for a phrase on a `match_only_text` field (see
+    /// `crate::source_confirmed`): the documents with every term (the last one's prefix
+    /// range for a phrase prefix), confirmed from `_source`, scored by the boost.
+    fn source_confirmed_phrase(
+        &self,
+        def: &FieldDef,
+        field: Field,
+        positions: &[(usize, Vec<String>)],
+        p: &PhraseQuery,
+        prefix: bool,
+        score: bool,
+    ) -> EsResult<Q> {
+        if !self.ctx.mapping.source_enabled {
+            let why = format!(
+                "Field [{}] of type [match_only_text] cannot run positional queries since [_source] is disabled.",
+                def.path
+            );
+            return Err(shard_error(&why).caused_by(EsError::illegal_argument(why)));
+        }
+        let first = positions[0].0;
+        let last = positions.len() - 1;
+        let terms: Vec<(usize, String)> = positions
+            .iter()
+            .map(|(pos, toks)| (pos - first, toks[0].clone()))
+            .collect();
+        let candidates: Vec<(tq::Occur, Q)> = terms
+            .iter()
+            .enumerate()
+            .map(|(i, (_, t))| {
+                let q = if prefix && i == last {
+                    self.prefix_range(field, t, false)
+                } else {
+                    term_query(Term::from_field_text(field, t), IndexRecordOption::Basic)
+                };
+                (tq::Occur::Must, q)
+            })
+            .collect();
+        let check = crate::source_confirmed::PhraseCheck {
+            analyzer: self
+                .ctx
+                .analysis
+                .analyzer(&def.analyzer)
+                .map_err(analysis_error)?,
+            terms,
+            slop: p.slop,
+            prefix_last: prefix,
+        };
+        let pred: crate::runtime::Pred =
+            std::sync::Arc::new(move |vals: &[Value]| check.matches(vals));
+        // A multi-field's values are its parent's in `_source`.
+        let source_path = def.parent.as_deref().unwrap_or(&def.path);
+        let confirm: Q = Box::new(crate::script::ScriptQuery {
+            script: crate::script::DocFilter::Runtime(
+                std::sync::Arc::new(crate::runtime::RuntimeField::from_source_keyword(
+                    source_path,
+                )),
+                pred,
+            ),
+            fields: crate::script::fields_of(self.ctx.mapping),
+            runtime: self.ctx.runtime.clone(),
+            errors: self.ctx.script_errors.clone(),
+            boost: 1.0,
+        });
+        let mut clauses = candidates;
+        clauses.push((tq::Occur::Must, confirm));
+        let q: Q = Box::new(BooleanQuery::new(clauses));
+        Ok(constant(q, p.boost, score))
     }
 
     /// `fields` patterns → concrete field paths with boosts; the flag tells whether the
@@ -2270,7 +2406,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         lenient: bool,
         score: bool,
     ) -> EsResult<Q> {
-        let mut groups: BTreeMap<String, Vec<(Field, f32)>> = BTreeMap::new();
+        let mut groups: BTreeMap<String, Vec<(Field, f32, bool)>> = BTreeMap::new();
         let mut others: Vec<(String, f32)> = Vec::new();
         for (path, boost) in fields {
             match self.resolve(path) {
@@ -2280,7 +2416,11 @@ impl<'c, 'a> Planner<'c, 'a> {
                             .analyzer
                             .clone()
                             .unwrap_or_else(|| def.search_analyzer.clone());
-                        groups.entry(analyzer).or_default().push((f, *boost));
+                        groups.entry(analyzer).or_default().push((
+                            f,
+                            *boost,
+                            def.ty.constant_score(),
+                        ));
                     }
                 }
                 Target::Missing => {}
@@ -2303,19 +2443,22 @@ impl<'c, 'a> Planner<'c, 'a> {
                         .map(|tok| {
                             let per_field = group
                                 .iter()
-                                .map(|(f, b)| {
+                                .map(|(f, b, constant_score)| {
                                     let term = Term::from_field_text(*f, tok);
-                                    match m.fuzziness.map(|fz| fz.distance(tok)) {
-                                        Some(d) if d > 0 => boosted(
-                                            self.fuzzy_term(term, d, m.fuzzy_transpositions, score),
-                                            *b,
+                                    let q = match m.fuzziness.map(|fz| fz.distance(tok)) {
+                                        Some(d) if d > 0 => self.fuzzy_term(
+                                            term,
+                                            d,
+                                            m.fuzzy_transpositions,
+                                            *constant_score,
+                                            score,
                                         ),
-                                        _ if score => bm25(
-                                            term_query(term, IndexRecordOption::WithFreqs),
-                                            *b,
-                                            true,
-                                        ),
-                                        _ => term_query(term, IndexRecordOption::Basic),
+                                        _ => term_clause(term, *constant_score, score),
+                                    };
+                                    if score {
+                                        boosted(q, *b)
+                                    } else {
+                                        q
                                     }
                                 })
                                 .collect();

@@ -245,6 +245,9 @@ impl Scorer for ScriptScorer {
 }
 
 enum Col {
+    /// A `match_only_text` field's values, read from `_source` (ES's
+    /// `SourceValueFetcherSortedBinaryIndexFieldData`, which scripts may read).
+    Source(Arc<crate::runtime::RuntimeField>),
     I64(Option<Column<i64>>, bool),
     F64(Option<Column<f64>>),
     Bool(Option<Column<bool>>),
@@ -484,6 +487,12 @@ impl SegmentDocs {
                 "Fielddata is not supported on field [{name}] of type [search_as_you_type]"
             ));
         }
+        if def.ty == FieldType::MatchOnlyText {
+            let source_path = def.parent.as_deref().unwrap_or(&def.path);
+            return Ok(Col::Source(Arc::new(
+                crate::runtime::RuntimeField::from_source_keyword(source_path),
+            )));
+        }
         if def.ty == FieldType::Text {
             return Err(format!(
                 "Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{name}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."
@@ -524,8 +533,14 @@ impl DocLookup for SegmentDocs {
                 self.cols.len() - 1
             }
         };
+        if let Col::Source(f) = &self.cols[i].1 {
+            let f = f.clone();
+            return self.runtime_field(&f, out);
+        }
         let doc = self.doc;
         match &mut self.cols[i].1 {
+            // answered above, from `_source`
+            Col::Source(_) => {}
             Col::I64(c, date) => {
                 let mut v = match std::mem::replace(out, DocField::Long(Vec::new())) {
                     DocField::Long(v) | DocField::Date(v) => v,

@@ -25,7 +25,14 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
     Text,
+    /// ES's `match_only_text`: analyzed text indexed without frequencies, positions or norms;
+    /// every query on it scores constantly (see docs/compatibility.md).
+    MatchOnlyText,
     Keyword,
+    /// ES's `wildcard`: a keyword column and terms, queried with constant scores.
+    Wildcard,
+    /// ES's `constant_keyword`: one value for the whole index ([`FieldDef::value`]).
+    ConstantKeyword,
     Long,
     Integer,
     Short,
@@ -79,8 +86,11 @@ const SOURCE_ONLY_TYPES: &[&str] = &[
 impl FieldType {
     pub fn parse(s: &str) -> Option<FieldType> {
         Some(match s {
-            "text" | "match_only_text" => FieldType::Text,
-            "keyword" | "constant_keyword" | "wildcard" => FieldType::Keyword,
+            "text" => FieldType::Text,
+            "match_only_text" => FieldType::MatchOnlyText,
+            "keyword" => FieldType::Keyword,
+            "wildcard" => FieldType::Wildcard,
+            "constant_keyword" => FieldType::ConstantKeyword,
             "long" => FieldType::Long,
             "integer" => FieldType::Integer,
             "short" => FieldType::Short,
@@ -112,7 +122,10 @@ impl FieldType {
     pub fn name(self) -> &'static str {
         match self {
             FieldType::Text => "text",
+            FieldType::MatchOnlyText => "match_only_text",
             FieldType::Keyword => "keyword",
+            FieldType::Wildcard => "wildcard",
+            FieldType::ConstantKeyword => "constant_keyword",
             FieldType::Long => "long",
             FieldType::Integer => "integer",
             FieldType::Short => "short",
@@ -162,6 +175,16 @@ impl FieldType {
         self.is_integer() || self.is_float()
     }
 
+    /// Whether every query on the field scores a constant (its boost), as ES's
+    /// `match_only_text` and `wildcard` wrap their queries in `ConstantScoreQuery` and
+    /// `constant_keyword` answers with match-all or match-none.
+    pub fn constant_score(self) -> bool {
+        matches!(
+            self,
+            FieldType::MatchOnlyText | FieldType::Wildcard | FieldType::ConstantKeyword
+        )
+    }
+
     pub fn is_date(self) -> bool {
         matches!(self, FieldType::Date | FieldType::DateNanos)
     }
@@ -174,8 +197,13 @@ impl FieldType {
     /// How the value is kept in tantivy.
     pub fn storage(self) -> Storage {
         match self {
-            FieldType::Text | FieldType::SearchAsYouType => Storage::Text,
-            FieldType::Keyword | FieldType::Flattened => Storage::Keyword,
+            FieldType::Text | FieldType::MatchOnlyText | FieldType::SearchAsYouType => {
+                Storage::Text
+            }
+            FieldType::Keyword
+            | FieldType::Wildcard
+            | FieldType::ConstantKeyword
+            | FieldType::Flattened => Storage::Keyword,
             t if t.is_integer() => Storage::I64,
             t if t.is_float() => Storage::F64,
             t if t.is_date() => Storage::I64,
@@ -273,6 +301,9 @@ pub struct FieldDef {
     /// character (`lode_analysis::Analyzer::keeps_every_word`): such values are found by
     /// `exists` through their norms and are not listed in `_field_names`.
     pub keeps_every_word: bool,
+    /// A `constant_keyword`'s `value`: set in the mapping, or by the first document that
+    /// sends one (a mapping update); `None` until then.
+    pub value: Option<String>,
 }
 
 /// ES's default `max_shingle_size` of a `search_as_you_type` field.
@@ -431,6 +462,7 @@ impl FieldDef {
             token_count: None,
             sayt: None,
             keeps_every_word: false,
+            value: None,
         }
     }
 

@@ -255,6 +255,10 @@ fn allowed_params(ty: FieldType) -> &'static [&'static str] {
             "ignore_z_value",
             "null_value",
         ],
+        // ES's parameters of these types, checked by `check_builder_params`.
+        FieldType::MatchOnlyText => &["meta", "fields", "copy_to"],
+        FieldType::Wildcard => &["ignore_above", "null_value", "meta", "fields", "copy_to"],
+        FieldType::ConstantKeyword => &["value", "meta", "fields", "copy_to"],
         FieldType::Completion => &[
             "analyzer",
             "search_analyzer",
@@ -358,6 +362,7 @@ fn compile_field(
         return Ok(());
     }
 
+    check_builder_params(short, ty, def)?;
     let allowed = allowed_params(ty);
     let source_only = matches!(ty, FieldType::SourceOnly(_));
     let unknown: Vec<String> = def
@@ -445,8 +450,10 @@ fn compile_field(
     let index = bool_param("index", true)?;
     let index_options = IndexOptions::parse(ty, def.get("index_options"))?;
     check_positions_needed(short, def, ty, index, index_options, &bool_param)?;
-    let doc_values = !matches!(ty, FieldType::Text | FieldType::SearchAsYouType)
-        && bool_param("doc_values", ty != FieldType::Binary)?;
+    let doc_values = !matches!(
+        ty,
+        FieldType::Text | FieldType::MatchOnlyText | FieldType::SearchAsYouType
+    ) && bool_param("doc_values", ty != FieldType::Binary)?;
     let store = bool_param("store", false)?;
     let text_analyzer = |k: &str| -> EsResult<Option<String>> {
         match def.get(k) {
@@ -707,6 +714,7 @@ fn compile_field(
                         max_shingle_size: root.max_shingle_size,
                         role,
                     }),
+                    value: None,
                 }),
             );
             sayt_subfields.push(sub_path);
@@ -741,9 +749,78 @@ fn compile_field(
             token_count,
             sayt,
             keeps_every_word,
+            value: constant_value(short, def)?,
         }),
     );
     Ok(())
+}
+
+/// The types whose ES mappers declare their parameters (`FieldMapper.Builder#getParameters`)
+/// refuse any other with ES's "unknown parameter" (the first in the definition's order).
+fn check_builder_params(short: &str, ty: FieldType, def: &Map<String, Value>) -> EsResult<()> {
+    if !matches!(
+        ty,
+        FieldType::MatchOnlyText | FieldType::Wildcard | FieldType::ConstantKeyword
+    ) {
+        return Ok(());
+    }
+    let allowed = allowed_params(ty);
+    let refuse = |why: String| {
+        Err(mapper_parsing(format!("Failed to parse mapping: {why}"))
+            .caused_by(mapper_parsing(why)))
+    };
+    for (k, v) in def {
+        if k == "type" {
+            continue;
+        }
+        if !allowed.contains(&k.as_str()) {
+            return refuse(format!(
+                "unknown parameter [{k}] on mapper [{short}] of type [{}]",
+                ty.name()
+            ));
+        }
+        // `null_value` of a wildcard accepts null; `fields`, `copy_to` and `meta` are
+        // checked where they are read.
+        if v.is_null() && k == "value" {
+            return refuse(format!(
+                "[{k}] on mapper [{short}] of type [{}] must not have a [null] value",
+                ty.name()
+            ));
+        }
+    }
+    // ES's constant_keyword mapper parses `fields` and `copy_to` but builds without them
+    // (they would be dropped without a word): refused instead.
+    if ty == FieldType::ConstantKeyword {
+        for k in ["fields", "copy_to"] {
+            if def.contains_key(k) {
+                return Err(mapper_parsing(format!(
+                    "[{k}] on field [{short}] of type [constant_keyword] is not supported by Lode (Elasticsearch ignores it)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `constant_keyword`'s `value`: a string or a number, as text (ES's `Parameter` parser
+/// takes `toString()` of either).
+fn constant_value(short: &str, def: &Map<String, Value>) -> EsResult<Option<String>> {
+    if def.get("type").and_then(Value::as_str) != Some("constant_keyword") {
+        return Ok(None);
+    }
+    match def.get("value") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(other) => {
+            let why = format!(
+                "Property [value] on field [{short}] must be a number or a string, but got [{}]",
+                render_scalar(other)
+            );
+            Err(mapper_parsing(format!("Failed to parse mapping: {why}"))
+                .caused_by(mapper_parsing(why)))
+        }
+    }
 }
 
 /// The text parameters that need positions, refused without them as ES's
@@ -931,6 +1008,16 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                 }
             }
             "type" => {}
+            // ES's constant_keyword `value` may be set once, from nothing (by a mapping update
+            // or the first document that sends one), and never changed after.
+            "value"
+                if new_ty == "constant_keyword"
+                    && ex.get(k).is_none_or(|old| {
+                        old.is_null() || render_scalar(old) == render_scalar(v)
+                    }) =>
+            {
+                ex.insert(k.clone(), v.clone());
+            }
             // Compared by effective value, as ES compares the parameter: stating the type's
             // default on a field that left it out is no change, and a conflict names it.
             "index_options" => {
@@ -1306,6 +1393,85 @@ mod tests {
         assert_eq!(
             e.reason,
             "Mapping definition for [data] has unsupported parameters:  [analyzer : standard]"
+        );
+    }
+
+    #[test]
+    fn special_keyword_and_text_types_take_only_their_mappers_parameters() {
+        let refuse = |field: Value| {
+            let e = compile(&json!({"properties": {"f": field}}), &reg()).unwrap_err();
+            assert_eq!(e.kind, "mapper_parsing_exception");
+            e.reason
+        };
+        for (ty, param) in [
+            ("match_only_text", "analyzer"),
+            ("match_only_text", "index_options"),
+            ("wildcard", "normalizer"),
+            ("wildcard", "doc_values"),
+            ("constant_keyword", "index"),
+        ] {
+            assert_eq!(
+                refuse(json!({"type": ty, param: "x"})),
+                format!("Failed to parse mapping: unknown parameter [{param}] on mapper [f] of type [{ty}]")
+            );
+        }
+        // the first unknown one, in the definition's order
+        assert_eq!(
+            refuse(json!({"type": "wildcard", "store": true, "index": false})),
+            "Failed to parse mapping: unknown parameter [store] on mapper [f] of type [wildcard]"
+        );
+        assert_eq!(
+            refuse(json!({"type": "constant_keyword", "value": ["a"]})),
+            "Failed to parse mapping: Property [value] on field [f] must be a number or a string, but got [[\"a\"]]"
+        );
+        assert!(refuse(json!({"type": "constant_keyword", "fields": {}}))
+            .contains("not supported by Lode"));
+        let m = compile(
+            &json!({"properties": {
+                "m": {"type": "match_only_text", "fields": {"k": {"type": "keyword"}}},
+                "w": {"type": "wildcard", "ignore_above": 5, "null_value": "n"},
+                "c": {"type": "constant_keyword", "value": 5},
+                "d": {"type": "constant_keyword"}}}),
+            &reg(),
+        )
+        .unwrap();
+        let mot = &m.fields["m"];
+        assert_eq!(mot.ty.name(), "match_only_text");
+        assert_eq!(mot.storage(), super::super::Storage::Text);
+        assert_eq!(mot.index_options, IndexOptions::Docs);
+        assert!(!mot.doc_values && mot.ty.constant_score());
+        assert_eq!(m.fields["m.k"].parent.as_deref(), Some("m"));
+        let w = &m.fields["w"];
+        assert_eq!(w.storage(), super::super::Storage::Keyword);
+        assert!(w.doc_values && w.ty.constant_score());
+        assert_eq!(w.ignore_above, Some(5));
+        assert_eq!(m.fields["c"].value.as_deref(), Some("5"));
+        assert_eq!(m.fields["d"].value, None);
+    }
+
+    #[test]
+    fn a_constant_keyword_value_is_set_once() {
+        let unset = json!({"properties": {"c": {"type": "constant_keyword"}}});
+        let set = merge(
+            &unset,
+            &json!({"properties": {"c": {"type": "constant_keyword", "value": "a"}}}),
+        )
+        .unwrap();
+        assert_eq!(set["properties"]["c"]["value"], "a");
+        merge(
+            &set,
+            &json!({"properties": {"c": {"type": "constant_keyword", "value": "a"}}}),
+        )
+        .unwrap();
+        let e = merge(
+            &set,
+            &json!({"properties": {"c": {"type": "constant_keyword", "value": "b"}}}),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, "illegal_argument_exception");
+        assert_eq!(
+            e.reason,
+            "Mapper for [c] conflicts with existing mapper:\n\tCannot update parameter [value] from [a] to [b]"
         );
     }
 
