@@ -976,6 +976,7 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
     let ex = existing
         .as_object_mut()
         .ok_or_else(|| mapper_parsing(format!("Expected map for property [{path}]")))?;
+    let is_object = matches!(new_ty.as_str(), "object" | "nested");
     for (k, v) in upd {
         match k.as_str() {
             "properties" => {
@@ -1035,18 +1036,25 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                 }
                 ex.insert(k.clone(), v.clone());
             }
-            "ignore_above"
-            | "dynamic"
-            | "meta"
-            | "search_analyzer"
-            | "search_quote_analyzer"
-            | "enabled"
-                if k != "enabled" || ex.get(k) == Some(v) =>
-            {
+            "dynamic" => {
+                ex.insert(k.clone(), v.clone());
+            }
+            "enabled" if ex.get(k) == Some(v) => {}
+            // ES lets norms be disabled, never enabled again.
+            "norms" if !as_flag(v) => {
+                ex.insert(k.clone(), v.clone());
+            }
+            k2 if !is_object && UPDATEABLE.contains(&k2) => {
                 ex.insert(k.clone(), v.clone());
             }
             _ => match ex.get(k) {
                 Some(old) if old == v => {}
+                // Stating a fixed parameter's default on a field that left it out is no change.
+                None if !is_object
+                    && default_value(&new_ty, k).is_some_and(|d| same_value(&new_ty, k, v, &d)) =>
+                {
+                    ex.insert(k.clone(), v.clone());
+                }
                 old => {
                     let render =
                         |x: Option<&Value>| x.map(render_scalar).unwrap_or_else(|| "null".into());
@@ -1057,6 +1065,107 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                     )));
                 }
             },
+        }
+    }
+    if !is_object {
+        merge_omitted(path, &new_ty, ex, upd)?;
+    }
+    Ok(())
+}
+
+/// The parameters of a leaf field an update may change (ES's `updateable` parameters).
+const UPDATEABLE: &[&str] = &[
+    "copy_to",
+    "ignore_above",
+    "eager_global_ordinals",
+    "split_queries_on_whitespace",
+    "meta",
+    "search_analyzer",
+    "search_quote_analyzer",
+    "fielddata",
+    "fielddata_frequency_filter",
+    "ignore_malformed",
+    "coerce",
+    "ignore_z_value",
+];
+
+/// The default of a fixed leaf parameter, as ES renders it in a conflict; `None` for the
+/// parameters whose defaults Lode does not compare (their value is kept when left out).
+fn default_value(ty: &str, k: &str) -> Option<Value> {
+    Some(match k {
+        "norms" => Value::Bool(matches!(ty, "text" | "search_as_you_type")),
+        "index" => Value::Bool(true),
+        "doc_values" => Value::Bool(ty != "binary"),
+        "store" | "index_phrases" => Value::Bool(false),
+        "null_value" | "normalizer" => Value::Null,
+        "analyzer" => Value::String("default".into()),
+        "term_vector" => Value::String("no".into()),
+        "index_options" => Value::String(IndexOptions::effective_name(ty, None)),
+        _ => return None,
+    })
+}
+
+/// Whether a stated parameter value equals another (booleans may be sent as strings).
+fn same_value(ty: &str, k: &str, a: &Value, b: &Value) -> bool {
+    match k {
+        "norms" | "index" | "doc_values" | "store" | "index_phrases" => as_flag(a) == as_flag(b),
+        "index_options" => {
+            IndexOptions::effective_name(ty, Some(a)) == IndexOptions::effective_name(ty, Some(b))
+        }
+        _ => a == b,
+    }
+}
+
+fn as_flag(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => *b,
+        Value::String(s) => s == "true",
+        _ => false,
+    }
+}
+
+/// ES merges a leaf field with the update's definition, where every parameter the update
+/// leaves out has its default (`FieldMapper.Builder#merge`): an updateable parameter left out
+/// goes back to its default and `copy_to` is replaced, while a fixed parameter set away from
+/// its default conflicts ("Cannot update parameter [doc_values] from [false] to [true]").
+/// Multi-fields are merged, so the ones left out stay. Parameters not listed here keep their
+/// value.
+fn merge_omitted(
+    path: &str,
+    ty: &str,
+    ex: &mut Map<String, Value>,
+    upd: &Map<String, Value>,
+) -> EsResult<()> {
+    let omitted: Vec<String> = ex
+        .keys()
+        .filter(|k| !upd.contains_key(*k))
+        .cloned()
+        .collect();
+    let conflict = |k: &str, old: String, new: &str| {
+        EsError::illegal_argument(format!(
+            "Mapper for [{path}] conflicts with existing mapper:\n\tCannot update parameter [{k}] from [{old}] to [{new}]"
+        ))
+    };
+    for k in omitted {
+        let old = ex[&k].clone();
+        if UPDATEABLE.contains(&k.as_str()) {
+            ex.remove(&k);
+            continue;
+        }
+        if k == "norms" && as_flag(&old) && default_value(ty, &k) == Some(Value::Bool(false)) {
+            // Norms were enabled on a type without them by default: leaving them out disables
+            // them, which ES allows.
+            ex.remove(&k);
+            continue;
+        }
+        if let Some(default) = default_value(ty, &k) {
+            if !same_value(ty, &k, &old, &default) {
+                let render = |v: &Value| match v {
+                    Value::String(s) => s.clone(),
+                    other => render_scalar(other),
+                };
+                return Err(conflict(&k, render(&old), &render(&default)));
+            }
         }
     }
     Ok(())
