@@ -173,7 +173,9 @@ def test_keyword_templated_fields_match_exactly(es, idx):
 
 def test_text_templated_fields_match_analyzed(es, idx):
     assert hits(es, {"match": {"title": "hello"}}) == 1
-    assert hits(es, {"term": {"title.raw": "hello"}}) == 0
+    # `{dynamic_type}` of a string is `text`: the subfield is analyzed too.
+    assert hits(es, {"term": {"title.raw": "hello"}}) == 1
+    assert hits(es, {"term": {"title.raw": "Hello World"}}) == 0
     assert hits(es, {"match": {"meta.free_text": "fox"}}) == 1
     assert hits(es, {"term": {"labels": "x"}}) == 1
     assert hits(es, {"term": {"rt_name": "Zed"}}) == 1
@@ -197,11 +199,15 @@ def test_dynamic_runtime_still_applies_mapping_templates(es):
     es.indices.delete(index=name, ignore_unavailable=True)
     try:
         es.indices.create(index=name, mappings={"dynamic": "runtime", "dynamic_templates": TEMPLATES})
-        es.index(index=name, id="1", document={"city_kw": "x", "other": "y"}, refresh=True)
+        doc = {"city_kw": "x", "other": "y", "body": "b", "rt_n": 1.5}
+        es.index(index=name, id="1", document=doc, refresh=True)
         got = es.indices.get_mapping(index=name).body[name]["mappings"]
-        assert got["properties"] == {"city_kw": {"type": "keyword"}}
-        # `other` matches `strings` (a mapping template) before the runtime default applies.
-        assert "other" in got["properties"] or got["runtime"] == {"other": {"type": "keyword"}}
+        props, runtime = expected_mapping(doc)
+        # No template for `body`: the `dynamic: runtime` default, a keyword runtime field.
+        del props["body"]
+        runtime["body"] = {"type": "keyword"}
+        assert got["properties"] == props
+        assert got["runtime"] == runtime
     finally:
         es.indices.delete(index=name, ignore_unavailable=True)
 
