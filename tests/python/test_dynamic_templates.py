@@ -258,3 +258,19 @@ def test_put_mapping_replaces_the_templates(es):
         assert got == {"a_k": {"type": "keyword"}, "n": {"type": "long"}}
     finally:
         es.indices.delete(index=name, ignore_unavailable=True)
+
+
+def test_object_template_with_its_own_dynamic_decides_for_children(es):
+    name = "dyn-templates-obj"
+    es.indices.delete(index=name, ignore_unavailable=True)
+    try:
+        t = [{"closed": {"match_mapping_type": "object", "match": "closed",
+                         "mapping": {"dynamic": False}}}]
+        es.indices.create(index=name, mappings={"dynamic_templates": t})
+        es.index(index=name, id="1", document={"closed": {"a": 1}, "open": {"b": 2}}, refresh=True)
+        got = es.indices.get_mapping(index=name).body[name]["mappings"]["properties"]
+        assert got["open"] == {"properties": {"b": {"type": "long"}}}
+        assert got["closed"]["dynamic"] is False
+        assert got["closed"].get("properties", {}) == {}
+    finally:
+        es.indices.delete(index=name, ignore_unavailable=True)

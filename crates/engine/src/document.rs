@@ -1267,6 +1267,16 @@ fn dynamic_def(
                     return Some(Value::Object(def));
                 }
             }
+            // An object template that sets its own `dynamic` (not `true`) decides for the
+            // children: they are left to the document's next parse under the new mapping.
+            if def
+                .get("dynamic")
+                .is_some_and(|d| Dynamic::parse(d) != Some(Dynamic::True))
+            {
+                def.entry("properties")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                return Some(Value::Object(def));
+            }
             let mut props = match def.remove("properties") {
                 Some(Value::Object(p)) => p,
                 _ => Map::new(),

@@ -136,18 +136,9 @@ fn validate_template(
     compile_with(&json!({"properties": {name: def}}), analysis, defaults).map(|_| ())
 }
 
-/// ES 8's runtime field types.
-const RUNTIME_TYPES: &[&str] = &[
-    "boolean",
-    "composite",
-    "date",
-    "double",
-    "geo_point",
-    "ip",
-    "keyword",
-    "long",
-    "lookup",
-];
+/// The runtime field types Lode has (ES 8's `ip`, `geo_point`, `composite` and `lookup`
+/// are refused, as in a mapping's `runtime` section).
+const RUNTIME_TYPES: &[&str] = &["boolean", "date", "double", "keyword", "long"];
 
 fn as_bool(v: &Value) -> bool {
     v.as_bool().unwrap_or_else(|| v.as_str() == Some("true"))

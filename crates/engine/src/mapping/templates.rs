@@ -178,10 +178,12 @@ fn pattern_list(key: &str, v: &Value, out: &mut Vec<String>) -> EsResult<()> {
             for item in items {
                 match item {
                     Value::String(s) => out.push(s.clone()),
-                    _ => return Err(mapper_parsing(format!(
+                    _ => {
+                        return Err(mapper_parsing(format!(
                         "[{key}] values must either be a string or list of strings, but was [{}]",
                         java_list(items)
-                    ))),
+                    )))
+                    }
                 }
             }
         }
