@@ -2,7 +2,10 @@
 //! mapping update that must be applied first.
 
 use crate::error::{EsError, EsResult};
-use crate::mapping::{infer_dynamic, Dynamic, FieldDef, FieldType, Mapping, ObjectDef, Storage};
+use crate::mapping::{
+    infer_dynamic, template_field, template_object, Dynamic, FieldDef, FieldType, Mapping,
+    ObjectDef, Storage, Templated,
+};
 use crate::schema::{nested_parent_term, MetaFields, NESTED_CHILD};
 use lode_dates::Tz;
 use serde_json::{Map, Value};
@@ -284,7 +287,13 @@ impl<'a> Walk<'a> {
         match self.p.mapping.dynamic_for(parent) {
             Dynamic::False => Ok(()),
             Dynamic::Runtime => {
-                runtime_defs(self.p.mapping, path, v, &mut self.runtime_update);
+                runtime_defs(
+                    self.p.mapping,
+                    path,
+                    v,
+                    &mut self.runtime_update,
+                    &mut self.update,
+                );
                 Ok(())
             }
             Dynamic::Strict => Err(EsError::bad_request(
@@ -299,7 +308,7 @@ impl<'a> Walk<'a> {
                 // An object is mapped with all its children (and an array of objects with
                 // the children of every element) in the same update, so a document's new
                 // fields are checked against the limits, and rejected, together.
-                if let Some(def) = dynamic_def(self.p.mapping, v) {
+                if let Some(def) = dynamic_def(self.p.mapping, path, v, &mut self.runtime_update) {
                     insert_path(Some(self.p.mapping), &mut self.update, path, def);
                 }
                 Ok(())
@@ -1238,24 +1247,52 @@ fn half_round(x: f64) -> f64 {
     ((f / ulp).round() * ulp) as f64
 }
 
-/// The dynamic mapping of a new field first seen with `v`: an object with the mappings of its
-/// children, an array as the merged mappings of its elements (the first element to decide a
-/// leaf's type wins, as ES maps it from the first value).
-fn dynamic_def(mapping: &Mapping, v: &Value) -> Option<Value> {
+/// The dynamic mapping of a new field at `path` first seen with `v`: an object with the
+/// mappings of its children, an array as the merged mappings of its elements (the first
+/// element to decide a leaf's type wins, as ES maps it from the first value). A matching
+/// dynamic template decides first; a runtime one adds its field to `runtime` instead.
+fn dynamic_def(
+    mapping: &Mapping,
+    path: &str,
+    v: &Value,
+    runtime: &mut Map<String, Value>,
+) -> Option<Value> {
     match v {
         Value::Object(m) => {
-            let mut props = Map::new();
-            for (k, child) in m {
-                if let Some(def) = dynamic_def(mapping, child) {
-                    insert_path(None, &mut props, k, def);
+            let mut def = template_object(mapping, path).unwrap_or_default();
+            // A template may map the object as a leaf (`flattened`, ...): it takes the
+            // whole value, so its children are not mapped.
+            if let Some(ty) = def.get("type").and_then(Value::as_str) {
+                if FieldType::parse(ty).is_some_and(FieldType::is_leaf) {
+                    return Some(Value::Object(def));
                 }
             }
-            Some(serde_json::json!({ "properties": props }))
+            // An object template that sets its own `dynamic` (not `true`) decides for the
+            // children: they are left to the document's next parse under the new mapping.
+            if def
+                .get("dynamic")
+                .is_some_and(|d| Dynamic::parse(d) != Some(Dynamic::True))
+            {
+                def.entry("properties")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                return Some(Value::Object(def));
+            }
+            let mut props = match def.remove("properties") {
+                Some(Value::Object(p)) => p,
+                _ => Map::new(),
+            };
+            for (k, child) in m {
+                if let Some(d) = dynamic_def(mapping, &format!("{path}.{k}"), child, runtime) {
+                    insert_path(None, &mut props, k, d);
+                }
+            }
+            def.insert("properties".into(), Value::Object(props));
+            Some(Value::Object(def))
         }
         Value::Array(items) => {
             let mut out: Option<Value> = None;
             for item in items {
-                match (&mut out, dynamic_def(mapping, item)) {
+                match (&mut out, dynamic_def(mapping, path, item, runtime)) {
                     (_, None) => {}
                     (None, Some(def)) => out = Some(def),
                     (Some(acc), Some(def)) => merge_dynamic(acc, def),
@@ -1263,7 +1300,14 @@ fn dynamic_def(mapping: &Mapping, v: &Value) -> Option<Value> {
             }
             out
         }
-        other => infer_dynamic(mapping, other),
+        other => match template_field(mapping, path, other) {
+            Some(Templated::Mapped(def)) => Some(def),
+            Some(Templated::Runtime(def)) => {
+                runtime.entry(path.to_string()).or_insert(def);
+                None
+            }
+            None => infer_dynamic(mapping, other),
+        },
     }
 }
 
@@ -1290,20 +1334,38 @@ fn merge_dynamic(acc: &mut Value, def: Value) {
 /// Inserts a dynamic definition at a dotted path inside a `properties` map.
 /// `dynamic: runtime`: the runtime fields (no script: read from `_source`) for a new value at
 /// `path`, as ES's `DynamicFieldsBuilder.DYNAMIC_RUNTIME` types them; an object's leaves
-/// become runtime fields of their dotted paths.
-fn runtime_defs(mapping: &Mapping, path: &str, v: &Value, out: &mut Map<String, Value>) {
+/// become runtime fields of their dotted paths. A matching dynamic template decides first,
+/// as ES's `DYNAMIC_RUNTIME` builder looks templates up too (a `mapping` one maps the field
+/// in `props`).
+fn runtime_defs(
+    mapping: &Mapping,
+    path: &str,
+    v: &Value,
+    out: &mut Map<String, Value>,
+    props: &mut Map<String, Value>,
+) {
     match v {
         Value::Object(m) => {
             for (k, child) in m {
-                runtime_defs(mapping, &format!("{path}.{k}"), child, out);
+                runtime_defs(mapping, &format!("{path}.{k}"), child, out, props);
             }
         }
         Value::Array(items) => {
             for item in items {
-                runtime_defs(mapping, path, item, out);
+                runtime_defs(mapping, path, item, out, props);
             }
         }
         leaf => {
+            match template_field(mapping, path, leaf) {
+                Some(Templated::Mapped(def)) => {
+                    return insert_path(Some(mapping), props, path, def);
+                }
+                Some(Templated::Runtime(def)) => {
+                    out.entry(path.to_string()).or_insert(def);
+                    return;
+                }
+                None => {}
+            }
             let mapped = mapping
                 .json
                 .get("runtime")

@@ -10,12 +10,14 @@ mod index_options;
 mod limits;
 mod meta;
 mod parse;
+mod templates;
 
-pub use dynamic::infer_dynamic;
+pub use dynamic::{infer_dynamic, template_field, template_object, Templated};
 pub use index_options::{schema_has_positions, IndexOptions};
 pub use limits::{check_dynamic_update, check_limits, MappingLimits};
 pub use meta::check_meta;
 pub use parse::{compile, compile_with, merge};
+pub use templates::{DetectedType, DynamicTemplate};
 
 use lode_dates::DateFormat;
 use serde_json::Value;
@@ -561,6 +563,8 @@ pub struct Mapping {
     pub date_detection: bool,
     pub numeric_detection: bool,
     pub dynamic_date_formats: Vec<DateFormat>,
+    /// `dynamic_templates`, in order: the first to match a new field maps it.
+    pub dynamic_templates: Arc<Vec<DynamicTemplate>>,
     /// The index-level defaults of field parameters.
     pub defaults: FieldDefaults,
     /// Field-level security: set on a search's copy of the mapping without the fields its

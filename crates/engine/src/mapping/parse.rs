@@ -1,5 +1,6 @@
 //! Compiles and merges mapping JSON, with Elasticsearch's validation errors.
 
+use super::templates::{self, DetectedType, DynamicTemplate};
 use super::{
     CompletionOptions, Dynamic, FieldDef, FieldDefaults, FieldType, IndexOptions, Mapping,
     ObjectDef, SaytField, SaytRole, TokenCountOptions, SAYT_DEFAULT_MAX_SHINGLE_SIZE,
@@ -85,8 +86,15 @@ pub fn compile_with(
             DateFormat::parse("yyyy/MM/dd HH:mm:ss||yyyy/MM/dd").expect("builtin format"),
         ],
     };
+    let dynamic_templates = match root.get("dynamic_templates") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(v) => {
+            templates::parse_templates(v, &|t, ty| validate_template(t, ty, analysis, defaults))?
+        }
+    };
     let mut mapping = Mapping {
         json: json.clone(),
+        dynamic_templates: Arc::new(dynamic_templates),
         fields: BTreeMap::new(),
         objects: BTreeMap::new(),
         dynamic,
@@ -105,6 +113,32 @@ pub fn compile_with(
     }
     Ok(mapping)
 }
+
+/// ES's check of a template against one of its types: its mapping, for a field named
+/// `__dynamic__<template>`, must compile.
+fn validate_template(
+    t: &DynamicTemplate,
+    ty: DetectedType,
+    analysis: &AnalysisRegistry,
+    defaults: FieldDefaults,
+) -> EsResult<()> {
+    let name = format!("__dynamic__{}", t.name);
+    let def = t.definition(&name, ty);
+    if t.runtime {
+        let ty = def.get("type").map(render_scalar).unwrap_or_default();
+        if !RUNTIME_TYPES.contains(&ty.as_str()) {
+            return Err(EsError::illegal_argument(format!(
+                "No runtime field found for type [{ty}]"
+            )));
+        }
+        return Ok(());
+    }
+    compile_with(&json!({"properties": {name: def}}), analysis, defaults).map(|_| ())
+}
+
+/// The runtime field types Lode has (ES 8's `ip`, `geo_point`, `composite` and `lookup`
+/// are refused, as in a mapping's `runtime` section).
+const RUNTIME_TYPES: &[&str] = &["boolean", "date", "double", "keyword", "long"];
 
 fn as_bool(v: &Value) -> bool {
     v.as_bool().unwrap_or_else(|| v.as_str() == Some("true"))
