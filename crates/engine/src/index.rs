@@ -181,7 +181,21 @@ impl IndexService {
             .map_err(|e| EsError::internal(e.to_string()))?;
         let config = IndexConfig::from_flat(&flat)?;
         let analysis = build_analysis(&flat)?;
-        let m = mapping::compile_with(&state["mappings"], &analysis, config.field_defaults)?;
+        let m = match mapping::compile_with(&state["mappings"], &analysis, config.field_defaults) {
+            Ok(m) => m,
+            // Lode applies `dynamic_templates` since they are validated: an index stored before
+            // with templates now refused still opens, without them (as it ran until then).
+            Err(e) if state["mappings"].get("dynamic_templates").is_some() => {
+                tracing::warn!(index = %path.display(), error = %e.reason,
+                    "stored dynamic_templates are invalid; the index opens without them");
+                let mut without = state["mappings"].clone();
+                if let Some(m) = without.as_object_mut() {
+                    m.remove("dynamic_templates");
+                }
+                mapping::compile_with(&without, &analysis, config.field_defaults)?
+            }
+            Err(e) => return Err(e),
+        };
         let mapping = Mapping {
             json: state["mappings"].clone(),
             ..m
