@@ -1457,6 +1457,20 @@ mod tests {
     use crate::mapping::compile;
     use serde_json::json;
 
+    /// A parser with the default nested-objects limit.
+    fn test_parser<'a>(
+        mapping: &'a Mapping,
+        schema: &'a Schema,
+        meta: MetaFields,
+    ) -> DocParser<'a> {
+        DocParser {
+            mapping,
+            schema,
+            meta,
+            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
+        }
+    }
+
     fn field(ty: &str) -> FieldDef {
         let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
         let m = compile(&json!({"properties": {"f": {"type": ty}}}), &reg).unwrap();
@@ -1529,12 +1543,7 @@ mod tests {
         .unwrap();
         let schema = crate::schema::extend(None, &mapping);
         let meta = MetaFields::of(&schema);
-        let parser = DocParser {
-            mapping: &mapping,
-            schema: &schema,
-            meta,
-            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
-        };
+        let parser = test_parser(&mapping, &schema, meta);
         let src = json!({"i": ["x", 3, {"a": 1}], "d": "nope", "k": ["ab", "abc"], "strict": ""});
         let Parsed::Doc(parsed) = parser.parse("1", &src).unwrap() else {
             panic!("mapping update")
@@ -1574,12 +1583,7 @@ mod tests {
         .unwrap();
         let schema = crate::schema::extend(None, &mapping);
         let meta = MetaFields::of(&schema);
-        let parser = DocParser {
-            mapping: &mapping,
-            schema: &schema,
-            meta,
-            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
-        };
+        let parser = test_parser(&mapping, &schema, meta);
         let src = json!({"t": "fox", "empty": "", "punct": "!?", "cjk": "客户转账", "accent": "é",
                          "stopped": "fox", "k": "", "kn": "x", "n": 1, "b": "AA=="});
         let Parsed::Doc(parsed) = parser.parse("1", &src).unwrap() else {
@@ -1950,12 +1954,7 @@ mod tests {
         .unwrap();
         let schema = crate::schema::extend(None, &mapping);
         let meta = MetaFields::of(&schema);
-        let parser = DocParser {
-            mapping: &mapping,
-            schema: &schema,
-            meta,
-            nested_objects_limit: DEFAULT_NESTED_OBJECTS_LIMIT,
-        };
+        let parser = test_parser(&mapping, &schema, meta);
         let src = json!({
             "tag": ["red", "blue", "red"], "other": ["red", "green"],
             "lc": ["Red", "RED", "red"], "title": ["a b", "a b"],
