@@ -11,7 +11,7 @@ use super::term_counts;
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
 use lode_query::QueryContext;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tantivy::aggregation::agg_req::Aggregations;
 use tantivy::aggregation::agg_result::AggregationResults;
@@ -698,7 +698,7 @@ fn collect_shard(
     let mut merged = IntermediateAggregationResults::default();
     // Counted segments add up per term first: one intermediate result per shard, not per
     // segment (building one goes through serde, see `terms_result`).
-    let mut counted: Vec<Option<BTreeMap<String, u64>>> = vec![None; countable.len()];
+    let mut counted: Vec<Option<Vec<Vec<(String, u64)>>>> = vec![None; countable.len()];
     for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let ord = ord as u32;
         let everything = lode_query::matches_every_doc(&*weight.scorer(segment, 1.0)?);
@@ -710,15 +710,13 @@ fn collect_shard(
             merged.merge_fruits(collect_one(c, &*weight, ord, segment)?)?;
         }
         for (&(_, field_name, field), sums) in countable.iter().zip(&mut counted) {
-            let sums = sums.get_or_insert_with(BTreeMap::new);
-            for (term, n) in term_counts::live_term_counts(segment, field, field_name)? {
-                *sums.entry(term).or_default() += n;
-            }
+            sums.get_or_insert_with(Vec::new)
+                .push(term_counts::live_term_counts(segment, field, field_name)?);
         }
     }
     for (&(name, _, _), sums) in countable.iter().zip(counted) {
-        if let Some(sums) = sums {
-            let counts = sums.into_iter().collect();
+        if let Some(per_segment) = sums {
+            let counts = term_counts::merge_sorted(per_segment);
             merged.push(name.to_string(), term_counts::terms_result(counts)?)?;
         }
     }
