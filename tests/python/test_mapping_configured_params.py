@@ -77,3 +77,18 @@ def test_include_defaults_is_refused(es, index):
     assert e.value.error == "illegal_argument_exception"
     assert "contains unrecognized parameter: [include_defaults]" in \
         e.value.info["error"]["reason"]
+
+
+@pytest.mark.parametrize("field,update,param,old,new", [
+    ("k", {"type": "keyword", "index": False}, "index", "true", "false"),
+    ("n", {"type": "long", "store": True}, "store", "false", "true"),
+    ("d", {"type": "date", "format": "yyyy"}, "format",
+     "strict_date_optional_time||epoch_millis", "yyyy"),
+])
+def test_a_default_not_kept_conflicts_with_its_value(es, index, field, update, param, old, new):
+    with pytest.raises(BadRequestError) as e:
+        es.indices.put_mapping(index=index, properties={field: update})
+    assert e.value.error == "illegal_argument_exception"
+    assert e.value.info["error"]["reason"] == (
+        f"Mapper for [{field}] conflicts with existing mapper:\n\t"
+        f"Cannot update parameter [{param}] from [{old}] to [{new}]")

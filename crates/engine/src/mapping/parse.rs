@@ -1104,11 +1104,18 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                     ex.insert(k.clone(), v.clone());
                 }
                 old => {
-                    let render =
-                        |x: Option<&Value>| x.map(render_scalar).unwrap_or_else(|| "null".into());
+                    // A parameter left out (or taken out as its default) has its default.
+                    let old = old
+                        .cloned()
+                        .or_else(|| (!is_object).then(|| default_value(&new_ty, k)).flatten());
+                    let render = |x: Option<&Value>| match x {
+                        Some(x) if k == "locale" => locale_name(x),
+                        Some(x) => render_scalar(x),
+                        None => "null".into(),
+                    };
                     return Err(EsError::illegal_argument(format!(
                         "Mapper for [{path}] conflicts with existing mapper:\n\tCannot update parameter [{k}] from [{}] to [{}]",
-                        render(old),
+                        render(old.as_ref()),
                         render(Some(v))
                     )));
                 }
