@@ -1096,7 +1096,8 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                 ex.insert(k.clone(), v.clone());
             }
             _ => match ex.get(k) {
-                Some(old) if old == v => {}
+                // Compared as ES compares the parsed values (`en-us` is `en_US`, `"true"` true).
+                Some(old) if old == v || (!is_object && same_value(&new_ty, k, old, v)) => {}
                 // Stating a fixed parameter's default on a field that left it out is no change.
                 None if !is_object
                     && default_value(&new_ty, k).is_some_and(|d| same_value(&new_ty, k, v, &d)) =>
@@ -1487,6 +1488,51 @@ mod tests {
         )
         .unwrap();
         assert_eq!(same, base);
+    }
+
+    #[test]
+    fn fixed_type_parameters_left_out_are_compared_with_es_defaults() {
+        let base = json!({"properties": {
+            "d": {"type": "date", "format": "yyyy", "locale": "en-us"},
+            "g": {"type": "text", "position_increment_gap": 10},
+            "f": {"type": "scaled_float", "scaling_factor": 10}
+        }});
+        let conflict = |update: Value| merge(&base, &update).unwrap_err().reason;
+        let message = |f: &str, k: &str, old: &str, new: &str| {
+            format!("Mapper for [{f}] conflicts with existing mapper:\n\tCannot update parameter [{k}] from [{old}] to [{new}]")
+        };
+        assert_eq!(
+            conflict(json!({"properties": {"d": {"type": "date", "locale": "en_US"}}})),
+            message(
+                "d",
+                "format",
+                "yyyy",
+                "strict_date_optional_time||epoch_millis"
+            )
+        );
+        assert_eq!(
+            conflict(json!({"properties": {"d": {"type": "date", "format": "yyyy"}}})),
+            message("d", "locale", "en_US", "en")
+        );
+        assert_eq!(
+            conflict(json!({"properties": {"g": {"type": "text"}}})),
+            message("g", "position_increment_gap", "10", "-1")
+        );
+        // The same locale spelled otherwise is no change.
+        merge(
+            &base,
+            &json!({"properties": {"d": {"type": "date", "format": "yyyy", "locale": "en_US"}}}),
+        )
+        .unwrap();
+        let e = merge(
+            &base,
+            &json!({"properties": {"f": {"type": "scaled_float"}}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Failed to parse mapping: Field [scaling_factor] is required"
+        );
     }
 
     #[test]
