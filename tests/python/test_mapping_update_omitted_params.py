@@ -17,6 +17,14 @@ BASE = {
     "k": {"type": "keyword", "ignore_above": 10, "copy_to": "a"},
     "s": {"type": "text", "norms": False},
     "plain": {"type": "keyword"},
+    "d": {"type": "date", "format": "yyyy"},
+    "dn": {"type": "date_nanos", "format": "strict_date_optional_time_nanos"},
+    "dr": {"type": "date_range", "format": "yyyy-MM-dd"},
+    "dl": {"type": "date", "locale": "en-us"},
+    "dp": {"type": "date"},
+    "g": {"type": "text", "position_increment_gap": 10},
+    "sim": {"type": "text", "similarity": "boolean"},
+    "sf": {"type": "scaled_float", "scaling_factor": 10},
 }
 
 
@@ -38,6 +46,16 @@ def props(es):
     ("a", {"type": "text"}, "analyzer", "whitespace", "default"),
     ("n", {"type": "long"}, "null_value", "3", "null"),
     ("s", {"type": "text"}, "norms", "false", "true"),
+    # ES 8's defaults: DateFieldMapper (the resolution's pattern, DEFAULT_LOCALE English),
+    # RangeFieldMapper, TextParams (similarity null, position_increment_gap -1: the analyzer's)
+    ("d", {"type": "date"}, "format", "yyyy", "strict_date_optional_time||epoch_millis"),
+    ("dn", {"type": "date_nanos"}, "format", "strict_date_optional_time_nanos",
+     "strict_date_optional_time_nanos||epoch_millis"),
+    ("dr", {"type": "date_range"}, "format", "yyyy-MM-dd",
+     "strict_date_optional_time||epoch_millis"),
+    ("dl", {"type": "date"}, "locale", "en_US", "en"),
+    ("g", {"type": "text"}, "position_increment_gap", "10", "-1"),
+    ("sim", {"type": "text"}, "similarity", "boolean", "null"),
 ])
 def test_a_fixed_parameter_left_out_conflicts(es, index, field, update, param, old, new):
     with pytest.raises(BadRequestError) as e:
@@ -77,3 +95,24 @@ def test_norms_may_be_disabled_but_not_enabled_again(es, index):
     with pytest.raises(BadRequestError):
         es.indices.put_mapping(index=index, properties={"t": {"type": "text", "index_options": "docs",
                                                               "norms": True}})
+
+
+def test_stating_the_default_format_and_locale_is_no_change(es, index):
+    es.indices.put_mapping(index=index, properties={
+        "dp": {"type": "date", "format": "strict_date_optional_time||epoch_millis",
+               "locale": "en"},
+        "d": {"type": "date", "format": "yyyy"},
+    })
+    p = props(es)
+    assert p["d"]["format"] == "yyyy"
+    es.index(index=index, id="1", document={"dp": "2020-01-02", "d": "2021"}, refresh=True)
+    assert es.count(index=index, query={"range": {"d": {"gte": "2021", "lte": "2021"}}})["count"] == 1
+
+
+def test_a_scaled_float_update_without_its_scaling_factor_does_not_parse(es, index):
+    with pytest.raises(BadRequestError) as e:
+        es.indices.put_mapping(index=index, properties={"sf": {"type": "scaled_float"}})
+    assert e.value.error == "mapper_parsing_exception"
+    assert e.value.info["error"]["reason"] == \
+        "Failed to parse mapping: Field [scaling_factor] is required"
+    assert props(es)["sf"] == BASE["sf"]

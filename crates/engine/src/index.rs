@@ -179,32 +179,22 @@ impl IndexService {
         })?;
         let flat: FlatSettings = serde_json::from_value(state["settings"].clone())
             .map_err(|e| EsError::internal(e.to_string()))?;
+        let name = state["name"].as_str().unwrap_or_default().to_string();
+        // Accepted when they were written: a setting refused today is archived, not fatal.
+        let flat = crate::archived_settings::archive_invalid(&name, flat, |f| {
+            IndexConfig::from_flat(f)?;
+            build_analysis(f).map(|_| ())
+        });
         let config = IndexConfig::from_flat(&flat)?;
         let analysis = build_analysis(&flat)?;
-        let m = match mapping::compile_with(&state["mappings"], &analysis, config.field_defaults) {
-            Ok(m) => m,
-            // Lode applies `dynamic_templates` since they are validated: an index stored before
-            // with templates now refused still opens, without them (as it ran until then).
-            Err(e) if state["mappings"].get("dynamic_templates").is_some() => {
-                tracing::warn!(index = %path.display(), error = %e.reason,
-                    "stored dynamic_templates are invalid; the index opens without them");
-                let mut without = state["mappings"].clone();
-                if let Some(m) = without.as_object_mut() {
-                    m.remove("dynamic_templates");
-                }
-                mapping::compile_with(&without, &analysis, config.field_defaults)?
-            }
-            Err(e) => return Err(e),
-        };
-        let mapping = Mapping {
-            json: state["mappings"].clone(),
-            ..m
-        };
+        // Parsed leniently: it was accepted when it was written (see `mapping::compile_stored`).
+        let mapping =
+            mapping::compile_stored(&name, &state["mappings"], &analysis, config.field_defaults)?;
         let schema: Option<Schema> = serde_json::from_value(state["schema"].clone()).ok();
         let closed = state["state"] == "close";
         let svc = IndexService::assemble(
             path.to_path_buf(),
-            state["name"].as_str().unwrap_or_default().to_string(),
+            name,
             state["uuid"].as_str().unwrap_or_default().to_string(),
             state["creation_date"].as_i64().unwrap_or(0),
             flat,
@@ -943,7 +933,8 @@ impl IndexService {
     /// Applies `PUT _settings` (dynamic settings, or closed-only ones on a closed index).
     pub fn update_settings(&self, body: &Value) -> EsResult<()> {
         let _one = self.state_lock.lock();
-        let update = settings::flatten(body)?;
+        let mut update = settings::flatten(body)?;
+        let archived_removals = take_archived_removals(&mut update);
         validate_settings_keys(&update)?;
         if !crate::blocks::settings_update_exempt(&update) {
             self.check_block(crate::blocks::Level::MetadataWrite)?;
@@ -972,6 +963,10 @@ impl IndexService {
             }
         }
         let mut flat = self.settings();
+        for pattern in archived_removals {
+            let prefix = pattern.trim_end_matches('*');
+            flat.retain(|k, _| !k.starts_with(prefix));
+        }
         for (k, v) in update {
             if v.is_null() {
                 flat.remove(&k);
@@ -1142,6 +1137,22 @@ const KNOWN_SETTINGS: &[&str] = &[
     "index.routing_path",
     "index.time_series.",
 ];
+
+/// Takes out of a settings update its removals of archived settings (a pattern such as
+/// `archived.*` set to `null`), the one change ES allows on them. A key without `*` gets the
+/// `index.` prefix as any other, so setting `archived.x` stays ES's "unknown setting".
+fn take_archived_removals(update: &mut FlatSettings) -> Vec<String> {
+    let prefix = crate::archived_settings::ARCHIVED_PREFIX;
+    let removals: Vec<String> = update
+        .iter()
+        .filter(|(k, v)| k.starts_with(prefix) && k.ends_with('*') && v.is_null())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in &removals {
+        update.remove(k);
+    }
+    removals
+}
 
 fn validate_settings_keys(flat: &FlatSettings) -> EsResult<()> {
     for k in flat.keys() {

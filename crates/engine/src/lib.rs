@@ -16,6 +16,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod alias;
+pub mod archived_settings;
 pub mod blocks;
 pub mod breaker;
 pub mod cancel;

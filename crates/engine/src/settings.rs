@@ -20,7 +20,8 @@ pub fn flatten(settings: &Value) -> EsResult<FlatSettings> {
     }
     let mut normalized = FlatSettings::new();
     for (k, v) in out {
-        let key = if k.starts_with("index.") {
+        // As ES's `Settings.Builder#normalizePrefix`: a pattern (`archived.*`) is left as is.
+        let key = if k.starts_with("index.") || k.ends_with('*') {
             k
         } else {
             format!("index.{k}")

@@ -5,11 +5,13 @@
 //! index, so a mapping update appends fields to the schema (see `crate::schema`): field ids of
 //! existing fields never move, and older segments simply have no data for newer fields.
 
+mod configured;
 mod dynamic;
 mod index_options;
 mod limits;
 mod meta;
 mod parse;
+mod stored;
 mod templates;
 
 pub use dynamic::{infer_dynamic, template_field, template_object, Templated};
@@ -17,6 +19,7 @@ pub use index_options::{schema_has_positions, IndexOptions};
 pub use limits::{check_dynamic_update, check_limits, MappingLimits};
 pub use meta::check_meta;
 pub use parse::{compile, compile_with, merge};
+pub use stored::{compile_stored, drop_unknown, Dropped};
 pub use templates::{DetectedType, DynamicTemplate};
 
 use lode_dates::DateFormat;

@@ -16,7 +16,7 @@ fn mapper_parsing(reason: impl Into<String>) -> EsError {
     EsError::bad_request("mapper_parsing_exception", reason)
 }
 
-const ROOT_KEYS: &[&str] = &[
+pub(super) const ROOT_KEYS: &[&str] = &[
     "properties",
     "dynamic",
     "_source",
@@ -207,6 +207,40 @@ const METADATA_FIELDS: &[&str] = &[
 
 const COMMON_PARAMS: &[&str] = &["type", "meta", "copy_to", "store", "fields", "similarity"];
 
+/// The parameters of an `object` or `nested` field.
+pub(super) const OBJECT_PARAMS: &[&str] = &[
+    "type",
+    "properties",
+    "dynamic",
+    "enabled",
+    "include_in_parent",
+    "include_in_root",
+    "subobjects",
+];
+
+/// Whether `k` is a parameter of a leaf field of type `ty`; any other is refused as unknown.
+/// The types whose ES mappers declare their parameters take only theirs (no common ones).
+pub(super) fn is_leaf_param(ty: FieldType, k: &str) -> bool {
+    match ty {
+        FieldType::SourceOnly(_) => true,
+        _ if has_declared_params(ty) => k == "type" || allowed_params(ty).contains(&k),
+        _ => COMMON_PARAMS.contains(&k) || allowed_params(ty).contains(&k),
+    }
+}
+
+fn has_declared_params(ty: FieldType) -> bool {
+    matches!(
+        ty,
+        FieldType::MatchOnlyText | FieldType::Wildcard | FieldType::ConstantKeyword
+    )
+}
+
+/// Parameters ES parses on `ty` but builds without (they are dropped without a word there);
+/// Lode refuses them in requests rather than ignore them.
+pub(super) fn ignored_by_es(ty: FieldType, k: &str) -> bool {
+    ty == FieldType::ConstantKeyword && matches!(k, "fields" | "copy_to")
+}
+
 fn allowed_params(ty: FieldType) -> &'static [&'static str] {
     match ty {
         FieldType::TokenCount => &[
@@ -343,18 +377,7 @@ fn compile_field(
         }
         let unknown: Vec<String> = def
             .iter()
-            .filter(|(k, _)| {
-                ![
-                    "type",
-                    "properties",
-                    "dynamic",
-                    "enabled",
-                    "include_in_parent",
-                    "include_in_root",
-                    "subobjects",
-                ]
-                .contains(&k.as_str())
-            })
+            .filter(|(k, _)| !OBJECT_PARAMS.contains(&k.as_str()))
             .map(|(k, v)| format!("{k} : {}", render_scalar(v)))
             .collect();
         if !unknown.is_empty() {
@@ -398,12 +421,9 @@ fn compile_field(
 
     check_builder_params(short, ty, def)?;
     let allowed = allowed_params(ty);
-    let source_only = matches!(ty, FieldType::SourceOnly(_));
     let unknown: Vec<String> = def
         .iter()
-        .filter(|(k, _)| {
-            !source_only && !COMMON_PARAMS.contains(&k.as_str()) && !allowed.contains(&k.as_str())
-        })
+        .filter(|(k, _)| !is_leaf_param(ty, k))
         .map(|(k, v)| format!("{k} : {}", render_scalar(v)))
         .collect();
     if !unknown.is_empty() {
@@ -566,11 +586,7 @@ fn compile_field(
             .ok_or_else(|| {
                 mapper_parsing("Failed to parse mapping: [scaling_factor] must be a number")
             })?,
-        None if ty == FieldType::ScaledFloat => {
-            return Err(mapper_parsing(format!(
-                "Field [scaling_factor] is required for field [{short}]"
-            )))
-        }
+        None if ty == FieldType::ScaledFloat => return Err(scaling_factor_required()),
         None => 1.0,
     };
     let copy_to = match def.get("copy_to") {
@@ -792,22 +808,15 @@ fn compile_field(
 /// The types whose ES mappers declare their parameters (`FieldMapper.Builder#getParameters`)
 /// refuse any other with ES's "unknown parameter" (the first in the definition's order).
 fn check_builder_params(short: &str, ty: FieldType, def: &Map<String, Value>) -> EsResult<()> {
-    if !matches!(
-        ty,
-        FieldType::MatchOnlyText | FieldType::Wildcard | FieldType::ConstantKeyword
-    ) {
+    if !has_declared_params(ty) {
         return Ok(());
     }
-    let allowed = allowed_params(ty);
     let refuse = |why: String| {
         Err(mapper_parsing(format!("Failed to parse mapping: {why}"))
             .caused_by(mapper_parsing(why)))
     };
     for (k, v) in def {
-        if k == "type" {
-            continue;
-        }
-        if !allowed.contains(&k.as_str()) {
+        if !is_leaf_param(ty, k) {
             return refuse(format!(
                 "unknown parameter [{k}] on mapper [{short}] of type [{}]",
                 ty.name()
@@ -824,16 +833,20 @@ fn check_builder_params(short: &str, ty: FieldType, def: &Map<String, Value>) ->
     }
     // ES's constant_keyword mapper parses `fields` and `copy_to` but builds without them
     // (they would be dropped without a word): refused instead.
-    if ty == FieldType::ConstantKeyword {
-        for k in ["fields", "copy_to"] {
-            if def.contains_key(k) {
-                return Err(mapper_parsing(format!(
-                    "[{k}] on field [{short}] of type [constant_keyword] is not supported by Lode (Elasticsearch ignores it)"
-                )));
-            }
-        }
+    if let Some(k) = def.keys().find(|k| ignored_by_es(ty, k)) {
+        return Err(mapper_parsing(format!(
+            "[{k}] on field [{short}] of type [{}] is not supported by Lode (Elasticsearch ignores it)",
+            ty.name()
+        )));
     }
     Ok(())
+}
+
+/// ES's `ScaledFloatFieldMapper.Builder` validator of its required parameter.
+fn scaling_factor_required() -> EsError {
+    let why = "Field [scaling_factor] is required";
+    mapper_parsing(format!("Failed to parse mapping: {why}"))
+        .caused_by(EsError::illegal_argument(why))
 }
 
 /// A `constant_keyword`'s `value`: a string or a number, as text (ES's `Parameter` parser
@@ -940,6 +953,7 @@ pub fn merge(existing: &Value, update: &Value) -> EsResult<Value> {
         }
     }
     sort_properties(&mut out);
+    super::configured::drop_stated_defaults(&mut out);
     Ok(out)
 }
 
@@ -1082,7 +1096,8 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                 ex.insert(k.clone(), v.clone());
             }
             _ => match ex.get(k) {
-                Some(old) if old == v => {}
+                // Compared as ES compares the parsed values (`en-us` is `en_US`, `"true"` true).
+                Some(old) if old == v || (!is_object && same_value(&new_ty, k, old, v)) => {}
                 // Stating a fixed parameter's default on a field that left it out is no change.
                 None if !is_object
                     && default_value(&new_ty, k).is_some_and(|d| same_value(&new_ty, k, v, &d)) =>
@@ -1090,11 +1105,18 @@ fn merge_field(path: &str, existing: &mut Value, update: &Value) -> EsResult<()>
                     ex.insert(k.clone(), v.clone());
                 }
                 old => {
-                    let render =
-                        |x: Option<&Value>| x.map(render_scalar).unwrap_or_else(|| "null".into());
+                    // A parameter left out (or taken out as its default) has its default.
+                    let old = old
+                        .cloned()
+                        .or_else(|| (!is_object).then(|| default_value(&new_ty, k)).flatten());
+                    let render = |x: Option<&Value>| match x {
+                        Some(x) if k == "locale" => locale_name(x),
+                        Some(x) => render_scalar(x),
+                        None => "null".into(),
+                    };
                     return Err(EsError::illegal_argument(format!(
                         "Mapper for [{path}] conflicts with existing mapper:\n\tCannot update parameter [{k}] from [{}] to [{}]",
-                        render(old),
+                        render(old.as_ref()),
                         render(Some(v))
                     )));
                 }
@@ -1125,7 +1147,7 @@ const UPDATEABLE: &[&str] = &[
 
 /// The default of a fixed leaf parameter, as ES renders it in a conflict; `None` for the
 /// parameters whose defaults Lode does not compare (their value is kept when left out).
-fn default_value(ty: &str, k: &str) -> Option<Value> {
+pub(super) fn default_value(ty: &str, k: &str) -> Option<Value> {
     Some(match k {
         "norms" => Value::Bool(matches!(ty, "text" | "search_as_you_type")),
         "index" => Value::Bool(true),
@@ -1135,14 +1157,70 @@ fn default_value(ty: &str, k: &str) -> Option<Value> {
         "analyzer" => Value::String("default".into()),
         "term_vector" => Value::String("no".into()),
         "index_options" => Value::String(IndexOptions::effective_name(ty, None)),
+        // ES 8's `DateFieldMapper` (and `RangeFieldMapper` for `date_range`): the default
+        // pattern of the field's resolution, and `DEFAULT_LOCALE` (English).
+        "format" => match ty {
+            "date" | "date_range" => {
+                Value::String("strict_date_optional_time||epoch_millis".into())
+            }
+            "date_nanos" => Value::String("strict_date_optional_time_nanos||epoch_millis".into()),
+            _ => return None,
+        },
+        "locale" if matches!(ty, "date" | "date_nanos" | "date_range") => {
+            Value::String("en".into())
+        }
+        // `TextParams.similarity`: no similarity (the index's default) unless set.
+        "similarity" => Value::Null,
+        // `POSITION_INCREMENT_GAP_USE_ANALYZER`: the analyzer's own gap.
+        "position_increment_gap" if ty == "text" => Value::from(-1),
+        "max_shingle_size" if ty == "search_as_you_type" => Value::from(3),
+        "enable_position_increments" if ty == "token_count" => Value::Bool(true),
+        "preserve_separators" | "preserve_position_increments" if ty == "completion" => {
+            Value::Bool(true)
+        }
+        "time_series_dimension" => Value::Bool(false),
+        "time_series_metric" => Value::Null,
         _ => return None,
     })
 }
 
+/// A locale as Java's `Locale#toString` renders what ES's `LocaleUtils.parse` made of it:
+/// `root` is the empty root locale, language lowercase, country uppercase, joined by `_`.
+fn locale_name(v: &Value) -> String {
+    let text = render_scalar(v);
+    if text.eq_ignore_ascii_case("root") {
+        return String::new();
+    }
+    let mut parts = text.split(['_', '-']);
+    let mut out = parts.next().unwrap_or_default().to_lowercase();
+    for (i, p) in parts.enumerate() {
+        out.push('_');
+        out.push_str(&if i == 0 {
+            p.to_uppercase()
+        } else {
+            p.to_string()
+        });
+    }
+    out
+}
+
 /// Whether a stated parameter value equals another (booleans may be sent as strings).
-fn same_value(ty: &str, k: &str, a: &Value, b: &Value) -> bool {
+pub(super) fn same_value(ty: &str, k: &str, a: &Value, b: &Value) -> bool {
     match k {
-        "norms" | "index" | "doc_values" | "store" | "index_phrases" => as_flag(a) == as_flag(b),
+        "norms"
+        | "index"
+        | "doc_values"
+        | "store"
+        | "index_phrases"
+        | "enable_position_increments"
+        | "preserve_separators"
+        | "preserve_position_increments"
+        | "time_series_dimension" => as_flag(a) == as_flag(b),
+        "locale" => locale_name(a) == locale_name(b),
+        "position_increment_gap" | "max_shingle_size" => {
+            let n = |v: &Value| v.as_i64().or_else(|| render_scalar(v).trim().parse().ok());
+            n(a) == n(b)
+        }
         "index_options" => {
             IndexOptions::effective_name(ty, Some(a)) == IndexOptions::effective_name(ty, Some(b))
         }
@@ -1162,8 +1240,8 @@ fn as_flag(v: &Value) -> bool {
 /// leaves out has its default (`FieldMapper.Builder#merge`): an updateable parameter left out
 /// goes back to its default and `copy_to` is replaced, while a fixed parameter set away from
 /// its default conflicts ("Cannot update parameter [doc_values] from [false] to [true]").
-/// Multi-fields are merged, so the ones left out stay. Parameters not listed here keep their
-/// value.
+/// Multi-fields are merged, so the ones left out stay. Parameters without a default here
+/// (`index_prefixes`, `fielddata_frequency_filter`, a completion's analyzers) keep their value.
 fn merge_omitted(
     path: &str,
     ty: &str,
@@ -1192,9 +1270,14 @@ fn merge_omitted(
             ex.remove(&k);
             continue;
         }
+        if k == "scaling_factor" && ty == "scaled_float" {
+            // Required: the update alone does not parse.
+            return Err(scaling_factor_required());
+        }
         if let Some(default) = default_value(ty, &k) {
             if !same_value(ty, &k, &old, &default) {
                 let render = |v: &Value| match v {
+                    _ if k == "locale" => locale_name(v),
                     Value::String(s) => s.clone(),
                     other => render_scalar(other),
                 };
@@ -1405,6 +1488,51 @@ mod tests {
         )
         .unwrap();
         assert_eq!(same, base);
+    }
+
+    #[test]
+    fn fixed_type_parameters_left_out_are_compared_with_es_defaults() {
+        let base = json!({"properties": {
+            "d": {"type": "date", "format": "yyyy", "locale": "en-us"},
+            "g": {"type": "text", "position_increment_gap": 10},
+            "f": {"type": "scaled_float", "scaling_factor": 10}
+        }});
+        let conflict = |update: Value| merge(&base, &update).unwrap_err().reason;
+        let message = |f: &str, k: &str, old: &str, new: &str| {
+            format!("Mapper for [{f}] conflicts with existing mapper:\n\tCannot update parameter [{k}] from [{old}] to [{new}]")
+        };
+        assert_eq!(
+            conflict(json!({"properties": {"d": {"type": "date", "locale": "en_US"}}})),
+            message(
+                "d",
+                "format",
+                "yyyy",
+                "strict_date_optional_time||epoch_millis"
+            )
+        );
+        assert_eq!(
+            conflict(json!({"properties": {"d": {"type": "date", "format": "yyyy"}}})),
+            message("d", "locale", "en_US", "en")
+        );
+        assert_eq!(
+            conflict(json!({"properties": {"g": {"type": "text"}}})),
+            message("g", "position_increment_gap", "10", "-1")
+        );
+        // The same locale spelled otherwise is no change.
+        merge(
+            &base,
+            &json!({"properties": {"d": {"type": "date", "format": "yyyy", "locale": "en_US"}}}),
+        )
+        .unwrap();
+        let e = merge(
+            &base,
+            &json!({"properties": {"f": {"type": "scaled_float"}}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Failed to parse mapping: Field [scaling_factor] is required"
+        );
     }
 
     #[test]
