@@ -471,6 +471,7 @@ impl ValueSourceProvider for DateIndexProvider {
             index: DateIndexer {
                 rounding: self.rounding.clone(),
                 cached: (1, 0, 0),
+                known: Vec::new(),
             },
             scratch: Vec::new(),
         })))
@@ -489,7 +490,13 @@ struct DateIndexer {
     rounding: IndexedRounding,
     /// The last bucket seen: `(index, start, end)`; values are often close together.
     cached: (i64, i64, i64),
+    /// Buckets met so far as `(start, end, index)`, sorted by start (at most
+    /// `KNOWN_BUCKETS`): dates in document order jump between buckets, and a binary search
+    /// of a few dozen months costs a tenth of a calendar computation in a time zone.
+    known: Vec<(i64, i64, i64)>,
 }
+
+const KNOWN_BUCKETS: usize = 4096;
 
 impl std::fmt::Debug for DateIndexSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -524,8 +531,21 @@ impl DateIndexer {
         if t >= start && t < end {
             return index;
         }
+        // Buckets do not overlap: the one holding `t`, if known, is the last starting at or
+        // before it, and a new one goes right there.
+        let at = self.known.partition_point(|&(start, _, _)| start <= t);
+        if let Some(&(start, end, index)) = at.checked_sub(1).map(|i| &self.known[i]) {
+            if t < end {
+                self.cached = (index, start, end);
+                return index;
+            }
+        }
         self.cached = self.rounding.bucket_of(t);
-        self.cached.0
+        let (index, start, end) = self.cached;
+        if self.known.len() < KNOWN_BUCKETS {
+            self.known.insert(at, (start, end, index));
+        }
+        index
     }
 }
 
@@ -1444,6 +1464,48 @@ impl ValueSource for RangeBucketSource {
 
 #[cfg(test)]
 mod range_bucket_tests {
+
+    /// The table of known buckets answers as the rounding does, for instants in any order,
+    /// across daylight saving changes, with an offset, once the table is full too.
+    #[test]
+    fn date_indexer_agrees_with_the_rounding() {
+        use super::{DateIndexer, KNOWN_BUCKETS};
+        use crate::rounding::{IndexedRounding, IndexedUnit};
+        use lode_dates::{CalendarUnit, Tz};
+        for (unit, offset, cap_hit) in [
+            (CalendarUnit::Month, 0, false),
+            (CalendarUnit::Quarter, 3 * 3_600_000, false),
+            (CalendarUnit::Day, -7 * 60_000, true),
+        ] {
+            let rounding = IndexedRounding {
+                unit: IndexedUnit::Calendar(unit),
+                tz: Tz::parse("America/New_York").unwrap(),
+                offset,
+                multiple: 1,
+                anchor: 0,
+            };
+            let mut indexer = DateIndexer {
+                rounding: rounding.clone(),
+                cached: (1, 0, 0),
+                known: Vec::new(),
+            };
+            // Pseudo-random instants over 2014-2026.
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let t = 1_400_000_000_000 + (x % 400_000_000_000) as i64;
+                assert_eq!(
+                    indexer.index_of(t),
+                    rounding.bucket_of(t).0,
+                    "{unit:?} at {t}"
+                );
+            }
+            assert_eq!(indexer.known.len() == KNOWN_BUCKETS, cap_hit, "{unit:?}");
+        }
+    }
+
     use super::{date_bucket_values, numeric_bucket_values};
     use crate::rounding::DateRounding;
 
