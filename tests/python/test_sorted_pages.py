@@ -1,4 +1,4 @@
-"""Pages sorted on numeric and date fields, checked against a Python oracle on an index large
+"""Pages sorted on numeric, date and keyword fields, checked against a Python oracle on an index large
 enough for the engine to walk the sort field's points index instead of scanning (segments of
 20,000 documents), with deleted and updated documents, ties, multi-valued and missing values.
 
@@ -31,7 +31,17 @@ def _doc(i, rng):
         del doc["ts"]
     if i % 37 == 0:
         del doc["f"]
+    if i % 19 != 0:
+        doc["k"] = _word(rng)
+        if i % 23 == 0:
+            doc["k"] = [doc["k"], _word(rng)]
     return doc
+
+
+def _word(rng):
+    """A keyword of 1-6 letters, some CJK: many distinct values, some shared."""
+    letters = "abcdefghij中文字"
+    return "".join(rng.choice(letters) for _ in range(rng.randrange(1, 7)))
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +56,7 @@ def corpus(es):
             "ts": {"type": "date", "format": "epoch_millis"},
             "n": {"type": "long"},
             "f": {"type": "double"},
+            "k": {"type": "keyword"},
         }},
     })
     docs = {}
@@ -80,13 +91,12 @@ def _oracle(docs, match, sort):
         if match(d):
             rows.append(tuple(_sort_value(d, f, desc) for f, desc in sort))
 
-    def key(row):
-        out = []
-        for v, (_f, desc) in zip(row, sort):
-            out.append((v is None, 0 if v is None else (-v if desc else v)))
-        return out
-
-    rows.sort(key=key)
+    # Stable sorts from the last key to the first; missing values last in either order.
+    for i in reversed(range(len(sort))):
+        desc = sort[i][1]
+        present = [r for r in rows if r[i] is not None]
+        present.sort(key=lambda r: r[i], reverse=desc)
+        rows = present + [r for r in rows if r[i] is None]
     return rows
 
 
@@ -119,6 +129,9 @@ SORTS = [
     [("f", True)],
     [("f", False)],
     [("n", True), ("ts", False)],
+    [("k", False)],
+    [("k", True)],
+    [("k", False), ("n", True)],
 ]
 
 
@@ -127,7 +140,9 @@ def _render(row, sort):
     out = []
     for v, (f, desc) in zip(row, sort):
         if v is None:
-            if f == "f":
+            if f == "k":
+                out.append(None)
+            elif f == "f":
                 out.append("-Infinity" if desc else "Infinity")
             else:
                 out.append(-(2 ** 63) if desc else 2 ** 63 - 1)

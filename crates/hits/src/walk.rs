@@ -1,5 +1,6 @@
-//! Top hits of a sort led by a numeric or date field, read in sort order from the field's
-//! points index instead of scanning every match.
+//! Top hits of a sort led by a numeric, date or keyword field, read in sort order from the
+//! field's points index (for a keyword: its term ordinals, in term order) instead of scanning
+//! every match.
 //!
 //! A page sorted on a field ("newest 10 of 300,000 matches") needs only the matches nearest
 //! the competitive end of the field's values. Lucene skips the others with its points index
@@ -92,7 +93,8 @@ pub fn top_hits(
             weight: &*weight,
             reader,
             limit: collector.limit,
-            bounds,
+            // The query's bounds are numbers; a keyword's points are term ordinals.
+            bounds: bounds.filter(|_| lead.storage != Storage::Keyword),
             after,
             bottom,
             scoring,
@@ -100,8 +102,10 @@ pub fn top_hits(
         let fruit = match walk.run()? {
             Some(mut found) => {
                 #[cfg(test)]
-                tests::WALKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if collector.keys.len() == 1 {
+                tests::WALKED.with(|n| n.set(n.get() + 1));
+                // A keyword's points are the segment's term ordinals: the collector reads
+                // the candidates' terms (and compares them across segments).
+                if collector.keys.len() == 1 && lead.storage != Storage::Keyword {
                     // The lead value is the whole sort: the hits are the candidates in order.
                     first_in_order(found, &walk, ord as u32)
                 } else {
@@ -194,7 +198,7 @@ fn lead_key(searcher: &Searcher, collector: &FieldSortCollector) -> Option<Lead>
         || key.missing_first
         || key.missing_value.is_some()
         || !mode_fits
-        || !matches!(storage, Storage::I64 | Storage::F64)
+        || !matches!(storage, Storage::I64 | Storage::F64 | Storage::Keyword)
     {
         return None;
     }
@@ -614,11 +618,13 @@ mod tests {
     use lode_query::points::PointRangeQuery;
     use tantivy::collector::Collector;
     use tantivy::query::{AllQuery, BooleanQuery, Occur, RangeQuery, TermQuery};
-    use tantivy::schema::{IndexRecordOption, Schema, FAST, INDEXED};
+    use tantivy::schema::{IndexRecordOption, Schema, FAST, INDEXED, STRING};
     use tantivy::{Index, TantivyDocument, Term};
 
-    /// Segments answered by a walk (the rest were scanned).
-    pub static WALKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread_local! {
+        /// Segments answered by a walk (the rest were scanned), per test thread.
+        pub static WALKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
     /// Segments walked over a bitset of the matches.
     pub static BIT_WALKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -645,6 +651,7 @@ mod tests {
         let m = sb.add_i64_field("m", INDEXED | FAST);
         let f = sb.add_f64_field("f", INDEXED | FAST);
         let s = sb.add_u64_field("s", INDEXED | FAST);
+        let k = sb.add_text_field("k", STRING | FAST);
         let index = Index::create_in_ram(sb.build());
         let mut w = index.writer_with_num_threads(1, 50_000_000).unwrap();
         let mut x: u64 = 12345;
@@ -666,6 +673,13 @@ mod tests {
             if i % 3 == 0 {
                 d.add_i64(m, (next() % 10_000) as i64);
             }
+            // Keywords: ~3,000 distinct, some documents with two, some with none.
+            if i % 89 != 0 {
+                d.add_text(k, format!("k{:04}", next() % 3_000));
+                if i % 7 == 0 {
+                    d.add_text(k, format!("k{:04}", next() % 3_000));
+                }
+            }
             w.add_document(d).unwrap();
             if i % 20_000 == 19_999 {
                 w.commit().unwrap();
@@ -677,6 +691,67 @@ mod tests {
         }
         w.commit().unwrap();
         index
+    }
+
+    /// A keyword lead walks the segment's term ordinals; the collector then reads the terms:
+    /// the same hits as the collector alone (one- and multi-valued, missing values, a filter,
+    /// a second key). `search_after` on a keyword is not walked.
+    #[test]
+    fn walked_keyword_top_hits_equal_the_collector() {
+        let index = index();
+        let searcher = index.reader().unwrap().searcher();
+        let s = index.schema().get_field("s").unwrap();
+        let queries: Vec<(&str, Box<dyn Query>)> = vec![
+            ("all", Box::new(AllQuery)),
+            (
+                "s=1",
+                Box::new(TermQuery::new(
+                    Term::from_field_u64(s, 1),
+                    IndexRecordOption::Basic,
+                )),
+            ),
+        ];
+        let sorts = [
+            vec![key("k", Storage::Keyword, false)],
+            vec![key("k", Storage::Keyword, true)],
+            vec![
+                key("k", Storage::Keyword, false),
+                key("m", Storage::I64, true),
+            ],
+        ];
+        let before = WALKED.with(|n| n.get());
+        for (name, q) in &queries {
+            for keys in &sorts {
+                for limit in [1, 10, 1_000, 30_000] {
+                    let coll = |after: Option<Vec<SortValue>>| FieldSortCollector {
+                        keys: keys.clone(),
+                        limit,
+                        after,
+                        shard_id: 0,
+                        track_scores: false,
+                    };
+                    let stats = lode_query::FieldStatistics::new(&searcher);
+                    let expected = stats.search(&searcher, &**q, &coll(None)).unwrap();
+                    let got = top_hits(&searcher, &stats, &**q, &coll(None), None)
+                        .unwrap()
+                        .expect("a keyword lead qualifies");
+                    let view = |h: &[SortedHit]| {
+                        h.iter()
+                            .map(|x| (x.addr, x.values.clone()))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(view(&got), view(&expected), "{name} {keys:?} limit={limit}");
+                    if let Some(h) = expected.get(4) {
+                        let after = coll(Some(h.values.clone()));
+                        assert!(top_hits(&searcher, &stats, &**q, &after, None)
+                            .unwrap()
+                            .is_none());
+                    }
+                }
+            }
+        }
+        let walked = WALKED.with(|n| n.get()) - before;
+        assert!(walked >= 20, "only {walked} segments were walked");
     }
 
     #[test]
@@ -794,7 +869,7 @@ mod tests {
             }
         }
         assert_eq!(walked, 5 * 6 * 4);
-        let segments = WALKED.load(std::sync::atomic::Ordering::Relaxed);
+        let segments = WALKED.with(|n| n.get());
         assert!(segments >= 150, "only {segments} segments were walked");
         let bit_walks = BIT_WALKS.load(std::sync::atomic::Ordering::Relaxed);
         assert!(bit_walks >= 40, "only {bit_walks} walks over bitsets");
