@@ -14,6 +14,7 @@ oracle below restates that filter for plain (wildcard-free) dotted patterns:
 """
 
 import itertools
+import re
 
 import pytest
 
@@ -106,3 +107,90 @@ def test_get_source_params(es, index, includes, excludes):
             params["source_excludes"] = excludes
         got = es.get(index=INDEX, id=i, **params)["_source"]
         assert got == oracle(d, includes, excludes)
+
+
+# --- a wildcard in the excludes: ES 8's SourceFilter filters the parsed map instead
+# (`canFilterBytes` is false), with `XContentMapValues#filter`:
+# - a key no include can reach (not matched, no include continues below it) is dropped; a key an
+#   exclude matches is dropped;
+# - a key an include matches is kept whole when no exclude continues below it, else filtered
+#   with every include matching; a matched object or array is kept even when left empty;
+# - otherwise objects and arrays are filtered and kept when not empty, leaves dropped;
+# - inside arrays, objects and arrays left empty are dropped (empty ones included); scalars are
+#   kept when the array's key was matched by an include.
+
+def wmatch(pattern, path):
+    return re.fullmatch(".*".join(re.escape(x) for x in pattern.split("*")), path) is not None
+
+
+def continues_below(path, patterns):
+    below = path + "."
+    for pat in patterns:
+        if "*" not in pat:
+            if pat.startswith(below):
+                return True
+            continue
+        lit = pat.split("*")[0]
+        if lit.startswith(below) or below.startswith(lit):
+            return True
+    return False
+
+
+def map_object(obj, path, includes, excludes):
+    out = {}
+    for k, v in obj.items():
+        p = f"{path}.{k}" if path else k
+        if includes is not None and not (
+                any(wmatch(i, p) for i in includes) or continues_below(p, includes)):
+            continue
+        if any(wmatch(e, p) for e in excludes):
+            continue
+        matched = includes is None or any(wmatch(i, p) for i in includes)
+        sub = includes
+        if matched:
+            if not continues_below(p, excludes):
+                out[k] = v
+                continue
+            sub = None
+        if isinstance(v, dict):
+            if sub is not None and not continues_below(p, sub):
+                continue
+            f = map_object(v, p, sub, excludes)
+            if matched or f:
+                out[k] = f
+        elif isinstance(v, list):
+            f = map_array(v, p, sub, excludes, matched)
+            if matched or f:
+                out[k] = f
+        elif matched:
+            out[k] = v
+    return out
+
+
+def map_array(items, path, includes, excludes, matched):
+    out = []
+    for v in items:
+        if isinstance(v, dict):
+            f = map_object(v, path, includes, excludes)
+        elif isinstance(v, list):
+            f = map_array(v, path, includes, excludes, matched)
+        else:
+            if matched:
+                out.append(v)
+            continue
+        if f:
+            out.append(f)
+    return out
+
+
+WILDCARD_EXCLUDES = [["z*"], ["a.c*"], ["a.*"], ["g.*", "a.b"], ["*.c"]]
+
+
+@pytest.mark.parametrize("excludes", WILDCARD_EXCLUDES)
+@pytest.mark.parametrize("includes", [[], ["a"], ["a.b", "g"], ["a*"], ["e", "f"]])
+def test_wildcard_excludes_filter_the_map(es, index, includes, excludes):
+    resp = es.search(index=INDEX, size=10, sort=["_doc"],
+                     source={"includes": includes, "excludes": excludes})
+    got = {h["_id"]: h["_source"] for h in resp["hits"]["hits"]}
+    want = {i: map_object(d, "", includes or None, excludes) for i, d in DOCS.items()}
+    assert got == want

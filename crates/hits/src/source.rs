@@ -133,6 +133,15 @@ fn may_match_child(path: &str, patterns: &[String]) -> bool {
 /// can reach is kept whole by the excludes and dropped by the includes; the others are
 /// filtered ([`Stage`]). The whole source filtered away is `{}`.
 fn filter_value(v: &Value, includes: &[String], excludes: &[String]) -> Value {
+    // ES's `SourceFilter#canFilterBytes`: a wildcard in the excludes (a Jackson bug ES works
+    // around) sends the source through `XContentMapValues#filter` instead.
+    if excludes.iter().any(|e| e.contains('*')) {
+        let Value::Object(m) = v else {
+            return v.clone();
+        };
+        let includes = (!includes.is_empty()).then_some(includes);
+        return Value::Object(map_filter::object(m, "", includes, excludes));
+    }
     let mut out = Some(v.clone());
     if !excludes.is_empty() {
         out = out.and_then(|v| Stage::Excludes(excludes).filter(&v, ""));
@@ -198,6 +207,107 @@ impl Stage<'_> {
 
     fn keep_if_empty(self, was_empty: bool, is_empty: bool) -> bool {
         !is_empty || (was_empty && matches!(self, Stage::Excludes(_)))
+    }
+}
+
+/// ES's `XContentMapValues#filter` over a parsed source. Unlike the byte filter, an object or
+/// array a matched include leaves empty is kept, and inside arrays empty objects and arrays are
+/// always dropped. `includes` is `None` once an include matched (ES's match-all automaton).
+mod map_filter {
+    use super::may_match_child;
+    use lode_engine::mapping::wildcard_match;
+    use serde_json::{Map, Value};
+
+    fn accepts(path: &str, patterns: &[String]) -> bool {
+        patterns.iter().any(|p| wildcard_match(p, path))
+    }
+
+    pub(super) fn object(
+        m: &Map<String, Value>,
+        path: &str,
+        includes: Option<&[String]>,
+        excludes: &[String],
+    ) -> Map<String, Value> {
+        let mut out = Map::new();
+        for (k, v) in m {
+            let p = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            if let Some(inc) = includes {
+                if !accepts(&p, inc) && !may_match_child(&p, inc) {
+                    continue;
+                }
+            }
+            if accepts(&p, excludes) {
+                continue;
+            }
+            let included = includes.is_none_or(|inc| accepts(&p, inc));
+            let mut sub = includes;
+            if included {
+                if !may_match_child(&p, excludes) {
+                    out.insert(k.clone(), v.clone());
+                    continue;
+                }
+                sub = None;
+            }
+            match v {
+                Value::Object(o) => {
+                    if sub.is_some_and(|inc| !may_match_child(&p, inc)) {
+                        continue;
+                    }
+                    let f = object(o, &p, sub, excludes);
+                    if included || !f.is_empty() {
+                        out.insert(k.clone(), Value::Object(f));
+                    }
+                }
+                Value::Array(items) => {
+                    let f = array(items, &p, sub, excludes, included);
+                    if included || !f.is_empty() {
+                        out.insert(k.clone(), Value::Array(f));
+                    }
+                }
+                leaf => {
+                    if included {
+                        out.insert(k.clone(), leaf.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn array(
+        items: &[Value],
+        path: &str,
+        includes: Option<&[String]>,
+        excludes: &[String],
+        included: bool,
+    ) -> Vec<Value> {
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                Value::Object(o) => {
+                    let f = object(o, path, includes, excludes);
+                    if !f.is_empty() {
+                        out.push(Value::Object(f));
+                    }
+                }
+                Value::Array(a) => {
+                    let f = array(a, path, includes, excludes, included);
+                    if !f.is_empty() {
+                        out.push(Value::Array(f));
+                    }
+                }
+                scalar => {
+                    if included {
+                        out.push(scalar.clone());
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -327,5 +437,29 @@ mod tests {
             json!({})
         );
         assert_eq!(filtered(json!({"x": 1}), &["y"], &[]), json!({}));
+    }
+
+    #[test]
+    fn a_wildcard_exclude_filters_as_x_content_map_values() {
+        // ES's SourceFilterTests#testCombinedIncludesAndExcludes
+        let src = json!({"requests": {"count": 10, "foo": "bar"},
+            "meta": {"name": "Some metric", "description": "d", "other": {"foo": "one", "baz": "two"}}});
+        assert_eq!(
+            filtered(
+                src,
+                &["*.count", "meta.*"],
+                &["meta.description", "meta.other.*"]
+            ),
+            json!({"requests": {"count": 10}, "meta": {"name": "Some metric", "other": {}}})
+        );
+        let src = json!({"a": [{}, [], {"b": 1}, 3], "e": {}, "x": 1});
+        assert_eq!(
+            filtered(src.clone(), &[], &["x*"]),
+            json!({"a": [{}, [], {"b": 1}, 3], "e": {}})
+        );
+        assert_eq!(
+            filtered(src, &["a"], &["a.c*"]),
+            json!({"a": [{"b": 1}, 3]})
+        );
     }
 }
