@@ -111,9 +111,18 @@ pub(crate) fn background(
         let nested = pt.target.ctx.meta.nested;
         // With nested documents, the background is the root documents (as ES's non-nested
         // filter makes it).
+        // A constant_keyword's terms are only those of the documents that stored its value:
+        // its background is read from the constant column, over every root document.
+        let constant = pt
+            .target
+            .ctx
+            .mapping
+            .field(field)
+            .is_some_and(|d| d.ty == lode_engine::mapping::FieldType::ConstantKeyword);
         let query = filter
             .map(|q| build_dsl(q, pt.target.ctx))
             .transpose()?
+            .or_else(|| constant.then(|| Box::new(tantivy::query::AllQuery) as _))
             .map(|q| lode_query::nested::non_nested(q, nested));
         for shard in pt.target.shards {
             let searcher = &shard.searcher;

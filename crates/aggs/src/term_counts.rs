@@ -43,7 +43,10 @@ pub(crate) fn countable_field(node: &PlanNode, schema: &Schema) -> Option<Field>
         && req.min_doc_count > 0
         && op.numeric_include.is_none()
         && op.numeric_exclude.is_none();
-    if !plain || def.storage() != Storage::Keyword || !def.index || !def.doc_values {
+    // A constant_keyword's terms are only those of the documents that stored its value; its
+    // values are the constant column every document reads.
+    let constant = def.ty == lode_engine::mapping::FieldType::ConstantKeyword;
+    if !plain || constant || def.storage() != Storage::Keyword || !def.index || !def.doc_values {
         return None;
     }
     schema.get_field(&op.field.name).ok()

@@ -594,7 +594,7 @@ pub(crate) fn constraint_query(pt: &PlannedTarget, c: &Constraint) -> EsResult<B
 
 /// `top_metrics`: the bucket's documents that have a sort value, first `size` in the sort
 /// order (as Elasticsearch's `BucketedSort` skips documents without one), each as its sort
-/// value and the first doc value of each metric field (`null` when it has none).
+/// value and each metric field's value ([`metric_value`]).
 pub(crate) fn render_top_metrics(
     exec: &Exec,
     req: &crate::request::TopMetricsReq,
@@ -679,8 +679,7 @@ pub(crate) fn render_top_metrics(
     Ok(Value::Array(out))
 }
 
-/// The first value of a runtime field in `doc`, rendered as [`metric_value`] renders a
-/// column's.
+/// A runtime field's value in `doc`, as [`metric_value`] reads a column's (numbers averaged).
 fn runtime_metric_value(
     segment: &tantivy::SegmentReader,
     rt: &super::sources::RuntimeProvider,
@@ -690,23 +689,27 @@ fn runtime_metric_value(
     let mut docs =
         lode_query::DocColumns::new(segment, rt.fields.clone()).with_runtime(rt.runtime.clone());
     docs.doc = doc;
-    let first = rt
-        .field
-        .values_or_record(&mut docs, &rt.errors)
-        .into_iter()
-        .next();
-    match (first, &field.def) {
-        (Some(v), Some(def)) if def.ty.is_date() => match v.as_i64() {
-            Some(ms) => json!(def.date_format.format_millis(ms, &lode_dates::Tz::utc())),
+    let values = rt.field.values_or_record(&mut docs, &rt.errors);
+    let Some(def) = &field.def else {
+        return values.into_iter().next().unwrap_or(Value::Null);
+    };
+    match def.storage() {
+        Storage::I64 => match avg_i64(values.iter().filter_map(Value::as_i64)) {
+            Some(ms) if def.ty.is_date() => {
+                json!(def.date_format.format_millis(ms, &lode_dates::Tz::utc()))
+            }
+            Some(v) => json!(v),
             None => Value::Null,
         },
-        (Some(v), _) => v,
-        (None, _) => Value::Null,
+        Storage::F64 => avg_f64(values.iter().filter_map(Value::as_f64).collect())
+            .map_or(Value::Null, |v| json!(v)),
+        _ => values.into_iter().next().unwrap_or(Value::Null),
     }
 }
 
-/// The first doc value of `field` in `doc`, as Elasticsearch renders a top metric: a number
-/// (dates formatted with the field's format), a keyword's string, or `null`.
+/// The value of `field` in `doc`, as ES 8's `TopMetricsAggregator` loads it: a number is the
+/// average of the document's values (`MultiValueMode.AVG`; dates formatted with the field's
+/// format), a keyword its smallest value (the first ordinal), `null` when it has none.
 fn metric_value(
     segment: &tantivy::SegmentReader,
     field: &super::plan::FieldRef,
@@ -721,8 +724,7 @@ fn metric_value(
             let Some(col) = fast.column_opt::<i64>(&field.name).map_err(internal)? else {
                 return Ok(Value::Null);
             };
-            let first = col.values_for_doc(doc).next();
-            match first {
+            match avg_i64(col.values_for_doc(doc)) {
                 Some(v) if def.ty.is_date() => {
                     json!(def.date_format.format_millis(v, &lode_dates::Tz::utc()))
                 }
@@ -734,8 +736,7 @@ fn metric_value(
             let Some(col) = fast.column_opt::<f64>(&field.name).map_err(internal)? else {
                 return Ok(Value::Null);
             };
-            let first = col.values_for_doc(doc).next();
-            first.map_or(Value::Null, |v| json!(v))
+            avg_f64(col.values_for_doc(doc).collect()).map_or(Value::Null, |v| json!(v))
         }
         Storage::Keyword => {
             let Some(col) = fast.str(&field.name).map_err(internal)? else {
@@ -756,6 +757,34 @@ fn metric_value(
         }
         _ => Value::Null,
     })
+}
+
+/// `MultiValueMode.AVG` over a document's longs: their sum (wrapping, as Java's `long`), divided
+/// and rounded as `Math.round` when there are several.
+fn avg_i64(values: impl Iterator<Item = i64>) -> Option<i64> {
+    let (total, count) = values.fold((0i64, 0u64), |(t, n), v| (t.wrapping_add(v), n + 1));
+    match count {
+        0 => None,
+        1 => Some(total),
+        n => Some(java_round(total as f64 / n as f64)),
+    }
+}
+
+/// `MultiValueMode.AVG` over a document's doubles, summed in value order as Lucene's sorted
+/// doc values hold them.
+fn avg_f64(mut values: Vec<f64>) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    Some(values.iter().fold(0.0, |t, v| t + v) / values.len() as f64)
+}
+
+/// Java's `Math.round(double)`: halves round up (towards positive infinity); the cast
+/// saturates as Java's does.
+fn java_round(x: f64) -> i64 {
+    let floor = x.floor();
+    (if x - floor >= 0.5 { floor + 1.0 } else { floor }) as i64
 }
 
 /// A histogram bucket `[from, to)` of a range field: the documents one of whose ranges
@@ -789,4 +818,23 @@ fn range_field_bucket(
         hi,
         Relation::Intersects,
     ))
+}
+
+#[cfg(test)]
+mod metric_tests {
+    use super::*;
+
+    #[test]
+    fn several_values_average_as_multi_value_mode_avg() {
+        assert_eq!(avg_i64([].into_iter()), None);
+        assert_eq!(avg_i64([7].into_iter()), Some(7));
+        assert_eq!(avg_i64([1, 2].into_iter()), Some(2));
+        assert_eq!(avg_i64([-1, -2].into_iter()), Some(-1));
+        assert_eq!(avg_i64([1, 2, 4].into_iter()), Some(2));
+        assert_eq!(avg_f64(vec![3.0, 1.0, 0.5]), Some(1.5));
+        assert_eq!(avg_f64(vec![]), None);
+        assert_eq!(java_round(-2.5), -2);
+        assert_eq!(java_round(2.5), 3);
+        assert_eq!(java_round(0.49999999999999994), 0);
+    }
 }

@@ -954,6 +954,44 @@ impl MgetDoc {
     }
 }
 
+/// Whether an update body asks for its `upsert` to go through the script.
+fn scripted_upsert(obj: &Map<String, Value>) -> bool {
+    obj.get("scripted_upsert").and_then(|v| v.as_bool()) == Some(true)
+}
+
+/// The body's `part` (`doc` or `upsert`) as bytes keeping its integers beyond 64 bits;
+/// `None` when the body has none.
+fn protected_part(raw_body: &[u8], part: &str) -> EsResult<Option<Vec<u8>>> {
+    let Some(body) = crate::big_integers::protect(raw_body)? else {
+        return Ok(None);
+    };
+    Ok(Some(crate::big_integers::restore(
+        body.get(part).unwrap_or(&json!({})),
+    )))
+}
+
+/// The stored source with the body's `doc` merged in, as bytes keeping both sides' integers
+/// beyond 64 bits; `None` when neither has any.
+fn merged_preserving(stored: &[u8], raw_body: &[u8]) -> EsResult<Option<Vec<u8>>> {
+    let old = crate::big_integers::protect(stored)?;
+    let body = crate::big_integers::protect(raw_body)?;
+    if old.is_none() && body.is_none() {
+        return Ok(None);
+    }
+    let mut merged = match old {
+        Some(v) => v,
+        None => parse_json(stored)?,
+    };
+    let body = match body {
+        Some(v) => v,
+        None => parse_json(raw_body)?,
+    };
+    if let Some(doc) = body.get("doc") {
+        merge_doc(&mut merged, doc);
+    }
+    Ok(Some(crate::big_integers::restore(&merged)))
+}
+
 /// Deep-merges `patch` into `target` as a partial update does.
 pub fn merge_doc(target: &mut Value, patch: &Value) {
     match (target, patch) {
@@ -1028,6 +1066,7 @@ fn apply_update(
     id: &str,
     routing: Option<&str>,
     body: &Value,
+    raw_body: &[u8],
     retry_on_conflict: usize,
     required: Option<(i64, i64)>,
 ) -> EsResult<UpdateOutcome> {
@@ -1113,7 +1152,16 @@ fn apply_update(
                     .with("shard", index.shard_for(id, routing).to_string())
                     .with("index", index.name.clone()));
                 };
-                let raw: Arc<[u8]> = serde_json::to_vec(&new_source).unwrap().into();
+                // A document taken whole from the body keeps its integers beyond 64 bits.
+                let part = match obj.get("upsert") {
+                    Some(_) if script.is_some() && scripted_upsert(obj) => None,
+                    Some(_) => Some("upsert"),
+                    None => Some("doc"),
+                };
+                let raw: Arc<[u8]> = match part.map(|p| protected_part(raw_body, p)).transpose()? {
+                    Some(Some(bytes)) => bytes.into(),
+                    _ => serde_json::to_vec(&new_source).unwrap().into(),
+                };
                 index
                     .index_doc(
                         Some(id),
@@ -1179,7 +1227,16 @@ fn apply_update(
                         source: old,
                     });
                 }
-                let raw: Arc<[u8]> = serde_json::to_vec(&new_source).unwrap().into();
+                // A partial document merged into the stored one keeps both sides' integers
+                // beyond 64 bits (the tree above holds them as doubles, for indexing).
+                let preserved = match doc {
+                    Some(_) => merged_preserving(&cur.source, raw_body)?,
+                    None => None,
+                };
+                let raw: Arc<[u8]> = match preserved {
+                    Some(bytes) => bytes.into(),
+                    None => serde_json::to_vec(&new_source).unwrap().into(),
+                };
                 index
                     .index_doc(
                         Some(id),
@@ -1285,7 +1342,16 @@ pub fn update(
         (Some(s), Some(t)) => Some((s, t)),
         _ => None,
     };
-    let out = apply_update(node, &index, id, routing(req), &body, retry, required)?;
+    let out = apply_update(
+        node,
+        &index,
+        id,
+        routing(req),
+        &body,
+        &req.body,
+        retry,
+        required,
+    )?;
     let mut forced = false;
     if let Some(w) = &out.write {
         forced = finish_write(&index, w, refresh)?;
@@ -1688,7 +1754,16 @@ fn bulk_item(
                 (Some(s), Some(t)) => Some((s, t)),
                 _ => None,
             };
-            let out = apply_update(node, &index, id, routing, &upd, retry, required)?;
+            let out = apply_update(
+                node,
+                &index,
+                id,
+                routing,
+                &upd,
+                &body[s..e],
+                retry,
+                required,
+            )?;
             // The body's `_source` over the action line's, over the URL's (ES's order).
             let filter = upd
                 .get("_source")

@@ -15,6 +15,7 @@ pub mod allocation_explain;
 #[cfg(test)]
 #[path = "../../engine/src/testing/arb_json.rs"]
 mod arb_json;
+mod big_integers;
 pub mod by_query;
 pub mod cat;
 pub mod cluster;

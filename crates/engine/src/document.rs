@@ -109,9 +109,9 @@ impl<'a> DocParser<'a> {
 }
 
 /// Every root document holds the value of each `constant_keyword` field (outside nested
-/// objects) that has one, sent or not: ES reads the value for every document, so sorts and
-/// aggregations reading the column see it too. Documents indexed before the value was set
-/// have none (see docs/compatibility.md).
+/// objects) that has one, sent or not. Searches no longer read these terms and column values
+/// (queries decide on the mapping's value, doc values are a constant column:
+/// `index::register_constant_columns`); they keep segments as earlier Lode versions wrote them.
 fn fill_constant_keywords(mapping: &Mapping, schema: &Schema, doc: &mut TantivyDocument) {
     for def in mapping.fields.values() {
         let Some(value) = def.value.as_deref() else {

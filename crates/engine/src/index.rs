@@ -417,7 +417,10 @@ impl IndexService {
     fn tokenizer_registrar(&self, mapping: &Mapping) -> impl Fn(&tantivy::Index) {
         let analysis = self.analysis.clone();
         let mapping = mapping.clone();
-        move |index: &tantivy::Index| register_tokenizers(&analysis, &mapping, index)
+        move |index: &tantivy::Index| {
+            register_tokenizers(&analysis, &mapping, index);
+            register_constant_columns(&mapping, index);
+        }
     }
 
     fn persist(&self) -> EsResult<()> {
@@ -675,6 +678,11 @@ impl IndexService {
         } else {
             guard.schema.clone()
         };
+        // A value set by this update (a document's first constant_keyword value) reaches
+        // the shards whose schema did not change.
+        for shard in self.shards.read().iter().flatten() {
+            shard.set_constant_columns(&compiled);
+        }
         *guard = Arc::new(MappingState {
             mapping: Arc::new(compiled),
             schema,
@@ -1334,6 +1342,71 @@ pub fn register_tokenizers(analysis: &AnalysisRegistry, mapping: &Mapping, index
                 .fast_field_tokenizer()
                 .register(&tn, TextAnalyzer::from(a));
         }
+    }
+}
+
+/// Every `constant_keyword` field with a value is read as a column holding it on every row
+/// (tantivy's `ConstantColumns`, a Lode patch), as ES's `ConstantIndexFieldData` gives it to
+/// every document of the index: documents indexed before a document set the value stored
+/// none, and aggregations, sorts, doc values and scripts must see it on them too.
+pub fn register_constant_columns(mapping: &Mapping, index: &tantivy::Index) {
+    let values = mapping
+        .fields
+        .values()
+        .filter(|f| f.ty == mapping::FieldType::ConstantKeyword)
+        .filter_map(|f| Some((f.path.clone(), f.value.clone()?)))
+        .collect();
+    index.constant_columns().set(values);
+}
+
+#[cfg(test)]
+mod constant_column_tests {
+    use super::*;
+    use tantivy::schema::{FAST, STRING};
+
+    fn terms_of(column: &tantivy::columnar::StrColumn, doc: u32) -> Vec<String> {
+        column
+            .term_ords(doc)
+            .map(|ord| {
+                let mut s = String::new();
+                column.ord_to_str(ord, &mut s).unwrap();
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_constant_keyword_value_is_read_on_every_row_stored_or_not() {
+        let mut builder = Schema::builder();
+        let c = builder.add_text_field("c", STRING | FAST);
+        let other = builder.add_text_field("other", STRING | FAST);
+        let index = tantivy::Index::create_in_ram(builder.build());
+        let mut writer: tantivy::IndexWriter = index.writer(15_000_000).unwrap();
+        writer.add_document(tantivy::doc!(other => "x")).unwrap();
+        writer.add_document(tantivy::doc!(c => "v")).unwrap();
+        writer.add_document(tantivy::doc!(other => "y")).unwrap();
+        writer.commit().unwrap();
+        let reg = lode_analysis::AnalysisRegistry::new(None).unwrap();
+        let unset = json!({"properties": {"c": {"type": "constant_keyword"}}});
+        register_constant_columns(&mapping::compile(&unset, &reg).unwrap(), &index);
+        let reader = index.reader().unwrap();
+        let column = reader.searcher().segment_reader(0).fast_fields().str("c");
+        // No value in the mapping: the stored column, as it is.
+        let stored = column.unwrap().unwrap();
+        assert_eq!(terms_of(&stored, 0), Vec::<String>::new());
+        assert_eq!(terms_of(&stored, 1), ["v"]);
+
+        let set = json!({"properties": {"c": {"type": "constant_keyword", "value": "v"}}});
+        register_constant_columns(&mapping::compile(&set, &reg).unwrap(), &index);
+        let searcher = reader.searcher();
+        let fast = searcher.segment_reader(0).fast_fields();
+        let column = fast.str("c").unwrap().unwrap();
+        for doc in 0..3 {
+            assert_eq!(terms_of(&column, doc), ["v"], "doc {doc}");
+        }
+        // Other columns are read as stored.
+        let other = fast.str("other").unwrap().unwrap();
+        assert_eq!(terms_of(&other, 1), Vec::<String>::new());
     }
 }
 

@@ -1384,6 +1384,11 @@ impl Shard {
         Ok(())
     }
 
+    /// Registers `mapping`'s constant_keyword values as constant columns of the shard's index.
+    pub fn set_constant_columns(&self, mapping: &crate::mapping::Mapping) {
+        crate::index::register_constant_columns(mapping, &self.engine.read().index);
+    }
+
     pub fn segments(&self) -> EsResult<Vec<SegmentInfo>> {
         let e = self.engine.read();
         let searcher = e.reader.searcher();

@@ -98,7 +98,7 @@ impl SourceFilter {
         if self.is_identity() {
             return Some(source.clone());
         }
-        Some(filter_value(source, "", &self.includes, &self.excludes))
+        Some(filter_value(source, &self.includes, &self.excludes))
     }
 }
 
@@ -109,82 +109,205 @@ fn strings(a: &[Value]) -> Vec<String> {
 }
 
 fn included(path: &str, includes: &[String]) -> bool {
-    includes.is_empty()
-        || includes
-            .iter()
-            .any(|p| wildcard_match(p, path) || wildcard_match(&format!("{p}.*"), path))
-}
-
-/// Whether some include pattern could match a descendant of `path`.
-fn may_include_child(path: &str, includes: &[String]) -> bool {
-    includes.is_empty()
-        || includes.iter().any(|p| {
-            p.starts_with(&format!("{path}.")) || p.starts_with('*') || {
-                let prefix = p.split('*').next().unwrap_or("");
-                prefix.len() <= path.len() + 1
-                    && format!("{path}.").starts_with(prefix)
-                    && p.contains('*')
-            }
-        })
-}
-
-fn excluded(path: &str, excludes: &[String]) -> bool {
-    excludes
+    includes
         .iter()
         .any(|p| wildcard_match(p, path) || wildcard_match(&format!("{p}.*"), path))
 }
 
-fn filter_value(v: &Value, path: &str, includes: &[String], excludes: &[String]) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut out = Map::new();
-            for (k, child) in m {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                if excluded(&p, excludes) {
+/// Whether some pattern could match a descendant of `path` (ES's `FilterPath` leaving filters
+/// for the property's contents).
+fn may_match_child(path: &str, patterns: &[String]) -> bool {
+    patterns.iter().any(|p| {
+        p.starts_with(&format!("{path}.")) || p.starts_with('*') || {
+            let prefix = p.split('*').next().unwrap_or("");
+            prefix.len() <= path.len() + 1
+                && format!("{path}.").starts_with(prefix)
+                && p.contains('*')
+        }
+    })
+}
+
+/// ES 8 filters `_source` bytes with Jackson's `FilteringParserDelegate` and its
+/// `FilterPathBasedFilter`: the excludes first, then the includes over what they left. A
+/// property a pattern matches is taken whole (includes) or dropped (excludes); one no pattern
+/// can reach is kept whole by the excludes and dropped by the includes; the others are
+/// filtered ([`Stage`]). The whole source filtered away is `{}`.
+fn filter_value(v: &Value, includes: &[String], excludes: &[String]) -> Value {
+    // ES's `SourceFilter#canFilterBytes`: a wildcard in the excludes (a Jackson bug ES works
+    // around) sends the source through `XContentMapValues#filter` instead.
+    if excludes.iter().any(|e| e.contains('*')) {
+        let Value::Object(m) = v else {
+            return v.clone();
+        };
+        let includes = (!includes.is_empty()).then_some(includes);
+        return Value::Object(map_filter::object(m, "", includes, excludes));
+    }
+    let mut out = Some(v.clone());
+    if !excludes.is_empty() {
+        out = out.and_then(|v| Stage::Excludes(excludes).filter(&v, ""));
+    }
+    if !includes.is_empty() {
+        out = out.and_then(|v| Stage::Includes(includes).filter(&v, ""));
+    }
+    out.unwrap_or_else(|| json!({}))
+}
+
+/// One of the two filters, applied to an object or array whose contents are filtered (some
+/// pattern reaches into them). As ES's `FilterPathBasedFilter`: scalars are kept by the
+/// excludes and dropped by the includes (`_includeScalar`); an object or array left empty is
+/// dropped, except, for the excludes, one that was empty to begin with
+/// (`includeEmptyObject`/`includeEmptyArray`). Arrays add nothing to the path.
+#[derive(Clone, Copy)]
+enum Stage<'a> {
+    Includes(&'a [String]),
+    Excludes(&'a [String]),
+}
+
+impl Stage<'_> {
+    fn filter(self, v: &Value, path: &str) -> Option<Value> {
+        match v {
+            Value::Object(m) => {
+                let mut out = Map::new();
+                for (k, child) in m {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    if let Some(kept) = self.property(child, &p) {
+                        out.insert(k.clone(), kept);
+                    }
+                }
+                self.keep_if_empty(m.is_empty(), out.is_empty())
+                    .then_some(Value::Object(out))
+            }
+            Value::Array(items) => {
+                let out: Vec<Value> = items.iter().filter_map(|i| self.filter(i, path)).collect();
+                self.keep_if_empty(items.is_empty(), out.is_empty())
+                    .then_some(Value::Array(out))
+            }
+            scalar => matches!(self, Stage::Excludes(_)).then(|| scalar.clone()),
+        }
+    }
+
+    /// A property at `path`: matched, out of every pattern's reach, or filtered.
+    fn property(self, v: &Value, path: &str) -> Option<Value> {
+        let (patterns, matched_keeps) = match self {
+            Stage::Includes(p) => (p, true),
+            Stage::Excludes(p) => (p, false),
+        };
+        if included(path, patterns) {
+            return matched_keeps.then(|| v.clone());
+        }
+        if !may_match_child(path, patterns) {
+            return (!matched_keeps).then(|| v.clone());
+        }
+        self.filter(v, path)
+    }
+
+    fn keep_if_empty(self, was_empty: bool, is_empty: bool) -> bool {
+        !is_empty || (was_empty && matches!(self, Stage::Excludes(_)))
+    }
+}
+
+/// ES's `XContentMapValues#filter` over a parsed source. Unlike the byte filter, an object or
+/// array a matched include leaves empty is kept, and inside arrays empty objects and arrays are
+/// always dropped. `includes` is `None` once an include matched (ES's match-all automaton).
+mod map_filter {
+    use super::may_match_child;
+    use lode_engine::mapping::wildcard_match;
+    use serde_json::{Map, Value};
+
+    fn accepts(path: &str, patterns: &[String]) -> bool {
+        patterns.iter().any(|p| wildcard_match(p, path))
+    }
+
+    pub(super) fn object(
+        m: &Map<String, Value>,
+        path: &str,
+        includes: Option<&[String]>,
+        excludes: &[String],
+    ) -> Map<String, Value> {
+        let mut out = Map::new();
+        for (k, v) in m {
+            let p = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            if let Some(inc) = includes {
+                if !accepts(&p, inc) && !may_match_child(&p, inc) {
                     continue;
                 }
-                if included(&p, includes) {
-                    out.insert(k.clone(), filter_value(child, &p, &[], excludes));
-                } else if may_include_child(&p, includes) {
-                    match child {
-                        Value::Object(_) | Value::Array(_) => {
-                            let f = filter_value(child, &p, includes, excludes);
-                            let empty = match &f {
-                                Value::Object(o) => o.is_empty(),
-                                Value::Array(a) => a.is_empty(),
-                                _ => false,
-                            };
-                            if !empty {
-                                out.insert(k.clone(), f);
-                            }
-                        }
-                        _ => {}
+            }
+            if accepts(&p, excludes) {
+                continue;
+            }
+            let included = includes.is_none_or(|inc| accepts(&p, inc));
+            let mut sub = includes;
+            if included {
+                if !may_match_child(&p, excludes) {
+                    out.insert(k.clone(), v.clone());
+                    continue;
+                }
+                sub = None;
+            }
+            match v {
+                Value::Object(o) => {
+                    if sub.is_some_and(|inc| !may_match_child(&p, inc)) {
+                        continue;
+                    }
+                    let f = object(o, &p, sub, excludes);
+                    if included || !f.is_empty() {
+                        out.insert(k.clone(), Value::Object(f));
+                    }
+                }
+                Value::Array(items) => {
+                    let f = array(items, &p, sub, excludes, included);
+                    if included || !f.is_empty() {
+                        out.insert(k.clone(), Value::Array(f));
+                    }
+                }
+                leaf => {
+                    if included {
+                        out.insert(k.clone(), leaf.clone());
                     }
                 }
             }
-            Value::Object(out)
         }
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .filter_map(|i| match i {
-                    Value::Object(_) => {
-                        let f = filter_value(i, path, includes, excludes);
-                        if f.as_object().map(|o| o.is_empty()).unwrap_or(false) {
-                            None
-                        } else {
-                            Some(f)
-                        }
+        out
+    }
+
+    fn array(
+        items: &[Value],
+        path: &str,
+        includes: Option<&[String]>,
+        excludes: &[String],
+        included: bool,
+    ) -> Vec<Value> {
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                Value::Object(o) => {
+                    let f = object(o, path, includes, excludes);
+                    if !f.is_empty() {
+                        out.push(Value::Object(f));
                     }
-                    other => Some(other.clone()),
-                })
-                .collect(),
-        ),
-        other => other.clone(),
+                }
+                Value::Array(a) => {
+                    let f = array(a, path, includes, excludes, included);
+                    if !f.is_empty() {
+                        out.push(Value::Array(f));
+                    }
+                }
+                scalar => {
+                    if included {
+                        out.push(scalar.clone());
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -284,5 +407,59 @@ mod tests {
         assert!(f.apply(&src).is_none());
         let f = SourceFilter::from_json(Some(&json!(["b"])));
         assert_eq!(f.apply(&src).unwrap(), json!({"b":{"c":2,"d":3}}));
+    }
+
+    fn filtered(src: Value, includes: &[&str], excludes: &[&str]) -> Value {
+        let f = SourceFilter::from_json(Some(&json!({"includes": includes, "excludes": excludes})));
+        f.apply(&src).unwrap()
+    }
+
+    #[test]
+    fn empty_objects_and_arrays_as_es_filtering_parser_keeps_them() {
+        let src = json!({"a": [{}, [], {"b": 1, "c": 2}, 3, [{"b": 4}]], "e": {}, "f": []});
+        // A matched property is taken whole.
+        assert_eq!(filtered(src.clone(), &["a"], &[]), json!({"a": src["a"]}));
+        // Reaching into it: scalars and empty objects and arrays are dropped.
+        assert_eq!(
+            filtered(src.clone(), &["a.b", "e.x", "f.x"], &[]),
+            json!({"a": [{"b": 1}, [{"b": 4}]]})
+        );
+        // The excludes keep what was empty, drop what they emptied.
+        assert_eq!(
+            filtered(src.clone(), &[], &["a.b", "a.c", "e.x"]),
+            json!({"a": [{}, [], 3], "e": {}, "f": []})
+        );
+        assert_eq!(filtered(json!({"o": {"x": 1}}), &[], &["o.x"]), json!({}));
+        assert_eq!(filtered(json!({"o": [{"x": 1}]}), &[], &["o.x"]), json!({}));
+        // The includes see what the excludes left.
+        assert_eq!(
+            filtered(json!({"o": {"x": 1}, "p": 1}), &["o"], &["o.x"]),
+            json!({})
+        );
+        assert_eq!(filtered(json!({"x": 1}), &["y"], &[]), json!({}));
+    }
+
+    #[test]
+    fn a_wildcard_exclude_filters_as_x_content_map_values() {
+        // ES's SourceFilterTests#testCombinedIncludesAndExcludes
+        let src = json!({"requests": {"count": 10, "foo": "bar"},
+            "meta": {"name": "Some metric", "description": "d", "other": {"foo": "one", "baz": "two"}}});
+        assert_eq!(
+            filtered(
+                src,
+                &["*.count", "meta.*"],
+                &["meta.description", "meta.other.*"]
+            ),
+            json!({"requests": {"count": 10}, "meta": {"name": "Some metric", "other": {}}})
+        );
+        let src = json!({"a": [{}, [], {"b": 1}, 3], "e": {}, "x": 1});
+        assert_eq!(
+            filtered(src.clone(), &[], &["x*"]),
+            json!({"a": [{}, [], {"b": 1}, 3], "e": {}})
+        );
+        assert_eq!(
+            filtered(src, &["a"], &["a.c*"]),
+            json!({"a": [{"b": 1}, 3]})
+        );
     }
 }

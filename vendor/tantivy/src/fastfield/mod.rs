@@ -22,6 +22,7 @@
 pub use columnar::Column;
 use columnar::MonotonicallyMappableToU64;
 
+pub use self::constant::ConstantColumns; // Lode patch
 pub use self::alive_bitset::{intersect_alive_bitsets, write_alive_bitset, AliveBitSet};
 pub use self::error::{FastFieldNotAvailableError, Result};
 pub use self::facet_reader::FacetReader;
@@ -33,6 +34,7 @@ use crate::schema::Type;
 use crate::DateTime;
 
 mod alive_bitset;
+mod constant; // Lode patch
 mod error;
 mod facet_reader;
 mod readers;

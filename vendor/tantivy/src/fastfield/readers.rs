@@ -8,8 +8,10 @@ use columnar::{
 };
 use common::ByteCount;
 
+use super::constant::ConstantColumns;
 use crate::core::json_utils::{encode_column_name, json_path_sep_to_dot};
 use crate::directory::FileSlice;
+use crate::index::SegmentId;
 use crate::schema::{Field, FieldEntry, FieldType, Schema};
 use crate::space_usage::{FieldUsage, PerFieldSpaceUsage};
 use crate::TantivyError;
@@ -22,12 +24,50 @@ use crate::TantivyError;
 pub struct FastFieldReaders {
     columnar: Arc<ColumnarReader>,
     schema: Schema,
+    // Lode patch: the index's constant columns, read in place of the stored ones.
+    constants: Option<(ConstantColumns, SegmentId)>,
 }
 
 impl FastFieldReaders {
     pub(crate) fn open(fast_field_file: FileSlice, schema: Schema) -> io::Result<FastFieldReaders> {
         let columnar = Arc::new(ColumnarReader::open(fast_field_file)?);
-        Ok(FastFieldReaders { columnar, schema })
+        Ok(FastFieldReaders {
+            columnar,
+            schema,
+            constants: None,
+        })
+    }
+
+    /// Lode patch: reads the constant columns of `constants` (built for `segment`) in place of
+    /// the stored ones.
+    pub(crate) fn with_constants(
+        mut self,
+        constants: ConstantColumns,
+        segment: SegmentId,
+    ) -> FastFieldReaders {
+        self.constants = Some((constants, segment));
+        self
+    }
+
+    /// Lode patch: the constant column `resolved`, when it is one (`Some(None)`: constant, but
+    /// the segment has no rows).
+    fn constant_handle(
+        &self,
+        resolved: &str,
+    ) -> crate::Result<Option<Option<DynamicColumnHandle>>> {
+        let Some((constants, segment)) = &self.constants else {
+            return Ok(None);
+        };
+        Ok(constants.handle(*segment, resolved, self.columnar.num_docs())?)
+    }
+
+    /// Lode patch: the columns of `resolved`, the constant one in place of the stored ones.
+    /// Every reader of a named column goes through here.
+    fn read_columns(&self, resolved: &str) -> crate::Result<Vec<DynamicColumnHandle>> {
+        if let Some(constant) = self.constant_handle(resolved)? {
+            return Ok(constant.into_iter().collect());
+        }
+        Ok(self.columnar.read_columns(resolved)?)
     }
 
     fn resolve_field(&self, column_name: &str) -> crate::Result<Option<String>> {
@@ -223,7 +263,6 @@ impl FastFieldReaders {
             return Ok(None);
         };
         let dynamic_column_handle_opt = self
-            .columnar
             .read_columns(&resolved_field_name)?
             .into_iter()
             .find(|column| column.column_type() == column_type);
@@ -238,12 +277,7 @@ impl FastFieldReaders {
         let Some(resolved_field_name) = self.resolve_field(field_name)? else {
             return Ok(Vec::new());
         };
-        let dynamic_column_handles = self
-            .columnar
-            .read_columns(&resolved_field_name)?
-            .into_iter()
-            .collect();
-        Ok(dynamic_column_handles)
+        self.read_columns(&resolved_field_name)
     }
 
     /// Returns all `dynamic_column_handle` that are inner fields of the provided JSON path.
@@ -270,6 +304,9 @@ impl FastFieldReaders {
         let Some(resolved_field_name) = self.resolve_field(field_name)? else {
             return Ok(Vec::new());
         };
+        if let Some(constant) = self.constant_handle(&resolved_field_name)? {
+            return Ok(constant.into_iter().collect());
+        }
         let columns = self
             .columnar
             .read_columns_async(&resolved_field_name)
@@ -305,7 +342,7 @@ impl FastFieldReaders {
         let Some(resolved_field_name) = self.resolve_field(field_name)? else {
             return Ok(None);
         };
-        for col in self.columnar.read_columns(&resolved_field_name)? {
+        for col in self.read_columns(&resolved_field_name)? {
             if let Some(type_white_list) = type_white_list_opt {
                 if !type_white_list.contains(&col.column_type()) {
                     continue;
@@ -333,7 +370,7 @@ impl FastFieldReaders {
         let Some(resolved_field_name) = self.resolve_field(field_name)? else {
             return Ok(columns_and_types);
         };
-        for col in self.columnar.read_columns(&resolved_field_name)? {
+        for col in self.read_columns(&resolved_field_name)? {
             if let Some(type_white_list) = type_white_list_opt {
                 if !type_white_list.contains(&col.column_type()) {
                     continue;

@@ -18,7 +18,7 @@ use crate::directory::error::OpenReadError;
 use crate::directory::MmapDirectory;
 use crate::directory::{Directory, ManagedDirectory, RamDirectory, INDEX_WRITER_LOCK};
 use crate::error::{DataCorruption, TantivyError};
-use crate::fastfield::FastFieldsPlugin;
+use crate::fastfield::{ConstantColumns, FastFieldsPlugin};
 use crate::index::{
     IndexMeta, InvertedIndexPlugin, SegmentComponent, SegmentId, SegmentMeta, SegmentMetaInventory,
 };
@@ -393,6 +393,8 @@ pub struct Index {
     custom_plugins: Vec<Arc<dyn SegmentPlugin>>,
     #[cfg(feature = "jitexpr")]
     expr_compilation_cache: ExprCompilationCache,
+    // Lode patch: see `fastfield::ConstantColumns`.
+    constant_columns: ConstantColumns,
 }
 
 impl Index {
@@ -513,10 +515,17 @@ impl Index {
             executor: Executor::single_thread(),
             inventory,
             custom_plugins: Vec::new(),
+            constant_columns: ConstantColumns::default(),
             // We default to a capacity of 64, but it only allocates if used.
             #[cfg(feature = "jitexpr")]
             expr_compilation_cache: ExprCompilationCache::with_capacity(64),
         }
+    }
+
+    /// Lode patch: the string columns read with one value on every row (shared by the index's
+    /// clones and its segment readers).
+    pub fn constant_columns(&self) -> &ConstantColumns {
+        &self.constant_columns
     }
 
     /// Setter for the tokenizer manager.

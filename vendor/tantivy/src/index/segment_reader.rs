@@ -176,7 +176,9 @@ impl SegmentReader {
         let schema = segment.schema();
 
         let fast_fields_data = segment.open_read(SegmentComponent::FastFields)?;
-        let fast_fields_readers = FastFieldReaders::open(fast_fields_data, schema.clone())?;
+        // Lode patch: the index's constant columns are read in place of the stored ones.
+        let fast_fields_readers = FastFieldReaders::open(fast_fields_data, schema.clone())?
+            .with_constants(segment.index().constant_columns().clone(), segment.id());
         let fieldnorm_data = segment.open_read(SegmentComponent::FieldNorms)?;
         let fieldnorm_readers = FieldNormReaders::open(fieldnorm_data)?;
 

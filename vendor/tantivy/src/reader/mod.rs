@@ -206,7 +206,10 @@ impl InnerIndexReader {
         let segment_readers = searchable_segments
             .iter()
             .map(SegmentReader::open)
-            .collect::<crate::Result<_>>()?;
+            .collect::<crate::Result<Vec<SegmentReader>>>()?;
+        // Lode patch: constant columns built for merged-away segments are dropped.
+        let live: Vec<_> = segment_readers.iter().map(|r| r.segment_id()).collect();
+        index.constant_columns().retain_segments(&live);
         Ok(segment_readers)
     }
 

@@ -1,0 +1,124 @@
+//! Integers beyond 64 bits kept as written when Lode rebuilds a document from its parts.
+//!
+//! serde_json (without `arbitrary_precision`, which would turn every number of every parsed
+//! document into a heap string) reads such an integer as a double, so a partial `_update`
+//! merging trees would store `1.2345678901234568e29` where ES keeps the `BigInteger`'s digits.
+//! Before such a merge the JSON text has each of those integers replaced by a marked string
+//! ([`protect`]); the merged tree is serialized and the marked strings turned back into the
+//! digits ([`restore`]). Documents without them (nearly all) are not touched.
+
+use crate::rest::parse_json;
+use lode_engine::EsResult;
+use serde_json::Value;
+
+/// What a marked string starts with (a NUL first: not a prefix documents' strings have).
+const MARK: &str = "\u{0}lode-big-integer:";
+/// [`MARK`] as serde_json writes it inside a string.
+const MARK_JSON: &str = "\"\\u0000lode-big-integer:";
+
+/// `raw` parsed with each integer beyond 64 bits as a marked string; `None` when it has none.
+pub fn protect(raw: &[u8]) -> EsResult<Option<Value>> {
+    let Some(text) = protect_text(raw) else {
+        return Ok(None);
+    };
+    parse_json(text.as_bytes()).map(Some)
+}
+
+/// `v` serialized, the marked strings written back as the integers they stand for.
+pub fn restore(v: &Value) -> Vec<u8> {
+    let json = serde_json::to_string(v).expect("a JSON value serializes");
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json.as_str();
+    while let Some(at) = rest.find(MARK_JSON) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + MARK_JSON.len()..];
+        let end = after.find('"').unwrap_or(after.len());
+        out.push_str(&after[..end]);
+        rest = after.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out.into_bytes()
+}
+
+/// The JSON text with every integer literal that fits neither `i64` nor `u64` quoted behind
+/// [`MARK`]; `None` when there is none (or the text is not UTF-8: the caller's parse fails).
+fn protect_text(raw: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(raw).ok()?;
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                let token = &text[start..i];
+                let integer = token
+                    .bytes()
+                    .skip(usize::from(token.starts_with('-')))
+                    .all(|c| c.is_ascii_digit());
+                if integer
+                    && token.len() > 1
+                    && token.parse::<i64>().is_err()
+                    && token.parse::<u64>().is_err()
+                {
+                    out.push_str(&text[copied..start]);
+                    out.push('"');
+                    out.push_str(&MARK.replace('\u{0}', "\\u0000"));
+                    out.push_str(token);
+                    out.push('"');
+                    copied = i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn big_integers_survive_a_tree_round_trip() {
+        let raw = br#"{"a": 123456789012345678901234567890, "b": [-99999999999999999999, 1.5e300, 7],
+            "s": "123456789012345678901234567890 \" 18446744073709551616", "u": 18446744073709551615}"#;
+        let mut v = protect(raw).unwrap().unwrap();
+        assert_eq!(v["b"][2], json!(7));
+        v["c"] = json!(1);
+        let out = String::from_utf8(restore(&v)).unwrap();
+        assert_eq!(
+            out,
+            r#"{"a":123456789012345678901234567890,"b":[-99999999999999999999,1.5e+300,7],"s":"123456789012345678901234567890 \" 18446744073709551616","u":18446744073709551615,"c":1}"#
+        );
+        assert!(protect(br#"{"a": 1, "b": "99999999999999999999999"}"#)
+            .unwrap()
+            .is_none());
+    }
+}
