@@ -698,7 +698,7 @@ fn collect_shard(
     let mut merged = IntermediateAggregationResults::default();
     // Counted segments add up per term first: one intermediate result per shard, not per
     // segment (building one goes through serde, see `terms_result`).
-    let mut counted: Vec<Option<Vec<Vec<(String, u64)>>>> = vec![None; countable.len()];
+    let mut counted: Vec<Option<Vec<term_counts::TermCounts>>> = vec![None; countable.len()];
     for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let ord = ord as u32;
         let everything = lode_query::matches_every_doc(&*weight.scorer(segment, 1.0)?);

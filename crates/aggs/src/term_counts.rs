@@ -171,6 +171,9 @@ fn term_text(bytes: &[u8]) -> String {
     }
 }
 
+/// Documents per term, in term order.
+pub(crate) type TermCounts = Vec<(String, u64)>;
+
 /// Adds up per-segment counts, each in term order, into one list in term order: a k-way merge
 /// (each segment's terms are compared as text once, never looked up in a map).
 pub(crate) fn merge_sorted(mut per_segment: Vec<Vec<(String, u64)>>) -> Vec<(String, u64)> {
