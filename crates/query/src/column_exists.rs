@@ -84,3 +84,58 @@ pub(crate) fn column_index_count(index: &ColumnIndex, max_doc: u32) -> Option<u3
         ColumnIndex::Multivalued(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tantivy::collector::Count;
+    use tantivy::schema::{Schema, FAST, STRING};
+    use tantivy::{Index, IndexWriter, TantivyDocument, Term};
+
+    #[test]
+    fn counts_documents_with_values_with_and_without_deletes() {
+        let mut sb = Schema::builder();
+        let n = sb.add_i64_field("n", FAST);
+        let many = sb.add_i64_field("many", FAST);
+        let id = sb.add_text_field("id", STRING);
+        let index = Index::create_in_ram(sb.build());
+        let mut w: IndexWriter = index.writer_with_num_threads(1, 20_000_000).unwrap();
+        // (has n, has many) per document key.
+        let mut docs = Vec::new();
+        for i in 0..300i64 {
+            let mut d = TantivyDocument::default();
+            d.add_text(id, i.to_string());
+            let (has_n, has_many) = (i % 3 != 0, i % 5 == 0);
+            if has_n {
+                d.add_i64(n, -i);
+            }
+            if has_many {
+                d.add_i64(many, i);
+                d.add_i64(many, i + 1);
+            }
+            w.add_document(d).unwrap();
+            docs.push((i.to_string(), has_n, has_many));
+            if i == 149 {
+                w.commit().unwrap();
+            }
+        }
+        w.commit().unwrap();
+        let check = |docs: &[(String, bool, bool)]| {
+            let searcher = index.reader().unwrap().searcher();
+            let count = |f: &str| {
+                crate::FieldStatistics::new(&searcher)
+                    .search(&searcher, &ColumnExistsQuery::new(f.to_string()), &Count)
+                    .unwrap()
+            };
+            assert_eq!(count("n"), docs.iter().filter(|d| d.1).count());
+            assert_eq!(count("many"), docs.iter().filter(|d| d.2).count());
+        };
+        check(&docs);
+        for key in ["0", "1", "5", "200"] {
+            w.delete_term(Term::from_field_text(id, key));
+            docs.retain(|d| d.0 != key);
+        }
+        w.commit().unwrap();
+        check(&docs);
+    }
+}

@@ -172,3 +172,84 @@ pub fn documents_with_tokens(reader: &SegmentReader, field: Field) -> tantivy::R
     map.insert(key, n);
     Ok(n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tantivy::collector::{Count, DocSetCollector};
+    use tantivy::schema::Value as _;
+    use tantivy::schema::{Schema, STORED, STRING, TEXT};
+    use tantivy::{Index, IndexWriter, TantivyDocument};
+
+    /// Three segments: every document with a token; some without the field; some whose value
+    /// yielded no token (listed in `_field_names`). Each document has an `id` to delete it by.
+    #[test]
+    fn counts_and_matches_as_the_documents_say() {
+        let mut sb = Schema::builder();
+        let text = sb.add_text_field("remark", TEXT);
+        let names = sb.add_text_field("_field_names", STRING);
+        let id = sb.add_text_field("id", STRING | STORED);
+        let index = Index::create_in_ram(sb.build());
+        let mut w: IndexWriter = index.writer_with_num_threads(1, 20_000_000).unwrap();
+        // (segment, has a token, listed) per document; the oracle is this list.
+        let mut docs = Vec::new();
+        for seg in 0..3u32 {
+            for i in 0..100u32 {
+                let (token, listed) = match seg {
+                    0 => (true, false),
+                    1 => (i % 3 == 0, false),
+                    _ => (i % 4 == 0, i % 4 == 1),
+                };
+                let key = format!("{seg}-{i}");
+                let mut d = TantivyDocument::default();
+                d.add_text(id, &key);
+                if token {
+                    d.add_text(text, "some words");
+                }
+                if listed {
+                    d.add_text(text, "");
+                    d.add_text(names, "remark");
+                }
+                w.add_document(d).unwrap();
+                docs.push((key, token || listed));
+            }
+            w.commit().unwrap();
+        }
+        let q = NormsExistQuery::new(text, Term::from_field_text(names, "remark"));
+        let check = |docs: &[(String, bool)]| {
+            let searcher = index.reader().unwrap().searcher();
+            let wanted = docs.iter().filter(|(_, has)| *has).count();
+            let stats = crate::FieldStatistics::new(&searcher);
+            assert_eq!(stats.search(&searcher, &q, &Count).unwrap(), wanted);
+            let matched = stats.search(&searcher, &q, &DocSetCollector).unwrap();
+            assert_eq!(matched.len(), wanted);
+            for addr in matched {
+                let d: TantivyDocument = searcher.doc(addr).unwrap();
+                let key = d
+                    .get_first(id)
+                    .and_then(|v| v.as_str())
+                    .unwrap()
+                    .to_string();
+                assert!(docs.iter().any(|(k, has)| *k == key && *has), "{key}");
+            }
+            // The segment where every document has a token is matched by an AllScorer.
+            let weight = q
+                .weight(EnableScoring::disabled_from_searcher(&searcher))
+                .unwrap();
+            let all = searcher
+                .segment_readers()
+                .iter()
+                .filter(|r| crate::matches_every_doc(&*weight.scorer(r, 1.0).unwrap()))
+                .count();
+            assert_eq!(all, 1);
+        };
+        check(&docs);
+        // Deletes in every segment: counts go through the alive bitset.
+        for key in ["0-0", "0-99", "1-3", "1-4", "2-0", "2-1", "2-2"] {
+            w.delete_term(Term::from_field_text(id, key));
+            docs.retain(|(k, _)| k != key);
+        }
+        w.commit().unwrap();
+        check(&docs);
+    }
+}
