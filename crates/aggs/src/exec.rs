@@ -3,6 +3,7 @@
 //! `shard_size` (`Stage::ShardPrune`), the shards merge with `merge_fruits`, and the merged
 //! tree becomes final results (`Stage::Final`) for rendering.
 
+use super::metric_bounds;
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::profile;
 use super::render::{key_id, too_many_buckets, Scope};
@@ -631,9 +632,11 @@ impl<'a> Exec<'a> {
     }
 }
 
-/// Collects one shard. In a segment the query matches entirely, the `terms` nodes that
-/// `term_counts` can answer come from document frequencies, and the collector runs only
-/// for the other nodes (not at all when none is left).
+/// Collects one shard. In a segment the query matches entirely, the nodes answered from
+/// segment metadata skip the collector: the `terms` nodes `term_counts` can answer come from
+/// document frequencies, and (when the segment has no deleted documents) the `min`/`max`
+/// nodes `metric_bounds` can answer from column headers. The collector runs only for the
+/// other nodes (not at all when none is left).
 fn collect_shard(
     nodes: &[PlanNode],
     shard: &ShardSearcher,
@@ -648,6 +651,13 @@ fn collect_shard(
             let field = term_counts::countable_field(n, &shard.schema)?;
             let Op::Terms(op) = &n.op else { return None };
             Some((n.req.name.as_str(), op.field.name.as_str(), field))
+        })
+        .collect();
+    let bounded: Vec<(&str, metric_bounds::Bound, &str)> = nodes
+        .iter()
+        .filter_map(|n| {
+            let (bound, field) = metric_bounds::bounded_field(n, &shard.schema)?;
+            Some((n.req.name.as_str(), bound, field))
         })
         .collect();
     let collector =
@@ -670,7 +680,7 @@ fn collect_shard(
             }
         }
     };
-    if countable.is_empty() {
+    if countable.is_empty() && bounded.is_empty() {
         return match timer {
             None => lode_query::FieldStatistics::new(&shard.searcher).search(
                 &shard.searcher,
@@ -687,18 +697,29 @@ fn collect_shard(
             ),
         };
     }
-    let mut rest = reqs.collect.clone();
+    // The nodes a whole segment still collects: all but the counted ones when it has deleted
+    // documents (their values stay in the column bounds), all but both kinds otherwise.
+    let mut with_deletes = reqs.collect.clone();
     for (name, _, _) in &countable {
-        rest.remove(*name);
+        with_deletes.remove(*name);
     }
-    let rest_collector =
-        (!rest.is_empty()).then(|| DistributedAggregationCollector::from_aggs(rest, params));
+    let mut without_deletes = with_deletes.clone();
+    for (name, _, _) in &bounded {
+        without_deletes.remove(*name);
+    }
+    let rest_collector = |rest: Aggregations| {
+        (!rest.is_empty()).then(|| DistributedAggregationCollector::from_aggs(rest, params.clone()))
+    };
+    let rest_with_deletes = rest_collector(with_deletes);
+    let rest_without_deletes = rest_collector(without_deletes);
     let searcher = &shard.searcher;
     let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
     let mut merged = IntermediateAggregationResults::default();
     // Counted segments add up per term first: one intermediate result per shard, not per
     // segment (building one goes through serde, see `terms_result`).
     let mut counted: Vec<Option<Vec<term_counts::TermCounts>>> = vec![None; countable.len()];
+    // Per bounded node: whether some segment was answered from its bounds, and the bound.
+    let mut bounds: Vec<(bool, Option<f64>)> = vec![(false, None); bounded.len()];
     for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let ord = ord as u32;
         let everything = lode_query::matches_every_doc(&*weight.scorer(segment, 1.0)?);
@@ -706,18 +727,36 @@ fn collect_shard(
             merged.merge_fruits(collect_one(&collector, &*weight, ord, segment)?)?;
             continue;
         }
-        if let Some(c) = &rest_collector {
+        let from_bounds = !bounded.is_empty() && segment.num_deleted_docs() == 0;
+        let rest = if from_bounds {
+            &rest_without_deletes
+        } else {
+            &rest_with_deletes
+        };
+        if let Some(c) = rest {
             merged.merge_fruits(collect_one(c, &*weight, ord, segment)?)?;
         }
         for (&(_, field_name, field), sums) in countable.iter().zip(&mut counted) {
             sums.get_or_insert_with(Vec::new)
                 .push(term_counts::live_term_counts(segment, field, field_name)?);
         }
+        if from_bounds {
+            for (&(_, bound, field), (answered, acc)) in bounded.iter().zip(&mut bounds) {
+                let value = metric_bounds::segment_bound(segment, field, bound)?;
+                *acc = metric_bounds::fold(*acc, value, bound);
+                *answered = true;
+            }
+        }
     }
     for (&(name, _, _), sums) in countable.iter().zip(counted) {
         if let Some(per_segment) = sums {
             let counts = term_counts::merge_sorted(per_segment);
             merged.push(name.to_string(), term_counts::terms_result(counts)?)?;
+        }
+    }
+    for (&(name, bound, _), (answered, value)) in bounded.iter().zip(bounds) {
+        if answered {
+            merged.push(name.to_string(), metric_bounds::bound_result(bound, value)?)?;
         }
     }
     Ok(merged)

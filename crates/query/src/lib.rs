@@ -21,6 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 mod boosting;
+mod column_exists;
 pub mod conjunction;
 mod constant_keyword;
 mod early_stop;

@@ -1747,13 +1747,19 @@ impl<'c, 'a> Planner<'c, 'a> {
             let field = schema.get_field(n).ok();
             let def = mapping.fields.get(n);
             if let (Some(_), Some(true)) = (field, def.map(|d| d.exists_from_column())) {
-                parts.push(Box::new(tq::ExistsQuery::new(n.to_string(), false)));
+                parts.push(Box::new(crate::column_exists::ColumnExistsQuery::new(
+                    n.to_string(),
+                )));
                 continue;
             }
-            if let Some(field) = field.filter(|&fd| crate::norms::has_norms(schema, fd)) {
-                parts.push(Box::new(crate::norms::NormsExistQuery::new(field)));
+            let listed_term = Term::from_field_text(f, n);
+            match field.filter(|&fd| crate::norms::has_norms(schema, fd)) {
+                Some(field) => parts.push(Box::new(crate::norms::NormsExistQuery::new(
+                    field,
+                    listed_term,
+                ))),
+                None => listed.push(listed_term),
             }
-            listed.push(Term::from_field_text(f, n));
         }
         if !listed.is_empty() {
             parts.push(term_set(listed));

@@ -169,22 +169,21 @@ fn values_in_column(searcher: &Searcher, field: Field) -> tantivy::Result<Option
 
 /// The documents of one segment with at least one value in the string column `name`.
 fn documents_in_column(reader: &tantivy::SegmentReader, name: &str) -> tantivy::Result<u64> {
-    use tantivy::columnar::ColumnIndex;
     let Some(column) = reader.fast_fields().str(name)? else {
         return Ok(0);
     };
     let index = &column.ords().index;
-    Ok(u64::from(match index {
-        ColumnIndex::Empty { .. } => 0,
-        ColumnIndex::Full => reader.max_doc(),
-        ColumnIndex::Optional(optional) => optional.num_non_nulls(),
-        ColumnIndex::Multivalued(multi) => match multi {
-            tantivy::columnar::column_index::MultiValueIndex::MultiValueIndexV2(v2) => {
-                v2.optional_index.num_non_nulls()
-            }
-            v1 => v1.iter_non_null_docs().count() as u32,
+    Ok(u64::from(
+        match crate::column_exists::column_index_count(index, reader.max_doc()) {
+            Some(n) => n,
+            None => match index {
+                tantivy::columnar::ColumnIndex::Multivalued(v1) => {
+                    v1.iter_non_null_docs().count() as u32
+                }
+                _ => 0,
+            },
         },
-    }))
+    ))
 }
 
 fn without_freqs(searcher: &Searcher, field: Field) -> bool {
