@@ -63,6 +63,16 @@ impl EarlyStopQuery {
     }
 }
 
+/// A segment's live matches counted by stepping through `weight`'s scorer (tantivy's own
+/// `Weight::count`), for weights whose cheap count does not apply.
+pub(crate) fn scan_count(weight: &dyn Weight, reader: &SegmentReader) -> tantivy::Result<u32> {
+    let mut scorer = weight.scorer(reader, 1.0)?;
+    Ok(match reader.alive_bitset() {
+        Some(alive) => scorer.count(alive),
+        None => scorer.count_including_deleted(),
+    })
+}
+
 /// Whether `scorer` matches every document of its segment (tantivy's [`AllScorer`]), seen
 /// through a cancellation-only watch.
 ///
@@ -178,11 +188,7 @@ impl Weight for EarlyStopWeight {
             }
             return self.weight.count(reader);
         }
-        let mut scorer = self.scorer(reader, 1.0)?;
-        Ok(match reader.alive_bitset() {
-            Some(alive) => scorer.count(alive),
-            None => scorer.count_including_deleted(),
-        })
+        scan_count(self, reader)
     }
 
     /// With only a cancellation token, the wrapped query keeps its own iteration (a union of

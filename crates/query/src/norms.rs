@@ -119,13 +119,7 @@ impl Weight for NormsExistQuery {
         match (listed, reader.alive_bitset()) {
             // Only the norms say which documents have the field: their cached count.
             (0, None) => Ok(documents_with_tokens(reader, self.field)? as u32),
-            _ => {
-                let mut scorer = self.scorer(reader, 1.0)?;
-                Ok(match reader.alive_bitset() {
-                    Some(alive) => scorer.count(alive),
-                    None => scorer.count_including_deleted(),
-                })
-            }
+            _ => crate::early_stop::scan_count(self, reader),
         }
     }
 

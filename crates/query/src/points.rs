@@ -234,11 +234,7 @@ impl Weight for PointRangeWeight {
                 return Ok(points.span(self.lo, self.hi).len() as u32);
             }
         }
-        let mut scorer = self.scorer(reader, 1.0)?;
-        Ok(match reader.alive_bitset() {
-            Some(alive) => scorer.count(alive),
-            None => scorer.count_including_deleted(),
-        })
+        crate::early_stop::scan_count(self, reader)
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
