@@ -109,7 +109,10 @@ def test_a_closed_connection_cancels_its_search(es, slow, lode_url):
                  % (slow.encode(), len(body), body))
     mine = lambda: {k: t for k, t in search_tasks(es).items()
                     if t["headers"].get("X-Opaque-Id") == "closer"}
-    assert wait_for(mine), "the search runs as a task"
+    if not wait_for(mine):
+        sock.settimeout(120)
+        pytest.fail("the search never showed as a task; the connection got: %r"
+                    % sock.recv(4096)[:600])
     sock.close()
     assert wait_for(lambda: not mine()), "closing the connection ends the search's task"
     assert es.cluster.health()["status"] in ("green", "yellow")

@@ -14,6 +14,12 @@
 //! run longer than [`HANDOFF_AFTER`] gets an empty task spawned into the runtime from
 //! outside, which wakes a sleeping worker: it runs the task, finds nothing else and polls the
 //! driver. Cheap handlers finish before that and pay nothing for it.
+//!
+//! That wake is not enough on its own: a task the busy worker scheduled for itself (its LIFO
+//! slot) cannot be stolen by the others, so a connection woken there waits for the handler
+//! to end. A long handler therefore hands its worker's scheduler off to another thread
+//! ([`hand_off_worker`], Tokio's `block_in_place`) from its first cancellation probe, and
+//! goes on as a blocking thread.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -92,6 +98,18 @@ pub fn watch(handle: tokio::runtime::Handle) {
             std::thread::sleep(WATCH_EVERY);
         })
         .expect("spawn the inline watchdog");
+}
+
+/// Gives the current worker's scheduler (its queued tasks, its LIFO slot, the I/O driver) to
+/// another thread, once per thread and only on a multi-threaded runtime: the caller is a
+/// handler that has run long on a worker and keeps running here as a blocking thread.
+pub fn hand_off_worker() {
+    let multi = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if multi {
+        // Later calls on this thread find no scheduler to move and return at once.
+        tokio::task::block_in_place(|| ());
+    }
 }
 
 /// Wakes a worker once for each inline handler that has run past `HANDOFF_AFTER`.
