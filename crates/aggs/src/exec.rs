@@ -6,6 +6,7 @@
 use super::metric_bounds;
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::profile;
+use super::range_counts;
 use super::render::{key_id, too_many_buckets, Scope};
 use super::sources::{DateIndexProvider, FilterProvider, RangeProvider, WeightedProvider};
 use super::term_counts;
@@ -634,7 +635,8 @@ impl<'a> Exec<'a> {
 
 /// Collects one shard. In a segment the query matches entirely, the nodes answered from
 /// segment metadata skip the collector: the `terms` nodes `term_counts` can answer come from
-/// document frequencies, and (when the segment has no deleted documents) the `min`/`max`
+/// document frequencies, the `range` nodes `range_counts` can answer from the points (on a
+/// single-valued segment), and (when the segment has no deleted documents) the `min`/`max`
 /// nodes `metric_bounds` can answer from column headers. The collector runs only for the
 /// other nodes (not at all when none is left).
 fn collect_shard(
@@ -660,6 +662,10 @@ fn collect_shard(
             Some((n.req.name.as_str(), bound, field))
         })
         .collect();
+    let ranged: Vec<range_counts::CountedRanges> = nodes
+        .iter()
+        .filter_map(|n| range_counts::counted_ranges(n, &shard.schema))
+        .collect();
     let collector =
         DistributedAggregationCollector::from_aggs(reqs.collect.clone(), params.clone());
     // A profiled collection goes through the timing wrapper (only then: no cost otherwise).
@@ -680,7 +686,7 @@ fn collect_shard(
             }
         }
     };
-    if countable.is_empty() && bounded.is_empty() {
+    if countable.is_empty() && bounded.is_empty() && ranged.is_empty() {
         return match timer {
             None => lode_query::FieldStatistics::new(&shard.searcher).search(
                 &shard.searcher,
@@ -697,21 +703,9 @@ fn collect_shard(
             ),
         };
     }
-    // The nodes a whole segment still collects: all but the counted ones when it has deleted
-    // documents (their values stay in the column bounds), all but both kinds otherwise.
-    let mut with_deletes = reqs.collect.clone();
-    for (name, _, _) in &countable {
-        with_deletes.remove(*name);
-    }
-    let mut without_deletes = with_deletes.clone();
-    for (name, _, _) in &bounded {
-        without_deletes.remove(*name);
-    }
-    let rest_collector = |rest: Aggregations| {
-        (!rest.is_empty()).then(|| DistributedAggregationCollector::from_aggs(rest, params.clone()))
-    };
-    let rest_with_deletes = rest_collector(with_deletes);
-    let rest_without_deletes = rest_collector(without_deletes);
+    // The collector of what a whole segment still collects, by the nodes it answered
+    // otherwise (built once per such set).
+    let mut rests: Vec<(Vec<&str>, Option<DistributedAggregationCollector>)> = Vec::new();
     let searcher = &shard.searcher;
     let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
     let mut merged = IntermediateAggregationResults::default();
@@ -720,6 +714,9 @@ fn collect_shard(
     let mut counted: Vec<Option<Vec<term_counts::TermCounts>>> = vec![None; countable.len()];
     // Per bounded node: whether some segment was answered from its bounds, and the bound.
     let mut bounds: Vec<(bool, Option<f64>)> = vec![(false, None); bounded.len()];
+    // Per ranged node: whether some segment was counted from points, and the counts.
+    let mut range_sums: Vec<(bool, Vec<u64>)> =
+        ranged.iter().map(|r| (false, vec![0; r.len()])).collect();
     for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let ord = ord as u32;
         let everything = lode_query::matches_every_doc(&*weight.scorer(segment, 1.0)?);
@@ -727,25 +724,42 @@ fn collect_shard(
             merged.merge_fruits(collect_one(&collector, &*weight, ord, segment)?)?;
             continue;
         }
-        let from_bounds = !bounded.is_empty() && segment.num_deleted_docs() == 0;
-        let rest = if from_bounds {
-            &rest_without_deletes
-        } else {
-            &rest_with_deletes
-        };
-        if let Some(c) = rest {
-            merged.merge_fruits(collect_one(c, &*weight, ord, segment)?)?;
-        }
-        for (&(_, field_name, field), sums) in countable.iter().zip(&mut counted) {
+        let mut answered: Vec<&str> = Vec::new();
+        for (&(name, field_name, field), sums) in countable.iter().zip(&mut counted) {
             sums.get_or_insert_with(Vec::new)
                 .push(term_counts::live_term_counts(segment, field, field_name)?);
+            answered.push(name);
         }
-        if from_bounds {
-            for (&(_, bound, field), (answered, acc)) in bounded.iter().zip(&mut bounds) {
+        if segment.num_deleted_docs() == 0 {
+            for (&(name, bound, field), (done, acc)) in bounded.iter().zip(&mut bounds) {
                 let value = metric_bounds::segment_bound(segment, field, bound)?;
                 *acc = metric_bounds::fold(*acc, value, bound);
-                *answered = true;
+                *done = true;
+                answered.push(name);
             }
+        }
+        for (r, (done, sums)) in ranged.iter().zip(&mut range_sums) {
+            if r.add_segment(segment, sums)? {
+                *done = true;
+                answered.push(r.name);
+            }
+        }
+        answered.sort_unstable();
+        let at = match rests.iter().position(|(names, _)| *names == answered) {
+            Some(at) => at,
+            None => {
+                let mut rest = reqs.collect.clone();
+                for name in &answered {
+                    rest.remove(*name);
+                }
+                let c = (!rest.is_empty())
+                    .then(|| DistributedAggregationCollector::from_aggs(rest, params.clone()));
+                rests.push((answered, c));
+                rests.len() - 1
+            }
+        };
+        if let Some(c) = &rests[at].1 {
+            merged.merge_fruits(collect_one(c, &*weight, ord, segment)?)?;
         }
     }
     for (&(name, _, _), sums) in countable.iter().zip(counted) {
@@ -757,6 +771,25 @@ fn collect_shard(
     for (&(name, bound, _), (answered, value)) in bounded.iter().zip(bounds) {
         if answered {
             merged.push(name.to_string(), metric_bounds::bound_result(bound, value)?)?;
+        }
+    }
+    if range_sums.iter().any(|(done, _)| *done) {
+        // Every bucket with its key and bounds: the node collected over no documents.
+        let none =
+            tantivy::query::EmptyQuery.weight(EnableScoring::disabled_from_searcher(searcher))?;
+        let first = &searcher.segment_readers()[0];
+        for (r, (done, sums)) in ranged.iter().zip(range_sums) {
+            if !done {
+                continue;
+            }
+            let mut only = Aggregations::default();
+            only.insert(r.name.to_string(), reqs.collect[r.name].clone());
+            let mut empty = DistributedAggregationCollector::from_aggs(only, params.clone())
+                .collect_segment(&*none, 0, first)??;
+            let Some(result) = empty.remove(r.name) else {
+                continue;
+            };
+            merged.push(r.name.to_string(), r.with_counts(result, &sums)?)?;
         }
     }
     Ok(merged)

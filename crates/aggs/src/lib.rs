@@ -40,6 +40,7 @@ mod percentiles;
 mod pipeline;
 mod plan;
 mod profile;
+mod range_counts;
 mod render;
 mod request;
 mod rounding;

@@ -120,6 +120,12 @@ impl SortedPoints {
         start..end.max(start)
     }
 
+    /// The number of leading positions whose value satisfies `below` (a predicate true for
+    /// a prefix of the values, as `slice::partition_point` asks).
+    pub fn partition_point(&self, below: impl FnMut(&u64) -> bool) -> usize {
+        self.values.partition_point(below)
+    }
+
     pub fn bytes(&self) -> u64 {
         (self.values.capacity() * 8 + self.docs.capacity() * 4) as u64
     }

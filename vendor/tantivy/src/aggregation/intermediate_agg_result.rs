@@ -923,6 +923,14 @@ pub struct IntermediateRangeBucketResult {
     pub(crate) column_type: Option<ColumnType>,
 }
 
+impl IntermediateRangeBucketResult {
+    /// The buckets, in no particular order (Lode patch: counts taken from an index are added
+    /// to a result collected over no documents).
+    pub fn buckets_mut(&mut self) -> impl Iterator<Item = &mut IntermediateRangeBucketEntry> {
+        self.buckets.values_mut()
+    }
+}
+
 #[derive(Default, Clone, Debug, Serialize, Deserialize)]
 /// Term aggregation including error counts
 pub struct IntermediateTermBucketResult {
