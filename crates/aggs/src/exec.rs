@@ -3,6 +3,7 @@
 //! `shard_size` (`Stage::ShardPrune`), the shards merge with `merge_fruits`, and the merged
 //! tree becomes final results (`Stage::Final`) for rendering.
 
+use super::histogram_counts;
 use super::metric_bounds;
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::profile;
@@ -635,8 +636,8 @@ impl<'a> Exec<'a> {
 
 /// Collects one shard. In a segment the query matches entirely, the nodes answered from
 /// segment metadata skip the collector: the `terms` nodes `term_counts` can answer come from
-/// document frequencies, the `range` nodes `range_counts` can answer from the points (on a
-/// single-valued segment), and (when the segment has no deleted documents) the `min`/`max`
+/// document frequencies, the `range` and histogram nodes `range_counts` and
+/// `histogram_counts` can answer from the points (on a single-valued segment), and (when the segment has no deleted documents) the `min`/`max`
 /// nodes `metric_bounds` can answer from column headers. The collector runs only for the
 /// other nodes (not at all when none is left).
 fn collect_shard(
@@ -666,6 +667,10 @@ fn collect_shard(
         .iter()
         .filter_map(|n| range_counts::counted_ranges(n, &shard.schema))
         .collect();
+    let histograms: Vec<histogram_counts::CountedHistogram> = nodes
+        .iter()
+        .filter_map(|n| histogram_counts::counted_histogram(n, &shard.schema))
+        .collect();
     let collector =
         DistributedAggregationCollector::from_aggs(reqs.collect.clone(), params.clone());
     // A profiled collection goes through the timing wrapper (only then: no cost otherwise).
@@ -686,7 +691,7 @@ fn collect_shard(
             }
         }
     };
-    if countable.is_empty() && bounded.is_empty() && ranged.is_empty() {
+    if countable.is_empty() && bounded.is_empty() && ranged.is_empty() && histograms.is_empty() {
         return match timer {
             None => lode_query::FieldStatistics::new(&shard.searcher).search(
                 &shard.searcher,
@@ -717,6 +722,10 @@ fn collect_shard(
     // Per ranged node: whether some segment was counted from points, and the counts.
     let mut range_sums: Vec<(bool, Vec<u64>)> =
         ranged.iter().map(|r| (false, vec![0; r.len()])).collect();
+    let mut histogram_sums: Vec<(bool, histogram_counts::BucketCounts)> = histograms
+        .iter()
+        .map(|_| (false, Default::default()))
+        .collect();
     for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let ord = ord as u32;
         let everything = lode_query::matches_every_doc(&*weight.scorer(segment, 1.0)?);
@@ -742,6 +751,12 @@ fn collect_shard(
             if r.add_segment(segment, sums)? {
                 *done = true;
                 answered.push(r.name);
+            }
+        }
+        for (h, (done, sums)) in histograms.iter().zip(&mut histogram_sums) {
+            if h.add_segment(segment, sums)? {
+                *done = true;
+                answered.push(h.name);
             }
         }
         answered.sort_unstable();
@@ -771,6 +786,14 @@ fn collect_shard(
     for (&(name, bound, _), (answered, value)) in bounded.iter().zip(bounds) {
         if answered {
             merged.push(name.to_string(), metric_bounds::bound_result(bound, value)?)?;
+        }
+    }
+    for (h, (done, sums)) in histograms.iter().zip(histogram_sums) {
+        if done {
+            merged.push(
+                h.name.to_string(),
+                histogram_counts::CountedHistogram::result(sums),
+            )?;
         }
     }
     if range_sums.iter().any(|(done, _)| *done) {

@@ -35,6 +35,7 @@ mod exec;
 mod fields;
 mod format;
 mod geogrid;
+mod histogram_counts;
 mod metric_bounds;
 mod percentiles;
 mod pipeline;

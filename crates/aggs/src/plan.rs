@@ -454,6 +454,11 @@ impl DateHistogramOp {
     pub fn is_range(&self) -> bool {
         self.range
     }
+
+    /// `hard_bounds`, parsed (milliseconds).
+    pub fn hard_bounds(&self) -> Option<(Option<i64>, Option<i64>)> {
+        self.hard_bounds
+    }
 }
 
 pub(crate) struct RangeBucketDef {

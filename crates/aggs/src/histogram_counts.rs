@@ -1,0 +1,262 @@
+//! `histogram` and `date_histogram` bucket counts from the points index instead of the values.
+//!
+//! Where the query matches a whole segment, a top-level histogram without sub-aggregations
+//! needs only how many documents each bucket holds. A bucket is a contiguous run of the
+//! segment's values sorted ([`SortedPoints`]): each run is found by a galloping search from the
+//! previous one, so a bucket costs a few comparisons instead of a read per document (Lucene's
+//! `DateHistogramAggregator` counts a match-all histogram from the points the same way, as
+//! one range count per bucket). Each point is one document on a single-valued field; a
+//! deleted document's value, which stays in the points until a merge, is read from the column
+//! and taken off its bucket. A multi-valued segment is collected as before.
+//!
+//! The buckets are the intermediate entries tantivy's histogram collector makes (its key
+//! formula for fixed intervals, the calendar index for calendar ones), so merging with
+//! collected segments and rendering stay the collector's.
+
+use super::plan::{Op, PlanNode};
+use super::request::AggKind;
+use super::rounding::{DateRounding, IndexedRounding};
+use lode_query::points::{sorted_points, SortedPoints};
+use std::collections::BTreeMap;
+use tantivy::aggregation::intermediate_agg_result::{
+    IntermediateAggregationResult, IntermediateAggregationResults, IntermediateBucketResult,
+    IntermediateHistogramBucketEntry,
+};
+use tantivy::columnar::MonotonicallyMappableToU64;
+use tantivy::schema::{Field, FieldType, Schema};
+use tantivy::SegmentReader;
+
+/// How a value finds its bucket.
+enum Keying<'n> {
+    /// tantivy's histogram: `pos = floor((v - offset) / interval)`, `key = pos * interval +
+    /// offset`.
+    Fixed { interval: f64, offset: f64 },
+    /// Calendar (or time-zone) buckets by their index, the key tantivy sees from the
+    /// `date_histogram` source.
+    Calendar(&'n IndexedRounding),
+}
+
+/// A histogram node whose buckets can be counted from points.
+pub(crate) struct CountedHistogram<'n> {
+    pub name: &'n str,
+    field: Field,
+    field_name: &'n str,
+    float: bool,
+    keying: Keying<'n>,
+}
+
+/// The node's bucketing, if its shape allows counting it: a `histogram` or `date_histogram`
+/// without sub-aggregations, `missing` or `hard_bounds`, over a mapped numeric or date
+/// column (not a runtime field, a script or a range field).
+pub(crate) fn counted_histogram<'n>(
+    node: &'n PlanNode,
+    schema: &Schema,
+) -> Option<CountedHistogram<'n>> {
+    if !node.subs.is_empty() {
+        return None;
+    }
+    let (field_name, keying) = match (&node.req.kind, &node.op) {
+        (
+            AggKind::Histogram(h),
+            Op::Histogram {
+                field,
+                range: false,
+                missing: None,
+                ..
+            },
+        ) if h.hard_bounds.is_none() && h.interval > 0.0 => (
+            field.as_str(),
+            Keying::Fixed {
+                interval: h.interval,
+                offset: h.offset,
+            },
+        ),
+        (_, Op::DateHistogram(op))
+            if !op.is_range() && op.missing.is_none() && op.hard_bounds().is_none() =>
+        {
+            match (&op.rounding, op.source) {
+                (DateRounding::Native { interval, offset }, None) if *interval > 0 => (
+                    op.field.name.as_str(),
+                    Keying::Fixed {
+                        interval: *interval as f64,
+                        offset: *offset as f64,
+                    },
+                ),
+                // The source reads the mapped field's column unless it is a runtime field.
+                (DateRounding::Indexed(ix), Some(_)) if op.field.def.is_some() => {
+                    (op.field.name.as_str(), Keying::Calendar(ix))
+                }
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let field = schema.get_field(field_name).ok()?;
+    let entry = schema.get_field_entry(field);
+    let float = match entry.field_type() {
+        FieldType::I64(_) => false,
+        FieldType::F64(_) => true,
+        _ => return None,
+    };
+    if !entry.is_fast() || (matches!(keying, Keying::Calendar(_)) && float) {
+        return None;
+    }
+    Some(CountedHistogram {
+        name: node.req.name.as_str(),
+        field,
+        field_name,
+        float,
+        keying,
+    })
+}
+
+/// Per bucket position: its key and live document count.
+pub(crate) type BucketCounts = BTreeMap<i64, (f64, u64)>;
+
+impl CountedHistogram<'_> {
+    fn decode(&self, raw: u64) -> f64 {
+        if self.float {
+            f64::from_u64(raw)
+        } else {
+            i64::from_u64(raw) as f64
+        }
+    }
+
+    /// The bucket of a value: its position, its key, and (for calendar buckets) the first
+    /// value past it.
+    fn bucket(&self, v: f64) -> (i64, f64, Option<f64>) {
+        match &self.keying {
+            Keying::Fixed { interval, offset } => {
+                let pos = ((v - offset) / interval).floor() as i64;
+                (pos, pos as f64 * interval + offset, None)
+            }
+            Keying::Calendar(ix) => {
+                let (index, _, end) = ix.bucket_of(v as i64);
+                (index, index as f64, Some(end as f64))
+            }
+        }
+    }
+
+    /// Adds the live documents of `segment` per bucket to `counts`, the query matching every
+    /// document of it; `false` (nothing added) when the segment must be collected instead.
+    pub(crate) fn add_segment(
+        &self,
+        segment: &SegmentReader,
+        counts: &mut BucketCounts,
+    ) -> tantivy::Result<bool> {
+        let points = sorted_points(segment, self.field)?;
+        if points.multi_valued() {
+            return Ok(false);
+        }
+        let mut at = 0;
+        while at < points.len() {
+            let (pos, key, end) = self.bucket(self.decode(points.value(at)));
+            let past = match end {
+                Some(end) => gallop(&points, at, |raw| self.decode(raw) < end),
+                None => gallop(&points, at, |raw| self.bucket(self.decode(raw)).0 <= pos),
+            };
+            counts.entry(pos).or_insert((key, 0)).1 += (past - at) as u64;
+            at = past;
+        }
+        if let Some(alive) = segment.alive_bitset() {
+            let fast = segment.fast_fields();
+            let values: Option<Box<dyn Fn(u32) -> Option<f64>>> = if self.float {
+                fast.column_opt::<f64>(self.field_name)?
+                    .map(|c| Box::new(move |d| c.first(d)) as Box<_>)
+            } else {
+                fast.column_opt::<i64>(self.field_name)?
+                    .map(|c| Box::new(move |d| c.first(d).map(|v| v as f64)) as Box<_>)
+            };
+            if let Some(values) = values {
+                for doc in alive.iter_deleted() {
+                    let Some(v) = values(doc) else { continue };
+                    let pos = self.bucket(v).0;
+                    if let Some(entry) = counts.get_mut(&pos) {
+                        entry.1 -= 1;
+                        if entry.1 == 0 {
+                            counts.remove(&pos);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The intermediate result of `counts`, as the collector gives it (non-empty buckets in key
+    /// order, no sub-aggregations).
+    pub(crate) fn result(counts: BucketCounts) -> IntermediateAggregationResult {
+        IntermediateAggregationResult::Bucket(IntermediateBucketResult::Histogram {
+            // The columns counted here are numbers (dates are `i64` milliseconds in Lode).
+            is_date_agg: false,
+            buckets: counts
+                .into_values()
+                .filter(|&(_, n)| n > 0)
+                .map(|(key, doc_count)| IntermediateHistogramBucketEntry {
+                    key,
+                    doc_count,
+                    sub_aggregation: IntermediateAggregationResults::default(),
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The first position at or after `from` whose value fails `within` (true for a prefix of the
+/// values from `from` on, and for the value at `from`): doubling steps, then a binary search,
+/// so a run of `n` values costs about `2 log n` comparisons.
+fn gallop(points: &SortedPoints, from: usize, within: impl Fn(u64) -> bool) -> usize {
+    let len = points.len();
+    let mut lo = from + 1;
+    let mut step = 1;
+    let mut hi = lo;
+    while hi < len && within(points.value(hi)) {
+        lo = hi + 1;
+        hi = (hi + step).min(len);
+        step *= 2;
+    }
+    // Every position below `lo` is within; `hi` is past the run (or the end).
+    let mut hi = hi.min(len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if within(points.value(mid)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gallop_finds_the_end_of_a_run() {
+        let mut sb = tantivy::schema::Schema::builder();
+        let f = sb.add_i64_field("v", tantivy::schema::FAST);
+        let index = tantivy::Index::create_in_ram(sb.build());
+        let mut w: tantivy::IndexWriter = index.writer_with_num_threads(1, 20_000_000).unwrap();
+        let values: Vec<i64> = (0..1000).map(|i| (i * 7919) % 313).collect();
+        for &v in &values {
+            w.add_document(tantivy::doc!(f => v)).unwrap();
+        }
+        w.commit().unwrap();
+        let reader = index.reader().unwrap();
+        let searcher = reader.searcher();
+        let points = sorted_points(searcher.segment_reader(0), f).unwrap();
+        let mut sorted = values.clone();
+        sorted.sort_unstable();
+        for from in [0, 1, 5, 400, 998, 999] {
+            for cut in [-1, 0, 17, 150, 312, 400] {
+                if sorted[from] >= cut {
+                    continue;
+                }
+                let want = sorted.partition_point(|&v| v < cut);
+                let got = gallop(&points, from, |raw| i64::from_u64(raw) < cut);
+                assert_eq!(got, want, "from {from} cut {cut}");
+            }
+        }
+    }
+}
