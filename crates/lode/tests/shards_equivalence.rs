@@ -691,7 +691,6 @@ fn search_after_pages_through_missing_numeric_values() {
 }
 
 #[test]
-#[ignore = "Lode has no dfs_query_then_fetch (search_type is accepted and ignored): scores use per-shard statistics"]
 fn dfs_query_then_fetch_scores_match() {
     let node = Node::start();
     let docs = load(&node);
