@@ -637,8 +637,9 @@ impl<'a> Exec<'a> {
 /// Collects one shard. In a segment the query matches entirely, the nodes answered from
 /// segment metadata skip the collector: the `terms` nodes `term_counts` can answer come from
 /// document frequencies, the `range` and histogram nodes `range_counts` and
-/// `histogram_counts` can answer from the points (on a single-valued segment), and (when the segment has no deleted documents) the `min`/`max`
-/// nodes `metric_bounds` can answer from column headers. The collector runs only for the
+/// `histogram_counts` can answer from the points (on a single-valued segment), and (when the
+/// segment has no deleted documents) the `min`/`max` nodes `metric_bounds` can answer from
+/// column headers. The collector runs only for the
 /// other nodes (not at all when none is left).
 fn collect_shard(
     nodes: &[PlanNode],

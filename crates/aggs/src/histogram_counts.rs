@@ -110,6 +110,9 @@ pub(crate) fn counted_histogram<'n>(
     })
 }
 
+/// The most buckets a segment is counted into here (ES's default `search.max_buckets`).
+const MAX_RUNS: usize = 65_536;
+
 /// Per bucket position: its key and live document count.
 pub(crate) type BucketCounts = BTreeMap<i64, (f64, u64)>;
 
@@ -148,15 +151,24 @@ impl CountedHistogram<'_> {
         if points.multi_valued() {
             return Ok(false);
         }
+        let mut runs: Vec<(i64, f64, u64)> = Vec::new();
         let mut at = 0;
         while at < points.len() {
+            if runs.len() >= MAX_RUNS {
+                // More buckets than a request may build: the collector says so (or counts
+                // them, when `search.max_buckets` was raised).
+                return Ok(false);
+            }
             let (pos, key, end) = self.bucket(self.decode(points.value(at)));
             let past = match end {
                 Some(end) => gallop(&points, at, |raw| self.decode(raw) < end),
                 None => gallop(&points, at, |raw| self.bucket(self.decode(raw)).0 <= pos),
             };
-            counts.entry(pos).or_insert((key, 0)).1 += (past - at) as u64;
+            runs.push((pos, key, (past - at) as u64));
             at = past;
+        }
+        for (pos, key, n) in runs {
+            counts.entry(pos).or_insert((key, 0)).1 += n;
         }
         if let Some(alive) = segment.alive_bitset() {
             let fast = segment.fast_fields();
