@@ -10,6 +10,7 @@
 pub mod docvalues;
 pub mod highlight;
 pub mod matched;
+pub mod ords;
 pub mod sort;
 pub mod source;
 pub mod walk;
