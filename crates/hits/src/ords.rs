@@ -108,7 +108,8 @@ mod tests {
         for probe in ["a", "t", "t0000", "t0001", "t0500", "t1998", "t1999", "u"]
             .into_iter()
             .map(String::from)
-            .chain([term(0), term(500), term(1998)]) {
+            .chain([term(0), term(500), term(1998)])
+        {
             let asc = terms.iter().rposition(|t| *t <= probe);
             let desc = terms.iter().position(|t| *t >= probe);
             let got = |desc| bound_ord(&col, &probe, desc).unwrap().map(|o| o as usize);
@@ -135,10 +136,7 @@ mod tests {
             addr: DocAddress::new(0, 0),
         });
         resolve(&col, &mut hits, 1);
-        let mut want: Vec<SortValue> = ords
-            .iter()
-            .map(|&o| SortValue::Str(term(2 * o)))
-            .collect();
+        let mut want: Vec<SortValue> = ords.iter().map(|&o| SortValue::Str(term(2 * o))).collect();
         want.push(SortValue::Missing);
         let got: Vec<SortValue> = hits.into_iter().map(|h| h.values[1].clone()).collect();
         assert_eq!(got, want);

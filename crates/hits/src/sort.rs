@@ -1243,7 +1243,9 @@ impl FieldSortSegment {
                 .unwrap_or(SortValue::Missing),
                 ColumnReader::Str(Some(col)) => {
                     match pick(docs.iter().flat_map(|&d| col.term_ords(d)), desc_pick(k)) {
-                        Some(ord) if resolve_strings => {
+                        // A `missing` term has no ordinal here: the key's values are all
+                        // terms, so that they compare with it.
+                        Some(ord) if resolve_strings || k.missing_value.is_some() => {
                             let mut s = String::new();
                             let _ = col.ord_to_str(ord, &mut s);
                             SortValue::Str(s)

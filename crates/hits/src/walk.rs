@@ -10,6 +10,8 @@
 //! and stops once `limit` matches are found. A one-key sort takes them in walked order (value,
 //! then doc id, as the collector would); with more keys they go through the ordinary
 //! [`FieldSortCollector`], so later keys and `search_after` keep their one implementation.
+//! A keyword's values are the segment's term ordinals: the terms that bound a segment (the
+//! worst hit held, `search_after`) are placed among them first ([`crate::ords`]).
 //!
 //! Exactness: chunks end on a change of value, so the walked positions are every value up to
 //! some bound; a document outside them sorts after every walked match, and at least `limit`
@@ -766,7 +768,10 @@ mod tests {
                 key("k", Storage::Keyword, false),
                 key("m", Storage::I64, true),
             ],
-            vec![key("k", Storage::Keyword, true), key("t", Storage::I64, false)],
+            vec![
+                key("k", Storage::Keyword, true),
+                key("t", Storage::I64, false),
+            ],
         ];
         let view = |h: &[SortedHit]| {
             h.iter()
@@ -857,6 +862,56 @@ mod tests {
             })
             .collect();
         assert_eq!(got, all[..1_010]);
+    }
+
+    /// A keyword's `missing` term sorts among the other terms (the collector compares terms
+    /// then, not ordinals): checked against the stored terms.
+    #[test]
+    fn a_keyword_missing_term_sorts_among_the_terms() {
+        let index = index();
+        let searcher = index.reader().unwrap().searcher();
+        // Terms near the competitive end, so that the documents without one are on the page.
+        for (desc, missing) in [(false, "k0020"), (true, "k2980")] {
+            let mut k = key("k", Storage::Keyword, desc);
+            k.missing_value = Some(SortValue::Str(missing.into()));
+            let coll = FieldSortCollector {
+                keys: vec![k],
+                limit: 2_000,
+                after: None,
+                shard_id: 0,
+                track_scores: false,
+            };
+            let stats = lode_query::FieldStatistics::new(&searcher);
+            assert!(top_hits(&searcher, &stats, &AllQuery, &coll, None)
+                .unwrap()
+                .is_none());
+            let hits = stats.search(&searcher, &AllQuery, &coll).unwrap();
+            let mut all: Vec<String> = Vec::new();
+            for seg in searcher.segment_readers() {
+                let col = seg.fast_fields().str("k").unwrap().unwrap();
+                for d in (0..seg.max_doc()).filter(|&d| !seg.is_deleted(d)) {
+                    let terms = col.term_ords(d).map(|o| {
+                        let mut t = String::new();
+                        col.ord_to_str(o, &mut t).unwrap();
+                        t
+                    });
+                    let v = if desc { terms.max() } else { terms.min() };
+                    all.push(v.unwrap_or_else(|| missing.into()));
+                }
+            }
+            all.sort_unstable();
+            if desc {
+                all.reverse();
+            }
+            let got: Vec<String> = hits
+                .iter()
+                .map(|h| match &h.values[0] {
+                    SortValue::Str(t) => t.clone(),
+                    v => panic!("value {v:?}"),
+                })
+                .collect();
+            assert_eq!(got, all[..2_000], "desc={desc}");
+        }
     }
 
     #[test]
