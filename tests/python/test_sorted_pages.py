@@ -180,7 +180,8 @@ def test_sorted_page(es, corpus, name, sort, page_from):
         assert total == {"value": len(rows), "relation": "eq"}
 
 
-@pytest.mark.parametrize("sort", SORTS[:5], ids=lambda s: ",".join(f + (":desc" if d else ":asc") for f, d in s))
+@pytest.mark.parametrize("sort", SORTS[:5] + SORTS[7:9],
+                         ids=lambda s: ",".join(f + (":desc" if d else ":asc") for f, d in s))
 def test_search_after_walks_every_page(es, corpus, sort):
     """Paging with search_after through the first 3,000 hits gives the oracle's rows in order."""
     query, match = QUERIES["status"]
@@ -206,3 +207,24 @@ def test_exact_total_with_a_sort(es, corpus):
                                        "sort": [{"ts": "desc"}]}, request_cache=False).body
     assert res["hits"]["total"] == {"value": sum(1 for d in corpus.values() if match(d)),
                                     "relation": "eq"}
+
+
+@pytest.mark.parametrize("desc", [False, True], ids=["asc", "desc"])
+@pytest.mark.parametrize("name", ["all", "status"])
+@pytest.mark.parametrize("where", ["held", "between"])
+def test_search_after_a_keyword_alone(es, corpus, desc, name, where):
+    """`search_after` a keyword with no tie-breaker: the hits whose term sorts strictly after
+    it (a term some documents hold, or one between two held terms), deep in the order."""
+    query, match = QUERIES[name]
+    rows = _oracle(corpus, match, [("k", desc)])
+    after = rows[2_500][0]
+    if where == "between":
+        after += "0"  # below every letter: between `after` and the terms it prefixes
+    past = [r for r in rows if r[0] is None or (r[0] < after if desc else r[0] > after)]
+    body = {"size": 1_000, "_source": False, "track_total_hits": False,
+            "sort": [{"k": {"order": "desc" if desc else "asc"}}], "search_after": [after]}
+    if query is not None:
+        body["query"] = query
+    hits = es.search(index=INDEX, body=body, request_cache=False).body["hits"]["hits"]
+    assert [h["sort"] for h in hits] == [_render(r, [("k", desc)]) for r in past[:1_000]]
+    _check_hits(hits, corpus, [("k", desc)])

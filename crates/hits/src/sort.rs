@@ -1018,7 +1018,8 @@ pub struct FieldSortSegment {
     threshold: Option<Vec<SortValue>>,
     /// A lead value (in the column's `u64` mapping) every entering document must reach: a
     /// document whose lead value is worse is rejected on that one read, before its row is
-    /// built (Lucene's `compareBottom`). Only for a numeric lead key.
+    /// built (Lucene's `compareBottom`). Only for a numeric or keyword lead key (a keyword's
+    /// bound is its term ordinal in this segment).
     lead_bound: Option<u64>,
     scratch: Vec<SortValue>,
 }
@@ -1242,7 +1243,9 @@ impl FieldSortSegment {
                 .unwrap_or(SortValue::Missing),
                 ColumnReader::Str(Some(col)) => {
                     match pick(docs.iter().flat_map(|&d| col.term_ords(d)), desc_pick(k)) {
-                        Some(ord) if resolve_strings => {
+                        // A `missing` term has no ordinal here: the key's values are all
+                        // terms, so that they compare with it.
+                        Some(ord) if resolve_strings || k.missing_value.is_some() => {
                             let mut s = String::new();
                             let _ = col.ord_to_str(ord, &mut s);
                             SortValue::Str(s)
@@ -1272,6 +1275,8 @@ impl FieldSortSegment {
             self.buf.truncate(self.limit);
             self.threshold = Some(self.buf[nth].values.clone());
             let lead = match (self.buf[nth].values.first(), self.keys.first()) {
+                // A keyword lead held as the segment's ordinal bounds by ordinal.
+                (Some(SortValue::Ord(o)), _) => Some(*o),
                 (
                     Some(v),
                     Some(SortKey {
@@ -1288,14 +1293,19 @@ impl FieldSortSegment {
     }
 
     /// Rejects from now on every document whose lead value is worse than `point` (in the
-    /// lead column's `u64` mapping), when the lead key is numeric.
+    /// lead column's `u64` mapping: a keyword's term ordinal in this segment), when the lead
+    /// key is numeric or a keyword.
     pub fn bound_lead(&mut self, point: u64) {
         let Some(key) = self.keys.first() else {
             return;
         };
         let numeric = matches!(
             self.columns.first(),
-            Some(ColumnReader::I64(Some(_)) | ColumnReader::F64(Some(_)))
+            Some(
+                ColumnReader::I64(Some(_))
+                    | ColumnReader::F64(Some(_))
+                    | ColumnReader::Str(Some(_))
+            )
         );
         let mode_fits = matches!(key.mode, None | Some(SortMode::Min) | Some(SortMode::Max));
         if !numeric
@@ -1323,6 +1333,7 @@ impl FieldSortSegment {
             ColumnReader::F64(Some(col)) => {
                 pick_f(col.values_for_doc(doc), desc_pick(key)).map(|v| v.to_u64())
             }
+            ColumnReader::Str(Some(col)) => pick(col.term_ords(doc), desc_pick(key)),
             _ => return false,
         };
         match v {
@@ -1496,13 +1507,9 @@ impl SegmentCollector for FieldSortSegment {
         let keys = &self.keys;
         self.buf.sort_unstable_by(|a, b| cmp_hits(a, b, keys));
         if self.has_str {
-            for hit in &mut self.buf {
-                for (v, c) in hit.values.iter_mut().zip(&self.columns) {
-                    if let (SortValue::Ord(o), ColumnReader::Str(Some(col))) = (&*v, c) {
-                        let mut s = String::new();
-                        let _ = col.ord_to_str(*o, &mut s);
-                        *v = SortValue::Str(s);
-                    }
+            for (key, c) in self.columns.iter().enumerate() {
+                if let ColumnReader::Str(Some(col)) = c {
+                    crate::ords::resolve(col, &mut self.buf, key);
                 }
             }
         }

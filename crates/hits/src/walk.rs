@@ -10,6 +10,8 @@
 //! and stops once `limit` matches are found. A one-key sort takes them in walked order (value,
 //! then doc id, as the collector would); with more keys they go through the ordinary
 //! [`FieldSortCollector`], so later keys and `search_after` keep their one implementation.
+//! A keyword's values are the segment's term ordinals: the terms that bound a segment (the
+//! worst hit held, `search_after`) are placed among them first ([`crate::ords`]).
 //!
 //! Exactness: chunks end on a change of value, so the walked positions are every value up to
 //! some bound; a document outside them sorts after every walked match, and at least `limit`
@@ -39,9 +41,17 @@ const CANCEL_EVERY: usize = 1 << 16;
 /// The smallest chunk of positions walked at once.
 const MIN_CHUNK: usize = 256;
 
+/// `search_after`'s lead value: a point, or a keyword's term (each segment has its ordinals).
+#[derive(Clone, Copy)]
+enum After<'a> {
+    Point(u64),
+    Term(&'a str),
+}
+
 /// The lead sort key, when the walk can serve it.
 struct Lead {
     field: Field,
+    name: String,
     storage: Storage,
     desc: bool,
 }
@@ -62,14 +72,14 @@ pub fn top_hits(
         return Ok(None);
     };
     // `search_after` on a missing lead value starts among the documents without one.
-    let after = match collector
-        .after
-        .as_ref()
-        .map(|a| a[0].to_point(lead.storage))
-    {
-        Some(None) => return Ok(None),
-        Some(Some(v)) => Some(v),
+    let after = match collector.after.as_ref().map(|a| &a[0]) {
         None => None,
+        // A term is placed among each segment's ordinals in turn.
+        Some(SortValue::Str(term)) if lead.storage == Storage::Keyword => Some(After::Term(term)),
+        Some(v) => match v.to_point(lead.storage) {
+            Some(point) => Some(After::Point(point)),
+            None => return Ok(None),
+        },
     };
     let scoring = collector.requires_scoring();
     let weight = query.weight(if scoring {
@@ -83,11 +93,36 @@ pub fn top_hits(
         searcher.segment_readers().iter().enumerate().collect();
     order.sort_by_key(|(_, r)| std::cmp::Reverse(r.num_docs()));
     for (ord, reader) in order {
+        // A keyword's points are the segment's term ordinals: its terms resolve them.
+        let terms = match lead.storage {
+            Storage::Keyword => reader.fast_fields().str(&lead.name)?,
+            _ => None,
+        };
         // Once `limit` hits are held, a later segment only contributes values at least as
         // good as the worst of them (equal ones may still win on a later key).
-        let bottom = (best.len() >= collector.limit)
-            .then(|| best.last().and_then(|h| h.values[0].to_point(lead.storage)))
-            .flatten();
+        let held = (best.len() >= collector.limit)
+            .then(|| best.last())
+            .flatten()
+            .map(|h| &h.values[0]);
+        let bottom = match (held, &terms) {
+            (Some(SortValue::Str(term)), Some(col)) => {
+                match crate::ords::bound_ord(col, term, lead.desc)? {
+                    Some(ord) => Some(ord),
+                    // Every term of the segment sorts after the worst hit held.
+                    None => continue,
+                }
+            }
+            // Nor does a segment without the keyword hold a value to compete with a term.
+            (Some(SortValue::Str(_)), None) => continue,
+            (Some(v), _) => v.to_point(lead.storage),
+            (None, _) => None,
+        };
+        let after = match (after, &terms) {
+            (Some(After::Point(point)), _) => Some(point),
+            (Some(After::Term(term)), Some(col)) => crate::ords::after_ord(col, term, lead.desc)?,
+            // Every document of the segment lacks the keyword: all sort after the term.
+            (Some(After::Term(_)), None) | (None, _) => None,
+        };
         let walk = Walk {
             lead: &lead,
             weight: &*weight,
@@ -103,11 +138,13 @@ pub fn top_hits(
             Some(mut found) => {
                 #[cfg(test)]
                 tests::WALKED.with(|n| n.set(n.get() + 1));
-                // A keyword's points are the segment's term ordinals: the collector reads
-                // the candidates' terms (and compares them across segments).
-                if collector.keys.len() == 1 && lead.storage != Storage::Keyword {
+                if collector.keys.len() == 1 {
                     // The lead value is the whole sort: the hits are the candidates in order.
-                    first_in_order(found, &walk, ord as u32)
+                    let mut hits = first_in_order(found, &walk, ord as u32);
+                    if let Some(col) = &terms {
+                        crate::ords::resolve(col, &mut hits, 0);
+                    }
+                    hits
                 } else {
                     found.sort_unstable_by_key(|c| c.doc);
                     let mut segment = collector.for_segment(ord as u32, reader)?;
@@ -133,7 +170,8 @@ pub fn top_hits(
 }
 
 /// The first `limit` candidates of a segment by (lead value, doc id), past `search_after`,
-/// as hits: what the collector would keep for a one-key sort, without its per-hit work.
+/// as hits: what the collector would keep for a one-key sort, without its per-hit work (a
+/// keyword's values are still the segment's ordinals, for [`crate::ords::resolve`]).
 fn first_in_order(mut found: Vec<Candidate>, walk: &Walk, segment_ord: u32) -> Vec<SortedHit> {
     if walk.lead.desc {
         found.sort_unstable_by_key(|c| (std::cmp::Reverse(c.value), c.doc));
@@ -147,6 +185,7 @@ fn first_in_order(mut found: Vec<Candidate>, walk: &Walk, segment_ord: u32) -> V
         .map(|c| SortedHit {
             values: vec![match walk.lead.storage {
                 Storage::F64 => SortValue::F64(f64::from_u64(c.value)),
+                Storage::Keyword => SortValue::Ord(c.value),
                 _ => SortValue::I64(i64::from_u64(c.value)),
             }],
             score: c.score,
@@ -204,6 +243,7 @@ fn lead_key(searcher: &Searcher, collector: &FieldSortCollector) -> Option<Lead>
     }
     Some(Lead {
         field: searcher.schema().get_field(name).ok()?,
+        name: name.clone(),
         storage: *storage,
         desc: key.desc,
     })
@@ -693,14 +733,20 @@ mod tests {
         index
     }
 
-    /// A keyword lead walks the segment's term ordinals; the collector then reads the terms:
-    /// the same hits as the collector alone (one- and multi-valued, missing values, a filter,
-    /// a second key). `search_after` on a keyword is not walked.
+    /// A keyword lead walks the segment's term ordinals, later segments only those that can
+    /// still beat the worst term held (placed in each segment's dictionary): the same hits as
+    /// the collector alone, ascending and descending, shallow and deep, one- and
+    /// multi-valued, with missing values and deleted documents, under a filter (stepped or a
+    /// bitset), with a second key, and continued with `search_after`.
     #[test]
     fn walked_keyword_top_hits_equal_the_collector() {
         let index = index();
         let searcher = index.reader().unwrap().searcher();
         let s = index.schema().get_field("s").unwrap();
+        let s_is = |v: u64| -> Box<dyn Query> {
+            let fallback = TermQuery::new(Term::from_field_u64(s, v), IndexRecordOption::Basic);
+            Box::new(PointRangeQuery::new(s, v, v, Box::new(fallback)))
+        };
         let queries: Vec<(&str, Box<dyn Query>)> = vec![
             ("all", Box::new(AllQuery)),
             (
@@ -710,6 +756,10 @@ mod tests {
                     IndexRecordOption::Basic,
                 )),
             ),
+            (
+                "s=2 as a bitset",
+                Box::new(FilterConjunction::new(vec![s_is(2), s_is(2)])),
+            ),
         ];
         let sorts = [
             vec![key("k", Storage::Keyword, false)],
@@ -718,11 +768,20 @@ mod tests {
                 key("k", Storage::Keyword, false),
                 key("m", Storage::I64, true),
             ],
+            vec![
+                key("k", Storage::Keyword, true),
+                key("t", Storage::I64, false),
+            ],
         ];
+        let view = |h: &[SortedHit]| {
+            h.iter()
+                .map(|x| (x.addr, x.values.clone()))
+                .collect::<Vec<_>>()
+        };
         let before = WALKED.with(|n| n.get());
         for (name, q) in &queries {
             for keys in &sorts {
-                for limit in [1, 10, 1_000, 30_000] {
+                for limit in [1, 10, 1_010, 30_000] {
                     let coll = |after: Option<Vec<SortValue>>| FieldSortCollector {
                         keys: keys.clone(),
                         limit,
@@ -735,23 +794,124 @@ mod tests {
                     let got = top_hits(&searcher, &stats, &**q, &coll(None), None)
                         .unwrap()
                         .expect("a keyword lead qualifies");
-                    let view = |h: &[SortedHit]| {
-                        h.iter()
-                            .map(|x| (x.addr, x.values.clone()))
-                            .collect::<Vec<_>>()
-                    };
-                    assert_eq!(view(&got), view(&expected), "{name} {keys:?} limit={limit}");
-                    if let Some(h) = expected.get(4) {
-                        let after = coll(Some(h.values.clone()));
-                        assert!(top_hits(&searcher, &stats, &**q, &after, None)
+                    let what = format!("{name} {keys:?} limit={limit}");
+                    assert_eq!(view(&got), view(&expected), "{what}");
+                    // Continue after a shallow and a deep hit, and after a term no segment
+                    // holds (between two of them).
+                    let mut afters: Vec<Vec<SortValue>> = [4, limit / 2]
+                        .iter()
+                        .filter_map(|&i| expected.get(i))
+                        .map(|h| h.values.clone())
+                        .collect();
+                    if let Some(SortValue::Str(t)) = afters.first().map(|a| a[0].clone()) {
+                        let mut between = afters[0].clone();
+                        between[0] = SortValue::Str(format!("{t}~"));
+                        afters.push(between);
+                    }
+                    for after in afters {
+                        let after = coll(Some(after));
+                        let expected = stats.search(&searcher, &**q, &after).unwrap();
+                        let got = top_hits(&searcher, &stats, &**q, &after, None)
                             .unwrap()
-                            .is_none());
+                            .expect("a keyword lead qualifies after a term");
+                        assert_eq!(view(&got), view(&expected), "{what} after");
                     }
                 }
             }
         }
         let walked = WALKED.with(|n| n.get()) - before;
-        assert!(walked >= 20, "only {walked} segments were walked");
+        assert!(walked >= 100, "only {walked} segments were walked");
+        // The collector above is the oracle only if it is right itself: check a deep
+        // descending page against the stored terms once (a document sorts on its largest).
+        let hits = top_hits(
+            &searcher,
+            &lode_query::FieldStatistics::new(&searcher),
+            &AllQuery,
+            &FieldSortCollector {
+                keys: vec![key("k", Storage::Keyword, true)],
+                limit: 1_010,
+                after: None,
+                shard_id: 0,
+                track_scores: false,
+            },
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        let mut all: Vec<String> = Vec::new();
+        for seg in searcher.segment_readers() {
+            let col = seg.fast_fields().str("k").unwrap().unwrap();
+            for d in 0..seg.max_doc() {
+                if seg.is_deleted(d) {
+                    continue;
+                }
+                let terms = col.term_ords(d).map(|o| {
+                    let mut t = String::new();
+                    col.ord_to_str(o, &mut t).unwrap();
+                    t
+                });
+                all.extend(terms.max());
+            }
+        }
+        all.sort_unstable_by(|a, b| b.cmp(a));
+        let got: Vec<String> = hits
+            .iter()
+            .map(|h| match &h.values[0] {
+                SortValue::Str(t) => t.clone(),
+                v => panic!("value {v:?}"),
+            })
+            .collect();
+        assert_eq!(got, all[..1_010]);
+    }
+
+    /// A keyword's `missing` term sorts among the other terms (the collector compares terms
+    /// then, not ordinals): checked against the stored terms.
+    #[test]
+    fn a_keyword_missing_term_sorts_among_the_terms() {
+        let index = index();
+        let searcher = index.reader().unwrap().searcher();
+        // Terms near the competitive end, so that the documents without one are on the page.
+        for (desc, missing) in [(false, "k0020"), (true, "k2980")] {
+            let mut k = key("k", Storage::Keyword, desc);
+            k.missing_value = Some(SortValue::Str(missing.into()));
+            let coll = FieldSortCollector {
+                keys: vec![k],
+                limit: 2_000,
+                after: None,
+                shard_id: 0,
+                track_scores: false,
+            };
+            let stats = lode_query::FieldStatistics::new(&searcher);
+            assert!(top_hits(&searcher, &stats, &AllQuery, &coll, None)
+                .unwrap()
+                .is_none());
+            let hits = stats.search(&searcher, &AllQuery, &coll).unwrap();
+            let mut all: Vec<String> = Vec::new();
+            for seg in searcher.segment_readers() {
+                let col = seg.fast_fields().str("k").unwrap().unwrap();
+                for d in (0..seg.max_doc()).filter(|&d| !seg.is_deleted(d)) {
+                    let terms = col.term_ords(d).map(|o| {
+                        let mut t = String::new();
+                        col.ord_to_str(o, &mut t).unwrap();
+                        t
+                    });
+                    let v = if desc { terms.max() } else { terms.min() };
+                    all.push(v.unwrap_or_else(|| missing.into()));
+                }
+            }
+            all.sort_unstable();
+            if desc {
+                all.reverse();
+            }
+            let got: Vec<String> = hits
+                .iter()
+                .map(|h| match &h.values[0] {
+                    SortValue::Str(t) => t.clone(),
+                    v => panic!("value {v:?}"),
+                })
+                .collect();
+            assert_eq!(got, all[..2_000], "desc={desc}");
+        }
     }
 
     #[test]
