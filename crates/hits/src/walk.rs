@@ -781,7 +781,7 @@ mod tests {
         let before = WALKED.with(|n| n.get());
         for (name, q) in &queries {
             for keys in &sorts {
-                for limit in [1, 10, 1_010, 30_000] {
+                for limit in [1, 10, 1_010, 12_000] {
                     let coll = |after: Option<Vec<SortValue>>| FieldSortCollector {
                         keys: keys.clone(),
                         limit,
