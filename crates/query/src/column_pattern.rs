@@ -33,8 +33,10 @@ pub struct KeywordPatternQuery {
 
 impl KeywordPatternQuery {
     /// `pattern` in the `regex-syntax` dialect tantivy's `RegexQuery` takes.
-    pub fn new(field: Field, column: &str, pattern: &str) -> Result<Self, String> {
-        let regex = Regex::new(pattern).map_err(|e| e.to_string())?;
+    /// Errors as `RegexQuery::from_pattern` does.
+    pub fn new(field: Field, column: &str, pattern: &str) -> tantivy::Result<Self> {
+        let regex = Regex::new(pattern)
+            .map_err(|e| TantivyError::InvalidArgument(format!("RegexQueryError: {e}")))?;
         Ok(KeywordPatternQuery {
             field,
             column: column.to_string(),

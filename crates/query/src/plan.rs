@@ -1795,14 +1795,24 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// `def`: the field's mapping (`None` for metadata fields). A keyword with doc values runs
     /// the automaton over its column's dictionary (`column_pattern.rs`).
     fn regex_query(&self, pattern: &str, field: Field, def: Option<&FieldDef>) -> EsResult<Q> {
-        let invalid = |e: String| shard_error(format!("invalid regular expression: {e}"));
-        if let Some(d) = def.filter(|d| d.storage() == Storage::Keyword && d.index && d.doc_values)
-        {
+        let invalid =
+            |e: tantivy::TantivyError| shard_error(format!("invalid regular expression: {e}"));
+        // Keyword and wildcard fields index and store in their column the same values (one
+        // tokenizer); flattened fields keep keyed values besides.
+        let same_terms = |d: &&FieldDef| {
+            matches!(
+                d.ty,
+                lode_engine::mapping::FieldType::Keyword
+                    | lode_engine::mapping::FieldType::Wildcard
+            ) && d.index
+                && d.doc_values
+        };
+        if let Some(d) = def.filter(same_terms) {
             let q = crate::column_pattern::KeywordPatternQuery::new(field, &d.path, pattern)
                 .map_err(invalid)?;
             return Ok(Box::new(q));
         }
-        let q = RegexQuery::from_pattern(pattern, field).map_err(|e| invalid(e.to_string()))?;
+        let q = RegexQuery::from_pattern(pattern, field).map_err(invalid)?;
         Ok(Box::new(q))
     }
 
