@@ -182,8 +182,8 @@ mod tests {
             let want = oracle(&pattern);
             for (field, name) in [(kw, "kw"), (plain, "plain")] {
                 let q = KeywordPatternQuery::new(field, name, &pattern).unwrap();
-                let got: BTreeSet<u32> = searcher
-                    .search(&q, &DocSetCollector)
+                let got: BTreeSet<u32> = crate::FieldStatistics::new(&searcher)
+                    .search(&searcher, &q, &DocSetCollector)
                     .unwrap()
                     .into_iter()
                     .filter(|a| !searcher.segment_reader(a.segment_ord).is_deleted(a.doc_id))
@@ -200,7 +200,9 @@ mod tests {
         let searcher = index.reader().unwrap().searcher();
         let pattern = wildcard_to_regex("a*77", true);
         let q = KeywordPatternQuery::new(kw, "kw", &pattern).unwrap();
-        let got = searcher.search(&q, &tantivy::collector::Count).unwrap();
+        let got = crate::FieldStatistics::new(&searcher)
+            .search(&searcher, &q, &tantivy::collector::Count)
+            .unwrap();
         assert_eq!(got, oracle(&wildcard_to_regex("A*77", false)).len());
     }
 }

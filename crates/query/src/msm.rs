@@ -115,9 +115,7 @@ mod scorer_tests {
     use rand::{Rng, SeedableRng};
     use std::collections::HashMap;
     use tantivy::collector::{Count, TopDocs};
-    use tantivy::query::{
-        BooleanQuery, BoostQuery, ConstScoreQuery, EnableScoring, Occur, Query, TermQuery,
-    };
+    use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
     use tantivy::schema::{IndexRecordOption, Schema, TEXT};
     use tantivy::{doc, DocAddress, DocSet, Index, IndexWriter, Score, Searcher, Term, TERMINATED};
 
@@ -163,9 +161,8 @@ mod scorer_tests {
         clauses
             .iter()
             .map(|q| {
-                let weight = q
-                    .weight(EnableScoring::enabled_from_searcher(searcher))
-                    .unwrap();
+                let stats = crate::FieldStatistics::new(searcher);
+                let weight = q.weight(stats.scoring(searcher)).unwrap();
                 let mut out = HashMap::new();
                 for (ord, seg) in searcher.segment_readers().iter().enumerate() {
                     let mut s = weight.scorer(seg, 1.0).unwrap();
@@ -232,10 +229,15 @@ mod scorer_tests {
                     clauses.into_iter().map(|c| (Occur::Should, c)).collect(),
                     msm,
                 );
-                assert_eq!(searcher.search(&q, &Count).unwrap(), want.len(), "{q:?}");
+                let stats = crate::FieldStatistics::new(&searcher);
+                assert_eq!(
+                    stats.search(&searcher, &q, &Count).unwrap(),
+                    want.len(),
+                    "{q:?}"
+                );
                 for k in [1usize, 10, 100] {
-                    let got = searcher
-                        .search(&q, &TopDocs::with_limit(k).order_by_score())
+                    let got = stats
+                        .search(&searcher, &q, &TopDocs::with_limit(k).order_by_score())
                         .unwrap();
                     let want_k: Vec<(Score, DocAddress)> = want.iter().take(k).copied().collect();
                     assert_eq!(got, want_k, "top {k} of {q:?}");
