@@ -160,3 +160,39 @@ def test_boost_scales_score(es, accounts):
     a = es.search(index="accounts", body={"size": 1, "query": {"match": {"remark": "refund"}}}).body
     b = es.search(index="accounts", body={"size": 1, "query": {"match": {"remark": {"query": "refund", "boost": 3}}}}).body
     assert b["hits"]["max_score"] == pytest.approx(3 * a["hits"]["max_score"], rel=1e-6)
+
+
+def keyword_bm25(corpus, field, value):
+    """ES BM25 of a term on a keyword (no norms: every length is the average, tf 1)."""
+    df = sum(1 for _, d in corpus.docs if d[field] == value)
+    return math.log(1 + (corpus.n - df + 0.5) / (df + 0.5))
+
+
+def test_minimum_should_match_scores_and_top_hits(es, accounts, corpus):
+    """A `minimum_should_match` disjunction scores the sum of its matching clauses (a keyword
+    term's BM25, a numeric term's constant 1, a text match's BM25); its top hits are the
+    best-scoring documents, whatever clauses the scorer skips to find them."""
+    query = {"bool": {"should": [{"term": {"acctType": "BASIC"}}, {"term": {"status": 1}},
+                                 {"match": {"remark": "refund"}}], "minimum_should_match": 2}}
+    basic = keyword_bm25(corpus, "acctType", "BASIC")
+    refund = lucene_bm25(corpus, "remark", "refund")
+    exp = {}
+    for i, d in corpus.docs:
+        parts = [basic if d["acctType"] == "BASIC" else None, 1.0 if d["status"] == 1 else None,
+                 refund.get(i)]
+        if sum(p is not None for p in parts) >= 2:
+            exp[i] = sum(p for p in parts if p is not None)
+    assert 10 < len(exp) < 10000
+    for size in (10, 100):
+        resp = es.search(index="accounts", body={"size": size, "query": query}).body
+        assert resp["hits"]["total"] == {"value": len(exp), "relation": "eq"}
+        hits = resp["hits"]["hits"]
+        assert len(hits) == size
+        for h in hits:
+            assert h["_score"] == pytest.approx(exp[h["_id"]], rel=1e-5), h["_id"]
+        scores = [h["_score"] for h in hits]
+        assert scores == sorted(scores, reverse=True)
+        # Every document scoring clearly above the last hit is among the hits.
+        last = scores[-1]
+        better = {i for i, s in exp.items() if s > last * (1 + 1e-5)}
+        assert better <= {h["_id"] for h in hits}

@@ -55,6 +55,15 @@ CASES = [
     ("wildcard question mark", {"wildcard": {"acctId": "A0000012?00?"}},
      lambda d: fnmatch.fnmatchcase(d["acctId"], "A0000012?00?")),
     ("wildcard cjk", {"wildcard": {"userName": "*千米*"}}, lambda d: "千米" in d["userName"]),
+    # A leading wildcard tests every term (the keyword column's dictionary).
+    ("wildcard leading", {"wildcard": {"acctId": "*123"}},
+     lambda d: fnmatch.fnmatchcase(d["acctId"], "*123")),
+    ("wildcard leading question mark", {"wildcard": {"acctId": "?*1?3"}},
+     lambda d: fnmatch.fnmatchcase(d["acctId"], "?*1?3")),
+    ("wildcard leading case_insensitive", {"wildcard": {"acctId": {"value": "a*99", "case_insensitive": True}}},
+     lambda d: fnmatch.fnmatchcase(d["acctId"].lower(), "a*99")),
+    ("regexp leading", {"regexp": {"acctId": ".*1[23]3"}},
+     lambda d: re.fullmatch(".*1[23]3", d["acctId"]) is not None),
     ("regexp", {"regexp": {"acctId": "A000001[0-4][0-9]{2}00"}},
      lambda d: re.fullmatch("A000001[0-4][0-9]{2}00", d["acctId"]) is not None),
     ("regexp alternation", {"regexp": {"acctType": {"value": "CRED.*|ESC.+"}}},
@@ -70,7 +79,9 @@ def test_term_level_counts(es, accounts, corpus, name, query, pred):
 
 
 ID_CASES = [c for c in CASES if c[0] in (
-    "wildcard", "regexp", "prefix keyword", "range keyword", "wildcard question mark")]
+    "wildcard", "regexp", "prefix keyword", "range keyword", "wildcard question mark",
+    "wildcard leading", "wildcard leading question mark", "wildcard leading case_insensitive",
+    "regexp leading")]
 
 
 @pytest.mark.parametrize("name,query,pred", ID_CASES, ids=[c[0] for c in ID_CASES])

@@ -22,6 +22,7 @@
 
 mod boosting;
 mod column_exists;
+mod column_pattern;
 pub mod conjunction;
 mod constant_keyword;
 mod early_stop;

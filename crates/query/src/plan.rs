@@ -1021,7 +1021,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &s)?,
                     _ => s,
                 };
-                let q = self.regex_query(&literal_regex(&s, true, false), field)?;
+                let q = self.regex_query(&literal_regex(&s, true, false), field, def)?;
                 return Ok(constant(q, t.boost, score));
             }
         }
@@ -1792,9 +1792,27 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
     }
 
-    fn regex_query(&self, pattern: &str, field: Field) -> EsResult<Q> {
-        let q = RegexQuery::from_pattern(pattern, field)
-            .map_err(|e| shard_error(format!("invalid regular expression: {e}")))?;
+    /// `def`: the field's mapping (`None` for metadata fields). A keyword with doc values runs
+    /// the automaton over its column's dictionary (`column_pattern.rs`).
+    fn regex_query(&self, pattern: &str, field: Field, def: Option<&FieldDef>) -> EsResult<Q> {
+        let invalid =
+            |e: tantivy::TantivyError| shard_error(format!("invalid regular expression: {e}"));
+        // Keyword and wildcard fields index and store in their column the same values (one
+        // tokenizer); flattened fields keep keyed values besides.
+        let same_terms = |d: &&FieldDef| {
+            matches!(
+                d.ty,
+                lode_engine::mapping::FieldType::Keyword
+                    | lode_engine::mapping::FieldType::Wildcard
+            ) && d.index
+                && d.doc_values
+        };
+        if let Some(d) = def.filter(same_terms) {
+            let q = crate::column_pattern::KeywordPatternQuery::new(field, &d.path, pattern)
+                .map_err(invalid)?;
+            return Ok(Box::new(q));
+        }
+        let q = RegexQuery::from_pattern(pattern, field).map_err(invalid)?;
         Ok(Box::new(q))
     }
 
@@ -1833,7 +1851,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 }
             }
             _ if p.case_insensitive => {
-                self.regex_query(&literal_regex(&value, true, true), field)?
+                self.regex_query(&literal_regex(&value, true, true), field, def)?
             }
             // ES's `SearchAsYouTypeFieldType#prefixQuery`: a prefix of at most 20 characters
             // is one term of the `._index_prefix` field.
@@ -1888,13 +1906,13 @@ impl<'c, 'a> Planner<'c, 'a> {
             _ => p.value.clone(),
         };
         let q = if p.case_insensitive {
-            self.regex_query(&wildcard_to_regex(&value, true), field)?
+            self.regex_query(&wildcard_to_regex(&value, true), field, def)?
         } else if let Some(lit) = wildcard_literal(&value) {
             term_query(Term::from_field_text(field, &lit), IndexRecordOption::Basic)
         } else if let Some(prefix) = wildcard_prefix(&value) {
             self.prefix_range(field, &prefix, false)
         } else {
-            self.regex_query(&wildcard_to_regex(&value, false), field)?
+            self.regex_query(&wildcard_to_regex(&value, false), field, def)?
         };
         Ok(constant(q, p.boost, score))
     }
@@ -1912,7 +1930,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             return Ok(none());
         }
         let re = lucene_to_regex(&p.value, p.case_insensitive).map_err(shard_error)?;
-        Ok(constant(self.regex_query(&re, field)?, p.boost, score))
+        Ok(constant(self.regex_query(&re, field, def)?, p.boost, score))
     }
 
     /// Terms within an edit distance. tantivy's automaton scorer is constant, so when

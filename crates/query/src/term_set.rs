@@ -6,8 +6,10 @@
 
 use crate::points::{const_scorer, Gathered};
 use std::sync::Arc;
+use tantivy::postings::TermInfo;
 use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::InvertedIndexReader;
 use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, Term};
 
 /// Matches the documents holding any of `terms`, all on one field; scores constant.
@@ -56,33 +58,8 @@ impl Weight for TermSetLookup {
                 infos.push(info);
             }
         }
-        let total: usize = infos.iter().map(|i| i.doc_freq as usize).sum();
-        if total == 0 {
+        let Some(gathered) = gather_postings(&index, &infos, reader.max_doc())? else {
             return Ok(Box::new(EmptyScorer));
-        }
-        let max_doc = reader.max_doc();
-        let each = |f: &mut dyn FnMut(DocId)| -> tantivy::Result<()> {
-            for info in &infos {
-                let mut postings =
-                    index.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)?;
-                while !postings.docs().is_empty() {
-                    postings.docs().iter().for_each(|&d| f(d));
-                    postings.advance();
-                }
-            }
-            Ok(())
-        };
-        let gathered = if Gathered::bits_for(total, max_doc) {
-            let mut words = vec![0u64; (max_doc as usize).div_ceil(64)];
-            each(&mut |d| words[d as usize / 64] |= 1 << (d % 64))?;
-            let len = words.iter().map(|w| w.count_ones() as usize).sum();
-            Gathered::Bits { words, len }
-        } else {
-            let mut docs = Vec::with_capacity(total);
-            each(&mut |d| docs.push(d))?;
-            docs.sort_unstable();
-            docs.dedup();
-            Gathered::Sorted(docs)
         };
         Ok(const_scorer(gathered, boost))
     }
@@ -96,6 +73,42 @@ impl Weight for TermSetLookup {
         }
         Ok(Explanation::new("TermSetQuery", scorer.score()))
     }
+}
+
+/// The documents of the terms `infos` (their postings read block by block), as a bitset or a
+/// sorted list by their count; `None` when the terms have no documents.
+pub(crate) fn gather_postings(
+    index: &InvertedIndexReader,
+    infos: &[TermInfo],
+    max_doc: DocId,
+) -> tantivy::Result<Option<Gathered>> {
+    let total: usize = infos.iter().map(|i| i.doc_freq as usize).sum();
+    if total == 0 {
+        return Ok(None);
+    }
+    let each = |f: &mut dyn FnMut(DocId)| -> tantivy::Result<()> {
+        for info in infos {
+            let mut postings =
+                index.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)?;
+            while !postings.docs().is_empty() {
+                postings.docs().iter().for_each(|&d| f(d));
+                postings.advance();
+            }
+        }
+        Ok(())
+    };
+    Ok(Some(if Gathered::bits_for(total, max_doc) {
+        let mut words = vec![0u64; (max_doc as usize).div_ceil(64)];
+        each(&mut |d| words[d as usize / 64] |= 1 << (d % 64))?;
+        let len = words.iter().map(|w| w.count_ones() as usize).sum();
+        Gathered::Bits { words, len }
+    } else {
+        let mut docs = Vec::with_capacity(total);
+        each(&mut |d| docs.push(d))?;
+        docs.sort_unstable();
+        docs.dedup();
+        Gathered::Sorted(docs)
+    }))
 }
 
 #[cfg(test)]

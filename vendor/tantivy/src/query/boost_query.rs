@@ -148,6 +148,14 @@ impl<S: Scorer> Scorer for BoostScorer<S> {
     fn score(&mut self) -> Score {
         self.underlying.score() * self.boost
     }
+
+    fn score_upper_bound(&self) -> Score {
+        if self.boost >= 0.0 {
+            self.underlying.score_upper_bound() * self.boost
+        } else {
+            Score::INFINITY
+        }
+    }
 }
 
 #[cfg(test)]

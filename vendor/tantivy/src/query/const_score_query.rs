@@ -160,6 +160,10 @@ impl<TDocSet: DocSet + 'static> Scorer for ConstScorer<TDocSet> {
     fn score(&mut self) -> Score {
         self.score
     }
+
+    fn score_upper_bound(&self) -> Score {
+        self.score
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,12 @@ pub trait Scorer: downcast_rs::Downcast + DocSet + 'static {
     ///
     /// This method will perform a bit of computation and is not cached.
     fn score(&mut self) -> Score;
+
+    /// Lode patch: a score no document of this scorer exceeds (`INFINITY` when unknown), for
+    /// the pruning of `minimum_should_match` disjunctions (Lucene's `Scorer#getMaxScore`).
+    fn score_upper_bound(&self) -> Score {
+        Score::INFINITY
+    }
 }
 
 impl_downcast!(Scorer);
@@ -21,5 +27,9 @@ impl Scorer for Box<dyn Scorer> {
     #[inline]
     fn score(&mut self) -> Score {
         self.deref_mut().score()
+    }
+
+    fn score_upper_bound(&self) -> Score {
+        (**self).score_upper_bound()
     }
 }

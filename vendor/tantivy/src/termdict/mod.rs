@@ -128,11 +128,14 @@ impl TermDictionary {
         self.0.ord_to_term(ord, bytes)
     }
 
-    // this isn't used, and has different prototype in Fst and SSTable
-    // Returns the number of terms in the dictionary.
-    // pub fn term_info_from_ord(&self, term_ord: TermOrdinal) -> TermInfo {
-    // self.0.term_info_from_ord(term_ord)
-    // }
+    /// Lode patch: the `TermInfo` of the term of ordinal `term_ord` (a direct read of the term
+    /// info store), for terms found by their ordinal elsewhere (a keyword column's dictionary
+    /// holds the same sorted terms). The SSTable dictionary's prototype differs; Lode builds
+    /// the FST one.
+    #[cfg(not(feature = "quickwit"))]
+    pub fn term_info_from_ord(&self, term_ord: TermOrdinal) -> TermInfo {
+        self.0.term_info_from_ord(term_ord)
+    }
 
     /// Lookups the value corresponding to the key.
     pub fn get<K: AsRef<[u8]>>(&self, key: K) -> io::Result<Option<TermInfo>> {

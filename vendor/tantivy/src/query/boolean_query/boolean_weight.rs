@@ -1,10 +1,10 @@
 use std::cmp::Ordering;
 
+use super::min_should_match::MinShouldMatchScorer;
 use super::occur_weights::OccurWeights;
 use crate::docset::{SeekDangerResult, COLLECT_BLOCK_BUFFER_LEN};
 use crate::index::SegmentReader;
 use crate::postings::FreqReadingOption;
-use crate::query::disjunction::Disjunction;
 use crate::query::explanation::does_not_match;
 use crate::query::score_combiner::{DoNothingCombiner, ScoreCombiner};
 use crate::query::term_query::TermScorer;
@@ -18,33 +18,38 @@ use crate::{DocId, Score, TERMINATED};
 enum SpecializedScorer {
     TermUnion(Vec<TermScorer>),
     TermIntersection(Vec<TermScorer>),
+    // Lode patch: prunes by score upper bounds when collecting top hits.
+    MinShouldMatch(Box<dyn PruningScorer>),
     Other(Box<dyn Scorer>),
+}
+
+/// Lode patch: a scorer with its own top-hits loop (`Weight::for_each_pruning`).
+trait PruningScorer: Scorer {
+    fn for_each_pruning(
+        &mut self,
+        threshold: Score,
+        callback: &mut dyn FnMut(DocId, Score) -> Score,
+    );
+}
+
+impl<TScoreCombiner: ScoreCombiner> PruningScorer for MinShouldMatchScorer<TScoreCombiner> {
+    fn for_each_pruning(
+        &mut self,
+        threshold: Score,
+        callback: &mut dyn FnMut(DocId, Score) -> Score,
+    ) {
+        if TScoreCombiner::SUPPORTS_BLOCK_WAND {
+            MinShouldMatchScorer::for_each_pruning(self, threshold, callback);
+        } else {
+            for_each_pruning_scorer(self, threshold, callback);
+        }
+    }
 }
 
 impl SpecializedScorer {
     fn empty() -> Self {
         Self::Other(Box::new(EmptyScorer))
     }
-}
-
-fn scorer_disjunction<TScoreCombiner>(
-    scorers: Vec<Box<dyn Scorer>>,
-    score_combiner: TScoreCombiner,
-    minimum_match_required: usize,
-) -> Box<dyn Scorer>
-where
-    TScoreCombiner: ScoreCombiner,
-{
-    debug_assert!(!scorers.is_empty());
-    debug_assert!(minimum_match_required > 1);
-    if scorers.len() == 1 {
-        return scorers.into_iter().next().unwrap(); // Safe unwrap.
-    }
-    Box::new(Disjunction::new(
-        scorers,
-        score_combiner,
-        minimum_match_required,
-    ))
 }
 
 /// num_docs is the number of documents in the segment.
@@ -114,6 +119,7 @@ fn into_box_scorer<TScoreCombiner: ScoreCombiner>(
                 .collect();
             intersect_scorers(boxed_scorers, num_docs)
         }
+        SpecializedScorer::MinShouldMatch(scorer) => scorer,
         SpecializedScorer::Other(scorer) => scorer,
     }
 }
@@ -389,12 +395,14 @@ impl<TScoreCombiner: ScoreCombiner> BooleanWeight<TScoreCombiner> {
                     must_scorers.append(&mut should_scorers);
                     ShouldScorersCombinationMethod::Ignored
                 }
-                _ => ShouldScorersCombinationMethod::Required(SpecializedScorer::Other(
-                    scorer_disjunction(
+                // Lode patch: lead and tail clauses (Lucene's `WANDScorer`) instead of a heap
+                // disjunction advancing every clause.
+                n => ShouldScorersCombinationMethod::Required(SpecializedScorer::MinShouldMatch(
+                    Box::new(MinShouldMatchScorer::new(
                         should_scorers,
+                        n,
                         score_combiner_fn(),
-                        effective_minimum_number_should_match,
-                    ),
+                    )),
                 )),
             }
         };
@@ -622,6 +630,9 @@ impl<TScoreCombiner: ScoreCombiner + Sync> Weight for BooleanWeight<TScoreCombin
                 let mut intersection = intersect_scorers(boxed_scorers, num_docs);
                 for_each_scorer(intersection.as_mut(), callback);
             }
+            SpecializedScorer::MinShouldMatch(mut scorer) => {
+                for_each_scorer(scorer.as_mut(), callback);
+            }
             SpecializedScorer::Other(mut scorer) => {
                 for_each_scorer(scorer.as_mut(), callback);
             }
@@ -656,6 +667,9 @@ impl<TScoreCombiner: ScoreCombiner + Sync> Weight for BooleanWeight<TScoreCombin
                     .collect();
                 let mut intersection = intersect_scorers(boxed_scorers, num_docs);
                 for_each_docset_buffered(intersection.as_mut(), &mut buffer, callback);
+            }
+            SpecializedScorer::MinShouldMatch(mut scorer) => {
+                for_each_docset_buffered(scorer.as_mut(), &mut buffer, callback);
             }
             SpecializedScorer::Other(mut scorer) => {
                 for_each_docset_buffered(scorer.as_mut(), &mut buffer, callback);
@@ -702,6 +716,9 @@ impl<TScoreCombiner: ScoreCombiner + Sync> Weight for BooleanWeight<TScoreCombin
             // therefore matches the unpruned scorer here for every combiner.
             SpecializedScorer::TermIntersection(term_scorers) => {
                 super::block_wand_intersection(term_scorers, threshold, callback);
+            }
+            SpecializedScorer::MinShouldMatch(mut scorer) => {
+                scorer.for_each_pruning(threshold, callback);
             }
             SpecializedScorer::Other(mut scorer) => {
                 for_each_pruning_scorer(scorer.as_mut(), threshold, callback);

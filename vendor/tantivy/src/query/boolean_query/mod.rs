@@ -2,6 +2,7 @@ mod block_wand_intersection;
 mod block_wand_union;
 mod boolean_query;
 mod boolean_weight;
+mod min_should_match;
 mod occur_weights;
 
 pub(crate) use self::block_wand_intersection::block_wand_intersection;

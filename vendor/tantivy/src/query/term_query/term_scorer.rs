@@ -147,6 +147,10 @@ impl Scorer for TermScorer {
         let term_freq = self.term_freq();
         self.similarity_weight.score(fieldnorm_id, term_freq)
     }
+
+    fn score_upper_bound(&self) -> Score {
+        self.max_score()
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,208 @@
+//! `wildcard`, `regexp` and case-insensitive `term`/`prefix` on a keyword field with doc
+//! values: the pattern's automaton runs over the column's term dictionary instead of the
+//! inverted index's FST.
+//!
+//! A pattern without a literal prefix (`*123`) must test every term of a segment, as Lucene's
+//! `AutomatonQuery` does. Streaming tantivy's FST through an automaton decodes nodes and keeps
+//! a state stack per byte (~60 ns a term: 65 ms for the 1.12M `acctId`s of the reference
+//! index); the column's dictionary is a block-encoded sorted table whose keys are
+//! prefix-delta coded, so the automaton only steps the bytes that differ from the previous key
+//! (as Lucene's block tree feeds its `IntersectTermsEnum`), and blocks no key of which can
+//! match are skipped. The column and the inverted index hold the same terms (one tokenizer
+//! feeds both), so a matching key's ordinal in the column is its ordinal in the term
+//! dictionary, whose postings are then read directly. A segment where the two do not count the
+//! same terms streams the FST as before.
+
+use crate::points::const_scorer;
+use crate::term_set::gather_postings;
+use std::sync::Arc;
+use tantivy::postings::TermInfo;
+use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
+use tantivy::schema::Field;
+use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError};
+use tantivy_fst::Regex;
+
+/// Documents with a term of `field` that `regex` matches entirely; scores constant.
+#[derive(Clone, Debug)]
+pub struct KeywordPatternQuery {
+    field: Field,
+    /// The field's column name (its path).
+    column: String,
+    regex: Arc<Regex>,
+}
+
+impl KeywordPatternQuery {
+    /// `pattern` in the `regex-syntax` dialect tantivy's `RegexQuery` takes.
+    /// Errors as `RegexQuery::from_pattern` does.
+    pub fn new(field: Field, column: &str, pattern: &str) -> tantivy::Result<Self> {
+        let regex = Regex::new(pattern)
+            .map_err(|e| TantivyError::InvalidArgument(format!("RegexQueryError: {e}")))?;
+        Ok(KeywordPatternQuery {
+            field,
+            column: column.to_string(),
+            regex: Arc::new(regex),
+        })
+    }
+
+    /// The term infos of the matching terms, from the column's dictionary when it lists the
+    /// same terms as the term dictionary.
+    fn matching_terms(&self, reader: &SegmentReader) -> tantivy::Result<Vec<TermInfo>> {
+        let index = reader.inverted_index(self.field)?;
+        let terms = index.terms();
+        let fast = reader.schema().get_field_entry(self.field).is_fast();
+        if let Some(column) = fast
+            .then(|| reader.fast_fields().str(&self.column))
+            .transpose()?
+            .flatten()
+        {
+            let dictionary = column.dictionary();
+            if dictionary.num_terms() == terms.num_terms() {
+                let mut stream = dictionary.search(&*self.regex).into_stream()?;
+                let mut infos = Vec::new();
+                while stream.advance() {
+                    infos.push(terms.term_info_from_ord(stream.term_ord()));
+                }
+                return Ok(infos);
+            }
+        }
+        let mut stream = terms.search(&*self.regex).into_stream()?;
+        let mut infos = Vec::new();
+        while stream.advance() {
+            infos.push(stream.value().clone());
+        }
+        Ok(infos)
+    }
+}
+
+impl Query for KeywordPatternQuery {
+    fn weight(&self, _scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl Weight for KeywordPatternQuery {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let infos = self.matching_terms(reader)?;
+        let index = reader.inverted_index(self.field)?;
+        Ok(match gather_postings(&index, &infos, reader.max_doc())? {
+            Some(gathered) => const_scorer(gathered, boost),
+            None => Box::new(EmptyScorer),
+        })
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let mut scorer = self.scorer(reader, 1.0)?;
+        if scorer.seek(doc) != doc {
+            return Err(TantivyError::InvalidArgument(format!(
+                "Document #({doc}) does not match"
+            )));
+        }
+        Ok(Explanation::new("AutomatonScorer", scorer.score()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patterns::wildcard_to_regex;
+    use std::collections::BTreeSet;
+    use tantivy::collector::DocSetCollector;
+    use tantivy::schema::{Schema, FAST, STORED, STRING};
+    use tantivy::{doc, Index, IndexWriter, Term};
+
+    fn value(i: u32) -> String {
+        format!("A{:08}", i * 7919 % 100_003)
+    }
+
+    /// Documents `i` in 0..3000 hold `value(i)` (and `x{i % 5}` on odd `i`) in both fields,
+    /// over three segments, with every document holding `value(i)` for `i % 11 == 0` deleted.
+    fn index() -> (Index, Field, Field) {
+        let mut sb = Schema::builder();
+        let kw = sb.add_text_field("kw", STRING | FAST | STORED);
+        let plain = sb.add_text_field("plain", STRING);
+        let index = Index::create_in_ram(sb.build());
+        let mut w: IndexWriter = index.writer_with_num_threads(1, 20_000_000).unwrap();
+        for i in 0..3000u32 {
+            let mut d = doc!(kw => value(i), plain => value(i));
+            if i % 2 == 1 {
+                d.add_text(kw, format!("x{}", i % 5));
+                d.add_text(plain, format!("x{}", i % 5));
+            }
+            w.add_document(d).unwrap();
+            if i % 1000 == 999 {
+                w.commit().unwrap();
+            }
+        }
+        for i in (0..3000u32).step_by(11) {
+            w.delete_term(Term::from_field_text(kw, &value(i)));
+        }
+        w.commit().unwrap();
+        (index, kw, plain)
+    }
+
+    /// The live document numbers (insertion order) whose values `pattern` matches, by the
+    /// `regex` crate over the values as written.
+    fn oracle(pattern: &str) -> BTreeSet<u32> {
+        let re = regex::Regex::new(&format!("^(?:{pattern})$")).unwrap();
+        (0..3000u32)
+            .filter(|i| i % 11 != 0)
+            .filter(|&i| {
+                re.is_match(&value(i)) || (i % 2 == 1 && re.is_match(&format!("x{}", i % 5)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_what_the_pattern_matches_on_column_and_fallback_paths() {
+        let (index, kw, plain) = index();
+        let searcher = index.reader().unwrap().searcher();
+        assert!(searcher.segment_readers().len() >= 3);
+        // `kw` takes the column's dictionary (same terms), `plain` the FST.
+        for seg in searcher.segment_readers() {
+            let column = seg.fast_fields().str("kw").unwrap().unwrap();
+            let terms = seg.inverted_index(kw).unwrap().terms().num_terms();
+            assert_eq!(column.dictionary().num_terms(), terms);
+        }
+        // Each document's position in insertion order, from its value.
+        let number = |addr: tantivy::DocAddress| -> u32 {
+            let d: tantivy::TantivyDocument = searcher.doc(addr).unwrap();
+            use tantivy::schema::Value;
+            let v = d
+                .get_all(kw)
+                .filter_map(|v| v.as_str())
+                .find(|s| s.starts_with('A'))
+                .unwrap()
+                .to_string();
+            (0..3000u32).find(|&i| value(i) == v).unwrap()
+        };
+        for wildcard in [
+            "*123", "*1?3", "A000*9", "*", "x3", "*x*", "A0001*", "*zz", "?3",
+        ] {
+            let pattern = wildcard_to_regex(wildcard, false);
+            let want = oracle(&pattern);
+            for (field, name) in [(kw, "kw"), (plain, "plain")] {
+                let q = KeywordPatternQuery::new(field, name, &pattern).unwrap();
+                let got: BTreeSet<u32> = crate::FieldStatistics::new(&searcher)
+                    .search(&searcher, &q, &DocSetCollector)
+                    .unwrap()
+                    .into_iter()
+                    .filter(|a| !searcher.segment_reader(a.segment_ord).is_deleted(a.doc_id))
+                    .map(number)
+                    .collect();
+                assert_eq!(got, want, "{wildcard} on {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn case_insensitive_patterns() {
+        let (index, kw, _) = index();
+        let searcher = index.reader().unwrap().searcher();
+        let pattern = wildcard_to_regex("a*77", true);
+        let q = KeywordPatternQuery::new(kw, "kw", &pattern).unwrap();
+        let got = crate::FieldStatistics::new(&searcher)
+            .search(&searcher, &q, &tantivy::collector::Count)
+            .unwrap();
+        assert_eq!(got, oracle(&wildcard_to_regex("A*77", false)).len());
+    }
+}
