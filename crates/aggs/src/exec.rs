@@ -734,6 +734,7 @@ fn collect_shard(
             merged.merge_fruits(collect_one(&collector, &*weight, ord, segment)?)?;
             continue;
         }
+        let started = std::time::Instant::now();
         let mut answered: Vec<&str> = Vec::new();
         for (&(name, field_name, field), sums) in countable.iter().zip(&mut counted) {
             sums.get_or_insert_with(Vec::new)
@@ -759,6 +760,10 @@ fn collect_shard(
                 *done = true;
                 answered.push(h.name);
             }
+        }
+        if let (Some(t), false) = (timer, answered.is_empty()) {
+            // A profiled search collects one top-level aggregation at a time: this one.
+            t.counted(started, u64::from(segment.num_docs()));
         }
         answered.sort_unstable();
         let at = match rests.iter().position(|(names, _)| *names == answered) {

@@ -5,7 +5,8 @@
 //! - `initialize`: building the aggregation's collection (its tantivy request, computed
 //!   columns and collector);
 //! - `build_leaf_collector`: a segment's collector (`for_segment`), once per segment;
-//! - `collect`: the documents handed to it (`collect_count` = documents);
+//! - `collect`: the documents handed to it (`collect_count` = documents), or counted for it
+//!   from an index structure over a whole segment (`exec::collect_shard`'s shortcuts);
 //! - `post_collection`: harvesting a segment's results;
 //! - `build_aggregation`: the shard's result from the segments' (merge and `shard_size` cut);
 //! - `reduce`: 0 on a shard, as in Elasticsearch.
@@ -53,6 +54,13 @@ impl AggTimer {
     pub fn add(&self, slot: usize, started: Instant, n: u64) {
         self.nanos[slot].fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.counts[slot].fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Documents an aggregator accounted for without having them handed to it (counted from
+    /// an index structure over a whole segment): `collect`, as if collected, so that
+    /// `collect_count` stays the documents the aggregator saw, whichever way it read them.
+    pub fn counted(&self, started: Instant, docs: u64) {
+        self.add(COLLECT, started, docs);
     }
 
     fn breakdown(&self) -> (u64, Value) {
