@@ -178,3 +178,13 @@ def test_date_histogram_with_a_sibling_and_a_sub_aggregation(es, live):
     assert got(resp) == oracle(live, "at", lambda v: calendar_start(v, "month", tz))
     years = {b["key"]: b["doc_count"] for b in resp["aggregations"]["s"]["buckets"]}
     assert years == oracle(live, "at", lambda v: calendar_start(v, "year", tz))
+
+
+def test_profile_counts_the_documents_counted_from_the_points(es, live):
+    """ES's `collect_count` is the documents an aggregator saw; those counted from the points
+    over whole segments count too (the match_all total is every live document)."""
+    resp = es.search(index=INDEX, size=0, request_cache=False, profile=True, aggs={
+        "h": {"histogram": {"field": "qty", "interval": 50}}})
+    aggs = resp["profile"]["shards"][0]["aggregations"]
+    assert aggs[0]["description"] == "h"
+    assert aggs[0]["breakdown"]["collect_count"] == len(live)
