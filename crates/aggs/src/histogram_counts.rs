@@ -16,6 +16,7 @@
 use super::plan::{Op, PlanNode};
 use super::request::AggKind;
 use super::rounding::{DateRounding, IndexedRounding};
+use super::sources::NumericColumn;
 use lode_query::points::{sorted_points, SortedPoints};
 use std::collections::BTreeMap;
 use tantivy::aggregation::intermediate_agg_result::{
@@ -170,25 +171,17 @@ impl CountedHistogram<'_> {
         for (pos, key, n) in runs {
             counts.entry(pos).or_insert((key, 0)).1 += n;
         }
-        if let Some(alive) = segment.alive_bitset() {
-            let fast = segment.fast_fields();
-            let values: Option<Box<dyn Fn(u32) -> Option<f64>>> = if self.float {
-                fast.column_opt::<f64>(self.field_name)?
-                    .map(|c| Box::new(move |d| c.first(d)) as Box<_>)
-            } else {
-                fast.column_opt::<i64>(self.field_name)?
-                    .map(|c| Box::new(move |d| c.first(d).map(|v| v as f64)) as Box<_>)
-            };
-            if let Some(values) = values {
-                for doc in alive.iter_deleted() {
-                    let Some(v) = values(doc) else { continue };
-                    let pos = self.bucket(v).0;
-                    if let Some(entry) = counts.get_mut(&pos) {
-                        entry.1 -= 1;
-                        if entry.1 == 0 {
-                            counts.remove(&pos);
-                        }
-                    }
+        let column = if self.float {
+            NumericColumn::F64
+        } else {
+            NumericColumn::I64
+        };
+        for v in super::range_counts::deleted_values(segment, self.field_name, column)? {
+            let pos = self.bucket(v).0;
+            if let Some(entry) = counts.get_mut(&pos) {
+                entry.1 -= 1;
+                if entry.1 == 0 {
+                    counts.remove(&pos);
                 }
             }
         }

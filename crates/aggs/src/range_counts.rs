@@ -120,27 +120,13 @@ impl CountedRanges<'_> {
             .iter()
             .map(|&(from, to)| below(to).saturating_sub(below(from)) as u64)
             .collect();
-        let mut deleted_with_value = 0u64;
-        if let Some(alive) = segment.alive_bitset() {
-            let fast = segment.fast_fields();
-            let values: Option<Box<dyn Fn(u32) -> Option<f64>>> = match self.column {
-                NumericColumn::I64 => fast
-                    .column_opt::<i64>(self.field_name)?
-                    .map(|c| Box::new(move |d| c.first(d).map(|v| v as f64)) as Box<_>),
-                NumericColumn::F64 => fast
-                    .column_opt::<f64>(self.field_name)?
-                    .map(|c| Box::new(move |d| c.first(d)) as Box<_>),
-            };
-            if let Some(values) = values {
-                for doc in alive.iter_deleted() {
-                    let Some(v) = values(doc) else { continue };
-                    deleted_with_value += 1;
-                    for i in self.containing(v) {
-                        mine[i] -= 1;
-                    }
-                }
+        let deleted = deleted_values(segment, self.field_name, self.column)?;
+        for &v in &deleted {
+            for i in self.containing(v) {
+                mine[i] -= 1;
             }
         }
+        let deleted_with_value = deleted.len() as u64;
         if let Some(m) = self.missing {
             // Live documents without a value read `missing`.
             let with_value = points.len() as u64 - deleted_with_value;
@@ -182,4 +168,29 @@ impl CountedRanges<'_> {
         }
         Ok(empty)
     }
+}
+
+/// The values of `segment`'s deleted documents that have one (single-valued columns: the first
+/// value), as the range source reads them: the points still hold them until a merge.
+pub(crate) fn deleted_values(
+    segment: &SegmentReader,
+    field_name: &str,
+    column: NumericColumn,
+) -> tantivy::Result<Vec<f64>> {
+    let Some(alive) = segment.alive_bitset() else {
+        return Ok(Vec::new());
+    };
+    let fast = segment.fast_fields();
+    Ok(match column {
+        NumericColumn::I64 => fast.column_opt::<i64>(field_name)?.map(|c| {
+            alive
+                .iter_deleted()
+                .filter_map(|d| c.first(d).map(|v| v as f64))
+                .collect()
+        }),
+        NumericColumn::F64 => fast
+            .column_opt::<f64>(field_name)?
+            .map(|c| alive.iter_deleted().filter_map(|d| c.first(d)).collect()),
+    }
+    .unwrap_or_default())
 }
