@@ -132,6 +132,10 @@ SORTS = [
     [("k", False)],
     [("k", True)],
     [("k", False), ("n", True)],
+    # A lead a quarter of the documents share: the next key is walked among them.
+    [("status", False), ("ts", True)],
+    [("status", True), ("k", False)],
+    [("status", False), ("n", True), ("f", False)],
 ]
 
 
@@ -180,7 +184,7 @@ def test_sorted_page(es, corpus, name, sort, page_from):
         assert total == {"value": len(rows), "relation": "eq"}
 
 
-@pytest.mark.parametrize("sort", SORTS[:5] + SORTS[7:9],
+@pytest.mark.parametrize("sort", SORTS[:5] + SORTS[7:9] + SORTS[10:],
                          ids=lambda s: ",".join(f + (":desc" if d else ":asc") for f, d in s))
 def test_search_after_walks_every_page(es, corpus, sort):
     """Paging with search_after through the first 3,000 hits gives the oracle's rows in order."""

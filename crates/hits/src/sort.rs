@@ -1157,19 +1157,26 @@ pub fn sort_hits(hits: &mut [SortedHit], keys: &[SortKey]) {
 }
 
 impl FieldSortSegment {
-    fn values(&self, doc: DocId, score: Score, resolve_strings: bool) -> Vec<SortValue> {
-        let mut out = Vec::with_capacity(self.columns.len());
-        self.values_into(doc, score, resolve_strings, &mut out);
-        out
+    /// `values` (a keyword's as ordinals) against `search_after`'s row. A keyword's term is
+    /// read only when every key before it ties: most documents differ on the lead.
+    fn cmp_after(&self, values: &[SortValue], after: &[SortValue]) -> Ordering {
+        for (i, ((v, a), k)) in values.iter().zip(after).zip(&self.keys).enumerate() {
+            let o = match (v, &self.columns[i]) {
+                (SortValue::Ord(ord), ColumnReader::Str(Some(col))) => {
+                    let mut term = String::new();
+                    let _ = col.ord_to_str(*ord, &mut term);
+                    cmp_values(&SortValue::Str(term), a, k)
+                }
+                _ => cmp_values(v, a, k),
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
     }
 
-    fn values_into(
-        &self,
-        doc: DocId,
-        score: Score,
-        resolve_strings: bool,
-        out: &mut Vec<SortValue>,
-    ) {
+    fn values_into(&self, doc: DocId, score: Score, out: &mut Vec<SortValue>) {
         let own = [doc];
         for ((c, k), n) in self.columns.iter().zip(&self.keys).zip(&self.nested) {
             let docs: &[DocId] = match n {
@@ -1245,7 +1252,7 @@ impl FieldSortSegment {
                     match pick(docs.iter().flat_map(|&d| col.term_ords(d)), desc_pick(k)) {
                         // A `missing` term has no ordinal here: the key's values are all
                         // terms, so that they compare with it.
-                        Some(ord) if resolve_strings || k.missing_value.is_some() => {
+                        Some(ord) if k.missing_value.is_some() => {
                             let mut s = String::new();
                             let _ = col.ord_to_str(ord, &mut s);
                             SortValue::Str(s)
@@ -1478,7 +1485,7 @@ impl SegmentCollector for FieldSortSegment {
         }
         let mut values = std::mem::take(&mut self.scratch);
         values.clear();
-        self.values_into(doc, score, false, &mut values);
+        self.values_into(doc, score, &mut values);
         if let Some(t) = &self.threshold {
             if cmp_rows(&values, t, &self.keys) != Ordering::Less {
                 self.scratch = values;
@@ -1486,8 +1493,7 @@ impl SegmentCollector for FieldSortSegment {
             }
         }
         if let Some(after) = &self.after {
-            let full = self.values(doc, score, true);
-            if cmp_rows(&full, after, &self.keys) != Ordering::Greater {
+            if self.cmp_after(&values, after) != Ordering::Greater {
                 self.scratch = values;
                 return;
             }

@@ -38,6 +38,10 @@ const WALK_STEP_COST: u64 = 2;
 const BITS_WALK_GAIN: u64 = 8;
 /// Positions a bitset walk takes between checks of the request's cancellation.
 const CANCEL_EVERY: usize = 1 << 16;
+/// A lead value held by more documents than this many times the hits wanted (and at least
+/// [`TIE_MIN_DOCS`]) is walked on the second sort key ([`Walk::tie_walk`]).
+const TIE_FACTOR: usize = 8;
+const TIE_MIN_DOCS: usize = 1_024;
 /// The smallest chunk of positions walked at once.
 const MIN_CHUNK: usize = 256;
 
@@ -87,6 +91,11 @@ pub fn top_hits(
     } else {
         EnableScoring::disabled_from_searcher(searcher)
     })?;
+    // With more keys, a lead value many documents share is walked on the second key.
+    let second = match collector.keys.get(1) {
+        Some(key) if lead.storage != Storage::Keyword => walk_key(searcher, key),
+        _ => None,
+    };
     let mut best: Vec<SortedHit> = Vec::new();
     // Largest segments first: their hits set the bar the smaller ones must pass.
     let mut order: Vec<(usize, &SegmentReader)> =
@@ -133,8 +142,20 @@ pub fn top_hits(
             after,
             bottom,
             scoring,
+            tie: None,
         };
-        let fruit = match walk.run()? {
+        let tied = match &second {
+            Some(second) => match second_after(collector, second, reader)? {
+                Some(after) => walk.tie_walk(second, after)?,
+                None => None,
+            },
+            None => None,
+        };
+        let found = match tied {
+            Some(found) => Some(found),
+            None => walk.run()?,
+        };
+        let fruit = match found {
             Some(mut found) => {
                 #[cfg(test)]
                 tests::WALKED.with(|n| n.set(n.get() + 1));
@@ -167,6 +188,29 @@ pub fn top_hits(
         best = collector.merge_fruits(vec![best, fruit])?;
     }
     Ok(Some(best))
+}
+
+/// `search_after`'s value for the second key in `reader`'s terms: `Some(None)` without one
+/// (or when every value of the segment sorts after it), `None` when a walk cannot place it.
+fn second_after(
+    collector: &FieldSortCollector,
+    second: &Lead,
+    reader: &SegmentReader,
+) -> tantivy::Result<Option<Option<u64>>> {
+    let Some(after) = collector.after.as_ref() else {
+        return Ok(Some(None));
+    };
+    Ok(match (after.get(1), second.storage) {
+        (Some(SortValue::Str(term)), Storage::Keyword) => {
+            match reader.fast_fields().str(&second.name)? {
+                Some(col) => Some(crate::ords::after_ord(&col, term, second.desc)?),
+                // Documents without the keyword sort after every term.
+                None => Some(None),
+            }
+        }
+        (Some(v), _) => v.to_point(second.storage).map(Some),
+        (None, _) => None,
+    })
 }
 
 /// The first `limit` candidates of a segment by (lead value, doc id), past `search_after`,
@@ -220,7 +264,14 @@ fn scan(
 }
 
 fn lead_key(searcher: &Searcher, collector: &FieldSortCollector) -> Option<Lead> {
-    let key = collector.keys.first()?;
+    if collector.limit == 0 {
+        return None;
+    }
+    walk_key(searcher, collector.keys.first()?)
+}
+
+/// `key` as a walk's lead, when its points can serve it.
+fn walk_key(searcher: &Searcher, key: &crate::sort::SortKey) -> Option<Lead> {
     let SortKind::Field { name, storage, .. } = &key.kind else {
         return None;
     };
@@ -232,8 +283,7 @@ fn lead_key(searcher: &Searcher, collector: &FieldSortCollector) -> Option<Lead>
         Some(SortMode::Max) => key.desc,
         Some(_) => false,
     };
-    if collector.limit == 0
-        || key.nested.is_some()
+    if key.nested.is_some()
         || key.missing_first
         || key.missing_value.is_some()
         || !mode_fits
@@ -266,6 +316,43 @@ struct Walk<'a> {
     after: Option<u64>,
     bottom: Option<u64>,
     scoring: bool,
+    /// Walks only the documents whose previous key holds one value.
+    tie: Option<&'a Tie>,
+}
+
+/// The documents of a segment whose (single-valued, numeric) lead key holds `value`.
+struct Tie {
+    column: TieColumn,
+    value: u64,
+}
+
+enum TieColumn {
+    I64(tantivy::columnar::Column<i64>),
+    F64(tantivy::columnar::Column<f64>),
+}
+
+impl Tie {
+    fn new(reader: &SegmentReader, lead: &Lead, value: u64) -> tantivy::Result<Option<Tie>> {
+        let ff = reader.fast_fields();
+        let column = match lead.storage {
+            Storage::I64 => ff.column_opt::<i64>(&lead.name)?.map(TieColumn::I64),
+            Storage::F64 => ff.column_opt::<f64>(&lead.name)?.map(TieColumn::F64),
+            _ => None,
+        };
+        Ok(column.map(|column| Tie { column, value }))
+    }
+
+    fn holds(&self, doc: DocId) -> bool {
+        let value = match &self.column {
+            TieColumn::I64(c) => c.first(doc).map(|v| v.to_u64()),
+            TieColumn::F64(c) => c.first(doc).map(|v| v.to_u64()),
+        };
+        value == Some(self.value)
+    }
+
+    fn misses(tie: Option<&Tie>, doc: DocId) -> bool {
+        tie.is_some_and(|t| !t.holds(doc))
+    }
 }
 
 impl Walk<'_> {
@@ -279,13 +366,11 @@ impl Walk<'_> {
         }
     }
 
-    /// The segment's candidate documents, or `None` to scan it.
-    fn run(&self) -> tantivy::Result<Option<Vec<Candidate>>> {
-        let max_doc = self.reader.max_doc();
-        if max_doc < MIN_SEGMENT_DOCS {
-            return Ok(None);
-        }
-        let points = sorted_points(self.reader, self.lead.field)?;
+    /// The positions of `points` that can hold a competitive lead value (within the query's
+    /// bounds, past `search_after`, no worse than the worst hit held), and whether exhausting
+    /// them is conclusive (no document without a value can be needed: the query requires a
+    /// value, every document has one, or `limit` better hits exist).
+    fn competitive_span(&self, points: &SortedPoints) -> (std::ops::Range<usize>, bool) {
         let desc = self.lead.desc;
         let (mut lo, mut hi) = self.bounds.unwrap_or((0, u64::MAX));
         // A document of several values may sort on a value outside the query's bounds or
@@ -313,10 +398,20 @@ impl Walk<'_> {
                 hi = hi.min(b);
             }
         }
-        // Exhausting the walk is conclusive when no document without a value can be needed:
-        // the query requires a value, every document has one, or `limit` better hits exist.
         let conclusive = self.bounds.is_some() || self.bottom.is_some() || points.full();
         let span = if lo <= hi { points.span(lo, hi) } else { 0..0 };
+        (span, conclusive)
+    }
+
+    /// The segment's candidate documents, or `None` to scan it.
+    fn run(&self) -> tantivy::Result<Option<Vec<Candidate>>> {
+        let max_doc = self.reader.max_doc();
+        if max_doc < MIN_SEGMENT_DOCS {
+            return Ok(None);
+        }
+        let points = sorted_points(self.reader, self.lead.field)?;
+        let desc = self.lead.desc;
+        let (span, conclusive) = self.competitive_span(&points);
         if span.is_empty() {
             return Ok(conclusive.then(Vec::new));
         }
@@ -376,7 +471,10 @@ impl Walk<'_> {
                 // is not, and a chunk of misses (a query anti-correlated with the sort) is
                 // what a walk meets most.
                 let positions = (walked..end).map(at);
-                let docs = positions.clone().map(|pos| points.doc(pos));
+                let docs = positions
+                    .clone()
+                    .map(|pos| points.doc(pos))
+                    .filter(|&doc| !Tie::misses(self.tie, doc));
                 order.check(docs, alive, |doc| {
                     check(&mut *scorer, first_match, doc, false)
                 });
@@ -399,7 +497,7 @@ impl Walk<'_> {
                 for i in walked..end {
                     let pos = at(i);
                     let doc = points.doc(pos);
-                    if alive.is_some_and(|a| !a.is_alive(doc)) {
+                    if alive.is_some_and(|a| !a.is_alive(doc)) || Tie::misses(self.tie, doc) {
                         continue;
                     }
                     if let Some(seen) = seen.as_mut() {
@@ -462,6 +560,134 @@ impl Walk<'_> {
 }
 
 impl Walk<'_> {
+    /// Candidates for a sort of several keys whose competitive lead value many documents
+    /// share (`status` then `createdTime`): the lead's walk would take every document of
+    /// that value (a chunk never splits a value) and the collector compare them all on the
+    /// next key, the whole segment when one value covers most of it. Instead each lead
+    /// value in turn, in sort order, walks the second key's points among the documents
+    /// holding it, until `limit` matches are found: Lucene gets there by comparing the
+    /// second key only against the bottom of its queue, which still visits every tied
+    /// document. A value few documents hold takes them all, as the lead's walk does.
+    /// `None` where this does not apply or cannot conclude (the caller then walks the lead
+    /// or scans).
+    fn tie_walk(
+        &self,
+        second: &Lead,
+        second_after: Option<u64>,
+    ) -> tantivy::Result<Option<Vec<Candidate>>> {
+        if self.reader.max_doc() < MIN_SEGMENT_DOCS {
+            return Ok(None);
+        }
+        let points = sorted_points(self.reader, self.lead.field)?;
+        if points.multi_valued() {
+            return Ok(None);
+        }
+        let (span, conclusive) = self.competitive_span(&points);
+        let desc = self.lead.desc;
+        let n = span.len();
+        let at = |i: usize| {
+            if desc {
+                span.end - 1 - i
+            } else {
+                span.start + i
+            }
+        };
+        // Where the value at walk step `from` ends, in walk steps.
+        let value_end = |from: usize| chunk_end(&points, &span, desc, from, 1);
+        let small = (TIE_FACTOR * self.limit).max(TIE_MIN_DOCS);
+        if n == 0 || value_end(0) <= small {
+            return Ok(None);
+        }
+        // Values few documents hold are checked document by document; past this many
+        // documents the lead's own walk (or the scan) serves better.
+        let direct_budget = (self.reader.max_doc() / 4) as usize;
+        let mut direct = 0;
+        let mut found = Vec::new();
+        let mut counted = 0;
+        let mut walked = 0;
+        while walked < n && counted < self.limit {
+            let end = value_end(walked);
+            let value = points.value(at(walked));
+            let (matched, past) = if end - walked <= small {
+                direct += end - walked;
+                if direct > direct_budget {
+                    return Ok(None);
+                }
+                let docs = (walked..end).map(|i| points.doc(at(i))).collect();
+                let matched = self.check_docs(docs, value)?;
+                // Documents equal to `search_after`'s lead value may still sort before it.
+                let past = if self.past_after(value) {
+                    matched.len()
+                } else {
+                    0
+                };
+                (matched, past)
+            } else {
+                let Some(tie) = Tie::new(self.reader, self.lead, value)? else {
+                    return Ok(None);
+                };
+                // A column read other than as the points were built would walk nothing.
+                if !tie.holds(points.doc(at(walked))) {
+                    return Ok(None);
+                }
+                let sub = Walk {
+                    lead: second,
+                    weight: self.weight,
+                    reader: self.reader,
+                    limit: self.limit - counted,
+                    bounds: None,
+                    // Documents of `search_after`'s lead value continue after its second.
+                    after: if self.after == Some(value) {
+                        second_after
+                    } else {
+                        None
+                    },
+                    bottom: None,
+                    scoring: self.scoring,
+                    tie: Some(&tie),
+                };
+                let Some(matched) = sub.run()? else {
+                    return Ok(None);
+                };
+                let past = matched.iter().filter(|c| sub.past_after(c.value)).count();
+                (matched, past)
+            };
+            counted += past;
+            found.extend(matched);
+            walked = end;
+        }
+        if counted < self.limit && !conclusive {
+            return Ok(None);
+        }
+        #[cfg(test)]
+        tests::TIE_WALKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Some(found))
+    }
+
+    /// The live matches among `docs`, whose lead value is `value`.
+    fn check_docs(&self, mut docs: Vec<DocId>, value: u64) -> tantivy::Result<Vec<Candidate>> {
+        docs.sort_unstable();
+        let alive = self.reader.alive_bitset();
+        let (mut scorer, _) = lode_query::unwatched(self.weight.scorer(self.reader, 1.0)?);
+        let first_match = scorer.doc();
+        let mut out = Vec::new();
+        for doc in docs {
+            if alive.is_some_and(|a| !a.is_alive(doc)) {
+                continue;
+            }
+            match check(&mut *scorer, first_match, doc, self.scoring) {
+                Check::Match => out.push(Candidate {
+                    doc,
+                    value,
+                    score: if self.scoring { scorer.score() } else { 0.0 },
+                }),
+                Check::Miss => {}
+                Check::End => break,
+            }
+        }
+        Ok(out)
+    }
+
     /// The walk when the query's matches are a bitset (`matches` of them): a walked position
     /// then costs a bit test, where a scanned match costs reading and comparing its sort
     /// value, so the walk may go [`BITS_WALK_GAIN`] times as many positions as there are
@@ -505,6 +731,7 @@ impl Walk<'_> {
             let doc = points.doc(pos);
             if (words[doc as usize / 64] >> (doc % 64)) & 1 == 0
                 || alive.is_some_and(|a| !a.is_alive(doc))
+                || Tie::misses(self.tie, doc)
             {
                 continue;
             }
@@ -665,6 +892,8 @@ mod tests {
         /// Segments answered by a walk (the rest were scanned), per test thread.
         pub static WALKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
+    /// Segments answered by walking the second key among a lead value's documents.
+    pub static TIE_WALKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     /// Segments walked over a bitset of the matches.
     pub static BIT_WALKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -692,6 +921,8 @@ mod tests {
         let f = sb.add_f64_field("f", INDEXED | FAST);
         let s = sb.add_u64_field("s", INDEXED | FAST);
         let k = sb.add_text_field("k", STRING | FAST);
+        let g = sb.add_i64_field("g", INDEXED | FAST);
+        let h = sb.add_i64_field("h", INDEXED | FAST);
         let index = Index::create_in_ram(sb.build());
         let mut w = index.writer_with_num_threads(1, 50_000_000).unwrap();
         let mut x: u64 = 12345;
@@ -709,6 +940,17 @@ mod tests {
                 d.add_i64(t, v);
                 d.add_f64(f, v as f64 / 3.0 - 100.0);
             }
+            // A status-like lead: most documents hold 0, many 1, a few one of 50 others.
+            if i % 101 != 0 {
+                let r = next() % 10;
+                let v = match r {
+                    0..=6 => 0,
+                    7 | 8 => 1,
+                    _ => 2 + (next() % 50) as i64,
+                };
+                d.add_i64(g, v);
+            }
+            d.add_i64(h, (next() % 4) as i64);
             d.add_i64(m, (next() % 10_000) as i64);
             if i % 3 == 0 {
                 d.add_i64(m, (next() % 10_000) as i64);
@@ -979,6 +1221,23 @@ mod tests {
             vec![key("m", Storage::I64, false)],
             vec![key("m", Storage::I64, true)],
             vec![key("t", Storage::I64, false), key("m", Storage::I64, true)],
+            // Leads most documents share: the second key walked among them.
+            vec![key("g", Storage::I64, false), key("t", Storage::I64, true)],
+            vec![key("g", Storage::I64, true), key("f", Storage::F64, false)],
+            vec![
+                key("g", Storage::I64, false),
+                key("k", Storage::Keyword, false),
+            ],
+            vec![
+                key("g", Storage::I64, false),
+                key("k", Storage::Keyword, true),
+            ],
+            vec![key("g", Storage::I64, false), key("m", Storage::I64, true)],
+            vec![
+                key("g", Storage::I64, false),
+                key("h", Storage::I64, false),
+                key("t", Storage::I64, true),
+            ],
         ];
         let mut walked = 0;
         for (name, q, bounds) in &queries {
@@ -1028,7 +1287,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(walked, 5 * 6 * 4);
+        assert_eq!(walked, 5 * sorts.len() * 4);
+        let tie_walks = TIE_WALKS.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(tie_walks >= 60, "only {tie_walks} tie walks");
         let segments = WALKED.with(|n| n.get());
         assert!(segments >= 150, "only {segments} segments were walked");
         let bit_walks = BIT_WALKS.load(std::sync::atomic::Ordering::Relaxed);
