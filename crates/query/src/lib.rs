@@ -23,6 +23,7 @@
 mod boosting;
 mod column_exists;
 mod column_pattern;
+mod column_terms;
 pub mod conjunction;
 mod constant_keyword;
 mod early_stop;
@@ -43,6 +44,7 @@ mod range_field;
 pub use range_field::RangeFieldQuery;
 pub mod runtime;
 pub mod script;
+mod searchable;
 mod slice;
 mod source_confirmed;
 mod stats;
