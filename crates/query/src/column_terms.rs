@@ -176,6 +176,55 @@ impl Weight for ColumnTermsQuery {
     }
 }
 
+/// Documents with `value` in the boolean column `column` (a boolean searched through its doc
+/// values alone: tantivy's column ranges take no booleans).
+#[derive(Clone, Debug)]
+pub struct ColumnBoolQuery {
+    column: String,
+    value: bool,
+}
+
+impl ColumnBoolQuery {
+    pub fn new(column: &str, value: bool) -> ColumnBoolQuery {
+        ColumnBoolQuery {
+            column: column.to_string(),
+            value,
+        }
+    }
+}
+
+impl Query for ColumnBoolQuery {
+    fn weight(&self, _scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl Weight for ColumnBoolQuery {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let Some(column) = reader.fast_fields().column_opt::<bool>(&self.column)? else {
+            return Ok(Box::new(EmptyScorer));
+        };
+        let docs: Vec<DocId> = (0..reader.max_doc())
+            .filter(|doc| column.values_for_doc(*doc).any(|v| v == self.value))
+            .collect();
+        Ok(if docs.is_empty() {
+            Box::new(EmptyScorer)
+        } else {
+            const_scorer(Gathered::Sorted(docs), boost)
+        })
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let mut scorer = self.scorer(reader, 1.0)?;
+        if scorer.seek(doc) != doc {
+            return Err(TantivyError::InvalidArgument(format!(
+                "Document #({doc}) does not match"
+            )));
+        }
+        Ok(Explanation::new("ColumnBoolQuery", scorer.score()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1257,6 +1257,11 @@ impl<'c, 'a> Planner<'c, 'a> {
                 Err(e) => return self.value_error(shard_error(e), lenient),
             },
             Storage::Bool => match values::bool_value(v) {
+                Ok(b) if !def.index => constant(
+                    Box::new(crate::column_terms::ColumnBoolQuery::new(&def.path, b)),
+                    boost,
+                    score,
+                ),
                 Ok(b) => point(Term::from_field_bool(field, b)),
                 Err(e) => return self.value_error(shard_error(e), lenient),
             },
@@ -1595,7 +1600,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             Storage::Bool => {
                 // tantivy has no boolean range: enumerate false < true within the bounds
-                // (as terms, or as points of the column when searched through doc values).
+                // (as terms, or as values of the column when searched through doc values).
                 let b = |v: &Value| values::bool_value(v).map_err(shard_error);
                 let lo = r.from.as_ref().map(b).transpose()?;
                 let hi = r.to.as_ref().map(b).transpose()?;
@@ -1604,14 +1609,17 @@ impl<'c, 'a> Planner<'c, 'a> {
                     lo.is_none_or(|l| if r.include_lower { x >= l } else { x > l })
                         && hi.is_none_or(|h| if r.include_upper { x <= h } else { x < h })
                 };
-                let terms = [false, true]
-                    .into_iter()
-                    .filter(|x| within(*x))
-                    .map(|x| Term::from_field_bool(field, x));
+                let wanted = [false, true].into_iter().filter(|x| within(*x));
                 if def.index {
-                    term_set(terms.collect())
+                    term_set(wanted.map(|x| Term::from_field_bool(field, x)).collect())
                 } else {
-                    union(terms.map(|t| range_inclusive(t.clone(), t)).collect())
+                    union(
+                        wanted
+                            .map(|x| -> Q {
+                                Box::new(crate::column_terms::ColumnBoolQuery::new(&def.path, x))
+                            })
+                            .collect(),
+                    )
                 }
             }
             Storage::Ip => {
