@@ -294,8 +294,8 @@ mod tests {
         w.commit().unwrap();
         let searcher = index.reader().unwrap().searcher();
         let run = |m: ValueMatcher| -> Vec<u32> {
-            let mut got: Vec<u32> = searcher
-                .search(&ColumnTermsQuery::new("kw", m), &DocSetCollector)
+            let mut got: Vec<u32> = crate::FieldStatistics::new(&searcher)
+                .search(&searcher, &ColumnTermsQuery::new("kw", m), &DocSetCollector)
                 .unwrap()
                 .into_iter()
                 .map(|a| a.doc_id)
