@@ -44,6 +44,7 @@ def mapping():
     props["text_none"] = {"type": "text", "index": False}
     props["text_idx"] = {"type": "text"}
     props["range_none"] = {"type": "integer_range", "index": False}
+    props["fl_none"] = {"type": "flattened", "index": False}
     return {"settings": {"number_of_shards": 1}, "mappings": {"properties": props}}
 
 
@@ -78,6 +79,7 @@ def make_docs():
         d["text_none"] = "quick brown fox"
         d["text_idx"] = "lazy dog"
         d["range_none"] = {"gte": i, "lte": i + 5}
+        d["fl_none"] = {"a": "x%d" % (i % 3)}
         docs.append((str(i), d))
     return docs
 
@@ -304,7 +306,23 @@ def test_range_fields_not_indexed_are_refused_despite_doc_values(es, corpus, que
     assert_refused(es, query, not_indexed("range_none"))
 
 
+@pytest.mark.parametrize("query,field", [
+    ({"term": {"fl_none": "x1"}}, "fl_none"),
+    ({"term": {"fl_none.a": "x1"}}, "fl_none._keyed"),
+    ({"terms": {"fl_none.a": ["x1"]}}, "fl_none._keyed"),
+    ({"match": {"fl_none.a": "x1"}}, "fl_none._keyed"),
+    ({"prefix": {"fl_none.a": "x"}}, "fl_none._keyed"),
+    ({"range": {"fl_none.a": {"gte": "x0", "lte": "x2"}}}, "fl_none._keyed"),
+])
+def test_flattened_fields_not_indexed_are_refused(es, corpus, query, field):
+    # ES's `RootFlattenedFieldType` and `KeyedFlattenedFieldType` (on `{root}._keyed`) are
+    # `StringFieldType`s: `failIfNotIndexed`.
+    assert_refused(es, query, not_indexed(field))
+
+
 @pytest.mark.parametrize("query,why", [
+    ({"wildcard": {"fl_none.a": "x*"}},
+     "[wildcard] queries are not currently supported on keyed [flattened] fields."),
     ({"prefix": {"long_none": "1"}},
      "Can only use prefix queries on keyword, text and wildcard fields - not on [long_none] "
      "which is of type [long]"),

@@ -438,7 +438,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some(path) = field_of(q) else {
             return Ok(None);
         };
-        let Some((field, _def, prefix)) = self.keyed_target(&path) else {
+        let Some((field, def, prefix)) = self.keyed_target(&path) else {
             return Ok(None);
         };
         let text = |v: &Value| -> EsResult<String> {
@@ -451,14 +451,31 @@ impl<'c, 'a> Planner<'c, 'a> {
                 ))),
             }
         };
+        // An `UnsupportedOperationException`, wrapped as `failed to create query` by ES's
+        // `SearchExecutionContext#toQuery`.
         let unsupported = |what: &str| {
-            Err(shard_exception(format!(
+            let why = format!(
                 "[{what}] queries are not currently supported on keyed [flattened] fields."
-            )))
+            );
+            Err(shard_error(&why)
+                .caused_by(EsError::bad_request("unsupported_operation_exception", why)))
         };
         let Some(field) = field else {
-            // Not indexed (`index: false`) or no document has written the field yet.
-            return Ok(Some(none()));
+            // ES's `KeyedFlattenedFieldType` is a `StringFieldType` on `{root}._keyed`: the
+            // queries it builds from terms fail when the root is not indexed (`exists` reads
+            // a prefix of terms and finds none). An indexed root no document has written
+            // yet matches nothing.
+            return match q {
+                Query::Wildcard(_) => unsupported("wildcard"),
+                Query::Regexp(_) => unsupported("regexp"),
+                Query::Fuzzy(_) => unsupported("fuzzy"),
+                Query::Exists { .. } => Ok(Some(none())),
+                _ if !def.index => Err(crate::searchable::refused(format!(
+                    "Cannot search on field [{}._keyed] since it is not indexed.",
+                    def.path
+                ))),
+                _ => Ok(Some(none())),
+            };
         };
         let term = |v: &str| Term::from_field_text(field, &format!("{prefix}{v}"));
         let q: Q = match q {
