@@ -382,3 +382,55 @@ def test_exists_works_on_every_field(es, corpus):
             field = kind + suffix
             want = {i for i, s in corpus.items() if values(s, field)}
             assert hits(es, {"exists": {"field": field}}) == want, field
+
+
+# --- index.query.default_field ---------------------------------------------------------------
+
+def default_field_index(es, name, default_field):
+    body = mapping()
+    body["settings"]["index.query.default_field"] = default_field
+    docs = make_docs()
+    make_index(es, name, body, docs)
+    return dict(docs)
+
+
+@pytest.mark.parametrize("default_field", [["kw_*"], "kw_*", ["kw_dv", "kw_idx^2"]])
+def test_default_field_patterns_skip_fields_that_are_not_indexed(es, default_field):
+    name = "unsearchable_default_field"
+    corpus = default_field_index(es, name, default_field)
+    try:
+        want = oracle(corpus, "kw_idx", lambda v: v == "apple")
+        for query in (
+            {"query_string": {"query": "apple"}},
+            {"simple_query_string": {"query": "apple"}},
+            {"multi_match": {"query": "apple"}},
+        ):
+            resp = es.search(index=name, query=query, size=1000)
+            got = {h["_id"] for h in resp["hits"]["hits"]}
+            if isinstance(default_field, list) and "kw_dv" in default_field:
+                # Named without a pattern, the doc-values-only field is searched too.
+                want_all = want | oracle(corpus, "kw_dv", lambda v: v == "apple")
+                assert got == want_all, query
+            else:
+                assert got == want, query
+    finally:
+        es.indices.delete(index=name, ignore_unavailable=True)
+
+
+def test_a_default_field_that_cannot_be_searched_is_refused(es):
+    name = "unsearchable_default_field"
+    default_field_index(es, name, "kw_idx,kw_none")
+    try:
+        for query in (
+            {"query_string": {"query": "apple"}},
+            {"multi_match": {"query": "apple"}},
+        ):
+            status, body = error_of(lambda: es.search(index=name, query=query))
+            assert status == 400, query
+            why = not_indexed_nor_dv("kw_none")
+            assert body["error"]["root_cause"][0]["reason"] == "failed to create query: " + why
+        # `lenient` (or `index.query_string.lenient`) makes it match nothing there.
+        resp = es.search(index=name, query={"query_string": {"query": "apple", "lenient": True}})
+        assert resp["hits"]["total"]["value"] > 0
+    finally:
+        es.indices.delete(index=name, ignore_unavailable=True)

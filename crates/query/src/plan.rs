@@ -62,22 +62,36 @@ pub fn query_string_leaves(q: &Query, ctx: &QueryContext) -> Vec<Query> {
         _ => return Vec::new(),
     };
     let mut out = Vec::new();
-    Planner::new(ctx).qs_leaves(&qs.tree, None, qs, &qs_default_fields(qs), &mut out);
+    let defaults = qs_default_fields(qs, ctx);
+    Planner::new(ctx).qs_leaves(&qs.tree, None, qs, &defaults, &mut out);
     out
 }
 
-/// A query string's default fields: `fields`, else `default_field`, else every field.
-fn qs_default_fields(qs: &QueryStringQuery) -> Vec<FieldBoost> {
+/// A query string's default fields: `fields`, else `default_field`, else the index's
+/// `index.query.default_field`.
+fn qs_default_fields(qs: &QueryStringQuery, ctx: &QueryContext) -> Vec<FieldBoost> {
     if !qs.fields.is_empty() {
         qs.fields.clone()
     } else if let Some(df) = &qs.default_field {
         vec![FieldBoost::parse(df)]
     } else {
-        vec![FieldBoost {
+        index_default_fields(ctx)
+    }
+}
+
+/// `index.query.default_field` (ES's `SearchExecutionContext#defaultFields`, boosts
+/// allowed as in `fields`): every field (`*`) unless set.
+fn index_default_fields(ctx: &QueryContext) -> Vec<FieldBoost> {
+    if ctx.default_fields.is_empty() {
+        return vec![FieldBoost {
             pattern: "*".to_string(),
             boost: 1.0,
-        }]
+        }];
     }
+    ctx.default_fields
+        .iter()
+        .map(|f| FieldBoost::parse(f))
+        .collect()
 }
 
 /// Plans a top-level `nested` query's inner `query` on the nested documents of `path` (for
@@ -2410,13 +2424,10 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(constant(q, p.boost, score))
     }
 
-    /// `fields` patterns → concrete field paths with boosts; the flag tells whether the
-    /// all-fields default (`*`) was used, which makes queries lenient as in ES.
+    /// `fields` patterns (none: `index.query.default_field`) → concrete field paths with
+    /// boosts; the flag tells whether `*` was used, which makes queries lenient as in ES.
     fn expand_fields(&self, patterns: &[FieldBoost]) -> (Vec<(String, f32)>, bool) {
-        let default = [FieldBoost {
-            pattern: "*".to_string(),
-            boost: 1.0,
-        }];
+        let default = index_default_fields(self.ctx);
         let patterns = if patterns.is_empty() {
             &default[..]
         } else {
@@ -2890,7 +2901,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     // Query strings
 
     fn query_string(&self, qs: &QueryStringQuery, score: bool, simple: bool) -> EsResult<Q> {
-        let defaults = qs_default_fields(qs);
+        let defaults = qs_default_fields(qs, self.ctx);
         let all_fields = defaults.iter().any(|f| f.pattern == "*");
         let opts = QsOptions {
             qs,
