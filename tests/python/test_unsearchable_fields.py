@@ -45,6 +45,7 @@ def mapping():
     props["text_idx"] = {"type": "text"}
     props["range_none"] = {"type": "integer_range", "index": False}
     props["fl_none"] = {"type": "flattened", "index": False}
+    props["geo_none"] = {"type": "geo_point", "index": False, "doc_values": False}
     return {"settings": {"number_of_shards": 1}, "mappings": {"properties": props}}
 
 
@@ -80,6 +81,7 @@ def make_docs():
         d["text_idx"] = "lazy dog"
         d["range_none"] = {"gte": i, "lte": i + 5}
         d["fl_none"] = {"a": "x%d" % (i % 3)}
+        d["geo_none"] = {"lat": 1.0, "lon": 2.0}
         docs.append((str(i), d))
     return docs
 
@@ -304,6 +306,12 @@ def test_a_phrase_on_text_not_indexed_asks_for_positions_first(es, corpus):
 def test_range_fields_not_indexed_are_refused_despite_doc_values(es, corpus, query):
     # ES's `RangeFieldType#rangeQuery` calls `failIfNotIndexed`: no doc-values fallback.
     assert_refused(es, query, not_indexed("range_none"))
+
+
+def test_geo_points_without_index_nor_doc_values_are_refused(es, corpus):
+    # ES's `GeoPointFieldType` queries: `failIfNotIndexedNorDocValuesFallback`.
+    query = {"geo_distance": {"distance": "10km", "geo_none": {"lat": 1.0, "lon": 2.0}}}
+    assert_refused(es, query, not_indexed_nor_dv("geo_none"))
 
 
 @pytest.mark.parametrize("query,field", [
