@@ -200,6 +200,7 @@ impl TestIndex {
             max_regex_length: 1000,
             max_clause_count: lode_query::MAX_CLAUSE_COUNT,
             query_string_lenient: false,
+            default_fields: Default::default(),
             terms_lookups: None,
             script_errors: Default::default(),
             runtime: Default::default(),

@@ -168,6 +168,10 @@ pub struct IndexConfig {
     pub max_regex_length: usize,
     /// `index.query_string.lenient`: the default `lenient` of `query_string` queries.
     pub query_string_lenient: bool,
+    /// `index.query.default_field`: the fields (or patterns) `query_string`,
+    /// `simple_query_string` and `multi_match` search when the query names none; empty for
+    /// ES's default `*`.
+    pub query_default_fields: std::sync::Arc<Vec<String>>,
     /// `index.mapping.total_fields.limit`, `index.mapping.depth.limit`,
     /// `index.mapping.field_name_length.limit`.
     pub mapping_limits: MappingLimits,
@@ -274,6 +278,21 @@ impl IndexConfig {
             0,
             "index.max_regex_length",
         )? as usize;
+        // A list setting: an array, or one comma-separated string (ES's `Settings#getAsList`).
+        let query_default_fields =
+            std::sync::Arc::new(match flat.get("index.query.default_field") {
+                Some(serde_json::Value::Array(items)) => items
+                    .iter()
+                    .filter_map(|v| v.as_str())
+                    .map(str::to_string)
+                    .collect(),
+                Some(serde_json::Value::String(v)) => v
+                    .split(',')
+                    .map(|f| f.trim().to_string())
+                    .filter(|f| !f.is_empty())
+                    .collect(),
+                _ => Vec::new(),
+            });
         let query_string_lenient = parse_bool(
             s("index.query_string.lenient"),
             false,
@@ -333,6 +352,7 @@ impl IndexConfig {
             field_defaults,
             mapping_limits,
             query_string_lenient,
+            query_default_fields,
             number_of_shards,
             number_of_replicas,
             refresh_interval,

@@ -23,6 +23,7 @@
 mod boosting;
 mod column_exists;
 mod column_pattern;
+mod column_terms;
 pub mod conjunction;
 mod constant_keyword;
 mod early_stop;
@@ -43,6 +44,7 @@ mod range_field;
 pub use range_field::RangeFieldQuery;
 pub mod runtime;
 pub mod script;
+mod searchable;
 mod slice;
 mod source_confirmed;
 mod stats;
@@ -94,6 +96,8 @@ pub struct QueryContext<'a> {
     pub max_clause_count: usize,
     /// `index.query_string.lenient`.
     pub query_string_lenient: bool,
+    /// `index.query.default_field` (empty: every field, `*`).
+    pub default_fields: std::sync::Arc<Vec<String>>,
     /// The terms of `terms` lookups, fetched by the caller before planning.
     pub terms_lookups: Option<&'a TermsLookups>,
     /// Where scripts record the first runtime error; the caller fails the request with it

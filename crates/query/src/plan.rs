@@ -62,22 +62,36 @@ pub fn query_string_leaves(q: &Query, ctx: &QueryContext) -> Vec<Query> {
         _ => return Vec::new(),
     };
     let mut out = Vec::new();
-    Planner::new(ctx).qs_leaves(&qs.tree, None, qs, &qs_default_fields(qs), &mut out);
+    let defaults = qs_default_fields(qs, ctx);
+    Planner::new(ctx).qs_leaves(&qs.tree, None, qs, &defaults, &mut out);
     out
 }
 
-/// A query string's default fields: `fields`, else `default_field`, else every field.
-fn qs_default_fields(qs: &QueryStringQuery) -> Vec<FieldBoost> {
+/// A query string's default fields: `fields`, else `default_field`, else the index's
+/// `index.query.default_field`.
+fn qs_default_fields(qs: &QueryStringQuery, ctx: &QueryContext) -> Vec<FieldBoost> {
     if !qs.fields.is_empty() {
         qs.fields.clone()
     } else if let Some(df) = &qs.default_field {
         vec![FieldBoost::parse(df)]
     } else {
-        vec![FieldBoost {
+        index_default_fields(ctx)
+    }
+}
+
+/// `index.query.default_field` (ES's `SearchExecutionContext#defaultFields`, boosts
+/// allowed as in `fields`): every field (`*`) unless set.
+fn index_default_fields(ctx: &QueryContext) -> Vec<FieldBoost> {
+    if ctx.default_fields.is_empty() {
+        return vec![FieldBoost {
             pattern: "*".to_string(),
             boost: 1.0,
-        }]
+        }];
     }
+    ctx.default_fields
+        .iter()
+        .map(|f| FieldBoost::parse(f))
+        .collect()
 }
 
 /// Plans a top-level `nested` query's inner `query` on the nested documents of `path` (for
@@ -235,6 +249,21 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
         }
     }
     None
+}
+
+/// A keyword searched through its doc values alone: the values of its column within
+/// `distance` edits of `term` sharing its first `prefix` characters (ES's
+/// `StringScriptFieldFuzzyQuery`).
+fn column_fuzzy(def: &FieldDef, term: &str, distance: u8, prefix: u32, transpositions: bool) -> Q {
+    let matcher = crate::column_terms::ValueMatcher::Fuzzy {
+        term: term.chars().collect(),
+        distance,
+        prefix: prefix as usize,
+        transpositions,
+    };
+    Box::new(crate::column_terms::ColumnTermsQuery::new(
+        &def.path, matcher,
+    ))
 }
 
 /// `index.max_regex_length` (ES's `Setting.intSetting`, default 1000), in UTF-16 units as
@@ -423,7 +452,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some(path) = field_of(q) else {
             return Ok(None);
         };
-        let Some((field, _def, prefix)) = self.keyed_target(&path) else {
+        let Some((field, def, prefix)) = self.keyed_target(&path) else {
             return Ok(None);
         };
         let text = |v: &Value| -> EsResult<String> {
@@ -436,14 +465,31 @@ impl<'c, 'a> Planner<'c, 'a> {
                 ))),
             }
         };
+        // An `UnsupportedOperationException`, wrapped as `failed to create query` by ES's
+        // `SearchExecutionContext#toQuery`.
         let unsupported = |what: &str| {
-            Err(shard_exception(format!(
+            let why = format!(
                 "[{what}] queries are not currently supported on keyed [flattened] fields."
-            )))
+            );
+            Err(shard_error(&why)
+                .caused_by(EsError::bad_request("unsupported_operation_exception", why)))
         };
         let Some(field) = field else {
-            // Not indexed (`index: false`) or no document has written the field yet.
-            return Ok(Some(none()));
+            // ES's `KeyedFlattenedFieldType` is a `StringFieldType` on `{root}._keyed`: the
+            // queries it builds from terms fail when the root is not indexed (`exists` reads
+            // a prefix of terms and finds none). An indexed root no document has written
+            // yet matches nothing.
+            return match q {
+                Query::Wildcard(_) => unsupported("wildcard"),
+                Query::Regexp(_) => unsupported("regexp"),
+                Query::Fuzzy(_) => unsupported("fuzzy"),
+                Query::Exists { .. } => Ok(Some(none())),
+                _ if !def.index => Err(crate::searchable::refused(format!(
+                    "Cannot search on field [{}._keyed] since it is not indexed.",
+                    def.path
+                ))),
+                _ => Ok(Some(none())),
+            };
         };
         let term = |v: &str| Term::from_field_text(field, &format!("{prefix}{v}"));
         let q: Q = match q {
@@ -828,6 +874,9 @@ impl<'c, 'a> Planner<'c, 'a> {
                 g.name
             )));
         }
+        if let Some(e) = crate::searchable::refusal(def) {
+            return Err(e);
+        }
         if self.ctx.schema.get_field(&g.field).is_err() {
             return Ok(none());
         }
@@ -866,7 +915,31 @@ impl<'c, 'a> Planner<'c, 'a> {
                 });
             }
         }
-        Ok(self.resolve(path))
+        let target = self.resolve(path);
+        if let Target::Field(_, def) = &target {
+            // Types that refuse the query outright say so first (`string_target`), and a
+            // phrase on text asks for positions first (`phrase`).
+            let decided_later = match query {
+                "prefix" | "wildcard" | "regexp" | "fuzzy" => {
+                    !matches!(def.storage(), Storage::Text | Storage::Keyword)
+                }
+                "match_phrase" => def.storage() == Storage::Text,
+                _ => false,
+            };
+            if let Some(e) = crate::searchable::refusal(def).filter(|_| !decided_later) {
+                return Err(e);
+            }
+        }
+        Ok(target)
+    }
+
+    /// [`Self::resolve_for`] for a `lenient` query, to which a field that cannot be searched
+    /// is a field that matches nothing (ES's `MatchQueryParser` catches the refusal).
+    fn resolve_lenient(&self, path: &str, query: &str, lenient: bool) -> EsResult<Target<'a>> {
+        match self.resolve_for(path, query) {
+            Err(e) if lenient && crate::searchable::is_refusal(&e) => Ok(Target::Missing),
+            other => other,
+        }
     }
 
     fn resolve(&self, path: &str) -> Target<'a> {
@@ -1008,6 +1081,11 @@ impl<'c, 'a> Planner<'c, 'a> {
         if t.case_insensitive {
             let field = match &target {
                 Target::Meta(f) => Some((*f, None)),
+                Target::Field(_, d) if crate::searchable::doc_values_only(d) => {
+                    let s = self.normalize(d, &scalar_string(&t.value))?;
+                    let q = self.column_regex(d, &literal_regex(&s, true, false))?;
+                    return Ok(constant(q, t.boost, score));
+                }
                 Target::Field(f, d)
                     if matches!(d.storage(), Storage::Text | Storage::Keyword) && d.index =>
                 {
@@ -1117,8 +1195,8 @@ impl<'c, 'a> Planner<'c, 'a> {
                 none()
             });
         }
-        if !def.index && !def.doc_values {
-            return Ok(none());
+        if let Some(e) = crate::searchable::refusal(def) {
+            return self.value_error(e, lenient);
         }
         let point = |term: Term| -> Q {
             let q = if def.index {
@@ -1142,9 +1220,6 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
         Ok(match def.storage() {
             Storage::Text => {
-                if !def.index {
-                    return Ok(none());
-                }
                 let term = Term::from_field_text(field, &scalar_string(v));
                 bm25(
                     term_clause(term, def.ty.constant_score(), score),
@@ -1212,8 +1287,12 @@ impl<'c, 'a> Planner<'c, 'a> {
                 Ok(x) => point(Term::from_field_f64(field, x)),
                 Err(e) => return self.value_error(shard_error(e), lenient),
             },
-            Storage::Bool if !def.index => none(),
             Storage::Bool => match values::bool_value(v) {
+                Ok(b) if !def.index => constant(
+                    Box::new(crate::column_terms::ColumnBoolQuery::new(&def.path, b)),
+                    boost,
+                    score,
+                ),
                 Ok(b) => point(Term::from_field_bool(field, b)),
                 Err(e) => return self.value_error(shard_error(e), lenient),
             },
@@ -1307,11 +1386,8 @@ impl<'c, 'a> Planner<'c, 'a> {
             return per_value();
         }
         if !def.index {
-            return if def.doc_values {
-                per_value()
-            } else {
-                Ok(none())
-            };
+            // Through doc values (`exact` refuses a field without them).
+            return per_value();
         }
         let mut terms = Vec::with_capacity(t.values.len());
         for v in &t.values {
@@ -1377,8 +1453,8 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             Target::Field(f, d) => (f, d),
         };
-        if !def.index && !def.doc_values {
-            return Ok(none());
+        if let Some(e) = crate::searchable::refusal(def) {
+            return Err(e);
         }
         if let lode_engine::mapping::FieldType::Range(kind) = def.ty {
             return self.range_field_query(
@@ -1394,9 +1470,6 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
         let q = match def.storage() {
             Storage::Text | Storage::Keyword => {
-                if def.storage() == Storage::Text && !def.index {
-                    return Ok(none());
-                }
                 let text = |v: &Value| -> EsResult<Term> {
                     let s = scalar_string(v);
                     let s = if def.storage() == Storage::Keyword {
@@ -1557,10 +1630,8 @@ impl<'c, 'a> Planner<'c, 'a> {
                 });
             }
             Storage::Bool => {
-                // tantivy has no boolean range: enumerate false < true within the bounds.
-                if !def.index {
-                    return Ok(none());
-                }
+                // tantivy has no boolean range: enumerate false < true within the bounds
+                // (as terms, or as values of the column when searched through doc values).
                 let b = |v: &Value| values::bool_value(v).map_err(shard_error);
                 let lo = r.from.as_ref().map(b).transpose()?;
                 let hi = r.to.as_ref().map(b).transpose()?;
@@ -1569,13 +1640,18 @@ impl<'c, 'a> Planner<'c, 'a> {
                     lo.is_none_or(|l| if r.include_lower { x >= l } else { x > l })
                         && hi.is_none_or(|h| if r.include_upper { x <= h } else { x < h })
                 };
-                term_set(
-                    [false, true]
-                        .into_iter()
-                        .filter(|x| within(*x))
-                        .map(|x| Term::from_field_bool(field, x))
-                        .collect(),
-                )
+                let wanted = [false, true].into_iter().filter(|x| within(*x));
+                if def.index {
+                    term_set(wanted.map(|x| Term::from_field_bool(field, x)).collect())
+                } else {
+                    union(
+                        wanted
+                            .map(|x| -> Q {
+                                Box::new(crate::column_terms::ColumnBoolQuery::new(&def.path, x))
+                            })
+                            .collect(),
+                    )
+                }
             }
             Storage::Ip => {
                 let ip = |v: &Value| {
@@ -1816,6 +1892,16 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(Box::new(q))
     }
 
+    /// A keyword searched through its doc values alone: the values of its column that
+    /// `pattern` matches entirely.
+    fn column_regex(&self, def: &FieldDef, pattern: &str) -> EsResult<Q> {
+        let matcher = crate::column_terms::ValueMatcher::regex(pattern)
+            .map_err(|e| shard_error(format!("invalid regular expression: {e}")))?;
+        Ok(Box::new(crate::column_terms::ColumnTermsQuery::new(
+            &def.path, matcher,
+        )))
+    }
+
     /// Terms starting with `prefix`: a term-dictionary range `[prefix, prefix_end)`.
     fn prefix_range(&self, field: Field, prefix: &str, fast_only: bool) -> Q {
         let lo = Bound::Included(Term::from_field_text(field, prefix));
@@ -1843,12 +1929,11 @@ impl<'c, 'a> Planner<'c, 'a> {
             _ => p.value.clone(),
         };
         let q = match def {
-            Some(d) if !d.index => {
-                if d.storage() == Storage::Keyword && d.doc_values && !p.case_insensitive {
-                    self.prefix_range(field, &value, true)
-                } else {
-                    none()
-                }
+            Some(d) if crate::searchable::doc_values_only(d) && p.case_insensitive => {
+                self.column_regex(d, &literal_regex(&value, true, true))?
+            }
+            Some(d) if crate::searchable::doc_values_only(d) => {
+                self.prefix_range(field, &value, true)
             }
             _ if p.case_insensitive => {
                 self.regex_query(&literal_regex(&value, true, true), field, def)?
@@ -1898,13 +1983,14 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some((field, def)) = self.string_target(&target, "wildcard", &p.field)? else {
             return Ok(none());
         };
-        if def.is_some_and(|d| !d.index) {
-            return Ok(none());
-        }
         let value = match def {
             Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &p.value)?,
             _ => p.value.clone(),
         };
+        if let Some(d) = def.filter(|d| crate::searchable::doc_values_only(d)) {
+            let q = self.column_regex(d, &wildcard_to_regex(&value, p.case_insensitive))?;
+            return Ok(constant(q, p.boost, score));
+        }
         let q = if p.case_insensitive {
             self.regex_query(&wildcard_to_regex(&value, true), field, def)?
         } else if let Some(lit) = wildcard_literal(&value) {
@@ -1926,10 +2012,10 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some((field, def)) = self.string_target(&target, "regexp", &p.field)? else {
             return Ok(none());
         };
-        if def.is_some_and(|d| !d.index) {
-            return Ok(none());
-        }
         let re = lucene_to_regex(&p.value, p.case_insensitive).map_err(shard_error)?;
+        if let Some(d) = def.filter(|d| crate::searchable::doc_values_only(d)) {
+            return Ok(constant(self.column_regex(d, &re)?, p.boost, score));
+        }
         Ok(constant(self.regex_query(&re, field, def)?, p.boost, score))
     }
 
@@ -1966,15 +2052,16 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some((field, def)) = self.string_target(&target, "fuzzy", &f.field)? else {
             return Ok(none());
         };
-        if def.is_some_and(|d| !d.index) {
-            return Ok(none());
-        }
         let s = scalar_string(&f.value);
         let s = match def {
             Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &s)?,
             _ => s,
         };
         let distance = f.fuzziness.distance(&s);
+        if let Some(d) = def.filter(|d| crate::searchable::doc_values_only(d)) {
+            let q = column_fuzzy(d, &s, distance, f.prefix_length, f.transpositions);
+            return Ok(constant(q, f.boost, score));
+        }
         let term = Term::from_field_text(field, &s);
         let constant_score = def.is_some_and(|d| d.ty.constant_score());
         let q = if distance == 0 {
@@ -2072,13 +2159,25 @@ impl<'c, 'a> Planner<'c, 'a> {
         if let Some(q) = self.keyed_first(&m.field, as_dsl, score)? {
             return Ok(q);
         }
-        let target = self.resolve_for(&m.field, "match")?;
+        let target = self.resolve_lenient(&m.field, "match", m.lenient)?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
             Target::Meta(_) => return self.exact(&target, &m.query, m.boost, score, m.lenient),
             Target::Field(f, d) => (*f, *d),
         };
         if def.storage() != Storage::Text {
+            if crate::searchable::doc_values_only(def) && def.storage() == Storage::Keyword {
+                let s = self.normalize(def, &scalar_string(&m.query))?;
+                let distance = m.fuzziness.map_or(0, |fz| fz.distance(&s));
+                let q = if kind == MatchKind::BoolPrefix {
+                    self.prefix_range(field, &s, true)
+                } else if distance > 0 {
+                    column_fuzzy(def, &s, distance, m.prefix_length, m.fuzzy_transpositions)
+                } else {
+                    return self.exact(&target, &m.query, m.boost, score, m.lenient);
+                };
+                return Ok(constant(q, m.boost, score));
+            }
             if def.storage() == Storage::Keyword && def.index {
                 let s = self.normalize(def, &scalar_string(&m.query))?;
                 if kind == MatchKind::BoolPrefix {
@@ -2103,9 +2202,6 @@ impl<'c, 'a> Planner<'c, 'a> {
                 }
             }
             return self.exact(&target, &m.query, m.boost, score, m.lenient);
-        }
-        if !def.index {
-            return Ok(none());
         }
         let analyzer =
             self.search_analyzer(kind.name(), m.analyzer.as_deref(), &def.search_analyzer)?;
@@ -2147,25 +2243,23 @@ impl<'c, 'a> Planner<'c, 'a> {
         if let Some(q) = self.keyed_first(&p.field, || Query::MatchPhrase(p.clone()), score)? {
             return Ok(q);
         }
-        let target = self.resolve_for(&p.field, "match_phrase")?;
+        let target = self.resolve_lenient(&p.field, "match_phrase", lenient)?;
         let (field, def) = match &target {
             Target::Missing => return Ok(none()),
             Target::Meta(_) => return self.exact(&target, &p.query, p.boost, score, lenient),
             Target::Field(f, d) => (*f, *d),
         };
         if def.storage() != Storage::Text {
-            if prefix && def.storage() == Storage::Keyword && def.index {
+            let searched = def.index || crate::searchable::doc_values_only(def);
+            if prefix && def.storage() == Storage::Keyword && searched {
                 let s = self.normalize(def, &scalar_string(&p.query))?;
                 return Ok(constant(
-                    self.prefix_range(field, &s, false),
+                    self.prefix_range(field, &s, !def.index),
                     p.boost,
                     score,
                 ));
             }
             return self.exact(&target, &p.query, p.boost, score, lenient);
-        }
-        if !def.index {
-            return Ok(none());
         }
         let name = if prefix {
             "match_phrase_prefix"
@@ -2187,6 +2281,13 @@ impl<'c, 'a> Planner<'c, 'a> {
         } else {
             positions.len() > 1
         };
+        // ES's `TextFieldType` asks a phrase for positions before anything else, and a single
+        // term for an indexed field (`failIfNotIndexed`).
+        if !needs_positions {
+            if let Some(e) = crate::searchable::refusal(def) {
+                return self.value_error(e, lenient);
+            }
+        }
         if needs_positions && def.ty == lode_engine::mapping::FieldType::MatchOnlyText {
             return self.source_confirmed_phrase(def, field, &positions, p, prefix, score);
         }
@@ -2323,13 +2424,10 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(constant(q, p.boost, score))
     }
 
-    /// `fields` patterns → concrete field paths with boosts; the flag tells whether the
-    /// all-fields default (`*`) was used, which makes queries lenient as in ES.
+    /// `fields` patterns (none: `index.query.default_field`) → concrete field paths with
+    /// boosts; the flag tells whether `*` was used, which makes queries lenient as in ES.
     fn expand_fields(&self, patterns: &[FieldBoost]) -> (Vec<(String, f32)>, bool) {
-        let default = [FieldBoost {
-            pattern: "*".to_string(),
-            boost: 1.0,
-        }];
+        let default = index_default_fields(self.ctx);
         let patterns = if patterns.is_empty() {
             &default[..]
         } else {
@@ -2344,7 +2442,10 @@ impl<'c, 'a> Planner<'c, 'a> {
                     if !matches!(
                         def.storage(),
                         Storage::None | Storage::Completion | Storage::Range | Storage::GeoPoint
-                    ) && (def.index || def.doc_values)
+                    )
+                        // ES's `QueryParserHelper#resolveMappingField` expands to indexed
+                        // fields only ("doc-value-only fields search very slowly").
+                        && def.index
                         // A `search_as_you_type` field's subfields are internal (ES's
                         // `mayExistInIndex` is false for them): patterns skip them.
                         && def.sayt.is_none_or(|s| s.role == SaytRole::Root)
@@ -2434,18 +2535,16 @@ impl<'c, 'a> Planner<'c, 'a> {
         let mut others: Vec<(String, f32)> = Vec::new();
         for (path, boost) in fields {
             match self.resolve(path) {
-                Target::Field(f, def) if def.storage() == Storage::Text => {
-                    if def.index {
-                        let analyzer = m
-                            .analyzer
-                            .clone()
-                            .unwrap_or_else(|| def.search_analyzer.clone());
-                        groups.entry(analyzer).or_default().push((
-                            f,
-                            *boost,
-                            def.ty.constant_score(),
-                        ));
-                    }
+                // A text field that is not indexed goes with the others: `exact` refuses it.
+                Target::Field(f, def) if def.storage() == Storage::Text && def.index => {
+                    let analyzer = m
+                        .analyzer
+                        .clone()
+                        .unwrap_or_else(|| def.search_analyzer.clone());
+                    groups
+                        .entry(analyzer)
+                        .or_default()
+                        .push((f, *boost, def.ty.constant_score()));
                 }
                 Target::Missing => {}
                 _ => others.push((path.clone(), *boost)),
@@ -2802,7 +2901,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     // Query strings
 
     fn query_string(&self, qs: &QueryStringQuery, score: bool, simple: bool) -> EsResult<Q> {
-        let defaults = qs_default_fields(qs);
+        let defaults = qs_default_fields(qs, self.ctx);
         let all_fields = defaults.iter().any(|f| f.pattern == "*");
         let opts = QsOptions {
             qs,

@@ -84,6 +84,7 @@ impl TestIndex {
             max_regex_length: self.max_regex_length,
             max_clause_count: self.max_clause_count,
             query_string_lenient: false,
+            default_fields: Default::default(),
             terms_lookups: None,
             script_errors: Default::default(),
             runtime: Default::default(),

@@ -1063,6 +1063,7 @@ fn context<'a>(
         max_regex_length: index.config().max_regex_length,
         max_clause_count: query::max_clause_count(),
         query_string_lenient: index.config().query_string_lenient,
+        default_fields: index.config().query_default_fields.clone(),
         terms_lookups: Some(lookups),
         script_errors: Default::default(),
         runtime,
