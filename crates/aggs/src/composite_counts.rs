@@ -1,0 +1,463 @@
+//! `composite` buckets over keyword `terms` sources, counted per tuple of segment ordinals in
+//! a dense array instead of tantivy's per-document hash map.
+//!
+//! Each source's values in a segment are its column's ordinals (plus one slot for documents
+//! without a value under `missing_bucket`). A source's slots are laid out by *rank*, its
+//! position in the composite order (`order`, `missing_order`), and the sources are mixed-radix
+//! digits, the first the most significant: a cell's index is then its key's position in the
+//! composite order. Counting a document is one array increment per combination of its values
+//! (every combination of a multi-valued document's distinct values, as Lucene's sorted-set
+//! doc values give them to Elasticsearch's `CompositeValuesCollectorQueue`); the segment's page
+//! is the first `size` non-empty cells after the `after` key's index, the only ones whose
+//! ordinals are turned into terms. Elasticsearch keeps a queue of `size` keys over segment
+//! ordinals for the same reason: ordinals compare like their terms within a segment.
+//!
+//! The array's size is the product of the sources' slot counts: a segment where that is small
+//! next to its document count is counted this way, any other keeps tantivy's collector. The
+//! pages of a shard's segments become one intermediate result of tantivy's own type (vendored
+//! patch 9), so merging, trimming and rendering stay the collector's.
+
+use super::plan::{Op, PlanNode};
+use lode_engine::mapping::Storage;
+use tantivy::aggregation::agg_req::{AggregationVariants, Aggregations};
+use tantivy::aggregation::bucket::{
+    AfterKey, CompositeAggregation, CompositeAggregationSource, MissingOrder, Order,
+};
+use tantivy::aggregation::intermediate_agg_result::{
+    CompositeIntermediateKey, IntermediateAggregationResult, IntermediateBucketResult,
+    IntermediateCompositeBucketResult,
+};
+use tantivy::columnar::{ColumnType, StrColumn};
+use tantivy::query::Scorer;
+use tantivy::{DocId, SegmentReader, COLLECT_BLOCK_BUFFER_LEN};
+
+/// One composite key and its documents.
+pub(crate) type KeyCount = (Vec<CompositeIntermediateKey>, u64);
+
+/// A `composite` node whose buckets may be counted densely.
+pub(crate) struct DenseComposite<'n> {
+    pub name: &'n str,
+    req: &'n CompositeAggregation,
+    sources: Vec<Source<'n>>,
+}
+
+struct Source<'n> {
+    field: &'n str,
+    asc: bool,
+    missing_bucket: bool,
+    missing_first: bool,
+    after: After<'n>,
+}
+
+/// A source's part of the `after` key.
+#[derive(Clone, Copy)]
+enum After<'a> {
+    Unset,
+    Missing,
+    Term(&'a str),
+}
+
+/// The node, if its shape allows dense counting: a `composite` read from columns (not computed
+/// keys) without sub-aggregations, whose sources are all `terms` on keyword fields, with an
+/// `after` key (if any) of a term or `null` per source. Anything else is collected by tantivy.
+pub(crate) fn dense_composite<'n>(
+    node: &'n PlanNode,
+    collect: &'n Aggregations,
+) -> Option<DenseComposite<'n>> {
+    let Op::Composite(op) = &node.op else {
+        return None;
+    };
+    if op.computed.is_some() || !node.subs.is_empty() {
+        return None;
+    }
+    if op
+        .fields
+        .iter()
+        .any(|f| f.storage() != Some(Storage::Keyword))
+    {
+        return None;
+    }
+    let agg = collect.get(node.req.name.as_str())?;
+    let AggregationVariants::Composite(req) = &agg.agg else {
+        return None;
+    };
+    if req.size == 0 || !agg.sub_aggregation.is_empty() {
+        // tantivy's collector refuses a page of 0 keys: leave the error to it.
+        return None;
+    }
+    let mut sources = Vec::with_capacity(req.sources.len());
+    for s in &req.sources {
+        let CompositeAggregationSource::Terms(t) = s else {
+            return None;
+        };
+        let after = match req.after.get(&t.name) {
+            None if req.after.is_empty() => After::Unset,
+            Some(AfterKey(CompositeIntermediateKey::Str(term))) => After::Term(term),
+            // The collector refuses a `null` without `missing_bucket`; a key of another type
+            // pages through a mixed-type field's columns in the collector's own order.
+            Some(AfterKey(CompositeIntermediateKey::Null)) if t.missing_bucket => After::Missing,
+            _ => return None,
+        };
+        let asc = t.order == Order::Asc;
+        sources.push(Source {
+            field: &t.field,
+            asc,
+            missing_bucket: t.missing_bucket,
+            missing_first: match t.missing_order {
+                MissingOrder::First => true,
+                MissingOrder::Last => false,
+                MissingOrder::Default => asc,
+            },
+            after,
+        });
+    }
+    Some(DenseComposite {
+        name: node.req.name.as_str(),
+        req,
+        sources,
+    })
+}
+
+/// The fewest and the most cells a segment's array may have; between them, a few per
+/// document (a cell costs a write and a read, a document a hash map probe per key).
+const MIN_CELLS: u64 = 1 << 12;
+const MAX_CELLS: u64 = 1 << 20;
+const CELLS_PER_DOC: u64 = 8;
+
+/// Documents read per batch of column lookups.
+const BATCH: usize = 1024;
+
+/// A source in one segment: its column and where its slots are in the array.
+struct Axis {
+    column: Option<StrColumn>,
+    num_terms: u64,
+    asc: bool,
+    /// 1 when the missing slot comes first (rank 0) and the terms follow.
+    shift: u64,
+    /// The missing slot's rank, under `missing_bucket`.
+    missing_rank: Option<u64>,
+    width: u64,
+    stride: u64,
+}
+
+impl Axis {
+    fn rank(&self, ord: u64) -> u64 {
+        let r = if self.asc {
+            ord
+        } else {
+            self.num_terms - 1 - ord
+        };
+        r + self.shift
+    }
+
+    /// The key of the slot at `rank`.
+    fn key(&self, rank: u64, text: &mut String) -> tantivy::Result<CompositeIntermediateKey> {
+        if self.missing_rank == Some(rank) {
+            return Ok(CompositeIntermediateKey::Null);
+        }
+        let r = rank - self.shift;
+        let ord = if self.asc { r } else { self.num_terms - 1 - r };
+        text.clear();
+        if let Some(column) = &self.column {
+            column.ord_to_str(ord, text)?;
+        }
+        Ok(CompositeIntermediateKey::Str(text.clone()))
+    }
+
+    /// Where the `after` key's value of this source lies among the ranks.
+    fn after_position(&self, after: After) -> tantivy::Result<Position> {
+        Ok(match after {
+            After::Unset => Position::Before(0),
+            After::Missing => match self.missing_rank {
+                Some(r) => Position::At(r),
+                None => Position::Before(0),
+            },
+            After::Term(term) => {
+                let (lower, exact) = match &self.column {
+                    Some(column) => {
+                        let mut stream = column.dictionary().range().ge(term).into_stream()?;
+                        if stream.advance() {
+                            (stream.term_ord(), stream.key() == term.as_bytes())
+                        } else {
+                            (self.num_terms, false)
+                        }
+                    }
+                    None => (0, false),
+                };
+                match (exact, self.asc) {
+                    (true, _) => Position::At(self.rank(lower)),
+                    (false, true) => Position::Before(lower + self.shift),
+                    // Descending, the terms after the key are those below `lower`.
+                    (false, false) => Position::Before(self.num_terms - lower + self.shift),
+                }
+            }
+        })
+    }
+}
+
+/// A key's value relative to the ranks of its source.
+enum Position {
+    /// Equal to the value at this rank.
+    At(u64),
+    /// Between this rank and the one before: this rank is the first greater value.
+    Before(u64),
+}
+
+/// The documents a segment's count reads.
+pub(crate) enum Docs<'s> {
+    /// Every live document (the query matches the whole segment).
+    All,
+    /// The query's documents.
+    Matching(&'s mut dyn Scorer),
+}
+
+impl DenseComposite<'_> {
+    /// Counts the segment's documents: its page (the first `size` keys after `after`, in the
+    /// composite order) and how many documents were read, or `None` when the segment is not
+    /// one to count densely (a source's field has columns of other types, or too many cells).
+    pub(crate) fn count_segment(
+        &self,
+        segment: &SegmentReader,
+        docs: Docs,
+    ) -> tantivy::Result<Option<(Vec<KeyCount>, u64)>> {
+        let Some(mut axes) = self.axes(segment)? else {
+            return Ok(None);
+        };
+        let mut cells = 1u64;
+        for a in axes.iter_mut().rev() {
+            a.stride = cells;
+            cells = match cells.checked_mul(a.width) {
+                Some(c) => c,
+                None => return Ok(None),
+            };
+        }
+        let estimate = match &docs {
+            Docs::All => u64::from(segment.num_docs()),
+            Docs::Matching(scorer) => u64::from(scorer.size_hint()),
+        };
+        let budget = estimate
+            .saturating_mul(CELLS_PER_DOC)
+            .clamp(MIN_CELLS, MAX_CELLS);
+        if cells > budget {
+            return Ok(None);
+        }
+        let mut counts = vec![0u32; cells as usize];
+        let multi = axes.iter().any(|a| {
+            a.column
+                .as_ref()
+                .is_some_and(|c| c.ords().get_cardinality().is_multivalue())
+        });
+        let mut counter = Counter {
+            axes: &axes,
+            counts: &mut counts,
+            keys: vec![0; BATCH],
+            present: vec![true; BATCH],
+            firsts: vec![None; BATCH],
+            values: vec![Vec::new(); axes.len()],
+        };
+        let mut read = 0u64;
+        for_each_batch(segment, docs, |batch| {
+            read += batch.len() as u64;
+            if multi {
+                counter.add_multi(batch);
+            } else {
+                counter.add_single(batch);
+            }
+        });
+        let page = self.page(&axes, &counts)?;
+        Ok(Some((page, read)))
+    }
+
+    /// The segment's columns of the sources, if all of them are string columns.
+    fn axes(&self, segment: &SegmentReader) -> tantivy::Result<Option<Vec<Axis>>> {
+        let mut axes = Vec::with_capacity(self.sources.len());
+        for s in &self.sources {
+            let handles = segment.fast_fields().dynamic_column_handles(s.field)?;
+            if handles.iter().any(|h| h.column_type() != ColumnType::Str) {
+                return Ok(None);
+            }
+            let column = segment.fast_fields().str(s.field)?;
+            let num_terms = column.as_ref().map_or(0, |c| c.num_terms() as u64);
+            let shift = u64::from(s.missing_bucket && s.missing_first);
+            let missing_rank =
+                s.missing_bucket
+                    .then_some(if s.missing_first { 0 } else { num_terms });
+            axes.push(Axis {
+                column,
+                num_terms,
+                asc: s.asc,
+                shift,
+                missing_rank,
+                width: num_terms + u64::from(s.missing_bucket),
+                stride: 0,
+            });
+        }
+        Ok(Some(axes))
+    }
+
+    /// The first `size` non-empty cells after the `after` key, as keys.
+    fn page(&self, axes: &[Axis], counts: &[u32]) -> tantivy::Result<Vec<KeyCount>> {
+        let start = self.start_cell(axes)?;
+        let size = self.req.size as usize;
+        let mut page = Vec::new();
+        let mut text = String::new();
+        for (cell, &n) in counts.iter().enumerate().skip(start as usize) {
+            if n == 0 {
+                continue;
+            }
+            let mut key = Vec::with_capacity(axes.len());
+            for a in axes {
+                key.push(a.key((cell as u64 / a.stride) % a.width, &mut text)?);
+            }
+            page.push((key, u64::from(n)));
+            if page.len() == size {
+                break;
+            }
+        }
+        Ok(page)
+    }
+
+    /// The index of the first cell strictly after the `after` key (0 without one).
+    fn start_cell(&self, axes: &[Axis]) -> tantivy::Result<u64> {
+        if self.sources.iter().all(|s| matches!(s.after, After::Unset)) {
+            return Ok(0);
+        }
+        let mut prefix = 0;
+        for (a, s) in axes.iter().zip(&self.sources) {
+            match a.after_position(s.after)? {
+                Position::At(rank) => prefix += rank * a.stride,
+                Position::Before(rank) => return Ok(prefix + rank * a.stride),
+            }
+        }
+        // The key itself was on the previous page.
+        Ok(prefix + 1)
+    }
+
+    /// The shard's result from its segments' pages.
+    pub(crate) fn result(
+        &self,
+        pages: Vec<KeyCount>,
+    ) -> tantivy::Result<IntermediateAggregationResult> {
+        let buckets = IntermediateCompositeBucketResult::from_counts(self.req, pages)?;
+        Ok(IntermediateAggregationResult::Bucket(
+            IntermediateBucketResult::Composite { buckets },
+        ))
+    }
+}
+
+/// Adds documents into the array.
+struct Counter<'a> {
+    axes: &'a [Axis],
+    counts: &'a mut [u32],
+    /// Per document of a batch: its cell, and whether every source gave it a slot.
+    keys: Vec<u64>,
+    present: Vec<bool>,
+    firsts: Vec<Option<u64>>,
+    /// Per source, a document's slot offsets (multi-valued segments).
+    values: Vec<Vec<u64>>,
+}
+
+impl Counter<'_> {
+    /// One value at most per document and source: a batched column read per source.
+    fn add_single(&mut self, docs: &[DocId]) {
+        let n = docs.len();
+        self.keys[..n].fill(0);
+        self.present[..n].fill(true);
+        for a in self.axes {
+            let firsts = &mut self.firsts[..n];
+            match &a.column {
+                Some(column) => column.ords().first_vals(docs, firsts),
+                None => firsts.fill(None),
+            }
+            for ((first, key), present) in firsts.iter().zip(&mut self.keys).zip(&mut self.present)
+            {
+                match (first, a.missing_rank) {
+                    (Some(ord), _) => *key += a.rank(*ord) * a.stride,
+                    (None, Some(rank)) => *key += rank * a.stride,
+                    (None, None) => *present = false,
+                }
+            }
+        }
+        for (key, present) in self.keys[..n].iter().zip(&self.present) {
+            if *present {
+                self.counts[*key as usize] += 1;
+            }
+        }
+    }
+
+    /// Any number of values: each combination of a document's distinct values once.
+    fn add_multi(&mut self, docs: &[DocId]) {
+        'docs: for &doc in docs {
+            for (a, values) in self.axes.iter().zip(&mut self.values) {
+                values.clear();
+                if let Some(column) = &a.column {
+                    values.extend(column.term_ords(doc).map(|ord| a.rank(ord) * a.stride));
+                    // Segments written before keyword values became sets may repeat one.
+                    values.sort_unstable();
+                    values.dedup();
+                }
+                if values.is_empty() {
+                    match a.missing_rank {
+                        Some(rank) => values.push(rank * a.stride),
+                        None => continue 'docs,
+                    }
+                }
+            }
+            add_combinations(&self.values, 0, 0, self.counts);
+        }
+    }
+}
+
+fn add_combinations(values: &[Vec<u64>], at: usize, key: u64, counts: &mut [u32]) {
+    match values.get(at) {
+        None => counts[key as usize] += 1,
+        Some(offsets) => {
+            for &offset in offsets {
+                add_combinations(values, at + 1, key + offset, counts);
+            }
+        }
+    }
+}
+
+/// Hands the live documents of `docs` to `f`, in batches of at most [`BATCH`].
+fn for_each_batch(segment: &SegmentReader, docs: Docs, mut f: impl FnMut(&[DocId])) {
+    let alive = segment.alive_bitset();
+    let mut batch: Vec<DocId> = Vec::with_capacity(BATCH);
+    match docs {
+        Docs::All => {
+            let max_doc = segment.max_doc();
+            let mut start = 0;
+            while start < max_doc {
+                let end = max_doc.min(start + BATCH as DocId);
+                batch.clear();
+                match alive {
+                    Some(alive) => batch.extend((start..end).filter(|&d| alive.is_alive(d))),
+                    None => batch.extend(start..end),
+                }
+                if !batch.is_empty() {
+                    f(&batch);
+                }
+                start = end;
+            }
+        }
+        Docs::Matching(scorer) => {
+            let mut buffer = [0 as DocId; COLLECT_BLOCK_BUFFER_LEN];
+            loop {
+                let n = scorer.fill_buffer(&mut buffer);
+                match alive {
+                    Some(alive) => batch.extend(buffer[..n].iter().filter(|&&d| alive.is_alive(d))),
+                    None => batch.extend_from_slice(&buffer[..n]),
+                }
+                if n < COLLECT_BLOCK_BUFFER_LEN || batch.len() + COLLECT_BLOCK_BUFFER_LEN > BATCH {
+                    if !batch.is_empty() {
+                        f(&batch);
+                    }
+                    batch.clear();
+                }
+                if n < COLLECT_BLOCK_BUFFER_LEN {
+                    break;
+                }
+            }
+        }
+    }
+}
