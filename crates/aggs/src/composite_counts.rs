@@ -369,9 +369,10 @@ impl Counter<'_> {
         self.present[..n].fill(true);
         for a in self.axes {
             let firsts = &mut self.firsts[..n];
-            match &a.column {
-                Some(column) => column.ords().first_vals(docs, firsts),
-                None => firsts.fill(None),
+            // `first_vals` leaves the output as it was for a column without values.
+            firsts.fill(None);
+            if let Some(column) = &a.column {
+                column.ords().first_vals(docs, firsts);
             }
             for ((first, key), present) in firsts.iter().zip(&mut self.keys).zip(&mut self.present)
             {
