@@ -1,4 +1,5 @@
-"""`composite` over keyword `terms` sources, which Lode counts per tuple of segment ordinals.
+"""`composite` over keyword and integer `terms` sources, which Lode counts per tuple of segment
+ordinals (integers: offsets from the segment's smallest value).
 
 The index has several segments per shard (a refresh between batches), deleted and updated
 documents, documents without some fields, multi-valued fields and terms outside ASCII. Every
@@ -32,6 +33,10 @@ def random_doc(rng, i):
         src["t"] = rng.choice(TYPES)
     if rng.random() < 0.85:
         src["s"] = rng.choice(STATUS)
+    if rng.random() < 0.8:
+        src["k"] = rng.choice([-3, 0, 2, 7, 11])
+    if rng.random() < 0.7:
+        src["ks"] = rng.sample([-20, -10, 0, 10, 20, 30], rng.randint(1, 3))
     r = rng.random()
     if r < 0.2:
         pass
@@ -52,6 +57,7 @@ def live(es):
             "t": {"type": "keyword"}, "s": {"type": "keyword"}, "m": {"type": "keyword"},
             "id": {"type": "keyword"}, "id2": {"type": "keyword"},
             "id3": {"type": "keyword"}, "n": {"type": "integer"},
+            "k": {"type": "integer"}, "ks": {"type": "long"},
         }},
     }, [])
     docs = {}
@@ -155,6 +161,15 @@ SHAPES = {
         {"field": "t"},
     ],
     "one_source": [{"field": "m", "missing_bucket": True}],
+    "integers": [
+        {"field": "k", "order": "desc", "missing_bucket": True},
+        {"field": "t"},
+    ],
+    "integers_multi": [
+        {"field": "ks", "missing_bucket": True, "missing_order": "last"},
+        {"field": "k"},
+        {"field": "s", "order": "desc"},
+    ],
     "high_cardinality": [{"field": "id"}, {"field": "id2", "order": "desc"}, {"field": "id3"}],
 }
 
@@ -212,3 +227,19 @@ def test_after_key_not_in_the_index(es, live, shape):
                 page = [(tuple(b["key"][n] for n in names), b["doc_count"])
                         for b in res["buckets"]]
                 assert page == rest[:4], k
+
+
+@pytest.mark.parametrize("shape", ["integers", "integers_multi"])
+def test_integer_after_between_values(es, live, shape):
+    """An integer `after` below, between or above the values starts at the next key."""
+    sources = SHAPES[shape]
+    names = ["k%d" % i for i in range(len(sources))]
+    want = oracle(live, sources)
+    for first in [-100, -3, 1, 7, 100]:
+        after = tuple([first, 1, "1"][:len(sources)])
+        if sources[1]["field"] == "t":
+            after = (first, "m")
+        rest = [(k, n) for k, n in want if compare(sources, k, after) > 0]
+        res = search(es, {"match_all": {}}, names, sources, 6, as_key(names, after))
+        page = [(tuple(b["key"][n] for n in names), b["doc_count"]) for b in res["buckets"]]
+        assert page == rest[:6], after

@@ -1,13 +1,15 @@
-//! `composite` buckets over keyword `terms` sources, counted per tuple of segment ordinals in
-//! a dense array instead of tantivy's per-document hash map.
+//! `composite` buckets over keyword, integer and date `terms` sources, counted per tuple of
+//! segment ordinals in a dense array instead of tantivy's per-document hash map.
 //!
-//! Each source's values in a segment are its column's ordinals (plus one slot for documents
-//! without a value under `missing_bucket`). A source's slots are laid out by *rank*, its
+//! Each source's values in a segment are ordinals (a keyword's term ordinals; a number's
+//! offset from the segment's smallest value, when the values span a small range), plus one
+//! slot for documents without a value under `missing_bucket`. A source's slots are laid out by *rank*, its
 //! position in the composite order (`order`, `missing_order`), and the sources are mixed-radix
 //! digits, the first the most significant: a cell's index is then its key's position in the
 //! composite order. Counting a document is one array increment per combination of its values
-//! (every combination of a multi-valued document's distinct values, as Lucene's sorted-set
-//! doc values give them to Elasticsearch's `CompositeValuesCollectorQueue`); the segment's page
+//! (every combination of a multi-valued document's distinct terms, as Lucene's sorted-set
+//! doc values give them to Elasticsearch's `CompositeValuesCollectorQueue`; numbers keep their
+//! repeats, as the collector counts them); the segment's page
 //! is the first `size` non-empty cells after the `after` key's index, the only ones whose
 //! ordinals are turned into terms. Elasticsearch keeps a queue of `size` keys over segment
 //! ordinals for the same reason: ordinals compare like their terms within a segment.
@@ -27,7 +29,7 @@ use tantivy::aggregation::intermediate_agg_result::{
     CompositeIntermediateKey, IntermediateAggregationResult, IntermediateBucketResult,
     IntermediateCompositeBucketResult,
 };
-use tantivy::columnar::{ColumnType, StrColumn};
+use tantivy::columnar::{Column, ColumnType, StrColumn};
 use tantivy::query::Scorer;
 use tantivy::{DocId, SegmentReader, COLLECT_BLOCK_BUFFER_LEN};
 
@@ -55,11 +57,13 @@ enum After<'a> {
     Unset,
     Missing,
     Term(&'a str),
+    Integer(i64),
 }
 
 /// The node, if its shape allows dense counting: a `composite` read from columns (not computed
-/// keys) without sub-aggregations, whose sources are all `terms` on keyword fields, with an
-/// `after` key (if any) of a term or `null` per source. Anything else is collected by tantivy.
+/// keys) without sub-aggregations, whose sources are all `terms` on keyword, integer or date
+/// fields, with an `after` key (if any) of a term, an integer or `null` per source. Anything
+/// else is collected by tantivy.
 pub(crate) fn dense_composite<'n>(
     node: &'n PlanNode,
     collect: &'n Aggregations,
@@ -73,7 +77,7 @@ pub(crate) fn dense_composite<'n>(
     if op
         .fields
         .iter()
-        .any(|f| f.storage() != Some(Storage::Keyword))
+        .any(|f| !matches!(f.storage(), Some(Storage::Keyword | Storage::I64)))
     {
         return None;
     }
@@ -101,6 +105,7 @@ fn from_request<'n>(name: &'n str, req: &'n CompositeAggregation) -> Option<Dens
         let after = match req.after.get(&t.name) {
             None if req.after.is_empty() => After::Unset,
             Some(AfterKey(CompositeIntermediateKey::Str(term))) => After::Term(term),
+            Some(AfterKey(CompositeIntermediateKey::I64(n))) => After::Integer(*n),
             // The collector refuses a `null` without `missing_bucket`; a key of another type
             // pages through a mixed-type field's columns in the collector's own order.
             Some(AfterKey(CompositeIntermediateKey::Null)) if t.missing_bucket => After::Missing,
@@ -131,9 +136,19 @@ const CELLS_PER_DOC: u64 = 8;
 /// Documents read per batch of column lookups.
 const BATCH: usize = 1024;
 
+/// A source's column in a segment, its values as ordinals `0..num_terms` in value order.
+enum Values {
+    /// No column: every document is missing the field.
+    Absent,
+    /// A keyword column: its term ordinals.
+    Terms(StrColumn),
+    /// An integer (or date) column whose values span a small range: `value - min`.
+    Integers { column: Column<i64>, min: i64 },
+}
+
 /// A source in one segment: its column and where its slots are in the array.
 struct Axis {
-    column: Option<StrColumn>,
+    values: Values,
     num_terms: u64,
     asc: bool,
     /// 1 when the missing slot comes first (rank 0) and the terms follow.
@@ -162,39 +177,55 @@ impl Axis {
         let r = rank - self.shift;
         let ord = if self.asc { r } else { self.num_terms - 1 - r };
         text.clear();
-        if let Some(column) = &self.column {
-            column.ord_to_str(ord, text)?;
+        match &self.values {
+            Values::Integers { min, .. } => Ok(CompositeIntermediateKey::I64(*min + ord as i64)),
+            Values::Terms(column) => {
+                column.ord_to_str(ord, text)?;
+                Ok(CompositeIntermediateKey::Str(text.clone()))
+            }
+            Values::Absent => Ok(CompositeIntermediateKey::Str(String::new())),
         }
-        Ok(CompositeIntermediateKey::Str(text.clone()))
     }
 
     /// Where the `after` key's value of this source lies among the ranks.
     fn after_position(&self, after: After) -> tantivy::Result<Position> {
-        Ok(match after {
-            After::Unset => Position::Before(0),
-            After::Missing => match self.missing_rank {
-                Some(r) => Position::At(r),
-                None => Position::Before(0),
-            },
-            After::Term(term) => {
-                let (lower, exact) = match &self.column {
-                    Some(column) => {
-                        let mut stream = column.dictionary().range().ge(term).into_stream()?;
-                        if stream.advance() {
-                            (stream.term_ord(), stream.key() == term.as_bytes())
-                        } else {
-                            (self.num_terms, false)
-                        }
-                    }
-                    None => (0, false),
-                };
-                match (exact, self.asc) {
-                    (true, _) => Position::At(self.rank(lower)),
-                    (false, true) => Position::Before(lower + self.shift),
-                    // Descending, the terms after the key are those below `lower`.
-                    (false, false) => Position::Before(self.num_terms - lower + self.shift),
+        // The first ordinal not below the key's value, and whether it is the value.
+        let (lower, exact) = match (after, &self.values) {
+            (After::Unset, _) => return Ok(Position::Before(0)),
+            (After::Missing, _) => {
+                return Ok(match self.missing_rank {
+                    Some(r) => Position::At(r),
+                    None => Position::Before(0),
+                })
+            }
+            (After::Term(term), Values::Terms(column)) => {
+                let mut stream = column.dictionary().range().ge(term).into_stream()?;
+                if stream.advance() {
+                    (stream.term_ord(), stream.key() == term.as_bytes())
+                } else {
+                    (self.num_terms, false)
                 }
             }
+            (After::Integer(n), Values::Integers { min, .. }) => {
+                let offset = i128::from(n) - i128::from(*min);
+                if offset < 0 {
+                    (0, false)
+                } else if offset >= i128::from(self.num_terms) {
+                    (self.num_terms, false)
+                } else {
+                    // A value no document has is still an ordinal, of an empty slot.
+                    (offset as u64, true)
+                }
+            }
+            (_, Values::Absent) => (0, false),
+            // Checked by `axes`: a key of the source's type.
+            _ => (0, false),
+        };
+        Ok(match (exact, self.asc) {
+            (true, _) => Position::At(self.rank(lower)),
+            (false, true) => Position::Before(lower + self.shift),
+            // Descending, the values after the key are those below `lower`.
+            (false, false) => Position::Before(self.num_terms - lower + self.shift),
         })
     }
 }
@@ -246,10 +277,10 @@ impl DenseComposite<'_> {
             return Ok(None);
         }
         let mut counts = vec![0u32; cells as usize];
-        let multi = axes.iter().any(|a| {
-            a.column
-                .as_ref()
-                .is_some_and(|c| c.ords().get_cardinality().is_multivalue())
+        let multi = axes.iter().any(|a| match &a.values {
+            Values::Terms(c) => c.ords().get_cardinality().is_multivalue(),
+            Values::Integers { column, .. } => column.get_cardinality().is_multivalue(),
+            Values::Absent => false,
         });
         let mut counter = Counter {
             axes: &axes,
@@ -257,6 +288,7 @@ impl DenseComposite<'_> {
             keys: vec![0; BATCH],
             present: vec![true; BATCH],
             firsts: vec![None; BATCH],
+            integers: vec![None; BATCH],
             values: vec![Vec::new(); axes.len()],
         };
         let mut read = 0u64;
@@ -272,22 +304,53 @@ impl DenseComposite<'_> {
         Ok(Some((page, read)))
     }
 
-    /// The segment's columns of the sources, if all of them are string columns.
+    /// The segment's columns of the sources, if each is one string column, or one integer
+    /// column over a range of at most [`MAX_CELLS`] values, with an `after` value of its type.
     fn axes(&self, segment: &SegmentReader) -> tantivy::Result<Option<Vec<Axis>>> {
         let mut axes = Vec::with_capacity(self.sources.len());
         for s in &self.sources {
             let handles = segment.fast_fields().dynamic_column_handles(s.field)?;
-            if handles.iter().any(|h| h.column_type() != ColumnType::Str) {
+            let values = match handles.iter().map(|h| h.column_type()).collect::<Vec<_>>()[..] {
+                [] => Values::Absent,
+                [ColumnType::Str] => match segment.fast_fields().str(s.field)? {
+                    Some(column) => Values::Terms(column),
+                    None => Values::Absent,
+                },
+                [ColumnType::I64] => match segment.fast_fields().column_opt::<i64>(s.field)? {
+                    Some(column) => Values::Integers {
+                        min: column.min_value(),
+                        column,
+                    },
+                    None => Values::Absent,
+                },
+                _ => return Ok(None),
+            };
+            let num_terms = match &values {
+                Values::Absent => 0,
+                Values::Terms(column) => column.num_terms() as u64,
+                Values::Integers { column, min } if column.values.num_vals() > 0 => {
+                    let span = i128::from(column.max_value()) - i128::from(*min) + 1;
+                    if span > i128::from(MAX_CELLS) {
+                        return Ok(None);
+                    }
+                    span as u64
+                }
+                Values::Integers { .. } => 0,
+            };
+            let mistyped = matches!(
+                (s.after, &values),
+                (After::Term(_), Values::Integers { .. }) | (After::Integer(_), Values::Terms(_))
+            );
+            if mistyped {
+                // A key of another type pages through the collector's own type order.
                 return Ok(None);
             }
-            let column = segment.fast_fields().str(s.field)?;
-            let num_terms = column.as_ref().map_or(0, |c| c.num_terms() as u64);
             let shift = u64::from(s.missing_bucket && s.missing_first);
             let missing_rank =
                 s.missing_bucket
                     .then_some(if s.missing_first { 0 } else { num_terms });
             axes.push(Axis {
-                column,
+                values,
                 num_terms,
                 asc: s.asc,
                 shift,
@@ -357,6 +420,7 @@ struct Counter<'a> {
     keys: Vec<u64>,
     present: Vec<bool>,
     firsts: Vec<Option<u64>>,
+    integers: Vec<Option<i64>>,
     /// Per source, a document's slot offsets (multi-valued segments).
     values: Vec<Vec<u64>>,
 }
@@ -371,8 +435,17 @@ impl Counter<'_> {
             let firsts = &mut self.firsts[..n];
             // `first_vals` leaves the output as it was for a column without values.
             firsts.fill(None);
-            if let Some(column) = &a.column {
-                column.ords().first_vals(docs, firsts);
+            match &a.values {
+                Values::Terms(column) => column.ords().first_vals(docs, firsts),
+                Values::Integers { column, min } => {
+                    let integers = &mut self.integers[..n];
+                    integers.fill(None);
+                    column.first_vals(docs, integers);
+                    for (first, v) in firsts.iter_mut().zip(integers.iter()) {
+                        *first = v.map(|v| (v - *min) as u64);
+                    }
+                }
+                Values::Absent => {}
             }
             for ((first, key), present) in firsts.iter().zip(&mut self.keys).zip(&mut self.present)
             {
@@ -395,11 +468,21 @@ impl Counter<'_> {
         'docs: for &doc in docs {
             for (a, values) in self.axes.iter().zip(&mut self.values) {
                 values.clear();
-                if let Some(column) = &a.column {
-                    values.extend(column.term_ords(doc).map(|ord| a.rank(ord) * a.stride));
-                    // Segments written before keyword values became sets may repeat one.
-                    values.sort_unstable();
-                    values.dedup();
+                match &a.values {
+                    Values::Terms(column) => {
+                        values.extend(column.term_ords(doc).map(|ord| a.rank(ord) * a.stride));
+                        // Segments written before keyword values became sets may repeat one.
+                        values.sort_unstable();
+                        values.dedup();
+                    }
+                    // Numbers keep their repeats (`SORTED_NUMERIC`), each counted as the
+                    // collector counts it.
+                    Values::Integers { column, min } => values.extend(
+                        column
+                            .values_for_doc(doc)
+                            .map(|v| a.rank((v - *min) as u64) * a.stride),
+                    ),
+                    Values::Absent => {}
                 }
                 if values.is_empty() {
                     match a.missing_rank {
@@ -485,6 +568,8 @@ mod tests {
         let b = builder.add_text_field("b", STRING | FAST);
         let m = builder.add_text_field("m", STRING | FAST);
         let id = builder.add_text_field("id", STRING | FAST);
+        let int = builder.add_i64_field("int", FAST);
+        let ints = builder.add_i64_field("ints", FAST);
         let index = Index::create_in_ram(builder.build());
         let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
         let mut n = 0u64;
@@ -499,6 +584,13 @@ mod tests {
                 }
                 for k in 0..(n % 4) {
                     d.add_text(m, format!("m{}", (n + k * 5) % 7));
+                }
+                if n % 6 != 2 {
+                    d.add_i64(int, ((n * 3) % 17) as i64 - 5);
+                }
+                // Numbers keep repeats within a document.
+                for k in 0..(n % 3) {
+                    d.add_i64(ints, ((n + k * 2) % 5) as i64 * 10 - 20);
                 }
                 writer.add_document(d).unwrap();
                 n += 1;
@@ -574,6 +666,12 @@ mod tests {
                    {"b": {"terms": {"field": "b", "missing_bucket": true}}}]),
             json!([{"n": {"terms": {"field": "no_such_field", "missing_bucket": true}}},
                    {"m": {"terms": {"field": "m"}}}]),
+            json!([{"i": {"terms": {"field": "int", "missing_bucket": true, "order": "desc"}}},
+                   {"a": {"terms": {"field": "a"}}}]),
+            json!([{"a": {"terms": {"field": "a", "missing_bucket": true}}},
+                   {"s": {"terms": {"field": "ints", "missing_bucket": true,
+                                    "missing_order": "last"}}},
+                   {"i": {"terms": {"field": "int"}}}]),
         ];
         let queries: [&dyn Query; 2] = [&AllQuery, &filter];
         for shape in &shapes {
@@ -621,6 +719,25 @@ mod tests {
                     json!(format!("str:{b}"))
                 };
                 let after = json!({"a": format!("str:{a}"), "b": b});
+                let aggs = composite(sources.clone(), 3, Some(after));
+                assert_eq!(
+                    dense(&searcher, &aggs, &AllQuery).unwrap(),
+                    collected(&searcher, &aggs, &AllQuery)
+                );
+            }
+        }
+    }
+
+    /// Integer `after` values below, between and above a segment's values.
+    #[test]
+    fn integer_after_keys() {
+        let searcher = searcher();
+        for order in ["asc", "desc"] {
+            let sources = json!([{"i": {"terms": {"field": "int", "order": order,
+                                                  "missing_bucket": true}}},
+                                 {"s": {"terms": {"field": "ints", "order": order}}}]);
+            for (i, s) in [(-100, 0), (-5, -20), (3, 5), (11, 20), (12, 70)] {
+                let after = json!({"i": format!("i64:{i}"), "s": format!("i64:{s}")});
                 let aggs = composite(sources.clone(), 3, Some(after));
                 assert_eq!(
                     dense(&searcher, &aggs, &AllQuery).unwrap(),
