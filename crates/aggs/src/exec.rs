@@ -3,6 +3,7 @@
 //! `shard_size` (`Stage::ShardPrune`), the shards merge with `merge_fruits`, and the merged
 //! tree becomes final results (`Stage::Final`) for rendering.
 
+use super::composite_counts;
 use super::histogram_counts;
 use super::metric_bounds;
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
@@ -639,7 +640,8 @@ impl<'a> Exec<'a> {
 /// document frequencies, the `range` and histogram nodes `range_counts` and
 /// `histogram_counts` can answer from the points (on a single-valued segment), and (when the
 /// segment has no deleted documents) the `min`/`max` nodes `metric_bounds` can answer from
-/// column headers. The collector runs only for the
+/// column headers. In any segment, the `composite` nodes `composite_counts` can count densely
+/// are counted over the query's documents. The collector runs only for the
 /// other nodes (not at all when none is left).
 fn collect_shard(
     nodes: &[PlanNode],
@@ -672,6 +674,10 @@ fn collect_shard(
         .iter()
         .filter_map(|n| histogram_counts::counted_histogram(n, &shard.schema))
         .collect();
+    let composites: Vec<composite_counts::DenseComposite> = nodes
+        .iter()
+        .filter_map(|n| composite_counts::dense_composite(n, &reqs.collect))
+        .collect();
     let collector =
         DistributedAggregationCollector::from_aggs(reqs.collect.clone(), params.clone());
     // A profiled collection goes through the timing wrapper (only then: no cost otherwise).
@@ -692,7 +698,12 @@ fn collect_shard(
             }
         }
     };
-    if countable.is_empty() && bounded.is_empty() && ranged.is_empty() && histograms.is_empty() {
+    if countable.is_empty()
+        && bounded.is_empty()
+        && ranged.is_empty()
+        && histograms.is_empty()
+        && composites.is_empty()
+    {
         return match timer {
             None => lode_query::FieldStatistics::new(&shard.searcher).search(
                 &shard.searcher,
@@ -727,43 +738,72 @@ fn collect_shard(
         .iter()
         .map(|_| (false, Default::default()))
         .collect();
+    // Per dense composite node: the pages of the segments it counted.
+    let mut composite_pages: Vec<Option<Vec<composite_counts::KeyCount>>> =
+        vec![None; composites.len()];
     for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let ord = ord as u32;
-        let everything = lode_query::matches_every_doc(&*weight.scorer(segment, 1.0)?);
-        if !everything {
+        let first = weight.scorer(segment, 1.0)?;
+        let everything = lode_query::matches_every_doc(&*first);
+        let mut scorer = Some(first);
+        let started = std::time::Instant::now();
+        let mut answered: Vec<&str> = Vec::new();
+        // Documents a dense count read (the segment's live documents when it matches whole).
+        let mut read = u64::from(segment.num_docs());
+        for (c, pages) in composites.iter().zip(&mut composite_pages) {
+            // Each count walks the query's documents: a fresh scorer after the first.
+            let mut fresh;
+            let docs = match scorer.take() {
+                _ if everything => composite_counts::Docs::All,
+                Some(s) => {
+                    fresh = s;
+                    composite_counts::Docs::Matching(&mut *fresh)
+                }
+                None => {
+                    fresh = weight.scorer(segment, 1.0)?;
+                    composite_counts::Docs::Matching(&mut *fresh)
+                }
+            };
+            if let Some((page, n)) = c.count_segment(segment, docs)? {
+                pages.get_or_insert_with(Vec::new).extend(page);
+                read = n;
+                answered.push(c.name);
+            }
+        }
+        if !everything && answered.is_empty() {
             merged.merge_fruits(collect_one(&collector, &*weight, ord, segment)?)?;
             continue;
         }
-        let started = std::time::Instant::now();
-        let mut answered: Vec<&str> = Vec::new();
-        for (&(name, field_name, field), sums) in countable.iter().zip(&mut counted) {
-            sums.get_or_insert_with(Vec::new)
-                .push(term_counts::live_term_counts(segment, field, field_name)?);
-            answered.push(name);
-        }
-        if segment.num_deleted_docs() == 0 {
-            for (&(name, bound, field), (done, acc)) in bounded.iter().zip(&mut bounds) {
-                let value = metric_bounds::segment_bound(segment, field, bound)?;
-                *acc = metric_bounds::fold(*acc, value, bound);
-                *done = true;
+        if everything {
+            for (&(name, field_name, field), sums) in countable.iter().zip(&mut counted) {
+                sums.get_or_insert_with(Vec::new)
+                    .push(term_counts::live_term_counts(segment, field, field_name)?);
                 answered.push(name);
             }
-        }
-        for (r, (done, sums)) in ranged.iter().zip(&mut range_sums) {
-            if r.add_segment(segment, sums)? {
-                *done = true;
-                answered.push(r.name);
+            if segment.num_deleted_docs() == 0 {
+                for (&(name, bound, field), (done, acc)) in bounded.iter().zip(&mut bounds) {
+                    let value = metric_bounds::segment_bound(segment, field, bound)?;
+                    *acc = metric_bounds::fold(*acc, value, bound);
+                    *done = true;
+                    answered.push(name);
+                }
             }
-        }
-        for (h, (done, sums)) in histograms.iter().zip(&mut histogram_sums) {
-            if h.add_segment(segment, sums)? {
-                *done = true;
-                answered.push(h.name);
+            for (r, (done, sums)) in ranged.iter().zip(&mut range_sums) {
+                if r.add_segment(segment, sums)? {
+                    *done = true;
+                    answered.push(r.name);
+                }
+            }
+            for (h, (done, sums)) in histograms.iter().zip(&mut histogram_sums) {
+                if h.add_segment(segment, sums)? {
+                    *done = true;
+                    answered.push(h.name);
+                }
             }
         }
         if let (Some(t), false) = (timer, answered.is_empty()) {
             // A profiled search collects one top-level aggregation at a time: this one.
-            t.counted(started, u64::from(segment.num_docs()));
+            t.counted(started, read);
         }
         answered.sort_unstable();
         let at = match rests.iter().position(|(names, _)| *names == answered) {
@@ -787,6 +827,11 @@ fn collect_shard(
         if let Some(per_segment) = sums {
             let counts = term_counts::merge_sorted(per_segment);
             merged.push(name.to_string(), term_counts::terms_result(counts)?)?;
+        }
+    }
+    for (c, pages) in composites.iter().zip(composite_pages) {
+        if let Some(pages) = pages {
+            merged.push(c.name.to_string(), c.result(pages)?)?;
         }
     }
     for (&(name, bound, _), (answered, value)) in bounded.iter().zip(bounds) {

@@ -29,6 +29,7 @@
 mod auto_date;
 mod breaker;
 mod composite;
+mod composite_counts;
 mod digest;
 mod dsl;
 mod exec;

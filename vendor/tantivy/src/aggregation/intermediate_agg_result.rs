@@ -1406,6 +1406,37 @@ pub struct IntermediateCompositeBucketResult {
 }
 
 impl IntermediateCompositeBucketResult {
+    /// Lode patch: a page counted outside the collector (Lode counts the buckets of a plain
+    /// keyword composite per tuple of segment ordinals), for `req`: the documents of each
+    /// key (equal keys added up), trimmed to the page size in the composite order.
+    pub fn from_counts(
+        req: &CompositeAggregation,
+        counts: impl IntoIterator<Item = (Vec<CompositeIntermediateKey>, u64)>,
+    ) -> crate::Result<Self> {
+        let mut entries: FxHashMap<Vec<CompositeIntermediateKey>, IntermediateCompositeBucketEntry> =
+            FxHashMap::default();
+        for (key, doc_count) in counts {
+            entries
+                .entry(key)
+                .or_insert_with(|| IntermediateCompositeBucketEntry {
+                    doc_count: 0,
+                    sub_aggregation: IntermediateAggregationResults::default(),
+                })
+                .doc_count += doc_count;
+        }
+        let mut result = IntermediateCompositeBucketResult {
+            entries,
+            target_size: req.size,
+            orders: req
+                .sources
+                .iter()
+                .map(|source| (source.order(), source.missing_order()))
+                .collect(),
+        };
+        result.trim()?;
+        Ok(result)
+    }
+
     pub(crate) fn into_final_result(
         self,
         req: &CompositeAggregation,
