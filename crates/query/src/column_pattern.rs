@@ -12,11 +12,6 @@
 //! feeds both), so a matching key's ordinal in the column is its ordinal in the term
 //! dictionary, whose postings are then read directly. A segment where the two do not count the
 //! same terms streams the FST as before.
-//!
-//! Most patterns require some literal (`*123` ends with `123`, `*foo*bar` holds `foo` and
-//! `bar`): with one, every key is first searched for it (a substring test on the key) and only
-//! the few keys holding it run the automaton, as Lucene's `CompiledAutomaton` tests a
-//! pattern's common suffix before stepping its automaton.
 
 use crate::points::const_scorer;
 use crate::term_set::gather_postings;
@@ -34,33 +29,6 @@ pub struct KeywordPatternQuery {
     /// The field's column name (its path).
     column: String,
     regex: Arc<Regex>,
-    /// A literal every matching term holds (the longest found).
-    required: Option<Arc<Required>>,
-}
-
-/// A literal a pattern requires, as UTF-8 bytes, and where.
-#[derive(Debug, PartialEq)]
-struct Required {
-    literal: Vec<u8>,
-    /// The pattern ends with it (`*123`): a matching term does too.
-    suffix: bool,
-}
-
-impl Required {
-    /// Whether `key` holds the literal (where the pattern requires it). Keys are short: a
-    /// plain scan beats `memmem`'s vectorised searchers, whose set-up dominated.
-    fn held_by(&self, key: &[u8]) -> bool {
-        let lit = &self.literal[..];
-        if self.suffix {
-            return key.ends_with(lit);
-        }
-        let Some((&first, rest)) = lit.split_first() else {
-            return true;
-        };
-        key.len() >= lit.len()
-            && (0..=key.len() - lit.len())
-                .any(|i| key[i] == first && key[i + 1..].starts_with(rest))
-    }
 }
 
 impl KeywordPatternQuery {
@@ -69,16 +37,10 @@ impl KeywordPatternQuery {
     pub fn new(field: Field, column: &str, pattern: &str) -> tantivy::Result<Self> {
         let regex = Regex::new(pattern)
             .map_err(|e| TantivyError::InvalidArgument(format!("RegexQueryError: {e}")))?;
-        let required = regex_syntax::Parser::new()
-            .parse(pattern)
-            .ok()
-            .and_then(|hir| required_literal(&hir))
-            .map(Arc::new);
         Ok(KeywordPatternQuery {
             field,
             column: column.to_string(),
             regex: Arc::new(regex),
-            required,
         })
     }
 
@@ -95,17 +57,6 @@ impl KeywordPatternQuery {
         {
             let dictionary = column.dictionary();
             if dictionary.num_terms() == terms.num_terms() {
-                if let Some(required) = &self.required {
-                    let mut stream = dictionary.stream()?;
-                    let mut infos = Vec::new();
-                    while stream.advance() {
-                        let key = stream.key();
-                        if required.held_by(key) && full_match(&self.regex, key) {
-                            infos.push(terms.term_info_from_ord(stream.term_ord()));
-                        }
-                    }
-                    return Ok(infos);
-                }
                 let mut stream = dictionary.search(&*self.regex).into_stream()?;
                 let mut infos = Vec::new();
                 while stream.advance() {
@@ -121,51 +72,6 @@ impl KeywordPatternQuery {
         }
         Ok(infos)
     }
-}
-
-/// A literal (the longest found) that every string `hir` matches entirely contains; `None`
-/// when none is certain (alternations, optional parts, classes such as case-insensitive
-/// letters).
-fn required_literal(hir: &regex_syntax::hir::Hir) -> Option<Required> {
-    use regex_syntax::hir::HirKind;
-    let inner = |hir| required_literal(hir).map(|r| Required { suffix: false, ..r });
-    match hir.kind() {
-        HirKind::Literal(lit) => Some(Required {
-            literal: lit.0.to_vec(),
-            suffix: true,
-        }),
-        HirKind::Capture(cap) => required_literal(&cap.sub),
-        HirKind::Repetition(rep) if rep.min >= 1 => inner(&rep.sub),
-        HirKind::Concat(parts) => {
-            let last = parts.len() - 1;
-            parts
-                .iter()
-                .enumerate()
-                .filter_map(|(i, part)| {
-                    if i == last {
-                        required_literal(part)
-                    } else {
-                        inner(part)
-                    }
-                })
-                .max_by_key(|r| r.literal.len())
-        }
-        _ => None,
-    }
-    .filter(|r| !r.literal.is_empty())
-}
-
-/// Whether `regex` matches all of `key`.
-fn full_match(regex: &Regex, key: &[u8]) -> bool {
-    use tantivy_fst::Automaton;
-    let mut state = regex.start();
-    for &b in key {
-        if !regex.can_match(&state) {
-            return false;
-        }
-        state = regex.accept(&state, b);
-    }
-    regex.is_match(&state)
 }
 
 impl Query for KeywordPatternQuery {
@@ -286,44 +192,6 @@ mod tests {
                 assert_eq!(got, want, "{wildcard} on {name}");
             }
         }
-    }
-
-    #[test]
-    fn required_literals() {
-        let lit = |p: &str| {
-            required_literal(&regex_syntax::Parser::new().parse(p).unwrap())
-                .map(|r| String::from_utf8(r.literal).unwrap())
-        };
-        let suffix = |p: &str| {
-            required_literal(&regex_syntax::Parser::new().parse(p).unwrap())
-                .unwrap()
-                .suffix
-        };
-        assert!(suffix(".*123"));
-        assert!(suffix("(?:.*(12))"));
-        assert!(!suffix(".*123.*"));
-        assert!(!suffix(".*123."));
-        assert!(!suffix(".*(?:123)+"));
-        let r = |literal: &str, suffix| Required {
-            literal: literal.into(),
-            suffix,
-        };
-        assert!(r("123", true).held_by(b"A123"));
-        assert!(!r("123", true).held_by(b"A1234"));
-        assert!(r("123", false).held_by(b"A1234"));
-        assert!(r("123", false).held_by(b"123"));
-        assert!(!r("123", false).held_by(b"12"));
-        assert!(!r("123", false).held_by(b"1213"));
-        assert_eq!(lit(".*123").as_deref(), Some("123"));
-        assert_eq!(lit("A000.*9").as_deref(), Some("A000"));
-        assert_eq!(lit(".*fooo.bar.*").as_deref(), Some("fooo"));
-        assert_eq!(lit("(?:xy)+z").as_deref(), Some("xy"));
-        assert_eq!(lit("(?i)a.*77").as_deref(), Some("77"));
-        assert_eq!(lit("中文.*").as_deref(), Some("中文"));
-        assert_eq!(lit("a|b"), None);
-        assert_eq!(lit("(?:abc)?x").as_deref(), Some("x"));
-        assert_eq!(lit(".*"), None);
-        assert_eq!(lit("[ab]c*"), None);
     }
 
     #[test]
