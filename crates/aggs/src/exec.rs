@@ -651,12 +651,13 @@ fn collect_shard(
     params: AggContextParams,
     timer: Option<&Arc<profile::AggTimer>>,
 ) -> tantivy::Result<IntermediateAggregationResults> {
-    let countable: Vec<(&str, &str, Field)> = nodes
+    let countable: Vec<(&str, &str, Field, Option<term_counts::ShardCut>)> = nodes
         .iter()
         .filter_map(|n| {
             let field = term_counts::countable_field(n, &shard.schema)?;
             let Op::Terms(op) = &n.op else { return None };
-            Some((n.req.name.as_str(), op.field.name.as_str(), field))
+            let cut = term_counts::shard_cut(n);
+            Some((n.req.name.as_str(), op.field.name.as_str(), field, cut))
         })
         .collect();
     let bounded: Vec<(&str, metric_bounds::Bound, &str)> = nodes
@@ -728,7 +729,8 @@ fn collect_shard(
     let mut merged = IntermediateAggregationResults::default();
     // Counted segments add up per term first: one intermediate result per shard, not per
     // segment (building one goes through serde, see `terms_result`).
-    let mut counted: Vec<Option<Vec<term_counts::TermCounts>>> = vec![None; countable.len()];
+    let mut counted: Vec<Option<Vec<(usize, term_counts::SegmentCounts)>>> =
+        (0..countable.len()).map(|_| None).collect();
     // Per bounded node: whether some segment was answered from its bounds, and the bound.
     let mut bounds: Vec<(bool, Option<f64>)> = vec![(false, None); bounded.len()];
     // Per ranged node: whether some segment was counted from points, and the counts.
@@ -775,9 +777,10 @@ fn collect_shard(
             continue;
         }
         if everything {
-            for (&(name, field_name, field), sums) in countable.iter().zip(&mut counted) {
+            for (&(name, field_name, field, _), sums) in countable.iter().zip(&mut counted) {
+                let counts = term_counts::live_counts(segment, field, field_name)?;
                 sums.get_or_insert_with(Vec::new)
-                    .push(term_counts::live_term_counts(segment, field, field_name)?);
+                    .push((ord as usize, counts));
                 answered.push(name);
             }
             if segment.num_deleted_docs() == 0 {
@@ -823,10 +826,12 @@ fn collect_shard(
             merged.merge_fruits(collect_one(c, &*weight, ord, segment)?)?;
         }
     }
-    for (&(name, _, _), sums) in countable.iter().zip(counted) {
+    for ((name, field_name, _, cut), sums) in countable.iter().zip(counted) {
         if let Some(per_segment) = sums {
-            let counts = term_counts::merge_sorted(per_segment);
-            merged.push(name.to_string(), term_counts::terms_result(counts)?)?;
+            let segments = searcher.segment_readers();
+            let result =
+                term_counts::shard_result(segments, field_name, per_segment, cut.as_ref())?;
+            merged.push(name.to_string(), result)?;
         }
     }
     for (c, pages) in composites.iter().zip(composite_pages) {

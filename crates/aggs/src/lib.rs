@@ -36,6 +36,7 @@ mod exec;
 mod fields;
 mod format;
 mod geogrid;
+mod global_ords;
 mod histogram_counts;
 mod metric_bounds;
 mod percentiles;

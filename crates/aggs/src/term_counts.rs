@@ -12,7 +12,7 @@
 //! shard pruning, merging, ordering and rendering stay one code path.
 
 use super::plan::{Op, PlanNode};
-use super::request::AggKind;
+use super::request::{AggKind, OrderKey};
 use lode_engine::mapping::Storage;
 use serde::Deserialize as _;
 use std::cmp::Reverse;
@@ -65,13 +65,44 @@ pub(crate) fn live_term_counts(
     field: Field,
     field_name: &str,
 ) -> tantivy::Result<Vec<(String, u64)>> {
+    live_counts(segment, field, field_name)?.into_terms(segment, field_name)
+}
+
+/// A segment's live counts of a keyword field, as [`live_term_counts`] chooses to count them.
+pub(crate) enum SegmentCounts {
+    /// Per term, in term order.
+    Terms(TermCounts),
+    /// Per ordinal of the segment's column (terms not read yet).
+    Ords(Vec<u32>),
+}
+
+impl SegmentCounts {
+    fn into_terms(self, segment: &SegmentReader, field_name: &str) -> tantivy::Result<TermCounts> {
+        match self {
+            SegmentCounts::Terms(counts) => Ok(counts),
+            SegmentCounts::Ords(per_ord) => match segment.fast_fields().str(field_name)? {
+                Some(column) => ord_counts_to_terms(&column, &per_ord),
+                None => Ok(Vec::new()),
+            },
+        }
+    }
+}
+
+/// [`live_term_counts`] before the column's ordinals are turned into terms.
+pub(crate) fn live_counts(
+    segment: &SegmentReader,
+    field: Field,
+    field_name: &str,
+) -> tantivy::Result<SegmentCounts> {
     let num_terms = segment.inverted_index(field)?.terms().num_terms();
     if num_terms.saturating_mul(DOC_FREQ_STEP_COST) > segment.max_doc() as usize {
         if let Some(column) = segment.fast_fields().str(field_name)? {
-            return column_term_counts(segment, &column);
+            return Ok(SegmentCounts::Ords(column_ord_counts(segment, &column)));
         }
     }
-    doc_freq_term_counts(segment, field, field_name)
+    Ok(SegmentCounts::Terms(doc_freq_term_counts(
+        segment, field, field_name,
+    )?))
 }
 
 /// A term dictionary step costs about this many column reads (measured on the reference
@@ -99,12 +130,9 @@ fn doc_freq_term_counts(
     Ok(counts)
 }
 
-/// The counts of [`live_term_counts`] from the column: documents per ordinal over every
-/// value, deleted documents' ordinals taken off, then the dictionary read in ordinal order.
-fn column_term_counts(
-    segment: &SegmentReader,
-    column: &tantivy::columnar::StrColumn,
-) -> tantivy::Result<Vec<(String, u64)>> {
+/// The counts of [`live_term_counts`] from the column: live documents per ordinal over every
+/// value, deleted documents' ordinals taken off.
+fn column_ord_counts(segment: &SegmentReader, column: &tantivy::columnar::StrColumn) -> Vec<u32> {
     let ords = column.ords();
     let mut per_ord = vec![0u32; column.num_terms()];
     let deleted = segment.alive_bitset().map(|alive| alive.iter_deleted());
@@ -151,6 +179,14 @@ fn column_term_counts(
             }
         }
     }
+    per_ord
+}
+
+/// Per-ordinal counts as per-term counts: the dictionary read in ordinal order.
+fn ord_counts_to_terms(
+    column: &tantivy::columnar::StrColumn,
+    per_ord: &[u32],
+) -> tantivy::Result<TermCounts> {
     let mut counts = Vec::new();
     let mut terms = column.dictionary().stream()?;
     while terms.advance() {
@@ -160,6 +196,132 @@ fn column_term_counts(
         }
     }
     Ok(counts)
+}
+
+/// How the shard prune (`Stage::ShardPrune`) cuts a counted `terms` node: its first `size`
+/// buckets by its order, equal counts by key ascending, as tantivy's prune breaks the ties.
+pub(crate) struct ShardCut {
+    size: usize,
+    by_count: bool,
+    asc: bool,
+}
+
+/// The node's shard cut, when it is one counts can be cut to beforehand: ordered by count or
+/// key, no partition, no `shard_min_doc_count` (whose shard-level drop is counted apart);
+/// include/exclude never reach here ([`countable_field`]).
+pub(crate) fn shard_cut(node: &PlanNode) -> Option<ShardCut> {
+    let (Op::Terms(op), AggKind::Terms(req)) = (&node.op, &node.req.kind) else {
+        return None;
+    };
+    if op.partition.is_some() || req.shard_min_doc_count > 0 {
+        return None;
+    }
+    let order = req.order.first()?;
+    let by_count = match order.key {
+        OrderKey::Count => true,
+        OrderKey::Key => false,
+        OrderKey::Path { .. } => return None,
+    };
+    Some(ShardCut {
+        size: op.shard_size,
+        by_count,
+        asc: order.asc,
+    })
+}
+
+/// A shard's intermediate `terms` result from its segments' counts (`per_segment`, by segment
+/// position in `segments`). When every segment was counted by column ordinals and the node's
+/// shard cut is known, the counts add up by global ordinal ([`crate::global_ords`]) and only
+/// the buckets the cut can keep are read back as terms: the cut's `size` plus the first one
+/// past it (tantivy's prune then makes the same cut, and the same error bound from that
+/// bucket), the others' documents in `sum_other_doc_count`. Otherwise terms are merged as text.
+pub(crate) fn shard_result(
+    segments: &[SegmentReader],
+    field_name: &str,
+    per_segment: Vec<(usize, SegmentCounts)>,
+    cut: Option<&ShardCut>,
+) -> tantivy::Result<IntermediateAggregationResult> {
+    let every_segment_by_ords = per_segment.len() == segments.len()
+        && per_segment
+            .iter()
+            .all(|(_, c)| matches!(c, SegmentCounts::Ords(_)));
+    if let (true, Some(cut)) = (every_segment_by_ords, cut) {
+        if let Some((counts, other)) = cut_by_global_ords(segments, field_name, &per_segment, cut)?
+        {
+            return terms_result_with_other(counts, other);
+        }
+    }
+    let mut lists = Vec::with_capacity(per_segment.len());
+    for (seg, counts) in per_segment {
+        lists.push(counts.into_terms(&segments[seg], field_name)?);
+    }
+    terms_result(merge_sorted(lists))
+}
+
+/// The buckets `cut` can keep (and the first past it), with the documents of the others;
+/// `None` where global ordinals cannot be built.
+fn cut_by_global_ords(
+    segments: &[SegmentReader],
+    field_name: &str,
+    per_segment: &[(usize, SegmentCounts)],
+    cut: &ShardCut,
+) -> tantivy::Result<Option<(TermCounts, u64)>> {
+    let columns = segments
+        .iter()
+        .map(|s| s.fast_fields().str(field_name))
+        .collect::<tantivy::Result<Vec<_>>>()?;
+    let ids = segments.iter().map(|s| s.segment_id()).collect();
+    let Some(global) = crate::global_ords::global_ords(ids, field_name, &columns)? else {
+        return Ok(None);
+    };
+    let mut totals = vec![0u64; global.len()];
+    for (seg, counts) in per_segment {
+        if let SegmentCounts::Ords(per_ord) = counts {
+            for (ord, &n) in per_ord.iter().enumerate() {
+                if n > 0 {
+                    totals[global.global(*seg, ord) as usize] += u64::from(n);
+                }
+            }
+        }
+    }
+    let mut buckets: Vec<(u64, u32)> = totals
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(g, &n)| (n, g as u32))
+        .collect();
+    drop(totals);
+    // Global ordinals run in term order: comparing them compares the keys.
+    let order = |a: &(u64, u32), b: &(u64, u32)| {
+        let by_key = if cut.asc || cut.by_count {
+            a.1.cmp(&b.1)
+        } else {
+            b.1.cmp(&a.1)
+        };
+        match (cut.by_count, cut.asc) {
+            (true, true) => a.0.cmp(&b.0).then(by_key),
+            (true, false) => b.0.cmp(&a.0).then(by_key),
+            (false, _) => by_key,
+        }
+    };
+    let keep = cut.size.saturating_add(1);
+    let mut other = 0;
+    if buckets.len() > keep {
+        buckets.select_nth_unstable_by(keep, order);
+        other = buckets[keep..].iter().map(|&(n, _)| n).sum();
+        buckets.truncate(keep);
+    }
+    let mut counts = Vec::with_capacity(buckets.len());
+    let mut term = String::new();
+    for (n, g) in buckets {
+        let (seg, ord) = global.holder(g);
+        term.clear();
+        if let Some(column) = &columns[seg] {
+            column.ord_to_str(ord, &mut term)?;
+        }
+        counts.push((term.clone(), n));
+    }
+    Ok(Some((counts, other)))
 }
 
 /// A keyword term as text: valid UTF-8 as Lode writes it (validated at SIMD speed; the lossy
@@ -323,6 +485,14 @@ impl OrdCounts {
 pub(crate) fn terms_result(
     counts: Vec<(String, u64)>,
 ) -> tantivy::Result<IntermediateAggregationResult> {
+    terms_result_with_other(counts, 0)
+}
+
+/// [`terms_result`] with `other` documents in buckets left out.
+fn terms_result_with_other(
+    counts: Vec<(String, u64)>,
+    other: u64,
+) -> tantivy::Result<IntermediateAggregationResult> {
     let map = |pairs: Vec<(&str, Tree)>| {
         Tree::Map(
             pairs
@@ -347,7 +517,7 @@ pub(crate) fn terms_result(
         .collect();
     let result = map(vec![
         ("entries", Tree::Map(entries)),
-        ("sum_other_doc_count", Tree::U64(0)),
+        ("sum_other_doc_count", Tree::U64(other)),
         ("doc_count_error_upper_bound", Tree::U64(0)),
     ]);
     let buckets = IntermediateTermBucketResult::deserialize(result)
@@ -483,7 +653,8 @@ mod tests {
         assert!(segment.alive_bitset().is_some());
         for (field, name) in [(one, "one"), (many, "many")] {
             let column = segment.fast_fields().str(name).unwrap().unwrap();
-            let from_column = column_term_counts(segment, &column).unwrap();
+            let from_column =
+                ord_counts_to_terms(&column, &column_ord_counts(segment, &column)).unwrap();
             let from_doc_freq = doc_freq_term_counts(segment, field, name).unwrap();
             assert!(!from_column.is_empty());
             assert_eq!(from_column, from_doc_freq, "{name}");
