@@ -39,38 +39,6 @@ fn score_keys() -> Vec<SortKey> {
     }]
 }
 
-/// A bucket's top documents under `collector`'s sort, and (when `count`) how many documents
-/// the bucket holds. A sort led by a field walks its points as the search's sorted pages do
-/// (`lode_hits::walk`): the newest three of a bucket of 400,000 are found near the end of the
-/// field's points, not by comparing every document of the bucket.
-fn bucket_top(
-    searcher: &tantivy::Searcher,
-    query: &dyn tantivy::query::Query,
-    collector: FieldSortCollector,
-    count: bool,
-) -> EsResult<(usize, Vec<SortedHit>)> {
-    let stats = lode_query::FieldStatistics::new(searcher);
-    match lode_hits::walk::top_hits(searcher, &stats, query, &collector, None).map_err(internal)? {
-        Some(found) => {
-            let n = if count {
-                stats.search(searcher, query, &Count).map_err(internal)?
-            } else {
-                0
-            };
-            Ok((n, found))
-        }
-        None if count => stats
-            .search(searcher, query, &(Count, collector))
-            .map_err(internal),
-        None => Ok((
-            0,
-            stats
-                .search(searcher, query, &collector)
-                .map_err(internal)?,
-        )),
-    }
-}
-
 pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<Value> {
     let want = req.from + req.size;
     let mut total = 0u64;
@@ -97,7 +65,9 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
                 shard_id: shard.shard_id,
                 track_scores: req.track_scores,
             };
-            let (count, found) = bucket_top(&shard.searcher, &*query, collector, true)?;
+            let (count, found) = lode_query::FieldStatistics::new(&shard.searcher)
+                .search(&shard.searcher, &*query, &(Count, collector))
+                .map_err(internal)?;
             total += count as u64;
             hits.extend(found.into_iter().map(|hit| Hit {
                 target: ti,
@@ -649,7 +619,9 @@ pub(crate) fn render_top_metrics(
                 shard_id: shard.shard_id,
                 track_scores: false,
             };
-            let (_, found) = bucket_top(&shard.searcher, &*query, collector, false)?;
+            let found = lode_query::FieldStatistics::new(&shard.searcher)
+                .search(&shard.searcher, &*query, &collector)
+                .map_err(internal)?;
             hits.extend(
                 found
                     .into_iter()

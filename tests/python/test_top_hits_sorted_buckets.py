@@ -1,7 +1,7 @@
-"""`top_hits` under a `terms` bucket, sorted on fields, over segments large enough that each
-bucket's top documents are found by walking the sort field's points (as sorted search pages
-are). The oracle sorts each bucket's live documents in Python; ties may be broken by any
-document, so a page is checked by its sort values and each hit by its own source.
+"""`top_hits` under a `terms` bucket, sorted on one or two fields, over segments large enough
+for the sorted-page machinery's points walk (6,000 documents each), with deleted documents and
+missing values. The oracle sorts each bucket's live documents in Python; ties may be broken by
+any document, so a page is checked by its sort values and each hit by its own source.
 """
 
 import collections
@@ -11,7 +11,7 @@ import pytest
 
 from conftest import make_index
 
-INDEX = "top_hits_walked"
+INDEX = "top_hits_sorted_buckets"
 T0 = 1_600_000_000_000
 CATS = ["a"] * 7 + ["b"] * 2 + ["c"]
 
