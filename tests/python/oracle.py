@@ -31,6 +31,23 @@ HOUR_MS = 3_600_000
 # ---------------------------------------------------------------------------
 
 
+def osa_distance(a, b):
+    """Optimal string alignment distance: Lucene's fuzzy automata with transpositions (an
+    adjacent swap is one edit)."""
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
 def values(doc, field):
     """A source field's values as a list (absent: empty)."""
     v = doc.get(field)

@@ -12,6 +12,8 @@ expected answer is computed here from the words, never read from Lode.
 import re
 
 import pytest
+
+import oracle
 from elasticsearch import ApiError
 
 from conftest import make_index
@@ -76,21 +78,6 @@ def sharded(es):
 
 # ---- the oracle --------------------------------------------------------------------------
 
-def osa(a, b):
-    """Optimal string alignment distance (adjacent transposition = one edit)."""
-    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
-    for i in range(len(a) + 1):
-        d[i][0] = i
-    for j in range(len(b) + 1):
-        d[0][j] = j
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + cost)
-    return d[len(a)][len(b)]
-
 
 def lev(a, b):
     prev = list(range(len(b) + 1))
@@ -109,7 +96,7 @@ def f32(x):
 
 def score(distance, term, cand):
     if distance in ("internal", "damerau_levenshtein"):
-        return f32(1 - osa(term, cand) / min(len(term), len(cand)))
+        return f32(1 - oracle.osa_distance(term, cand) / min(len(term), len(cand)))
     if distance == "levenshtein":
         return f32(1 - lev(term, cand) / max(len(term), len(cand)))
     if distance == "jaro_winkler":
@@ -211,7 +198,7 @@ def expect(text, field="body", size=5, mode="missing", max_edits=2, prefix_lengt
         for cand, cf in freq.items():
             if cand == term or cf <= threshold:
                 continue
-            ed = osa(term, cand)
+            ed = oracle.osa_distance(term, cand)
             ok = False
             for edits in ([1, max_edits] if max_edits > 1 else [1]):
                 p = min(max(prefix_length, edits - 1), len(term))
@@ -409,9 +396,9 @@ def lucene_queue(term, freq, num, edits, prefix):
     p = min(max(prefix, edits - 1), len(term))
     queue = []
     for cand in sorted(freq):
-        if cand[:p] != term[:p] or osa(term, cand) > edits:
+        if cand[:p] != term[:p] or oracle.osa_distance(term, cand) > edits:
             continue
-        s = f32(1 - osa(term, cand) / min(len(term), len(cand)))
+        s = f32(1 - oracle.osa_distance(term, cand) / min(len(term), len(cand)))
         weakest = min(queue, key=lambda q: (q[1], [-ord(c) for c in q[0]]), default=None)
         if len(queue) >= num and s <= weakest[1]:
             continue

@@ -10,6 +10,8 @@ Fuzzy matching: a key matches when, past the exact `prefix_length`, a prefix of 
 import re
 
 import pytest
+
+import oracle
 from elasticsearch import ApiError
 
 from conftest import make_index
@@ -82,28 +84,13 @@ def inputs(value):
     return out
 
 
-def osa(a, b):
-    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
-    for i in range(len(a) + 1):
-        d[i][0] = i
-    for j in range(len(b) + 1):
-        d[0][j] = j
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            c = 0 if a[i - 1] == b[j - 1] else 1
-            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + c)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-    return d[len(a)][len(b)]
-
-
 def fuzzy_match(k, q, edits, prefix_length=1, min_length=3):
     if len(q) <= prefix_length or len(q) < min_length:
         return k.startswith(q)
     if k[:prefix_length] != q[:prefix_length]:
         return False
     rest_q, rest_k = q[prefix_length:], k[prefix_length:]
-    return any(osa(rest_q, rest_k[:j]) <= edits for j in range(len(rest_k) + 1))
+    return any(oracle.osa_distance(rest_q, rest_k[:j]) <= edits for j in range(len(rest_k) + 1))
 
 
 def expect(prefix, size=5, skip_duplicates=False, match=None):

@@ -15,6 +15,8 @@ import re
 import struct
 
 import pytest
+
+import oracle
 from elasticsearch import ApiError
 
 from conftest import make_index
@@ -58,21 +60,6 @@ def stats():
     return ttf
 
 
-def osa(a, b):
-    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
-    for i in range(len(a) + 1):
-        d[i][0] = i
-    for j in range(len(b) + 1):
-        d[0][j] = j
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1,
-                          d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-    return d[len(a)][len(b)]
-
-
 def candidates(tok, ttf, df):
     """The direct generator's candidates (suggest_mode missing, defaults)."""
     if tok in ttf or len(tok) < 4:
@@ -81,7 +68,7 @@ def candidates(tok, ttf, df):
     for t in ttf:
         if t[0] != tok[0]:
             continue
-        ed = osa(tok, t)
+        ed = oracle.osa_distance(tok, t)
         if ed > 2:
             continue
         sc = f32(1 - ed / min(len(tok), len(t)))

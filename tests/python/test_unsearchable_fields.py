@@ -18,6 +18,8 @@ import re
 
 import pytest
 
+from oracle import osa_distance
+
 from conftest import error_of, make_index
 
 INDEX = "unsearchable_fields"
@@ -109,22 +111,6 @@ def hits(es, query):
     resp = es.search(index=INDEX, query=query, size=1000)
     assert resp["hits"]["total"]["value"] == len(resp["hits"]["hits"])
     return {h["_id"] for h in resp["hits"]["hits"]}
-
-
-def osa_distance(a, b):
-    """Optimal string alignment distance (Lucene's fuzzy automata with transpositions)."""
-    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
-    for i in range(len(a) + 1):
-        d[i][0] = i
-    for j in range(len(b) + 1):
-        d[0][j] = j
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-    return d[len(a)][len(b)]
 
 
 def ip(s):

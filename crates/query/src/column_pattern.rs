@@ -19,7 +19,7 @@ use std::sync::Arc;
 use tantivy::postings::TermInfo;
 use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::Field;
-use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError};
+use tantivy::{DocId, Score, SegmentReader, TantivyError};
 use tantivy_fst::Regex;
 
 /// Documents with a term of `field` that `regex` matches entirely; scores constant.
@@ -91,13 +91,7 @@ impl Weight for KeywordPatternQuery {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
-            return Err(TantivyError::InvalidArgument(format!(
-                "Document #({doc}) does not match"
-            )));
-        }
-        Ok(Explanation::new("AutomatonScorer", scorer.score()))
+        crate::explain_by_seek(self, reader, doc, "AutomatonScorer")
     }
 }
 

@@ -9,7 +9,7 @@ use crate::points::{const_scorer, Gathered};
 use std::fmt;
 use std::sync::Arc;
 use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
-use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError};
+use tantivy::{DocId, Score, SegmentReader, TantivyError};
 use tantivy_fst::{Automaton, Regex};
 
 /// Which values of the column match.
@@ -166,13 +166,7 @@ impl Weight for ColumnTermsQuery {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
-            return Err(TantivyError::InvalidArgument(format!(
-                "Document #({doc}) does not match"
-            )));
-        }
-        Ok(Explanation::new("ColumnTermsQuery", scorer.score()))
+        crate::explain_by_seek(self, reader, doc, "ColumnTermsQuery")
     }
 }
 
@@ -215,13 +209,7 @@ impl Weight for ColumnBoolQuery {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
-            return Err(TantivyError::InvalidArgument(format!(
-                "Document #({doc}) does not match"
-            )));
-        }
-        Ok(Explanation::new("ColumnBoolQuery", scorer.score()))
+        crate::explain_by_seek(self, reader, doc, "ColumnBoolQuery")
     }
 }
 

@@ -9,7 +9,7 @@
 use super::parse::{BoostMode, DecayShape, Modifier, ScoreMode};
 use tantivy::columnar::Column;
 use tantivy::query::{EnableScoring, Explanation, Query, Scorer, Weight};
-use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, TERMINATED};
+use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED};
 
 /// A function with its field already resolved.
 #[derive(Debug, Clone)]
@@ -403,16 +403,12 @@ impl Weight for FunctionScoreWeight {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
-            return Err(TantivyError::InvalidArgument(format!(
-                "Document #({doc}) does not match"
-            )));
-        }
-        Ok(Explanation::new(
+        crate::explain_by_seek(
+            self,
+            reader,
+            doc,
             "function score, computed as boost_mode(query score, score_mode(functions))",
-            scorer.score(),
-        ))
+        )
     }
 }
 

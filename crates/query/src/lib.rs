@@ -116,6 +116,28 @@ static CLAUSE_LIMIT: std::sync::atomic::AtomicUsize =
 
 /// Sets the node's max clause count (`indices.query.bool.max_clause_count`), process-wide as
 /// Lucene's `IndexSearcher#setMaxClauseCount`.
+/// The explanation of a weight whose score is its scorer's (a constant, a computed join):
+/// `description` with the score its scorer gives `doc`, or tantivy's error when `doc` does
+/// not match.
+pub(crate) fn explain_by_seek(
+    weight: &dyn tantivy::query::Weight,
+    reader: &tantivy::SegmentReader,
+    doc: tantivy::DocId,
+    description: &'static str,
+) -> tantivy::Result<tantivy::query::Explanation> {
+    use tantivy::DocSet;
+    let mut scorer = weight.scorer(reader, 1.0)?;
+    if scorer.seek(doc) != doc {
+        return Err(tantivy::TantivyError::InvalidArgument(format!(
+            "Document #({doc}) does not match"
+        )));
+    }
+    Ok(tantivy::query::Explanation::new(
+        description,
+        scorer.score(),
+    ))
+}
+
 pub fn set_max_clause_count(n: usize) {
     CLAUSE_LIMIT.store(n, std::sync::atomic::Ordering::Relaxed);
 }

@@ -267,16 +267,7 @@ impl Weight for ToParentWeight {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut s = self.scorer(reader, 1.0)?;
-        if s.seek(doc) != doc {
-            return Err(tantivy::TantivyError::InvalidArgument(format!(
-                "Document #({doc}) does not match"
-            )));
-        }
-        Ok(Explanation::new(
-            "Score based on child doc range",
-            s.score(),
-        ))
+        crate::explain_by_seek(self, reader, doc, "Score based on child doc range")
     }
 }
 
@@ -374,16 +365,7 @@ impl Weight for ToChildWeight {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut s = self.scorer(reader, 1.0)?;
-        if s.seek(doc) != doc {
-            return Err(tantivy::TantivyError::InvalidArgument(format!(
-                "Document #({doc}) does not match"
-            )));
-        }
-        Ok(Explanation::new(
-            "Score based on parent document",
-            s.score(),
-        ))
+        crate::explain_by_seek(self, reader, doc, "Score based on parent document")
     }
 }
 

@@ -15,8 +15,7 @@ use tantivy::query::{
 };
 use tantivy::schema::Field;
 use tantivy::{
-    DocId, DocSet, Score, SeekDangerResult, SegmentReader, TantivyError, COLLECT_BLOCK_BUFFER_LEN,
-    TERMINATED,
+    DocId, DocSet, Score, SeekDangerResult, SegmentReader, COLLECT_BLOCK_BUFFER_LEN, TERMINATED,
 };
 
 /// A range `[lo, hi]` (in the column's `u64` mapping) over a numeric fast field, answered per
@@ -238,13 +237,7 @@ impl Weight for PointRangeWeight {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
-            return Err(TantivyError::InvalidArgument(format!(
-                "Document #({doc}) does not match"
-            )));
-        }
-        Ok(Explanation::new("PointRangeQuery", scorer.score()))
+        crate::explain_by_seek(self, reader, doc, "PointRangeQuery")
     }
 }
 

@@ -7,7 +7,7 @@ use tantivy::query::{
     BitSetDocSet, ConstScorer, EnableScoring, Explanation, Query, Scorer, Weight,
 };
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{BitSet, DocId, DocSet, Score, SegmentReader, TantivyError, TERMINATED};
+use tantivy::{BitSet, DocId, DocSet, Score, SegmentReader, TERMINATED};
 
 const SEED: u32 = 7919;
 
@@ -52,12 +52,6 @@ impl Weight for IdSliceQuery {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
-            return Err(TantivyError::InvalidArgument(format!(
-                "Document #({doc}) does not match"
-            )));
-        }
-        Ok(Explanation::new("IdSliceQuery", scorer.score()))
+        crate::explain_by_seek(self, reader, doc, "IdSliceQuery")
     }
 }

@@ -10,7 +10,7 @@ use tantivy::postings::TermInfo;
 use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::InvertedIndexReader;
-use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, Term};
+use tantivy::{DocId, Score, SegmentReader, Term};
 
 /// Matches the documents holding any of `terms`, all on one field; scores constant.
 #[derive(Clone, Debug)]
@@ -65,13 +65,7 @@ impl Weight for TermSetLookup {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) != doc {
-            return Err(TantivyError::InvalidArgument(format!(
-                "Document #({doc}) does not match"
-            )));
-        }
-        Ok(Explanation::new("TermSetQuery", scorer.score()))
+        crate::explain_by_seek(self, reader, doc, "TermSetQuery")
     }
 }
 
