@@ -39,6 +39,39 @@ fn score_keys() -> Vec<SortKey> {
     }]
 }
 
+/// A bucket's top documents under `collector`'s sort, and (when `count`) how many documents
+/// the bucket holds. A sort led by a field walks its points as the search's sorted pages do
+/// (`lode_hits::walk`): the newest three of a bucket of 400,000 are found near the end of the
+/// field's points, not by comparing every document of the bucket.
+fn bucket_top(
+    searcher: &tantivy::Searcher,
+    query: &dyn tantivy::query::Query,
+    collector: FieldSortCollector,
+    count: bool,
+) -> EsResult<(usize, Vec<SortedHit>)> {
+    let stats = lode_query::FieldStatistics::new(searcher);
+    match lode_hits::walk::top_hits(searcher, &stats, query, &collector, None).map_err(internal)? {
+        Some(found) => {
+            // Counted by the query's own count: a term's postings, not a collector's pass.
+            let n = if count {
+                query.count(searcher).map_err(internal)?
+            } else {
+                0
+            };
+            Ok((n, found))
+        }
+        None if count => stats
+            .search(searcher, query, &(Count, collector))
+            .map_err(internal),
+        None => Ok((
+            0,
+            stats
+                .search(searcher, query, &collector)
+                .map_err(internal)?,
+        )),
+    }
+}
+
 pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<Value> {
     let want = req.from + req.size;
     let mut total = 0u64;
@@ -65,9 +98,7 @@ pub(crate) fn render(exec: &Exec, req: &TopHitsReq, scope: &Scope) -> EsResult<V
                 shard_id: shard.shard_id,
                 track_scores: req.track_scores,
             };
-            let (count, found) = lode_query::FieldStatistics::new(&shard.searcher)
-                .search(&shard.searcher, &*query, &(Count, collector))
-                .map_err(internal)?;
+            let (count, found) = bucket_top(&shard.searcher, &*query, collector, true)?;
             total += count as u64;
             hits.extend(found.into_iter().map(|hit| Hit {
                 target: ti,
@@ -290,11 +321,28 @@ fn internal(e: tantivy::TantivyError) -> EsError {
 /// documents mapped over the block-join layout (children precede their parent; an object's
 /// parent is the next document of the enclosing level): `nested` takes the objects of its
 /// path under them, `reverse_nested` the documents of its level holding them.
+///
+/// Under a `match_all` level the bucket is its constraints alone, the first scoring 1 as
+/// `match_all` does: intersected with an all-documents clause, a term bucket would lose its
+/// term's own count and iteration (and the sorted walk's cheap checks).
 pub(crate) fn bucket_query(pt: &PlannedTarget, scope: &Scope) -> EsResult<Box<dyn Query>> {
-    let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, level_query(pt, scope)?)];
+    let level = level_query(pt, scope)?;
+    let all = lode_query::planned_match_all(&*level) && !scope.constraints.is_empty();
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    if !all {
+        clauses.push((Occur::Must, level.box_clone()));
+    }
     for c in &scope.constraints {
         let q = constraint_query(pt, c)?;
-        clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(q, 0.0))));
+        let score = if all && clauses.is_empty() { 1.0 } else { 0.0 };
+        clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(q, score))));
+    }
+    if all {
+        let q: Box<dyn Query> = match clauses.len() {
+            1 => clauses.pop().expect("one clause").1,
+            _ => Box::new(BooleanQuery::new(clauses)),
+        };
+        return Ok(lode_query::watched_like(&*level, q));
     }
     if clauses.len() == 1 {
         return Ok(clauses.pop().expect("one clause").1);
@@ -619,9 +667,7 @@ pub(crate) fn render_top_metrics(
                 shard_id: shard.shard_id,
                 track_scores: false,
             };
-            let found = lode_query::FieldStatistics::new(&shard.searcher)
-                .search(&shard.searcher, &*query, &collector)
-                .map_err(internal)?;
+            let (_, found) = bucket_top(&shard.searcher, &*query, collector, false)?;
             hits.extend(
                 found
                     .into_iter()

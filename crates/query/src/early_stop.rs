@@ -63,6 +63,30 @@ impl EarlyStopQuery {
     }
 }
 
+/// Whether `q` matches every document with the score 1 (`match_all`), seen through a
+/// cancellation-only watch.
+pub fn planned_match_all(q: &dyn Query) -> bool {
+    match q.downcast_ref::<EarlyStopQuery>() {
+        Some(watch) => watch.watched().is_some_and(planned_match_all),
+        None => q.is::<tantivy::query::AllQuery>(),
+    }
+}
+
+/// `q` under the same cancellation token as the cancellation-only watch `like` (as it is when
+/// `like` is not such a watch): a query that stands in for `like` stays cancellable.
+pub fn watched_like(like: &dyn Query, q: Box<dyn Query>) -> Box<dyn Query> {
+    match like.downcast_ref::<EarlyStopQuery>() {
+        Some(watch) if watch.watched().is_some() => Box::new(EarlyStopQuery {
+            query: q,
+            max_docs: None,
+            deadline: None,
+            cancel: watch.cancel.clone(),
+            stopped: watch.stopped.clone(),
+        }),
+        _ => q,
+    }
+}
+
 /// A segment's live matches counted by stepping through `weight`'s scorer (tantivy's own
 /// `Weight::count`), for weights whose cheap count does not apply.
 pub(crate) fn scan_count(weight: &dyn Weight, reader: &SegmentReader) -> tantivy::Result<u32> {

@@ -58,7 +58,10 @@ mod arb_json;
 #[cfg(test)]
 mod tests;
 
-pub use early_stop::{matches_every_doc, unwatched, EarlyStopQuery, Stopped, TokenCheck};
+pub use early_stop::{
+    matches_every_doc, planned_match_all, unwatched, watched_like, EarlyStopQuery, Stopped,
+    TokenCheck,
+};
 pub use min_score::MinScoreQuery;
 pub use msm::min_should_match;
 pub use parse::{
