@@ -8,7 +8,10 @@
 //! index); the column's dictionary is a block-encoded sorted table whose keys are
 //! prefix-delta coded, so the automaton only steps the bytes that differ from the previous key
 //! (as Lucene's block tree feeds its `IntersectTermsEnum`), and blocks no key of which can
-//! match are skipped. The column and the inverted index hold the same terms (one tokenizer
+//! match are skipped. A pattern whose first byte may be almost anything (`*123`) can skip no
+//! block: its automaton steps each key's new bytes straight off the dictionary's deltas
+//! (`Dictionary::for_each_delta`, a vendored tantivy-sstable patch), a dead state ending a key
+//! early. The column and the inverted index hold the same terms (one tokenizer
 //! feeds both), so a matching key's ordinal in the column is its ordinal in the term
 //! dictionary, whose postings are then read directly. A segment where the two do not count the
 //! same terms streams the FST as before.
@@ -20,7 +23,7 @@ use tantivy::postings::TermInfo;
 use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::Field;
 use tantivy::{DocId, Score, SegmentReader, TantivyError};
-use tantivy_fst::Regex;
+use tantivy_fst::{Automaton, Regex};
 
 /// Documents with a term of `field` that `regex` matches entirely; scores constant.
 #[derive(Clone, Debug)]
@@ -44,6 +47,20 @@ impl KeywordPatternQuery {
         })
     }
 
+    /// Whether the pattern's first byte may be any of many (`*123`, `?12`, `.*x`): few blocks
+    /// of the dictionary can be ruled out from their keys' range, so about every key is
+    /// stepped, and a scan of the keys' deltas does that with the least work per key. A
+    /// pattern with a literal start (`A00*`, or `a00*` case-insensitively: two first bytes)
+    /// streams the blocks its automaton can reach.
+    fn leads_anywhere(&self) -> bool {
+        const FEW_FIRST_BYTES: usize = 8;
+        let start = self.regex.start();
+        (0..=u8::MAX)
+            .filter(|&b| self.regex.accept(&start, b).is_some())
+            .nth(FEW_FIRST_BYTES)
+            .is_some()
+    }
+
     /// The term infos of the matching terms, from the column's dictionary when it lists the
     /// same terms as the term dictionary.
     fn matching_terms(&self, reader: &SegmentReader) -> tantivy::Result<Vec<TermInfo>> {
@@ -57,10 +74,28 @@ impl KeywordPatternQuery {
         {
             let dictionary = column.dictionary();
             if dictionary.num_terms() == terms.num_terms() {
-                let mut stream = dictionary.search(&*self.regex).into_stream()?;
                 let mut infos = Vec::new();
-                while stream.advance() {
-                    infos.push(terms.term_info_from_ord(stream.term_ord()));
+                if self.leads_anywhere() {
+                    let regex = &*self.regex;
+                    // `states[i]`: the automaton after the current key's first `i` bytes.
+                    let mut states = vec![regex.start()];
+                    dictionary.for_each_delta(|ord, keep, suffix| {
+                        states.truncate(keep + 1);
+                        let mut state = states[keep];
+                        for &b in suffix {
+                            // A dead state stays dead: the rest of the key is not stepped.
+                            state = state.and_then(|s| regex.accept(&Some(s), b));
+                            states.push(state);
+                        }
+                        if regex.is_match(&state) {
+                            infos.push(terms.term_info_from_ord(ord));
+                        }
+                    })?;
+                } else {
+                    let mut stream = dictionary.search(&*self.regex).into_stream()?;
+                    while stream.advance() {
+                        infos.push(terms.term_info_from_ord(stream.term_ord()));
+                    }
                 }
                 return Ok(infos);
             }
