@@ -32,6 +32,50 @@ pub struct KeywordPatternQuery {
     /// The field's column name (its path).
     column: String,
     regex: Arc<Regex>,
+    /// For a pattern that leads anywhere, its automaton as one table.
+    flat: Option<Arc<FlatDfa>>,
+}
+
+/// An automaton as one transition table, `next[state << 8 | byte]`, with state 0 dead (it
+/// steps to itself): a step over a dictionary key's byte is one load.
+#[derive(Debug)]
+struct FlatDfa {
+    start: u32,
+    next: Vec<u32>,
+    accepting: Vec<bool>,
+}
+
+impl FlatDfa {
+    /// `regex`'s states reachable from its start, numbered as they are found.
+    fn new(regex: &Regex) -> FlatDfa {
+        let mut next = vec![0u32; 256];
+        let mut accepting = vec![false];
+        let mut ids = std::collections::HashMap::new();
+        let mut found: Vec<usize> = Vec::new();
+        let mut id = |s: Option<usize>, found: &mut Vec<usize>, accepting: &mut Vec<bool>| match s {
+            None => 0,
+            Some(s) => *ids.entry(s).or_insert_with(|| {
+                found.push(s);
+                accepting.push(regex.is_match(&Some(s)));
+                found.len() as u32
+            }),
+        };
+        let start = id(regex.start(), &mut found, &mut accepting);
+        let mut i = 0;
+        while i < found.len() {
+            let from = Some(found[i]);
+            for b in 0..=u8::MAX {
+                let to = id(regex.accept(&from, b), &mut found, &mut accepting);
+                next.push(to);
+            }
+            i += 1;
+        }
+        FlatDfa {
+            start,
+            next,
+            accepting,
+        }
+    }
 }
 
 impl KeywordPatternQuery {
@@ -40,25 +84,13 @@ impl KeywordPatternQuery {
     pub fn new(field: Field, column: &str, pattern: &str) -> tantivy::Result<Self> {
         let regex = Regex::new(pattern)
             .map_err(|e| TantivyError::InvalidArgument(format!("RegexQueryError: {e}")))?;
+        let flat = leads_anywhere(&regex).then(|| Arc::new(FlatDfa::new(&regex)));
         Ok(KeywordPatternQuery {
             field,
             column: column.to_string(),
             regex: Arc::new(regex),
+            flat,
         })
-    }
-
-    /// Whether the pattern's first byte may be any of many (`*123`, `?12`, `.*x`): few blocks
-    /// of the dictionary can be ruled out from their keys' range, so about every key is
-    /// stepped, and a scan of the keys' deltas does that with the least work per key. A
-    /// pattern with a literal start (`A00*`, or `a00*` case-insensitively: two first bytes)
-    /// streams the blocks its automaton can reach.
-    fn leads_anywhere(&self) -> bool {
-        const FEW_FIRST_BYTES: usize = 8;
-        let start = self.regex.start();
-        (0..=u8::MAX)
-            .filter(|&b| self.regex.accept(&start, b).is_some())
-            .nth(FEW_FIRST_BYTES)
-            .is_some()
     }
 
     /// The term infos of the matching terms, from the column's dictionary when it lists the
@@ -75,19 +107,17 @@ impl KeywordPatternQuery {
             let dictionary = column.dictionary();
             if dictionary.num_terms() == terms.num_terms() {
                 let mut infos = Vec::new();
-                if self.leads_anywhere() {
-                    let regex = &*self.regex;
+                if let Some(dfa) = &self.flat {
                     // `states[i]`: the automaton after the current key's first `i` bytes.
-                    let mut states = vec![regex.start()];
+                    let mut states = vec![dfa.start];
                     dictionary.for_each_delta(|ord, keep, suffix| {
                         states.truncate(keep + 1);
                         let mut state = states[keep];
                         for &b in suffix {
-                            // A dead state stays dead: the rest of the key is not stepped.
-                            state = state.and_then(|s| regex.accept(&Some(s), b));
+                            state = dfa.next[(state as usize) << 8 | b as usize];
                             states.push(state);
                         }
-                        if regex.is_match(&state) {
+                        if dfa.accepting[state as usize] {
                             infos.push(terms.term_info_from_ord(ord));
                         }
                     })?;
@@ -128,6 +158,20 @@ impl Weight for KeywordPatternQuery {
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
         crate::explain_by_seek(self, reader, doc, "AutomatonScorer")
     }
+}
+
+/// Whether the pattern's first byte may be any of many (`*123`, `?12`, `.*x`): few blocks
+/// of the dictionary can be ruled out from their keys' range, so about every key is
+/// stepped, and a scan of the keys' deltas does that with the least work per key. A
+/// pattern with a literal start (`A00*`, or `a00*` case-insensitively: two first bytes)
+/// streams the blocks its automaton can reach.
+fn leads_anywhere(regex: &Regex) -> bool {
+    const FEW_FIRST_BYTES: usize = 8;
+    let start = regex.start();
+    (0..=u8::MAX)
+        .filter(|&b| regex.accept(&start, b).is_some())
+        .nth(FEW_FIRST_BYTES)
+        .is_some()
 }
 
 #[cfg(test)]
