@@ -88,6 +88,7 @@ impl TestIndex {
             terms_lookups: None,
             script_errors: Default::default(),
             runtime: Default::default(),
+            allow_expensive_queries: true,
         }
     }
 

@@ -1067,6 +1067,7 @@ fn context<'a>(
         terms_lookups: Some(lookups),
         script_errors: Default::default(),
         runtime,
+        allow_expensive_queries: query::allow_expensive_queries(),
     })
 }
 
@@ -2762,6 +2763,12 @@ fn cache_key(
         if let Some(p) = &s.fls {
             text = format!("{text}|fls:{}={:?}", s.index.name, p.limits);
         }
+    }
+    // A refusal under `search.allow_expensive_queries: false` happens while planning, which a
+    // cached answer skips: an answer computed while expensive queries were allowed is not one
+    // to give while they are not.
+    if !query::allow_expensive_queries() {
+        text.push_str("|allow_expensive_queries=false");
     }
     // Parameters that only shape the rendering (applied later, in the HTTP layer) stay out.
     let params: Vec<String> = req
