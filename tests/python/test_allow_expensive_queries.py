@@ -4,7 +4,8 @@ ES's messages (`StringFieldType`, `MappedFieldType#failIfNotIndexedNorDocValuesF
 `ScriptQueryBuilder`, `ScriptScoreQueryBuilder`, `NestedQueryBuilder`,
 `AbstractScriptFieldType`) are `ElasticsearchException`s (type `exception`), wrapped by
 `SearchExecutionContext#toQuery` as a 400 `query_shard_exception` "failed to create query: ...",
-reported as `search_phase_execution_exception` "all shards failed". The index is the one of ES's
+reported as `search_phase_execution_exception` "all shards failed" whose root cause is the
+`exception` (`ElasticsearchException#guessRootCauses`). The index is the one of ES's
 `search/320_disallow_queries.yml` plus the field types with exceptions (doc-values-only fields,
 `index_prefixes`, `search_as_you_type`, `wildcard`, flattened keys, runtime fields).
 
@@ -65,7 +66,9 @@ MAPPING = {"properties": {
     "nested1": {"type": "nested", "properties": {"foo": {"type": "keyword"}}},
 }}
 
-RUNTIME = {"rt": {"type": "long", "script": {"source": "emit(doc['n'].value * 2)"}}}
+# Scripts guard against documents without `n`: Lode runs them over the nested documents too.
+RUNTIME = {"rt": {"type": "long", "script": {
+    "source": "if (doc['n'].size() > 0) { emit(doc['n'].value * 2) }"}}}
 
 TAIL = "cannot be executed when 'search.allow_expensive_queries' is set to false."
 PREFIX = ("[prefix] queries " + TAIL + " For optimised prefix queries on text fields please "
@@ -118,10 +121,11 @@ REFUSED = {
         lambda i: DOCS[i]["kw"].startswith("al")),
     "nested": ({"nested": {"path": "nested1", "query": {"bool": {
         "must": [{"match": {"nested1.foo": "bar2"}}]}}}}, JOINING, lambda i: i == "2"),
-    "script": ({"script": {"script": {"source": "doc['n'].value > 2"}}}, SCRIPT,
+    "script": ({"script": {"script": {"source": "doc['n'].size() > 0 && doc['n'].value > 2"}}},
+               SCRIPT,
                lambda i: DOCS[i]["n"] > 2),
     "script_score": ({"script_score": {"query": {"match_all": {}},
-                                       "script": {"source": "doc['n'].value"}}},
+                                       "script": {"source": "doc['n'].size() > 0 ? doc['n'].value : 0"}}},
                      SCRIPT_SCORE, lambda i: True),
     # doc-values-only fields: every query but `exists`
     "term_doc_values_only": ({"term": {"kw_dv": "beta"}}, doc_values_only("kw_dv"),
@@ -153,7 +157,8 @@ REFUSED = {
                            any_token(lambda t: osa_distance(t, "outwide") <= 1)),
     "query_string_regexp": ({"query_string": {"query": "/ou.*e/", "fields": ["text"]}}, REGEXP,
                             any_token(lambda t: re.fullmatch("ou.*e", t))),
-    "query_string_range": ({"query_string": {"query": "kw:[c TO e]"}}, RANGE,
+    "query_string_range": ({"query_string": {"query": "kw:[c TO e]", "default_field": "text"}},
+                           RANGE,
                            lambda i: "c" <= DOCS[i]["kw"] <= "e"),
     "simple_query_string_prefix": ({"simple_query_string": {"query": "cold out*",
                                                             "fields": ["text"]}}, PREFIX,
@@ -221,7 +226,10 @@ ALLOWED = {
     # `wildcard` fields are not string fields in ES
     "wildcard_on_wildcard_field": ({"wildcard": {"wc": "*ta"}},
                                    lambda i: DOCS[i]["wc"].endswith("ta")),
-    # lenient parsers catch the refusal: the field matches nothing
+    # lenient parsers catch the refusal: the field matches nothing (a query string over every
+    # field is lenient)
+    "query_string_all_fields": ({"query_string": {"query": "kw:[c TO e] OR kw:alpha"}},
+                                lambda i: DOCS[i]["kw"] == "alpha"),
     "lenient_match_fuzziness": ({"match": {"text": {"query": "outwide", "fuzziness": 1,
                                                     "lenient": True}}}, lambda i: False),
     "lenient_query_string": ({"query_string": {"query": "al* OR beta", "fields": ["kw"],
@@ -268,11 +276,12 @@ def assert_refused(es, query, reason, **kw):
     err = e.value.body["error"]
     assert err["type"] == "search_phase_execution_exception"
     assert err["reason"] == "all shards failed"
-    root = err["root_cause"][0]
-    assert (root["type"], root["reason"]) == ("query_shard_exception",
-                                              "failed to create query: " + reason)
-    cause = err["failed_shards"][0]["reason"]["caused_by"]
-    assert (cause["type"], cause["reason"]) == ("exception", reason)
+    # ES's root cause is the innermost ElasticsearchException, rendered without a cause
+    assert err["root_cause"] == [{"type": "exception", "reason": reason}]
+    failure = err["failed_shards"][0]["reason"]
+    assert (failure["type"], failure["reason"]) == ("query_shard_exception",
+                                                    "failed to create query: " + reason)
+    assert failure["caused_by"] == {"type": "exception", "reason": reason}
 
 
 def test_setting_is_shown_and_validated(es, idx):

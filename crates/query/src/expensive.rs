@@ -86,7 +86,10 @@ pub fn runtime_field() -> EsError {
 /// Whether `err` is one of these refusals (which `lenient` queries turn into no match).
 pub fn is_refusal(err: &EsError) -> bool {
     err.kind == "query_shard_exception"
-        && err.caused_by.as_ref().is_some_and(|c| c.kind == "exception")
+        && err
+            .caused_by
+            .as_ref()
+            .is_some_and(|c| c.kind == "exception")
         && err.reason.contains(KEY)
 }
 

@@ -59,8 +59,8 @@ mod arb_json;
 #[cfg(test)]
 mod tests;
 
-pub use expensive::{allow_expensive_queries, set_allow_expensive_queries};
 pub use early_stop::{matches_every_doc, unwatched, EarlyStopQuery, Stopped, TokenCheck};
+pub use expensive::{allow_expensive_queries, set_allow_expensive_queries};
 pub use min_score::MinScoreQuery;
 pub use msm::min_should_match;
 pub use parse::{

@@ -1949,7 +1949,9 @@ impl<'c, 'a> Planner<'c, 'a> {
                 prefix.encode_utf16().count() <= lode_analysis::SAYT_MAX_PREFIX_CHARS
             }
             Some(SaytRole::IndexPrefix) => false,
-            None => crate::expensive::index_prefixes_hold(&self.ctx.mapping.json, &def.path, prefix),
+            None => {
+                crate::expensive::index_prefixes_hold(&self.ctx.mapping.json, &def.path, prefix)
+            }
         }
     }
 

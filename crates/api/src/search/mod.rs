@@ -1086,7 +1086,13 @@ fn search_phase_error(e: EsError) -> EsError {
         "failed_shards".into(),
         json!([{"shard": 0, "index": e.extra.get("index").cloned().unwrap_or(Value::Null), "node": "lode", "reason": e.to_cause_json()}]),
     );
-    outer.root_cause = Some(Box::new(e.clone()));
+    // ES's `guessRootCauses` descends to the innermost `ElasticsearchException`: the
+    // `exception` an expensive-query refusal wraps.
+    let root = match &e.caused_by {
+        Some(cause) if query::expensive::is_refusal(&e) => (**cause).clone(),
+        _ => e.clone(),
+    };
+    outer.root_cause = Some(Box::new(root));
     outer.caused_by = Some(Box::new(e));
     outer
 }
