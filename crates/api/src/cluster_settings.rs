@@ -387,8 +387,21 @@ pub fn time_string(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::check_body_shape;
+    use super::{allow_expensive_queries, check_body_shape, Settings};
     use serde_json::json;
+
+    #[test]
+    fn allow_expensive_queries_is_transient_over_persistent_and_true_by_default() {
+        let mut s = Settings::default();
+        assert!(allow_expensive_queries(&s));
+        let key = "search.allow_expensive_queries".to_string();
+        s.persistent.insert(key.clone(), json!("false"));
+        assert!(!allow_expensive_queries(&s));
+        s.transient.insert(key.clone(), json!("true"));
+        assert!(allow_expensive_queries(&s));
+        s.transient.insert(key, json!("false"));
+        assert!(!allow_expensive_queries(&s));
+    }
 
     #[test]
     fn the_body_is_an_object_of_persistent_and_transient() {
