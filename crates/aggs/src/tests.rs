@@ -204,6 +204,7 @@ impl TestIndex {
             terms_lookups: None,
             script_errors: Default::default(),
             runtime: Default::default(),
+            allow_expensive_queries: true,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Cluster-wide dynamic settings (`PUT|GET /_cluster/settings`): `persistent` ones survive
 //! restarts (kept in the data directory), `transient` ones do not; transient wins. The ones
-//! Lode acts on are `search.max_buckets`, the scroll keep-alive limits, the disk watermarks
-//! and the circuit breaker limits; the others ES users
+//! Lode acts on are `search.max_buckets`, the scroll keep-alive limits, the disk watermarks,
+//! the circuit breaker limits and `search.allow_expensive_queries`; the others ES users
 //! commonly set are accepted and reported.
 
 use std::collections::{BTreeMap, HashMap};
@@ -213,7 +213,7 @@ pub fn put(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
             validate(k, v, "transient")?;
         }
     }
-    let (disk, breakers) = with(node, |s| -> EsResult<_> {
+    let (disk, breakers, expensive) = with(node, |s| -> EsResult<_> {
         // Validated on the settings as they would be (ES checks the watermarks together).
         let mut next = s.clone();
         apply(&mut next.persistent, &persistent);
@@ -228,11 +228,12 @@ pub fn put(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
         )?;
         std::fs::File::open(&tmp)?.sync_all()?;
         std::fs::rename(&tmp, file(node))?;
-        Ok((disk, breakers))
+        Ok((disk, breakers, allow_expensive_queries(s)))
     })?;
     // The monitor checks the disk again right away with the new thresholds.
     node.disk.configure(disk);
     lode_engine::breaker::service().apply(&breakers);
+    lode_query::set_allow_expensive_queries(expensive);
     let shown = |u: &FlatSettings| -> FlatSettings {
         u.iter()
             .filter(|(_, v)| !v.is_null())
@@ -260,6 +261,7 @@ pub fn get(node: &Node, req: &RestRequest) -> EsResult<RestResponse> {
             ("search.max_buckets", "65536"),
             ("search.default_keep_alive", "5m"),
             ("search.max_keep_alive", "24h"),
+            ("search.allow_expensive_queries", "true"),
             ("action.destructive_requires_name", "true"),
             ("cluster.routing.allocation.disk.threshold_enabled", "true"),
             ("cluster.routing.allocation.disk.watermark.low", "85%"),
@@ -309,6 +311,16 @@ fn breaker_settings(s: &Settings) -> EsResult<lode_engine::breaker::BreakerSetti
         |k| effective(s, k),
         lode_engine::breaker::machine_memory(),
     )
+}
+
+/// `search.allow_expensive_queries` (default `true`; validated as a boolean when put).
+fn allow_expensive_queries(s: &Settings) -> bool {
+    effective(s, "search.allow_expensive_queries").is_none_or(|v| v != "false")
+}
+
+/// Hands the persisted `search.allow_expensive_queries` to query planning (at startup).
+pub fn configure_search(node: &Node) {
+    lode_query::set_allow_expensive_queries(with(node, |s| allow_expensive_queries(s)));
 }
 
 /// Applies the circuit breaker settings (node settings under persisted cluster settings) to
@@ -375,8 +387,21 @@ pub fn time_string(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::check_body_shape;
+    use super::{allow_expensive_queries, check_body_shape, Settings};
     use serde_json::json;
+
+    #[test]
+    fn allow_expensive_queries_is_transient_over_persistent_and_true_by_default() {
+        let mut s = Settings::default();
+        assert!(allow_expensive_queries(&s));
+        let key = "search.allow_expensive_queries".to_string();
+        s.persistent.insert(key.clone(), json!("false"));
+        assert!(!allow_expensive_queries(&s));
+        s.transient.insert(key.clone(), json!("true"));
+        assert!(allow_expensive_queries(&s));
+        s.transient.insert(key, json!("false"));
+        assert!(!allow_expensive_queries(&s));
+    }
 
     #[test]
     fn the_body_is_an_object_of_persistent_and_transient() {

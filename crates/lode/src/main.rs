@@ -217,6 +217,7 @@ fn serve(overrides: Vec<String>, config_file: Option<std::path::PathBuf>) -> any
     lode_api::cluster_settings::set_node_defaults(&node, node_defaults);
     lode_api::cluster_settings::configure_disk(&node);
     lode_api::cluster_settings::configure_breakers(&node);
+    lode_api::cluster_settings::configure_search(&node);
     let security = open_security(&cfg, &node)?;
     node.start_background();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -27,6 +27,7 @@ mod column_terms;
 pub mod conjunction;
 mod constant_keyword;
 mod early_stop;
+pub mod expensive;
 mod function_score;
 pub mod geo;
 mod min_score;
@@ -62,6 +63,7 @@ pub use early_stop::{
     matches_every_doc, planned_match_all, unwatched, watched_like, EarlyStopQuery, Stopped,
     TokenCheck,
 };
+pub use expensive::{allow_expensive_queries, set_allow_expensive_queries};
 pub use min_score::MinScoreQuery;
 pub use msm::min_should_match;
 pub use parse::{
@@ -108,6 +110,8 @@ pub struct QueryContext<'a> {
     pub script_errors: ScriptErrors,
     /// The request's runtime fields (`runtime_mappings`); they shadow mapped fields.
     pub runtime: runtime::RuntimeFields,
+    /// `search.allow_expensive_queries` when the request started ([`expensive`]).
+    pub allow_expensive_queries: bool,
 }
 
 /// Lode's default max clause count (see docs/compatibility.md: ES 8 derives its default

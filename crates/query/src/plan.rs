@@ -134,6 +134,21 @@ pub fn build_query_profiled(
     Ok((built, node))
 }
 
+/// The field a leaf query names.
+fn leaf_field(q: &Query) -> Option<&str> {
+    Some(match q {
+        Query::Term(t) => &t.field,
+        Query::Terms(t) => &t.field,
+        Query::Match(m) | Query::MatchBoolPrefix(m) => &m.field,
+        Query::Exists { field, .. } => field,
+        Query::Range(r) => &r.field,
+        Query::Prefix(p) | Query::Wildcard(p) | Query::Regexp(p) => &p.field,
+        Query::Fuzzy(f) => &f.field,
+        Query::MatchPhrase(p) | Query::MatchPhrasePrefix(p) => &p.field,
+        _ => return None,
+    })
+}
+
 // ----------------------------------------------------------------------------------------------
 // Small constructors
 
@@ -416,6 +431,16 @@ impl<'c, 'a> Planner<'c, 'a> {
         None
     }
 
+    /// Whether `path` is unmapped and under a mapped `flattened` field.
+    fn flattened_key(&self, path: &str) -> bool {
+        let fields = &self.ctx.mapping.fields;
+        !fields.contains_key(path)
+            && path
+                .match_indices('.')
+                .find_map(|(i, _)| fields.get(&path[..i]))
+                .is_some_and(|d| d.ty == lode_engine::mapping::FieldType::Flattened)
+    }
+
     /// [`Self::keyed_query`] for the query `dsl` builds, when `path` is a key of a
     /// flattened field (the planner's direct entry points: query strings, `multi_match`).
     fn keyed_first(
@@ -435,24 +460,10 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// `prefix` and `exists` read the keyed companion's `key\0value` terms; `wildcard`,
     /// `regexp` and `fuzzy` are refused as ES refuses them.
     fn keyed_query(&self, q: &Query, score: bool) -> EsResult<Option<Q>> {
-        let field_of = |q: &Query| -> Option<String> {
-            Some(match q {
-                Query::Term(t) => t.field.clone(),
-                Query::Terms(t) => t.field.clone(),
-                Query::Match(m) => m.field.clone(),
-                Query::Exists { field, .. } => field.clone(),
-                Query::Range(r) => r.field.clone(),
-                Query::Prefix(p) | Query::Wildcard(p) | Query::Regexp(p) => p.field.clone(),
-                Query::Fuzzy(f) => f.field.clone(),
-                Query::MatchPhrase(p) | Query::MatchPhrasePrefix(p) => p.field.clone(),
-                Query::MatchBoolPrefix(m) => m.field.clone(),
-                _ => return None,
-            })
-        };
-        let Some(path) = field_of(q) else {
+        let Some(path) = leaf_field(q) else {
             return Ok(None);
         };
-        let Some((field, def, prefix)) = self.keyed_target(&path) else {
+        let Some((field, def, prefix)) = self.keyed_target(path) else {
             return Ok(None);
         };
         let text = |v: &Value| -> EsResult<String> {
@@ -474,6 +485,14 @@ impl<'c, 'a> Planner<'c, 'a> {
             Err(shard_error(&why)
                 .caused_by(EsError::bad_request("unsupported_operation_exception", why)))
         };
+        // `StringFieldType#prefixQuery` and `#rangeQuery` check the setting before the index.
+        if !self.ctx.allow_expensive_queries {
+            match q {
+                Query::Prefix(_) => return Err(crate::expensive::prefix()),
+                Query::Range(_) => return Err(crate::expensive::range()),
+                _ => {}
+            }
+        }
         let Some(field) = field else {
             // ES's `KeyedFlattenedFieldType` is a `StringFieldType` on `{root}._keyed`: the
             // queries it builds from terms fail when the root is not indexed (`exists` reads
@@ -678,6 +697,9 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn build_node(&self, q: &Query, score: bool) -> EsResult<Q> {
+        if !self.ctx.allow_expensive_queries {
+            self.check_expensive(q)?;
+        }
         self.count_leaf(q)?;
         if let Some(q) = self.runtime_query(q)? {
             return Ok(q);
@@ -804,6 +826,24 @@ impl<'c, 'a> Planner<'c, 'a> {
         })
     }
 
+    /// ES's refusals under `search.allow_expensive_queries: false` that a query's builder
+    /// raises before looking at its field or inner query (`crate::expensive`).
+    fn check_expensive(&self, q: &Query) -> EsResult<()> {
+        match q {
+            Query::Script { .. } => Err(crate::expensive::query("script")),
+            Query::ScriptScore { .. } => Err(crate::expensive::query("script score")),
+            Query::Nested { .. } => Err(crate::expensive::query("joining")),
+            _ => match leaf_field(q) {
+                // A key of a flattened field read from `_source` for aggregations and sorts
+                // is a runtime field of Lode's own, not one of the request's or mapping's.
+                Some(f) if self.ctx.runtime.contains_key(f) && !self.flattened_key(f) => {
+                    Err(crate::expensive::runtime_field())
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+
     /// A `nested` query: the inner query on `path`'s nested documents, joined to the
     /// current nested scope (the root, or the path of the enclosing `nested` query).
     fn nested(
@@ -874,7 +914,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 g.name
             )));
         }
-        if let Some(e) = crate::searchable::refusal(def) {
+        if let Some(e) = self.refusal(def) {
             return Err(e);
         }
         if self.ctx.schema.get_field(&g.field).is_err() {
@@ -885,6 +925,15 @@ impl<'c, 'a> Planner<'c, 'a> {
             shape: g.shape.clone(),
         });
         Ok(constant(q, g.boost, score))
+    }
+
+    /// ES's refusal of any query but `exists` on `def` ([`crate::searchable::refusal`]), and
+    /// of one searched through doc values alone while expensive queries are not allowed.
+    fn refusal(&self, def: &FieldDef) -> Option<EsError> {
+        crate::searchable::refusal(def).or_else(|| {
+            (!self.ctx.allow_expensive_queries && crate::searchable::doc_values_only(def))
+                .then(|| crate::expensive::doc_values_only(&def.path))
+        })
     }
 
     /// [`Self::resolve`] for a query on one named field: a field whose type Lode keeps in
@@ -926,7 +975,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 "match_phrase" => def.storage() == Storage::Text,
                 _ => false,
             };
-            if let Some(e) = crate::searchable::refusal(def).filter(|_| !decided_later) {
+            if let Some(e) = self.refusal(def).filter(|_| !decided_later) {
                 return Err(e);
             }
         }
@@ -1195,7 +1244,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 none()
             });
         }
-        if let Some(e) = crate::searchable::refusal(def) {
+        if let Some(e) = self.refusal(def) {
             return self.value_error(e, lenient);
         }
         let point = |term: Term| -> Q {
@@ -1435,6 +1484,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         let (field, def) = match target {
             Target::Missing => return Ok(none()),
             Target::Meta(f) => {
+                self.check_multi_term("range", None, "")?;
                 let lo = r
                     .from
                     .as_ref()
@@ -1453,7 +1503,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             Target::Field(f, d) => (f, d),
         };
-        if let Some(e) = crate::searchable::refusal(def) {
+        if let Some(e) = self.refusal(def) {
             return Err(e);
         }
         if let lode_engine::mapping::FieldType::Range(kind) = def.ty {
@@ -1470,6 +1520,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
         let q = match def.storage() {
             Storage::Text | Storage::Keyword => {
+                self.check_multi_term("range", Some(def), "")?;
                 let text = |v: &Value| -> EsResult<Term> {
                     let s = scalar_string(v);
                     let s = if def.storage() == Storage::Keyword {
@@ -1868,6 +1919,42 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
     }
 
+    /// ES's `StringFieldType` refusal of a `prefix`, `wildcard`, `regexp`, `fuzzy` or `range`
+    /// query on a string field (`def`; `None` for `_id`, `_routing`, `_ignored`) while
+    /// expensive queries are not allowed. `wildcard` and `constant_keyword` fields are types
+    /// of their own in ES, which take these queries; a prefix the field's prefix index holds
+    /// is one term.
+    fn check_multi_term(&self, query: &str, def: Option<&FieldDef>, value: &str) -> EsResult<()> {
+        use lode_engine::mapping::FieldType;
+        if self.ctx.allow_expensive_queries
+            || def.is_some_and(|d| matches!(d.ty, FieldType::Wildcard | FieldType::ConstantKeyword))
+        {
+            return Ok(());
+        }
+        Err(match query {
+            "prefix" if def.is_some_and(|d| self.prefix_indexed(d, value)) => return Ok(()),
+            "prefix" => crate::expensive::prefix(),
+            "range" => crate::expensive::range(),
+            other => crate::expensive::query(other),
+        })
+    }
+
+    /// Whether the prefix field of `def` holds `prefix` as one term: `index_prefixes` on a
+    /// text field (`TextFieldType#prefixQuery`), the `._index_prefix` subfield of a
+    /// `search_as_you_type` root or shingle field (`PrefixFieldType#termLengthWithinBounds`,
+    /// up to 20 UTF-16 units).
+    fn prefix_indexed(&self, def: &FieldDef, prefix: &str) -> bool {
+        match def.sayt.map(|s| s.role) {
+            Some(SaytRole::Root | SaytRole::Shingle(_)) => {
+                prefix.encode_utf16().count() <= lode_analysis::SAYT_MAX_PREFIX_CHARS
+            }
+            Some(SaytRole::IndexPrefix) => false,
+            None => {
+                crate::expensive::index_prefixes_hold(&self.ctx.mapping.json, &def.path, prefix)
+            }
+        }
+    }
+
     /// `def`: the field's mapping (`None` for metadata fields). A keyword with doc values runs
     /// the automaton over its column's dictionary (`column_pattern.rs`).
     fn regex_query(&self, pattern: &str, field: Field, def: Option<&FieldDef>) -> EsResult<Q> {
@@ -1924,6 +2011,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some((field, def)) = self.string_target(&target, "prefix", &p.field)? else {
             return Ok(none());
         };
+        self.check_multi_term("prefix", def, &p.value)?;
         let value = match def {
             Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &p.value)?,
             _ => p.value.clone(),
@@ -1983,6 +2071,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some((field, def)) = self.string_target(&target, "wildcard", &p.field)? else {
             return Ok(none());
         };
+        self.check_multi_term("wildcard", def, &p.value)?;
         let value = match def {
             Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &p.value)?,
             _ => p.value.clone(),
@@ -2012,6 +2101,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some((field, def)) = self.string_target(&target, "regexp", &p.field)? else {
             return Ok(none());
         };
+        self.check_multi_term("regexp", def, &p.value)?;
         let re = lucene_to_regex(&p.value, p.case_insensitive).map_err(shard_error)?;
         if let Some(d) = def.filter(|d| crate::searchable::doc_values_only(d)) {
             return Ok(constant(self.column_regex(d, &re)?, p.boost, score));
@@ -2052,6 +2142,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some((field, def)) = self.string_target(&target, "fuzzy", &f.field)? else {
             return Ok(none());
         };
+        self.check_multi_term("fuzzy", def, "")?;
         let s = scalar_string(&f.value);
         let s = match def {
             Some(d) if d.storage() == Storage::Keyword => self.normalize(d, &s)?,
@@ -2180,6 +2271,17 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             if def.storage() == Storage::Keyword && def.index {
                 let s = self.normalize(def, &scalar_string(&m.query))?;
+                // ES's keyword-analyzed `match`: one prefix query, or one term query (fuzzy
+                // when `fuzziness` is given), refused as the lenient parser allows.
+                let multi_term = match kind {
+                    MatchKind::BoolPrefix => Some("prefix"),
+                    MatchKind::Boolean => m.fuzziness.map(|_| "fuzzy"),
+                };
+                if let Some(query) = multi_term {
+                    if let Err(e) = self.check_multi_term(query, Some(def), &s) {
+                        return self.value_error(e, m.lenient);
+                    }
+                }
                 if kind == MatchKind::BoolPrefix {
                     return Ok(constant(
                         self.prefix_range(field, &s, false),
@@ -2210,6 +2312,9 @@ impl<'c, 'a> Planner<'c, 'a> {
             return Ok(Self::zero_terms(m.zero_terms_query, m.boost, score));
         }
         let n = positions.len();
+        if let Err(e) = self.check_match_terms(def, kind, m.fuzziness.is_some(), &positions) {
+            return self.value_error(e, m.lenient);
+        }
         let clauses = positions
             .iter()
             .enumerate()
@@ -2237,6 +2342,31 @@ impl<'c, 'a> Planner<'c, 'a> {
             m.minimum_should_match.as_deref(),
             m.boost,
         )
+    }
+
+    /// The expensive-query checks of the term queries a `match` on a text field builds, in
+    /// ES's order (`MatchQueryParser`): every position but a `match_bool_prefix`'s last is a
+    /// term query (fuzzy with `fuzziness`), that last one a prefix query per token.
+    fn check_match_terms(
+        &self,
+        def: &FieldDef,
+        kind: MatchKind,
+        fuzzy: bool,
+        positions: &[(usize, Vec<String>)],
+    ) -> EsResult<()> {
+        let terms = match kind {
+            MatchKind::Boolean => positions.len(),
+            MatchKind::BoolPrefix => positions.len() - 1,
+        };
+        if fuzzy && terms > 0 {
+            self.check_multi_term("fuzzy", Some(def), "")?;
+        }
+        if kind == MatchKind::BoolPrefix {
+            for tok in &positions[positions.len() - 1].1 {
+                self.check_multi_term("prefix", Some(def), tok)?;
+            }
+        }
+        Ok(())
     }
 
     fn phrase(&self, p: &PhraseQuery, score: bool, prefix: bool, lenient: bool) -> EsResult<Q> {
@@ -2284,7 +2414,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         // ES's `TextFieldType` asks a phrase for positions before anything else, and a single
         // term for an indexed field (`failIfNotIndexed`).
         if !needs_positions {
-            if let Some(e) = crate::searchable::refusal(def) {
+            if let Some(e) = self.refusal(def) {
                 return self.value_error(e, lenient);
             }
         }

@@ -88,6 +88,7 @@ impl TestIndex {
             terms_lookups: None,
             script_errors: Default::default(),
             runtime: Default::default(),
+            allow_expensive_queries: true,
         }
     }
 
@@ -1743,4 +1744,76 @@ fn phrases_follow_the_shards_schema_not_the_mapping() {
         t.ids(json!({"match_phrase": {"p": "red fox"}})),
         ids(&["1"])
     );
+}
+
+/// `search.allow_expensive_queries: false` (`crate::expensive`): what the planner refuses,
+/// with ES's messages, and what it still plans.
+#[test]
+fn expensive_queries_refused_while_disallowed() {
+    let t = TestIndex::new(
+        json!({"properties": {
+            "text": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+            "kw": {"type": "keyword"},
+            "kw_dv": {"type": "keyword", "index": false},
+            "n": {"type": "long"},
+            "tp": {"type": "text", "index_prefixes": {"min_chars": 2, "max_chars": 4}},
+            "sayt": {"type": "search_as_you_type"},
+            "wc": {"type": "wildcard"},
+            "nested1": {"type": "nested", "properties": {"foo": {"type": "keyword"}}}
+        }}),
+        &[(
+            "1",
+            json!({"text": "cold outside", "kw": "alpha", "kw_dv": "alpha", "n": 1}),
+        )],
+    );
+    let ctx = QueryContext {
+        allow_expensive_queries: false,
+        ..t.ctx()
+    };
+    let plan = |q: Value| build_query(&parse_query(&q).unwrap(), &ctx);
+    let tail = "cannot be executed when 'search.allow_expensive_queries' is set to false.";
+    let prefix = format!(
+        "[prefix] queries {tail} For optimised prefix queries on text fields please enable [index_prefixes]."
+    );
+    let refused = [
+        (json!({"prefix": {"text": "out"}}), prefix.clone()),
+        (json!({"prefix": {"tp": "outsi"}}), prefix.clone()),
+        (json!({"match_bool_prefix": {"kw": "al"}}), prefix.clone()),
+        (json!({"fuzzy": {"kw": "alpah"}}), format!("[fuzzy] queries {tail}")),
+        (json!({"match": {"text": {"query": "cold", "fuzziness": 0}}}), format!("[fuzzy] queries {tail}")),
+        (json!({"query_string": {"query": "al*", "fields": ["kw"]}}), prefix.clone()),
+        (json!({"wildcard": {"text.raw": "c*"}}), format!("[wildcard] queries {tail}")),
+        (json!({"regexp": {"kw": "a.*"}}), format!("[regexp] queries {tail}")),
+        (json!({"range": {"kw": {"gte": "a"}}}), format!("[range] queries on [text] or [keyword] fields {tail}")),
+        (json!({"bool": {"filter": [{"nested": {"path": "nested1", "query": {"match_all": {}}}}]}}), format!("[joining] queries {tail}")),
+        (json!({"script": {"script": "true"}}), format!("[script] queries {tail}")),
+        (json!({"script_score": {"query": {"match_all": {}}, "script": "1"}}), format!("[script score] queries {tail}")),
+        (json!({"term": {"kw_dv": "alpha"}}), "Cannot search on field [kw_dv] since it is not indexed and 'search.allow_expensive_queries' is set to false.".to_string()),
+    ];
+    for (q, why) in refused {
+        let e = plan(q.clone())
+            .err()
+            .unwrap_or_else(|| panic!("{q} was planned"));
+        assert_eq!(e.reason, format!("failed to create query: {why}"), "{q}");
+        assert_eq!((e.status, e.kind.as_str()), (400, "query_shard_exception"));
+        let cause = e.caused_by.as_deref().unwrap();
+        assert_eq!(
+            (cause.kind.as_str(), cause.reason.as_str()),
+            ("exception", why.as_str())
+        );
+    }
+    for q in [
+        json!({"term": {"kw": "alpha"}}),
+        json!({"term": {"kw": {"value": "ALPHA", "case_insensitive": true}}}),
+        json!({"range": {"n": {"gte": 1}}}),
+        json!({"exists": {"field": "kw_dv"}}),
+        json!({"prefix": {"tp": "o"}}),
+        json!({"prefix": {"tp": "outs"}}),
+        json!({"prefix": {"sayt": "outside"}}),
+        json!({"wildcard": {"wc": "*a"}}),
+        json!({"match_phrase_prefix": {"text": "cold out"}}),
+        json!({"match": {"text": {"query": "cold", "fuzziness": 1, "lenient": true}}}),
+    ] {
+        plan(q.clone()).unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
 }

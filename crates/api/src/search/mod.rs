@@ -1067,6 +1067,7 @@ fn context<'a>(
         terms_lookups: Some(lookups),
         script_errors: Default::default(),
         runtime,
+        allow_expensive_queries: query::allow_expensive_queries(),
     })
 }
 
@@ -1085,7 +1086,13 @@ fn search_phase_error(e: EsError) -> EsError {
         "failed_shards".into(),
         json!([{"shard": 0, "index": e.extra.get("index").cloned().unwrap_or(Value::Null), "node": "lode", "reason": e.to_cause_json()}]),
     );
-    outer.root_cause = Some(Box::new(e.clone()));
+    // ES's `guessRootCauses` descends to the innermost `ElasticsearchException`: the
+    // `exception` an expensive-query refusal wraps.
+    let root = match &e.caused_by {
+        Some(cause) if query::expensive::is_refusal(&e) => (**cause).clone(),
+        _ => e.clone(),
+    };
+    outer.root_cause = Some(Box::new(root));
     outer.caused_by = Some(Box::new(e));
     outer
 }
@@ -2762,6 +2769,12 @@ fn cache_key(
         if let Some(p) = &s.fls {
             text = format!("{text}|fls:{}={:?}", s.index.name, p.limits);
         }
+    }
+    // A refusal under `search.allow_expensive_queries: false` happens while planning, which a
+    // cached answer skips: an answer computed while expensive queries were allowed is not one
+    // to give while they are not.
+    if !query::allow_expensive_queries() {
+        text.push_str("|allow_expensive_queries=false");
     }
     // Parameters that only shape the rendering (applied later, in the HTTP layer) stay out.
     let params: Vec<String> = req
