@@ -83,6 +83,39 @@ fn postings(reader: &SegmentReader, term: &Term, out: &mut Vec<DocId>) -> tantiv
     Ok(())
 }
 
+/// The documents of a segment at one nesting level, deleted ones included: the nested
+/// documents of `path`, or the roots (every document that is not a nested one).
+pub fn level_docs(
+    reader: &SegmentReader,
+    nested: Field,
+    path: Option<&str>,
+) -> tantivy::Result<tantivy::BitSet> {
+    let max = reader.max_doc().max(1);
+    let mut docs = Vec::new();
+    match path {
+        Some(path) => {
+            postings(reader, &Term::from_field_text(nested, path), &mut docs)?;
+            let mut set = tantivy::BitSet::with_max_value(max);
+            for d in docs {
+                set.insert(d);
+            }
+            Ok(set)
+        }
+        None => {
+            postings(
+                reader,
+                &Term::from_field_text(nested, NESTED_CHILD),
+                &mut docs,
+            )?;
+            let mut set = tantivy::BitSet::with_max_value_and_full(max);
+            for d in docs {
+                set.remove(d);
+            }
+            Ok(set)
+        }
+    }
+}
+
 /// The documents of a segment that can be parents at a nesting level, deleted ones included
 /// (blocks are deleted whole): the roots, plus the nested documents of `levels` (the parent
 /// path and its enclosing nested paths; empty for the root level). Sorted.

@@ -668,6 +668,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             runtime: self.ctx.runtime.clone(),
             errors: self.ctx.script_errors.clone(),
             boost,
+            level: self.script_level(),
         })))
     }
 
@@ -759,6 +760,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     runtime: self.ctx.runtime.clone(),
                     errors: self.ctx.script_errors.clone(),
                     boost: *boost,
+                    level: self.script_level(),
                 });
                 q
             }
@@ -842,6 +844,13 @@ impl<'c, 'a> Planner<'c, 'a> {
                 _ => Ok(()),
             },
         }
+    }
+
+    /// The nesting level a per-document query is planned at, on an index with nested
+    /// documents (see `ScriptQuery::level`).
+    fn script_level(&self) -> Option<(Field, Option<String>)> {
+        let field = self.ctx.meta.nested?;
+        Some((field, self.scope.borrow().last().cloned()))
     }
 
     /// A `nested` query: the inner query on `path`'s nested documents, joined to the
@@ -2547,6 +2556,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             runtime: self.ctx.runtime.clone(),
             errors: self.ctx.script_errors.clone(),
             boost: 1.0,
+            level: self.script_level(),
         });
         let mut clauses = candidates;
         clauses.push((tq::Occur::Must, confirm));

@@ -81,6 +81,11 @@ pub(crate) struct ScriptQuery {
     pub runtime: crate::runtime::RuntimeFields,
     pub errors: ScriptErrors,
     pub boost: f32,
+    /// On an index with nested documents, the nesting level the query is planned at (the
+    /// nested field, and the enclosing `nested` query's path or `None` for the roots): the
+    /// script runs on that level's documents only, as ES runs it on the documents its query
+    /// is built for (a root's script never sees a nested object's empty fields).
+    pub level: Option<(tantivy::schema::Field, Option<String>)>,
 }
 
 impl std::fmt::Debug for ScriptQuery {
@@ -95,6 +100,18 @@ impl Query for ScriptQuery {
     }
 }
 
+impl ScriptQuery {
+    /// The segment's documents of the query's nesting level, when the index has nested ones.
+    fn level_docs(&self, reader: &SegmentReader) -> tantivy::Result<Option<tantivy::BitSet>> {
+        match &self.level {
+            Some((field, path)) => {
+                crate::nested::level_docs(reader, *field, path.as_deref()).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+}
+
 impl Weight for ScriptQuery {
     fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
         let mut s = ScriptScorer {
@@ -104,6 +121,7 @@ impl Weight for ScriptQuery {
             max_doc: reader.max_doc(),
             doc: 0,
             score: boost * self.boost,
+            level: self.level_docs(reader)?,
         };
         if s.max_doc == 0 {
             s.doc = TERMINATED;
@@ -128,6 +146,7 @@ impl Weight for ScriptQuery {
             max_doc: reader.max_doc(),
             doc: target,
             score: boost * self.boost,
+            level: self.level_docs(reader)?,
         };
         let found = s.seek_danger(target);
         Ok((found, Box::new(s)))
@@ -154,11 +173,16 @@ struct ScriptScorer {
     max_doc: DocId,
     doc: DocId,
     score: Score,
+    /// The documents of the query's nesting level (see [`ScriptQuery::level`]).
+    level: Option<tantivy::BitSet>,
 }
 
 impl ScriptScorer {
     /// Runs the script on `doc`; an error is recorded and ends the scorer.
     fn matches(&mut self, doc: DocId) -> bool {
+        if self.level.as_ref().is_some_and(|l| !l.contains(doc)) {
+            return false;
+        }
         self.docs.doc = doc;
         match self.query.script.test(&mut self.docs, &mut self.scratch) {
             Ok(b) => b,
