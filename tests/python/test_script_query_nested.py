@@ -75,3 +75,22 @@ def test_root_script_beside_a_nested_query(es, docs):
     want = {i for i, d in docs.items()
             if d["n"] % 2 == 0 and any(o["k"] == "c" for o in d["items"])}
     assert _ids(es, q) == want
+
+
+@pytest.mark.parametrize("min_score", [None, 100.0])
+def test_root_script_score(es, docs, min_score):
+    ss = {"query": {"match_all": {}}, "script": {"source": "doc['n'].value * 2 + 1"}}
+    if min_score is not None:
+        ss["min_score"] = min_score
+    res = es.search(index=INDEX, query={"script_score": ss}, size=200, request_cache=False)
+    want = {i: d["n"] * 2 + 1.0 for i, d in docs.items()
+            if min_score is None or d["n"] * 2 + 1 >= min_score}
+    assert {h["_id"]: h["_score"] for h in res["hits"]["hits"]} == want
+
+
+def test_nested_script_score(es, docs):
+    q = {"nested": {"path": "items", "score_mode": "max", "query": {"script_score": {
+        "query": {"match_all": {}}, "script": {"source": "doc['items.w'].value + 1"}}}}}
+    res = es.search(index=INDEX, query=q, size=200, request_cache=False)
+    want = {i: max(o["w"] for o in d["items"]) + 1.0 for i, d in docs.items() if d["items"]}
+    assert {h["_id"]: h["_score"] for h in res["hits"]["hits"]} == want

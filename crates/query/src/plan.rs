@@ -770,7 +770,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 min_score,
                 boost,
             } => {
-                let inner = self.build(query, true)?;
+                let inner = self.at_level(self.build(query, true)?);
                 let q: Q = Box::new(crate::script::ScriptScoreQuery {
                     query: inner,
                     script: script.program.clone(),
@@ -851,6 +851,28 @@ impl<'c, 'a> Planner<'c, 'a> {
     fn script_level(&self) -> Option<(Field, Option<String>)> {
         let field = self.ctx.meta.nested?;
         Some((field, self.scope.borrow().last().cloned()))
+    }
+
+    /// `q` restricted to the documents of the level it is planned at, on an index with
+    /// nested documents: a query that runs a script on each of its matches (`script_score`)
+    /// must not run it on another level's documents (an inner `match_all` matches them all).
+    fn at_level(&self, q: Q) -> Q {
+        let Some((field, path)) = self.script_level() else {
+            return q;
+        };
+        match path {
+            None => crate::nested::non_nested(q, Some(field)),
+            Some(path) => Box::new(BooleanQuery::new(vec![
+                (tq::Occur::Must, q),
+                (
+                    tq::Occur::Must,
+                    Box::new(ConstScoreQuery::new(
+                        crate::nested::path_query(field, &path),
+                        0.0,
+                    )),
+                ),
+            ])),
+        }
     }
 
     /// A `nested` query: the inner query on `path`'s nested documents, joined to the
