@@ -135,9 +135,9 @@ def test_constant_keyword_takes_its_value_from_the_first_document(es):
     status, body = error_of(lambda: es.index(index=index, id="3", document={"c": "metrics"}))
     assert status == 400
     assert body["error"]["type"] == "document_parsing_exception"
-    # (ES prefixes the reason with the value's location, "[1:7] ", which Lode never gives)
+    # the client sends {"c":"metrics"}: ES locates the value at [1:7]
     assert body["error"]["reason"] == (
-        "failed to parse field [c] of type [constant_keyword] in document with id '3'. "
+        "[1:7] failed to parse field [c] of type [constant_keyword] in document with id '3'. "
         "Preview of field's value: 'metrics'"
     )
     assert body["error"]["caused_by"] == {

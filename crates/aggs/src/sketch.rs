@@ -9,8 +9,12 @@
 //! document's values of the level's field are read once and looked up (a term's ordinal or
 //! value in a hash map, a histogram's ranges by binary search), so a document reaches the
 //! bucket(s) it falls in at any depth, and its values are added to those buckets' sketches.
-//! Segments' sketches merge in segment order, shards in shard order, as a per-bucket search
-//! merged them, so the values are those of the per-bucket searches this replaced.
+//! A shard's percentile digests are fed across its segments one after the other (each
+//! segment's collector takes the digests the previous one left, [`Carried`]), as ES feeds one
+//! `TDigestState` per bucket and shard from every segment: a t-digest built from digests
+//! merged per segment depends on where refreshes cut the segments, which made the same
+//! documents give different percentiles from one load to the next. The other sketches merge
+//! per segment, in segment order; shards merge in shard order.
 //!
 //! Constraints with no cheap per-document test (`filter(s)` buckets, ip terms, histograms on
 //! range fields) are evaluated as one bit set per bucket and segment from the constraint's
@@ -27,7 +31,7 @@ use lode_engine::mapping::Storage;
 use lode_engine::{EsError, EsResult};
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tantivy::aggregation::Key;
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{Column, StrColumn};
@@ -205,21 +209,55 @@ pub(crate) fn collect_all(exec: &Exec, pending: &[Pending]) -> EsResult<Vec<Sket
                         }
                     }
                 }
+                let carried = Carried::default();
                 let collector = SketchCollector {
                     trie: Arc::clone(&trie),
                     weights: &weights,
+                    carried: carried.clone(),
                 };
                 PASSES.with(|p| p.set(p.get() + 1));
-                let found = lode_query::FieldStatistics::new(&shard.searcher)
-                    .search(&shard.searcher, &*query, &collector)
+                let found = collect_in_insertion_order(&shard.searcher, &*query, &collector)
                     .map_err(failure)?;
                 for (slot, sketch) in found.into_iter().enumerate() {
                     out[group[slot]].merge(sketch, &pending[group[slot]].spec);
+                }
+                for (slot, state) in carried.take_all() {
+                    out[group[slot]].merge(Sketch::Digest(state), &pending[group[slot]].spec);
                 }
             }
         }
     }
     Ok(out)
+}
+
+/// Collects the segments one after the other in the order their documents were indexed
+/// (by their first `_seq_no`), as Lucene keeps its segments, rather than in tantivy's order
+/// (its segment register is a hash map keyed by random ids): the digests fed across the
+/// segments then see the documents in the same order however the shard was loaded.
+fn collect_in_insertion_order(
+    searcher: &tantivy::Searcher,
+    query: &dyn Query,
+    collector: &SketchCollector,
+) -> tantivy::Result<Vec<Sketch>> {
+    let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
+    let mut segments: Vec<(u64, SegmentOrdinal, &SegmentReader)> = searcher
+        .segment_readers()
+        .iter()
+        .enumerate()
+        .map(|(ord, reader)| {
+            let first = reader
+                .fast_fields()
+                .u64(lode_engine::schema::SEQ_NO)
+                .map_or(u64::MAX, |c| c.min_value());
+            (first, ord as SegmentOrdinal, reader)
+        })
+        .collect();
+    segments.sort_by_key(|(first, ord, _)| (*first, *ord));
+    let mut fruits = Vec::with_capacity(segments.len());
+    for (_, ord, reader) in segments {
+        fruits.push(collector.collect_segment(&*weight, ord, reader)?);
+    }
+    collector.merge_fruits(fruits)
 }
 
 fn failure(e: tantivy::TantivyError) -> EsError {
@@ -432,6 +470,40 @@ impl Trie {
 struct SketchCollector<'a> {
     trie: Arc<Trie>,
     weights: &'a HashMap<(usize, usize), Box<dyn Weight>>,
+    carried: Carried,
+}
+
+/// The digests of one shard's requests between its segments: a segment's collector takes
+/// them (a fresh digest where none is left) and puts them back when harvested. Segments are
+/// collected one after the other; were two collected at once, the second would start fresh
+/// digests and hand them on as fruits, merged as before.
+#[derive(Clone, Default)]
+struct Carried(Arc<Mutex<HashMap<usize, State>>>);
+
+impl Carried {
+    fn take(&self, request: usize) -> Option<State> {
+        self.0.lock().ok()?.remove(&request)
+    }
+
+    /// Leaves `state` for the next segment; answers it back when a digest is already there.
+    fn put(&self, request: usize, state: State) -> Option<State> {
+        match self.0.lock() {
+            Ok(mut slots) if !slots.contains_key(&request) => {
+                slots.insert(request, state);
+                None
+            }
+            _ => Some(state),
+        }
+    }
+
+    fn take_all(&self) -> Vec<(usize, State)> {
+        let mut all: Vec<(usize, State)> = match self.0.lock() {
+            Ok(mut slots) => slots.drain().collect(),
+            Err(_) => Vec::new(),
+        };
+        all.sort_by_key(|(request, _)| *request);
+        all
+    }
 }
 
 /// A level's test in one segment: pushes the trie nodes of the buckets a document is in.
@@ -665,6 +737,7 @@ enum SegState {
 }
 
 struct SegmentSketches {
+    carried: Carried,
     trie: Arc<Trie>,
     groups: Vec<SegGroup>,
     readers: Vec<SegReader>,
@@ -792,8 +865,11 @@ impl Collector for SketchCollector<'_> {
         let states = trie
             .requests
             .iter()
-            .map(|r| match &r.spec {
-                SketchSpec::Digest { method, .. } => SegState::Digest(State::new(*method)),
+            .enumerate()
+            .map(|(i, r)| match &r.spec {
+                SketchSpec::Digest { method, .. } => {
+                    SegState::Digest(self.carried.take(i).unwrap_or_else(|| State::new(*method)))
+                }
                 SketchSpec::Strings { .. } => SegState::Strings {
                     ords: HashMap::new(),
                     missing: 0,
@@ -806,6 +882,7 @@ impl Collector for SketchCollector<'_> {
             })
             .collect();
         Ok(SegmentSketches {
+            carried: self.carried.clone(),
             trie: Arc::clone(trie),
             groups,
             readers,
@@ -974,11 +1051,13 @@ impl SegmentCollector for SegmentSketches {
     }
 
     fn harvest(self) -> Vec<Sketch> {
+        let carried = &self.carried;
         self.states
             .into_iter()
             .zip(&self.readers)
             .zip(&self.trie.requests)
-            .map(|((state, reader), request)| match state {
+            .enumerate()
+            .map(|(i, ((state, reader), request))| match state {
                 SegState::Distinct { set, missing } => {
                     let SketchSpec::Distinct {
                         limit,
@@ -1010,7 +1089,10 @@ impl SegmentCollector for SegmentSketches {
                     }
                     Sketch::Distinct(set)
                 }
-                SegState::Digest(s) => Sketch::Digest(s),
+                SegState::Digest(s) => match carried.put(i, s) {
+                    Some(s) => Sketch::Digest(s),
+                    None => Sketch::empty(&request.spec),
+                },
                 SegState::Geo(g) => Sketch::Geo(g),
                 SegState::Strings { ords, missing } => {
                     let mut counts = HashMap::new();

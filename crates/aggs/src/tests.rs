@@ -146,7 +146,11 @@ impl TestIndex {
                 nested_objects_limit: lode_engine::document::DEFAULT_NESTED_OBJECTS_LIMIT,
             };
             let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+            // The segments stay as committed: a merge would concatenate them in tantivy's
+            // order, not the order the documents were indexed in.
+            writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
             let per_segment = docs.len().div_ceil(segments.max(1)).max(1);
+            let mut seq_no = 0;
             for chunk in docs.chunks(per_segment) {
                 for d in chunk {
                     let source = d.source();
@@ -154,6 +158,8 @@ impl TestIndex {
                         Parsed::Doc(parsed) => {
                             let mut doc = parsed.root;
                             doc.add_text(meta.id, &d.id);
+                            doc.add_u64(meta.seq_no, seq_no);
+                            seq_no += 1;
                             doc.add_bytes(
                                 meta.source,
                                 serde_json::to_vec(&source).unwrap().as_slice(),
@@ -478,6 +484,28 @@ fn two_shards_equal_one_index() {
         .run_with(Some(trend_query()), trend_aggs(), false)
         .unwrap();
     assert_eq!(x, y);
+}
+
+/// A shard's digest is fed its documents in the order they were indexed whatever the
+/// segments (as ES's one `TDigestState` per shard): where refreshes cut a load, and the
+/// order tantivy lists the segments in, do not change its percentiles.
+#[test]
+fn percentiles_do_not_depend_on_the_segments() {
+    let all = docs(6000);
+    let aggs = json!({
+        "p": {"percentiles": {"field": "status", "percents": [50, 95, 99]}},
+        "b": {"percentiles": {"field": "balance", "percents": [1, 50, 95]}},
+        "t": {"terms": {"field": "acctType"},
+              "aggs": {"m": {"median_absolute_deviation": {"field": "balance"}}}}
+    });
+    let one = TestIndex::new(&[&all], 1).run(aggs.clone());
+    for segments in [2, 5, 9] {
+        assert_eq!(
+            TestIndex::new(&[&all], segments).run(aggs.clone()),
+            one,
+            "{segments}"
+        );
+    }
 }
 
 fn assert_json_close(a: &Value, b: &Value, path: &str) {

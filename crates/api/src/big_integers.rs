@@ -11,8 +11,8 @@ use crate::rest::parse_json;
 use lode_engine::EsResult;
 use serde_json::Value;
 
-/// What a marked string starts with (a NUL first: not a prefix documents' strings have).
-const MARK: &str = "\u{0}lode-big-integer:";
+/// What a marked string starts with: the mark `lode-painless` reads as a `BigInteger`.
+const MARK: &str = lode_painless::BIG_INTEGER_MARK;
 /// [`MARK`] as serde_json writes it inside a string.
 const MARK_JSON: &str = "\"\\u0000lode-big-integer:";
 
@@ -22,6 +22,36 @@ pub fn protect(raw: &[u8]) -> EsResult<Option<Value>> {
         return Ok(None);
     };
     parse_json(text.as_bytes()).map(Some)
+}
+
+/// A stored source as an update script's `ctx._source`: its integers beyond 64 bits marked,
+/// so that the script sees them as `BigInteger`s and writes them back as they were.
+pub fn script_source(stored: &[u8]) -> EsResult<Value> {
+    match protect(stored)? {
+        Some(v) => Ok(v),
+        None => parse_json(stored),
+    }
+}
+
+/// The source an update script left: the bytes to store (marked integers as digits) and the
+/// tree to index, which holds them as the indexing of those bytes would (doubles).
+pub fn script_result(v: Value) -> EsResult<(Vec<u8>, Value)> {
+    if !contains_mark(&v) {
+        return Ok((serde_json::to_vec(&v).expect("a JSON value serializes"), v));
+    }
+    let bytes = restore(&v);
+    let tree = parse_json(&bytes)?;
+    Ok((bytes, tree))
+}
+
+/// Whether a marked string is anywhere in `v`.
+fn contains_mark(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.starts_with(MARK),
+        Value::Array(a) => a.iter().any(contains_mark),
+        Value::Object(o) => o.values().any(contains_mark),
+        _ => false,
+    }
 }
 
 /// `v` serialized, the marked strings written back as the integers they stand for.
@@ -120,5 +150,20 @@ mod tests {
         assert!(protect(br#"{"a": 1, "b": "99999999999999999999999"}"#)
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn a_script_passes_big_integers_along() {
+        let stored = br#"{"big": 123456789012345678901234567890, "m": 1}"#;
+        let mut src = script_source(stored).unwrap();
+        lode_painless::apply_update_script(&json!("ctx._source.m += 1"), &mut src).unwrap();
+        let (bytes, tree) = script_result(src).unwrap();
+        assert_eq!(bytes, br#"{"big":123456789012345678901234567890,"m":2}"#);
+        assert_eq!(tree, json!({"big": 1.2345678901234568e29, "m": 2}));
+        let (bytes, tree) = script_result(json!({"m": 1})).unwrap();
+        assert_eq!(
+            (bytes.as_slice(), tree),
+            (&br#"{"m":1}"#[..], json!({"m": 1}))
+        );
     }
 }

@@ -683,24 +683,32 @@ fn process(plan: &Plan, idx: &IndexService, hit: &Hit) -> EsResult<EsResult<Proc
             idx.name, hit.id
         )));
     }
-    let mut src: Value = crate::rest::parse_json(&doc.source)?;
-    if let Some(script) = &plan.script {
-        let uctx = lode_painless::UpdateContext {
-            index: Some(&idx.name),
-            id: Some(&hit.id),
-            routing,
-            version: Some(doc.version as i64),
-            ..Default::default()
-        };
-        match script.run_update(&mut src, &uctx)? {
-            lode_painless::ScriptOp::Noop => return Ok(Ok(Some((Done::Noop, 0, None)))),
-            lode_painless::ScriptOp::Delete => {
-                return Ok(idx.delete_doc(&hit.id, routing, expected).map(deleted))
-            }
-            lode_painless::ScriptOp::Index => {}
+    let Some(script) = &plan.script else {
+        // Without a script the document is indexed again as it is stored.
+        let src: Value = crate::rest::parse_json(&doc.source)?;
+        let raw: Arc<[u8]> = doc.source.to_vec().into();
+        return Ok(idx
+            .index_doc(Some(&hit.id), &src, raw, routing, expected, false)
+            .map(|w| Some((Done::Updated, w.shard, Some(w.result.location)))));
+    };
+    // The script sees integers beyond 64 bits as `BigInteger`s and stores them as they were.
+    let mut src = crate::big_integers::script_source(&doc.source)?;
+    let uctx = lode_painless::UpdateContext {
+        index: Some(&idx.name),
+        id: Some(&hit.id),
+        routing,
+        version: Some(doc.version as i64),
+        ..Default::default()
+    };
+    match script.run_update(&mut src, &uctx)? {
+        lode_painless::ScriptOp::Noop => return Ok(Ok(Some((Done::Noop, 0, None)))),
+        lode_painless::ScriptOp::Delete => {
+            return Ok(idx.delete_doc(&hit.id, routing, expected).map(deleted))
         }
+        lode_painless::ScriptOp::Index => {}
     }
-    let raw: Arc<[u8]> = serde_json::to_vec(&src).unwrap_or_default().into();
+    let (raw, src) = crate::big_integers::script_result(src)?;
+    let raw: Arc<[u8]> = raw.into();
     Ok(idx
         .index_doc(Some(&hit.id), &src, raw, routing, expected, false)
         .map(|w| Some((Done::Updated, w.shard, Some(w.result.location)))))

@@ -1120,6 +1120,7 @@ fn apply_update(
         }
         let result = match current {
             None => {
+                let mut scripted: Option<Vec<u8>> = None;
                 let new_source = if let Some(up) = obj.get("upsert") {
                     if let (Some(s), true) = (
                         &script,
@@ -1127,7 +1128,10 @@ fn apply_update(
                             .and_then(|v| v.as_bool())
                             .unwrap_or(false),
                     ) {
-                        let mut src = up.clone();
+                        let mut src = match crate::big_integers::protect(raw_body)? {
+                            Some(body) => body.get("upsert").cloned().unwrap_or(json!({})),
+                            None => up.clone(),
+                        };
                         let uctx = lode_painless::UpdateContext {
                             index: Some(&index.name),
                             id: Some(id),
@@ -1136,7 +1140,9 @@ fn apply_update(
                             ..Default::default()
                         };
                         s.run_update(&mut src, &uctx)?;
-                        src
+                        let (bytes, tree) = crate::big_integers::script_result(src)?;
+                        scripted = Some(bytes);
+                        tree
                     } else {
                         up.clone()
                     }
@@ -1160,7 +1166,10 @@ fn apply_update(
                 };
                 let raw: Arc<[u8]> = match part.map(|p| protected_part(raw_body, p)).transpose()? {
                     Some(Some(bytes)) => bytes.into(),
-                    _ => serde_json::to_vec(&new_source).unwrap().into(),
+                    _ => match scripted {
+                        Some(bytes) => bytes.into(),
+                        None => serde_json::to_vec(&new_source).unwrap().into(),
+                    },
                 };
                 index
                     .index_doc(
@@ -1184,9 +1193,13 @@ fn apply_update(
             Some(cur) => {
                 let old: Value = parse_json(&cur.source)?;
                 let mut new_source = old.clone();
+                // What a script stored: its bytes keep the integers beyond 64 bits it passed
+                // along (`new_source`, to index, holds them as doubles as indexing does).
+                let mut scripted: Option<Vec<u8>> = None;
                 if let Some(d) = doc {
                     merge_doc(&mut new_source, d);
                 } else if let Some(s) = &script {
+                    new_source = crate::big_integers::script_source(&cur.source)?;
                     let uctx = lode_painless::UpdateContext {
                         index: Some(&index.name),
                         id: Some(id),
@@ -1219,6 +1232,9 @@ fn apply_update(
                         }
                         lode_painless::ScriptOp::Index => {}
                     }
+                    let (bytes, tree) = crate::big_integers::script_result(new_source)?;
+                    new_source = tree;
+                    scripted = Some(bytes);
                 }
                 if detect_noop && new_source == old {
                     return Ok(UpdateOutcome {
@@ -1233,7 +1249,7 @@ fn apply_update(
                     Some(_) => merged_preserving(&cur.source, raw_body)?,
                     None => None,
                 };
-                let raw: Arc<[u8]> = match preserved {
+                let raw: Arc<[u8]> = match preserved.or(scripted) {
                     Some(bytes) => bytes.into(),
                     None => serde_json::to_vec(&new_source).unwrap().into(),
                 };

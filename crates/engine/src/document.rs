@@ -1,6 +1,7 @@
 //! Turns a JSON `_source` into a tantivy document under a mapping, or into the dynamic
 //! mapping update that must be applied first.
 
+use crate::doc_location::fail_at;
 use crate::error::{EsError, EsResult};
 use crate::mapping::{
     infer_dynamic, template_field, template_object, Dynamic, FieldDef, FieldType, Mapping,
@@ -66,6 +67,7 @@ struct Walk<'a> {
 impl<'a> DocParser<'a> {
     /// Parses `source` (a JSON object) for document `id`.
     pub fn parse(&'a self, id: &'a str, source: &Value) -> EsResult<Parsed> {
+        crate::doc_location::reset();
         let obj = source
             .as_object()
             .ok_or_else(|| parse_error("failed to parse, document is empty".to_string()))?;
@@ -230,10 +232,13 @@ impl<'a> Walk<'a> {
                     Ok(())
                 }
                 Value::Null => Ok(()),
-                other => Err(parse_error(format!(
-                    "object mapping for [{path}] tried to parse field [{path}] as object, but found a concrete value"
-                ))
-                .with("preview", other.to_string())),
+                other => Err(fail_at(
+                    other,
+                    parse_error(format!(
+                        "object mapping for [{path}] tried to parse field [{path}] as object, but found a concrete value"
+                    ))
+                    .with("preview", other.to_string()),
+                )),
             };
         }
         if let Some(def) = mapping.fields.get(path) {
@@ -271,11 +276,14 @@ impl<'a> Walk<'a> {
         for (i, _) in path.match_indices('.') {
             if let Some(leaf) = mapping.fields.get(&path[..i]) {
                 if leaf.ty != FieldType::Flattened {
-                    return Err(parse_error(format!(
-                        "Could not dynamically add mapping for field [{path}]. Existing mapping for [{}] must be of type object but found [{}].",
-                        &path[..i],
-                        leaf.ty.name()
-                    )));
+                    return Err(fail_at(
+                        v,
+                        parse_error(format!(
+                            "Could not dynamically add mapping for field [{path}]. Existing mapping for [{}] must be of type object but found [{}].",
+                            &path[..i],
+                            leaf.ty.name()
+                        )),
+                    ));
                 }
             }
         }
@@ -358,13 +366,13 @@ impl<'a> Walk<'a> {
                 self.ignored.push(&def.path);
                 return Ok(());
             }
-            return Err(parse_error(format!(
+            return Err(fail_at(v, parse_error(format!(
                 "failed to parse field [{}] of type [{}] in document with id '{}'. Preview of field's value: '{}'",
                 def.path,
                 def.ty.name(),
                 self.id,
                 v
-            )));
+            ))));
         }
         if let Value::Array(items) = v {
             for item in items {
@@ -878,6 +886,7 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// ES's "failed to parse field" error about `v`, located at it (`doc_location`).
     fn bad_value(&self, def: &FieldDef, v: &Value, detail: &str) -> EsError {
         let preview = scalar_string(v);
         let mut e = parse_error(format!(
@@ -890,7 +899,7 @@ impl<'a> Walk<'a> {
         if !detail.is_empty() {
             e = e.caused_by(EsError::illegal_argument(detail.to_string()));
         }
-        e
+        fail_at(v, e)
     }
 
     fn index_value(&mut self, def: &'a FieldDef, v: &Value) -> EsResult<()> {

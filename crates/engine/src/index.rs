@@ -721,7 +721,10 @@ impl IndexService {
                 meta: MetaFields::of(&state.schema),
                 nested_objects_limit: self.config().mapping_limits.nested_objects as usize,
             };
-            match parser.parse(&id, source)? {
+            let parsed = parser
+                .parse(&id, source)
+                .map_err(|e| crate::doc_location::locate(e, source, &raw))?;
+            match parsed {
                 Parsed::Doc(doc) => {
                     let shard = &self.shard(shard_id)?;
                     let result = shard.index(

@@ -24,6 +24,7 @@ pub mod date_math_name;
 pub mod directory;
 pub mod disk;
 pub mod disk_usage;
+pub mod doc_location;
 pub mod document;
 pub mod durability;
 pub mod error;

@@ -55,6 +55,9 @@ pub(crate) enum Obj {
     },
     /// A `date` field's value: a `ZonedDateTime` in UTC, held as epoch milliseconds.
     Date(i64),
+    /// A JSON integer beyond `long` (a `java.math.BigInteger`, as Jackson reads one), held as
+    /// its decimal digits so that a script that only passes it along writes it back exactly.
+    BigInteger(Arc<str>),
 }
 
 /// Where a search script's `doc` reads a field's values for the current document.
@@ -682,7 +685,7 @@ impl<'p> Interp<'p> {
             Obj::List(items) => items.len() * VAL_BYTES,
             Obj::Set(set) => set.items.len() * VAL_BYTES,
             Obj::Map(m) => m.len() * ENTRY_BYTES,
-            Obj::Entry(..) | Obj::Doc | Obj::Date(_) => 0,
+            Obj::Entry(..) | Obj::Doc | Obj::Date(_) | Obj::BigInteger(_) => 0,
             Obj::DocValues { items, .. } => items.len() * VAL_BYTES,
         };
         self.charge_bytes(OBJ_BYTES + size)?;
@@ -750,10 +753,15 @@ impl<'p> Interp<'p> {
         match v {
             Value::Null => Val::Null,
             Value::Bool(b) => Val::Bool(*b),
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => Val::Int(i),
-                None => Val::Float(n.as_f64().unwrap_or(f64::NAN)),
+            Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => Val::Int(i),
+                (None, Some(u)) => self.alloc(Obj::BigInteger(u.to_string().into())),
+                (None, None) => Val::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
+            Value::String(s) if s.starts_with(crate::BIG_INTEGER_MARK) => {
+                let digits = &s[crate::BIG_INTEGER_MARK.len()..];
+                self.alloc(Obj::BigInteger(digits.into()))
+            }
             Value::String(s) => {
                 self.input_bytes += s.len() as u64;
                 Val::Str(s.as_str().into())
@@ -836,7 +844,7 @@ impl<'p> Interp<'p> {
                     size = size.saturating_add(self.json_size(x, open, memo)?);
                 }
             }
-            Obj::Doc | Obj::Date(_) => {}
+            Obj::Doc | Obj::Date(_) | Obj::BigInteger(_) => {}
         }
         open.pop();
         memo.insert(id, size);
@@ -850,11 +858,11 @@ impl<'p> Interp<'p> {
             match v {
                 Val::Null => {}
                 Val::Str(s) => out.push_str(s),
-                Val::Obj(id) => {
-                    if let Obj::Date(ms) = &it.heap[*id] {
-                        out.push_string_with(|b| b.push_str(&iso_millis(*ms)));
-                    }
-                }
+                Val::Obj(id) => match &it.heap[*id] {
+                    Obj::Date(ms) => out.push_string_with(|b| b.push_str(&iso_millis(*ms))),
+                    Obj::BigInteger(_) => out.push(it.build_json(v)),
+                    _ => {}
+                },
                 v => out.push(it.build_json(v)),
             }
         }
@@ -897,6 +905,7 @@ impl<'p> Interp<'p> {
                 }
                 Obj::Doc => Value::Object(Map::new()),
                 Obj::Date(ms) => Value::String(iso_millis(*ms)),
+                Obj::BigInteger(digits) => big_integer_json(digits),
             },
         }
     }
@@ -1709,6 +1718,7 @@ impl<'p> Interp<'p> {
                 Obj::Doc => "org.elasticsearch.search.lookup.LeafDocLookup",
                 Obj::DocValues { kind, .. } => kind,
                 Obj::Date(_) => "java.time.ZonedDateTime",
+                Obj::BigInteger(_) => "java.math.BigInteger",
             },
         }
     }
@@ -1723,7 +1733,10 @@ impl<'p> Interp<'p> {
             Ty::Int => matches!(v, Val::Int(i) if i32::try_from(*i).is_ok()),
             Ty::Long => matches!(v, Val::Int(i) if i32::try_from(*i).is_err()),
             Ty::Double => matches!(v, Val::Float(_)),
-            Ty::Number => matches!(v, Val::Int(_) | Val::Float(_)),
+            Ty::Number => {
+                matches!(v, Val::Int(_) | Val::Float(_))
+                    || matches!(obj(v), Some(Obj::BigInteger(_)))
+            }
             Ty::Boolean => matches!(v, Val::Bool(_)),
             Ty::String => matches!(v, Val::Str(_)),
             Ty::List => matches!(obj(v), Some(Obj::List(_))),
@@ -1972,6 +1985,7 @@ impl<'p> Interp<'p> {
                     self.equals_at(k1, k2, depth + 1) && self.equals_at(v1, v2, depth + 1)
                 }
                 (Obj::Date(a), Obj::Date(b)) => a == b,
+                (Obj::BigInteger(a), Obj::BigInteger(b)) => a == b,
                 _ => false,
             },
             _ => false,
@@ -2044,6 +2058,7 @@ impl<'p> Interp<'p> {
                 }
                 Obj::Doc => out.push_str("{}"),
                 Obj::Date(ms) => out.push_str(&iso_millis(*ms)),
+                Obj::BigInteger(digits) => out.push_str(digits),
             },
         }
     }
@@ -2112,6 +2127,14 @@ impl<'p> Interp<'p> {
                             Ok(Val::Bool(
                                 self.lookup.as_ref().is_some_and(|l| l.contains(&k)),
                             ))
+                        }
+                        _ => Err(self.no_method(&recv, name, args.len())),
+                    },
+                    Obj::BigInteger(digits) => match (name, args.as_slice()) {
+                        ("intValue", []) => Ok(Val::Int(big_low_bits(digits) as i32 as i64)),
+                        ("longValue", []) => Ok(Val::Int(big_low_bits(digits))),
+                        ("doubleValue" | "floatValue", []) => {
+                            Ok(Val::Float(digits.parse().unwrap_or(f64::NAN)))
                         }
                         _ => Err(self.no_method(&recv, name, args.len())),
                     },
@@ -2844,6 +2867,35 @@ impl<'p> Interp<'p> {
                 self.type_name(b)
             ))),
         }
+    }
+}
+
+/// A `BigInteger`'s JSON: a number when it fits 64 bits (unsigned included), else the
+/// caller's marked string ([`crate::BIG_INTEGER_MARK`]), which serde_json cannot hold.
+fn big_integer_json(digits: &str) -> Value {
+    if let Ok(u) = digits.parse::<u64>() {
+        return Value::from(u);
+    }
+    if let Ok(i) = digits.parse::<i64>() {
+        return Value::from(i);
+    }
+    Value::String(format!("{}{digits}", crate::BIG_INTEGER_MARK))
+}
+
+/// Java's `BigInteger#longValue`: the low 64 bits of the two's complement.
+fn big_low_bits(digits: &str) -> i64 {
+    let (negative, magnitude) = match digits.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, digits),
+    };
+    let low = magnitude.bytes().fold(0u64, |acc, d| {
+        acc.wrapping_mul(10)
+            .wrapping_add(u64::from(d.wrapping_sub(b'0')))
+    });
+    if negative {
+        low.wrapping_neg() as i64
+    } else {
+        low as i64
     }
 }
 

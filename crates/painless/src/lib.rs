@@ -50,6 +50,14 @@ mod parser;
 mod tests;
 
 pub use eval::{DocField, DocLookup, Emitted, Scratch};
+
+/// A JSON string starting with this stands for the integer written after it, one beyond 64
+/// bits, which serde_json (without `arbitrary_precision`) can only read as a double. A caller
+/// that hands a script such a string (the update APIs mark the stored source's big integers
+/// this way) gets it as a `java.math.BigInteger`, and a `BigInteger` beyond 64 bits comes
+/// back marked the same way, for the caller to write out as digits. A NUL first: no prefix
+/// a document's own strings have.
+pub const BIG_INTEGER_MARK: &str = "\u{0}lode-big-integer:";
 use eval::{Interp, OMap, Obj, Val};
 use lode_engine::object_parser::{ignore, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};

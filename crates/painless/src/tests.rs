@@ -1071,3 +1071,58 @@ mod agg_scripts {
         assert!(AggScript::compile_bucket(&json!("values"), None).is_err());
     }
 }
+
+#[test]
+fn integers_beyond_doubles_stay_exact() {
+    // 2^53 + 1 is the first integer a double cannot hold.
+    let doc = json!({"n": 9_007_199_254_740_993_i64, "m": 1});
+    assert_eq!(
+        run("ctx._source.m += 1", doc.clone()),
+        json!({"n": 9_007_199_254_740_993_i64, "m": 2})
+    );
+    assert_eq!(
+        run("ctx._source.n += 1", doc.clone())["n"],
+        json!(9_007_199_254_740_994_i64)
+    );
+    assert_eq!(
+        run(
+            "ctx._source.r = [ctx._source.n instanceof Long, ctx._source.m instanceof Integer]",
+            doc
+        )["r"],
+        json!([true, true])
+    );
+}
+
+#[test]
+fn integers_beyond_long_are_big_integers() {
+    // Jackson reads an integer beyond `long` as a BigInteger: passed along, it is kept.
+    let u = u64::MAX - 1;
+    let marked = format!("{BIG_INTEGER_MARK}-123456789012345678901234567890");
+    let doc = json!({"u": u, "b": marked, "m": 1});
+    let out = run(
+        "ctx._source.m += 1; ctx._source.c = [ctx._source.u, ctx._source.b]",
+        doc,
+    );
+    assert_eq!(out, json!({"u": u, "b": marked, "m": 2, "c": [u, marked]}));
+    let out = run(
+        "ctx._source.r = [ctx._source.u instanceof Number, \
+         ctx._source.u.toString(), ctx._source.u.longValue(), ctx._source.b.longValue(), \
+         ctx._source.u.doubleValue(), ctx._source.u == ctx._source.u, ctx._source.u.equals(ctx._source.b)]",
+        json!({"u": u, "b": marked}),
+    );
+    // longValue is the low 64 bits of the two's complement, as Java's.
+    let b_low = (-123_456_789_012_345_678_901_234_567_890_i128) as i64;
+    assert_eq!(
+        out["r"],
+        json!([true, u.to_string(), -2, b_low, u as f64, true, false])
+    );
+    let e = fail(json!("ctx._source.u += 1"), json!({"u": u}));
+    assert_eq!(
+        cause(&e),
+        (
+            "class_cast_exception".into(),
+            "Cannot apply [+] operation to types [java.math.BigInteger] and [java.lang.Integer]."
+                .into()
+        )
+    );
+}
