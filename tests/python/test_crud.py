@@ -85,6 +85,20 @@ def test_update_detect_noop(es, idx):
     assert r["result"] == "updated" and r["_version"] == 2
 
 
+def test_scripted_update_that_changes_nothing_still_updates(es, idx):
+    # ES compares only a partial `doc` with the stored source; a script whose `ctx.op` stays
+    # `index` is an update even when the source comes out the same, and `none` is the noop.
+    es.index(index=idx, id="u5", document={"n": 1})
+    r = es.update(index=idx, id="u5", script={"source": "ctx._source.n = 1"}).body
+    assert r["result"] == "updated" and r["_version"] == 2
+    r = es.update(index=idx, id="u5", script={"source": "ctx.op = 'none'"}).body
+    assert r["result"] == "noop" and r["_version"] == 2
+    ops = [{"update": {"_index": idx, "_id": "u5"}}, {"script": {"source": "ctx._source.n = 1"}}]
+    item = es.bulk(operations=ops).body["items"][0]["update"]
+    assert item["result"] == "updated" and item["_version"] == 3
+    assert es.get(index=idx, id="u5").body["_source"] == {"n": 1}
+
+
 def test_update_doc_as_upsert(es, idx):
     r = es.update(index=idx, id="u3", doc={"n": 7}, doc_as_upsert=True).body
     assert r["result"] == "created" and r["_version"] == 1

@@ -1236,7 +1236,9 @@ fn apply_update(
                     new_source = tree;
                     scripted = Some(bytes);
                 }
-                if detect_noop && new_source == old {
+                // Only a partial document is compared with the stored one (ES's
+                // `UpdateHelper`): a script that leaves `ctx.op` at `index` always updates.
+                if detect_noop && doc.is_some() && new_source == old {
                     return Ok(UpdateOutcome {
                         write: None,
                         noop: Some((cur.seq_no, cur.version)),
