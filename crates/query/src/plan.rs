@@ -862,16 +862,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         };
         match path {
             None => crate::nested::non_nested(q, Some(field)),
-            Some(path) => Box::new(BooleanQuery::new(vec![
-                (tq::Occur::Must, q),
-                (
-                    tq::Occur::Must,
-                    Box::new(ConstScoreQuery::new(
-                        crate::nested::path_query(field, &path),
-                        0.0,
-                    )),
-                ),
-            ])),
+            Some(path) => on_path(q, field, &path),
         }
     }
 
@@ -913,16 +904,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         self.scope.borrow_mut().push(path.to_string());
         let inner = self.build(query, score);
         self.scope.borrow_mut().pop();
-        Ok(Box::new(BooleanQuery::new(vec![
-            (tq::Occur::Must, inner?),
-            (
-                tq::Occur::Must,
-                Box::new(ConstScoreQuery::new(
-                    crate::nested::path_query(field, path),
-                    0.0,
-                )),
-            ),
-        ])))
+        Ok(on_path(inner?, field, path))
     }
 
     /// A `geo_distance` or `geo_bounding_box` query (`crate::geo`), as ES's builders check
@@ -3290,4 +3272,18 @@ impl<'c, 'a> Planner<'c, 'a> {
             QsTerm::Exists => self.exists(path, 1.0, score),
         }
     }
+}
+
+/// `q` restricted to the nested documents of `path`, scored as `q`.
+fn on_path(q: Q, field: Field, path: &str) -> Q {
+    Box::new(BooleanQuery::new(vec![
+        (tq::Occur::Must, q),
+        (
+            tq::Occur::Must,
+            Box::new(ConstScoreQuery::new(
+                crate::nested::path_query(field, path),
+                0.0,
+            )),
+        ),
+    ]))
 }
