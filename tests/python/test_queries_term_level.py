@@ -171,3 +171,49 @@ def test_terms_lookup_fetches_the_terms_from_a_document(es):
         assert es.count(index="lookup_dst")["count"] == 4
     finally:
         es.indices.delete(index="lookup_src,lookup_dst")
+
+
+def test_leading_patterns_repeated_over_segments_updates_and_deletes(es):
+    """A segment's second leading-pattern query walks its reversed terms: the same answers as
+    the first, on several segments, multi-byte terms, updated and deleted documents."""
+    import random
+    rnd = random.Random(11)
+    alphabet = "ab01é語ßZ."
+    values = {}
+    es.indices.create(index="revpat", settings={"number_of_shards": 1},
+                      mappings={"properties": {"k": {"type": "keyword"}}})
+    try:
+        for batch in range(4):
+            ops = []
+            for i in range(batch * 300, batch * 300 + 300):
+                v = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 7)))
+                     for _ in range(rnd.choice([1, 1, 2]))]
+                values[str(i)] = v
+                ops += [{"index": {"_index": "revpat", "_id": str(i)}}, {"k": v}]
+            es.bulk(operations=ops, refresh=True)
+        for i in rnd.sample(sorted(values), 150):
+            es.delete(index="revpat", id=i)
+            del values[i]
+        for i in rnd.sample(sorted(values), 150):
+            values[i] = ["x" + values[i][0] + "b0"]
+            es.index(index="revpat", id=i, document={"k": values[i]})
+        es.indices.refresh(index="revpat")
+
+        def want(match):
+            return sorted(i for i, vs in values.items() if any(match(v) for v in vs))
+
+        cases = [
+            ({"wildcard": {"k": "*b0"}}, lambda v: fnmatch.fnmatchcase(v, "*b0")),
+            ({"wildcard": {"k": "*語?"}}, lambda v: re.fullmatch(".*語.", v, re.S) is not None),
+            ({"wildcard": {"k": "*é"}}, lambda v: v.endswith("é")),
+            ({"wildcard": {"k": {"value": "*Zb", "case_insensitive": True}}},
+             lambda v: v.lower().endswith("zb")),
+            ({"regexp": {"k": ".*(1|ß)[a.]"}}, lambda v: re.fullmatch(".*(1|ß)[a.]", v, re.S) is not None),
+            ({"wildcard": {"k": "*"}}, lambda v: True),
+            ({"wildcard": {"k": "*a*"}}, lambda v: "a" in v),
+        ]
+        for _ in range(3):
+            for query, match in cases:
+                assert ids(es, query, index="revpat") == want(match), query
+    finally:
+        es.indices.delete(index="revpat")

@@ -15,6 +15,10 @@
 //! feeds both), so a matching key's ordinal in the column is its ordinal in the term
 //! dictionary, whose postings are then read directly. A segment where the two do not count the
 //! same terms streams the FST as before.
+//!
+//! A pattern that leads anywhere but ends in few ways (`*596`) is, from a segment's second such
+//! query on, a walk of the segment's reversed terms from the reversed pattern's literal start
+//! ([`crate::reversed_terms`]): a few thousand keys instead of all of them.
 
 use crate::points::const_scorer;
 use crate::term_set::gather_postings;
@@ -23,7 +27,7 @@ use tantivy::postings::TermInfo;
 use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::Field;
 use tantivy::{DocId, Score, SegmentReader, TantivyError};
-use tantivy_fst::{Automaton, Regex};
+use tantivy_fst::{Automaton, IntoStreamer, Regex, Streamer};
 
 /// Documents with a term of `field` that `regex` matches entirely; scores constant.
 #[derive(Clone, Debug)]
@@ -34,6 +38,9 @@ pub struct KeywordPatternQuery {
     regex: Arc<Regex>,
     /// For a pattern that leads anywhere, its automaton as one table.
     flat: Option<Arc<FlatDfa>>,
+    /// For a pattern that leads anywhere but ends in few ways (`*596`), the automaton of its
+    /// reverse, to walk the segment's reversed terms ([`crate::reversed_terms`]).
+    reversed: Option<Arc<Regex>>,
 }
 
 /// An automaton as one transition table, `next[state << 8 | byte]`, with state 0 dead (it
@@ -85,11 +92,18 @@ impl KeywordPatternQuery {
         let regex = Regex::new(pattern)
             .map_err(|e| TantivyError::InvalidArgument(format!("RegexQueryError: {e}")))?;
         let flat = leads_anywhere(&regex).then(|| Arc::new(FlatDfa::new(&regex)));
+        let reversed = flat
+            .as_ref()
+            .and_then(|_| crate::reversed_terms::reversed_pattern(pattern))
+            .and_then(|p| Regex::new(&p).ok())
+            .filter(|r| !leads_anywhere(r))
+            .map(Arc::new);
         Ok(KeywordPatternQuery {
             field,
             column: column.to_string(),
             regex: Arc::new(regex),
             flat,
+            reversed,
         })
     }
 
@@ -107,7 +121,24 @@ impl KeywordPatternQuery {
             let dictionary = column.dictionary();
             if dictionary.num_terms() == terms.num_terms() {
                 let mut infos = Vec::new();
-                if let Some(dfa) = &self.flat {
+                let reversed = match &self.reversed {
+                    Some(pattern) => crate::reversed_terms::reversed_terms(
+                        reader.segment_id(),
+                        &self.column,
+                        &column,
+                    )?
+                    .map(|terms| (pattern, terms)),
+                    None => None,
+                };
+                if let Some((pattern, terms_back)) = reversed {
+                    let mut ords = Vec::new();
+                    let mut stream = terms_back.search(&**pattern).into_stream();
+                    while let Some((_, ord)) = stream.next() {
+                        ords.push(ord);
+                    }
+                    ords.sort_unstable();
+                    infos.extend(ords.into_iter().map(|ord| terms.term_info_from_ord(ord)));
+                } else if let Some(dfa) = &self.flat {
                     // `states[i]`: the automaton after the current key's first `i` bytes.
                     let mut states = vec![dfa.start];
                     dictionary.for_each_delta(|ord, keep, suffix| {
@@ -248,12 +279,20 @@ mod tests {
                 .to_string();
             (0..3000u32).find(|&i| value(i) == v).unwrap()
         };
+        let reversed = |w: &str| {
+            KeywordPatternQuery::new(kw, "kw", &wildcard_to_regex(w, false))
+                .unwrap()
+                .reversed
+                .is_some()
+        };
+        assert!(reversed("*123") && reversed("*1?3") && !reversed("*x*") && !reversed("A0*"));
         for wildcard in [
-            "*123", "*1?3", "A000*9", "*", "x3", "*x*", "A0001*", "*zz", "?3",
+            "*123", "*1?3", "A000*9", "*", "x3", "*x*", "A0001*", "*zz", "?3", "*3", "*[0-2]",
         ] {
             let pattern = wildcard_to_regex(wildcard, false);
             let want = oracle(&pattern);
-            for (field, name) in [(kw, "kw"), (plain, "plain")] {
+            // Twice on the column: a segment's second pattern query walks its reversed terms.
+            for (field, name) in [(kw, "kw"), (kw, "kw"), (plain, "plain")] {
                 let q = KeywordPatternQuery::new(field, name, &pattern).unwrap();
                 let got: BTreeSet<u32> = crate::FieldStatistics::new(&searcher)
                     .search(&searcher, &q, &DocSetCollector)

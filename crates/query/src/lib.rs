@@ -42,6 +42,7 @@ pub mod points;
 pub mod profile;
 mod query_string;
 mod range_field;
+mod reversed_terms;
 pub use range_field::RangeFieldQuery;
 pub mod runtime;
 pub mod script;
