@@ -16,7 +16,7 @@
 //! dictionary, whose postings are then read directly. A segment where the two do not count the
 //! same terms streams the FST as before.
 //!
-//! A pattern that leads anywhere but ends in few ways (`*596`) is, from a segment's second such
+//! A pattern that ends in fewer ways than it starts (`*596`) is, from a segment's second such
 //! query on, a walk of the segment's reversed terms from the reversed pattern's literal start
 //! ([`crate::reversed_terms`]): a few thousand keys instead of all of them.
 
@@ -38,8 +38,9 @@ pub struct KeywordPatternQuery {
     regex: Arc<Regex>,
     /// For a pattern that leads anywhere, its automaton as one table.
     flat: Option<Arc<FlatDfa>>,
-    /// For a pattern that leads anywhere but ends in few ways (`*596`), the automaton of its
-    /// reverse, to walk the segment's reversed terms ([`crate::reversed_terms`]).
+    /// For a pattern that ends in fewer ways than it starts (`*596`, `a*596`
+    /// case-insensitively), the automaton of its reverse, to walk the segment's reversed
+    /// terms ([`crate::reversed_terms`]).
     reversed: Option<Arc<Regex>>,
 }
 
@@ -92,11 +93,10 @@ impl KeywordPatternQuery {
         let regex = Regex::new(pattern)
             .map_err(|e| TantivyError::InvalidArgument(format!("RegexQueryError: {e}")))?;
         let flat = leads_anywhere(&regex).then(|| Arc::new(FlatDfa::new(&regex)));
-        let reversed = flat
-            .as_ref()
-            .and_then(|_| crate::reversed_terms::reversed_pattern(pattern))
+        let forward_width = openings(&regex);
+        let reversed = crate::reversed_terms::reversed_pattern(pattern)
             .and_then(|p| Regex::new(&p).ok())
-            .filter(|r| !leads_anywhere(r))
+            .filter(|r| openings(r) < forward_width)
             .map(Arc::new);
         Ok(KeywordPatternQuery {
             field,
@@ -189,6 +189,29 @@ impl Weight for KeywordPatternQuery {
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
         crate::explain_by_seek(self, reader, doc, "AutomatonScorer")
     }
+}
+
+/// How many byte strings of up to three bytes start a match of the pattern: few when it
+/// starts with a literal (1 + 1 + 1 for `abc.*`), many when it leads anywhere. Compared with
+/// its reverse's, it says from which end the pattern narrows the terms sooner.
+fn openings(regex: &Regex) -> u64 {
+    const DEPTH: usize = 3;
+    let mut level: std::collections::HashMap<usize, u64> =
+        regex.start().into_iter().map(|s| (s, 1)).collect();
+    let mut total = 0;
+    for _ in 0..DEPTH {
+        let mut next = std::collections::HashMap::new();
+        for (&state, &paths) in &level {
+            for b in 0..=u8::MAX {
+                if let Some(to) = regex.accept(&Some(state), b) {
+                    *next.entry(to).or_insert(0) += paths;
+                }
+            }
+        }
+        total += next.values().sum::<u64>();
+        level = next;
+    }
+    total
 }
 
 /// Whether the pattern's first byte may be any of many (`*123`, `?12`, `.*x`): few blocks
@@ -286,6 +309,7 @@ mod tests {
                 .is_some()
         };
         assert!(reversed("*123") && reversed("*1?3") && !reversed("*x*") && !reversed("A0*"));
+        assert!(reversed("A*123") && !reversed("A00*3") && !reversed("*") && !reversed("x3"));
         for wildcard in [
             "*123", "*1?3", "A000*9", "*", "x3", "*x*", "A0001*", "*zz", "?3", "*3", "*[0-2]",
         ] {
