@@ -214,6 +214,9 @@ def test_leading_patterns_repeated_over_segments_updates_and_deletes(es):
             ({"regexp": {"k": ".*(1|ß)[a.]"}}, lambda v: re.fullmatch(".*(1|ß)[a.]", v, re.S) is not None),
             ({"wildcard": {"k": "*"}}, lambda v: True),
             ({"wildcard": {"k": "*a*"}}, lambda v: "a" in v),
+            ({"wildcard": {"k": "*b0*"}}, lambda v: "b0" in v),
+            ({"wildcard": {"k": "*語*?"}}, lambda v: re.fullmatch(".*語.*.", v, re.S) is not None),
+            ({"regexp": {"k": ".*(é1|Z).*"}}, lambda v: "é1" in v or "Z" in v),
         ]
         for _ in range(3):
             for query, match in cases:

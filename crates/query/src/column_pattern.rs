@@ -42,6 +42,9 @@ pub struct KeywordPatternQuery {
     /// case-insensitively), the automaton of its reverse, to walk the segment's reversed
     /// terms ([`crate::reversed_terms`]).
     reversed: Option<Arc<Regex>>,
+    /// For a pattern open at both ends, a literal every match contains (`596` in `*596*`),
+    /// to search the segment's terms laid end to end ([`crate::term_arena`]).
+    inner_literal: Option<Vec<u8>>,
 }
 
 /// An automaton as one transition table, `next[state << 8 | byte]`, with state 0 dead (it
@@ -86,6 +89,19 @@ impl FlatDfa {
     }
 }
 
+impl FlatDfa {
+    fn accepts(&self, key: &[u8]) -> bool {
+        let mut state = self.start;
+        for &b in key {
+            state = self.next[(state as usize) << 8 | b as usize];
+            if state == 0 {
+                return false;
+            }
+        }
+        self.accepting[state as usize]
+    }
+}
+
 impl KeywordPatternQuery {
     /// `pattern` in the `regex-syntax` dialect tantivy's `RegexQuery` takes.
     /// Errors as `RegexQuery::from_pattern` does.
@@ -98,12 +114,17 @@ impl KeywordPatternQuery {
             .and_then(|p| Regex::new(&p).ok())
             .filter(|r| openings(r) < forward_width)
             .map(Arc::new);
+        let inner_literal = flat
+            .as_ref()
+            .filter(|_| reversed.is_none())
+            .and_then(|_| crate::term_arena::required_literal(pattern));
         Ok(KeywordPatternQuery {
             field,
             column: column.to_string(),
             regex: Arc::new(regex),
             flat,
             reversed,
+            inner_literal,
         })
     }
 
@@ -130,7 +151,17 @@ impl KeywordPatternQuery {
                     .map(|terms| (pattern, terms)),
                     None => None,
                 };
-                if let Some((pattern, terms_back)) = reversed {
+                let arena = match (&self.inner_literal, &self.flat) {
+                    (Some(literal), Some(dfa)) => {
+                        crate::term_arena::term_arena(reader.segment_id(), &self.column, &column)?
+                            .map(|arena| (literal, dfa, arena))
+                    }
+                    _ => None,
+                };
+                if let Some((literal, dfa, arena)) = arena {
+                    let ords = arena.matching(literal, |key| dfa.accepts(key));
+                    infos.extend(ords.into_iter().map(|ord| terms.term_info_from_ord(ord)));
+                } else if let Some((pattern, terms_back)) = reversed {
                     let mut ords = Vec::new();
                     let mut stream = terms_back.search(&**pattern).into_stream();
                     while let Some((_, ord)) = stream.next() {
@@ -310,8 +341,19 @@ mod tests {
         };
         assert!(reversed("*123") && reversed("*1?3") && !reversed("*x*") && !reversed("A0*"));
         assert!(reversed("A*123") && !reversed("A00*3") && !reversed("*") && !reversed("x3"));
+        let inner = |w: &str| {
+            KeywordPatternQuery::new(kw, "kw", &wildcard_to_regex(w, false))
+                .unwrap()
+                .inner_literal
+        };
+        assert_eq!(inner("*12?3*"), Some(b"12".to_vec()));
+        assert_eq!(
+            (inner("*1*"), inner("*123"), inner("A*12*")),
+            (None, None, None)
+        );
         for wildcard in [
             "*123", "*1?3", "A000*9", "*", "x3", "*x*", "A0001*", "*zz", "?3", "*3", "*[0-2]",
+            "*00*", "*12?3*", "*0*9*", "?0001*",
         ] {
             let pattern = wildcard_to_regex(wildcard, false);
             let want = oracle(&pattern);

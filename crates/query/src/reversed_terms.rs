@@ -8,13 +8,10 @@
 //! characters, so they stay UTF-8 and the reversed pattern is an ordinary regex over them.
 //!
 //! A segment's terms never change, so the FST is built from its column dictionary once and
-//! kept, keyed by segment and column, like global ordinals: on a segment's second pattern
-//! query, so that a one-off query pays only its scan. Built FSTs share a byte budget, least
-//! recently used first out (merged-away segments age out).
+//! kept ([`crate::derived_terms`]).
 
 use regex_syntax::hir::{Class, Hir, HirKind, Repetition};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tantivy::columnar::StrColumn;
 use tantivy::index::SegmentId;
 use tantivy_fst::Map;
@@ -60,77 +57,19 @@ fn reverse(hir: &Hir) -> Option<Hir> {
 /// A segment's terms of one column, reversed, each to its ordinal in the column.
 pub(crate) type ReversedTerms = Map<Vec<u8>>;
 
-type Key = (SegmentId, String);
-
-/// One cache entry: `None` after a segment's first pattern query, then the terms once built
-/// (concurrent requests wait for one build: the slot's lock is held while it builds).
-type Slot = Option<Arc<Built>>;
-
-#[derive(Default)]
-struct Built {
-    terms: parking_lot::Mutex<Option<Arc<ReversedTerms>>>,
-    /// The FST's size once built.
-    bytes: AtomicUsize,
-}
-
-/// Entries, most recently used last.
-static CACHE: Mutex<Vec<(Key, Slot)>> = Mutex::new(Vec::new());
-/// What the built FSTs may take (an FST takes at most about its terms' bytes, much less
-/// when they share endings).
-const CACHE_BYTES: usize = 256 << 20;
-/// How many segments' first queries are remembered.
-const MAX_ENTRIES: usize = 4096;
-
 /// The reversed terms of `column` in segment `segment`: `None` the first time it is asked
-/// for (the caller scans), built on the second.
+/// for (the caller scans), built on the second ([`crate::derived_terms`]).
 pub(crate) fn reversed_terms(
     segment: SegmentId,
     field: &str,
     column: &StrColumn,
 ) -> std::io::Result<Option<Arc<ReversedTerms>>> {
-    let key = (segment, field.to_string());
-    let slot = {
-        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        let at = cache.iter().position(|(k, _)| *k == key);
-        let mut entry = match at {
-            Some(i) => cache.remove(i),
-            None => (key, None),
-        };
-        let slot = if at.is_some() {
-            Some(entry.1.get_or_insert_with(Default::default).clone())
-        } else {
-            None
-        };
-        cache.push(entry);
-        evict(&mut cache);
-        slot
-    };
-    let Some(slot) = slot else { return Ok(None) };
-    let built = {
-        let mut terms = slot.terms.lock();
-        match &*terms {
-            Some(built) => built.clone(),
-            None => {
-                let built = Arc::new(build(column)?);
-                slot.bytes.store(built.as_fst().size(), Ordering::Relaxed);
-                terms.insert(built).clone()
-            }
-        }
-    };
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    evict(&mut cache);
-    Ok(Some(built))
-}
-
-fn entry_bytes(slot: &Slot) -> usize {
-    slot.as_ref().map_or(0, |s| s.bytes.load(Ordering::Relaxed))
-}
-
-fn evict(cache: &mut Vec<(Key, Slot)>) {
-    let mut total: usize = cache.iter().map(|(_, s)| entry_bytes(s)).sum();
-    while cache.len() > 1 && (total > CACHE_BYTES || cache.len() > MAX_ENTRIES) {
-        total = total.saturating_sub(entry_bytes(&cache.remove(0).1));
-    }
+    crate::derived_terms::derived(
+        segment,
+        field,
+        |terms: &ReversedTerms| terms.as_fst().size(),
+        || build(column),
+    )
 }
 
 /// The column's terms reversed by characters, in order, each to its ordinal.
