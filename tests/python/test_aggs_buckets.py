@@ -274,6 +274,61 @@ def test_filters_agg_anonymous_list(es, accounts, corpus):
         oracle.assert_float(b["s"]["value"], oracle.fsum(vals), "sum", scale=oracle.fsum(abs(v) for v in vals))
 
 
+def test_filters_agg_counted_filter_by_filter(es, accounts, corpus):
+    """Without sub-aggregations under match_all, each filter is counted on its own."""
+    agg = aggs(es, {"f": {"filters": {"filters": {
+        "negative": {"range": {"balance": {"lt": 0}}},
+        "basic": {"term": {"acctType": "BASIC"}},
+        "refund": {"match": {"remark": "refund"}},
+        "both": {"bool": {"filter": [{"term": {"status": 1}}, {"range": {"balance": {"gte": 100}}}]}},
+    }}}, "one": {"filter": {"term": {"acctType": "ESCROW"}}}})
+    b = agg["f"]["buckets"]
+    assert b["negative"]["doc_count"] == corpus.count(lambda d: d["balance"] < 0)
+    assert b["basic"]["doc_count"] == corpus.count(lambda d: d["acctType"] == "BASIC")
+    assert b["refund"]["doc_count"] == corpus.count(lambda d: "refund" in oracle.analyze(d["remark"]))
+    assert b["both"]["doc_count"] == corpus.count(lambda d: d["status"] == 1 and d["balance"] >= 100)
+    assert agg["one"]["doc_count"] == corpus.count(lambda d: d["acctType"] == "ESCROW")
+
+
+def test_filters_agg_counts_over_segments_with_deletes(es):
+    """Overlapping filters on multi-valued fields over several segments, some documents
+    deleted and some updated: each bucket counts the live documents its filter matches."""
+    import random
+    rnd = random.Random(5)
+    name = "filters_counted"
+    es.indices.create(index=name, settings={"number_of_shards": 1},
+                      mappings={"properties": {"k": {"type": "keyword"}, "n": {"type": "long"}}})
+    try:
+        docs = {}
+        for batch in range(3):
+            ops = []
+            for i in range(batch * 400, batch * 400 + 400):
+                docs[str(i)] = {"k": rnd.sample("abcde", rnd.randint(0, 3)), "n": rnd.randint(0, 99)}
+                ops += [{"index": {"_index": name, "_id": str(i)}}, docs[str(i)]]
+            es.bulk(operations=ops, refresh=True)
+        for i in rnd.sample(sorted(docs), 200):
+            es.delete(index=name, id=i)
+            del docs[i]
+        for i in rnd.sample(sorted(docs), 100):
+            docs[i] = {"k": ["e"], "n": 50}
+            es.index(index=name, id=i, document=docs[i])
+        es.indices.refresh(index=name)
+        filters = {
+            "a": ({"term": {"k": "a"}}, lambda d: "a" in d["k"]),
+            "a_or_e": ({"terms": {"k": ["a", "e"]}}, lambda d: {"a", "e"} & set(d["k"])),
+            "low": ({"range": {"n": {"lt": 30}}}, lambda d: d["n"] < 30),
+            "no_k": ({"bool": {"must_not": {"exists": {"field": "k"}}}}, lambda d: not d["k"]),
+            "all": ({"match_all": {}}, lambda d: True),
+        }
+        for body in ({"match_all": {}}, None):
+            r = es.search(index=name, size=0, query=body, aggs={"f": {"filters": {
+                "filters": {k: q for k, (q, _) in filters.items()}}}}).body
+            got = {k: v["doc_count"] for k, v in r["aggregations"]["f"]["buckets"].items()}
+            assert got == {k: sum(1 for d in docs.values() if p(d)) for k, (_, p) in filters.items()}
+    finally:
+        es.indices.delete(index=name)
+
+
 @pytest.mark.parametrize("order", ["asc", "desc"])
 @pytest.mark.parametrize("missing_order", ["default", "first", "last"])
 def test_composite_missing_order(es, order, missing_order):

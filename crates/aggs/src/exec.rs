@@ -4,6 +4,7 @@
 //! tree becomes final results (`Stage::Final`) for rendering.
 
 use super::composite_counts;
+use super::filter_counts;
 use super::histogram_counts;
 use super::metric_bounds;
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
@@ -345,6 +346,7 @@ impl<'a> Exec<'a> {
                             .with_value_sources(Arc::new(registry));
                         let mut res = collect_shard(
                             select(&t.plan, nodes),
+                            &t.plan.sources,
                             shard,
                             query,
                             &reqs,
@@ -393,8 +395,16 @@ impl<'a> Exec<'a> {
             let params = AggContextParams::new(limits(), TokenizerManager::default())
                 .with_value_sources(Arc::new(registry));
             timer.add(profile::INITIALIZE, started, 1);
-            let mut res = collect_shard(one, shard, query, &reqs, params, Some(&timer))
-                .map_err(|e| self.error(e))?;
+            let mut res = collect_shard(
+                one,
+                &t.plan.sources,
+                shard,
+                query,
+                &reqs,
+                params,
+                Some(&timer),
+            )
+            .map_err(|e| self.error(e))?;
             let started = std::time::Instant::now();
             all_dropped.extend(reqs.cut(&mut res).map_err(|e| self.error(e))?);
             timer.add(profile::BUILD_AGGREGATION, started, 0);
@@ -638,13 +648,16 @@ impl<'a> Exec<'a> {
 /// Collects one shard. In a segment the query matches entirely, the nodes answered from
 /// segment metadata skip the collector: the `terms` nodes `term_counts` can answer come from
 /// document frequencies, the `range` and histogram nodes `range_counts` and
-/// `histogram_counts` can answer from the points (on a single-valued segment), and (when the
-/// segment has no deleted documents) the `min`/`max` nodes `metric_bounds` can answer from
-/// column headers. In any segment, the `composite` nodes `composite_counts` can count densely
+/// `histogram_counts` can answer from the points (on a single-valued segment), the `filters`
+/// nodes `filter_counts` can count filter by filter, and (when the segment has no deleted
+/// documents) the `min`/`max` nodes `metric_bounds` can answer from column headers. In any
+/// segment, the `composite` nodes `composite_counts` can count densely
 /// are counted over the query's documents. The collector runs only for the
 /// other nodes (not at all when none is left).
+#[allow(clippy::too_many_arguments)]
 fn collect_shard(
     nodes: &[PlanNode],
+    sources: &[SourceSpec],
     shard: &ShardSearcher,
     query: &dyn Query,
     reqs: &Requests,
@@ -675,6 +688,10 @@ fn collect_shard(
         .iter()
         .filter_map(|n| histogram_counts::counted_histogram(n, &shard.schema))
         .collect();
+    let filtered: Vec<filter_counts::CountedFilters> = nodes
+        .iter()
+        .filter_map(|n| filter_counts::counted_filters(n, sources, &shard.searcher).transpose())
+        .collect::<tantivy::Result<_>>()?;
     let composites: Vec<composite_counts::DenseComposite> = nodes
         .iter()
         .filter_map(|n| composite_counts::dense_composite(n, &reqs.collect))
@@ -703,6 +720,7 @@ fn collect_shard(
         && bounded.is_empty()
         && ranged.is_empty()
         && histograms.is_empty()
+        && filtered.is_empty()
         && composites.is_empty()
     {
         return match timer {
@@ -736,6 +754,9 @@ fn collect_shard(
     // Per ranged node: whether some segment was counted from points, and the counts.
     let mut range_sums: Vec<(bool, Vec<u64>)> =
         ranged.iter().map(|r| (false, vec![0; r.len()])).collect();
+    // Per filtered node: whether some segment was counted filter by filter, and the counts.
+    let mut filter_sums: Vec<(bool, Vec<u64>)> =
+        filtered.iter().map(|f| (false, vec![0; f.len()])).collect();
     let mut histogram_sums: Vec<(bool, histogram_counts::BucketCounts)> = histograms
         .iter()
         .map(|_| (false, Default::default()))
@@ -797,6 +818,11 @@ fn collect_shard(
                     answered.push(r.name);
                 }
             }
+            for (f, (done, sums)) in filtered.iter().zip(&mut filter_sums) {
+                f.add_segment(segment, sums)?;
+                *done = true;
+                answered.push(f.name);
+            }
             for (h, (done, sums)) in histograms.iter().zip(&mut histogram_sums) {
                 if h.add_segment(segment, sums)? {
                     *done = true;
@@ -852,23 +878,27 @@ fn collect_shard(
             )?;
         }
     }
-    if range_sums.iter().any(|(done, _)| *done) {
+    if range_sums.iter().chain(&filter_sums).any(|(done, _)| *done) {
         // Every bucket with its key and bounds: the node collected over no documents.
         let none =
             tantivy::query::EmptyQuery.weight(EnableScoring::disabled_from_searcher(searcher))?;
         let first = &searcher.segment_readers()[0];
-        for (r, (done, sums)) in ranged.iter().zip(range_sums) {
-            if !done {
-                continue;
-            }
+        let empty = |name: &str| -> tantivy::Result<Option<IntermediateAggregationResult>> {
             let mut only = Aggregations::default();
-            only.insert(r.name.to_string(), reqs.collect[r.name].clone());
+            only.insert(name.to_string(), reqs.collect[name].clone());
             let mut empty = DistributedAggregationCollector::from_aggs(only, params.clone())
                 .collect_segment(&*none, 0, first)??;
-            let Some(result) = empty.remove(r.name) else {
-                continue;
-            };
-            merged.push(r.name.to_string(), r.with_counts(result, &sums)?)?;
+            Ok(empty.remove(name))
+        };
+        for (r, (done, sums)) in ranged.iter().zip(range_sums) {
+            if let (true, Some(result)) = (done, empty(r.name)?) {
+                merged.push(r.name.to_string(), r.with_counts(result, &sums)?)?;
+            }
+        }
+        for (f, (done, sums)) in filtered.iter().zip(filter_sums) {
+            if let (true, Some(result)) = (done, empty(f.name)?) {
+                merged.push(f.name.to_string(), f.with_counts(result, &sums)?)?;
+            }
         }
     }
     Ok(merged)

@@ -34,6 +34,7 @@ mod digest;
 mod dsl;
 mod exec;
 mod fields;
+mod filter_counts;
 mod format;
 mod geogrid;
 mod global_ords;

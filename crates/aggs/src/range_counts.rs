@@ -144,9 +144,20 @@ impl CountedRanges<'_> {
     /// `counts` (per range) added to `empty`, the node's result collected over no documents.
     pub(crate) fn with_counts(
         &self,
-        mut empty: IntermediateAggregationResult,
+        empty: IntermediateAggregationResult,
         counts: &[u64],
     ) -> tantivy::Result<IntermediateAggregationResult> {
+        with_unit_counts(empty, counts)
+    }
+}
+
+/// `counts` added to the buckets of `empty`, a result of range buckets over a computed
+/// column's unit ranges (`range` buckets, `filters` buckets) collected over no documents.
+pub(crate) fn with_unit_counts(
+    mut empty: IntermediateAggregationResult,
+    counts: &[u64],
+) -> tantivy::Result<IntermediateAggregationResult> {
+    {
         let IntermediateAggregationResult::Bucket(IntermediateBucketResult::Range(buckets)) =
             &mut empty
         else {
@@ -166,8 +177,8 @@ impl CountedRanges<'_> {
                 }
             }
         }
-        Ok(empty)
     }
+    Ok(empty)
 }
 
 /// The values of `segment`'s deleted documents that have one (single-valued columns: the first
