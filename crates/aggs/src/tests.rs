@@ -2144,6 +2144,22 @@ fn weighted_avg_balance_by_status() {
 }
 
 #[test]
+fn weighted_avg_of_columns_every_document_has() {
+    // `status` has a value in every document: the batched reads of the value's and the
+    // weight's columns (the common shape) must give the per-document path's sums.
+    let all = docs(400);
+    let ix = TestIndex::new(&[&all], 3);
+    let out = ix.run(json!({"w": {"weighted_avg": {
+        "value": {"field": "status"}, "weight": {"field": "status"}}}}));
+    let (mut num, mut den) = (0.0, 0.0);
+    for d in &all {
+        num += (d.status * d.status) as f64;
+        den += d.status as f64;
+    }
+    assert_close(&out["w"]["value"], num / den, "weighted avg");
+}
+
+#[test]
 fn multi_terms_orders_and_cuts_combined_keys() {
     let all = docs(500);
     let ix = TestIndex::new(&[&all], 3);
