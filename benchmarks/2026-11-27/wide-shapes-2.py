@@ -170,6 +170,13 @@ def answer(d):
         hits.append(e)
     return {'total': h.get('total'), 'hits': hits, 'aggregations': d.get('aggregations')}
 
+def bm25_scaled(ka, kb):
+    """Scores that differ by BM25's (k1 + 1) = 2.2 only: Lode scores as Elasticsearch 8's
+    default similarity (LegacyBM25Similarity) does, OpenSearch 3 as Lucene 10's BM25, which
+    dropped that constant factor (same order, same ratios)."""
+    if not ka or len(ka) != len(kb) or not all(isinstance(x, float) for x in ka + kb): return False
+    return all(abs(y - 2.2 * x) <= 2e-4 * max(1.0, abs(y)) for x, y in zip(ka, kb))
+
 def compare(a, b):
     """(hard difference or None, number of hits that differ only by the order of equal sort keys).
     Equal keys are ordered by Lucene doc id in ES, which depends on each engine's segments, so two
@@ -177,9 +184,12 @@ def compare(a, b):
     d = diff(a['total'], b['total'], 'hits.total') or diff(a['aggregations'], b['aggregations'], 'aggregations')
     if d: return d, 0
     ha, hb = a['hits'], b['hits']
-    d = diff([x['key'] for x in ha], [x['key'] for x in hb], 'hits[].sort')
-    if d: return d, 0
-    ma = {x['_id']: x for x in ha}; mb = {x['_id']: x for x in hb}
+    ka, kb = [x['key'] for x in ha], [x['key'] for x in hb]
+    d = diff(ka, kb, 'hits[].sort')
+    if d and not bm25_scaled(ka, kb): return d, 0
+    # The keys agree (or differ by BM25's constant only): compare each common hit's content.
+    ma = {x['_id']: {k: v for k, v in x.items() if k != 'key'} for x in ha}
+    mb = {x['_id']: {k: v for k, v in x.items() if k != 'key'} for x in hb}
     for i in ma:
         if i in mb:
             d = diff(ma[i], mb[i], f'hit[{i}]')
