@@ -96,6 +96,9 @@ shapes = {
  'terms btn include/exclude': lambda: {"size": 0, "aggs": {"a": {"terms": {"field": "balanceTypeName", "size": 50, "include": random.sample(BAL_TYPES, 12), "exclude": random.sample(BAL_TYPES, 3)}}}},
  'terms btn include regex +term': lambda: {"size": 0, "query": {"term": {"acctType": pick(ACCT_TYPES)}}, "aggs": {"a": {"terms": {"field": "balanceTypeName", "include": pick(["退款.*", ".*费", "转账.*", "保证金.*"])}}}},
  'terms status missing order _count asc': lambda: {"size": 0, "query": {"range": {"balance": {"gte": ri(-500, 500)}}}, "aggs": {"a": {"terms": {"field": "status", "missing": -1, "order": {"_count": "asc"}}}}},
+ 'terms userName size10 +term': lambda: {"size": 0, "query": {"term": {"balanceTypeName": pick(BAL_TYPES[:10])}}, "aggs": {"a": {"terms": {"field": "userName", "size": 10}}}},
+ 'terms userName > sum +term': lambda: {"size": 0, "query": {"term": {"balanceTypeName": pick(BAL_TYPES[:10])}}, "aggs": {"a": {"terms": {"field": "userName", "size": 10}, "aggs": {"s": {"sum": {"field": "balance"}}}}}},
+ 'terms acctId > max createdTime +win': lambda: {"size": 0, "query": {"bool": {"filter": [win(pick([7, 30, 180]))]}}, "aggs": {"a": {"terms": {"field": "acctId", "size": pick([10, 100])}, "aggs": {"m": {"max": {"field": "createdTime"}}}}}},
  'terms userName order sum desc +term': lambda: {"size": 0, "query": {"term": {"balanceTypeName": pick(BAL_TYPES[:10])}}, "aggs": {"a": {"terms": {"field": "userName", "size": 10, "order": {"s": "desc"}}, "aggs": {"s": {"sum": {"field": "balance"}}}}}},
  # --- metrics under range filters
  'metrics 5 under range balance': lambda: (lambda lo: {"size": 0, "query": {"range": {"balance": {"gte": lo, "lt": lo + ri(10, 5000)}}}, "aggs": {
