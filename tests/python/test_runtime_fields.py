@@ -157,8 +157,11 @@ def test_terms_agg_on_runtime_fields(es, docs):
                     "aggs": {"full": {"terms": {"field": "full", "size": 4}},
                              "multi": {"terms": {"field": "multi", "size": 5,
                                                          "shard_size": 100}},
+                             # Under a key order a shard's default shard_size is `size`, its
+                             # first terms by key before min_doc_count (ES): 100 keeps all.
                              "by_key": {"terms": {"field": "twice", "order": {"_key": "desc"},
-                                                  "size": 3, "min_doc_count": 2}}}})
+                                                  "size": 3, "min_doc_count": 2,
+                                                  "shard_size": 100}}}})
     sel = [d for d in docs.values() if d["a"] >= 5]
     buckets, other = _terms(Counter(d["first"] + " " + d["last"] for d in sel), 4)
     assert r["aggregations"]["full"]["buckets"] == buckets

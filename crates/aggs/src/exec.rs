@@ -647,7 +647,8 @@ impl<'a> Exec<'a> {
 
 /// Collects one shard. In a segment the query matches entirely, the nodes answered from
 /// segment metadata skip the collector: the `terms` nodes `term_counts` can answer come from
-/// document frequencies, the `range` and histogram nodes `range_counts` and
+/// document frequencies (in the other segments, from the query's documents counted by
+/// ordinal when they are enough of them), the `range` and histogram nodes `range_counts` and
 /// `histogram_counts` can answer from the points (on a single-valued segment), the `filters`
 /// nodes `filter_counts` can count filter by filter, and (when the segment has no deleted
 /// documents) the `min`/`max` nodes `metric_bounds` can answer from column headers. In any
@@ -664,13 +665,32 @@ fn collect_shard(
     params: AggContextParams,
     timer: Option<&Arc<profile::AggTimer>>,
 ) -> tantivy::Result<IntermediateAggregationResults> {
-    let countable: Vec<(&str, &str, Field, Option<term_counts::ShardCut>)> = nodes
+    // The `terms` nodes counted by term (with `true`: their metric sub-aggregations are
+    // collected afterwards, over the documents of the buckets the shard keeps).
+    let countable: Vec<(&str, &str, Field, Option<term_counts::ShardCut>, bool)> = nodes
         .iter()
         .filter_map(|n| {
-            let field = term_counts::countable_field(n, &shard.schema)?;
             let Op::Terms(op) = &n.op else { return None };
+            let (field, deferred) = match term_counts::countable_field(n, &shard.schema) {
+                Some(field) => (field, false),
+                None => {
+                    let field = term_counts::deferred_subs_field(n, &shard.schema)?;
+                    // A document with several terms would bring its other terms' buckets
+                    // into the kept buckets' collection.
+                    if !single_valued_everywhere(shard, &op.field.name).ok()? {
+                        return None;
+                    }
+                    (field, true)
+                }
+            };
             let cut = term_counts::shard_cut(n);
-            Some((n.req.name.as_str(), op.field.name.as_str(), field, cut))
+            Some((
+                n.req.name.as_str(),
+                op.field.name.as_str(),
+                field,
+                cut,
+                deferred,
+            ))
         })
         .collect();
     let bounded: Vec<(&str, metric_bounds::Bound, &str)> = nodes
@@ -793,12 +813,25 @@ fn collect_shard(
                 answered.push(c.name);
             }
         }
+        if !everything {
+            for (&(name, field_name, _, _, _), sums) in countable.iter().zip(&mut counted) {
+                // Each count walks the query's documents: a fresh scorer after the first.
+                let mut docs = match scorer.take() {
+                    Some(s) => s,
+                    None => weight.scorer(segment, 1.0)?,
+                };
+                let counts = term_counts::query_ord_counts(segment, field_name, &mut *docs)?;
+                sums.get_or_insert_with(Vec::new)
+                    .push((ord as usize, counts));
+                answered.push(name);
+            }
+        }
         if !everything && answered.is_empty() {
             merged.merge_fruits(collect_one(&collector, &*weight, ord, segment)?)?;
             continue;
         }
         if everything {
-            for (&(name, field_name, field, _), sums) in countable.iter().zip(&mut counted) {
+            for (&(name, field_name, field, _, _), sums) in countable.iter().zip(&mut counted) {
                 let counts = term_counts::live_counts(segment, field, field_name)?;
                 sums.get_or_insert_with(Vec::new)
                     .push((ord as usize, counts));
@@ -852,12 +885,23 @@ fn collect_shard(
             merged.merge_fruits(collect_one(c, &*weight, ord, segment)?)?;
         }
     }
-    for ((name, field_name, _, cut), sums) in countable.iter().zip(counted) {
-        if let Some(per_segment) = sums {
-            let segments = searcher.segment_readers();
-            let result =
-                term_counts::shard_result(segments, field_name, per_segment, cut.as_ref())?;
-            merged.push(name.to_string(), result)?;
+    for ((name, field_name, field, cut, deferred), sums) in countable.iter().zip(counted) {
+        let Some(per_segment) = sums else { continue };
+        let segments = searcher.segment_readers();
+        match (deferred, cut) {
+            (true, Some(cut)) => {
+                let (kept, other) =
+                    term_counts::kept_terms(segments, field_name, per_segment, cut)?;
+                let result =
+                    collect_kept_buckets(shard, query, reqs, &params, name, *field, &kept)?;
+                merged.merge_fruits(result)?;
+                merged.push(name.to_string(), term_counts::other_docs_result(other)?)?;
+            }
+            _ => {
+                let result =
+                    term_counts::shard_result(segments, field_name, per_segment, cut.as_ref())?;
+                merged.push(name.to_string(), result)?;
+            }
         }
     }
     for (c, pages) in composites.iter().zip(composite_pages) {
@@ -902,6 +946,53 @@ fn collect_shard(
         }
     }
     Ok(merged)
+}
+
+/// Whether every segment of `shard` holds at most one value of the keyword `field` per
+/// document.
+fn single_valued_everywhere(shard: &ShardSearcher, field: &str) -> tantivy::Result<bool> {
+    for segment in shard.searcher.segment_readers() {
+        if let Some(column) = segment.fast_fields().str(field)? {
+            if column.ords().get_cardinality().is_multivalue() {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// A deferred `terms` node's buckets with their sub-aggregations: the node's own collection
+/// over the query's documents that hold one of the `kept` terms, as Elasticsearch replays the
+/// documents of the surviving buckets to their deferred sub-aggregators. The counts come out
+/// as the first pass counted them (the same documents, one term each).
+fn collect_kept_buckets(
+    shard: &ShardSearcher,
+    query: &dyn Query,
+    reqs: &Requests,
+    params: &AggContextParams,
+    name: &str,
+    field: Field,
+    kept: &[(String, u64)],
+) -> tantivy::Result<IntermediateAggregationResults> {
+    if kept.is_empty() {
+        return Ok(IntermediateAggregationResults::default());
+    }
+    let terms = kept
+        .iter()
+        .map(|(t, _)| tantivy::Term::from_field_text(field, t))
+        .collect();
+    let kept_docs = tantivy::query::BooleanQuery::intersection(vec![
+        query.box_clone(),
+        Box::new(lode_query::TermSetLookup::new(terms)),
+    ]);
+    let mut only = Aggregations::default();
+    only.insert(name.to_string(), reqs.collect[name].clone());
+    let collector = DistributedAggregationCollector::from_aggs(only, params.clone());
+    lode_query::FieldStatistics::new(&shard.searcher).search(
+        &shard.searcher,
+        &kept_docs,
+        &collector,
+    )
 }
 
 /// How a terms aggregation's shard error is computed: `Some(true)` for `_count` descending,

@@ -1501,10 +1501,16 @@ fn plan_terms(
             _ => ValueFormat::Raw,
         }
     };
-    let shard_size = t
-        .shard_size
-        .unwrap_or(((t.size as f64) * 1.5 + 10.0) as usize)
-        .max(t.size);
+    // ES's `TermsAggregatorFactory`: without a `shard_size`, a shard returns `size * 1.5 + 10`
+    // candidates, except under a key order (`_key` first), where the shard's top `size` by key
+    // are the right ones and it returns exactly `size`.
+    let key_order = matches!(t.order.first(), Some(o) if o.key == OrderKey::Key);
+    let default_shard_size = if key_order {
+        t.size
+    } else {
+        ((t.size as f64) * 1.5 + 10.0) as usize
+    };
+    let shard_size = t.shard_size.unwrap_or(default_shard_size).max(t.size);
     let tantivy_missing = match &t.missing {
         None => None,
         Some(m) => Some(match kind {

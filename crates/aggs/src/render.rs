@@ -902,16 +902,18 @@ impl Renderer<'_> {
             other += kept[req.size..].iter().map(|b| b.doc_count).sum::<u64>();
             kept.truncate(req.size);
         }
-        // Elasticsearch: no error with a single shard; otherwise the sum of each shard's error.
+        // Elasticsearch's reduce (`AbstractInternalTerms`): a shard whose error is unbounded (-1:
+        // it returned `shard_size` buckets under an order other than by key or by count
+        // descending) makes the whole error and every bucket's unbounded, even with one shard;
+        // otherwise no error with a single shard, and the sum of each shard's error.
         let shard_errors: Option<Vec<i64>> = info.map(|v| v.iter().map(|s| s.error).collect());
-        let total_error: i64 = if shards <= 1 {
+        let unbounded = shard_errors.as_ref().is_some_and(|e| e.contains(&-1));
+        let total_error: i64 = if unbounded {
+            -1
+        } else if shards <= 1 {
             0
         } else if let Some(errs) = &shard_errors {
-            if errs.contains(&-1) {
-                -1
-            } else {
-                errs.iter().sum()
-            }
+            errs.iter().sum()
         } else {
             tantivy_error.map(|e| e as i64).unwrap_or(0)
         };
@@ -927,20 +929,15 @@ impl Renderer<'_> {
             o.insert("doc_count".into(), json!(b.doc_count));
             if req.show_term_doc_count_error {
                 let e = match (&shard_errors, info) {
+                    _ if unbounded => -1,
                     _ if shards <= 1 => 0,
                     (Some(errs), Some(info)) => {
                         let id = key_id(&b.key);
-                        let missing_from: Vec<i64> = info
-                            .iter()
+                        info.iter()
                             .zip(errs)
                             .filter(|(s, _)| !s.keys.contains(&id))
                             .map(|(_, e)| *e)
-                            .collect();
-                        if missing_from.contains(&-1) {
-                            -1
-                        } else {
-                            missing_from.iter().sum()
-                        }
+                            .sum()
                     }
                     _ => total_error,
                 };

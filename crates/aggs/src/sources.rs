@@ -18,7 +18,7 @@
 use super::rounding::IndexedRounding;
 use std::sync::Arc;
 use tantivy::aggregation::{ValueSource, ValueSourceProvider};
-use tantivy::columnar::{Cardinality, Column, ColumnType, RowId};
+use tantivy::columnar::{Cardinality, Column, ColumnType, ColumnValues, RowId};
 use tantivy::query::Weight;
 use tantivy::{BitSet, DocId, DocSet, SegmentReader, TERMINATED};
 
@@ -987,6 +987,7 @@ impl ValueSourceProvider for WeightedProvider {
             product: self.product,
             values: Vec::new(),
             weights: Vec::new(),
+            ints: Vec::new(),
         })))
     }
 }
@@ -999,6 +1000,8 @@ struct WeightedSource {
     product: bool,
     values: Vec<f64>,
     weights: Vec<f64>,
+    /// Scratch for an integer column's batched values.
+    ints: Vec<i64>,
 }
 
 impl std::fmt::Debug for WeightedSource {
@@ -1010,10 +1013,39 @@ impl std::fmt::Debug for WeightedSource {
 }
 
 /// A document's contributions to `weighted_avg`'s two sums: `(value * weight, weight)` per value.
-pub(crate) fn weighted_terms(values: &[f64], weights: &[f64]) -> Vec<(f64, f64)> {
-    match weights.first() {
-        Some(&w) => values.iter().map(|&v| (v * w, w)).collect(),
-        None => Vec::new(),
+pub(crate) fn weighted_terms<'a>(
+    values: &'a [f64],
+    weights: &[f64],
+) -> impl Iterator<Item = (f64, f64)> + 'a {
+    let weight = weights.first().copied();
+    values
+        .iter()
+        .filter_map(move |&v| weight.map(|w| (v * w, w)))
+}
+
+/// A column with exactly one value per document (`ColumnIndex::Full`): a block's values are
+/// one batched read, row ids being document ids.
+fn full_column(column: &Option<AnyColumn>) -> bool {
+    match column {
+        Some(AnyColumn::I64(c)) => c.get_cardinality() == Cardinality::Full,
+        Some(AnyColumn::F64(c)) => c.get_cardinality() == Cardinality::Full,
+        _ => false,
+    }
+}
+
+/// The values of a [`full_column`] for `docs`, into `out` (`ints` is scratch space).
+fn read_full(column: &Option<AnyColumn>, docs: &[DocId], ints: &mut Vec<i64>, out: &mut Vec<f64>) {
+    out.resize(docs.len(), 0.0);
+    match column {
+        Some(AnyColumn::F64(c)) => c.values.get_vals(docs, out),
+        Some(AnyColumn::I64(c)) => {
+            ints.resize(docs.len(), 0);
+            c.values.get_vals(docs, ints);
+            for (o, &i) in out.iter_mut().zip(ints.iter()) {
+                *o = i as f64;
+            }
+        }
+        _ => unreachable!("read_full on a column that is not full"),
     }
 }
 
@@ -1031,6 +1063,18 @@ impl ValueSource for WeightedSource {
     ) -> Cardinality {
         values.clear();
         docids.clear();
+        if full_column(&self.value) && full_column(&self.weight) {
+            // Every document has one value and one weight (the common shape): two batched
+            // reads instead of two per-document lookups (a fifth of the aggregation's time).
+            read_full(&self.value, docs, &mut self.ints, &mut self.values);
+            read_full(&self.weight, docs, &mut self.ints, &mut self.weights);
+            for ((&v, &w), &doc) in self.values.iter().zip(&self.weights).zip(docs) {
+                let x = if self.product { v * w } else { w };
+                values.push(tantivy::f64_to_u64(x));
+                docids.push(doc);
+            }
+            return Cardinality::Multivalued;
+        }
         for &doc in docs {
             doc_values(
                 &mut self.weight,
@@ -1063,11 +1107,11 @@ mod weighted_tests {
     #[test]
     fn every_value_counts_with_the_first_weight() {
         assert_eq!(
-            weighted_terms(&[1.0, 3.0], &[2.0, 5.0]),
+            weighted_terms(&[1.0, 3.0], &[2.0, 5.0]).collect::<Vec<_>>(),
             vec![(2.0, 2.0), (6.0, 2.0)]
         );
-        assert!(weighted_terms(&[1.0], &[]).is_empty());
-        assert!(weighted_terms(&[], &[4.0]).is_empty());
+        assert_eq!(weighted_terms(&[1.0], &[]).count(), 0);
+        assert_eq!(weighted_terms(&[], &[4.0]).count(), 0);
     }
 }
 

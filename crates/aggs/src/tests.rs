@@ -645,6 +645,70 @@ fn terms_size_order_and_min_doc_count() {
 }
 
 #[test]
+fn terms_in_key_order_cut_each_shard_to_size_before_min_doc_count() {
+    // Elasticsearch's `TermsAggregatorFactory`: under a key order a shard returns exactly `size`
+    // candidates (not `size * 1.5 + 10`), the terms under `min_doc_count` included; the reduce
+    // then drops those without counting them as others. So fewer than `size` buckets may come
+    // back although more terms have enough documents.
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let mut by_key = expected_terms(all.iter().map(|d| d.balance_type.as_str()));
+    by_key.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut counts: Vec<u64> = by_key.iter().map(|x| x.1).collect();
+    counts.sort_unstable();
+    let min_doc_count = counts[counts.len() / 2];
+    let size = 12;
+    let out = ix.run(
+        json!({"t": {"terms": {"field": "balanceTypeName", "size": size,
+        "order": {"_key": "asc"}, "min_doc_count": min_doc_count}}}),
+    );
+    let kept: Vec<_> = by_key[..size]
+        .iter()
+        .filter(|x| x.1 >= min_doc_count)
+        .cloned()
+        .collect();
+    assert!(
+        kept.len()
+            < by_key
+                .iter()
+                .filter(|x| x.1 >= min_doc_count)
+                .count()
+                .min(size),
+        "the fixture must hold enough terms past the shard's cut"
+    );
+    assert_eq!(bucket_pairs(&out["t"]), kept);
+    let beyond: u64 = by_key[size..].iter().map(|x| x.1).sum();
+    assert_eq!(out["t"]["sum_other_doc_count"], json!(beyond));
+    assert_eq!(out["t"]["doc_count_error_upper_bound"], json!(0));
+}
+
+#[test]
+fn terms_ordered_by_a_sub_aggregation_have_an_unbounded_error_on_one_shard() {
+    // 30 terms, `size` 3 gives a `shard_size` of 14: the shard fills it, and under an order by
+    // a sub-aggregation Elasticsearch's reduce reports the error as unknown (-1), for the
+    // aggregation and for each bucket, even when a single shard answers.
+    let all = docs(300);
+    let ix = TestIndex::new(&[&all], 2);
+    let out = ix.run(
+        json!({"t": {"terms": {"field": "balanceTypeName", "size": 3,
+        "order": {"m": "desc"}, "show_term_doc_count_error": true},
+        "aggs": {"m": {"max": {"field": "balance"}}}}}),
+    );
+    assert_eq!(out["t"]["doc_count_error_upper_bound"], json!(-1));
+    let buckets = out["t"]["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 3);
+    for b in buckets {
+        assert_eq!(b["doc_count_error_upper_bound"], json!(-1));
+    }
+    // Fewer terms than `shard_size`: the shard's list is complete and the error is 0.
+    let out = ix.run(
+        json!({"t": {"terms": {"field": "balanceTypeName", "size": 20,
+        "order": {"m": "desc"}}, "aggs": {"m": {"max": {"field": "balance"}}}}}),
+    );
+    assert_eq!(out["t"]["doc_count_error_upper_bound"], json!(0));
+}
+
+#[test]
 fn terms_on_numbers_booleans_dates_and_multi_values() {
     let all = docs(200);
     let ix = TestIndex::new(&[&all], 2);
@@ -2075,6 +2139,22 @@ fn weighted_avg_balance_by_status() {
             num += b * d.status as f64;
             den += d.status as f64;
         }
+    }
+    assert_close(&out["w"]["value"], num / den, "weighted avg");
+}
+
+#[test]
+fn weighted_avg_of_columns_every_document_has() {
+    // `status` has a value in every document: the batched reads of the value's and the
+    // weight's columns (the common shape) must give the per-document path's sums.
+    let all = docs(400);
+    let ix = TestIndex::new(&[&all], 3);
+    let out = ix.run(json!({"w": {"weighted_avg": {
+        "value": {"field": "status"}, "weight": {"field": "status"}}}}));
+    let (mut num, mut den) = (0.0, 0.0);
+    for d in &all {
+        num += (d.status * d.status) as f64;
+        den += d.status as f64;
     }
     assert_close(&out["w"]["value"], num / den, "weighted avg");
 }

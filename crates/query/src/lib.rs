@@ -82,6 +82,7 @@ pub use query_string::{Occur, QsNode, QsTerm};
 pub use script::{DocColumns, ScriptErrors};
 pub use slice::IdSliceQuery;
 pub use stats::FieldStatistics;
+pub use term_set::TermSetLookup;
 
 use lode_analysis::AnalysisRegistry;
 use lode_engine::mapping::Mapping;

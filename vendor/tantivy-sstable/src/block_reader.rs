@@ -17,10 +17,16 @@ pub struct BlockReader {
     /// the ordinal of its first term; consecutive blocks merged into one slice stay
     /// contiguous, so counting within a slice remains correct.
     pending_first_ordinal: Option<u64>,
-    /// Lode patch: one decompression context for every block this reader reads (creating a
-    /// zstd context per block was a twentieth of a scan over a dictionary of short keys).
-    #[cfg(feature = "zstd-compression")]
-    decompressor: Option<Decompressor<'static>>,
+}
+
+// Lode patch: one zstd decompression context per thread, for every block any reader reads.
+// Creating a context per block was a twentieth of a scan over a dictionary of short keys, and
+// one per reader still a fifth of a terms aggregation that turns a few thousand scattered
+// ordinals into terms (each block of `Dictionary::sorted_ords_to_term_cb` opens a reader).
+#[cfg(feature = "zstd-compression")]
+thread_local! {
+    static DECOMPRESSOR: std::cell::RefCell<Option<Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 impl BlockReader {
@@ -31,8 +37,6 @@ impl BlockReader {
             next_readers: Vec::new().into_iter(),
             offset: 0,
             pending_first_ordinal: None,
-            #[cfg(feature = "zstd-compression")]
-            decompressor: None,
         }
     }
 
@@ -49,8 +53,6 @@ impl BlockReader {
             next_readers,
             offset: 0,
             pending_first_ordinal: Some(first_ordinal),
-            #[cfg(feature = "zstd-compression")]
-            decompressor: None,
         }
     }
 
@@ -118,11 +120,16 @@ impl BlockReader {
                     let required_capacity =
                         Decompressor::upper_bound(&self.reader[..block_len]).unwrap_or(1024 * 1024);
                     self.buffer.reserve(required_capacity);
-                    let decompressor = match &mut self.decompressor {
-                        Some(d) => d,
-                        None => self.decompressor.insert(Decompressor::new()?),
-                    };
-                    decompressor.decompress_to_buffer(&self.reader[..block_len], &mut self.buffer)?;
+                    DECOMPRESSOR.with(|slot| -> io::Result<()> {
+                        let mut slot = slot.borrow_mut();
+                        let decompressor = match &mut *slot {
+                            Some(d) => d,
+                            None => slot.insert(Decompressor::new()?),
+                        };
+                        decompressor
+                            .decompress_to_buffer(&self.reader[..block_len], &mut self.buffer)?;
+                        Ok(())
+                    })?;
 
                     self.reader.advance(block_len);
                 }
