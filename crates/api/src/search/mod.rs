@@ -1092,7 +1092,7 @@ fn search_phase_error(e: EsError) -> EsError {
         Some(cause) if query::expensive::is_refusal(&e) => (**cause).clone(),
         _ => e.clone(),
     };
-    outer.root_cause = Some(Box::new(root));
+    outer.root_causes = vec![root];
     outer.caused_by = Some(Box::new(e));
     outer
 }
@@ -2216,7 +2216,7 @@ pub(crate) fn all_shards_unavailable(missing: &[(String, Vec<usize>)]) -> EsErro
                 .collect(),
         ),
     );
-    outer.root_cause = Some(Box::new(cause));
+    outer.root_causes = vec![cause];
     outer
 }
 
@@ -3069,7 +3069,7 @@ fn too_many_scroll_contexts(max: usize) -> EsError {
         format!("Trying to create too many scroll contexts. Must be less than or equal to: [{max}]. This limit can be set by changing the [search.max_open_scroll_context] setting."),
     );
     let mut outer = EsError::new(429, "search_phase_execution_exception", "all shards failed");
-    outer.root_cause = Some(Box::new(inner.clone()));
+    outer.root_causes = vec![inner.clone()];
     outer.caused_by = Some(Box::new(inner));
     outer
 }
@@ -3179,7 +3179,7 @@ fn scroll_missing(id: &str) -> EsError {
         format!("No search context found for id [{id}]"),
     );
     let mut outer = EsError::new(404, "search_phase_execution_exception", "all shards failed");
-    outer.root_cause = Some(Box::new(inner.clone()));
+    outer.root_causes = vec![inner.clone()];
     outer.caused_by = Some(Box::new(inner));
     outer
 }
