@@ -13,6 +13,7 @@ pub(crate) mod raw_source;
 pub mod request_cache;
 mod rescore;
 mod scroll_hits;
+mod shard_failures;
 mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -647,6 +648,8 @@ struct QueryPhase {
     /// (index position, shard id).
     profiles: Vec<profile::ShardQueryProfile>,
     agg_profiles: HashMap<(usize, usize), Vec<Value>>,
+    /// The shards that failed (counted in `shards`), for `_shards.failures`.
+    failures: Vec<shard_failures::ShardFailure>,
 }
 
 /// Per-index searchers pinned for the fetch phase (and for scrolls).
@@ -1204,22 +1207,42 @@ fn query_phase(
         cancel: CancelToken::current(),
         stopped: Arc::default(),
     };
+    let mut failures: Vec<shard_failures::ShardFailure> = Vec::new();
     for (ti, t) in targets.iter().enumerate() {
         if let Some(c) = &early.cancel {
             c.check()?;
         }
+        // A query ES plans on each shard fails this index's shards only (ES plans per shard:
+        // an index whose mapping refuses the query fails, the others answer).
+        macro_rules! or_fail_shards {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(e) if shard_failures::fails_shard(&e) => {
+                        failures.extend(t.searchers.iter().map(|s| shard_failures::ShardFailure {
+                            index: t.index.name.clone(),
+                            shard: s.shard_id,
+                            error: e.clone(),
+                        }));
+                        shards += t.searchers.len();
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            };
+        }
         let state = t.mapping_state();
-        let ctx = context(
+        let ctx = or_fail_shards!(context(
             &t.index,
             &state,
             now,
             &sreq.terms_lookups,
             &sreq.runtime,
             &sreq.field_refs,
-        )?;
-        let mut q = base_query(t, sreq, &ctx, &early)?;
+        ));
+        let mut q = or_fail_shards!(base_query(t, sreq, &ctx, &early));
         if let Some(pf) = &sreq.post_filter {
-            let f = query::build_query(pf, &ctx)?;
+            let f = or_fail_shards!(query::build_query(pf, &ctx));
             q = Box::new(tantivy::query::BooleanQuery::new(vec![
                 (tantivy::query::Occur::Must, q),
                 (
@@ -1238,63 +1261,91 @@ fn query_phase(
             )),
             _ => None,
         };
-        let keys = match fls_sort.as_ref().or(sreq.sort.as_ref()) {
-            Some(s) => Some(sort::parse_sort(
-                s,
-                &state.mapping,
-                &ctx.script_errors,
-                &ctx.runtime,
-                Some(&ctx),
-            )?),
-            None => None,
+        let sort_spec = fls_sort.as_ref().or(sreq.sort.as_ref());
+        let parse_keys = |ctx: &QueryContext| {
+            sort_spec
+                .map(|s| {
+                    sort::parse_sort(
+                        s,
+                        &state.mapping,
+                        &ctx.script_errors,
+                        &ctx.runtime,
+                        Some(ctx),
+                    )
+                })
+                .transpose()
         };
-        let collapse = sreq
+        let keys = or_fail_shards!(parse_keys(&ctx));
+        // Scripts record their first error in one slot per plan: with several shards, each
+        // shard plans its own so that a script's failure fails only the shard it ran on.
+        let per_shard_scripts =
+            t.searchers.len() > 1 && std::sync::Arc::strong_count(&ctx.script_errors) > 1;
+        let collapse = or_fail_shards!(sreq
             .collapse
             .as_deref()
             .map(|f| collapse::field(&state.mapping, f))
-            .transpose()?;
+            .transpose());
         let score_only = keys
             .as_ref()
             .map(|k| k.len() == 1 && k[0].kind == SortKind::Score && k[0].desc)
             .unwrap_or(true)
             && sreq.search_after.is_none();
-        let after = match (&sreq.search_after, &keys) {
-            (Some(a), Some(k)) => {
-                if a.len() != k.len() {
-                    return Err(EsError::illegal_argument(format!(
-                        "search_after has {} value(s) but sort has {}.",
-                        a.len(),
-                        k.len()
-                    )));
-                }
-                Some(
-                    a.iter()
-                        .zip(k)
-                        .map(|(v, key)| search_after_value(v, key, &state.mapping))
-                        .collect::<EsResult<Vec<_>>>()?,
-                )
-            }
-            (Some(_), None) => {
-                return Err(EsError::illegal_argument(
-                    "Sort must contain at least one field.",
-                ))
-            }
-            _ => None,
-        };
+        let after = or_fail_shards!(match (&sreq.search_after, &keys) {
+            (Some(a), Some(k)) if a.len() != k.len() => Err(EsError::illegal_argument(format!(
+                "search_after has {} value(s) but sort has {}.",
+                a.len(),
+                k.len()
+            ))),
+            (Some(a), Some(k)) => a
+                .iter()
+                .zip(k)
+                .map(|(v, key)| search_after_value(v, key, &state.mapping))
+                .collect::<EsResult<Vec<_>>>()
+                .map(Some),
+            (Some(_), None) => Err(EsError::illegal_argument(
+                "Sort must contain at least one field.",
+            )),
+            _ => Ok(None),
+        });
         let dfs = sreq.dfs && t.searchers.len() > 1;
         let num_shards = t.index.num_shards();
         let run_shard = |s: &ShardSearcher| -> EsResult<(u64, Vec<Candidate>)> {
+            let own_ctx = per_shard_scripts.then(|| {
+                let mut c = ctx.clone();
+                c.script_errors = Default::default();
+                c
+            });
+            let ctx = own_ctx.as_ref().unwrap_or(&ctx);
+            let (q, keys) = match &own_ctx {
+                Some(c) => {
+                    let mut q = base_query(t, sreq, c, &early)?;
+                    if let Some(pf) = &sreq.post_filter {
+                        q = Box::new(tantivy::query::BooleanQuery::new(vec![
+                            (tantivy::query::Occur::Must, q),
+                            (
+                                tantivy::query::Occur::Must,
+                                Box::new(tantivy::query::ConstScoreQuery::new(
+                                    query::build_query(pf, c)?,
+                                    0.0,
+                                )),
+                            ),
+                        ]));
+                    }
+                    (q, parse_keys(c)?)
+                }
+                None => (q.box_clone(), keys.clone()),
+            };
             // A profiled search plans its query per shard, each shard timing its own nodes.
             let (base, profiled) = if sreq.profile {
                 let started = Instant::now();
-                let (bq, node) = base_query_with(t, sreq, &ctx, &early, true)?;
+                let (bq, node) = base_query_with(t, sreq, ctx, &early, true)?;
                 let bq: Box<dyn tantivy::query::Query> = match &sreq.post_filter {
                     Some(pf) => Box::new(tantivy::query::BooleanQuery::new(vec![
                         (tantivy::query::Occur::Must, bq),
                         (
                             tantivy::query::Occur::Must,
                             Box::new(tantivy::query::ConstScoreQuery::new(
-                                query::build_query(pf, &ctx)?,
+                                query::build_query(pf, ctx)?,
                                 0.0,
                             )),
                         ),
@@ -1396,7 +1447,7 @@ fn query_phase(
                                 kind: SortKind::Field { name, .. },
                                 ..
                             }),
-                        ) => lode_query::required_point_bounds(query, name, &ctx)?,
+                        ) => lode_query::required_point_bounds(query, name, ctx)?,
                         _ => None,
                     };
                     let (c, hits) = match walk::top_hits(searcher, &scoring, &*q, &coll, bounds)? {
@@ -1430,7 +1481,7 @@ fn query_phase(
                 None if !sreq.rescore.is_empty() => {
                     let window = sreq.rescore_window.unwrap_or(0);
                     let (count, mut cands) = collect(limit.max(window))?;
-                    rescore::apply(&sreq.rescore, searcher, &scoring, &ctx, &mut cands)?;
+                    rescore::apply(&sreq.rescore, searcher, &scoring, ctx, &mut cands)?;
                     (count, cands)
                 }
                 None => collect(limit)?,
@@ -1445,6 +1496,9 @@ fn query_phase(
                     },
                 )?,
             };
+            if let Some(e) = own_ctx.as_ref().and_then(query::take_script_error) {
+                return Err(e);
+            }
             if let Some((node, rewrite_nanos)) = profiled {
                 let (name, reason) = match (score_only, limit) {
                     (true, 0) => ("TotalHitCountCollector", "search_count"),
@@ -1475,7 +1529,7 @@ fn query_phase(
             Ok((count, cands))
         };
         // One shard runs on this thread; several run in parallel (a thread each).
-        let results: Vec<EsResult<(u64, Vec<Candidate>)>> = if t.searchers.len() == 1 {
+        let mut results: Vec<EsResult<(u64, Vec<Candidate>)>> = if t.searchers.len() == 1 {
             vec![run_shard(&t.searchers[0])]
         } else {
             std::thread::scope(|scope| {
@@ -1493,8 +1547,26 @@ fn query_phase(
                     .collect()
             })
         };
-        for r in results {
-            let (c, cands) = r?;
+        // A script error in the index's own plan: a one-shard index plans once, so the
+        // error is its shard's (several shards with scripts plan their own, above).
+        if let Some(e) = query::take_script_error(&ctx) {
+            for r in results.iter_mut().filter(|r| r.is_ok()) {
+                *r = Err(e.clone());
+            }
+        }
+        for (s, r) in t.searchers.iter().zip(results) {
+            let (c, cands) = match r {
+                Ok(v) => v,
+                Err(e) if shard_failures::fails_shard(&e) => {
+                    failures.push(shard_failures::ShardFailure {
+                        index: t.index.name.clone(),
+                        shard: s.shard_id,
+                        error: e,
+                    });
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             total += c;
             for cand in &cands {
                 if let Some(s) = cand.score {
@@ -1503,16 +1575,44 @@ fn query_phase(
             }
             all_hits.extend(cands);
         }
-        if let Some(e) = query::take_script_error(&ctx) {
-            return Err(e);
-        }
         shards += t.searchers.len();
         if keys_out.is_none() {
             keys_out = keys;
         }
     }
-    // Aggregations run over the shards of every index, each planned against its own mapping,
-    // and reduce together as in Elasticsearch.
+    if !failures.is_empty() && (failures.len() == shards || !sreq.allow_partial_results) {
+        return Err(shard_failures::phase_error(
+            &failures,
+            failures.len() == shards,
+            &sreq.node_id,
+        ));
+    }
+    // Aggregations run over the shards of every index that answered, each planned against its
+    // own mapping, and reduce together as in Elasticsearch.
+    let answered: Vec<Target>;
+    let targets: &[Target] = if failures.is_empty() {
+        targets
+    } else {
+        answered = targets
+            .iter()
+            .map(|t| Target {
+                index: t.index.clone(),
+                searchers: t
+                    .searchers
+                    .iter()
+                    .filter(|s| {
+                        !failures
+                            .iter()
+                            .any(|f| f.index == t.index.name && f.shard == s.shard_id)
+                    })
+                    .cloned()
+                    .collect(),
+                alias_filter: t.alias_filter.clone(),
+                fls: t.fls.clone(),
+            })
+            .collect();
+        &answered
+    };
     if let Some(a) = sreq.aggs.as_ref().filter(|_| !targets.is_empty()) {
         let states: Vec<_> = targets.iter().map(|t| t.mapping_state()).collect();
         let ctxs: Vec<_> = targets
@@ -1615,6 +1715,7 @@ fn query_phase(
         timed_out: early.stopped.timed_out.load(Ordering::Relaxed),
         profiles: profiles.into_inner().unwrap_or_else(|p| p.into_inner()),
         agg_profiles,
+        failures,
     })
 }
 
@@ -2456,6 +2557,7 @@ fn execute(
         return Err(e);
     }
     let keys = qp.keys.clone();
+    let failures = qp.failures;
     let (page, rest): (Vec<Candidate>, Vec<Candidate>) = {
         let mut hits = qp.hits;
         let from = if scroll.is_some() {
@@ -2603,7 +2705,9 @@ fn execute(
             ),
         );
     }
-    Ok(Value::Object(body))
+    let mut out = Value::Object(body);
+    shard_failures::report(&mut out, &failures, &sreq.node_id);
+    Ok(out)
 }
 
 /// `search.max_keep_alive`: longer scroll keep-alives are refused, as in ES.
@@ -2639,9 +2743,8 @@ pub fn search(
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
     sreq.resolve_lookups(node, body.as_ref(), req)?;
-    if sreq.profile {
-        sreq.node_id = crate::cluster::node_id(node);
-    }
+    // profiles and shard failures name the node
+    sreq.node_id = crate::cluster::node_id(node);
     if let (Some(a), Some(m)) = (
         sreq.aggs.as_mut(),
         crate::cluster_settings::max_buckets(node),
@@ -2847,7 +2950,7 @@ fn execute_cached(
     // A cached answer is a whole tree: markers would outlive their response.
     let out = execute(indices, sreq, scroll, None)?;
     // Partial results are not the answer for the next request (ES caches only complete ones).
-    if out["timed_out"] != json!(true) {
+    if out["timed_out"] != json!(true) && out["_shards"]["failed"] == json!(0) {
         request_cache::put(key, out.clone(), readers);
     }
     Ok(out)
@@ -2870,6 +2973,7 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
     sreq.resolve_lookups(node, body.as_ref(), req)?;
     sreq.size = 0;
     sreq.track_total = TrackTotal::Exact;
+    sreq.node_id = crate::cluster::node_id(node);
     let mut list = targets(node, indices, req)?;
     let missing = split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
     let targets = pin(list, &sreq.routing)?;
@@ -2878,6 +2982,7 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
         "count": qp.total,
         "_shards": {"total": qp.shards, "successful": qp.shards, "skipped": 0, "failed": 0},
     });
+    shard_failures::report(&mut out, &qp.failures, &sreq.node_id);
     report_unavailable(&mut out, &missing);
     Ok(RestResponse::ok(out))
 }
@@ -2961,9 +3066,7 @@ pub fn msearch(
             .and_then(|_| SearchRequest::parse(Some(body), &sub))
             .and_then(|mut sreq| {
                 sreq.resolve_lookups(node, Some(body), &sub)?;
-                if sreq.profile {
-                    sreq.node_id = crate::cluster::node_id(node);
-                }
+                sreq.node_id = crate::cluster::node_id(node);
                 targets(node, &indices, &sub).and_then(|mut list| {
                     let missing =
                         split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
