@@ -2738,7 +2738,9 @@ pub fn search(
     sources: HitSources,
 ) -> EsResult<RestResponse> {
     let mut body = req.json_body()?;
+    let mut big_params = false;
     if let Some(b) = body.as_mut() {
+        big_params = crate::big_integers::exact_script_params(&req.body, b)?;
         crate::stored_scripts::inline_all(node, b)?;
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
@@ -2768,7 +2770,7 @@ pub fn search(
     let mut raw = (sources == HitSources::Raw).then(RawSources::fresh);
     let mut out = execute_cached(list, &sreq, scroll, cache_key, raw.as_mut())?;
     report_unavailable(&mut out, &missing);
-    respond(out, raw)
+    raw_source::respond_with(out, raw, big_params)
 }
 
 /// What ES refuses in a search under document-level security (its `DlsFlsRequestValidator`):
@@ -2960,6 +2962,7 @@ fn execute_cached(
 pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let mut body = req.json_body()?;
     if let Some(b) = body.as_mut() {
+        crate::big_integers::exact_script_params(&req.body, b)?;
         crate::stored_scripts::inline_all(node, b)?;
     }
     if let Some(Value::Object(m)) = &body {
@@ -3005,7 +3008,11 @@ pub fn msearch(
     while i < lines.len() {
         let header: Value = crate::rest::parse_json(str::as_bytes(lines[i]))?;
         let mut body: Value = match lines.get(i + 1) {
-            Some(l) => crate::rest::parse_json(str::as_bytes(l))?,
+            Some(l) => {
+                let mut body = crate::rest::parse_json(str::as_bytes(l))?;
+                crate::big_integers::exact_script_params(str::as_bytes(l), &mut body)?;
+                body
+            }
             None => {
                 return Err(EsError::parsing(
                     "msearch body must be pairs of header and body lines",
