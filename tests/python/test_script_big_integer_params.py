@@ -61,11 +61,26 @@ def test_script_query_and_score_and_count(es, index):
 def test_msearch_items(es, index):
     body = "\n".join(json.dumps(x) for x in [
         {"index": index},
-        {"script_fields": {"s": {"script": script("'' + params.big")}}, "size": 1}]) + "\n"
+        {"script_fields": {"s": {"script": script("'' + params.big")},
+                           "v": {"script": script("params.big")}}, "size": 1}]) + "\n"
     r = es.perform_request("POST", "/_msearch", body=body,
                            headers={"content-type": "application/x-ndjson",
                                     "accept": "application/json"}).body
-    assert r["responses"][0]["hits"]["hits"][0]["fields"]["s"] == [str(BIG)]
+    assert r["responses"][0]["hits"]["hits"][0]["fields"] == {"s": [str(BIG)], "v": [BIG]}
+
+
+def test_scroll_pages(es, index):
+    r = es.perform_request("POST", f"/{index}/_search?scroll=1m", headers=HEADERS, body={
+        "size": 1, "sort": ["n"], "script_fields": {"v": {"script": script("params.big")}}}).body
+    pages = [r["hits"]["hits"]]
+    while True:
+        r = es.perform_request("POST", "/_search/scroll", headers=HEADERS,
+                               body={"scroll": "1m", "scroll_id": r["_scroll_id"]}).body
+        if not r["hits"]["hits"]:
+            break
+        pages.append(r["hits"]["hits"])
+    assert [[h["_id"] for h in p] for p in pages] == [[i] for i in IDS]
+    assert all(h["fields"] == {"v": [BIG]} for p in pages for h in p)
 
 
 def test_updates_store_the_exact_integer(es, index):

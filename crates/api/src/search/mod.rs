@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::DocAddress;
 
-use raw_source::{respond, RawSources};
+use raw_source::RawSources;
 
 /// How a search's answer carries its hits' whole `_source`: as trees (what every caller that
 /// reads the hits needs), or as the stored bytes spliced into the serialized response, as
@@ -127,6 +127,9 @@ pub struct SearchRequest {
     pub profile: bool,
     /// The node's id, as a profiled response names its shards (`[node][index][shard]`).
     pub node_id: String,
+    /// Some script params hold integers beyond 64 bits (`big_integers`): a script may hand
+    /// one back, which the response writes as its digits.
+    pub big_params: bool,
     /// `search_type=dfs_query_then_fetch`: scores use index-wide term statistics.
     pub dfs: bool,
     /// `slice` of a sliced scroll.
@@ -451,6 +454,7 @@ impl SearchRequest {
             explain: bool_opt("explain")?,
             profile: bool_opt("profile")?,
             node_id: String::new(),
+            big_params: false,
             dfs,
             slice: b.get("slice").map(body::read_slice).transpose()?,
             terms_lookups: Default::default(),
@@ -2671,6 +2675,7 @@ fn execute(
                     named: sreq.named.clone(),
                     terms_lookups: sreq.terms_lookups.clone(),
                     as_int: sreq.rest_total_hits_as_int,
+                    big_params: sreq.big_params,
                 }),
             },
         )?;
@@ -2745,6 +2750,7 @@ pub fn search(
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
     sreq.resolve_lookups(node, body.as_ref(), req)?;
+    sreq.big_params = big_params;
     // profiles and shard failures name the node
     sreq.node_id = crate::cluster::node_id(node);
     if let (Some(a), Some(m)) = (
@@ -2770,7 +2776,7 @@ pub fn search(
     let mut raw = (sources == HitSources::Raw).then(RawSources::fresh);
     let mut out = execute_cached(list, &sreq, scroll, cache_key, raw.as_mut())?;
     report_unavailable(&mut out, &missing);
-    raw_source::respond_with(out, raw, big_params)
+    raw_source::respond_with(out, raw, sreq.big_params)
 }
 
 /// What ES refuses in a search under document-level security (its `DlsFlsRequestValidator`):
@@ -3004,13 +3010,15 @@ pub fn msearch(
         .map_err(|_| EsError::parsing("msearch body is not UTF-8"))?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut responses = Vec::new();
+    let mut big_params = false;
     let mut i = 0;
     while i < lines.len() {
         let header: Value = crate::rest::parse_json(str::as_bytes(lines[i]))?;
         let mut body: Value = match lines.get(i + 1) {
             Some(l) => {
                 let mut body = crate::rest::parse_json(str::as_bytes(l))?;
-                crate::big_integers::exact_script_params(str::as_bytes(l), &mut body)?;
+                let big = crate::big_integers::exact_script_params(str::as_bytes(l), &mut body)?;
+                big_params |= big;
                 body
             }
             None => {
@@ -3100,9 +3108,10 @@ pub fn msearch(
             Err(e) => json!({"error": e.to_error_json(), "status": e.status}),
         });
     }
-    respond(
+    raw_source::respond_with(
         json!({"took": started.elapsed().as_millis() as u64, "responses": responses}),
         raw,
+        big_params,
     )
 }
 
@@ -3143,6 +3152,8 @@ struct ScrollPage {
     named: Vec<query::named::NamedQuery>,
     terms_lookups: query::TermsLookups,
     as_int: bool,
+    /// The search's [`SearchRequest::big_params`].
+    big_params: bool,
 }
 
 struct ScrollStore {
@@ -3391,6 +3402,7 @@ pub fn scroll(
         explain: false,
         profile: false,
         node_id: String::new(),
+        big_params: ctx.big_params,
         dfs: false,
         slice: None,
         terms_lookups: ctx.terms_lookups.clone(),
@@ -3427,7 +3439,7 @@ pub fn scroll(
         "_shards": {"total": shards, "successful": shards, "skipped": 0, "failed": 0},
         "hits": hits,
     });
-    respond(out, raw)
+    raw_source::respond_with(out, raw, sreq.big_params)
 }
 
 /// `DELETE /_search/scroll`.
