@@ -134,10 +134,29 @@ def test_script_sort_evaluated_per_matching_document(es, docs):
     # `noa` has no `a`: it only fails the search when it matches the query.
     r = search(es, {"query": {"term": {"grp": "g2"}}, "size": 5, "sort": [num_sort(1)]})
     assert all(docs[h["_id"]]["grp"] == "g2" for h in r["hits"]["hits"])
-    status, err = failure(es, {"query": {"match_all": {}}, "sort": [num_sort(1)]})
-    assert status == 400
-    types = {err["type"]} | {c["type"] for c in err.get("root_cause", [])}
-    assert "script_exception" in types
+    # `noa` is on shard 0 of the 2 (ES's routing, murmur3 of the id): that shard fails, and
+    # shard 1 answers (`allow_partial_search_results` defaults to true)
+    r = search(es, {"query": {"match_all": {}}, "sort": [num_sort(1)], "size": 1000})
+    assert (r["_shards"]["successful"], r["_shards"]["failed"]) == (1, 1)
+    [f] = r["_shards"]["failures"]
+    assert (f["index"], f["shard"], f["reason"]["type"]) == (INDEX, 0, "script_exception")
+    shard1 = {i for i in docs if shard_of(i) == 1}
+    assert {h["_id"] for h in r["hits"]["hits"]} == shard1
+    with pytest.raises(ApiError) as ei:
+        es.perform_request("POST", f"/{INDEX}/_search", params={"allow_partial_search_results": "false"},
+                           body={"query": {"match_all": {}}, "sort": [num_sort(1)]},
+                           headers={"content-type": "application/json", "accept": "application/json"})
+    assert ei.value.meta.status == 400
+    err = ei.value.body["error"]
+    assert err["reason"] == "Partial shards failure"
+    assert err["root_cause"][0]["type"] == "script_exception"
+    assert [(f["index"], f["shard"]) for f in err["failed_shards"]] == [(INDEX, 0)]
+
+
+def shard_of(doc_id):
+    """The shard of 2 ES routes `doc_id` to (routing_num_shards 1024)."""
+    from test_shard_partial_failure import murmur3_32
+    return (murmur3_32(doc_id.encode("utf-16-le")) % 1024) // 512
 
 
 def test_string_script_must_return_string(es, docs):

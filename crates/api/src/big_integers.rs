@@ -44,6 +44,46 @@ pub fn script_result(v: Value) -> EsResult<(Vec<u8>, Value)> {
     Ok((bytes, tree))
 }
 
+/// Gives the script `params` of a parsed request `body` their integers beyond 64 bits as
+/// written in `raw` (its text): ES's scripts get their params as Jackson reads them, such an
+/// integer a `java.math.BigInteger` (a marked string here, which `lode-painless` reads as
+/// one), where serde_json gave a double. A script is an object with `source` or `id`; only
+/// its `params` are touched (a query's own numbers stay numbers). Returns whether some
+/// params were given such an integer (a script may hand one back: see [`restore`]).
+pub fn exact_script_params(raw: &[u8], body: &mut Value) -> EsResult<bool> {
+    match protect(raw)? {
+        Some(marked) => Ok(take_marked_params(body, &marked)),
+        None => Ok(false),
+    }
+}
+
+/// [`exact_script_params`] over a tree and its marked twin (the same tree but for the marks).
+fn take_marked_params(v: &mut Value, marked: &Value) -> bool {
+    match (v, marked) {
+        (Value::Object(o), Value::Object(m)) => {
+            let script = o.contains_key("source") || o.contains_key("id");
+            let mut any = false;
+            for (k, child) in o.iter_mut() {
+                let Some(twin) = m.get(k) else { continue };
+                if script && k == "params" {
+                    if contains_mark(twin) {
+                        *child = twin.clone();
+                        any = true;
+                    }
+                } else {
+                    any |= take_marked_params(child, twin);
+                }
+            }
+            any
+        }
+        (Value::Array(a), Value::Array(m)) => a
+            .iter_mut()
+            .zip(m)
+            .fold(false, |any, (x, twin)| take_marked_params(x, twin) | any),
+        _ => false,
+    }
+}
+
 /// Whether a marked string is anywhere in `v`.
 fn contains_mark(v: &Value) -> bool {
     match v {
@@ -133,6 +173,34 @@ fn protect_text(raw: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_script_params_keep_big_integers() {
+        let raw = br#"{"query": {"term": {"n": 123456789012345678901234567890}},
+            "script_fields": {"f": {"script": {"source": "params.a", "params": {"a": 123456789012345678901234567890, "b": 5, "c": [18446744073709551616]}}}},
+            "sort": [{"_script": {"script": {"id": "s", "params": {"x": 1}}}}]}"#;
+        let mut body = parse_json(raw).unwrap();
+        assert!(exact_script_params(raw, &mut body).unwrap());
+        let params = &body["script_fields"]["f"]["script"]["params"];
+        assert_eq!(
+            params["a"],
+            json!(format!("{MARK}123456789012345678901234567890"))
+        );
+        assert_eq!(params["b"], json!(5));
+        assert_eq!(params["c"], json!([format!("{MARK}18446744073709551616")]));
+        // the query's number is no script's: it stays the double serde_json reads
+        assert!(body["query"]["term"]["n"].is_f64());
+        assert_eq!(
+            body["sort"][0]["_script"]["script"]["params"],
+            json!({"x": 1})
+        );
+        let mut plain = parse_json(br#"{"script": {"source": "1", "params": {"a": 1}}}"#).unwrap();
+        assert!(!exact_script_params(
+            br#"{"script": {"source": "1", "params": {"a": 1}}}"#,
+            &mut plain
+        )
+        .unwrap());
+    }
     use serde_json::json;
 
     #[test]

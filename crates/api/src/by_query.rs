@@ -204,6 +204,7 @@ fn plan(node: &Node, kind: Kind, req: &RestRequest) -> EsResult<Plan> {
         Kind::Delete => req.required_body()?,
         Kind::Update => req.json_body()?.unwrap_or_else(|| json!({})),
     };
+    crate::big_integers::exact_script_params(&req.body, &mut body)?;
     crate::stored_scripts::inline_all(node, &mut body)?;
     let Some(b) = body.as_object() else {
         return Err(EsError::parsing("request body must be an object"));

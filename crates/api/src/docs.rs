@@ -662,8 +662,17 @@ pub fn get_source(
             format!("Source not found [{index_name}]/[{id}]"),
         )),
         Some(doc) => {
+            let fls = fls_of(req, &index, index_name);
+            if fls.is_none() && filter.is_identity() {
+                // The stored bytes, as ES answers: a tree would turn integers beyond 64
+                // bits into doubles.
+                return Ok(RestResponse::json_bytes(
+                    200,
+                    doc.source.trim_ascii().to_vec(),
+                ));
+            }
             let src = parse_json(&doc.source)?;
-            let src = match fls_of(req, &index, index_name) {
+            let src = match fls {
                 Some(p) => p.filter_source(&src),
                 None => src,
             };
@@ -1332,7 +1341,8 @@ pub fn update(
     id: &str,
     req: &RestRequest,
 ) -> EsResult<RestResponse> {
-    let body = req.required_body()?;
+    let mut body = req.required_body()?;
+    crate::big_integers::exact_script_params(&req.body, &mut body)?;
     let refresh = RefreshPolicy::from_request(req)?;
     let retry = req.usize_param("retry_on_conflict")?.unwrap_or(0);
     if req.bool_param("require_alias", false)? && node.alias_indices(index_name).is_empty() {
@@ -1762,7 +1772,8 @@ fn bulk_item(
                 )
             })?;
             let (s, e) = item.source.unwrap();
-            let upd = parse_json(&body[s..e])?;
+            let mut upd = parse_json(&body[s..e])?;
+            crate::big_integers::exact_script_params(&body[s..e], &mut upd)?;
             let retry = item
                 .meta
                 .get("retry_on_conflict")

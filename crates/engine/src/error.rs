@@ -13,8 +13,9 @@ pub struct EsError {
     /// Extra keys ES puts beside `type` and `reason` (`index`, `index_uuid`, `resource.id`, ...).
     pub extra: Map<String, Value>,
     pub caused_by: Option<Box<EsError>>,
-    /// When set, the `root_cause` differs from the error itself (e.g. a search phase failure).
-    pub root_cause: Option<Box<EsError>>,
+    /// When not empty, the `root_cause` entries differ from the error itself (e.g. a search
+    /// phase failure: one per group of shard failures, as ES's `guessRootCauses`).
+    pub root_causes: Vec<EsError>,
 }
 
 pub type EsResult<T> = Result<T, EsError>;
@@ -27,7 +28,7 @@ impl EsError {
             reason: reason.into(),
             extra: Map::new(),
             caused_by: None,
-            root_cause: None,
+            root_causes: Vec::new(),
         }
     }
 
@@ -117,7 +118,7 @@ impl EsError {
     }
 
     pub fn with_root_cause(mut self, cause: EsError) -> EsError {
-        self.root_cause = Some(Box::new(cause));
+        self.root_causes = vec![cause];
         self
     }
 
@@ -135,22 +136,27 @@ impl EsError {
         Value::Object(m)
     }
 
+    /// A `root_cause` entry: the error without its cause, as ES renders root causes with
+    /// `rest.exception.cause.skip` (`ElasticsearchException#generateFailureXContent`).
+    fn to_root_json(&self) -> Value {
+        let mut own = self.to_cause_json();
+        if let Some(o) = own.as_object_mut() {
+            o.remove("caused_by");
+        }
+        own
+    }
+
     /// The `error` object as ES renders it, with `root_cause`.
     pub fn to_error_json(&self) -> Value {
-        let root = match &self.root_cause {
-            Some(r) => r.to_cause_json(),
-            None => {
-                let mut own = self.to_cause_json();
-                if let Some(o) = own.as_object_mut() {
-                    o.remove("caused_by");
-                }
-                own
-            }
+        let roots: Vec<Value> = if self.root_causes.is_empty() {
+            vec![self.to_root_json()]
+        } else {
+            self.root_causes.iter().map(EsError::to_root_json).collect()
         };
         let mut body = self.to_cause_json();
         let obj = body.as_object_mut().unwrap();
         let mut out = Map::new();
-        out.insert("root_cause".into(), json!([root]));
+        out.insert("root_cause".into(), Value::Array(roots));
         for (k, v) in std::mem::take(obj) {
             out.insert(k, v);
         }
@@ -257,6 +263,42 @@ mod did_you_mean_tests {
         assert_eq!(
             e.reason,
             "[collapse] unknown field [feild] did you mean [field]?"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ES renders root causes with `rest.exception.cause.skip`: their own type, reason and
+    /// metadata (index, resource...), never a `caused_by`; the error itself keeps its causes.
+    #[test]
+    fn root_causes_have_no_cause() {
+        let inner = EsError::bad_request("script_exception", "runtime error")
+            .with("lang", "painless")
+            .caused_by(EsError::illegal_argument("boom"));
+        let mut outer = EsError::new(400, "search_phase_execution_exception", "all shards failed")
+            .caused_by(inner.clone());
+        let plain =
+            EsError::new(404, "index_not_found_exception", "no such index [x]").with("index", "x");
+        outer.root_causes = vec![inner.clone(), plain];
+        let body = outer.to_response_json();
+        assert_eq!(
+            body["error"]["root_cause"],
+            json!([{"type": "script_exception", "reason": "runtime error", "lang": "painless"},
+                   {"type": "index_not_found_exception", "reason": "no such index [x]", "index": "x"}])
+        );
+        assert_eq!(body["error"]["caused_by"]["caused_by"]["reason"], "boom");
+        // without explicit root causes, the error is its own root cause, without its cause
+        let own = inner.to_response_json();
+        assert_eq!(
+            own["error"]["root_cause"],
+            json!([{"type": "script_exception", "reason": "runtime error", "lang": "painless"}])
+        );
+        assert_eq!(
+            own["error"]["caused_by"]["type"],
+            "illegal_argument_exception"
         );
     }
 }

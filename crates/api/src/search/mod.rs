@@ -13,6 +13,7 @@ pub(crate) mod raw_source;
 pub mod request_cache;
 mod rescore;
 mod scroll_hits;
+mod shard_failures;
 mod suggest;
 
 use crate::rest::{RestRequest, RestResponse};
@@ -39,7 +40,7 @@ use std::time::{Duration, Instant};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::DocAddress;
 
-use raw_source::{respond, RawSources};
+use raw_source::RawSources;
 
 /// How a search's answer carries its hits' whole `_source`: as trees (what every caller that
 /// reads the hits needs), or as the stored bytes spliced into the serialized response, as
@@ -126,6 +127,9 @@ pub struct SearchRequest {
     pub profile: bool,
     /// The node's id, as a profiled response names its shards (`[node][index][shard]`).
     pub node_id: String,
+    /// Some script params hold integers beyond 64 bits (`big_integers`): a script may hand
+    /// one back, which the response writes as its digits.
+    pub big_params: bool,
     /// `search_type=dfs_query_then_fetch`: scores use index-wide term statistics.
     pub dfs: bool,
     /// `slice` of a sliced scroll.
@@ -450,6 +454,7 @@ impl SearchRequest {
             explain: bool_opt("explain")?,
             profile: bool_opt("profile")?,
             node_id: String::new(),
+            big_params: false,
             dfs,
             slice: b.get("slice").map(body::read_slice).transpose()?,
             terms_lookups: Default::default(),
@@ -647,6 +652,8 @@ struct QueryPhase {
     /// (index position, shard id).
     profiles: Vec<profile::ShardQueryProfile>,
     agg_profiles: HashMap<(usize, usize), Vec<Value>>,
+    /// The shards that failed (counted in `shards`), for `_shards.failures`.
+    failures: Vec<shard_failures::ShardFailure>,
 }
 
 /// Per-index searchers pinned for the fetch phase (and for scrolls).
@@ -1092,7 +1099,7 @@ fn search_phase_error(e: EsError) -> EsError {
         Some(cause) if query::expensive::is_refusal(&e) => (**cause).clone(),
         _ => e.clone(),
     };
-    outer.root_cause = Some(Box::new(root));
+    outer.root_causes = vec![root];
     outer.caused_by = Some(Box::new(e));
     outer
 }
@@ -1204,22 +1211,42 @@ fn query_phase(
         cancel: CancelToken::current(),
         stopped: Arc::default(),
     };
+    let mut failures: Vec<shard_failures::ShardFailure> = Vec::new();
     for (ti, t) in targets.iter().enumerate() {
         if let Some(c) = &early.cancel {
             c.check()?;
         }
+        // A query ES plans on each shard fails this index's shards only (ES plans per shard:
+        // an index whose mapping refuses the query fails, the others answer).
+        macro_rules! or_fail_shards {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(e) if shard_failures::fails_shard(&e) => {
+                        failures.extend(t.searchers.iter().map(|s| shard_failures::ShardFailure {
+                            index: t.index.name.clone(),
+                            shard: s.shard_id,
+                            error: e.clone(),
+                        }));
+                        shards += t.searchers.len();
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            };
+        }
         let state = t.mapping_state();
-        let ctx = context(
+        let ctx = or_fail_shards!(context(
             &t.index,
             &state,
             now,
             &sreq.terms_lookups,
             &sreq.runtime,
             &sreq.field_refs,
-        )?;
-        let mut q = base_query(t, sreq, &ctx, &early)?;
+        ));
+        let mut q = or_fail_shards!(base_query(t, sreq, &ctx, &early));
         if let Some(pf) = &sreq.post_filter {
-            let f = query::build_query(pf, &ctx)?;
+            let f = or_fail_shards!(query::build_query(pf, &ctx));
             q = Box::new(tantivy::query::BooleanQuery::new(vec![
                 (tantivy::query::Occur::Must, q),
                 (
@@ -1238,63 +1265,91 @@ fn query_phase(
             )),
             _ => None,
         };
-        let keys = match fls_sort.as_ref().or(sreq.sort.as_ref()) {
-            Some(s) => Some(sort::parse_sort(
-                s,
-                &state.mapping,
-                &ctx.script_errors,
-                &ctx.runtime,
-                Some(&ctx),
-            )?),
-            None => None,
+        let sort_spec = fls_sort.as_ref().or(sreq.sort.as_ref());
+        let parse_keys = |ctx: &QueryContext| {
+            sort_spec
+                .map(|s| {
+                    sort::parse_sort(
+                        s,
+                        &state.mapping,
+                        &ctx.script_errors,
+                        &ctx.runtime,
+                        Some(ctx),
+                    )
+                })
+                .transpose()
         };
-        let collapse = sreq
+        let keys = or_fail_shards!(parse_keys(&ctx));
+        // Scripts record their first error in one slot per plan: with several shards, each
+        // shard plans its own so that a script's failure fails only the shard it ran on.
+        let per_shard_scripts =
+            t.searchers.len() > 1 && std::sync::Arc::strong_count(&ctx.script_errors) > 1;
+        let collapse = or_fail_shards!(sreq
             .collapse
             .as_deref()
             .map(|f| collapse::field(&state.mapping, f))
-            .transpose()?;
+            .transpose());
         let score_only = keys
             .as_ref()
             .map(|k| k.len() == 1 && k[0].kind == SortKind::Score && k[0].desc)
             .unwrap_or(true)
             && sreq.search_after.is_none();
-        let after = match (&sreq.search_after, &keys) {
-            (Some(a), Some(k)) => {
-                if a.len() != k.len() {
-                    return Err(EsError::illegal_argument(format!(
-                        "search_after has {} value(s) but sort has {}.",
-                        a.len(),
-                        k.len()
-                    )));
-                }
-                Some(
-                    a.iter()
-                        .zip(k)
-                        .map(|(v, key)| search_after_value(v, key, &state.mapping))
-                        .collect::<EsResult<Vec<_>>>()?,
-                )
-            }
-            (Some(_), None) => {
-                return Err(EsError::illegal_argument(
-                    "Sort must contain at least one field.",
-                ))
-            }
-            _ => None,
-        };
+        let after = or_fail_shards!(match (&sreq.search_after, &keys) {
+            (Some(a), Some(k)) if a.len() != k.len() => Err(EsError::illegal_argument(format!(
+                "search_after has {} value(s) but sort has {}.",
+                a.len(),
+                k.len()
+            ))),
+            (Some(a), Some(k)) => a
+                .iter()
+                .zip(k)
+                .map(|(v, key)| search_after_value(v, key, &state.mapping))
+                .collect::<EsResult<Vec<_>>>()
+                .map(Some),
+            (Some(_), None) => Err(EsError::illegal_argument(
+                "Sort must contain at least one field.",
+            )),
+            _ => Ok(None),
+        });
         let dfs = sreq.dfs && t.searchers.len() > 1;
         let num_shards = t.index.num_shards();
         let run_shard = |s: &ShardSearcher| -> EsResult<(u64, Vec<Candidate>)> {
+            let own_ctx = per_shard_scripts.then(|| {
+                let mut c = ctx.clone();
+                c.script_errors = Default::default();
+                c
+            });
+            let ctx = own_ctx.as_ref().unwrap_or(&ctx);
+            let (q, keys) = match &own_ctx {
+                Some(c) => {
+                    let mut q = base_query(t, sreq, c, &early)?;
+                    if let Some(pf) = &sreq.post_filter {
+                        q = Box::new(tantivy::query::BooleanQuery::new(vec![
+                            (tantivy::query::Occur::Must, q),
+                            (
+                                tantivy::query::Occur::Must,
+                                Box::new(tantivy::query::ConstScoreQuery::new(
+                                    query::build_query(pf, c)?,
+                                    0.0,
+                                )),
+                            ),
+                        ]));
+                    }
+                    (q, parse_keys(c)?)
+                }
+                None => (q.box_clone(), keys.clone()),
+            };
             // A profiled search plans its query per shard, each shard timing its own nodes.
             let (base, profiled) = if sreq.profile {
                 let started = Instant::now();
-                let (bq, node) = base_query_with(t, sreq, &ctx, &early, true)?;
+                let (bq, node) = base_query_with(t, sreq, ctx, &early, true)?;
                 let bq: Box<dyn tantivy::query::Query> = match &sreq.post_filter {
                     Some(pf) => Box::new(tantivy::query::BooleanQuery::new(vec![
                         (tantivy::query::Occur::Must, bq),
                         (
                             tantivy::query::Occur::Must,
                             Box::new(tantivy::query::ConstScoreQuery::new(
-                                query::build_query(pf, &ctx)?,
+                                query::build_query(pf, ctx)?,
                                 0.0,
                             )),
                         ),
@@ -1396,7 +1451,7 @@ fn query_phase(
                                 kind: SortKind::Field { name, .. },
                                 ..
                             }),
-                        ) => lode_query::required_point_bounds(query, name, &ctx)?,
+                        ) => lode_query::required_point_bounds(query, name, ctx)?,
                         _ => None,
                     };
                     let (c, hits) = match walk::top_hits(searcher, &scoring, &*q, &coll, bounds)? {
@@ -1430,7 +1485,7 @@ fn query_phase(
                 None if !sreq.rescore.is_empty() => {
                     let window = sreq.rescore_window.unwrap_or(0);
                     let (count, mut cands) = collect(limit.max(window))?;
-                    rescore::apply(&sreq.rescore, searcher, &scoring, &ctx, &mut cands)?;
+                    rescore::apply(&sreq.rescore, searcher, &scoring, ctx, &mut cands)?;
                     (count, cands)
                 }
                 None => collect(limit)?,
@@ -1445,6 +1500,9 @@ fn query_phase(
                     },
                 )?,
             };
+            if let Some(e) = own_ctx.as_ref().and_then(query::take_script_error) {
+                return Err(e);
+            }
             if let Some((node, rewrite_nanos)) = profiled {
                 let (name, reason) = match (score_only, limit) {
                     (true, 0) => ("TotalHitCountCollector", "search_count"),
@@ -1475,7 +1533,7 @@ fn query_phase(
             Ok((count, cands))
         };
         // One shard runs on this thread; several run in parallel (a thread each).
-        let results: Vec<EsResult<(u64, Vec<Candidate>)>> = if t.searchers.len() == 1 {
+        let mut results: Vec<EsResult<(u64, Vec<Candidate>)>> = if t.searchers.len() == 1 {
             vec![run_shard(&t.searchers[0])]
         } else {
             std::thread::scope(|scope| {
@@ -1493,8 +1551,26 @@ fn query_phase(
                     .collect()
             })
         };
-        for r in results {
-            let (c, cands) = r?;
+        // A script error in the index's own plan: a one-shard index plans once, so the
+        // error is its shard's (several shards with scripts plan their own, above).
+        if let Some(e) = query::take_script_error(&ctx) {
+            for r in results.iter_mut().filter(|r| r.is_ok()) {
+                *r = Err(e.clone());
+            }
+        }
+        for (s, r) in t.searchers.iter().zip(results) {
+            let (c, cands) = match r {
+                Ok(v) => v,
+                Err(e) if shard_failures::fails_shard(&e) => {
+                    failures.push(shard_failures::ShardFailure {
+                        index: t.index.name.clone(),
+                        shard: s.shard_id,
+                        error: e,
+                    });
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             total += c;
             for cand in &cands {
                 if let Some(s) = cand.score {
@@ -1503,16 +1579,44 @@ fn query_phase(
             }
             all_hits.extend(cands);
         }
-        if let Some(e) = query::take_script_error(&ctx) {
-            return Err(e);
-        }
         shards += t.searchers.len();
         if keys_out.is_none() {
             keys_out = keys;
         }
     }
-    // Aggregations run over the shards of every index, each planned against its own mapping,
-    // and reduce together as in Elasticsearch.
+    if !failures.is_empty() && (failures.len() == shards || !sreq.allow_partial_results) {
+        return Err(shard_failures::phase_error(
+            &failures,
+            failures.len() == shards,
+            &sreq.node_id,
+        ));
+    }
+    // Aggregations run over the shards of every index that answered, each planned against its
+    // own mapping, and reduce together as in Elasticsearch.
+    let answered: Vec<Target>;
+    let targets: &[Target] = if failures.is_empty() {
+        targets
+    } else {
+        answered = targets
+            .iter()
+            .map(|t| Target {
+                index: t.index.clone(),
+                searchers: t
+                    .searchers
+                    .iter()
+                    .filter(|s| {
+                        !failures
+                            .iter()
+                            .any(|f| f.index == t.index.name && f.shard == s.shard_id)
+                    })
+                    .cloned()
+                    .collect(),
+                alias_filter: t.alias_filter.clone(),
+                fls: t.fls.clone(),
+            })
+            .collect();
+        &answered
+    };
     if let Some(a) = sreq.aggs.as_ref().filter(|_| !targets.is_empty()) {
         let states: Vec<_> = targets.iter().map(|t| t.mapping_state()).collect();
         let ctxs: Vec<_> = targets
@@ -1615,6 +1719,7 @@ fn query_phase(
         timed_out: early.stopped.timed_out.load(Ordering::Relaxed),
         profiles: profiles.into_inner().unwrap_or_else(|p| p.into_inner()),
         agg_profiles,
+        failures,
     })
 }
 
@@ -2216,7 +2321,7 @@ pub(crate) fn all_shards_unavailable(missing: &[(String, Vec<usize>)]) -> EsErro
                 .collect(),
         ),
     );
-    outer.root_cause = Some(Box::new(cause));
+    outer.root_causes = vec![cause];
     outer
 }
 
@@ -2456,6 +2561,7 @@ fn execute(
         return Err(e);
     }
     let keys = qp.keys.clone();
+    let failures = qp.failures;
     let (page, rest): (Vec<Candidate>, Vec<Candidate>) = {
         let mut hits = qp.hits;
         let from = if scroll.is_some() {
@@ -2569,6 +2675,7 @@ fn execute(
                     named: sreq.named.clone(),
                     terms_lookups: sreq.terms_lookups.clone(),
                     as_int: sreq.rest_total_hits_as_int,
+                    big_params: sreq.big_params,
                 }),
             },
         )?;
@@ -2603,7 +2710,9 @@ fn execute(
             ),
         );
     }
-    Ok(Value::Object(body))
+    let mut out = Value::Object(body);
+    shard_failures::report(&mut out, &failures, &sreq.node_id);
+    Ok(out)
 }
 
 /// `search.max_keep_alive`: longer scroll keep-alives are refused, as in ES.
@@ -2634,14 +2743,16 @@ pub fn search(
     sources: HitSources,
 ) -> EsResult<RestResponse> {
     let mut body = req.json_body()?;
+    let mut big_params = false;
     if let Some(b) = body.as_mut() {
+        big_params = crate::big_integers::exact_script_params(&req.body, b)?;
         crate::stored_scripts::inline_all(node, b)?;
     }
     let mut sreq = SearchRequest::parse(body.as_ref(), req)?;
     sreq.resolve_lookups(node, body.as_ref(), req)?;
-    if sreq.profile {
-        sreq.node_id = crate::cluster::node_id(node);
-    }
+    sreq.big_params = big_params;
+    // profiles and shard failures name the node
+    sreq.node_id = crate::cluster::node_id(node);
     if let (Some(a), Some(m)) = (
         sreq.aggs.as_mut(),
         crate::cluster_settings::max_buckets(node),
@@ -2665,7 +2776,7 @@ pub fn search(
     let mut raw = (sources == HitSources::Raw).then(RawSources::fresh);
     let mut out = execute_cached(list, &sreq, scroll, cache_key, raw.as_mut())?;
     report_unavailable(&mut out, &missing);
-    respond(out, raw)
+    raw_source::respond_with(out, raw, sreq.big_params)
 }
 
 /// What ES refuses in a search under document-level security (its `DlsFlsRequestValidator`):
@@ -2847,7 +2958,7 @@ fn execute_cached(
     // A cached answer is a whole tree: markers would outlive their response.
     let out = execute(indices, sreq, scroll, None)?;
     // Partial results are not the answer for the next request (ES caches only complete ones).
-    if out["timed_out"] != json!(true) {
+    if out["timed_out"] != json!(true) && out["_shards"]["failed"] == json!(0) {
         request_cache::put(key, out.clone(), readers);
     }
     Ok(out)
@@ -2857,6 +2968,7 @@ fn execute_cached(
 pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResponse> {
     let mut body = req.json_body()?;
     if let Some(b) = body.as_mut() {
+        crate::big_integers::exact_script_params(&req.body, b)?;
         crate::stored_scripts::inline_all(node, b)?;
     }
     if let Some(Value::Object(m)) = &body {
@@ -2870,6 +2982,7 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
     sreq.resolve_lookups(node, body.as_ref(), req)?;
     sreq.size = 0;
     sreq.track_total = TrackTotal::Exact;
+    sreq.node_id = crate::cluster::node_id(node);
     let mut list = targets(node, indices, req)?;
     let missing = split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
     let targets = pin(list, &sreq.routing)?;
@@ -2878,6 +2991,7 @@ pub fn count(node: &Node, indices: &str, req: &RestRequest) -> EsResult<RestResp
         "count": qp.total,
         "_shards": {"total": qp.shards, "successful": qp.shards, "skipped": 0, "failed": 0},
     });
+    shard_failures::report(&mut out, &qp.failures, &sreq.node_id);
     report_unavailable(&mut out, &missing);
     Ok(RestResponse::ok(out))
 }
@@ -2896,11 +3010,17 @@ pub fn msearch(
         .map_err(|_| EsError::parsing("msearch body is not UTF-8"))?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut responses = Vec::new();
+    let mut big_params = false;
     let mut i = 0;
     while i < lines.len() {
         let header: Value = crate::rest::parse_json(str::as_bytes(lines[i]))?;
         let mut body: Value = match lines.get(i + 1) {
-            Some(l) => crate::rest::parse_json(str::as_bytes(l))?,
+            Some(l) => {
+                let mut body = crate::rest::parse_json(str::as_bytes(l))?;
+                let big = crate::big_integers::exact_script_params(str::as_bytes(l), &mut body)?;
+                big_params |= big;
+                body
+            }
             None => {
                 return Err(EsError::parsing(
                     "msearch body must be pairs of header and body lines",
@@ -2961,9 +3081,7 @@ pub fn msearch(
             .and_then(|_| SearchRequest::parse(Some(body), &sub))
             .and_then(|mut sreq| {
                 sreq.resolve_lookups(node, Some(body), &sub)?;
-                if sreq.profile {
-                    sreq.node_id = crate::cluster::node_id(node);
-                }
+                sreq.node_id = crate::cluster::node_id(node);
                 targets(node, &indices, &sub).and_then(|mut list| {
                     let missing =
                         split_unavailable(&mut list, &sreq.routing, sreq.allow_partial_results)?;
@@ -2990,9 +3108,10 @@ pub fn msearch(
             Err(e) => json!({"error": e.to_error_json(), "status": e.status}),
         });
     }
-    respond(
+    raw_source::respond_with(
         json!({"took": started.elapsed().as_millis() as u64, "responses": responses}),
         raw,
+        big_params,
     )
 }
 
@@ -3033,6 +3152,8 @@ struct ScrollPage {
     named: Vec<query::named::NamedQuery>,
     terms_lookups: query::TermsLookups,
     as_int: bool,
+    /// The search's [`SearchRequest::big_params`].
+    big_params: bool,
 }
 
 struct ScrollStore {
@@ -3069,7 +3190,7 @@ fn too_many_scroll_contexts(max: usize) -> EsError {
         format!("Trying to create too many scroll contexts. Must be less than or equal to: [{max}]. This limit can be set by changing the [search.max_open_scroll_context] setting."),
     );
     let mut outer = EsError::new(429, "search_phase_execution_exception", "all shards failed");
-    outer.root_cause = Some(Box::new(inner.clone()));
+    outer.root_causes = vec![inner.clone()];
     outer.caused_by = Some(Box::new(inner));
     outer
 }
@@ -3179,7 +3300,7 @@ fn scroll_missing(id: &str) -> EsError {
         format!("No search context found for id [{id}]"),
     );
     let mut outer = EsError::new(404, "search_phase_execution_exception", "all shards failed");
-    outer.root_cause = Some(Box::new(inner.clone()));
+    outer.root_causes = vec![inner.clone()];
     outer.caused_by = Some(Box::new(inner));
     outer
 }
@@ -3281,6 +3402,7 @@ pub fn scroll(
         explain: false,
         profile: false,
         node_id: String::new(),
+        big_params: ctx.big_params,
         dfs: false,
         slice: None,
         terms_lookups: ctx.terms_lookups.clone(),
@@ -3317,7 +3439,7 @@ pub fn scroll(
         "_shards": {"total": shards, "successful": shards, "skipped": 0, "failed": 0},
         "hits": hits,
     });
-    respond(out, raw)
+    raw_source::respond_with(out, raw, sreq.big_params)
 }
 
 /// `DELETE /_search/scroll`.

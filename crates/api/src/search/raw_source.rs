@@ -19,10 +19,28 @@ use serde_json::Value;
 /// The answer `out`, with the kept sources spliced in when there are any (else the tree as
 /// it is, for the HTTP layer to print).
 pub(crate) fn respond(out: Value, raw: Option<RawSources>) -> EsResult<RestResponse> {
+    respond_with(out, raw, false)
+}
+
+/// [`respond`]; with `big_integers`, integers beyond 64 bits that scripts handed back (marked
+/// strings, see `big_integers`) are written as their digits.
+pub(crate) fn respond_with(
+    out: Value,
+    raw: Option<RawSources>,
+    big_integers: bool,
+) -> EsResult<RestResponse> {
     match raw.filter(|r| !r.is_empty()) {
-        None => Ok(RestResponse::ok(out)),
+        None if !big_integers => Ok(RestResponse::ok(out)),
+        None => Ok(RestResponse::json_bytes(
+            200,
+            crate::big_integers::restore(&out),
+        )),
         Some(raw) => {
-            let json = serde_json::to_vec(&out).map_err(|e| EsError::internal(e.to_string()))?;
+            let json = if big_integers {
+                crate::big_integers::restore(&out)
+            } else {
+                serde_json::to_vec(&out).map_err(|e| EsError::internal(e.to_string()))?
+            };
             Ok(RestResponse::json_bytes(200, raw.splice(&json)))
         }
     }
