@@ -1,7 +1,15 @@
+"""Keyword pattern shapes (wildcard/regexp open at one or both ends) against OpenSearch and Lode:
+one connection each, request cache off, 3 warm-ups then the median of 15, OpenSearch first.
+Both engines must hold the 1.12M reference `accounts` index.
+
+    OS_PORT=9212 LODE_PORT=9492 python3 pattern-shapes.py
+"""
+import os
 import http.client, json, time, statistics, random, sys
 random.seed(3)
 def conn(p): return http.client.HTTPConnection('127.0.0.1', p, timeout=60)
-C={9312:conn(9312),9492:conn(9492)}
+OS=int(os.environ.get('OS_PORT','9212')); LODE=int(os.environ.get('LODE_PORT','9492'))
+C={OS:conn(OS),LODE:conn(LODE)}
 def req(p, body):
     c=C[p]; c.request('POST','/accounts/_search?request_cache=false',json.dumps(body),{'content-type':'application/json'}); r=c.getresponse(); d=json.loads(r.read()); return d
 shapes={
@@ -14,11 +22,11 @@ shapes={
 }
 for name,f in shapes.items():
     res={}
-    for p in (9312,9492):
+    for p in (OS,LODE):
         ts=[]
         for i in range(18):
             b=f(); t=time.perf_counter(); d=req(p,b); dt=(time.perf_counter()-t)*1000
             if i>=3: ts.append(dt)
         res[p]=statistics.median(ts)
         tot=d['hits']['total']
-    print(f"{name:22s} OS {res[9312]:7.2f}  Lode {res[9492]:7.2f}  ratio {res[9312]/res[9492]:5.2f}")
+    print(f"{name:22s} OS {res[OS]:7.2f}  Lode {res[LODE]:7.2f}  ratio {res[OS]/res[LODE]:5.2f}")

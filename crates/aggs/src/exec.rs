@@ -680,6 +680,12 @@ fn collect_shard(
                     if !single_valued_everywhere(shard, &op.field.name).ok()? {
                         return None;
                     }
+                    // Deferring pays only when the cut drops buckets: when the shard keeps
+                    // every term, the kept buckets' collection is all of the first pass again.
+                    let cut = term_counts::shard_cut(n)?;
+                    if shard_terms_at_most(shard, &op.field.name, cut.size()).ok()? {
+                        return None;
+                    }
                     (field, true)
                 }
             };
@@ -959,6 +965,27 @@ fn single_valued_everywhere(shard: &ShardSearcher, field: &str) -> tantivy::Resu
         }
     }
     Ok(true)
+}
+
+/// Whether `shard` holds at most `n` distinct terms of `field`: its segments' term counts when
+/// they add up to no more, else its global ordinals (built for the counts' cut anyway).
+fn shard_terms_at_most(shard: &ShardSearcher, field: &str, n: usize) -> tantivy::Result<bool> {
+    let segments = shard.searcher.segment_readers();
+    let columns = segments
+        .iter()
+        .map(|s| s.fast_fields().str(field))
+        .collect::<tantivy::Result<Vec<_>>>()?;
+    if columns
+        .iter()
+        .flatten()
+        .map(|c| c.num_terms())
+        .sum::<usize>()
+        <= n
+    {
+        return Ok(true);
+    }
+    let ids = segments.iter().map(|s| s.segment_id()).collect();
+    Ok(super::global_ords::global_ords(ids, field, &columns)?.is_some_and(|g| g.len() <= n))
 }
 
 /// A deferred `terms` node's buckets with their sub-aggregations: the node's own collection

@@ -337,6 +337,13 @@ pub(crate) struct ShardCut {
     asc: bool,
 }
 
+impl ShardCut {
+    /// How many buckets the shard keeps.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+}
+
 /// The node's shard cut, when it is one counts can be cut to beforehand: ordered by count or
 /// key, no partition, no `shard_min_doc_count` (whose shard-level drop is counted apart);
 /// include/exclude never reach here ([`countable_field`]).
