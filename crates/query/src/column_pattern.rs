@@ -18,7 +18,9 @@
 //!
 //! A pattern that ends in fewer ways than it starts (`*596`) is, from a segment's second such
 //! query on, a walk of the segment's reversed terms from the reversed pattern's literal start
-//! ([`crate::reversed_terms`]): a few thousand keys instead of all of them.
+//! ([`crate::reversed_terms`]): a few thousand keys instead of all of them. One open at both
+//! ends that must contain a literal (`*596*`) searches the segment's terms laid end to end for
+//! it ([`crate::term_arena`]) and runs the automaton only on the terms it falls inside.
 
 use crate::points::const_scorer;
 use crate::term_set::gather_postings;
