@@ -342,6 +342,37 @@ impl ShardCut {
     pub(crate) fn size(&self) -> usize {
         self.size
     }
+
+    /// Keeps the `size` first of `buckets` in the cut's order (and the first past them, whose
+    /// count tantivy's prune takes as the error bound), each read as its document count and its
+    /// key; the documents of the others.
+    fn keep<T, K: Ord + ?Sized>(
+        &self,
+        buckets: &mut Vec<T>,
+        count: impl Fn(&T) -> u64,
+        key: impl Fn(&T) -> &K,
+    ) -> u64 {
+        let order = |a: &T, b: &T| {
+            let by_key = if self.asc || self.by_count {
+                key(a).cmp(key(b))
+            } else {
+                key(b).cmp(key(a))
+            };
+            match (self.by_count, self.asc) {
+                (true, true) => count(a).cmp(&count(b)).then(by_key),
+                (true, false) => count(b).cmp(&count(a)).then(by_key),
+                (false, _) => by_key,
+            }
+        };
+        let keep = self.size.saturating_add(1);
+        if buckets.len() <= keep {
+            return 0;
+        }
+        buckets.select_nth_unstable_by(keep, order);
+        let other = buckets[keep..].iter().map(&count).sum();
+        buckets.truncate(keep);
+        other
+    }
 }
 
 /// The node's shard cut, when it is one counts can be cut to beforehand: ordered by count or
@@ -419,26 +450,7 @@ pub(crate) fn kept_terms(
         lists.push(counts.into_terms(&segments[seg], field_name)?);
     }
     let mut all = merge_sorted(lists);
-    // The same order as `cut_by_global_ords`: terms are in key order here.
-    let order = |a: &(String, u64), b: &(String, u64)| {
-        let by_key = if cut.asc || cut.by_count {
-            a.0.cmp(&b.0)
-        } else {
-            b.0.cmp(&a.0)
-        };
-        match (cut.by_count, cut.asc) {
-            (true, true) => a.1.cmp(&b.1).then(by_key),
-            (true, false) => b.1.cmp(&a.1).then(by_key),
-            (false, _) => by_key,
-        }
-    };
-    let keep = cut.size.saturating_add(1);
-    let mut other = 0;
-    if all.len() > keep {
-        all.select_nth_unstable_by(keep, order);
-        other = all[keep..].iter().map(|(_, n)| n).sum();
-        all.truncate(keep);
-    }
+    let other = cut.keep(&mut all, |t| t.1, |t| &t.0);
     Ok((all, other))
 }
 
@@ -490,25 +502,7 @@ fn cut_by_global_ords(
         .collect();
     drop(totals);
     // Global ordinals run in term order: comparing them compares the keys.
-    let order = |a: &(u64, u32), b: &(u64, u32)| {
-        let by_key = if cut.asc || cut.by_count {
-            a.1.cmp(&b.1)
-        } else {
-            b.1.cmp(&a.1)
-        };
-        match (cut.by_count, cut.asc) {
-            (true, true) => a.0.cmp(&b.0).then(by_key),
-            (true, false) => b.0.cmp(&a.0).then(by_key),
-            (false, _) => by_key,
-        }
-    };
-    let keep = cut.size.saturating_add(1);
-    let mut other = 0;
-    if buckets.len() > keep {
-        buckets.select_nth_unstable_by(keep, order);
-        other = buckets[keep..].iter().map(|&(n, _)| n).sum();
-        buckets.truncate(keep);
-    }
+    let other = cut.keep(&mut buckets, |b| b.0, |b| &b.1);
     let mut counts = Vec::with_capacity(buckets.len());
     let mut term = String::new();
     for (n, g) in buckets {
