@@ -93,7 +93,7 @@ impl Task {
             "start_time_in_millis": self.start_millis,
             "running_time_in_nanos": self.started.elapsed().as_nanos() as u64,
             "cancellable": true,
-            "cancelled": self.cancel.is_cancelled_itself(),
+            "cancelled": self.cancel.is_marked_cancelled(),
             "headers": self.headers,
         });
         // ES's search tasks have no status (the field is left out).

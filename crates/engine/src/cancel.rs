@@ -104,7 +104,13 @@ impl CancelToken {
             .store(monotonic_ms(), Ordering::Relaxed);
     }
 
-    /// This token's own flag (not its parent's): what the task list shows as `cancelled`.
+    /// Whether the token was cancelled, without asking the client's connection: what the task
+    /// list shows as `cancelled`. The probe belongs to the thread running the request.
+    pub fn is_marked_cancelled(&self) -> bool {
+        self.state.cancelled.load(Ordering::Acquire)
+    }
+
+    /// This token's own flag (not its parent's), the client's connection asked now and then.
     pub fn is_cancelled_itself(&self) -> bool {
         if self.state.cancelled.load(Ordering::Acquire) {
             return true;

@@ -16,10 +16,15 @@
 //! driver. Cheap handlers finish before that and pay nothing for it.
 //!
 //! That wake is not enough on its own: a task the busy worker scheduled for itself (its LIFO
-//! slot) cannot be stolen by the others, so a connection woken there waits for the handler
-//! to end. A long handler therefore hands its worker's scheduler off to another thread
-//! ([`hand_off_worker`], Tokio's `block_in_place`) from its first cancellation probe, and
-//! goes on as a blocking thread.
+//! slot) cannot be stolen by the others, and one in its run queue is stolen only by a worker
+//! that is awake, so a connection woken there can wait for the handler to end (a `_tasks`
+//! listing that never saw the search it was polling for). A long handler therefore calls
+//! [`hand_off_worker`] from its cancellation probes: Tokio's `block_in_place` moves the LIFO
+//! task to the run queue and offers the worker to a new thread, and a task spawned inside it
+//! (where this thread holds no worker, so it goes to the shared queue) wakes a sleeping
+//! worker, which steals whatever this one still holds. `block_in_place` with a closure that
+//! returns at once usually takes the worker back before the new thread starts, so the wake
+//! is what frees the queue, probe after probe, whether or not the worker moved.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -100,16 +105,20 @@ pub fn watch(handle: tokio::runtime::Handle) {
         .expect("spawn the inline watchdog");
 }
 
-/// Gives the current worker's scheduler (its queued tasks, its LIFO slot, the I/O driver) to
-/// another thread, once per thread and only on a multi-threaded runtime: the caller is a
-/// handler that has run long on a worker and keeps running here as a blocking thread.
+/// Frees what the current worker holds (its LIFO slot, its run queue) for the other workers,
+/// on a multi-threaded runtime: the caller is a handler that has run long on a worker and
+/// goes on running. Called again later, it frees what was scheduled here since.
 pub fn hand_off_worker() {
-    let multi = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-    if multi {
-        // Later calls on this thread find no scheduler to move and return at once.
-        tokio::task::block_in_place(|| ());
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
+        return;
     }
+    tokio::task::block_in_place(|| {
+        // No worker is held here: the task is queued remotely and a sleeping worker woken.
+        drop(handle.spawn(async {}));
+    });
 }
 
 /// Wakes a worker once for each inline handler that has run past `HANDOFF_AFTER`.

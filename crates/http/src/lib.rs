@@ -366,7 +366,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request<Body>) -> Respo
     if let (Some(_), Some(t), Some(probe)) = (&inline_slot, &task, probe) {
         // Hyper cannot drop this future while the handler runs on its thread: the token
         // watches the socket instead. Its first probe comes once the handler has run a
-        // while: the worker's other tasks move to another thread then (`inline`).
+        // while: from then on each probe frees the tasks queued on this worker (`inline`).
         t.token().set_close_probe(Box::new(move || {
             inline::hand_off_worker();
             probe.client_closed()
