@@ -188,3 +188,67 @@ def test_profile_counts_the_documents_counted_from_the_points(es, live):
     aggs = resp["profile"]["shards"][0]["aggregations"]
     assert aggs[0]["description"] == "h"
     assert aggs[0]["breakdown"]["collect_count"] == len(live)
+
+
+def in_range(d, field, gte=None, gt=None, lte=None, lt=None):
+    """ES's range on a field: some value of the document lies inside."""
+    def ok(v):
+        return ((gte is None or v >= gte) and (gt is None or v > gt)
+                and (lte is None or v <= lte) and (lt is None or v < lt))
+    return any(ok(v) for v in values(d, field))
+
+
+RANGES = [dict(gte=-5, lt=120), dict(gt=7, lte=7.5), dict(gte=300), dict(lt=0),
+          dict(gt=1e9), dict(gte=133.3, lte=1001.7)]
+
+
+@pytest.mark.parametrize("bounds", RANGES)
+@pytest.mark.parametrize("field,interval,offset", [("qty", 10, 0), ("qty", 1, 0),
+                                                   ("price", 100, 0), ("price", 2.5, 0.5)])
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_histogram_under_a_range_on_its_own_field(es, live, field, interval, offset, bounds,
+                                                   wrapped):
+    """A range on the histogram's field: each single-valued segment is counted from the slice
+    of its sorted values inside the bounds (a document's one value is both what matches and
+    what is bucketed); the multi-valued segment is collected, where a document inside the
+    range brings every value it has."""
+    rng = {"range": {field: bounds}}
+    query = {"bool": {"filter": [rng]}} if wrapped else rng
+    resp = search(es, {"histogram": {"field": field, "interval": interval, "offset": offset}},
+                  query)
+    want = oracle(live, field, lambda v: math.floor((v - offset) / interval) * interval + offset,
+                  lambda d: in_range(d, field, **bounds))
+    assert got(resp) == {float(k): n for k, n in want.items()}
+
+
+@pytest.mark.parametrize("unit", ["month", "quarter", "year", "week"])
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "+05:30"])
+@pytest.mark.parametrize("days", [(0, 900), (17.25, 400.5), (300, 301), (-50, 30)])
+def test_date_histogram_under_a_range_on_its_own_field(es, live, unit, zone, days):
+    tz = ZoneInfo(zone) if "/" in zone or zone == "UTC" else dt.timezone(dt.timedelta(hours=5,
+                                                                                     minutes=30))
+    lo, hi = T0 + int(days[0] * DAY), T0 + int(days[1] * DAY)
+    agg = {"date_histogram": {"field": "at", "calendar_interval": unit, "time_zone": zone}}
+    resp = search(es, agg, {"bool": {"filter": [{"range": {"at": {"gte": lo, "lt": hi}}}]}})
+    want = oracle(live, "at", lambda v: calendar_start(v, unit, tz),
+                  lambda d: in_range(d, "at", gte=lo, lt=hi))
+    assert got(resp) == want
+    fixed = {"date_histogram": {"field": "at", "fixed_interval": "12h", "offset": "+1h"}}
+    resp = search(es, fixed, {"range": {"at": {"gt": lo, "lte": hi}}})
+    h = 12 * 3_600_000
+    want = oracle(live, "at", lambda v: (v - 3_600_000) // h * h + 3_600_000,
+                  lambda d: in_range(d, "at", gt=lo, lte=hi))
+    assert got(resp) == want
+
+
+def test_a_range_on_another_field_or_with_more_clauses_is_collected(es, live):
+    agg = {"histogram": {"field": "qty", "interval": 25}}
+    resp = search(es, agg, {"range": {"price": {"gte": 100, "lt": 900}}})
+    want = oracle(live, "qty", lambda v: math.floor(v / 25) * 25,
+                  lambda d: in_range(d, "price", gte=100, lt=900))
+    assert got(resp) == {float(k): n for k, n in want.items()}
+    resp = search(es, agg, {"bool": {"filter": [{"range": {"qty": {"gte": 50}}},
+                                                {"term": {"grp": 1}}]}})
+    want = oracle(live, "qty", lambda v: math.floor(v / 25) * 25,
+                  lambda d: in_range(d, "qty", gte=50) and d["grp"] == 1)
+    assert got(resp) == {float(k): n for k, n in want.items()}

@@ -790,6 +790,9 @@ fn collect_shard(
     // Per dense composite node: the pages of the segments it counted.
     let mut composite_pages: Vec<Option<Vec<composite_counts::KeyCount>>> =
         vec![None; composites.len()];
+    // A query that is a range on one field: a histogram of that field counts its slice of
+    // the sorted values.
+    let sole_range = lode_query::sole_point_range(query);
     for (ord, segment) in searcher.segment_readers().iter().enumerate() {
         let ord = ord as u32;
         let first = weight.scorer(segment, 1.0)?;
@@ -832,6 +835,16 @@ fn collect_shard(
                 answered.push(name);
             }
         }
+        if let (false, Some(range)) = (everything, sole_range) {
+            for (h, (done, sums)) in histograms.iter().zip(&mut histogram_sums) {
+                if h.field() == range.field()
+                    && h.add_segment(segment, sums, Some(range.bounds()))?
+                {
+                    *done = true;
+                    answered.push(h.name);
+                }
+            }
+        }
         if !everything && answered.is_empty() {
             merged.merge_fruits(collect_one(&collector, &*weight, ord, segment)?)?;
             continue;
@@ -863,7 +876,7 @@ fn collect_shard(
                 answered.push(f.name);
             }
             for (h, (done, sums)) in histograms.iter().zip(&mut histogram_sums) {
-                if h.add_segment(segment, sums)? {
+                if h.add_segment(segment, sums, None)? {
                     *done = true;
                     answered.push(h.name);
                 }

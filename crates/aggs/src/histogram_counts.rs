@@ -1,7 +1,8 @@
 //! `histogram` and `date_histogram` bucket counts from the points index instead of the values.
 //!
-//! Where the query matches a whole segment, a top-level histogram without sub-aggregations
-//! needs only how many documents each bucket holds. A bucket is a contiguous run of the
+//! Where the query matches a whole segment, or is a range on the histogram's own field (the
+//! documents with a value inside its bounds: a slice of the sorted values), a top-level
+//! histogram without sub-aggregations needs only how many documents each bucket holds. A bucket is a contiguous run of the
 //! segment's values sorted ([`SortedPoints`]): each run is found by a galloping search from the
 //! previous one, so a bucket costs a few comparisons instead of a read per document (Lucene's
 //! `DateHistogramAggregator` counts a match-all histogram from the points the same way, as
@@ -141,20 +142,30 @@ impl CountedHistogram<'_> {
         }
     }
 
+    /// The field the histogram buckets.
+    pub(crate) fn field(&self) -> Field {
+        self.field
+    }
+
     /// Adds the live documents of `segment` per bucket to `counts`, the query matching every
-    /// document of it; `false` (nothing added) when the segment must be collected instead.
+    /// document of it, or with `within` every document whose value lies in those inclusive
+    /// bounds (the column's `u64` mapping); `false` (nothing added) when the segment must be
+    /// collected instead.
     pub(crate) fn add_segment(
         &self,
         segment: &SegmentReader,
         counts: &mut BucketCounts,
+        within: Option<(u64, u64)>,
     ) -> tantivy::Result<bool> {
         let points = sorted_points(segment, self.field)?;
         if points.multi_valued() {
             return Ok(false);
         }
+        let (lo, hi) = within.unwrap_or((u64::MIN, u64::MAX));
+        let span = points.span(lo, hi);
         let mut runs: Vec<(i64, f64, u64)> = Vec::new();
-        let mut at = 0;
-        while at < points.len() {
+        let mut at = span.start;
+        while at < span.end {
             if runs.len() >= MAX_RUNS {
                 // More buckets than a request may build: the collector says so (or counts
                 // them, when `search.max_buckets` was raised).
@@ -162,8 +173,10 @@ impl CountedHistogram<'_> {
             }
             let (pos, key, end) = self.bucket(self.decode(points.value(at)));
             let past = match end {
-                Some(end) => gallop(&points, at, |raw| self.decode(raw) < end),
-                None => gallop(&points, at, |raw| self.bucket(self.decode(raw)).0 <= pos),
+                Some(end) => gallop(&points, at, |raw| raw <= hi && self.decode(raw) < end),
+                None => gallop(&points, at, |raw| {
+                    raw <= hi && self.bucket(self.decode(raw)).0 <= pos
+                }),
             };
             runs.push((pos, key, (past - at) as u64));
             at = past;
@@ -176,7 +189,11 @@ impl CountedHistogram<'_> {
         } else {
             NumericColumn::I64
         };
+        let (first, last) = (self.decode(lo), self.decode(hi));
         for v in super::range_counts::deleted_values(segment, self.field_name, column)? {
+            if v < first || v > last {
+                continue;
+            }
             let pos = self.bucket(v).0;
             if let Some(entry) = counts.get_mut(&pos) {
                 entry.1 -= 1;

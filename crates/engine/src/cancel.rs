@@ -5,7 +5,7 @@
 //! handler, so handlers that support cancellation pick it up without new parameters.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -14,9 +14,10 @@ use crate::error::EsError;
 /// Tells whether the client that sent a request has closed its connection.
 pub type CloseProbe = Box<dyn Fn() -> bool + Send + Sync>;
 
-/// How often a token with a close probe asks it: every this many checks, and then at most
-/// once per `PROBE_INTERVAL_MS` (a probe is a system call; checks come per block of work).
-const PROBE_EVERY_CHECKS: u32 = 32;
+/// How often a token with a close probe asks it: at the first check once this long has passed
+/// since the last probe. A probe is a system call, and an inline handler's worker frees its
+/// queued tasks at each one, so it goes by the clock: checks come per block of work, which can
+/// be anywhere from microseconds (a cheap scorer) to a second apart (a script per document).
 const PROBE_INTERVAL_MS: u64 = 10;
 
 #[derive(Default)]
@@ -26,7 +27,6 @@ struct State {
     /// Set for a request whose handler runs on the connection's own thread, where the HTTP
     /// layer cannot see the connection close: the token asks the socket instead.
     close_probe: OnceLock<CloseProbe>,
-    checks: AtomicU32,
     last_probe_ms: AtomicU64,
 }
 
@@ -50,13 +50,6 @@ impl State {
         let Some(probe) = self.close_probe.get() else {
             return false;
         };
-        if !self
-            .checks
-            .fetch_add(1, Ordering::Relaxed)
-            .is_multiple_of(PROBE_EVERY_CHECKS)
-        {
-            return false;
-        }
         let now = monotonic_ms();
         if now.saturating_sub(self.last_probe_ms.load(Ordering::Relaxed)) < PROBE_INTERVAL_MS {
             return false;
@@ -215,6 +208,29 @@ mod tests {
             assert!(Instant::now() < deadline, "the probe was never asked");
         }
         assert_eq!(t.reason().as_deref(), Some("channel closed"));
+    }
+
+    #[test]
+    fn a_close_probe_is_asked_by_the_clock_however_few_the_checks() {
+        // A script scorer checks every 256 documents, which can be a second apart.
+        let t = CancelToken::new();
+        let asked = Arc::new(AtomicU64::new(0));
+        let count = asked.clone();
+        t.set_close_probe(Box::new(move || {
+            count.fetch_add(1, Ordering::Relaxed);
+            false
+        }));
+        assert!(!t.is_cancelled());
+        assert_eq!(asked.load(Ordering::Relaxed), 0, "not before its interval");
+        for _ in 0..3 {
+            std::thread::sleep(std::time::Duration::from_millis(PROBE_INTERVAL_MS + 5));
+            assert!(!t.is_cancelled());
+        }
+        assert_eq!(
+            asked.load(Ordering::Relaxed),
+            3,
+            "one probe per check past the interval"
+        );
     }
 
     #[test]

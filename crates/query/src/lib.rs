@@ -254,6 +254,19 @@ pub fn cheap_count(
     }
 }
 
+/// The range `q` matches as, seen through a cancellation-only watch and a constant score (a
+/// `bool` of one `filter`): its matches are exactly the documents with a value of the range's
+/// field inside its bounds.
+pub fn sole_point_range(q: &dyn tantivy::query::Query) -> Option<&points::PointRangeQuery> {
+    if let Some(watched) = q.downcast_ref::<EarlyStopQuery>().and_then(|w| w.watched()) {
+        return sole_point_range(watched);
+    }
+    if let Some(c) = q.downcast_ref::<tantivy::query::ConstScoreQuery>() {
+        return sole_point_range(c.query());
+    }
+    q.downcast_ref::<points::PointRangeQuery>()
+}
+
 /// Live documents of the segment that `q` surely matches (0 when no cheap bound is known):
 /// a total tracked up to N is "at least N" once these bounds reach it, without reading a
 /// match. A term matches its document frequency less the segment's deleted documents, a

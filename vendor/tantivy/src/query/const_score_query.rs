@@ -21,6 +21,11 @@ impl ConstScoreQuery {
     pub fn new(query: Box<dyn Query>, score: Score) -> ConstScoreQuery {
         ConstScoreQuery { query, score }
     }
+
+    /// The wrapped query, which decides what matches.
+    pub fn query(&self) -> &dyn Query {
+        &*self.query
+    }
 }
 
 impl Clone for ConstScoreQuery {
