@@ -1,14 +1,15 @@
 //! `histogram` and `date_histogram` bucket counts from the points index instead of the values.
 //!
 //! Where the query matches a whole segment, or is a range on the histogram's own field (the
-//! documents with a value inside its bounds: a slice of the sorted values), a top-level
-//! histogram without sub-aggregations needs only how many documents each bucket holds. A bucket is a contiguous run of the
-//! segment's values sorted ([`SortedPoints`]): each run is found by a galloping search from the
-//! previous one, so a bucket costs a few comparisons instead of a read per document (Lucene's
-//! `DateHistogramAggregator` counts a match-all histogram from the points the same way, as
-//! one range count per bucket). Each point is one document on a single-valued field; a
-//! deleted document's value, which stays in the points until a merge, is read from the column
-//! and taken off its bucket. A multi-valued segment is collected as before.
+//! documents with a value inside its bounds: a slice of the sorted values), a top-level histogram
+//! without sub-aggregations needs only how many documents each bucket holds. A bucket is a
+//! contiguous run of the segment's values sorted ([`SortedPoints`]): each run is found by a
+//! galloping search from the previous one, so a bucket costs a few comparisons instead of a read
+//! per document (Lucene's `DateHistogramAggregator` counts a match-all histogram from the points
+//! the same way, as one range count per bucket; OpenSearch's filter rewrite also under a range on
+//! the histogram's field). Each point is one document on a single-valued field; a deleted
+//! document's value, which stays in the points until a merge, is read from the column and taken off
+//! its bucket. A multi-valued segment is collected as before.
 //!
 //! The buckets are the intermediate entries tantivy's histogram collector makes (its key
 //! formula for fixed intervals, the calendar index for calendar ones), so merging with

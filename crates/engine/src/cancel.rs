@@ -220,17 +220,12 @@ mod tests {
             count.fetch_add(1, Ordering::Relaxed);
             false
         }));
-        assert!(!t.is_cancelled());
-        assert_eq!(asked.load(Ordering::Relaxed), 0, "not before its interval");
         for _ in 0..3 {
             std::thread::sleep(std::time::Duration::from_millis(PROBE_INTERVAL_MS + 5));
             assert!(!t.is_cancelled());
         }
-        assert_eq!(
-            asked.load(Ordering::Relaxed),
-            3,
-            "one probe per check past the interval"
-        );
+        // Three checks, each past the interval (a count-based cadence would ask none).
+        assert_eq!(asked.load(Ordering::Relaxed), 3);
     }
 
     #[test]
