@@ -837,10 +837,12 @@ fn collect_shard(
         }
         if let (false, Some(range)) = (everything, sole_range) {
             for (h, (done, sums)) in histograms.iter().zip(&mut histogram_sums) {
-                if h.field() == range.field()
-                    && h.add_segment(segment, sums, Some(range.bounds()))?
-                {
+                if h.field() != range.field() {
+                    continue;
+                }
+                if let Some(n) = h.add_segment(segment, sums, Some(range.bounds()))? {
                     *done = true;
+                    read = n;
                     answered.push(h.name);
                 }
             }
@@ -876,7 +878,7 @@ fn collect_shard(
                 answered.push(f.name);
             }
             for (h, (done, sums)) in histograms.iter().zip(&mut histogram_sums) {
-                if h.add_segment(segment, sums, None)? {
+                if h.add_segment(segment, sums, None)?.is_some() {
                     *done = true;
                     answered.push(h.name);
                 }

@@ -150,17 +150,17 @@ impl CountedHistogram<'_> {
 
     /// Adds the live documents of `segment` per bucket to `counts`, the query matching every
     /// document of it, or with `within` every document whose value lies in those inclusive
-    /// bounds (the column's `u64` mapping); `false` (nothing added) when the segment must be
-    /// collected instead.
+    /// bounds (the column's `u64` mapping): the live documents counted, or `None` (nothing
+    /// added) when the segment must be collected instead.
     pub(crate) fn add_segment(
         &self,
         segment: &SegmentReader,
         counts: &mut BucketCounts,
         within: Option<(u64, u64)>,
-    ) -> tantivy::Result<bool> {
+    ) -> tantivy::Result<Option<u64>> {
         let points = sorted_points(segment, self.field)?;
         if points.multi_valued() {
-            return Ok(false);
+            return Ok(None);
         }
         let (lo, hi) = within.unwrap_or((u64::MIN, u64::MAX));
         let span = points.span(lo, hi);
@@ -170,7 +170,7 @@ impl CountedHistogram<'_> {
             if runs.len() >= MAX_RUNS {
                 // More buckets than a request may build: the collector says so (or counts
                 // them, when `search.max_buckets` was raised).
-                return Ok(false);
+                return Ok(None);
             }
             let (pos, key, end) = self.bucket(self.decode(points.value(at)));
             let past = match end {
@@ -190,6 +190,7 @@ impl CountedHistogram<'_> {
         } else {
             NumericColumn::I64
         };
+        let mut live = span.len() as u64;
         let (first, last) = (self.decode(lo), self.decode(hi));
         for v in super::range_counts::deleted_values(segment, self.field_name, column)? {
             if v < first || v > last {
@@ -197,13 +198,14 @@ impl CountedHistogram<'_> {
             }
             let pos = self.bucket(v).0;
             if let Some(entry) = counts.get_mut(&pos) {
+                live -= 1;
                 entry.1 -= 1;
                 if entry.1 == 0 {
                     counts.remove(&pos);
                 }
             }
         }
-        Ok(true)
+        Ok(Some(live))
     }
 
     /// The intermediate result of `counts`, as the collector gives it (non-empty buckets in key
