@@ -220,10 +220,13 @@ def test_explain_agrees_with_the_score(es, fields):
 @pytest.mark.parametrize("rewrite,reason", [
     ("nope", "Failed to parse rewrite_method [nope]"),
     ("top_terms_x", "Failed to parse rewrite_method [top_terms_x]"),
+    (None, "maxExpansions must be positive."),
 ])
-def test_unknown_rewrite_is_refused(es, fields, rewrite, reason):
-    for q in [{"fuzzy": {"t": {"value": "refund", "rewrite": rewrite}}},
-              {"match": {"t": {"query": "refund", "fuzziness": 1, "fuzzy_rewrite": rewrite}}}]:
+def test_bad_rewrite_or_expansions_are_refused(es, fields, rewrite, reason):
+    opts = {"rewrite": rewrite} if rewrite else {"max_expansions": 0}
+    match_opts = {"fuzzy_rewrite": rewrite} if rewrite else {"max_expansions": 0}
+    for q in [{"fuzzy": {"t": {"value": "refund", **opts}}},
+              {"match": {"t": {"query": "refund", "fuzziness": 1, **match_opts}}}]:
         status, body = error_of(lambda: es.search(index=INDEX, query=q))
         assert status == 400
         assert reason in str(body)

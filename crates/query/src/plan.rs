@@ -2166,6 +2166,11 @@ impl<'c, 'a> Planner<'c, 'a> {
         constant_score: bool,
         score: bool,
     ) -> EsResult<Q> {
+        // Lucene's `FuzzyQuery` constructor, whatever the rewrite.
+        if fuzzy.max_expansions == 0 {
+            let why = "maxExpansions must be positive.";
+            return Err(shard_error(why).caused_by(EsError::illegal_argument(why)));
+        }
         let rewrite = match fuzzy.rewrite {
             None => Rewrite::TopTermsBlendedFreqs(fuzzy.max_expansions as usize),
             Some(name) => Rewrite::parse(name).map_err(|why| {
