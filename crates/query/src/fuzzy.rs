@@ -164,8 +164,13 @@ impl FuzzyQuery {
         terms
     }
 
+    /// A text term, as the query's own (its type shows in explanations); the dictionary of
+    /// a string field holds UTF-8.
     fn term(&self, bytes: &[u8]) -> Term {
-        Term::from_field_bytes(self.term.field(), bytes)
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Term::from_field_text(self.term.field(), text),
+            Err(_) => Term::from_field_bytes(self.term.field(), bytes),
+        }
     }
 }
 
