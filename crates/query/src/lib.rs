@@ -30,6 +30,7 @@ mod derived_terms;
 mod early_stop;
 pub mod expensive;
 mod function_score;
+mod fuzzy;
 pub mod geo;
 mod min_score;
 mod msm;

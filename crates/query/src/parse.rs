@@ -208,6 +208,8 @@ pub struct MatchQuery {
     pub prefix_length: u32,
     pub max_expansions: u32,
     pub fuzzy_transpositions: bool,
+    /// `fuzzy_rewrite`, checked when the shard builds the query (as ES parses it).
+    pub fuzzy_rewrite: Option<String>,
     pub analyzer: Option<String>,
     pub lenient: bool,
     pub zero_terms_query: ZeroTerms,
@@ -225,6 +227,7 @@ impl MatchQuery {
             prefix_length: 0,
             max_expansions: 50,
             fuzzy_transpositions: true,
+            fuzzy_rewrite: None,
             analyzer: None,
             lenient: false,
             zero_terms_query: ZeroTerms::None,
@@ -322,6 +325,7 @@ pub struct MultiMatchQuery {
     pub prefix_length: u32,
     pub max_expansions: u32,
     pub fuzzy_transpositions: bool,
+    pub fuzzy_rewrite: Option<String>,
     pub analyzer: Option<String>,
     pub slop: u32,
     pub lenient: bool,
@@ -356,6 +360,8 @@ pub struct FuzzyQuery {
     pub prefix_length: u32,
     pub max_expansions: u32,
     pub transpositions: bool,
+    /// `rewrite`, checked when the shard builds the query (as ES parses it).
+    pub rewrite: Option<String>,
     pub boost: f32,
 }
 
@@ -463,6 +469,9 @@ pub struct QueryStringQuery {
     pub lenient: Option<bool>,
     pub fuzziness: Fuzziness,
     pub fuzzy_transpositions: bool,
+    pub fuzzy_prefix_length: u32,
+    pub fuzzy_max_expansions: u32,
+    pub fuzzy_rewrite: Option<String>,
     pub phrase_slop: u32,
     pub minimum_should_match: Option<String>,
     pub tie_breaker: Option<f32>,
@@ -1131,7 +1140,10 @@ static MATCH: ObjectParser<MatchQuery> = ObjectParser {
                 q.zero_terms_query = parse_zero_terms(v)?;
                 Ok(())
             }),
-            Field::new("fuzzy_rewrite", "*", ignore),
+            Field::new("fuzzy_rewrite", "*", |q, at, v| {
+                q.fuzzy_rewrite = Some(set_string(at, v)?);
+                Ok(())
+            }),
             Field::new("auto_generate_synonyms_phrase_query", "*", ignore),
         ],
         &common(),
@@ -1328,7 +1340,10 @@ fn parse_multi_match(body: &Map<String, Value>) -> EsResult<Query> {
                     m.q.zero_terms_query = parse_zero_terms(v)?;
                     Ok(())
                 }),
-                F::new("fuzzy_rewrite", "*", ignore),
+                F::new("fuzzy_rewrite", "*", |m, at, v| {
+                    m.q.fuzzy_rewrite = Some(set_string(at, v)?);
+                    Ok(())
+                }),
                 F::new("auto_generate_synonyms_phrase_query", "*", ignore),
             ],
             &common(),
@@ -1346,6 +1361,7 @@ fn parse_multi_match(body: &Map<String, Value>) -> EsResult<Query> {
             prefix_length: 0,
             max_expansions: 50,
             fuzzy_transpositions: true,
+            fuzzy_rewrite: None,
             analyzer: None,
             slop: 0,
             lenient: false,
@@ -1474,6 +1490,7 @@ fn parse_combined_fields(body: &Map<String, Value>) -> EsResult<Query> {
         prefix_length: 0,
         max_expansions: 50,
         fuzzy_transpositions: true,
+        fuzzy_rewrite: None,
         analyzer: None,
         slop: 0,
         lenient: false,
@@ -1747,7 +1764,10 @@ fn parse_fuzzy(body: &Map<String, Value>) -> EsResult<Query> {
                     q.transpositions = set_bool(at, v)?;
                     Ok(())
                 }),
-                F::new("rewrite", "*", ignore),
+                F::new("rewrite", "*", |q, at, v| {
+                    q.rewrite = Some(set_string(at, v)?);
+                    Ok(())
+                }),
             ],
             &common(),
         ],
@@ -1760,6 +1780,7 @@ fn parse_fuzzy(body: &Map<String, Value>) -> EsResult<Query> {
         prefix_length: 0,
         max_expansions: 50,
         transpositions: true,
+        rewrite: None,
         boost: 1.0,
     };
     match spec {
@@ -2548,6 +2569,9 @@ fn qs_defaults(query: String, tree: QsNode) -> QueryStringQuery {
         lenient: None,
         fuzziness: Fuzziness::AUTO,
         fuzzy_transpositions: true,
+        fuzzy_prefix_length: 0,
+        fuzzy_max_expansions: 50,
+        fuzzy_rewrite: None,
         phrase_slop: 0,
         minimum_should_match: None,
         tie_breaker: None,
@@ -2599,8 +2623,14 @@ static QS_FIELDS: &[Field<Qs>] = &[
         s.q.minimum_should_match = as_msm(at.parser, v)?;
         Ok(())
     }),
-    Field::new("fuzzy_max_expansions", "*", ignore),
-    Field::new("fuzzy_prefix_length", "*", ignore),
+    Field::new("fuzzy_max_expansions", "*", |s, at, v| {
+        s.q.fuzzy_max_expansions = set_u32(at, v)?;
+        Ok(())
+    }),
+    Field::new("fuzzy_prefix_length", "*", |s, at, v| {
+        s.q.fuzzy_prefix_length = set_u32(at, v)?;
+        Ok(())
+    }),
     Field::new("quote_field_suffix", "*", ignore),
     Field::new("analyze_wildcard", "*", ignore),
     Field::new("auto_generate_synonyms_phrase_query", "*", ignore),
@@ -2651,7 +2681,10 @@ static QUERY_STRING: ObjectParser<Qs> = ObjectParser {
                 Ok(())
             }),
             Field::new("enable_position_increments", "*", ignore),
-            Field::new("fuzzy_rewrite", "*", ignore),
+            Field::new("fuzzy_rewrite", "*", |s, at, v| {
+                s.q.fuzzy_rewrite = Some(set_string(at, v)?);
+                Ok(())
+            }),
             Field::new("max_determinized_states", "*", ignore),
             Field::new("rewrite", "*", ignore),
             Field::new("escape", "*", ignore),

@@ -16,7 +16,7 @@ use super::function_score::{
 };
 use super::msm::min_should_match;
 use super::parse::{
-    BoolQuery, FieldBoost, FunctionKind, FunctionScoreQuery, Fuzziness, FuzzyQuery, MatchQuery,
+    BoolQuery, FieldBoost, FunctionKind, FunctionScoreQuery, FuzzyQuery, MatchQuery,
     MultiMatchQuery, MultiMatchType, Operator, PatternQuery, PhraseQuery, Query, QueryStringQuery,
     RangeQuery, TermQuery, TermsQuery, ZeroTerms,
 };
@@ -26,6 +26,7 @@ use super::patterns::{
 use super::query_string::{Occur, QsNode, QsTerm};
 use super::values::{self, scalar_string, FloatBound};
 use super::QueryContext;
+use crate::fuzzy::Rewrite;
 use crate::points::PointRangeQuery;
 use lode_analysis::AnalysisError;
 use lode_dates::{parse_date_math, parse_time_value, DateFormat, Tz};
@@ -38,7 +39,7 @@ use std::ops::Bound;
 use tantivy::columnar::MonotonicallyMappableToU64;
 use tantivy::query::{
     self as tq, AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery,
-    EmptyQuery, FastFieldRangeQuery, FuzzyTermQuery, InvertedIndexRangeQuery, PhrasePrefixQuery,
+    EmptyQuery, FastFieldRangeQuery, InvertedIndexRangeQuery, PhrasePrefixQuery,
     PhraseQuery as TPhraseQuery, RangeQuery as TRangeQuery, RegexQuery, TermQuery as TTermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption};
@@ -147,6 +148,39 @@ fn leaf_field(q: &Query) -> Option<&str> {
         Query::MatchPhrase(p) | Query::MatchPhrasePrefix(p) => &p.field,
         _ => return None,
     })
+}
+
+/// A fuzzy term's options, from a `fuzzy` query or a full-text query's `fuzziness`.
+struct FuzzyOptions<'a> {
+    distance: u8,
+    prefix_length: u32,
+    max_expansions: u32,
+    transpositions: bool,
+    rewrite: Option<&'a str>,
+}
+
+impl<'a> FuzzyOptions<'a> {
+    /// A `match` term's, when the `match` has `fuzziness` (ES builds a fuzzy query for every
+    /// term then, even one of no edits).
+    fn of_match(m: &'a MatchQuery, token: &str) -> Option<FuzzyOptions<'a>> {
+        Some(FuzzyOptions {
+            distance: m.fuzziness?.distance(token),
+            prefix_length: m.prefix_length,
+            max_expansions: m.max_expansions,
+            transpositions: m.fuzzy_transpositions,
+            rewrite: m.fuzzy_rewrite.as_deref(),
+        })
+    }
+
+    fn of_multi_match(m: &'a MultiMatchQuery, token: &str) -> Option<FuzzyOptions<'a>> {
+        Some(FuzzyOptions {
+            distance: m.fuzziness?.distance(token),
+            prefix_length: m.prefix_length,
+            max_expansions: m.max_expansions,
+            transpositions: m.fuzzy_transpositions,
+            rewrite: m.fuzzy_rewrite.as_deref(),
+        })
+    }
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -2122,29 +2156,40 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(constant(self.regex_query(&re, field, def)?, p.boost, score))
     }
 
-    /// Terms within an edit distance. tantivy's automaton scorer is constant, so when
-    /// scoring, an exact-term BM25 clause is added to rank exact matches above near ones.
-    /// On a field that scores constantly, the fuzzy matches all score 1 (ES's
-    /// `ConstantScoreQuery` around the fuzzy query).
+    /// Lucene's `FuzzyQuery` on one term, rewritten as its `rewrite` says (see
+    /// [`crate::fuzzy`]). On a field that scores constantly, the matches all score 1 (ES's
+    /// `ConstantScoreQuery` around the fuzzy query), as with a `constant_score*` rewrite.
     fn fuzzy_term(
         &self,
         term: Term,
-        distance: u8,
-        transpositions: bool,
+        fuzzy: &FuzzyOptions<'_>,
         constant_score: bool,
         score: bool,
-    ) -> Q {
-        let fuzzy: Q = Box::new(FuzzyTermQuery::new(term.clone(), distance, transpositions));
-        if !score {
-            return fuzzy;
+    ) -> EsResult<Q> {
+        // Lucene's `FuzzyQuery` constructor, whatever the rewrite.
+        if fuzzy.max_expansions == 0 {
+            let why = "maxExpansions must be positive.";
+            return Err(shard_error(why).caused_by(EsError::illegal_argument(why)));
         }
-        if constant_score {
-            return constant(fuzzy, 1.0, true);
-        }
-        union(vec![
-            bm25(term_query(term, IndexRecordOption::WithFreqs), 1.0, true),
-            constant(fuzzy, 1.0, true),
-        ])
+        let rewrite = match fuzzy.rewrite {
+            None => Rewrite::TopTermsBlendedFreqs(fuzzy.max_expansions as usize),
+            Some(name) => Rewrite::parse(name).map_err(|why| {
+                shard_error(&why).caused_by(EsError::illegal_argument(why.clone()))
+            })?,
+        };
+        let q: Q = Box::new(crate::fuzzy::FuzzyQuery::new(
+            term,
+            fuzzy.distance,
+            fuzzy.prefix_length as usize,
+            fuzzy.transpositions,
+            rewrite,
+            self.ctx.max_clause_count,
+        ));
+        Ok(if score && (constant_score || rewrite.is_constant()) {
+            constant(q, 1.0, true)
+        } else {
+            q
+        })
     }
 
     fn fuzzy(&self, f: &FuzzyQuery, score: bool) -> EsResult<Q> {
@@ -2168,11 +2213,14 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
         let term = Term::from_field_text(field, &s);
         let constant_score = def.is_some_and(|d| d.ty.constant_score());
-        let q = if distance == 0 {
-            term_clause(term, constant_score, score)
-        } else {
-            self.fuzzy_term(term, distance, f.transpositions, constant_score, score)
+        let options = FuzzyOptions {
+            distance,
+            prefix_length: f.prefix_length,
+            max_expansions: f.max_expansions,
+            transpositions: f.transpositions,
+            rewrite: f.rewrite.as_deref(),
         };
+        let q = self.fuzzy_term(term, &options, constant_score, score)?;
         Ok(boosted(q, f.boost))
     }
 
@@ -2184,24 +2232,21 @@ impl<'c, 'a> Planner<'c, 'a> {
         &self,
         (field, def): (Field, &FieldDef),
         tokens: &[String],
-        fuzziness: Option<Fuzziness>,
-        transpositions: bool,
+        fuzzy: Option<&MatchQuery>,
         score: bool,
-    ) -> Q {
+    ) -> EsResult<Q> {
         let constant_score = def.ty.constant_score();
         let qs = tokens
             .iter()
             .map(|tok| {
                 let term = Term::from_field_text(field, tok);
-                match fuzziness.map(|f| f.distance(tok)) {
-                    Some(d) if d > 0 => {
-                        self.fuzzy_term(term, d, transpositions, constant_score, score)
-                    }
-                    _ => term_clause(term, constant_score, score),
+                match fuzzy.and_then(|m| FuzzyOptions::of_match(m, tok)) {
+                    Some(options) => self.fuzzy_term(term, &options, constant_score, score),
+                    None => Ok(term_clause(term, constant_score, score)),
                 }
             })
-            .collect();
-        union(qs)
+            .collect::<EsResult<_>>()?;
+        Ok(union(qs))
     }
 
     /// Combines per-position clauses the way `match` does: all required with `and`,
@@ -2302,18 +2347,14 @@ impl<'c, 'a> Planner<'c, 'a> {
                         score,
                     ));
                 }
-                if let Some(fz) = m.fuzziness {
-                    let d = fz.distance(&s);
-                    if d > 0 {
-                        let q = self.fuzzy_term(
-                            Term::from_field_text(field, &s),
-                            d,
-                            m.fuzzy_transpositions,
-                            def.ty.constant_score(),
-                            score,
-                        );
-                        return Ok(boosted(q, m.boost));
-                    }
+                if let Some(options) = FuzzyOptions::of_match(m, &s) {
+                    let q = self.fuzzy_term(
+                        Term::from_field_text(field, &s),
+                        &options,
+                        def.ty.constant_score(),
+                        score,
+                    )?;
+                    return Ok(boosted(q, m.boost));
                 }
             }
             return self.exact(&target, &m.query, m.boost, score, m.lenient);
@@ -2337,18 +2378,12 @@ impl<'c, 'a> Planner<'c, 'a> {
                         .iter()
                         .map(|t| self.text_prefix(def, field, t))
                         .collect();
-                    constant(union(prefixes), 1.0, score)
+                    Ok(constant(union(prefixes), 1.0, score))
                 } else {
-                    self.position_query(
-                        (field, def),
-                        toks,
-                        m.fuzziness,
-                        m.fuzzy_transpositions,
-                        score,
-                    )
+                    self.position_query((field, def), toks, Some(m), score)
                 }
             })
-            .collect();
+            .collect::<EsResult<_>>()?;
         self.combine_positions(
             clauses,
             m.operator,
@@ -2453,7 +2488,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 constant(union(prefixes), p.boost, score)
             } else {
                 boosted(
-                    self.position_query((field, def), toks, None, false, score),
+                    self.position_query((field, def), toks, None, score)?,
                     p.boost,
                 )
             });
@@ -2639,6 +2674,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                         prefix_length: m.prefix_length,
                         max_expansions: m.max_expansions,
                         fuzzy_transpositions: m.fuzzy_transpositions,
+                        fuzzy_rewrite: m.fuzzy_rewrite.clone(),
                         analyzer: m.analyzer.clone(),
                         lenient,
                         zero_terms_query: m.zero_terms_query,
@@ -2712,29 +2748,21 @@ impl<'c, 'a> Planner<'c, 'a> {
                                 .iter()
                                 .map(|(f, b, constant_score)| {
                                     let term = Term::from_field_text(*f, tok);
-                                    let q = match m.fuzziness.map(|fz| fz.distance(tok)) {
-                                        Some(d) if d > 0 => self.fuzzy_term(
-                                            term,
-                                            d,
-                                            m.fuzzy_transpositions,
-                                            *constant_score,
-                                            score,
-                                        ),
-                                        _ => term_clause(term, *constant_score, score),
+                                    let q = match FuzzyOptions::of_multi_match(m, tok) {
+                                        Some(options) => {
+                                            self.fuzzy_term(term, &options, *constant_score, score)?
+                                        }
+                                        None => term_clause(term, *constant_score, score),
                                     };
-                                    if score {
-                                        boosted(q, *b)
-                                    } else {
-                                        q
-                                    }
+                                    Ok(if score { boosted(q, *b) } else { q })
                                 })
-                                .collect();
-                            dis_max(per_field, tie, score)
+                                .collect::<EsResult<_>>()?;
+                            Ok(dis_max(per_field, tie, score))
                         })
-                        .collect();
-                    union(per_token)
+                        .collect::<EsResult<_>>()?;
+                    Ok(union(per_token))
                 })
-                .collect();
+                .collect::<EsResult<_>>()?;
             parts.push(self.combine_positions(
                 clauses,
                 m.operator,
@@ -3185,9 +3213,10 @@ impl<'c, 'a> Planner<'c, 'a> {
                 field: path.to_string(),
                 value: Value::String(normalize(text)),
                 fuzziness: fuzziness.unwrap_or(qs.fuzziness),
-                prefix_length: 0,
-                max_expansions: 50,
+                prefix_length: qs.fuzzy_prefix_length,
+                max_expansions: qs.fuzzy_max_expansions,
                 transpositions: qs.fuzzy_transpositions,
+                rewrite: qs.fuzzy_rewrite.clone(),
                 boost: 1.0,
             }),
             QsTerm::Range { .. } | QsTerm::Exists => return None,
@@ -3243,9 +3272,10 @@ impl<'c, 'a> Planner<'c, 'a> {
                     field: path.to_string(),
                     value: Value::String(normalize(text)),
                     fuzziness: fuzziness.unwrap_or(qs.fuzziness),
-                    prefix_length: 0,
-                    max_expansions: 50,
+                    prefix_length: qs.fuzzy_prefix_length,
+                    max_expansions: qs.fuzzy_max_expansions,
                     transpositions: qs.fuzzy_transpositions,
+                    rewrite: qs.fuzzy_rewrite.clone(),
                     boost: 1.0,
                 };
                 self.fuzzy(&f, score)
