@@ -7,6 +7,7 @@ use super::composite_counts;
 use super::filter_counts;
 use super::histogram_counts;
 use super::metric_bounds;
+use super::metric_order;
 use super::plan::{source_name, Op, Plan, PlanNode, SourceSpec, Stage};
 use super::profile;
 use super::range_counts;
@@ -699,6 +700,11 @@ fn collect_shard(
             ))
         })
         .collect();
+    // The `terms` nodes ordered by a metric, counted with their metric by global ordinal.
+    let mut metric_ordered: Vec<MetricOrderedShard> = nodes
+        .iter()
+        .filter_map(|n| MetricOrderedShard::new(n, shard).transpose())
+        .collect::<tantivy::Result<_>>()?;
     let bounded: Vec<(&str, metric_bounds::Bound, &str)> = nodes
         .iter()
         .filter_map(|n| {
@@ -748,6 +754,7 @@ fn collect_shard(
         && histograms.is_empty()
         && filtered.is_empty()
         && composites.is_empty()
+        && metric_ordered.is_empty()
     {
         return match timer {
             None => lode_query::FieldStatistics::new(&shard.searcher).search(
@@ -821,6 +828,14 @@ fn collect_shard(
                 read = n;
                 answered.push(c.name);
             }
+        }
+        for m in &mut metric_ordered {
+            let mut docs = match scorer.take() {
+                Some(s) => s,
+                None => weight.scorer(segment, 1.0)?,
+            };
+            m.add_segment(ord as usize, segment, &mut *docs)?;
+            answered.push(m.node.name);
         }
         if !everything {
             for (&(name, field_name, _, _, _), sums) in countable.iter().zip(&mut counted) {
@@ -925,6 +940,13 @@ fn collect_shard(
             }
         }
     }
+    for m in metric_ordered {
+        let name = m.node.name;
+        let (kept, other) = m.kept_terms()?;
+        let result = collect_kept_buckets(shard, query, reqs, &params, name, m.node.field, &kept)?;
+        merged.merge_fruits(result)?;
+        merged.push(name.to_string(), term_counts::other_docs_result(other)?)?;
+    }
     for (c, pages) in composites.iter().zip(composite_pages) {
         if let Some(pages) = pages {
             merged.push(c.name.to_string(), c.result(pages)?)?;
@@ -967,6 +989,75 @@ fn collect_shard(
         }
     }
     Ok(merged)
+}
+
+/// A `terms` node ordered by a metric (`metric_order`) on one shard: its global ordinals, its
+/// segments' columns and the per-ordinal counts and metrics added up so far.
+struct MetricOrderedShard<'n> {
+    node: metric_order::MetricOrdered<'n>,
+    global: Arc<super::global_ords::GlobalOrds>,
+    columns: Vec<Option<tantivy::columnar::StrColumn>>,
+    metrics: metric_order::OrdMetrics,
+}
+
+impl<'n> MetricOrderedShard<'n> {
+    /// `None` when the node is not one `metric_order` answers on this shard: a multi-valued
+    /// keyword (a document's other terms would join the kept buckets' collection), a shard
+    /// whose cut keeps every term (the kept buckets' collection would be all of the first pass
+    /// again), or no global ordinals.
+    fn new(node: &'n PlanNode, shard: &ShardSearcher) -> tantivy::Result<Option<Self>> {
+        let Some(node) = metric_order::metric_ordered(node, &shard.schema) else {
+            return Ok(None);
+        };
+        if !single_valued_everywhere(shard, node.field_name)?
+            || shard_terms_at_most(shard, node.field_name, node.shard_size)?
+        {
+            return Ok(None);
+        }
+        let segments = shard.searcher.segment_readers();
+        let columns = segments
+            .iter()
+            .map(|s| s.fast_fields().str(node.field_name))
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        let ids = segments.iter().map(|s| s.segment_id()).collect();
+        let Some(global) = super::global_ords::global_ords(ids, node.field_name, &columns)? else {
+            return Ok(None);
+        };
+        let metrics = metric_order::OrdMetrics::new(node.value, global.len());
+        Ok(Some(MetricOrderedShard {
+            node,
+            global,
+            columns,
+            metrics,
+        }))
+    }
+
+    /// Adds the documents `docs` matches in the segment at position `seg`.
+    fn add_segment(
+        &mut self,
+        seg: usize,
+        segment: &tantivy::SegmentReader,
+        docs: &mut dyn tantivy::query::Scorer,
+    ) -> tantivy::Result<()> {
+        let Some(terms) = &self.columns[seg] else {
+            return Ok(());
+        };
+        self.metrics.add_segment(
+            &self.global,
+            seg,
+            segment,
+            terms,
+            self.node.metric_field,
+            docs,
+        )
+    }
+
+    /// The terms the shard's cut keeps, with their documents, and the others' documents.
+    fn kept_terms(&self) -> tantivy::Result<(Vec<(String, u64)>, u64)> {
+        let (kept, other) = self.metrics.cut(self.node.shard_size, self.node.asc);
+        let kept = metric_order::kept_terms(&self.global, &self.columns, kept)?;
+        Ok((kept, other))
+    }
 }
 
 /// Whether every segment of `shard` holds at most one value of the keyword `field` per

@@ -40,6 +40,7 @@ mod geogrid;
 mod global_ords;
 mod histogram_counts;
 mod metric_bounds;
+mod metric_order;
 mod percentiles;
 mod pipeline;
 mod plan;

@@ -91,7 +91,7 @@ pub(crate) fn segment_bound(
 
 /// A column's `u64` code as the value the metric collectors see (tantivy's
 /// `f64_from_fastfield_u64`, which is not public).
-fn to_f64(raw: u64, ty: ColumnType) -> f64 {
+pub(crate) fn to_f64(raw: u64, ty: ColumnType) -> f64 {
     match ty {
         ColumnType::I64 | ColumnType::DateTime => i64::from_u64(raw) as f64,
         ColumnType::F64 => f64::from_u64(raw),

@@ -60,7 +60,7 @@ pub(crate) fn deferred_subs_field(node: &PlanNode, schema: &Schema) -> Option<Fi
 }
 
 /// [`countable_field`] without its condition on sub-aggregations.
-fn counted_terms_field(node: &PlanNode, schema: &Schema) -> Option<Field> {
+pub(crate) fn counted_terms_field(node: &PlanNode, schema: &Schema) -> Option<Field> {
     let Op::Terms(op) = &node.op else {
         return None;
     };
