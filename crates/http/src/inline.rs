@@ -100,6 +100,7 @@ pub fn watch(handle: tokio::runtime::Handle) {
                 continue;
             }
             kick_long_runners(now_micros());
+            lode_engine::cancel::tick_probe_clock();
             std::thread::sleep(WATCH_EVERY);
         })
         .expect("spawn the inline watchdog");
