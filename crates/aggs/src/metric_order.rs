@@ -23,7 +23,7 @@ use std::cmp::Ordering;
 use tantivy::columnar::{Column, ColumnType, StrColumn};
 use tantivy::query::Scorer;
 use tantivy::schema::{Field, Schema};
-use tantivy::{DocId, SegmentReader};
+use tantivy::SegmentReader;
 
 /// The value of a bucket's metric that the order reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,28 +193,14 @@ impl OrdMetrics {
         let single = metric
             .as_ref()
             .is_none_or(|(c, _)| !c.get_cardinality().is_multivalue());
-        let alive = segment.alive_bitset();
         let ords = terms.ords();
-        let mut block = [0 as DocId; tantivy::COLLECT_BLOCK_BUFFER_LEN];
-        let mut docs: Vec<DocId> = Vec::with_capacity(block.len());
-        let mut term_ords = vec![None; block.len()];
-        let mut values = vec![None; block.len()];
-        loop {
-            let n = scorer.fill_buffer(&mut block);
-            if n == 0 {
-                break;
-            }
-            docs.clear();
-            docs.extend(
-                block[..n]
-                    .iter()
-                    .copied()
-                    .filter(|&d| alive.is_none_or(|a| a.is_alive(d))),
-            );
+        let mut term_ords = vec![None; tantivy::COLLECT_BLOCK_BUFFER_LEN];
+        let mut values = vec![None; tantivy::COLLECT_BLOCK_BUFFER_LEN];
+        super::term_counts::for_each_live_block(segment, scorer, |docs| {
             let term_ords = &mut term_ords[..docs.len()];
-            ords.first_vals(&docs, term_ords);
+            ords.first_vals(docs, term_ords);
             if let (true, Some((column, _))) = (single, &metric) {
-                column.first_vals(&docs, &mut values[..docs.len()]);
+                column.first_vals(docs, &mut values[..docs.len()]);
             }
             for (i, (&doc, ord)) in docs.iter().zip(term_ords.iter()).enumerate() {
                 let Some(ord) = *ord else { continue };
@@ -234,7 +220,7 @@ impl OrdMetrics {
                     }
                 }
             }
-        }
+        });
         Ok(())
     }
 

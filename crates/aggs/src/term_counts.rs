@@ -228,6 +228,33 @@ fn column_ord_counts(segment: &SegmentReader, column: &tantivy::columnar::StrCol
     per_ord
 }
 
+/// Calls `f` with each block of the live documents `scorer` matches in `segment` (its batched
+/// `fill_buffer`, deleted documents left out): the dense counts read their columns a block at a
+/// time.
+pub(crate) fn for_each_live_block(
+    segment: &SegmentReader,
+    scorer: &mut dyn tantivy::query::Scorer,
+    mut f: impl FnMut(&[DocId]),
+) {
+    let alive = segment.alive_bitset();
+    let mut block = [0 as DocId; tantivy::COLLECT_BLOCK_BUFFER_LEN];
+    let mut docs: Vec<DocId> = Vec::with_capacity(block.len());
+    loop {
+        let n = scorer.fill_buffer(&mut block);
+        if n == 0 {
+            break;
+        }
+        docs.clear();
+        docs.extend(
+            block[..n]
+                .iter()
+                .copied()
+                .filter(|&d| alive.is_none_or(|a| a.is_alive(d))),
+        );
+        f(&docs);
+    }
+}
+
 /// A query's matches in a segment it does not match whole, per ordinal of a keyword column:
 /// the counts [`live_counts`] gives for a whole segment, here over `scorer`'s live documents,
 /// as Elasticsearch's `GlobalOrdinalsStringTermsAggregator` counts by ordinal. The shard then
@@ -249,12 +276,9 @@ pub(crate) fn query_ord_counts(
     let mut per_ord = vec![0u32; if dense { num_terms } else { 0 }];
     // Sparse: every match's ordinals, sorted and counted at the end.
     let mut listed: Vec<u32> = Vec::new();
-    let alive = segment.alive_bitset();
     let ords = column.ords();
     let multi = ords.get_cardinality().is_multivalue();
-    let mut block = [0 as DocId; tantivy::COLLECT_BLOCK_BUFFER_LEN];
-    let mut docs: Vec<DocId> = Vec::with_capacity(block.len());
-    let mut firsts = vec![None; block.len()];
+    let mut firsts = vec![None; tantivy::COLLECT_BLOCK_BUFFER_LEN];
     let mut doc_ords: Vec<u64> = Vec::new();
     let mut add = |ord: u64| {
         if dense {
@@ -263,21 +287,10 @@ pub(crate) fn query_ord_counts(
             listed.push(ord as u32);
         }
     };
-    loop {
-        let n = scorer.fill_buffer(&mut block);
-        if n == 0 {
-            break;
-        }
-        docs.clear();
-        docs.extend(
-            block[..n]
-                .iter()
-                .copied()
-                .filter(|&d| alive.is_none_or(|a| a.is_alive(d))),
-        );
+    for_each_live_block(segment, scorer, |docs| {
         if multi {
             // Old segments may repeat a value within a document: once per term.
-            for &doc in &docs {
+            for &doc in docs {
                 doc_ords.clear();
                 doc_ords.extend(column.term_ords(doc));
                 doc_ords.sort_unstable();
@@ -288,12 +301,12 @@ pub(crate) fn query_ord_counts(
             }
         } else {
             let out = &mut firsts[..docs.len()];
-            ords.first_vals(&docs, out);
+            ords.first_vals(docs, out);
             for ord in out.iter().flatten() {
                 add(*ord);
             }
         }
-    }
+    });
     if dense {
         return Ok(SegmentCounts::Ords(per_ord));
     }
