@@ -223,3 +223,37 @@ def test_leading_patterns_repeated_over_segments_updates_and_deletes(es):
                 assert ids(es, query, index="revpat") == want(match), query
     finally:
         es.indices.delete(index="revpat")
+
+
+@pytest.mark.parametrize("kind,spec", [
+    ("wildcard", {"value": "A00000000*"}), ("prefix", {"value": "A00000000"}),
+    ("regexp", {"value": "A00000000[0-9]+"})])
+def test_pattern_rewrite_constant_methods_score_the_boost_others_are_refused(es, accounts,
+                                                                              corpus, kind, spec):
+    from elasticsearch import BadRequestError
+    want = corpus.count(lambda d: d["acctId"].startswith("A00000000"))
+    for method in ["constant_score", "constant_score_blended", "constant_score_boolean"]:
+        q = {kind: {"acctId": dict(spec, rewrite=method, boost=3.0)}}
+        resp = es.search(index="accounts", size=5, query=q, track_total_hits=True).body
+        assert resp["hits"]["total"]["value"] == want
+        assert all(h["_score"] == 3.0 for h in resp["hits"]["hits"])
+    for method, reason in [("scoring_boolean", "not supported"), ("top_terms_5", "not supported"),
+                           ("bogus", "Failed to parse rewrite_method [bogus]")]:
+        q = {kind: {"acctId": dict(spec, rewrite=method)}}
+        with pytest.raises(BadRequestError) as e:
+            es.search(index="accounts", size=5, query=q)
+        err = e.value.body["error"]
+        assert err["root_cause"][0]["type"] == "query_shard_exception"
+        assert reason in err["root_cause"][0]["reason"]
+
+
+def test_query_string_rewrite_is_constant_or_refused(es, accounts, corpus):
+    from elasticsearch import BadRequestError
+    want = corpus.count(lambda d: d["acctId"].startswith("A00000000"))
+    q = {"query_string": {"query": "acctId:A00000000*", "rewrite": "constant_score"}}
+    assert es.search(index="accounts", size=0, query=q,
+                     track_total_hits=True)["hits"]["total"]["value"] == want
+    with pytest.raises(BadRequestError) as e:
+        es.search(index="accounts", size=0,
+                  query={"query_string": {"query": "acctId:A00000000*", "rewrite": "top_terms_3"}})
+    assert "not supported" in e.value.body["error"]["root_cause"][0]["reason"]

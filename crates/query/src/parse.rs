@@ -1639,8 +1639,29 @@ static PATTERN_FIELDS: &[Field<Pattern>] = &[
         q.case_insensitive = set_bool(at, v)?;
         Ok(())
     }),
-    Field::new("rewrite", "*", ignore),
+    Field::new("rewrite", "*", |_, at, v| constant_rewrite(at, v)),
 ];
+
+/// The `rewrite` of `prefix`, `wildcard` and `regexp` (and of `query_string`'s terms of those
+/// kinds), as ES's `QueryParsers#parseRewriteMethod` reads it. Lode scores their matches with
+/// the query's boost, which is what the constant-score methods give; a scoring method is
+/// refused rather than scored otherwise.
+fn constant_rewrite(at: &At<'_>, v: &Value) -> EsResult<()> {
+    let name = set_string(at, v)?;
+    let why = match crate::fuzzy::Rewrite::parse(&name) {
+        Ok(rewrite) if rewrite.is_constant() => return Ok(()),
+        Ok(_) => format!(
+            "rewrite [{name}] is not supported on prefix, wildcard and regexp terms: their \
+             matches score the query's boost (constant_score)"
+        ),
+        Err(why) => why,
+    };
+    Err(EsError::bad_request(
+        "query_shard_exception",
+        format!("failed to create query: {why}"),
+    )
+    .caused_by(EsError::illegal_argument(why)))
+}
 
 fn set_pattern_value(q: &mut Pattern, at: &At<'_>, v: &Value) -> EsResult<()> {
     q.value = Some(set_string(at, v)?);
@@ -2686,7 +2707,7 @@ static QUERY_STRING: ObjectParser<Qs> = ObjectParser {
                 Ok(())
             }),
             Field::new("max_determinized_states", "*", ignore),
-            Field::new("rewrite", "*", ignore),
+            Field::new("rewrite", "*", |_, at, v| constant_rewrite(at, v)),
             Field::new("escape", "*", ignore),
         ],
         &common(),
