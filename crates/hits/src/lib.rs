@@ -14,4 +14,5 @@ pub mod matched;
 pub mod ords;
 pub mod sort;
 pub mod source;
+pub mod term_table;
 pub mod walk;

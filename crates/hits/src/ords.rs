@@ -5,11 +5,13 @@
 //! only terms compare. A sorted page needs both conversions, as Lucene's
 //! `TermOrdValComparator` does: the worst term held so far becomes a later segment's bound on
 //! ordinals (its `bottomOrd`, looked up once per segment), and the hits a segment keeps get
-//! their terms back. One `ord_to_str` per hit decodes a dictionary block per hit (a block of
-//! the column's sstable, zstd-compressed); the hits of a sorted page lie on few blocks, which
-//! one pass over their sorted ordinals decodes once each.
+//! their terms back: from the segment's decoded terms ([`crate::term_table`]), or where a
+//! dictionary is too large for that, in one pass over the hits' sorted ordinals that decodes
+//! each dictionary block they need (zstd-compressed) once, where one `ord_to_str` per hit
+//! would decode a block per hit.
 
 use crate::sort::{SortValue, SortedHit};
+use crate::term_table::SegmentTerms;
 use tantivy::columnar::{StrColumn, TermOrdHit};
 
 /// The last ordinal of `column` that can sort no worse than `term`: descending, the smallest
@@ -39,8 +41,20 @@ pub fn after_ord(column: &StrColumn, term: &str, desc: bool) -> std::io::Result<
 }
 
 /// Replaces the ordinals (`SortValue::Ord`) that key `key` of `hits` holds by their terms in
-/// `column`, decoding each dictionary block the hits need once.
-pub fn resolve(column: &StrColumn, hits: &mut [SortedHit], key: usize) {
+/// `terms`: from the segment's decoded [`crate::term_table::TermTable`], or, for a dictionary
+/// too large for one, decoding each dictionary block the hits need once.
+pub fn resolve(terms: &SegmentTerms, hits: &mut [SortedHit], key: usize) {
+    if let Some(table) = terms.table() {
+        for hit in hits.iter_mut() {
+            if let Some(SortValue::Ord(o)) = hit.values.get(key) {
+                // Not UTF-8 (or not found): the empty term, as `ord_to_str` leaves it.
+                let term = table.term(*o).and_then(|b| std::str::from_utf8(b).ok());
+                hit.values[key] = SortValue::Str(term.unwrap_or_default().to_string());
+            }
+        }
+        return;
+    }
+    let column = &terms.column;
     let mut at: Vec<(u64, usize)> = hits
         .iter()
         .enumerate()
@@ -135,10 +149,15 @@ mod tests {
             score: 0.0,
             addr: DocAddress::new(0, 0),
         });
-        resolve(&col, &mut hits, 1);
+        let mut by_blocks = hits.clone();
+        let segment = tantivy::index::SegmentId::generate_random();
+        resolve(&SegmentTerms::new(col.clone(), segment, "k"), &mut hits, 1);
+        resolve(&SegmentTerms::blocks_only(col), &mut by_blocks, 1);
         let mut want: Vec<SortValue> = ords.iter().map(|&o| SortValue::Str(term(2 * o))).collect();
         want.push(SortValue::Missing);
         let got: Vec<SortValue> = hits.into_iter().map(|h| h.values[1].clone()).collect();
+        assert_eq!(got, want);
+        let got: Vec<SortValue> = by_blocks.into_iter().map(|h| h.values[1].clone()).collect();
         assert_eq!(got, want);
     }
 }

@@ -2,6 +2,7 @@
 //! `from + size` documents by a multi-key sort read from fast fields (with `missing`,
 //! `search_after` and a stable tie-break on shard and doc id).
 
+use crate::term_table::SegmentTerms;
 use lode_engine::mapping::{Mapping, Storage};
 use lode_engine::object_parser::{ignore, At, Field, ObjectParser, Style};
 use lode_engine::{EsError, EsResult};
@@ -14,7 +15,7 @@ use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::sync::Arc;
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::{Column, MonotonicallyMappableToU64, StrColumn};
+use tantivy::columnar::{Column, MonotonicallyMappableToU64};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -990,7 +991,7 @@ enum ColumnReader {
     I64(Option<Column<i64>>),
     F64(Option<Column<f64>>),
     Bool(Option<Column<bool>>),
-    Str(Option<StrColumn>),
+    Str(Option<SegmentTerms>),
     Score,
     Doc,
     /// A `_script` key: the segment's `doc` lookup and the script's reused buffers (values
@@ -1062,7 +1063,10 @@ impl Collector for FieldSortCollector {
                     Storage::Bool => ColumnReader::Bool(ff.column_opt::<bool>(name)?),
                     Storage::Keyword => {
                         has_str = true;
-                        ColumnReader::Str(ff.str(name)?)
+                        ColumnReader::Str(
+                            ff.str(name)?
+                                .map(|c| SegmentTerms::new(c, reader.segment_id(), name)),
+                        )
                     }
                     _ => ColumnReader::None,
                 },
@@ -1162,9 +1166,9 @@ impl FieldSortSegment {
     fn cmp_after(&self, values: &[SortValue], after: &[SortValue]) -> Ordering {
         for (i, ((v, a), k)) in values.iter().zip(after).zip(&self.keys).enumerate() {
             let o = match (v, &self.columns[i]) {
-                (SortValue::Ord(ord), ColumnReader::Str(Some(col))) => {
+                (SortValue::Ord(ord), ColumnReader::Str(Some(terms))) => {
                     let mut term = String::new();
-                    let _ = col.ord_to_str(*ord, &mut term);
+                    terms.term_into(*ord, &mut term);
                     cmp_values(&SortValue::Str(term), a, k)
                 }
                 _ => cmp_values(v, a, k),
@@ -1248,13 +1252,14 @@ impl FieldSortSegment {
                 )
                 .map(SortValue::I64)
                 .unwrap_or(SortValue::Missing),
-                ColumnReader::Str(Some(col)) => {
+                ColumnReader::Str(Some(terms)) => {
+                    let col = &terms.column;
                     match pick(docs.iter().flat_map(|&d| col.term_ords(d)), desc_pick(k)) {
                         // A `missing` term has no ordinal here: the key's values are all
                         // terms, so that they compare with it.
                         Some(ord) if k.missing_value.is_some() => {
                             let mut s = String::new();
-                            let _ = col.ord_to_str(ord, &mut s);
+                            terms.term_into(ord, &mut s);
                             SortValue::Str(s)
                         }
                         Some(ord) => SortValue::Ord(ord),
@@ -1340,7 +1345,7 @@ impl FieldSortSegment {
             ColumnReader::F64(Some(col)) => {
                 pick_f(col.values_for_doc(doc), desc_pick(key)).map(|v| v.to_u64())
             }
-            ColumnReader::Str(Some(col)) => pick(col.term_ords(doc), desc_pick(key)),
+            ColumnReader::Str(Some(terms)) => pick(terms.column.term_ords(doc), desc_pick(key)),
             _ => return false,
         };
         match v {
@@ -1514,8 +1519,8 @@ impl SegmentCollector for FieldSortSegment {
         self.buf.sort_unstable_by(|a, b| cmp_hits(a, b, keys));
         if self.has_str {
             for (key, c) in self.columns.iter().enumerate() {
-                if let ColumnReader::Str(Some(col)) = c {
-                    crate::ords::resolve(col, &mut self.buf, key);
+                if let ColumnReader::Str(Some(terms)) = c {
+                    crate::ords::resolve(terms, &mut self.buf, key);
                 }
             }
         }

@@ -19,6 +19,7 @@
 //! query, or matches far from the competitive end), the segment is scanned instead.
 
 use crate::sort::{FieldSortCollector, FieldSortSegment, SortKind, SortMode, SortValue, SortedHit};
+use crate::term_table::SegmentTerms;
 use lode_engine::mapping::Storage;
 use lode_query::points::{sorted_points, SortedPoints};
 use tantivy::collector::{Collector, SegmentCollector};
@@ -104,7 +105,10 @@ pub fn top_hits(
     for (ord, reader) in order {
         // A keyword's points are the segment's term ordinals: its terms resolve them.
         let terms = match lead.storage {
-            Storage::Keyword => reader.fast_fields().str(&lead.name)?,
+            Storage::Keyword => reader
+                .fast_fields()
+                .str(&lead.name)?
+                .map(|c| SegmentTerms::new(c, reader.segment_id(), &lead.name)),
             _ => None,
         };
         // Once `limit` hits are held, a later segment only contributes values at least as
@@ -114,8 +118,8 @@ pub fn top_hits(
             .flatten()
             .map(|h| &h.values[0]);
         let bottom = match (held, &terms) {
-            (Some(SortValue::Str(term)), Some(col)) => {
-                match crate::ords::bound_ord(col, term, lead.desc)? {
+            (Some(SortValue::Str(term)), Some(terms)) => {
+                match crate::ords::bound_ord(&terms.column, term, lead.desc)? {
                     Some(ord) => Some(ord),
                     // Every term of the segment sorts after the worst hit held.
                     None => continue,
@@ -128,7 +132,9 @@ pub fn top_hits(
         };
         let after = match (after, &terms) {
             (Some(After::Point(point)), _) => Some(point),
-            (Some(After::Term(term)), Some(col)) => crate::ords::after_ord(col, term, lead.desc)?,
+            (Some(After::Term(term)), Some(terms)) => {
+                crate::ords::after_ord(&terms.column, term, lead.desc)?
+            }
             // Every document of the segment lacks the keyword: all sort after the term.
             (Some(After::Term(_)), None) | (None, _) => None,
         };
@@ -162,8 +168,8 @@ pub fn top_hits(
                 if collector.keys.len() == 1 {
                     // The lead value is the whole sort: the hits are the candidates in order.
                     let mut hits = first_in_order(found, &walk, ord as u32);
-                    if let Some(col) = &terms {
-                        crate::ords::resolve(col, &mut hits, 0);
+                    if let Some(terms) = &terms {
+                        crate::ords::resolve(terms, &mut hits, 0);
                     }
                     hits
                 } else {
