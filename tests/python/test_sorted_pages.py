@@ -24,6 +24,8 @@ def _doc(i, rng):
         "ts": T0 + rng.randrange(0, 400 * DAY),
         "n": rng.randrange(-1000, 1000),
         "f": rng.randrange(0, 100_000) / 7.0,
+        # A keyword class most documents share (the tie walk under a keyword lead).
+        "cls": rng.choice(["dog", "dog", "dog", "cat", "cat", "emu"]) if i % 11 else "yak",
     }
     if i % 29 == 0:
         doc["n"] = [doc["n"], rng.randrange(-1000, 1000)]
@@ -57,6 +59,7 @@ def corpus(es):
             "n": {"type": "long"},
             "f": {"type": "double"},
             "k": {"type": "keyword"},
+            "cls": {"type": "keyword"},
         }},
     })
     docs = {}
@@ -136,6 +139,10 @@ SORTS = [
     [("status", False), ("ts", True)],
     [("status", True), ("k", False)],
     [("status", False), ("n", True), ("f", False)],
+    # A keyword lead most documents share.
+    [("cls", False), ("ts", True)],
+    [("cls", True), ("k", False)],
+    [("cls", False), ("n", True), ("f", False)],
 ]
 
 
@@ -232,3 +239,37 @@ def test_search_after_a_keyword_alone(es, corpus, desc, name, where):
     hits = es.search(index=INDEX, body=body, request_cache=False).body["hits"]["hits"]
     assert [h["sort"] for h in hits] == [_render(r, [("k", desc)]) for r in past[:1_000]]
     _check_hits(hits, corpus, [("k", desc)])
+
+
+def _sorts_after(row, after, sort):
+    """Whether `row` sorts strictly after `after` (missing values last in either order)."""
+    for v, a, (_, desc) in zip(row, after, sort):
+        if v == a:
+            continue
+        if v is None or a is None:
+            return v is None
+        return v < a if desc else v > a
+    return False
+
+
+@pytest.mark.parametrize("desc", [False, True], ids=["asc", "desc"])
+@pytest.mark.parametrize("name", ["all", "status", "window"])
+@pytest.mark.parametrize("where", ["held", "between"])
+def test_search_after_a_shared_keyword_lead(es, corpus, desc, name, where):
+    """`search_after` under a keyword lead most documents share, then a date: continues within
+    the lead's term (held), or from the next term (a term between two held ones)."""
+    sort = [("cls", desc), ("ts", True)]
+    query, match = QUERIES[name]
+    rows = _oracle(corpus, match, sort)
+    after = list(rows[len(rows) // 3])
+    if where == "between":
+        after[0] += "0"  # between `after` and the next term up
+    past = [r for r in rows if _sorts_after(r, after, sort)]
+    body = {"size": 300, "_source": False, "track_total_hits": False,
+            "sort": [{f: {"order": "desc" if d else "asc"}} for f, d in sort],
+            "search_after": _render(tuple(after), sort)}
+    if query is not None:
+        body["query"] = query
+    hits = es.search(index=INDEX, body=body, request_cache=False).body["hits"]["hits"]
+    assert [h["sort"] for h in hits] == [_render(r, sort) for r in past[:300]]
+    _check_hits(hits, corpus, sort)

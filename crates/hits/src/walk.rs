@@ -93,10 +93,10 @@ pub fn top_hits(
         EnableScoring::disabled_from_searcher(searcher)
     })?;
     // With more keys, a lead value many documents share is walked on the second key.
-    let second = match collector.keys.get(1) {
-        Some(key) if lead.storage != Storage::Keyword => walk_key(searcher, key),
-        _ => None,
-    };
+    let second = collector
+        .keys
+        .get(1)
+        .and_then(|key| walk_key(searcher, key));
     let mut best: Vec<SortedHit> = Vec::new();
     // Largest segments first: their hits set the bar the smaller ones must pass.
     let mut order: Vec<(usize, &SegmentReader)> =
@@ -130,13 +130,14 @@ pub fn top_hits(
             (Some(v), _) => v.to_point(lead.storage),
             (None, _) => None,
         };
-        let after = match (after, &terms) {
-            (Some(After::Point(point)), _) => Some(point),
-            (Some(After::Term(term)), Some(terms)) => {
-                crate::ords::after_ord(&terms.column, term, lead.desc)?
-            }
+        let (after, after_tie) = match (after, &terms) {
+            (Some(After::Point(point)), _) => (Some(point), Some(point)),
+            (Some(After::Term(term)), Some(terms)) => (
+                crate::ords::after_ord(&terms.column, term, lead.desc)?,
+                terms.column.dictionary().term_ord(term)?,
+            ),
             // Every document of the segment lacks the keyword: all sort after the term.
-            (Some(After::Term(_)), None) | (None, _) => None,
+            (Some(After::Term(_)), None) | (None, _) => (None, None),
         };
         let walk = Walk {
             lead: &lead,
@@ -146,6 +147,7 @@ pub fn top_hits(
             // The query's bounds are numbers; a keyword's points are term ordinals.
             bounds: bounds.filter(|_| lead.storage != Storage::Keyword),
             after,
+            after_tie,
             bottom,
             scoring,
             tie: None,
@@ -320,13 +322,16 @@ struct Walk<'a> {
     limit: usize,
     bounds: Option<(u64, u64)>,
     after: Option<u64>,
+    /// The lead value of documents equal to `search_after`'s lead value, when the segment
+    /// has it (a keyword's `after` is a neighbouring ordinal when the segment lacks the term).
+    after_tie: Option<u64>,
     bottom: Option<u64>,
     scoring: bool,
     /// Walks only the documents whose previous key holds one value.
     tie: Option<&'a Tie>,
 }
 
-/// The documents of a segment whose (single-valued, numeric) lead key holds `value`.
+/// The documents of a segment whose (single-valued) lead key holds `value`.
 struct Tie {
     column: TieColumn,
     value: u64,
@@ -335,6 +340,8 @@ struct Tie {
 enum TieColumn {
     I64(tantivy::columnar::Column<i64>),
     F64(tantivy::columnar::Column<f64>),
+    /// A keyword's term ordinals.
+    Ord(tantivy::columnar::Column<u64>),
 }
 
 impl Tie {
@@ -343,6 +350,9 @@ impl Tie {
         let column = match lead.storage {
             Storage::I64 => ff.column_opt::<i64>(&lead.name)?.map(TieColumn::I64),
             Storage::F64 => ff.column_opt::<f64>(&lead.name)?.map(TieColumn::F64),
+            Storage::Keyword => ff
+                .str(&lead.name)?
+                .map(|c| TieColumn::Ord(c.ords().clone())),
             _ => None,
         };
         Ok(column.map(|column| Tie { column, value }))
@@ -352,6 +362,7 @@ impl Tie {
         let value = match &self.column {
             TieColumn::I64(c) => c.first(doc).map(|v| v.to_u64()),
             TieColumn::F64(c) => c.first(doc).map(|v| v.to_u64()),
+            TieColumn::Ord(c) => c.first(doc),
         };
         value == Some(self.value)
     }
@@ -628,6 +639,10 @@ impl Walk<'_> {
                     0
                 };
                 (matched, past)
+            } else if !self.past_after(value) && self.after_tie != Some(value) {
+                // A keyword's `search_after` term the segment lacks: this value's documents
+                // all sort before it.
+                (Vec::new(), 0)
             } else {
                 let Some(tie) = Tie::new(self.reader, self.lead, value)? else {
                     return Ok(None);
@@ -643,11 +658,12 @@ impl Walk<'_> {
                     limit: self.limit - counted,
                     bounds: None,
                     // Documents of `search_after`'s lead value continue after its second.
-                    after: if self.after == Some(value) {
+                    after: if self.after_tie == Some(value) {
                         second_after
                     } else {
                         None
                     },
+                    after_tie: None,
                     bottom: None,
                     scoring: self.scoring,
                     tie: Some(&tie),
@@ -919,7 +935,8 @@ mod tests {
     }
 
     /// Three segments of 20,000 documents: `t` with many ties and some documents without a
-    /// value, `m` multi-valued, `f` a float, `s` a status; some documents deleted.
+    /// value, `m` multi-valued, `f` a float, `s` a status, `g` (and `c`, as a keyword) a
+    /// status most documents share; some documents deleted.
     fn index() -> Index {
         let mut sb = Schema::builder();
         let t = sb.add_i64_field("t", INDEXED | FAST);
@@ -929,6 +946,7 @@ mod tests {
         let k = sb.add_text_field("k", STRING | FAST);
         let g = sb.add_i64_field("g", INDEXED | FAST);
         let h = sb.add_i64_field("h", INDEXED | FAST);
+        let c = sb.add_text_field("c", STRING | FAST);
         let index = Index::create_in_ram(sb.build());
         let mut w = index.writer_with_num_threads(1, 50_000_000).unwrap();
         let mut x: u64 = 12345;
@@ -955,6 +973,8 @@ mod tests {
                     _ => 2 + (next() % 50) as i64,
                 };
                 d.add_i64(g, v);
+                // The same as a keyword (`c0`..`c51`).
+                d.add_text(c, format!("c{v}"));
             }
             d.add_i64(h, (next() % 4) as i64);
             d.add_i64(m, (next() % 10_000) as i64);
@@ -1244,10 +1264,25 @@ mod tests {
                 key("h", Storage::I64, false),
                 key("t", Storage::I64, true),
             ],
+            // A keyword lead most documents share.
+            vec![
+                key("c", Storage::Keyword, false),
+                key("t", Storage::I64, true),
+            ],
+            vec![
+                key("c", Storage::Keyword, true),
+                key("f", Storage::F64, false),
+            ],
+            vec![
+                key("c", Storage::Keyword, false),
+                key("k", Storage::Keyword, true),
+            ],
         ];
         let mut walked = 0;
+        let mut keyword_tie_walks = 0;
         for (name, q, bounds) in &queries {
             for keys in &sorts {
+                let tie_walks = TIE_WALKS.load(std::sync::atomic::Ordering::Relaxed);
                 let bounds = bounds.filter(|_| keys[0].kind == key("t", Storage::I64, true).kind);
                 for limit in [1, 10, 1_000, 30_000] {
                     let coll = |after: Option<Vec<SortValue>>| FieldSortCollector {
@@ -1289,10 +1324,45 @@ mod tests {
                         .unwrap();
                         assert_eq!(addr(&got), addr(&expected), "{what} after 5th");
                     }
+                    // After a keyword lead term no segment holds (between `c0` and `c1`).
+                    if keys[0].kind == key("c", Storage::Keyword, false).kind {
+                        let second = expected
+                            .first()
+                            .map_or(SortValue::Missing, |h| h.values[1].clone());
+                        let mut after = vec![SortValue::Str("c0!".into()), second];
+                        after.extend(
+                            expected
+                                .first()
+                                .into_iter()
+                                .flat_map(|h| h.values[2..].to_vec()),
+                        );
+                        let after = Some(after);
+                        let expected = lode_query::FieldStatistics::new(&searcher)
+                            .search(&searcher, &**q, &coll(after.clone()))
+                            .unwrap();
+                        let got = top_hits(
+                            &searcher,
+                            &lode_query::FieldStatistics::new(&searcher),
+                            &**q,
+                            &coll(after),
+                            bounds,
+                        )
+                        .unwrap()
+                        .unwrap();
+                        assert_eq!(addr(&got), addr(&expected), "{what} after c0!");
+                    }
                     walked += 1;
+                }
+                if keys[0].kind == key("c", Storage::Keyword, false).kind {
+                    keyword_tie_walks +=
+                        TIE_WALKS.load(std::sync::atomic::Ordering::Relaxed) - tie_walks;
                 }
             }
         }
+        assert!(
+            keyword_tie_walks >= 100,
+            "only {keyword_tie_walks} tie walks under a keyword lead"
+        );
         assert_eq!(walked, 5 * sorts.len() * 4);
         let tie_walks = TIE_WALKS.load(std::sync::atomic::Ordering::Relaxed);
         assert!(tie_walks >= 60, "only {tie_walks} tie walks");
