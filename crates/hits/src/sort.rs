@@ -1017,6 +1017,9 @@ pub struct FieldSortSegment {
     /// The worst row still in the top `limit` after the last compaction: a later doc that
     /// does not sort before it cannot enter (docs arrive in doc-id order, the tie-break).
     threshold: Option<Vec<SortValue>>,
+    /// The worst hit other segments hold already ([`FieldSortSegment::bar_with`]), in this
+    /// segment's terms: a document sorting after it cannot enter the merged top `limit`.
+    bar: Option<Bar>,
     /// A lead value (in the column's `u64` mapping) every entering document must reach: a
     /// document whose lead value is worse is rejected on that one read, before its row is
     /// built (Lucene's `compareBottom`). Only for a numeric or keyword lead key (a keyword's
@@ -1090,6 +1093,7 @@ impl Collector for FieldSortCollector {
             buf: Vec::new(),
             has_str,
             threshold: None,
+            bar: None,
             lead_bound: None,
             scratch: Vec::with_capacity(self.keys.len()),
         })
@@ -1304,6 +1308,48 @@ impl FieldSortSegment {
         }
     }
 
+    /// Rejects every document sorting after `held`, the worst of `limit` hits other segments
+    /// hold (a keyword's values as terms): Lucene's `compareBottom` against the merged queue,
+    /// where each segment otherwise harvests its own `limit` hits, compared, sorted and
+    /// resolved to terms only to be dropped in the merge. A keyword term is placed among
+    /// this segment's ordinals; one the segment lacks bounds the row there.
+    pub fn bar_with(&mut self, held: &[SortValue]) -> std::io::Result<()> {
+        let mut row = Vec::with_capacity(held.len());
+        let mut equal_passes = true;
+        for ((v, key), column) in held.iter().zip(&self.keys).zip(&self.columns) {
+            match (v, column) {
+                (SortValue::Str(term), ColumnReader::Str(Some(terms)))
+                    if key.missing_value.is_none() =>
+                {
+                    let col = &terms.column;
+                    if let Some(ord) = col.dictionary().term_ord(term)? {
+                        row.push(SortValue::Ord(ord));
+                        continue;
+                    }
+                    // The term falls between two ordinals: the row ends at the first that
+                    // sorts after it (a document there, or past it, sorts after `held`).
+                    let next = match crate::ords::bound_ord(col, term, key.desc)? {
+                        Some(b) if key.desc => match b.checked_sub(1) {
+                            Some(n) => n,
+                            // Every term sorts before `held`'s: no bar to place.
+                            None => return Ok(()),
+                        },
+                        Some(b) => b + 1,
+                        // Every term sorts after `held`'s (only missing values may not).
+                        None if key.desc => u64::MAX,
+                        None => 0,
+                    };
+                    row.push(SortValue::Ord(next));
+                    equal_passes = false;
+                    break;
+                }
+                (v, _) => row.push(v.clone()),
+            }
+        }
+        self.bar = Some(Bar { row, equal_passes });
+        Ok(())
+    }
+
     /// Rejects from now on every document whose lead value is worse than `point` (in the
     /// lead column's `u64` mapping: a keyword's term ordinal in this segment), when the lead
     /// key is numeric or a keyword.
@@ -1352,6 +1398,24 @@ impl FieldSortSegment {
             None => true,
             Some(v) if key.desc => v < bound,
             Some(v) => v > bound,
+        }
+    }
+}
+
+/// A row documents must sort before (or, when `equal_passes`, with) to enter.
+struct Bar {
+    row: Vec<SortValue>,
+    /// Whether a document equal to `row` may still enter: a full row held by another
+    /// segment (ties go by segment); not a row cut at a term this segment lacks.
+    equal_passes: bool,
+}
+
+impl Bar {
+    fn rejects(&self, values: &[SortValue], keys: &[SortKey]) -> bool {
+        match cmp_rows(values, &self.row, keys) {
+            Ordering::Less => false,
+            Ordering::Equal => !self.equal_passes,
+            Ordering::Greater => true,
         }
     }
 }
@@ -1493,6 +1557,12 @@ impl SegmentCollector for FieldSortSegment {
         self.values_into(doc, score, &mut values);
         if let Some(t) = &self.threshold {
             if cmp_rows(&values, t, &self.keys) != Ordering::Less {
+                self.scratch = values;
+                return;
+            }
+        }
+        if let Some(bar) = &self.bar {
+            if bar.rejects(&values, &self.keys) {
                 self.scratch = values;
                 return;
             }

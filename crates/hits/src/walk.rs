@@ -113,10 +113,10 @@ pub fn top_hits(
         };
         // Once `limit` hits are held, a later segment only contributes values at least as
         // good as the worst of them (equal ones may still win on a later key).
-        let held = (best.len() >= collector.limit)
+        let held_row = (best.len() >= collector.limit)
             .then(|| best.last())
-            .flatten()
-            .map(|h| &h.values[0]);
+            .flatten();
+        let held = held_row.map(|h| &h.values[0]);
         let bottom = match (held, &terms) {
             (Some(SortValue::Str(term)), Some(terms)) => {
                 match crate::ords::bound_ord(&terms.column, term, lead.desc)? {
@@ -177,6 +177,9 @@ pub fn top_hits(
                 } else {
                     found.sort_unstable_by_key(|c| c.doc);
                     let mut segment = collector.for_segment(ord as u32, reader)?;
+                    if let Some(h) = held_row {
+                        segment.bar_with(&h.values)?;
+                    }
                     for c in found {
                         segment.collect(c.doc, c.score);
                     }
@@ -188,6 +191,9 @@ pub fn top_hits(
                 let mut segment = collector.for_segment(ord as u32, reader)?;
                 if let Some(b) = bottom {
                     segment.bound_lead(b);
+                }
+                if let Some(h) = held_row {
+                    segment.bar_with(&h.values)?;
                 }
                 scan(&mut segment, &*weight, reader, scoring)?;
                 segment.harvest()
@@ -999,6 +1005,101 @@ mod tests {
         }
         w.commit().unwrap();
         index
+    }
+
+    /// The worst hit held bars later segments' documents (`FieldSortSegment::bar_with`) where
+    /// its keyword terms are ones the segment lacks: each segment holds its own terms only
+    /// (`w` is `wNNN` with NNN = the segment's number modulo 3), so every bar places a term
+    /// between two ordinals; `v` has four terms every segment holds, so that rows equal to
+    /// the bar come up (they win the tie in a segment ordered before the bar's). The hits
+    /// equal the collector's alone, every order, every limit.
+    #[test]
+    fn a_held_row_bars_later_segments_between_their_terms() {
+        // Segments are walked largest first: each order of sizes puts a segment walked later
+        // before (in segment order) the one holding the bar in some cases.
+        for sizes in [
+            [800u64, 5_000, 1_500, 3_000],
+            [5_000, 800, 3_000, 1_500],
+            [1_500, 3_000, 5_000, 800],
+        ] {
+            barred_segments_equal_the_collector(sizes);
+        }
+    }
+
+    fn barred_segments_equal_the_collector(sizes: [u64; 4]) {
+        let mut sb = Schema::builder();
+        let w = sb.add_text_field("w", STRING | FAST);
+        let n = sb.add_i64_field("n", INDEXED | FAST);
+        let v = sb.add_text_field("v", STRING | FAST);
+        let index = Index::create_in_ram(sb.build());
+        let mut wr = index.writer_with_num_threads(1, 50_000_000).unwrap();
+        let mut x: u64 = 99;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for (seg, docs) in sizes.into_iter().enumerate() {
+            for i in 0..docs {
+                let mut d = TantivyDocument::default();
+                if i % 17 != 0 {
+                    let t = 3 * (next() % 40) + seg as u64 % 3;
+                    d.add_text(w, format!("w{t:03}"));
+                }
+                d.add_i64(n, (next() % 30) as i64);
+                d.add_text(v, format!("v{}", next() % 4));
+                wr.add_document(d).unwrap();
+            }
+            wr.commit().unwrap();
+        }
+        let searcher = index.reader().unwrap().searcher();
+        let stats = lode_query::FieldStatistics::new(&searcher);
+        let sorts = [
+            vec![
+                key("w", Storage::Keyword, false),
+                key("n", Storage::I64, true),
+            ],
+            vec![
+                key("w", Storage::Keyword, true),
+                key("n", Storage::I64, false),
+            ],
+            vec![
+                key("n", Storage::I64, true),
+                key("w", Storage::Keyword, false),
+            ],
+            vec![
+                key("n", Storage::I64, false),
+                key("w", Storage::Keyword, true),
+            ],
+            // Terms every segment holds: rows equal to the bar in a segment ordered before
+            // the bar's win the tie.
+            vec![
+                key("v", Storage::Keyword, false),
+                key("n", Storage::I64, true),
+            ],
+            vec![
+                key("n", Storage::I64, true),
+                key("v", Storage::Keyword, true),
+            ],
+        ];
+        for keys in &sorts {
+            for limit in [1, 7, 100, 2_000, 9_000] {
+                let coll = FieldSortCollector {
+                    keys: keys.clone(),
+                    limit,
+                    after: None,
+                    shard_id: 0,
+                    track_scores: false,
+                };
+                let expected = stats.search(&searcher, &AllQuery, &coll).unwrap();
+                let got = top_hits(&searcher, &stats, &AllQuery, &coll, None)
+                    .unwrap()
+                    .expect("the lead key qualifies");
+                let addr = |h: &[SortedHit]| h.iter().map(|x| x.addr).collect::<Vec<_>>();
+                assert_eq!(addr(&got), addr(&expected), "{keys:?} limit={limit}");
+            }
+        }
     }
 
     /// A keyword lead walks the segment's term ordinals, later segments only those that can
