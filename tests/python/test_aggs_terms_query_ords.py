@@ -14,6 +14,7 @@ sub-aggregation makes the error unbounded (-1) even on one shard.
 """
 
 import collections
+import re
 import random
 
 import pytest
@@ -214,3 +215,42 @@ def test_metric_sub_aggregations_of_the_kept_buckets(es, loaded, order, width):
         ns = [d["n"] for d in mine]
         assert (b["st"]["count"], b["st"]["min"], b["st"]["max"], b["st"]["sum"]) == \
             (len(ns), min(ns), max(ns), sum(ns))
+
+
+FILTERS = [
+    ({"include": "u00[0-4].*"}, lambda t: re.fullmatch("u00[0-4].*", t)),
+    ({"exclude": "u000[0-9]|u01.*"}, lambda t: not re.fullmatch("u000[0-9]|u01.*", t)),
+    ({"include": "u0.*", "exclude": ".*[13579]"},
+     lambda t: re.fullmatch("u0.*", t) and not re.fullmatch(".*[13579]", t)),
+    ({"include": ["u0001", "u0002", "u0007", "u0100", "nope"]},
+     lambda t: t in {"u0001", "u0002", "u0007", "u0100"}),
+    ({"exclude": ["u0001", "u0002", "u0003"]}, lambda t: t not in {"u0001", "u0002", "u0003"}),
+]
+
+
+@pytest.mark.parametrize("flt", range(len(FILTERS)))
+@pytest.mark.parametrize("order", ORDERS[:3], ids=lambda o: "".join(f"{k}-{v}" for k, v in o.items()))
+@pytest.mark.parametrize("width", WIDTHS + [None])
+def test_include_and_exclude_drop_buckets_before_the_cut(es, loaded, flt, order, width):
+    """A keyword include/exclude (regex or terms) keeps the buckets of the terms it accepts,
+    counted as without it, and the others count nowhere (not in sum_other_doc_count)."""
+    index, live = loaded
+    spec, accepts = FILTERS[flt]
+    if width is None:
+        lo, hi, query = -1, 1 << 30, {"match_all": {}}
+    else:
+        lo, hi = _window(width)
+        query = {"range": {"n": {"gte": lo, "lt": hi}}}
+    size = 7
+    aggs = {"a": {"terms": {"field": "name", "size": size, "order": order, **spec}}}
+    got = es.search(index=index, size=0, aggs=aggs, request_cache=False,
+                    query=query)["aggregations"]["a"]
+    counts = collections.Counter({k: n for k, n in _counts(live, lo, hi).items() if accepts(k)})
+    pairs = [(b["key"], b["doc_count"]) for b in got["buckets"]]
+    assert got["sum_other_doc_count"] == sum(counts.values()) - sum(n for _, n in pairs)
+    if index.endswith("_1"):
+        assert pairs == _ordered(counts, order)[:size]
+    else:
+        assert len(pairs) == min(size, len(counts))
+        for key, n in pairs:
+            assert n <= counts[key]

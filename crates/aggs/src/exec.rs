@@ -14,6 +14,7 @@ use super::range_counts;
 use super::render::{key_id, too_many_buckets, Scope};
 use super::sources::{DateIndexProvider, FilterProvider, RangeProvider, WeightedProvider};
 use super::term_counts;
+use super::term_filter::TermFilter;
 use lode_engine::shard::ShardSearcher;
 use lode_engine::{EsError, EsResult};
 use lode_query::QueryContext;
@@ -657,6 +658,20 @@ impl<'a> Exec<'a> {
 /// are counted over the query's documents. The collector runs only for the
 /// other nodes (not at all when none is left).
 #[allow(clippy::too_many_arguments)]
+/// `counts` of `segment` without the terms `filter` (a node's include/exclude) rejects.
+fn without_rejected_terms(
+    filter: Option<&TermFilter>,
+    segment: &tantivy::SegmentReader,
+    field_name: &str,
+    counts: term_counts::SegmentCounts,
+) -> tantivy::Result<term_counts::SegmentCounts> {
+    let Some(filter) = filter else {
+        return Ok(counts);
+    };
+    let column = segment.fast_fields().str(field_name)?;
+    Ok(filter.apply(column.as_ref(), counts)?)
+}
+
 fn collect_shard(
     nodes: &[PlanNode],
     sources: &[SourceSpec],
@@ -668,7 +683,16 @@ fn collect_shard(
 ) -> tantivy::Result<IntermediateAggregationResults> {
     // The `terms` nodes counted by term (with `true`: their metric sub-aggregations are
     // collected afterwards, over the documents of the buckets the shard keeps).
-    let countable: Vec<(&str, &str, Field, Option<term_counts::ShardCut>, bool)> = nodes
+    // Each with its keyword include/exclude, applied to every segment's counts.
+    type Countable<'a> = (
+        &'a str,
+        &'a str,
+        Field,
+        Option<term_counts::ShardCut>,
+        bool,
+        Option<TermFilter>,
+    );
+    let countable: Vec<Countable> = nodes
         .iter()
         .filter_map(|n| {
             let Op::Terms(op) = &n.op else { return None };
@@ -691,12 +715,14 @@ fn collect_shard(
                 }
             };
             let cut = term_counts::shard_cut(n);
+            let (include, exclude) = op.keyword_filters();
             Some((
                 n.req.name.as_str(),
                 op.field.name.as_str(),
                 field,
                 cut,
                 deferred,
+                TermFilter::of(include, exclude)?,
             ))
         })
         .collect();
@@ -838,13 +864,16 @@ fn collect_shard(
             answered.push(m.node.name);
         }
         if !everything {
-            for (&(name, field_name, _, _, _), sums) in countable.iter().zip(&mut counted) {
+            for (&(name, field_name, _, _, _, ref filter), sums) in
+                countable.iter().zip(&mut counted)
+            {
                 // Each count walks the query's documents: a fresh scorer after the first.
                 let mut docs = match scorer.take() {
                     Some(s) => s,
                     None => weight.scorer(segment, 1.0)?,
                 };
                 let counts = term_counts::query_ord_counts(segment, field_name, &mut *docs)?;
+                let counts = without_rejected_terms(filter.as_ref(), segment, field_name, counts)?;
                 sums.get_or_insert_with(Vec::new)
                     .push((ord as usize, counts));
                 answered.push(name);
@@ -867,8 +896,11 @@ fn collect_shard(
             continue;
         }
         if everything {
-            for (&(name, field_name, field, _, _), sums) in countable.iter().zip(&mut counted) {
+            for (&(name, field_name, field, _, _, ref filter), sums) in
+                countable.iter().zip(&mut counted)
+            {
                 let counts = term_counts::live_counts(segment, field, field_name)?;
+                let counts = without_rejected_terms(filter.as_ref(), segment, field_name, counts)?;
                 sums.get_or_insert_with(Vec::new)
                     .push((ord as usize, counts));
                 answered.push(name);
@@ -921,7 +953,7 @@ fn collect_shard(
             merged.merge_fruits(collect_one(c, &*weight, ord, segment)?)?;
         }
     }
-    for ((name, field_name, field, cut, deferred), sums) in countable.iter().zip(counted) {
+    for ((name, field_name, field, cut, deferred, _), sums) in countable.iter().zip(counted) {
         let Some(per_segment) = sums else { continue };
         let segments = searcher.segment_readers();
         match (deferred, cut) {

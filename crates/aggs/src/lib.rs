@@ -54,6 +54,7 @@ mod significant_text;
 mod sketch;
 mod sources;
 mod term_counts;
+mod term_filter;
 mod top_hits;
 mod vwh;
 

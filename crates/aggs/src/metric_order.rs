@@ -122,6 +122,10 @@ pub(crate) fn metric_ordered<'n>(node: &'n PlanNode, schema: &Schema) -> Option<
     {
         return None;
     }
+    // Counted with its metric by global ordinal, every term: no include/exclude here.
+    if op.keyword_filters() != (None, None) {
+        return None;
+    }
     let field = super::term_counts::counted_terms_field(node, schema)?;
     Some(MetricOrdered {
         name: node.req.name.as_str(),

@@ -419,6 +419,12 @@ pub(crate) struct TermsOp {
 }
 
 impl TermsOp {
+    /// The keyword `include` / `exclude` tantivy's collector applies (a regex string or an
+    /// array of terms), for counts taken by ordinal to apply the same.
+    pub(crate) fn keyword_filters(&self) -> (Option<&Value>, Option<&Value>) {
+        (self.tantivy_include.as_ref(), self.tantivy_exclude.as_ref())
+    }
+
     /// Whether `key` is the bucket of the `missing` value (which holds the documents
     /// without a value).
     pub(crate) fn holds_missing(&self, key: &tantivy::aggregation::Key) -> bool {

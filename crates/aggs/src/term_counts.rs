@@ -30,8 +30,8 @@ use tantivy::termdict::TermStreamer;
 use tantivy::{DocId, SegmentReader};
 
 /// The keyword field whose buckets `node` may count from document frequencies, if its shape
-/// allows it: a `terms` aggregation without sub-aggregations, `missing`, `include`/`exclude`
-/// or `min_doc_count: 0` (which lists terms no matching document has), on an indexed keyword
+/// allows it: a `terms` aggregation without sub-aggregations, `missing`, a partition or
+/// `min_doc_count: 0` (which lists terms no matching document has), on an indexed keyword
 /// field with doc values (the column serves deleted documents' terms).
 pub(crate) fn countable_field(node: &PlanNode, schema: &Schema) -> Option<Field> {
     if !node.subs.is_empty() {
@@ -68,9 +68,12 @@ pub(crate) fn counted_terms_field(node: &PlanNode, schema: &Schema) -> Option<Fi
         return None;
     };
     let def = op.field.def.as_ref()?;
+    // A keyword `include`/`exclude` drops buckets by term ([`crate::term_filter`]); a
+    // partition, numeric filters and `missing` (which passes through them) do not count here.
+    let (include, exclude) = op.keyword_filters();
     let plain = req.missing.is_none()
-        && req.include.is_none()
-        && req.exclude.is_none()
+        && op.partition.is_none()
+        && crate::term_filter::TermFilter::of(include, exclude).is_some()
         && req.min_doc_count > 0
         && op.numeric_include.is_none()
         && op.numeric_exclude.is_none();
@@ -390,7 +393,7 @@ impl ShardCut {
 
 /// The node's shard cut, when it is one counts can be cut to beforehand: ordered by count or
 /// key, no partition, no `shard_min_doc_count` (whose shard-level drop is counted apart);
-/// include/exclude never reach here ([`countable_field`]).
+/// a keyword include/exclude has dropped its terms from the counts already.
 pub(crate) fn shard_cut(node: &PlanNode) -> Option<ShardCut> {
     let (Op::Terms(op), AggKind::Terms(req)) = (&node.op, &node.req.kind) else {
         return None;
