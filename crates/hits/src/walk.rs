@@ -1408,49 +1408,33 @@ mod tests {
                     let what = format!("{name} {keys:?} limit={limit}");
                     let addr = |h: &[SortedHit]| h.iter().map(|x| x.addr).collect::<Vec<_>>();
                     assert_eq!(addr(&got), addr(&expected), "{what}");
-                    // Continue after the 5th hit, as `search_after` does.
-                    if let Some(h) = expected.get(4) {
-                        let after = Some(h.values.clone());
+                    // The same continued from `after`, as `search_after` does.
+                    let continued = |after: Vec<SortValue>, label: &str| {
                         let expected = lode_query::FieldStatistics::new(&searcher)
-                            .search(&searcher, &**q, &coll(after.clone()))
+                            .search(&searcher, &**q, &coll(Some(after.clone())))
                             .unwrap();
                         let got = top_hits(
                             &searcher,
                             &lode_query::FieldStatistics::new(&searcher),
                             &**q,
-                            &coll(after),
+                            &coll(Some(after)),
                             bounds,
                         )
                         .unwrap()
                         .unwrap();
-                        assert_eq!(addr(&got), addr(&expected), "{what} after 5th");
+                        assert_eq!(addr(&got), addr(&expected), "{what} after {label}");
+                    };
+                    if let Some(h) = expected.get(4) {
+                        continued(h.values.clone(), "5th");
                     }
                     // After a keyword lead term no segment holds (between `c0` and `c1`).
                     if keys[0].kind == key("c", Storage::Keyword, false).kind {
-                        let second = expected
-                            .first()
-                            .map_or(SortValue::Missing, |h| h.values[1].clone());
-                        let mut after = vec![SortValue::Str("c0!".into()), second];
-                        after.extend(
-                            expected
-                                .first()
-                                .into_iter()
-                                .flat_map(|h| h.values[2..].to_vec()),
-                        );
-                        let after = Some(after);
-                        let expected = lode_query::FieldStatistics::new(&searcher)
-                            .search(&searcher, &**q, &coll(after.clone()))
-                            .unwrap();
-                        let got = top_hits(
-                            &searcher,
-                            &lode_query::FieldStatistics::new(&searcher),
-                            &**q,
-                            &coll(after),
-                            bounds,
-                        )
-                        .unwrap()
-                        .unwrap();
-                        assert_eq!(addr(&got), addr(&expected), "{what} after c0!");
+                        let mut after = vec![SortValue::Str("c0!".into())];
+                        match expected.first() {
+                            Some(h) => after.extend(h.values[1..].iter().cloned()),
+                            None => after.push(SortValue::Missing),
+                        }
+                        continued(after, "c0!");
                     }
                     walked += 1;
                 }
