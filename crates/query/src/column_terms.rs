@@ -161,7 +161,7 @@ impl Weight for ColumnTermsQuery {
         Ok(if docs.is_empty() {
             Box::new(EmptyScorer)
         } else {
-            const_scorer(Gathered::Sorted(docs), boost)
+            const_scorer(Gathered::Sorted(docs.into()), boost)
         })
     }
 
@@ -204,7 +204,7 @@ impl Weight for ColumnBoolQuery {
         Ok(if docs.is_empty() {
             Box::new(EmptyScorer)
         } else {
-            const_scorer(Gathered::Sorted(docs), boost)
+            const_scorer(Gathered::Sorted(docs.into()), boost)
         })
     }
 

@@ -482,17 +482,17 @@ impl Bits {
 /// gathers its matches up front (a range's points, a term set's postings) hands on.
 pub(crate) fn const_scorer(docs: Gathered, boost: Score) -> Box<dyn Scorer> {
     match docs {
-        Gathered::Bits { words, len } => {
-            Box::new(DenseRange::from_bits(Arc::new(words), len).scored(boost))
-        }
-        Gathered::Sorted(docs) => Box::new(ConstScorer::new(SortedDocs::new(docs.into()), boost)),
+        Gathered::Bits { words, len } => Box::new(DenseRange::from_bits(words, len).scored(boost)),
+        Gathered::Sorted(docs) => Box::new(ConstScorer::new(SortedDocs::new(docs), boost)),
     }
 }
 
-/// Matches gathered up front, in the representation their count calls for.
+/// Matches gathered up front, in the representation their count calls for; shared, so that
+/// every scorer a request makes for a segment reuses one gathering.
+#[derive(Clone)]
 pub(crate) enum Gathered {
-    Bits { words: Vec<u64>, len: usize },
-    Sorted(Vec<DocId>),
+    Bits { words: DocBits, len: usize },
+    Sorted(Arc<[DocId]>),
 }
 
 impl Gathered {

@@ -5,19 +5,28 @@
 //! the CPU of the reference `ids_range` query.
 
 use crate::points::{const_scorer, Gathered};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use tantivy::index::SegmentId;
 use tantivy::postings::TermInfo;
 use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::InvertedIndexReader;
 use tantivy::{DocId, Score, SegmentReader, Term};
 
+/// A segment's gathered matches (`None`: it holds no term of the set).
+type SegmentMatches = (SegmentId, Option<Gathered>);
+
 /// Matches the documents holding any of `terms`, all on one field; scores constant.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct TermSetLookup {
     field: Field,
     /// Sorted and distinct: the dictionary is read in order.
     terms: Arc<Vec<Term>>,
+    /// Each segment's matches, gathered by its first scorer and shared by the later ones (and
+    /// by every clone of the query): a sorted page counts its hits with one weight and walks
+    /// with another, each making scorers per segment, and 500 terms cost far more to look up
+    /// than their few thousand documents cost to keep. `None`: no term of the set is there.
+    memo: Arc<Mutex<Vec<SegmentMatches>>>,
 }
 
 impl TermSetLookup {
@@ -33,7 +42,41 @@ impl TermSetLookup {
         TermSetLookup {
             field,
             terms: Arc::new(terms),
+            memo: Arc::default(),
         }
+    }
+
+    /// The documents of `reader` holding a term of the set (deleted ones included, as
+    /// postings hold them), gathered once per segment.
+    fn gathered(&self, reader: &SegmentReader) -> tantivy::Result<Option<Gathered>> {
+        let id = reader.segment_id();
+        if let Some((_, g)) = self.memo().iter().find(|(s, _)| *s == id) {
+            return Ok(g.clone());
+        }
+        // Gathered outside the lock: segments are searched in parallel.
+        let index = reader.inverted_index(self.field)?;
+        let mut infos = Vec::with_capacity(self.terms.len());
+        for term in self.terms.iter() {
+            if let Some(info) = index.get_term_info(term)? {
+                infos.push(info);
+            }
+        }
+        let gathered = gather_postings(&index, &infos, reader.max_doc())?;
+        self.memo().push((id, gathered.clone()));
+        Ok(gathered)
+    }
+
+    fn memo(&self) -> std::sync::MutexGuard<'_, Vec<SegmentMatches>> {
+        self.memo.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl std::fmt::Debug for TermSetLookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TermSetLookup")
+            .field("field", &self.field)
+            .field("terms", &self.terms)
+            .finish_non_exhaustive()
     }
 }
 
@@ -51,14 +94,7 @@ impl Query for TermSetLookup {
 
 impl Weight for TermSetLookup {
     fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
-        let index = reader.inverted_index(self.field)?;
-        let mut infos = Vec::with_capacity(self.terms.len());
-        for term in self.terms.iter() {
-            if let Some(info) = index.get_term_info(term)? {
-                infos.push(info);
-            }
-        }
-        let Some(gathered) = gather_postings(&index, &infos, reader.max_doc())? else {
+        let Some(gathered) = self.gathered(reader)? else {
             return Ok(Box::new(EmptyScorer));
         };
         Ok(const_scorer(gathered, boost))
@@ -95,13 +131,16 @@ pub(crate) fn gather_postings(
         let mut words = vec![0u64; (max_doc as usize).div_ceil(64)];
         each(&mut |d| words[d as usize / 64] |= 1 << (d % 64))?;
         let len = words.iter().map(|w| w.count_ones() as usize).sum();
-        Gathered::Bits { words, len }
+        Gathered::Bits {
+            words: Arc::new(words),
+            len,
+        }
     } else {
         let mut docs = Vec::with_capacity(total);
         each(&mut |d| docs.push(d))?;
         docs.sort_unstable();
         docs.dedup();
-        Gathered::Sorted(docs)
+        Gathered::Sorted(docs.into())
     }))
 }
 
@@ -115,20 +154,37 @@ mod tests {
     #[test]
     fn matches_every_document_holding_a_term() {
         let mut sb = Schema::builder();
-        let f = sb.add_text_field("k", STRING);
+        let f = sb.add_text_field("k", STRING | tantivy::schema::STORED);
         let index = Index::create_in_ram(sb.build());
         let mut w: IndexWriter = index.writer_with_num_threads(1, 20_000_000).unwrap();
-        // 3,000 documents: value i % 300, so a term has 10 documents; deletes on top.
+        w.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        // 3,000 documents in three segments: value i % 300, so a term has 10 documents;
+        // deletes on top (a whole term, and every 7th document of the last segment).
         for i in 0..3000u32 {
             w.add_document(doc!(f => format!("v{}", i % 300))).unwrap();
+            if i % 1000 == 999 {
+                w.commit().unwrap();
+            }
+        }
+        w.delete_term(Term::from_field_text(f, "v7"));
+        for v in (0..300).step_by(7) {
+            w.delete_term(Term::from_field_text(f, &format!("v{v}")));
         }
         w.commit().unwrap();
-        w.delete_term(Term::from_field_text(f, "v7"));
-        w.commit().unwrap();
         let searcher = index.reader().unwrap().searcher();
-        // Few terms (a sorted list), many terms (a bitset), absent and deleted terms.
+        let segments = searcher.segment_readers().len();
+        assert_eq!(segments, 3);
+        let stored = |addr: tantivy::DocAddress| -> u32 {
+            let d: tantivy::TantivyDocument = searcher.doc(addr).unwrap();
+            use tantivy::schema::Value as _;
+            d.get_first(f).and_then(|v| v.as_str()).unwrap()[1..]
+                .parse()
+                .unwrap()
+        };
+        // Few terms (a sorted list), many terms (a bitset), absent, duplicated and deleted
+        // terms.
         for wanted in [
-            vec![3u32, 5, 999],
+            vec![3u32, 5, 999, 5],
             (0..150).collect::<Vec<u32>>(),
             vec![7, 8],
             vec![1000],
@@ -137,16 +193,25 @@ mod tests {
                 .iter()
                 .map(|v| Term::from_field_text(f, &format!("v{v}")))
                 .collect();
-            let got = crate::FieldStatistics::new(&searcher)
-                .search(&searcher, &TermSetLookup::new(terms), &DocSetCollector)
-                .unwrap();
-            let seg = &searcher.segment_readers()[0];
-            let expected: std::collections::HashSet<_> = (0..3000u32)
-                .filter(|i| wanted.contains(&(i % 300)) && i % 300 != 7)
-                .filter(|i| !seg.is_deleted(*i))
-                .map(|i| tantivy::DocAddress::new(0, i))
-                .collect();
-            assert_eq!(got, expected, "{wanted:?}");
+            let query = TermSetLookup::new(terms);
+            let mut expected = std::collections::HashSet::new();
+            for (s, seg) in searcher.segment_readers().iter().enumerate() {
+                for doc in 0..seg.max_doc() {
+                    let addr = tantivy::DocAddress::new(s as u32, doc);
+                    if !seg.is_deleted(doc) && wanted.contains(&stored(addr)) {
+                        expected.insert(addr);
+                    }
+                }
+            }
+            // Two searches with the same query, as a page's count and walk: the second reads
+            // what the first gathered, once per segment.
+            for _ in 0..2 {
+                let got = crate::FieldStatistics::new(&searcher)
+                    .search(&searcher, &query, &DocSetCollector)
+                    .unwrap();
+                assert_eq!(got, expected, "{wanted:?}");
+            }
+            assert_eq!(query.memo().len(), segments, "{wanted:?}");
         }
     }
 }
