@@ -62,6 +62,8 @@ mod values;
 mod arb_json;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod msm_pruning_tests;
 
 pub use early_stop::{
     matches_every_doc, planned_match_all, unwatched, watched_like, EarlyStopQuery, Stopped,
