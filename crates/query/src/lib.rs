@@ -61,9 +61,9 @@ mod values;
 #[path = "../../engine/src/testing/arb_json.rs"]
 mod arb_json;
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod msm_pruning_tests;
+#[cfg(test)]
+mod tests;
 
 pub use early_stop::{
     matches_every_doc, planned_match_all, unwatched, watched_like, EarlyStopQuery, Stopped,

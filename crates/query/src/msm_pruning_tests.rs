@@ -132,8 +132,9 @@ fn check(seed: u64, with_required: bool) {
     for round in 0..60 {
         let n = 3 + rng.below(4) as usize;
         let msm = 2 + rng.below((n - 2) as u64) as usize;
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
-            (0..n).map(|_| (Occur::Should, clause(&f, &mut rng))).collect();
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = (0..n)
+            .map(|_| (Occur::Should, clause(&f, &mut rng)))
+            .collect();
         if with_required {
             let word = WORDS[rng.below(3) as usize];
             let term = TermQuery::new(
@@ -142,7 +143,10 @@ fn check(seed: u64, with_required: bool) {
             );
             // A filter (scores 0), a scoring must, or a must_not.
             match rng.below(3) {
-                0 => clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(term), 0.0)))),
+                0 => clauses.push((
+                    Occur::Must,
+                    Box::new(ConstScoreQuery::new(Box::new(term), 0.0)),
+                )),
                 1 => clauses.push((Occur::Must, Box::new(term))),
                 _ => clauses.push((Occur::MustNot, Box::new(term))),
             }

@@ -251,8 +251,7 @@ impl<TScoreCombiner: ScoreCombiner> MinShouldMatchScorer<TScoreCombiner> {
                 window_end = window_end.min(required_end);
             }
             fresh = false;
-            let window_bound =
-                clause_order_sum(block_bound.iter().copied(), &[]) + required_bound;
+            let window_bound = clause_order_sum(block_bound.iter().copied(), &[]) + required_bound;
             if window_bound <= threshold {
                 if window_end >= TERMINATED {
                     break;
