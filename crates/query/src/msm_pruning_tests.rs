@@ -4,6 +4,10 @@
 //! deleted documents. Term clauses on a field with frequencies and norms carry block maxima;
 //! keyword terms (no frequencies, no norms) and constant scores fall back to their global
 //! bound.
+//!
+//! Both sides score with tantivy's own statistics: what is compared is the pruning, under
+//! the same statistics, not Lode's statistics.
+#![allow(clippy::disallowed_methods)]
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{
