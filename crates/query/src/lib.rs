@@ -61,6 +61,8 @@ mod values;
 #[path = "../../engine/src/testing/arb_json.rs"]
 mod arb_json;
 #[cfg(test)]
+mod msm_pruning_tests;
+#[cfg(test)]
 mod tests;
 
 pub use early_stop::{

@@ -340,6 +340,13 @@ impl Scorer for DenseRange {
     fn score(&mut self) -> Score {
         self.score
     }
+
+    /// Every match scores the same: a `minimum_should_match` disjunction collecting top hits
+    /// may then leave this clause out of its candidates once the clause alone cannot lift a
+    /// document above the threshold (the default, `INFINITY`, kept it leading every candidate).
+    fn score_upper_bound(&self) -> Score {
+        self.score
+    }
 }
 
 /// The bitset of a scorer's matches when it is one of the doc sets here that hold or can

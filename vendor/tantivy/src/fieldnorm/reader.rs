@@ -123,6 +123,15 @@ impl FieldNormReader {
         }
     }
 
+    /// Lode patch: the `fieldnorm_id` of every document when this reader is a constant one
+    /// (a field without norms), for a term scorer's score bound.
+    pub fn constant_id(&self) -> Option<u8> {
+        match &self.0 {
+            ReaderImplEnum::FromData(_) => None,
+            ReaderImplEnum::Const { fieldnorm_id, .. } => Some(*fieldnorm_id),
+        }
+    }
+
     /// Returns the `fieldnorm_id` associated with a document.
     #[inline]
     pub fn fieldnorm_id(&self, doc_id: DocId) -> u8 {

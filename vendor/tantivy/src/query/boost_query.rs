@@ -3,7 +3,7 @@ use std::fmt;
 use crate::docset::{SeekDangerResult, COLLECT_BLOCK_BUFFER_LEN};
 use crate::fastfield::AliveBitSet;
 use crate::query::{EnableScoring, Explanation, Query, Scorer, Weight};
-use crate::{DocId, DocSet, Score, SegmentReader, Term};
+use crate::{DocId, DocSet, Score, SegmentReader, Term, TERMINATED};
 
 /// `BoostQuery` is a wrapper over a query used to boost its score.
 ///
@@ -154,6 +154,15 @@ impl<S: Scorer> Scorer for BoostScorer<S> {
             self.underlying.score_upper_bound() * self.boost
         } else {
             Score::INFINITY
+        }
+    }
+
+    fn block_upper_bound(&mut self, target: DocId) -> (DocId, Score) {
+        if self.boost >= 0.0 {
+            let (end, bound) = self.underlying.block_upper_bound(target);
+            (end, bound * self.boost)
+        } else {
+            (TERMINATED, Score::INFINITY)
         }
     }
 }

@@ -3,7 +3,7 @@ use std::ops::DerefMut;
 use downcast_rs::impl_downcast;
 
 use crate::docset::DocSet;
-use crate::Score;
+use crate::{DocId, Score, TERMINATED};
 
 /// Scored set of documents matching a query within a specific segment.
 ///
@@ -19,6 +19,17 @@ pub trait Scorer: downcast_rs::Downcast + DocSet + 'static {
     fn score_upper_bound(&self) -> Score {
         Score::INFINITY
     }
+
+    /// Lode patch: a score bound over a block of documents (Lucene's `advanceShallow` and
+    /// `getMaxScore`). Moves only what locates `target`'s block (a postings skip list), never
+    /// the scorer's position, and returns the last document of that block with a score no
+    /// document of this scorer from `target` to it exceeds. `target` must not be below a
+    /// target given before. After a call, the scorer must be moved with `seek` only: a term
+    /// scorer's `advance` steps its skip list from where this left it. The default is the
+    /// whole segment under [`Scorer::score_upper_bound`].
+    fn block_upper_bound(&mut self, _target: DocId) -> (DocId, Score) {
+        (TERMINATED, self.score_upper_bound())
+    }
 }
 
 impl_downcast!(Scorer);
@@ -31,5 +42,9 @@ impl Scorer for Box<dyn Scorer> {
 
     fn score_upper_bound(&self) -> Score {
         (**self).score_upper_bound()
+    }
+
+    fn block_upper_bound(&mut self, target: DocId) -> (DocId, Score) {
+        self.deref_mut().block_upper_bound(target)
     }
 }

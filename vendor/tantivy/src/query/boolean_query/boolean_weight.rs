@@ -20,30 +20,78 @@ enum SpecializedScorer {
     TermIntersection(Vec<TermScorer>),
     // Lode patch: prunes by score upper bounds when collecting top hits.
     MinShouldMatch(Box<dyn PruningScorer>),
+    // Lode patch: the same under `must`/`filter` clauses (`required`, their conjunction) and
+    // `must_not` ones (`excluded`), which still prunes; as a plain scorer it is the
+    // intersection and exclusion the other combinations build.
+    MinShouldMatchFiltered {
+        scorer: Box<dyn PruningScorer>,
+        required: Option<Box<dyn Scorer>>,
+        excluded: Vec<Box<dyn Scorer>>,
+    },
     Other(Box<dyn Scorer>),
 }
 
 /// Lode patch: a scorer with its own top-hits loop (`Weight::for_each_pruning`).
 trait PruningScorer: Scorer {
+    /// Whether [`PruningScorer::for_each_pruning`] prunes (a summing combiner).
+    fn prunes(&self) -> bool;
+
     fn for_each_pruning(
         &mut self,
         threshold: Score,
+        required: Option<&mut Box<dyn Scorer>>,
+        excluded: &mut [Box<dyn Scorer>],
         callback: &mut dyn FnMut(DocId, Score) -> Score,
     );
+
+    fn into_scorer(self: Box<Self>) -> Box<dyn Scorer>;
 }
 
 impl<TScoreCombiner: ScoreCombiner> PruningScorer for MinShouldMatchScorer<TScoreCombiner> {
+    fn prunes(&self) -> bool {
+        TScoreCombiner::SUPPORTS_BLOCK_WAND
+    }
+
+    /// Only called when [`PruningScorer::prunes`].
     fn for_each_pruning(
         &mut self,
         threshold: Score,
+        required: Option<&mut Box<dyn Scorer>>,
+        excluded: &mut [Box<dyn Scorer>],
         callback: &mut dyn FnMut(DocId, Score) -> Score,
     ) {
-        if TScoreCombiner::SUPPORTS_BLOCK_WAND {
-            MinShouldMatchScorer::for_each_pruning(self, threshold, callback);
-        } else {
-            for_each_pruning_scorer(self, threshold, callback);
-        }
+        MinShouldMatchScorer::for_each_pruning(self, threshold, required, excluded, callback);
     }
+
+    fn into_scorer(self: Box<Self>) -> Box<dyn Scorer> {
+        self
+    }
+}
+
+/// Lode patch: the scorer `must`/`filter` (`required`) and `must_not` (`excluded`) clauses
+/// make of a `minimum_should_match` scorer, as `BooleanWeight::complex_scorer` builds it for
+/// every other combination.
+fn filtered_scorer(
+    scorer: Box<dyn Scorer>,
+    required: Option<Box<dyn Scorer>>,
+    mut excluded: Vec<Box<dyn Scorer>>,
+    num_docs: u32,
+) -> Box<dyn Scorer> {
+    let include = match required {
+        Some(required) => intersect_scorers(vec![required, scorer], num_docs),
+        None => scorer,
+    };
+    if excluded.is_empty() {
+        return include;
+    }
+    if excluded.len() == 1 {
+        let exclude_scorer = excluded.pop().unwrap();
+        return match exclude_scorer.downcast::<TermScorer>() {
+            Ok(exclude_scorer) => Box::new(Exclude::new(include, *exclude_scorer)),
+            Err(exclude_scorer) => Box::new(Exclude::new(include, exclude_scorer)),
+        };
+    }
+    Box::new(Exclude::new(include, excluded))
 }
 
 impl SpecializedScorer {
@@ -120,6 +168,11 @@ fn into_box_scorer<TScoreCombiner: ScoreCombiner>(
             intersect_scorers(boxed_scorers, num_docs)
         }
         SpecializedScorer::MinShouldMatch(scorer) => scorer,
+        SpecializedScorer::MinShouldMatchFiltered {
+            scorer,
+            required,
+            excluded,
+        } => filtered_scorer(scorer.into_scorer(), required, excluded, num_docs),
         SpecializedScorer::Other(scorer) => scorer,
     }
 }
@@ -502,6 +555,14 @@ impl<TScoreCombiner: ScoreCombiner> BooleanWeight<TScoreCombiner> {
                         should_scorer
                     }
                     Some(must_scorer) => {
+                        // Lode patch: kept apart so that top hits still prune.
+                        if let SpecializedScorer::MinShouldMatch(scorer) = should_scorer {
+                            return Ok(SpecializedScorer::MinShouldMatchFiltered {
+                                scorer,
+                                required: Some(must_scorer),
+                                excluded: exclude_scorers,
+                            });
+                        }
                         // Has MUST constraint: intersect MUST with SHOULD.
                         let should_boxed =
                             into_box_scorer(should_scorer, &score_combiner_fn, num_docs);
@@ -516,6 +577,17 @@ impl<TScoreCombiner: ScoreCombiner> BooleanWeight<TScoreCombiner> {
         if exclude_scorers.is_empty() {
             return Ok(include_scorer);
         }
+        // Lode patch: kept apart so that top hits still prune.
+        let include_scorer = match include_scorer {
+            SpecializedScorer::MinShouldMatch(scorer) => {
+                return Ok(SpecializedScorer::MinShouldMatchFiltered {
+                    scorer,
+                    required: None,
+                    excluded: exclude_scorers,
+                });
+            }
+            other => other,
+        };
 
         let include_scorer_boxed = into_box_scorer(include_scorer, &score_combiner_fn, num_docs);
         let scorer: Box<dyn Scorer> = if exclude_scorers.len() == 1 {
@@ -633,6 +705,10 @@ impl<TScoreCombiner: ScoreCombiner + Sync> Weight for BooleanWeight<TScoreCombin
             SpecializedScorer::MinShouldMatch(mut scorer) => {
                 for_each_scorer(scorer.as_mut(), callback);
             }
+            filtered @ SpecializedScorer::MinShouldMatchFiltered { .. } => {
+                let mut scorer = into_box_scorer(filtered, &self.score_combiner_fn, num_docs);
+                for_each_scorer(scorer.as_mut(), callback);
+            }
             SpecializedScorer::Other(mut scorer) => {
                 for_each_scorer(scorer.as_mut(), callback);
             }
@@ -669,6 +745,10 @@ impl<TScoreCombiner: ScoreCombiner + Sync> Weight for BooleanWeight<TScoreCombin
                 for_each_docset_buffered(intersection.as_mut(), &mut buffer, callback);
             }
             SpecializedScorer::MinShouldMatch(mut scorer) => {
+                for_each_docset_buffered(scorer.as_mut(), &mut buffer, callback);
+            }
+            filtered @ SpecializedScorer::MinShouldMatchFiltered { .. } => {
+                let mut scorer = into_box_scorer(filtered, DoNothingCombiner::default, num_docs);
                 for_each_docset_buffered(scorer.as_mut(), &mut buffer, callback);
             }
             SpecializedScorer::Other(mut scorer) => {
@@ -717,8 +797,20 @@ impl<TScoreCombiner: ScoreCombiner + Sync> Weight for BooleanWeight<TScoreCombin
             SpecializedScorer::TermIntersection(term_scorers) => {
                 super::block_wand_intersection(term_scorers, threshold, callback);
             }
-            SpecializedScorer::MinShouldMatch(mut scorer) => {
-                scorer.for_each_pruning(threshold, callback);
+            SpecializedScorer::MinShouldMatch(mut scorer) if scorer.prunes() => {
+                scorer.for_each_pruning(threshold, None, &mut [], callback);
+            }
+            SpecializedScorer::MinShouldMatchFiltered {
+                mut scorer,
+                mut required,
+                mut excluded,
+            } if scorer.prunes() => {
+                scorer.for_each_pruning(threshold, required.as_mut(), &mut excluded, callback);
+            }
+            SpecializedScorer::MinShouldMatch(_)
+            | SpecializedScorer::MinShouldMatchFiltered { .. } => {
+                let mut scorer = into_box_scorer(scorer, &self.score_combiner_fn, num_docs);
+                for_each_pruning_scorer(scorer.as_mut(), threshold, callback);
             }
             SpecializedScorer::Other(mut scorer) => {
                 for_each_pruning_scorer(scorer.as_mut(), threshold, callback);

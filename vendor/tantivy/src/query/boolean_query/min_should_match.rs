@@ -11,6 +11,10 @@
 //! tail clauses could not enter the top hits, so the lead may shrink to the clauses a
 //! competitive document must hold (with `msm` 2 of a rare and two common terms, once the
 //! threshold passes the common terms' bounds, only the rare term's documents are visited).
+//! Within that, documents go by windows of the clauses' block bounds (block-max WAND, as
+//! Lucene's `WANDScorer` with impacts): a window none of whose documents can beat the
+//! threshold is passed over, and a candidate is dropped once its known scores and the block
+//! bounds of the clauses not yet sought cannot.
 
 use crate::query::score_combiner::ScoreCombiner;
 use crate::query::Scorer;
@@ -50,34 +54,37 @@ impl<TScoreCombiner: ScoreCombiner> MinShouldMatchScorer<TScoreCombiner> {
             doc: 0,
             combiner,
         };
-        scorer.partition(None);
+        scorer.partition(None, 0.0);
         scorer.doc = scorer.next_match(0);
         scorer
     }
 
     /// Splits the clauses into lead and tail. Costliest first, a clause joins the tail while
-    /// the tail holds fewer than `msm` clauses, or (with a `threshold`) while the tail's upper
-    /// bounds sum to at most the threshold. Returns false when every clause fits in the tail,
-    /// i.e. no document can be competitive.
-    fn partition(&mut self, threshold: Option<Score>) -> bool {
+    /// the tail holds fewer than `msm` clauses, or (with a `threshold`) while a document
+    /// matching only tail clauses cannot score above the threshold. Returns false when every
+    /// clause fits in the tail, i.e. no document can be competitive.
+    /// `extra` bounds what a required clause adds to a document's score.
+    fn partition(&mut self, threshold: Option<Score>, extra: Score) -> bool {
         let mut by_cost: Vec<usize> = (0..self.scorers.len()).collect();
         by_cost.sort_by_key(|&i| std::cmp::Reverse(self.scorers[i].cost()));
         self.lead.clear();
         self.tail.clear();
-        let mut tail_bound = 0f64;
+        self.in_tail.iter_mut().for_each(|t| *t = false);
         for i in by_cost {
-            let bound = f64::from(self.scorers[i].score_upper_bound());
             let fits_count = self.tail.len() + 1 < self.msm;
-            let fits_score = threshold.is_some_and(|t| below(tail_bound + bound, t));
+            let fits_score = threshold.is_some_and(|t| {
+                self.in_tail[i] = true;
+                let bounds = self.scorers.iter().map(|s| s.score_upper_bound().max(0.0));
+                let fits = clause_order_sum(bounds, &self.in_tail) + extra <= t;
+                self.in_tail[i] = false;
+                fits
+            });
             if fits_count || fits_score {
                 self.tail.push(i);
-                tail_bound += bound;
+                self.in_tail[i] = true;
             } else {
                 self.lead.push(i);
             }
-        }
-        for (i, t) in self.in_tail.iter_mut().enumerate() {
-            *t = self.tail.contains(&i);
         }
         // The tail is sought cheapest first: the likeliest to end a candidate early.
         self.tail.reverse();
@@ -159,96 +166,196 @@ impl<TScoreCombiner: ScoreCombiner> MinShouldMatchScorer<TScoreCombiner> {
         self.combiner.score()
     }
 
+    /// Moves every lead clause to `target` or beyond by `seek` (block bounds move the term
+    /// scorers' skip lists, which `advance` would step from) and returns the smallest lead
+    /// document.
+    fn seek_lead(&mut self, target: DocId) -> DocId {
+        let mut min = TERMINATED;
+        for &i in &self.lead {
+            let s = &mut self.scorers[i];
+            let d = if s.doc() < target {
+                s.seek(target)
+            } else {
+                s.doc()
+            };
+            min = min.min(d);
+        }
+        min
+    }
+
     /// Calls `callback` with the matches scoring above `threshold` (which `callback` returns
     /// anew), skipping documents that cannot reach it. Only for a summing combiner.
+    ///
+    /// Documents go by windows: the span where every clause's block bound holds
+    /// ([`Scorer::block_upper_bound`], a term's block maximum from its skip list). A window
+    /// whose bounds cannot lift a document above the threshold is passed over without
+    /// decoding a posting; in the others a candidate from the lead is dropped as soon as its
+    /// lead scores and the unsought tail clauses' block bounds cannot. Bounds add up as the
+    /// scores do: in `f32`, in clause order, over the clauses that may still match. Rounding
+    /// to nearest is monotonic, so that sum is never below the document's own score, and a
+    /// document is skipped only when it cannot score above the threshold (ties lose to the
+    /// earlier documents already collected).
+    ///
+    /// With `required` (the `must` and `filter` clauses' conjunction) a document must match
+    /// it too and scores its score plus this one's, as their intersection does; a document
+    /// matching one of `excluded` (`must_not`) is not collected.
     pub fn for_each_pruning(
         &mut self,
         mut threshold: Score,
+        mut required: Option<&mut Box<dyn Scorer>>,
+        excluded: &mut [Box<dyn Scorer>],
         callback: &mut dyn FnMut(DocId, Score) -> Score,
     ) {
         debug_assert!(TScoreCombiner::SUPPORTS_BLOCK_WAND);
-        let bounds: Vec<f64> = self
-            .scorers
-            .iter()
-            .map(|s| f64::from(s.score_upper_bound()))
-            .collect();
-        if !self.partition(Some(threshold)) {
+        let n = self.scorers.len();
+        let global: Vec<Score> = self.scorers.iter().map(|s| s.score_upper_bound()).collect();
+        let required_global = required
+            .as_ref()
+            .map_or(0.0, |r| r.score_upper_bound().max(0.0));
+        let mut required_end: DocId = 0;
+        let mut required_bound: Score = 0.0;
+        if !self.partition(Some(threshold), required_global) {
+            self.doc = TERMINATED;
             return;
         }
-        let mut target = self.doc;
         // Tail clauses by decreasing bound: the bound left falls fastest.
         let order_tail = |this: &mut Self| {
-            this.tail
-                .sort_by(|&a, &b| bounds[b].total_cmp(&bounds[a]));
+            this.tail.sort_by(|&a, &b| global[b].total_cmp(&global[a]));
         };
         order_tail(self);
-        let mut partial: Vec<Score> = vec![0.0; self.scorers.len()];
-        let mut matched: Vec<bool> = vec![false; self.scorers.len()];
-        loop {
-            let candidate = self.lead_to(target);
+        let mut block_end: Vec<DocId> = vec![0; n];
+        let mut block_bound: Vec<Score> = vec![0.0; n];
+        let mut fresh = true;
+        // Per clause, for the candidate: what it may add (its score once read, 0 when it
+        // does not match, its block bound while unsought).
+        let mut part: Vec<Score> = vec![0.0; n];
+        let mut matched: Vec<bool> = vec![false; n];
+        let mut target = self.doc;
+        while target != TERMINATED {
+            // The window from `target`: every clause's block bound holds up to `window_end`.
+            let mut window_end = TERMINATED;
+            for i in 0..n {
+                if fresh || block_end[i] < target {
+                    let (end, bound) = self.scorers[i].block_upper_bound(target);
+                    block_end[i] = end;
+                    block_bound[i] = bound.max(0.0);
+                }
+                window_end = window_end.min(block_end[i]);
+            }
+            if let Some(r) = required.as_mut() {
+                if fresh || required_end < target {
+                    let (end, bound) = r.block_upper_bound(target);
+                    required_end = end;
+                    required_bound = bound.max(0.0);
+                }
+                window_end = window_end.min(required_end);
+            }
+            fresh = false;
+            let window_bound = clause_order_sum(block_bound.iter().copied(), &[]) + required_bound;
+            if window_bound <= threshold {
+                if window_end >= TERMINATED {
+                    break;
+                }
+                target = window_end + 1;
+                continue;
+            }
+            let candidate = self.seek_lead(target);
             if candidate == TERMINATED {
-                self.doc = TERMINATED;
-                return;
+                break;
+            }
+            if candidate > window_end {
+                target = candidate;
+                continue;
+            }
+            let mut required_score: Score = 0.0;
+            if let Some(r) = required.as_mut() {
+                let d = if r.doc() < candidate {
+                    r.seek(candidate)
+                } else {
+                    r.doc()
+                };
+                if d != candidate {
+                    target = d;
+                    continue;
+                }
+                required_score = r.score();
             }
             target = candidate + 1;
             let mut count = 0;
-            let mut sum = 0f64;
-            for (i, m) in matched.iter_mut().enumerate() {
-                *m = !self.in_tail[i] && self.scorers[i].doc() == candidate;
-                if *m {
-                    partial[i] = self.scorers[i].score();
-                    sum += f64::from(partial[i]);
+            for i in 0..n {
+                matched[i] = false;
+                part[i] = if self.in_tail[i] {
+                    block_bound[i]
+                } else if self.scorers[i].doc() == candidate {
+                    matched[i] = true;
                     count += 1;
-                }
+                    self.scorers[i].score()
+                } else {
+                    0.0
+                };
             }
-            let mut remaining = self.tail.len();
-            let mut remaining_bound: f64 = self.tail.iter().map(|&i| bounds[i]).sum();
             let mut competitive = true;
             for k in 0..self.tail.len() {
-                if count + remaining < self.msm || below(sum + remaining_bound, threshold) {
+                let remaining = self.tail.len() - k;
+                if count + remaining < self.msm
+                    || clause_order_sum(part.iter().copied(), &[]) + required_score <= threshold
+                {
                     competitive = false;
                     break;
                 }
                 let i = self.tail[k];
-                remaining -= 1;
-                remaining_bound -= bounds[i];
-                if self.clause_matches(i, candidate) {
+                part[i] = if self.clause_matches(i, candidate) {
                     matched[i] = true;
-                    partial[i] = self.scorers[i].score();
-                    sum += f64::from(partial[i]);
                     count += 1;
-                }
+                    self.scorers[i].score()
+                } else {
+                    0.0
+                };
             }
             if !competitive || count < self.msm {
                 continue;
             }
             self.combiner.clear();
-            for (i, &m) in matched.iter().enumerate() {
-                if m {
-                    self.combiner.update(&mut Fixed(partial[i]));
+            for i in 0..n {
+                if matched[i] {
+                    self.combiner.update(&mut Fixed(part[i]));
                 }
             }
-            let score = self.combiner.score();
-            if score > threshold {
+            let score = self.combiner.score() + required_score;
+            if score > threshold && !excluded.iter_mut().any(|e| matches_at(e, candidate)) {
                 let next = callback(candidate, score);
                 if next != threshold {
                     threshold = next;
-                    if !self.partition(Some(threshold)) {
-                        self.doc = TERMINATED;
-                        return;
+                    if !self.partition(Some(threshold), required_global) {
+                        break;
                     }
                     order_tail(self);
                 }
             }
         }
+        self.doc = TERMINATED;
     }
 }
 
-/// Whether a sum of upper bounds cannot exceed `threshold`, allowing for the rounding of the
-/// scores' own (f32) sums: a document is only skipped when its bound is below the threshold by
-/// more than that.
-fn below(bound: f64, threshold: Score) -> bool {
-    bound * (1.0 + 1e-5) <= f64::from(threshold)
+/// Whether `scorer` matches `doc`, seeking it there if it is behind.
+fn matches_at(scorer: &mut Box<dyn Scorer>, doc: DocId) -> bool {
+    if scorer.doc() < doc {
+        scorer.seek(doc) == doc
+    } else {
+        scorer.doc() == doc
+    }
+}
+
+/// The sum of the clauses' `parts` in clause order, as the summing combiner adds scores,
+/// over the clauses `keep` marks (all of them when `keep` is empty).
+fn clause_order_sum(parts: impl Iterator<Item = Score>, keep: &[bool]) -> Score {
+    let mut sum: Score = 0.0;
+    for (i, p) in parts.enumerate() {
+        if keep.get(i).copied().unwrap_or(true) {
+            sum += p;
+        }
+    }
+    sum
 }
 
 /// A clause score already read, handed to the combiner.

@@ -3,7 +3,7 @@ use crate::fieldnorm::FieldNormReader;
 use crate::postings::{BlockSegmentPostings, FreqReadingOption, Postings, SegmentPostings};
 use crate::query::bm25::Bm25Weight;
 use crate::query::{Explanation, Scorer};
-use crate::{DocId, Score};
+use crate::{DocId, Score, TERMINATED};
 
 #[derive(Clone)]
 pub struct TermScorer {
@@ -148,8 +148,32 @@ impl Scorer for TermScorer {
         self.similarity_weight.score(fieldnorm_id, term_freq)
     }
 
+    /// Lode patch: without term frequencies every document counts the term once, so the
+    /// bound is the score at the shortest norm (the only norm, for a field without norms:
+    /// then every document scores it). With frequencies, the BM25 maximum.
     fn score_upper_bound(&self) -> Score {
-        self.max_score()
+        if self.freq_reading_option() == FreqReadingOption::ReadFreq {
+            return self.max_score();
+        }
+        let shortest = self.fieldnorm_reader.constant_id().unwrap_or(0);
+        self.similarity_weight.score(shortest, 1)
+    }
+
+    /// Lode patch: the block's maximum from the skip list (see [`TermScorer::block_max_score`]
+    /// for its one approximation, which tantivy's block-max WAND shares). The skip list holds
+    /// a block's best (norm, frequency) pair only for fields with both; otherwise the
+    /// segment-wide bound.
+    fn block_upper_bound(&mut self, target: DocId) -> (DocId, Score) {
+        if self.doc() == TERMINATED {
+            return (TERMINATED, 0.0);
+        }
+        if self.freq_reading_option() != FreqReadingOption::ReadFreq
+            || self.fieldnorm_reader.constant_id().is_some()
+        {
+            return (TERMINATED, self.score_upper_bound());
+        }
+        self.seek_block(target);
+        (self.last_doc_in_block(), self.block_max_score())
     }
 }
 
