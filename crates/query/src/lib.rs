@@ -31,6 +31,7 @@ mod early_stop;
 pub mod expensive;
 mod function_score;
 mod fuzzy;
+mod gathering;
 pub mod geo;
 mod min_score;
 mod msm;

@@ -2046,7 +2046,10 @@ impl<'c, 'a> Planner<'c, 'a> {
         if fast_only {
             Box::new(FastFieldRangeQuery::new(lo, hi))
         } else {
-            Box::new(InvertedIndexRangeQuery::new(lo, hi))
+            // Every term of the range read into the segment's bitset: once per request.
+            Box::new(crate::gathering::Gathering::new(Box::new(
+                InvertedIndexRangeQuery::new(lo, hi),
+            )))
         }
     }
 
