@@ -73,3 +73,25 @@ def test_terms_counts_leave_deleted_documents_out(es, loaded, field, query):
             "aggs": {"t": {"terms": {"field": field, "size": 20}}}}
     got = es.search(index=INDEX, body=body, request_cache=False)["aggregations"]["t"]["buckets"]
     assert {b["key"]: b["doc_count"] for b in got} == expected(loaded, field)
+
+
+def test_counts_follow_deletes_made_after_a_count(es):
+    """A segment counted once, then given more deleted documents (and then some updated), is
+    counted again with them: the counts of a segment are kept only as long as its deletes."""
+    index = "terms_with_deletes_later"
+    docs = [(str(i), {"one": TAGS[i % len(TAGS)]}) for i in range(700)]
+    make_index(es, index, {"settings": {"number_of_shards": 1},
+                           "mappings": {"properties": {"one": {"type": "keyword"}}}}, docs)
+    live = dict(docs)
+    rng = random.Random(5)
+    aggs = {"a": {"terms": {"field": "one", "size": 20}}}
+    for _ in range(4):
+        got = es.search(index=index, size=0, aggs=aggs, request_cache=False)["aggregations"]["a"]
+        expected = collections.Counter(src["one"] for src in live.values())
+        assert {b["key"]: b["doc_count"] for b in got["buckets"]} == dict(expected)
+        ops = []
+        for i in rng.sample(sorted(live), 40):
+            ops.append({"delete": {"_index": index, "_id": i}})
+            del live[i]
+        assert es.bulk(operations=ops, refresh=True)["errors"] is False
+    es.indices.delete(index=index)

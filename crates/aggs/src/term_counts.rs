@@ -149,9 +149,50 @@ pub(crate) fn live_counts(
             return Ok(SegmentCounts::Ords(column_ord_counts(segment, &column)));
         }
     }
-    Ok(SegmentCounts::Terms(doc_freq_term_counts(
+    Ok(SegmentCounts::Terms(cached_doc_freq_term_counts(
         segment, field, field_name,
     )?))
+}
+
+/// A segment's live counts by document frequency, by segment, field and number of deleted
+/// documents (which only grows while the segment lives): a `terms` over every document (the
+/// reference `bucket` query) otherwise streamed each segment's term dictionary on every
+/// request. Most recently used last; bounded by the terms held.
+static DOC_FREQ_CACHE: std::sync::Mutex<Vec<(DocFreqKey, std::sync::Arc<TermCounts>)>> =
+    std::sync::Mutex::new(Vec::new());
+/// What the cache may hold, in terms (a few fields of a few dozen terms over a few dozen
+/// segments take hundreds).
+const DOC_FREQ_CACHE_TERMS: usize = 1 << 20;
+
+type DocFreqKey = (tantivy::index::SegmentId, String, u32);
+
+fn cached_doc_freq_term_counts(
+    segment: &SegmentReader,
+    field: Field,
+    field_name: &str,
+) -> tantivy::Result<Vec<(String, u64)>> {
+    let key = (
+        segment.segment_id(),
+        field_name.to_string(),
+        segment.num_deleted_docs(),
+    );
+    {
+        let mut cache = DOC_FREQ_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = cache.iter().position(|(k, _)| *k == key) {
+            let entry = cache.remove(i);
+            let counts = entry.1.as_ref().clone();
+            cache.push(entry);
+            return Ok(counts);
+        }
+    }
+    let counts = doc_freq_term_counts(segment, field, field_name)?;
+    let mut cache = DOC_FREQ_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    cache.push((key, std::sync::Arc::new(counts.clone())));
+    let mut held: usize = cache.iter().map(|(_, c)| c.len()).sum();
+    while held > DOC_FREQ_CACHE_TERMS && cache.len() > 1 {
+        held -= cache.remove(0).1.len();
+    }
+    Ok(counts)
 }
 
 /// A term dictionary step costs about this many column reads (measured on the reference
