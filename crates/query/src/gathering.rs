@@ -13,20 +13,53 @@ use tantivy::index::SegmentId;
 use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::{DocId, DocSet, Score, SegmentReader, Term, TERMINATED};
 
+/// Each segment's gathered matches (`None`: none there), shared by every clone and weight of
+/// the query that holds it.
+#[derive(Clone, Default)]
+pub(crate) struct SegmentMemo(Arc<Mutex<Vec<SegmentMatches>>>);
+
 type SegmentMatches = (SegmentId, Option<Gathered>);
+
+impl SegmentMemo {
+    /// `reader`'s matches: kept ones, or `gather`'s, kept from now on.
+    pub(crate) fn get_or_gather(
+        &self,
+        reader: &SegmentReader,
+        gather: impl FnOnce() -> tantivy::Result<Option<Gathered>>,
+    ) -> tantivy::Result<Option<Gathered>> {
+        let id = reader.segment_id();
+        if let Some((_, g)) = self.lock().iter().find(|(s, _)| *s == id) {
+            return Ok(g.clone());
+        }
+        // Gathered outside the lock: segments are searched in parallel.
+        let gathered = gather()?;
+        self.lock().push((id, gathered.clone()));
+        Ok(gathered)
+    }
+
+    /// How many segments' matches are kept.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<SegmentMatches>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
 
 /// `inner`'s matches, each segment's gathered by its first scorer; scores are constant.
 #[derive(Clone)]
 pub(crate) struct Gathering {
     inner: Arc<dyn Query>,
-    memo: Arc<Mutex<Vec<SegmentMatches>>>,
+    memo: SegmentMemo,
 }
 
 impl Gathering {
     pub(crate) fn new(inner: Box<dyn Query>) -> Gathering {
         Gathering {
             inner: Arc::from(inner),
-            memo: Arc::default(),
+            memo: SegmentMemo::default(),
         }
     }
 }
@@ -61,20 +94,15 @@ impl Query for Gathering {
 
 struct GatheringWeight {
     inner: Box<dyn Weight>,
-    memo: Arc<Mutex<Vec<SegmentMatches>>>,
+    memo: SegmentMemo,
 }
 
 impl GatheringWeight {
-    fn memo(&self) -> std::sync::MutexGuard<'_, Vec<SegmentMatches>> {
-        self.memo.lock().unwrap_or_else(|e| e.into_inner())
+    fn gathered(&self, reader: &SegmentReader) -> tantivy::Result<Option<Gathered>> {
+        self.memo.get_or_gather(reader, || self.gather(reader))
     }
 
-    fn gathered(&self, reader: &SegmentReader) -> tantivy::Result<Option<Gathered>> {
-        let id = reader.segment_id();
-        if let Some((_, g)) = self.memo().iter().find(|(s, _)| *s == id) {
-            return Ok(g.clone());
-        }
-        // Gathered outside the lock: segments are searched in parallel.
+    fn gather(&self, reader: &SegmentReader) -> tantivy::Result<Option<Gathered>> {
         let mut scorer = self.inner.scorer(reader, 1.0)?;
         let mut docs = Vec::new();
         let mut doc = scorer.doc();
@@ -82,7 +110,7 @@ impl GatheringWeight {
             docs.push(doc);
             doc = scorer.advance();
         }
-        let gathered = (!docs.is_empty()).then(|| {
+        Ok((!docs.is_empty()).then(|| {
             if Gathered::bits_for(docs.len(), reader.max_doc()) {
                 let mut words = vec![0u64; (reader.max_doc() as usize).div_ceil(64)];
                 for &d in &docs {
@@ -95,9 +123,7 @@ impl GatheringWeight {
             } else {
                 Gathered::Sorted(docs.into())
             }
-        });
-        self.memo().push((id, gathered.clone()));
-        Ok(gathered)
+        }))
     }
 }
 
@@ -159,7 +185,7 @@ mod tests {
                     .unwrap();
                 assert_eq!(got, expected, "{lo}..{hi}");
             }
-            assert_eq!(gathering.memo.lock().unwrap().len(), 3);
+            assert_eq!(gathering.memo.len(), 3);
         }
     }
 }

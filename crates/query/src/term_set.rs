@@ -4,17 +4,14 @@
 //! cost fifty lookups; the FST build alone (its allocation and node registry) was a tenth of
 //! the CPU of the reference `ids_range` query.
 
+use crate::gathering::SegmentMemo;
 use crate::points::{const_scorer, Gathered};
-use std::sync::{Arc, Mutex};
-use tantivy::index::SegmentId;
+use std::sync::Arc;
 use tantivy::postings::TermInfo;
 use tantivy::query::{EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::InvertedIndexReader;
 use tantivy::{DocId, Score, SegmentReader, Term};
-
-/// A segment's gathered matches (`None`: it holds no term of the set).
-type SegmentMatches = (SegmentId, Option<Gathered>);
 
 /// Matches the documents holding any of `terms`, all on one field; scores constant.
 #[derive(Clone)]
@@ -26,7 +23,7 @@ pub struct TermSetLookup {
     /// by every clone of the query): a sorted page counts its hits with one weight and walks
     /// with another, each making scorers per segment, and 500 terms cost far more to look up
     /// than their few thousand documents cost to keep. `None`: no term of the set is there.
-    memo: Arc<Mutex<Vec<SegmentMatches>>>,
+    memo: SegmentMemo,
 }
 
 impl TermSetLookup {
@@ -42,32 +39,23 @@ impl TermSetLookup {
         TermSetLookup {
             field,
             terms: Arc::new(terms),
-            memo: Arc::default(),
+            memo: SegmentMemo::default(),
         }
     }
 
     /// The documents of `reader` holding a term of the set (deleted ones included, as
     /// postings hold them), gathered once per segment.
     fn gathered(&self, reader: &SegmentReader) -> tantivy::Result<Option<Gathered>> {
-        let id = reader.segment_id();
-        if let Some((_, g)) = self.memo().iter().find(|(s, _)| *s == id) {
-            return Ok(g.clone());
-        }
-        // Gathered outside the lock: segments are searched in parallel.
-        let index = reader.inverted_index(self.field)?;
-        let mut infos = Vec::with_capacity(self.terms.len());
-        for term in self.terms.iter() {
-            if let Some(info) = index.get_term_info(term)? {
-                infos.push(info);
+        self.memo.get_or_gather(reader, || {
+            let index = reader.inverted_index(self.field)?;
+            let mut infos = Vec::with_capacity(self.terms.len());
+            for term in self.terms.iter() {
+                if let Some(info) = index.get_term_info(term)? {
+                    infos.push(info);
+                }
             }
-        }
-        let gathered = gather_postings(&index, &infos, reader.max_doc())?;
-        self.memo().push((id, gathered.clone()));
-        Ok(gathered)
-    }
-
-    fn memo(&self) -> std::sync::MutexGuard<'_, Vec<SegmentMatches>> {
-        self.memo.lock().unwrap_or_else(|e| e.into_inner())
+            gather_postings(&index, &infos, reader.max_doc())
+        })
     }
 }
 
@@ -211,7 +199,7 @@ mod tests {
                     .unwrap();
                 assert_eq!(got, expected, "{wanted:?}");
             }
-            assert_eq!(query.memo().len(), segments, "{wanted:?}");
+            assert_eq!(query.memo.len(), segments, "{wanted:?}");
         }
     }
 }
