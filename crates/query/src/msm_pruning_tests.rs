@@ -59,6 +59,8 @@ fn fixture(seed: u64) -> Fixture {
     let _ = STRING;
     let index = Index::create_in_ram(schema.build());
     let mut writer: IndexWriter = index.writer(50_000_000).expect("writer");
+    // Segments stay as committed: the test needs several (a background merge joined them).
+    writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
     let mut rng = Rng(seed | 1);
     let mut next_id = 0u64;
     for _segment in 0..4 {
