@@ -336,11 +336,18 @@ impl<'de> serde::de::Visitor<'de> for Strict {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = serde_json::Map::new();
         while let Some(k) = map.next_key::<String>()? {
-            if out.contains_key(&k) {
-                return Err(serde::de::Error::custom(format!("Duplicate field '{k}'")));
+            // One hash per key: every field of every bulk document comes through here.
+            match out.entry(k) {
+                serde_json::map::Entry::Occupied(e) => {
+                    return Err(serde::de::Error::custom(format!(
+                        "Duplicate field '{}'",
+                        e.key()
+                    )));
+                }
+                serde_json::map::Entry::Vacant(e) => {
+                    e.insert(map.next_value_seed(Strict)?);
+                }
             }
-            let v = map.next_value_seed(Strict)?;
-            out.insert(k, v);
         }
         Ok(Value::Object(out))
     }

@@ -618,6 +618,10 @@ impl IndexService {
     pub fn shard_for(&self, id: &str, routing: Option<&str>) -> usize {
         let key = routing.unwrap_or(id);
         let shards = self.num_shards();
+        if shards == 1 {
+            // Every hash lands on shard 0: skip hashing each document's id.
+            return 0;
+        }
         match self.routing_num_shards {
             Some(routing_shards) => {
                 let hash = routing_hash(key) as i64;

@@ -47,6 +47,9 @@ pub mod translog;
 
 pub use error::{EsError, EsResult};
 
+#[cfg(test)]
+mod segment_flush_tests;
+
 /// proptest strategies for the generative tests (also included by lode-query and lode-api).
 #[cfg(test)]
 #[path = "testing/arb_json.rs"]

@@ -179,12 +179,17 @@ pub fn advance_deletes(
     Ok(())
 }
 
+/// The segment a worker finished filling, finalized (serialized, deletes applied, handed to
+/// the segment updater) on a thread of its own (Lode patch 11).
+type Finalizing = JoinHandle<crate::Result<()>>;
+
 fn index_documents<D: Document>(
     memory_budget: usize,
     segment: Segment,
     grouped_document_iterator: &mut dyn Iterator<Item = AddBatch<D>>,
     segment_updater: &SegmentUpdater,
-    mut delete_cursor: DeleteCursor,
+    delete_cursor: DeleteCursor,
+    finalizing: &mut Option<Finalizing>,
 ) -> crate::Result<()> {
     let mut segment_writer = SegmentWriter::for_segment(memory_budget, segment.clone())?;
     for document_group in grouped_document_iterator {
@@ -205,12 +210,39 @@ fn index_documents<D: Document>(
         return Ok(());
     }
 
-    let max_doc = segment_writer.max_doc();
-
     // this is ensured by the call to peek before starting
     // the worker thread.
-    assert!(max_doc > 0);
+    assert!(segment_writer.max_doc() > 0);
 
+    // Serializing a full segment is a third of the indexing thread's work under a bulk load:
+    // the worker fills the next segment meanwhile. One segment finalizes at a time, so that
+    // segments are added in the order they were filled and at most two are held in memory.
+    wait_finalized(finalizing)?;
+    let segment_updater = segment_updater.clone();
+    let spawned = thread::Builder::new()
+        .name("thrd-tantivy-finalize".to_string())
+        .spawn(move || finalize_segment(segment_writer, segment, &segment_updater, delete_cursor))?;
+    *finalizing = Some(spawned);
+    Ok(())
+}
+
+/// Waits for the segment being finalized, if any, and returns its error.
+fn wait_finalized(finalizing: &mut Option<Finalizing>) -> crate::Result<()> {
+    match finalizing.take() {
+        Some(handle) => handle
+            .join()
+            .map_err(|_| error_in_index_worker_thread("Finalizing a segment panicked"))?,
+        None => Ok(()),
+    }
+}
+
+fn finalize_segment(
+    segment_writer: SegmentWriter,
+    segment: Segment,
+    segment_updater: &SegmentUpdater,
+    mut delete_cursor: DeleteCursor,
+) -> crate::Result<()> {
+    let max_doc = segment_writer.max_doc();
     let doc_opstamps: Vec<Opstamp> = segment_writer.finalize()?;
 
     let segment_with_max_doc = segment.with_max_doc(max_doc);
@@ -425,7 +457,8 @@ impl<D: Document> IndexWriter<D> {
         let join_handle: JoinHandle<crate::Result<()>> = thread::Builder::new()
             .name(format!("thrd-tantivy-index{}", self.worker_id))
             .spawn(move || {
-                loop {
+                let mut finalizing: Option<Finalizing> = None;
+                let result = loop {
                     let mut document_iterator = document_receiver_clone
                         .clone()
                         .into_iter()
@@ -444,18 +477,27 @@ impl<D: Document> IndexWriter<D> {
                         // No more documents.
                         // It happens when there is a commit, or if the `IndexWriter`
                         // was dropped.
-                        index_writer_bomb.defuse();
-                        return Ok(());
+                        break Ok(());
                     }
 
-                    index_documents(
+                    if let Err(error) = index_documents(
                         mem_budget,
                         index.new_segment(),
                         &mut document_iterator,
                         &segment_updater,
                         delete_cursor.clone(),
-                    )?;
+                        &mut finalizing,
+                    ) {
+                        break Err(error);
+                    }
+                };
+                // The worker ends (a commit joins it) only once its last segment was added.
+                let finalized = wait_finalized(&mut finalizing);
+                let result = result.and(finalized);
+                if result.is_ok() {
+                    index_writer_bomb.defuse();
                 }
+                result
             })?;
         self.worker_id += 1;
         self.workers_join_handle.push(join_handle);
