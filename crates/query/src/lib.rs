@@ -55,6 +55,7 @@ mod slice;
 mod source_confirmed;
 mod stats;
 mod term_set;
+mod top_score;
 mod values;
 
 /// proptest strategies shared with lode-engine and lode-api (one file, test builds only).
@@ -65,6 +66,8 @@ mod arb_json;
 mod msm_pruning_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod top_score_tests;
 
 pub use early_stop::{
     matches_every_doc, planned_match_all, unwatched, watched_like, EarlyStopQuery, Stopped,
@@ -87,6 +90,7 @@ pub use script::{DocColumns, ScriptErrors};
 pub use slice::IdSliceQuery;
 pub use stats::FieldStatistics;
 pub use term_set::TermSetLookup;
+pub use top_score::TopScoreCarried;
 
 use lode_analysis::AnalysisRegistry;
 use lode_engine::mapping::Mapping;

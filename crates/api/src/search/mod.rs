@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::Count;
 use tantivy::DocAddress;
 
 use raw_source::RawSources;
@@ -1391,7 +1391,8 @@ fn query_phase(
                             Vec::new(),
                         )
                     } else {
-                        let top_docs = TopDocs::with_limit(limit).order_by_score();
+                        // Each segment starts at the k-th best score of the ones before it.
+                        let top_docs = lode_query::TopScoreCarried::new(limit);
                         let (c, top) = if matches!(sreq.track_total, TrackTotal::Exact)
                             || sreq.terminate_after.is_some()
                             || sreq.profile
