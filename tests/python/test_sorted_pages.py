@@ -26,6 +26,8 @@ def _doc(i, rng):
         "f": rng.randrange(0, 100_000) / 7.0,
         # A keyword class most documents share (the tie walk under a keyword lead).
         "cls": rng.choice(["dog", "dog", "dog", "cat", "cat", "emu"]) if i % 11 else "yak",
+        # A type a `should` of a few terms selects a share of (the bench's balance types).
+        "bt": f"t{rng.randrange(12)}",
     }
     if i % 29 == 0:
         doc["n"] = [doc["n"], rng.randrange(-1000, 1000)]
@@ -60,6 +62,7 @@ def corpus(es):
             "f": {"type": "double"},
             "k": {"type": "keyword"},
             "cls": {"type": "keyword"},
+            "bt": {"type": "keyword"},
         }},
     })
     docs = {}
@@ -273,3 +276,73 @@ def test_search_after_a_shared_keyword_lead(es, corpus, desc, name, where):
     hits = es.search(index=INDEX, body=body, request_cache=False).body["hits"]["hits"]
     assert [h["sort"] for h in hits] == [_render(r, sort) for r in past[:300]]
     _check_hits(hits, corpus, sort)
+
+
+SELECTIVE_SORTS = [
+    [("cls", False), ("ts", True)],
+    [("cls", True), ("n", False)],
+    [("cls", False), ("n", True)],
+    [("cls", True), ("f", True)],
+    [("cls", False), ("f", False)],
+    [("status", True), ("ts", False)],
+]
+
+
+def _should(types):
+    query = {"bool": {"should": [{"term": {"bt": t}} for t in types], "minimum_should_match": 1}}
+    return query, lambda d: d["bt"] in types
+
+
+@pytest.mark.parametrize("sort", SELECTIVE_SORTS,
+                         ids=lambda s: ",".join(f + (":desc" if d else ":asc") for f, d in s))
+@pytest.mark.parametrize("types", [("t1", "t7"), ("t3", "t5", "t11")], ids=["two", "three"])
+@pytest.mark.parametrize("page_from", [0, 10, 990, 5000, 9990])
+def test_selective_should_under_a_shared_lead(es, corpus, sort, types, page_from):
+    """A `should` of a few types (a sixth or a quarter of the documents) under a keyword or
+    numeric lead many documents share, then a number or date (multi-valued `n`, `ts` and `f`
+    missing from some): deep pages take every lead value up to the page's, the last of them
+    ordered on the next key."""
+    query, match = _should(types)
+    size = min(50, 10_000 - page_from)
+    body = {"from": page_from, "size": size, "_source": False, "query": query,
+            "sort": [{f: {"order": "desc" if d else "asc"}} for f, d in sort]}
+    res = es.search(index=INDEX, body=body, request_cache=False).body
+    rows = _oracle(corpus, match, sort)
+    assert [h["sort"] for h in res["hits"]["hits"]] == [
+        _render(r, sort) for r in rows[page_from:page_from + size]]
+    _check_hits(res["hits"]["hits"], corpus, sort)
+
+
+@pytest.mark.parametrize("sort", SELECTIVE_SORTS[:4],
+                         ids=lambda s: ",".join(f + (":desc" if d else ":asc") for f, d in s))
+@pytest.mark.parametrize("at", [700, 6000])
+def test_search_after_a_selective_should(es, corpus, sort, at):
+    """`search_after` a deep row of a selective `should`: continues within its lead value on
+    the next key (rows equal to it on both keys are skipped, as ES does)."""
+    query, match = _should(("t2", "t9"))
+    rows = _oracle(corpus, match, sort)
+    after = rows[at]
+    past = [r for r in rows if _sorts_after(r, after, sort)]
+    body = {"size": 1_000, "_source": False, "query": query, "track_total_hits": False,
+            "sort": [{f: {"order": "desc" if d else "asc"}} for f, d in sort],
+            "search_after": _render(tuple(after), sort)}
+    hits = es.search(index=INDEX, body=body, request_cache=False).body["hits"]["hits"]
+    assert [h["sort"] for h in hits] == [_render(r, sort) for r in past[:1_000]]
+    _check_hits(hits, corpus, sort)
+
+
+def test_a_selective_should_with_a_missing_tie_break_first(es, corpus):
+    """`missing: _first` on the tie-break: documents without `ts` lead each lead value."""
+    query, match = _should(("t4", "t6"))
+    sort = [{"cls": "asc"}, {"ts": {"order": "desc", "missing": "_first"}}]
+    res = es.search(index=INDEX, body={"from": 990, "size": 100, "_source": False,
+                                       "query": query, "sort": sort},
+                    request_cache=False).body
+    rows = []
+    for d in corpus.values():
+        if match(d):
+            ts = _sort_value(d, "ts", True)
+            rows.append((d["cls"], ts is not None, -(ts or 0)))
+    rows.sort()
+    expected = [[c, -t if present else 2 ** 63 - 1] for c, present, t in rows[990:1090]]
+    assert [h["sort"] for h in res["hits"]["hits"]] == expected

@@ -18,6 +18,7 @@
 //! of those exist. Where the walk would cost more than scanning the matches (a selective
 //! query, or matches far from the competitive end), the segment is scanned instead.
 
+use crate::lead_select::{self, LeadColumn, LeadRange};
 use crate::sort::{FieldSortCollector, FieldSortSegment, SortKind, SortMode, SortValue, SortedHit};
 use crate::term_table::SegmentTerms;
 use lode_engine::mapping::Storage;
@@ -45,6 +46,9 @@ const TIE_FACTOR: usize = 8;
 const TIE_MIN_DOCS: usize = 1_024;
 /// The smallest chunk of positions walked at once.
 const MIN_CHUNK: usize = 256;
+/// From how many hits a scanned sort of several keys first selects its matches on the lead
+/// value ([`crate::lead_select`]); fewer are held by the collector's threshold as cheaply.
+const SELECT_MIN_LIMIT: usize = 256;
 
 /// `search_after`'s lead value: a point, or a keyword's term (each segment has its ordinals).
 #[derive(Clone, Copy)]
@@ -163,8 +167,58 @@ pub fn top_hits(
             Some(found) => Some(found),
             None => walk.run()?,
         };
-        let fruit = match found {
-            Some(mut found) => {
+        // A numeric second key: rows of integers instead of the collector's.
+        let ranked = match collector.keys.get(1) {
+            Some(key) if collector.keys.len() == 2 => lead_select::NumericSecond::new(key, reader)?
+                .and_then(|second| {
+                    let after_second = match collector.after.as_ref() {
+                        None => None,
+                        Some(a) => Some(second.after_rank(a.get(1)?)?),
+                    };
+                    Some((second, after_second))
+                }),
+            _ => None,
+        };
+        let range = LeadRange {
+            desc: lead.desc,
+            after,
+            after_tie,
+            bottom,
+        };
+        let fruit = match (found, ranked) {
+            (found, Some((second, after_second))) => {
+                let column = lead_column(reader, &lead)?;
+                let mut rows = lead_select::RankedRows::new(
+                    column.as_ref(),
+                    &range,
+                    &second,
+                    after_second,
+                    collector.limit,
+                );
+                match found {
+                    Some(mut found) => {
+                        #[cfg(test)]
+                        tests::WALKED.with(|n| n.set(n.get() + 1));
+                        found.sort_unstable_by_key(|c| c.doc);
+                        for c in found {
+                            rows.collect(c.doc, c.score);
+                        }
+                    }
+                    None => {
+                        #[cfg(test)]
+                        tests::RANKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        lead_select::for_each_match(&*weight, reader, scoring, |d, s| {
+                            rows.collect(d, s)
+                        })?;
+                    }
+                }
+                let mut hits = rows.harvest(ord as u32, lead.storage);
+                if let Some(terms) = &terms {
+                    crate::ords::resolve(terms, &mut hits, 0);
+                }
+                hits
+            }
+            (Some(mut found), None) => {
                 #[cfg(test)]
                 tests::WALKED.with(|n| n.set(n.get() + 1));
                 if collector.keys.len() == 1 {
@@ -186,7 +240,30 @@ pub fn top_hits(
                     segment.harvest()
                 }
             }
-            None => {
+            (None, None) if collector.keys.len() > 1 && collector.limit >= SELECT_MIN_LIMIT => {
+                // Scanned, and only the matches whose lead value can make the page go on to
+                // the collector's rows ([`crate::lead_select`]).
+                let column = lead_column(reader, &lead)?;
+                let docs = lead_select::candidates(
+                    &*weight,
+                    reader,
+                    column.as_ref(),
+                    &range,
+                    collector.limit,
+                    scoring,
+                )?;
+                #[cfg(test)]
+                tests::SELECTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let mut segment = collector.for_segment(ord as u32, reader)?;
+                if let Some(h) = held_row {
+                    segment.bar_with(&h.values)?;
+                }
+                for (doc, score) in docs {
+                    segment.collect(doc, score);
+                }
+                segment.harvest()
+            }
+            (None, None) => {
                 // Scanned, but every document worse than the bottom is rejected on one read.
                 let mut segment = collector.for_segment(ord as u32, reader)?;
                 if let Some(b) = bottom {
@@ -202,6 +279,17 @@ pub fn top_hits(
         best = collector.merge_fruits(vec![best, fruit])?;
     }
     Ok(Some(best))
+}
+
+/// The segment's lead column, read as its points are ([`lead_select::LeadColumn`]).
+fn lead_column(reader: &SegmentReader, lead: &Lead) -> tantivy::Result<Option<LeadColumn>> {
+    let ff = reader.fast_fields();
+    Ok(match lead.storage {
+        Storage::I64 => ff.column_opt::<i64>(&lead.name)?.map(LeadColumn::I64),
+        Storage::F64 => ff.column_opt::<f64>(&lead.name)?.map(LeadColumn::F64),
+        Storage::Keyword => ff.str(&lead.name)?.map(LeadColumn::Ord),
+        _ => None,
+    })
 }
 
 /// `search_after`'s value for the second key in `reader`'s terms: `Some(None)` without one
@@ -924,6 +1012,10 @@ mod tests {
     pub static TIE_WALKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     /// Segments walked over a bitset of the matches.
     pub static BIT_WALKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    /// Segments scanned into [`crate::lead_select::RankedRows`].
+    pub static RANKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    /// Segments scanned through [`crate::lead_select::candidates`].
+    pub static SELECTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
     fn key(name: &str, storage: Storage, desc: bool) -> SortKey {
         SortKey {
@@ -1005,6 +1097,126 @@ mod tests {
         }
         w.commit().unwrap();
         index
+    }
+
+    /// Selective queries under a lead many documents share and a numeric tie-break (the
+    /// walks give up, the segment is scanned and its matches selected on the lead first:
+    /// [`crate::lead_select`]) give the collector's hits: both orders on both keys, a second
+    /// key multi-valued (`m`) or missing (`t`, `f`), deep limits, `search_after` within a
+    /// lead value and past one, deletes (the index has them).
+    #[test]
+    fn selected_leads_equal_the_collector() {
+        let index = index();
+        let searcher = index.reader().unwrap().searcher();
+        let schema = index.schema();
+        let field = |n: &str| schema.get_field(n).unwrap();
+        let term = |f: &str, v: i64| -> (Occur, Box<dyn Query>) {
+            (
+                Occur::Should,
+                Box::new(TermQuery::new(
+                    Term::from_field_i64(field(f), v),
+                    IndexRecordOption::Basic,
+                )),
+            )
+        };
+        let queries: Vec<(&str, Box<dyn Query>)> = vec![
+            // Two of the four `h` values: half the documents, the bench's `should` shape.
+            (
+                "h=1 or h=3",
+                Box::new(BooleanQuery::new(vec![term("h", 1), term("h", 3)])),
+            ),
+            // A few hundred documents of one `h` value with the `g` lead's rarer values.
+            (
+                "g=1 or g=5 and h=2",
+                Box::new(BooleanQuery::new(vec![
+                    (
+                        Occur::Must,
+                        Box::new(BooleanQuery::new(vec![term("g", 1), term("g", 5)])),
+                    ),
+                    (Occur::Must, term("h", 2).1),
+                ])),
+            ),
+        ];
+        let mut m_max = key("m", Storage::I64, false);
+        m_max.mode = Some(SortMode::Max);
+        let mut t_missing_first = key("t", Storage::I64, false);
+        t_missing_first.missing_first = true;
+        let sorts = [
+            vec![
+                key("c", Storage::Keyword, false),
+                key("t", Storage::I64, true),
+            ],
+            vec![key("c", Storage::Keyword, false), t_missing_first],
+            vec![
+                key("c", Storage::Keyword, true),
+                key("f", Storage::F64, false),
+            ],
+            vec![key("c", Storage::Keyword, false), m_max],
+            vec![
+                key("c", Storage::Keyword, true),
+                key("m", Storage::I64, true),
+            ],
+            vec![key("g", Storage::I64, false), key("t", Storage::I64, false)],
+            vec![
+                key("g", Storage::I64, true),
+                key("f", Storage::F64, true),
+                key("m", Storage::I64, false),
+            ],
+            // A keyword second key: the collector orders the selected matches.
+            vec![
+                key("c", Storage::Keyword, false),
+                key("k", Storage::Keyword, true),
+            ],
+        ];
+        let before = SELECTED.load(std::sync::atomic::Ordering::Relaxed);
+        let ranked_before = RANKED.load(std::sync::atomic::Ordering::Relaxed);
+        for (name, q) in &queries {
+            for keys in &sorts {
+                for limit in [300, 1_000, 5_000, 40_000] {
+                    let coll = |after: Option<Vec<SortValue>>| FieldSortCollector {
+                        keys: keys.clone(),
+                        limit,
+                        after,
+                        shard_id: 0,
+                        track_scores: false,
+                    };
+                    let stats = lode_query::FieldStatistics::new(&searcher);
+                    let expected = stats.search(&searcher, &**q, &coll(None)).unwrap();
+                    let got = top_hits(&searcher, &stats, &**q, &coll(None), None)
+                        .unwrap()
+                        .expect("the lead key qualifies");
+                    let what = format!("{name} {keys:?} limit={limit}");
+                    let addr = |h: &[SortedHit]| h.iter().map(|x| x.addr).collect::<Vec<_>>();
+                    assert_eq!(addr(&got), addr(&expected), "{what}");
+                    // After a shallow and a deep hit (within a lead value), and after a
+                    // lead term no segment holds.
+                    let mut afters: Vec<Vec<SortValue>> = [7, limit / 2]
+                        .iter()
+                        .filter_map(|&i| expected.get(i))
+                        .map(|h| h.values.clone())
+                        .collect();
+                    if let Some(SortValue::Str(t)) = afters.first().map(|a| a[0].clone()) {
+                        let mut between = afters[0].clone();
+                        between[0] = SortValue::Str(format!("{t}!"));
+                        afters.push(between);
+                    }
+                    for after in afters {
+                        let expected = stats.search(&searcher, &**q, &coll(Some(after.clone())));
+                        let got = top_hits(&searcher, &stats, &**q, &coll(Some(after)), None)
+                            .unwrap()
+                            .unwrap();
+                        assert_eq!(addr(&got), addr(&expected.unwrap()), "{what} after");
+                    }
+                }
+            }
+        }
+        let selected = SELECTED.load(std::sync::atomic::Ordering::Relaxed) - before;
+        assert!(
+            selected >= 20,
+            "only {selected} segments selected on the lead"
+        );
+        let ranked = RANKED.load(std::sync::atomic::Ordering::Relaxed) - ranked_before;
+        assert!(ranked >= 100, "only {ranked} segments ranked as integers");
     }
 
     /// The worst hit held bars later segments' documents (`FieldSortSegment::bar_with`) where
