@@ -1017,6 +1017,37 @@ mod tests {
     /// Segments scanned through [`crate::lead_select::candidates`].
     pub static SELECTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+    fn collector(
+        keys: &[SortKey],
+        limit: usize,
+        after: Option<Vec<SortValue>>,
+    ) -> FieldSortCollector {
+        FieldSortCollector {
+            keys: keys.to_vec(),
+            limit,
+            after,
+            shard_id: 0,
+            track_scores: false,
+        }
+    }
+
+    /// `search_after` rows to continue from: those of the hits at `at` (a shallow and a deep
+    /// one), and, when the lead is a term, one placed after the first's lead term by `suffix`
+    /// (a term no segment holds, between two of them).
+    fn search_afters(expected: &[SortedHit], at: [usize; 2], suffix: &str) -> Vec<Vec<SortValue>> {
+        let mut afters: Vec<Vec<SortValue>> = at
+            .iter()
+            .filter_map(|&i| expected.get(i))
+            .map(|h| h.values.clone())
+            .collect();
+        if let Some(SortValue::Str(t)) = afters.first().map(|a| a[0].clone()) {
+            let mut between = afters[0].clone();
+            between[0] = SortValue::Str(format!("{t}{suffix}"));
+            afters.push(between);
+        }
+        afters
+    }
+
     fn key(name: &str, storage: Storage, desc: bool) -> SortKey {
         SortKey {
             kind: SortKind::Field {
@@ -1173,13 +1204,7 @@ mod tests {
         for (name, q) in &queries {
             for keys in &sorts {
                 for limit in [300, 1_000, 5_000, 40_000] {
-                    let coll = |after: Option<Vec<SortValue>>| FieldSortCollector {
-                        keys: keys.clone(),
-                        limit,
-                        after,
-                        shard_id: 0,
-                        track_scores: false,
-                    };
+                    let coll = |after: Option<Vec<SortValue>>| collector(keys, limit, after);
                     let stats = lode_query::FieldStatistics::new(&searcher);
                     let expected = stats.search(&searcher, &**q, &coll(None)).unwrap();
                     let got = top_hits(&searcher, &stats, &**q, &coll(None), None)
@@ -1190,17 +1215,7 @@ mod tests {
                     assert_eq!(addr(&got), addr(&expected), "{what}");
                     // After a shallow and a deep hit (within a lead value), and after a
                     // lead term no segment holds.
-                    let mut afters: Vec<Vec<SortValue>> = [7, limit / 2]
-                        .iter()
-                        .filter_map(|&i| expected.get(i))
-                        .map(|h| h.values.clone())
-                        .collect();
-                    if let Some(SortValue::Str(t)) = afters.first().map(|a| a[0].clone()) {
-                        let mut between = afters[0].clone();
-                        between[0] = SortValue::Str(format!("{t}!"));
-                        afters.push(between);
-                    }
-                    for after in afters {
+                    for after in search_afters(&expected, [7, limit / 2], "!") {
                         let expected = stats.search(&searcher, &**q, &coll(Some(after.clone())));
                         let got = top_hits(&searcher, &stats, &**q, &coll(Some(after)), None)
                             .unwrap()
@@ -1297,13 +1312,7 @@ mod tests {
         ];
         for keys in &sorts {
             for limit in [1, 7, 100, 2_000, 9_000] {
-                let coll = FieldSortCollector {
-                    keys: keys.clone(),
-                    limit,
-                    after: None,
-                    shard_id: 0,
-                    track_scores: false,
-                };
+                let coll = collector(keys, limit, None);
                 let expected = stats.search(&searcher, &AllQuery, &coll).unwrap();
                 let got = top_hits(&searcher, &stats, &AllQuery, &coll, None)
                     .unwrap()
@@ -1363,13 +1372,7 @@ mod tests {
         for (name, q) in &queries {
             for keys in &sorts {
                 for limit in [1, 10, 1_010, 12_000] {
-                    let coll = |after: Option<Vec<SortValue>>| FieldSortCollector {
-                        keys: keys.clone(),
-                        limit,
-                        after,
-                        shard_id: 0,
-                        track_scores: false,
-                    };
+                    let coll = |after: Option<Vec<SortValue>>| collector(keys, limit, after);
                     let stats = lode_query::FieldStatistics::new(&searcher);
                     let expected = stats.search(&searcher, &**q, &coll(None)).unwrap();
                     let got = top_hits(&searcher, &stats, &**q, &coll(None), None)
@@ -1379,17 +1382,7 @@ mod tests {
                     assert_eq!(view(&got), view(&expected), "{what}");
                     // Continue after a shallow and a deep hit, and after a term no segment
                     // holds (between two of them).
-                    let mut afters: Vec<Vec<SortValue>> = [4, limit / 2]
-                        .iter()
-                        .filter_map(|&i| expected.get(i))
-                        .map(|h| h.values.clone())
-                        .collect();
-                    if let Some(SortValue::Str(t)) = afters.first().map(|a| a[0].clone()) {
-                        let mut between = afters[0].clone();
-                        between[0] = SortValue::Str(format!("{t}~"));
-                        afters.push(between);
-                    }
-                    for after in afters {
+                    for after in search_afters(&expected, [4, limit / 2], "~") {
                         let after = coll(Some(after));
                         let expected = stats.search(&searcher, &**q, &after).unwrap();
                         let got = top_hits(&searcher, &stats, &**q, &after, None)
@@ -1598,13 +1591,7 @@ mod tests {
                 let tie_walks = TIE_WALKS.load(std::sync::atomic::Ordering::Relaxed);
                 let bounds = bounds.filter(|_| keys[0].kind == key("t", Storage::I64, true).kind);
                 for limit in [1, 10, 1_000, 30_000] {
-                    let coll = |after: Option<Vec<SortValue>>| FieldSortCollector {
-                        keys: keys.clone(),
-                        limit,
-                        after,
-                        shard_id: 0,
-                        track_scores: false,
-                    };
+                    let coll = |after: Option<Vec<SortValue>>| collector(keys, limit, after);
                     let expected = lode_query::FieldStatistics::new(&searcher)
                         .search(&searcher, &**q, &coll(None))
                         .unwrap();
